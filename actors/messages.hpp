@@ -1,0 +1,49 @@
+#pragma once
+// Atoms and CAF inspection for the types actors exchange. Local messaging only needs
+// inspect() for to_string/copying; nothing here crosses a process boundary.
+#include <caf/atom.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include "events/append.hpp"
+#include "events/envelope.hpp"
+
+namespace baton::actors {
+
+using append_atom = caf::atom_constant<caf::atom("append")>;
+using commit_atom = caf::atom_constant<caf::atom("commit")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
+using read_atom = caf::atom_constant<caf::atom("read")>;
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+using unsubscribe_atom = caf::atom_constant<caf::atom("unsub")>;
+using catchup_atom = caf::atom_constant<caf::atom("catchup")>;
+using events_atom = caf::atom_constant<caf::atom("events")>;
+using sync_atom = caf::atom_constant<caf::atom("sync")>;
+using synced_atom = caf::atom_constant<caf::atom("synced")>;
+
+}  // namespace baton::actors
+
+namespace baton::events {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, event_draft& x) {
+  return f(caf::meta::type_name("event_draft"), x.type, x.schema_version, x.payload);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, append_command& x) {
+  return f(caf::meta::type_name("append_command"), x.stream_id, x.expected_version, x.command_id,
+           x.recorded_at_us, x.correlation_id, x.causation_id, x.actor, x.events);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, append_result& x) {
+  return f(caf::meta::type_name("append_result"), x.status, x.first_seq, x.last_seq, x.stream_version, x.message);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, event_envelope& x) {
+  return f(caf::meta::type_name("event_envelope"), x.seq, x.stream_id, x.stream_version, x.type, x.schema_version,
+           x.recorded_at_us, x.correlation_id, x.causation_id, x.actor, x.command_id, x.payload, x.hash);
+}
+
+}  // namespace baton::events

@@ -1,0 +1,135 @@
+#include "batond/daemon.hpp"
+
+#include <caf/all.hpp>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <baton/version.hpp>
+#include <chrono>
+#include <fstream>
+#include <memory>
+
+#include "actors/log_writer.hpp"
+#include "batond/daemon_state.hpp"
+#include "events/payload.hpp"
+#include "http/actor_bridge.hpp"
+#include "http/health_routes.hpp"
+#include "http/http_server.hpp"
+#include "replay/recover.hpp"
+
+namespace baton::daemon {
+namespace {
+
+// The shell's clock: read here, passed into commands, recorded in their events.
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// Appends one daemon lifecycle event and waits until it is durable.
+bool record(caf::actor_system& sys, const actors::log_writer_actor& log, const char* type, nlohmann::json payload) {
+  events::append_command c;
+  c.stream_id = stream;
+  c.recorded_at_us = now_us();
+  c.actor = "daemon";
+  c.events.push_back({type, 1, events::to_payload(payload)});
+  auto r = http::ask<std::vector<events::append_result>>(sys, log, std::chrono::seconds(30), actors::append_atom::value,
+                                                         std::vector<events::append_command>{c});
+  if (!r.value || r.value->empty() || !r.value->front().ok()) {
+    spdlog::error("cannot record {}: {}", type,
+                  r.value && !r.value->empty() ? r.value->front().message : r.error);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run(const config::settings& settings, const run_options& opts) {
+  // Block the stop signals before any thread exists so every CAF, RocksDB and httplib
+  // thread inherits the mask and only sigwait below sees them (stack-notes C11e).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::string log_dir = settings.data_dir + "/eventlog";
+  std::shared_ptr<events::event_store> store;
+  daemon_state state;
+  try {
+    auto started = std::chrono::steady_clock::now();
+    store = events::event_store::open(log_dir);
+    auto r = replay::recover(
+        *store, "daemon", [](const events::snapshot&) {},
+        [&](const events::event_view& e) { state = evolve(std::move(state), e); });
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    spdlog::info("recovered {} events from {} in {} ms (chain verified)", r.events_applied, log_dir, ms.count());
+  } catch (const events::store_error& e) {
+    spdlog::critical("{}", e.what());
+    return 2;
+  }
+  bool previous_clean = !state.running;
+  if (!previous_clean)
+    spdlog::warn("the previous run (version {}) did not stop cleanly; its acknowledged events are intact",
+                 state.last_version);
+
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", settings.actor_threads);
+  int exit_code = 0;
+  {
+    caf::actor_system sys{cfg};
+    auto log = actors::spawn_log_writer(sys, store, {static_cast<size_t>(settings.group_commit_max_events)});
+    http::http_server server({settings.listen.host, settings.listen.port, settings.http_threads,
+                              settings.keep_alive_max});
+    http::add_error_handlers(server.routes());
+    http::add_health_routes(server.routes(), sys, log);
+    int port = 0;
+    try {
+      port = server.start();
+    } catch (const std::exception& e) {
+      spdlog::critical("{}", e.what());
+      exit_code = 2;
+    }
+    if (exit_code == 0) {
+      record(sys, log, started_type,
+             {{"version", baton::version},
+              {"pid", static_cast<int64_t>(getpid())},
+              {"host", hostname()},
+              {"listen", settings.listen.host + ":" + std::to_string(port)},
+              {"data_dir", settings.data_dir},
+              {"config", settings.source},
+              {"previous_run_stopped_cleanly", previous_clean}});
+      if (!opts.port_file.empty()) {
+        std::ofstream(opts.port_file + ".tmp") << port << "\n";
+        std::rename((opts.port_file + ".tmp").c_str(), opts.port_file.c_str());
+      }
+      spdlog::info("batond {} listening on {}:{} (data in {})", baton::version, settings.listen.host, port,
+                   settings.data_dir);
+      int sig = 0;
+      sigwait(&stop_signals, &sig);
+      spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      server.stop();  // in-flight requests finish; their appends are answered before this returns
+      record(sys, log, stopped_type, {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    }
+    caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits
+    log = nullptr;
+  }  // ~actor_system waits for every actor
+  try {
+    store->flush();
+  } catch (const events::store_error& e) {
+    spdlog::warn("{}", e.what());
+  }
+  store.reset();
+  if (exit_code == 0) spdlog::info("stopped cleanly");
+  return exit_code;
+}
+
+}  // namespace baton::daemon

@@ -1,0 +1,25 @@
+#include "batond/daemon_state.hpp"
+
+#include "events/payload.hpp"
+
+namespace baton::daemon {
+
+daemon_state evolve(daemon_state s, const events::event_view& e) {
+  if (e.stream_id != stream) return s;
+  if (e.type == started_type) {
+    ++s.starts;
+    s.running = true;
+    s.last_start_us = e.recorded_at_us;
+    try {
+      s.last_version = events::from_payload(e.payload).value("version", "");
+    } catch (const nlohmann::json::exception&) {
+      s.last_version = "";  // an undecodable payload loses the version, not the run count
+    }
+  } else if (e.type == stopped_type) {
+    ++s.clean_stops;
+    s.running = false;
+  }
+  return s;
+}
+
+}  // namespace baton::daemon

@@ -1,0 +1,25 @@
+#pragma once
+// What the log says about batond's own runs (stream "daemon"): how many starts, and whether
+// the last run stopped cleanly. Pure: rebuilt by evolve() over the log, like every state.
+#include <cstdint>
+#include <string>
+
+#include "events/envelope.hpp"
+
+namespace baton::daemon {
+
+inline constexpr const char* stream = "daemon";
+inline constexpr const char* started_type = "daemon.started";
+inline constexpr const char* stopped_type = "daemon.stopped";
+
+struct daemon_state {
+  uint64_t starts = 0;
+  uint64_t clean_stops = 0;
+  bool running = false;       // a start without its stop: the previous run crashed or was killed
+  int64_t last_start_us = 0;
+  std::string last_version;
+};
+
+daemon_state evolve(daemon_state s, const events::event_view& e);
+
+}  // namespace baton::daemon

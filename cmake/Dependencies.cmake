@@ -1,0 +1,37 @@
+# Find lines verified on Debian 12 (see ../shared/reference/stack-notes.md §1).
+find_package(Threads REQUIRED)
+
+# CAF 0.17.6: Debian ships no CMake config and no pkg-config file.
+find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
+find_library(CAF_CORE_LIBRARY NAMES caf_core REQUIRED)
+file(STRINGS "${CAF_INCLUDE_DIR}/caf/config.hpp" _caf_ver REGEX "^#define CAF_VERSION [0-9]+")
+string(REGEX REPLACE ".* ([0-9]+)$" "\\1" CAF_VERSION_NUM "${_caf_ver}")
+if(CAF_VERSION_NUM LESS 1706 OR CAF_VERSION_NUM GREATER_EQUAL 1800)
+  message(FATAL_ERROR "expected CAF 0.17.x (>=0.17.6), found ${CAF_VERSION_NUM}")
+endif()
+add_library(CAF::core SHARED IMPORTED)
+set_target_properties(CAF::core PROPERTIES
+  IMPORTED_LOCATION "${CAF_CORE_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES Threads::Threads)
+
+# RocksDB: RocksDB::rocksdb is the static archive; link the shared library.
+find_package(RocksDB 7.8 CONFIG REQUIRED)
+
+# cpp-httplib: the pkg-config defines change class layouts (stack-notes H1), so take them.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
+
+find_package(fmt 9 CONFIG REQUIRED)
+find_package(spdlog 1.10 CONFIG REQUIRED)
+find_package(nlohmann_json 3.11 CONFIG REQUIRED)
+find_package(yaml-cpp 0.7 CONFIG REQUIRED)
+find_package(CLI11 2.1 CONFIG REQUIRED)
+find_package(OpenSSL REQUIRED)
+find_path(MUSTACHE_INCLUDE_DIR kainjow/mustache.hpp REQUIRED)
+add_library(kainjow::mustache INTERFACE IMPORTED)
+set_target_properties(kainjow::mustache PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${MUSTACHE_INCLUDE_DIR}")
+
+if(BATON_BUILD_TESTS)
+  find_package(GTest 1.12 CONFIG REQUIRED)
+endif()

@@ -1,0 +1,180 @@
+#include "config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace baton::config {
+namespace {
+
+// Thrown inside the loader only; load() turns it into a config_error.
+struct key_error {
+  std::string key, message;
+};
+
+const std::set<std::string> log_levels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "nothing";
+    default: return "'" + n.Scalar() + "'";
+  }
+}
+
+std::string join(const std::string& prefix, const std::string& key) { return prefix.empty() ? key : prefix + "." + key; }
+
+void check_known_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& allowed) {
+  if (!map.IsMap()) throw key_error{prefix.empty() ? "(top level)" : prefix, "expected a map, got " + describe(map)};
+  for (const auto& kv : map) {
+    auto key = kv.first.as<std::string>();
+    if (key == "api_token" && prefix.empty())
+      throw key_error{"api_token", "secrets are not read from the file; set the environment variable BATON_API_TOKEN"};
+    if (!allowed.count(key)) throw key_error{join(prefix, key), "unknown key"};
+  }
+}
+
+void read_int(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, int& out) {
+  auto n = map[key];
+  if (!n) return;
+  std::string what = "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + describe(n);
+  if (!n.IsScalar()) throw key_error{join(prefix, key), what};
+  long long v = 0;
+  try {
+    size_t used = 0;
+    v = std::stoll(n.Scalar(), &used);
+    if (used != n.Scalar().size()) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    throw key_error{join(prefix, key), what};
+  }
+  if (v < lo || v > hi) throw key_error{join(prefix, key), what};
+  out = static_cast<int>(v);
+}
+
+void read_string(const YAML::Node& map, const std::string& prefix, const std::string& key, std::string& out) {
+  auto n = map[key];
+  if (!n) return;
+  if (!n.IsScalar() || n.Scalar().empty()) throw key_error{join(prefix, key), "expected a non-empty string, got " + describe(n)};
+  out = n.Scalar();
+}
+
+void check_log_level(const std::string& key, const std::string& level) {
+  if (!log_levels.count(level))
+    throw key_error{key, "expected one of trace, debug, info, warn, error, critical, off, got '" + level + "'"};
+}
+
+void apply_file(const YAML::Node& root, settings& s) {
+  if (!root || root.IsNull()) return;  // empty file or only comments
+  check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level"});
+  if (auto l = root["listen"]) {
+    check_known_keys(l, "listen", {"host", "port"});
+    read_string(l, "listen", "host", s.listen.host);
+    read_int(l, "listen", "port", 0, 65535, s.listen.port);
+  }
+  read_string(root, "", "data_dir", s.data_dir);
+  if (auto t = root["threads"]) {
+    check_known_keys(t, "threads", {"actors", "http"});
+    read_int(t, "threads", "actors", 1, 64, s.actor_threads);
+    read_int(t, "threads", "http", 1, 4096, s.http_threads);
+  }
+  if (auto h = root["http"]) {
+    check_known_keys(h, "http", {"keep_alive_max"});
+    read_int(h, "http", "keep_alive_max", 1, 1000000000, s.keep_alive_max);
+  }
+  if (auto e = root["event_log"]) {
+    check_known_keys(e, "event_log", {"group_commit_max_events"});
+    read_int(e, "event_log", "group_commit_max_events", 1, 1000000, s.group_commit_max_events);
+  }
+  read_string(root, "", "log_level", s.log_level);
+  check_log_level("log_level", s.log_level);
+}
+
+void apply_env(const env_lookup& env, settings& s) {
+  auto get = [&](const char* name) -> std::optional<std::string> {
+    auto v = env(name);
+    if (v && v->empty()) return std::nullopt;  // set but empty counts as unset
+    return v;
+  };
+  if (auto v = get("BATON_API_TOKEN")) s.api_token = *v;
+  if (auto v = get("BATON_DATA_DIR")) s.data_dir = *v;
+  if (auto v = get("BATON_LISTEN")) {
+    auto l = parse_listen(*v);
+    if (!l) throw key_error{"BATON_LISTEN", "expected HOST:PORT with PORT in 0..65535, got '" + *v + "'"};
+    s.listen = *l;
+  }
+  if (auto v = get("BATON_LOG_LEVEL")) {
+    check_log_level("BATON_LOG_LEVEL", *v);
+    s.log_level = *v;
+  }
+}
+
+}  // namespace
+
+env_lookup process_env() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (!v) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+std::string config_error::what() const {
+  std::string where = file.empty() ? "config error in the environment" : "config error in " + file;
+  return key.empty() ? where + ": " + message : where + ": key '" + key + "': " + message;
+}
+
+std::string config_path(const env_lookup& env) {
+  if (auto p = env("BATON_CONFIG"); p && !p->empty()) return *p;
+  auto home = env("HOME");
+  return (home && !home->empty() ? *home : std::string(".")) + "/.config/baton/config.yaml";
+}
+
+std::optional<listen_config> parse_listen(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
+  auto port_text = text.substr(colon + 1);
+  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5) return std::nullopt;
+  int port = std::stoi(port_text);
+  if (port > 65535) return std::nullopt;
+  return listen_config{text.substr(0, colon), port};
+}
+
+load_result load_from_string(const std::string& yaml_text, const std::string& path, const env_lookup& env) {
+  settings s;
+  s.source = path;
+  try {
+    apply_file(YAML::Load(yaml_text), s);
+  } catch (const key_error& e) {
+    return {std::nullopt, config_error{path, e.key, e.message}};
+  } catch (const YAML::Exception& e) {
+    return {std::nullopt, config_error{path, "", std::string("invalid YAML: ") + e.what()}};
+  }
+  try {
+    apply_env(env, s);
+  } catch (const key_error& e) {
+    return {std::nullopt, config_error{"", e.key, e.message}};
+  }
+  return {s, std::nullopt};
+}
+
+load_result load(const std::string& path, const env_lookup& env) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    auto r = load_from_string("", "", env);
+    if (r.value) r.value->warnings.push_back("config file " + path + " not found; using built-in defaults");
+    return r;
+  }
+  if (std::filesystem::is_directory(path, ec)) return {std::nullopt, config_error{path, "", "is a directory, not a YAML file"}};
+  std::ifstream in(path);
+  if (!in) return {std::nullopt, config_error{path, "", "cannot be read"}};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_from_string(ss.str(), path, env);
+}
+
+}  // namespace baton::config

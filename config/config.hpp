@@ -1,0 +1,53 @@
+#pragma once
+// batond's settings: built-in defaults, then the YAML file, then environment overrides.
+// Loading is pure (the environment is passed in) and never throws: a problem comes back as
+// a config_error naming the file and the dotted key.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton::config {
+
+using env_lookup = std::function<std::optional<std::string>(const std::string&)>;
+env_lookup process_env();  // reads ::getenv
+
+struct listen_config {
+  std::string host = "127.0.0.1";
+  int port = 36158;  // 0 = ephemeral (tests)
+};
+
+struct settings {
+  listen_config listen;
+  std::string data_dir = "./var/baton";
+  int actor_threads = 2;                 // CAF scheduler.max-threads, 1..64
+  int http_threads = 64;                 // httplib pool; bounds concurrent keep-alive pollers, 1..4096
+  int keep_alive_max = 100000;           // requests per keep-alive connection
+  int group_commit_max_events = 4096;    // cap per WriteBatch
+  std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
+  std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
+  std::string source;                    // the file read, "" when built-in defaults were used
+  std::vector<std::string> warnings;     // e.g. the file was missing
+};
+
+struct config_error {
+  std::string file;     // "" when the problem came from the environment
+  std::string key;      // dotted key ("listen.port") or environment variable name
+  std::string message;  // what was expected and what was found
+  std::string what() const;  // one line
+};
+
+struct load_result {
+  std::optional<settings> value;
+  std::optional<config_error> error;
+};
+
+// $BATON_CONFIG if set and non-empty, else $HOME/.config/baton/config.yaml.
+std::string config_path(const env_lookup& env);
+// Reads path (a missing file means defaults plus a warning), then applies the environment.
+load_result load(const std::string& path, const env_lookup& env);
+load_result load_from_string(const std::string& yaml_text, const std::string& path, const env_lookup& env);
+// "host:port" with port 0..65535; nullopt if malformed.
+std::optional<listen_config> parse_listen(const std::string& text);
+
+}  // namespace baton::config

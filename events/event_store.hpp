@@ -1,0 +1,118 @@
+#pragma once
+// The event log on RocksDB. One process-wide writer appends (the log writer actor);
+// reads are safe from any thread.
+//
+// Column families:
+//   default             "format" marker
+//   events              u64be seq                     -> encoded envelope (envelope.hpp)
+//   stream_index        stream_id \0 u64be version    -> u64be seq (its last entry is the stream's head)
+//   commands            command_id                    -> u64be first_seq, last_seq, stream_version
+//   snapshots           name \0 u64be seq             -> snapshot bytes
+//   projection_offsets  name                          -> u64be last applied seq
+// Everything one append() call writes goes into one synced WriteBatch.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "events/append.hpp"
+#include "events/envelope.hpp"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace baton::events {
+
+// I/O failure or corruption. seq names the event concerned (0 when none is).
+class store_error : public std::runtime_error {
+ public:
+  store_error(const std::string& what, uint64_t seq = 0) : std::runtime_error(what), seq_(seq) {}
+  uint64_t seq() const { return seq_; }
+
+ private:
+  uint64_t seq_;
+};
+
+struct verify_report {
+  bool ok = true;
+  uint64_t events_checked = 0;
+  uint64_t bad_seq = 0;  // first event that failed
+  std::string reason;
+};
+
+struct snapshot {
+  uint64_t seq = 0;  // state after applying every event up to and including seq
+  std::string data;
+};
+
+struct store_options {
+  bool sync = true;  // fdatasync every WriteBatch; only benchmarks of the raw store turn it off
+};
+
+class event_store {
+ public:
+  // Opens or creates the log in dir. Throws store_error naming the problem.
+  static std::unique_ptr<event_store> open(const std::string& dir, store_options opts = {});
+  ~event_store();
+  event_store(const event_store&) = delete;
+  event_store& operator=(const event_store&) = delete;
+
+  // --- writer side: call from one thread only ---
+  // Checks and appends the commands in order, all accepted ones in one WriteBatch.
+  // If committed is given, the accepted events are appended to it (for subscribers).
+  // With sync_now false the batch reaches the WAL (it survives a process crash) but is
+  // durable against power loss only after the next sync_wal(): the log writer overlaps
+  // that fsync with building the next batch and answers callers only after it.
+  std::vector<append_result> append(const std::vector<append_command>& cmds,
+                                    std::vector<event_envelope>* committed = nullptr);
+  std::vector<append_result> append(const std::vector<append_command>& cmds, std::vector<event_envelope>* committed,
+                                    bool sync_now);
+  // fdatasyncs the WAL: every batch appended before the call is durable when it returns.
+  void sync_wal();
+  void put_snapshot(const std::string& name, const snapshot& s);
+  void set_projection_offset(const std::string& name, uint64_t seq);
+  // Flushes memtables so the next open need not replay the WAL.
+  void flush();
+
+  // --- reader side: any thread ---
+  uint64_t last_seq() const { return last_seq_.load(std::memory_order_acquire); }
+  std::optional<uint64_t> stream_version(const std::string& stream_id) const;
+  // Visits events from_seq..to_seq (inclusive, 0 = to the end) in order, checking that
+  // sequences have no gaps and, if verify_chain, every hash. Throws store_error on the first
+  // problem. The view is valid only during the call; return false to stop early.
+  void scan(uint64_t from_seq, uint64_t to_seq, bool verify_chain,
+            const std::function<bool(const event_view&)>& visit) const;
+  std::vector<event_envelope> read(uint64_t from_seq, size_t max) const;
+  std::vector<event_envelope> read_stream(const std::string& stream_id, uint64_t from_version, size_t max) const;
+  // Walks the whole log and reports the first gap, malformed record or broken hash.
+  verify_report verify() const;
+  std::optional<snapshot> latest_snapshot(const std::string& name) const;
+  std::optional<uint64_t> projection_offset(const std::string& name) const;
+  // Where a command id landed, if it was ever appended.
+  std::optional<append_result> find_command(const std::string& command_id) const;
+
+  // Raw access for tests that simulate tampering: overwrite one stored event value.
+  void overwrite_raw_for_test(uint64_t seq, const std::string& value);
+  void erase_raw_for_test(uint64_t seq);
+  std::optional<std::string> read_raw(uint64_t seq) const;
+
+ private:
+  event_store() = default;
+  std::string hash_before(uint64_t seq) const;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> cf_;  // indexed by the cf enum in the .cpp
+  store_options opts_;
+  std::atomic<uint64_t> last_seq_{0};
+  std::string last_hash_;                                // writer-owned
+  std::unordered_map<std::string, uint64_t> heads_;      // writer-owned cache: stream -> version, filled on first use
+};
+
+}  // namespace baton::events

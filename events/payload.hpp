@@ -1,0 +1,22 @@
+#pragma once
+// Event payloads are CBOR-encoded JSON values: compact, schema-free at the store level,
+// and rendered back to JSON for humans. Each event type versions its own schema.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace baton::events {
+
+inline std::string to_payload(const nlohmann::json& j) {
+  auto bytes = nlohmann::json::to_cbor(j);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// Throws nlohmann::json::parse_error on a payload that is not CBOR.
+inline nlohmann::json from_payload(std::string_view p) {
+  if (p.empty()) return nlohmann::json::object();
+  return nlohmann::json::from_cbor(p.begin(), p.end());
+}
+
+}  // namespace baton::events

@@ -1,0 +1,12 @@
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace baton::events {
+
+constexpr size_t hash_size = 32;
+
+// SHA-256 of a ‖ b as 32 raw bytes. Thread-safe (one digest context per thread).
+std::string sha256(std::string_view a, std::string_view b = {});
+
+}  // namespace baton::events

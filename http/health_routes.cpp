@@ -1,0 +1,46 @@
+#include "http/health_routes.hpp"
+
+#include <baton/version.hpp>
+
+#include "http/actor_bridge.hpp"
+#include "http/json_reply.hpp"
+
+namespace baton::http {
+
+void add_health_routes(httplib::Server& server, caf::actor_system& sys, actors::log_writer_actor log) {
+  server.Get("/healthz", [&sys, log](const httplib::Request&, httplib::Response& res) {
+    auto r = ask<actors::log_status>(sys, log, std::chrono::seconds(2), actors::status_atom::value);
+    if (!r.value) {
+      reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", r.error}});
+      return;
+    }
+    reply_json(res, 200,
+               {{"status", "ok"},
+                {"version", baton::version},
+                {"last_sequence", r.value->last_seq},
+                {"commits", r.value->commits},
+                {"events_written", r.value->events_written}});
+  });
+}
+
+void add_error_handlers(httplib::Server& server) {
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;  // a handler already wrote its own JSON error
+    if (res.status == 404)
+      reply_error(res, 404, "not_found", "no route for " + req.method + " " + req.path);
+    else
+      reply_error(res, res.status, "http_error", "request failed with status " + std::to_string(res.status));
+  });
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    reply_error(res, 500, "internal_error", what);
+  });
+}
+
+}  // namespace baton::http

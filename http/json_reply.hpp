@@ -1,0 +1,23 @@
+#pragma once
+// JSON responses, including the error shape every 4xx/5xx uses: {"error", "message", "field"?}.
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace baton::http {
+
+inline void reply_json(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+inline void reply_error(httplib::Response& res, int status, const std::string& code, const std::string& message,
+                        const std::string& field = "") {
+  nlohmann::json body = {{"error", code}, {"message", message}};
+  if (!field.empty()) body["field"] = field;
+  reply_json(res, status, body);
+}
+
+}  // namespace baton::http

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages baton builds, tests and benchmarks with.
+# Idempotent: when everything is present it prints nothing and exits 0.
+set -euo pipefail
+
+BUILD_PKGS=(g++ cmake make pkg-config
+  libcaf-dev librocksdb-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev
+  libgtest-dev libyaml-cpp-dev libcli11-dev libkainjow-mustache-dev libssl-dev)
+# Integration tests (real local Slurm, SSH submission) and benchmarks.
+TEST_PKGS=(slurm-wlm munge openssh-server openssh-client curl wrk procps)
+
+want=("${BUILD_PKGS[@]}")
+[[ "${1:-}" == "--build-only" ]] || want+=("${TEST_PKGS[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+# Daemons (slurm, munge, sshd) must not start at install time; tests start their own.
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,201 @@
+// Black-box tests of the batond executable: real process, real HTTP on an ephemeral
+// loopback port, real RocksDB in a temp dir.
+#include <httplib.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+
+#include "events/event_store.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton;
+using nlohmann::json;
+
+namespace {
+
+// Environment that keeps a developer's own config and secrets out of the test.
+std::vector<std::string> clean_env(const test::temp_dir& dir) {
+  return {"BATON_CONFIG=" + (dir / "no-such-config.yaml"), "BATON_DATA_DIR=", "BATON_LISTEN=", "BATON_LOG_LEVEL="};
+}
+
+struct running_batond {
+  std::unique_ptr<test::child_process> proc;
+  int port = 0;
+};
+
+running_batond start(const test::temp_dir& dir, const std::string& data_dir, std::vector<std::string> extra_args = {}) {
+  std::string port_file = dir / "port";
+  std::filesystem::remove(port_file);
+  std::vector<std::string> argv = {BATOND_PATH, "--data-dir", data_dir, "--listen", "127.0.0.1:0", "--port-file", port_file};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  running_batond b;
+  b.proc = std::make_unique<test::child_process>(argv, dir / "batond", clean_env(dir));
+  for (int i = 0; i < 1000 && !std::filesystem::exists(port_file); ++i) {
+    if (b.proc->wait(std::chrono::milliseconds(10)) != -1) break;  // exited early
+  }
+  auto text = test::slurp(port_file);
+  if (!text.empty()) b.port = std::stoi(text);
+  return b;
+}
+
+std::optional<json> healthz(int port) {
+  httplib::Client cli("127.0.0.1", port);
+  auto res = cli.Get("/healthz");
+  if (!res || res->status != 200) return std::nullopt;
+  return json::parse(res->body);
+}
+
+int stop(running_batond& b) { b.proc->signal(SIGTERM); return test::exit_code(b.proc->wait()); }
+
+// Runs batond with arguments that should make it refuse to start; returns exit code and stderr.
+std::pair<int, std::string> run_to_exit(const test::temp_dir& dir, std::vector<std::string> args,
+                                        std::vector<std::string> env = {}) {
+  args.insert(args.begin(), BATOND_PATH);
+  auto full_env = clean_env(dir);
+  full_env.insert(full_env.end(), env.begin(), env.end());
+  test::child_process p(args, dir / "refused", full_env);
+  int code = test::exit_code(p.wait());
+  return {code, p.err()};
+}
+
+// The last line of stderr, where the fatal error is.
+std::string last_line(const std::string& s) {
+  auto t = s;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+}  // namespace
+
+TEST(Batond, ServesHealthzAndKeepsSequenceAcrossRestarts) {
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  auto b = start(dir, data);
+  ASSERT_GT(b.port, 0) << b.proc->err();
+  auto h = healthz(b.port);
+  ASSERT_TRUE(h);
+  EXPECT_EQ((*h)["status"], "ok");
+  EXPECT_FALSE((*h)["version"].get<std::string>().empty());
+  EXPECT_EQ((*h)["last_sequence"], 1);  // daemon.started
+  httplib::Client cli("127.0.0.1", b.port);
+  auto missing = cli.Get("/no/such/route");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(json::parse(missing->body)["error"], "not_found");
+  EXPECT_EQ(stop(b), 0) << b.proc->err();
+
+  auto again = start(dir, data);
+  ASSERT_GT(again.port, 0) << again.proc->err();
+  EXPECT_EQ((*healthz(again.port))["last_sequence"], 3);  // started, stopped, started
+  EXPECT_EQ(stop(again), 0);
+
+  auto [code, err] = run_to_exit(dir, {"--data-dir", data, "--verify"});
+  EXPECT_EQ(code, 0) << err;
+  auto store = events::event_store::open(data + "/eventlog");
+  auto evs = store->read(1, 10);
+  ASSERT_EQ(evs.size(), 4u);
+  EXPECT_EQ(evs[0].type, "daemon.started");
+  EXPECT_EQ(evs[1].type, "daemon.stopped");
+  EXPECT_EQ(evs[3].type, "daemon.stopped");
+  EXPECT_EQ(evs[2].stream_version, 3u);
+  EXPECT_GE(evs[1].recorded_at_us, evs[0].recorded_at_us);
+}
+
+TEST(Batond, NoticesAnUncleanPreviousRun) {
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  auto b = start(dir, data);
+  ASSERT_GT(b.port, 0);
+  b.proc->signal(SIGKILL);
+  b.proc->wait();
+  auto again = start(dir, data);
+  ASSERT_GT(again.port, 0) << again.proc->err();
+  EXPECT_EQ((*healthz(again.port))["last_sequence"], 2);
+  EXPECT_NE(again.proc->err().find("did not stop cleanly"), std::string::npos);
+  EXPECT_EQ(stop(again), 0);
+  auto [code, out] = run_to_exit(dir, {"--data-dir", data, "--dump", "--from", "2", "--limit", "1"});
+  EXPECT_EQ(code, 0);
+  test::child_process dump({BATOND_PATH, "--data-dir", data, "--dump", "--from", "2", "--limit", "1"}, dir / "dump",
+                           clean_env(dir));
+  ASSERT_EQ(test::exit_code(dump.wait()), 0);
+  auto line = json::parse(dump.out());
+  EXPECT_EQ(line["seq"], 2);
+  EXPECT_EQ(line["payload"]["previous_run_stopped_cleanly"], false);
+}
+
+TEST(Batond, ConfigWithAWrongTypeStopsWithExitCode2NamingKeyAndFile) {
+  test::temp_dir dir;
+  std::string cfg = dir / "bad.yaml";
+  std::ofstream(cfg) << "listen:\n  port: abc\n";
+  auto [code, err] = run_to_exit(dir, {"--config", cfg, "--data-dir", dir / "data"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find("listen.port"), std::string::npos) << err;
+  EXPECT_NE(err.find(cfg), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "data")) << "refused config still created the data dir";
+}
+
+TEST(Batond, UnusableDataDirStopsWithExitCode2) {
+  test::temp_dir dir;
+  // A regular file where the data dir should be.
+  std::ofstream(dir / "afile") << "not a directory";
+  auto [code, err] = run_to_exit(dir, {"--data-dir", dir / "afile"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find("afile"), std::string::npos) << err;
+
+  // An event log whose CURRENT file is damaged.
+  std::string data = dir / "data";
+  auto b = start(dir, data);
+  ASSERT_GT(b.port, 0);
+  ASSERT_EQ(stop(b), 0);
+  std::ofstream(data + "/eventlog/CURRENT", std::ios::trunc) << "garbage\n";
+  std::tie(code, err) = run_to_exit(dir, {"--data-dir", data});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find("cannot open event log"), std::string::npos) << err;
+}
+
+TEST(Batond, TamperedLogStopsStartupNamingTheEvent) {
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  for (int i = 0; i < 2; ++i) {
+    auto b = start(dir, data);
+    ASSERT_GT(b.port, 0);
+    ASSERT_EQ(stop(b), 0);
+  }
+  {
+    auto store = events::event_store::open(data + "/eventlog");
+    auto raw = *store->read_raw(2);
+    raw[raw.size() - 33] ^= 0x01;  // last body byte, hash left as it was
+    store->overwrite_raw_for_test(2, raw);
+  }
+  auto [code, err] = run_to_exit(dir, {"--data-dir", data});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find("event 2"), std::string::npos) << err;
+  std::tie(code, err) = run_to_exit(dir, {"--data-dir", data, "--verify"});
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("damaged at event 2"), std::string::npos) << err;
+}
+
+TEST(Batond, BadCommandLineAndBusyPortExitWith2) {
+  test::temp_dir dir;
+  auto [code, err] = run_to_exit(dir, {"--no-such-flag"});
+  EXPECT_EQ(code, 2) << err;
+  std::tie(code, err) = run_to_exit(dir, {"--listen", "nonsense"});
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("--listen"), std::string::npos);
+
+  auto b = start(dir, dir / "one");
+  ASSERT_GT(b.port, 0);
+  std::tie(code, err) = run_to_exit(dir, {"--data-dir", dir / "two", "--listen", "127.0.0.1:" + std::to_string(b.port)});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find("cannot listen"), std::string::npos) << err;
+  // The same data dir twice: RocksDB's lock refuses the second.
+  std::tie(code, err) = run_to_exit(dir, {"--data-dir", dir / "one", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_EQ(stop(b), 0);
+}

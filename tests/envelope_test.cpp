@@ -1,0 +1,103 @@
+#include "events/envelope.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "events/payload.hpp"
+
+using namespace baton::events;
+
+namespace {
+
+event_envelope sample() {
+  event_envelope e;
+  e.seq = 1234567890123ULL;
+  e.stream_id = "job/550e8400-e29b-41d4-a716-446655440000";
+  e.stream_version = 77;
+  e.type = "job.checkpoint_reported";
+  e.schema_version = 3;
+  e.recorded_at_us = 1'763'800'000'123'456;
+  e.correlation_id = "req-42";
+  e.causation_id = "cmd-41";
+  e.actor = "worker:abc";
+  e.command_id = "cmd-42";
+  e.payload = to_payload({{"manifest", "/ckpt/7.json"}, {"files", 3}});
+  e.hash = chain_hash(std::string(32, 'p'), encode_body(e));
+  return e;
+}
+
+}  // namespace
+
+TEST(Envelope, RoundTripsEveryField) {
+  auto e = sample();
+  auto stored = encode(e);
+  auto v = decode(stored);
+  ASSERT_TRUE(v);
+  auto d = v->to_envelope();
+  EXPECT_EQ(d.seq, e.seq);
+  EXPECT_EQ(d.stream_id, e.stream_id);
+  EXPECT_EQ(d.stream_version, e.stream_version);
+  EXPECT_EQ(d.type, e.type);
+  EXPECT_EQ(d.schema_version, e.schema_version);
+  EXPECT_EQ(d.recorded_at_us, e.recorded_at_us);
+  EXPECT_EQ(d.correlation_id, e.correlation_id);
+  EXPECT_EQ(d.causation_id, e.causation_id);
+  EXPECT_EQ(d.actor, e.actor);
+  EXPECT_EQ(d.command_id, e.command_id);
+  EXPECT_EQ(d.payload, e.payload);
+  EXPECT_EQ(d.hash, e.hash);
+  EXPECT_EQ(from_payload(d.payload)["files"], 3);
+}
+
+TEST(Envelope, RoundTripsExtremesAndEmptyFields) {
+  event_envelope e;
+  e.seq = UINT64_MAX;
+  e.stream_version = UINT64_MAX;
+  e.schema_version = UINT32_MAX;
+  e.recorded_at_us = INT64_MIN;
+  e.stream_id = std::string("a\xff\x01", 3);
+  e.type = "t";
+  e.hash = std::string(32, '\0');
+  auto stored = encode(e);  // the view points into this buffer
+  auto v = decode(stored);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->seq, UINT64_MAX);
+  EXPECT_EQ(v->stream_version, UINT64_MAX);
+  EXPECT_EQ(v->schema_version, UINT32_MAX);
+  EXPECT_EQ(v->recorded_at_us, INT64_MIN);
+  EXPECT_EQ(v->stream_id, e.stream_id);
+  EXPECT_TRUE(v->payload.empty());
+  EXPECT_TRUE(v->command_id.empty());
+}
+
+TEST(Envelope, RejectsTruncatedAndForeignBytes) {
+  auto stored = encode(sample());
+  for (size_t n = 0; n < stored.size(); ++n) EXPECT_FALSE(decode(stored.substr(0, n))) << "length " << n;
+  auto wrong_format = stored;
+  wrong_format[0] = 9;
+  EXPECT_FALSE(decode(wrong_format));
+  EXPECT_FALSE(decode(std::string(100, '\xff')));
+}
+
+TEST(Envelope, HashCoversEveryBodyByte) {
+  auto e = sample();
+  auto body = encode_body(e);
+  auto h = chain_hash("prev", body);
+  for (size_t i = 0; i < body.size(); ++i) {
+    auto changed = body;
+    changed[i] ^= 0x01;
+    EXPECT_NE(chain_hash("prev", changed), h) << "byte " << i;
+  }
+  EXPECT_NE(chain_hash("other", body), h);
+}
+
+TEST(Envelope, JsonRenderingIsReadable) {
+  auto j = to_json(sample());
+  EXPECT_EQ(j["type"], "job.checkpoint_reported");
+  EXPECT_EQ(j["recorded_at"], "2025-11-22T08:26:40.123456Z");
+  EXPECT_EQ(j["payload"]["manifest"], "/ckpt/7.json");
+  EXPECT_EQ(j["hash"].get<std::string>().size(), 64u);
+  auto e = sample();
+  e.payload = "\xff\xfe not cbor";
+  EXPECT_TRUE(to_json(e)["payload"].contains("undecodable_payload_hex"));
+}

@@ -1,0 +1,248 @@
+#include "events/event_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "events/bytes.hpp"
+#include "support/commands.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton::events;
+using baton::test::command;
+using baton::test::temp_dir;
+
+TEST(EventStore, AssignsGapFreeSequencesAcrossReopens) {
+  temp_dir dir;
+  for (int round = 0; round < 3; ++round) {
+    auto store = event_store::open(dir.path());
+    EXPECT_EQ(store->last_seq(), static_cast<uint64_t>(round * 10));
+    for (int i = 0; i < 10; ++i) {
+      auto r = store->append({command("s/" + std::to_string(i % 3), "t")});
+      ASSERT_EQ(r[0].status, append_status::appended);
+      EXPECT_EQ(r[0].first_seq, static_cast<uint64_t>(round * 10 + i + 1));
+    }
+  }
+  auto store = event_store::open(dir.path());
+  uint64_t expected = 1;
+  store->scan(1, 0, true, [&](const event_view& v) {
+    EXPECT_EQ(v.seq, expected++);
+    return true;
+  });
+  EXPECT_EQ(expected, 31u);
+  auto report = store->verify();
+  EXPECT_TRUE(report.ok) << report.reason;
+  EXPECT_EQ(report.events_checked, 30u);
+}
+
+TEST(EventStore, StreamVersionsAndOptimisticConcurrency) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  auto r = store->append({command("job/1", "job.created", {}, no_stream)});
+  ASSERT_EQ(r[0].status, append_status::appended);
+  EXPECT_EQ(r[0].stream_version, 1u);
+
+  // Creating it again must fail: the stream exists.
+  r = store->append({command("job/1", "job.created", {}, no_stream)});
+  EXPECT_EQ(r[0].status, append_status::version_conflict);
+  EXPECT_EQ(r[0].stream_version, 1u);
+  EXPECT_NE(r[0].message.find("version 1"), std::string::npos);
+
+  r = store->append({command("job/1", "job.started", {}, 1)});
+  ASSERT_EQ(r[0].status, append_status::appended);
+  r = store->append({command("job/1", "job.stale_write", {}, 1)});
+  EXPECT_EQ(r[0].status, append_status::version_conflict);
+  EXPECT_EQ(store->last_seq(), 2u);
+  EXPECT_EQ(store->stream_version("job/1"), 2u);
+  EXPECT_FALSE(store->stream_version("job/2"));
+
+  // Within one batch the second command sees the first's version.
+  r = store->append({command("job/3", "a", {}, no_stream), command("job/3", "b", {}, 1),
+                     command("job/3", "c", {}, 1)});
+  EXPECT_EQ(r[0].status, append_status::appended);
+  EXPECT_EQ(r[1].status, append_status::appended);
+  EXPECT_EQ(r[2].status, append_status::version_conflict);
+
+  // Versions survive a reopen.
+  store.reset();
+  store = event_store::open(dir.path());
+  r = store->append({command("job/3", "d", {}, 1)});
+  EXPECT_EQ(r[0].status, append_status::version_conflict);
+  r = store->append({command("job/3", "d", {}, 2)});
+  EXPECT_EQ(r[0].status, append_status::appended);
+  auto stream = store->read_stream("job/3", 1, 100);
+  ASSERT_EQ(stream.size(), 3u);
+  EXPECT_EQ(stream[0].type, "a");
+  EXPECT_EQ(stream[2].type, "d");
+  EXPECT_EQ(stream[2].stream_version, 3u);
+}
+
+TEST(EventStore, DuplicateCommandIdIsAppendedOnce) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  auto first = store->append({command("job/1", "job.created", {}, any_version, "cmd-1")});
+  ASSERT_EQ(first[0].status, append_status::appended);
+  auto again = store->append({command("job/1", "job.created", {}, any_version, "cmd-1")});
+  EXPECT_EQ(again[0].status, append_status::duplicate);
+  EXPECT_EQ(again[0].first_seq, first[0].first_seq);
+  EXPECT_EQ(store->last_seq(), 1u);
+
+  // Twice in one batch, and again after a reopen.
+  auto both = store->append({command("job/2", "x", {}, any_version, "cmd-2"),
+                             command("job/2", "x", {}, any_version, "cmd-2")});
+  EXPECT_EQ(both[0].status, append_status::appended);
+  EXPECT_EQ(both[1].status, append_status::duplicate);
+  EXPECT_EQ(both[1].first_seq, both[0].first_seq);
+  EXPECT_EQ(store->last_seq(), 2u);
+  store.reset();
+  store = event_store::open(dir.path());
+  auto after = store->append({command("job/2", "x", {}, any_version, "cmd-2")});
+  EXPECT_EQ(after[0].status, append_status::duplicate);
+  EXPECT_EQ(after[0].first_seq, 2u);
+  EXPECT_EQ(store->last_seq(), 2u);
+  ASSERT_TRUE(store->find_command("cmd-1"));
+  EXPECT_FALSE(store->find_command("cmd-3"));
+}
+
+TEST(EventStore, RejectsMalformedCommandsWithoutWriting) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  auto no_events = command("s", "t");
+  no_events.events.clear();
+  auto r = store->append({command("", "t"), command(std::string("a\0b", 3), "t"), no_events, command("s", ""),
+                          command("ok", "t")});
+  EXPECT_EQ(r[0].status, append_status::invalid);
+  EXPECT_EQ(r[1].status, append_status::invalid);
+  EXPECT_EQ(r[2].status, append_status::invalid);
+  EXPECT_EQ(r[3].status, append_status::invalid);
+  EXPECT_EQ(r[4].status, append_status::appended);
+  EXPECT_EQ(r[4].first_seq, 1u);
+  EXPECT_EQ(store->last_seq(), 1u);
+}
+
+TEST(EventStore, MultiEventCommandIsContiguousAndAtomic) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  auto c = command("job/9", "one");
+  c.events.push_back({"two", 2, to_payload({{"k", 1}})});
+  c.correlation_id = "corr";
+  c.causation_id = "cause";
+  auto r = store->append({command("other", "x"), c});
+  EXPECT_EQ(r[1].first_seq, 2u);
+  EXPECT_EQ(r[1].last_seq, 3u);
+  EXPECT_EQ(r[1].stream_version, 2u);
+  auto evs = store->read(1, 10);
+  ASSERT_EQ(evs.size(), 3u);
+  EXPECT_EQ(evs[2].type, "two");
+  EXPECT_EQ(evs[2].schema_version, 2u);
+  EXPECT_EQ(evs[2].correlation_id, "corr");
+  EXPECT_EQ(evs[2].causation_id, "cause");
+  EXPECT_EQ(evs[2].actor, "test");
+}
+
+TEST(EventStore, TamperedEventIsReportedWithItsSequence) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  for (int i = 0; i < 50; ++i) store->append({command("s", "t", {{"i", i}})});
+  ASSERT_TRUE(store->verify().ok);
+
+  // Flip one payload byte of event 23 and leave its stored hash alone.
+  auto raw = *store->read_raw(23);
+  auto view = *decode(raw);
+  size_t payload_at = static_cast<size_t>(view.payload.data() - raw.data());
+  raw[payload_at + view.payload.size() - 1] ^= 0x01;
+  store->overwrite_raw_for_test(23, raw);
+  auto report = store->verify();
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.bad_seq, 23u);
+  EXPECT_NE(report.reason.find("event 23"), std::string::npos) << report.reason;
+  EXPECT_EQ(report.events_checked, 22u);
+}
+
+TEST(EventStore, RewrittenHashBreaksTheNextLink) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  for (int i = 0; i < 10; ++i) store->append({command("s", "t", {{"i", i}})});
+  // A forger who changes event 4 and recomputes its hash still breaks event 5.
+  auto e = decode(*store->read_raw(4))->to_envelope();
+  e.payload = to_payload({{"i", 999}});
+  e.hash = chain_hash(decode(*store->read_raw(3))->hash, encode_body(e));
+  store->overwrite_raw_for_test(4, encode(e));
+  auto report = store->verify();
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.bad_seq, 5u);
+}
+
+TEST(EventStore, GapIsReportedWithTheMissingSequence) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  for (int i = 0; i < 5; ++i) store->append({command("s", "t")});
+  store->erase_raw_for_test(4);
+  auto report = store->verify();
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.bad_seq, 4u);
+  EXPECT_NE(report.reason.find("gap"), std::string::npos) << report.reason;
+}
+
+TEST(EventStore, MalformedRecordIsReported) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  for (int i = 0; i < 5; ++i) store->append({command("s", "t")});
+  store->overwrite_raw_for_test(3, "garbage");
+  auto report = store->verify();
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.bad_seq, 3u);
+  EXPECT_NE(report.reason.find("malformed"), std::string::npos);
+  EXPECT_THROW(store->read(1, 10), store_error);
+}
+
+TEST(EventStore, OpenRefusesWhatIsNotAnEventLog) {
+  temp_dir dir;
+  std::ofstream(dir / "file") << "x";
+  EXPECT_THROW(event_store::open(dir / "file"), store_error);
+  std::filesystem::create_directories(dir / "other");
+  std::ofstream(dir / "other/notes.txt") << "mine";
+  try {
+    event_store::open(dir / "other");
+    FAIL() << "opened a directory with foreign files";
+  } catch (const store_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no event log"), std::string::npos) << e.what();
+  }
+  // A damaged CURRENT file.
+  { event_store::open(dir / "log")->append({command("s", "t")}); }
+  std::ofstream(dir / "log/CURRENT", std::ios::trunc) << "MANIFEST-999999\n";
+  EXPECT_THROW(event_store::open(dir / "log"), store_error);
+}
+
+TEST(EventStore, SnapshotsAndProjectionOffsets) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  EXPECT_FALSE(store->latest_snapshot("jobs"));
+  store->put_snapshot("jobs", {5, "five"});
+  store->put_snapshot("jobs", {300, "three hundred"});
+  store->put_snapshot("jobs2", {900, "other name"});
+  store->put_snapshot("job", {1000, "prefix of another name"});
+  auto s = store->latest_snapshot("jobs");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->seq, 300u);
+  EXPECT_EQ(s->data, "three hundred");
+  EXPECT_FALSE(store->projection_offset("ui"));
+  store->set_projection_offset("ui", 42);
+  store.reset();
+  store = event_store::open(dir.path());
+  EXPECT_EQ(store->projection_offset("ui"), 42u);
+  EXPECT_EQ(store->latest_snapshot("job")->seq, 1000u);
+}
+
+TEST(EventStore, ScanFromTheMiddleChecksTheChainFromThere) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  for (int i = 0; i < 20; ++i) store->append({command("s", "t")});
+  std::vector<uint64_t> seen;
+  store->scan(7, 12, true, [&](const event_view& v) {
+    seen.push_back(v.seq);
+    return true;
+  });
+  EXPECT_EQ(seen, (std::vector<uint64_t>{7, 8, 9, 10, 11, 12}));
+}

@@ -1,0 +1,152 @@
+#include "actors/log_writer.hpp"
+
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "support/commands.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton;
+using baton::test::command;
+
+namespace {
+
+using results = std::vector<events::append_result>;
+
+results append(caf::actor_system& sys, const actors::log_writer_actor& log, std::vector<events::append_command> cmds) {
+  caf::scoped_actor self{sys};
+  results out;
+  self->request(log, caf::infinite, actors::append_atom::value, std::move(cmds))
+      .receive([&](results& r) { out = std::move(r); },
+               [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  return out;
+}
+
+actors::log_status status(caf::actor_system& sys, const actors::log_writer_actor& log) {
+  caf::scoped_actor self{sys};
+  actors::log_status out;
+  self->request(log, caf::infinite, actors::status_atom::value)
+      .receive([&](actors::log_status& s) { out = s; }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  return out;
+}
+
+caf::actor_system_config two_threads() {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  return cfg;
+}
+
+}  // namespace
+
+TEST(LogWriter, ConcurrentProducersGetDistinctDurableSequencesInFewerCommits) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  constexpr int producers = 32, per_producer = 40;
+  std::vector<uint64_t> seqs[producers];
+  {
+    auto cfg = two_threads();
+    caf::actor_system sys{cfg};
+    auto log = actors::spawn_log_writer(sys, store);
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p)
+      threads.emplace_back([&, p] {
+        for (int i = 0; i < per_producer; ++i) {
+          auto r = append(sys, log, {command("p/" + std::to_string(p), "t", {{"i", i}}, static_cast<uint64_t>(i))});
+          ASSERT_EQ(r.size(), 1u);
+          ASSERT_EQ(r[0].status, events::append_status::appended) << r[0].message;
+          seqs[p].push_back(r[0].first_seq);
+        }
+      });
+    for (auto& t : threads) t.join();
+    auto st = status(sys, log);
+    EXPECT_EQ(st.events_written, static_cast<uint64_t>(producers * per_producer));
+    EXPECT_LT(st.commits, st.events_written) << "no two appends ever shared a WriteBatch";
+    caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
+  }
+  std::set<uint64_t> all;
+  for (auto& v : seqs) all.insert(v.begin(), v.end());
+  EXPECT_EQ(all.size(), static_cast<size_t>(producers * per_producer));
+  EXPECT_EQ(*all.begin(), 1u);
+  EXPECT_EQ(*all.rbegin(), static_cast<uint64_t>(producers * per_producer));
+  store.reset();
+  auto reopened = events::event_store::open(dir.path());
+  EXPECT_EQ(reopened->last_seq(), static_cast<uint64_t>(producers * per_producer));
+  EXPECT_TRUE(reopened->verify().ok);
+}
+
+TEST(LogWriter, ConflictsAndDuplicatesComeBackPerCommand) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  auto cfg = two_threads();
+  caf::actor_system sys{cfg};
+  auto log = actors::spawn_log_writer(sys, store);
+  auto r = append(sys, log,
+                  {command("a", "t", {}, events::no_stream, "c1"), command("a", "t", {}, events::no_stream),
+                   command("a", "t", {}, events::any_version, "c1")});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].status, events::append_status::appended);
+  EXPECT_EQ(r[1].status, events::append_status::version_conflict);
+  EXPECT_EQ(r[2].status, events::append_status::duplicate);
+  EXPECT_EQ(store->last_seq(), 1u);
+  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
+}
+
+TEST(LogWriter, SubscriberSeesEveryEventOnceInOrderAcrossCatchUpAndLive) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  for (int i = 0; i < 2500; ++i) store->append({command("old", "t")});  // forces several catch-up chunks
+  auto cfg = two_threads();
+  caf::actor_system sys{cfg};
+  auto log = actors::spawn_log_writer(sys, store, {4096, 1000});
+  caf::scoped_actor sub{sys};
+  uint64_t at_subscribe = 0;
+  sub->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(sub), uint64_t{1})
+      .receive([&](uint64_t last) { at_subscribe = last; }, [&](caf::error& e) { FAIL() << sys.render(e); });
+  EXPECT_EQ(at_subscribe, 2500u);
+
+  // Producers race the catch-up.
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 8; ++p)
+    producers.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) append(sys, log, {command("new", "t")});
+    });
+  std::vector<uint64_t> seen;
+  while (seen.size() < 2900) {
+    bool got = false;
+    sub->receive(
+        [&](actors::events_atom, std::vector<events::event_envelope>& evs) {
+          for (auto& e : evs) seen.push_back(e.seq);
+          got = true;
+        },
+        caf::after(std::chrono::seconds(10)) >> [&] {});
+    if (!got) break;
+  }
+  for (auto& t : producers) t.join();
+  ASSERT_EQ(seen.size(), 2900u);
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1) << "at index " << i;
+  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
+}
+
+TEST(LogWriter, ExitFlushesParkedAppendsAndAnswersThem) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  int answered_ok = 0;
+  {
+    auto cfg = two_threads();
+    caf::actor_system sys{cfg};
+    auto log = actors::spawn_log_writer(sys, store, {16, 1024});  // small batches: many parked groups
+    caf::scoped_actor self{sys};
+    // Plain sends: each reply comes back to self as an ordinary message.
+    for (int i = 0; i < 200; ++i)
+      self->send(log, actors::append_atom::value, std::vector<events::append_command>{command("s", "t")});
+    self->send_exit(log, caf::exit_reason::user_shutdown);
+    for (int i = 0; i < 200; ++i)
+      self->receive([&](results& r) { answered_ok += r[0].ok(); }, [&](caf::error&) {},
+                    caf::after(std::chrono::seconds(10)) >> [&] { ADD_FAILURE() << "reply " << i << " missing"; });
+  }
+  EXPECT_EQ(store->last_seq(), static_cast<uint64_t>(answered_ok));
+  EXPECT_EQ(answered_ok, 200);
+}
