@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the release preset and runs the benchmarks named in docs/benchmarks.md.
+# Usage: bench/run.sh [eventlog]   (default: all). Takes about a minute on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh >/dev/null
+cmake --preset release >/dev/null
+cmake --build --preset release --target eventlog_bench >/dev/null
+what="${1:-all}"
+if [[ "$what" == all || "$what" == eventlog ]]; then
+  b=build/release/bench/eventlog_bench
+  for producers in 32 256; do
+    for run in 1 2 3; do "$b" append "$producers" 5; done
+  done
+  "$b" replay 1000000
+fi
