@@ -1,0 +1,387 @@
+#include "core/job.hpp"
+
+#include <algorithm>
+
+#include "events/envelope.hpp"
+
+namespace baton::core {
+namespace {
+
+using nlohmann::json;
+
+const char* status_names[] = {"queued", "assigned", "running", "handoff", "cancelling", "completed", "failed", "cancelled"};
+
+domain_error conflict(const job& j, job_status requested) {
+  std::string msg = std::string("cannot move job from ") + to_string(j.status) + " to " + to_string(requested);
+  return {409, "job_transition_conflict", msg,
+          {{"error", "job_transition_conflict"},
+           {"message", msg},
+           {"job_id", j.id},
+           {"current_status", to_string(j.status)},
+           {"requested_status", to_string(requested)}}};
+}
+
+// A worker that proved who it is may only touch the job it holds. Answered with 409, which
+// RelayMD workers treat as "ignore": a reaped-but-alive worker stops writing to the job.
+std::optional<domain_error> check_assignee(const job& j, const caller& who) {
+  if (who.worker_id.empty() || who.worker_id == j.assigned_worker_id) return std::nullopt;
+  std::string msg = "job " + j.id + " is not assigned to worker " + who.worker_id;
+  return domain_error{409, "job_not_assigned_to_worker", msg,
+                      {{"error", "job_not_assigned_to_worker"},
+                       {"message", msg},
+                       {"job_id", j.id},
+                       {"worker_id", who.worker_id},
+                       {"current_status", to_string(j.status)}}};
+}
+
+decision emit(const job& j, const std::string& type, json payload) {
+  decision d;
+  d.events.push_back({job_stream(j.id), type, std::move(payload)});
+  return d;
+}
+
+json checkpoint_fields(const checkpoint_report& r) {
+  json p = json::object();
+  if (r.manifest_path) p["checkpoint_manifest_path"] = *r.manifest_path;
+  if (r.progress) p["progress"] = *r.progress;
+  if (r.progress_codes) p["progress_codes"] = *r.progress_codes;
+  if (r.cycle_status) p["checkpoint_cycle_status"] = *r.cycle_status;
+  if (r.cycle_failures) p["checkpoint_cycle_failures"] = *r.cycle_failures;
+  return p;
+}
+
+void apply_checkpoint_fields(job& j, const json& p, time_us at) {
+  if (auto it = p.find("checkpoint_manifest_path"); it != p.end()) {
+    j.latest_checkpoint_manifest_path = it->get<std::string>();
+    j.last_checkpoint_at = at;
+  }
+  if (auto it = p.find("progress"); it != p.end()) j.progress = it->get<double>();
+  if (auto it = p.find("progress_codes"); it != p.end()) j.progress_codes = *it;
+  if (auto it = p.find("checkpoint_cycle_status"); it != p.end()) j.checkpoint_cycle_status = it->get<std::string>();
+  if (auto it = p.find("checkpoint_cycle_failures"); it != p.end()) j.checkpoint_cycle_failures = *it;
+}
+
+void set_status(job& j, job_status s, time_us at) {
+  j.status = s;
+  j.status_changed_at = at;
+}
+
+void close_segment(job& j, time_us at) {
+  if (!j.segments.empty() && !j.segments.back().ended_at) j.segments.back().ended_at = at;
+}
+
+std::string requeue_type(loss_cause c) {
+  switch (c) {
+    case loss_cause::deregistered: return "job.requeued_after_deregister";
+    case loss_cause::reaped: return "job.requeued_after_reap";
+    case loss_cause::orphaned: return "job.requeued_after_orphan";
+  }
+  return "job.requeued_after_reap";
+}
+
+json time_or_null(const std::optional<time_us>& t) {
+  return t ? json(events::format_time_us(*t)) : json(nullptr);
+}
+
+}  // namespace
+
+const char* to_string(job_status s) { return status_names[static_cast<int>(s)]; }
+
+std::optional<job_status> job_status_from(const std::string& s) {
+  for (int i = 0; i < 8; ++i)
+    if (s == status_names[i]) return static_cast<job_status>(i);
+  return std::nullopt;
+}
+
+bool is_terminal(job_status s) {
+  return s == job_status::completed || s == job_status::failed || s == job_status::cancelled;
+}
+
+bool occupies_worker(job_status s) {
+  return s == job_status::assigned || s == job_status::running || s == job_status::handoff || s == job_status::cancelling;
+}
+
+bool transition_allowed(job_status from, job_status to) {
+  using S = job_status;
+  switch (from) {
+    case S::queued: return to == S::assigned || to == S::cancelled;
+    case S::assigned:
+    case S::running:
+      return to == S::running || to == S::completed || to == S::failed || to == S::cancelled ||
+             to == S::cancelling || to == S::queued || (from == S::running && to == S::handoff);
+    case S::handoff: return to == S::queued || to == S::cancelled || to == S::cancelling || to == S::failed;
+    case S::cancelling: return to == S::cancelled;
+    default: return false;
+  }
+}
+
+const char* to_string(loss_cause c) {
+  switch (c) {
+    case loss_cause::deregistered: return "deregistered";
+    case loss_cause::reaped: return "reaped";
+    case loss_cause::orphaned: return "orphaned";
+  }
+  return "reaped";
+}
+
+std::string job_stream(const std::string& id) { return "job/" + id; }
+
+decision decide_create(const job* existing, const create_job& c, time_us now) {
+  if (existing) {
+    std::string msg = "Job with id " + c.id + " already exists";
+    return decision::refuse({409, "job_exists", msg, {{"error", "job_exists"}, {"message", msg}, {"job_id", c.id}}});
+  }
+  json p = {{"title", c.title},
+            {"input_bundle_path", c.input_bundle_path},
+            {"worker_image_key", c.worker_image_key},
+            {"preferred_clusters", c.preferred_clusters},
+            {"comment", c.comment},
+            {"max_attempts", c.max_attempts}};
+  if (!c.requeued_from.empty()) p["requeued_from"] = c.requeued_from;
+  if (!c.latest_checkpoint_manifest_path.empty()) p["latest_checkpoint_manifest_path"] = c.latest_checkpoint_manifest_path;
+  if (c.last_checkpoint_at) p["last_checkpoint_at_us"] = *c.last_checkpoint_at;
+  decision d;
+  d.events.push_back({job_stream(c.id), "job.created", std::move(p)});
+  return d;
+}
+
+decision decide_assign(const job& j, const std::string& worker_id, const json& decision_record, time_us now) {
+  if (j.status != job_status::queued) return decision::refuse(conflict(j, job_status::assigned));
+  return emit(j, "job.assigned", {{"worker_id", worker_id}, {"attempt", j.attempts + 1}, {"decision", decision_record}});
+}
+
+decision decide_start(const job& j, const caller& who, time_us now) {
+  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+  if (j.status == job_status::running) return {};  // idempotent: a retried start changes nothing
+  if (j.status != job_status::assigned) return decision::refuse(conflict(j, job_status::running));
+  return emit(j, "job.started", {{"worker_id", j.assigned_worker_id}});
+}
+
+decision decide_checkpoint(const job& j, const caller& who, const checkpoint_report& r, time_us now) {
+  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+  bool accepts = j.status == job_status::assigned || j.status == job_status::running ||
+                 j.status == job_status::cancelling || j.status == job_status::handoff;
+  if (!accepts) return decision::refuse(conflict(j, j.status));
+  auto p = checkpoint_fields(r);
+  p["worker_id"] = j.assigned_worker_id;
+  return emit(j, "job.checkpointed", std::move(p));
+}
+
+decision decide_handoff_start(const job& j, const caller& who, const json& details, time_us now) {
+  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+  if (j.status != job_status::running) return decision::refuse(conflict(j, job_status::handoff));
+  json p = details;
+  p["worker_id"] = j.assigned_worker_id;
+  return emit(j, "job.handoff_started", std::move(p));
+}
+
+decision decide_handoff_complete(const job& j, const caller& who, const checkpoint_report& r, time_us now) {
+  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+  // Only from handoff: RelayMD's requeue-in-place let it skip handoff/start entirely.
+  if (j.status != job_status::handoff) return decision::refuse(conflict(j, job_status::queued));
+  auto p = checkpoint_fields(r);
+  p["worker_id"] = j.assigned_worker_id;
+  return emit(j, "job.handoff_completed", std::move(p));
+}
+
+decision decide_complete(const job& j, const caller& who, time_us now) {
+  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+  if (j.status != job_status::assigned && j.status != job_status::running)
+    return decision::refuse(conflict(j, job_status::completed));
+  return emit(j, "job.completed", {{"worker_id", j.assigned_worker_id}});
+}
+
+decision decide_fail(const job& j, const caller& who, const json& details, time_us now) {
+  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+  if (j.status != job_status::assigned && j.status != job_status::running)
+    return decision::refuse(conflict(j, job_status::failed));
+  json p = details;
+  p["worker_id"] = j.assigned_worker_id;
+  if (!p.contains("reason")) p["reason"] = "payload_failed";
+  return emit(j, "job.failed", std::move(p));
+}
+
+decision decide_progress(const job& j, const std::string& worker_id, std::optional<double> progress,
+                         const std::optional<json>& codes, time_us now) {
+  if (j.assigned_worker_id != worker_id || !occupies_worker(j.status)) return {};  // RelayMD: silently ignored
+  json p = {{"worker_id", worker_id}};
+  bool changed = false;
+  if (progress && (!j.progress || *j.progress != *progress)) {
+    p["progress"] = *progress;
+    changed = true;
+  }
+  if (codes && *codes != j.progress_codes) {
+    p["progress_codes"] = *codes;
+    changed = true;
+  }
+  if (!changed) return {};  // heartbeats repeat themselves; the log records changes only
+  return emit(j, "job.progress_reported", std::move(p));
+}
+
+decision decide_cancel(const job& j, bool force, time_us now) {
+  if (j.status == job_status::queued) return emit(j, "job.cancelled", {{"from_status", "queued"}});
+  if (j.status == job_status::running && !force) {
+    std::string msg = "Running job requires force=true";
+    return decision::refuse({409, "force_required", msg,
+                             {{"error", "force_required"}, {"message", msg}, {"detail", msg}, {"job_id", j.id},
+                              {"current_status", "running"}}});
+  }
+  if (j.status == job_status::assigned || j.status == job_status::running || j.status == job_status::handoff)
+    return emit(j, "job.cancel_requested", {{"force", force}, {"worker_id", j.assigned_worker_id}});
+  return decision::refuse(conflict(j, job_status::cancelling));
+}
+
+decision decide_finish_cancel(const job& j, time_us now) {
+  if (j.status != job_status::cancelling) return decision::refuse(conflict(j, job_status::cancelled));
+  return emit(j, "job.cancelled", {{"from_status", "cancelling"}, {"worker_id", j.assigned_worker_id}});
+}
+
+decision decide_worker_lost(const job& j, loss_cause cause, time_us now) {
+  if (j.status == job_status::cancelling) return decide_finish_cancel(j, now);
+  if (j.status != job_status::assigned && j.status != job_status::running && j.status != job_status::handoff)
+    return decision::refuse(conflict(j, job_status::queued));
+  if (j.attempts >= j.max_attempts)
+    return emit(j, "job.failed",
+                {{"worker_id", j.assigned_worker_id},
+                 {"reason", "max_attempts_exceeded"},
+                 {"detail", "worker " + std::string(to_string(cause)) + " on attempt " + std::to_string(j.attempts) +
+                                " of " + std::to_string(j.max_attempts)},
+                 {"cause", to_string(cause)}});
+  return emit(j, requeue_type(cause), {{"worker_id", j.assigned_worker_id}, {"from_status", to_string(j.status)}});
+}
+
+decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
+  if (!is_terminal(j.status)) return decision::refuse(conflict(j, job_status::queued));
+  create_job clone;
+  clone.id = new_id;
+  clone.title = j.title;
+  clone.input_bundle_path = j.input_bundle_path;
+  clone.worker_image_key = j.worker_image_key;
+  clone.preferred_clusters = j.preferred_clusters;
+  clone.comment = j.comment;
+  clone.max_attempts = j.max_attempts;
+  clone.requeued_from = j.id;
+  // The clone resumes from the old job's checkpoint: the path is absolute, not derived from the new id.
+  clone.latest_checkpoint_manifest_path = j.latest_checkpoint_manifest_path;
+  clone.last_checkpoint_at = j.last_checkpoint_at;
+  auto d = decide_create(nullptr, clone, now);
+  d.events.insert(d.events.begin(), {job_stream(j.id), "job.requeued_as", {{"new_job_id", new_id}}});
+  return d;
+}
+
+decision decide_prune(const job& j, time_us now) {
+  if (!is_terminal(j.status)) return decision::refuse(conflict(j, j.status));
+  if (j.pruned) return {};
+  return emit(j, "job.pruned", json::object());
+}
+
+void evolve(job& j, const std::string& type, const json& p, time_us at) {
+  j.updated_at = at;
+  if (type == "job.created") {
+    j.title = p.value("title", "");
+    j.input_bundle_path = p.value("input_bundle_path", "");
+    j.worker_image_key = p.value("worker_image_key", "");
+    j.preferred_clusters = p.value("preferred_clusters", std::vector<std::string>{});
+    j.comment = p.value("comment", "");
+    j.max_attempts = p.value("max_attempts", 5u);
+    j.requeued_from = p.value("requeued_from", "");
+    j.latest_checkpoint_manifest_path = p.value("latest_checkpoint_manifest_path", "");
+    if (p.contains("last_checkpoint_at_us")) j.last_checkpoint_at = p["last_checkpoint_at_us"].get<time_us>();
+    j.created_at = at;
+    set_status(j, job_status::queued, at);
+  } else if (type == "job.assigned") {
+    j.assigned_worker_id = p.at("worker_id").get<std::string>();
+    j.attempts = p.value("attempt", j.attempts + 1);
+    j.assigned_at = at;
+    close_segment(j, at);
+    j.segments.push_back({j.assigned_worker_id, at, std::nullopt});
+    set_status(j, job_status::assigned, at);
+  } else if (type == "job.started") {
+    j.started_at = at;
+    if (!j.segments.empty() && !j.segments.back().ended_at && j.segments.back().worker_id == j.assigned_worker_id)
+      j.segments.back().started_at = at;  // runtime counts from start, as RelayMD's ADR-0001
+    set_status(j, job_status::running, at);
+  } else if (type == "job.checkpointed") {
+    apply_checkpoint_fields(j, p, at);
+  } else if (type == "job.progress_reported") {
+    apply_checkpoint_fields(j, p, at);
+  } else if (type == "job.handoff_started") {
+    set_status(j, job_status::handoff, at);
+  } else if (type == "job.handoff_completed" || type == "job.requeued_after_deregister" ||
+             type == "job.requeued_after_reap" || type == "job.requeued_after_orphan") {
+    apply_checkpoint_fields(j, p, at);
+    close_segment(j, at);
+    j.assigned_worker_id.clear();
+    set_status(j, job_status::queued, at);
+  } else if (type == "job.completed") {
+    close_segment(j, at);
+    set_status(j, job_status::completed, at);
+  } else if (type == "job.failed") {
+    if (auto it = p.find("failure_artifact_path"); it != p.end()) j.latest_failure_artifact_path = it->get<std::string>();
+    j.failure_reason = p.value("reason", "");
+    close_segment(j, at);
+    set_status(j, job_status::failed, at);
+  } else if (type == "job.cancel_requested") {
+    j.cancellation_requested_at = at;
+    set_status(j, job_status::cancelling, at);
+  } else if (type == "job.cancelled") {
+    close_segment(j, at);
+    j.assigned_worker_id.clear();
+    set_status(j, job_status::cancelled, at);
+  } else if (type == "job.requeued_as") {
+    j.requeued_to.push_back(p.at("new_job_id").get<std::string>());
+  } else if (type == "job.pruned") {
+    j.pruned = true;
+  }
+}
+
+double runtime_seconds(const job& j, time_us now) {
+  time_us total = 0;
+  for (const auto& s : j.segments) total += std::max<time_us>(0, s.ended_at.value_or(now) - s.started_at);
+  return static_cast<double>(total) / 1e6;
+}
+
+json to_json(const job& j, time_us now) {
+  double runtime = runtime_seconds(j, now);
+  json etc = nullptr, ett = nullptr;
+  if ((j.status == job_status::assigned || j.status == job_status::running) && j.progress && *j.progress > 0 &&
+      *j.progress < 1) {
+    double e = runtime / *j.progress - runtime;
+    etc = e;
+    ett = runtime + e;
+  }
+  return {{"id", j.id},
+          {"title", j.title},
+          {"status", to_string(j.status)},
+          {"input_bundle_path", j.input_bundle_path},
+          {"worker_image_key", j.worker_image_key},
+          {"preferred_clusters", j.preferred_clusters},
+          {"comment", j.comment.empty() ? json(nullptr) : json(j.comment)},
+          {"queue_blocked_reason", nullptr},
+          {"assigned_at", time_or_null(j.assigned_at)},
+          {"started_at", time_or_null(j.started_at)},
+          {"status_changed_at", events::format_time_us(j.status_changed_at)},
+          {"created_at", events::format_time_us(j.created_at)},
+          {"updated_at", events::format_time_us(j.updated_at)},
+          {"latest_checkpoint_manifest_path",
+           j.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(j.latest_checkpoint_manifest_path)},
+          {"latest_failure_artifact_path",
+           j.latest_failure_artifact_path.empty() ? json(nullptr) : json(j.latest_failure_artifact_path)},
+          {"cancellation_requested_at", time_or_null(j.cancellation_requested_at)},
+          {"last_checkpoint_at", time_or_null(j.last_checkpoint_at)},
+          {"progress", j.progress ? json(*j.progress) : json(nullptr)},
+          {"runtime_seconds", runtime},
+          {"etc_seconds", etc},
+          {"ett_seconds", ett},
+          {"progress_codes", j.progress_codes},
+          {"checkpoint_cycle_status", j.checkpoint_cycle_status.empty() ? json(nullptr) : json(j.checkpoint_cycle_status)},
+          {"checkpoint_cycle_failures", j.checkpoint_cycle_failures},
+          {"assigned_worker_id", j.assigned_worker_id.empty() ? json(nullptr) : json(j.assigned_worker_id)},
+          {"attempts", j.attempts},
+          {"max_attempts", j.max_attempts},
+          {"failure_reason", j.failure_reason.empty() ? json(nullptr) : json(j.failure_reason)},
+          {"requeued_from", j.requeued_from.empty() ? json(nullptr) : json(j.requeued_from)},
+          {"requeued_to", j.requeued_to}};
+}
+
+}  // namespace baton::core

@@ -1,0 +1,113 @@
+#pragma once
+// A job's state and its lifecycle: decide (command -> events | error) and evolve
+// (state + event -> state). The transition table is RelayMD's (§2.1 of the reference),
+// with its gaps closed: handoff is recoverable, requeues keep the checkpoint, attempts are
+// capped, and every cause of a requeue has its own event type.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/domain.hpp"
+
+namespace baton::core {
+
+enum class job_status : uint8_t { queued, assigned, running, handoff, cancelling, completed, failed, cancelled };
+
+const char* to_string(job_status s);
+std::optional<job_status> job_status_from(const std::string& s);
+bool is_terminal(job_status s);
+bool transition_allowed(job_status from, job_status to);
+// Holds a worker: assigned, running, handoff or cancelling (RelayMD forgot handoff).
+bool occupies_worker(job_status s);
+
+struct runtime_segment {
+  std::string worker_id;
+  time_us started_at = 0;
+  std::optional<time_us> ended_at;
+};
+
+struct job {
+  std::string id;
+  std::string title;
+  std::string input_bundle_path;
+  std::string worker_image_key;
+  std::vector<std::string> preferred_clusters;
+  std::string comment;
+  job_status status = job_status::queued;
+  time_us created_at = 0, updated_at = 0, status_changed_at = 0;
+  std::optional<time_us> assigned_at, started_at, cancellation_requested_at, last_checkpoint_at;
+  std::string latest_checkpoint_manifest_path;
+  std::string latest_failure_artifact_path;
+  std::optional<double> progress;
+  nlohmann::json progress_codes = nlohmann::json::array();
+  std::string checkpoint_cycle_status;
+  nlohmann::json checkpoint_cycle_failures = nlohmann::json::array();
+  std::string assigned_worker_id;
+  uint32_t attempts = 0;       // assignments so far
+  uint32_t max_attempts = 5;   // a requeue after the last one fails the job instead
+  std::string failure_reason;
+  std::string requeued_from;             // job this one was cloned from
+  std::vector<std::string> requeued_to;  // clones made from this one
+  std::vector<runtime_segment> segments;
+  bool pruned = false;
+};
+
+std::string job_stream(const std::string& id);
+
+// --- commands -------------------------------------------------------------------------
+struct create_job {
+  std::string id, title, input_bundle_path, worker_image_key, comment;
+  std::vector<std::string> preferred_clusters;
+  uint32_t max_attempts = 5;
+  std::string requeued_from;                    // set for requeue clones
+  std::string latest_checkpoint_manifest_path;  // carried over by requeue clones
+  std::optional<time_us> last_checkpoint_at;
+};
+
+// Optional fields a worker may send with checkpoint / handoff-complete reports.
+struct checkpoint_report {
+  std::optional<std::string> manifest_path;
+  std::optional<double> progress;
+  std::optional<nlohmann::json> progress_codes;
+  std::optional<std::string> cycle_status;
+  std::optional<nlohmann::json> cycle_failures;
+};
+
+// Why a job lost its worker; each has its own event type.
+enum class loss_cause { deregistered, reaped, orphaned };
+const char* to_string(loss_cause c);
+
+// The caller of a worker-side command: its id when it proved it (own credential), or ""
+// when it used the shared token (accepted only if the config allows it).
+struct caller {
+  std::string worker_id;
+};
+
+decision decide_create(const job* existing, const create_job& c, time_us now);
+decision decide_assign(const job& j, const std::string& worker_id, const nlohmann::json& decision_record, time_us now);
+decision decide_start(const job& j, const caller& who, time_us now);
+decision decide_checkpoint(const job& j, const caller& who, const checkpoint_report& r, time_us now);
+decision decide_handoff_start(const job& j, const caller& who, const nlohmann::json& details, time_us now);
+decision decide_handoff_complete(const job& j, const caller& who, const checkpoint_report& r, time_us now);
+decision decide_complete(const job& j, const caller& who, time_us now);
+decision decide_fail(const job& j, const caller& who, const nlohmann::json& details, time_us now);
+decision decide_progress(const job& j, const std::string& worker_id, std::optional<double> progress,
+                         const std::optional<nlohmann::json>& codes, time_us now);
+decision decide_cancel(const job& j, bool force, time_us now);
+// The worker holding a cancelling job polled again, deregistered or was lost.
+decision decide_finish_cancel(const job& j, time_us now);
+// The job's worker is gone: back to the queue (keeping the checkpoint), failed when out of
+// attempts, cancelled if it was cancelling.
+decision decide_worker_lost(const job& j, loss_cause cause, time_us now);
+// Operator requeue of a terminal job: events for the old job and the new clone.
+decision decide_requeue(const job& j, const std::string& new_id, time_us now);
+decision decide_prune(const job& j, time_us now);
+
+// Applies one job event. Unknown types leave the job unchanged (forward compatibility).
+void evolve(job& j, const std::string& type, const nlohmann::json& payload, time_us at);
+
+// RelayMD's JobRead shape plus baton's fields, runtime figures computed at `now`.
+nlohmann::json to_json(const job& j, time_us now);
+double runtime_seconds(const job& j, time_us now);
+
+}  // namespace baton::core

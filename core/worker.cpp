@@ -1,0 +1,100 @@
+#include "core/worker.hpp"
+
+#include "events/envelope.hpp"
+
+namespace baton::core {
+
+using nlohmann::json;
+
+const char* to_string(platform p) { return p == platform::hpc ? "hpc" : "salad"; }
+
+std::optional<platform> platform_from(const std::string& s) {
+  if (s == "hpc") return platform::hpc;
+  if (s == "salad") return platform::salad;
+  return std::nullopt;
+}
+
+std::string worker::cluster() const {
+  auto colon = provider_id.find(':');
+  return colon == std::string::npos ? "" : provider_id.substr(0, colon);
+}
+
+std::string worker_stream(const std::string& id) { return "worker/" + id; }
+
+decision decide_register(const worker* placeholder, const register_worker& c, time_us now) {
+  json p = {{"platform", to_string(c.kind)},
+            {"gpu_model", c.gpu_model},
+            {"gpu_count", c.gpu_count},
+            {"vram_gb", c.vram_gb},
+            {"worker_image_key", c.worker_image_key},
+            {"provider_id", c.provider_id},
+            {"credential_sha256", c.credential_sha256}};
+  decision d;
+  if (placeholder) {
+    if (placeholder->worker_image_key != c.worker_image_key) {
+      std::string msg = "worker image does not match queued provider allocation: expected " +
+                        placeholder->worker_image_key + ", got " + c.worker_image_key;
+      return decision::refuse({409, "worker_image_mismatch", msg,
+                               {{"detail", msg}, {"error", "worker_image_mismatch"}, {"field", "worker_image_key"}}});
+    }
+    d.events.push_back({worker_stream(placeholder->id), "worker.placeholder_adopted", std::move(p)});
+    d.reply = {{"worker_id", placeholder->id}};
+  } else {
+    d.events.push_back({worker_stream(c.id), "worker.registered", std::move(p)});
+    d.reply = {{"worker_id", c.id}};
+  }
+  return d;
+}
+
+decision decide_deregister(const worker& w, time_us now) {
+  if (w.gone) return decision::refuse(not_found("Worker", w.id));
+  decision d;
+  d.events.push_back({worker_stream(w.id), "worker.deregistered", json::object()});
+  return d;
+}
+
+decision decide_reap(const worker& w, time_us last_heartbeat, time_us now) {
+  if (w.gone) return {};
+  decision d;
+  d.events.push_back({worker_stream(w.id), "worker.reaped",
+                      {{"last_heartbeat_at", events::format_time_us(last_heartbeat)},
+                       {"silent_seconds", static_cast<double>(now - last_heartbeat) / 1e6}}});
+  return d;
+}
+
+void evolve(worker& w, const std::string& type, const json& p, time_us at) {
+  if (type == "worker.registered" || type == "worker.placeholder_adopted") {
+    w.kind = platform_from(p.value("platform", "hpc")).value_or(platform::hpc);
+    w.gpu_model = p.value("gpu_model", "");
+    w.gpu_count = p.value("gpu_count", 0);
+    w.vram_gb = p.value("vram_gb", 0.0);
+    w.worker_image_key = p.value("worker_image_key", "");
+    w.provider_id = p.value("provider_id", "");
+    w.credential_sha256 = p.value("credential_sha256", "");
+    w.placeholder = false;
+    w.registered_at = at;
+  } else if (type == "worker.deregistered" || type == "worker.reaped") {
+    w.gone = true;
+    w.gone_reason = type == "worker.deregistered" ? "deregistered" : "reaped";
+    w.gone_at = at;
+  }
+}
+
+json to_json(const worker& w, const std::string& derived_state, std::optional<time_us> last_heartbeat) {
+  return {{"id", w.id},
+          {"platform", to_string(w.kind)},
+          {"gpu_model", w.gpu_model},
+          {"gpu_count", w.gpu_count},
+          {"vram_gb", w.vram_gb},
+          {"status", w.placeholder ? "queued" : (w.gone ? "gone" : "active")},
+          {"state", derived_state},
+          {"worker_image_key", w.worker_image_key},
+          {"provider_id", w.provider_id.empty() ? json(nullptr) : json(w.provider_id)},
+          {"cluster", w.cluster().empty() ? json(nullptr) : json(w.cluster())},
+          {"last_heartbeat", last_heartbeat ? json(events::format_time_us(*last_heartbeat)) : json(nullptr)},
+          {"registered_at", events::format_time_us(w.registered_at)},
+          {"gone_reason", w.gone ? json(w.gone_reason) : json(nullptr)},
+          {"gone_at", w.gone ? json(events::format_time_us(w.gone_at)) : json(nullptr)}};
+}
+
+}  // namespace baton::core

@@ -1,0 +1,57 @@
+#pragma once
+// A worker's state and lifecycle. Liveness (the heartbeat lease) is soft state kept by the
+// scheduler actor, not events: a heartbeat every minute from thousands of workers would
+// flood the log without telling an auditor anything the reap events don't.
+#include <optional>
+#include <string>
+
+#include "core/domain.hpp"
+
+namespace baton::core {
+
+enum class platform : uint8_t { hpc, salad };
+const char* to_string(platform p);
+std::optional<platform> platform_from(const std::string& s);
+
+struct worker {
+  std::string id;
+  platform kind = platform::hpc;
+  std::string gpu_model;
+  int gpu_count = 0;
+  double vram_gb = 0;
+  std::string worker_image_key;
+  std::string provider_id;  // "<cluster>:<slurm job id>" on HPC, "" on Salad
+  bool placeholder = false;  // a pending Slurm allocation, never assigned work (provisioning issue)
+  bool gone = false;         // deregistered or reaped; kept for history, never deleted
+  std::string gone_reason;   // "deregistered" | "reaped"
+  time_us registered_at = 0;
+  time_us gone_at = 0;
+  std::string credential_sha256;  // hex SHA-256 of the worker's own token
+
+  std::string cluster() const;  // text before the first ':' of provider_id, "" if none
+};
+
+std::string worker_stream(const std::string& id);
+
+struct register_worker {
+  std::string id;  // chosen by the shell (fresh id) unless a placeholder is adopted
+  platform kind = platform::hpc;
+  std::string gpu_model;
+  int gpu_count = 1;
+  double vram_gb = 0;
+  std::string worker_image_key;
+  std::string provider_id;
+  std::string credential_sha256;
+};
+
+// placeholder: the live placeholder with the same provider_id, if any.
+decision decide_register(const worker* placeholder, const register_worker& c, time_us now);
+decision decide_deregister(const worker& w, time_us now);
+decision decide_reap(const worker& w, time_us last_heartbeat, time_us now);
+
+void evolve(worker& w, const std::string& type, const nlohmann::json& payload, time_us at);
+
+// RelayMD's WorkerRead shape plus derived state ("idle", "busy", "stale", "provisioning", "gone").
+nlohmann::json to_json(const worker& w, const std::string& derived_state, std::optional<time_us> last_heartbeat);
+
+}  // namespace baton::core

@@ -1,0 +1,104 @@
+#include "core/world.hpp"
+
+#include <cmath>
+
+namespace baton::core {
+namespace {
+
+// Tie-break among equal reported VRAM: H100 > A100 > A6000 > RTX 4090 > A10 > A30.
+struct model_info {
+  const char* name;
+  double vram_gb;
+  int rank;
+};
+const model_info known_models[] = {{"H100", 94, 6}, {"A100", 80, 5}, {"A6000", 48, 4},
+                                   {"RTX 4090", 24, 3}, {"A10", 24, 2}, {"A30", 24, 1}};
+
+const model_info* model_of(const std::string& gpu_model) {
+  // Longest name first, so "A100" is not taken for "A10" and "RTX A6000" finds "A6000".
+  const model_info* best = nullptr;
+  for (const auto& m : known_models)
+    if (gpu_model.find(m.name) != std::string::npos && (!best || std::string(m.name).size() > std::string(best->name).size()))
+      best = &m;
+  return best;
+}
+
+void index_remove(world& w, const worker& wk) { w.idle.erase(rank_of(wk)); }
+
+void refresh_worker_index(world& w, const worker& wk) {
+  w.idle.erase(rank_of(wk));
+  if (!wk.gone && !wk.placeholder && !w.job_of_worker.count(wk.id)) w.idle.insert(rank_of(wk));
+}
+
+void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
+  auto& j = w.jobs[id];
+  j.id = id;
+  bool was_queued = j.status == job_status::queued && j.created_at != 0;
+  std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
+  if (was_queued) w.queued.erase({j.created_at, j.id});
+  evolve(j, type, p, at);
+  if (j.status == job_status::queued) w.queued.insert({j.created_at, j.id});
+  std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
+  if (old_worker != new_worker) {
+    if (!old_worker.empty()) {
+      w.job_of_worker.erase(old_worker);
+      if (auto it = w.workers.find(old_worker); it != w.workers.end()) refresh_worker_index(w, it->second);
+    }
+    if (!new_worker.empty()) {
+      w.job_of_worker[new_worker] = id;
+      if (auto it = w.workers.find(new_worker); it != w.workers.end()) refresh_worker_index(w, it->second);
+    }
+  }
+}
+
+void apply_worker(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
+  auto& wk = w.workers[id];
+  if (wk.id.empty()) wk.id = id;
+  index_remove(w, wk);
+  if (!wk.provider_id.empty() && wk.placeholder) w.placeholder_by_provider.erase(wk.provider_id);
+  evolve(wk, type, p, at);
+  if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
+  refresh_worker_index(w, wk);
+}
+
+}  // namespace
+
+bool operator<(const worker_rank& a, const worker_rank& b) {
+  return std::tie(b.hpc, b.gpu_count, b.vram_centi_gb, b.model_rank, a.registered_at, a.id) <
+         std::tie(a.hpc, a.gpu_count, a.vram_centi_gb, a.model_rank, b.registered_at, b.id);
+}
+
+worker_rank rank_of(const worker& w) {
+  const auto* m = model_of(w.gpu_model);
+  double vram = w.vram_gb > 0 ? w.vram_gb : (m ? m->vram_gb : 0);
+  return {w.kind == platform::hpc ? 1 : 0, w.gpu_count, static_cast<int64_t>(std::llround(vram * 100)),
+          m ? m->rank : 0, w.registered_at, w.id};
+}
+
+int64_t score_of(const worker& w) {
+  auto r = rank_of(w);
+  return r.hpc * 1'000'000'000LL + r.gpu_count * 1'000'000LL + r.vram_centi_gb * 10 + r.model_rank;
+}
+
+const job* world::find_job(const std::string& id) const {
+  auto it = jobs.find(id);
+  return it == jobs.end() ? nullptr : &it->second;
+}
+
+const worker* world::find_worker(const std::string& id) const {
+  auto it = workers.find(id);
+  return it == workers.end() ? nullptr : &it->second;
+}
+
+void apply(world& w, const decision& d, time_us at) {
+  for (const auto& e : d.events) apply(w, e.stream, e.type, e.payload, at);
+}
+
+void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at) {
+  if (stream.rfind("job/", 0) == 0)
+    apply_job(w, stream.substr(4), type, payload, at);
+  else if (stream.rfind("worker/", 0) == 0)
+    apply_worker(w, stream.substr(7), type, payload, at);
+}
+
+}  // namespace baton::core

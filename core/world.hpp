@@ -1,0 +1,47 @@
+#pragma once
+// Everything the scheduler decides on: all jobs and workers, plus indexes kept in step by
+// apply(). Ordered containers only, so iteration order never depends on hashing.
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "core/job.hpp"
+#include "core/worker.hpp"
+
+namespace baton::core {
+
+// Higher is better: platform (HPC before Salad), GPU count, VRAM, then the earlier
+// registration and the smaller id win ties.
+struct worker_rank {
+  int hpc = 0;
+  int gpu_count = 0;
+  int64_t vram_centi_gb = 0;
+  int model_rank = 0;
+  time_us registered_at = 0;
+  std::string id;
+};
+bool operator<(const worker_rank& a, const worker_rank& b);  // a ranks better than b
+worker_rank rank_of(const worker& w);
+// The rank as one number for display and decision records (monotone in the ordering above
+// except for the tie-breakers).
+int64_t score_of(const worker& w);
+
+struct world {
+  std::map<std::string, job> jobs;
+  std::map<std::string, worker> workers;
+  std::set<std::tuple<time_us, std::string>> queued;  // (created_at, id): oldest first
+  std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
+  std::set<worker_rank> idle;                          // registered, not gone, holding no job
+  std::map<std::string, std::string> placeholder_by_provider;
+
+  const job* find_job(const std::string& id) const;
+  const worker* find_worker(const std::string& id) const;
+};
+
+// Applies every event of an accepted decision, as they will be logged.
+void apply(world& w, const decision& d, time_us at);
+// Applies one logged event (any stream) to the world.
+void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at);
+
+}  // namespace baton::core

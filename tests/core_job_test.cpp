@@ -1,0 +1,203 @@
+#include <gtest/gtest.h>
+
+#include "core/job.hpp"
+#include "core/world.hpp"
+
+using namespace baton::core;
+using nlohmann::json;
+
+namespace {
+
+constexpr time_us t0 = 1'700'000'000'000'000;
+
+struct fixture {
+  world w;
+  time_us now = t0;
+
+  decision run(decision d) {
+    now += 1'000'000;
+    if (d.ok()) apply(w, d, now);
+    return d;
+  }
+  const job& j(const std::string& id) { return w.jobs.at(id); }
+  void create(const std::string& id, uint32_t max_attempts = 5) {
+    create_job c{id, "t", "/bundles/" + id, "img", "", {}, max_attempts};
+    ASSERT_TRUE(run(decide_create(w.find_job(id), c, now)).ok());
+  }
+  void add_worker(const std::string& id) {
+    register_worker r;
+    r.id = id;
+    r.worker_image_key = "img";
+    ASSERT_TRUE(run(decide_register(nullptr, r, now)).ok());
+  }
+  void assign(const std::string& job_id, const std::string& worker_id) {
+    ASSERT_TRUE(run(decide_assign(j(job_id), worker_id, json::object(), now)).ok());
+  }
+};
+
+}  // namespace
+
+TEST(JobCore, TransitionTableMatchesRelayMDPlusRecoverableHandoff) {
+  using S = job_status;
+  EXPECT_TRUE(transition_allowed(S::queued, S::assigned));
+  EXPECT_FALSE(transition_allowed(S::queued, S::running));
+  EXPECT_TRUE(transition_allowed(S::running, S::handoff));
+  EXPECT_FALSE(transition_allowed(S::assigned, S::handoff));
+  EXPECT_TRUE(transition_allowed(S::handoff, S::queued));
+  EXPECT_TRUE(transition_allowed(S::handoff, S::failed));
+  EXPECT_TRUE(transition_allowed(S::cancelling, S::cancelled));
+  EXPECT_FALSE(transition_allowed(S::cancelling, S::completed));
+  for (auto t : {S::completed, S::failed, S::cancelled})
+    for (int to = 0; to < 8; ++to) EXPECT_FALSE(transition_allowed(t, static_cast<S>(to)));
+  EXPECT_TRUE(occupies_worker(S::handoff));
+}
+
+TEST(JobCore, HappyPathAndIdempotentStart) {
+  fixture f;
+  f.create("j1");
+  f.add_worker("w1");
+  EXPECT_EQ(f.w.queued.size(), 1u);
+  f.assign("j1", "w1");
+  EXPECT_EQ(f.j("j1").status, job_status::assigned);
+  EXPECT_EQ(f.w.job_of_worker.at("w1"), "j1");
+  EXPECT_TRUE(f.w.queued.empty());
+  EXPECT_TRUE(f.w.idle.empty());
+  EXPECT_EQ(f.run(decide_start(f.j("j1"), {"w1"}, f.now)).events.size(), 1u);
+  auto again = f.run(decide_start(f.j("j1"), {"w1"}, f.now));
+  EXPECT_TRUE(again.ok());
+  EXPECT_TRUE(again.events.empty());
+  checkpoint_report r;
+  r.manifest_path = "/ckpt/j1/1.json";
+  r.progress = 0.4;
+  ASSERT_TRUE(f.run(decide_checkpoint(f.j("j1"), {"w1"}, r, f.now)).ok());
+  EXPECT_EQ(f.j("j1").latest_checkpoint_manifest_path, "/ckpt/j1/1.json");
+  EXPECT_EQ(*f.j("j1").progress, 0.4);
+  ASSERT_TRUE(f.run(decide_complete(f.j("j1"), {"w1"}, f.now)).ok());
+  EXPECT_EQ(f.j("j1").status, job_status::completed);
+  EXPECT_EQ(f.w.idle.size(), 1u);
+  EXPECT_NEAR(runtime_seconds(f.j("j1"), f.now), 3.0, 1e-9);  // started .. completed: three steps of 1 s
+  auto late = decide_complete(f.j("j1"), {"w1"}, f.now);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error->status, 409);
+  EXPECT_EQ(late.error->body["error"], "job_transition_conflict");
+  EXPECT_EQ(late.error->body["current_status"], "completed");
+  EXPECT_EQ(late.error->body["requested_status"], "completed");
+}
+
+TEST(JobCore, OnlyTheAssigneeMayChangeTheJob) {
+  fixture f;
+  f.create("j1");
+  f.add_worker("w1");
+  f.add_worker("w2");
+  f.assign("j1", "w1");
+  for (auto d : {decide_start(f.j("j1"), {"w2"}, f.now), decide_complete(f.j("j1"), {"w2"}, f.now),
+                 decide_fail(f.j("j1"), {"w2"}, json::object(), f.now),
+                 decide_checkpoint(f.j("j1"), {"w2"}, {}, f.now)}) {
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error->status, 409);
+    EXPECT_EQ(d.error->code, "job_not_assigned_to_worker");
+  }
+  EXPECT_TRUE(decide_start(f.j("j1"), {""}, f.now).ok()) << "shared-token callers are not identified";
+}
+
+TEST(JobCore, CancelRules) {
+  fixture f;
+  f.create("q");
+  ASSERT_TRUE(f.run(decide_cancel(f.j("q"), false, f.now)).ok());
+  EXPECT_EQ(f.j("q").status, job_status::cancelled);
+  f.create("r");
+  f.add_worker("w");
+  f.assign("r", "w");
+  f.run(decide_start(f.j("r"), {"w"}, f.now));
+  auto no_force = decide_cancel(f.j("r"), false, f.now);
+  ASSERT_FALSE(no_force.ok());
+  EXPECT_EQ(no_force.error->code, "force_required");
+  ASSERT_TRUE(f.run(decide_cancel(f.j("r"), true, f.now)).ok());
+  EXPECT_EQ(f.j("r").status, job_status::cancelling);
+  EXPECT_FALSE(decide_complete(f.j("r"), {"w"}, f.now).ok()) << "a late complete must not win over a cancel";
+  EXPECT_TRUE(decide_checkpoint(f.j("r"), {"w"}, {}, f.now).ok()) << "checkpoints still land while cancelling";
+  ASSERT_TRUE(f.run(decide_finish_cancel(f.j("r"), f.now)).ok());
+  EXPECT_EQ(f.j("r").status, job_status::cancelled);
+  EXPECT_EQ(f.w.idle.size(), 1u);
+  EXPECT_FALSE(decide_cancel(f.j("r"), true, f.now).ok());
+}
+
+TEST(JobCore, HandoffIsRecoveredWhenItsWorkerIsLost) {
+  fixture f;
+  f.create("j");
+  f.add_worker("w");
+  f.assign("j", "w");
+  f.run(decide_start(f.j("j"), {"w"}, f.now));
+  checkpoint_report r;
+  r.manifest_path = "/ckpt/j/7.json";
+  f.run(decide_checkpoint(f.j("j"), {"w"}, r, f.now));
+  ASSERT_TRUE(f.run(decide_handoff_start(f.j("j"), {"w"}, {{"reason", "walltime"}}, f.now)).ok());
+  EXPECT_EQ(f.j("j").status, job_status::handoff);
+  EXPECT_TRUE(f.w.idle.empty()) << "a worker in handoff is busy";
+  auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.events[0].type, "job.requeued_after_reap");
+  EXPECT_EQ(f.j("j").status, job_status::queued);
+  EXPECT_EQ(f.j("j").latest_checkpoint_manifest_path, "/ckpt/j/7.json") << "the requeued job resumes from its checkpoint";
+  EXPECT_TRUE(f.j("j").assigned_worker_id.empty());
+}
+
+TEST(JobCore, HandoffCompleteOnlyFromHandoff) {
+  fixture f;
+  f.create("j");
+  f.add_worker("w");
+  f.assign("j", "w");
+  f.run(decide_start(f.j("j"), {"w"}, f.now));
+  EXPECT_FALSE(decide_handoff_complete(f.j("j"), {"w"}, {}, f.now).ok());
+  f.run(decide_handoff_start(f.j("j"), {"w"}, {{"reason", "walltime"}}, f.now));
+  checkpoint_report r;
+  r.manifest_path = "/ckpt/j/9.json";
+  ASSERT_TRUE(f.run(decide_handoff_complete(f.j("j"), {"w"}, r, f.now)).ok());
+  EXPECT_EQ(f.j("j").status, job_status::queued);
+  EXPECT_EQ(f.j("j").latest_checkpoint_manifest_path, "/ckpt/j/9.json");
+}
+
+TEST(JobCore, DistinctCausesAndTheAttemptCap) {
+  fixture f;
+  f.create("j", 2);
+  f.add_worker("w");
+  f.assign("j", "w");
+  EXPECT_EQ(f.run(decide_worker_lost(f.j("j"), loss_cause::deregistered, f.now)).events[0].type,
+            "job.requeued_after_deregister");
+  f.assign("j", "w");
+  EXPECT_EQ(f.j("j").attempts, 2u);
+  auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::orphaned, f.now));
+  EXPECT_EQ(d.events[0].type, "job.failed");
+  EXPECT_EQ(d.events[0].payload["reason"], "max_attempts_exceeded");
+  EXPECT_EQ(f.j("j").status, job_status::failed);
+  EXPECT_EQ(f.j("j").failure_reason, "max_attempts_exceeded");
+}
+
+TEST(JobCore, RequeueCloneCarriesTheCheckpointPath) {
+  fixture f;
+  f.create("old");
+  f.add_worker("w");
+  f.assign("old", "w");
+  checkpoint_report r;
+  r.manifest_path = "/ckpt/old/3.json";
+  f.run(decide_checkpoint(f.j("old"), {"w"}, r, f.now));
+  f.run(decide_fail(f.j("old"), {"w"}, {{"reason", "payload_failed"}}, f.now));
+  EXPECT_FALSE(decide_requeue(f.j("old"), "new", f.now).events.empty());
+  ASSERT_TRUE(f.run(decide_requeue(f.j("old"), "new", f.now)).ok());
+  EXPECT_EQ(f.j("new").status, job_status::queued);
+  EXPECT_EQ(f.j("new").latest_checkpoint_manifest_path, "/ckpt/old/3.json");
+  EXPECT_EQ(f.j("new").requeued_from, "old");
+  EXPECT_EQ(f.j("old").requeued_to, std::vector<std::string>{"new"});
+  EXPECT_EQ(f.j("old").status, job_status::failed) << "terminal jobs stay as they were";
+  EXPECT_FALSE(decide_requeue(f.j("new"), "x", f.now).ok()) << "only terminal jobs can be requeued";
+}
+
+TEST(JobCore, ProgressRecordsChangesOnly) {
+  fixture f;
+  f.create("j");
+  f.add_worker("w");
+  f.assign("j", "w");
+  EXPECT_EQ(f.run(decide_progress(f.j("j"), "w", 0.5, std::nullopt, f.now)).events.size(), 1u);
+  EXPECT_TRUE(decide_progress(f.j("j"), "w", 0.5, std::nullopt, f.now).events.empty());
+  EXPECT_TRUE(decide_progress(f.j("j"), "other", 0.7, std::nullopt, f.now).events.empty());
+}

@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include "core/scheduling.hpp"
+
+using namespace baton::core;
+
+namespace {
+
+struct pool {
+  world w;
+  time_us now = 1'700'000'000'000'000;
+
+  void worker(const std::string& id, platform kind, int gpus, const std::string& model, double vram = 0,
+              const std::string& image = "img", const std::string& provider = "") {
+    register_worker r{id, kind, model, gpus, vram, image, provider, ""};
+    now += 1000;
+    apply(w, decide_register(nullptr, r, now), now);
+  }
+  void job(const std::string& id, const std::string& image = "img", std::vector<std::string> pins = {}) {
+    create_job c{id, id, "/b", image, "", pins, 5};
+    now += 1000;
+    apply(w, decide_create(nullptr, c, now), now);
+  }
+  std::optional<std::string> poll(const std::string& worker_id, std::set<std::string> stale = {}) {
+    return choose_job_for(w, worker_id, stale).job_id;
+  }
+};
+
+}  // namespace
+
+TEST(Scheduling, RankOrderPlatformThenGpusThenVram) {
+  pool p;
+  p.worker("salad4", platform::salad, 4, "H100");
+  p.worker("hpc1-a30", platform::hpc, 1, "A30");
+  p.worker("hpc1-h100", platform::hpc, 1, "H100");
+  p.worker("hpc2-a10", platform::hpc, 2, "A10");
+  p.worker("hpc1-reported", platform::hpc, 1, "A30", 100);  // reported vram_gb wins over the model table
+  std::vector<std::string> order;
+  for (const auto& r : p.w.idle) order.push_back(r.id);
+  EXPECT_EQ(order, (std::vector<std::string>{"hpc2-a10", "hpc1-reported", "hpc1-h100", "hpc1-a30", "salad4"}));
+}
+
+TEST(Scheduling, VramTableOrdersModelsAsTheSeedSays) {
+  pool p;
+  for (auto m : {"A30", "A10", "RTX 4090", "RTX A6000", "A100", "H100"}) p.worker(m, platform::hpc, 1, m);
+  std::vector<std::string> order;
+  for (const auto& r : p.w.idle) order.push_back(r.id);
+  EXPECT_EQ(order, (std::vector<std::string>{"H100", "A100", "RTX A6000", "RTX 4090", "A10", "A30"}));
+}
+
+TEST(Scheduling, LowerRankedPollerGetsNothingWhileABetterWorkerIsIdle) {
+  pool p;
+  p.worker("small", platform::hpc, 1, "A10");
+  p.worker("big", platform::hpc, 4, "A100");
+  p.job("j1");
+  EXPECT_FALSE(p.poll("small")) << "polling first must not win";
+  EXPECT_EQ(p.poll("big"), "j1");
+  p.job("j2");
+  EXPECT_EQ(p.poll("small"), "j2") << "two jobs: the better worker takes the oldest, the poller the next";
+}
+
+TEST(Scheduling, SaladOnlyWhenNoHpcWorkerCanRunIt) {
+  pool p;
+  p.worker("salad", platform::salad, 8, "H100");
+  p.worker("hpc", platform::hpc, 1, "A10", 0, "img", "clusterA:1");
+  p.job("j");
+  EXPECT_FALSE(p.poll("salad"));
+  EXPECT_EQ(p.poll("hpc"), "j");
+  p.job("other-image", "img2");
+  EXPECT_FALSE(p.poll("salad")) << "image must match";
+}
+
+TEST(Scheduling, PinsAreRespectedAndDoNotBlockOthers) {
+  pool p;
+  p.worker("a", platform::hpc, 4, "H100", 0, "img", "clusterA:1");
+  p.worker("b", platform::hpc, 1, "A10", 0, "img", "clusterB:2");
+  p.worker("s", platform::salad, 1, "A10");
+  p.job("pinned-b", "img", {"clusterB"});
+  p.job("free");
+  EXPECT_EQ(p.poll("b"), "pinned-b");
+  EXPECT_EQ(p.poll("a"), "free") << "the pinned older job does not block the better worker";
+  EXPECT_FALSE(p.poll("s"));
+}
+
+TEST(Scheduling, StaleWorkersAreLeftOutAndRecorded) {
+  pool p;
+  p.worker("small", platform::hpc, 1, "A10");
+  p.worker("big", platform::hpc, 4, "A100");
+  p.job("j1");
+  auto c = choose_job_for(p.w, "small", {"big"});
+  EXPECT_EQ(c.job_id, "j1");
+  EXPECT_EQ(c.record["stale_excluded"], nlohmann::json::array({"big"}));
+  EXPECT_EQ(c.record["worker_score"], score_of(p.w.workers.at("small")));
+}
+
+TEST(Scheduling, OldestFirstTiesById) {
+  pool p;
+  p.worker("w", platform::hpc, 1, "A10");
+  create_job b{"b", "b", "/b", "img", "", {}, 5}, a{"a", "a", "/b", "img", "", {}, 5};
+  apply(p.w, decide_create(nullptr, b, 5), 5);
+  apply(p.w, decide_create(nullptr, a, 5), 5);
+  EXPECT_EQ(p.poll("w"), "a");
+}
