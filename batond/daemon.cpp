@@ -11,6 +11,10 @@
 #include <memory>
 
 #include "actors/log_writer.hpp"
+#include "actors/scheduler.hpp"
+#include "batond/api_token.hpp"
+#include "core/world.hpp"
+#include "http/api_routes.hpp"
 #include "batond/daemon_state.hpp"
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
@@ -64,15 +68,25 @@ int run(const config::settings& settings, const run_options& opts) {
   std::string log_dir = settings.data_dir + "/eventlog";
   std::shared_ptr<events::event_store> store;
   daemon_state state;
+  core::world world;
+  std::string api_token;
   try {
     auto started = std::chrono::steady_clock::now();
     store = events::event_store::open(log_dir);
+    // One pass rebuilds everything: batond's own run history and every job and worker.
     auto r = replay::recover(
         *store, "daemon", [](const events::snapshot&) {},
-        [&](const events::event_view& e) { state = evolve(std::move(state), e); });
+        [&](const events::event_view& e) {
+          state = evolve(std::move(state), e);
+          if (e.stream_id != stream)
+            core::apply(world, std::string(e.stream_id), std::string(e.type), events::from_payload(e.payload),
+                        e.recorded_at_us);
+        });
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    spdlog::info("recovered {} events from {} in {} ms (chain verified)", r.events_applied, log_dir, ms.count());
-  } catch (const events::store_error& e) {
+    spdlog::info("recovered {} events ({} jobs, {} workers) from {} in {} ms (chain verified)", r.events_applied,
+                 world.jobs.size(), world.workers.size(), log_dir, ms.count());
+    api_token = settings.api_token.empty() ? load_or_create_api_token(settings.data_dir) : settings.api_token;
+  } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 2;
   }
@@ -87,10 +101,19 @@ int run(const config::settings& settings, const run_options& opts) {
   {
     caf::actor_system sys{cfg};
     auto log = actors::spawn_log_writer(sys, store, {static_cast<size_t>(settings.group_commit_max_events)});
+    actors::scheduler_settings sched;
+    sched.stale_after_us =
+        static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
+    sched.reap_interval_us = static_cast<core::time_us>(settings.reaper_interval_seconds) * 1'000'000;
+    sched.max_attempts = static_cast<uint32_t>(settings.max_attempts);
+    sched.default_worker_image = settings.default_worker_image;
+    sched.worker_credentials_required = !settings.accept_shared_token;
+    auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), sched, now_us);
     http::http_server server({settings.listen.host, settings.listen.port, settings.http_threads,
                               settings.keep_alive_max});
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log);
+    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store});
     int port = 0;
     try {
       port = server.start();
@@ -119,6 +142,8 @@ int run(const config::settings& settings, const run_options& opts) {
       server.stop();  // in-flight requests finish; their appends are answered before this returns
       record(sys, log, stopped_type, {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
     }
+    caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
+    scheduler = nullptr;
     caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits
     log = nullptr;
   }  // ~actor_system waits for every actor

@@ -56,6 +56,34 @@ void read_int(const YAML::Node& map, const std::string& prefix, const std::strin
   out = static_cast<int>(v);
 }
 
+void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
+                 double& out) {
+  auto n = map[key];
+  if (!n) return;
+  std::string what = "expected a number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + describe(n);
+  if (!n.IsScalar()) throw key_error{join(prefix, key), what};
+  double v = 0;
+  try {
+    size_t used = 0;
+    v = std::stod(n.Scalar(), &used);
+    if (used != n.Scalar().size()) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    throw key_error{join(prefix, key), what};
+  }
+  if (!(v >= lo && v <= hi)) throw key_error{join(prefix, key), what};
+  out = v;
+}
+
+void read_bool(const YAML::Node& map, const std::string& prefix, const std::string& key, bool& out) {
+  auto n = map[key];
+  if (!n) return;
+  if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
+    out = n.Scalar() == "true";
+    return;
+  }
+  throw key_error{join(prefix, key), "expected true or false, got " + describe(n)};
+}
+
 void read_string(const YAML::Node& map, const std::string& prefix, const std::string& key, std::string& out) {
   auto n = map[key];
   if (!n) return;
@@ -70,7 +98,7 @@ void check_log_level(const std::string& key, const std::string& level) {
 
 void apply_file(const YAML::Node& root, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
-  check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level"});
+  check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
@@ -92,6 +120,20 @@ void apply_file(const YAML::Node& root, settings& s) {
   }
   read_string(root, "", "log_level", s.log_level);
   check_log_level("log_level", s.log_level);
+  if (auto w = root["workers"]) {
+    check_known_keys(w, "workers",
+                     {"heartbeat_interval_seconds", "heartbeat_timeout_multiplier", "reaper_interval_seconds",
+                      "accept_shared_token"});
+    read_int(w, "workers", "heartbeat_interval_seconds", 1, 86400, s.heartbeat_interval_seconds);
+    read_double(w, "workers", "heartbeat_timeout_multiplier", 1.0, 100.0, s.heartbeat_timeout_multiplier);
+    read_int(w, "workers", "reaper_interval_seconds", 1, 86400, s.reaper_interval_seconds);
+    read_bool(w, "workers", "accept_shared_token", s.accept_shared_token);
+  }
+  if (auto j = root["jobs"]) {
+    check_known_keys(j, "jobs", {"max_attempts", "default_worker_image"});
+    read_int(j, "jobs", "max_attempts", 1, 1000, s.max_attempts);
+    read_string(j, "jobs", "default_worker_image", s.default_worker_image);
+  }
 }
 
 void apply_env(const env_lookup& env, settings& s) {

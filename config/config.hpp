@@ -25,7 +25,14 @@ struct settings {
   int keep_alive_max = 100000;           // requests per keep-alive connection
   int group_commit_max_events = 4096;    // cap per WriteBatch
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
+  int heartbeat_interval_seconds = 60;   // workers.heartbeat_interval_seconds: what workers are told to keep
+  double heartbeat_timeout_multiplier = 2.0;  // stale after interval × multiplier without a heartbeat
+  int reaper_interval_seconds = 60;      // how often stale workers are reaped and orphans requeued
+  bool accept_shared_token = false;      // workers.accept_shared_token: RelayMD workers send only X-API-Token
+  int max_attempts = 5;                  // jobs.max_attempts: assignments before a lost worker fails the job
+  std::string default_worker_image = "default";  // jobs.default_worker_image
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
+                                         // (empty: batond makes one in <data_dir>/api_token)
   std::string source;                    // the file read, "" when built-in defaults were used
   std::vector<std::string> warnings;     // e.g. the file was missing
 };

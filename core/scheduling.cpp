@@ -14,6 +14,10 @@ bool can_run(const worker& w, const job& j) {
 }
 
 poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale) {
+  return choose_job_for(w, worker_id, [&](const std::string& id) { return stale.count(id) > 0; });
+}
+
+poll_choice choose_job_for(const world& w, const std::string& worker_id, const stale_predicate& is_stale) {
   poll_choice out;
   const worker* me = w.find_worker(worker_id);
   if (!me) return out;
@@ -21,9 +25,13 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
 
   // Only idle workers ranked above the poller can take a job before it does.
   std::vector<const worker*> above;
+  std::vector<std::string> stale;
   for (const auto& r : w.idle) {
     if (!(r < my_rank)) break;
-    if (!stale.count(r.id)) above.push_back(w.find_worker(r.id));
+    if (is_stale(r.id))
+      stale.push_back(r.id);
+    else
+      above.push_back(w.find_worker(r.id));
   }
   std::vector<bool> claimed(above.size(), false);
   size_t first_free = 0;
@@ -64,7 +72,7 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
                 {"jobs_examined", examined},
                 {"taken_by_better_workers", ahead_total},
                 {"taken_by_better_workers_sample", ahead},
-                {"stale_excluded", std::vector<std::string>(stale.begin(), stale.end())}};
+                {"stale_excluded", stale}};
   return out;
 }
 

@@ -4,6 +4,7 @@
 // run it; the polling worker gets the job it is matched with, or nothing. Polling faster
 // therefore gains nothing, and a Salad worker gets a job only when no idle HPC worker can
 // run it (platform ranks first).
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,8 +20,10 @@ struct poll_choice {
   nlohmann::json record;  // what re-derives the decision (goes into job.assigned)
 };
 
-// stale: idle workers left out because their heartbeat lease ran out. It is recorded, so
-// replaying the log and leaving out the same workers re-derives the same choice.
+// is_stale: idle workers whose heartbeat lease ran out are left out. Those it met are
+// recorded, so replaying the log and leaving out the same workers re-derives the choice.
+using stale_predicate = std::function<bool(const std::string& worker_id)>;
+poll_choice choose_job_for(const world& w, const std::string& worker_id, const stale_predicate& is_stale);
 poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale);
 
 }  // namespace baton::core

@@ -37,6 +37,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (was_queued) w.queued.erase({j.created_at, j.id});
   evolve(j, type, p, at);
+  if (type == "job.created") w.by_created.insert({j.created_at, j.id});
   if (j.status == job_status::queued) w.queued.insert({j.created_at, j.id});
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (old_worker != new_worker) {
@@ -55,8 +56,10 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
   auto& wk = w.workers[id];
   if (wk.id.empty()) wk.id = id;
   index_remove(w, wk);
+  w.by_registered.erase({wk.registered_at, wk.id});
   if (!wk.provider_id.empty() && wk.placeholder) w.placeholder_by_provider.erase(wk.provider_id);
   evolve(wk, type, p, at);
+  w.by_registered.insert({wk.registered_at, wk.id});
   if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
   refresh_worker_index(w, wk);
 }

@@ -31,6 +31,8 @@ struct world {
   std::map<std::string, job> jobs;
   std::map<std::string, worker> workers;
   std::set<std::tuple<time_us, std::string>> queued;  // (created_at, id): oldest first
+  std::set<std::tuple<time_us, std::string>> by_created;     // every job, for listing
+  std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
   std::set<worker_rank> idle;                          // registered, not gone, holding no job
   std::map<std::string, std::string> placeholder_by_provider;

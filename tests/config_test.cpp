@@ -50,6 +50,8 @@ threads: {actors: 4, http: 128}
 http: {keep_alive_max: 50}
 event_log: {group_commit_max_events: 100}
 log_level: debug
+workers: {heartbeat_interval_seconds: 5, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 2, accept_shared_token: true}
+jobs: {max_attempts: 3, default_worker_image: gromacs}
 )", "/etc/baton.yaml", no_env);
   ASSERT_TRUE(r.value) << r.error->what();
   const auto& s = *r.value;
@@ -61,6 +63,12 @@ log_level: debug
   EXPECT_EQ(s.keep_alive_max, 50);
   EXPECT_EQ(s.group_commit_max_events, 100);
   EXPECT_EQ(s.log_level, "debug");
+  EXPECT_EQ(s.heartbeat_interval_seconds, 5);
+  EXPECT_EQ(s.heartbeat_timeout_multiplier, 1.5);
+  EXPECT_EQ(s.reaper_interval_seconds, 2);
+  EXPECT_TRUE(s.accept_shared_token);
+  EXPECT_EQ(s.max_attempts, 3);
+  EXPECT_EQ(s.default_worker_image, "gromacs");
   EXPECT_EQ(s.source, "/etc/baton.yaml");
 }
 
@@ -83,6 +91,8 @@ TEST(Config, WrongTypesNameTheKeyAndFile) {
   EXPECT_EQ(error_of("data_dir: [1, 2]\n").key, "data_dir");
   EXPECT_EQ(error_of("listen:\n  port: 8080.5\n").key, "listen.port");
   EXPECT_EQ(error_of("threads:\n  http: {a: 1}\n").key, "threads.http");
+  EXPECT_EQ(error_of("workers: {accept_shared_token: maybe}\n").key, "workers.accept_shared_token");
+  EXPECT_EQ(error_of("workers: {heartbeat_timeout_multiplier: 0.5}\n").key, "workers.heartbeat_timeout_multiplier");
   EXPECT_EQ(error_of("- a\n- b\n").key, "(top level)");
 }
 

@@ -1,0 +1,297 @@
+#include "actors/scheduler_commands.hpp"
+
+#include "core/scheduling.hpp"
+
+namespace baton::actors {
+namespace {
+
+using nlohmann::json;
+using namespace baton::core;
+
+handled refuse(const domain_error& e) { return {decision::refuse(e), {e.status, e.body}}; }
+
+handled from(decision d, int status = 204, json body = nullptr) {
+  handled h;
+  if (d.error) return refuse(*d.error);
+  h.decision = std::move(d);
+  h.reply = {status, std::move(body)};
+  return h;
+}
+
+bool fresh(const lease_table& leases, const std::string& worker_id, const scheduler_settings& s, time_us now) {
+  auto it = leases.find(worker_id);
+  return it != leases.end() && now - it->second <= s.stale_after_us;
+}
+
+std::string derived_state(const world& w, const worker& wk, const lease_table& leases, const scheduler_settings& s,
+                          time_us now) {
+  if (wk.gone) return "gone";
+  if (wk.placeholder) return "provisioning";
+  if (!fresh(leases, wk.id, s, now)) return "stale";
+  return w.job_of_worker.count(wk.id) ? "busy" : "idle";
+}
+
+std::optional<time_us> lease_of(const lease_table& leases, const std::string& id) {
+  auto it = leases.find(id);
+  if (it == leases.end()) return std::nullopt;
+  return it->second;
+}
+
+checkpoint_report report_from(const json& b) {
+  checkpoint_report r;
+  if (b.contains("checkpoint_manifest_path")) r.manifest_path = b["checkpoint_manifest_path"].get<std::string>();
+  if (b.contains("progress")) r.progress = b["progress"].get<double>();
+  if (b.contains("progress_codes")) r.progress_codes = b["progress_codes"];
+  if (b.contains("checkpoint_cycle_status")) r.cycle_status = b["checkpoint_cycle_status"].get<std::string>();
+  if (b.contains("checkpoint_cycle_failures")) r.cycle_failures = b["checkpoint_cycle_failures"];
+  return r;
+}
+
+json no_job(const std::string& reason) { return {{"status", "no_job_available"}, {"reason", reason}}; }
+
+handled poll(const world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c, time_us now) {
+  const worker* wk = w.find_worker(c.target);
+  if (!wk || wk->gone || wk->placeholder)
+    return from({}, 200, no_job(wk && wk->gone ? "worker_" + wk->gone_reason : "unknown_worker"));
+  if (!fresh(leases, wk->id, s, now)) return from({}, 200, no_job("stale_worker"));
+  if (auto it = w.job_of_worker.find(wk->id); it != w.job_of_worker.end()) {
+    const job& held = w.jobs.at(it->second);
+    if (held.status != job_status::cancelling) return from({}, 200, no_job("worker_busy"));
+    // The worker is back for more: its cancelled job is finished, then it competes as usual.
+    handled h = from(decide_finish_cancel(held, now), 200, no_job("worker_busy"));
+    h.again = true;
+    return h;
+  }
+  auto choice = choose_job_for(w, wk->id, [&](const std::string& id) { return !fresh(leases, id, s, now); });
+  if (!choice.job_id) return from({}, 200, no_job("no_job_for_this_worker"));
+  const job& j = w.jobs.at(*choice.job_id);
+  return from(decide_assign(j, wk->id, choice.record, now), 200,
+              {{"status", "assigned"},
+               {"job_id", j.id},
+               {"input_bundle_path", j.input_bundle_path},
+               {"latest_checkpoint_manifest_path",
+                j.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(j.latest_checkpoint_manifest_path)},
+               {"attempt", j.attempts + 1}});
+}
+
+// Worker-side commands on a job: the caller must hold it when it proved who it is.
+handled on_job(const world& w, const api_command& c, time_us now) {
+  const job* j = w.find_job(c.target);
+  if (!j) return refuse(not_found("Job", c.target));
+  caller who{c.caller_worker};
+  switch (c.kind) {
+    case op::start_job: return from(decide_start(*j, who, now));
+    case op::checkpoint_job: return from(decide_checkpoint(*j, who, report_from(c.body), now));
+    case op::handoff_start: return from(decide_handoff_start(*j, who, c.body, now));
+    case op::handoff_complete: return from(decide_handoff_complete(*j, who, report_from(c.body), now));
+    case op::complete_job: return from(decide_complete(*j, who, now));
+    case op::fail_job: return from(decide_fail(*j, who, c.body, now));
+    default: return refuse({500, "internal", "not a job command", {{"error", "internal"}}});
+  }
+}
+
+handled list_jobs(const world& w, const api_command& c, time_us now) {
+  const auto& q = c.body;  // validated filters: statuses[], worker_id, image, limit, offset
+  std::set<std::string> statuses;
+  for (const auto& st : q.value("statuses", json::array())) statuses.insert(st.get<std::string>());
+  auto worker_id = q.value("worker_id", ""), image = q.value("worker_image_key", "");
+  bool include_pruned = q.value("include_pruned", false);
+  size_t limit = q.value("limit", 500), offset = q.value("offset", 0), matched = 0;
+  json items = json::array();
+  for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) {
+    const job& j = w.jobs.at(std::get<1>(*it));
+    if ((!statuses.empty() && !statuses.count(to_string(j.status))) || (!worker_id.empty() && j.assigned_worker_id != worker_id) ||
+        (!image.empty() && j.worker_image_key != image) || (j.pruned && !include_pruned))
+      continue;
+    if (matched++ >= offset && items.size() < limit) items.push_back(to_json(j, now));
+  }
+  return from({}, 200, {{"items", items}, {"total", matched}, {"offset", offset}, {"limit", limit}});
+}
+
+handled list_workers(const world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c,
+                     time_us now) {
+  const auto& q = c.body;
+  std::set<std::string> states;
+  for (const auto& st : q.value("states", json::array())) states.insert(st.get<std::string>());
+  auto image = q.value("worker_image_key", ""), cluster = q.value("cluster", "");
+  size_t limit = q.value("limit", 500), offset = q.value("offset", 0), matched = 0;
+  json items = json::array();
+  for (auto it = w.by_registered.rbegin(); it != w.by_registered.rend(); ++it) {
+    const worker& wk = w.workers.at(std::get<1>(*it));
+    auto state = derived_state(w, wk, leases, s, now);
+    if (states.empty() ? state == "gone" : !states.count(state)) continue;  // gone workers only when asked for
+    if ((!image.empty() && wk.worker_image_key != image) || (!cluster.empty() && wk.cluster() != cluster)) continue;
+    if (matched++ >= offset && items.size() < limit) {
+      auto j = to_json(wk, state, lease_of(leases, wk.id));
+      auto held = w.job_of_worker.find(wk.id);
+      j["job_id"] = held == w.job_of_worker.end() ? json(nullptr) : json(held->second);
+      j["score"] = score_of(wk);
+      items.push_back(std::move(j));
+    }
+  }
+  return from({}, 200, {{"items", items}, {"total", matched}, {"offset", offset}, {"limit", limit}});
+}
+
+handled deregister(const world& w, const api_command& c, time_us now) {
+  const worker* wk = w.find_worker(c.target);
+  if (!wk || wk->gone) return refuse(not_found("Worker", c.target));
+  auto d = decide_deregister(*wk, now);
+  if (auto it = w.job_of_worker.find(wk->id); it != w.job_of_worker.end()) {
+    auto lost = decide_worker_lost(w.jobs.at(it->second), loss_cause::deregistered, now);
+    d.events.insert(d.events.end(), lost.events.begin(), lost.events.end());
+  }
+  return from(std::move(d));
+}
+
+handled prune(const world& w, const api_command& c, time_us now) {
+  std::set<std::string> statuses;
+  for (const auto& st : c.body.value("statuses", json::array())) statuses.insert(st.get<std::string>());
+  time_us cutoff = now - c.body.value("older_than_days", 30) * 86'400'000'000LL;
+  decision d;
+  for (const auto& [id, j] : w.jobs)
+    if (is_terminal(j.status) && !j.pruned && statuses.count(to_string(j.status)) && j.updated_at < cutoff) {
+      auto p = decide_prune(j, now);
+      d.events.insert(d.events.end(), p.events.begin(), p.events.end());
+    }
+  size_t n = d.events.size();
+  return from(std::move(d), 200, {{"deleted", n}, {"pruned", n}});
+}
+
+bool worker_side(op k) {
+  switch (k) {
+    case op::heartbeat: case op::deregister: case op::request_job: case op::job_control: case op::start_job:
+    case op::checkpoint_job: case op::handoff_start: case op::handoff_complete: case op::complete_job: case op::fail_job:
+      return true;
+    default: return false;
+  }
+}
+
+bool about_self(op k) { return k == op::heartbeat || k == op::deregister || k == op::request_job; }
+
+handled deny(int status, const std::string& code, const std::string& message) {
+  return refuse({status, code, message, {{"detail", message}, {"error", code}, {"message", message}}});
+}
+
+// Who may do what: a worker credential must match the worker it names and only acts as that
+// worker; operator commands need the shared token.
+std::optional<handled> check_caller(const world& w, const scheduler_settings& s, const api_command& c) {
+  if (!c.caller_worker.empty()) {
+    const worker* wk = w.find_worker(c.caller_worker);
+    if (!wk || wk->credential_sha256.empty() || wk->credential_sha256 != c.secret_sha256)
+      return deny(401, "invalid_worker_token", "Invalid worker token");
+    if (!worker_side(c.kind)) return deny(403, "operator_only", "this endpoint needs the operator token");
+    if (about_self(c.kind) && c.target != c.caller_worker)
+      return deny(403, "other_worker", "a worker token acts only for its own worker");
+    return std::nullopt;
+  }
+  if (worker_side(c.kind) && s.worker_credentials_required)
+    return deny(401, "worker_token_required", "worker calls need X-Worker-Token (set workers.accept_shared_token to allow the shared token)");
+  return std::nullopt;
+}
+
+}  // namespace
+
+handled handle(const world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c, time_us now) {
+  if (c.kind != op::register_worker)
+    if (auto denied = check_caller(w, s, c)) return *denied;
+  switch (c.kind) {
+    case op::create_job: {
+      create_job cj{c.target,
+                    c.body.value("title", ""),
+                    c.body.value("input_bundle_path", ""),
+                    c.body.value("worker_image_key", s.default_worker_image),
+                    c.body.value("comment", ""),
+                    c.body.value("preferred_clusters", std::vector<std::string>{}),
+                    c.body.value("max_attempts", s.max_attempts)};
+      auto d = decide_create(w.find_job(c.target), cj, now);
+      if (d.error) return refuse(*d.error);
+      // The reply is the job as it will be once the event is applied.
+      job preview;
+      preview.id = c.target;
+      for (const auto& e : d.events) evolve(preview, e.type, e.payload, now);
+      return from(std::move(d), 200, to_json(preview, now));
+    }
+    case op::get_job: {
+      const job* j = w.find_job(c.target);
+      return j ? from({}, 200, to_json(*j, now)) : refuse(not_found("Job", c.target));
+    }
+    case op::job_control: {
+      const job* j = w.find_job(c.target);
+      if (!j) return refuse(not_found("Job", c.target));
+      bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled;
+      return from({}, 200, {{"job_id", j->id}, {"status", to_string(j->status)}, {"cancellation_requested", cancel}});
+    }
+    case op::list_jobs: return list_jobs(w, c, now);
+    case op::cancel_job: {
+      const job* j = w.find_job(c.target);
+      return j ? from(decide_cancel(*j, c.body.value("force", false), now)) : refuse(not_found("Job", c.target));
+    }
+    case op::requeue_job: {
+      const job* j = w.find_job(c.target);
+      if (!j) return refuse(not_found("Job", c.target));
+      auto d = decide_requeue(*j, c.new_id, now);
+      if (d.error) return refuse(*d.error);
+      job preview;
+      preview.id = c.new_id;
+      for (const auto& e : d.events)
+        if (e.stream == job_stream(c.new_id)) evolve(preview, e.type, e.payload, now);
+      return from(std::move(d), 200, to_json(preview, now));
+    }
+    case op::prune_jobs: return prune(w, c, now);
+    case op::register_worker: {
+      register_worker r;
+      r.id = c.new_id;
+      r.kind = platform_from(c.body.value("platform", "hpc")).value_or(platform::hpc);
+      r.gpu_model = c.body.value("gpu_model", "");
+      r.gpu_count = c.body.value("gpu_count", 1);
+      r.vram_gb = c.body.value("vram_gb", 0.0);
+      r.worker_image_key = c.body.value("worker_image_key", s.default_worker_image);
+      r.provider_id = c.body.value("provider_id", "");
+      r.credential_sha256 = c.secret_sha256;
+      const worker* placeholder = nullptr;
+      if (auto it = w.placeholder_by_provider.find(r.provider_id); !r.provider_id.empty() && it != w.placeholder_by_provider.end())
+        placeholder = w.find_worker(it->second);
+      auto d = decide_register(placeholder, r, now);
+      if (d.error) return refuse(*d.error);
+      json body = d.reply;
+      return from(std::move(d), 200, body);
+    }
+    case op::heartbeat: {
+      const worker* wk = w.find_worker(c.target);
+      if (!wk || wk->gone) return refuse(not_found("Worker", c.target));
+      decision d;
+      if (auto it = w.job_of_worker.find(wk->id); it != w.job_of_worker.end() && c.body.value("job_id", "") == it->second) {
+        std::optional<double> progress;
+        std::optional<json> codes;
+        if (c.body.contains("progress")) progress = c.body["progress"].get<double>();
+        if (c.body.contains("progress_codes")) codes = c.body["progress_codes"];
+        d = decide_progress(w.jobs.at(it->second), wk->id, progress, codes, now);
+      }
+      return from(std::move(d));
+    }
+    case op::deregister: return deregister(w, c, now);
+    case op::request_job: return poll(w, leases, s, c, now);
+    case op::list_workers: return list_workers(w, leases, s, c, now);
+    default: return on_job(w, c, now);
+  }
+}
+
+decision reap(const world& w, const lease_table& leases, const scheduler_settings& s, time_us now) {
+  decision out;
+  auto add = [&](const decision& d) { out.events.insert(out.events.end(), d.events.begin(), d.events.end()); };
+  for (const auto& [id, wk] : w.workers) {
+    if (wk.gone || wk.placeholder || fresh(leases, id, s, now)) continue;
+    auto lease = lease_of(leases, id).value_or(wk.registered_at);
+    add(decide_reap(wk, lease, now));
+    if (auto it = w.job_of_worker.find(id); it != w.job_of_worker.end())
+      add(decide_worker_lost(w.jobs.at(it->second), loss_cause::reaped, now));
+  }
+  // Jobs still held by a worker that is gone (or never known): nothing else will free them.
+  for (const auto& [worker_id, job_id] : w.job_of_worker) {
+    const worker* wk = w.find_worker(worker_id);
+    if (!wk || wk->gone) add(decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
+  }
+  return out;
+}
+
+}  // namespace baton::actors

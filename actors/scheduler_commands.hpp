@@ -1,0 +1,38 @@
+#pragma once
+// Turns one API command into a decision over the world: which pure core function to call,
+// with what, and what to answer. Also the read-only queries (lists, one job, control).
+// Deterministic given (world, leases, command, now); the scheduler actor calls it.
+#include <map>
+#include <string>
+
+#include "actors/api_command.hpp"
+#include "core/world.hpp"
+
+namespace baton::actors {
+
+struct scheduler_settings {
+  core::time_us stale_after_us = 120'000'000;  // heartbeat interval × multiplier
+  core::time_us reap_interval_us = 60'000'000;
+  uint32_t max_attempts = 5;
+  std::string default_worker_image = "default";
+  // Worker-side calls must carry the worker's own credential (X-Worker-Token); off, the
+  // shared token is accepted too, as RelayMD's workers send only that.
+  bool worker_credentials_required = true;
+};
+
+using lease_table = std::map<std::string, core::time_us>;  // worker id -> last heartbeat
+
+struct handled {
+  core::decision decision;
+  api_reply reply;      // sent once the decision's events are durable
+  bool again = false;   // apply and call again (a poll that first closed a cancelled job)
+};
+
+handled handle(const core::world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c,
+               core::time_us now);
+
+// Loop work: workers whose lease ran out are reaped with their jobs; jobs held by a worker
+// that is gone are requeued (orphans). One decision for everything found.
+core::decision reap(const core::world& w, const lease_table& leases, const scheduler_settings& s, core::time_us now);
+
+}  // namespace baton::actors

@@ -1,0 +1,34 @@
+#include "batond/api_token.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "http/request_parsing.hpp"
+
+namespace baton::daemon {
+
+std::string load_or_create_api_token(const std::string& data_dir) {
+  std::string path = data_dir + "/api_token";
+  std::ifstream in(path);
+  if (in) {
+    std::string token;
+    std::getline(in, token);
+    if (token.size() < 16) throw std::runtime_error(path + " holds no usable token (at least 16 characters)");
+    return token;
+  }
+  auto token = http::new_secret_hex();
+  {
+    std::ofstream out(path + ".tmp", std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out << token << "\n";
+  }
+  ::chmod((path + ".tmp").c_str(), 0600);
+  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+  spdlog::info("no BATON_API_TOKEN set: made an API token in {} (mode 0600)", path);
+  return token;
+}
+
+}  // namespace baton::daemon

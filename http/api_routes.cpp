@@ -1,0 +1,300 @@
+#include "http/api_routes.hpp"
+
+#include "events/sha256.hpp"
+#include "events/bytes.hpp"
+#include "http/actor_bridge.hpp"
+#include "http/json_reply.hpp"
+#include "http/job_history.hpp"
+#include "http/request_parsing.hpp"
+
+namespace baton::http {
+namespace {
+
+using nlohmann::json;
+using actors::api_command;
+using actors::op;
+
+// Fills the command from the request; throws invalid_field for a 422.
+using builder = std::function<void(const httplib::Request&, api_command&)>;
+
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+// X-Worker-Token "<worker id>.<secret>" names a worker (the scheduler checks the secret);
+// X-API-Token must equal the shared token. Returns false after answering 401.
+bool authenticate(const api_context& ctx, const httplib::Request& req, httplib::Response& res, api_command& c) {
+  auto worker_token = req.get_header_value("X-Worker-Token");
+  if (!worker_token.empty()) {
+    auto dot = worker_token.rfind('.');
+    if (dot == std::string::npos || dot == 0) {
+      reply_json(res, 401, {{"detail", "Invalid worker token"}, {"error", "invalid_worker_token"}});
+      return false;
+    }
+    c.caller_worker = worker_token.substr(0, dot);
+    c.secret_sha256 = events::to_hex(events::sha256(worker_token.substr(dot + 1)));
+    c.actor = "worker:" + c.caller_worker;
+    return true;
+  }
+  auto token = req.get_header_value("X-API-Token");
+  if (token.empty() || !constant_time_equal(token, ctx.api_token)) {
+    reply_json(res, 401, {{"detail", "Invalid API token"}, {"error", "invalid_api_token"}});
+    return false;
+  }
+  auto who = req.get_header_value("X-Baton-Operator");
+  c.actor = who.empty() ? "operator:api-token" : "operator:" + who.substr(0, 64);
+  return true;
+}
+
+void run(const api_context& ctx, const httplib::Request& req, httplib::Response& res, op kind, const builder& build) {
+  api_command c;
+  c.kind = kind;
+  if (!authenticate(ctx, req, res, c)) return;
+  c.request_id = req.get_header_value("X-Request-Id");
+  if (c.request_id.empty()) c.request_id = new_uuid();
+  try {
+    if (build) build(req, c);
+  } catch (const invalid_field& e) {
+    reply_json(res, 422, validation_body(e));
+    return;
+  }
+  if (c.actor == "operator:api-token" && !c.target.empty() &&
+      (kind == op::heartbeat || kind == op::deregister || kind == op::request_job))
+    c.actor = "worker:" + c.target;  // a RelayMD worker on the shared token
+  auto r = ask<actors::api_reply>(*ctx.sys, ctx.scheduler, std::chrono::seconds(30), actors::command_atom::value, c);
+  if (!r.value) {
+    reply_error(res, 503, "scheduler_unavailable", r.error);
+    return;
+  }
+  if (r.value->status == 204 || r.value->body.is_null()) {
+    res.status = r.value->status;
+    return;
+  }
+  reply_json(res, r.value->status, r.value->body);
+}
+
+// Registers METHOD path -> op with a builder; the first regex group (if any) is the target.
+template <class Method>
+void route(httplib::Server& s, Method method, const std::string& path, const api_context& ctx, op kind,
+           builder build = nullptr) {
+  (s.*method)(path, [ctx, kind, build](const httplib::Request& req, httplib::Response& res) {
+    run(ctx, req, res, kind, [&](const httplib::Request& rq, api_command& c) {
+      if (rq.matches.size() > 1) c.target = checked_id(rq.matches[1], "id");
+      if (build) build(rq, c);
+    });
+  });
+}
+
+using handler_fn = httplib::Server& (httplib::Server::*)(const std::string&, httplib::Server::Handler);
+
+json checkpoint_body(const httplib::Request& req, bool require_path) {
+  auto b = object_body(req, true);
+  json out = json::object();
+  auto path = opt_string(b, "checkpoint_manifest_path");
+  if (!path) path = opt_string(b, "checkpoint_path");  // RelayMD's deprecated alias
+  if (require_path && !path) throw invalid_field("checkpoint_manifest_path", "checkpoint_manifest_path is required");
+  if (path) out["checkpoint_manifest_path"] = *path;
+  if (auto p = opt_number(b, "progress", 0, 1)) out["progress"] = *p;
+  if (auto c = opt_array(b, "progress_codes")) out["progress_codes"] = *c;
+  if (auto s = opt_string(b, "checkpoint_cycle_status", 64)) out["checkpoint_cycle_status"] = *s;
+  if (auto f = opt_array(b, "checkpoint_cycle_failures")) out["checkpoint_cycle_failures"] = *f;
+  return out;
+}
+
+void build_create(const httplib::Request& req, api_command& c) {
+  auto b = object_body(req, false);
+  json out;
+  auto id = opt_string(b, "id", 128);
+  c.target = id ? checked_id(*id, "id") : new_uuid();
+  out["title"] = req_string(b, "title", 512);
+  out["input_bundle_path"] = req_string(b, "input_bundle_path");
+  if (auto img = opt_string(b, "worker_image_key", 128)) {
+    if (img->find_first_not_of(" \t") == std::string::npos) throw invalid_field("worker_image_key", "must not be blank");
+    out["worker_image_key"] = *img;
+  }
+  std::vector<std::string> pins;
+  if (auto arr = opt_array(b, "preferred_clusters"))
+    for (const auto& p : *arr) {
+      if (!p.is_string()) throw invalid_field("preferred_clusters", "must be a list of cluster names");
+      auto name = p.get<std::string>();
+      auto start = name.find_first_not_of(" \t"), end = name.find_last_not_of(" \t");
+      if (start == std::string::npos) throw invalid_field("preferred_clusters", "must not contain blank names");
+      name = name.substr(start, end - start + 1);
+      if (std::find(pins.begin(), pins.end(), name) == pins.end()) pins.push_back(name);  // first-seen order
+    }
+  out["preferred_clusters"] = pins;
+  if (auto comment = opt_string(b, "comment", 100000)) {
+    auto start = comment->find_first_not_of(" \t\r\n"), end = comment->find_last_not_of(" \t\r\n");
+    std::string trimmed = start == std::string::npos ? "" : comment->substr(start, end - start + 1);
+    if (trimmed.size() > 2000) throw invalid_field("comment", "must be at most 2000 characters");
+    out["comment"] = trimmed;
+  }
+  if (auto m = opt_int(b, "max_attempts", 1, 1000)) out["max_attempts"] = *m;
+  c.body = out;
+}
+
+void build_register(const httplib::Request& req, api_command& c) {
+  auto b = object_body(req, false);
+  json out;
+  auto platform = req_string(b, "platform", 16);
+  if (platform != "hpc" && platform != "salad") throw invalid_field("platform", "must be 'hpc' or 'salad'");
+  out["platform"] = platform;
+  out["gpu_model"] = opt_string(b, "gpu_model", 128).value_or("");
+  out["gpu_count"] = opt_int(b, "gpu_count", 0, 1024).value_or(1);
+  out["vram_gb"] = opt_number(b, "vram_gb", 0, 100000).value_or(0);
+  if (auto img = opt_string(b, "worker_image_key", 128)) out["worker_image_key"] = *img;
+  // RelayMD sends provider_id; baton-worker may send slurm_job_id as "<cluster>:<id>".
+  auto provider = opt_string(b, "provider_id", 256);
+  if (!provider) provider = opt_string(b, "slurm_job_id", 256);
+  if (provider && !provider->empty()) out["provider_id"] = checked_id(*provider, "provider_id");
+  c.body = out;
+  c.new_id = new_uuid();
+}
+
+}  // namespace
+
+void add_api_routes(httplib::Server& s, api_context ctx) {
+  auto Get = static_cast<handler_fn>(&httplib::Server::Get);
+  auto Post = static_cast<handler_fn>(&httplib::Server::Post);
+  auto Delete = static_cast<handler_fn>(&httplib::Server::Delete);
+
+  // --- workers ---
+  s.Post("/workers/register", [ctx](const httplib::Request& req, httplib::Response& res) {
+    // The worker's own credential: handed back once, only its hash is logged.
+    std::string secret = new_secret_hex();
+    run(ctx, req, res, op::register_worker, [&](const httplib::Request& rq, api_command& c) {
+      build_register(rq, c);
+      c.secret_sha256 = events::to_hex(events::sha256(secret));
+    });
+    if (res.status == 200) {
+      auto body = json::parse(res.body);
+      body["worker_token"] = body["worker_id"].get<std::string>() + "." + secret;
+      reply_json(res, 200, body);
+    }
+  });
+  route(s, Post, R"(/workers/([^/]+)/heartbeat)", ctx, op::heartbeat, [](const httplib::Request& req, api_command& c) {
+    auto b = object_body(req, true);
+    json out = json::object();
+    if (auto j = opt_string(b, "job_id", 128)) out["job_id"] = *j;
+    if (auto p = opt_number(b, "progress", 0, 1)) out["progress"] = *p;
+    if (auto codes = opt_array(b, "progress_codes")) out["progress_codes"] = *codes;
+    c.body = out;
+  });
+  route(s, Post, R"(/workers/([^/]+)/deregister)", ctx, op::deregister);
+  route(s, Get, "/workers", ctx, op::list_workers, [](const httplib::Request& req, api_command& c) {
+    json q = {{"limit", query_int(req, "limit", 500, 1, 10000)}, {"offset", query_int(req, "offset", 0, 0, INT64_MAX)}};
+    if (req.has_param("state")) {
+      json states = json::array();
+      for (size_t i = 0; i < req.get_param_value_count("state"); ++i) {
+        auto st = req.get_param_value("state", i);
+        if (st != "idle" && st != "busy" && st != "stale" && st != "provisioning" && st != "gone")
+          throw invalid_field("state", "must be one of idle, busy, stale, provisioning, gone");
+        states.push_back(st);
+      }
+      q["states"] = states;
+    }
+    if (req.has_param("worker_image_key")) q["worker_image_key"] = req.get_param_value("worker_image_key");
+    if (req.has_param("cluster")) q["cluster"] = req.get_param_value("cluster");
+    c.body = q;
+  });
+
+  // --- jobs, worker side ---
+  s.Post("/jobs/request", [ctx](const httplib::Request& req, httplib::Response& res) {
+    run(ctx, req, res, op::request_job, [](const httplib::Request& rq, api_command& c) {
+      if (!rq.has_param("worker_id")) throw invalid_field("worker_id", "query parameter worker_id is required");
+      c.target = checked_id(rq.get_param_value("worker_id"), "worker_id");
+    });
+  });
+  route(s, Get, R"(/jobs/([^/]+)/control)", ctx, op::job_control);
+  route(s, Post, R"(/jobs/([^/]+)/start)", ctx, op::start_job);
+  route(s, Post, R"(/jobs/([^/]+)/checkpoint)", ctx, op::checkpoint_job,
+        [](const httplib::Request& req, api_command& c) { c.body = checkpoint_body(req, true); });
+  route(s, Post, R"(/jobs/([^/]+)/handoff/start)", ctx, op::handoff_start, [](const httplib::Request& req, api_command& c) {
+    auto b = object_body(req, false);
+    json out = {{"reason", req_string(b, "reason", 256)}};
+    out["progress_codes"] = opt_array(b, "progress_codes").value_or(json::array());
+    if (auto p = opt_number(b, "progress", 0, 1)) out["progress"] = *p;
+    if (auto d = opt_number(b, "deadline_epoch_seconds", 0, 1e12)) out["deadline_epoch_seconds"] = *d;
+    if (auto m = opt_string(b, "message", 2000)) out["message"] = *m;
+    c.body = out;
+  });
+  route(s, Post, R"(/jobs/([^/]+)/handoff/complete)", ctx, op::handoff_complete,
+        [](const httplib::Request& req, api_command& c) { c.body = checkpoint_body(req, false); });
+  route(s, Post, R"(/jobs/([^/]+)/complete)", ctx, op::complete_job);
+  route(s, Post, R"(/jobs/([^/]+)/fail)", ctx, op::fail_job, [](const httplib::Request& req, api_command& c) {
+    auto b = object_body(req, true);
+    json out = json::object();
+    if (auto p = opt_string(b, "failure_artifact_path")) out["failure_artifact_path"] = *p;
+    if (auto r = opt_string(b, "reason", 256)) out["reason"] = *r;
+    if (auto d = opt_string(b, "detail", 10000)) out["detail"] = *d;
+    c.body = out;
+  });
+
+  // --- jobs, operator side ---
+  s.Post("/jobs", [ctx](const httplib::Request& req, httplib::Response& res) { run(ctx, req, res, op::create_job, build_create); });
+  s.Get("/jobs", [ctx](const httplib::Request& req, httplib::Response& res) {
+    run(ctx, req, res, op::list_jobs, [](const httplib::Request& rq, api_command& c) {
+      json q = {{"limit", query_int(rq, "limit", 500, 1, 10000)}, {"offset", query_int(rq, "offset", 0, 0, INT64_MAX)},
+                {"include_pruned", query_bool(rq, "include_pruned", false)}};
+      json statuses = json::array();
+      for (size_t i = 0; i < rq.get_param_value_count("status"); ++i) {
+        auto st = rq.get_param_value("status", i);
+        if (!core::job_status_from(st)) throw invalid_field("status", "unknown job status '" + st + "'");
+        statuses.push_back(st);
+      }
+      q["statuses"] = statuses;
+      if (rq.has_param("worker_id")) q["worker_id"] = rq.get_param_value("worker_id");
+      if (rq.has_param("worker_image_key")) q["worker_image_key"] = rq.get_param_value("worker_image_key");
+      c.body = q;
+    });
+    // RelayMD clients expect a bare list; the page position travels in headers.
+    if (res.status == 200) {
+      auto page = json::parse(res.body);
+      res.set_header("X-Total-Count", std::to_string(page["total"].get<size_t>()));
+      res.set_header("X-Offset", std::to_string(page["offset"].get<size_t>()));
+      res.set_header("X-Limit", std::to_string(page["limit"].get<size_t>()));
+      reply_json(res, 200, page["items"]);
+    }
+  });
+  route(s, Get, R"(/jobs/([^/]+))", ctx, op::get_job);
+  route(s, Delete, R"(/jobs/([^/]+))", ctx, op::cancel_job,
+        [](const httplib::Request& req, api_command& c) { c.body = {{"force", query_bool(req, "force", false)}}; });
+  route(s, Post, R"(/jobs/([^/]+)/requeue)", ctx, op::requeue_job,
+        [](const httplib::Request&, api_command& c) { c.new_id = new_uuid(); });
+  s.Delete("/jobs", [ctx](const httplib::Request& req, httplib::Response& res) {
+    run(ctx, req, res, op::prune_jobs, [](const httplib::Request& rq, api_command& c) {
+      json statuses = json::array();
+      for (size_t i = 0; i < rq.get_param_value_count("status"); ++i) {
+        auto st = rq.get_param_value("status", i);
+        auto parsed = core::job_status_from(st);
+        if (!parsed || !core::is_terminal(*parsed))
+          throw invalid_field("status", "only terminal statuses (completed, failed, cancelled) can be pruned, got '" + st + "'");
+        statuses.push_back(st);
+      }
+      if (statuses.empty()) statuses = {"completed", "failed", "cancelled"};
+      c.body = {{"statuses", statuses}, {"older_than_days", query_int(rq, "older_than_days", 30, 1, 100000)}};
+    });
+  });
+  s.Get(R"(/jobs/([^/]+)/history)", [ctx](const httplib::Request& req, httplib::Response& res) {
+    api_command c;
+    if (!authenticate(ctx, req, res, c)) return;
+    std::string id;
+    try {
+      id = checked_id(req.matches[1], "id");
+    } catch (const invalid_field& e) {
+      reply_json(res, 422, validation_body(e));
+      return;
+    }
+    auto h = job_history(*ctx.store, id);
+    if (!h) {
+      reply_json(res, 404, {{"detail", "Job not found"}, {"error", "not_found"}, {"id", id}});
+      return;
+    }
+    reply_json(res, 200, *h);
+  });
+}
+
+}  // namespace baton::http

@@ -1,0 +1,24 @@
+#pragma once
+// The worker and operator HTTP API, path- and payload-compatible with RelayMD's
+// (../shared/reference/relaymd-behaviour.md §1), answered by the scheduler actor.
+#include <caf/actor_system.hpp>
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+
+#include "actors/scheduler.hpp"
+#include "events/event_store.hpp"
+
+namespace baton::http {
+
+struct api_context {
+  caf::actor_system* sys = nullptr;
+  actors::scheduler_actor scheduler;
+  std::string api_token;                              // shared operator/worker token
+  std::shared_ptr<const events::event_store> store;   // read-only: job history
+};
+
+void add_api_routes(httplib::Server& server, api_context ctx);
+
+}  // namespace baton::http

@@ -1,0 +1,127 @@
+#include "http/request_parsing.hpp"
+
+#include <openssl/rand.h>
+
+#include <cstdio>
+
+#include "events/bytes.hpp"
+
+namespace baton::http {
+
+using nlohmann::json;
+
+json validation_body(const invalid_field& e) {
+  return {{"detail", json::array({{{"loc", json::array({"body", e.field})}, {"msg", e.what()}, {"type", "value_error"}}})},
+          {"error", "validation_error"},
+          {"field", e.field},
+          {"message", e.field + ": " + e.what()}};
+}
+
+json object_body(const httplib::Request& req, bool allow_empty) {
+  if (req.body.empty()) {
+    if (allow_empty) return json::object();
+    throw invalid_field("body", "a JSON object is required");
+  }
+  json b = json::parse(req.body, nullptr, false);
+  if (b.is_discarded()) throw invalid_field("body", "is not valid JSON");
+  if (b.is_null() && allow_empty) return json::object();
+  if (!b.is_object()) throw invalid_field("body", "must be a JSON object");
+  return b;
+}
+
+std::optional<std::string> opt_string(const json& b, const std::string& field, size_t max_len) {
+  auto it = b.find(field);
+  if (it == b.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) throw invalid_field(field, "must be a string");
+  auto s = it->get<std::string>();
+  if (s.size() > max_len) throw invalid_field(field, "is longer than " + std::to_string(max_len) + " characters");
+  return s;
+}
+
+std::string req_string(const json& b, const std::string& field, size_t max_len) {
+  auto s = opt_string(b, field, max_len);
+  if (!s) throw invalid_field(field, "is required");
+  if (s->find_first_not_of(" \t\r\n") == std::string::npos) throw invalid_field(field, "must not be blank");
+  return *s;
+}
+
+std::optional<double> opt_number(const json& b, const std::string& field, double lo, double hi) {
+  auto it = b.find(field);
+  if (it == b.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) throw invalid_field(field, "must be a number");
+  double v = it->get<double>();
+  if (!(v >= lo && v <= hi)) throw invalid_field(field, "must be between " + json(lo).dump() + " and " + json(hi).dump());
+  return v;
+}
+
+std::optional<int64_t> opt_int(const json& b, const std::string& field, int64_t lo, int64_t hi) {
+  auto it = b.find(field);
+  if (it == b.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer()) throw invalid_field(field, "must be an integer");
+  auto v = it->get<int64_t>();
+  if (v < lo || v > hi) throw invalid_field(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return v;
+}
+
+std::optional<bool> opt_bool(const json& b, const std::string& field) {
+  auto it = b.find(field);
+  if (it == b.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) throw invalid_field(field, "must be true or false");
+  return it->get<bool>();
+}
+
+std::optional<json> opt_array(const json& b, const std::string& field) {
+  auto it = b.find(field);
+  if (it == b.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array()) throw invalid_field(field, "must be a list");
+  return *it;
+}
+
+std::string checked_id(const std::string& v, const std::string& field) {
+  if (v.empty() || v.size() > 128) throw invalid_field(field, "must be 1 to 128 characters");
+  for (char c : v)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':'))
+      throw invalid_field(field, "may contain only letters, digits and . _ : -");
+  return v;
+}
+
+int64_t query_int(const httplib::Request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi) {
+  if (!req.has_param(name.c_str())) return dflt;
+  auto text = req.get_param_value(name.c_str());
+  try {
+    size_t used = 0;
+    auto v = std::stoll(text, &used);
+    if (used == text.size() && v >= lo && v <= hi) return v;
+  } catch (const std::exception&) {
+  }
+  throw invalid_field(name, "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi));
+}
+
+bool query_bool(const httplib::Request& req, const std::string& name, bool dflt) {
+  if (!req.has_param(name.c_str())) return dflt;
+  auto v = req.get_param_value(name.c_str());
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  throw invalid_field(name, "must be true or false");
+}
+
+namespace {
+std::string random_bytes(size_t n) {
+  std::string b(n, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(b.data()), static_cast<int>(n)) != 1)
+    throw std::runtime_error("OpenSSL RAND_bytes failed");
+  return b;
+}
+}  // namespace
+
+std::string new_uuid() {
+  auto b = random_bytes(16);
+  b[6] = static_cast<char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<char>((b[8] & 0x3f) | 0x80);
+  auto h = events::to_hex(b);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+}
+
+std::string new_secret_hex() { return events::to_hex(random_bytes(32)); }
+
+}  // namespace baton::http
