@@ -88,6 +88,16 @@ void route(httplib::Server& s, Method method, const std::string& path, const api
   });
 }
 
+// RelayMD clients expect a bare list; the page position travels in headers.
+void as_bare_list(httplib::Response& res) {
+  if (res.status != 200) return;
+  auto page = json::parse(res.body);
+  res.set_header("X-Total-Count", std::to_string(page["total"].get<size_t>()));
+  res.set_header("X-Offset", std::to_string(page["offset"].get<size_t>()));
+  res.set_header("X-Limit", std::to_string(page["limit"].get<size_t>()));
+  reply_json(res, 200, page["items"]);
+}
+
 using handler_fn = httplib::Server& (httplib::Server::*)(const std::string&, httplib::Server::Handler);
 
 json checkpoint_body(const httplib::Request& req, bool require_path) {
@@ -184,7 +194,8 @@ void add_api_routes(httplib::Server& s, api_context ctx) {
     c.body = out;
   });
   route(s, Post, R"(/workers/([^/]+)/deregister)", ctx, op::deregister);
-  route(s, Get, "/workers", ctx, op::list_workers, [](const httplib::Request& req, api_command& c) {
+  s.Get("/workers", [ctx](const httplib::Request& rq, httplib::Response& res) {
+    run(ctx, rq, res, op::list_workers, [](const httplib::Request& req, api_command& c) {
     json q = {{"limit", query_int(req, "limit", 500, 1, 10000)}, {"offset", query_int(req, "offset", 0, 0, INT64_MAX)}};
     if (req.has_param("state")) {
       json states = json::array();
@@ -199,6 +210,8 @@ void add_api_routes(httplib::Server& s, api_context ctx) {
     if (req.has_param("worker_image_key")) q["worker_image_key"] = req.get_param_value("worker_image_key");
     if (req.has_param("cluster")) q["cluster"] = req.get_param_value("cluster");
     c.body = q;
+    });
+    as_bare_list(res);
   });
 
   // --- jobs, worker side ---
@@ -250,14 +263,7 @@ void add_api_routes(httplib::Server& s, api_context ctx) {
       if (rq.has_param("worker_image_key")) q["worker_image_key"] = rq.get_param_value("worker_image_key");
       c.body = q;
     });
-    // RelayMD clients expect a bare list; the page position travels in headers.
-    if (res.status == 200) {
-      auto page = json::parse(res.body);
-      res.set_header("X-Total-Count", std::to_string(page["total"].get<size_t>()));
-      res.set_header("X-Offset", std::to_string(page["offset"].get<size_t>()));
-      res.set_header("X-Limit", std::to_string(page["limit"].get<size_t>()));
-      reply_json(res, 200, page["items"]);
-    }
+    as_bare_list(res);
   });
   route(s, Get, R"(/jobs/([^/]+))", ctx, op::get_job);
   route(s, Delete, R"(/jobs/([^/]+))", ctx, op::cancel_job,

@@ -1,0 +1,411 @@
+// End-to-end tests of the worker and operator API over real HTTP on loopback: a real
+// batond process, its real event log in a temp dir.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "support/batond_process.hpp"
+
+using namespace baton;
+using nlohmann::json;
+
+namespace {
+
+const char* slow_config = "workers: {heartbeat_interval_seconds: 60, reaper_interval_seconds: 60}\n";
+const char* fast_config = "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 1}\n";
+
+struct reply {
+  int status = 0;
+  json body;
+};
+
+reply call(httplib::Client& c, const std::string& method, const std::string& path, const json& body = nullptr,
+           httplib::Headers headers = {}) {
+  std::string text = body.is_null() ? "" : body.dump();
+  auto r = method == "GET"    ? c.Get(path.c_str(), headers)
+           : method == "POST" ? c.Post(path.c_str(), headers, text, "application/json")
+                              : c.Delete(path.c_str(), headers);
+  if (!r) return {-1, nullptr};
+  json j = r->body.empty() ? json(nullptr) : json::parse(r->body, nullptr, false);
+  return {r->status, j};
+}
+
+struct worker_handle {
+  std::string id, token;
+  httplib::Headers auth() const { return {{"X-Worker-Token", token}}; }
+};
+
+struct api : ::testing::Test {
+  test::temp_dir dir;
+  std::unique_ptr<test::batond_process> b;
+  std::unique_ptr<httplib::Client> op;
+
+  void boot(const char* config = slow_config) {
+    b = std::make_unique<test::batond_process>(dir, config);
+    ASSERT_GT(b->port(), 0) << b->err();
+    op = b->client();
+  }
+  void TearDown() override {
+    if (b) EXPECT_EQ(b->stop(), 0) << b->err();
+  }
+
+  json create(const std::string& id, json extra = json::object()) {
+    json body = {{"id", id}, {"title", "job " + id}, {"input_bundle_path", "/bundles/" + id}};
+    body.update(extra);
+    auto r = call(*op, "POST", "/jobs", body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.body;
+  }
+  worker_handle enroll(const std::string& platform = "hpc", int gpus = 1, const std::string& model = "A100",
+                       json extra = json::object()) {
+    json body = {{"platform", platform}, {"gpu_model", model}, {"gpu_count", gpus}, {"vram_gb", 0},
+                 {"worker_image_key", "default"}};
+    body.update(extra);
+    auto r = call(*op, "POST", "/workers/register", body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return {r.body.value("worker_id", ""), r.body.value("worker_token", "")};
+  }
+  reply poll(const worker_handle& w) { return call(*op, "POST", "/jobs/request?worker_id=" + w.id, nullptr, w.auth()); }
+  reply as(const worker_handle& w, const std::string& method, const std::string& path, const json& body = nullptr) {
+    return call(*op, method, path, body, w.auth());
+  }
+};
+
+}  // namespace
+
+TEST_F(api, RejectsMissingOrWrongTokens) {
+  boot();
+  auto anon = b->client("");
+  EXPECT_EQ(call(*anon, "GET", "/jobs").status, 401);
+  auto r = call(*anon, "POST", "/jobs", {{"title", "x"}, {"input_bundle_path", "/b"}});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.body["detail"], "Invalid API token");
+  auto wrong = b->client("not-the-token");
+  EXPECT_EQ(call(*wrong, "GET", "/workers").status, 401);
+  EXPECT_EQ(call(*anon, "GET", "/healthz").status, 200) << "healthz needs no token";
+  auto forged = call(*anon, "POST", "/jobs/request?worker_id=w", nullptr, {{"X-Worker-Token", "w.deadbeef"}});
+  EXPECT_EQ(forged.status, 401);
+}
+
+TEST_F(api, ValidationErrorsNameTheField) {
+  boot();
+  auto r = call(*op, "POST", "/jobs", {{"input_bundle_path", "/b"}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(r.body["field"], "title");
+  EXPECT_EQ(r.body["detail"][0]["loc"][1], "title");
+  r = call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", 5}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(r.body["field"], "input_bundle_path");
+  r = call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"comment", std::string(2001, 'c')}});
+  EXPECT_EQ(r.body["field"], "comment");
+  r = call(*op, "POST", "/jobs", {{"id", "bad id!"}, {"title", "t"}, {"input_bundle_path", "/b"}});
+  EXPECT_EQ(r.body["field"], "id");
+  auto raw = op->Post("/jobs", "{not json", "application/json");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(raw->status, 422);
+  EXPECT_EQ(json::parse(raw->body)["field"], "body");
+  r = call(*op, "POST", "/workers/register", {{"platform", "cloud"}});
+  EXPECT_EQ(r.body["field"], "platform");
+  EXPECT_EQ(call(*op, "POST", "/jobs/request").body["field"], "worker_id");
+  EXPECT_EQ(call(*op, "GET", "/jobs?status=running&status=sleeping").body["field"], "status");
+  EXPECT_EQ(call(*op, "DELETE", "/jobs?status=running").body["field"], "status");
+  EXPECT_EQ(call(*op, "GET", "/jobs?limit=0").body["field"], "limit");
+}
+
+TEST_F(api, CreateGetDuplicateAndDefaults) {
+  boot();
+  auto j = create("job-1", {{"preferred_clusters", {" clusterA", "clusterA", "clusterB "}}, {"comment", "  hi  "}});
+  EXPECT_EQ(j["id"], "job-1");
+  EXPECT_EQ(j["status"], "queued");
+  EXPECT_EQ(j["worker_image_key"], "default");
+  EXPECT_EQ(j["preferred_clusters"], json({"clusterA", "clusterB"}));
+  EXPECT_EQ(j["comment"], "hi");
+  auto dup = call(*op, "POST", "/jobs", {{"id", "job-1"}, {"title", "again"}, {"input_bundle_path", "/b"}});
+  EXPECT_EQ(dup.status, 409);
+  EXPECT_EQ(dup.body["job_id"], "job-1");
+  EXPECT_EQ(call(*op, "GET", "/jobs/job-1").body["title"], "job job-1");
+  EXPECT_EQ(call(*op, "GET", "/jobs/nope").status, 404);
+  auto generated = call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}});
+  EXPECT_EQ(generated.body["id"].get<std::string>().size(), 36u);
+}
+
+TEST_F(api, FullJobLifecycleWithTypedConflicts) {
+  boot();
+  create("j");
+  auto w = enroll();
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 204);
+  auto got = poll(w);
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.body["status"], "assigned");
+  EXPECT_EQ(got.body["job_id"], "j");
+  EXPECT_EQ(got.body["input_bundle_path"], "/bundles/j");
+  EXPECT_EQ(poll(w).body["status"], "no_job_available") << "one job per worker";
+  EXPECT_EQ(as(w, "POST", "/jobs/j/start").status, 204);
+  EXPECT_EQ(as(w, "POST", "/jobs/j/start").status, 204) << "start is idempotent";
+  EXPECT_EQ(as(w, "POST", "/jobs/j/checkpoint", {{"progress", 0.5}}).status, 422);
+  EXPECT_EQ(as(w, "POST", "/jobs/j/checkpoint", {{"checkpoint_manifest_path", "/ck/j/1.json"}, {"progress", 0.5}}).status, 204);
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat", {{"job_id", "j"}, {"progress", 0.6}}).status, 204);
+  auto job = call(*op, "GET", "/jobs/j").body;
+  EXPECT_EQ(job["status"], "running");
+  EXPECT_EQ(job["latest_checkpoint_manifest_path"], "/ck/j/1.json");
+  EXPECT_EQ(job["progress"], 0.6);
+  EXPECT_EQ(job["assigned_worker_id"], w.id);
+  EXPECT_EQ(as(w, "POST", "/jobs/j/complete").status, 204);
+  auto late = as(w, "POST", "/jobs/j/fail", {{"reason", "oops"}});
+  EXPECT_EQ(late.status, 409);
+  EXPECT_EQ(late.body["error"], "job_transition_conflict");
+  EXPECT_EQ(late.body["current_status"], "completed");
+  EXPECT_EQ(late.body["requested_status"], "failed");
+  EXPECT_EQ(late.body["job_id"], "j");
+  auto history = call(*op, "GET", "/jobs/j/history").body;
+  std::vector<std::string> types;
+  for (auto& e : history["events"]) types.push_back(e["event_type"]);
+  EXPECT_EQ(types, (std::vector<std::string>{"job.created", "job.assigned", "job.started", "job.checkpointed",
+                                             "job.progress_reported", "job.completed"}));
+  EXPECT_EQ(history["worker_totals"][0]["worker_id"], w.id);
+  EXPECT_EQ(history["events"][1]["actor"], "worker:" + w.id);
+  EXPECT_EQ(history["events"][0]["actor"], "operator:api-token");
+}
+
+TEST_F(api, TwoWorkersPollingForOneJobExactlyOneGetsIt) {
+  boot();
+  for (int round = 0; round < 5; ++round) {
+    create("one-" + std::to_string(round));
+    auto a = enroll("hpc", 1, "A100"), c = enroll("hpc", 1, "A100");
+    std::atomic<int> assigned{0};
+    worker_handle* winner = nullptr;
+    std::vector<std::thread> ts;
+    for (auto* w : {&a, &c})
+      ts.emplace_back([&, w] {
+        auto cli = b->client();
+        auto r = call(*cli, "POST", "/jobs/request?worker_id=" + w->id, nullptr, w->auth());
+        if (r.body.value("status", "") == "assigned" && ++assigned == 1) winner = w;
+      });
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(assigned, 1) << "round " << round;
+    if (winner) EXPECT_EQ(as(*winner, "POST", "/jobs/one-" + std::to_string(round) + "/complete").status, 204);
+    for (auto* w : {&a, &c}) as(*w, "POST", "/workers/" + w->id + "/deregister");
+  }
+}
+
+TEST_F(api, OneWorkerWithConcurrentPollsClaimsOneJob) {
+  boot();
+  create("a1");
+  create("a2");
+  auto w = enroll();
+  std::atomic<int> assigned{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 4; ++i)
+    ts.emplace_back([&] {
+      auto cli = b->client();
+      if (call(*cli, "POST", "/jobs/request?worker_id=" + w.id, nullptr, w.auth()).body.value("status", "") == "assigned")
+        ++assigned;
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(assigned, 1);
+  auto queued = call(*op, "GET", "/jobs?status=queued");
+  EXPECT_EQ(queued.body.size(), 1u);
+}
+
+TEST_F(api, FairCompetitionAndSaladLast) {
+  boot();
+  create("fair");
+  auto small = enroll("hpc", 1, "A10");
+  auto big = enroll("hpc", 4, "H100");
+  auto salad = enroll("salad", 8, "H100");
+  auto r = poll(small);
+  EXPECT_EQ(r.body["status"], "no_job_available") << "the lower-ranked worker polled first and must get nothing";
+  EXPECT_EQ(poll(salad).body["status"], "no_job_available");
+  EXPECT_EQ(poll(big).body["job_id"], "fair");
+  create("second");
+  EXPECT_EQ(poll(salad).body["status"], "no_job_available") << "an HPC worker is idle";
+  EXPECT_EQ(poll(small).body["job_id"], "second");
+  create("third");
+  EXPECT_EQ(poll(salad).body["job_id"], "third") << "no HPC worker is idle any more";
+  auto history = call(*op, "GET", "/jobs/fair/history").body;
+  auto decision = history["events"][1]["payload"]["decision"];
+  EXPECT_EQ(decision["policy"], "greedy-rank-v1");
+  EXPECT_EQ(decision["worker_id"], big.id);
+}
+
+TEST_F(api, PinsAndImagesAreRespected) {
+  boot();
+  create("pinned", {{"preferred_clusters", {"clusterB"}}});
+  create("gcmc", {{"worker_image_key", "gcncmc"}});
+  auto a = enroll("hpc", 4, "H100", {{"provider_id", "clusterA:100"}});
+  auto bw = enroll("hpc", 1, "A10", {{"provider_id", "clusterB:200"}});
+  auto g = enroll("hpc", 1, "A10", {{"worker_image_key", "gcncmc"}});
+  EXPECT_EQ(poll(a).body["status"], "no_job_available");
+  EXPECT_EQ(poll(bw).body["job_id"], "pinned");
+  EXPECT_EQ(poll(g).body["job_id"], "gcmc");
+  auto workers = call(*op, "GET", "/workers?cluster=clusterB").body;
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0]["id"], bw.id);
+  EXPECT_EQ(workers[0]["state"], "busy");
+}
+
+TEST_F(api, OnlyTheAssigneeCanChangeAJob) {
+  boot();
+  create("mine");
+  auto owner = enroll(), other = enroll("hpc", 1, "A10");
+  ASSERT_EQ(poll(owner).body["job_id"], "mine");
+  for (auto path : {"/jobs/mine/start", "/jobs/mine/complete", "/jobs/mine/fail"}) {
+    auto r = as(other, "POST", path, json::object());
+    EXPECT_EQ(r.status, 409) << path;
+    EXPECT_EQ(r.body["error"], "job_not_assigned_to_worker") << path;
+  }
+  EXPECT_EQ(as(other, "POST", "/workers/" + owner.id + "/heartbeat").status, 403);
+  EXPECT_EQ(as(other, "POST", "/jobs/request?worker_id=" + owner.id).status, 403);
+  EXPECT_EQ(as(other, "GET", "/jobs").status, 403) << "a worker token is not an operator token";
+  EXPECT_EQ(call(*op, "POST", "/jobs/mine/start").status, 401) << "shared token refused for worker calls by default";
+  EXPECT_EQ(call(*op, "GET", "/jobs/mine").body["status"], "assigned");
+}
+
+TEST_F(api, CancelIsCooperative) {
+  boot();
+  create("q");
+  EXPECT_EQ(call(*op, "DELETE", "/jobs/q").status, 204);
+  EXPECT_EQ(call(*op, "GET", "/jobs/q").body["status"], "cancelled");
+  EXPECT_EQ(call(*op, "DELETE", "/jobs/q").status, 409);
+  create("r");
+  auto w = enroll();
+  poll(w);
+  as(w, "POST", "/jobs/r/start");
+  auto no_force = call(*op, "DELETE", "/jobs/r");
+  EXPECT_EQ(no_force.status, 409);
+  EXPECT_EQ(no_force.body["detail"], "Running job requires force=true");
+  EXPECT_EQ(call(*op, "DELETE", "/jobs/r?force=true", nullptr, {{"X-Baton-Operator", "alice"}}).status, 204);
+  auto control = as(w, "GET", "/jobs/r/control").body;
+  EXPECT_EQ(control["status"], "cancelling");
+  EXPECT_EQ(control["cancellation_requested"], true);
+  EXPECT_EQ(as(w, "POST", "/jobs/r/complete").status, 409) << "a late complete cannot beat the cancel";
+  create("next");
+  auto r = poll(w);  // closes the cancelled job, then competes as usual
+  EXPECT_EQ(r.body["job_id"], "next");
+  EXPECT_EQ(call(*op, "GET", "/jobs/r").body["status"], "cancelled");
+  auto h = call(*op, "GET", "/jobs/r/history").body["events"];
+  bool by_alice = false;
+  for (auto& e : h) by_alice |= e["event_type"] == "job.cancel_requested" && e["actor"] == "operator:alice";
+  EXPECT_TRUE(by_alice) << "operator actions carry the operator's identity";
+}
+
+TEST_F(api, DeregisterRequeuesAndRequeueResumesFromTheCheckpoint) {
+  boot();
+  create("d", {{"max_attempts", 3}});
+  auto w1 = enroll();
+  poll(w1);
+  as(w1, "POST", "/jobs/d/start");
+  as(w1, "POST", "/jobs/d/checkpoint", {{"checkpoint_manifest_path", "/ck/d/5.json"}});
+  EXPECT_EQ(as(w1, "POST", "/workers/" + w1.id + "/deregister").status, 204);
+  auto job = call(*op, "GET", "/jobs/d").body;
+  EXPECT_EQ(job["status"], "queued");
+  EXPECT_EQ(job["latest_checkpoint_manifest_path"], "/ck/d/5.json");
+  auto w2 = enroll();
+  auto got = poll(w2);
+  EXPECT_EQ(got.body["job_id"], "d");
+  EXPECT_EQ(got.body["latest_checkpoint_manifest_path"], "/ck/d/5.json") << "the next worker resumes, not restarts";
+  EXPECT_EQ(as(w2, "POST", "/jobs/d/fail", {{"reason", "payload_failed"}, {"failure_artifact_path", "/f/d"}}).status, 204);
+  auto clone = call(*op, "POST", "/jobs/d/requeue");
+  ASSERT_EQ(clone.status, 200) << clone.body;
+  EXPECT_EQ(clone.body["latest_checkpoint_manifest_path"], "/ck/d/5.json");
+  EXPECT_EQ(clone.body["requeued_from"], "d");
+  EXPECT_EQ(call(*op, "GET", "/jobs/d").body["requeued_to"][0], clone.body["id"]);
+  EXPECT_EQ(call(*op, "POST", "/jobs/" + clone.body["id"].get<std::string>() + "/requeue").status, 409);
+  EXPECT_EQ(call(*op, "GET", "/workers?state=gone").body[0]["gone_reason"], "deregistered");
+}
+
+TEST_F(api, PaginationAndFilters) {
+  boot();
+  for (int i = 0; i < 25; ++i) create("p" + std::to_string(100 + i));
+  auto cli = b->client();
+  auto res = cli->Get("/jobs?limit=10&offset=10");
+  ASSERT_TRUE(res);
+  auto page = json::parse(res->body);
+  ASSERT_EQ(page.size(), 10u);
+  EXPECT_EQ(res->get_header_value("X-Total-Count"), "25");
+  EXPECT_EQ(page[0]["id"], "p114") << "newest first";
+  EXPECT_EQ(call(*op, "GET", "/jobs?status=completed").body.size(), 0u);
+  call(*op, "DELETE", "/jobs/p100");
+  EXPECT_EQ(call(*op, "GET", "/jobs?status=cancelled").body[0]["id"], "p100");
+}
+
+TEST_F(api, StaleWorkerIsReapedAndItsJobRequeued) {
+  boot(fast_config);
+  create("s");
+  auto w = enroll();
+  ASSERT_EQ(poll(w).body["job_id"], "s");
+  as(w, "POST", "/jobs/s/start");
+  // No more heartbeats: stale after 1.5 s, reaped by the next 1 s tick.
+  json job;
+  for (int i = 0; i < 60; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    job = call(*op, "GET", "/jobs/s").body;
+    if (job["status"] == "queued") break;
+  }
+  EXPECT_EQ(job["status"], "queued");
+  EXPECT_TRUE(job["assigned_worker_id"].is_null());
+  auto gone = call(*op, "GET", "/workers?state=gone").body;
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0]["gone_reason"], "reaped");
+  auto events = call(*op, "GET", "/jobs/s/history").body["events"];
+  EXPECT_EQ(events.back()["event_type"], "job.requeued_after_reap");
+  EXPECT_EQ(events.back()["actor"], "loop:reaper");
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 404) << "a reaped worker must register again";
+  EXPECT_EQ(as(w, "POST", "/jobs/s/complete").status, 409) << "the reaped worker can no longer finish the job";
+}
+
+TEST_F(api, HandoffIsRecoveredWhenTheWorkerDies) {
+  boot(fast_config);
+  create("h");
+  auto w = enroll();
+  ASSERT_EQ(poll(w).body["job_id"], "h");
+  as(w, "POST", "/jobs/h/start");
+  as(w, "POST", "/jobs/h/checkpoint", {{"checkpoint_manifest_path", "/ck/h/2.json"}});
+  EXPECT_EQ(as(w, "POST", "/jobs/h/handoff/start", {{"reason", "walltime"}}).status, 204);
+  EXPECT_EQ(call(*op, "GET", "/jobs/h").body["status"], "handoff");
+  json job;
+  for (int i = 0; i < 60; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    job = call(*op, "GET", "/jobs/h").body;
+    if (job["status"] == "queued") break;
+  }
+  EXPECT_EQ(job["status"], "queued") << "RelayMD leaves this job in handoff forever";
+  EXPECT_EQ(job["latest_checkpoint_manifest_path"], "/ck/h/2.json");
+}
+
+TEST_F(api, HandoffCompleteRequeuesWithTheNewCheckpoint) {
+  boot();
+  create("hc");
+  auto w = enroll();
+  poll(w);
+  EXPECT_EQ(as(w, "POST", "/jobs/hc/handoff/start", {{"reason", "walltime"}}).status, 409) << "only from running";
+  as(w, "POST", "/jobs/hc/start");
+  EXPECT_EQ(as(w, "POST", "/jobs/hc/handoff/complete").status, 409) << "only from handoff";
+  EXPECT_EQ(as(w, "POST", "/jobs/hc/handoff/start", {{"reason", "walltime"}, {"deadline_epoch_seconds", 1.9e9}}).status, 204);
+  EXPECT_EQ(as(w, "POST", "/jobs/hc/handoff/complete", {{"checkpoint_path", "/ck/hc/9.json"}}).status, 204);
+  auto job = call(*op, "GET", "/jobs/hc").body;
+  EXPECT_EQ(job["status"], "queued");
+  EXPECT_EQ(job["latest_checkpoint_manifest_path"], "/ck/hc/9.json");
+}
+
+TEST_F(api, SharedTokenWorkersWhenAllowed) {
+  boot("workers: {accept_shared_token: true}\n");
+  create("relaymd");
+  auto w = enroll();
+  auto r = call(*op, "POST", "/jobs/request?worker_id=" + w.id);
+  EXPECT_EQ(r.body["job_id"], "relaymd");
+  EXPECT_EQ(call(*op, "POST", "/jobs/relaymd/start").status, 204);
+  EXPECT_EQ(call(*op, "POST", "/workers/" + w.id + "/heartbeat", {{"job_id", "relaymd"}, {"progress", 0.2}}).status, 204);
+  EXPECT_EQ(call(*op, "POST", "/jobs/relaymd/complete").status, 204);
+  EXPECT_EQ(call(*op, "POST", "/workers/unknown/heartbeat").status, 404);
+  EXPECT_EQ(call(*op, "POST", "/jobs/request?worker_id=unknown").body["status"], "no_job_available");
+}
+
+TEST_F(api, PruneKeepsHistoryAuditable) {
+  boot();
+  create("old");
+  call(*op, "DELETE", "/jobs/old");
+  EXPECT_EQ(call(*op, "DELETE", "/jobs?older_than_days=1").body["deleted"], 0) << "too recent";
+  EXPECT_EQ(call(*op, "GET", "/jobs/old/history").status, 200);
+}

@@ -1,0 +1,74 @@
+#pragma once
+// A real batond child process on an ephemeral loopback port, with its own data dir,
+// config file and API token, plus an HTTP client for it.
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace baton::test {
+
+inline const char* test_token = "test-token-0123456789abcdef";
+
+class batond_process {
+ public:
+  // config_yaml is written to <dir>/batond.yaml; data lives in <dir>/data.
+  batond_process(const temp_dir& dir, const std::string& config_yaml, std::vector<std::string> extra_env = {})
+      : dir_(dir), config_(dir / "batond.yaml") {
+    std::ofstream(config_) << config_yaml;
+    env_ = {"BATON_CONFIG=" + config_, "BATON_API_TOKEN=" + std::string(test_token), "BATON_DATA_DIR=",
+            "BATON_LISTEN=", "BATON_LOG_LEVEL=warn"};
+    env_.insert(env_.end(), extra_env.begin(), extra_env.end());
+    start();
+  }
+
+  void start() {
+    std::string port_file = dir_ / "port";
+    std::filesystem::remove(port_file);
+    proc_ = std::make_unique<child_process>(
+        std::vector<std::string>{BATOND_PATH, "--data-dir", dir_ / "data", "--listen", "127.0.0.1:0", "--port-file",
+                                 port_file},
+        dir_ / ("batond-" + std::to_string(++starts_)), env_);
+    for (int i = 0; i < 1000 && !std::filesystem::exists(port_file); ++i)
+      if (proc_->wait(std::chrono::milliseconds(10)) != -1) break;
+    auto text = slurp(port_file);
+    port_ = text.empty() ? 0 : std::stoi(text);
+  }
+
+  int stop() {
+    proc_->signal(SIGTERM);
+    return exit_code(proc_->wait());
+  }
+  void kill() {
+    proc_->signal(SIGKILL);
+    proc_->wait();
+  }
+
+  int port() const { return port_; }
+  std::string err() const { return proc_->err(); }
+  // A fresh client (httplib clients are not thread-safe) carrying the shared token.
+  std::unique_ptr<httplib::Client> client(const std::string& token = test_token) const {
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    c->set_read_timeout(30, 0);
+    if (!token.empty()) c->set_default_headers({{"X-API-Token", token}});
+    return c;
+  }
+
+ private:
+  const temp_dir& dir_;
+  std::string config_;
+  std::vector<std::string> env_;
+  std::unique_ptr<child_process> proc_;
+  int port_ = 0;
+  int starts_ = 0;
+};
+
+}  // namespace baton::test
