@@ -76,7 +76,7 @@ void persist(self_ptr self, const core::decision& d, core::time_us now, const st
           });
 }
 
-scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world,
+scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, lease_table leases,
                                          scheduler_settings settings, clock_fn clock) {
   auto& st = self->state;
   st.log = std::move(log);
@@ -85,7 +85,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   st.clock = std::move(clock);
   auto now = st.clock();
   for (const auto& [id, w] : st.world.workers)
-    if (!w.gone && !w.placeholder) st.leases[id] = now;
+    if (!w.gone && !w.placeholder) st.leases[id] = leases.count(id) ? leases.at(id) : now;
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   return {
       [self](command_atom, api_command& c) -> caf::result<api_reply> {
@@ -108,6 +108,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         persist(self, all, now, c.actor, c.request_id, rp, h.reply);
         return rp;
       },
+      [self](leases_atom) -> lease_table { return self->state.leases; },
       [self](reap_atom) {
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.reap_interval_us), reap_atom::value);
@@ -132,9 +133,9 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
 
 }  // namespace
 
-scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
+scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
                                 scheduler_settings settings, clock_fn clock) {
-  return sys.spawn(scheduler, std::move(log), std::move(world), settings, std::move(clock));
+  return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock));
 }
 
 }  // namespace baton::actors

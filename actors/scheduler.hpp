@@ -20,15 +20,17 @@ namespace baton::actors {
 
 using command_atom = caf::atom_constant<caf::atom("command")>;
 using reap_atom = caf::atom_constant<caf::atom("reap")>;
+using leases_atom = caf::atom_constant<caf::atom("leases")>;
 
 using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, api_command>::with<api_reply>,
+                                         caf::replies_to<leases_atom>::with<lease_table>,  // for a clean stop
                                          caf::reacts_to<reap_atom>>;
 
 using clock_fn = std::function<core::time_us()>;
 
-// world: the state recovered from the log. Every live worker gets a fresh lease at start,
-// so a restart does not reap workers that were heartbeating before it.
-scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
+// world: the state recovered from the log. leases: last heartbeats saved by the previous
+// clean stop (workers missing from it count from now); see lease_grace_from_us.
+scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
                                 scheduler_settings settings, clock_fn clock);
 
 }  // namespace baton::actors

@@ -20,7 +20,7 @@ handled from(decision d, int status = 204, json body = nullptr) {
 
 bool fresh(const lease_table& leases, const std::string& worker_id, const scheduler_settings& s, time_us now) {
   auto it = leases.find(worker_id);
-  return it != leases.end() && now - it->second <= s.stale_after_us;
+  return it != leases.end() && now - std::max(it->second, s.lease_grace_from_us) <= s.stale_after_us;
 }
 
 std::string derived_state(const world& w, const worker& wk, const lease_table& leases, const scheduler_settings& s,

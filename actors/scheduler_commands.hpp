@@ -18,6 +18,9 @@ struct scheduler_settings {
   // Worker-side calls must carry the worker's own credential (X-Worker-Token); off, the
   // shared token is accepted too, as RelayMD's workers send only that.
   bool worker_credentials_required = true;
+  // Leases count from no earlier than this (batond's start): a restart shows each worker's
+  // real last heartbeat but gives every worker a full lease before it can be reaped.
+  core::time_us lease_grace_from_us = 0;
 };
 
 using lease_table = std::map<std::string, core::time_us>;  // worker id -> last heartbeat

@@ -108,7 +108,10 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.max_attempts = static_cast<uint32_t>(settings.max_attempts);
     sched.default_worker_image = settings.default_worker_image;
     sched.worker_credentials_required = !settings.accept_shared_token;
-    auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), sched, now_us);
+    sched.lease_grace_from_us = now_us();
+    actors::lease_table leases;
+    if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
+    auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us);
     http::http_server server({settings.listen.host, settings.listen.port, settings.http_threads,
                               settings.keep_alive_max});
     http::add_error_handlers(server.routes());
@@ -140,7 +143,11 @@ int run(const config::settings& settings, const run_options& opts) {
       sigwait(&stop_signals, &sig);
       spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       server.stop();  // in-flight requests finish; their appends are answered before this returns
-      record(sys, log, stopped_type, {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      // The last heartbeats go into the stop event, so a restart shows them unchanged.
+      auto leases = http::ask<actors::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);
+      record(sys, log, stopped_type,
+             {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
+              {"worker_last_heartbeats_us", leases.value.value_or(actors::lease_table{})}});
     }
     caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     scheduler = nullptr;

@@ -15,9 +15,15 @@ daemon_state evolve(daemon_state s, const events::event_view& e) {
     } catch (const nlohmann::json::exception&) {
       s.last_version = "";  // an undecodable payload loses the version, not the run count
     }
+    s.saved_leases.clear();
   } else if (e.type == stopped_type) {
     ++s.clean_stops;
     s.running = false;
+    try {
+      s.saved_leases = events::from_payload(e.payload).value("worker_last_heartbeats_us", std::map<std::string, int64_t>{});
+    } catch (const nlohmann::json::exception&) {
+      s.saved_leases.clear();
+    }
   }
   return s;
 }

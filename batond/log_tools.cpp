@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "events/event_store.hpp"
+#include "replay/rederive.hpp"
 
 namespace baton::daemon {
 namespace {
@@ -44,6 +45,23 @@ int dump_log(const std::string& data_dir, uint64_t from, uint64_t limit) {
     });
     return 0;
   } catch (const events::store_error& e) {
+    std::cerr << "batond: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int rederive_log(const std::string& data_dir) {
+  try {
+    auto store = open_existing(data_dir);
+    auto r = replay::rederive_decisions(*store);
+    for (const auto& p : r.problems) std::cerr << "mismatch: " << p << "\n";
+    if (r.mismatches) {
+      std::cerr << "batond: " << r.mismatches << " of " << r.decisions << " decisions did not re-derive\n";
+      return 2;
+    }
+    std::cout << "ok: " << r.decisions << " assignment decisions in " << r.events << " events re-derived identically\n";
+    return 0;
+  } catch (const std::exception& e) {
     std::cerr << "batond: " << e.what() << "\n";
     return 2;
   }

@@ -14,7 +14,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"batond: event-sourced orchestrator for long-running GPU jobs"};
   std::string config_path, data_dir, listen, port_file;
-  bool verify = false, dump = false, version = false;
+  bool verify = false, dump = false, version = false, rederive = false;
   uint64_t from = 1, limit = 0;
   app.add_option("-c,--config", config_path, "YAML config file (default: $BATON_CONFIG or ~/.config/baton/config.yaml)");
   app.add_option("--data-dir", data_dir, "data directory (overrides config and BATON_DATA_DIR)");
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.add_option("--port-file", port_file, "write the bound port to this file once serving");
   app.add_flag("--verify", verify, "check the event log (no gaps, hash chain) and exit");
   app.add_flag("--dump", dump, "print the event log as JSON lines and exit");
+  app.add_flag("--rederive", rederive, "re-derive every assignment decision from the log and exit");
   app.add_option("--from", from, "with --dump: first sequence to print")->check(CLI::PositiveNumber);
   app.add_option("--limit", limit, "with --dump: at most this many events (0 = all)");
   app.add_flag("--version", version, "print the version and exit");
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
 
   if (verify) return baton::daemon::verify_log(settings.data_dir);
   if (dump) return baton::daemon::dump_log(settings.data_dir, from, limit);
+  if (rederive) return baton::daemon::rederive_log(settings.data_dir);
 
   auto logger = spdlog::stderr_color_mt("batond");
   spdlog::set_default_logger(logger);

@@ -409,3 +409,65 @@ TEST_F(api, PruneKeepsHistoryAuditable) {
   EXPECT_EQ(call(*op, "DELETE", "/jobs?older_than_days=1").body["deleted"], 0) << "too recent";
   EXPECT_EQ(call(*op, "GET", "/jobs/old/history").status, 200);
 }
+
+namespace {
+
+// Fields computed from the clock at request time, not state.
+json without_clock_fields(json list) {
+  for (auto& item : list)
+    for (auto key : {"runtime_seconds", "etc_seconds", "ett_seconds"}) item.erase(key);
+  return list;
+}
+
+}  // namespace
+
+TEST_F(api, RestartRebuildsEveryJobAndWorkerExactly) {
+  boot();
+  for (int i = 0; i < 6; ++i) create("r" + std::to_string(i), {{"preferred_clusters", i % 2 ? json({"clusterA"}) : json::array()}});
+  auto a = enroll("hpc", 2, "A100", {{"provider_id", "clusterA:1"}});
+  auto c = enroll("salad", 1, "RTX 4090");
+  auto d = enroll("hpc", 1, "A10");
+  poll(a);
+  poll(d);
+  as(a, "POST", "/jobs/r0/start");
+  as(a, "POST", "/jobs/r0/checkpoint", {{"checkpoint_manifest_path", "/ck/r0/1.json"}, {"progress", 0.3}});
+  as(a, "POST", "/jobs/r0/complete");
+  call(*op, "DELETE", "/jobs/r5");
+  as(c, "POST", "/workers/" + c.id + "/deregister");
+  auto jobs_before = without_clock_fields(call(*op, "GET", "/jobs?limit=100").body);
+  auto workers_before = call(*op, "GET", "/workers?state=idle&state=busy&state=stale&state=gone").body;
+  ASSERT_EQ(b->stop(), 0) << b->err();
+  b->start();
+  ASSERT_GT(b->port(), 0) << b->err();
+  op = b->client();
+  EXPECT_EQ(without_clock_fields(call(*op, "GET", "/jobs?limit=100").body), jobs_before);
+  EXPECT_EQ(call(*op, "GET", "/workers?state=idle&state=busy&state=stale&state=gone").body, workers_before);
+  // Worker credentials survive too: only their hashes were logged.
+  EXPECT_EQ(as(d, "POST", "/workers/" + d.id + "/heartbeat").status, 204);
+}
+
+TEST_F(api, EveryDecisionReDerivesFromTheLog) {
+  boot();
+  std::vector<worker_handle> ws;
+  const char* models[] = {"A10", "H100", "A100", "RTX 4090"};
+  for (int i = 0; i < 8; ++i)
+    ws.push_back(enroll(i % 3 ? "hpc" : "salad", 1 + i % 2, models[i % 4],
+                        i % 2 ? json({{"provider_id", "clusterA:" + std::to_string(i)}}) : json::object()));
+  for (int i = 0; i < 12; ++i) create("d" + std::to_string(i), {{"preferred_clusters", i % 4 == 3 ? json({"clusterA"}) : json::array()}});
+  int assigned = 0;
+  for (int round = 0; round < 4; ++round)
+    for (auto& w : ws) {
+      auto r = poll(w);
+      if (r.body["status"] == "assigned") {
+        ++assigned;
+        as(w, "POST", "/jobs/" + r.body["job_id"].get<std::string>() + "/complete");
+      }
+    }
+  EXPECT_EQ(assigned, 12);
+  ASSERT_EQ(b->stop(), 0);
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
+                           {"BATON_CONFIG=" + (dir / "none.yaml")});
+  EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
+  EXPECT_NE(tool.out().find("ok: 12 assignment decisions"), std::string::npos) << tool.out();
+  b->start();  // for TearDown
+}

@@ -1,0 +1,39 @@
+#include "replay/rederive.hpp"
+
+#include <set>
+
+#include "core/scheduling.hpp"
+#include "events/payload.hpp"
+
+namespace baton::replay {
+
+rederive_report rederive_decisions(const events::event_store& store) {
+  rederive_report r;
+  core::world w;
+  store.scan(1, 0, true, [&](const events::event_view& e) {
+    ++r.events;
+    auto payload = events::from_payload(e.payload);
+    std::string stream(e.stream_id), type(e.type);
+    if (type == "job.assigned") {
+      ++r.decisions;
+      const auto& recorded = payload.at("decision");
+      std::set<std::string> stale;
+      for (const auto& id : recorded.value("stale_excluded", nlohmann::json::array())) stale.insert(id.get<std::string>());
+      auto choice = core::choose_job_for(w, payload.at("worker_id").get<std::string>(), stale);
+      std::string job_id = stream.substr(4);
+      if (choice.job_id != job_id || choice.record != recorded) {
+        ++r.mismatches;
+        if (r.problems.size() < 10)
+          r.problems.push_back("event " + std::to_string(e.seq) + ": logged " + job_id + " for worker " +
+                               payload.at("worker_id").get<std::string>() + ", re-derived " +
+                               choice.job_id.value_or("nothing") +
+                               (choice.record != recorded ? " (decision record differs)" : ""));
+      }
+    }
+    core::apply(w, stream, type, payload, e.recorded_at_us);
+    return true;
+  });
+  return r;
+}
+
+}  // namespace baton::replay

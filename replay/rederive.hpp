@@ -1,0 +1,22 @@
+#pragma once
+// Re-derives every scheduling decision in the log: replays the events in order and, at
+// each job.assigned, runs the same pure choice (core/scheduling.hpp) on the state as it
+// was, with the stale workers the decision recorded left out. The choice and its whole
+// record must come out identical.
+#include <string>
+#include <vector>
+
+#include "events/event_store.hpp"
+
+namespace baton::replay {
+
+struct rederive_report {
+  uint64_t events = 0;
+  uint64_t decisions = 0;
+  uint64_t mismatches = 0;
+  std::vector<std::string> problems;  // the first few mismatches, one line each
+};
+
+rederive_report rederive_decisions(const events::event_store& store);
+
+}  // namespace baton::replay

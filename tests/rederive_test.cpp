@@ -1,0 +1,54 @@
+#include "replay/rederive.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/scheduling.hpp"
+#include "events/payload.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton;
+
+namespace {
+
+void put(events::event_store& s, const core::decision& d, core::time_us at) {
+  std::vector<events::append_command> cmds;
+  for (const auto& e : d.events) {
+    events::append_command c;
+    c.stream_id = e.stream;
+    c.recorded_at_us = at;
+    c.events.push_back({e.type, 1, events::to_payload(e.payload)});
+    cmds.push_back(c);
+  }
+  for (const auto& r : s.append(cmds)) ASSERT_TRUE(r.ok());
+}
+
+}  // namespace
+
+TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
+  test::temp_dir dir;
+  auto store = events::event_store::open(dir.path());
+  core::world w;
+  core::time_us t = 1'000'000;
+  auto step = [&](const core::decision& d) {
+    put(*store, d, ++t);
+    core::apply(w, d, t);
+  };
+  step(core::decide_register(nullptr, {"small", core::platform::hpc, "A10", 1, 0, "img", "", ""}, t));
+  step(core::decide_register(nullptr, {"big", core::platform::hpc, "H100", 4, 0, "img", "", ""}, t));
+  step(core::decide_create(nullptr, {"j1", "t", "/b", "img", "", {}, 5}, t));
+  step(core::decide_create(nullptr, {"j2", "t", "/b", "img", "", {}, 5}, t));
+  // A legitimate decision: the big worker polls and takes j1.
+  auto fair = core::choose_job_for(w, "big", std::set<std::string>{});
+  ASSERT_EQ(fair.job_id, "j1");
+  step(core::decide_assign(w.jobs.at("j1"), "big", fair.record, t));
+  auto ok = replay::rederive_decisions(*store);
+  EXPECT_EQ(ok.decisions, 1u);
+  EXPECT_EQ(ok.mismatches, 0u);
+  // A decision the policy would not make: j2 given to a worker with a made-up record.
+  step(core::decide_assign(w.jobs.at("j2"), "small", {{"policy", "greedy-rank-v1"}, {"worker_id", "small"}}, t));
+  auto bad = replay::rederive_decisions(*store);
+  EXPECT_EQ(bad.decisions, 2u);
+  EXPECT_EQ(bad.mismatches, 1u);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("decision record differs"), std::string::npos) << bad.problems[0];
+}
