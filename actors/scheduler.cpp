@@ -11,7 +11,7 @@ namespace {
 struct scheduler_state {
   scheduler_state() = default;  // user-declared: see stack-notes C2
   core::world world;
-  lease_table leases;
+  lease_book leases;
   scheduler_settings settings;
   clock_fn clock;
   log_writer_actor log;
@@ -43,9 +43,9 @@ void track_leases(self_ptr self, const api_command& c, const api_reply& reply, c
   auto& leases = self->state.leases;
   if (reply.status >= 300) return;
   if (c.kind == op::register_worker)
-    leases[reply.body.at("worker_id").get<std::string>()] = now;
+    leases.touch(reply.body.at("worker_id").get<std::string>(), now);
   else if (c.kind == op::heartbeat)
-    leases[c.target] = now;
+    leases.touch(c.target, now);
   else if (c.kind == op::deregister)
     leases.erase(c.target);
 }
@@ -85,7 +85,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   st.clock = std::move(clock);
   auto now = st.clock();
   for (const auto& [id, w] : st.world.workers)
-    if (!w.gone && !w.placeholder) st.leases[id] = leases.count(id) ? leases.at(id) : now;
+    if (!w.gone && !w.placeholder) st.leases.touch(id, leases.count(id) ? leases.at(id) : now);
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   return {
       [self](command_atom, api_command& c) -> caf::result<api_reply> {
@@ -108,7 +108,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         persist(self, all, now, c.actor, c.request_id, rp, h.reply);
         return rp;
       },
-      [self](leases_atom) -> lease_table { return self->state.leases; },
+      [self](leases_atom) -> lease_table { return self->state.leases.all(); },
       [self](reap_atom) {
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.reap_interval_us), reap_atom::value);

@@ -18,12 +18,17 @@ handled from(decision d, int status = 204, json body = nullptr) {
   return h;
 }
 
-bool fresh(const lease_table& leases, const std::string& worker_id, const scheduler_settings& s, time_us now) {
-  auto it = leases.find(worker_id);
-  return it != leases.end() && now - std::max(it->second, s.lease_grace_from_us) <= s.stale_after_us;
+bool fresh(const lease_book& leases, const std::string& worker_id, const scheduler_settings& s, time_us now) {
+  auto last = leases.last(worker_id);
+  return last && now - std::max(*last, s.lease_grace_from_us) <= s.stale_after_us;
 }
 
-std::string derived_state(const world& w, const worker& wk, const lease_table& leases, const scheduler_settings& s,
+std::set<std::string> stale_workers(const lease_book& leases, const scheduler_settings& s, time_us now) {
+  if (now - s.lease_grace_from_us <= s.stale_after_us) return {};  // everyone is within the start-up grace
+  return leases.older_than(now - s.stale_after_us);
+}
+
+std::string derived_state(const world& w, const worker& wk, const lease_book& leases, const scheduler_settings& s,
                           time_us now) {
   if (wk.gone) return "gone";
   if (wk.placeholder) return "provisioning";
@@ -31,11 +36,7 @@ std::string derived_state(const world& w, const worker& wk, const lease_table& l
   return w.job_of_worker.count(wk.id) ? "busy" : "idle";
 }
 
-std::optional<time_us> lease_of(const lease_table& leases, const std::string& id) {
-  auto it = leases.find(id);
-  if (it == leases.end()) return std::nullopt;
-  return it->second;
-}
+std::optional<time_us> lease_of(const lease_book& leases, const std::string& id) { return leases.last(id); }
 
 checkpoint_report report_from(const json& b) {
   checkpoint_report r;
@@ -49,7 +50,7 @@ checkpoint_report report_from(const json& b) {
 
 json no_job(const std::string& reason) { return {{"status", "no_job_available"}, {"reason", reason}}; }
 
-handled poll(const world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c, time_us now) {
+handled poll(const world& w, const lease_book& leases, const scheduler_settings& s, const api_command& c, time_us now) {
   const worker* wk = w.find_worker(c.target);
   if (!wk || wk->gone || wk->placeholder)
     return from({}, 200, no_job(wk && wk->gone ? "worker_" + wk->gone_reason : "unknown_worker"));
@@ -62,7 +63,7 @@ handled poll(const world& w, const lease_table& leases, const scheduler_settings
     h.again = true;
     return h;
   }
-  auto choice = choose_job_for(w, wk->id, [&](const std::string& id) { return !fresh(leases, id, s, now); });
+  auto choice = choose_job_for(w, wk->id, stale_workers(leases, s, now));
   if (!choice.job_id) return from({}, 200, no_job("no_job_for_this_worker"));
   const job& j = w.jobs.at(*choice.job_id);
   return from(decide_assign(j, wk->id, choice.record, now), 200,
@@ -108,7 +109,7 @@ handled list_jobs(const world& w, const api_command& c, time_us now) {
   return from({}, 200, {{"items", items}, {"total", matched}, {"offset", offset}, {"limit", limit}});
 }
 
-handled list_workers(const world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c,
+handled list_workers(const world& w, const lease_book& leases, const scheduler_settings& s, const api_command& c,
                      time_us now) {
   const auto& q = c.body;
   std::set<std::string> states;
@@ -191,7 +192,7 @@ std::optional<handled> check_caller(const world& w, const scheduler_settings& s,
 
 }  // namespace
 
-handled handle(const world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c, time_us now) {
+handled handle(const world& w, const lease_book& leases, const scheduler_settings& s, const api_command& c, time_us now) {
   if (c.kind != op::register_worker)
     if (auto denied = check_caller(w, s, c)) return *denied;
   switch (c.kind) {
@@ -276,7 +277,7 @@ handled handle(const world& w, const lease_table& leases, const scheduler_settin
   }
 }
 
-decision reap(const world& w, const lease_table& leases, const scheduler_settings& s, time_us now) {
+decision reap(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
   decision out;
   auto add = [&](const decision& d) { out.events.insert(out.events.end(), d.events.begin(), d.events.end()); };
   for (const auto& [id, wk] : w.workers) {
@@ -291,6 +292,31 @@ decision reap(const world& w, const lease_table& leases, const scheduler_setting
     const worker* wk = w.find_worker(worker_id);
     if (!wk || wk->gone) add(decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
   }
+  return out;
+}
+
+void lease_book::touch(const std::string& id, time_us at) {
+  erase(id);
+  last_[id] = at;
+  by_time_.insert({at, id});
+}
+
+void lease_book::erase(const std::string& id) {
+  auto it = last_.find(id);
+  if (it == last_.end()) return;
+  by_time_.erase({it->second, id});
+  last_.erase(it);
+}
+
+std::optional<time_us> lease_book::last(const std::string& id) const {
+  auto it = last_.find(id);
+  if (it == last_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::set<std::string> lease_book::older_than(time_us cutoff) const {
+  std::set<std::string> out;
+  for (auto it = by_time_.begin(); it != by_time_.end() && it->first < cutoff; ++it) out.insert(it->second);
   return out;
 }
 

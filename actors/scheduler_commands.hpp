@@ -3,6 +3,8 @@
 // with what, and what to answer. Also the read-only queries (lists, one job, control).
 // Deterministic given (world, leases, command, now); the scheduler actor calls it.
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "actors/api_command.hpp"
@@ -25,17 +27,33 @@ struct scheduler_settings {
 
 using lease_table = std::map<std::string, core::time_us>;  // worker id -> last heartbeat
 
+// Heartbeat leases with an index by time, so the stale ones (a short prefix) are found
+// without looking at every worker on every poll.
+class lease_book {
+ public:
+  void touch(const std::string& id, core::time_us at);
+  void erase(const std::string& id);
+  std::optional<core::time_us> last(const std::string& id) const;
+  const lease_table& all() const { return last_; }
+  // Workers whose last heartbeat is older than cutoff.
+  std::set<std::string> older_than(core::time_us cutoff) const;
+
+ private:
+  lease_table last_;
+  std::set<std::pair<core::time_us, std::string>> by_time_;
+};
+
 struct handled {
   core::decision decision;
   api_reply reply;      // sent once the decision's events are durable
   bool again = false;   // apply and call again (a poll that first closed a cancelled job)
 };
 
-handled handle(const core::world& w, const lease_table& leases, const scheduler_settings& s, const api_command& c,
+handled handle(const core::world& w, const lease_book& leases, const scheduler_settings& s, const api_command& c,
                core::time_us now);
 
 // Loop work: workers whose lease ran out are reaped with their jobs; jobs held by a worker
 // that is gone are requeued (orphans). One decision for everything found.
-core::decision reap(const core::world& w, const lease_table& leases, const scheduler_settings& s, core::time_us now);
+core::decision reap(const core::world& w, const lease_book& leases, const scheduler_settings& s, core::time_us now);
 
 }  // namespace baton::actors

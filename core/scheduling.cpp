@@ -13,20 +13,69 @@ bool can_run(const worker& w, const job& j) {
   return !c.empty() && std::find(j.preferred_clusters.begin(), j.preferred_clusters.end(), c) != j.preferred_clusters.end();
 }
 
-poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale) {
-  return choose_job_for(w, worker_id, [&](const std::string& id) { return stale.count(id) > 0; });
+namespace {
+
+// Without pinned jobs every idle worker of the image can run every queued job of it, so the
+// greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
+// gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
+poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
+                            const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all) {
+  poll_choice out;
+  auto my_rank = rank_of(me);
+  size_t k = idle.order_of_key(my_rank);
+  std::vector<std::string> stale;  // stale workers that would otherwise rank above the poller
+  for (const auto& id : stale_all) {
+    const worker* s = w.find_worker(id);
+    if (s && s->worker_image_key == me.worker_image_key && idle.find(rank_of(*s)) != idle.end() &&
+        rank_of(*s) < my_rank) {
+      stale.push_back(id);
+      --k;
+    }
+  }
+  nlohmann::json ahead = nlohmann::json::array();
+  auto job_it = queued.begin();
+  auto worker_it = idle.begin();
+  for (size_t i = 0; i < std::min<size_t>({k, 20, queued.size()}); ++i, ++job_it, ++worker_it) {
+    while (stale_all.count(worker_it->id)) ++worker_it;
+    ahead.push_back({std::get<1>(*job_it), worker_it->id});
+  }
+  if (k < queued.size()) out.job_id = std::get<1>(*queued.find_by_order(k));
+  out.record = {{"policy", "greedy-rank-v1"},
+                {"worker_id", me.id},
+                {"worker_score", score_of(me)},
+                {"idle_ranked_above", k},
+                {"jobs_examined", std::min(k + 1, queued.size())},
+                {"taken_by_better_workers", std::min(k, queued.size())},
+                {"taken_by_better_workers_sample", ahead},
+                {"stale_excluded", stale}};
+  return out;
 }
 
-poll_choice choose_job_for(const world& w, const std::string& worker_id, const stale_predicate& is_stale) {
+}  // namespace
+
+poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all) {
+  auto is_stale = [&](const std::string& id) { return stale_all.count(id) > 0; };
   poll_choice out;
   const worker* me = w.find_worker(worker_id);
   if (!me) return out;
   worker_rank my_rank = rank_of(*me);
 
-  // Only idle workers ranked above the poller can take a job before it does.
+  // Only idle workers of the poller's image ranked above it can take a job it could run
+  // before it does; jobs and workers of other images never meet it.
+  static const ranked_set<worker_rank> no_workers;
+  static const ranked_set<queue_key> no_jobs;
+  auto idle_it = w.idle_by_image.find(me->worker_image_key);
+  auto queued_it = w.queued_by_image.find(me->worker_image_key);
+  const auto& idle = idle_it == w.idle_by_image.end() ? no_workers : idle_it->second;
+  const auto& queued = queued_it == w.queued_by_image.end() ? no_jobs : queued_it->second;
+  if (queued.empty()) {
+    out.record = {{"policy", "greedy-rank-v1"}, {"worker_id", worker_id}, {"worker_score", score_of(*me)}};
+    return out;
+  }
+  if (!w.pinned_queued_by_image.count(me->worker_image_key)) return choose_unpinned(w, *me, idle, queued, stale_all);
   std::vector<const worker*> above;
   std::vector<std::string> stale;
-  for (const auto& r : w.idle) {
+  for (const auto& r : idle) {
     if (!(r < my_rank)) break;
     if (is_stale(r.id))
       stale.push_back(r.id);
@@ -41,7 +90,7 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
   nlohmann::json ahead = nlohmann::json::array();
   size_t ahead_total = 0, examined = 0;
 
-  for (const auto& [created, job_id] : w.queued) {
+  for (const auto& [created, job_id] : queued) {
     const job& j = w.jobs.at(job_id);
     ++examined;
     auto cls = std::make_pair(j.worker_image_key, j.preferred_clusters);

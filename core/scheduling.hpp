@@ -20,10 +20,9 @@ struct poll_choice {
   nlohmann::json record;  // what re-derives the decision (goes into job.assigned)
 };
 
-// is_stale: idle workers whose heartbeat lease ran out are left out. Those it met are
-// recorded, so replaying the log and leaving out the same workers re-derives the choice.
-using stale_predicate = std::function<bool(const std::string& worker_id)>;
-poll_choice choose_job_for(const world& w, const std::string& worker_id, const stale_predicate& is_stale);
+// stale: workers whose heartbeat lease ran out (a short list: the reaper removes them
+// within one interval). They are left out; those that mattered are recorded, so replaying
+// the log and leaving out the same workers re-derives the choice.
 poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale);
 
 }  // namespace baton::core

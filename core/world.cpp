@@ -23,11 +23,31 @@ const model_info* model_of(const std::string& gpu_model) {
   return best;
 }
 
-void index_remove(world& w, const worker& wk) { w.idle.erase(rank_of(wk)); }
+void index_remove(world& w, const worker& wk) {
+  auto r = rank_of(wk);
+  w.idle.erase(r);
+  if (auto it = w.idle_by_image.find(wk.worker_image_key); it != w.idle_by_image.end()) {
+    it->second.erase(r);
+    if (it->second.empty()) w.idle_by_image.erase(it);
+  }
+}
 
 void refresh_worker_index(world& w, const worker& wk) {
-  w.idle.erase(rank_of(wk));
-  if (!wk.gone && !wk.placeholder && !w.job_of_worker.count(wk.id)) w.idle.insert(rank_of(wk));
+  index_remove(w, wk);
+  if (!wk.gone && !wk.placeholder && !w.job_of_worker.count(wk.id)) {
+    w.idle.insert(rank_of(wk));
+    w.idle_by_image[wk.worker_image_key].insert(rank_of(wk));
+  }
+}
+
+void queue_remove(world& w, const job& j) {
+  w.queued.erase({j.created_at, j.id});
+  if (!j.preferred_clusters.empty() && --w.pinned_queued_by_image[j.worker_image_key] == 0)
+    w.pinned_queued_by_image.erase(j.worker_image_key);
+  if (auto it = w.queued_by_image.find(j.worker_image_key); it != w.queued_by_image.end()) {
+    it->second.erase({j.created_at, j.id});
+    if (it->second.empty()) w.queued_by_image.erase(it);
+  }
 }
 
 void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
@@ -35,10 +55,14 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   j.id = id;
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
-  if (was_queued) w.queued.erase({j.created_at, j.id});
+  if (was_queued) queue_remove(w, j);
   evolve(j, type, p, at);
   if (type == "job.created") w.by_created.insert({j.created_at, j.id});
-  if (j.status == job_status::queued) w.queued.insert({j.created_at, j.id});
+  if (j.status == job_status::queued) {
+    w.queued.insert({j.created_at, j.id});
+    w.queued_by_image[j.worker_image_key].insert({j.created_at, j.id});
+    if (!j.preferred_clusters.empty()) ++w.pinned_queued_by_image[j.worker_image_key];
+  }
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (old_worker != new_worker) {
     if (!old_worker.empty()) {

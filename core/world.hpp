@@ -1,6 +1,8 @@
 #pragma once
 // Everything the scheduler decides on: all jobs and workers, plus indexes kept in step by
 // apply(). Ordered containers only, so iteration order never depends on hashing.
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 #include <map>
 #include <set>
 #include <string>
@@ -27,6 +29,13 @@ worker_rank rank_of(const worker& w);
 // except for the tie-breakers).
 int64_t score_of(const worker& w);
 
+// Ordered sets that also answer "how many come before x" and "the k-th" in O(log n), so a
+// poll in a large homogeneous pool need not walk every better worker (libstdc++'s pb_ds).
+template <class T>
+using ranked_set = __gnu_pbds::tree<T, __gnu_pbds::null_type, std::less<T>, __gnu_pbds::rb_tree_tag,
+                                    __gnu_pbds::tree_order_statistics_node_update>;
+using queue_key = std::tuple<time_us, std::string>;
+
 struct world {
   std::map<std::string, job> jobs;
   std::map<std::string, worker> workers;
@@ -35,6 +44,10 @@ struct world {
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
   std::set<worker_rank> idle;                          // registered, not gone, holding no job
+  // The same two indexes per worker image: only workers and jobs of one image compete.
+  std::map<std::string, ranked_set<queue_key>> queued_by_image;
+  std::map<std::string, ranked_set<worker_rank>> idle_by_image;
+  std::map<std::string, size_t> pinned_queued_by_image;  // queued jobs with preferred_clusters
   std::map<std::string, std::string> placeholder_by_provider;
 
   const job* find_job(const std::string& id) const;

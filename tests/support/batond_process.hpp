@@ -58,6 +58,7 @@ class batond_process {
   std::unique_ptr<httplib::Client> client(const std::string& token = test_token) const {
     auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
     c->set_read_timeout(30, 0);
+    c->set_tcp_nodelay(true);
     if (!token.empty()) c->set_default_headers({{"X-API-Token", token}});
     return c;
   }

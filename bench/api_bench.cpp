@@ -1,0 +1,216 @@
+// API benchmark (docs/benchmarks.md): a real batond with W registered workers and J queued
+// jobs, loaded by C keep-alive connections on loopback.
+//   assigning polls: every poll hands out a job (each worker polls once, in random order)
+//   idle polls:      workers whose image no queued job uses; every poll answers no_job_available
+//   constant:        a tuned httplib server answering a fixed body, same requests, same run
+// Usage: api_bench [WORKERS JOBS CONNECTIONS SECONDS]   (default 10000 100000 32 5)
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "http/http_server.hpp"
+
+using nlohmann::json;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+const char* token = "bench-token-0123456789abcdef";
+
+struct result {
+  double seconds = 0;
+  size_t requests = 0, matched = 0;  // matched: replies of the expected kind
+  std::vector<double> latencies_ms;
+  double rate() const { return requests / seconds; }
+  double pct(double p) {
+    if (latencies_ms.empty()) return 0;
+    std::sort(latencies_ms.begin(), latencies_ms.end());
+    return latencies_ms[std::min(latencies_ms.size() - 1, static_cast<size_t>(p * latencies_ms.size()))];
+  }
+};
+
+int wait_for_port(const std::string& file) {
+  for (int i = 0; i < 3000; ++i) {
+    std::ifstream in(file);
+    int port = 0;
+    if (in >> port && port > 0) return port;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
+pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::unique_ptr<httplib::Client> client(int port) {
+  auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
+  c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);  // else a POST with a body waits ~40 ms for a delayed ACK (Nagle)
+  c->set_read_timeout(60, 0);
+  c->set_default_headers({{"X-API-Token", token}});
+  return c;
+}
+
+// Runs body(thread index, client) on `conns` threads; each call returns false to stop.
+template <class Body>
+result load(int port, int conns, double seconds, Body body) {
+  result r;
+  std::mutex mu;
+  std::atomic<bool> stop{false};
+  auto t0 = steady::now();
+  std::vector<std::thread> ts;
+  for (int t = 0; t < conns; ++t)
+    ts.emplace_back([&, t] {
+      auto c = client(port);
+      std::vector<double> lat;
+      size_t n = 0, matched = 0;
+      for (size_t i = 0; !stop; ++i) {
+        auto s = steady::now();
+        int m = body(t, i, *c);
+        if (m < 0) break;
+        lat.push_back(std::chrono::duration<double, std::milli>(steady::now() - s).count());
+        ++n;
+        matched += m;
+        if (std::chrono::duration<double>(steady::now() - t0).count() > seconds) break;
+      }
+      std::lock_guard<std::mutex> g(mu);
+      r.requests += n;
+      r.matched += matched;
+      r.latencies_ms.insert(r.latencies_ms.end(), lat.begin(), lat.end());
+    });
+  for (auto& t : ts) t.join();
+  r.seconds = std::chrono::duration<double>(steady::now() - t0).count();
+  return r;
+}
+
+int constant_server(const std::string& port_file, int threads) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  baton::http::http_server server({"127.0.0.1", 0, threads, 100000});
+  std::string body = json{{"status", "no_job_available"}, {"reason", "no_job_for_this_worker"}}.dump();
+  server.routes().Post("/jobs/request", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(body, "application/json");
+  });
+  int port = server.start();
+  std::ofstream(port_file) << port << "\n";
+  int sig;
+  sigwait(&set, &sig);
+  server.stop();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--constant-server") return constant_server(argv[2], std::stoi(argv[3]));
+  size_t workers = argc > 1 ? std::stoul(argv[1]) : 10000, jobs = argc > 2 ? std::stoul(argv[2]) : 100000;
+  int conns = argc > 3 ? std::stoi(argv[3]) : 32;
+  double seconds = argc > 4 ? std::stod(argv[4]) : 5;
+  size_t idle_workers = 1000;
+
+  auto dir = std::filesystem::temp_directory_path() / ("baton-api-bench-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "batond.yaml") << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
+                                     << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n";
+  pid_t batond = spawn({BATOND_PATH, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--port-file",
+                        (dir / "batond.port").string()},
+                       {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token)});
+  pid_t constant = spawn({argv[0], "--constant-server", (dir / "constant.port").string(), std::to_string(conns + 8)}, {});
+  int port = wait_for_port((dir / "batond.port").string()), cport = wait_for_port((dir / "constant.port").string());
+  if (!port || !cport) {
+    std::fprintf(stderr, "servers did not start\n");
+    return 1;
+  }
+
+  // Setup: workers (two pools) and jobs, through the API itself.
+  std::vector<std::string> ids(workers + idle_workers), tokens(workers + idle_workers);
+  auto reg = load(port, conns, 1e9, [&](int t, size_t i, httplib::Client& c) {
+    size_t k = i * conns + t;
+    if (k >= ids.size()) return -1;
+    bool idle_pool = k >= workers;
+    json body = {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1 + k % 4},
+                 {"worker_image_key", idle_pool ? "no-jobs-image" : "default"}};
+    auto r = c.Post("/workers/register", body.dump(), "application/json");
+    if (!r || r->status != 200) std::abort();
+    auto j = json::parse(r->body);
+    ids[k] = j["worker_id"];
+    tokens[k] = j["worker_token"];
+    return 1;
+  });
+  auto created = load(port, conns, 1e9, [&](int t, size_t i, httplib::Client& c) {
+    size_t k = i * conns + t;
+    if (k >= jobs) return -1;
+    json body = {{"title", "bench " + std::to_string(k)}, {"input_bundle_path", "/bundles/" + std::to_string(k)}};
+    auto r = c.Post("/jobs", body.dump(), "application/json");
+    if (!r || r->status != 200) std::abort();
+    return 1;
+  });
+  std::printf("setup: %zu workers registered at %.0f/s, %zu jobs created at %.0f/s\n", ids.size(), reg.rate(), jobs,
+              created.rate());
+
+  auto poll = [&](httplib::Client& c, size_t k, const char* expect) {
+    httplib::Headers h = {{"X-Worker-Token", tokens[k]}};
+    auto r = c.Post(("/jobs/request?worker_id=" + ids[k]).c_str(), h, "", "application/json");
+    if (!r || r->status != 200) std::abort();
+    return r->body.find(expect) != std::string::npos ? 1 : 0;
+  };
+
+  auto constant_r = load(cport, conns, seconds, [&](int, size_t, httplib::Client& c) {
+    auto r = c.Post(("/jobs/request?worker_id=" + ids[0]).c_str(), "", "application/json");
+    return r && r->status == 200 ? 1 : 0;
+  });
+
+  // Each busy-pool worker polls once, in a random order (fixed seed): every poll should assign.
+  std::vector<size_t> order(workers);
+  for (size_t k = 0; k < workers; ++k) order[k] = k;
+  std::shuffle(order.begin(), order.end(), std::mt19937(42));
+  auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
+    size_t k = i * conns + t;
+    if (k >= workers) return -1;
+    return poll(c, order[k], "\"assigned\"");
+  });
+  auto idle = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
+    return poll(c, workers + (i * conns + t) % idle_workers, "no_job_available");
+  });
+
+  std::printf("constant endpoint: %.0f req/s  p50 %.2f ms  p99 %.2f ms\n", constant_r.rate(), constant_r.pct(0.5),
+              constant_r.pct(0.99));
+  std::printf("assigning polls:   %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)\n",
+              assigning.rate(), assigning.pct(0.5), assigning.pct(0.99), assigning.matched, assigning.requests,
+              100 * assigning.rate() / constant_r.rate());
+  std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)\n",
+              idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests,
+              100 * idle.rate() / constant_r.rate());
+  kill(batond, SIGTERM);
+  kill(constant, SIGTERM);
+  waitpid(batond, nullptr, 0);
+  waitpid(constant, nullptr, 0);
+  std::filesystem::remove_all(dir);
+  return assigning.matched == assigning.requests && idle.matched == idle.requests ? 0 : 1;
+}
