@@ -1,5 +1,7 @@
 #include "http/api_routes.hpp"
 
+#include <atomic>
+
 #include "events/sha256.hpp"
 #include "events/bytes.hpp"
 #include "http/actor_bridge.hpp"
@@ -16,6 +18,13 @@ using actors::op;
 
 // Fills the command from the request; throws invalid_field for a 422.
 using builder = std::function<void(const httplib::Request&, api_command&)>;
+
+// Correlation ids for requests that bring none: unique per daemon run, cheap (no RNG call).
+std::string next_request_id() {
+  static const std::string run = new_uuid().substr(0, 8);
+  static std::atomic<uint64_t> counter{0};
+  return "req-" + run + "-" + std::to_string(++counter);
+}
 
 bool constant_time_equal(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
@@ -54,7 +63,7 @@ void run(const api_context& ctx, const httplib::Request& req, httplib::Response&
   c.kind = kind;
   if (!authenticate(ctx, req, res, c)) return;
   c.request_id = req.get_header_value("X-Request-Id");
-  if (c.request_id.empty()) c.request_id = new_uuid();
+  if (c.request_id.empty()) c.request_id = next_request_id();
   try {
     if (build) build(req, c);
   } catch (const invalid_field& e) {
