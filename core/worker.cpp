@@ -63,7 +63,21 @@ decision decide_reap(const worker& w, time_us last_heartbeat, time_us now) {
 }
 
 void evolve(worker& w, const std::string& type, const json& p, time_us at) {
-  if (type == "worker.registered" || type == "worker.placeholder_adopted") {
+  if (type == "worker.placeholder_created") {
+    // A pending Slurm allocation (written by the cluster actors): provisioning, never assigned.
+    w.kind = platform::hpc;
+    w.gpu_model = p.value("gpu_model", "");
+    w.gpu_count = p.value("gpu_count", 0);
+    w.worker_image_key = p.value("worker_image_key", "");
+    w.provider_id = p.value("provider_id", "");
+    w.placeholder = true;
+    w.registered_at = at;
+  } else if (type == "worker.placeholder_removed") {
+    w.gone = true;
+    w.placeholder = false;
+    w.gone_reason = p.value("reason", "allocation_gone");
+    w.gone_at = at;
+  } else if (type == "worker.registered" || type == "worker.placeholder_adopted") {
     w.kind = platform_from(p.value("platform", "hpc")).value_or(platform::hpc);
     w.gpu_model = p.value("gpu_model", "");
     w.gpu_count = p.value("gpu_count", 0);

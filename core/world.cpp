@@ -82,7 +82,10 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
   index_remove(w, wk);
   w.by_registered.erase({wk.registered_at, wk.id});
   if (!wk.provider_id.empty() && wk.placeholder) w.placeholder_by_provider.erase(wk.provider_id);
+  bool adopting = type == "worker.placeholder_adopted";
+  time_us placeholder_since = wk.registered_at;
   evolve(wk, type, p, at);
+  if (adopting) wk.registered_at = placeholder_since;  // same row, same place in listings (RelayMD adopts in place)
   w.by_registered.insert({wk.registered_at, wk.id});
   if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
   refresh_worker_index(w, wk);

@@ -201,3 +201,35 @@ TEST(JobCore, ProgressRecordsChangesOnly) {
   EXPECT_TRUE(decide_progress(f.j("j"), "w", 0.5, std::nullopt, f.now).events.empty());
   EXPECT_TRUE(decide_progress(f.j("j"), "other", 0.7, std::nullopt, f.now).events.empty());
 }
+
+TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
+  world w;
+  time_us t = 1'000;
+  apply(w, "worker/ph1", "worker.placeholder_created",
+        {{"provider_id", "clusterA:4242"}, {"worker_image_key", "gromacs"}, {"gpu_count", 1}}, t);
+  ASSERT_TRUE(w.workers.at("ph1").placeholder);
+  EXPECT_TRUE(w.idle.empty()) << "a placeholder is never offered work";
+  EXPECT_EQ(w.placeholder_by_provider.at("clusterA:4242"), "ph1");
+
+  register_worker wrong{"fresh", platform::hpc, "A100", 1, 80, "amber", "clusterA:4242", ""};
+  auto refused = decide_register(w.find_worker("ph1"), wrong, t);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error->status, 409);
+  EXPECT_EQ(refused.error->body["detail"],
+            "worker image does not match queued provider allocation: expected gromacs, got amber");
+
+  register_worker right{"fresh", platform::hpc, "A100", 1, 80, "gromacs", "clusterA:4242", "hash"};
+  auto adopted = decide_register(w.find_worker("ph1"), right, t + 5);
+  ASSERT_TRUE(adopted.ok());
+  EXPECT_EQ(adopted.reply["worker_id"], "ph1") << "the placeholder's id is kept";
+  ASSERT_EQ(adopted.events.size(), 1u);
+  EXPECT_EQ(adopted.events[0].type, "worker.placeholder_adopted");
+  apply(w, adopted, t + 5);
+  const auto& wk = w.workers.at("ph1");
+  EXPECT_FALSE(wk.placeholder);
+  EXPECT_EQ(wk.gpu_model, "A100");
+  EXPECT_EQ(wk.registered_at, t);
+  EXPECT_FALSE(w.placeholder_by_provider.count("clusterA:4242"));
+  EXPECT_EQ(w.idle.size(), 1u);
+  EXPECT_FALSE(w.workers.count("fresh"));
+}
