@@ -1,12 +1,23 @@
 #include "actors/scheduler.hpp"
 
 #include <caf/all.hpp>
+
+#include <iterator>
 #include <spdlog/spdlog.h>
 
 #include "events/payload.hpp"
 
 namespace baton::actors {
 namespace {
+
+using deliver_fn = std::function<void(api_reply)>;
+
+// A decided command whose reply waits for its events to be durable.
+struct awaiting_write {
+  size_t commands = 0;  // its share of the flushed append commands
+  deliver_fn deliver;   // empty for the loops' own decisions
+  api_reply reply;
+};
 
 struct scheduler_state {
   scheduler_state() = default;  // user-declared: see stack-notes C2
@@ -16,6 +27,11 @@ struct scheduler_state {
   clock_fn clock;
   log_writer_actor log;
   bool failed = false;  // the log refused a write: nothing more can be promised
+  // Decisions of the current mailbox burst, appended together by one flush: one message to
+  // the log writer per burst instead of one per command.
+  std::vector<events::append_command> unflushed;
+  std::vector<awaiting_write> awaiting;
+  bool flush_scheduled = false;
   static inline const char* name = "scheduler";
 };
 
@@ -50,30 +66,70 @@ void track_leases(self_ptr self, const api_command& c, const api_reply& reply, c
     leases.erase(c.target);
 }
 
-// Appends; on success delivers the reply, on failure stops deciding (the world would no
-// longer match the log).
-template <class Promise>
+api_reply log_unavailable(const std::string& why) {
+  return api_reply{503, {{"error", "log_unavailable"}, {"message", why}}};
+}
+
+// Queues a decision's events for the burst's append; the reply goes out once they are durable.
 void persist(self_ptr self, const core::decision& d, core::time_us now, const std::string& actor,
-             const std::string& correlation, Promise rp, api_reply reply) {
+             const std::string& correlation, deliver_fn deliver, api_reply reply) {
+  auto& st = self->state;
   auto cmds = to_commands(d, now, actor, correlation);
-  self->request(self->state.log, caf::infinite, append_atom::value, std::move(cmds))
+  st.awaiting.push_back(awaiting_write{cmds.size(), std::move(deliver), std::move(reply)});
+  std::move(cmds.begin(), cmds.end(), std::back_inserter(st.unflushed));
+  if (!st.flush_scheduled) {
+    st.flush_scheduled = true;
+    self->send(self, flush_atom::value);  // runs after the commands already in the mailbox
+  }
+}
+
+void fail_all(self_ptr self, std::vector<awaiting_write>& batch, const std::string& why) {
+  spdlog::critical("event log refused a decided write: {}; the scheduler stops deciding", why);
+  self->state.failed = true;
+  for (auto& w : batch)
+    if (w.deliver) w.deliver(log_unavailable(why));
+}
+
+// Appends the burst; on success delivers each reply, on failure stops deciding (the world
+// would no longer match the log).
+void flush(self_ptr self) {
+  auto& st = self->state;
+  st.flush_scheduled = false;
+  if (st.unflushed.empty()) return;
+  auto batch = std::make_shared<std::vector<awaiting_write>>(std::move(st.awaiting));
+  st.awaiting.clear();
+  auto cmds = std::move(st.unflushed);
+  st.unflushed.clear();
+  self->request(st.log, caf::infinite, append_atom::value, std::move(cmds))
       .then(
-          [self, rp, reply](std::vector<events::append_result>& results) mutable {
+          [self, batch](std::vector<events::append_result>& results) {
             for (const auto& r : results)
-              if (!r.ok()) {
-                spdlog::critical("event log refused a decided write ({}): {}; the scheduler stops deciding",
-                                 events::to_string(r.status), r.message);
-                self->state.failed = true;
-                rp.deliver(api_reply{503, {{"error", "log_unavailable"}, {"message", r.message}}});
-                return;
-              }
-            rp.deliver(std::move(reply));
+              if (!r.ok()) return fail_all(self, *batch, std::string(events::to_string(r.status)) + ": " + r.message);
+            for (auto& w : *batch)
+              if (w.deliver) w.deliver(std::move(w.reply));
           },
-          [self, rp](caf::error& e) mutable {
-            spdlog::critical("event log failed: {}; the scheduler stops deciding", self->system().render(e));
-            self->state.failed = true;
-            rp.deliver(api_reply{503, {{"error", "log_unavailable"}, {"message", self->system().render(e)}}});
-          });
+          [self, batch](caf::error& e) { fail_all(self, *batch, self->system().render(e)); });
+}
+
+// Decides one command; the reply is delivered now (nothing to write) or once durable.
+void execute(self_ptr self, api_command& c, deliver_fn deliver) {
+  auto& st = self->state;
+  if (st.failed) return deliver(log_unavailable("the event log failed earlier"));
+  auto now = st.clock();
+  core::decision all;
+  handled h;
+  for (int round = 0; round < 2; ++round) {
+    h = handle(st.world, st.leases, st.settings, c, now);
+    if (h.decision.error) break;
+    core::apply(st.world, h.decision, now);
+    all.events.insert(all.events.end(), std::make_move_iterator(h.decision.events.begin()),
+                      std::make_move_iterator(h.decision.events.end()));
+    if (!h.again) break;
+  }
+  if (h.decision.error && all.events.empty()) return deliver(std::move(h.reply));
+  track_leases(self, c, h.reply, now);
+  if (all.events.empty()) return deliver(std::move(h.reply));
+  persist(self, all, now, c.actor, c.request_id, std::move(deliver), std::move(h.reply));
 }
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, lease_table leases,
@@ -89,25 +145,14 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   return {
       [self](command_atom, api_command& c) -> caf::result<api_reply> {
-        auto& st = self->state;
-        if (st.failed) return api_reply{503, {{"error", "log_unavailable"}, {"message", "the event log failed earlier"}}};
-        auto now = st.clock();
-        core::decision all;
-        handled h;
-        for (int round = 0; round < 2; ++round) {
-          h = handle(st.world, st.leases, st.settings, c, now);
-          if (h.decision.error) break;
-          core::apply(st.world, h.decision, now);
-          all.events.insert(all.events.end(), h.decision.events.begin(), h.decision.events.end());
-          if (!h.again) break;
-        }
-        if (h.decision.error && all.events.empty()) return h.reply;
-        track_leases(self, c, h.reply, now);
-        if (all.events.empty()) return h.reply;
         auto rp = self->make_response_promise<api_reply>();
-        persist(self, all, now, c.actor, c.request_id, rp, h.reply);
+        execute(self, c, [rp](api_reply r) mutable { rp.deliver(std::move(r)); });
         return rp;
       },
+      [self](submit_atom, api_command& c, reply_slot& slot) {
+        execute(self, c, [p = std::move(slot.promise)](api_reply r) { p->set_value(std::move(r)); });
+      },
+      [self](flush_atom) { flush(self); },
       [self](leases_atom) -> lease_table { return self->state.leases.all(); },
       [self](reap_atom) {
         auto& st = self->state;
@@ -120,18 +165,24 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         for (const auto& e : d.events)
           if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
-        auto cmds = to_commands(d, now, "loop:reaper", "");
-        self->request(st.log, caf::infinite, append_atom::value, std::move(cmds))
-            .then([](std::vector<events::append_result>&) {},
-                  [self](caf::error& e) {
-                    spdlog::critical("event log failed: {}", self->system().render(e));
-                    self->state.failed = true;
-                  });
+        persist(self, d, now, "loop:reaper", "", nullptr, {});
       },
   };
 }
 
 }  // namespace
+
+std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command command, std::chrono::milliseconds deadline) {
+  reply_slot slot{std::make_shared<std::promise<api_reply>>()};
+  auto reply = slot.promise->get_future();
+  caf::anon_send(scheduler, submit_atom::value, std::move(command), std::move(slot));
+  if (reply.wait_for(deadline) != std::future_status::ready) return std::nullopt;
+  try {
+    return reply.get();
+  } catch (const std::future_error&) {  // the scheduler is gone and dropped the message
+    return std::nullopt;
+  }
+}
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
                                 scheduler_settings settings, clock_fn clock) {

@@ -10,7 +10,9 @@
 #include <caf/typed_actor.hpp>
 
 #include <functional>
+#include <future>
 #include <memory>
+#include <optional>
 
 #include "actors/api_command.hpp"
 #include "actors/log_writer.hpp"
@@ -21,10 +23,24 @@ namespace baton::actors {
 using command_atom = caf::atom_constant<caf::atom("command")>;
 using reap_atom = caf::atom_constant<caf::atom("reap")>;
 using leases_atom = caf::atom_constant<caf::atom("leases")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+
+// Where a submitted command's reply goes: a promise the HTTP thread waits on. Cheaper than a
+// request/response, which needs an actor on the asking side (one spawn and two hops per call).
+struct reply_slot {
+  std::shared_ptr<std::promise<api_reply>> promise;
+};
 
 using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, api_command>::with<api_reply>,
+                                         caf::reacts_to<submit_atom, api_command, reply_slot>,
                                          caf::replies_to<leases_atom>::with<lease_table>,  // for a clean stop
-                                         caf::reacts_to<reap_atom>>;
+                                         caf::reacts_to<reap_atom>,
+                                         caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
+
+// Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).
+// Empty on timeout; the command may still take effect.
+std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command command, std::chrono::milliseconds deadline);
 
 using clock_fn = std::function<core::time_us()>;
 
@@ -34,3 +50,5 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, co
                                 scheduler_settings settings, clock_fn clock);
 
 }  // namespace baton::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::actors::reply_slot)

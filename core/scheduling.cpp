@@ -15,6 +15,10 @@ bool can_run(const worker& w, const job& j) {
 
 namespace {
 
+// How many (job, better worker) pairs a decision keeps as its example: the counts re-derive
+// the decision; the sample only shows an auditor who went first, and it costs every poll.
+constexpr size_t decision_sample_size = 3;
+
 // Without pinned jobs every idle worker of the image can run every queued job of it, so the
 // greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
 // gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
@@ -35,7 +39,7 @@ poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<w
   nlohmann::json ahead = nlohmann::json::array();
   auto job_it = queued.begin();
   auto worker_it = idle.begin();
-  for (size_t i = 0; i < std::min<size_t>({k, 20, queued.size()}); ++i, ++job_it, ++worker_it) {
+  for (size_t i = 0; i < std::min<size_t>({k, decision_sample_size, queued.size()}); ++i, ++job_it, ++worker_it) {
     while (stale_all.count(worker_it->id)) ++worker_it;
     ahead.push_back({std::get<1>(*job_it), worker_it->id});
   }
@@ -101,7 +105,7 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
         if (!claimed[i] && can_run(*above[i], j)) {
           claimed[i] = true;
           taken_above = true;
-          if (ahead.size() < 20) ahead.push_back({job_id, above[i]->id});
+          if (ahead.size() < decision_sample_size) ahead.push_back({job_id, above[i]->id});
           ++ahead_total;
           break;
         }

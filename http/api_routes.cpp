@@ -4,7 +4,6 @@
 
 #include "events/sha256.hpp"
 #include "events/bytes.hpp"
-#include "http/actor_bridge.hpp"
 #include "http/json_reply.hpp"
 #include "http/job_history.hpp"
 #include "http/request_parsing.hpp"
@@ -73,16 +72,16 @@ void run(const api_context& ctx, const httplib::Request& req, httplib::Response&
   if (c.actor == "operator:api-token" && !c.target.empty() &&
       (kind == op::heartbeat || kind == op::deregister || kind == op::request_job))
     c.actor = "worker:" + c.target;  // a RelayMD worker on the shared token
-  auto r = ask<actors::api_reply>(*ctx.sys, ctx.scheduler, std::chrono::seconds(30), actors::command_atom::value, c);
-  if (!r.value) {
-    reply_error(res, 503, "scheduler_unavailable", r.error);
+  auto r = actors::submit(ctx.scheduler, std::move(c), std::chrono::seconds(30));
+  if (!r) {
+    reply_error(res, 503, "scheduler_unavailable", "the scheduler did not answer within 30 s");
     return;
   }
-  if (r.value->status == 204 || r.value->body.is_null()) {
-    res.status = r.value->status;
+  if (r->status == 204 || r->body.is_null()) {
+    res.status = r->status;
     return;
   }
-  reply_json(res, r.value->status, r.value->body);
+  reply_json(res, r->status, r->body);
 }
 
 // Registers METHOD path -> op with a builder; the first regex group (if any) is the target.
