@@ -13,6 +13,9 @@ enum class op : uint8_t {
   create_job, get_job, list_jobs, cancel_job, requeue_job, prune_jobs, job_control,
   register_worker, heartbeat, deregister, request_job, list_workers,
   start_job, checkpoint_job, handoff_start, handoff_complete, complete_job, fail_job,
+  list_clusters, set_cluster_enabled,
+  // from the cluster actors (never from HTTP)
+  cluster_placeholders, placeholders_checked, cluster_plan, placeholder_submitted, submission_failed,
 };
 
 struct api_command {

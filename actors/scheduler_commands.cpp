@@ -91,7 +91,14 @@ handled on_job(const world& w, const api_command& c, time_us now) {
   }
 }
 
-handled list_jobs(const world& w, const api_command& c, time_us now) {
+json job_json(const world& w, const scheduler_settings& s, const job& j, time_us now) {
+  auto out = to_json(j, now);
+  auto reason = queue_blocked_reason(w, s.clusters, j);
+  out["queue_blocked_reason"] = reason.empty() ? json(nullptr) : json(reason);
+  return out;
+}
+
+handled list_jobs(const world& w, const scheduler_settings& s, const api_command& c, time_us now) {
   const auto& q = c.body;  // validated filters: statuses[], worker_id, image, limit, offset
   std::set<std::string> statuses;
   for (const auto& st : q.value("statuses", json::array())) statuses.insert(st.get<std::string>());
@@ -104,7 +111,7 @@ handled list_jobs(const world& w, const api_command& c, time_us now) {
     if ((!statuses.empty() && !statuses.count(to_string(j.status))) || (!worker_id.empty() && j.assigned_worker_id != worker_id) ||
         (!image.empty() && j.worker_image_key != image) || (j.pruned && !include_pruned))
       continue;
-    if (matched++ >= offset && items.size() < limit) items.push_back(to_json(j, now));
+    if (matched++ >= offset && items.size() < limit) items.push_back(job_json(w, s, j, now));
   }
   return from({}, 200, {{"items", items}, {"total", matched}, {"offset", offset}, {"limit", limit}});
 }
@@ -156,6 +163,70 @@ handled prune(const world& w, const api_command& c, time_us now) {
     }
   size_t n = d.events.size();
   return from(std::move(d), 200, {{"deleted", n}, {"pruned", n}});
+}
+
+const cluster_spec* find_cluster(const scheduler_settings& s, const std::string& name) {
+  for (const auto& c : s.clusters)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+handled cluster_command(const world& w, const lease_book& leases, const scheduler_settings& s, const api_command& c,
+                        time_us now) {
+  const cluster_spec* spec = find_cluster(s, c.target);
+  if (!spec) return refuse(not_found("Cluster", c.target));
+  switch (c.kind) {
+    case op::set_cluster_enabled: {
+      bool enabled = c.body.at("enabled").get<bool>();
+      return from(decide_cluster_enabled(w, spec->name, enabled, c.body.value("reason", "")), 200,
+                  {{"name", spec->name}, {"enabled", enabled}});
+    }
+    case op::cluster_placeholders:
+      return from({}, 200, {{"slurm_ids", placeholder_slurm_ids(w, spec->name)}});
+    case op::placeholders_checked: {
+      auto checked = c.body.at("checked").get<std::vector<std::string>>();
+      auto alive = c.body.at("alive").get<std::set<std::string>>();
+      auto d = decide_placeholders_checked(w, spec->name, checked, alive, now);
+      size_t n = d.events.size();
+      return from(std::move(d), 200, {{"removed", n}});
+    }
+    case op::cluster_plan: {
+      json plans = json::array();
+      for (const auto& p : plan_submissions(w, *spec, stale_workers(leases, s, now), now))
+        plans.push_back({{"image", p.image}, {"count", p.count}, {"record", p.record}});
+      return from({}, 200, {{"plans", plans}});
+    }
+    case op::placeholder_submitted: {
+      auto d = decide_placeholder(w, *spec, c.new_id, c.body.at("image"), c.body.at("slurm_id"), c.body.at("plan"), now);
+      json reply = d.reply;
+      return from(std::move(d), 200, reply);
+    }
+    case op::submission_failed:
+      return from(decide_submission_failed(spec->name, c.body.value("image", ""), c.body), 204);
+    default: return refuse({500, "internal", "not a cluster command", {{"error", "internal"}}});
+  }
+}
+
+handled list_clusters(const world& w, const scheduler_settings& s) {
+  json items = json::array();
+  for (const auto& c : s.clusters) {
+    int pending = 0, active = 0;
+    for (const auto& [id, wk] : w.workers) {
+      if (wk.gone || wk.cluster() != c.name) continue;
+      ++(wk.placeholder ? pending : active);
+    }
+    items.push_back({{"name", c.name},
+                     {"enabled", !w.disabled_clusters.count(c.name)},
+                     {"strategy", c.strategy},
+                     {"worker_images", c.images},
+                     {"max_pending_jobs", c.max_pending},
+                     {"pending_placeholders", pending},
+                     {"workers", active},
+                     {"last_submission_failure", w.last_submission_failure.count(c.name)
+                                                     ? w.last_submission_failure.at(c.name)
+                                                     : json(nullptr)}});
+  }
+  return from({}, 200, items);
 }
 
 bool worker_side(op k) {
@@ -214,7 +285,7 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
     }
     case op::get_job: {
       const job* j = w.find_job(c.target);
-      return j ? from({}, 200, to_json(*j, now)) : refuse(not_found("Job", c.target));
+      return j ? from({}, 200, job_json(w, s, *j, now)) : refuse(not_found("Job", c.target));
     }
     case op::job_control: {
       const job* j = w.find_job(c.target);
@@ -222,7 +293,7 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
       bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled;
       return from({}, 200, {{"job_id", j->id}, {"status", to_string(j->status)}, {"cancellation_requested", cancel}});
     }
-    case op::list_jobs: return list_jobs(w, c, now);
+    case op::list_jobs: return list_jobs(w, s, c, now);
     case op::cancel_job: {
       const job* j = w.find_job(c.target);
       return j ? from(decide_cancel(*j, c.body.value("force", false), now)) : refuse(not_found("Job", c.target));
@@ -273,6 +344,10 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
     case op::deregister: return deregister(w, c, now);
     case op::request_job: return poll(w, leases, s, c, now);
     case op::list_workers: return list_workers(w, leases, s, c, now);
+    case op::list_clusters: return list_clusters(w, s);
+    case op::set_cluster_enabled: case op::cluster_placeholders: case op::placeholders_checked:
+    case op::cluster_plan: case op::placeholder_submitted: case op::submission_failed:
+      return cluster_command(w, leases, s, c, now);
     default: return on_job(w, c, now);
   }
 }

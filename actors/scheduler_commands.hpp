@@ -8,6 +8,7 @@
 #include <string>
 
 #include "actors/api_command.hpp"
+#include "core/provisioning.hpp"
 #include "core/world.hpp"
 
 namespace baton::actors {
@@ -23,6 +24,7 @@ struct scheduler_settings {
   // Leases count from no earlier than this (batond's start): a restart shows each worker's
   // real last heartbeat but gives every worker a full lease before it can be reaped.
   core::time_us lease_grace_from_us = 0;
+  std::vector<core::cluster_spec> clusters;  // configured Slurm partitions, config order
 };
 
 using lease_table = std::map<std::string, core::time_us>;  // worker id -> last heartbeat

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 
+#include "actors/cluster.hpp"
 #include "actors/log_writer.hpp"
 #include "actors/scheduler.hpp"
 #include "batond/api_token.hpp"
@@ -20,6 +21,7 @@
 #include "http/actor_bridge.hpp"
 #include "http/health_routes.hpp"
 #include "http/http_server.hpp"
+#include "http/request_parsing.hpp"
 #include "replay/recover.hpp"
 
 namespace baton::daemon {
@@ -112,6 +114,7 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.default_worker_image = settings.default_worker_image;
     sched.worker_credentials_required = !settings.accept_shared_token;
     sched.lease_grace_from_us = now_us();
+    for (const auto& c : settings.clusters) sched.clusters.push_back(actors::spec_of(c));
     actors::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us);
@@ -136,6 +139,24 @@ int run(const config::settings& settings, const run_options& opts) {
               {"data_dir", settings.data_dir},
               {"config", settings.source},
               {"previous_run_stopped_cleanly", previous_clean}});
+      std::vector<actors::cluster_actor> clusters;
+      for (const auto& c : settings.clusters) {
+        actors::cluster_options o;
+        o.cluster = c;
+        o.daemon_url = settings.provisioning.daemon_url.empty()
+                           ? "http://" + (settings.listen.host == "0.0.0.0" ? hostname() : settings.listen.host) + ":" +
+                                 std::to_string(port)
+                           : settings.provisioning.daemon_url;
+        o.api_token = api_token;
+        o.scripts_dir = settings.provisioning.scripts_dir.empty() ? settings.data_dir + "/slurm-scripts"
+                                                                  : settings.provisioning.scripts_dir;
+        o.interval = std::chrono::seconds(settings.provisioning.interval_seconds);
+        o.heartbeat_seconds = settings.heartbeat_interval_seconds;
+        o.new_id = [] { return http::new_uuid(); };
+        o.clock = now_us;
+        clusters.push_back(actors::spawn_cluster(sys, scheduler, std::move(o)));
+      }
+      if (!clusters.empty()) spdlog::info("provisioning on {} Slurm cluster entries", clusters.size());
       if (!opts.port_file.empty()) {
         std::ofstream(opts.port_file + ".tmp") << port << "\n";
         std::rename((opts.port_file + ".tmp").c_str(), opts.port_file.c_str());
@@ -145,6 +166,8 @@ int run(const config::settings& settings, const run_options& opts) {
       int sig = 0;
       sigwait(&stop_signals, &sig);
       spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      for (auto& c : clusters) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);  // after its current cycle
+      clusters.clear();
       server.stop();  // in-flight requests finish; their appends are answered before this returns
       // The last heartbeats go into the stop event, so a restart shows them unchanged.
       auto leases = http::ask<actors::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);

@@ -1,5 +1,8 @@
 #include "config/config.hpp"
 
+#include "config/clusters_parse.hpp"
+#include "config/yaml_read.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -11,94 +14,19 @@
 namespace baton::config {
 namespace {
 
-// Thrown inside the loader only; load() turns it into a config_error.
-struct key_error {
-  std::string key, message;
-};
+using namespace detail;
 
 const std::set<std::string> log_levels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-
-std::string describe(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "nothing";
-    default: return "'" + n.Scalar() + "'";
-  }
-}
-
-std::string join(const std::string& prefix, const std::string& key) { return prefix.empty() ? key : prefix + "." + key; }
-
-void check_known_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& allowed) {
-  if (!map.IsMap()) throw key_error{prefix.empty() ? "(top level)" : prefix, "expected a map, got " + describe(map)};
-  for (const auto& kv : map) {
-    auto key = kv.first.as<std::string>();
-    if (key == "api_token" && prefix.empty())
-      throw key_error{"api_token", "secrets are not read from the file; set the environment variable BATON_API_TOKEN"};
-    if (!allowed.count(key)) throw key_error{join(prefix, key), "unknown key"};
-  }
-}
-
-void read_int(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, int& out) {
-  auto n = map[key];
-  if (!n) return;
-  std::string what = "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + describe(n);
-  if (!n.IsScalar()) throw key_error{join(prefix, key), what};
-  long long v = 0;
-  try {
-    size_t used = 0;
-    v = std::stoll(n.Scalar(), &used);
-    if (used != n.Scalar().size()) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw key_error{join(prefix, key), what};
-  }
-  if (v < lo || v > hi) throw key_error{join(prefix, key), what};
-  out = static_cast<int>(v);
-}
-
-void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
-                 double& out) {
-  auto n = map[key];
-  if (!n) return;
-  std::string what = "expected a number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + describe(n);
-  if (!n.IsScalar()) throw key_error{join(prefix, key), what};
-  double v = 0;
-  try {
-    size_t used = 0;
-    v = std::stod(n.Scalar(), &used);
-    if (used != n.Scalar().size()) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw key_error{join(prefix, key), what};
-  }
-  if (!(v >= lo && v <= hi)) throw key_error{join(prefix, key), what};
-  out = v;
-}
-
-void read_bool(const YAML::Node& map, const std::string& prefix, const std::string& key, bool& out) {
-  auto n = map[key];
-  if (!n) return;
-  if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
-    out = n.Scalar() == "true";
-    return;
-  }
-  throw key_error{join(prefix, key), "expected true or false, got " + describe(n)};
-}
-
-void read_string(const YAML::Node& map, const std::string& prefix, const std::string& key, std::string& out) {
-  auto n = map[key];
-  if (!n) return;
-  if (!n.IsScalar() || n.Scalar().empty()) throw key_error{join(prefix, key), "expected a non-empty string, got " + describe(n)};
-  out = n.Scalar();
-}
 
 void check_log_level(const std::string& key, const std::string& level) {
   if (!log_levels.count(level))
     throw key_error{key, "expected one of trace, debug, info, warn, error, critical, off, got '" + level + "'"};
 }
 
-void apply_file(const YAML::Node& root, settings& s) {
+void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
-  check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs"});
+  check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
+                          "provisioning", "clusters"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
@@ -134,6 +62,8 @@ void apply_file(const YAML::Node& root, settings& s) {
     read_int(j, "jobs", "max_attempts", 1, 1000, s.max_attempts);
     read_string(j, "jobs", "default_worker_image", s.default_worker_image);
   }
+  if (auto p = root["provisioning"]) s.provisioning = parse_provisioning(p);
+  if (auto c = root["clusters"]) s.clusters = parse_clusters(c, file);
 }
 
 void apply_env(const env_lookup& env, settings& s) {
@@ -190,7 +120,7 @@ load_result load_from_string(const std::string& yaml_text, const std::string& pa
   settings s;
   s.source = path;
   try {
-    apply_file(YAML::Load(yaml_text), s);
+    apply_file(YAML::Load(yaml_text), path, s);
   } catch (const key_error& e) {
     return {std::nullopt, config_error{path, e.key, e.message}};
   } catch (const YAML::Exception& e) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config/clusters.hpp"
+
 namespace baton::config {
 
 using env_lookup = std::function<std::optional<std::string>(const std::string&)>;
@@ -31,6 +33,8 @@ struct settings {
   bool accept_shared_token = false;      // workers.accept_shared_token: RelayMD workers send only X-API-Token
   int max_attempts = 5;                  // jobs.max_attempts: assignments before a lost worker fails the job
   std::string default_worker_image = "default";  // jobs.default_worker_image
+  provisioning_config provisioning;
+  std::vector<cluster_config> clusters;  // Slurm partitions to provision pilot workers on
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
   std::string source;                    // the file read, "" when built-in defaults were used

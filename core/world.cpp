@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "events/envelope.hpp"
+
 namespace baton::core {
 namespace {
 
@@ -129,6 +131,15 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
     apply_job(w, stream.substr(4), type, payload, at);
   else if (stream.rfind("worker/", 0) == 0)
     apply_worker(w, stream.substr(7), type, payload, at);
+  else if (type == "cluster.disabled")
+    w.disabled_clusters.insert(stream.substr(8));
+  else if (type == "cluster.enabled")
+    w.disabled_clusters.erase(stream.substr(8));
+  else if (type == "cluster.submission_failed") {
+    auto& f = w.last_submission_failure[stream.substr(8)];
+    f = payload;
+    f["at"] = events::format_time_us(at);
+  }
 }
 
 }  // namespace baton::core

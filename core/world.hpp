@@ -48,7 +48,9 @@ struct world {
   std::map<std::string, ranked_set<queue_key>> queued_by_image;
   std::map<std::string, ranked_set<worker_rank>> idle_by_image;
   std::map<std::string, size_t> pinned_queued_by_image;  // queued jobs with preferred_clusters
-  std::map<std::string, std::string> placeholder_by_provider;
+  std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
+  std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
+  std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when
 
   const job* find_job(const std::string& id) const;
   const worker* find_worker(const std::string& id) const;

@@ -292,6 +292,18 @@ void add_api_routes(httplib::Server& s, api_context ctx) {
       c.body = {{"statuses", statuses}, {"older_than_days", query_int(rq, "older_than_days", 30, 1, 100000)}};
     });
   });
+  // --- clusters ---
+  s.Get("/clusters", [ctx](const httplib::Request& req, httplib::Response& res) { run(ctx, req, res, op::list_clusters, nullptr); });
+  s.Get("/config/slurm-clusters", [ctx](const httplib::Request& req, httplib::Response& res) {
+    run(ctx, req, res, op::list_clusters, nullptr);
+    if (res.status == 200) reply_json(res, 200, {{"clusters", json::parse(res.body)}});  // RelayMD's shape
+  });
+  for (bool enable : {true, false})
+    route(s, Post, enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx, op::set_cluster_enabled,
+          [enable](const httplib::Request& req, api_command& c) {
+            auto b = object_body(req, true);
+            c.body = {{"enabled", enable}, {"reason", opt_string(b, "reason", 500).value_or("")}};
+          });
   s.Get(R"(/jobs/([^/]+)/history)", [ctx](const httplib::Request& req, httplib::Response& res) {
     api_command c;
     if (!authenticate(ctx, req, res, c)) return;

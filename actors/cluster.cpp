@@ -1,0 +1,193 @@
+#include "actors/cluster.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "events/envelope.hpp"
+#include "slurm/cluster_client.hpp"
+#include "slurm/sbatch_script.hpp"
+
+namespace baton::actors {
+namespace {
+
+using nlohmann::json;
+
+struct cluster_state {
+  cluster_state() = default;  // user-declared: see stack-notes C2
+  int failures = 0;     // consecutive failed submissions
+  int skip_cycles = 0;  // submission cycles left to skip (backoff); reaping still runs
+  static inline const char* name = "cluster";
+};
+
+slurm::target target_of(const config::cluster_config& c) {
+  slurm::target t;
+  t.ssh_host = c.ssh_host;
+  t.ssh_user = c.ssh_user;
+  t.ssh_port = c.ssh_port;
+  t.ssh_key_file = c.ssh_key_file;
+  t.ssh_options = c.ssh_options;
+  t.submit_timeout = std::chrono::seconds(c.submit_timeout_seconds);
+  t.query_timeout = std::chrono::seconds(c.query_timeout_seconds);
+  return t;
+}
+
+class cycle_runner {
+ public:
+  cycle_runner(const scheduler_actor& scheduler, const cluster_options& o) : scheduler_(scheduler), o_(o) {}
+
+  // Returns false when a submission failed.
+  bool run(bool submit) {
+    reap_dead_placeholders();
+    return !submit || submit_for_demand();
+  }
+
+ private:
+  std::optional<api_reply> ask(op kind, json body = json::object(), std::string new_id = "") {
+    api_command c;
+    c.kind = kind;
+    c.target = o_.cluster.name;
+    c.body = std::move(body);
+    c.actor = "loop:cluster/" + o_.cluster.name;
+    c.new_id = std::move(new_id);
+    auto r = submit(scheduler_, std::move(c), std::chrono::seconds(30));
+    if (!r || r->status >= 300)
+      spdlog::warn("cluster {}: scheduler refused a report: {}", o_.cluster.name, r ? r->body.dump() : "no answer");
+    return r;
+  }
+
+  void reap_dead_placeholders() {
+    auto r = ask(op::cluster_placeholders);
+    if (!r || r->status != 200) return;
+    auto ids = r->body.at("slurm_ids").get<std::vector<std::string>>();
+    if (ids.empty()) return;
+    auto alive = slurm::query(target_of(o_.cluster), ids);
+    if (!alive) {
+      spdlog::warn("cluster {}: squeue gave no usable answer; keeping all {} placeholders", o_.cluster.name, ids.size());
+      return;
+    }
+    std::vector<std::string> alive_ids;
+    for (const auto& [id, state] : *alive) alive_ids.push_back(id);
+    ask(op::placeholders_checked, {{"checked", ids}, {"alive", alive_ids}});
+  }
+
+  bool submit_for_demand() {
+    auto r = ask(op::cluster_plan);
+    if (!r || r->status != 200) return true;
+    for (const auto& plan : r->body.at("plans"))
+      for (int i = 0; i < plan.at("count").get<int>(); ++i)
+        if (!submit_one(plan.at("image").get<std::string>(), plan.at("record"))) return false;  // ends the cycle
+    return true;
+  }
+
+  bool submit_one(const std::string& image, const json& record) {
+    const auto& c = o_.cluster;
+    std::string worker_id = o_.new_id();
+    slurm::script_values v;
+    v.job_name = "baton-" + worker_id.substr(0, 8);
+    v.partition = c.partition;
+    v.account = c.account;
+    v.qos = c.qos;
+    v.gres = c.gres.empty() && c.gpu_count > 0 ? "gpu:" + (c.gpu_type.empty() ? "" : c.gpu_type + ":") + std::to_string(c.gpu_count) : c.gres;
+    v.memory = c.memory;
+    v.memory_per_gpu = c.memory_per_gpu;
+    v.wall_time = c.wall_time;
+    v.log_directory = c.log_directory;
+    v.nodes = c.nodes;
+    v.ntasks = c.ntasks;
+    v.sigterm_margin_seconds = c.sigterm_margin_seconds;
+    v.daemon_url = o_.daemon_url;
+    v.api_token = o_.api_token;
+    v.cluster_name = c.name;
+    v.image_key = image;
+    v.placeholder_id = worker_id;
+    v.worker_command = c.worker_command;
+    v.heartbeat_seconds = o_.heartbeat_seconds;
+    auto src = c.worker_images.at(image);
+    v.apptainer_image = !src.sif_path.empty() ? src.sif_path : src.image_uri;
+    auto script = slurm::render_script(c.template_text.empty() ? slurm::default_template : c.template_text, v);
+    if (!script.error.empty()) {
+      ask(op::submission_failed, {{"image", image}, {"stage", "render"}, {"exit_code", 0}, {"stderr", script.error}});
+      return false;
+    }
+    save_copy(worker_id, script.redacted);
+    if (!c.log_directory.empty() && c.ssh_host.empty()) {
+      std::error_code ec;  // Slurm does not create it; a missing one fails the job at start
+      std::filesystem::create_directories(c.log_directory, ec);
+    }
+    auto out = slurm::submit(target_of(c), script.text);
+    if (!out.slurm_id) {
+      spdlog::warn("cluster {}: sbatch failed ({}, exit {}): {}", c.name, out.stage, out.exit_code, out.stderr_text);
+      ask(op::submission_failed,
+          {{"image", image}, {"stage", out.stage}, {"exit_code", out.exit_code}, {"stderr", out.stderr_text},
+           {"target", c.ssh_host.empty() ? "local" : c.ssh_host}});
+      return false;
+    }
+    spdlog::info("cluster {}: submitted Slurm job {} for image {} (placeholder {})", c.name, *out.slurm_id, image, worker_id);
+    ask(op::placeholder_submitted, {{"image", image}, {"slurm_id", *out.slurm_id}, {"plan", record}}, worker_id);
+    return true;
+  }
+
+  void save_copy(const std::string& worker_id, const std::string& text) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(o_.scripts_dir, ec);
+    auto stamp = events::format_time_us(o_.clock());
+    for (auto& ch : stamp)
+      if (ch == ':') ch = '-';
+    auto path = fs::path(o_.scripts_dir) / (o_.cluster.name + "-" + stamp + "-" + worker_id.substr(0, 8) + ".sbatch");
+    std::ofstream out(path);
+    out << text;
+    if (!out) spdlog::warn("cluster {}: cannot save the script copy {}", o_.cluster.name, path.string());
+  }
+
+  const scheduler_actor& scheduler_;
+  const cluster_options& o_;
+};
+
+cluster_actor::behavior_type cluster(cluster_actor::stateful_pointer<cluster_state> self, scheduler_actor scheduler,
+                                     cluster_options opts) {
+  self->send(self, cycle_atom::value);
+  return {
+      [self, scheduler, opts](cycle_atom) {
+        auto& st = self->state;
+        bool submit = st.skip_cycles == 0;
+        if (!submit) --st.skip_cycles;
+        try {
+          if (cycle_runner(scheduler, opts).run(submit)) {
+            if (submit) st.failures = 0;
+          } else {
+            // A broken partition (bad account, sbatch missing) should not write a failure event
+            // every cycle: skip 1, 2, 4 ... up to 32 cycles between attempts.
+            st.skip_cycles = 1 << std::min(st.failures++, 5);
+            spdlog::warn("cluster {}: next submission attempt in {} cycles", opts.cluster.name, st.skip_cycles + 1);
+          }
+        } catch (const std::exception& e) {  // a malformed reply must not end the actor
+          spdlog::error("cluster {}: cycle failed: {}", opts.cluster.name, e.what());
+        }
+        self->delayed_send(self, opts.interval, cycle_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+core::cluster_spec spec_of(const config::cluster_config& c) {
+  core::cluster_spec s;
+  s.name = c.name;
+  for (const auto& [key, src] : c.worker_images) s.images.push_back(key);
+  s.strategy = c.strategy;
+  s.jit_threshold_us = static_cast<core::time_us>(c.jit_threshold_hours * 3600e6);
+  s.max_pending = c.max_pending_jobs;
+  s.gpu_type = c.gpu_type;
+  s.gpu_count = c.gpu_count;
+  return s;
+}
+
+cluster_actor spawn_cluster(caf::actor_system& sys, scheduler_actor scheduler, cluster_options opts) {
+  return sys.spawn<caf::detached>(cluster, std::move(scheduler), std::move(opts));
+}
+
+}  // namespace baton::actors

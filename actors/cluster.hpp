@@ -1,0 +1,38 @@
+#pragma once
+// One actor per configured Slurm partition. Each cycle: ask squeue about this cluster's
+// placeholders and report the dead ones, then ask the scheduler what to submit (the pure
+// plan in core/provisioning), run sbatch for it and report each outcome. The scheduler
+// turns the reports into events; this actor only does the slow, blocking I/O, on its own
+// thread (detached), so a hung ssh never stalls the scheduler or another cluster.
+#include <caf/actor_system.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "actors/scheduler.hpp"
+#include "config/clusters.hpp"
+
+namespace baton::actors {
+
+using cycle_atom = caf::atom_constant<caf::atom("cycle")>;
+using cluster_actor = caf::typed_actor<caf::reacts_to<cycle_atom>>;
+
+struct cluster_options {
+  config::cluster_config cluster;
+  std::string daemon_url;   // what the pilot workers call
+  std::string api_token;    // goes into the script (redacted in the saved copy)
+  std::string scripts_dir;  // redacted copies of every submitted script
+  std::chrono::seconds interval{60};
+  int heartbeat_seconds = 60;
+  std::function<std::string()> new_id;      // placeholder worker ids
+  std::function<int64_t()> clock;           // µs since the epoch, for file names
+};
+
+cluster_actor spawn_cluster(caf::actor_system& sys, scheduler_actor scheduler, cluster_options opts);
+
+// The cluster as the pure core sees it.
+core::cluster_spec spec_of(const config::cluster_config& c);
+
+}  // namespace baton::actors

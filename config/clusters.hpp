@@ -1,0 +1,41 @@
+#pragma once
+// Slurm clusters batond provisions pilot workers on: one entry per (cluster, partition),
+// `extends` for shared settings, `is_template` for entries that only exist to be extended.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace baton::config {
+
+struct image_source {
+  std::string sif_path;   // an Apptainer image on the shared filesystem
+  std::string image_uri;  // docker://, oras://, ... (a bare reference gets docker://)
+  // Neither: the worker runs directly on the node (tests, bare-metal installs).
+};
+
+struct cluster_config {
+  std::string name;  // unique; placeholders are "<name>:<slurm job id>"
+  std::string partition, account, qos, gres, memory, memory_per_gpu, wall_time = "4:00:00", log_directory;
+  int nodes = 1, ntasks = 1;
+  std::string gpu_type;  // what its workers will report, shown on placeholders
+  int gpu_count = 0;
+  std::string strategy = "reactive";  // reactive | continuous | jit_threshold
+  double jit_threshold_hours = 6.0;
+  int max_pending_jobs = 1;  // placeholders pending at once per (cluster, image)
+  std::string ssh_host, ssh_user, ssh_key_file;  // ssh_host empty: sbatch runs locally
+  int ssh_port = 22;
+  std::vector<std::string> ssh_options;  // extra ssh -o values
+  int submit_timeout_seconds = 120, query_timeout_seconds = 30, sigterm_margin_seconds = 300;
+  std::string worker_command = "baton-worker";
+  std::map<std::string, image_source> worker_images;  // image key -> where its worker image lives
+  std::string template_path;  // operator's own mustache template ("" = built in)
+  std::string template_text;  // its content, read at load
+};
+
+struct provisioning_config {
+  int interval_seconds = 60;  // each cluster's cycle: reap dead placeholders, then submit
+  std::string daemon_url;     // what pilot workers call ("" = http://<listen host>:<port>)
+  std::string scripts_dir;    // redacted copies of submitted scripts ("" = <data_dir>/slurm-scripts)
+};
+
+}  // namespace baton::config

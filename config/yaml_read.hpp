@@ -1,0 +1,28 @@
+#pragma once
+// Reading typed values out of YAML maps with errors that name the dotted key. Shared by the
+// settings loader and the cluster list parser.
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace baton::config::detail {
+
+// Thrown inside the loader only; load() turns it into a config_error.
+struct key_error {
+  std::string key, message;
+};
+
+std::string describe(const YAML::Node& n);
+std::string join(const std::string& prefix, const std::string& key);
+void check_known_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& allowed);
+void read_int(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, int& out);
+void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
+                 double& out);
+void read_bool(const YAML::Node& map, const std::string& prefix, const std::string& key, bool& out);
+void read_string(const YAML::Node& map, const std::string& prefix, const std::string& key, std::string& out);
+void read_string_list(const YAML::Node& map, const std::string& prefix, const std::string& key,
+                      std::vector<std::string>& out);
+
+}  // namespace baton::config::detail

@@ -1,0 +1,171 @@
+#include "core/provisioning.hpp"
+
+#include <algorithm>
+
+#include "events/envelope.hpp"
+
+namespace baton::core {
+
+using nlohmann::json;
+
+std::string cluster_stream(const std::string& name) { return "cluster/" + name; }
+
+namespace {
+
+bool serves(const cluster_spec& c, const job& j) {
+  return j.preferred_clusters.empty() ||
+         std::find(j.preferred_clusters.begin(), j.preferred_clusters.end(), c.name) != j.preferred_clusters.end();
+}
+
+std::string slurm_id_of(const worker& wk) {
+  auto colon = wk.provider_id.find(':');
+  return colon == std::string::npos ? "" : wk.provider_id.substr(colon + 1);
+}
+
+}  // namespace
+
+std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec& c, const std::set<std::string>& stale,
+                                              time_us now) {
+  std::vector<submission_plan> out;
+  if (w.disabled_clusters.count(c.name)) return out;
+  for (const auto& image : c.images) {
+    auto q = w.queued_by_image.find(image);
+    if (q == w.queued_by_image.end()) continue;
+    int demand = 0;
+    time_us oldest = 0;
+    for (const auto& [created, id] : q->second) {
+      const job& j = w.jobs.at(id);
+      if (!serves(c, j)) continue;
+      if (demand++ == 0) oldest = j.status_changed_at;  // when it (re)entered the queue
+    }
+    if (demand == 0) continue;
+    int idle = 0;
+    if (auto it = w.idle_by_image.find(image); it != w.idle_by_image.end())
+      for (const auto& r : it->second)
+        if (!stale.count(r.id)) ++idle;
+    int pending_here = 0, pending_all = 0;
+    for (const auto& [provider, worker_id] : w.placeholder_by_provider) {
+      const worker& p = w.workers.at(worker_id);
+      if (p.worker_image_key != image) continue;
+      ++pending_all;
+      if (p.cluster() == c.name) ++pending_here;
+    }
+    int room = c.max_pending - pending_here, count = 0;
+    if (c.strategy == "continuous")
+      count = room;
+    else if (c.strategy == "jit_threshold" && now - oldest < c.jit_threshold_us)
+      count = 0;
+    else
+      count = std::min(room, demand - idle - pending_all);  // only demand nobody will serve soon
+    submission_plan p{image, std::max(count, 0),
+                      {{"strategy", c.strategy},
+                       {"image", image},
+                       {"queued_compatible", demand},
+                       {"oldest_queued_at", events::format_time_us(oldest)},
+                       {"idle_workers", idle},
+                       {"pending_placeholders", pending_all},
+                       {"pending_here", pending_here},
+                       {"max_pending_jobs", c.max_pending}}};
+    if (p.count > 0) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<std::string> placeholder_slurm_ids(const world& w, const std::string& cluster) {
+  std::vector<std::pair<long long, std::string>> ids;
+  for (const auto& [provider, worker_id] : w.placeholder_by_provider) {
+    const worker& p = w.workers.at(worker_id);
+    if (p.cluster() != cluster) continue;
+    auto id = slurm_id_of(p);
+    ids.emplace_back(std::atoll(id.c_str()), id);
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::string> out;
+  for (auto& [n, id] : ids) out.push_back(id);
+  return out;
+}
+
+decision decide_placeholder(const world& w, const cluster_spec& c, const std::string& worker_id,
+                            const std::string& image, const std::string& slurm_id, const json& plan_record, time_us now) {
+  std::string provider = c.name + ":" + slurm_id;
+  if (w.placeholder_by_provider.count(provider) || w.find_worker(worker_id))
+    return decision::refuse({409, "duplicate_placeholder", "placeholder exists: " + provider, {{"error", "duplicate_placeholder"}}});
+  decision d;
+  // The allocation started and its worker registered before sbatch's answer got here: a
+  // placeholder now would never be adopted and would hold a max_pending slot.
+  for (const auto& [id, wk] : w.workers)
+    if (!wk.gone && !wk.placeholder && wk.provider_id == provider) {
+      d.reply = {{"worker_id", id}, {"provider_id", provider}, {"already_registered", true}};
+      return d;
+    }
+  d.events.push_back({"worker/" + worker_id, "worker.placeholder_created",
+                      {{"provider_id", provider},
+                       {"cluster", c.name},
+                       {"slurm_job_id", slurm_id},
+                       {"worker_image_key", image},
+                       {"gpu_model", c.gpu_type},
+                       {"gpu_count", c.gpu_count},
+                       {"plan", plan_record}}});
+  d.reply = {{"worker_id", worker_id}, {"provider_id", provider}};
+  return d;
+}
+
+decision decide_placeholders_checked(const world& w, const std::string& cluster, const std::vector<std::string>& checked,
+                                     const std::set<std::string>& alive, time_us now) {
+  decision d;
+  for (const auto& id : checked) {
+    if (alive.count(id)) continue;
+    auto it = w.placeholder_by_provider.find(cluster + ":" + id);
+    if (it == w.placeholder_by_provider.end()) continue;  // adopted (or removed) while squeue ran
+    d.events.push_back({"worker/" + it->second, "worker.placeholder_removed",
+                        {{"reason", "allocation_gone"}, {"slurm_job_id", id}, {"cluster", cluster}}});
+  }
+  return d;
+}
+
+decision decide_submission_failed(const std::string& cluster, const std::string& image, const json& failure) {
+  decision d;
+  json p = failure;
+  p["image"] = image;
+  d.events.push_back({cluster_stream(cluster), "cluster.submission_failed", std::move(p)});
+  return d;
+}
+
+decision decide_cluster_enabled(const world& w, const std::string& cluster, bool enabled, const std::string& reason) {
+  decision d;
+  bool now_enabled = !w.disabled_clusters.count(cluster);
+  if (now_enabled != enabled)
+    d.events.push_back({cluster_stream(cluster), enabled ? "cluster.enabled" : "cluster.disabled", {{"reason", reason}}});
+  d.reply = {{"name", cluster}, {"enabled", enabled}};
+  return d;
+}
+
+std::string queue_blocked_reason(const world& w, const std::vector<cluster_spec>& clusters, const job& j) {
+  if (clusters.empty() || j.status != job_status::queued) return "";  // workers started by hand: nothing to say
+  auto has_image = [&](const cluster_spec& c) {
+    return std::find(c.images.begin(), c.images.end(), j.worker_image_key) != c.images.end();
+  };
+  auto enabled = [&](const cluster_spec& c) { return !w.disabled_clusters.count(c.name); };
+  if (!j.preferred_clusters.empty()) {
+    bool named = false, named_enabled = false;
+    for (const auto& c : clusters) {
+      if (!serves(c, j)) continue;
+      named = true;
+      if (!enabled(c)) continue;
+      named_enabled = true;
+      if (has_image(c)) return "";
+    }
+    if (!named) return "no_matching_pinned_clusters";
+    if (!named_enabled) return "no_enabled_pinned_clusters";
+    return "no_compatible_pinned_worker_image_clusters";
+  }
+  bool image_somewhere = false;
+  for (const auto& c : clusters) {
+    if (!has_image(c)) continue;
+    if (enabled(c)) return "";
+    image_somewhere = true;
+  }
+  return image_somewhere ? "no_enabled_worker_image_clusters" : "no_compatible_worker_image_clusters";
+}
+
+}  // namespace baton::core

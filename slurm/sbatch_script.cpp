@@ -1,0 +1,115 @@
+#include "slurm/sbatch_script.hpp"
+
+#include <kainjow/mustache.hpp>
+
+#include "slurm/shell_quote.hpp"
+
+namespace baton::slurm {
+
+// Triple braces: no HTML escaping; the *_q values are already shell-quoted words.
+const char* const default_template = R"(#!/bin/bash
+#SBATCH --job-name={{job_name}}
+#SBATCH --partition={{partition}}
+{{#account}}
+#SBATCH --account={{account}}
+{{/account}}
+{{#qos}}
+#SBATCH --qos={{qos}}
+{{/qos}}
+{{#gres}}
+#SBATCH --gres={{gres}}
+{{/gres}}
+#SBATCH --nodes={{nodes}}
+#SBATCH --ntasks={{ntasks}}
+{{#memory}}
+#SBATCH --mem={{memory}}
+{{/memory}}
+{{#memory_per_gpu}}
+#SBATCH --mem-per-gpu={{memory_per_gpu}}
+{{/memory_per_gpu}}
+#SBATCH --time={{wall_time}}
+#SBATCH --signal=TERM@{{sigterm_margin_seconds}}
+{{#log_directory}}
+#SBATCH --output={{log_directory}}/baton-%j.out
+#SBATCH --error={{log_directory}}/baton-%j.err
+{{/log_directory}}
+#SBATCH --export=ALL
+set -euo pipefail
+export BATON_URL={{{daemon_url_q}}}
+export BATON_API_TOKEN={{{api_token_q}}}
+export BATON_CLUSTER_NAME={{{cluster_name_q}}}
+export BATON_WORKER_IMAGE_KEY={{{image_key_q}}}
+export BATON_PLACEHOLDER_ID={{{placeholder_id_q}}}
+export BATON_PLATFORM=hpc
+export BATON_HEARTBEAT_SECONDS={{heartbeat_seconds}}
+# The allocation's end, so the worker can hand off before Slurm's own SIGTERM.
+end=$(squeue -j "$SLURM_JOB_ID" -h -o %e 2>/dev/null || true)
+if [ -n "$end" ] && deadline=$(date -d "$end" +%s 2>/dev/null); then
+  export BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS="$deadline"
+fi
+{{#apptainer_image_q}}
+for v in BATON_URL BATON_API_TOKEN BATON_CLUSTER_NAME BATON_WORKER_IMAGE_KEY BATON_PLACEHOLDER_ID BATON_PLATFORM \
+         BATON_HEARTBEAT_SECONDS BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS SLURM_JOB_ID; do
+  if [ -n "${!v:-}" ]; then export "APPTAINERENV_$v=${!v}"; fi
+done
+exec apptainer exec --nv --cleanenv --bind /tmp:/tmp {{{apptainer_image_q}}} /bin/sh -c {{{worker_command_q}}}
+{{/apptainer_image_q}}
+{{^apptainer_image_q}}
+exec /bin/sh -c {{{worker_command_q}}}
+{{/apptainer_image_q}}
+)";
+
+namespace {
+
+using kainjow::mustache::data;
+using kainjow::mustache::mustache;
+
+data optional(const std::string& v) { return v.empty() ? data(false) : data(v); }
+
+data values_of(const script_values& v, const std::string& token) {
+  data d;
+  d.set("job_name", v.job_name);
+  d.set("partition", v.partition);
+  d.set("account", optional(v.account));
+  d.set("qos", optional(v.qos));
+  d.set("gres", optional(v.gres));
+  d.set("memory", optional(v.memory));
+  d.set("memory_per_gpu", optional(v.memory_per_gpu));
+  d.set("wall_time", v.wall_time);
+  d.set("log_directory", optional(v.log_directory));
+  d.set("nodes", std::to_string(v.nodes));
+  d.set("ntasks", std::to_string(v.ntasks));
+  d.set("sigterm_margin_seconds", std::to_string(v.sigterm_margin_seconds));
+  d.set("heartbeat_seconds", std::to_string(v.heartbeat_seconds));
+  d.set("daemon_url_q", shell_quote(v.daemon_url));
+  d.set("api_token_q", shell_quote(token));
+  d.set("cluster_name_q", shell_quote(v.cluster_name));
+  d.set("image_key_q", shell_quote(v.image_key));
+  d.set("placeholder_id_q", shell_quote(v.placeholder_id));
+  d.set("worker_command_q", shell_quote(v.worker_command));
+  d.set("apptainer_image_q", v.apptainer_image.empty() ? data(false) : data(shell_quote(v.apptainer_image)));
+  return d;
+}
+
+}  // namespace
+
+std::string template_error(const std::string& template_text) {
+  mustache m(template_text);
+  return m.is_valid() ? "" : m.error_message();
+}
+
+rendered render_script(const std::string& template_text, const script_values& v) {
+  rendered r;
+  mustache m(template_text);
+  if (!m.is_valid()) {
+    r.error = m.error_message();
+    return r;
+  }
+  r.text = m.render(values_of(v, v.api_token));
+  // Rendered again rather than searched and replaced: the secret cannot survive in a spot
+  // the search would miss.
+  r.redacted = m.render(values_of(v, "***redacted***"));
+  return r;
+}
+
+}  // namespace baton::slurm

@@ -1,0 +1,32 @@
+#pragma once
+// The batch script that starts a pilot worker: a mustache template (built in, or the
+// operator's own) rendered with values that are either validated Slurm directive values or
+// shell-quoted words. The saved copy is rendered again with every secret replaced.
+#include <optional>
+#include <string>
+
+namespace baton::slurm {
+
+struct script_values {
+  // #SBATCH directive values: validated at config load (no spaces, quotes or newlines).
+  std::string job_name, partition, account, qos, gres, memory, memory_per_gpu, wall_time = "4:00:00", log_directory;
+  int nodes = 1, ntasks = 1, sigterm_margin_seconds = 300;
+  // Shell values: quoted when rendered, so any content stays inert.
+  std::string daemon_url, api_token, cluster_name, image_key, worker_command = "baton-worker", apptainer_image,
+      placeholder_id;
+  int heartbeat_seconds = 60;
+};
+
+extern const char* const default_template;
+
+struct rendered {
+  std::string text;      // to sbatch
+  std::string redacted;  // to disk: secrets replaced
+  std::string error;     // template error (then text is empty)
+};
+
+rendered render_script(const std::string& template_text, const script_values& v);
+// "" when the template parses, else the parser's message (checked at config load).
+std::string template_error(const std::string& template_text);
+
+}  // namespace baton::slurm

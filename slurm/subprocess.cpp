@@ -1,0 +1,113 @@
+#include "slurm/subprocess.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace baton::slurm {
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+run_result run(const std::vector<std::string>& argv, const std::string& stdin_text, std::chrono::milliseconds timeout) {
+  run_result r;
+  int in[2], out[2], err[2], status_pipe[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(status_pipe, O_CLOEXEC)) {
+    r.not_started = true;
+    r.err = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);  // its own group, so a timeout kills ssh/sbatch and anything they started
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    // Nothing of batond's (log files, listening socket) leaks into ssh or sbatch; the
+    // status pipe (close-on-exec) stays to report an exec failure.
+    close_range(3, static_cast<unsigned>(status_pipe[1]) - 1, 0);
+    close_range(static_cast<unsigned>(status_pipe[1]) + 1, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);  // batond blocks SIGTERM in all threads
+    execvp(args[0], args.data());
+    int e = errno;
+    (void)!write(status_pipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  ::close(status_pipe[1]);
+  if (pid < 0) {
+    r.not_started = true;
+    r.err = std::string("fork: ") + std::strerror(errno);
+    close_fd(in[1]), close_fd(out[0]), close_fd(err[0]), close_fd(status_pipe[0]);
+    return r;
+  }
+  int exec_errno = 0;
+  if (read(status_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
+    r.not_started = true;
+    r.err = argv[0] + ": " + std::strerror(exec_errno);
+  }
+  ::close(status_pipe[0]);
+
+  fcntl(in[1], F_SETFL, O_NONBLOCK);
+  size_t written = 0;
+  if (stdin_text.empty()) close_fd(in[1]);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  while (out[0] >= 0 || err[0] >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd fds[3];
+    int n = 0;
+    int idx_out = -1, idx_err = -1, idx_in = -1;
+    if (out[0] >= 0) idx_out = n, fds[n++] = {out[0], POLLIN, 0};
+    if (err[0] >= 0) idx_err = n, fds[n++] = {err[0], POLLIN, 0};
+    if (in[1] >= 0) idx_in = n, fds[n++] = {in[1], POLLOUT, 0};
+    if (poll(fds, n, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    auto drain = [&](int idx, int& fd, std::string& into) {
+      if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) return;
+      ssize_t got = read(fd, buf, sizeof buf);
+      if (got > 0)
+        into.append(buf, static_cast<size_t>(got));
+      else if (got == 0 || errno != EINTR)
+        close_fd(fd);
+    };
+    drain(idx_out, out[0], r.out);
+    drain(idx_err, err[0], r.err);
+    if (idx_in >= 0 && (fds[idx_in].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t put = write(in[1], stdin_text.data() + written, stdin_text.size() - written);
+      if (put > 0) written += static_cast<size_t>(put);
+      if (put < 0 && errno != EAGAIN && errno != EINTR) close_fd(in[1]);
+      if (written == stdin_text.size()) close_fd(in[1]);
+    }
+  }
+  close_fd(in[1]), close_fd(out[0]), close_fd(err[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  return r;
+}
+
+}  // namespace baton::slurm

@@ -1,0 +1,20 @@
+#pragma once
+// Runs a program with stdin text, collects stdout and stderr, and kills it (its whole process
+// group) when the timeout passes. Blocking: call it from a detached actor, never from a
+// scheduled one.
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace baton::slurm {
+
+struct run_result {
+  int exit_code = -1;      // the program's exit status; 128+N when killed by signal N
+  bool timed_out = false;  // killed by us
+  bool not_started = false;  // exec failed (program not found, ...): see err
+  std::string out, err;
+};
+
+run_result run(const std::vector<std::string>& argv, const std::string& stdin_text, std::chrono::milliseconds timeout);
+
+}  // namespace baton::slurm

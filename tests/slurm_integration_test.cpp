@@ -1,0 +1,214 @@
+// Provisioning against a real single-node Slurm (slurmctld + slurmd + munge, started by
+// scripts/slurm-local.sh): batond renders and submits real sbatch scripts, the batch job
+// starts a pilot worker (scripts/shell-worker.sh, curl) that registers with its
+// SLURM_JOB_ID, adopts the placeholder and runs the job.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "slurm/sbatch_script.hpp"
+#include "support/batond_process.hpp"
+
+using namespace baton::test;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurm_dir;
+std::string slurm_conf;
+
+int sh(const std::string& command) { return std::system(("bash -c '" + command + "'").c_str()); }
+
+class SlurmIntegration : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    slurm_dir = "/tmp/baton-slurm-test-" + std::to_string(getpid());
+    std::string out = slurm_dir + ".env", err = slurm_dir + ".log";
+    // Through files, not pipes: the daemons it starts would hold a pipe open.
+    std::string cmd = "SLURM_LOCAL_DIR=" + slurm_dir + " SLURM_LOCAL_CPUS=4 bash " BATON_SOURCE_DIR
+                      "/scripts/slurm-local.sh start >" + out + " 2>" + err;
+    int rc = std::system(cmd.c_str());
+    std::string env = slurp(out);
+    auto at = env.find("SLURM_CONF=");
+    if (rc != 0 || at == std::string::npos) {
+      std::fprintf(stderr, "slurm-local.sh start failed (rc %d):\n%s\n", rc, slurp(err).c_str());
+      return;
+    }
+    slurm_conf = env.substr(at + 11);
+    while (!slurm_conf.empty() && (slurm_conf.back() == '\n' || slurm_conf.back() == ' ')) slurm_conf.pop_back();
+    setenv("SLURM_CONF", slurm_conf.c_str(), 1);
+  }
+  static void TearDownTestSuite() {
+    std::string cmd = "SLURM_LOCAL_DIR=" + slurm_dir + " bash " BATON_SOURCE_DIR "/scripts/slurm-local.sh stop >/dev/null 2>&1";
+    (void)std::system(cmd.c_str());
+    std::error_code ec;
+    fs::remove_all(slurm_dir, ec);
+    fs::remove(slurm_dir + ".env", ec);
+    fs::remove(slurm_dir + ".log", ec);
+  }
+  void SetUp() override { ASSERT_FALSE(slurm_conf.empty()) << "the local Slurm did not start"; }
+
+  // Slurm writes each job's output under log_directory (created by batond).
+  static std::string config(const temp_dir& dir, const std::string& clusters) {
+    return "log_level: info\nprovisioning: {interval_seconds: 1}\nclusters:\n"
+           "  - name: base\n    is_template: true\n    partition: debug\n    wall_time: \"0:10:00\"\n"
+           "    log_directory: " + (dir / "slurm-logs") + "\n"
+           "    worker_images: {default: {}}\n"
+           "    worker_command: \"BATON_IDLE_POLLS=2 sh " BATON_SOURCE_DIR "/scripts/shell-worker.sh\"\n" +
+           clusters;
+  }
+
+  static std::string bundle(const temp_dir& dir, const std::string& name) {
+    fs::create_directories(dir / name);
+    std::ofstream(dir / (name + "/run.sh")) << "echo \"ran in $SLURM_JOB_PARTITION\" > out.txt\n";
+    return dir / name;
+  }
+
+  static json get(const batond_process& d, const std::string& path) {
+    auto r = d.client()->Get(path.c_str());
+    if (!r || r->status != 200) return nullptr;
+    return json::parse(r->body);
+  }
+
+  static std::string create_job(const batond_process& d, const std::string& bundle_path) {
+    auto r = d.client()->Post("/jobs", json{{"title", "t"}, {"input_bundle_path", bundle_path}}.dump(), "application/json");
+    EXPECT_TRUE(r && r->status == 200);
+    return r ? json::parse(r->body)["id"].get<std::string>() : "";
+  }
+
+  template <class Pred>
+  static bool eventually(Pred pred, std::chrono::seconds limit = std::chrono::seconds(60)) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  static json worker_with_provider_prefix(const batond_process& d, const std::string& prefix, const std::string& states) {
+    auto list = get(d, "/workers?" + states);
+    if (list.is_array())
+      for (const auto& w : list)
+        if (w["provider_id"].is_string() && w["provider_id"].get<std::string>().rfind(prefix, 0) == 0) return w;
+    return nullptr;
+  }
+};
+
+}  // namespace
+
+TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTheJob) {
+  temp_dir dir;
+  batond_process d(dir, config(dir, "  - name: local-debug\n    extends: base\n"), {"SLURM_CONF=" + slurm_conf});
+  ASSERT_GT(d.port(), 0) << d.err();
+  auto job_id = create_job(d, bundle(dir, "b1"));
+
+  json placeholder;
+  ASSERT_TRUE(eventually([&] {
+    placeholder = worker_with_provider_prefix(d, "local-debug:", "state=provisioning");
+    return !placeholder.is_null();
+  })) << d.err();
+  EXPECT_EQ(placeholder["status"], "queued");
+  std::string placeholder_id = placeholder["id"];
+
+  json job;
+  ASSERT_TRUE(eventually([&] {
+    job = get(d, "/jobs/" + job_id);
+    return job.is_object() && job["status"] == "completed";
+  })) << job.dump() << "\n" << d.err();
+  EXPECT_EQ(job["assigned_worker_id"], placeholder_id) << "the real worker took over the placeholder's row";
+  EXPECT_EQ(slurp(dir / "b1/out.txt"), "ran in debug\n");
+
+  // The worker deregisters after two idle polls; its row is the placeholder's, adopted.
+  json gone;
+  ASSERT_TRUE(eventually([&] {
+    gone = worker_with_provider_prefix(d, "local-debug:", "state=gone");
+    return !gone.is_null();
+  }));
+  EXPECT_EQ(gone["id"], placeholder_id);
+  EXPECT_EQ(gone["gone_reason"], "deregistered");
+  EXPECT_EQ(gone["provider_id"], placeholder["provider_id"]);
+
+  // The saved script is the submitted one without the token.
+  size_t scripts = 0;
+  for (const auto& f : fs::directory_iterator(dir / "data/slurm-scripts")) {
+    ++scripts;
+    auto text = slurp(f.path().string());
+    EXPECT_EQ(text.find(test_token), std::string::npos);
+    EXPECT_NE(text.find("#SBATCH --partition=debug"), std::string::npos);
+  }
+  EXPECT_EQ(scripts, 1u) << "one queued job, one submission";
+  EXPECT_NE(slurp(dir / ("slurm-logs/baton-" + gone["provider_id"].get<std::string>().substr(12) + ".out")).find("registered as"),
+            std::string::npos);
+}
+
+TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWithinACycle) {
+  temp_dir dir;
+  // The operator's own template: the built-in one, held so the allocation stays pending.
+  std::string held = baton::slurm::default_template;
+  held.insert(held.find('\n') + 1, "#SBATCH --hold\n");
+  std::ofstream(dir / "held.mustache") << held;
+  batond_process d(dir, config(dir, "  - name: held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n"),
+                   {"SLURM_CONF=" + slurm_conf});
+  ASSERT_GT(d.port(), 0) << d.err();
+  create_job(d, bundle(dir, "b2"));
+  json placeholder;
+  ASSERT_TRUE(eventually([&] {
+    placeholder = worker_with_provider_prefix(d, "held:", "state=provisioning");
+    return !placeholder.is_null();
+  })) << d.err();
+  std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(5);
+  // Still pending after a few cycles: squeue lists it, so it stays.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(worker_with_provider_prefix(d, "held:", "state=provisioning").is_null());
+
+  ASSERT_EQ(sh("scancel " + slurm_id), 0);
+  auto cancelled_at = std::chrono::steady_clock::now();
+  json gone;
+  ASSERT_TRUE(eventually([&] {
+    gone = worker_with_provider_prefix(d, "held:", "state=gone");
+    return !gone.is_null();
+  }, std::chrono::seconds(20))) << d.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(4)) << "one 1 s cycle, plus squeue";
+  EXPECT_EQ(gone["id"], placeholder["id"]);
+  EXPECT_EQ(gone["gone_reason"], "allocation_gone");
+  // The job is still queued, so the next cycle submits a new (held) allocation; cancel it too.
+  json next;
+  ASSERT_TRUE(eventually([&] {
+    next = worker_with_provider_prefix(d, "held:", "state=provisioning");
+    return !next.is_null();
+  }, std::chrono::seconds(20)));
+  EXPECT_NE(next["id"], placeholder["id"]);
+  sh("scancel " + next["provider_id"].get<std::string>().substr(5));
+}
+
+TEST_F(SlurmIntegration, SbatchFailureOnOnePartitionDoesNotStopAnother) {
+  temp_dir dir;
+  batond_process d(dir,
+                   config(dir, "  - name: broken\n    extends: base\n    partition: nosuch\n"
+                          "  - name: local-gpu\n    extends: base\n    partition: gpu\n"),
+                   {"SLURM_CONF=" + slurm_conf});
+  ASSERT_GT(d.port(), 0) << d.err();
+  auto job_id = create_job(d, bundle(dir, "b3"));
+  json job;
+  ASSERT_TRUE(eventually([&] {
+    job = get(d, "/jobs/" + job_id);
+    return job.is_object() && job["status"] == "completed";
+  })) << d.err();
+  EXPECT_EQ(slurp(dir / "b3/out.txt"), "ran in gpu\n");  // the second partition of the one node
+  auto clusters = get(d, "/clusters");
+  ASSERT_TRUE(clusters.is_array()) << clusters.dump();
+  ASSERT_EQ(clusters.size(), 2u);
+  EXPECT_EQ(clusters[0]["name"], "broken");
+  const auto& failure = clusters[0]["last_submission_failure"];
+  ASSERT_TRUE(failure.is_object()) << clusters.dump();
+  EXPECT_EQ(failure["stage"], "nonzero_exit");
+  EXPECT_EQ(failure["exit_code"], 1);
+  EXPECT_NE(failure["stderr"].get<std::string>().find("Invalid partition"), std::string::npos);
+  EXPECT_TRUE(clusters[1]["last_submission_failure"].is_null());
+}
