@@ -113,11 +113,7 @@ class cycle_runner {
       return false;
     }
     save_copy(worker_id, script.redacted);
-    if (!c.log_directory.empty() && c.ssh_host.empty()) {
-      std::error_code ec;  // Slurm does not create it; a missing one fails the job at start
-      std::filesystem::create_directories(c.log_directory, ec);
-    }
-    auto out = slurm::submit(target_of(c), script.text);
+    auto out = slurm::submit(target_of(c), script.text, c.log_directory);
     if (!out.slurm_id) {
       spdlog::warn("cluster {}: sbatch failed ({}, exit {}): {}", c.name, out.stage, out.exit_code, out.stderr_text);
       ask(op::submission_failed,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include "slurm/shell_quote.hpp"
 #include "slurm/subprocess.hpp"
@@ -20,9 +21,18 @@ std::vector<std::string> command_for(const target& t, const std::string& program
   return argv;
 }
 
-submit_outcome submit(const target& t, const std::string& script) {
+submit_outcome submit(const target& t, const std::string& script, const std::string& log_dir) {
   submit_outcome o;
-  auto r = run(command_for(t, "sbatch", {"--parsable"}), script, t.submit_timeout);
+  auto argv = command_for(t, "sbatch", {"--parsable"});
+  if (!log_dir.empty()) {
+    if (t.ssh_host.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(log_dir, ec);
+    } else {
+      argv.back() = "mkdir -p " + shell_quote(log_dir) + " && " + argv.back();
+    }
+  }
+  auto r = run(argv, script, t.submit_timeout);
   o.exit_code = r.exit_code;
   o.stderr_text = r.err.substr(0, 4000);
   if (r.not_started) {

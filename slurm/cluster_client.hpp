@@ -31,8 +31,9 @@ struct submit_outcome {
 // The argv that runs `program args...` on the target.
 std::vector<std::string> command_for(const target& t, const std::string& program, const std::vector<std::string>& args);
 
-// sbatch --parsable with the script on stdin.
-submit_outcome submit(const target& t, const std::string& script);
+// sbatch --parsable with the script on stdin. log_dir (may be ""): created first, on the
+// target, since Slurm fails a job whose output directory is missing.
+submit_outcome submit(const target& t, const std::string& script, const std::string& log_dir = "");
 // squeue for these ids: alive jobs, or nullopt when the answer cannot be trusted.
 std::optional<std::map<std::string, job_state>> query(const target& t, const std::vector<std::string>& ids);
 

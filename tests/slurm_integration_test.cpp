@@ -12,6 +12,7 @@
 
 #include "slurm/sbatch_script.hpp"
 #include "support/batond_process.hpp"
+#include "support/sshd_process.hpp"
 
 using namespace baton::test;
 using nlohmann::json;
@@ -211,4 +212,46 @@ TEST_F(SlurmIntegration, SbatchFailureOnOnePartitionDoesNotStopAnother) {
   EXPECT_EQ(failure["exit_code"], 1);
   EXPECT_NE(failure["stderr"].get<std::string>().find("Invalid partition"), std::string::npos);
   EXPECT_TRUE(clusters[1]["last_submission_failure"].is_null());
+}
+
+TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
+  temp_dir dir;
+  // The remote login gets Slurm's config the way a real login node has it: from its own environment.
+  sshd_process sshd(dir, "SetEnv SLURM_CONF=" + slurm_conf + "\n");
+  ASSERT_TRUE(sshd.ready()) << sshd.log();
+  std::string remote = "    ssh_host: 127.0.0.1\n    ssh_user: root\n    ssh_port: " + std::to_string(sshd.port()) +
+                       "\n    ssh_key_file: " + sshd.key() +
+                       "\n    ssh_options: [StrictHostKeyChecking=no, UserKnownHostsFile=/dev/null]\n";
+  // batond itself has no SLURM_CONF: sbatch and squeue can only work on the ssh side.
+  batond_process d(dir, config(dir, "  - name: remote\n    extends: base\n" + remote), {"SLURM_CONF="});
+  ASSERT_GT(d.port(), 0) << d.err();
+  auto job_id = create_job(d, bundle(dir, "b4"));
+  json job;
+  ASSERT_TRUE(eventually([&] {
+    job = get(d, "/jobs/" + job_id);
+    return job.is_object() && job["status"] == "completed";
+  })) << d.err() << sshd.log();
+  EXPECT_EQ(slurp(dir / "b4/out.txt"), "ran in debug\n");
+  // Reaping over ssh too: a held allocation, cancelled, disappears within a cycle.
+  std::string held = baton::slurm::default_template;
+  held.insert(held.find('\n') + 1, "#SBATCH --hold\n");
+  std::ofstream(dir / "held.mustache") << held;
+  d.stop();
+  temp_dir dir2;
+  batond_process d2(dir2, config(dir2, "  - name: remote-held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n" + remote),
+                    {"SLURM_CONF="});
+  create_job(d2, bundle(dir2, "b5"));
+  json placeholder;
+  ASSERT_TRUE(eventually([&] {
+    placeholder = worker_with_provider_prefix(d2, "remote-held:", "state=provisioning");
+    return !placeholder.is_null();
+  })) << d2.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(worker_with_provider_prefix(d2, "remote-held:", "state=provisioning").is_null()) << "squeue over ssh saw it pending";
+  std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(12);
+  ASSERT_EQ(sh("scancel " + slurm_id), 0);
+  ASSERT_TRUE(eventually([&] { return !worker_with_provider_prefix(d2, "remote-held:", "state=gone").is_null(); },
+                         std::chrono::seconds(20)));
+  d2.stop();
+  sh("scancel --partition=debug --state=PENDING");
 }
