@@ -207,6 +207,33 @@ handled cluster_command(const world& w, const lease_book& leases, const schedule
   }
 }
 
+handled salad_command(const world& w, const lease_book& leases, const scheduler_settings& s, const api_command& c,
+                      time_us now) {
+  if (!s.salad_enabled) return refuse({404, "not_configured", "Salad is not configured", {{"detail", "Salad is not configured"}, {"error", "not_configured"}}});
+  switch (c.kind) {
+    case op::salad_status: {
+      auto t = salad_target(w, s.salad_image, s.salad_max_replicas, stale_workers(leases, s, now));
+      json out = w.salad_status;
+      out["enabled"] = true;
+      out["worker_image_key"] = s.salad_image;
+      out["max_replicas"] = s.salad_max_replicas;
+      out["wanted_now"] = t.record;
+      return from({}, 200, out);
+    }
+    case op::salad_target: {
+      auto t = salad_target(w, s.salad_image, s.salad_max_replicas, stale_workers(leases, s, now));
+      return from({}, 200, {{"target", t.target}, {"record", t.record}});
+    }
+    case op::salad_scaled: {
+      replica_target t{c.body.at("target").get<int>(), c.body.at("record")};
+      return from(decide_salad_scaled(c.body.at("current").get<int>(), t), 204);
+    }
+    case op::salad_failed:
+      return from(decide_salad_failed(c.body.value("stage", ""), c.body.value("message", "")), 204);
+    default: return refuse({500, "internal", "not a salad command", {{"error", "internal"}}});
+  }
+}
+
 handled list_clusters(const world& w, const scheduler_settings& s) {
   json items = json::array();
   for (const auto& c : s.clusters) {
@@ -348,6 +375,8 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
     case op::set_cluster_enabled: case op::cluster_placeholders: case op::placeholders_checked:
     case op::cluster_plan: case op::placeholder_submitted: case op::submission_failed:
       return cluster_command(w, leases, s, c, now);
+    case op::salad_status: case op::salad_target: case op::salad_scaled: case op::salad_failed:
+      return salad_command(w, leases, s, c, now);
     default: return on_job(w, c, now);
   }
 }

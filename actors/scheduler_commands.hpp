@@ -8,6 +8,7 @@
 #include <string>
 
 #include "actors/api_command.hpp"
+#include "core/cloud.hpp"
 #include "core/provisioning.hpp"
 #include "core/world.hpp"
 
@@ -25,6 +26,9 @@ struct scheduler_settings {
   // real last heartbeat but gives every worker a full lease before it can be reaped.
   core::time_us lease_grace_from_us = 0;
   std::vector<core::cluster_spec> clusters;  // configured Slurm partitions, config order
+  bool salad_enabled = false;
+  std::string salad_image;  // the image Salad containers run
+  int salad_max_replicas = 0;
 };
 
 using lease_table = std::map<std::string, core::time_us>;  // worker id -> last heartbeat

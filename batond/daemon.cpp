@@ -12,6 +12,7 @@
 
 #include "actors/cluster.hpp"
 #include "actors/log_writer.hpp"
+#include "actors/salad.hpp"
 #include "actors/scheduler.hpp"
 #include "batond/api_token.hpp"
 #include "core/world.hpp"
@@ -115,6 +116,9 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.worker_credentials_required = !settings.accept_shared_token;
     sched.lease_grace_from_us = now_us();
     for (const auto& c : settings.clusters) sched.clusters.push_back(actors::spec_of(c));
+    sched.salad_enabled = settings.salad.enabled();
+    sched.salad_image = settings.salad.worker_image_key.empty() ? settings.default_worker_image : settings.salad.worker_image_key;
+    sched.salad_max_replicas = settings.salad.max_replicas;
     actors::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us);
@@ -157,6 +161,8 @@ int run(const config::settings& settings, const run_options& opts) {
         clusters.push_back(actors::spawn_cluster(sys, scheduler, std::move(o)));
       }
       if (!clusters.empty()) spdlog::info("provisioning on {} Slurm cluster entries", clusters.size());
+      actors::salad_actor salad;
+      if (settings.salad.enabled()) salad = actors::spawn_salad(sys, scheduler, settings.salad);
       if (!opts.port_file.empty()) {
         std::ofstream(opts.port_file + ".tmp") << port << "\n";
         std::rename((opts.port_file + ".tmp").c_str(), opts.port_file.c_str());
@@ -168,6 +174,8 @@ int run(const config::settings& settings, const run_options& opts) {
       spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       for (auto& c : clusters) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);  // after its current cycle
       clusters.clear();
+      if (salad) caf::anon_send_exit(salad, caf::exit_reason::user_shutdown);
+      salad = nullptr;
       server.stop();  // in-flight requests finish; their appends are answered before this returns
       // The last heartbeats go into the stop event, so a restart shows them unchanged.
       auto leases = http::ask<actors::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);

@@ -38,4 +38,16 @@ struct provisioning_config {
   std::string scripts_dir;    // redacted copies of submitted scripts ("" = <data_dir>/slurm-scripts)
 };
 
+// Salad Cloud: one container group whose replica count follows cloud-eligible demand.
+struct salad_config {
+  std::string organization, project, container_group;
+  std::string api_base_url = "https://api.salad.com/api/public";
+  std::string worker_image_key;  // the image its containers run ("" = jobs.default_worker_image)
+  int max_replicas = 10;
+  int interval_seconds = 60;
+  int timeout_seconds = 10;
+  std::string api_key;  // secret: only from BATON_SALAD_API_KEY
+  bool enabled() const { return !organization.empty() && !project.empty() && !container_group.empty(); }
+};
+
 }  // namespace baton::config

@@ -167,4 +167,22 @@ provisioning_config parse_provisioning(const YAML::Node& n) {
   return p;
 }
 
+salad_config parse_salad(const YAML::Node& n) {
+  salad_config s;
+  check_known_keys(n, "salad", {"organization", "project", "container_group", "api_base_url", "worker_image_key",
+                                "max_replicas", "interval_seconds", "timeout_seconds"});
+  read_string(n, "salad", "organization", s.organization);
+  read_string(n, "salad", "project", s.project);
+  read_string(n, "salad", "container_group", s.container_group);
+  read_string(n, "salad", "api_base_url", s.api_base_url);
+  read_string(n, "salad", "worker_image_key", s.worker_image_key);
+  read_int(n, "salad", "max_replicas", 0, 10000, s.max_replicas);
+  read_int(n, "salad", "interval_seconds", 1, 86400, s.interval_seconds);
+  read_int(n, "salad", "timeout_seconds", 1, 600, s.timeout_seconds);
+  if (!s.enabled()) throw key_error{"salad", "needs organization, project and container_group"};
+  if (s.api_base_url.rfind("https://", 0) != 0 && s.api_base_url.rfind("http://", 0) != 0)
+    throw key_error{"salad.api_base_url", "expected an http:// or https:// URL, got '" + s.api_base_url + "'"};
+  return s;
+}
+
 }  // namespace baton::config::detail

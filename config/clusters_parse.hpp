@@ -12,5 +12,6 @@ namespace baton::config::detail {
 
 std::vector<cluster_config> parse_clusters(const YAML::Node& list, const std::string& config_file);
 provisioning_config parse_provisioning(const YAML::Node& map);
+salad_config parse_salad(const YAML::Node& map);
 
 }  // namespace baton::config::detail

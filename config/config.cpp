@@ -26,7 +26,7 @@ void check_log_level(const std::string& key, const std::string& level) {
 void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
-                          "provisioning", "clusters"});
+                          "provisioning", "clusters", "salad"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
@@ -64,6 +64,7 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   }
   if (auto p = root["provisioning"]) s.provisioning = parse_provisioning(p);
   if (auto c = root["clusters"]) s.clusters = parse_clusters(c, file);
+  if (auto sc = root["salad"]) s.salad = parse_salad(sc);
 }
 
 void apply_env(const env_lookup& env, settings& s) {
@@ -73,6 +74,9 @@ void apply_env(const env_lookup& env, settings& s) {
     return v;
   };
   if (auto v = get("BATON_API_TOKEN")) s.api_token = *v;
+  if (auto v = get("BATON_SALAD_API_KEY")) s.salad.api_key = *v;
+  if (s.salad.enabled() && s.salad.api_key.empty())
+    throw key_error{"BATON_SALAD_API_KEY", "the salad: section is configured, but its API key is not set"};
   if (auto v = get("BATON_DATA_DIR")) s.data_dir = *v;
   if (auto v = get("BATON_LISTEN")) {
     auto l = parse_listen(*v);

@@ -35,6 +35,7 @@ struct settings {
   std::string default_worker_image = "default";  // jobs.default_worker_image
   provisioning_config provisioning;
   std::vector<cluster_config> clusters;  // Slurm partitions to provision pilot workers on
+  salad_config salad;                    // disabled unless the salad: section is present
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
   std::string source;                    // the file read, "" when built-in defaults were used

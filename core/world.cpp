@@ -135,7 +135,11 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
     w.disabled_clusters.insert(stream.substr(8));
   else if (type == "cluster.enabled")
     w.disabled_clusters.erase(stream.substr(8));
-  else if (type == "cluster.submission_failed") {
+  else if (type == "cloud.scaled" || type == "cloud.scale_failed") {
+    auto& slot = w.salad_status[type == "cloud.scaled" ? "last_scaled" : "last_failure"];
+    slot = payload;
+    slot["at"] = events::format_time_us(at);
+  } else if (type == "cluster.submission_failed") {
     auto& f = w.last_submission_failure[stream.substr(8)];
     f = payload;
     f["at"] = events::format_time_us(at);

@@ -51,6 +51,7 @@ struct world {
   std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
   std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when
+  nlohmann::json salad_status = nlohmann::json::object();  // last scaling and last failure
 
   const job* find_job(const std::string& id) const;
   const worker* find_worker(const std::string& id) const;

@@ -298,6 +298,7 @@ void add_api_routes(httplib::Server& s, api_context ctx) {
     run(ctx, req, res, op::list_clusters, nullptr);
     if (res.status == 200) reply_json(res, 200, {{"clusters", json::parse(res.body)}});  // RelayMD's shape
   });
+  s.Get("/cloud/salad", [ctx](const httplib::Request& req, httplib::Response& res) { run(ctx, req, res, op::salad_status, nullptr); });
   for (bool enable : {true, false})
     route(s, Post, enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx, op::set_cluster_enabled,
           [enable](const httplib::Request& req, api_command& c) {

@@ -128,3 +128,21 @@ TEST(ConfigClusters, TemplateIsReadRelativeToTheConfigFileAndChecked) {
   ASSERT_TRUE(broken.error);
   EXPECT_EQ(broken.error->key, "clusters[0].template");
 }
+
+TEST(ConfigSalad, NeedsItsKeyFromTheEnvironmentAndAllThreeNames) {
+  const char* yaml = "salad: {organization: o, project: p, container_group: g, max_replicas: 4}\n";
+  auto missing = load_from_string(yaml, "/etc/baton.yaml", no_env);
+  ASSERT_TRUE(missing.error);
+  EXPECT_EQ(missing.error->key, "BATON_SALAD_API_KEY");
+  auto with_key = load_from_string(yaml, "/etc/baton.yaml", [](const std::string& k) -> std::optional<std::string> {
+    if (k == "BATON_SALAD_API_KEY") return std::string("k");
+    return std::nullopt;
+  });
+  ASSERT_TRUE(with_key.value);
+  EXPECT_TRUE(with_key.value->salad.enabled());
+  EXPECT_EQ(with_key.value->salad.max_replicas, 4);
+  EXPECT_EQ(with_key.value->salad.api_base_url, "https://api.salad.com/api/public");
+  EXPECT_EQ(error_of("salad: {organization: o}\n").key, "salad");
+  EXPECT_EQ(error_of("salad: {organization: o, project: p, container_group: g, api_key: x}\n").key, "salad.api_key");
+  EXPECT_FALSE(ok("").salad.enabled());
+}
