@@ -16,6 +16,7 @@ enum class op : uint8_t {
   list_clusters, set_cluster_enabled,
   // from the cluster actors (never from HTTP)
   cluster_placeholders, placeholders_checked, cluster_plan, placeholder_submitted, submission_failed,
+  stale_allocations_checked,
   // the Salad autoscaler
   salad_status, salad_target, salad_scaled, salad_failed,
 };

@@ -62,15 +62,20 @@ class cycle_runner {
     auto r = ask(op::cluster_placeholders);
     if (!r || r->status != 200) return;
     auto ids = r->body.at("slurm_ids").get<std::vector<std::string>>();
-    if (ids.empty()) return;
-    auto alive = slurm::query(target_of(o_.cluster), ids);
+    auto stale = r->body.value("stale_slurm_ids", std::vector<std::string>{});
+    if (ids.empty() && stale.empty()) return;
+    auto all = ids;
+    all.insert(all.end(), stale.begin(), stale.end());  // one squeue call for both
+    auto alive = slurm::query(target_of(o_.cluster), all);
     if (!alive) {
-      spdlog::warn("cluster {}: squeue gave no usable answer; keeping all {} placeholders", o_.cluster.name, ids.size());
+      spdlog::warn("cluster {}: squeue gave no usable answer; keeping {} placeholders and {} silent workers",
+                   o_.cluster.name, ids.size(), stale.size());
       return;
     }
     std::vector<std::string> alive_ids;
     for (const auto& [id, state] : *alive) alive_ids.push_back(id);
-    ask(op::placeholders_checked, {{"checked", ids}, {"alive", alive_ids}});
+    if (!ids.empty()) ask(op::placeholders_checked, {{"checked", ids}, {"alive", alive_ids}});
+    if (!stale.empty()) ask(op::stale_allocations_checked, {{"checked", stale}, {"alive", alive_ids}});
   }
 
   bool submit_for_demand() {

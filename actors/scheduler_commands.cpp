@@ -38,6 +38,26 @@ std::string derived_state(const world& w, const worker& wk, const lease_book& le
 
 std::optional<time_us> lease_of(const lease_book& leases, const std::string& id) { return leases.last(id); }
 
+bool on_configured_cluster(const scheduler_settings& s, const worker& wk) {
+  auto c = wk.cluster();
+  if (c.empty()) return false;
+  for (const auto& spec : s.clusters)
+    if (spec.name == c) return true;
+  return false;
+}
+
+std::string slurm_id_of(const worker& wk) { return wk.provider_id.substr(wk.provider_id.find(':') + 1); }
+
+decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, const std::string& why) {
+  auto d = decide_reap(wk, lease, now);
+  for (auto& e : d.events) e.payload["why"] = why;
+  if (auto it = w.job_of_worker.find(wk.id); it != w.job_of_worker.end()) {
+    auto lost = decide_worker_lost(w.jobs.at(it->second), loss_cause::reaped, now);
+    d.events.insert(d.events.end(), lost.events.begin(), lost.events.end());
+  }
+  return d;
+}
+
 checkpoint_report report_from(const json& b) {
   checkpoint_report r;
   if (b.contains("checkpoint_manifest_path")) r.manifest_path = b["checkpoint_manifest_path"].get<std::string>();
@@ -181,8 +201,30 @@ handled cluster_command(const world& w, const lease_book& leases, const schedule
       return from(decide_cluster_enabled(w, spec->name, enabled, c.body.value("reason", "")), 200,
                   {{"name", spec->name}, {"enabled", enabled}});
     }
-    case op::cluster_placeholders:
-      return from({}, 200, {{"slurm_ids", placeholder_slurm_ids(w, spec->name)}});
+    case op::cluster_placeholders: {
+      // Also the stale workers of this cluster: the reaper waits for squeue's word on them.
+      std::vector<std::string> stale_ids;
+      for (const auto& id : stale_workers(leases, s, now)) {
+        const worker* wk = w.find_worker(id);
+        if (wk && !wk->gone && !wk->placeholder && wk->cluster() == spec->name) stale_ids.push_back(slurm_id_of(*wk));
+      }
+      return from({}, 200, {{"slurm_ids", placeholder_slurm_ids(w, spec->name)}, {"stale_slurm_ids", stale_ids}});
+    }
+    case op::stale_allocations_checked: {
+      auto checked = c.body.at("checked").get<std::vector<std::string>>();
+      auto alive = c.body.at("alive").get<std::set<std::string>>();
+      decision d;
+      for (const auto& id : checked) {
+        if (alive.count(id)) continue;
+        for (const auto& [wid, wk] : w.workers)
+          if (!wk.gone && !wk.placeholder && wk.provider_id == spec->name + ":" + id && !fresh(leases, wid, s, now)) {
+            auto r = reap_one(w, wk, lease_of(leases, wid).value_or(wk.registered_at), now, "allocation_gone");
+            d.events.insert(d.events.end(), r.events.begin(), r.events.end());
+          }
+      }
+      size_t n = d.events.size();
+      return from(std::move(d), 200, {{"events", n}});
+    }
     case op::placeholders_checked: {
       auto checked = c.body.at("checked").get<std::vector<std::string>>();
       auto alive = c.body.at("alive").get<std::set<std::string>>();
@@ -374,6 +416,7 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
     case op::list_clusters: return list_clusters(w, s);
     case op::set_cluster_enabled: case op::cluster_placeholders: case op::placeholders_checked:
     case op::cluster_plan: case op::placeholder_submitted: case op::submission_failed:
+    case op::stale_allocations_checked:
       return cluster_command(w, leases, s, c, now);
     case op::salad_status: case op::salad_target: case op::salad_scaled: case op::salad_failed:
       return salad_command(w, leases, s, c, now);
@@ -387,9 +430,12 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
   for (const auto& [id, wk] : w.workers) {
     if (wk.gone || wk.placeholder || fresh(leases, id, s, now)) continue;
     auto lease = lease_of(leases, id).value_or(wk.registered_at);
-    add(decide_reap(wk, lease, now));
-    if (auto it = w.job_of_worker.find(id); it != w.job_of_worker.end())
-      add(decide_worker_lost(w.jobs.at(it->second), loss_cause::reaped, now));
+    bool slurm = on_configured_cluster(s, wk);
+    // Its allocation may still run (a network blip, a busy login node): requeueing now
+    // could put the job on two workers. The cluster actor's squeue check decides, unless
+    // the silence has gone on too long.
+    if (slurm && now - std::max(lease, s.lease_grace_from_us) < s.hpc_silent_cap_us) continue;
+    add(reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout"));
   }
   // Jobs still held by a worker that is gone (or never known): nothing else will free them.
   for (const auto& [worker_id, job_id] : w.job_of_worker) {

@@ -26,6 +26,9 @@ struct scheduler_settings {
   // real last heartbeat but gives every worker a full lease before it can be reaped.
   core::time_us lease_grace_from_us = 0;
   std::vector<core::cluster_spec> clusters;  // configured Slurm partitions, config order
+  // A stale worker on a configured Slurm cluster is reaped only when squeue says its
+  // allocation is gone (the cluster actor asks), or after this long without a heartbeat.
+  core::time_us hpc_silent_cap_us = 600'000'000;
   bool salad_enabled = false;
   std::string salad_image;  // the image Salad containers run
   int salad_max_replicas = 0;
@@ -59,7 +62,8 @@ handled handle(const core::world& w, const lease_book& leases, const scheduler_s
                core::time_us now);
 
 // Loop work: workers whose lease ran out are reaped with their jobs; jobs held by a worker
-// that is gone are requeued (orphans). One decision for everything found.
+// that is gone are requeued (orphans). One decision for everything found. Workers of a
+// configured Slurm cluster wait for squeue's word (or hpc_silent_cap_us) before being reaped.
 core::decision reap(const core::world& w, const lease_book& leases, const scheduler_settings& s, core::time_us now);
 
 }  // namespace baton::actors

@@ -116,6 +116,7 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.worker_credentials_required = !settings.accept_shared_token;
     sched.lease_grace_from_us = now_us();
     for (const auto& c : settings.clusters) sched.clusters.push_back(actors::spec_of(c));
+    sched.hpc_silent_cap_us = 5 * sched.stale_after_us;
     sched.salad_enabled = settings.salad.enabled();
     sched.salad_image = settings.salad.worker_image_key.empty() ? settings.default_worker_image : settings.salad.worker_image_key;
     sched.salad_max_replicas = settings.salad.max_replicas;

@@ -92,6 +92,14 @@ class SlurmIntegration : public ::testing::Test {
     return false;
   }
 
+  static json worker_by_id(const batond_process& d, const std::string& id) {
+    auto list = get(d, "/workers?state=idle&state=busy&state=stale&state=gone&state=provisioning");
+    if (list.is_array())
+      for (const auto& w : list)
+        if (w["id"] == id) return w;
+    return nullptr;
+  }
+
   static json worker_with_provider_prefix(const batond_process& d, const std::string& prefix, const std::string& states) {
     auto list = get(d, "/workers?" + states);
     if (list.is_array())
@@ -254,4 +262,40 @@ TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
                          std::chrono::seconds(20)));
   d2.stop();
   sh("scancel --partition=debug --state=PENDING");
+}
+
+TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSaysItIsGone) {
+  temp_dir dir;
+  // Heartbeats due every second, stale after 2 s; the shell worker starts the job and then
+  // hangs without heartbeats while its Slurm allocation keeps running.
+  std::string yaml = "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 2, reaper_interval_seconds: 1}\n" +
+                     config(dir, "  - name: silent\n    extends: base\n    max_pending_jobs: 1\n"
+                                 "    worker_command: \"BATON_TEST_GO_SILENT=1 sh " BATON_SOURCE_DIR "/scripts/shell-worker.sh\"\n");
+  batond_process d(dir, yaml, {"SLURM_CONF=" + slurm_conf});
+  ASSERT_GT(d.port(), 0) << d.err();
+  auto job_id = create_job(d, bundle(dir, "b6"));
+  json job;
+  ASSERT_TRUE(eventually([&] {
+    job = get(d, "/jobs/" + job_id);
+    return job.is_object() && job["status"] == "running";
+  })) << d.err();
+  std::string worker_id = job["assigned_worker_id"];
+  auto worker = worker_by_id(d, worker_id);
+  std::string slurm_id = worker["provider_id"].get<std::string>().substr(7);
+
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // two stale periods, several reaper and squeue cycles
+  job = get(d, "/jobs/" + job_id);
+  EXPECT_EQ(job["status"], "running") << "squeue lists the allocation: the job must not go to a second worker";
+  EXPECT_EQ(worker_by_id(d, worker_id)["state"], "stale");
+
+  ASSERT_EQ(sh("scancel " + slurm_id), 0);
+  ASSERT_TRUE(eventually([&] { return worker_by_id(d, worker_id)["state"] == "gone"; }, std::chrono::seconds(10)))
+      << d.err();
+  auto history = get(d, "/jobs/" + job_id + "/history");
+  bool requeued = false;
+  for (const auto& e : history["events"]) requeued |= e["event_type"] == "job.requeued_after_reap";
+  EXPECT_TRUE(requeued) << history.dump();
+  // The next allocation is the same kind of hung worker; clean up.
+  d.stop();
+  sh("scancel --partition=debug");
 }
