@@ -299,3 +299,41 @@ TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSa
   d.stop();
   sh("scancel --partition=debug");
 }
+
+TEST_F(SlurmIntegration, DisabledClusterSubmitsNothingAndJobsSayWhy) {
+  temp_dir dir;
+  batond_process d(dir, config(dir, "  - name: toggled\n    extends: base\n"), {"SLURM_CONF=" + slurm_conf});
+  ASSERT_GT(d.port(), 0) << d.err();
+  auto op = d.client();
+  op->set_default_headers({{"X-API-Token", test_token}, {"X-Baton-Operator", "alice"}});
+  auto r = op->Post("/clusters/toggled/disable", R"({"reason":"maintenance"})", "application/json");
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  EXPECT_EQ(op->Post("/clusters/nosuch/disable", "", "application/json")->status, 404);
+  auto job_id = create_job(d, bundle(dir, "b7"));
+  EXPECT_EQ(get(d, "/jobs/" + job_id)["queue_blocked_reason"], "no_enabled_worker_image_clusters");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // cycles pass
+  EXPECT_FALSE(fs::exists(dir / "data/slurm-scripts")) << "a disabled cluster submits nothing";
+  EXPECT_EQ(get(d, "/clusters")[0]["enabled"], false);
+
+  ASSERT_EQ(op->Post("/clusters/toggled/enable", "", "application/json")->status, 200);
+  EXPECT_TRUE(get(d, "/jobs/" + job_id)["queue_blocked_reason"].is_null());
+  json job;
+  ASSERT_TRUE(eventually([&] {
+    job = get(d, "/jobs/" + job_id);
+    return job.is_object() && job["status"] == "completed";
+  })) << d.err();
+  EXPECT_EQ(d.stop(), 0);
+
+  // The log says who did it.
+  child_process dump({BATOND_PATH, "--dump", "--data-dir", dir / "data"}, dir / "dump");
+  ASSERT_EQ(dump.wait(), 0);
+  auto text = dump.out();
+  auto disabled = text.find("\"cluster.disabled\"");
+  ASSERT_NE(disabled, std::string::npos);
+  auto line = text.substr(text.rfind('\n', disabled) + 1, text.find('\n', disabled) - text.rfind('\n', disabled) - 1);
+  auto e = json::parse(line);
+  EXPECT_EQ(e["actor"], "operator:alice");
+  EXPECT_EQ(e["stream_id"], "cluster/toggled");
+  EXPECT_EQ(e["payload"]["reason"], "maintenance");
+  EXPECT_NE(text.find("\"cluster.enabled\""), std::string::npos);
+}
