@@ -1,0 +1,62 @@
+#include "cli/client.hpp"
+
+#include <httplib.h>
+
+namespace baton::cli {
+
+exit_code result::code() const {
+  if (status == 0) return unreachable;
+  return status < 300 ? ok : api_error;
+}
+
+std::string result::message() const {
+  if (status == 0) return "cannot reach batond: " + error;
+  std::string text;
+  if (body.is_object()) {
+    for (const char* k : {"message", "detail"})
+      if (body.contains(k) && body[k].is_string()) {
+        text = body[k].get<std::string>();
+        break;
+      }
+    if (body.contains("field") && body["field"].is_string()) text += " (field: " + body["field"].get<std::string>() + ")";
+  }
+  if (text.empty()) text = body.is_null() ? "" : body.dump();
+  return "batond answered " + std::to_string(status) + (text.empty() ? "" : ": " + text);
+}
+
+result call(const endpoint& e, const std::string& method, const std::string& path, const nlohmann::json& body) {
+  httplib::Client c(e.host, e.port);
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(60, 0);
+  c.set_tcp_nodelay(true);
+  httplib::Headers h = {{"X-API-Token", e.token}};
+  if (!e.operator_name.empty()) h.emplace("X-Baton-Operator", e.operator_name);
+  std::string payload = body.is_null() ? "" : body.dump();
+  httplib::Result r = method == "GET"      ? c.Get(path.c_str(), h)
+                      : method == "DELETE" ? c.Delete(path.c_str(), h)
+                                           : c.Post(path.c_str(), h, payload, "application/json");
+  result out;
+  if (!r) {
+    out.error = httplib::to_string(r.error()) + " (" + e.host + ":" + std::to_string(e.port) + ")";
+    return out;
+  }
+  out.status = r->status;
+  out.body = r->body.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(r->body, nullptr, false);
+  if (out.body.is_discarded()) out.body = r->body;
+  return out;
+}
+
+bool parse_url(const std::string& url, endpoint& e) {
+  std::string rest = url;
+  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  auto port = rest.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  e.host = rest.substr(0, colon);
+  e.port = std::stoi(port);
+  return e.port > 0 && e.port < 65536;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,260 @@
+#include "cli/commands.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "cli/format.hpp"
+
+namespace baton::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string encode(const std::string& v) {
+  std::string out;
+  for (unsigned char ch : v) {
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      out += static_cast<char>(ch);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", ch);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+// Runs a call; on failure prints why and returns its exit code, else ok with r filled.
+int run(context& c, const std::string& method, const std::string& path, result& r, const json& body = nullptr) {
+  r = call(c.daemon, method, path, body);
+  if (r.code() != ok) c.err << "baton: " << r.message() << "\n";
+  return r.code();
+}
+
+int print(context& c, const json& body, const std::vector<column>& columns) {
+  if (c.json)
+    c.out << body.dump(2) << "\n";
+  else
+    print_table(c.out, body.is_array() ? body : json::array({body}), columns);
+  return ok;
+}
+
+const std::vector<column> job_columns = {{"ID", "id"},         {"STATUS", "status"},     {"TITLE", "title"},
+                                         {"WORKER", "assigned_worker_id"}, {"PROGRESS", "progress"},
+                                         {"ATTEMPTS", "attempts"}, {"CREATED", "created_at"}, {"BLOCKED", "queue_blocked_reason"}};
+
+}  // namespace
+
+int submit(context& c, const submit_options& o) {
+  // Everything is checked before anything is sent.
+  std::error_code ec;
+  fs::path bundle = fs::absolute(o.path, ec);
+  if (o.path.empty() || !fs::exists(bundle, ec)) {
+    c.err << "baton: " << o.path << ": no such file or directory\n";
+    return usage_error;
+  }
+  if (!fs::is_directory(bundle, ec)) {
+    c.err << "baton: " << o.path << ": the input bundle must be a directory on the shared filesystem\n";
+    return usage_error;
+  }
+  auto spec_path = bundle / "baton-job.json";
+  if (o.command.empty() && !fs::exists(spec_path, ec)) {
+    c.err << "baton: give --command, or put a baton-job.json in " << bundle.string() << "\n";
+    return usage_error;
+  }
+  for (const auto& g : o.checkpoints)
+    if (g.empty() || g[0] == '/' || g.find("..") != std::string::npos) {
+      c.err << "baton: --checkpoint '" << g << "' must be a relative glob inside the bundle\n";
+      return usage_error;
+    }
+  if (!o.command.empty()) {
+    json spec = {{"command", o.command}, {"checkpoint_globs", o.checkpoints}};
+    if (!o.progress_file.empty()) spec["progress_file"] = o.progress_file;
+    std::ofstream out(spec_path);
+    out << spec.dump(2) << "\n";
+    if (!out) {
+      c.err << "baton: cannot write " << spec_path.string() << "\n";
+      return usage_error;
+    }
+  }
+  json body = {{"title", o.title.empty() ? bundle.filename().string() : o.title}, {"input_bundle_path", bundle.string()}};
+  if (!o.image.empty()) body["worker_image_key"] = o.image;
+  if (!o.comment.empty()) body["comment"] = o.comment;
+  if (!o.id.empty()) body["id"] = o.id;
+  if (!o.pins.empty()) body["preferred_clusters"] = o.pins;
+  result r;
+  if (int code = run(c, "POST", "/jobs", r, body)) return code;
+  if (c.json)
+    c.out << r.body.dump(2) << "\n";
+  else
+    c.out << "submitted " << r.body["id"].get<std::string>() << " (" << r.body["status"].get<std::string>() << ")\n";
+  return ok;
+}
+
+int jobs_list(context& c, const std::vector<std::string>& statuses, int limit) {
+  std::string path = "/jobs?limit=" + std::to_string(limit);
+  for (const auto& s : statuses) path += "&status=" + encode(s);
+  result r;
+  if (int code = run(c, "GET", path, r)) return code;
+  return print(c, r.body, job_columns);
+}
+
+int jobs_show(context& c, const std::string& id) {
+  result r;
+  if (int code = run(c, "GET", "/jobs/" + encode(id), r)) return code;
+  if (c.json) return print(c, r.body, {});
+  for (auto it = r.body.begin(); it != r.body.end(); ++it) c.out << it.key() << ": " << cell(it.value()) << "\n";
+  return ok;
+}
+
+int jobs_history(context& c, const std::string& id) {
+  result r;
+  if (int code = run(c, "GET", "/jobs/" + encode(id) + "/history", r)) return code;
+  if (c.json) return print(c, r.body, {});
+  print_table(c.out, r.body["events"], {{"SEQ", "event_seq"}, {"AT", "occurred_at"}, {"EVENT", "event_type"},
+                                        {"WORKER", "worker_id"}, {"FROM", "status_from"}, {"TO", "status_to"}});
+  if (!r.body["worker_segments"].empty()) {
+    c.out << "\n";
+    print_table(c.out, r.body["worker_segments"], {{"WORKER", "worker_id"}, {"STARTED", "started_at"},
+                                                   {"ENDED", "ended_at"}, {"SECONDS", "duration_seconds"}});
+  }
+  return ok;
+}
+
+int jobs_cancel(context& c, const std::string& id, bool force) {
+  result r;
+  if (int code = run(c, "DELETE", "/jobs/" + encode(id) + (force ? "?force=true" : ""), r)) return code;
+  if (c.json)
+    c.out << json{{"job_id", id}, {"cancel_requested", true}}.dump(2) << "\n";
+  else
+    c.out << "cancel requested for " << id << "\n";
+  return ok;
+}
+
+int jobs_requeue(context& c, const std::string& id) {
+  result r;
+  if (int code = run(c, "POST", "/jobs/" + encode(id) + "/requeue", r)) return code;
+  if (c.json)
+    c.out << r.body.dump(2) << "\n";
+  else
+    c.out << "requeued " << id << " as " << r.body["id"].get<std::string>() << "\n";
+  return ok;
+}
+
+int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_than_days) {
+  std::string path = "/jobs?older_than_days=" + std::to_string(older_than_days);
+  for (const auto& s : statuses) path += "&status=" + encode(s);
+  result r;
+  if (int code = run(c, "DELETE", path, r)) return code;
+  if (c.json)
+    c.out << r.body.dump(2) << "\n";
+  else
+    c.out << "pruned " << r.body.value("pruned", 0) << " jobs (their history stays in the log)\n";
+  return ok;
+}
+
+int jobs_export_csv(context& c, const std::string& output) {
+  const std::vector<std::string> fields = {"id", "title", "status", "worker_image_key", "assigned_worker_id", "attempts",
+                                           "progress", "created_at", "started_at", "updated_at", "runtime_seconds",
+                                           "failure_reason", "input_bundle_path", "latest_checkpoint_manifest_path"};
+  std::ofstream file;
+  if (!output.empty() && output != "-") {
+    file.open(output);
+    if (!file) {
+      c.err << "baton: cannot write " << output << "\n";
+      return usage_error;
+    }
+  }
+  std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : c.out;
+  for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << fields[i];
+  out << "\n";
+  // Page through: a campaign has many thousands of jobs.
+  const int page = 1000;
+  size_t written = 0;
+  bool progress = file.is_open() && isatty(2);
+  for (int offset = 0;; offset += page) {
+    result r;
+    if (int code = run(c, "GET", "/jobs?include_pruned=true&limit=" + std::to_string(page) + "&offset=" + std::to_string(offset), r))
+      return code;
+    for (const auto& j : r.body) {
+      for (size_t i = 0; i < fields.size(); ++i)
+        out << (i ? "," : "") << csv_field(cell(j.contains(fields[i]) ? j[fields[i]] : nullptr));
+      out << "\n";
+      ++written;
+    }
+    if (progress) c.err << "\rexported " << written << " jobs" << std::flush;
+    if (r.body.size() < static_cast<size_t>(page)) break;
+  }
+  if (progress) c.err << "\n";
+  if (file.is_open()) c.out << "wrote " << written << " jobs to " << output << "\n";
+  return ok;
+}
+
+int workers_list(context& c, const std::vector<std::string>& states) {
+  std::string path = "/workers?limit=10000";
+  for (const auto& s : states) path += "&state=" + encode(s);
+  result r;
+  if (int code = run(c, "GET", path, r)) return code;
+  return print(c, r.body, {{"ID", "id"}, {"STATE", "state"}, {"PLATFORM", "platform"}, {"GPU", "gpu_model"},
+                           {"GPUS", "gpu_count"}, {"IMAGE", "worker_image_key"}, {"PROVIDER", "provider_id"},
+                           {"JOB", "job_id"}, {"LAST HEARTBEAT", "last_heartbeat"}});
+}
+
+int clusters_list(context& c) {
+  result r;
+  if (int code = run(c, "GET", "/clusters", r)) return code;
+  if (!c.json)
+    for (auto& cl : r.body) cl["failure"] = cl["last_submission_failure"].is_object() ? cl["last_submission_failure"]["stage"] : json(nullptr);
+  return print(c, r.body, {{"NAME", "name"}, {"ENABLED", "enabled"}, {"STRATEGY", "strategy"},
+                           {"PENDING", "pending_placeholders"}, {"WORKERS", "workers"}, {"LAST FAILURE", "failure"}});
+}
+
+int clusters_set(context& c, const std::string& name, bool enable, const std::string& reason) {
+  result r;
+  json body = reason.empty() ? json::object() : json{{"reason", reason}};
+  if (int code = run(c, "POST", "/clusters/" + encode(name) + (enable ? "/enable" : "/disable"), r, body)) return code;
+  if (c.json)
+    c.out << r.body.dump(2) << "\n";
+  else
+    c.out << name << (enable ? " enabled" : " disabled") << "\n";
+  return ok;
+}
+
+int monitor(context& c, double interval_seconds, int iterations) {
+  bool tty = isatty(1);
+  for (int i = 0; iterations <= 0 || i < iterations; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval_seconds));
+    result jobs, workers;
+    if (int code = run(c, "GET", "/jobs?limit=10000", jobs)) return code;
+    if (int code = run(c, "GET", "/workers?limit=10000&state=idle&state=busy&state=stale&state=provisioning", workers))
+      return code;
+    std::map<std::string, int> by_status, by_state;
+    for (const auto& j : jobs.body) ++by_status[j.value("status", "?")];
+    for (const auto& w : workers.body) ++by_state[w.value("state", "?")];
+    if (c.json) {
+      c.out << json{{"jobs", by_status}, {"workers", by_state}}.dump() << "\n" << std::flush;
+      continue;
+    }
+    if (tty) c.out << "\x1b[H\x1b[2J";  // redraw in place
+    c.out << "jobs:   ";
+    for (const auto& [k, v] : by_status) c.out << k << " " << v << "   ";
+    c.out << "\nworkers: ";
+    for (const auto& [k, v] : by_state) c.out << k << " " << v << "   ";
+    c.out << "\n\n";
+    json active = json::array();
+    for (const auto& j : jobs.body)
+      if (j.value("status", "") == "running" || j.value("status", "") == "assigned" || j.value("status", "") == "handoff")
+        active.push_back(j);
+    print_table(c.out, active, job_columns);
+    c.out << std::flush;
+  }
+  return ok;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,37 @@
+#pragma once
+// One function per CLI command; each returns the process exit code and writes its output
+// (table or --json) to out, problems to err.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/client.hpp"
+
+namespace baton::cli {
+
+struct context {
+  endpoint daemon;
+  bool json = false;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+struct submit_options {
+  std::string path, command, title, image, comment, id, progress_file;
+  std::vector<std::string> checkpoints, pins;
+};
+
+int submit(context& c, const submit_options& o);
+int jobs_list(context& c, const std::vector<std::string>& statuses, int limit);
+int jobs_show(context& c, const std::string& id);
+int jobs_history(context& c, const std::string& id);
+int jobs_cancel(context& c, const std::string& id, bool force);
+int jobs_requeue(context& c, const std::string& id);
+int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_than_days);
+int jobs_export_csv(context& c, const std::string& output);
+int workers_list(context& c, const std::vector<std::string>& states);
+int clusters_list(context& c);
+int clusters_set(context& c, const std::string& name, bool enable, const std::string& reason);
+int monitor(context& c, double interval_seconds, int iterations);
+
+}  // namespace baton::cli

@@ -1,0 +1,50 @@
+#include "cli/format.hpp"
+
+#include <algorithm>
+
+namespace baton::cli {
+
+std::string cell(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v.get<double>());
+    return buf;
+  }
+  return v.dump();
+}
+
+void print_table(std::ostream& out, const nlohmann::json& rows, const std::vector<column>& columns) {
+  std::vector<size_t> width;
+  for (const auto& c : columns) width.push_back(c.title.size());
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& r : rows) {
+    std::vector<std::string> line;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      line.push_back(cell(r.contains(columns[i].key) ? r[columns[i].key] : nullptr));
+      width[i] = std::max(width[i], line.back().size());
+    }
+    cells.push_back(std::move(line));
+  }
+  auto print_line = [&](const std::vector<std::string>& line) {
+    for (size_t i = 0; i < line.size(); ++i) {
+      out << line[i];
+      if (i + 1 < line.size()) out << std::string(width[i] - line[i].size() + 2, ' ');
+    }
+    out << "\n";
+  };
+  std::vector<std::string> titles;
+  for (const auto& c : columns) titles.push_back(c.title);
+  print_line(titles);
+  for (const auto& line : cells) print_line(line);
+}
+
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace baton::cli

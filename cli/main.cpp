@@ -1,0 +1,146 @@
+// baton: the operator CLI. Talks to batond over its HTTP API; finds it (and its token)
+// through the same config file batond reads.
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "config/config.hpp"
+
+using namespace baton::cli;
+
+namespace {
+
+// --url / $BATON_URL, else batond's listen address from the config; the token from
+// $BATON_API_TOKEN, else <data_dir>/api_token (written by batond).
+bool resolve(const std::string& url, const std::string& config_file, endpoint& e, std::string& why) {
+  auto env = baton::config::process_env();
+  auto path = config_file.empty() ? baton::config::config_path(env) : config_file;
+  auto loaded = baton::config::load(path, env);
+  if (!loaded.value) {
+    why = loaded.error->what();
+    return false;
+  }
+  const auto& s = *loaded.value;
+  std::string target = url;
+  if (target.empty()) target = env("BATON_URL").value_or("");
+  if (target.empty()) {
+    e.host = s.listen.host == "0.0.0.0" ? "127.0.0.1" : s.listen.host;
+    e.port = s.listen.port;
+  } else if (!parse_url(target, e)) {
+    why = "--url: expected http://HOST:PORT, got '" + target + "'";
+    return false;
+  }
+  e.token = s.api_token;
+  if (e.token.empty()) {
+    std::ifstream in(s.data_dir + "/api_token");
+    std::getline(in, e.token);
+  }
+  if (e.token.empty()) {
+    why = "no API token: set BATON_API_TOKEN (or run where batond's data dir " + s.data_dir + " is readable)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"baton: submit and watch jobs on batond"};
+  app.require_subcommand(1);
+  std::string url, config_file, op_name;
+  bool json = false;
+  app.add_option("--url", url, "batond address (default: $BATON_URL, else the config's listen address)");
+  app.add_option("--config", config_file, "config file (default: $BATON_CONFIG, else ~/.config/baton/config.yaml)");
+  app.add_option("--operator", op_name, "who the event log records (default: $USER)");
+  app.add_flag("--json", json, "machine-readable output");
+
+  submit_options so;
+  auto* submit_cmd = app.add_subcommand("submit", "submit a job: a bundle directory on the shared filesystem");
+  submit_cmd->add_option("bundle", so.path, "the input bundle directory")->required();
+  submit_cmd->add_option("--command", so.command, "what to run in the working copy (written to baton-job.json)");
+  submit_cmd->add_option("--checkpoint", so.checkpoints, "checkpoint glob, relative (repeatable)");
+  submit_cmd->add_option("--progress-file", so.progress_file, "file the payload writes its progress (0..1) to");
+  submit_cmd->add_option("--title", so.title, "title (default: the bundle's name)");
+  submit_cmd->add_option("--image", so.image, "worker image key");
+  submit_cmd->add_option("--pin", so.pins, "only run on this cluster (repeatable)");
+  submit_cmd->add_option("--comment", so.comment, "free text");
+  submit_cmd->add_option("--id", so.id, "job id (default: batond picks one)");
+
+  auto* jobs = app.add_subcommand("jobs", "list, inspect and manage jobs");
+  jobs->require_subcommand(1);
+  std::vector<std::string> statuses;
+  int limit = 500, older = 30;
+  std::string id, output;
+  bool force = false;
+  auto* jl = jobs->add_subcommand("list", "jobs, newest first");
+  jl->add_option("--status", statuses, "only these statuses (repeatable)");
+  jl->add_option("--limit", limit, "at most this many")->check(CLI::Range(1, 10000));
+  auto* js = jobs->add_subcommand("show", "one job");
+  auto* jh = jobs->add_subcommand("history", "a job's events and runtime per worker");
+  auto* jc = jobs->add_subcommand("cancel", "cancel a job (running jobs need --force)");
+  jc->add_flag("--force", force, "also cancel a running job");
+  auto* jr = jobs->add_subcommand("requeue", "run a finished job again, from its last checkpoint");
+  for (auto* sub : {js, jh, jc, jr}) sub->add_option("id", id, "job id")->required();
+  auto* jp = jobs->add_subcommand("prune", "hide old finished jobs from lists (history stays)");
+  jp->add_option("--status", statuses, "completed, failed, cancelled (repeatable; default all three)");
+  jp->add_option("--older-than-days", older, "only jobs last updated this long ago")->check(CLI::Range(1, 100000));
+  auto* je = jobs->add_subcommand("export-csv", "every job as CSV");
+  je->add_option("--output,-o", output, "file (default: stdout)");
+
+  auto* workers = app.add_subcommand("workers", "workers");
+  workers->require_subcommand(1);
+  std::vector<std::string> states;
+  auto* wl = workers->add_subcommand("list", "workers, newest first");
+  wl->add_option("--state", states, "idle, busy, stale, provisioning, gone (repeatable)");
+
+  auto* clusters = app.add_subcommand("clusters", "Slurm partitions batond provisions on");
+  clusters->require_subcommand(1);
+  std::string name, reason;
+  auto* cl = clusters->add_subcommand("list", "configured clusters");
+  auto* ce = clusters->add_subcommand("enable", "allow submissions");
+  auto* cd = clusters->add_subcommand("disable", "stop submissions");
+  for (auto* sub : {ce, cd}) {
+    sub->add_option("name", name, "cluster name")->required();
+    sub->add_option("--reason", reason, "why (recorded)");
+  }
+
+  double interval = 2;
+  int iterations = 0;
+  auto* mon = app.add_subcommand("monitor", "live view of jobs and workers");
+  mon->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
+  mon->add_option("--iterations", iterations, "stop after this many refreshes (0 = until interrupted)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return usage_error;
+  }
+
+  context c{endpoint{}, json, std::cout, std::cerr};
+  std::string why;
+  if (!resolve(url, config_file, c.daemon, why)) {
+    std::cerr << "baton: " << why << "\n";
+    return usage_error;
+  }
+  c.daemon.operator_name = op_name.empty() ? std::string(std::getenv("USER") ? std::getenv("USER") : "") : op_name;
+
+  if (*submit_cmd) return submit(c, so);
+  if (*jl) return jobs_list(c, statuses, limit);
+  if (*js) return jobs_show(c, id);
+  if (*jh) return jobs_history(c, id);
+  if (*jc) return jobs_cancel(c, id, force);
+  if (*jr) return jobs_requeue(c, id);
+  if (*jp) return jobs_prune(c, statuses, older);
+  if (*je) return jobs_export_csv(c, output);
+  if (*wl) return workers_list(c, states);
+  if (*cl) return clusters_list(c);
+  if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);
+  if (*mon) return monitor(c, interval, iterations);
+  return usage_error;
+}

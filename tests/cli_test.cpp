@@ -1,0 +1,165 @@
+// The baton CLI against a real batond on loopback: each command's output and exit code,
+// including bad input (unknown job, bad flag, unreachable daemon).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/batond_process.hpp"
+
+using namespace baton::test;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct run_result {
+  int code = -1;
+  std::string out, err;
+};
+
+class cli : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GT(d.port(), 0) << d.err(); }
+
+  run_result baton(std::vector<std::string> args, std::string url = "") {
+    if (url.empty()) url = "http://127.0.0.1:" + std::to_string(d.port());
+    args.insert(args.begin(), BATON_CLI_PATH);
+    child_process p(args, dir / ("cli-" + std::to_string(++runs)),
+                    {"BATON_URL=" + url, "BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=" + dir / "none.yaml",
+                     "USER=carol"});
+    return {exit_code(p.wait()), p.out(), p.err()};
+  }
+  std::string bundle(const std::string& name) {
+    fs::create_directories(dir / name);
+    std::ofstream(dir / (name + "/run.sh")) << "echo hi\n";
+    return dir / name;
+  }
+
+  temp_dir dir;
+  batond_process d{dir, ""};
+  int runs = 0;
+};
+
+}  // namespace
+
+TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
+  auto b = bundle("md1");
+  auto r = baton({"submit", b, "--command", "sh run.sh", "--checkpoint", "*.chk", "--progress-file", "progress.txt",
+                  "--title", "alanine, run 1", "--comment", "first"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("submitted ", 0), 0u) << r.out;
+  auto spec = json::parse(slurp(b + "/baton-job.json"));
+  EXPECT_EQ(spec["command"], "sh run.sh");
+  EXPECT_EQ(spec["checkpoint_globs"], json::array({"*.chk"}));
+  EXPECT_EQ(spec["progress_file"], "progress.txt");
+
+  auto j = baton({"--json", "submit", b, "--id", "fixed-id-1"});  // the spec file is there now
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(json::parse(j.out)["id"], "fixed-id-1");
+  EXPECT_EQ(json::parse(j.out)["input_bundle_path"], b);
+
+  EXPECT_EQ(baton({"submit", dir / "missing"}).code, 2);
+  auto no_cmd = baton({"submit", bundle("md2")});
+  EXPECT_EQ(no_cmd.code, 2);
+  EXPECT_NE(no_cmd.err.find("--command"), std::string::npos);
+  EXPECT_EQ(baton({"submit", b, "--command", "x", "--checkpoint", "/etc/*"}).code, 2);
+  EXPECT_EQ(baton({"submit", b, "--command", "x", "--checkpoint", "../up/*"}).code, 2);
+  auto dup = baton({"submit", b, "--id", "fixed-id-1"});
+  EXPECT_EQ(dup.code, 1);
+  EXPECT_NE(dup.err.find("409"), std::string::npos) << dup.err;
+  EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 2u) << "nothing was sent for the refused ones";
+}
+
+TEST_F(cli, JobsCommands) {
+  auto b = bundle("md");
+  ASSERT_EQ(baton({"submit", b, "--command", "sh run.sh", "--id", "job-a", "--title", "has, comma \"quoted\""}).code, 0);
+  ASSERT_EQ(baton({"submit", b, "--id", "job-b"}).code, 0);
+
+  auto list = baton({"jobs", "list"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(list.out.rfind("ID", 0), 0u);
+  EXPECT_NE(list.out.find("job-a"), std::string::npos);
+  EXPECT_NE(list.out.find("queued"), std::string::npos);
+  EXPECT_EQ(json::parse(baton({"--json", "jobs", "list", "--status", "running"}).out).size(), 0u);
+
+  auto show = baton({"jobs", "show", "job-a"});
+  EXPECT_EQ(show.code, 0);
+  EXPECT_NE(show.out.find("status: queued"), std::string::npos) << show.out;
+  auto unknown = baton({"jobs", "show", "nope"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("404"), std::string::npos);
+  EXPECT_NE(unknown.err.find("not found"), std::string::npos) << unknown.err;
+
+  auto history = baton({"jobs", "history", "job-a"});
+  EXPECT_EQ(history.code, 0);
+  EXPECT_NE(history.out.find("job.created"), std::string::npos) << history.out;
+
+  EXPECT_EQ(baton({"jobs", "cancel", "job-a"}).out, "cancel requested for job-a\n");
+  auto again = baton({"jobs", "cancel", "job-a"});
+  EXPECT_EQ(again.code, 1) << "already cancelled";
+  auto requeued = baton({"jobs", "requeue", "job-a"});
+  EXPECT_EQ(requeued.code, 0) << requeued.err;
+  EXPECT_EQ(requeued.out.rfind("requeued job-a as ", 0), 0u);
+  EXPECT_EQ(baton({"jobs", "requeue", "job-b"}).code, 1) << "a queued job cannot be requeued";
+
+  auto pruned = baton({"jobs", "prune", "--older-than-days", "1"});
+  EXPECT_EQ(pruned.code, 0);
+  EXPECT_EQ(pruned.out, "pruned 0 jobs (their history stays in the log)\n");
+  EXPECT_EQ(baton({"jobs", "prune", "--status", "running"}).code, 1) << "422: only terminal statuses";
+
+  auto csv = baton({"jobs", "export-csv", "-o", dir / "jobs.csv"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out, "wrote 3 jobs to " + dir / "jobs.csv" + "\n");
+  auto text = slurp(dir / "jobs.csv");
+  EXPECT_EQ(text.rfind("id,title,status,", 0), 0u);
+  EXPECT_NE(text.find("job-a,\"has, comma \"\"quoted\"\"\",cancelled,"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4);
+}
+
+TEST_F(cli, WorkersClustersAndMonitor) {
+  auto reg = d.client()->Post("/workers/register", R"({"platform":"hpc","gpu_model":"A100","gpu_count":2})", "application/json");
+  ASSERT_TRUE(reg && reg->status == 200);
+  auto workers = baton({"workers", "list"});
+  EXPECT_EQ(workers.code, 0);
+  EXPECT_NE(workers.out.find("A100"), std::string::npos);
+  EXPECT_NE(workers.out.find("idle"), std::string::npos);
+  EXPECT_EQ(json::parse(baton({"--json", "workers", "list", "--state", "gone"}).out).size(), 0u);
+
+  auto clusters = baton({"clusters", "list"});
+  EXPECT_EQ(clusters.code, 0);
+  EXPECT_EQ(clusters.out.rfind("NAME", 0), 0u);
+  auto disable = baton({"clusters", "disable", "nosuch", "--reason", "x"});
+  EXPECT_EQ(disable.code, 1);
+  EXPECT_NE(disable.err.find("404"), std::string::npos);
+
+  ASSERT_EQ(baton({"submit", bundle("m"), "--command", "true"}).code, 0);
+  auto mon = baton({"--json", "monitor", "--iterations", "2", "--interval", "0.1"});
+  ASSERT_EQ(mon.code, 0) << mon.err;
+  auto first = json::parse(mon.out.substr(0, mon.out.find('\n')));
+  EXPECT_EQ(first["jobs"]["queued"], 1);
+  EXPECT_EQ(first["workers"]["idle"], 1);
+  auto human = baton({"monitor", "--iterations", "1"});
+  EXPECT_NE(human.out.find("queued 1"), std::string::npos) << human.out;
+}
+
+TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {
+  auto flag = baton({"jobs", "list", "--bogus"});
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_NE(flag.err.find("--bogus"), std::string::npos);
+  EXPECT_EQ(baton({}).code, 2) << "a subcommand is required";
+  EXPECT_EQ(baton({"jobs", "list", "--limit", "0"}).code, 2);
+  auto down = baton({"jobs", "list"}, "http://127.0.0.1:1");
+  EXPECT_EQ(down.code, 3);
+  EXPECT_NE(down.err.find("cannot reach batond"), std::string::npos) << down.err;
+  auto bad_url = baton({"jobs", "list"}, "ftp://x");
+  EXPECT_EQ(bad_url.code, 2);
+  auto wrong_token = [&] {
+    child_process p({BATON_CLI_PATH, "jobs", "list"}, dir / "wrong",
+                    {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=wrong",
+                     "BATON_CONFIG=" + dir / "none.yaml"});
+    return run_result{exit_code(p.wait()), p.out(), p.err()};
+  }();
+  EXPECT_EQ(wrong_token.code, 1);
+  EXPECT_NE(wrong_token.err.find("401"), std::string::npos);
+}
