@@ -172,6 +172,13 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
     return !placeholder.is_null();
   })) << d.err();
   std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(5);
+  // A registration naming this allocation must bring the placeholder's image.
+  auto reg = d.client()->Post("/workers/register",
+                              json{{"platform", "hpc"}, {"worker_image_key", "other"}, {"slurm_job_id", "held:" + slurm_id}}.dump(),
+                              "application/json");
+  ASSERT_TRUE(reg);
+  EXPECT_EQ(reg->status, 409);
+  EXPECT_EQ(json::parse(reg->body)["error"], "worker_image_mismatch");
   // Still pending after a few cycles: squeue lists it, so it stays.
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   EXPECT_FALSE(worker_with_provider_prefix(d, "held:", "state=provisioning").is_null());
