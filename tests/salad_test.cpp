@@ -79,6 +79,11 @@ bool eventually(Pred pred, std::chrono::seconds limit = std::chrono::seconds(20)
   return false;
 }
 
+std::string salad_config(const fake_salad& salad) {
+  return "salad: {organization: org, project: proj, container_group: grp, max_replicas: 5, interval_seconds: 1,"
+         " api_base_url: \"http://127.0.0.1:" + std::to_string(salad.port()) + "/api/public\"}\n";
+}
+
 struct api_call {
   int status = 0;
   json body;
@@ -99,10 +104,7 @@ api_call call(const batond_process& d, const std::string& method, const std::str
 TEST(Salad, ReplicasFollowDemandAndNeverDropBelowBusyWorkers) {
   fake_salad salad;
   temp_dir dir;
-  batond_process d(dir,
-                   "salad: {organization: org, project: proj, container_group: grp, max_replicas: 5, interval_seconds: 1,"
-                   " api_base_url: \"http://127.0.0.1:" + std::to_string(salad.port()) + "/api/public\"}\n",
-                   {"BATON_SALAD_API_KEY=salad-key"});
+  batond_process d(dir, salad_config(salad), {"BATON_SALAD_API_KEY=salad-key"});
   ASSERT_GT(d.port(), 0) << d.err();
   std::vector<std::string> jobs;
   for (int i = 0; i < 3; ++i) jobs.push_back(call(d, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}).body["id"]);
@@ -143,10 +145,7 @@ TEST(Salad, IdleHpcWorkersComeFirstAndApiFailuresAreRecordedOnce) {
   fake_salad salad;
   salad.replicas = 2;
   temp_dir dir;
-  batond_process d(dir,
-                   "salad: {organization: org, project: proj, container_group: grp, max_replicas: 5, interval_seconds: 1,"
-                   " api_base_url: \"http://127.0.0.1:" + std::to_string(salad.port()) + "/api/public\"}\n",
-                   {"BATON_SALAD_API_KEY=salad-key"});
+  batond_process d(dir, salad_config(salad), {"BATON_SALAD_API_KEY=salad-key"});
   ASSERT_GT(d.port(), 0) << d.err();
   ASSERT_EQ(call(d, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}}).status, 200);
   call(d, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}});

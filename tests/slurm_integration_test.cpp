@@ -92,6 +92,16 @@ class SlurmIntegration : public ::testing::Test {
     return false;
   }
 
+  // The job once it has this status (or as last seen, after a minute).
+  static json wait_for_status(const batond_process& d, const std::string& job_id, const std::string& status) {
+    json job;
+    eventually([&] {
+      job = get(d, "/jobs/" + job_id);
+      return job.is_object() && job["status"] == status;
+    });
+    return job;
+  }
+
   static json worker_by_id(const batond_process& d, const std::string& id) {
     auto list = get(d, "/workers?state=idle&state=busy&state=stale&state=gone&state=provisioning");
     if (list.is_array())
@@ -125,11 +135,8 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   EXPECT_EQ(placeholder["status"], "queued");
   std::string placeholder_id = placeholder["id"];
 
-  json job;
-  ASSERT_TRUE(eventually([&] {
-    job = get(d, "/jobs/" + job_id);
-    return job.is_object() && job["status"] == "completed";
-  })) << job.dump() << "\n" << d.err();
+  json job = wait_for_status(d, job_id, "completed");
+  ASSERT_EQ(job["status"], "completed") << job.dump() << "\n" << d.err();
   EXPECT_EQ(job["assigned_worker_id"], placeholder_id) << "the real worker took over the placeholder's row";
   EXPECT_EQ(slurp(dir / "b1/out.txt"), "ran in debug\n");
 
@@ -211,11 +218,8 @@ TEST_F(SlurmIntegration, SbatchFailureOnOnePartitionDoesNotStopAnother) {
                    {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
   auto job_id = create_job(d, bundle(dir, "b3"));
-  json job;
-  ASSERT_TRUE(eventually([&] {
-    job = get(d, "/jobs/" + job_id);
-    return job.is_object() && job["status"] == "completed";
-  })) << d.err();
+  json job = wait_for_status(d, job_id, "completed");
+  ASSERT_EQ(job["status"], "completed") << d.err();
   EXPECT_EQ(slurp(dir / "b3/out.txt"), "ran in gpu\n");  // the second partition of the one node
   auto clusters = get(d, "/clusters");
   ASSERT_TRUE(clusters.is_array()) << clusters.dump();
@@ -241,11 +245,8 @@ TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
   batond_process d(dir, config(dir, "  - name: remote\n    extends: base\n" + remote), {"SLURM_CONF="});
   ASSERT_GT(d.port(), 0) << d.err();
   auto job_id = create_job(d, bundle(dir, "b4"));
-  json job;
-  ASSERT_TRUE(eventually([&] {
-    job = get(d, "/jobs/" + job_id);
-    return job.is_object() && job["status"] == "completed";
-  })) << d.err() << sshd.log();
+  json job = wait_for_status(d, job_id, "completed");
+  ASSERT_EQ(job["status"], "completed") << d.err() << sshd.log();
   EXPECT_EQ(slurp(dir / "b4/out.txt"), "ran in debug\n");
   // Reaping over ssh too: a held allocation, cancelled, disappears within a cycle.
   std::string held = baton::slurm::default_template;
@@ -281,11 +282,8 @@ TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSa
   batond_process d(dir, yaml, {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
   auto job_id = create_job(d, bundle(dir, "b6"));
-  json job;
-  ASSERT_TRUE(eventually([&] {
-    job = get(d, "/jobs/" + job_id);
-    return job.is_object() && job["status"] == "running";
-  })) << d.err();
+  json job = wait_for_status(d, job_id, "running");
+  ASSERT_EQ(job["status"], "running") << d.err();
   std::string worker_id = job["assigned_worker_id"];
   auto worker = worker_by_id(d, worker_id);
   std::string slurm_id = worker["provider_id"].get<std::string>().substr(7);
@@ -324,11 +322,8 @@ TEST_F(SlurmIntegration, DisabledClusterSubmitsNothingAndJobsSayWhy) {
 
   ASSERT_EQ(op->Post("/clusters/toggled/enable", "", "application/json")->status, 200);
   EXPECT_TRUE(get(d, "/jobs/" + job_id)["queue_blocked_reason"].is_null());
-  json job;
-  ASSERT_TRUE(eventually([&] {
-    job = get(d, "/jobs/" + job_id);
-    return job.is_object() && job["status"] == "completed";
-  })) << d.err();
+  json job = wait_for_status(d, job_id, "completed");
+  ASSERT_EQ(job["status"], "completed") << d.err();
   EXPECT_EQ(d.stop(), 0);
 
   // The log says who did it.

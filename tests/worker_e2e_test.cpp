@@ -1,0 +1,415 @@
+// End-to-end tests of baton-worker: a real batond on loopback, real baton-worker processes,
+// real payloads (/bin/sh scripts) whose bundles are temp dirs. No mocks.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include "support/batond_process.hpp"
+#include "worker/api_client.hpp"
+#include "worker/bundle.hpp"
+#include "worker/checkpoint.hpp"
+#include "worker/config.hpp"
+#include "worker/gpu.hpp"
+#include "worker/progress.hpp"
+
+using namespace baton;
+using nlohmann::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Reaped after 2 s without a heartbeat, checked every second.
+const char* fast_config =
+    "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 2, reaper_interval_seconds: 1}\n";
+
+// A payload that counts steps into steps.chk (atomically), resuming from it if present, and
+// logs "start <n> attempt <a>", "step <n> attempt <a>" and "done <n> attempt <a>" to a shared log.
+std::string counting_script(int steps, double step_seconds, const std::string& log) {
+  std::ostringstream s;
+  s << "n=0\n"
+    << "if [ -f steps.chk ]; then n=$(cat steps.chk); fi\n"
+    << "echo \"start $n attempt $BATON_ATTEMPT\" >> " << log << "\n"
+    << "echo $$ > payload.pid\n"
+    << "while [ \"$n\" -lt " << steps << " ]; do\n"
+    << "  sleep " << step_seconds << "\n"
+    << "  n=$((n+1))\n"
+    << "  echo \"$n\" > steps.tmp && mv steps.tmp steps.chk\n"
+    << "  awk \"BEGIN{print $n/" << steps << "}\" > progress.tmp && mv progress.tmp progress.txt\n"
+    << "  echo \"step $n attempt $BATON_ATTEMPT\" >> " << log << "\n"
+    << "done\n"
+    << "echo \"done $n attempt $BATON_ATTEMPT\" >> " << log << "\n";
+  return s.str();
+}
+
+json get(httplib::Client& c, const std::string& path) {
+  auto r = c.Get(path.c_str());
+  if (!r || r->body.empty()) return nullptr;
+  return json::parse(r->body, nullptr, false);
+}
+
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return pred();
+}
+
+// The "start <n> attempt <a>" values of a log, in order.
+std::vector<std::pair<int, int>> starts_in(const std::string& log) {
+  std::vector<std::pair<int, int>> out;
+  std::regex re(R"(start (\d+) attempt (\d+))");
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+    out.emplace_back(std::stoi((*it)[1]), std::stoi((*it)[2]));
+  return out;
+}
+
+int last_step_of_attempt(const std::string& log, int attempt) {
+  int last = -1;
+  std::regex re(R"(step (\d+) attempt (\d+))");
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+    if (std::stoi((*it)[2]) == attempt) last = std::stoi((*it)[1]);
+  return last;
+}
+
+bool process_gone(int pid) {
+  auto stat = test::slurp("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return true;
+  auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
+
+struct worker_e2e : ::testing::Test {
+  test::temp_dir dir;
+  std::unique_ptr<test::batond_process> b;
+  std::unique_ptr<httplib::Client> op;
+  int workers = 0;
+
+  void SetUp() override {
+    b = std::make_unique<test::batond_process>(dir, fast_config);
+    ASSERT_GT(b->port(), 0) << b->err();
+    op = b->client();
+  }
+  void TearDown() override {
+    if (b) {
+      EXPECT_EQ(b->stop(), 0) << b->err();
+    }
+  }
+
+  std::unique_ptr<test::child_process> start_worker(std::vector<std::string> extra = {}) {
+    auto n = std::to_string(++workers);
+    std::vector<std::string> env = {"BATON_URL=http://127.0.0.1:" + std::to_string(b->port()),
+                                    "BATON_API_TOKEN=" + std::string(test::test_token),
+                                    "BATON_WORKER_IMAGE_KEY=default",
+                                    "BATON_PLATFORM=hpc",
+                                    "BATON_GPU_MODEL=A100",
+                                    "BATON_GPU_COUNT=1",
+                                    "BATON_GPU_VRAM_GB=80",
+                                    "BATON_HEARTBEAT_SECONDS=0.5",
+                                    "BATON_CHECKPOINT_SECONDS=1",
+                                    "BATON_IDLE_STRATEGY=poll_then_exit",
+                                    "BATON_IDLE_POLL_SECONDS=0.2",
+                                    "BATON_IDLE_MAX_SECONDS=30",
+                                    "BATON_KILL_GRACE_SECONDS=2",
+                                    "BATON_RETRY_BASE_SECONDS=0.2",
+                                    "BATON_RETRY_MAX_SECONDS=1",
+                                    "BATON_WORK_DIR=" + (dir / ("work-" + n)),
+                                    "BATON_LOG_LEVEL=debug",
+                                    "SLURM_JOB_ID=",
+                                    "BATON_CLUSTER_NAME="};
+    env.insert(env.end(), extra.begin(), extra.end());
+    return std::make_unique<test::child_process>(std::vector<std::string>{BATON_WORKER_PATH}, dir / ("worker-" + n), env);
+  }
+
+  // A bundle dir with run.sh and baton-job.json.
+  std::string make_bundle(const std::string& name, const std::string& script) {
+    auto path = dir / ("bundle-" + name);
+    fs::create_directories(path);
+    std::ofstream(path + "/run.sh") << script;
+    std::ofstream(path + "/baton-job.json")
+        << json({{"command", "sh run.sh"}, {"checkpoint_globs", {"*.chk"}}, {"progress_file", "progress.txt"}}).dump();
+    return path;
+  }
+
+  void create_job(const std::string& id, const std::string& bundle) {
+    auto r = op->Post("/jobs", json({{"id", id}, {"title", id}, {"input_bundle_path", bundle}}).dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+
+  json job(const std::string& id) { return get(*op, "/jobs/" + id); }
+  std::string status(const std::string& id) {
+    auto j = job(id);
+    return j.is_object() ? j.value("status", "") : "";
+  }
+  bool wait_status(const std::string& id, const std::string& want, std::chrono::milliseconds timeout) {
+    return wait_until([&] { return status(id) == want; }, timeout);
+  }
+
+  // The step count stored in the manifest batond currently points at (-1 if none).
+  int checkpointed_steps(const std::string& id) {
+    auto j = job(id);
+    if (!j.is_object() || !j["latest_checkpoint_manifest_path"].is_string()) return -1;
+    auto manifest_path = j["latest_checkpoint_manifest_path"].get<std::string>();
+    auto m = json::parse(test::slurp(manifest_path), nullptr, false);
+    if (m.is_discarded() || !m["files"].contains("steps.chk")) return -1;
+    auto object = fs::path(manifest_path).parent_path() / m["files"]["steps.chk"]["object"].get<std::string>();
+    auto text = test::slurp(object.string());
+    return text.empty() ? -1 : std::stoi(text);
+  }
+
+  std::vector<std::string> event_types(const std::string& id) {
+    std::vector<std::string> out;
+    auto history = get(*op, "/jobs/" + id + "/history");
+    for (auto& e : history["events"]) out.push_back(e["event_type"]);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_F(worker_e2e, OneWorkerRunsTwoJobsWithCheckpoints) {
+  auto log = dir / "payload.log";
+  create_job("a1", make_bundle("a1", counting_script(3, 0.1, log)));
+  create_job("a2", make_bundle("a2", counting_script(3, 0.1, log)));
+  auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  int rc = test::exit_code(w->wait(20s));
+  ASSERT_EQ(rc, 0) << w->err();
+  for (auto id : {"a1", "a2"}) {
+    auto j = job(id);
+    EXPECT_EQ(j["status"], "completed") << id << "\n" << w->err();
+    EXPECT_EQ(j["progress"], 1.0) << id;
+    ASSERT_TRUE(j["latest_checkpoint_manifest_path"].is_string()) << id;
+    auto manifest_path = j["latest_checkpoint_manifest_path"].get<std::string>();
+    EXPECT_EQ(manifest_path, dir / ("bundle-" + std::string(id)) + "/.baton-checkpoints/" + id + "/manifest-attempt-1.json");
+    auto m = json::parse(test::slurp(manifest_path));
+    EXPECT_EQ(m["job_id"], id);
+    EXPECT_EQ(m["attempt"], 1);
+    EXPECT_EQ(m["files"]["steps.chk"]["size"], 2);
+    EXPECT_EQ(m["files"]["steps.chk"]["sha256"],
+              "1121cfccd5913f0a63fec40a6ffd44ea64f9dc135c66634ba001d10bcf4302a2");  // sha256("3\n")
+    EXPECT_TRUE(m["files"].contains("progress.txt"));
+    EXPECT_EQ(checkpointed_steps(id), 3);
+  }
+  EXPECT_EQ(starts_in(test::slurp(log)), (std::vector<std::pair<int, int>>{{0, 1}, {0, 1}}));
+  auto gone = get(*op, "/workers?state=gone");
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0]["gone_reason"], "deregistered");
+  EXPECT_EQ(gone[0]["gpu_model"], "A100");
+  EXPECT_FALSE(fs::exists(dir / "work-1/a1-attempt-1")) << "working dirs are removed after the job";
+}
+
+TEST_F(worker_e2e, KilledWorkerIsReapedAndTheNextResumesFromTheCheckpoint) {
+  auto log = dir / "payload.log";
+  create_job("k", make_bundle("k", counting_script(30, 0.1, log)));
+  auto a = start_worker();
+  ASSERT_TRUE(wait_until([&] { return checkpointed_steps("k") >= 3; }, 10s)) << a->err();
+  int payload_pid = std::stoi(test::slurp(dir / "work-1/k-attempt-1/payload.pid"));
+  a->signal(SIGKILL);
+  a->wait();
+  auto killed_at = std::chrono::steady_clock::now();
+  EXPECT_TRUE(wait_until([&] { return process_gone(payload_pid); }, 2s)) << "the payload dies with its worker";
+  int saved = checkpointed_steps("k");
+  ASSERT_TRUE(wait_status("k", "queued", 8s)) << "reaped and requeued: " << job("k");
+  auto reap_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  auto bw = start_worker();
+  ASSERT_TRUE(wait_status("k", "completed", 15s)) << job("k") << "\n" << bw->err();
+  auto text = test::slurp(log);
+  auto starts = starts_in(text);
+  ASSERT_EQ(starts.size(), 2u) << text;
+  EXPECT_EQ(starts[0], std::make_pair(0, 1));
+  EXPECT_EQ(starts[1].second, 2);
+  EXPECT_GT(starts[1].first, 0) << "the resumed run must not restart from zero";
+  EXPECT_EQ(starts[1].first, saved) << "it resumes from exactly the last reported checkpoint";
+  EXPECT_NE(text.find("done 30 attempt 2"), std::string::npos) << text;
+  auto types = event_types("k");
+  EXPECT_NE(std::find(types.begin(), types.end(), "job.requeued_after_reap"), types.end());
+  RecordProperty("reap_seconds", std::to_string(reap_seconds));
+  std::cout << "[ info ] requeued " << reap_seconds << " s after SIGKILL; resumed at step " << saved << "\n";
+  bw->signal(SIGTERM);
+  EXPECT_EQ(test::exit_code(bw->wait(10s)), 0) << bw->err();
+}
+
+TEST_F(worker_e2e, CancelStopsThePayloadWithinAHeartbeatAndTheWorkerMovesOn) {
+  auto log = dir / "payload.log";
+  auto bundle = make_bundle("c", counting_script(600, 0.1, log));
+  create_job("c", bundle);
+  auto w = start_worker({"BATON_HEARTBEAT_SECONDS=1"});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir / "work-1/c-attempt-1/steps.chk"); }, 10s)) << w->err();
+  int pid = std::stoi(test::slurp(dir / "work-1/c-attempt-1/payload.pid"));
+  ASSERT_FALSE(process_gone(pid));
+  auto t0 = std::chrono::steady_clock::now();
+  auto del = op->Delete("/jobs/c?force=true");
+  ASSERT_TRUE(del);
+  ASSERT_EQ(del->status, 204) << del->body;
+  ASSERT_TRUE(wait_until([&] { return process_gone(pid); }, 5s)) << w->err();
+  auto stop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(stop_seconds, 2.0) << "one 1 s heartbeat plus slack";
+  ASSERT_TRUE(wait_status("c", "cancelled", 5s)) << job("c") << "\n" << w->err();
+  std::cout << "[ info ] payload stopped " << stop_seconds << " s after the cancel\n";
+  // The same worker takes the next job.
+  create_job("c2", make_bundle("c2", counting_script(2, 0.05, log)));
+  ASSERT_TRUE(wait_status("c2", "completed", 10s)) << job("c2") << "\n" << w->err();
+  auto worker_of = [&](const std::string& id) {
+    auto history = get(*op, "/jobs/" + id + "/history");
+    for (auto& e : history["events"])
+      if (e["event_type"] == "job.assigned") return e["payload"]["worker_id"];
+    return json(nullptr);
+  };
+  EXPECT_EQ(worker_of("c2"), worker_of("c"));
+  EXPECT_FALSE(worker_of("c").is_null());
+  w->signal(SIGTERM);
+  EXPECT_EQ(test::exit_code(w->wait(10s)), 0) << w->err();
+}
+
+TEST_F(worker_e2e, SigtermHandsTheJobOffAndAnotherWorkerFinishesIt) {
+  auto log = dir / "payload.log";
+  create_job("h", make_bundle("h", counting_script(30, 0.1, log)));
+  auto a = start_worker();
+  ASSERT_TRUE(wait_until([&] { return checkpointed_steps("h") >= 3; }, 10s)) << a->err();
+  a->signal(SIGTERM);
+  ASSERT_EQ(test::exit_code(a->wait(10s)), 0) << a->err();
+  auto j = job("h");
+  EXPECT_EQ(j["status"], "queued") << j;
+  auto types = event_types("h");
+  EXPECT_NE(std::find(types.begin(), types.end(), "job.handoff_started"), types.end());
+  EXPECT_NE(std::find(types.begin(), types.end(), "job.handoff_completed"), types.end());
+  int handed = checkpointed_steps("h");
+  auto text = test::slurp(log);
+  // The script logs a step just after committing it, so SIGTERM can fall between the two.
+  int logged = last_step_of_attempt(text, 1);
+  EXPECT_TRUE(handed == logged || handed == logged + 1)
+      << "the final checkpoint holds the payload's last step: " << handed << " vs logged " << logged;
+  auto gone = get(*op, "/workers?state=gone");
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0]["gone_reason"], "deregistered");
+
+  auto bw = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(bw->wait(15s)), 0) << bw->err();
+  EXPECT_EQ(status("h"), "completed") << bw->err();
+  text = test::slurp(log);
+  auto starts = starts_in(text);
+  ASSERT_EQ(starts.size(), 2u) << text;
+  EXPECT_EQ(starts[1], std::make_pair(handed, 2)) << "resumed from the handoff checkpoint";
+  EXPECT_GT(handed, 0);
+  EXPECT_NE(text.find("done 30 attempt 2"), std::string::npos) << text;
+}
+
+TEST_F(worker_e2e, FailedPayloadIsReportedWithoutACheckpoint) {
+  create_job("f", make_bundle("f", "echo 1 > steps.chk\necho boom >&2\nexit 3\n"));
+  auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(w->wait(10s)), 0) << w->err();
+  auto j = job("f");
+  EXPECT_EQ(j["status"], "failed") << j;
+  EXPECT_EQ(j["failure_reason"], "payload_failed");
+  EXPECT_TRUE(j["latest_checkpoint_manifest_path"].is_null()) << "no checkpoint from a failed payload";
+  auto history = get(*op, "/jobs/f/history");
+  std::string detail;
+  for (auto& e : history["events"])
+    if (e["event_type"] == "job.failed") detail = e["payload"].value("detail", "");
+  EXPECT_NE(detail.find("exit code 3"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("boom"), std::string::npos) << "the payload log tail travels with the failure";
+}
+
+TEST_F(worker_e2e, FrozenWorkerThatWasReapedDropsItsRunAndRegistersAgain) {
+  auto log = dir / "payload.log";
+  create_job("z", make_bundle("z", counting_script(60, 0.1, log)));
+  auto w = start_worker();
+  ASSERT_TRUE(wait_until([&] { return checkpointed_steps("z") >= 3; }, 10s)) << w->err();
+  w->signal(SIGSTOP);  // no heartbeats: reaped and requeued while the payload runs on
+  bool requeued = wait_status("z", "queued", 8s);
+  int saved = checkpointed_steps("z");
+  w->signal(SIGCONT);
+  ASSERT_TRUE(requeued) << job("z");
+  ASSERT_TRUE(wait_status("z", "completed", 20s)) << job("z") << "\n" << w->err();
+  auto starts = starts_in(test::slurp(log));
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[1].second, 2);
+  EXPECT_GT(starts[1].first, 0) << "resumed from the checkpoint";
+  EXPECT_EQ(starts[1].first, saved) << "the reaped run wrote no checkpoint after it lost the job";
+  auto err = w->err();
+  EXPECT_NE(err.find("registering again"), std::string::npos) << err;
+  auto gone = get(*op, "/workers?state=gone");
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0]["gone_reason"], "reaped");
+  w->signal(SIGTERM);
+  EXPECT_EQ(test::exit_code(w->wait(10s)), 0) << w->err();
+}
+
+// --- pure parts of the worker ---
+
+TEST(worker_pure, ParsesNvidiaSmi) {
+  auto g = worker::parse_nvidia_smi("NVIDIA A100-SXM4-80GB, 81920 MiB\nNVIDIA A100-SXM4-80GB, 81920 MiB\n");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->model, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g->count, 2);
+  EXPECT_EQ(g->vram_gb, 80);
+  EXPECT_FALSE(worker::parse_nvidia_smi("NVIDIA-SMI has failed\n"));
+}
+
+TEST(worker_pure, JobSpecAndBundlePaths) {
+  auto s = worker::parse_job_spec(R"({"command":"sh run.sh","checkpoint_globs":["*.chk","out/*.dcd"],"progress_file":"p.txt"})");
+  EXPECT_EQ(s.command, "sh run.sh");
+  EXPECT_EQ(s.checkpoint_globs.size(), 2u);
+  EXPECT_THROW(worker::parse_job_spec(R"({"checkpoint_globs":["*.chk"]})"), std::runtime_error);
+  EXPECT_THROW(worker::parse_job_spec(R"({"command":"x","checkpoint_globs":["../*.chk"]})"), std::runtime_error);
+  EXPECT_THROW(worker::parse_job_spec(R"({"command":"x","progress_file":"/etc/p"})"), std::runtime_error);
+  EXPECT_EQ(worker::resolve_bundle_dir("file:///data/b/"), "/data/b");
+  EXPECT_EQ(worker::resolve_bundle_dir("/data/b"), "/data/b");
+  EXPECT_FALSE(worker::resolve_bundle_dir("s3://bucket/b"));
+  EXPECT_FALSE(worker::resolve_bundle_dir("relative/b"));
+}
+
+TEST(worker_pure, GlobsBackoffProgressProvider) {
+  EXPECT_TRUE(worker::glob_matches("*.chk", "state.chk"));
+  EXPECT_FALSE(worker::glob_matches("*.chk", "sub/state.chk"));
+  EXPECT_TRUE(worker::glob_matches("sub/*.chk", "sub/state.chk"));
+  EXPECT_EQ(worker::backoff_seconds(1, 0.5, 30), 0.5);
+  EXPECT_EQ(worker::backoff_seconds(4, 0.5, 30), 4);
+  EXPECT_EQ(worker::backoff_seconds(40, 0.5, 30), 30);
+  EXPECT_EQ(worker::parse_progress(" 0.25\n"), 0.25);
+  EXPECT_EQ(worker::parse_progress("1.7"), 1.0);
+  EXPECT_FALSE(worker::parse_progress("half"));
+  EXPECT_FALSE(worker::parse_progress(""));
+  EXPECT_EQ(worker::derive_provider_id("clusterA", "12345"), "clusterA:12345");
+  EXPECT_EQ(worker::derive_provider_id("", "12345"), "");
+}
+
+TEST(worker_pure, CheckpointStoreNeverDropsMissingFilesAndRestores) {
+  test::temp_dir d;
+  auto work = d / "work", ck = d / "ck";
+  fs::create_directories(work);
+  std::ofstream(work + "/a.chk") << "one";
+  std::ofstream(work + "/b.chk") << "two";
+  worker::checkpoint_store store(ck, "j", 1, "w");
+  auto r = store.sync(work, {"*.chk"});
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(r.copied.size(), 2u);
+  EXPECT_FALSE(store.sync(work, {"*.chk"}).changed) << "unchanged files are not stored again";
+  fs::remove(work + "/b.chk");
+  std::ofstream(work + "/a.chk") << "three";
+  r = store.sync(work, {"*.chk"});
+  EXPECT_EQ(r.copied, std::vector<std::string>{"a.chk"});
+  auto m = json::parse(test::slurp(store.manifest_path()));
+  EXPECT_TRUE(m["files"].contains("b.chk")) << "a file missing now keeps its entry";
+  auto fresh = d / "fresh";
+  fs::create_directories(fresh);
+  worker::checkpoint_store next(ck, "j", 2, "w2");
+  next.restore(store.manifest_path(), fresh);
+  EXPECT_EQ(test::slurp(fresh + "/a.chk"), "three");
+  EXPECT_EQ(test::slurp(fresh + "/b.chk"), "two");
+  EXPECT_FALSE(next.sync(fresh, {"*.chk"}).changed) << "restored files match their entries";
+  // A damaged object is refused, never silently skipped.
+  std::ofstream(ck + "/objects/" + m["files"]["b.chk"]["sha256"].get<std::string>()) << "tampered";
+  worker::checkpoint_store third(ck, "j", 3, "w3");
+  EXPECT_THROW(third.restore(store.manifest_path(), d / "third"), std::runtime_error);
+}

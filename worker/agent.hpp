@@ -1,0 +1,81 @@
+#pragma once
+// The worker's lifecycle: register, heartbeat (with cancel checks) on its own thread, poll for
+// jobs on the main thread, run each job, hand it off on SIGTERM, deregister at the end.
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "worker/api_client.hpp"
+#include "worker/config.hpp"
+#include "worker/gpu.hpp"
+
+namespace baton::worker {
+
+class checkpoint_store;
+struct job_spec;
+
+// How one assignment ended, as far as the main loop cares.
+enum class job_outcome {
+  finished,    // complete or fail reported (or queued for a retry)
+  cancelled,   // payload stopped; the next poll closes the cancel
+  lost,        // batond no longer counts this worker (404) or the job moved on: register again
+  handed_off,  // SIGTERM: checkpointed and handed back; the worker exits
+  refused,     // not started (bad bundle, failed restore...), reported as failed
+};
+
+class agent {
+ public:
+  agent(worker_config cfg, gpu_info gpu);
+  // Returns the process exit code.
+  int run();
+  // Called by the signal thread on SIGTERM/SIGINT.
+  void request_stop();
+
+ private:
+  // --- lifecycle (agent.cpp) ---
+  bool register_worker();
+  void reset_session();  // deregister (best effort) and register again
+  int poll_loop();
+  bool flush_pending_report();
+  session current_session();
+  bool stopping();
+  bool lost();
+  // Waits up to `seconds`; false if interrupted by stop, a cancel of the running job or a lost session.
+  bool interruptible_sleep(double seconds);
+
+  // --- heartbeat thread (heartbeat.cpp) ---
+  void heartbeat_loop();
+  void send_heartbeat(api_client& api);
+
+  // --- one job (job_run.cpp) ---
+  job_outcome run_job(const nlohmann::json& assignment);
+  job_outcome refuse_job(const std::string& job_id, const std::string& reason, const std::string& detail);
+  // Stores changed checkpoint files and reports a new manifest; false if batond says the job moved on.
+  bool checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir,
+                        const job_spec& spec, bool final);
+  void finish_report(const std::string& job_id, const std::string& action, const nlohmann::json& body);
+
+  worker_config cfg_;
+  gpu_info gpu_;
+  api_client api_;  // main thread only
+
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool heartbeat_quit_ = false;
+  session session_;
+  std::string lost_worker_id_;  // a heartbeat for this id got 404
+  std::string job_id_;          // the running job, for heartbeats
+  std::string progress_path_;
+  std::string cancel_job_id_;   // control said cancellation_requested for this job
+
+  struct pending_report {
+    std::string job_id, action;
+    nlohmann::json body;
+  };
+  std::optional<pending_report> pending_;  // a complete/fail that did not get through yet
+};
+
+}  // namespace baton::worker

@@ -1,0 +1,66 @@
+#pragma once
+// batond's worker API over HTTP. One client per thread (httplib clients are not thread-safe).
+// Connection errors and 5xx are retried with capped exponential backoff; 4xx never is.
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace baton::worker {
+
+struct api_result {
+  int status = 0;  // 0 = no answer (connection error, timeout)
+  nlohmann::json body;
+  std::string error;  // transport error text when status == 0
+  bool ok() const { return status >= 200 && status < 300; }
+  bool retryable() const { return status == 0 || status >= 500; }
+  std::string error_code() const { return body.is_object() ? body.value("error", "") : ""; }
+  std::string describe() const;
+};
+
+struct retry_policy {
+  int attempts = 8;
+  double base_seconds = 1;
+  double max_seconds = 30;
+};
+
+// Delay before retry number `retry` (1-based): base * 2^(retry-1), capped.
+double backoff_seconds(int retry, double base, double cap);
+
+// Who the worker is now (changes when it registers again).
+struct session {
+  std::string worker_id, token;
+};
+
+class api_client {
+ public:
+  // sleep(seconds) waits between retries of interruptible calls and returns false to give up
+  // early (shutdown, cancel); other calls sleep the full delay.
+  using sleeper = std::function<bool(double)>;
+  api_client(const std::string& url, std::string api_token, retry_policy policy, sleeper sleep);
+
+  api_result register_worker(const nlohmann::json& body);
+  api_result heartbeat(const session& s, const nlohmann::json& body);  // one attempt: the next beat is the retry
+  api_result request_job(const session& s);
+  api_result control(const session& s, const std::string& job_id);  // one attempt
+  // POST /jobs/{id}/{action} (start, checkpoint, complete, fail, handoff/start, handoff/complete).
+  api_result job_action(const session& s, const std::string& job_id, const std::string& action,
+                        const nlohmann::json& body = nlohmann::json::object(), bool interruptible = false);
+  api_result deregister(const session& s);
+
+ private:
+  api_result send(const std::string& method, const std::string& path, const nlohmann::json& body,
+                  const httplib::Headers& headers, int attempts, bool interruptible);
+  api_result once(const std::string& method, const std::string& path, const std::string& body,
+                  const httplib::Headers& headers);
+
+  std::unique_ptr<httplib::Client> http_;
+  std::string api_token_;
+  retry_policy policy_;
+  sleeper sleep_;
+};
+
+}  // namespace baton::worker

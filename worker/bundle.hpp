@@ -1,0 +1,32 @@
+#pragma once
+// A job's input bundle: a directory on a shared filesystem (or a file:// URL of one) holding
+// baton-job.json, which names the command, the checkpoint globs and the progress file.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton::worker {
+
+inline const char* job_spec_file = "baton-job.json";
+inline const char* checkpoint_subdir = ".baton-checkpoints";  // inside the bundle dir, never copied
+
+struct job_spec {
+  std::string command;                        // run with /bin/sh -c
+  std::vector<std::string> checkpoint_globs;  // relative to the working dir
+  std::string progress_file;                  // relative; empty = no progress reporting
+};
+
+// "file:///x/y" -> "/x/y", "/x/y" -> "/x/y"; nullopt for other schemes or relative paths.
+std::optional<std::string> resolve_bundle_dir(const std::string& input_bundle_path);
+
+// Parses baton-job.json text. Throws std::runtime_error naming the problem.
+job_spec parse_job_spec(const std::string& text);
+
+// True for a relative path that stays inside its root (no "..", not absolute, not empty).
+bool is_safe_relative(const std::string& rel);
+
+// Copies the bundle dir into dst (created), skipping the checkpoint subdir and symlinks
+// that point outside. Throws std::filesystem::filesystem_error / runtime_error.
+void copy_bundle(const std::string& bundle_dir, const std::string& dst);
+
+}  // namespace baton::worker

@@ -1,0 +1,82 @@
+#include "worker/config.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace baton::worker {
+
+std::string derive_provider_id(const std::string& cluster, const std::string& slurm_job_id) {
+  if (cluster.empty() || slurm_job_id.empty()) return "";
+  return cluster + ":" + slurm_job_id;
+}
+
+std::string finalize(worker_config& c) {
+  if (c.platform.empty()) c.platform = c.slurm_job_id.empty() ? "salad" : "hpc";
+  if (c.platform != "hpc" && c.platform != "salad") return "platform must be 'hpc' or 'salad', got '" + c.platform + "'";
+  if (c.provider_id.empty()) c.provider_id = derive_provider_id(c.cluster_name, c.slurm_job_id);
+  if (c.api_token.empty()) return "the shared API token is required (BATON_API_TOKEN or --api-token)";
+  if (c.worker_image_key.find_first_not_of(" \t") == std::string::npos) return "worker image key must not be blank";
+  if (c.idle_strategy != "immediate_exit" && c.idle_strategy != "poll_then_exit")
+    return "idle strategy must be immediate_exit or poll_then_exit, got '" + c.idle_strategy + "'";
+  if (!(c.heartbeat_seconds > 0)) return "heartbeat interval must be positive";
+  if (!(c.checkpoint_seconds > 0)) return "checkpoint interval must be positive";
+  if (!(c.idle_poll_seconds > 0)) return "idle poll interval must be positive";
+  if (c.kill_grace_seconds < 0) return "kill grace must not be negative";
+  if (c.retry_attempts < 1) return "retry attempts must be at least 1";
+  if (c.work_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    c.work_dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/baton-worker";
+  }
+  return "";
+}
+
+std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
+  CLI::App app{"baton-worker: runs baton jobs on this machine, checkpoints them and hands them on"};
+  app.add_option("--url", c.url, "batond base URL")->envname("BATON_URL")->capture_default_str();
+  app.add_option("--api-token", c.api_token, "shared API token (registration only)")->envname("BATON_API_TOKEN");
+  app.add_option("--worker-image-key", c.worker_image_key, "worker image key")
+      ->envname("BATON_WORKER_IMAGE_KEY")->capture_default_str();
+  app.add_option("--platform", c.platform, "hpc or salad (default: hpc inside Slurm, else salad)")->envname("BATON_PLATFORM");
+  app.add_option("--gpu-model", c.gpu_model, "GPU model when nvidia-smi is absent")->envname("BATON_GPU_MODEL");
+  app.add_option("--gpu-count", c.gpu_count, "GPU count when nvidia-smi is absent")->envname("BATON_GPU_COUNT");
+  app.add_option("--vram-gb", c.vram_gb, "VRAM per GPU (GB) when nvidia-smi is absent")->envname("BATON_GPU_VRAM_GB");
+  app.add_option("--slurm-job-id", c.slurm_job_id, "Slurm allocation id")->envname("SLURM_JOB_ID");
+  app.add_option("--cluster-name", c.cluster_name, "cluster name (provider id = <cluster>:<slurm id>)")
+      ->envname("BATON_CLUSTER_NAME");
+  app.add_option("--heartbeat-seconds", c.heartbeat_seconds, "heartbeat and cancel-check interval")
+      ->envname("BATON_HEARTBEAT_SECONDS")->capture_default_str();
+  app.add_option("--idle-strategy", c.idle_strategy, "immediate_exit | poll_then_exit")
+      ->envname("BATON_IDLE_STRATEGY")->capture_default_str();
+  app.add_option("--idle-poll-seconds", c.idle_poll_seconds, "poll interval while idle")
+      ->envname("BATON_IDLE_POLL_SECONDS")->capture_default_str();
+  app.add_option("--idle-max-seconds", c.idle_max_seconds, "exit after this long idle (poll_then_exit)")
+      ->envname("BATON_IDLE_MAX_SECONDS")->capture_default_str();
+  app.add_option("--work-dir", c.work_dir, "local scratch for job working dirs")->envname("BATON_WORK_DIR");
+  app.add_option("--checkpoint-seconds", c.checkpoint_seconds, "checkpoint cycle interval")
+      ->envname("BATON_CHECKPOINT_SECONDS")->capture_default_str();
+  app.add_option("--kill-grace-seconds", c.kill_grace_seconds, "SIGTERM to SIGKILL grace for the payload")
+      ->envname("BATON_KILL_GRACE_SECONDS")->capture_default_str();
+  app.add_option("--retry-base-seconds", c.retry_base_seconds, "first retry delay (doubles each time)")
+      ->envname("BATON_RETRY_BASE_SECONDS")->capture_default_str();
+  app.add_option("--retry-max-seconds", c.retry_max_seconds, "retry delay cap")
+      ->envname("BATON_RETRY_MAX_SECONDS")->capture_default_str();
+  app.add_option("--retry-attempts", c.retry_attempts, "attempts per request on connection errors and 5xx")
+      ->envname("BATON_RETRY_ATTEMPTS")->capture_default_str();
+  app.add_flag("--keep-work-dirs", c.keep_work_dirs, "keep job working dirs after the job ends");
+  app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error")->envname("BATON_LOG_LEVEL")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  auto problem = finalize(c);
+  if (!problem.empty()) {
+    std::cerr << "baton-worker: " << problem << "\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+}  // namespace baton::worker

@@ -1,0 +1,41 @@
+#pragma once
+// baton-worker settings: command-line flags, each with an environment fallback (CLI11 envname).
+#include <optional>
+#include <string>
+
+namespace baton::worker {
+
+struct worker_config {
+  std::string url = "http://127.0.0.1:36158";
+  std::string api_token;                 // shared X-API-Token, used only to register
+  std::string worker_image_key = "default";
+  std::string platform;                  // hpc | salad; empty = hpc inside Slurm, else salad
+  std::string gpu_model;                 // used only when nvidia-smi is absent
+  int gpu_count = 0;
+  double vram_gb = 0;
+  std::string slurm_job_id, cluster_name;
+  std::string provider_id;               // derived: "<cluster>:<slurm job id>"
+  double heartbeat_seconds = 30;
+  std::string idle_strategy = "immediate_exit";  // immediate_exit | poll_then_exit
+  double idle_poll_seconds = 30;
+  double idle_max_seconds = 600;
+  std::string work_dir;                  // per-assignment working dirs go below this
+  double checkpoint_seconds = 30;
+  double kill_grace_seconds = 10;        // SIGTERM -> SIGKILL for the payload's process group
+  double retry_base_seconds = 1, retry_max_seconds = 30;
+  int retry_attempts = 8;
+  bool keep_work_dirs = false;
+  std::string log_level = "info";
+};
+
+// "<cluster>:<slurm id>" when both are known, else empty.
+std::string derive_provider_id(const std::string& cluster, const std::string& slurm_job_id);
+
+// Fills derived fields (platform default, provider id) and returns the first problem, or "".
+std::string finalize(worker_config& c);
+
+// Parses flags and environment. Returns an exit code when the program should stop
+// (--help, a bad flag or value), nullopt to carry on.
+std::optional<int> parse_args(int argc, char** argv, worker_config& out);
+
+}  // namespace baton::worker

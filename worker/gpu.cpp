@@ -1,0 +1,54 @@
+#include "worker/gpu.hpp"
+
+#include <cstdio>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace baton::worker {
+namespace {
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
+  gpu_info g;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto comma = line.rfind(',');
+    if (comma == std::string::npos) continue;
+    auto name = trim(line.substr(0, comma));
+    auto mem = trim(line.substr(comma + 1));
+    double mib = 0;
+    try {
+      mib = std::stod(mem);  // "81920 MiB"
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (name.empty()) continue;
+    if (g.count++ == 0) {
+      g.model = name;
+      g.vram_gb = static_cast<double>(static_cast<long>(mib / 1024.0 + 0.5));
+    }
+  }
+  if (g.count == 0) return std::nullopt;
+  return g;
+}
+
+std::optional<gpu_info> query_nvidia_smi() {
+  FILE* p = popen("nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null", "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return parse_nvidia_smi(out);
+}
+
+}  // namespace baton::worker

@@ -1,0 +1,288 @@
+// One assignment: bundle -> working dir, restore the checkpoint, run the payload under
+// supervision (checkpoint ticks, cancel, SIGTERM handoff, lost session), report the end.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "worker/agent.hpp"
+#include "worker/bundle.hpp"
+#include "worker/checkpoint.hpp"
+#include "worker/progress.hpp"
+#include "worker/runner.hpp"
+
+namespace baton::worker {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string tail_of(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  auto size = static_cast<size_t>(in.tellg());
+  in.seekg(static_cast<std::streamoff>(size > n ? size - n : 0));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::chrono::milliseconds ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+// A 409 saying the job is already where we wanted it (a retried request that got through).
+bool already_done(const api_result& r, const std::string& wanted) {
+  return r.status == 409 && r.body.is_object() && r.body.value("current_status", "") == wanted;
+}
+
+}  // namespace
+
+job_outcome agent::refuse_job(const std::string& job_id, const std::string& reason, const std::string& detail) {
+  spdlog::error("job {}: not started: {}: {}", job_id, reason, detail);
+  finish_report(job_id, "fail", {{"reason", reason}, {"detail", detail.substr(0, 9000)}});
+  return job_outcome::refused;
+}
+
+void agent::finish_report(const std::string& job_id, const std::string& action, const json& body) {
+  auto r = api_.job_action(current_session(), job_id, action, body, false);
+  std::string wanted = action == "complete" ? "completed" : "failed";
+  if (r.ok() || already_done(r, wanted)) {
+    spdlog::info("job {}: reported {}", job_id, action);
+  } else if (r.retryable()) {
+    spdlog::error("job {}: {} not delivered ({}); will retry before the next poll", job_id, action, r.describe());
+    pending_ = pending_report{job_id, action, body};
+  } else {
+    spdlog::warn("job {}: {} refused: {}", job_id, action, r.describe());
+  }
+}
+
+bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir,
+                             const job_spec& spec, bool final) {
+  auto globs = spec.checkpoint_globs;
+  if (!spec.progress_file.empty()) globs.push_back(spec.progress_file);  // resume with the progress it had
+  // Before a manifest moves, one heartbeat proves batond still counts this worker (and renews
+  // its lease, so no reap can follow before the rename): a reaped worker writes nothing more.
+  auto still_ours = [&] {
+    auto hb = api_.heartbeat(current_session(), {{"job_id", job_id}});
+    if (hb.status != 404) return true;  // no answer: keep checkpointing to disk meanwhile
+    std::lock_guard<std::mutex> lock(m_);
+    lost_worker_id_ = session_.worker_id;
+    cv_.notify_all();
+    return false;
+  };
+  sync_result r;
+  try {
+    r = store.sync(workdir, globs, still_ours);
+  } catch (const std::exception& e) {
+    spdlog::error("job {}: checkpoint cycle failed: {}", job_id, e.what());
+    return true;
+  }
+  for (const auto& f : r.failures) spdlog::warn("job {}: checkpoint: {}", job_id, f);
+  if (r.vetoed) {
+    spdlog::warn("job {}: batond no longer knows worker {}; checkpoint not committed", job_id, current_session().worker_id);
+    return false;
+  }
+  if (!r.changed) {
+    spdlog::debug("job {}: checkpoint cycle: nothing changed", job_id);
+    return true;
+  }
+  auto progress = read_progress(spec.progress_file.empty() ? "" : (fs::path(workdir) / spec.progress_file).string());
+  json body = {{"checkpoint_manifest_path", store.manifest_path()},
+               {"checkpoint_cycle_status", r.failures.empty() ? "success" : "partial_failure"}};
+  if (!r.failures.empty()) body["checkpoint_cycle_failures"] = r.failures;
+  if (progress) body["progress"] = *progress;
+  auto rep = api_.job_action(current_session(), job_id, "checkpoint", body, !final);
+  if (rep.ok()) {
+    spdlog::info("job {}: checkpoint{} stored {} file(s), manifest {}, progress {}", job_id, final ? " (final)" : "",
+                 r.copied.size(), store.manifest_path(), progress ? std::to_string(*progress) : "n/a");
+    return true;
+  }
+  spdlog::warn("job {}: checkpoint report failed: {}", job_id, rep.describe());
+  return rep.error_code() != "job_not_assigned_to_worker";
+}
+
+job_outcome agent::run_job(const json& a) {
+  auto job_id = a.value("job_id", "");
+  auto attempt = a.value("attempt", 1);
+  auto bundle_path = a.value("input_bundle_path", "");
+  std::string resume_from = a.contains("latest_checkpoint_manifest_path") && a["latest_checkpoint_manifest_path"].is_string()
+                                ? a["latest_checkpoint_manifest_path"].get<std::string>()
+                                : "";
+  auto s = current_session();
+  spdlog::info("job {}: assigned (attempt {}, bundle {}, resume from {})", job_id, attempt, bundle_path,
+               resume_from.empty() ? "scratch" : resume_from);
+
+  // Bundle and spec.
+  auto bundle = resolve_bundle_dir(bundle_path);
+  if (!bundle) return refuse_job(job_id, "bundle_unavailable", "input_bundle_path must be an absolute path or file:// URL: " + bundle_path);
+  if (std::error_code ec; !fs::is_directory(*bundle, ec))
+    return refuse_job(job_id, "bundle_unavailable", "bundle directory " + *bundle + " is not readable here");
+  job_spec spec;
+  try {
+    spec = parse_job_spec(read_text((fs::path(*bundle) / job_spec_file).string()));
+  } catch (const std::exception& e) {
+    return refuse_job(job_id, "invalid_bundle", e.what());
+  }
+  auto workdir = (fs::path(cfg_.work_dir) / (job_id + "-attempt-" + std::to_string(attempt))).string();
+  try {
+    fs::remove_all(workdir);
+    copy_bundle(*bundle, workdir);
+  } catch (const std::exception& e) {
+    return refuse_job(job_id, "bundle_unavailable", e.what());
+  }
+  spdlog::info("job {}: bundle copied to {}", job_id, workdir);
+
+  // Checkpoint location on the shared filesystem, and the restore.
+  auto ckdir = (fs::path(*bundle) / checkpoint_subdir / job_id).string();
+  checkpoint_store store(ckdir, job_id, attempt, s.worker_id);
+  try {
+    fs::create_directories(ckdir);
+    if (!resume_from.empty()) {
+      store.restore(resume_from, workdir);
+      spdlog::info("job {}: restored {} checkpoint file(s) from {}", job_id, store.current().files.size(), resume_from);
+    }
+  } catch (const std::exception& e) {
+    return refuse_job(job_id, "checkpoint_hydration_failed", e.what());  // never silently start from scratch
+  }
+
+  if (stopping()) {  // SIGTERM before the payload ran: deregistering hands the job straight back
+    spdlog::info("job {}: shutdown requested before start; giving it back", job_id);
+    if (!cfg_.keep_work_dirs) fs::remove_all(workdir);
+    return job_outcome::handed_off;
+  }
+  // Start: tell batond first, so a job cancelled while assigned never runs.
+  auto started = api_.job_action(s, job_id, "start", json::object(), true);
+  if (!started.ok()) {
+    spdlog::warn("job {}: start refused: {}; not running it", job_id, started.describe());
+    if (!cfg_.keep_work_dirs) fs::remove_all(workdir);
+    if (started.status == 409) return job_outcome::cancelled;  // the next poll settles the job
+    return job_outcome::lost;
+  }
+  std::string progress_path = spec.progress_file.empty() ? "" : (fs::path(workdir) / spec.progress_file).string();
+  launch_spec ls{spec.command,
+                 workdir,
+                 {"BATON_JOB_ID=" + job_id, "BATON_ATTEMPT=" + std::to_string(attempt), "BATON_CHECKPOINT_DIR=" + ckdir,
+                  "BATON_WORKER_ID=" + s.worker_id, "BATON_WORK_DIR=" + workdir},
+                 {"BATON_API_TOKEN"},
+                 (fs::path(workdir) / "baton-payload.log").string()};
+  std::optional<payload> p;
+  try {
+    p.emplace(ls);
+  } catch (const std::exception& e) {
+    return refuse_job(job_id, "payload_start_failed", e.what());
+  }
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    job_id_ = job_id;
+    progress_path_ = progress_path;
+  }
+  spdlog::info("job {}: payload started (pid {}): {}", job_id, p->pid(), spec.command);
+
+  auto clear_job = [&] {
+    std::lock_guard<std::mutex> lock(m_);
+    job_id_.clear();
+    progress_path_.clear();
+  };
+  auto cleanup = [&] {
+    clear_job();
+    if (!cfg_.keep_work_dirs) {
+      std::error_code ec;
+      fs::remove_all(workdir, ec);
+    }
+  };
+
+  auto next_checkpoint = clock_type::now() + ms(cfg_.checkpoint_seconds);
+  while (true) {
+    bool stop, cancel, gone;
+    {
+      std::unique_lock<std::mutex> lock(m_);
+      auto flagged = [&] {
+        return stop_ || cancel_job_id_ == job_id || (!lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id);
+      };
+      cv_.wait_for(lock, std::chrono::milliseconds(100), flagged);
+      stop = stop_;
+      cancel = cancel_job_id_ == job_id;
+      gone = !lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id;
+    }
+    if (auto st = p->poll()) {
+      int code = exit_code_of(*st);
+      if (code == 0) {
+        spdlog::info("job {}: payload exited 0", job_id);
+        checkpoint_cycle(job_id, store, workdir, spec, true);
+        finish_report(job_id, "complete", json::object());
+      } else {
+        // No checkpoint from a failed payload (ADR-0004; RelayMD uploads one anyway).
+        auto log_tail = tail_of(ls.log_path, 1500);
+        spdlog::warn("job {}: payload exited with code {}", job_id, code);
+        finish_report(job_id, "fail",
+                      {{"reason", "payload_failed"},
+                       {"detail", "exit code " + std::to_string(code) + "; payload log tail:\n" + log_tail}});
+      }
+      cleanup();
+      return job_outcome::finished;
+    }
+    if (gone) {
+      // The job was requeued without us: stop at once and write nothing more (no split brain).
+      spdlog::warn("job {}: worker {} lost its registration; killing the payload without a checkpoint", job_id, s.worker_id);
+      p->stop(ms(cfg_.kill_grace_seconds));
+      cleanup();
+      return job_outcome::lost;
+    }
+    if (cancel) {
+      spdlog::info("job {}: stopping the payload for cancellation", job_id);
+      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      spdlog::info("job {}: payload stopped (code {})", job_id, code);
+      checkpoint_cycle(job_id, store, workdir, spec, true);  // a requeued clone can resume from it
+      cleanup();
+      return job_outcome::cancelled;
+    }
+    if (stop) {
+      spdlog::info("job {}: shutdown requested; stopping the payload for a handoff", job_id);
+      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      spdlog::info("job {}: payload stopped (code {})", job_id, code);
+      checkpoint_cycle(job_id, store, workdir, spec, true);
+      auto progress = read_progress(progress_path);
+      json start = {{"reason", "worker_shutdown"}, {"progress_codes", json::array()},
+                    {"message", "baton-worker received SIGTERM"}};
+      if (progress) start["progress"] = *progress;
+      auto hs = api_.job_action(current_session(), job_id, "handoff/start", start, false);
+      if (hs.ok()) {
+        json done = json::object();
+        if (!store.manifest_path().empty()) done["checkpoint_manifest_path"] = store.manifest_path();
+        if (progress) done["progress"] = *progress;
+        auto hc = api_.job_action(current_session(), job_id, "handoff/complete", done, false);
+        if (hc.ok())
+          spdlog::info("job {}: handed off (manifest {})", job_id, store.manifest_path().empty() ? "unchanged" : store.manifest_path());
+        else
+          spdlog::warn("job {}: handoff/complete failed: {}; deregistering requeues it", job_id, hc.describe());
+      } else {
+        spdlog::warn("job {}: handoff/start failed: {}; deregistering requeues it", job_id, hs.describe());
+      }
+      cleanup();
+      return job_outcome::handed_off;
+    }
+    if (clock_type::now() >= next_checkpoint) {
+      if (!checkpoint_cycle(job_id, store, workdir, spec, false)) {
+        spdlog::warn("job {}: batond says the job is no longer ours; killing the payload", job_id);
+        p->stop(ms(cfg_.kill_grace_seconds));
+        cleanup();
+        return job_outcome::lost;
+      }
+      next_checkpoint = clock_type::now() + ms(cfg_.checkpoint_seconds);
+    }
+  }
+}
+
+}  // namespace baton::worker

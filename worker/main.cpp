@@ -1,0 +1,53 @@
+// baton-worker: registers with batond, runs the jobs it is given, checkpoints them to the
+// shared filesystem and hands them on when stopped. See worker/README.md.
+#include <signal.h>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "worker/agent.hpp"
+#include "worker/config.hpp"
+#include "worker/gpu.hpp"
+
+using namespace baton::worker;
+
+int main(int argc, char** argv) {
+  worker_config cfg;
+  if (auto rc = parse_args(argc, argv, cfg)) return *rc;
+
+  auto logger = spdlog::stderr_logger_mt("baton-worker");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ baton-worker[%P] %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(cfg.log_level));
+  spdlog::flush_on(spdlog::level::trace);
+
+  // Block the stop signals before any thread exists; one thread takes them with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  gpu_info gpu;
+  if (auto detected = query_nvidia_smi()) {
+    gpu = *detected;
+    spdlog::info("nvidia-smi: {} x {} ({} GB)", gpu.count, gpu.model, gpu.vram_gb);
+  } else {
+    gpu = {cfg.gpu_model, cfg.gpu_count, cfg.vram_gb};
+    spdlog::info("no nvidia-smi; GPUs from settings: {} x {} ({} GB)", gpu.count, gpu.model.empty() ? "none" : gpu.model,
+                 gpu.vram_gb);
+  }
+
+  agent a(cfg, gpu);
+  std::thread([&a, stop_signals] {
+    int sig = 0;
+    while (sigwait(&stop_signals, &sig) == 0) {
+      spdlog::info("received {}; finishing up", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      a.request_stop();
+    }
+  }).detach();
+  return a.run();
+}
