@@ -395,6 +395,9 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
       auto d = decide_register(placeholder, r, now);
       if (d.error) return refuse(*d.error);
       json body = d.reply;
+      // What the worker must keep to: heartbeats this often, stale after this long.
+      body["heartbeat_interval_seconds"] = s.heartbeat_interval_seconds;
+      body["stale_after_seconds"] = static_cast<double>(s.stale_after_us) / 1e6;
       return from(std::move(d), 200, body);
     }
     case op::heartbeat: {

@@ -16,6 +16,7 @@ namespace baton::actors {
 
 struct scheduler_settings {
   core::time_us stale_after_us = 120'000'000;  // heartbeat interval × multiplier
+  int heartbeat_interval_seconds = 60;          // told to workers at registration
   core::time_us reap_interval_us = 60'000'000;
   uint32_t max_attempts = 5;
   std::string default_worker_image = "default";

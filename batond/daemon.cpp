@@ -110,6 +110,7 @@ int run(const config::settings& settings, const run_options& opts) {
     actors::scheduler_settings sched;
     sched.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
+    sched.heartbeat_interval_seconds = settings.heartbeat_interval_seconds;
     sched.reap_interval_us = static_cast<core::time_us>(settings.reaper_interval_seconds) * 1'000'000;
     sched.max_attempts = static_cast<uint32_t>(settings.max_attempts);
     sched.default_worker_image = settings.default_worker_image;

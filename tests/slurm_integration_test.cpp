@@ -123,9 +123,17 @@ class SlurmIntegration : public ::testing::Test {
 
 TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTheJob) {
   temp_dir dir;
-  batond_process d(dir, config(dir, "  - name: local-debug\n    extends: base\n"), {"SLURM_CONF=" + slurm_conf});
+  // The real worker agent this time (the other tests use the small shell worker).
+  batond_process d(dir,
+                   config(dir, "  - name: local-debug\n    extends: base\n"
+                               "    worker_command: \"BATON_LOG_LEVEL=info BATON_GPU_MODEL=A100 BATON_WORK_DIR=" + (dir / "work") + " " BATON_WORKER_PATH "\"\n"),
+                   {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
-  auto job_id = create_job(d, bundle(dir, "b1"));
+  auto b1 = bundle(dir, "b1");
+  std::ofstream(b1 + "/baton-job.json") << R"({"command": "sh run.sh"})";
+  // baton-worker runs a working copy (removed afterwards): report to a place outside it.
+  std::ofstream(b1 + "/run.sh") << "echo \"ran in $SLURM_JOB_PARTITION as attempt $BATON_ATTEMPT\" > " << dir / "b1-out.txt" << "\n";
+  auto job_id = create_job(d, b1);
 
   json placeholder;
   ASSERT_TRUE(eventually([&] {
@@ -138,7 +146,7 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   json job = wait_for_status(d, job_id, "completed");
   ASSERT_EQ(job["status"], "completed") << job.dump() << "\n" << d.err();
   EXPECT_EQ(job["assigned_worker_id"], placeholder_id) << "the real worker took over the placeholder's row";
-  EXPECT_EQ(slurp(dir / "b1/out.txt"), "ran in debug\n");
+  EXPECT_EQ(slurp(dir / "b1-out.txt"), "ran in debug as attempt 1\n");
 
   // The worker deregisters after two idle polls; its row is the placeholder's, adopted.
   json gone;
@@ -159,8 +167,9 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
     EXPECT_NE(text.find("#SBATCH --partition=debug"), std::string::npos);
   }
   EXPECT_EQ(scripts, 1u) << "one queued job, one submission";
-  EXPECT_NE(slurp(dir / ("slurm-logs/baton-" + gone["provider_id"].get<std::string>().substr(12) + ".out")).find("registered as"),
-            std::string::npos);
+  auto log = dir / ("slurm-logs/baton-" + gone["provider_id"].get<std::string>().substr(12));
+  auto worker_log = slurp(log + ".out") + slurp(log + ".err");
+  EXPECT_NE(worker_log.find("registered as worker"), std::string::npos) << worker_log;
 }
 
 TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWithinACycle) {
