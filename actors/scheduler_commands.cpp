@@ -440,6 +440,7 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
     if (slurm && now - std::max(lease, s.lease_grace_from_us) < s.hpc_silent_cap_us) continue;
     add(reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout"));
   }
+  add(decide_unconfigured_placeholders(w, s.clusters));
   // Jobs still held by a worker that is gone (or never known): nothing else will free them.
   for (const auto& [worker_id, job_id] : w.job_of_worker) {
     const worker* wk = w.find_worker(worker_id);

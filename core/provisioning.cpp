@@ -123,6 +123,18 @@ decision decide_placeholders_checked(const world& w, const std::string& cluster,
   return d;
 }
 
+decision decide_unconfigured_placeholders(const world& w, const std::vector<cluster_spec>& clusters) {
+  decision d;
+  for (const auto& [provider, worker_id] : w.placeholder_by_provider) {
+    auto cluster = w.workers.at(worker_id).cluster();
+    bool known = std::any_of(clusters.begin(), clusters.end(), [&](const cluster_spec& c) { return c.name == cluster; });
+    if (!known)
+      d.events.push_back({"worker/" + worker_id, "worker.placeholder_removed",
+                          {{"reason", "cluster_not_configured"}, {"cluster", cluster}, {"slurm_job_id", slurm_id_of(w.workers.at(worker_id))}}});
+  }
+  return d;
+}
+
 decision decide_submission_failed(const std::string& cluster, const std::string& image, const json& failure) {
   decision d;
   json p = failure;

@@ -43,6 +43,8 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
 // that are not alive (and not adopted meanwhile) are removed.
 decision decide_placeholders_checked(const world& w, const std::string& cluster, const std::vector<std::string>& checked,
                                      const std::set<std::string>& alive, time_us now);
+// Placeholders of clusters no longer in the config: nothing will ever check them again.
+decision decide_unconfigured_placeholders(const world& w, const std::vector<cluster_spec>& clusters);
 decision decide_submission_failed(const std::string& cluster, const std::string& image, const nlohmann::json& failure);
 // No event when nothing changes.
 decision decide_cluster_enabled(const world& w, const std::string& cluster, bool enabled, const std::string& reason);

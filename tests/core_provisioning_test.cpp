@@ -148,3 +148,17 @@ TEST(Provisioning, QueueBlockedReasons) {
   EXPECT_EQ(reason("pin-b-wrong-image"), "no_enabled_pinned_clusters");
   EXPECT_EQ(queue_blocked_reason(s.w, {}, s.w.jobs.at("plain")), "");  // no clusters configured: workers come by hand
 }
+
+TEST(Provisioning, PlaceholdersOfARemovedClusterAreDropped) {
+  scene s;
+  auto kept = spec("kept", {"img"}), gone = spec("gone", {"img"});
+  s.placeholder(kept, "p1", "img", "1");
+  s.placeholder(gone, "p2", "img", "2");
+  auto d = decide_unconfigured_placeholders(s.w, {kept});
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].stream, "worker/p2");
+  EXPECT_EQ(d.events[0].payload["reason"], "cluster_not_configured");
+  apply(s.w, d, s.now);
+  EXPECT_TRUE(decide_unconfigured_placeholders(s.w, {kept}).events.empty());
+  EXPECT_EQ(s.w.workers.at("p2").gone_reason, "cluster_not_configured");
+}
