@@ -4,7 +4,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -318,6 +320,133 @@ TEST_F(worker_e2e, FailedPayloadIsReportedWithoutACheckpoint) {
     if (e["event_type"] == "job.failed") detail = e["payload"].value("detail", "");
   EXPECT_NE(detail.find("exit code 3"), std::string::npos) << detail;
   EXPECT_NE(detail.find("boom"), std::string::npos) << "the payload log tail travels with the failure";
+  // Failure artifacts next to the bundle: the log and failure.json naming the (absent) manifest.
+  auto artifacts = dir / "bundle-f/.baton-failures/f/attempt-1";
+  EXPECT_EQ(j["latest_failure_artifact_path"], artifacts) << j;
+  EXPECT_NE(test::slurp(artifacts + "/baton-payload.log").find("boom"), std::string::npos);
+  auto info = json::parse(test::slurp(artifacts + "/failure.json"), nullptr, false);
+  ASSERT_TRUE(info.is_object());
+  EXPECT_EQ(info["exit_code"], 3);
+  EXPECT_TRUE(info["last_checkpoint_manifest_path"].is_null());
+}
+
+TEST_F(worker_e2e, FailureAfterAResumeNamesTheRestoredManifest) {
+  // Attempt 1 checkpoints and hands off; attempt 2 resumes and fails: its artifacts name the manifest it resumed from.
+  auto log = dir / "payload.log";
+  auto script = "if [ \"$BATON_ATTEMPT\" = 2 ]; then echo second-fails; exit 7; fi\n" + counting_script(40, 0.1, log);
+  create_job("fr", make_bundle("fr", script));
+  auto a = start_worker();
+  ASSERT_TRUE(wait_until([&] { return checkpointed_steps("fr") >= 2; }, 10s)) << a->err();
+  a->signal(SIGTERM);
+  ASSERT_EQ(test::exit_code(a->wait(10s)), 0) << a->err();
+  auto resumed_from = job("fr")["latest_checkpoint_manifest_path"];
+  ASSERT_TRUE(resumed_from.is_string());
+  auto bw = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(bw->wait(15s)), 0) << bw->err();
+  auto j = job("fr");
+  EXPECT_EQ(j["status"], "failed") << j;
+  auto artifacts = dir / "bundle-fr/.baton-failures/fr/attempt-2";
+  EXPECT_EQ(j["latest_failure_artifact_path"], artifacts) << j;
+  EXPECT_NE(test::slurp(artifacts + "/baton-payload.log").find("second-fails"), std::string::npos);
+  auto info = json::parse(test::slurp(artifacts + "/failure.json"), nullptr, false);
+  ASSERT_TRUE(info.is_object());
+  EXPECT_EQ(info["last_checkpoint_manifest_path"], resumed_from);
+  EXPECT_EQ(info["attempt"], 2);
+}
+
+TEST_F(worker_e2e, AllocationDeadlineHandsTheJobOffAndTheWorkerTakesNoMoreWork) {
+  auto log = dir / "payload.log";
+  create_job("d", make_bundle("d", counting_script(40, 0.1, log)));
+  auto epoch_now = [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  auto deadline = epoch_now() + 4;
+  auto a = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(deadline),
+                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  ASSERT_TRUE(wait_status("d", "running", 5s)) << a->err();
+  ASSERT_EQ(test::exit_code(a->wait(10s)), 0) << a->err();
+  auto exited_at = epoch_now();
+  EXPECT_GE(exited_at, deadline - 2) << "not before the margin";
+  EXPECT_LT(exited_at, deadline) << "handed off before the allocation ended";
+  EXPECT_EQ(status("d"), "queued") << job("d");
+  auto history = get(*op, "/jobs/d/history");
+  json started;
+  for (auto& e : history["events"])
+    if (e["event_type"] == "job.handoff_started") started = e["payload"];
+  ASSERT_TRUE(started.is_object()) << history;
+  EXPECT_EQ(started["reason"], "allocation_ending");
+  EXPECT_EQ(started["deadline_epoch_seconds"], deadline);
+  auto types = event_types("d");
+  EXPECT_NE(std::find(types.begin(), types.end(), "job.handoff_completed"), types.end());
+  int handed = checkpointed_steps("d");
+  EXPECT_GT(handed, 0);
+  auto gone = get(*op, "/workers?state=gone");
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0]["gone_reason"], "deregistered");
+
+  // A worker already inside its margin takes nothing (it does not even register).
+  auto c = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 1),
+                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  ASSERT_EQ(test::exit_code(c->wait(5s)), 0) << c->err();
+  EXPECT_EQ(status("d"), "queued");
+  auto after = event_types("d");
+  EXPECT_EQ(std::count(after.begin(), after.end(), "job.assigned"), 1) << "the late worker took nothing";
+
+  auto bw = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(bw->wait(15s)), 0) << bw->err();
+  EXPECT_EQ(status("d"), "completed") << bw->err();
+  auto starts = starts_in(test::slurp(log));
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[1], std::make_pair(handed, 2)) << "resumed from the handoff checkpoint";
+}
+
+TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {
+  auto log = dir / "payload.log";
+  auto sh = [](const std::string& cmd) { ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd; };
+  // Good: a .tar.gz with baton-job.json at the top.
+  auto src = make_bundle("tsrc", counting_script(3, 0.05, log));
+  fs::create_directories(dir / "tars");
+  sh("tar -czf " + dir / "tars/good.tar.gz" + " -C " + src + " baton-job.json run.sh");
+  // A member named ../evil.
+  fs::create_directories(dir / "mk/sub");
+  std::ofstream(dir / "mk/evil") << "EVIL";
+  fs::copy_file(src + "/baton-job.json", dir / "mk/sub/baton-job.json");
+  sh("cd " + dir / "mk/sub" + " && tar -cPf " + dir / "tars/dotdot.tar" + " baton-job.json ../evil");
+  // A symlink to /etc.
+  fs::create_directories(dir / "mk/link");
+  fs::copy_file(src + "/baton-job.json", dir / "mk/link/baton-job.json");
+  fs::create_symlink("/etc", dir / "mk/link/etc");
+  sh("tar -cf " + dir / "tars/symlink.tar" + " -C " + dir / "mk/link" + " baton-job.json etc");
+  create_job("tg", dir / "tars/good.tar.gz");
+  create_job("tdot", dir / "tars/dotdot.tar");
+  create_job("tlink", "file://" + dir / "tars/symlink.tar");
+  auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(w->wait(20s)), 0) << w->err();
+
+  EXPECT_EQ(status("tg"), "completed") << job("tg") << "\n" << w->err();
+  EXPECT_EQ(job("tg")["latest_checkpoint_manifest_path"],
+            dir / "tars/.baton-checkpoints/tg/manifest-attempt-1.json") << "checkpoints go beside the archive";
+  EXPECT_EQ(checkpointed_steps("tg"), 3);
+  auto failure_detail = [&](const std::string& id) {
+    auto history = get(*op, "/jobs/" + id + "/history");
+    for (auto& e : history["events"])
+      if (e["event_type"] == "job.failed") return e["payload"].value("detail", "");
+    return std::string();
+  };
+  for (auto [id, member] : {std::pair{"tdot", "../evil"}, std::pair{"tlink", "etc"}}) {
+    auto j = job(id);
+    EXPECT_EQ(j["status"], "failed") << j;
+    EXPECT_EQ(j["failure_reason"], "invalid_bundle") << j;
+    auto detail = failure_detail(id);
+    EXPECT_NE(detail.find("'" + std::string(member) + "'"), std::string::npos) << detail;
+    std::cout << "[ info ] " << id << " refused: " << detail << "\n";
+    EXPECT_FALSE(fs::exists(dir / ("work-1/" + std::string(id) + "-attempt-1"))) << "nothing unpacked";
+  }
+  EXPECT_FALSE(fs::exists(dir / "work-1/evil"));
+  EXPECT_FALSE(fs::exists(dir / "evil"));
+  EXPECT_FALSE(fs::exists(dir / "tars/evil"));
+  EXPECT_EQ(starts_in(test::slurp(log)).size(), 1u) << "only the good archive ran";
+  for (auto& e : fs::directory_iterator(dir / "work-1")) ADD_FAILURE() << "left in the work dir: " << e.path();
 }
 
 TEST_F(worker_e2e, FrozenWorkerThatWasReapedDropsItsRunAndRegistersAgain) {
@@ -367,6 +496,32 @@ TEST(worker_pure, JobSpecAndBundlePaths) {
   EXPECT_EQ(worker::resolve_bundle_dir("/data/b"), "/data/b");
   EXPECT_FALSE(worker::resolve_bundle_dir("s3://bucket/b"));
   EXPECT_FALSE(worker::resolve_bundle_dir("relative/b"));
+}
+
+TEST(worker_pure, TarListingChecks) {
+  std::vector<std::string> v = {"drwxr-xr-x u/g 0 2026-11-23 01:35 ./",
+                                "-rw-r--r-- u/g 2 2026-11-23 01:35 ./baton-job.json",
+                                "-rw-r--r-- u/g 2 2026-11-23 01:35 ./sub/a b"};
+  std::vector<std::string> n = {"./", "./baton-job.json", "./sub/a b"};
+  EXPECT_EQ(worker::check_tar_listing(v, n), "");
+  auto with = [&](const std::string& line, const std::string& name) {
+    auto vv = v, nn = n;
+    vv.push_back(line);
+    nn.push_back(name);
+    return worker::check_tar_listing(vv, nn);
+  };
+  EXPECT_NE(with("-rw-r--r-- u/g 2 2026-11-23 01:35 /etc/x", "/etc/x").find("absolute"), std::string::npos);
+  EXPECT_NE(with("-rw-r--r-- u/g 2 2026-11-23 01:35 a/../../x", "a/../../x").find("'..'"), std::string::npos);
+  EXPECT_NE(with("lrwxrwxrwx u/g 0 2026-11-23 01:35 l -> /etc", "l").find("symlink (-> /etc)"), std::string::npos);
+  EXPECT_NE(with("hrw-r--r-- u/g 0 2026-11-23 01:35 h link to a", "h").find("hardlink"), std::string::npos);
+  EXPECT_NE(with("crw-r--r-- u/g 1,3 2026-11-23 01:35 null", "null").find("device"), std::string::npos);
+  EXPECT_NE(with("prw-r--r-- u/g 0 2026-11-23 01:35 f", "f").find("fifo"), std::string::npos);
+  EXPECT_NE(worker::check_tar_listing({v[0]}, n), "") << "listings that disagree are refused";
+  EXPECT_NE(worker::check_tar_listing({}, {}), "") << "an empty archive is refused";
+  EXPECT_TRUE(worker::is_tar_path("/x/b.tar"));
+  EXPECT_TRUE(worker::is_tar_path("/x/b.tar.gz"));
+  EXPECT_TRUE(worker::is_tar_path("/x/b.tgz"));
+  EXPECT_FALSE(worker::is_tar_path("/x/b.zip"));
 }
 
 TEST(worker_pure, GlobsBackoffProgressProvider) {

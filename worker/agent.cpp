@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 namespace baton::worker {
@@ -33,6 +36,12 @@ bool agent::stopping() {
 bool agent::lost() {
   std::lock_guard<std::mutex> lock(m_);
   return !lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id;
+}
+
+double agent::seconds_until_handoff() const {
+  if (cfg_.allocation_deadline <= 0) return std::numeric_limits<double>::infinity();
+  double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return static_cast<double>(cfg_.allocation_deadline) - cfg_.handoff_margin_seconds - now;
 }
 
 bool agent::interruptible_sleep(double seconds) {
@@ -85,6 +94,11 @@ int agent::poll_loop() {
   auto idle_since = std::chrono::steady_clock::now();
   int failures = 0;
   while (!stopping()) {
+    if (inside_handoff_margin()) {  // no new work this close to the allocation's end
+      spdlog::info("within {} s of the allocation deadline {}; taking no more work", cfg_.handoff_margin_seconds,
+                   cfg_.allocation_deadline);
+      break;
+    }
     if (lost()) {
       spdlog::warn("batond no longer knows worker {}; registering again", current_session().worker_id);
       if (!register_worker()) return stopping() ? 0 : 1;
@@ -143,13 +157,21 @@ int agent::poll_loop() {
       break;
     }
     spdlog::debug("no job available ({}); polling again in {} s", reason, cfg_.idle_poll_seconds);
-    interruptible_sleep(cfg_.idle_poll_seconds);
+    interruptible_sleep(std::min(cfg_.idle_poll_seconds, std::max(0.0, seconds_until_handoff())));
   }
   return 0;
 }
 
 int agent::run() {
   spdlog::info("baton-worker starting: batond {}, image {}, work dir {}", cfg_.url, cfg_.worker_image_key, cfg_.work_dir);
+  if (cfg_.allocation_deadline > 0) {
+    spdlog::info("allocation ends at epoch {} ({:.0f} s from now); proactive handoff {} s before", cfg_.allocation_deadline,
+                 seconds_until_handoff() + cfg_.handoff_margin_seconds, cfg_.handoff_margin_seconds);
+    if (inside_handoff_margin()) {
+      spdlog::info("already within the handoff margin; not registering");
+      return 0;
+    }
+  }
   if (!register_worker()) return stopping() ? 0 : 1;
   std::thread heartbeat([this] { heartbeat_loop(); });
   int rc = poll_loop();

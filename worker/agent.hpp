@@ -21,7 +21,7 @@ enum class job_outcome {
   finished,    // complete or fail reported (or queued for a retry)
   cancelled,   // payload stopped; the next poll closes the cancel
   lost,        // batond no longer counts this worker (404) or the job moved on: register again
-  handed_off,  // SIGTERM: checkpointed and handed back; the worker exits
+  handed_off,  // SIGTERM or the allocation ends: checkpointed and handed back; the worker exits
   refused,     // not started (bad bundle, failed restore...), reported as failed
 };
 
@@ -42,6 +42,10 @@ class agent {
   session current_session();
   bool stopping();
   bool lost();
+  // Seconds until the proactive handoff margin starts (deadline - margin - now); +inf without a
+  // deadline, <= 0 once inside the margin.
+  double seconds_until_handoff() const;
+  bool inside_handoff_margin() const { return seconds_until_handoff() <= 0; }
   // Waits up to `seconds`; false if interrupted by stop, a cancel of the running job or a lost session.
   bool interruptible_sleep(double seconds);
 
@@ -56,6 +60,9 @@ class agent {
   bool checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir,
                         const job_spec& spec, bool final);
   void finish_report(const std::string& job_id, const std::string& action, const nlohmann::json& body);
+  // Stops nothing: sends handoff/start (with reason and extra fields) and handoff/complete.
+  void report_handoff(const std::string& job_id, const checkpoint_store& store, const std::string& progress_path,
+                      nlohmann::json start);
 
   worker_config cfg_;
   gpu_info gpu_;

@@ -24,6 +24,8 @@ std::string finalize(worker_config& c) {
   if (!(c.checkpoint_seconds > 0)) return "checkpoint interval must be positive";
   if (!(c.idle_poll_seconds > 0)) return "idle poll interval must be positive";
   if (c.kill_grace_seconds < 0) return "kill grace must not be negative";
+  if (!(c.handoff_margin_seconds >= 0)) return "handoff margin must not be negative";
+  if (c.allocation_deadline < 0) return "allocation deadline must be epoch seconds (0 = none)";
   if (c.retry_attempts < 1) return "retry attempts must be at least 1";
   if (c.work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -58,6 +60,12 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
       ->envname("BATON_CHECKPOINT_SECONDS")->capture_default_str();
   app.add_option("--kill-grace-seconds", c.kill_grace_seconds, "SIGTERM to SIGKILL grace for the payload")
       ->envname("BATON_KILL_GRACE_SECONDS")->capture_default_str();
+  app.add_option("--handoff-margin-seconds", c.handoff_margin_seconds,
+                 "hand the running job off this long before the allocation deadline")
+      ->envname("BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS")->capture_default_str();
+  app.add_option("--allocation-deadline", c.allocation_deadline,
+                 "epoch seconds when the Slurm allocation ends (0 = none)")
+      ->envname("BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS")->capture_default_str();
   app.add_option("--retry-base-seconds", c.retry_base_seconds, "first retry delay (doubles each time)")
       ->envname("BATON_RETRY_BASE_SECONDS")->capture_default_str();
   app.add_option("--retry-max-seconds", c.retry_max_seconds, "retry delay cap")

@@ -1,5 +1,6 @@
 #pragma once
 // baton-worker settings: command-line flags, each with an environment fallback (CLI11 envname).
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,8 @@ struct worker_config {
   std::string work_dir;                  // per-assignment working dirs go below this
   double checkpoint_seconds = 30;
   double kill_grace_seconds = 10;        // SIGTERM -> SIGKILL for the payload's process group
+  double handoff_margin_seconds = 600;   // hand the job off this long before the allocation ends
+  int64_t allocation_deadline = 0;       // epoch seconds when the Slurm allocation ends; 0 = none
   double retry_base_seconds = 1, retry_max_seconds = 30;
   int retry_attempts = 8;
   bool keep_work_dirs = false;

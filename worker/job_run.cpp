@@ -1,5 +1,6 @@
-// One assignment: bundle -> working dir, restore the checkpoint, run the payload under
-// supervision (checkpoint ticks, cancel, SIGTERM handoff, lost session), report the end.
+// One assignment: bundle (dir or tar) -> working dir, restore the checkpoint, run the payload under
+// supervision (checkpoint ticks, cancel, SIGTERM or allocation-deadline handoff, lost session),
+// report the end (with failure artifacts for a failed payload).
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -47,6 +48,34 @@ bool already_done(const api_result& r, const std::string& wanted) {
   return r.status == 409 && r.body.is_object() && r.body.value("current_status", "") == wanted;
 }
 
+// Copies the payload log (its last 16 MiB at most) and writes failure.json (which names the last
+// checkpoint manifest) into <home>/.baton-failures/<job>/attempt-<n>/. Best effort: returns the
+// directory, or "" if it could not be written.
+std::string save_failure_artifacts(const std::string& home, const std::string& job_id, int attempt,
+                                   const std::string& log_path, const json& info) {
+  const std::uintmax_t cap = 16u << 20;
+  auto dir = (fs::path(home) / failures_subdir / job_id / ("attempt-" + std::to_string(attempt))).string();
+  try {
+    fs::create_directories(dir);
+    std::ifstream in(log_path, std::ios::binary);
+    std::ofstream out(fs::path(dir) / "baton-payload.log", std::ios::binary | std::ios::trunc);
+    std::error_code ec;
+    auto size = fs::file_size(log_path, ec);
+    if (in && !ec && size > cap) in.seekg(static_cast<std::streamoff>(size - cap));
+    if (in) out << in.rdbuf();
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + dir + "/baton-payload.log");
+    json j = info;
+    j["log_truncated_to_last_bytes"] = (!ec && size > cap) ? json(cap) : json(nullptr);
+    write_atomically((fs::path(dir) / "failure.json").string(), j.dump(2) + "\n");
+    spdlog::info("job {}: failure artifacts in {}", job_id, dir);
+    return dir;
+  } catch (const std::exception& e) {
+    spdlog::warn("job {}: cannot save failure artifacts in {}: {}", job_id, dir, e.what());
+    return "";
+  }
+}
+
 }  // namespace
 
 job_outcome agent::refuse_job(const std::string& job_id, const std::string& reason, const std::string& detail) {
@@ -66,6 +95,27 @@ void agent::finish_report(const std::string& job_id, const std::string& action, 
   } else {
     spdlog::warn("job {}: {} refused: {}", job_id, action, r.describe());
   }
+}
+
+void agent::report_handoff(const std::string& job_id, const checkpoint_store& store, const std::string& progress_path,
+                           json start) {
+  auto progress = read_progress(progress_path);
+  start["progress_codes"] = json::array();
+  if (progress) start["progress"] = *progress;
+  auto hs = api_.job_action(current_session(), job_id, "handoff/start", start, false);
+  if (!hs.ok()) {
+    spdlog::warn("job {}: handoff/start failed: {}; deregistering requeues it", job_id, hs.describe());
+    return;
+  }
+  json done = json::object();
+  if (!store.manifest_path().empty()) done["checkpoint_manifest_path"] = store.manifest_path();
+  if (progress) done["progress"] = *progress;
+  auto hc = api_.job_action(current_session(), job_id, "handoff/complete", done, false);
+  if (hc.ok())
+    spdlog::info("job {}: handed off ({}; manifest {})", job_id, start.value("reason", ""),
+                 store.manifest_path().empty() ? "unchanged" : store.manifest_path());
+  else
+    spdlog::warn("job {}: handoff/complete failed: {}; deregistering requeues it", job_id, hc.describe());
 }
 
 bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir,
@@ -124,28 +174,52 @@ job_outcome agent::run_job(const json& a) {
   spdlog::info("job {}: assigned (attempt {}, bundle {}, resume from {})", job_id, attempt, bundle_path,
                resume_from.empty() ? "scratch" : resume_from);
 
-  // Bundle and spec.
+  // Bundle: a directory (copied) or a tar archive (checked, then unpacked) into the working dir.
   auto bundle = resolve_bundle_dir(bundle_path);
   if (!bundle) return refuse_job(job_id, "bundle_unavailable", "input_bundle_path must be an absolute path or file:// URL: " + bundle_path);
-  if (std::error_code ec; !fs::is_directory(*bundle, ec))
-    return refuse_job(job_id, "bundle_unavailable", "bundle directory " + *bundle + " is not readable here");
-  job_spec spec;
-  try {
-    spec = parse_job_spec(read_text((fs::path(*bundle) / job_spec_file).string()));
-  } catch (const std::exception& e) {
-    return refuse_job(job_id, "invalid_bundle", e.what());
+  std::error_code sec;
+  auto bundle_status = fs::status(*bundle, sec);
+  bool is_tar = fs::is_regular_file(bundle_status) && is_tar_path(*bundle);
+  if (!is_tar && !fs::is_directory(bundle_status)) {
+    if (fs::is_regular_file(bundle_status))
+      return refuse_job(job_id, "invalid_bundle", "bundle " + *bundle + " is neither a directory nor a .tar/.tar.gz/.tgz archive");
+    return refuse_job(job_id, "bundle_unavailable", "bundle " + *bundle + " is not readable here");
   }
+  // Checkpoints and failure artifacts live next to the bundle: in its dir, or beside the archive.
+  auto home = is_tar ? fs::path(*bundle).parent_path().string() : *bundle;
   auto workdir = (fs::path(cfg_.work_dir) / (job_id + "-attempt-" + std::to_string(attempt))).string();
+  auto refuse_clean = [&](const std::string& reason, const std::string& detail) {
+    if (!cfg_.keep_work_dirs) {
+      std::error_code ec;
+      fs::remove_all(workdir, ec);
+    }
+    return refuse_job(job_id, reason, detail);
+  };
   try {
     fs::remove_all(workdir);
-    copy_bundle(*bundle, workdir);
+    if (is_tar)
+      unpack_tar_bundle(*bundle, workdir, workdir + ".bundle");
+    else
+      copy_bundle(*bundle, workdir);
+  } catch (const invalid_bundle& e) {
+    return refuse_clean("invalid_bundle", e.what());
   } catch (const std::exception& e) {
-    return refuse_job(job_id, "bundle_unavailable", e.what());
+    return refuse_clean("bundle_unavailable", e.what());
   }
-  spdlog::info("job {}: bundle copied to {}", job_id, workdir);
+  spdlog::info("job {}: bundle {} to {}", job_id, is_tar ? "unpacked" : "copied", workdir);
+  job_spec spec;
+  auto spec_path = fs::path(workdir) / job_spec_file;
+  if (std::error_code ec; !fs::is_regular_file(fs::symlink_status(spec_path, ec)))
+    return refuse_clean("invalid_bundle", std::string(job_spec_file) + " is missing from the top of " +
+                                              (is_tar ? "the archive " : "the bundle ") + *bundle);
+  try {
+    spec = parse_job_spec(read_text(spec_path.string()));
+  } catch (const std::exception& e) {
+    return refuse_clean("invalid_bundle", e.what());
+  }
 
   // Checkpoint location on the shared filesystem, and the restore.
-  auto ckdir = (fs::path(*bundle) / checkpoint_subdir / job_id).string();
+  auto ckdir = (fs::path(home) / checkpoint_subdir / job_id).string();
   checkpoint_store store(ckdir, job_id, attempt, s.worker_id);
   try {
     fs::create_directories(ckdir);
@@ -154,11 +228,12 @@ job_outcome agent::run_job(const json& a) {
       spdlog::info("job {}: restored {} checkpoint file(s) from {}", job_id, store.current().files.size(), resume_from);
     }
   } catch (const std::exception& e) {
-    return refuse_job(job_id, "checkpoint_hydration_failed", e.what());  // never silently start from scratch
+    return refuse_clean("checkpoint_hydration_failed", e.what());  // never silently start from scratch
   }
 
-  if (stopping()) {  // SIGTERM before the payload ran: deregistering hands the job straight back
-    spdlog::info("job {}: shutdown requested before start; giving it back", job_id);
+  if (stopping() || inside_handoff_margin()) {  // before the payload ran: deregistering hands the job straight back
+    spdlog::info("job {}: {} before start; giving it back", job_id,
+                 stopping() ? "shutdown requested" : "the allocation is ending");
     if (!cfg_.keep_work_dirs) fs::remove_all(workdir);
     return job_outcome::handed_off;
   }
@@ -181,7 +256,7 @@ job_outcome agent::run_job(const json& a) {
   try {
     p.emplace(ls);
   } catch (const std::exception& e) {
-    return refuse_job(job_id, "payload_start_failed", e.what());
+    return refuse_clean("payload_start_failed", e.what());
   }
   {
     std::lock_guard<std::mutex> lock(m_);
@@ -226,9 +301,19 @@ job_outcome agent::run_job(const json& a) {
         // No checkpoint from a failed payload (ADR-0004; RelayMD uploads one anyway).
         auto log_tail = tail_of(ls.log_path, 1500);
         spdlog::warn("job {}: payload exited with code {}", job_id, code);
-        finish_report(job_id, "fail",
-                      {{"reason", "payload_failed"},
-                       {"detail", "exit code " + std::to_string(code) + "; payload log tail:\n" + log_tail}});
+        json fail = {{"reason", "payload_failed"},
+                     {"detail", "exit code " + std::to_string(code) + "; payload log tail:\n" + log_tail}};
+        auto last_manifest = store.manifest_path().empty() ? resume_from : store.manifest_path();
+        auto artifacts = save_failure_artifacts(home, job_id, attempt, ls.log_path,
+                                                {{"job_id", job_id},
+                                                 {"attempt", attempt},
+                                                 {"worker_id", s.worker_id},
+                                                 {"reason", "payload_failed"},
+                                                 {"exit_code", code},
+                                                 {"last_checkpoint_manifest_path",
+                                                  last_manifest.empty() ? json(nullptr) : json(last_manifest)}});
+        if (!artifacts.empty()) fail["failure_artifact_path"] = artifacts;
+        finish_report(job_id, "fail", fail);
       }
       cleanup();
       return job_outcome::finished;
@@ -253,23 +338,21 @@ job_outcome agent::run_job(const json& a) {
       int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
       spdlog::info("job {}: payload stopped (code {})", job_id, code);
       checkpoint_cycle(job_id, store, workdir, spec, true);
-      auto progress = read_progress(progress_path);
-      json start = {{"reason", "worker_shutdown"}, {"progress_codes", json::array()},
-                    {"message", "baton-worker received SIGTERM"}};
-      if (progress) start["progress"] = *progress;
-      auto hs = api_.job_action(current_session(), job_id, "handoff/start", start, false);
-      if (hs.ok()) {
-        json done = json::object();
-        if (!store.manifest_path().empty()) done["checkpoint_manifest_path"] = store.manifest_path();
-        if (progress) done["progress"] = *progress;
-        auto hc = api_.job_action(current_session(), job_id, "handoff/complete", done, false);
-        if (hc.ok())
-          spdlog::info("job {}: handed off (manifest {})", job_id, store.manifest_path().empty() ? "unchanged" : store.manifest_path());
-        else
-          spdlog::warn("job {}: handoff/complete failed: {}; deregistering requeues it", job_id, hc.describe());
-      } else {
-        spdlog::warn("job {}: handoff/start failed: {}; deregistering requeues it", job_id, hs.describe());
-      }
+      report_handoff(job_id, store, progress_path,
+                     {{"reason", "worker_shutdown"}, {"message", "baton-worker received SIGTERM"}});
+      cleanup();
+      return job_outcome::handed_off;
+    }
+    if (inside_handoff_margin()) {
+      spdlog::info("job {}: the allocation ends at epoch {}, within the {} s margin; stopping the payload for a handoff",
+                   job_id, cfg_.allocation_deadline, cfg_.handoff_margin_seconds);
+      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      spdlog::info("job {}: payload stopped (code {})", job_id, code);
+      checkpoint_cycle(job_id, store, workdir, spec, true);
+      report_handoff(job_id, store, progress_path,
+                     {{"reason", "allocation_ending"},
+                      {"deadline_epoch_seconds", cfg_.allocation_deadline},
+                      {"message", "the Slurm allocation ends within " + std::to_string(static_cast<int64_t>(cfg_.handoff_margin_seconds)) + " s"}});
       cleanup();
       return job_outcome::handed_off;
     }
