@@ -103,6 +103,7 @@ class cycle_runner {
     v.nodes = c.nodes;
     v.ntasks = c.ntasks;
     v.sigterm_margin_seconds = c.sigterm_margin_seconds;
+    v.handoff_margin_seconds = c.handoff_margin_seconds;
     v.daemon_url = o_.daemon_url;
     v.api_token = o_.api_token;
     v.cluster_name = c.name;

@@ -15,7 +15,7 @@ const std::set<std::string> cluster_keys = {
     "name", "extends", "is_template", "partition", "account", "qos", "gres", "memory", "memory_per_gpu",
     "wall_time", "log_directory", "nodes", "ntasks", "gpu_type", "gpu_count", "strategy", "jit_threshold_hours",
     "max_pending_jobs", "ssh_host", "ssh_user", "ssh_key_file", "ssh_port", "ssh_options", "submit_timeout_seconds",
-    "query_timeout_seconds", "sigterm_margin_seconds", "worker_command", "worker_images", "template"};
+    "query_timeout_seconds", "sigterm_margin_seconds", "handoff_margin_seconds", "worker_command", "worker_images", "template"};
 
 // Values that end up in #SBATCH lines: Slurm reads them without a shell, so the only way to
 // inject is a newline or a space-separated extra option; allow none of that.
@@ -64,6 +64,7 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_int(n, p, "submit_timeout_seconds", 1, 3600, c.submit_timeout_seconds);
   read_int(n, p, "query_timeout_seconds", 1, 3600, c.query_timeout_seconds);
   read_int(n, p, "sigterm_margin_seconds", 0, 86400, c.sigterm_margin_seconds);
+  read_int(n, p, "handoff_margin_seconds", 0, 86400, c.handoff_margin_seconds);
   read_string(n, p, "worker_command", c.worker_command);
   read_string(n, p, "template", c.template_path);
   if (auto imgs = n["worker_images"]) {
@@ -103,6 +104,10 @@ void validate(cluster_config& c, const std::string& p, const std::string& config
     throw key_error{join(p, "memory_per_gpu"), "give memory or memory_per_gpu, not both"};
   if (c.strategy != "reactive" && c.strategy != "continuous" && c.strategy != "jit_threshold")
     throw key_error{join(p, "strategy"), "expected reactive, continuous or jit_threshold, got '" + c.strategy + "'"};
+  if (c.handoff_margin_seconds > 0 && c.handoff_margin_seconds <= c.sigterm_margin_seconds)
+    throw key_error{join(p, "handoff_margin_seconds"),
+                    std::to_string(c.handoff_margin_seconds) + " is not above sigterm_margin_seconds (" +
+                        std::to_string(c.sigterm_margin_seconds) + "): Slurm would stop the worker first (0 leaves it to Slurm's SIGTERM)"};
   if (c.worker_command.find('\n') != std::string::npos)
     throw key_error{join(p, "worker_command"), "must be one line"};
   if (!c.template_path.empty()) {
@@ -126,7 +131,9 @@ std::vector<cluster_config> parse_clusters(const YAML::Node& list, const std::st
   std::vector<raw_entry> raw;
   std::map<std::string, size_t> by_name;
   for (size_t i = 0; i < list.size(); ++i) {
-    raw_entry e{list[i], "clusters[" + std::to_string(i) + "]"};
+    raw_entry e;
+    e.node = list[i];
+    e.prefix = "clusters[" + std::to_string(i) + "]";
     check_known_keys(e.node, e.prefix, cluster_keys);
     read_string(e.node, e.prefix, "name", e.name);
     if (!name_safe(e.name)) throw key_error{join(e.prefix, "name"), "required: letters, digits, '_', '-' and '.' only"};

@@ -42,6 +42,7 @@ export BATON_WORKER_IMAGE_KEY={{{image_key_q}}}
 export BATON_PLACEHOLDER_ID={{{placeholder_id_q}}}
 export BATON_PLATFORM=hpc
 export BATON_HEARTBEAT_SECONDS={{heartbeat_seconds}}
+export BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS={{handoff_margin_seconds}}
 # The allocation's end, so the worker can hand off before Slurm's own SIGTERM.
 end=$(squeue -j "$SLURM_JOB_ID" -h -o %e 2>/dev/null || true)
 if [ -n "$end" ] && deadline=$(date -d "$end" +%s 2>/dev/null); then
@@ -49,7 +50,8 @@ if [ -n "$end" ] && deadline=$(date -d "$end" +%s 2>/dev/null); then
 fi
 {{#apptainer_image_q}}
 for v in BATON_URL BATON_API_TOKEN BATON_CLUSTER_NAME BATON_WORKER_IMAGE_KEY BATON_PLACEHOLDER_ID BATON_PLATFORM \
-         BATON_HEARTBEAT_SECONDS BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS SLURM_JOB_ID; do
+         BATON_HEARTBEAT_SECONDS BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS \
+         SLURM_JOB_ID; do
   if [ -n "${!v:-}" ]; then export "APPTAINERENV_$v=${!v}"; fi
 done
 exec apptainer exec --nv --cleanenv --bind /tmp:/tmp {{{apptainer_image_q}}} /bin/sh -c {{{worker_command_q}}}
@@ -81,6 +83,7 @@ data values_of(const script_values& v, const std::string& token) {
   d.set("ntasks", std::to_string(v.ntasks));
   d.set("sigterm_margin_seconds", std::to_string(v.sigterm_margin_seconds));
   d.set("heartbeat_seconds", std::to_string(v.heartbeat_seconds));
+  d.set("handoff_margin_seconds", std::to_string(v.handoff_margin_seconds));
   d.set("daemon_url_q", shell_quote(v.daemon_url));
   d.set("api_token_q", shell_quote(token));
   d.set("cluster_name_q", shell_quote(v.cluster_name));

@@ -101,6 +101,12 @@ TEST(ConfigClusters, ErrorsNameTheEntryAndKey) {
   EXPECT_EQ(error_of("clusters:\n  - {name: a, partition: p, memory: 4G, memory_per_gpu: 2G, worker_images: {d: {}}}\n").key,
             "clusters[0].memory_per_gpu");
   EXPECT_EQ(error_of("provisioning: {interval_seconds: 0}\n").key, "provisioning.interval_seconds");
+  auto margin = error_of("clusters:\n  - {name: a, partition: p, sigterm_margin_seconds: 300, handoff_margin_seconds: 200, "
+                         "worker_images: {d: {}}}\n");
+  EXPECT_EQ(margin.key, "clusters[0].handoff_margin_seconds");
+  EXPECT_NE(margin.message.find("sigterm_margin_seconds (300)"), std::string::npos) << margin.message;
+  EXPECT_EQ(ok("clusters:\n  - {name: a, partition: p, handoff_margin_seconds: 0, worker_images: {d: {}}}\n")
+                .clusters.at(0).handoff_margin_seconds, 0);
 }
 
 TEST(ConfigClusters, DirectiveValuesCannotSmuggleOptionsOrLines) {

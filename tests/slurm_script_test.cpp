@@ -58,6 +58,7 @@ TEST(SbatchScript, HostileValuesInEveryInjectedFieldStayInert) {
     s.image_key = v;
     s.placeholder_id = v;
     s.worker_command = "env -0";
+    s.handoff_margin_seconds = 900;
     auto r = render_script(default_template, s);
     ASSERT_TRUE(r.error.empty()) << r.error;
     std::ofstream(dir / "job.sh") << r.text;
@@ -71,6 +72,7 @@ TEST(SbatchScript, HostileValuesInEveryInjectedFieldStayInert) {
     EXPECT_EQ(env["BATON_CLUSTER_NAME"], v);
     EXPECT_EQ(env["BATON_WORKER_IMAGE_KEY"], v);
     EXPECT_EQ(env["BATON_PLACEHOLDER_ID"], v);
+    EXPECT_EQ(env["BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS"], "900");
     EXPECT_FALSE(std::filesystem::exists(dir / "CANARY")) << v;
   }
 }
