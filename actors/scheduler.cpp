@@ -5,6 +5,7 @@
 #include <iterator>
 #include <spdlog/spdlog.h>
 
+#include "actors/idle_poll_view.hpp"
 #include "events/payload.hpp"
 
 namespace baton::actors {
@@ -32,6 +33,7 @@ struct scheduler_state {
   std::vector<events::append_command> unflushed;
   std::vector<awaiting_write> awaiting;
   bool flush_scheduled = false;
+  std::shared_ptr<idle_poll_view> idle_view;  // kept in step with the world, for the HTTP threads
   static inline const char* name = "scheduler";
 };
 
@@ -53,6 +55,26 @@ std::vector<events::append_command> to_commands(const core::decision& d, core::t
     out.back().events.push_back({e.type, 1, events::to_payload(e.payload)});
   }
   return out;
+}
+
+// Workers whose idle-poll answer a decision may change: its worker streams, and the workers
+// its job events give a job to or take one from (call before and after applying it).
+void note_touched(const core::world& w, const core::decision& d, std::vector<std::string>& out) {
+  for (const auto& e : d.events) {
+    if (e.stream.rfind("worker/", 0) == 0) {
+      out.push_back(e.stream.substr(7));
+    } else if (e.stream.rfind("job/", 0) == 0) {
+      const core::job* j = w.find_job(e.stream.substr(4));
+      if (j && !j->assigned_worker_id.empty()) out.push_back(j->assigned_worker_id);
+    }
+  }
+}
+
+// Applies a decision to the world and brings the idle-poll view along.
+void apply_decision(self_ptr self, const core::decision& d, core::time_us now, std::vector<std::string>& touched) {
+  note_touched(self->state.world, d, touched);
+  core::apply(self->state.world, d, now);
+  note_touched(self->state.world, d, touched);
 }
 
 void track_leases(self_ptr self, const api_command& c, const api_reply& reply, core::time_us now) {
@@ -118,22 +140,26 @@ void execute(self_ptr self, api_command& c, deliver_fn deliver) {
   auto now = st.clock();
   core::decision all;
   handled h;
+  std::vector<std::string> touched;
   for (int round = 0; round < 2; ++round) {
     h = handle(st.world, st.leases, st.settings, c, now);
     if (h.decision.error) break;
-    core::apply(st.world, h.decision, now);
+    apply_decision(self, h.decision, now, touched);
     all.events.insert(all.events.end(), std::make_move_iterator(h.decision.events.begin()),
                       std::make_move_iterator(h.decision.events.end()));
     if (!h.again) break;
   }
   if (h.decision.error && all.events.empty()) return deliver(std::move(h.reply));
   track_leases(self, c, h.reply, now);
+  if (c.kind == op::heartbeat && h.reply.status < 300) touched.push_back(c.target);
+  st.idle_view->update(st.world, st.leases, touched, !all.events.empty());
   if (all.events.empty()) return deliver(std::move(h.reply));
   persist(self, all, now, c.actor, c.request_id, std::move(deliver), std::move(h.reply));
 }
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, lease_table leases,
-                                         scheduler_settings settings, clock_fn clock) {
+                                         scheduler_settings settings, clock_fn clock,
+                                         std::shared_ptr<idle_poll_view> idle_view) {
   auto& st = self->state;
   st.log = std::move(log);
   st.world = std::move(world);
@@ -142,6 +168,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   auto now = st.clock();
   for (const auto& [id, w] : st.world.workers)
     if (!w.gone && !w.placeholder) st.leases.touch(id, leases.count(id) ? leases.at(id) : now);
+  st.idle_view = idle_view ? std::move(idle_view) : std::make_shared<idle_poll_view>(settings);
+  st.idle_view->rebuild(st.world, st.leases);
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   return {
       [self](command_atom, api_command& c) -> caf::result<api_reply> {
@@ -161,9 +189,11 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         auto now = st.clock();
         auto d = reap(st.world, st.leases, st.settings, now);
         if (d.events.empty()) return;
-        core::apply(st.world, d, now);
+        std::vector<std::string> touched;
+        apply_decision(self, d, now, touched);
         for (const auto& e : d.events)
           if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
+        st.idle_view->update(st.world, st.leases, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});
       },
@@ -185,8 +215,9 @@ std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command co
 }
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
-                                scheduler_settings settings, clock_fn clock) {
-  return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock));
+                                scheduler_settings settings, clock_fn clock, std::shared_ptr<idle_poll_view> idle_view) {
+  return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock),
+                   std::move(idle_view));
 }
 
 }  // namespace baton::actors

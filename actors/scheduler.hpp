@@ -44,10 +44,14 @@ std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command co
 
 using clock_fn = std::function<core::time_us()>;
 
+class idle_poll_view;
+
 // world: the state recovered from the log. leases: last heartbeats saved by the previous
-// clean stop (workers missing from it count from now); see lease_grace_from_us.
+// clean stop (workers missing from it count from now); see lease_grace_from_us. idle_view
+// (optional): the read model the HTTP threads answer idle polls from; the scheduler fills it.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
-                                scheduler_settings settings, clock_fn clock);
+                                scheduler_settings settings, clock_fn clock,
+                                std::shared_ptr<idle_poll_view> idle_view = nullptr);
 
 }  // namespace baton::actors
 

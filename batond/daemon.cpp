@@ -123,12 +123,13 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_max_replicas = settings.salad.max_replicas;
     actors::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
-    auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us);
+    auto idle_view = std::make_shared<actors::idle_poll_view>(sched);
+    auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us, idle_view);
     http::http_server server({settings.listen.host, settings.listen.port, settings.http_threads,
                               settings.keep_alive_max});
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log);
-    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store});
+    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us});
     int port = 0;
     try {
       port = server.start();

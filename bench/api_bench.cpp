@@ -190,11 +190,13 @@ int main(int argc, char** argv) {
   std::vector<size_t> order(workers);
   for (size_t k = 0; k < workers; ++k) order[k] = k;
   std::shuffle(order.begin(), order.end(), std::mt19937(42));
+  std::fprintf(stderr, "phase: assigning\n");  // markers for profiling a phase (perf record -p)
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     size_t k = i * conns + t;
     if (k >= workers) return -1;
     return poll(c, order[k], "\"assigned\"");
   });
+  std::fprintf(stderr, "phase: idle\n");
   auto idle = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     return poll(c, workers + (i * conns + t) % idle_workers, "no_job_available");
   });

@@ -57,6 +57,19 @@ bool authenticate(const api_context& ctx, const httplib::Request& req, httplib::
   return true;
 }
 
+// A poll the scheduler would answer with no job and no event: answered here, on the HTTP
+// thread, from the scheduler's read model (actors/idle_poll_view.hpp).
+bool answered_from_view(const api_context& ctx, const api_command& c, httplib::Response& res) {
+  if (!ctx.idle_view || !ctx.clock) return false;
+  if (!c.caller_worker.empty() && c.caller_worker != c.target) return false;  // the scheduler says 403
+  if (!ctx.idle_view->answers_no_job(c.target, c.caller_worker.empty() ? "" : c.secret_sha256, ctx.clock()))
+    return false;
+  static const std::string body = json{{"status", "no_job_available"}, {"reason", "no_job_for_this_worker"}}.dump();
+  res.status = 200;
+  res.set_content(body, "application/json");
+  return true;
+}
+
 void run(const api_context& ctx, const httplib::Request& req, httplib::Response& res, op kind, const builder& build) {
   api_command c;
   c.kind = kind;
@@ -69,6 +82,7 @@ void run(const api_context& ctx, const httplib::Request& req, httplib::Response&
     reply_json(res, 422, validation_body(e));
     return;
   }
+  if (kind == op::request_job && answered_from_view(ctx, c, res)) return;
   if (c.actor == "operator:api-token" && !c.target.empty() &&
       (kind == op::heartbeat || kind == op::deregister || kind == op::request_job))
     c.actor = "worker:" + c.target;  // a RelayMD worker on the shared token

@@ -4,9 +4,11 @@
 #include <caf/actor_system.hpp>
 #include <httplib.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "actors/idle_poll_view.hpp"
 #include "actors/scheduler.hpp"
 #include "events/event_store.hpp"
 
@@ -17,6 +19,10 @@ struct api_context {
   actors::scheduler_actor scheduler;
   std::string api_token;                              // shared operator/worker token
   std::shared_ptr<const events::event_store> store;   // read-only: job history
+  // Idle polls answered without the scheduler (optional; the scheduler fills it) and the
+  // clock their lease check uses (the scheduler's).
+  std::shared_ptr<const actors::idle_poll_view> idle_view;
+  std::function<core::time_us()> clock;
 };
 
 void add_api_routes(httplib::Server& server, api_context ctx);

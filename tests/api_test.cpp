@@ -208,6 +208,47 @@ TEST_F(api, OneWorkerWithConcurrentPollsClaimsOneJob) {
   EXPECT_EQ(queued.body.size(), 1u);
 }
 
+// Idle polls are answered on the HTTP thread from the scheduler's read model when nothing
+// the worker could run is queued; every answer must still be the scheduler's own.
+TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
+  boot(fast_config);
+  auto w = enroll();
+  auto other = enroll("hpc", 1, "A100", {{"worker_image_key", "other"}});
+  auto leaver = enroll();
+  auto beat = [&](const worker_handle& h) { return as(h, "POST", "/workers/" + h.id + "/heartbeat").status; };
+  EXPECT_EQ(poll(w).body["reason"], "no_job_for_this_worker");
+  for (int i = 0; i < 30; ++i) {  // a job acknowledged is a job the very next poll sees
+    auto id = "quick-" + std::to_string(i);
+    create(id);
+    // w ranks above leaver (same GPUs, registered first): leaver gets nothing while w is idle.
+    EXPECT_EQ(poll(leaver).body["reason"], "no_job_for_this_worker");
+    auto r = poll(w);
+    ASSERT_EQ(r.body.value("job_id", ""), id) << "round " << i << ": " << r.body;
+    auto& holder = w;
+    EXPECT_EQ(poll(holder).body["reason"], "worker_busy");
+    EXPECT_EQ(as(holder, "POST", "/jobs/" + id + "/start").status, 204);
+    EXPECT_EQ(as(holder, "POST", "/jobs/" + id + "/complete").status, 204);
+    EXPECT_EQ(poll(holder).body["reason"], "no_job_for_this_worker") << "idle again after completing";
+    EXPECT_EQ(beat(w), 204);
+    EXPECT_EQ(beat(other), 204);
+    EXPECT_EQ(beat(leaver), 204);
+  }
+  // Credentials are checked exactly as the scheduler checks them.
+  EXPECT_EQ(call(*op, "POST", "/jobs/request?worker_id=" + w.id, nullptr, {{"X-Worker-Token", w.id + ".wrong"}}).status, 401);
+  EXPECT_EQ(call(*op, "POST", "/jobs/request?worker_id=" + w.id, nullptr, other.auth()).status, 403);
+  EXPECT_EQ(call(*op, "POST", "/jobs/request?worker_id=" + w.id).status, 401) << "shared token refused by default";
+  // A job of another image does not wake this worker; it does wake the other one.
+  create("for-other", {{"worker_image_key", "other"}});
+  EXPECT_EQ(poll(w).body["reason"], "no_job_for_this_worker");
+  EXPECT_EQ(poll(other).body["job_id"], "for-other");
+  // Gone and stale workers get the scheduler's reasons, not the idle answer.
+  EXPECT_EQ(as(leaver, "POST", "/workers/" + leaver.id + "/deregister").status, 204);
+  EXPECT_EQ(poll(leaver).body["reason"], "worker_deregistered");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1700));  // w stops heartbeating: stale after 1.5 s
+  auto reason = poll(w).body["reason"].get<std::string>();
+  EXPECT_TRUE(reason == "stale_worker" || reason == "worker_reaped") << reason;
+}
+
 TEST_F(api, FairCompetitionAndSaladLast) {
   boot();
   create("fair");

@@ -1,0 +1,51 @@
+#include "actors/idle_poll_view.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+namespace baton::actors {
+
+bool idle_poll_view::answers_no_job(const std::string& worker_id, const std::string& secret_sha256,
+                                    core::time_us now) const {
+  if (secret_sha256.empty() && credentials_required_) return false;  // the scheduler answers 401
+  std::shared_lock<std::shared_mutex> lock(m_);
+  auto it = idle_.find(worker_id);
+  if (it == idle_.end()) return false;
+  const auto& wk = it->second;
+  if (!secret_sha256.empty() && (wk.credential_sha256.empty() || wk.credential_sha256 != secret_sha256)) return false;
+  if (now - std::max(wk.lease, grace_from_us_) > stale_after_us_) return false;  // stale: the scheduler says so
+  return !images_with_queued_jobs_.count(wk.image);
+}
+
+void idle_poll_view::refresh_locked(const core::world& w, const lease_book& leases, const std::string& id) {
+  const core::worker* wk = w.find_worker(id);
+  auto lease = leases.last(id);
+  if (!wk || wk->gone || wk->placeholder || w.job_of_worker.count(id) || !lease) {
+    idle_.erase(id);
+    return;
+  }
+  idle_[id] = idle_worker{wk->credential_sha256, wk->worker_image_key, *lease};
+}
+
+void idle_poll_view::images_locked(const core::world& w) {
+  images_with_queued_jobs_.clear();
+  for (const auto& [image, jobs] : w.queued_by_image)
+    if (!jobs.empty()) images_with_queued_jobs_.insert(image);
+}
+
+void idle_poll_view::rebuild(const core::world& w, const lease_book& leases) {
+  std::unique_lock<std::shared_mutex> lock(m_);
+  idle_.clear();
+  for (const auto& [id, wk] : w.workers) refresh_locked(w, leases, id);
+  images_locked(w);
+}
+
+void idle_poll_view::update(const core::world& w, const lease_book& leases, const std::vector<std::string>& touched,
+                            bool images_may_have_changed) {
+  if (touched.empty() && !images_may_have_changed) return;
+  std::unique_lock<std::shared_mutex> lock(m_);
+  for (const auto& id : touched) refresh_locked(w, leases, id);
+  if (images_may_have_changed) images_locked(w);
+}
+
+}  // namespace baton::actors
