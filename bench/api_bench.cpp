@@ -19,6 +19,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -137,7 +138,10 @@ int main(int argc, char** argv) {
   auto dir = std::filesystem::temp_directory_path() / ("baton-api-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "batond.yaml") << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
-                                     << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n";
+                                     << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n"
+                                     // Extra batond settings for experiments, e.g. "event_log: {...}".
+                                     << (std::getenv("API_BENCH_EXTRA_CONFIG") ? std::getenv("API_BENCH_EXTRA_CONFIG") : "")
+                                     << "\n";
   pid_t batond = spawn({BATOND_PATH, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--port-file",
                         (dir / "batond.port").string()},
                        {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token)});
