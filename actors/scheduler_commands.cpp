@@ -298,6 +298,59 @@ handled list_clusters(const world& w, const scheduler_settings& s) {
   return from({}, 200, items);
 }
 
+// RelayMD's 422 for a pin no configured cluster has. With no clusters configured, pins name
+// the cluster part of hand-started workers' provider ids, and any name is accepted.
+std::optional<handled> unknown_pin(const scheduler_settings& s, const std::vector<std::string>& pins) {
+  if (s.clusters.empty()) return std::nullopt;
+  json known = json::array();
+  for (const auto& c : s.clusters) known.push_back(c.name);
+  for (const auto& p : pins)
+    if (!find_cluster(s, p)) {
+      auto message = "unknown preferred cluster '" + p + "'";
+      return refuse({422, "unknown_preferred_cluster", message,
+                     {{"detail", {{"error", "unknown_preferred_cluster"}, {"cluster_name", p}, {"known_cluster_names", known}}},
+                      {"error", "unknown_preferred_cluster"},
+                      {"message", message},
+                      {"field", "preferred_clusters"}}});
+    }
+  return std::nullopt;
+}
+
+// RelayMD's PUT /config/slurm-clusters/enabled: the body names every configured cluster,
+// no more and no fewer; each change is recorded with the operator's identity.
+handled set_clusters_enabled(const world& w, const scheduler_settings& s, const api_command& c) {
+  const json& wanted = c.body.at("enabled");
+  json unknown = json::array(), missing = json::array();
+  for (const auto& [name, value] : wanted.items())
+    if (!find_cluster(s, name)) unknown.push_back(name);
+  for (const auto& spec : s.clusters)
+    if (!wanted.contains(spec.name)) missing.push_back(spec.name);
+  if (!unknown.empty() || !missing.empty()) {
+    std::string message = "the body must name every configured cluster exactly";
+    return refuse({400, "cluster_names_mismatch", message,
+                   {{"detail", {{"unknown_cluster_names", unknown}, {"missing_cluster_names", missing}}},
+                    {"error", "cluster_names_mismatch"},
+                    {"message", message},
+                    {"field", "enabled"}}});
+  }
+  decision all;
+  for (const auto& spec : s.clusters) {  // config order: a stable event order
+    auto d = decide_cluster_enabled(w, spec.name, wanted.at(spec.name).get<bool>(), c.body.value("reason", ""));
+    all.events.insert(all.events.end(), d.events.begin(), d.events.end());
+  }
+  return from(std::move(all));
+}
+
+// RelayMD's GET /config/worker-images: every image key batond knows from its config.
+handled list_worker_images(const scheduler_settings& s) {
+  std::set<std::string> keys = {s.default_worker_image};
+  for (const auto& c : s.clusters) keys.insert(c.images.begin(), c.images.end());
+  if (s.salad_enabled && !s.salad_image.empty()) keys.insert(s.salad_image);
+  json items = json::array();
+  for (const auto& k : keys) items.push_back({{"key", k}, {"display_name", k}});
+  return from({}, 200, {{"default_worker_image", s.default_worker_image}, {"worker_images", items}});
+}
+
 bool worker_side(op k) {
   switch (k) {
     case op::heartbeat: case op::deregister: case op::request_job: case op::job_control: case op::start_job:
@@ -337,6 +390,7 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
     if (auto denied = check_caller(w, s, c)) return *denied;
   switch (c.kind) {
     case op::create_job: {
+      if (auto unknown = unknown_pin(s, c.body.value("preferred_clusters", std::vector<std::string>{}))) return *unknown;
       create_job cj{c.target,
                     c.body.value("title", ""),
                     c.body.value("input_bundle_path", ""),
@@ -417,6 +471,8 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
     case op::request_job: return poll(w, leases, s, c, now);
     case op::list_workers: return list_workers(w, leases, s, c, now);
     case op::list_clusters: return list_clusters(w, s);
+    case op::set_clusters_enabled: return set_clusters_enabled(w, s, c);
+    case op::list_worker_images: return list_worker_images(s);
     case op::set_cluster_enabled: case op::cluster_placeholders: case op::placeholders_checked:
     case op::cluster_plan: case op::placeholder_submitted: case op::submission_failed:
     case op::stale_allocations_checked:

@@ -312,6 +312,19 @@ void add_api_routes(httplib::Server& s, api_context ctx) {
     run(ctx, req, res, op::list_clusters, nullptr);
     if (res.status == 200) reply_json(res, 200, {{"clusters", json::parse(res.body)}});  // RelayMD's shape
   });
+  s.Put("/config/slurm-clusters/enabled", [ctx](const httplib::Request& req, httplib::Response& res) {
+    run(ctx, req, res, op::set_clusters_enabled, [](const httplib::Request& rq, api_command& c) {
+      auto b = object_body(rq, false);
+      if (!b.contains("enabled") || !b["enabled"].is_object())
+        throw invalid_field("enabled", "enabled must be an object of cluster name -> true/false");
+      for (const auto& [name, value] : b["enabled"].items())
+        if (!value.is_boolean()) throw invalid_field("enabled." + name, "must be true or false");
+      c.body = {{"enabled", b["enabled"]}, {"reason", opt_string(b, "reason", 500).value_or("")}};
+    });
+  });
+  s.Get("/config/worker-images", [ctx](const httplib::Request& req, httplib::Response& res) {
+    run(ctx, req, res, op::list_worker_images, nullptr);
+  });
   s.Get("/cloud/salad", [ctx](const httplib::Request& req, httplib::Response& res) { run(ctx, req, res, op::salad_status, nullptr); });
   for (bool enable : {true, false})
     route(s, Post, enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx, op::set_cluster_enabled,

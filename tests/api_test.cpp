@@ -249,6 +249,48 @@ TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
   EXPECT_TRUE(reason == "stale_worker" || reason == "worker_reaped") << reason;
 }
 
+// RelayMD's operator endpoints around configured clusters: pins are validated against them,
+// the enabled map is replaced as a whole, the worker images are listed.
+TEST_F(api, ClusterPinsEnabledMapAndWorkerImagesAsRelayMD) {
+  boot("provisioning: {interval_seconds: 3600}\n"
+       "clusters:\n"
+       "  - {name: a, partition: no-such-partition-a, worker_images: {default: {}, openmm: {}}}\n"
+       "  - {name: b, partition: no-such-partition-b, worker_images: {default: {}}}\n");
+  auto bad = call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"a", "nope"}}});
+  EXPECT_EQ(bad.status, 422);
+  EXPECT_EQ(bad.body["detail"]["error"], "unknown_preferred_cluster");
+  EXPECT_EQ(bad.body["detail"]["cluster_name"], "nope");
+  EXPECT_EQ(bad.body["detail"]["known_cluster_names"], json({"a", "b"}));
+  EXPECT_EQ(bad.body["field"], "preferred_clusters");
+  EXPECT_EQ(call(*op, "GET", "/jobs").body.size(), 0u) << "nothing was created";
+  EXPECT_EQ(call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"a"}}}).status, 200);
+
+  auto images = call(*op, "GET", "/config/worker-images").body;
+  EXPECT_EQ(images["default_worker_image"], "default");
+  EXPECT_EQ(images["worker_images"], json::parse(R"([{"key":"default","display_name":"default"},{"key":"openmm","display_name":"openmm"}])"));
+
+  auto put = [&](const json& body, httplib::Headers h = {}) {
+    auto r = op->Put("/config/slurm-clusters/enabled", h, body.dump(), "application/json");
+    return reply{r ? r->status : -1, r && !r->body.empty() ? json::parse(r->body) : json(nullptr)};
+  };
+  auto missing = put({{"enabled", {{"a", false}}}});
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(missing.body["detail"]["missing_cluster_names"], json({"b"}));
+  auto unknown = put({{"enabled", {{"a", false}, {"b", true}, {"c", true}}}});
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(unknown.body["detail"]["unknown_cluster_names"], json({"c"}));
+  EXPECT_EQ(put({{"enabled", {{"a", "no"}, {"b", true}}}}).body["field"], "enabled.a");
+  EXPECT_EQ(put({{"enabled", true}}).status, 422);
+  auto w = enroll();
+  EXPECT_EQ(put({{"enabled", {{"a", false}, {"b", true}}}}, w.auth()).status, 403) << "operators only";
+  EXPECT_EQ(put({{"enabled", {{"a", false}, {"b", true}}}}, {{"X-Baton-Operator", "alice"}}).status, 204);
+  auto clusters = call(*op, "GET", "/config/slurm-clusters").body["clusters"];
+  ASSERT_EQ(clusters.size(), 2u);
+  EXPECT_EQ(clusters[0]["enabled"], false);
+  EXPECT_EQ(clusters[1]["enabled"], true);
+  EXPECT_EQ(put({{"enabled", {{"a", false}, {"b", true}}}}).status, 204) << "no change is not an error";
+}
+
 TEST_F(api, FairCompetitionAndSaladLast) {
   boot();
   create("fair");
