@@ -26,9 +26,10 @@ struct cluster_config {
   int ssh_port = 22;
   std::vector<std::string> ssh_options;  // extra ssh -o values
   int submit_timeout_seconds = 120, query_timeout_seconds = 30, sigterm_margin_seconds = 300;
-  // The worker hands its job off this long before the allocation ends: before Slurm's own
-  // SIGTERM (sigterm_margin_seconds), so a slow final checkpoint still has time.
-  int handoff_margin_seconds = 600;
+  // The worker hands its job off this long before the allocation ends, ideally before
+  // Slurm's own SIGTERM (sigterm_margin_seconds) so a slow final checkpoint still has time.
+  // Not set (-1): 600 s, or a quarter of wall_time if that is shorter. 0: only the SIGTERM.
+  int handoff_margin_seconds = -1;
   std::string worker_command = "baton-worker";
   std::map<std::string, image_source> worker_images;  // image key -> where its worker image lives
   std::string template_path;  // operator's own mustache template ("" = built in)

@@ -1,9 +1,12 @@
 #include "config/clusters_parse.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "config/yaml_read.hpp"
 #include "slurm/sbatch_script.hpp"
@@ -90,6 +93,52 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   }
 }
 
+// Slurm's --time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Empty when unreadable.
+std::optional<long> slurm_duration_seconds(const std::string& t) {
+  long days = 0;
+  std::string rest = t;
+  auto dash = t.find('-');
+  std::vector<long> parts;
+  auto number = [](const std::string& s) -> std::optional<long> {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stol(s);
+  };
+  if (dash != std::string::npos) {
+    auto d = number(t.substr(0, dash));
+    if (!d) return std::nullopt;
+    days = *d;
+    rest = t.substr(dash + 1);
+  }
+  size_t start = 0;
+  while (true) {
+    auto colon = rest.find(':', start);
+    auto v = number(rest.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (!v) return std::nullopt;
+    parts.push_back(*v);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() > 3) return std::nullopt;
+  long h = 0, m = 0, s = 0;
+  if (dash != std::string::npos) {  // D-H, D-H:M, D-H:M:S
+    h = parts[0];
+    if (parts.size() > 1) m = parts[1];
+    if (parts.size() > 2) s = parts[2];
+  } else if (parts.size() == 1) {  // M
+    m = parts[0];
+  } else if (parts.size() == 2) {  // M:S
+    m = parts[0];
+    s = parts[1];
+  } else {  // H:M:S
+    h = parts[0];
+    m = parts[1];
+    s = parts[2];
+  }
+  long total = ((days * 24 + h) * 60 + m) * 60 + s;
+  if (total <= 0) return std::nullopt;
+  return total;
+}
+
 void validate(cluster_config& c, const std::string& p, const std::string& config_file) {
   if (c.partition.empty()) throw key_error{join(p, "partition"), "required: the Slurm partition to submit to"};
   if (c.worker_images.empty()) throw key_error{join(p, "worker_images"), "required: at least one image key"};
@@ -104,10 +153,16 @@ void validate(cluster_config& c, const std::string& p, const std::string& config
     throw key_error{join(p, "memory_per_gpu"), "give memory or memory_per_gpu, not both"};
   if (c.strategy != "reactive" && c.strategy != "continuous" && c.strategy != "jit_threshold")
     throw key_error{join(p, "strategy"), "expected reactive, continuous or jit_threshold, got '" + c.strategy + "'"};
-  if (c.handoff_margin_seconds > 0 && c.handoff_margin_seconds <= c.sigterm_margin_seconds)
+  bool unlimited = c.wall_time == "UNLIMITED" || c.wall_time == "INFINITE";
+  auto wall = unlimited ? std::optional<long>{} : slurm_duration_seconds(c.wall_time);
+  if (!wall && !unlimited)
+    throw key_error{join(p, "wall_time"), "'" + c.wall_time + "' is not a Slurm time (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED)"};
+  if (c.handoff_margin_seconds < 0)
+    c.handoff_margin_seconds = wall ? static_cast<int>(std::min<long>(600, *wall / 4)) : 600;
+  else if (wall && c.handoff_margin_seconds >= *wall)
     throw key_error{join(p, "handoff_margin_seconds"),
-                    std::to_string(c.handoff_margin_seconds) + " is not above sigterm_margin_seconds (" +
-                        std::to_string(c.sigterm_margin_seconds) + "): Slurm would stop the worker first (0 leaves it to Slurm's SIGTERM)"};
+                    std::to_string(c.handoff_margin_seconds) + " s is not below wall_time (" + std::to_string(*wall) +
+                        " s): the worker would hand off before doing any work"};
   if (c.worker_command.find('\n') != std::string::npos)
     throw key_error{join(p, "worker_command"), "must be one line"};
   if (!c.template_path.empty()) {

@@ -11,7 +11,7 @@ struct script_values {
   // #SBATCH directive values: validated at config load (no spaces, quotes or newlines).
   std::string job_name, partition, account, qos, gres, memory, memory_per_gpu, wall_time = "4:00:00", log_directory;
   int nodes = 1, ntasks = 1, sigterm_margin_seconds = 300;
-  int handoff_margin_seconds = 600;  // exported to the worker (0: no proactive handoff)
+  int handoff_margin_seconds = 600;  // exported to the worker (0: only Slurm's SIGTERM)
   // Shell values: quoted when rendered, so any content stays inert.
   std::string daemon_url, api_token, cluster_name, image_key, worker_command = "baton-worker", apptainer_image,
       placeholder_id;
