@@ -37,7 +37,10 @@ class cli : public ::testing::Test {
   }
 
   temp_dir dir;
-  batond_process d{dir, ""};
+  // One configured partition that never submits (hourly cycle, no such partition): enough
+  // for the clusters commands.
+  batond_process d{dir, "provisioning: {interval_seconds: 3600}\n"
+                        "clusters:\n  - {name: lab, partition: no-such-partition, worker_images: {default: {}}}\n"};
   int runs = 0;
 };
 
@@ -129,9 +132,17 @@ TEST_F(cli, WorkersClustersAndMonitor) {
   auto clusters = baton({"clusters", "list"});
   EXPECT_EQ(clusters.code, 0);
   EXPECT_EQ(clusters.out.rfind("NAME", 0), 0u);
-  auto disable = baton({"clusters", "disable", "nosuch", "--reason", "x"});
-  EXPECT_EQ(disable.code, 1);
-  EXPECT_NE(disable.err.find("404"), std::string::npos);
+  EXPECT_NE(clusters.out.find("lab"), std::string::npos) << clusters.out;
+  auto unknown = baton({"clusters", "disable", "nosuch", "--reason", "x"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("404"), std::string::npos);
+  auto disable = baton({"clusters", "disable", "lab", "--reason", "maintenance"});
+  EXPECT_EQ(disable.code, 0) << disable.err;
+  auto listed = json::parse(baton({"--json", "clusters", "list"}).out);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["enabled"], false);
+  EXPECT_EQ(baton({"clusters", "enable", "lab"}).code, 0);
+  EXPECT_EQ(json::parse(baton({"--json", "clusters", "list"}).out)[0]["enabled"], true);
 
   ASSERT_EQ(baton({"submit", bundle("m"), "--command", "true"}).code, 0);
   auto mon = baton({"--json", "monitor", "--iterations", "2", "--interval", "0.1"});
