@@ -22,7 +22,7 @@ using cluster_actor = caf::typed_actor<caf::reacts_to<cycle_atom>>;
 struct cluster_options {
   config::cluster_config cluster;
   std::string daemon_url;   // what the pilot workers call
-  std::string api_token;    // goes into the script (redacted in the saved copy)
+  std::string api_token;    // what the pilot registers with (the pilot token); in the script, redacted in the saved copy
   std::string scripts_dir;  // redacted copies of every submitted script
   std::chrono::seconds interval{60};
   int heartbeat_seconds = 60;

@@ -10,8 +10,10 @@
 
 namespace baton::daemon {
 
-std::string load_or_create_api_token(const std::string& data_dir) {
-  std::string path = data_dir + "/api_token";
+namespace {
+
+std::string load_or_create(const std::string& data_dir, const std::string& file, const char* env_name) {
+  std::string path = data_dir + "/" + file;
   std::ifstream in(path);
   if (in) {
     std::string token;
@@ -27,8 +29,18 @@ std::string load_or_create_api_token(const std::string& data_dir) {
   }
   ::chmod((path + ".tmp").c_str(), 0600);
   if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
-  spdlog::info("no BATON_API_TOKEN set: made an API token in {} (mode 0600)", path);
+  spdlog::info("no {} set: made a token in {} (mode 0600)", env_name, path);
   return token;
+}
+
+}  // namespace
+
+std::string load_or_create_api_token(const std::string& data_dir) {
+  return load_or_create(data_dir, "api_token", "BATON_API_TOKEN");
+}
+
+std::string load_or_create_pilot_token(const std::string& data_dir) {
+  return load_or_create(data_dir, "pilot_token", "BATON_PILOT_TOKEN");
 }
 
 }  // namespace baton::daemon

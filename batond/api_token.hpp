@@ -8,4 +8,9 @@ namespace baton::daemon {
 // runs with no configuration and is still never open to anyone who can reach the port.
 std::string load_or_create_api_token(const std::string& data_dir);
 
+// The pilot token when BATON_PILOT_TOKEN is not set: <data_dir>/pilot_token, made the same
+// way. It only registers workers, so it is what batch scripts carry instead of the operator
+// token (a script sits in Slurm's spool, readable by the cluster's admins).
+std::string load_or_create_pilot_token(const std::string& data_dir);
+
 }  // namespace baton::daemon

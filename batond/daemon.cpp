@@ -72,7 +72,7 @@ int run(const config::settings& settings, const run_options& opts) {
   std::shared_ptr<events::event_store> store;
   daemon_state state;
   core::world world;
-  std::string api_token;
+  std::string api_token, pilot_token;
   try {
     auto started = std::chrono::steady_clock::now();
     store = events::event_store::open(log_dir);
@@ -89,6 +89,7 @@ int run(const config::settings& settings, const run_options& opts) {
     spdlog::info("recovered {} events ({} jobs, {} workers) from {} in {} ms (chain verified)", r.events_applied,
                  world.jobs.size(), world.workers.size(), log_dir, ms.count());
     api_token = settings.api_token.empty() ? load_or_create_api_token(settings.data_dir) : settings.api_token;
+    pilot_token = settings.pilot_token.empty() ? load_or_create_pilot_token(settings.data_dir) : settings.pilot_token;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 2;
@@ -129,7 +130,7 @@ int run(const config::settings& settings, const run_options& opts) {
                               settings.keep_alive_max});
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log);
-    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us});
+    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us, pilot_token});
     int port = 0;
     try {
       port = server.start();
@@ -154,7 +155,9 @@ int run(const config::settings& settings, const run_options& opts) {
                            ? "http://" + (settings.listen.host == "0.0.0.0" ? hostname() : settings.listen.host) + ":" +
                                  std::to_string(port)
                            : settings.provisioning.daemon_url;
-        o.api_token = api_token;
+        // Pilots register with the pilot token and then use their own credential; a RelayMD
+        // worker (accept_shared_token) uses the shared token for everything, so it gets that.
+        o.api_token = settings.accept_shared_token ? api_token : pilot_token;
         o.scripts_dir = settings.provisioning.scripts_dir.empty() ? settings.data_dir + "/slurm-scripts"
                                                                   : settings.provisioning.scripts_dir;
         o.interval = std::chrono::seconds(settings.provisioning.interval_seconds);

@@ -38,6 +38,8 @@ struct settings {
   salad_config salad;                    // disabled unless the salad: section is present
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
+  std::string pilot_token;               // secret, registration only: BATON_PILOT_TOKEN
+                                         // (empty: batond makes one in <data_dir>/pilot_token)
   std::string source;                    // the file read, "" when built-in defaults were used
   std::vector<std::string> warnings;     // e.g. the file was missing
 };

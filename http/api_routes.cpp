@@ -48,6 +48,17 @@ bool authenticate(const api_context& ctx, const httplib::Request& req, httplib::
     return true;
   }
   auto token = req.get_header_value("X-API-Token");
+  if (!token.empty() && !ctx.pilot_token.empty() && !constant_time_equal(token, ctx.api_token) &&
+      constant_time_equal(token, ctx.pilot_token)) {
+    if (c.kind != op::register_worker) {
+      reply_json(res, 403, {{"detail", "the pilot token only registers workers"},
+                            {"error", "pilot_token_register_only"},
+                            {"message", "the pilot token only registers workers; use the worker's own X-Worker-Token"}});
+      return false;
+    }
+    c.actor = "pilot";
+    return true;
+  }
   if (token.empty() || !constant_time_equal(token, ctx.api_token)) {
     reply_json(res, 401, {{"detail", "Invalid API token"}, {"error", "invalid_api_token"}});
     return false;

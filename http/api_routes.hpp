@@ -23,6 +23,7 @@ struct api_context {
   // clock their lease check uses (the scheduler's).
   std::shared_ptr<const actors::idle_poll_view> idle_view;
   std::function<core::time_us()> clock;
+  std::string pilot_token;  // X-API-Token that may only register workers ("" = none)
 };
 
 void add_api_routes(httplib::Server& server, api_context ctx);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "support/batond_process.hpp"
@@ -47,7 +49,9 @@ struct api : ::testing::Test {
     op = b->client();
   }
   void TearDown() override {
-    if (b) EXPECT_EQ(b->stop(), 0) << b->err();
+    if (b) {
+      EXPECT_EQ(b->stop(), 0) << b->err();
+    }
   }
 
   json create(const std::string& id, json extra = json::object()) {
@@ -184,7 +188,9 @@ TEST_F(api, TwoWorkersPollingForOneJobExactlyOneGetsIt) {
       });
     for (auto& t : ts) t.join();
     EXPECT_EQ(assigned, 1) << "round " << round;
-    if (winner) EXPECT_EQ(as(*winner, "POST", "/jobs/one-" + std::to_string(round) + "/complete").status, 204);
+    if (winner) {
+      EXPECT_EQ(as(*winner, "POST", "/jobs/one-" + std::to_string(round) + "/complete").status, 204);
+    }
     for (auto* w : {&a, &c}) as(*w, "POST", "/workers/" + w->id + "/deregister");
   }
 }
@@ -289,6 +295,33 @@ TEST_F(api, ClusterPinsEnabledMapAndWorkerImagesAsRelayMD) {
   EXPECT_EQ(clusters[0]["enabled"], false);
   EXPECT_EQ(clusters[1]["enabled"], true);
   EXPECT_EQ(put({{"enabled", {{"a", false}, {"b", true}}}}).status, 204) << "no change is not an error";
+}
+
+// Batch scripts carry the pilot token, not the operator's: it registers workers and nothing
+// else. Without BATON_PILOT_TOKEN batond makes one in <data_dir>/pilot_token (mode 0600).
+TEST_F(api, PilotTokenOnlyRegistersWorkers) {
+  boot();
+  auto file = dir / "data/pilot_token";
+  ASSERT_TRUE(std::filesystem::exists(file));
+  EXPECT_EQ(std::filesystem::status(file).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::string pilot;
+  std::getline(std::ifstream(file), pilot);
+  ASSERT_GE(pilot.size(), 16u);
+  httplib::Headers as_pilot = {{"X-API-Token", pilot}};
+  auto reg = call(*op, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}}, as_pilot);
+  ASSERT_EQ(reg.status, 200) << reg.body;
+  worker_handle w{reg.body["worker_id"], reg.body["worker_token"]};
+  create("for-pilot");
+  EXPECT_EQ(poll(w).body.value("job_id", ""), "for-pilot") << "the worker goes on with its own credential";
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/jobs"}, {"POST", "/jobs"}, {"GET", "/jobs/for-pilot/history"}, {"DELETE", "/jobs/for-pilot"},
+           {"POST", "/jobs/request?worker_id=" + w.id}, {"GET", "/workers"}}) {
+    auto r = call(*op, method, path, method == "POST" ? json{{"title", "t"}, {"input_bundle_path", "/b"}} : json(nullptr),
+                  as_pilot);
+    EXPECT_EQ(r.status, 403) << method << " " << path;
+    EXPECT_EQ(r.body.value("error", ""), "pilot_token_register_only") << method << " " << path;
+  }
 }
 
 TEST_F(api, FairCompetitionAndSaladLast) {

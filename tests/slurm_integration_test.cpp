@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "slurm/sbatch_script.hpp"
+#include "slurm/subprocess.hpp"
 #include "support/batond_process.hpp"
 #include "support/sshd_process.hpp"
 
@@ -142,6 +143,16 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   })) << d.err();
   EXPECT_EQ(placeholder["status"], "queued");
   std::string placeholder_id = placeholder["id"];
+  // The script Slurm keeps (readable by the cluster's admins) carries the registration-only
+  // pilot token, never the operator's.
+  auto slurm_id = placeholder["provider_id"].get<std::string>().substr(std::string("local-debug:").size());
+  auto script = baton::slurm::run({"scontrol", "write", "batch_script", slurm_id, "-"}, "", std::chrono::seconds(10));
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  std::string pilot_token;
+  std::getline(std::ifstream(dir / "data/pilot_token"), pilot_token);
+  ASSERT_FALSE(pilot_token.empty());
+  EXPECT_NE(script.out.find("BATON_API_TOKEN='" + pilot_token + "'"), std::string::npos) << script.out;
+  EXPECT_EQ(script.out.find(test_token), std::string::npos) << "the operator token is in the batch script";
 
   json job = wait_for_status(d, job_id, "completed");
   ASSERT_EQ(job["status"], "completed") << job.dump() << "\n" << d.err();
