@@ -9,8 +9,18 @@
 #include <cerrno>
 #include <cstring>
 
+extern char** environ;
+
 namespace baton::slurm {
 namespace {
+
+// batond's secrets never reach a child: sbatch's default --export=ALL would hand them to the
+// batch job, and Slurm keeps a job's environment in its spool next to the script.
+bool secret(const char* kv) {
+  for (const char* name : {"BATON_API_TOKEN=", "BATON_PILOT_TOKEN=", "BATON_SALAD_API_KEY="})
+    if (std::strncmp(kv, name, std::strlen(name)) == 0) return true;
+  return false;
+}
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -30,6 +40,10 @@ run_result run(const std::vector<std::string>& argv, const std::string& stdin_te
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;  // built before fork: the child may only make async-signal-safe calls
+  for (char** e = environ; e && *e; ++e)
+    if (!secret(*e)) envp.push_back(*e);
+  envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);  // its own group, so a timeout kills ssh/sbatch and anything they started
@@ -43,7 +57,7 @@ run_result run(const std::vector<std::string>& argv, const std::string& stdin_te
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // batond blocks SIGTERM in all threads
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     int e = errno;
     (void)!write(status_pipe[1], &e, sizeof e);
     _exit(127);

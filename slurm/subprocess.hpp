@@ -15,6 +15,8 @@ struct run_result {
   std::string out, err;
 };
 
+// The child gets batond's environment minus its secrets (BATON_API_TOKEN, BATON_PILOT_TOKEN,
+// BATON_SALAD_API_KEY).
 run_result run(const std::vector<std::string>& argv, const std::string& stdin_text, std::chrono::milliseconds timeout);
 
 }  // namespace baton::slurm

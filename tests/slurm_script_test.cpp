@@ -161,6 +161,19 @@ TEST(Subprocess, TimeoutKillsTheWholeGroupAndMissingProgramsAreReported) {
   EXPECT_EQ(echo.out.size(), 200000u);
 }
 
+TEST(Subprocess, BatondSecretsNeverReachTheChild) {
+  setenv("BATON_API_TOKEN", "operator-secret", 1);
+  setenv("BATON_PILOT_TOKEN", "pilot-secret", 1);
+  setenv("BATON_SALAD_API_KEY", "salad-secret", 1);
+  setenv("BATON_HARMLESS", "kept", 1);
+  auto r = run({"env"}, "", std::chrono::seconds(10));
+  for (const char* name : {"BATON_API_TOKEN", "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY"}) unsetenv(name);
+  unsetenv("BATON_HARMLESS");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("secret"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BATON_HARMLESS=kept"), std::string::npos);
+}
+
 TEST(ClusterClient, SshCommandQuotesTheRemoteWords) {
   target t;
   t.ssh_host = "login1";
