@@ -14,6 +14,7 @@ enum class op : uint8_t {
   register_worker, heartbeat, deregister, request_job, list_workers,
   start_job, checkpoint_job, handoff_start, handoff_complete, complete_job, fail_job,
   list_clusters, set_cluster_enabled, set_clusters_enabled, list_worker_images,
+  health_warnings,  // for GET /healthz (no token)
   // from the cluster actors (never from HTTP)
   cluster_placeholders, placeholders_checked, cluster_plan, placeholder_submitted, submission_failed,
   stale_allocations_checked,

@@ -341,6 +341,17 @@ handled set_clusters_enabled(const world& w, const scheduler_settings& s, const 
   return from(std::move(all));
 }
 
+// What GET /healthz warns about (RelayMD's wording for the first).
+handled health_warnings(const world& w, const scheduler_settings& s) {
+  json warnings = json::array();
+  bool all_disabled = !s.clusters.empty();
+  for (const auto& c : s.clusters)
+    if (!w.disabled_clusters.count(c.name)) all_disabled = false;
+  if (all_disabled && !w.queued.empty())
+    warnings.push_back("Queued jobs are waiting, but all SLURM clusters are disabled for provisioning.");
+  return from({}, 200, warnings);
+}
+
 // RelayMD's GET /config/worker-images: every image key batond knows from its config.
 handled list_worker_images(const scheduler_settings& s) {
   std::set<std::string> keys = {s.default_worker_image};
@@ -391,13 +402,14 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
   switch (c.kind) {
     case op::create_job: {
       if (auto unknown = unknown_pin(s, c.body.value("preferred_clusters", std::vector<std::string>{}))) return *unknown;
-      create_job cj{c.target,
-                    c.body.value("title", ""),
-                    c.body.value("input_bundle_path", ""),
-                    c.body.value("worker_image_key", s.default_worker_image),
-                    c.body.value("comment", ""),
-                    c.body.value("preferred_clusters", std::vector<std::string>{}),
-                    c.body.value("max_attempts", s.max_attempts)};
+      create_job cj;
+      cj.id = c.target;
+      cj.title = c.body.value("title", "");
+      cj.input_bundle_path = c.body.value("input_bundle_path", "");
+      cj.worker_image_key = c.body.value("worker_image_key", s.default_worker_image);
+      cj.comment = c.body.value("comment", "");
+      cj.preferred_clusters = c.body.value("preferred_clusters", std::vector<std::string>{});
+      cj.max_attempts = c.body.value("max_attempts", s.max_attempts);
       auto d = decide_create(w.find_job(c.target), cj, now);
       if (d.error) return refuse(*d.error);
       // The reply is the job as it will be once the event is applied.
@@ -473,6 +485,7 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
     case op::list_clusters: return list_clusters(w, s);
     case op::set_clusters_enabled: return set_clusters_enabled(w, s, c);
     case op::list_worker_images: return list_worker_images(s);
+    case op::health_warnings: return health_warnings(w, s);
     case op::set_cluster_enabled: case op::cluster_placeholders: case op::placeholders_checked:
     case op::cluster_plan: case op::placeholder_submitted: case op::submission_failed:
     case op::stale_allocations_checked:

@@ -129,7 +129,7 @@ int run(const config::settings& settings, const run_options& opts) {
     http::http_server server({settings.listen.host, settings.listen.port, settings.http_threads,
                               settings.keep_alive_max});
     http::add_error_handlers(server.routes());
-    http::add_health_routes(server.routes(), sys, log);
+    http::add_health_routes(server.routes(), sys, log, scheduler);
     http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us, pilot_token});
     int port = 0;
     try {

@@ -7,11 +7,21 @@
 
 namespace baton::http {
 
-void add_health_routes(httplib::Server& server, caf::actor_system& sys, actors::log_writer_actor log) {
-  server.Get("/healthz", [&sys, log](const httplib::Request&, httplib::Response& res) {
+void add_health_routes(httplib::Server& server, caf::actor_system& sys, actors::log_writer_actor log,
+                       actors::scheduler_actor scheduler) {
+  server.Get("/healthz", [&sys, log, scheduler](const httplib::Request&, httplib::Response& res) {
     auto r = ask<actors::log_status>(sys, log, std::chrono::seconds(2), actors::status_atom::value);
     if (!r.value) {
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", r.error}});
+      return;
+    }
+    actors::api_command c;
+    c.kind = actors::op::health_warnings;
+    c.actor = "healthz";
+    auto w = actors::submit(scheduler, std::move(c), std::chrono::seconds(2));
+    if (!w || w->status != 200) {
+      std::string why = !w ? "the scheduler did not answer within 2 s" : w->body.value("message", "the scheduler refused");
+      reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", why}});
       return;
     }
     reply_json(res, 200,
@@ -19,7 +29,8 @@ void add_health_routes(httplib::Server& server, caf::actor_system& sys, actors::
                 {"version", baton::version},
                 {"last_sequence", r.value->last_seq},
                 {"commits", r.value->commits},
-                {"events_written", r.value->events_written}});
+                {"events_written", r.value->events_written},
+                {"warnings", w->body}});
   });
 }
 

@@ -295,6 +295,11 @@ TEST_F(api, ClusterPinsEnabledMapAndWorkerImagesAsRelayMD) {
   EXPECT_EQ(clusters[0]["enabled"], false);
   EXPECT_EQ(clusters[1]["enabled"], true);
   EXPECT_EQ(put({{"enabled", {{"a", false}, {"b", true}}}}).status, 204) << "no change is not an error";
+  EXPECT_EQ(call(*op, "GET", "/healthz", nullptr, {}).body["warnings"], json::array());
+  EXPECT_EQ(put({{"enabled", {{"a", false}, {"b", false}}}}).status, 204);
+  auto health = call(*op, "GET", "/healthz", nullptr, {}).body;
+  EXPECT_EQ(health["status"], "ok");
+  EXPECT_EQ(health["warnings"], json({"Queued jobs are waiting, but all SLURM clusters are disabled for provisioning."}));
 }
 
 // Batch scripts carry the pilot token, not the operator's: it registers workers and nothing
