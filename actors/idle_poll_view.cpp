@@ -20,7 +20,7 @@ bool idle_poll_view::answers_no_job(const std::string& worker_id, const std::str
 void idle_poll_view::refresh_locked(const core::world& w, const lease_book& leases, const std::string& id) {
   const core::worker* wk = w.find_worker(id);
   auto lease = leases.last(id);
-  if (!wk || wk->gone || wk->placeholder || w.job_of_worker.count(id) || !lease) {
+  if (!wk || wk->gone || wk->placeholder || w.held_job(id) || !lease) {
     idle_.erase(id);
     return;
   }

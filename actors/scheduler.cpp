@@ -178,7 +178,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         return rp;
       },
       [self](submit_atom, api_command& c, reply_slot& slot) {
-        execute(self, c, [p = std::move(slot.promise)](api_reply r) { p->set_value(std::move(r)); });
+        execute(self, c, [sink = std::move(slot.sink)](api_reply r) { sink->deliver(std::move(r)); });
       },
       [self](flush_atom) { flush(self); },
       [self](leases_atom) -> lease_table { return self->state.leases.all(); },
@@ -202,16 +202,30 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
 
 }  // namespace
 
+reply_sink::~reply_sink() {
+  if (!done_ && deliver_)
+    deliver_(api_reply{503, {{"detail", "the scheduler is not running"}, {"error", "scheduler_unavailable"},
+                             {"message", "the scheduler is not running"}}});
+}
+
+void reply_sink::deliver(api_reply r) {
+  if (done_) return;
+  done_ = true;
+  deliver_(std::move(r));
+}
+
 std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command command, std::chrono::milliseconds deadline) {
-  reply_slot slot{std::make_shared<std::promise<api_reply>>()};
-  auto reply = slot.promise->get_future();
-  caf::anon_send(scheduler, submit_atom::value, std::move(command), std::move(slot));
+  auto promise = std::make_shared<std::promise<api_reply>>();
+  auto reply = promise->get_future();
+  submit_async(scheduler, std::move(command), [promise](api_reply r) { promise->set_value(std::move(r)); });
   if (reply.wait_for(deadline) != std::future_status::ready) return std::nullopt;
-  try {
-    return reply.get();
-  } catch (const std::future_error&) {  // the scheduler is gone and dropped the message
-    return std::nullopt;
-  }
+  return reply.get();
+}
+
+void submit_async(const scheduler_actor& scheduler, api_command command, std::function<void(api_reply)> on_reply) {
+  reply_slot slot{std::make_shared<reply_sink>(std::move(on_reply))};
+  if (!scheduler) return;  // the sink answers 503 as it goes
+  caf::anon_send(scheduler, submit_atom::value, std::move(command), std::move(slot));
 }
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,

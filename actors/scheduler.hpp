@@ -26,10 +26,25 @@ using leases_atom = caf::atom_constant<caf::atom("leases")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 
-// Where a submitted command's reply goes: a promise the HTTP thread waits on. Cheaper than a
-// request/response, which needs an actor on the asking side (one spawn and two hops per call).
+// Where a submitted command's reply goes: a callback run once, on the scheduler's thread, when
+// the reply is ready (after its events are durable). Cheaper than a request/response, which
+// needs an actor on the asking side (one spawn and two hops per call). If the command is
+// dropped unanswered (the scheduler is gone), the sink answers 503 when it is destroyed.
+class reply_sink {
+ public:
+  explicit reply_sink(std::function<void(api_reply)> deliver) : deliver_(std::move(deliver)) {}
+  reply_sink(const reply_sink&) = delete;
+  reply_sink& operator=(const reply_sink&) = delete;
+  ~reply_sink();
+  void deliver(api_reply r);
+
+ private:
+  std::function<void(api_reply)> deliver_;
+  bool done_ = false;
+};
+
 struct reply_slot {
-  std::shared_ptr<std::promise<api_reply>> promise;
+  std::shared_ptr<reply_sink> sink;
 };
 
 using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, api_command>::with<api_reply>,
@@ -41,6 +56,10 @@ using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, api_comma
 // Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).
 // Empty on timeout; the command may still take effect.
 std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command command, std::chrono::milliseconds deadline);
+
+// Sends a command; on_reply runs once with the reply (on the scheduler's thread, or on this
+// one if the scheduler is gone: 503 scheduler_unavailable). Never blocks.
+void submit_async(const scheduler_actor& scheduler, api_command command, std::function<void(api_reply)> on_reply);
 
 using clock_fn = std::function<core::time_us()>;
 

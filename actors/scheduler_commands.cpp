@@ -33,7 +33,7 @@ std::string derived_state(const world& w, const worker& wk, const lease_book& le
   if (wk.gone) return "gone";
   if (wk.placeholder) return "provisioning";
   if (!fresh(leases, wk.id, s, now)) return "stale";
-  return w.job_of_worker.count(wk.id) ? "busy" : "idle";
+  return w.held_job(wk.id) ? "busy" : "idle";
 }
 
 std::optional<time_us> lease_of(const lease_book& leases, const std::string& id) { return leases.last(id); }
@@ -51,8 +51,8 @@ std::string slurm_id_of(const worker& wk) { return wk.provider_id.substr(wk.prov
 decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, const std::string& why) {
   auto d = decide_reap(wk, lease, now);
   for (auto& e : d.events) e.payload["why"] = why;
-  if (auto it = w.job_of_worker.find(wk.id); it != w.job_of_worker.end()) {
-    auto lost = decide_worker_lost(w.jobs.at(it->second), loss_cause::reaped, now);
+  if (const std::string* held = w.held_job(wk.id)) {
+    auto lost = decide_worker_lost(*w.find_job(*held), loss_cause::reaped, now);
     d.events.insert(d.events.end(), lost.events.begin(), lost.events.end());
   }
   return d;
@@ -75,8 +75,8 @@ handled poll(const world& w, const lease_book& leases, const scheduler_settings&
   if (!wk || wk->gone || wk->placeholder)
     return from({}, 200, no_job(wk && wk->gone ? "worker_" + wk->gone_reason : "unknown_worker"));
   if (!fresh(leases, wk->id, s, now)) return from({}, 200, no_job("stale_worker"));
-  if (auto it = w.job_of_worker.find(wk->id); it != w.job_of_worker.end()) {
-    const job& held = w.jobs.at(it->second);
+  if (const std::string* held_id = w.held_job(wk->id)) {
+    const job& held = *w.find_job(*held_id);
     if (held.status != job_status::cancelling) return from({}, 200, no_job("worker_busy"));
     // The worker is back for more: its cancelled job is finished, then it competes as usual.
     handled h = from(decide_finish_cancel(held, now), 200, no_job("worker_busy"));
@@ -85,8 +85,8 @@ handled poll(const world& w, const lease_book& leases, const scheduler_settings&
   }
   auto choice = choose_job_for(w, wk->id, stale_workers(leases, s, now));
   if (!choice.job_id) return from({}, 200, no_job("no_job_for_this_worker"));
-  const job& j = w.jobs.at(*choice.job_id);
-  return from(decide_assign(j, wk->id, choice.record, now), 200,
+  const job& j = *w.find_job(*choice.job_id);
+  return from(decide_assign(j, wk->id, std::move(choice.record), now), 200,
               {{"status", "assigned"},
                {"job_id", j.id},
                {"input_bundle_path", j.input_bundle_path},
@@ -164,8 +164,8 @@ handled deregister(const world& w, const api_command& c, time_us now) {
   const worker* wk = w.find_worker(c.target);
   if (!wk || wk->gone) return refuse(not_found("Worker", c.target));
   auto d = decide_deregister(*wk, now);
-  if (auto it = w.job_of_worker.find(wk->id); it != w.job_of_worker.end()) {
-    auto lost = decide_worker_lost(w.jobs.at(it->second), loss_cause::deregistered, now);
+  if (const std::string* held = w.held_job(wk->id)) {
+    auto lost = decide_worker_lost(*w.find_job(*held), loss_cause::deregistered, now);
     d.events.insert(d.events.end(), lost.events.begin(), lost.events.end());
   }
   return from(std::move(d));
@@ -470,12 +470,12 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
       const worker* wk = w.find_worker(c.target);
       if (!wk || wk->gone) return refuse(not_found("Worker", c.target));
       decision d;
-      if (auto it = w.job_of_worker.find(wk->id); it != w.job_of_worker.end() && c.body.value("job_id", "") == it->second) {
+      if (const std::string* held = w.held_job(wk->id); held && c.body.value("job_id", "") == *held) {
         std::optional<double> progress;
         std::optional<json> codes;
         if (c.body.contains("progress")) progress = c.body["progress"].get<double>();
         if (c.body.contains("progress_codes")) codes = c.body["progress_codes"];
-        d = decide_progress(w.jobs.at(it->second), wk->id, progress, codes, now);
+        d = decide_progress(*w.find_job(*held), wk->id, progress, codes, now);
       }
       return from(std::move(d));
     }
@@ -521,6 +521,7 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
 void lease_book::touch(const std::string& id, time_us at) {
   erase(id);
   last_[id] = at;
+  by_id_[id] = at;
   by_time_.insert({at, id});
 }
 
@@ -529,11 +530,12 @@ void lease_book::erase(const std::string& id) {
   if (it == last_.end()) return;
   by_time_.erase({it->second, id});
   last_.erase(it);
+  by_id_.erase(id);
 }
 
 std::optional<time_us> lease_book::last(const std::string& id) const {
-  auto it = last_.find(id);
-  if (it == last_.end()) return std::nullopt;
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return std::nullopt;
   return it->second;
 }
 

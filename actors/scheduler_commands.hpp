@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <string>
 
 #include "actors/api_command.hpp"
@@ -50,6 +51,7 @@ class lease_book {
 
  private:
   lease_table last_;
+  std::unordered_map<std::string, core::time_us> by_id_;  // = last_, for the per-poll lookup (never iterated)
   std::set<std::pair<core::time_us, std::string>> by_time_;
 };
 

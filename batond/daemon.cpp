@@ -21,7 +21,7 @@
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
 #include "http/health_routes.hpp"
-#include "http/http_server.hpp"
+#include "http/event_server.hpp"
 #include "http/request_parsing.hpp"
 #include "replay/recover.hpp"
 
@@ -126,8 +126,12 @@ int run(const config::settings& settings, const run_options& opts) {
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     auto idle_view = std::make_shared<actors::idle_poll_view>(sched);
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us, idle_view);
-    http::http_server server({settings.listen.host, settings.listen.port, settings.http_threads,
-                              settings.keep_alive_max});
+    http::event_server_options server_opts;
+    server_opts.host = settings.listen.host;
+    server_opts.port = settings.listen.port;
+    server_opts.handler_threads = settings.http_threads;
+    server_opts.max_requests_per_connection = settings.keep_alive_max;
+    http::event_server server(server_opts);
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log, scheduler);
     http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us, pilot_token});

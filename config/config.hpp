@@ -23,7 +23,7 @@ struct settings {
   listen_config listen;
   std::string data_dir = "./var/baton";
   int actor_threads = 2;                 // CAF scheduler.max-threads, 1..64
-  int http_threads = 64;                 // httplib pool; bounds concurrent keep-alive pollers, 1..4096
+  int http_threads = 16;                 // pool for blocking HTTP routes (operator calls, lists), 1..4096
   int keep_alive_max = 100000;           // requests per keep-alive connection
   int group_commit_max_events = 4096;    // cap per WriteBatch
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off

@@ -9,10 +9,10 @@ replica_target salad_target(const world& w, const std::string& image, int max_re
   int queued = 0, idle_hpc = 0, busy_salad = 0, idle_salad = 0;
   if (auto q = w.queued_by_image.find(image); q != w.queued_by_image.end())
     for (const auto& [created, id] : q->second)
-      if (w.jobs.at(id).preferred_clusters.empty()) ++queued;  // pinned jobs wait for their clusters
+      if (w.find_job(id)->preferred_clusters.empty()) ++queued;  // pinned jobs wait for their clusters
   for (const auto& [id, wk] : w.workers) {
     if (wk.gone || wk.placeholder || wk.worker_image_key != image || stale.count(id)) continue;
-    bool busy = w.job_of_worker.count(id) > 0;
+    bool busy = w.held_job(id) != nullptr;
     if (wk.kind == platform::hpc && !busy) ++idle_hpc;
     if (wk.kind == platform::salad) ++(busy ? busy_salad : idle_salad);
   }

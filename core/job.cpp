@@ -145,9 +145,13 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   return d;
 }
 
-decision decide_assign(const job& j, const std::string& worker_id, const json& decision_record, time_us now) {
+decision decide_assign(const job& j, const std::string& worker_id, json decision_record, time_us now) {
   if (j.status != job_status::queued) return decision::refuse(conflict(j, job_status::assigned));
-  return emit(j, "job.assigned", {{"worker_id", worker_id}, {"attempt", j.attempts + 1}, {"decision", decision_record}});
+  json p(json::value_t::object);
+  p["worker_id"] = worker_id;
+  p["attempt"] = j.attempts + 1;
+  p["decision"] = std::move(decision_record);
+  return emit(j, "job.assigned", std::move(p));
 }
 
 decision decide_start(const job& j, const caller& who, time_us now) {

@@ -84,7 +84,7 @@ struct caller {
 };
 
 decision decide_create(const job* existing, const create_job& c, time_us now);
-decision decide_assign(const job& j, const std::string& worker_id, const nlohmann::json& decision_record, time_us now);
+decision decide_assign(const job& j, const std::string& worker_id, nlohmann::json decision_record, time_us now);
 decision decide_start(const job& j, const caller& who, time_us now);
 decision decide_checkpoint(const job& j, const caller& who, const checkpoint_report& r, time_us now);
 decision decide_handoff_start(const job& j, const caller& who, const nlohmann::json& details, time_us now);

@@ -36,22 +36,28 @@ poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<w
       --k;
     }
   }
-  nlohmann::json ahead = nlohmann::json::array();
+  // Built by assignment, not from initializer lists: this runs on every assigning poll and
+  // nlohmann's initializer lists copy every element once more.
+  nlohmann::json ahead(nlohmann::json::value_t::array);
   auto job_it = queued.begin();
   auto worker_it = idle.begin();
   for (size_t i = 0; i < std::min<size_t>({k, decision_sample_size, queued.size()}); ++i, ++job_it, ++worker_it) {
     while (stale_all.count(worker_it->id)) ++worker_it;
-    ahead.push_back({std::get<1>(*job_it), worker_it->id});
+    nlohmann::json pair(nlohmann::json::value_t::array);
+    pair.push_back(std::get<1>(*job_it));
+    pair.push_back(worker_it->id);
+    ahead.push_back(std::move(pair));
   }
   if (k < queued.size()) out.job_id = std::get<1>(*queued.find_by_order(k));
-  out.record = {{"policy", "greedy-rank-v1"},
-                {"worker_id", me.id},
-                {"worker_score", score_of(me)},
-                {"idle_ranked_above", k},
-                {"jobs_examined", std::min(k + 1, queued.size())},
-                {"taken_by_better_workers", std::min(k, queued.size())},
-                {"taken_by_better_workers_sample", ahead},
-                {"stale_excluded", stale}};
+  auto& r = out.record;
+  r["policy"] = "greedy-rank-v1";
+  r["worker_id"] = me.id;
+  r["worker_score"] = score_of(me);
+  r["idle_ranked_above"] = k;
+  r["jobs_examined"] = std::min(k + 1, queued.size());
+  r["taken_by_better_workers"] = std::min(k, queued.size());
+  r["taken_by_better_workers_sample"] = std::move(ahead);
+  r["stale_excluded"] = std::move(stale);
   return out;
 }
 
@@ -95,7 +101,7 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
   size_t ahead_total = 0, examined = 0;
 
   for (const auto& [created, job_id] : queued) {
-    const job& j = w.jobs.at(job_id);
+    const job& j = *w.find_job(job_id);
     ++examined;
     auto cls = std::make_pair(j.worker_image_key, j.preferred_clusters);
     bool taken_above = false;

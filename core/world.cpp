@@ -36,7 +36,7 @@ void index_remove(world& w, const worker& wk) {
 
 void refresh_worker_index(world& w, const worker& wk) {
   index_remove(w, wk);
-  if (!wk.gone && !wk.placeholder && !w.job_of_worker.count(wk.id)) {
+  if (!wk.gone && !wk.placeholder && !w.held_job(wk.id)) {
     w.idle.insert(rank_of(wk));
     w.idle_by_image[wk.worker_image_key].insert(rank_of(wk));
   }
@@ -52,8 +52,21 @@ void queue_remove(world& w, const job& j) {
   }
 }
 
+void set_held(world& w, const std::string& worker_id, const std::string* job_id) {
+  if (job_id) {
+    w.job_of_worker[worker_id] = *job_id;
+    w.lookups.held[worker_id] = *job_id;
+  } else {
+    w.job_of_worker.erase(worker_id);
+    w.lookups.held.erase(worker_id);
+  }
+}
+
 void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
-  auto& j = w.jobs[id];
+  w.refresh_lookups();
+  auto found = w.lookups.jobs.find(id);
+  job& j = found != w.lookups.jobs.end() ? *found->second : w.jobs[id];
+  if (found == w.lookups.jobs.end()) w.lookups.jobs.emplace(id, &j);
   j.id = id;
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
@@ -68,19 +81,24 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (old_worker != new_worker) {
     if (!old_worker.empty()) {
-      w.job_of_worker.erase(old_worker);
-      if (auto it = w.workers.find(old_worker); it != w.workers.end()) refresh_worker_index(w, it->second);
+      set_held(w, old_worker, nullptr);
+      if (const worker* wk = w.find_worker(old_worker)) refresh_worker_index(w, *wk);
     }
     if (!new_worker.empty()) {
-      w.job_of_worker[new_worker] = id;
-      if (auto it = w.workers.find(new_worker); it != w.workers.end()) refresh_worker_index(w, it->second);
+      set_held(w, new_worker, &id);
+      if (const worker* wk = w.find_worker(new_worker)) refresh_worker_index(w, *wk);
     }
   }
 }
 
 void apply_worker(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
-  auto& wk = w.workers[id];
-  if (wk.id.empty()) wk.id = id;
+  w.refresh_lookups();
+  auto found = w.lookups.workers.find(id);
+  worker& wk = found != w.lookups.workers.end() ? *found->second : w.workers[id];
+  if (found == w.lookups.workers.end()) {
+    wk.id = id;
+    w.lookups.workers.emplace(id, &wk);
+  }
   index_remove(w, wk);
   w.by_registered.erase({wk.registered_at, wk.id});
   if (!wk.provider_id.empty() && wk.placeholder) w.placeholder_by_provider.erase(wk.provider_id);
@@ -112,14 +130,35 @@ int64_t score_of(const worker& w) {
   return r.hpc * 1'000'000'000LL + r.gpu_count * 1'000'000LL + r.vram_centi_gb * 10 + r.model_rank;
 }
 
+void world::refresh_lookups() const {
+  if (lookups.jobs.size() == jobs.size() && lookups.workers.size() == workers.size() &&
+      lookups.held.size() == job_of_worker.size())
+    return;
+  lookups.jobs.clear();
+  lookups.workers.clear();
+  lookups.held.clear();
+  auto& self = const_cast<world&>(*this);  // the tables point at elements; the maps stay unchanged
+  for (auto& [id, j] : self.jobs) lookups.jobs.emplace(id, &j);
+  for (auto& [id, wk] : self.workers) lookups.workers.emplace(id, &wk);
+  lookups.held.insert(job_of_worker.begin(), job_of_worker.end());
+}
+
 const job* world::find_job(const std::string& id) const {
-  auto it = jobs.find(id);
-  return it == jobs.end() ? nullptr : &it->second;
+  refresh_lookups();
+  auto it = lookups.jobs.find(id);
+  return it == lookups.jobs.end() ? nullptr : it->second;
 }
 
 const worker* world::find_worker(const std::string& id) const {
-  auto it = workers.find(id);
-  return it == workers.end() ? nullptr : &it->second;
+  refresh_lookups();
+  auto it = lookups.workers.find(id);
+  return it == lookups.workers.end() ? nullptr : it->second;
+}
+
+const std::string* world::held_job(const std::string& worker_id) const {
+  refresh_lookups();
+  auto it = lookups.held.find(worker_id);
+  return it == lookups.held.end() ? nullptr : &it->second;
 }
 
 void apply(world& w, const decision& d, time_us at) {

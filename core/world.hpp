@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/job.hpp"
 #include "core/worker.hpp"
@@ -55,6 +56,30 @@ struct world {
 
   const job* find_job(const std::string& id) const;
   const worker* find_worker(const std::string& id) const;
+  // The job a worker occupies (job_of_worker by hash), or nullptr.
+  const std::string* held_job(const std::string& worker_id) const;
+
+  // Hash lookups beside the ordered maps, for the per-poll finds (a 100k-entry std::map of
+  // UUID strings costs ~17 cache-missing string compares per find). Never iterated, so
+  // hashing never decides an order. A copied world starts with empty tables (their pointers
+  // would point into the source) and refills them on first use, noticed by the sizes.
+  struct lookup_tables {
+    std::unordered_map<std::string, job*> jobs;
+    std::unordered_map<std::string, worker*> workers;
+    std::unordered_map<std::string, std::string> held;  // = job_of_worker
+    lookup_tables() = default;
+    lookup_tables(const lookup_tables&) {}
+    lookup_tables& operator=(const lookup_tables&) {
+      jobs.clear();
+      workers.clear();
+      held.clear();
+      return *this;
+    }
+    lookup_tables(lookup_tables&&) = default;  // map nodes move with their map: pointers stay valid
+    lookup_tables& operator=(lookup_tables&&) = default;
+  };
+  mutable lookup_tables lookups;
+  void refresh_lookups() const;  // refills the tables if they fell behind the maps (after a copy)
 };
 
 // Applies every event of an accepted decision, as they will be logged.

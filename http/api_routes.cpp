@@ -1,6 +1,7 @@
 #include "http/api_routes.hpp"
 
 #include <atomic>
+#include <optional>
 
 #include "events/sha256.hpp"
 #include "events/bytes.hpp"
@@ -81,43 +82,69 @@ bool answered_from_view(const api_context& ctx, const api_command& c, httplib::R
   return true;
 }
 
-void run(const api_context& ctx, const httplib::Request& req, httplib::Response& res, op kind, const builder& build) {
+// Authenticates, validates and shapes the command. Empty when res already holds the answer
+// (401/403/422, or an idle poll answered from the view).
+std::optional<api_command> prepare(const api_context& ctx, const httplib::Request& req, httplib::Response& res, op kind,
+                                   const builder& build) {
   api_command c;
   c.kind = kind;
-  if (!authenticate(ctx, req, res, c)) return;
+  if (!authenticate(ctx, req, res, c)) return std::nullopt;
   c.request_id = req.get_header_value("X-Request-Id");
   if (c.request_id.empty()) c.request_id = next_request_id();
   try {
     if (build) build(req, c);
   } catch (const invalid_field& e) {
     reply_json(res, 422, validation_body(e));
-    return;
+    return std::nullopt;
   }
-  if (kind == op::request_job && answered_from_view(ctx, c, res)) return;
+  if (kind == op::request_job && answered_from_view(ctx, c, res)) return std::nullopt;
   if (c.actor == "operator:api-token" && !c.target.empty() &&
       (kind == op::heartbeat || kind == op::deregister || kind == op::request_job))
     c.actor = "worker:" + c.target;  // a RelayMD worker on the shared token
-  auto r = actors::submit(ctx.scheduler, std::move(c), std::chrono::seconds(30));
+  return c;
+}
+
+void to_response(const actors::api_reply& r, httplib::Response& res) {
+  if (r.status == 204 || r.body.is_null()) {
+    res.status = r.status;
+    return;
+  }
+  reply_json(res, r.status, r.body);
+}
+
+// Blocking: for routes that reshape the scheduler's answer (run on the server's pool).
+void run(const api_context& ctx, const httplib::Request& req, httplib::Response& res, op kind, const builder& build) {
+  auto c = prepare(ctx, req, res, kind, build);
+  if (!c) return;
+  auto r = actors::submit(ctx.scheduler, std::move(*c), std::chrono::seconds(30));
   if (!r) {
     reply_error(res, 503, "scheduler_unavailable", "the scheduler did not answer within 30 s");
     return;
   }
-  if (r->status == 204 || r->body.is_null()) {
-    res.status = r->status;
-    return;
-  }
-  reply_json(res, r->status, r->body);
+  to_response(*r, res);
 }
 
-// Registers METHOD path -> op with a builder; the first regex group (if any) is the target.
-template <class Method>
-void route(httplib::Server& s, Method method, const std::string& path, const api_context& ctx, op kind,
+// Non-blocking: the scheduler's reply is sent when it comes (after its events are durable);
+// no thread waits for it. For the hot worker calls (poll, heartbeat, job reports).
+void run_async(const api_context& ctx, const httplib::Request& req, op kind, const builder& build, respond_fn respond) {
+  httplib::Response res;
+  auto c = prepare(ctx, req, res, kind, build);
+  if (!c) return respond(std::move(res));
+  actors::submit_async(ctx.scheduler, std::move(*c), [respond = std::move(respond)](actors::api_reply r) {
+    httplib::Response out;
+    to_response(r, out);
+    respond(std::move(out));
+  });
+}
+
+// Registers METHOD path -> op, answered asynchronously; the first regex group (if any) is the target.
+void route(router& s, const std::string& method, const std::string& path, const api_context& ctx, op kind,
            builder build = nullptr) {
-  (s.*method)(path, [ctx, kind, build](const httplib::Request& req, httplib::Response& res) {
-    run(ctx, req, res, kind, [&](const httplib::Request& rq, api_command& c) {
+  s.async(method, path, [ctx, kind, build](const httplib::Request& req, respond_fn respond) {
+    run_async(ctx, req, kind, [&](const httplib::Request& rq, api_command& c) {
       if (rq.matches.size() > 1) c.target = checked_id(rq.matches[1], "id");
       if (build) build(rq, c);
-    });
+    }, std::move(respond));
   });
 }
 
@@ -130,8 +157,6 @@ void as_bare_list(httplib::Response& res) {
   res.set_header("X-Limit", std::to_string(page["limit"].get<size_t>()));
   reply_json(res, 200, page["items"]);
 }
-
-using handler_fn = httplib::Server& (httplib::Server::*)(const std::string&, httplib::Server::Handler);
 
 json checkpoint_body(const httplib::Request& req, bool require_path) {
   auto b = object_body(req, true);
@@ -199,10 +224,8 @@ void build_register(const httplib::Request& req, api_command& c) {
 
 }  // namespace
 
-void add_api_routes(httplib::Server& s, api_context ctx) {
-  auto Get = static_cast<handler_fn>(&httplib::Server::Get);
-  auto Post = static_cast<handler_fn>(&httplib::Server::Post);
-  auto Delete = static_cast<handler_fn>(&httplib::Server::Delete);
+void add_api_routes(router& s, api_context ctx) {
+  const std::string Get = "GET", Post = "POST", Delete = "DELETE";
 
   // --- workers ---
   s.Post("/workers/register", [ctx](const httplib::Request& req, httplib::Response& res) {
@@ -248,11 +271,11 @@ void add_api_routes(httplib::Server& s, api_context ctx) {
   });
 
   // --- jobs, worker side ---
-  s.Post("/jobs/request", [ctx](const httplib::Request& req, httplib::Response& res) {
-    run(ctx, req, res, op::request_job, [](const httplib::Request& rq, api_command& c) {
+  s.async("POST", "/jobs/request", [ctx](const httplib::Request& req, respond_fn respond) {
+    run_async(ctx, req, op::request_job, [](const httplib::Request& rq, api_command& c) {
       if (!rq.has_param("worker_id")) throw invalid_field("worker_id", "query parameter worker_id is required");
       c.target = checked_id(rq.get_param_value("worker_id"), "worker_id");
-    });
+    }, std::move(respond));
   });
   route(s, Get, R"(/jobs/([^/]+)/control)", ctx, op::job_control);
   route(s, Post, R"(/jobs/([^/]+)/start)", ctx, op::start_job);

@@ -11,6 +11,7 @@
 #include "actors/idle_poll_view.hpp"
 #include "actors/scheduler.hpp"
 #include "events/event_store.hpp"
+#include "http/router.hpp"
 
 namespace baton::http {
 
@@ -26,6 +27,6 @@ struct api_context {
   std::string pilot_token;  // X-API-Token that may only register workers ("" = none)
 };
 
-void add_api_routes(httplib::Server& server, api_context ctx);
+void add_api_routes(router& server, api_context ctx);
 
 }  // namespace baton::http

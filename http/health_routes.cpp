@@ -7,7 +7,7 @@
 
 namespace baton::http {
 
-void add_health_routes(httplib::Server& server, caf::actor_system& sys, actors::log_writer_actor log,
+void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log,
                        actors::scheduler_actor scheduler) {
   server.Get("/healthz", [&sys, log, scheduler](const httplib::Request&, httplib::Response& res) {
     auto r = ask<actors::log_status>(sys, log, std::chrono::seconds(2), actors::status_atom::value);
@@ -34,7 +34,7 @@ void add_health_routes(httplib::Server& server, caf::actor_system& sys, actors::
   });
 }
 
-void add_error_handlers(httplib::Server& server) {
+void add_error_handlers(router& server) {
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a handler already wrote its own JSON error
     if (res.status == 404)

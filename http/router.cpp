@@ -1,0 +1,78 @@
+#include "http/router.hpp"
+
+#include <atomic>
+
+namespace baton::http {
+
+router& router::add(const std::string& method, const std::string& pattern, blocking_handler b, async_handler a) {
+  auto r = std::make_unique<route>();
+  r->method = method;
+  r->pattern = pattern;
+  r->literal = pattern.find_first_of("()[]*+?.\\^$|{}") == std::string::npos;
+  if (!r->literal) r->re = std::regex(pattern);
+  r->blocking = std::move(b);
+  r->async = std::move(a);
+  if (r->literal) literal_.emplace(method + " " + pattern, r.get());
+  routes_.push_back(std::move(r));
+  return *this;
+}
+
+const router::route* router::match(httplib::Request& req) const {
+  if (auto it = literal_.find(req.method + " " + req.path); it != literal_.end()) {
+    req.matches = std::smatch{};
+    return it->second;
+  }
+  for (const auto& r : routes_)
+    if (!r->literal && r->method == req.method && std::regex_match(req.path, req.matches, r->re)) return r.get();
+  return nullptr;
+}
+
+void router::finish(const httplib::Request& req, httplib::Response& res) const {
+  if (res.status == -1) res.status = 200;
+  if (res.status >= 400 && res.body.empty() && on_error_) on_error_(req, res);
+}
+
+void router::run_blocking(const route& r, const httplib::Request& req, httplib::Response& res) const {
+  try {
+    r.blocking(req, res);
+  } catch (...) {
+    res = httplib::Response{};
+    res.status = 500;
+    if (on_exception_) on_exception_(req, res, std::current_exception());
+  }
+  finish(req, res);
+}
+
+void router::run_async(const route& r, const httplib::Request& req, respond_fn respond) const {
+  // Shared so that an exception after the handler has already answered does not answer twice.
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto once = [answered, respond, this, method = req.method, path = req.path](httplib::Response res) {
+    if (answered->exchange(true)) return;
+    if (res.status == -1) res.status = 200;
+    if (res.status >= 400 && res.body.empty()) {  // the error handler needs the request line only
+      httplib::Request line;
+      line.method = method;
+      line.path = path;
+      finish(line, res);
+    }
+    respond(std::move(res));
+  };
+  try {
+    r.async(req, once);
+  } catch (...) {
+    if (answered->load()) return;
+    httplib::Response res;
+    res.status = 500;
+    if (on_exception_) on_exception_(req, res, std::current_exception());
+    once(std::move(res));
+  }
+}
+
+httplib::Response router::not_found(const httplib::Request& req) const {
+  httplib::Response res;
+  res.status = 404;
+  finish(req, res);
+  return res;
+}
+
+}  // namespace baton::http

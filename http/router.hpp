@@ -1,0 +1,70 @@
+#pragma once
+// The daemon's route table, in httplib's terms (httplib::Request / httplib::Response and its
+// handler signature) so route code reads like plain cpp-httplib, served by event_server.
+//
+// Two kinds of route:
+// - blocking: fn(req, res), run on the server's handler pool; may wait on actors.
+// - async: fn(req, respond), run on the event loop itself; must not block. It answers by
+//   calling respond(res) exactly once, from any thread, now or later (e.g. from the
+//   scheduler once a decision is durable), so no thread is parked while a reply is pending.
+#include <httplib.h>
+
+#include <functional>
+#include <memory>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace baton::http {
+
+using respond_fn = std::function<void(httplib::Response)>;
+using blocking_handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+using async_handler = std::function<void(const httplib::Request&, respond_fn)>;
+// Runs after a handler that left status >= 400 with an empty body (e.g. 404 no route).
+using error_handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+using exception_handler = std::function<void(const httplib::Request&, httplib::Response&, std::exception_ptr)>;
+
+class router {
+ public:
+  router& Get(const std::string& pattern, blocking_handler h) { return add("GET", pattern, std::move(h), nullptr); }
+  router& Post(const std::string& pattern, blocking_handler h) { return add("POST", pattern, std::move(h), nullptr); }
+  router& Put(const std::string& pattern, blocking_handler h) { return add("PUT", pattern, std::move(h), nullptr); }
+  router& Delete(const std::string& pattern, blocking_handler h) { return add("DELETE", pattern, std::move(h), nullptr); }
+  router& async(const std::string& method, const std::string& pattern, async_handler h) {
+    return add(method, pattern, nullptr, std::move(h));
+  }
+  void set_error_handler(error_handler h) { on_error_ = std::move(h); }
+  void set_exception_handler(exception_handler h) { on_exception_ = std::move(h); }
+
+  struct route {
+    std::string method;
+    std::string pattern;
+    bool literal = false;  // no regex syntax: compared as a string
+    std::regex re;
+    blocking_handler blocking;
+    async_handler async;
+  };
+
+  // The route for req (method + path), with req.matches filled; nullptr when none matches.
+  // Literal paths are looked up first; patterns are tried in the order they were added.
+  const route* match(httplib::Request& req) const;
+
+  // Runs a blocking handler with the error and exception handlers around it.
+  void run_blocking(const route& r, const httplib::Request& req, httplib::Response& res) const;
+  // Runs an async handler; an exception thrown before it answered becomes the response.
+  void run_async(const route& r, const httplib::Request& req, respond_fn respond) const;
+  // The answer when no route matches (404 through the error handler).
+  httplib::Response not_found(const httplib::Request& req) const;
+  // Applies the error handler to a finished response (status >= 400, empty body).
+  void finish(const httplib::Request& req, httplib::Response& res) const;
+
+ private:
+  router& add(const std::string& method, const std::string& pattern, blocking_handler b, async_handler a);
+  std::vector<std::unique_ptr<route>> routes_;
+  std::unordered_map<std::string, const route*> literal_;  // "METHOD path" -> route
+  error_handler on_error_;
+  exception_handler on_exception_;
+};
+
+}  // namespace baton::http
