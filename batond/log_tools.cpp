@@ -40,7 +40,7 @@ int dump_log(const std::string& data_dir, uint64_t from, uint64_t limit) {
     auto store = open_existing(data_dir);
     uint64_t n = 0;
     store->scan(from, 0, false, [&](const events::event_view& v) {
-      std::cout << to_json(v.to_envelope()).dump() << "\n";
+      std::cout << to_json(v.to_envelope()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return limit == 0 || ++n < limit;
     });
     return 0;

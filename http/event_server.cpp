@@ -194,9 +194,11 @@ struct event_server::impl {
   void reject(connection& c, int status, const std::string& message) {
     httplib::Response res;
     res.status = status;
-    std::string code = status == 413 ? "body_too_large" : status == 431 ? "headers_too_large" : status == 501 ? "not_implemented"
-                       : status == 505 ? "http_version_not_supported" : status == 417 ? "expectation_failed" : "bad_request";
-    res.set_content(nlohmann::json{{"detail", message}, {"error", code}, {"message", message}}.dump(), "application/json");
+    std::string code = status == 413 ? "body_too_large" : status == 431 ? "headers_too_large" : status == 411 ? "length_required"
+                       : status == 417 ? "expectation_failed" : "bad_request";
+    res.set_content(nlohmann::json{{"detail", message}, {"error", code}, {"message", message}}.dump(
+                        -1, ' ', false, nlohmann::json::error_handler_t::replace),
+                    "application/json");
     c.out += wire::serialize(res, false);
     c.close_after = true;
     c.in.clear();
@@ -233,17 +235,25 @@ struct event_server::impl {
     ++c.served;
     bool keep_alive = head.keep_alive && c.served < opts.max_requests_per_connection && !stopping.load();
     auto respond = responder(c, keep_alive);
-    const router::route* r = routes.match(req);
-    if (!r) {
-      respond(routes.not_found(req));
-    } else if (r->async) {
-      routes.run_async(*r, req, std::move(respond));
-    } else {
-      pool->post([this, r, req = std::move(req), respond = std::move(respond)]() mutable {
-        httplib::Response res;
-        routes.run_blocking(*r, req, res);
-        respond(std::move(res));
-      });
+    try {
+      const router::route* r = routes.match(req);
+      if (!r) {
+        respond(routes.not_found(req));
+      } else if (r->async) {
+        routes.run_async(*r, req, respond);
+      } else {
+        pool->post([this, r, req = std::move(req), respond]() mutable {
+          httplib::Response res;
+          routes.run_blocking(*r, req, res);
+          respond(std::move(res));
+        });
+      }
+    } catch (const std::exception& e) {  // a bug in routing must cost one request, not the daemon
+      spdlog::error("http: {} {}: {}", head.req.method, head.req.target, e.what());
+      httplib::Response res;
+      res.status = 500;
+      res.set_content(R"({"error":"internal_error","message":"the server failed to route this request"})", "application/json");
+      respond(std::move(res));
     }
   }
 

@@ -66,7 +66,7 @@ request_head parse_head(std::string_view buf, size_t max_header_bytes, size_t ma
   if (target.empty() || target.front() != '/') return fail(400, "request target must be a path starting with '/'");
   for (char c : target)
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return fail(400, "request target contains control characters");
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") return fail(505, "only HTTP/1.0 and HTTP/1.1 are served");
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") return fail(400, "only HTTP/1.0 and HTTP/1.1 are served");
   h.req.method = std::string(method);
   h.req.target = std::string(target);
   h.req.version = std::string(version);
@@ -96,7 +96,7 @@ request_head parse_head(std::string_view buf, size_t max_header_bytes, size_t ma
       have_length = true;
       h.body_bytes = n;
     } else if (iequals(name, "Transfer-Encoding")) {
-      return fail(501, "Transfer-Encoding request bodies are not supported; send Content-Length");
+      return fail(411, "Transfer-Encoding request bodies are not supported; send Content-Length");
     } else if (iequals(name, "Connection")) {
       if (has_token(value, "close")) h.keep_alive = false;
       else if (http10 && has_token(value, "keep-alive")) h.keep_alive = true;

@@ -12,7 +12,7 @@ enum class head_state { incomplete, complete, error };
 
 struct request_head {
   head_state state = head_state::incomplete;
-  int error_status = 0;         // for error: 400, 413, 431, 501, 505
+  int error_status = 0;         // for error: 400, 411, 413, 417, 431 (bad input is always a 4xx)
   std::string error_message;    // names what was wrong
   size_t head_bytes = 0;        // request line + headers + blank line
   size_t body_bytes = 0;        // from Content-Length

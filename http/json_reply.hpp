@@ -10,7 +10,9 @@ namespace baton::http {
 
 inline void reply_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Invalid UTF-8 that came in (a percent-decoded path, a header) is replaced, never thrown:
+  // an echo of bad input must not take the request, or the daemon, down.
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
 }
 
 inline void reply_error(httplib::Response& res, int status, const std::string& code, const std::string& message,

@@ -29,7 +29,13 @@ const router::route* router::match(httplib::Request& req) const {
 
 void router::finish(const httplib::Request& req, httplib::Response& res) const {
   if (res.status == -1) res.status = 200;
-  if (res.status >= 400 && res.body.empty() && on_error_) on_error_(req, res);
+  if (res.status >= 400 && res.body.empty() && on_error_) {
+    try {
+      on_error_(req, res);
+    } catch (...) {  // the error handler must not become the error
+      res.set_content(R"({"error":"http_error","message":"request failed"})", "application/json");
+    }
+  }
 }
 
 void router::run_blocking(const route& r, const httplib::Request& req, httplib::Response& res) const {

@@ -2,8 +2,14 @@
 // JSON and raw bytes as bodies, odd ids and query values, wrong credentials) against every
 // route of a real batond. Every answer must be a 2xx/4xx with a JSON body (or empty), the
 // daemon must stay up, keep serving valid requests, and stop cleanly.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "support/batond_process.hpp"
@@ -120,6 +126,109 @@ TEST(ApiFuzz, RandomRequestsGetClearAnswersAndTheDaemonCarriesOn) {
   EXPECT_GT(statuses[200], 2000) << "the stream must also reach the valid paths";
   EXPECT_GT(statuses[422], 2000);
   // Still serving, and it stops cleanly.
+  auto created = c->Post("/jobs", json{{"title", "after"}, {"input_bundle_path", "/b"}}.dump(), "application/json");
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->status, 200);
+  EXPECT_EQ(d.stop(), 0) << d.err();
+}
+
+namespace {
+
+// Sends raw bytes on a fresh connection, half-closes, and reads until the server closes.
+// Returns the status codes of the responses found; nullopt if the server never closed.
+std::optional<std::vector<int>> exchange(int port, const std::string& bytes) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string in;
+  bool closed = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ADD_FAILURE() << "cannot connect: " << std::strerror(errno);
+  } else {
+    ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR);
+    char buf[8192];
+    for (;;) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n > 0) {
+        in.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);  // only a timeout means it hung
+      if (!closed) std::fprintf(stderr, "recv: n=%zd errno=%d after %zu bytes\n", n, errno, in.size());
+      break;
+    }
+  }
+  ::close(fd);
+  if (!closed) return std::nullopt;
+  // Walk the responses by their Content-Length; anything unparseable counts as status 0.
+  std::vector<int> statuses;
+  size_t at = 0;
+  while (at < in.size()) {
+    auto end = in.find("\r\n\r\n", at);
+    if (in.compare(at, 9, "HTTP/1.1 ") != 0 || end == std::string::npos) {
+      statuses.push_back(0);
+      break;
+    }
+    statuses.push_back(std::atoi(in.c_str() + at + 9));
+    auto head = in.substr(at, end - at);
+    auto cl = head.find("Content-Length: ");
+    at = end + 4 + (cl == std::string::npos ? 0 : std::stoul(head.substr(cl + 16)));
+  }
+  return statuses;
+}
+
+}  // namespace
+
+// The same promise one layer down: mutated HTTP on the wire (flipped bytes, truncations,
+// stray CRLFs, odd lengths, several requests in one write). The server answers what it can
+// parse with a 2xx/4xx, closes what it cannot, never hangs a connection, and carries on.
+TEST(ApiFuzz, MangledHttpOnTheWireNeverTakesTheDaemonDown) {
+  temp_dir dir;
+  batond_process d(dir, "");
+  ASSERT_GT(d.port(), 0) << d.err();
+  fuzzer f;
+  const std::vector<std::string> seeds = {
+      "POST /jobs/request?worker_id=w1 HTTP/1.1\r\nHost: x\r\nX-API-Token: t\r\nContent-Length: 0\r\n\r\n",
+      "POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 42\r\n\r\n"
+      "{\"title\":\"t\",\"input_bundle_path\":\"/b\"}",
+      "GET /jobs?limit=5&status=queued HTTP/1.1\r\nHost: x\r\n\r\n",
+      "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+      "PUT /config/slurm-clusters/enabled HTTP/1.1\r\nContent-Length: 13\r\nExpect: 100-continue\r\n\r\n{\"enabled\":{}}",
+  };
+  const std::vector<std::string> inserts = {"\r\n", "\r\n\r\n", " ", ":", "\0", "%", "Content-Length: 5\r\n",
+                                            "Transfer-Encoding: chunked\r\n", "Content-Length: -1\r\n",
+                                            "Connection: close\r\n", "\xff\xfe", "HTTP/1.1", "?a=%zz&&=",
+                                            std::string(300, 'A')};
+  std::map<int, int> statuses;
+  int cases = 3000;
+  for (int i = 0; i < cases; ++i) {
+    std::string bytes;
+    for (size_t n = 1 + f.pick(3); n > 0; --n) bytes += seeds[f.pick(seeds.size())];  // pipelined
+    for (size_t m = f.pick(4); m > 0; --m) {
+      size_t at = f.pick(bytes.size() + 1);
+      switch (f.pick(4)) {
+        case 0: if (at < bytes.size()) bytes[at] = static_cast<char>(f.pick(256)); break;
+        case 1: bytes.insert(at, inserts[f.pick(inserts.size())]); break;
+        case 2: bytes.erase(at, f.pick(8)); break;
+        default: bytes.resize(at); break;
+      }
+    }
+    auto answer = exchange(d.port(), bytes);
+    ASSERT_TRUE(answer) << "the server left a connection hanging after:\n" << bytes << "\nbatond:\n" << d.err();
+    for (int status : *answer) {
+      ++statuses[status];
+      EXPECT_TRUE(status >= 100 && status < 500) << status << " for:\n" << bytes;
+    }
+  }
+  for (const auto& [status, n] : statuses) std::printf("HTTP %d: %d\n", status, n);
+  EXPECT_GT(statuses[400], 100) << "the mutations must reach the parser's error paths";
+  EXPECT_GT(statuses[401] + statuses[200], 100) << "and some requests must survive them";
+  auto c = d.client();
   auto created = c->Post("/jobs", json{{"title", "after"}, {"input_bundle_path", "/b"}}.dump(), "application/json");
   ASSERT_TRUE(created);
   EXPECT_EQ(created->status, 200);

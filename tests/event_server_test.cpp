@@ -193,10 +193,10 @@ TEST(EventServer, MalformedRequestsGetJsonErrorsAndTheConnectionCloses) {
   std::vector<bad_case> cases = {
       {"GARBAGE\r\n\r\n", 400},
       {"GET noslash HTTP/1.1\r\n\r\n", 400},
-      {"GET / HTTP/2.0\r\n\r\n", 505},
+      {"GET / HTTP/2.0\r\n\r\n", 400},
       {"POST /echo/a HTTP/1.1\r\nContent-Length: x1\r\n\r\n", 400},
       {"POST /echo/a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
-      {"POST /echo/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+      {"POST /echo/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411},
       {"POST /echo/a HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n", 413},
       {"GET / HTTP/1.1\r\nNo-Colon-Here\r\n\r\n", 400},
       {"GET / HTTP/1.1\r\nX: " + std::string(70000, 'a') + "\r\n\r\n", 431},
