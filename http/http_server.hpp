@@ -1,6 +1,8 @@
 #pragma once
 // A cpp-httplib server tuned for many keep-alive pollers (stack-notes H2/H3): a large
 // thread pool, long keep-alive, TCP_NODELAY and a listen backlog of 1024 instead of 5.
+// batond itself serves with http/event_server.hpp; this one stays as api_bench's constant
+// endpoint, the yardstick the API's rates are measured against (docs/benchmarks.md).
 #include <httplib.h>
 
 #include <string>
