@@ -13,6 +13,7 @@
 #include <random>
 
 #include "support/batond_process.hpp"
+#include "support/loopback_socket.hpp"
 
 using namespace baton::test;
 using nlohmann::json;
@@ -137,16 +138,10 @@ namespace {
 // Sends raw bytes on a fresh connection, half-closes, and reads until the server closes.
 // Returns the status codes of the responses found; nullopt if the server never closed.
 std::optional<std::vector<int>> exchange(int port, const std::string& bytes) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = connect_loopback(port, 10);
   std::string in;
   bool closed = false;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+  if (fd < 0) {
     ADD_FAILURE() << "cannot connect: " << std::strerror(errno);
   } else {
     ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -163,7 +158,7 @@ std::optional<std::vector<int>> exchange(int port, const std::string& bytes) {
       break;
     }
   }
-  ::close(fd);
+  if (fd >= 0) ::close(fd);
   if (!closed) return std::nullopt;
   // Walk the responses by their Content-Length; anything unparseable counts as status 0.
   std::vector<int> statuses;

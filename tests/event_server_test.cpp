@@ -16,6 +16,7 @@
 
 #include "http/event_server.hpp"
 #include "http/http_wire.hpp"
+#include "support/loopback_socket.hpp"
 
 namespace {
 
@@ -27,17 +28,10 @@ using nlohmann::json;
 // A raw client: sends bytes, reads responses by Content-Length.
 class raw_client {
  public:
-  explicit raw_client(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  explicit raw_client(int port) : fd_(baton::test::connect_loopback(port, 5)), connected_(fd_ >= 0) {}
+  ~raw_client() {
+    if (fd_ >= 0) ::close(fd_);
   }
-  ~raw_client() { ::close(fd_); }
   bool connected() const { return connected_; }
   void send(const std::string& bytes) { ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size())); }
 
