@@ -234,7 +234,8 @@ TEST_F(worker_e2e, KilledWorkerIsReapedAndTheNextResumesFromTheCheckpoint) {
   EXPECT_EQ(starts[1].first, saved) << "it resumes from exactly the last reported checkpoint";
   EXPECT_NE(text.find("done 30 attempt 2"), std::string::npos) << text;
   auto types = event_types("k");
-  EXPECT_NE(std::find(types.begin(), types.end(), "job.requeued_after_reap"), types.end());
+  EXPECT_NE(std::find(types.begin(), types.end(), "job.requeued_after_reap"), types.end())
+      << "events: " << testing::PrintToString(types);
   RecordProperty("reap_seconds", std::to_string(reap_seconds));
   std::cout << "[ info ] requeued " << reap_seconds << " s after SIGKILL; resumed at step " << saved << "\n";
   bw->signal(SIGTERM);
