@@ -520,17 +520,15 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
 
 void lease_book::touch(const std::string& id, time_us at) {
   erase(id);
-  last_[id] = at;
   by_id_[id] = at;
   by_time_.insert({at, id});
 }
 
 void lease_book::erase(const std::string& id) {
-  auto it = last_.find(id);
-  if (it == last_.end()) return;
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return;
   by_time_.erase({it->second, id});
-  last_.erase(it);
-  by_id_.erase(id);
+  by_id_.erase(it);
 }
 
 std::optional<time_us> lease_book::last(const std::string& id) const {

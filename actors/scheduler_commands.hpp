@@ -45,13 +45,12 @@ class lease_book {
   void touch(const std::string& id, core::time_us at);
   void erase(const std::string& id);
   std::optional<core::time_us> last(const std::string& id) const;
-  const lease_table& all() const { return last_; }
+  lease_table all() const { return {by_id_.begin(), by_id_.end()}; }  // ordered, for saving at a clean stop
   // Workers whose last heartbeat is older than cutoff.
   std::set<std::string> older_than(core::time_us cutoff) const;
 
  private:
-  lease_table last_;
-  std::unordered_map<std::string, core::time_us> by_id_;  // = last_, for the per-poll lookup (never iterated)
+  std::unordered_map<std::string, core::time_us> by_id_;  // hashed for the per-poll lookup; never iterated in a decision
   std::set<std::pair<core::time_us, std::string>> by_time_;
 };
 

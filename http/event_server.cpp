@@ -16,10 +16,10 @@
 #include <mutex>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "http/http_wire.hpp"
+#include "http/json_reply.hpp"
 #include "http/task_pool.hpp"
 
 namespace baton::http {
@@ -196,9 +196,7 @@ struct event_server::impl {
     res.status = status;
     std::string code = status == 413 ? "body_too_large" : status == 431 ? "headers_too_large" : status == 411 ? "length_required"
                        : status == 417 ? "expectation_failed" : "bad_request";
-    res.set_content(nlohmann::json{{"detail", message}, {"error", code}, {"message", message}}.dump(
-                        -1, ' ', false, nlohmann::json::error_handler_t::replace),
-                    "application/json");
+    reply_json(res, status, {{"detail", message}, {"error", code}, {"message", message}});
     c.out += wire::serialize(res, false);
     c.close_after = true;
     c.in.clear();
@@ -251,8 +249,7 @@ struct event_server::impl {
     } catch (const std::exception& e) {  // a bug in routing must cost one request, not the daemon
       spdlog::error("http: {} {}: {}", head.req.method, head.req.target, e.what());
       httplib::Response res;
-      res.status = 500;
-      res.set_content(R"({"error":"internal_error","message":"the server failed to route this request"})", "application/json");
+      reply_error(res, 500, "internal_error", "the server failed to route this request");
       respond(std::move(res));
     }
   }
@@ -278,6 +275,12 @@ struct event_server::impl {
     }
     // A client piling up requests while one is in flight, beyond any sane pipeline.
     if (c.in.size() > opts.max_header_bytes + opts.max_body_bytes) return close_conn(c);
+    next_request_or_close(c);
+  }
+
+  // Starts the next buffered request; once the client has finished sending and nothing is
+  // left to answer (at most an incomplete request that can never complete), closes.
+  void next_request_or_close(connection& c) {
     int fd = c.fd;
     next_request(c);  // may close c (a malformed request)
     if (conns[fd] && c.peer_closed && !c.busy && c.out.empty()) close_conn(c);
@@ -297,9 +300,7 @@ struct event_server::impl {
       c->last_active = steady::now();
       c->out += item.bytes;
       if (item.close) c->close_after = true;
-      if (!flush(*c)) continue;
-      next_request(*c);
-      if (conns[item.fd] && c->peer_closed && !c->busy && c->out.empty()) close_conn(*c);
+      if (flush(*c)) next_request_or_close(*c);
     }
   }
 
