@@ -17,7 +17,7 @@ using actors::api_command;
 using actors::op;
 
 // Fills the command from the request; throws invalid_field for a 422.
-using builder = std::function<void(const httplib::Request&, api_command&)>;
+using builder = std::function<void(const request&, api_command&)>;
 
 // Correlation ids for requests that bring none: unique per daemon run, cheap (no RNG call).
 std::string next_request_id() {
@@ -35,7 +35,7 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 
 // X-Worker-Token "<worker id>.<secret>" names a worker (the scheduler checks the secret);
 // X-API-Token must equal the shared token. Returns false after answering 401.
-bool authenticate(const api_context& ctx, const httplib::Request& req, httplib::Response& res, api_command& c) {
+bool authenticate(const api_context& ctx, const request& req, response& res, api_command& c) {
   auto worker_token = req.get_header_value("X-Worker-Token");
   if (!worker_token.empty()) {
     auto dot = worker_token.rfind('.');
@@ -71,7 +71,7 @@ bool authenticate(const api_context& ctx, const httplib::Request& req, httplib::
 
 // A poll the scheduler would answer with no job and no event: answered here, on the HTTP
 // thread, from the scheduler's read model (actors/idle_poll_view.hpp).
-bool answered_from_view(const api_context& ctx, const api_command& c, httplib::Response& res) {
+bool answered_from_view(const api_context& ctx, const api_command& c, response& res) {
   if (!ctx.idle_view || !ctx.clock) return false;
   if (!c.caller_worker.empty() && c.caller_worker != c.target) return false;  // the scheduler says 403
   if (!ctx.idle_view->answers_no_job(c.target, c.caller_worker.empty() ? "" : c.secret_sha256, ctx.clock()))
@@ -84,7 +84,7 @@ bool answered_from_view(const api_context& ctx, const api_command& c, httplib::R
 
 // Authenticates, validates and shapes the command. Empty when res already holds the answer
 // (401/403/422, or an idle poll answered from the view).
-std::optional<api_command> prepare(const api_context& ctx, const httplib::Request& req, httplib::Response& res, op kind,
+std::optional<api_command> prepare(const api_context& ctx, const request& req, response& res, op kind,
                                    const builder& build) {
   api_command c;
   c.kind = kind;
@@ -104,7 +104,7 @@ std::optional<api_command> prepare(const api_context& ctx, const httplib::Reques
   return c;
 }
 
-void to_response(const actors::api_reply& r, httplib::Response& res) {
+void to_response(const actors::api_reply& r, response& res) {
   if (r.status == 204 || r.body.is_null()) {
     res.status = r.status;
     return;
@@ -113,7 +113,7 @@ void to_response(const actors::api_reply& r, httplib::Response& res) {
 }
 
 // Blocking: for routes that reshape the scheduler's answer (run on the server's pool).
-void run(const api_context& ctx, const httplib::Request& req, httplib::Response& res, op kind, const builder& build) {
+void run(const api_context& ctx, const request& req, response& res, op kind, const builder& build) {
   auto c = prepare(ctx, req, res, kind, build);
   if (!c) return;
   auto r = actors::submit(ctx.scheduler, std::move(*c), std::chrono::seconds(30));
@@ -126,12 +126,12 @@ void run(const api_context& ctx, const httplib::Request& req, httplib::Response&
 
 // Non-blocking: the scheduler's reply is sent when it comes (after its events are durable);
 // no thread waits for it. For the hot worker calls (poll, heartbeat, job reports).
-void run_async(const api_context& ctx, const httplib::Request& req, op kind, const builder& build, respond_fn respond) {
-  httplib::Response res;
+void run_async(const api_context& ctx, const request& req, op kind, const builder& build, respond_fn respond) {
+  response res;
   auto c = prepare(ctx, req, res, kind, build);
   if (!c) return respond(std::move(res));
   actors::submit_async(ctx.scheduler, std::move(*c), [respond = std::move(respond)](actors::api_reply r) {
-    httplib::Response out;
+    response out;
     to_response(r, out);
     respond(std::move(out));
   });
@@ -140,16 +140,16 @@ void run_async(const api_context& ctx, const httplib::Request& req, op kind, con
 // Registers METHOD path -> op, answered asynchronously; the first regex group (if any) is the target.
 void route(router& s, const std::string& method, const std::string& path, const api_context& ctx, op kind,
            builder build = nullptr) {
-  s.async(method, path, [ctx, kind, build](const httplib::Request& req, respond_fn respond) {
-    run_async(ctx, req, kind, [&](const httplib::Request& rq, api_command& c) {
-      if (rq.matches.size() > 1) c.target = checked_id(rq.matches[1], "id");
+  s.async(method, path, [ctx, kind, build](const request& req, respond_fn respond) {
+    run_async(ctx, req, kind, [&](const request& rq, api_command& c) {
+      if (!rq.path_params.empty()) c.target = checked_id(rq.path_params[0], "id");
       if (build) build(rq, c);
     }, std::move(respond));
   });
 }
 
 // RelayMD clients expect a bare list; the page position travels in headers.
-void as_bare_list(httplib::Response& res) {
+void as_bare_list(response& res) {
   if (res.status != 200) return;
   auto page = json::parse(res.body);
   res.set_header("X-Total-Count", std::to_string(page["total"].get<size_t>()));
@@ -158,7 +158,7 @@ void as_bare_list(httplib::Response& res) {
   reply_json(res, 200, page["items"]);
 }
 
-json checkpoint_body(const httplib::Request& req, bool require_path) {
+json checkpoint_body(const request& req, bool require_path) {
   auto b = object_body(req, true);
   json out = json::object();
   auto path = opt_string(b, "checkpoint_manifest_path");
@@ -172,7 +172,7 @@ json checkpoint_body(const httplib::Request& req, bool require_path) {
   return out;
 }
 
-void build_create(const httplib::Request& req, api_command& c) {
+void build_create(const request& req, api_command& c) {
   auto b = object_body(req, false);
   json out;
   auto id = opt_string(b, "id", 128);
@@ -204,7 +204,7 @@ void build_create(const httplib::Request& req, api_command& c) {
   c.body = out;
 }
 
-void build_register(const httplib::Request& req, api_command& c) {
+void build_register(const request& req, api_command& c) {
   auto b = object_body(req, false);
   json out;
   auto platform = req_string(b, "platform", 16);
@@ -228,10 +228,10 @@ void add_api_routes(router& s, api_context ctx) {
   const std::string Get = "GET", Post = "POST", Delete = "DELETE";
 
   // --- workers ---
-  s.Post("/workers/register", [ctx](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/workers/register", [ctx](const request& req, response& res) {
     // The worker's own credential: handed back once, only its hash is logged.
     std::string secret = new_secret_hex();
-    run(ctx, req, res, op::register_worker, [&](const httplib::Request& rq, api_command& c) {
+    run(ctx, req, res, op::register_worker, [&](const request& rq, api_command& c) {
       build_register(rq, c);
       c.secret_sha256 = events::to_hex(events::sha256(secret));
     });
@@ -241,7 +241,7 @@ void add_api_routes(router& s, api_context ctx) {
       reply_json(res, 200, body);
     }
   });
-  route(s, Post, R"(/workers/([^/]+)/heartbeat)", ctx, op::heartbeat, [](const httplib::Request& req, api_command& c) {
+  route(s, Post, R"(/workers/([^/]+)/heartbeat)", ctx, op::heartbeat, [](const request& req, api_command& c) {
     auto b = object_body(req, true);
     json out = json::object();
     if (auto j = opt_string(b, "job_id", 128)) out["job_id"] = *j;
@@ -250,8 +250,8 @@ void add_api_routes(router& s, api_context ctx) {
     c.body = out;
   });
   route(s, Post, R"(/workers/([^/]+)/deregister)", ctx, op::deregister);
-  s.Get("/workers", [ctx](const httplib::Request& rq, httplib::Response& res) {
-    run(ctx, rq, res, op::list_workers, [](const httplib::Request& req, api_command& c) {
+  s.Get("/workers", [ctx](const request& rq, response& res) {
+    run(ctx, rq, res, op::list_workers, [](const request& req, api_command& c) {
     json q = {{"limit", query_int(req, "limit", 500, 1, 10000)}, {"offset", query_int(req, "offset", 0, 0, INT64_MAX)}};
     if (req.has_param("state")) {
       json states = json::array();
@@ -271,8 +271,8 @@ void add_api_routes(router& s, api_context ctx) {
   });
 
   // --- jobs, worker side ---
-  s.async("POST", "/jobs/request", [ctx](const httplib::Request& req, respond_fn respond) {
-    run_async(ctx, req, op::request_job, [](const httplib::Request& rq, api_command& c) {
+  s.async("POST", "/jobs/request", [ctx](const request& req, respond_fn respond) {
+    run_async(ctx, req, op::request_job, [](const request& rq, api_command& c) {
       if (!rq.has_param("worker_id")) throw invalid_field("worker_id", "query parameter worker_id is required");
       c.target = checked_id(rq.get_param_value("worker_id"), "worker_id");
     }, std::move(respond));
@@ -280,8 +280,8 @@ void add_api_routes(router& s, api_context ctx) {
   route(s, Get, R"(/jobs/([^/]+)/control)", ctx, op::job_control);
   route(s, Post, R"(/jobs/([^/]+)/start)", ctx, op::start_job);
   route(s, Post, R"(/jobs/([^/]+)/checkpoint)", ctx, op::checkpoint_job,
-        [](const httplib::Request& req, api_command& c) { c.body = checkpoint_body(req, true); });
-  route(s, Post, R"(/jobs/([^/]+)/handoff/start)", ctx, op::handoff_start, [](const httplib::Request& req, api_command& c) {
+        [](const request& req, api_command& c) { c.body = checkpoint_body(req, true); });
+  route(s, Post, R"(/jobs/([^/]+)/handoff/start)", ctx, op::handoff_start, [](const request& req, api_command& c) {
     auto b = object_body(req, false);
     json out = {{"reason", req_string(b, "reason", 256)}};
     out["progress_codes"] = opt_array(b, "progress_codes").value_or(json::array());
@@ -291,9 +291,9 @@ void add_api_routes(router& s, api_context ctx) {
     c.body = out;
   });
   route(s, Post, R"(/jobs/([^/]+)/handoff/complete)", ctx, op::handoff_complete,
-        [](const httplib::Request& req, api_command& c) { c.body = checkpoint_body(req, false); });
+        [](const request& req, api_command& c) { c.body = checkpoint_body(req, false); });
   route(s, Post, R"(/jobs/([^/]+)/complete)", ctx, op::complete_job);
-  route(s, Post, R"(/jobs/([^/]+)/fail)", ctx, op::fail_job, [](const httplib::Request& req, api_command& c) {
+  route(s, Post, R"(/jobs/([^/]+)/fail)", ctx, op::fail_job, [](const request& req, api_command& c) {
     auto b = object_body(req, true);
     json out = json::object();
     if (auto p = opt_string(b, "failure_artifact_path")) out["failure_artifact_path"] = *p;
@@ -303,9 +303,9 @@ void add_api_routes(router& s, api_context ctx) {
   });
 
   // --- jobs, operator side ---
-  s.Post("/jobs", [ctx](const httplib::Request& req, httplib::Response& res) { run(ctx, req, res, op::create_job, build_create); });
-  s.Get("/jobs", [ctx](const httplib::Request& req, httplib::Response& res) {
-    run(ctx, req, res, op::list_jobs, [](const httplib::Request& rq, api_command& c) {
+  s.Post("/jobs", [ctx](const request& req, response& res) { run(ctx, req, res, op::create_job, build_create); });
+  s.Get("/jobs", [ctx](const request& req, response& res) {
+    run(ctx, req, res, op::list_jobs, [](const request& rq, api_command& c) {
       json q = {{"limit", query_int(rq, "limit", 500, 1, 10000)}, {"offset", query_int(rq, "offset", 0, 0, INT64_MAX)},
                 {"include_pruned", query_bool(rq, "include_pruned", false)}};
       json statuses = json::array();
@@ -323,11 +323,11 @@ void add_api_routes(router& s, api_context ctx) {
   });
   route(s, Get, R"(/jobs/([^/]+))", ctx, op::get_job);
   route(s, Delete, R"(/jobs/([^/]+))", ctx, op::cancel_job,
-        [](const httplib::Request& req, api_command& c) { c.body = {{"force", query_bool(req, "force", false)}}; });
+        [](const request& req, api_command& c) { c.body = {{"force", query_bool(req, "force", false)}}; });
   route(s, Post, R"(/jobs/([^/]+)/requeue)", ctx, op::requeue_job,
-        [](const httplib::Request&, api_command& c) { c.new_id = new_uuid(); });
-  s.Delete("/jobs", [ctx](const httplib::Request& req, httplib::Response& res) {
-    run(ctx, req, res, op::prune_jobs, [](const httplib::Request& rq, api_command& c) {
+        [](const request&, api_command& c) { c.new_id = new_uuid(); });
+  s.Delete("/jobs", [ctx](const request& req, response& res) {
+    run(ctx, req, res, op::prune_jobs, [](const request& rq, api_command& c) {
       json statuses = json::array();
       for (size_t i = 0; i < rq.get_param_value_count("status"); ++i) {
         auto st = rq.get_param_value("status", i);
@@ -341,13 +341,13 @@ void add_api_routes(router& s, api_context ctx) {
     });
   });
   // --- clusters ---
-  s.Get("/clusters", [ctx](const httplib::Request& req, httplib::Response& res) { run(ctx, req, res, op::list_clusters, nullptr); });
-  s.Get("/config/slurm-clusters", [ctx](const httplib::Request& req, httplib::Response& res) {
+  s.Get("/clusters", [ctx](const request& req, response& res) { run(ctx, req, res, op::list_clusters, nullptr); });
+  s.Get("/config/slurm-clusters", [ctx](const request& req, response& res) {
     run(ctx, req, res, op::list_clusters, nullptr);
     if (res.status == 200) reply_json(res, 200, {{"clusters", json::parse(res.body)}});  // RelayMD's shape
   });
-  s.Put("/config/slurm-clusters/enabled", [ctx](const httplib::Request& req, httplib::Response& res) {
-    run(ctx, req, res, op::set_clusters_enabled, [](const httplib::Request& rq, api_command& c) {
+  s.Put("/config/slurm-clusters/enabled", [ctx](const request& req, response& res) {
+    run(ctx, req, res, op::set_clusters_enabled, [](const request& rq, api_command& c) {
       auto b = object_body(rq, false);
       if (!b.contains("enabled") || !b["enabled"].is_object())
         throw invalid_field("enabled", "enabled must be an object of cluster name -> true/false");
@@ -356,22 +356,22 @@ void add_api_routes(router& s, api_context ctx) {
       c.body = {{"enabled", b["enabled"]}, {"reason", opt_string(b, "reason", 500).value_or("")}};
     });
   });
-  s.Get("/config/worker-images", [ctx](const httplib::Request& req, httplib::Response& res) {
+  s.Get("/config/worker-images", [ctx](const request& req, response& res) {
     run(ctx, req, res, op::list_worker_images, nullptr);
   });
-  s.Get("/cloud/salad", [ctx](const httplib::Request& req, httplib::Response& res) { run(ctx, req, res, op::salad_status, nullptr); });
+  s.Get("/cloud/salad", [ctx](const request& req, response& res) { run(ctx, req, res, op::salad_status, nullptr); });
   for (bool enable : {true, false})
     route(s, Post, enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx, op::set_cluster_enabled,
-          [enable](const httplib::Request& req, api_command& c) {
+          [enable](const request& req, api_command& c) {
             auto b = object_body(req, true);
             c.body = {{"enabled", enable}, {"reason", opt_string(b, "reason", 500).value_or("")}};
           });
-  s.Get(R"(/jobs/([^/]+)/history)", [ctx](const httplib::Request& req, httplib::Response& res) {
+  s.Get(R"(/jobs/([^/]+)/history)", [ctx](const request& req, response& res) {
     api_command c;
     if (!authenticate(ctx, req, res, c)) return;
     std::string id;
     try {
-      id = checked_id(req.matches[1], "id");
+      id = checked_id(req.path_params[0], "id");
     } catch (const invalid_field& e) {
       reply_json(res, 422, validation_body(e));
       return;

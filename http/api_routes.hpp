@@ -2,7 +2,7 @@
 // The worker and operator HTTP API, path- and payload-compatible with RelayMD's
 // (../shared/reference/relaymd-behaviour.md §1), answered by the scheduler actor.
 #include <caf/actor_system.hpp>
-#include <httplib.h>
+#include "http/message.hpp"
 
 #include <functional>
 #include <memory>

@@ -192,7 +192,7 @@ struct event_server::impl {
 
   // Answers a request that never reached a handler (malformed) and closes after it.
   void reject(connection& c, int status, const std::string& message) {
-    httplib::Response res;
+    response res;
     res.status = status;
     std::string code = status == 413 ? "body_too_large" : status == 431 ? "headers_too_large" : status == 411 ? "length_required"
                        : status == 417 ? "expectation_failed" : "bad_request";
@@ -204,7 +204,7 @@ struct event_server::impl {
   }
 
   respond_fn responder(const connection& c, bool keep_alive) {
-    return [q = done, fd = c.fd, id = c.id, keep_alive](httplib::Response res) {
+    return [q = done, fd = c.fd, id = c.id, keep_alive](response res) {
       q->push(completion{fd, id, wire::serialize(res, keep_alive), !keep_alive});
     };
   }
@@ -228,7 +228,6 @@ struct event_server::impl {
     c.in.erase(0, head.head_bytes + head.body_bytes);
     c.sent_continue = false;
     req.remote_addr = c.remote_addr;
-    req.remote_port = c.remote_port;
     c.busy = true;
     ++c.served;
     bool keep_alive = head.keep_alive && c.served < opts.max_requests_per_connection && !stopping.load();
@@ -241,14 +240,14 @@ struct event_server::impl {
         routes.run_async(*r, req, respond);
       } else {
         pool->post([this, r, req = std::move(req), respond]() mutable {
-          httplib::Response res;
+          response res;
           routes.run_blocking(*r, req, res);
           respond(std::move(res));
         });
       }
     } catch (const std::exception& e) {  // a bug in routing must cost one request, not the daemon
       spdlog::error("http: {} {}: {}", head.req.method, head.req.target, e.what());
-      httplib::Response res;
+      response res;
       reply_error(res, 500, "internal_error", "the server failed to route this request");
       respond(std::move(res));
     }

@@ -9,7 +9,7 @@ namespace baton::http {
 
 void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log,
                        actors::scheduler_actor scheduler) {
-  server.Get("/healthz", [&sys, log, scheduler](const httplib::Request&, httplib::Response& res) {
+  server.Get("/healthz", [&sys, log, scheduler](const request&, response& res) {
     auto r = ask<actors::log_status>(sys, log, std::chrono::seconds(2), actors::status_atom::value);
     if (!r.value) {
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", r.error}});
@@ -35,14 +35,14 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
 }
 
 void add_error_handlers(router& server) {
-  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  server.set_error_handler([](const request& req, response& res) {
     if (!res.body.empty()) return;  // a handler already wrote its own JSON error
     if (res.status == 404)
       reply_error(res, 404, "not_found", "no route for " + req.method + " " + req.path);
     else
       reply_error(res, res.status, "http_error", "request failed with status " + std::to_string(res.status));
   });
-  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  server.set_exception_handler([](const request&, response& res, std::exception_ptr ep) {
     std::string what = "unknown error";
     try {
       if (ep) std::rethrow_exception(ep);

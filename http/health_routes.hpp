@@ -1,6 +1,6 @@
 #pragma once
 #include <caf/actor_system.hpp>
-#include <httplib.h>
+#include "http/message.hpp"
 
 #include "actors/log_writer.hpp"
 #include "actors/scheduler.hpp"

@@ -69,7 +69,6 @@ request_head parse_head(std::string_view buf, size_t max_header_bytes, size_t ma
   if (version != "HTTP/1.1" && version != "HTTP/1.0") return fail(400, "only HTTP/1.0 and HTTP/1.1 are served");
   h.req.method = std::string(method);
   h.req.target = std::string(target);
-  h.req.version = std::string(version);
   bool http10 = version == "HTTP/1.0";
   h.keep_alive = !http10;
 
@@ -104,13 +103,11 @@ request_head parse_head(std::string_view buf, size_t max_header_bytes, size_t ma
       if (!iequals(value, "100-continue")) return fail(417, "only Expect: 100-continue is supported");
       h.expect_continue = true;
     }
-    h.req.headers.emplace(std::string(name), std::string(value));
+    h.req.headers.emplace_back(std::string(name), std::string(value));
   }
   if (h.body_bytes > max_body_bytes) return fail(413, "request body exceeds " + std::to_string(max_body_bytes) + " bytes");
 
-  auto q = h.req.target.find('?');
-  h.req.path = httplib::detail::decode_url(h.req.target.substr(0, q), false);
-  if (q != std::string::npos) httplib::detail::parse_query_text(h.req.target.substr(q + 1), h.req.params);
+  parse_target(h.req.target, h.req.path, h.req.params);
   h.state = head_state::complete;
   return h;
 }
@@ -146,7 +143,7 @@ const char* reason(int status) {
   }
 }
 
-std::string serialize(const httplib::Response& res, bool keep_alive) {
+std::string serialize(const response& res, bool keep_alive) {
   std::string out;
   out.reserve(160 + res.body.size());
   out += "HTTP/1.1 ";
@@ -162,6 +159,11 @@ std::string serialize(const httplib::Response& res, bool keep_alive) {
     out += "\r\n";
   }
   bool bodiless = res.status == 204 || res.status == 304 || (res.status >= 100 && res.status < 200);
+  if (!bodiless && !res.content_type.empty()) {
+    out += "Content-Type: ";
+    out += res.content_type;
+    out += "\r\n";
+  }
   if (!bodiless) {
     out += "Content-Length: ";
     out += std::to_string(res.body.size());

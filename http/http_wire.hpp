@@ -1,7 +1,7 @@
 #pragma once
 // HTTP/1.1 on the wire for event_server: parse a request head from a connection's buffer,
 // serialise a response. Pure functions over strings, no sockets.
-#include <httplib.h>
+#include "http/message.hpp"
 
 #include <string>
 #include <string_view>
@@ -18,14 +18,14 @@ struct request_head {
   size_t body_bytes = 0;        // from Content-Length
   bool keep_alive = true;       // HTTP/1.1 default; Connection: close / HTTP/1.0 without keep-alive
   bool expect_continue = false; // Expect: 100-continue
-  httplib::Request req;         // method, target, version, path, params, headers (no body yet)
+  request req;         // method, target, version, path, params, headers (no body yet)
 };
 
 // Parses the head at the start of buf once it has fully arrived.
 request_head parse_head(std::string_view buf, size_t max_header_bytes, size_t max_body_bytes);
 
 // The full response bytes: status line, headers (Content-Length computed here), body.
-std::string serialize(const httplib::Response& res, bool keep_alive);
+std::string serialize(const response& res, bool keep_alive);
 
 // Reason phrase for a status code ("Unknown" for codes it does not know).
 const char* reason(int status);

@@ -17,7 +17,7 @@ json validation_body(const invalid_field& e) {
           {"message", e.field + ": " + e.what()}};
 }
 
-json object_body(const httplib::Request& req, bool allow_empty) {
+json object_body(const request& req, bool allow_empty) {
   if (req.body.empty()) {
     if (allow_empty) return json::object();
     throw invalid_field("body", "a JSON object is required");
@@ -85,7 +85,7 @@ std::string checked_id(const std::string& v, const std::string& field) {
   return v;
 }
 
-int64_t query_int(const httplib::Request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi) {
+int64_t query_int(const request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi) {
   if (!req.has_param(name.c_str())) return dflt;
   auto text = req.get_param_value(name.c_str());
   try {
@@ -97,7 +97,7 @@ int64_t query_int(const httplib::Request& req, const std::string& name, int64_t 
   throw invalid_field(name, "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi));
 }
 
-bool query_bool(const httplib::Request& req, const std::string& name, bool dflt) {
+bool query_bool(const request& req, const std::string& name, bool dflt) {
   if (!req.has_param(name.c_str())) return dflt;
   auto v = req.get_param_value(name.c_str());
   if (v == "true" || v == "1") return true;

@@ -2,7 +2,7 @@
 // Validation of request bodies and parameters. Every failure becomes a 422 whose JSON
 // names the field, in FastAPI's shape ({"detail":[{"loc","msg","type"}]}) so RelayMD
 // clients read it, plus baton's {"error","field","message"}.
-#include <httplib.h>
+#include "http/message.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +20,7 @@ struct invalid_field : std::runtime_error {
 nlohmann::json validation_body(const invalid_field& e);
 
 // The body as a JSON object; empty body -> {} when allowed. Throws invalid_field("body").
-nlohmann::json object_body(const httplib::Request& req, bool allow_empty);
+nlohmann::json object_body(const request& req, bool allow_empty);
 
 // Field readers: absent -> nullopt; wrong type or bad value -> invalid_field naming it.
 std::optional<std::string> opt_string(const nlohmann::json& b, const std::string& field, size_t max_len = 4096);
@@ -31,8 +31,8 @@ std::optional<bool> opt_bool(const nlohmann::json& b, const std::string& field);
 std::optional<nlohmann::json> opt_array(const nlohmann::json& b, const std::string& field);
 // Ids in paths and bodies: 1..128 of [A-Za-z0-9._:-].
 std::string checked_id(const std::string& value, const std::string& field);
-int64_t query_int(const httplib::Request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi);
-bool query_bool(const httplib::Request& req, const std::string& name, bool dflt);
+int64_t query_int(const request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi);
+bool query_bool(const request& req, const std::string& name, bool dflt);
 
 std::string new_uuid();          // random v4, for ids the shell chooses
 std::string new_secret_hex();    // 32 random bytes as hex, for worker credentials

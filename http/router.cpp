@@ -17,17 +17,22 @@ router& router::add(const std::string& method, const std::string& pattern, block
   return *this;
 }
 
-const router::route* router::match(httplib::Request& req) const {
+const router::route* router::match(request& req) const {
   if (auto it = literal_.find(req.method + " " + req.path); it != literal_.end()) {
-    req.matches = std::smatch{};
+    req.path_params.clear();
     return it->second;
   }
+  std::smatch m;  // iterators into req.path: copied out before anything can move the request
   for (const auto& r : routes_)
-    if (!r->literal && r->method == req.method && std::regex_match(req.path, req.matches, r->re)) return r.get();
+    if (!r->literal && r->method == req.method && std::regex_match(req.path, m, r->re)) {
+      req.path_params.clear();
+      for (size_t i = 1; i < m.size(); ++i) req.path_params.push_back(m[i].str());
+      return r.get();
+    }
   return nullptr;
 }
 
-void router::finish(const httplib::Request& req, httplib::Response& res) const {
+void router::finish(const request& req, response& res) const {
   if (res.status == -1) res.status = 200;
   if (res.status >= 400 && res.body.empty() && on_error_) {
     try {
@@ -38,25 +43,25 @@ void router::finish(const httplib::Request& req, httplib::Response& res) const {
   }
 }
 
-void router::run_blocking(const route& r, const httplib::Request& req, httplib::Response& res) const {
+void router::run_blocking(const route& r, const request& req, response& res) const {
   try {
     r.blocking(req, res);
   } catch (...) {
-    res = httplib::Response{};
+    res = response{};
     res.status = 500;
     if (on_exception_) on_exception_(req, res, std::current_exception());
   }
   finish(req, res);
 }
 
-void router::run_async(const route& r, const httplib::Request& req, respond_fn respond) const {
+void router::run_async(const route& r, const request& req, respond_fn respond) const {
   // Shared so that an exception after the handler has already answered does not answer twice.
   auto answered = std::make_shared<std::atomic<bool>>(false);
-  auto once = [answered, respond, this, method = req.method, path = req.path](httplib::Response res) {
+  auto once = [answered, respond, this, method = req.method, path = req.path](response res) {
     if (answered->exchange(true)) return;
     if (res.status == -1) res.status = 200;
     if (res.status >= 400 && res.body.empty()) {  // the error handler needs the request line only
-      httplib::Request line;
+      request line;
       line.method = method;
       line.path = path;
       finish(line, res);
@@ -67,15 +72,15 @@ void router::run_async(const route& r, const httplib::Request& req, respond_fn r
     r.async(req, once);
   } catch (...) {
     if (answered->load()) return;
-    httplib::Response res;
+    response res;
     res.status = 500;
     if (on_exception_) on_exception_(req, res, std::current_exception());
     once(std::move(res));
   }
 }
 
-httplib::Response router::not_found(const httplib::Request& req) const {
-  httplib::Response res;
+response router::not_found(const request& req) const {
+  response res;
   res.status = 404;
   finish(req, res);
   return res;

@@ -1,13 +1,13 @@
 #pragma once
-// The daemon's route table, in httplib's terms (httplib::Request / httplib::Response and its
-// handler signature) so route code reads like plain cpp-httplib, served by event_server.
+// The daemon's route table over batond's own request/response (http/message.hpp), served by
+// the HTTP server.
 //
 // Two kinds of route:
 // - blocking: fn(req, res), run on the server's handler pool; may wait on actors.
 // - async: fn(req, respond), run on the event loop itself; must not block. It answers by
 //   calling respond(res) exactly once, from any thread, now or later (e.g. from the
 //   scheduler once a decision is durable), so no thread is parked while a reply is pending.
-#include <httplib.h>
+#include "http/message.hpp"
 
 #include <functional>
 #include <memory>
@@ -18,12 +18,12 @@
 
 namespace baton::http {
 
-using respond_fn = std::function<void(httplib::Response)>;
-using blocking_handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-using async_handler = std::function<void(const httplib::Request&, respond_fn)>;
+using respond_fn = std::function<void(response)>;
+using blocking_handler = std::function<void(const request&, response&)>;
+using async_handler = std::function<void(const request&, respond_fn)>;
 // Runs after a handler that left status >= 400 with an empty body (e.g. 404 no route).
-using error_handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-using exception_handler = std::function<void(const httplib::Request&, httplib::Response&, std::exception_ptr)>;
+using error_handler = std::function<void(const request&, response&)>;
+using exception_handler = std::function<void(const request&, response&, std::exception_ptr)>;
 
 class router {
  public:
@@ -46,18 +46,19 @@ class router {
     async_handler async;
   };
 
-  // The route for req (method + path), with req.matches filled; nullptr when none matches.
+  // The route for req (method + path), with req.path_params filled (owned copies of the
+  // pattern's groups); nullptr when none matches.
   // Literal paths are looked up first; patterns are tried in the order they were added.
-  const route* match(httplib::Request& req) const;
+  const route* match(request& req) const;
 
   // Runs a blocking handler with the error and exception handlers around it.
-  void run_blocking(const route& r, const httplib::Request& req, httplib::Response& res) const;
+  void run_blocking(const route& r, const request& req, response& res) const;
   // Runs an async handler; an exception thrown before it answered becomes the response.
-  void run_async(const route& r, const httplib::Request& req, respond_fn respond) const;
+  void run_async(const route& r, const request& req, respond_fn respond) const;
   // The answer when no route matches (404 through the error handler).
-  httplib::Response not_found(const httplib::Request& req) const;
+  response not_found(const request& req) const;
   // Applies the error handler to a finished response (status >= 400, empty body).
-  void finish(const httplib::Request& req, httplib::Response& res) const;
+  void finish(const request& req, response& res) const;
 
  private:
   router& add(const std::string& method, const std::string& pattern, blocking_handler b, async_handler a);

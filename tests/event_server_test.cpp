@@ -83,32 +83,32 @@ std::string get(const std::string& path, const std::string& extra = "") {
 struct served {
   explicit served(event_server_options o = {}) : server(std::move(o)) {
     auto& r = server.routes();
-    r.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    r.set_error_handler([](const baton::http::request& req, baton::http::response& res) {
       res.set_content(json{{"error", res.status == 404 ? "not_found" : "http_error"}, {"path", req.path}}.dump(),
                       "application/json");
     });
-    r.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    r.set_exception_handler([](const baton::http::request&, baton::http::response& res, std::exception_ptr) {
       res.status = 500;
       res.set_content(R"({"error":"internal_error"})", "application/json");
     });
-    r.Get("/hello", [](const httplib::Request& req, httplib::Response& res) {
+    r.Get("/hello", [](const baton::http::request& req, baton::http::response& res) {
       res.set_content("hello " + req.get_param_value("name"), "text/plain");
     });
-    r.Post(R"(/echo/([^/]+))", [](const httplib::Request& req, httplib::Response& res) {
-      res.set_content(req.matches[1].str() + ":" + req.body, "text/plain");
+    r.Post(R"(/echo/([^/]+))", [](const baton::http::request& req, baton::http::response& res) {
+      res.set_content(req.path_params[0] + ":" + req.body, "text/plain");
     });
-    r.Get("/throws", [](const httplib::Request&, httplib::Response&) { throw std::runtime_error("boom"); });
-    r.async("GET", "/later", [this](const httplib::Request& req, respond_fn respond) {
+    r.Get("/throws", [](const baton::http::request&, baton::http::response&) { throw std::runtime_error("boom"); });
+    r.async("GET", "/later", [this](const baton::http::request& req, respond_fn respond) {
       int ms = std::stoi(req.get_param_value("ms"));
       std::thread([respond, ms, this] {
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-        httplib::Response res;
+        baton::http::response res;
         res.set_content("late " + std::to_string(ms), "text/plain");
         respond(std::move(res));
         ++answered_late;
       }).detach();
     });
-    r.async("GET", "/held", [this](const httplib::Request&, respond_fn respond) { held.set_value(std::move(respond)); });
+    r.async("GET", "/held", [this](const baton::http::request&, respond_fn respond) { held.set_value(std::move(respond)); });
     port = server.start();
   }
   event_server server;
@@ -278,7 +278,7 @@ TEST(EventServer, ReplyAfterTheServerIsGoneIsDropped) {
     late = f.get();
     s.server.stop();  // waits up to 5 s for the held reply, then closes
   }
-  httplib::Response res;
+  baton::http::response res;
   res.set_content("too late", "text/plain");
   late(std::move(res));  // must not touch the destroyed server
   SUCCEED();
@@ -316,7 +316,7 @@ TEST(HttpWire, HeadIsIncompleteUntilTheBlankLine) {
 
 TEST(HttpWire, SerializeComputesLengthAndLeavesBodyOffNoContent) {
   using namespace baton::http::wire;
-  httplib::Response res;
+  baton::http::response res;
   res.status = 204;
   res.set_header("Content-Length", "999");  // a stale header is replaced, not repeated
   auto out = serialize(res, true);

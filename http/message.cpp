@@ -1,0 +1,96 @@
+#include "http/message.hpp"
+
+namespace baton::http {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+namespace {
+const std::string* find_header(const std::vector<std::pair<std::string, std::string>>& hs, std::string_view name) {
+  for (const auto& [k, v] : hs)
+    if (iequals(k, name)) return &v;
+  return nullptr;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::string request::get_header_value(std::string_view name) const {
+  const std::string* v = find_header(headers, name);
+  return v ? *v : std::string();
+}
+
+bool request::has_header(std::string_view name) const { return find_header(headers, name) != nullptr; }
+
+std::string request::get_param_value(const std::string& name, size_t i) const {
+  auto range = params.equal_range(name);
+  for (auto it = range.first; it != range.second; ++it, --i)
+    if (i == 0) return it->second;
+  return {};
+}
+
+void response::set_header(const std::string& name, const std::string& value) {
+  for (auto& [k, v] : headers)
+    if (iequals(k, name)) {
+      v = value;
+      return;
+    }
+  headers.emplace_back(name, value);
+}
+
+std::string response::get_header_value(std::string_view name) const {
+  const std::string* v = find_header(headers, name);
+  return v ? *v : std::string();
+}
+
+std::string percent_decode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '%' && i + 2 < s.size()) {
+      int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(plus_is_space && c == '+' ? ' ' : c);
+  }
+  return out;
+}
+
+void parse_target(const std::string& target, std::string& path, std::multimap<std::string, std::string>& params) {
+  auto q = target.find('?');
+  path = percent_decode(std::string_view(target).substr(0, q), false);
+  if (q == std::string::npos) return;
+  std::string_view query = std::string_view(target).substr(q + 1);
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    if (!pair.empty()) {
+      auto eq = pair.find('=');
+      auto key = percent_decode(pair.substr(0, eq), true);
+      auto value = eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1), true);
+      params.emplace(std::move(key), std::move(value));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+}
+
+}  // namespace baton::http

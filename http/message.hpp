@@ -1,0 +1,53 @@
+#pragma once
+// batond's own HTTP request and response, independent of the server that reads the bytes
+// (Boost.Beast) and of any client library. Everything a route sees is owned here: the path
+// parameters are copies, never iterators into a buffer that may move.
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace baton::http {
+
+struct request {
+  std::string method;
+  std::string target;  // as sent: path and query
+  std::string path;    // percent-decoded path
+  std::multimap<std::string, std::string> params;             // decoded query parameters
+  std::vector<std::pair<std::string, std::string>> headers;   // names as sent
+  std::string body;
+  std::vector<std::string> path_params;  // the route pattern's groups, filled by the router
+  std::string remote_addr;
+
+  // Header names compare case-insensitively; the first value, or "" when absent.
+  std::string get_header_value(std::string_view name) const;
+  bool has_header(std::string_view name) const;
+  bool has_param(const std::string& name) const { return params.count(name) > 0; }
+  // The i-th value of a query parameter, "" when there is none.
+  std::string get_param_value(const std::string& name, size_t i = 0) const;
+  size_t get_param_value_count(const std::string& name) const { return params.count(name); }
+};
+
+struct response {
+  int status = -1;  // -1: not answered yet (the router makes it 200)
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string content_type;
+
+  void set_header(const std::string& name, const std::string& value);
+  std::string get_header_value(std::string_view name) const;
+  void set_content(std::string b, std::string type) {
+    body = std::move(b);
+    content_type = std::move(type);
+  }
+};
+
+// Splits a request target into its decoded path and query parameters ('+' is a space in
+// the query only). Invalid percent escapes are kept as they are.
+void parse_target(const std::string& target, std::string& path, std::multimap<std::string, std::string>& params);
+std::string percent_decode(std::string_view s, bool plus_is_space);
+
+bool iequals(std::string_view a, std::string_view b);
+
+}  // namespace baton::http
