@@ -51,6 +51,7 @@ class cycle_runner {
     c.target = o_.cluster.name;
     c.body = std::move(body);
     c.actor = "loop:cluster/" + o_.cluster.name;
+    c.caller = core::principal::loop();
     c.new_id = std::move(new_id);
     auto r = submit(scheduler_, std::move(c), std::chrono::seconds(30));
     if (!r || r->status >= 300)

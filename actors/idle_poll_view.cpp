@@ -5,15 +5,12 @@
 
 namespace baton::actors {
 
-bool idle_poll_view::answers_no_job(const std::string& worker_id, const std::string& secret_sha256,
-                                    core::time_us now) const {
-  if (secret_sha256.empty() && credentials_required_) return false;  // the scheduler answers 401
+bool idle_poll_view::answers_no_job(const std::string& worker_id, core::time_us now) const {
   std::shared_lock<std::shared_mutex> lock(m_);
   auto it = idle_.find(worker_id);
   if (it == idle_.end()) return false;
   const auto& wk = it->second;
-  if (!secret_sha256.empty() && (wk.credential_sha256.empty() || wk.credential_sha256 != secret_sha256)) return false;
-  if (now - std::max(wk.lease, grace_from_us_) > stale_after_us_) return false;  // stale: the scheduler says so
+  if (!liveness_.fresh(wk.lease, now)) return false;  // stale: the scheduler says so
   return !images_with_queued_jobs_.count(wk.image);
 }
 
@@ -24,7 +21,7 @@ void idle_poll_view::refresh_locked(const core::world& w, const lease_book& leas
     idle_.erase(id);
     return;
   }
-  idle_[id] = idle_worker{wk->credential_sha256, wk->worker_image_key, *lease};
+  idle_[id] = idle_worker{wk->worker_image_key, *lease};
 }
 
 void idle_poll_view::images_locked(const core::world& w) {

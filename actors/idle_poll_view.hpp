@@ -23,13 +23,12 @@ namespace baton::actors {
 class idle_poll_view {
  public:
   explicit idle_poll_view(const scheduler_settings& s)
-      : stale_after_us_(s.stale_after_us), grace_from_us_(s.lease_grace_from_us),
-        credentials_required_(s.worker_credentials_required) {}
+      : liveness_(s.liveness) {}
 
-  // HTTP side. secret_sha256 is empty when the caller used the shared token. True when the
-  // poll's answer is no_job_for_this_worker; false means "ask the scheduler" (which may also
-  // answer no job, for a reason this view does not know).
-  bool answers_no_job(const std::string& worker_id, const std::string& secret_sha256, core::time_us now) const;
+  // HTTP side, for a caller already allowed to poll for this worker (core/access.hpp). True
+  // when the poll's answer is no_job_for_this_worker; false means "ask the scheduler" (which
+  // may also answer no job, for a reason this view does not know).
+  bool answers_no_job(const std::string& worker_id, core::time_us now) const;
 
   // Scheduler side: everything, at start-up.
   void rebuild(const core::world& w, const lease_book& leases);
@@ -40,14 +39,13 @@ class idle_poll_view {
 
  private:
   struct idle_worker {
-    std::string credential_sha256, image;
+    std::string image;
     core::time_us lease = 0;
   };
   void refresh_locked(const core::world& w, const lease_book& leases, const std::string& id);
   void images_locked(const core::world& w);
 
-  const core::time_us stale_after_us_, grace_from_us_;
-  const bool credentials_required_;
+  const core::liveness_rule liveness_;
   mutable std::shared_mutex m_;
   // Lookups only, never iterated: order cannot leak into any decision.
   std::unordered_map<std::string, idle_worker> idle_;

@@ -72,6 +72,7 @@ std::optional<api_reply> ask(const scheduler_actor& s, op kind, json body = json
   c.kind = kind;
   c.body = std::move(body);
   c.actor = "loop:salad-autoscaler";
+  c.caller = core::principal::loop();
   return submit(s, std::move(c), std::chrono::seconds(30));
 }
 

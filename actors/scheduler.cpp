@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/idle_poll_view.hpp"
+#include "actors/worker_credentials.hpp"
 #include "events/payload.hpp"
 
 namespace baton::actors {
@@ -33,7 +34,7 @@ struct scheduler_state {
   std::vector<events::append_command> unflushed;
   std::vector<awaiting_write> awaiting;
   bool flush_scheduled = false;
-  std::shared_ptr<idle_poll_view> idle_view;  // kept in step with the world, for the HTTP threads
+  scheduler_views views;  // kept in step with the world, for the HTTP threads
   static inline const char* name = "scheduler";
 };
 
@@ -75,6 +76,7 @@ void apply_decision(self_ptr self, const core::decision& d, core::time_us now, s
   note_touched(self->state.world, d, touched);
   core::apply(self->state.world, d, now);
   note_touched(self->state.world, d, touched);
+  self->state.views.credentials->note(d);
 }
 
 void track_leases(self_ptr self, const api_command& c, const api_reply& reply, core::time_us now) {
@@ -152,14 +154,14 @@ void execute(self_ptr self, api_command& c, deliver_fn deliver) {
   if (h.decision.error && all.events.empty()) return deliver(std::move(h.reply));
   track_leases(self, c, h.reply, now);
   if (c.kind == op::heartbeat && h.reply.status < 300) touched.push_back(c.target);
-  st.idle_view->update(st.world, st.leases, touched, !all.events.empty());
+  st.views.idle->update(st.world, st.leases, touched, !all.events.empty());
   if (all.events.empty()) return deliver(std::move(h.reply));
   persist(self, all, now, c.actor, c.request_id, std::move(deliver), std::move(h.reply));
 }
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, lease_table leases,
                                          scheduler_settings settings, clock_fn clock,
-                                         std::shared_ptr<idle_poll_view> idle_view) {
+                                         scheduler_views views) {
   auto& st = self->state;
   st.log = std::move(log);
   st.world = std::move(world);
@@ -168,8 +170,11 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   auto now = st.clock();
   for (const auto& [id, w] : st.world.workers)
     if (!w.gone && !w.placeholder) st.leases.touch(id, leases.count(id) ? leases.at(id) : now);
-  st.idle_view = idle_view ? std::move(idle_view) : std::make_shared<idle_poll_view>(settings);
-  st.idle_view->rebuild(st.world, st.leases);
+  st.views = std::move(views);
+  if (!st.views.idle) st.views.idle = std::make_shared<idle_poll_view>(settings);
+  if (!st.views.credentials) st.views.credentials = std::make_shared<worker_credentials>();
+  st.views.credentials->rebuild(st.world);
+  st.views.idle->rebuild(st.world, st.leases);
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   return {
       [self](command_atom, api_command& c) -> caf::result<api_reply> {
@@ -193,7 +198,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         apply_decision(self, d, now, touched);
         for (const auto& e : d.events)
           if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
-        st.idle_view->update(st.world, st.leases, touched, true);
+        st.views.idle->update(st.world, st.leases, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});
       },
@@ -229,9 +234,9 @@ void submit_async(const scheduler_actor& scheduler, api_command command, std::fu
 }
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
-                                scheduler_settings settings, clock_fn clock, std::shared_ptr<idle_poll_view> idle_view) {
+                                scheduler_settings settings, clock_fn clock, scheduler_views views) {
   return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock),
-                   std::move(idle_view));
+                   std::move(views));
 }
 
 }  // namespace baton::actors

@@ -64,13 +64,19 @@ void submit_async(const scheduler_actor& scheduler, api_command command, std::fu
 using clock_fn = std::function<core::time_us()>;
 
 class idle_poll_view;
+class worker_credentials;
+
+// The read models the scheduler keeps in step with its world, in the same step that changes
+// it and before any reply of that step, for the HTTP threads. Missing ones are made.
+struct scheduler_views {
+  std::shared_ptr<idle_poll_view> idle;             // answers idle polls without a trip here
+  std::shared_ptr<worker_credentials> credentials;  // who a worker token belongs to
+};
 
 // world: the state recovered from the log. leases: last heartbeats saved by the previous
-// clean stop (workers missing from it count from now); see lease_grace_from_us. idle_view
-// (optional): the read model the HTTP threads answer idle polls from; the scheduler fills it.
+// clean stop (workers missing from it count from now); see core::liveness_rule::grace_from_us.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
-                                scheduler_settings settings, clock_fn clock,
-                                std::shared_ptr<idle_poll_view> idle_view = nullptr);
+                                scheduler_settings settings, clock_fn clock, scheduler_views views = {});
 
 }  // namespace baton::actors
 

@@ -1,5 +1,6 @@
 #include "actors/scheduler_commands.hpp"
 
+#include "core/access.hpp"
 #include "core/scheduling.hpp"
 
 namespace baton::actors {
@@ -19,13 +20,11 @@ handled from(decision d, int status = 204, json body = nullptr) {
 }
 
 bool fresh(const lease_book& leases, const std::string& worker_id, const scheduler_settings& s, time_us now) {
-  auto last = leases.last(worker_id);
-  return last && now - std::max(*last, s.lease_grace_from_us) <= s.stale_after_us;
+  return leases.fresh(worker_id, s.liveness, now);
 }
 
 std::set<std::string> stale_workers(const lease_book& leases, const scheduler_settings& s, time_us now) {
-  if (now - s.lease_grace_from_us <= s.stale_after_us) return {};  // everyone is within the start-up grace
-  return leases.older_than(now - s.stale_after_us);
+  return leases.stale(s.liveness, now);
 }
 
 std::string derived_state(const world& w, const worker& wk, const lease_book& leases, const scheduler_settings& s,
@@ -95,18 +94,23 @@ handled poll(const world& w, const lease_book& leases, const scheduler_settings&
                {"attempt", j.attempts + 1}});
 }
 
-// Worker-side commands on a job: the caller must hold it when it proved who it is.
+// Worker-side commands on a job: first whether this caller may act on it, then the body.
 handled on_job(const world& w, const api_command& c, time_us now) {
   const job* j = w.find_job(c.target);
   if (!j) return refuse(not_found("Job", c.target));
-  caller who{c.caller_worker};
+  if (auto denied = authorize_job(c.caller, c.kind, *j)) return refuse(*denied);
+  if (c.invalid_body) return refuse({422, "validation_error", "invalid request", *c.invalid_body});
   switch (c.kind) {
-    case op::start_job: return from(decide_start(*j, who, now));
-    case op::checkpoint_job: return from(decide_checkpoint(*j, who, report_from(c.body), now));
-    case op::handoff_start: return from(decide_handoff_start(*j, who, c.body, now));
-    case op::handoff_complete: return from(decide_handoff_complete(*j, who, report_from(c.body), now));
-    case op::complete_job: return from(decide_complete(*j, who, now));
-    case op::fail_job: return from(decide_fail(*j, who, c.body, now));
+    case op::job_control: {
+      bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled;
+      return from({}, 200, {{"job_id", j->id}, {"status", to_string(j->status)}, {"cancellation_requested", cancel}});
+    }
+    case op::start_job: return from(decide_start(*j, now));
+    case op::checkpoint_job: return from(decide_checkpoint(*j, report_from(c.body), now));
+    case op::handoff_start: return from(decide_handoff_start(*j, c.body, now));
+    case op::handoff_complete: return from(decide_handoff_complete(*j, report_from(c.body), now));
+    case op::complete_job: return from(decide_complete(*j, now));
+    case op::fail_job: return from(decide_fail(*j, c.body, now));
     default: return refuse({500, "internal", "not a job command", {{"error", "internal"}}});
   }
 }
@@ -298,6 +302,24 @@ handled list_clusters(const world& w, const scheduler_settings& s) {
   return from({}, 200, items);
 }
 
+// Every image key batond knows from its config: the default, jobs.worker_images, the
+// clusters' and Salad's.
+std::set<std::string> known_images(const scheduler_settings& s) {
+  std::set<std::string> keys = {s.default_worker_image};
+  keys.insert(s.extra_worker_images.begin(), s.extra_worker_images.end());
+  for (const auto& c : s.clusters) keys.insert(c.images.begin(), c.images.end());
+  if (s.salad_enabled && !s.salad_image.empty()) keys.insert(s.salad_image);
+  return keys;
+}
+
+// RelayMD's 422 for a job naming an image no profile has; baton asks the same of workers.
+std::optional<handled> unknown_image(const scheduler_settings& s, const std::string& image) {
+  if (known_images(s).count(image)) return std::nullopt;
+  std::string message = "Unknown worker image profile: " + image;
+  return refuse({422, "unknown_worker_image", message,
+                 {{"detail", message}, {"error", "unknown_worker_image"}, {"message", message}, {"field", "worker_image_key"}}});
+}
+
 // RelayMD's 422 for a pin no configured cluster has. With no clusters configured, pins name
 // the cluster part of hand-started workers' provider ids, and any name is accepted.
 std::optional<handled> unknown_pin(const scheduler_settings& s, const std::vector<std::string>& pins) {
@@ -354,54 +376,22 @@ handled health_warnings(const world& w, const scheduler_settings& s) {
 
 // RelayMD's GET /config/worker-images: every image key batond knows from its config.
 handled list_worker_images(const scheduler_settings& s) {
-  std::set<std::string> keys = {s.default_worker_image};
-  for (const auto& c : s.clusters) keys.insert(c.images.begin(), c.images.end());
-  if (s.salad_enabled && !s.salad_image.empty()) keys.insert(s.salad_image);
+  auto keys = known_images(s);
   json items = json::array();
   for (const auto& k : keys) items.push_back({{"key", k}, {"display_name", k}});
   return from({}, 200, {{"default_worker_image", s.default_worker_image}, {"worker_images", items}});
 }
 
-bool worker_side(op k) {
-  switch (k) {
-    case op::heartbeat: case op::deregister: case op::request_job: case op::job_control: case op::start_job:
-    case op::checkpoint_job: case op::handoff_start: case op::handoff_complete: case op::complete_job: case op::fail_job:
-      return true;
-    default: return false;
-  }
-}
-
-bool about_self(op k) { return k == op::heartbeat || k == op::deregister || k == op::request_job; }
-
-handled deny(int status, const std::string& code, const std::string& message) {
-  return refuse({status, code, message, {{"detail", message}, {"error", code}, {"message", message}}});
-}
-
-// Who may do what: a worker credential must match the worker it names and only acts as that
-// worker; operator commands need the shared token.
-std::optional<handled> check_caller(const world& w, const scheduler_settings& s, const api_command& c) {
-  if (!c.caller_worker.empty()) {
-    const worker* wk = w.find_worker(c.caller_worker);
-    if (!wk || wk->credential_sha256.empty() || wk->credential_sha256 != c.secret_sha256)
-      return deny(401, "invalid_worker_token", "Invalid worker token");
-    if (!worker_side(c.kind)) return deny(403, "operator_only", "this endpoint needs the operator token");
-    if (about_self(c.kind) && c.target != c.caller_worker)
-      return deny(403, "other_worker", "a worker token acts only for its own worker");
-    return std::nullopt;
-  }
-  if (worker_side(c.kind) && s.worker_credentials_required)
-    return deny(401, "worker_token_required", "worker calls need X-Worker-Token (set workers.accept_shared_token to allow the shared token)");
-  return std::nullopt;
-}
-
 }  // namespace
 
 handled handle(const world& w, const lease_book& leases, const scheduler_settings& s, const api_command& c, time_us now) {
-  if (c.kind != op::register_worker)
-    if (auto denied = check_caller(w, s, c)) return *denied;
+  // The HTTP layer asked the same question before reading the body; asked again here so
+  // that no path into the scheduler skips it.
+  if (auto denied = authorize(c.caller, c.kind, c.target, {!s.worker_credentials_required})) return refuse(*denied);
   switch (c.kind) {
     case op::create_job: {
       if (auto unknown = unknown_pin(s, c.body.value("preferred_clusters", std::vector<std::string>{}))) return *unknown;
+      if (auto unknown = unknown_image(s, c.body.value("worker_image_key", s.default_worker_image))) return *unknown;
       create_job cj;
       cj.id = c.target;
       cj.title = c.body.value("title", "");
@@ -422,12 +412,6 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
       const job* j = w.find_job(c.target);
       return j ? from({}, 200, job_json(w, s, *j, now)) : refuse(not_found("Job", c.target));
     }
-    case op::job_control: {
-      const job* j = w.find_job(c.target);
-      if (!j) return refuse(not_found("Job", c.target));
-      bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled;
-      return from({}, 200, {{"job_id", j->id}, {"status", to_string(j->status)}, {"cancellation_requested", cancel}});
-    }
     case op::list_jobs: return list_jobs(w, s, c, now);
     case op::cancel_job: {
       const job* j = w.find_job(c.target);
@@ -445,6 +429,7 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
       return from(std::move(d), 200, to_json(preview, now));
     }
     case op::prune_jobs: return prune(w, c, now);
+    case op::job_history: return refuse({500, "internal", "job history is read from its projection", {{"error", "internal"}}});
     case op::register_worker: {
       register_worker r;
       r.id = c.new_id;
@@ -454,16 +439,30 @@ handled handle(const world& w, const lease_book& leases, const scheduler_setting
       r.vram_gb = c.body.value("vram_gb", 0.0);
       r.worker_image_key = c.body.value("worker_image_key", s.default_worker_image);
       r.provider_id = c.body.value("provider_id", "");
-      r.credential_sha256 = c.secret_sha256;
+      r.credential_sha256 = c.credential_sha256;
+      if (auto unknown = unknown_image(s, r.worker_image_key)) return *unknown;
       const worker* placeholder = nullptr;
       if (auto it = w.placeholder_by_provider.find(r.provider_id); !r.provider_id.empty() && it != w.placeholder_by_provider.end())
         placeholder = w.find_worker(it->second);
       auto d = decide_register(placeholder, r, now);
       if (d.error) return refuse(*d.error);
+      // One live worker per allocation: a worker registering again from the same allocation
+      // (its agent restarted) retires the earlier one, whose job goes back to the queue.
+      if (!placeholder && !r.provider_id.empty())
+        for (const auto& [id, old] : w.workers)
+          if (!old.gone && !old.placeholder && old.provider_id == r.provider_id) {
+            auto retire = decide_deregister(old, now);
+            for (auto& e : retire.events) e.payload["replaced_by"] = r.id;
+            if (const std::string* held = w.held_job(old.id)) {
+              auto lost = decide_worker_lost(*w.find_job(*held), loss_cause::orphaned, now);
+              retire.events.insert(retire.events.end(), lost.events.begin(), lost.events.end());
+            }
+            d.events.insert(d.events.begin(), retire.events.begin(), retire.events.end());
+          }
       json body = d.reply;
       // What the worker must keep to: heartbeats this often, stale after this long.
       body["heartbeat_interval_seconds"] = s.heartbeat_interval_seconds;
-      body["stale_after_seconds"] = static_cast<double>(s.stale_after_us) / 1e6;
+      body["stale_after_seconds"] = static_cast<double>(s.liveness.stale_after_us) / 1e6;
       return from(std::move(d), 200, body);
     }
     case op::heartbeat: {
@@ -506,7 +505,7 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
     // Its allocation may still run (a network blip, a busy login node): requeueing now
     // could put the job on two workers. The cluster actor's squeue check decides, unless
     // the silence has gone on too long.
-    if (slurm && now - std::max(lease, s.lease_grace_from_us) < s.hpc_silent_cap_us) continue;
+    if (slurm && now - std::max(lease, s.liveness.grace_from_us) < s.hpc_silent_cap_us) continue;
     add(reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout"));
   }
   add(decide_unconfigured_placeholders(w, s.clusters));
@@ -515,31 +514,6 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
     const worker* wk = w.find_worker(worker_id);
     if (!wk || wk->gone) add(decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
   }
-  return out;
-}
-
-void lease_book::touch(const std::string& id, time_us at) {
-  erase(id);
-  by_id_[id] = at;
-  by_time_.insert({at, id});
-}
-
-void lease_book::erase(const std::string& id) {
-  auto it = by_id_.find(id);
-  if (it == by_id_.end()) return;
-  by_time_.erase({it->second, id});
-  by_id_.erase(it);
-}
-
-std::optional<time_us> lease_book::last(const std::string& id) const {
-  auto it = by_id_.find(id);
-  if (it == by_id_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::set<std::string> lease_book::older_than(time_us cutoff) const {
-  std::set<std::string> out;
-  for (auto it = by_time_.begin(); it != by_time_.end() && it->first < cutoff; ++it) out.insert(it->second);
   return out;
 }
 

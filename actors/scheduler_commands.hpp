@@ -10,23 +10,22 @@
 
 #include "actors/api_command.hpp"
 #include "core/cloud.hpp"
+#include "core/liveness.hpp"
 #include "core/provisioning.hpp"
 #include "core/world.hpp"
 
 namespace baton::actors {
 
 struct scheduler_settings {
-  core::time_us stale_after_us = 120'000'000;  // heartbeat interval × multiplier
+  core::liveness_rule liveness;                 // when a worker is stale (and the start-up grace)
   int heartbeat_interval_seconds = 60;          // told to workers at registration
   core::time_us reap_interval_us = 60'000'000;
   uint32_t max_attempts = 5;
   std::string default_worker_image = "default";
+  std::vector<std::string> extra_worker_images;  // jobs.worker_images
   // Worker-side calls must carry the worker's own credential (X-Worker-Token); off, the
   // shared token is accepted too, as RelayMD's workers send only that.
   bool worker_credentials_required = true;
-  // Leases count from no earlier than this (batond's start): a restart shows each worker's
-  // real last heartbeat but gives every worker a full lease before it can be reaped.
-  core::time_us lease_grace_from_us = 0;
   std::vector<core::cluster_spec> clusters;  // configured Slurm partitions, config order
   // A stale worker on a configured Slurm cluster is reaped only when squeue says its
   // allocation is gone (the cluster actor asks), or after this long without a heartbeat.
@@ -36,23 +35,8 @@ struct scheduler_settings {
   int salad_max_replicas = 0;
 };
 
-using lease_table = std::map<std::string, core::time_us>;  // worker id -> last heartbeat
-
-// Heartbeat leases with an index by time, so the stale ones (a short prefix) are found
-// without looking at every worker on every poll.
-class lease_book {
- public:
-  void touch(const std::string& id, core::time_us at);
-  void erase(const std::string& id);
-  std::optional<core::time_us> last(const std::string& id) const;
-  lease_table all() const { return {by_id_.begin(), by_id_.end()}; }  // ordered, for saving at a clean stop
-  // Workers whose last heartbeat is older than cutoff.
-  std::set<std::string> older_than(core::time_us cutoff) const;
-
- private:
-  std::unordered_map<std::string, core::time_us> by_id_;  // hashed for the per-poll lookup; never iterated in a decision
-  std::set<std::pair<core::time_us, std::string>> by_time_;
-};
+using core::lease_book;
+using core::lease_table;
 
 struct handled {
   core::decision decision;

@@ -109,23 +109,26 @@ int run(const config::settings& settings, const run_options& opts) {
     caf::actor_system sys{cfg};
     auto log = actors::spawn_log_writer(sys, store, {static_cast<size_t>(settings.group_commit_max_events)});
     actors::scheduler_settings sched;
-    sched.stale_after_us =
+    sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
     sched.heartbeat_interval_seconds = settings.heartbeat_interval_seconds;
     sched.reap_interval_us = static_cast<core::time_us>(settings.reaper_interval_seconds) * 1'000'000;
     sched.max_attempts = static_cast<uint32_t>(settings.max_attempts);
     sched.default_worker_image = settings.default_worker_image;
+    sched.extra_worker_images = settings.worker_images;
     sched.worker_credentials_required = !settings.accept_shared_token;
-    sched.lease_grace_from_us = now_us();
+    sched.liveness.grace_from_us = now_us();
     for (const auto& c : settings.clusters) sched.clusters.push_back(actors::spec_of(c));
-    sched.hpc_silent_cap_us = 5 * sched.stale_after_us;
+    sched.hpc_silent_cap_us = 5 * sched.liveness.stale_after_us;
     sched.salad_enabled = settings.salad.enabled();
     sched.salad_image = settings.salad.worker_image_key.empty() ? settings.default_worker_image : settings.salad.worker_image_key;
     sched.salad_max_replicas = settings.salad.max_replicas;
     actors::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     auto idle_view = std::make_shared<actors::idle_poll_view>(sched);
-    auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us, idle_view);
+    auto credentials = std::make_shared<actors::worker_credentials>();
+    auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
+                                             {idle_view, credentials});
     http::event_server_options server_opts;
     server_opts.host = settings.listen.host;
     server_opts.port = settings.listen.port;
@@ -134,7 +137,8 @@ int run(const config::settings& settings, const run_options& opts) {
     http::event_server server(server_opts);
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log, scheduler);
-    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us, pilot_token});
+    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us, pilot_token, credentials,
+                                           !sched.worker_credentials_required});
     int port = 0;
     try {
       port = server.start();

@@ -14,7 +14,9 @@ namespace {
 std::unique_ptr<events::event_store> open_existing(const std::string& data_dir) {
   std::string dir = data_dir + "/eventlog";
   if (!std::filesystem::exists(dir)) throw events::store_error("no event log in " + dir);
-  return events::event_store::open(dir);
+  events::store_options o;
+  o.read_only = true;  // beside a running batond, which holds the write lock
+  return events::event_store::open(dir, o);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "cli/commands.hpp"
 
+#include "core/ids.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -52,6 +54,10 @@ const std::vector<column> job_columns = {{"ID", "id"},         {"STATUS", "statu
 }  // namespace
 
 int submit(context& c, const submit_options& o) {
+  if (!o.id.empty() && !core::canonical_uuid(o.id)) {
+    c.err << "baton: --id must be a UUID (8-4-4-4-12 hexadecimal digits), got '" << o.id << "'\n";
+    return usage_error;
+  }
   // Everything is checked before anything is sent.
   std::error_code ec;
   fs::path bundle = fs::absolute(o.path, ec);

@@ -58,9 +58,10 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_bool(w, "workers", "accept_shared_token", s.accept_shared_token);
   }
   if (auto j = root["jobs"]) {
-    check_known_keys(j, "jobs", {"max_attempts", "default_worker_image"});
+    check_known_keys(j, "jobs", {"max_attempts", "default_worker_image", "worker_images"});
     read_int(j, "jobs", "max_attempts", 1, 1000, s.max_attempts);
     read_string(j, "jobs", "default_worker_image", s.default_worker_image);
+    read_string_list(j, "jobs", "worker_images", s.worker_images);
   }
   if (auto p = root["provisioning"]) s.provisioning = parse_provisioning(p);
   if (auto c = root["clusters"]) s.clusters = parse_clusters(c, file);

@@ -31,8 +31,11 @@ struct settings {
   double heartbeat_timeout_multiplier = 2.0;  // stale after interval × multiplier without a heartbeat
   int reaper_interval_seconds = 60;      // how often stale workers are reaped and orphans requeued
   bool accept_shared_token = false;      // workers.accept_shared_token: RelayMD workers send only X-API-Token
-  int max_attempts = 5;                  // jobs.max_attempts: assignments before a lost worker fails the job
+  int max_attempts = 5;                  // jobs.max_attempts: lost workers (reaped, vanished) before the job fails
   std::string default_worker_image = "default";  // jobs.default_worker_image
+  // jobs.worker_images: image keys jobs and workers may name besides the default, the
+  // clusters' and Salad's (a key nobody configured is refused with 422).
+  std::vector<std::string> worker_images;
   provisioning_config provisioning;
   std::vector<cluster_config> clusters;  // Slurm partitions to provision pilot workers on
   salad_config salad;                    // disabled unless the salad: section is present

@@ -21,19 +21,6 @@ domain_error conflict(const job& j, job_status requested) {
            {"requested_status", to_string(requested)}}};
 }
 
-// A worker that proved who it is may only touch the job it holds. Answered with 409, which
-// RelayMD workers treat as "ignore": a reaped-but-alive worker stops writing to the job.
-std::optional<domain_error> check_assignee(const job& j, const caller& who) {
-  if (who.worker_id.empty() || who.worker_id == j.assigned_worker_id) return std::nullopt;
-  std::string msg = "job " + j.id + " is not assigned to worker " + who.worker_id;
-  return domain_error{409, "job_not_assigned_to_worker", msg,
-                      {{"error", "job_not_assigned_to_worker"},
-                       {"message", msg},
-                       {"job_id", j.id},
-                       {"worker_id", who.worker_id},
-                       {"current_status", to_string(j.status)}}};
-}
-
 decision emit(const job& j, const std::string& type, json payload) {
   decision d;
   d.events.push_back({job_stream(j.id), type, std::move(payload)});
@@ -154,15 +141,13 @@ decision decide_assign(const job& j, const std::string& worker_id, json decision
   return emit(j, "job.assigned", std::move(p));
 }
 
-decision decide_start(const job& j, const caller& who, time_us now) {
-  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+decision decide_start(const job& j, time_us now) {
   if (j.status == job_status::running) return {};  // idempotent: a retried start changes nothing
   if (j.status != job_status::assigned) return decision::refuse(conflict(j, job_status::running));
   return emit(j, "job.started", {{"worker_id", j.assigned_worker_id}});
 }
 
-decision decide_checkpoint(const job& j, const caller& who, const checkpoint_report& r, time_us now) {
-  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now) {
   bool accepts = j.status == job_status::assigned || j.status == job_status::running ||
                  j.status == job_status::cancelling || j.status == job_status::handoff;
   if (!accepts) return decision::refuse(conflict(j, j.status));
@@ -171,16 +156,14 @@ decision decide_checkpoint(const job& j, const caller& who, const checkpoint_rep
   return emit(j, "job.checkpointed", std::move(p));
 }
 
-decision decide_handoff_start(const job& j, const caller& who, const json& details, time_us now) {
-  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+decision decide_handoff_start(const job& j, const json& details, time_us now) {
   if (j.status != job_status::running) return decision::refuse(conflict(j, job_status::handoff));
   json p = details;
   p["worker_id"] = j.assigned_worker_id;
   return emit(j, "job.handoff_started", std::move(p));
 }
 
-decision decide_handoff_complete(const job& j, const caller& who, const checkpoint_report& r, time_us now) {
-  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+decision decide_handoff_complete(const job& j, const checkpoint_report& r, time_us now) {
   // Only from handoff: RelayMD's requeue-in-place let it skip handoff/start entirely.
   if (j.status != job_status::handoff) return decision::refuse(conflict(j, job_status::queued));
   auto p = checkpoint_fields(r);
@@ -188,15 +171,13 @@ decision decide_handoff_complete(const job& j, const caller& who, const checkpoi
   return emit(j, "job.handoff_completed", std::move(p));
 }
 
-decision decide_complete(const job& j, const caller& who, time_us now) {
-  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+decision decide_complete(const job& j, time_us now) {
   if (j.status != job_status::assigned && j.status != job_status::running)
     return decision::refuse(conflict(j, job_status::completed));
   return emit(j, "job.completed", {{"worker_id", j.assigned_worker_id}});
 }
 
-decision decide_fail(const job& j, const caller& who, const json& details, time_us now) {
-  if (auto e = check_assignee(j, who)) return decision::refuse(*e);
+decision decide_fail(const job& j, const json& details, time_us now) {
   if (j.status != job_status::assigned && j.status != job_status::running)
     return decision::refuse(conflict(j, job_status::failed));
   json p = details;
@@ -240,22 +221,32 @@ decision decide_finish_cancel(const job& j, time_us now) {
   return emit(j, "job.cancelled", {{"from_status", "cancelling"}, {"worker_id", j.assigned_worker_id}});
 }
 
+bool counts_as_lost(loss_cause c) { return c != loss_cause::deregistered; }
+
 decision decide_worker_lost(const job& j, loss_cause cause, time_us now) {
   if (j.status == job_status::cancelling) return decide_finish_cancel(j, now);
   if (j.status != job_status::assigned && j.status != job_status::running && j.status != job_status::handoff)
     return decision::refuse(conflict(j, job_status::queued));
-  if (j.attempts >= j.max_attempts)
+  // Only an unplanned loss counts against the job: a handoff or a worker that deregisters
+  // (a pilot giving back a job it has no time left for) is the relay working as meant.
+  if (counts_as_lost(cause) && j.lost_workers + 1 >= j.max_attempts)
     return emit(j, "job.failed",
                 {{"worker_id", j.assigned_worker_id},
                  {"reason", "max_attempts_exceeded"},
-                 {"detail", "worker " + std::string(to_string(cause)) + " on attempt " + std::to_string(j.attempts) +
-                                " of " + std::to_string(j.max_attempts)},
+                 {"detail", "worker " + std::string(to_string(cause)) + ": " + std::to_string(j.lost_workers + 1) +
+                                " of " + std::to_string(j.max_attempts) + " attempts lost their worker"},
                  {"cause", to_string(cause)}});
   return emit(j, requeue_type(cause), {{"worker_id", j.assigned_worker_id}, {"from_status", to_string(j.status)}});
 }
 
 decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   if (!is_terminal(j.status)) return decision::refuse(conflict(j, job_status::queued));
+  if (!j.requeued_to.empty()) {  // a retried or repeated requeue must not make a second clone
+    std::string msg = "job " + j.id + " was already requeued as " + j.requeued_to.front();
+    return decision::refuse({409, "already_requeued", msg,
+                             {{"detail", msg}, {"error", "already_requeued"}, {"message", msg}, {"job_id", j.id},
+                              {"requeued_as", j.requeued_to.front()}}});
+  }
   create_job clone;
   clone.id = new_id;
   clone.title = j.title;
@@ -313,6 +304,7 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     set_status(j, job_status::handoff, at);
   } else if (type == "job.handoff_completed" || type == "job.requeued_after_deregister" ||
              type == "job.requeued_after_reap" || type == "job.requeued_after_orphan") {
+    if (type == "job.requeued_after_reap" || type == "job.requeued_after_orphan") ++j.lost_workers;
     apply_checkpoint_fields(j, p, at);
     close_segment(j, at);
     j.assigned_worker_id.clear();
@@ -382,6 +374,7 @@ json to_json(const job& j, time_us now) {
           {"checkpoint_cycle_failures", j.checkpoint_cycle_failures},
           {"assigned_worker_id", j.assigned_worker_id.empty() ? json(nullptr) : json(j.assigned_worker_id)},
           {"attempts", j.attempts},
+          {"lost_workers", j.lost_workers},
           {"max_attempts", j.max_attempts},
           {"failure_reason", j.failure_reason.empty() ? json(nullptr) : json(j.failure_reason)},
           {"requeued_from", j.requeued_from.empty() ? json(nullptr) : json(j.requeued_from)},

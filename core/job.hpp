@@ -43,8 +43,9 @@ struct job {
   std::string checkpoint_cycle_status;
   nlohmann::json checkpoint_cycle_failures = nlohmann::json::array();
   std::string assigned_worker_id;
-  uint32_t attempts = 0;       // assignments so far
-  uint32_t max_attempts = 5;   // a requeue after the last one fails the job instead
+  uint32_t attempts = 0;       // assignments so far (planned handoffs and give-backs included)
+  uint32_t lost_workers = 0;   // assignments that ended with the worker reaped or vanished
+  uint32_t max_attempts = 5;   // the loss that makes lost_workers reach it fails the job instead
   std::string failure_reason;
   std::string requeued_from;             // job this one was cloned from
   std::vector<std::string> requeued_to;  // clones made from this one
@@ -76,21 +77,19 @@ struct checkpoint_report {
 // Why a job lost its worker; each has its own event type.
 enum class loss_cause { deregistered, reaped, orphaned };
 const char* to_string(loss_cause c);
-
-// The caller of a worker-side command: its id when it proved it (own credential), or ""
-// when it used the shared token (accepted only if the config allows it).
-struct caller {
-  std::string worker_id;
-};
+// Whether the loss counts against the job's max_attempts: a reaped or vanished worker does,
+// a worker that deregistered (gave the job back on purpose) does not.
+bool counts_as_lost(loss_cause c);
 
 decision decide_create(const job* existing, const create_job& c, time_us now);
 decision decide_assign(const job& j, const std::string& worker_id, nlohmann::json decision_record, time_us now);
-decision decide_start(const job& j, const caller& who, time_us now);
-decision decide_checkpoint(const job& j, const caller& who, const checkpoint_report& r, time_us now);
-decision decide_handoff_start(const job& j, const caller& who, const nlohmann::json& details, time_us now);
-decision decide_handoff_complete(const job& j, const caller& who, const checkpoint_report& r, time_us now);
-decision decide_complete(const job& j, const caller& who, time_us now);
-decision decide_fail(const job& j, const caller& who, const nlohmann::json& details, time_us now);
+// Worker reports on a job. Who may send them is core/access.hpp's authorize_job().
+decision decide_start(const job& j, time_us now);
+decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now);
+decision decide_handoff_start(const job& j, const nlohmann::json& details, time_us now);
+decision decide_handoff_complete(const job& j, const checkpoint_report& r, time_us now);
+decision decide_complete(const job& j, time_us now);
+decision decide_fail(const job& j, const nlohmann::json& details, time_us now);
 decision decide_progress(const job& j, const std::string& worker_id, std::optional<double> progress,
                          const std::optional<nlohmann::json>& codes, time_us now);
 decision decide_cancel(const job& j, bool force, time_us now);

@@ -91,6 +91,7 @@ void check_directory(const std::string& dir) {
 }  // namespace
 
 std::unique_ptr<event_store> event_store::open(const std::string& dir, store_options opts) {
+  if (opts.read_only && !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT")) throw store_error("no event log in " + dir);
   check_directory(dir);
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = true;
@@ -107,7 +108,8 @@ std::unique_ptr<event_store> event_store::open(const std::string& dir, store_opt
   std::unique_ptr<event_store> s(new event_store());
   s->opts_ = opts;
   rocksdb::DB* raw = nullptr;
-  auto status = rocksdb::DB::Open(db_opts, dir, descs, &s->cf_, &raw);
+  auto status = opts.read_only ? rocksdb::DB::OpenForReadOnly(db_opts, dir, descs, &s->cf_, &raw)
+                               : rocksdb::DB::Open(db_opts, dir, descs, &s->cf_, &raw);
   if (!status.ok()) throw store_error("cannot open event log in " + dir + ": " + status.ToString());
   s->db_.reset(raw);
 
@@ -118,6 +120,7 @@ std::unique_ptr<event_store> event_store::open(const std::string& dir, store_opt
   check(last->status(), "cannot read the end of the event log in " + dir);
   if (ms.IsNotFound()) {
     if (last->Valid()) throw store_error(dir + " holds events but no format marker: not a baton event log");
+    if (opts.read_only) throw store_error(dir + " holds no format marker: not a baton event log");
     rocksdb::WriteOptions wo;
     wo.sync = true;
     check(s->db_->Put(wo, s->cf_[cf_default], format_key, format_value), "cannot initialise " + dir);

@@ -54,6 +54,9 @@ struct snapshot {
 
 struct store_options {
   bool sync = true;  // fdatasync every WriteBatch; only benchmarks of the raw store turn it off
+  // Open without the write lock, as it stands on disk at open (WAL included): for tools that
+  // read a log while batond runs on it (--verify, --dump, --rederive). Writes throw.
+  bool read_only = false;
 };
 
 class event_store {

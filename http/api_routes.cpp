@@ -26,80 +26,82 @@ std::string next_request_id() {
   return "req-" + run + "-" + std::to_string(++counter);
 }
 
-bool constant_time_equal(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
+void deny(response& res, const core::domain_error& e) { reply_json(res, e.status, e.body); }
 
-// X-Worker-Token "<worker id>.<secret>" names a worker (the scheduler checks the secret);
-// X-API-Token must equal the shared token. Returns false after answering 401.
-bool authenticate(const api_context& ctx, const request& req, response& res, api_command& c) {
+// Who is calling, from the credential alone: X-Worker-Token "<worker id>.<secret>" must be a
+// registered worker's own; X-API-Token the operator's or the pilot token. Anything else, a
+// forged or malformed credential included, is answered 401 here.
+std::optional<core::principal> identify(const api_context& ctx, const request& req, response& res) {
   auto worker_token = req.get_header_value("X-Worker-Token");
   if (!worker_token.empty()) {
-    auto dot = worker_token.rfind('.');
-    if (dot == std::string::npos || dot == 0) {
-      reply_json(res, 401, {{"detail", "Invalid worker token"}, {"error", "invalid_worker_token"}});
-      return false;
+    auto dot = worker_token.find('.');
+    bool ok = dot != std::string::npos && ctx.credentials &&
+              ctx.credentials->verify(worker_token.substr(0, dot),
+                                      events::to_hex(events::sha256(worker_token.substr(dot + 1))));
+    if (!ok) {
+      reply_json(res, 401, {{"detail", "Invalid worker token"}, {"error", "invalid_worker_token"},
+                            {"message", "Invalid worker token"}});
+      return std::nullopt;
     }
-    c.caller_worker = worker_token.substr(0, dot);
-    c.secret_sha256 = events::to_hex(events::sha256(worker_token.substr(dot + 1)));
-    c.actor = "worker:" + c.caller_worker;
-    return true;
+    return core::principal::of_worker(worker_token.substr(0, dot));
   }
   auto token = req.get_header_value("X-API-Token");
-  if (!token.empty() && !ctx.pilot_token.empty() && !constant_time_equal(token, ctx.api_token) &&
-      constant_time_equal(token, ctx.pilot_token)) {
-    if (c.kind != op::register_worker) {
-      reply_json(res, 403, {{"detail", "the pilot token only registers workers"},
-                            {"error", "pilot_token_register_only"},
-                            {"message", "the pilot token only registers workers; use the worker's own X-Worker-Token"}});
-      return false;
-    }
-    c.actor = "pilot";
-    return true;
+  if (!token.empty() && core::constant_time_equal(token, ctx.api_token)) {
+    auto who = req.get_header_value("X-Baton-Operator");
+    return core::principal::operator_named(who.substr(0, 64));
   }
-  if (token.empty() || !constant_time_equal(token, ctx.api_token)) {
-    reply_json(res, 401, {{"detail", "Invalid API token"}, {"error", "invalid_api_token"}});
-    return false;
-  }
-  auto who = req.get_header_value("X-Baton-Operator");
-  c.actor = who.empty() ? "operator:api-token" : "operator:" + who.substr(0, 64);
-  return true;
+  if (!token.empty() && !ctx.pilot_token.empty() && core::constant_time_equal(token, ctx.pilot_token))
+    return core::principal::pilot_token();
+  reply_json(res, 401, {{"detail", "Invalid API token"}, {"error", "invalid_api_token"}, {"message", "Invalid API token"}});
+  return std::nullopt;
+}
+
+// The worker a worker_self command names, as sent (checked for form later).
+std::string named_worker(const request& req) {
+  return req.path_params.empty() ? req.get_param_value("worker_id") : req.path_params[0];
 }
 
 // A poll the scheduler would answer with no job and no event: answered here, on the HTTP
 // thread, from the scheduler's read model (actors/idle_poll_view.hpp).
 bool answered_from_view(const api_context& ctx, const api_command& c, response& res) {
   if (!ctx.idle_view || !ctx.clock) return false;
-  if (!c.caller_worker.empty() && c.caller_worker != c.target) return false;  // the scheduler says 403
-  if (!ctx.idle_view->answers_no_job(c.target, c.caller_worker.empty() ? "" : c.secret_sha256, ctx.clock()))
-    return false;
+  if (!ctx.idle_view->answers_no_job(c.target, ctx.clock())) return false;
   static const std::string body = json{{"status", "no_job_available"}, {"reason", "no_job_for_this_worker"}}.dump();
   res.status = 200;
   res.set_content(body, "application/json");
   return true;
 }
 
-// Authenticates, validates and shapes the command. Empty when res already holds the answer
-// (401/403/422, or an idle poll answered from the view).
+// Settles who is calling and whether they may send this kind of command, then (only then)
+// validates and shapes the command. Empty when res already holds the answer (401/403/422,
+// or an idle poll answered from the view).
 std::optional<api_command> prepare(const api_context& ctx, const request& req, response& res, op kind,
                                    const builder& build) {
+  auto who = identify(ctx, req, res);
+  if (!who) return std::nullopt;
+  if (auto denied = core::authorize(*who, kind, named_worker(req), {ctx.accept_shared_token})) {
+    deny(res, *denied);
+    return std::nullopt;
+  }
   api_command c;
   c.kind = kind;
-  if (!authenticate(ctx, req, res, c)) return std::nullopt;
+  c.caller = std::move(*who);
+  c.actor = c.caller.actor();
   c.request_id = req.get_header_value("X-Request-Id");
   if (c.request_id.empty()) c.request_id = next_request_id();
   try {
     if (build) build(req, c);
   } catch (const invalid_field& e) {
-    reply_json(res, 422, validation_body(e));
-    return std::nullopt;
+    // A worker's report on a job: whether it may act on the job is the scheduler's to say,
+    // and comes first; the scheduler answers this 422 after that check.
+    if (core::access_of(kind) != core::access_class::worker_job || c.target.empty()) {
+      reply_json(res, 422, validation_body(e));
+      return std::nullopt;
+    }
+    c.invalid_body = validation_body(e);
   }
   if (kind == op::request_job && answered_from_view(ctx, c, res)) return std::nullopt;
-  if (c.actor == "operator:api-token" && !c.target.empty() &&
-      (kind == op::heartbeat || kind == op::deregister || kind == op::request_job))
+  if (c.caller.k == core::principal::kind::operator_ && core::access_of(kind) == core::access_class::worker_self)
     c.actor = "worker:" + c.target;  // a RelayMD worker on the shared token
   return c;
 }
@@ -137,12 +139,16 @@ void run_async(const api_context& ctx, const request& req, op kind, const builde
   });
 }
 
+// What a path's id names: a job or worker (a UUID), or a configured cluster (a name).
+enum class path_id { uuid, name };
+
 // Registers METHOD path -> op, answered asynchronously; the first regex group (if any) is the target.
 void route(router& s, const std::string& method, const std::string& path, const api_context& ctx, op kind,
-           builder build = nullptr) {
-  s.async(method, path, [ctx, kind, build](const request& req, respond_fn respond) {
+           builder build = nullptr, path_id id = path_id::uuid) {
+  s.async(method, path, [ctx, kind, build, id](const request& req, respond_fn respond) {
     run_async(ctx, req, kind, [&](const request& rq, api_command& c) {
-      if (!rq.path_params.empty()) c.target = checked_id(rq.path_params[0], "id");
+      if (!rq.path_params.empty())
+        c.target = id == path_id::uuid ? checked_uuid(rq.path_params[0], "id") : checked_id(rq.path_params[0], "name");
       if (build) build(rq, c);
     }, std::move(respond));
   });
@@ -176,7 +182,7 @@ void build_create(const request& req, api_command& c) {
   auto b = object_body(req, false);
   json out;
   auto id = opt_string(b, "id", 128);
-  c.target = id ? checked_id(*id, "id") : new_uuid();
+  c.target = id ? checked_uuid(*id, "id") : new_uuid();
   out["title"] = req_string(b, "title", 512);
   out["input_bundle_path"] = req_string(b, "input_bundle_path");
   if (auto img = opt_string(b, "worker_image_key", 128)) {
@@ -233,7 +239,7 @@ void add_api_routes(router& s, api_context ctx) {
     std::string secret = new_secret_hex();
     run(ctx, req, res, op::register_worker, [&](const request& rq, api_command& c) {
       build_register(rq, c);
-      c.secret_sha256 = events::to_hex(events::sha256(secret));
+      c.credential_sha256 = events::to_hex(events::sha256(secret));
     });
     if (res.status == 200) {
       auto body = json::parse(res.body);
@@ -274,7 +280,7 @@ void add_api_routes(router& s, api_context ctx) {
   s.async("POST", "/jobs/request", [ctx](const request& req, respond_fn respond) {
     run_async(ctx, req, op::request_job, [](const request& rq, api_command& c) {
       if (!rq.has_param("worker_id")) throw invalid_field("worker_id", "query parameter worker_id is required");
-      c.target = checked_id(rq.get_param_value("worker_id"), "worker_id");
+      c.target = checked_uuid(rq.get_param_value("worker_id"), "worker_id");
     }, std::move(respond));
   });
   route(s, Get, R"(/jobs/([^/]+)/control)", ctx, op::job_control);
@@ -365,17 +371,12 @@ void add_api_routes(router& s, api_context ctx) {
           [enable](const request& req, api_command& c) {
             auto b = object_body(req, true);
             c.body = {{"enabled", enable}, {"reason", opt_string(b, "reason", 500).value_or("")}};
-          });
+          }, path_id::name);
   s.Get(R"(/jobs/([^/]+)/history)", [ctx](const request& req, response& res) {
-    api_command c;
-    if (!authenticate(ctx, req, res, c)) return;
-    std::string id;
-    try {
-      id = checked_id(req.path_params[0], "id");
-    } catch (const invalid_field& e) {
-      reply_json(res, 422, validation_body(e));
-      return;
-    }
+    auto c = prepare(ctx, req, res, op::job_history,
+                     [](const request& rq, api_command& cmd) { cmd.target = checked_uuid(rq.path_params[0], "id"); });
+    if (!c) return;
+    const std::string& id = c->target;
     auto h = job_history(*ctx.store, id);
     if (!h) {
       reply_json(res, 404, {{"detail", "Job not found"}, {"error", "not_found"}, {"id", id}});

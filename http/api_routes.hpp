@@ -10,6 +10,7 @@
 
 #include "actors/idle_poll_view.hpp"
 #include "actors/scheduler.hpp"
+#include "actors/worker_credentials.hpp"
 #include "events/event_store.hpp"
 #include "http/router.hpp"
 
@@ -25,6 +26,8 @@ struct api_context {
   std::shared_ptr<const actors::idle_poll_view> idle_view;
   std::function<core::time_us()> clock;
   std::string pilot_token;  // X-API-Token that may only register workers ("" = none)
+  std::shared_ptr<const actors::worker_credentials> credentials;  // who a worker token belongs to
+  bool accept_shared_token = false;  // workers.accept_shared_token (RelayMD workers)
 };
 
 void add_api_routes(router& server, api_context ctx);

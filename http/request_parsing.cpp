@@ -1,5 +1,7 @@
 #include "http/request_parsing.hpp"
 
+#include "core/ids.hpp"
+
 #include <openssl/rand.h>
 
 #include <cstdio>
@@ -83,6 +85,12 @@ std::string checked_id(const std::string& v, const std::string& field) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':'))
       throw invalid_field(field, "may contain only letters, digits and . _ : -");
   return v;
+}
+
+std::string checked_uuid(const std::string& v, const std::string& field) {
+  auto id = core::canonical_uuid(v);
+  if (!id) throw invalid_field(field, "must be a UUID (8-4-4-4-12 hexadecimal digits)");
+  return *id;
 }
 
 int64_t query_int(const request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi) {

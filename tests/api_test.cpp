@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "support/batond_process.hpp"
+#include "support/ids.hpp"
 
 using namespace baton;
 using nlohmann::json;
@@ -22,8 +23,12 @@ struct reply {
   json body;
 };
 
-reply call(httplib::Client& c, const std::string& method, const std::string& path, const json& body = nullptr,
+using test::uid;
+
+// Paths name jobs by their test names ("/jobs/job-1/start"); uid_path makes them UUIDs.
+reply call(httplib::Client& c, const std::string& method, const std::string& named_path, const json& body = nullptr,
            httplib::Headers headers = {}) {
+  std::string path = test::uid_path(named_path);
   std::string text = body.is_null() ? "" : body.dump();
   auto r = method == "GET"    ? c.Get(path.c_str(), headers)
            : method == "POST" ? c.Post(path.c_str(), headers, text, "application/json")
@@ -55,7 +60,7 @@ struct api : ::testing::Test {
   }
 
   json create(const std::string& id, json extra = json::object()) {
-    json body = {{"id", id}, {"title", "job " + id}, {"input_bundle_path", "/bundles/" + id}};
+    json body = {{"id", uid(id)}, {"title", "job " + id}, {"input_bundle_path", "/bundles/" + id}};
     body.update(extra);
     auto r = call(*op, "POST", "/jobs", body);
     EXPECT_EQ(r.status, 200) << r.body;
@@ -111,7 +116,9 @@ TEST_F(api, ValidationErrorsNameTheField) {
   EXPECT_EQ(json::parse(raw->body)["field"], "body");
   r = call(*op, "POST", "/workers/register", {{"platform", "cloud"}});
   EXPECT_EQ(r.body["field"], "platform");
-  EXPECT_EQ(call(*op, "POST", "/jobs/request").body["field"], "worker_id");
+  EXPECT_EQ(call(*op, "POST", "/jobs/request").status, 401) << "who calls is settled before the parameters";
+  auto w = enroll();
+  EXPECT_EQ(call(*op, "POST", "/jobs/request", nullptr, w.auth()).body["field"], "worker_id");
   EXPECT_EQ(call(*op, "GET", "/jobs?status=running&status=sleeping").body["field"], "status");
   EXPECT_EQ(call(*op, "DELETE", "/jobs?status=running").body["field"], "status");
   EXPECT_EQ(call(*op, "GET", "/jobs?limit=0").body["field"], "limit");
@@ -120,14 +127,14 @@ TEST_F(api, ValidationErrorsNameTheField) {
 TEST_F(api, CreateGetDuplicateAndDefaults) {
   boot();
   auto j = create("job-1", {{"preferred_clusters", {" clusterA", "clusterA", "clusterB "}}, {"comment", "  hi  "}});
-  EXPECT_EQ(j["id"], "job-1");
+  EXPECT_EQ(j["id"], uid("job-1"));
   EXPECT_EQ(j["status"], "queued");
   EXPECT_EQ(j["worker_image_key"], "default");
   EXPECT_EQ(j["preferred_clusters"], json({"clusterA", "clusterB"}));
   EXPECT_EQ(j["comment"], "hi");
-  auto dup = call(*op, "POST", "/jobs", {{"id", "job-1"}, {"title", "again"}, {"input_bundle_path", "/b"}});
+  auto dup = call(*op, "POST", "/jobs", {{"id", uid("job-1")}, {"title", "again"}, {"input_bundle_path", "/b"}});
   EXPECT_EQ(dup.status, 409);
-  EXPECT_EQ(dup.body["job_id"], "job-1");
+  EXPECT_EQ(dup.body["job_id"], uid("job-1"));
   EXPECT_EQ(call(*op, "GET", "/jobs/job-1").body["title"], "job job-1");
   EXPECT_EQ(call(*op, "GET", "/jobs/nope").status, 404);
   auto generated = call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}});
@@ -142,14 +149,14 @@ TEST_F(api, FullJobLifecycleWithTypedConflicts) {
   auto got = poll(w);
   ASSERT_EQ(got.status, 200);
   EXPECT_EQ(got.body["status"], "assigned");
-  EXPECT_EQ(got.body["job_id"], "j");
+  EXPECT_EQ(got.body["job_id"], uid("j"));
   EXPECT_EQ(got.body["input_bundle_path"], "/bundles/j");
   EXPECT_EQ(poll(w).body["status"], "no_job_available") << "one job per worker";
   EXPECT_EQ(as(w, "POST", "/jobs/j/start").status, 204);
   EXPECT_EQ(as(w, "POST", "/jobs/j/start").status, 204) << "start is idempotent";
   EXPECT_EQ(as(w, "POST", "/jobs/j/checkpoint", {{"progress", 0.5}}).status, 422);
   EXPECT_EQ(as(w, "POST", "/jobs/j/checkpoint", {{"checkpoint_manifest_path", "/ck/j/1.json"}, {"progress", 0.5}}).status, 204);
-  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat", {{"job_id", "j"}, {"progress", 0.6}}).status, 204);
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat", {{"job_id", uid("j")}, {"progress", 0.6}}).status, 204);
   auto job = call(*op, "GET", "/jobs/j").body;
   EXPECT_EQ(job["status"], "running");
   EXPECT_EQ(job["latest_checkpoint_manifest_path"], "/ck/j/1.json");
@@ -161,7 +168,7 @@ TEST_F(api, FullJobLifecycleWithTypedConflicts) {
   EXPECT_EQ(late.body["error"], "job_transition_conflict");
   EXPECT_EQ(late.body["current_status"], "completed");
   EXPECT_EQ(late.body["requested_status"], "failed");
-  EXPECT_EQ(late.body["job_id"], "j");
+  EXPECT_EQ(late.body["job_id"], uid("j"));
   auto history = call(*op, "GET", "/jobs/j/history").body;
   std::vector<std::string> types;
   for (auto& e : history["events"]) types.push_back(e["event_type"]);
@@ -217,7 +224,7 @@ TEST_F(api, OneWorkerWithConcurrentPollsClaimsOneJob) {
 // Idle polls are answered on the HTTP thread from the scheduler's read model when nothing
 // the worker could run is queued; every answer must still be the scheduler's own.
 TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
-  boot(fast_config);
+  boot((std::string(fast_config) + "jobs: {worker_images: [other]}\n").c_str());
   auto w = enroll();
   auto other = enroll("hpc", 1, "A100", {{"worker_image_key", "other"}});
   auto leaver = enroll();
@@ -229,7 +236,7 @@ TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
     // w ranks above leaver (same GPUs, registered first): leaver gets nothing while w is idle.
     EXPECT_EQ(poll(leaver).body["reason"], "no_job_for_this_worker");
     auto r = poll(w);
-    ASSERT_EQ(r.body.value("job_id", ""), id) << "round " << i << ": " << r.body;
+    ASSERT_EQ(r.body.value("job_id", ""), uid(id)) << "round " << i << ": " << r.body;
     auto& holder = w;
     EXPECT_EQ(poll(holder).body["reason"], "worker_busy");
     EXPECT_EQ(as(holder, "POST", "/jobs/" + id + "/start").status, 204);
@@ -246,7 +253,7 @@ TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
   // A job of another image does not wake this worker; it does wake the other one.
   create("for-other", {{"worker_image_key", "other"}});
   EXPECT_EQ(poll(w).body["reason"], "no_job_for_this_worker");
-  EXPECT_EQ(poll(other).body["job_id"], "for-other");
+  EXPECT_EQ(poll(other).body["job_id"], uid("for-other"));
   // Gone and stale workers get the scheduler's reasons, not the idle answer.
   EXPECT_EQ(as(leaver, "POST", "/workers/" + leaver.id + "/deregister").status, 204);
   EXPECT_EQ(poll(leaver).body["reason"], "worker_deregistered");
@@ -318,7 +325,7 @@ TEST_F(api, PilotTokenOnlyRegistersWorkers) {
   ASSERT_EQ(reg.status, 200) << reg.body;
   worker_handle w{reg.body["worker_id"], reg.body["worker_token"]};
   create("for-pilot");
-  EXPECT_EQ(poll(w).body.value("job_id", ""), "for-pilot") << "the worker goes on with its own credential";
+  EXPECT_EQ(poll(w).body.value("job_id", ""), uid("for-pilot")) << "the worker goes on with its own credential";
   for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
            {"GET", "/jobs"}, {"POST", "/jobs"}, {"GET", "/jobs/for-pilot/history"}, {"DELETE", "/jobs/for-pilot"},
            {"POST", "/jobs/request?worker_id=" + w.id}, {"GET", "/workers"}}) {
@@ -338,12 +345,12 @@ TEST_F(api, FairCompetitionAndSaladLast) {
   auto r = poll(small);
   EXPECT_EQ(r.body["status"], "no_job_available") << "the lower-ranked worker polled first and must get nothing";
   EXPECT_EQ(poll(salad).body["status"], "no_job_available");
-  EXPECT_EQ(poll(big).body["job_id"], "fair");
+  EXPECT_EQ(poll(big).body["job_id"], uid("fair"));
   create("second");
   EXPECT_EQ(poll(salad).body["status"], "no_job_available") << "an HPC worker is idle";
-  EXPECT_EQ(poll(small).body["job_id"], "second");
+  EXPECT_EQ(poll(small).body["job_id"], uid("second"));
   create("third");
-  EXPECT_EQ(poll(salad).body["job_id"], "third") << "no HPC worker is idle any more";
+  EXPECT_EQ(poll(salad).body["job_id"], uid("third")) << "no HPC worker is idle any more";
   auto history = call(*op, "GET", "/jobs/fair/history").body;
   auto decision = history["events"][1]["payload"]["decision"];
   EXPECT_EQ(decision["policy"], "greedy-rank-v1");
@@ -351,15 +358,15 @@ TEST_F(api, FairCompetitionAndSaladLast) {
 }
 
 TEST_F(api, PinsAndImagesAreRespected) {
-  boot();
+  boot("jobs: {worker_images: [gcncmc]}\n");
   create("pinned", {{"preferred_clusters", {"clusterB"}}});
   create("gcmc", {{"worker_image_key", "gcncmc"}});
   auto a = enroll("hpc", 4, "H100", {{"provider_id", "clusterA:100"}});
   auto bw = enroll("hpc", 1, "A10", {{"provider_id", "clusterB:200"}});
   auto g = enroll("hpc", 1, "A10", {{"worker_image_key", "gcncmc"}});
   EXPECT_EQ(poll(a).body["status"], "no_job_available");
-  EXPECT_EQ(poll(bw).body["job_id"], "pinned");
-  EXPECT_EQ(poll(g).body["job_id"], "gcmc");
+  EXPECT_EQ(poll(bw).body["job_id"], uid("pinned"));
+  EXPECT_EQ(poll(g).body["job_id"], uid("gcmc"));
   auto workers = call(*op, "GET", "/workers?cluster=clusterB").body;
   ASSERT_EQ(workers.size(), 1u);
   EXPECT_EQ(workers[0]["id"], bw.id);
@@ -370,7 +377,7 @@ TEST_F(api, OnlyTheAssigneeCanChangeAJob) {
   boot();
   create("mine");
   auto owner = enroll(), other = enroll("hpc", 1, "A10");
-  ASSERT_EQ(poll(owner).body["job_id"], "mine");
+  ASSERT_EQ(poll(owner).body["job_id"], uid("mine"));
   for (auto path : {"/jobs/mine/start", "/jobs/mine/complete", "/jobs/mine/fail"}) {
     auto r = as(other, "POST", path, json::object());
     EXPECT_EQ(r.status, 409) << path;
@@ -403,7 +410,7 @@ TEST_F(api, CancelIsCooperative) {
   EXPECT_EQ(as(w, "POST", "/jobs/r/complete").status, 409) << "a late complete cannot beat the cancel";
   create("next");
   auto r = poll(w);  // closes the cancelled job, then competes as usual
-  EXPECT_EQ(r.body["job_id"], "next");
+  EXPECT_EQ(r.body["job_id"], uid("next"));
   EXPECT_EQ(call(*op, "GET", "/jobs/r").body["status"], "cancelled");
   auto h = call(*op, "GET", "/jobs/r/history").body["events"];
   bool by_alice = false;
@@ -424,16 +431,46 @@ TEST_F(api, DeregisterRequeuesAndRequeueResumesFromTheCheckpoint) {
   EXPECT_EQ(job["latest_checkpoint_manifest_path"], "/ck/d/5.json");
   auto w2 = enroll();
   auto got = poll(w2);
-  EXPECT_EQ(got.body["job_id"], "d");
+  EXPECT_EQ(got.body["job_id"], uid("d"));
   EXPECT_EQ(got.body["latest_checkpoint_manifest_path"], "/ck/d/5.json") << "the next worker resumes, not restarts";
   EXPECT_EQ(as(w2, "POST", "/jobs/d/fail", {{"reason", "payload_failed"}, {"failure_artifact_path", "/f/d"}}).status, 204);
   auto clone = call(*op, "POST", "/jobs/d/requeue");
   ASSERT_EQ(clone.status, 200) << clone.body;
   EXPECT_EQ(clone.body["latest_checkpoint_manifest_path"], "/ck/d/5.json");
-  EXPECT_EQ(clone.body["requeued_from"], "d");
+  EXPECT_EQ(clone.body["requeued_from"], uid("d"));
   EXPECT_EQ(call(*op, "GET", "/jobs/d").body["requeued_to"][0], clone.body["id"]);
   EXPECT_EQ(call(*op, "POST", "/jobs/" + clone.body["id"].get<std::string>() + "/requeue").status, 409);
+  auto again = call(*op, "POST", "/jobs/d/requeue");
+  EXPECT_EQ(again.status, 409) << "a second requeue must not make a second clone";
+  EXPECT_EQ(again.body["error"], "already_requeued");
+  EXPECT_EQ(again.body["requeued_as"], clone.body["id"]);
+  EXPECT_EQ(call(*op, "GET", "/jobs?status=queued").body.size(), 1u);
   EXPECT_EQ(call(*op, "GET", "/workers?state=gone").body[0]["gone_reason"], "deregistered");
+}
+
+TEST_F(api, UnknownImagesAreRefusedAndOneWorkerPerAllocation) {
+  boot("jobs: {worker_images: [gromacs]}\n");
+  auto r = call(*op, "POST", "/workers/register", {{"platform", "hpc"}, {"worker_image_key", "typo"}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(r.body["field"], "worker_image_key");
+  r = call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"worker_image_key", "typo"}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(r.body["field"], "worker_image_key");
+  EXPECT_EQ(call(*op, "GET", "/jobs").body.size(), 0u);
+  create("alloc", {{"worker_image_key", "gromacs"}});
+
+  // The agent in allocation clusterA:7 restarts and registers again: the first worker retires
+  // and its job goes back to the queue, so squeue's word on clusterA:7 concerns one worker.
+  auto first = enroll("hpc", 1, "A100", {{"provider_id", "clusterA:7"}, {"worker_image_key", "gromacs"}});
+  ASSERT_EQ(poll(first).body["job_id"], uid("alloc"));
+  auto second = enroll("hpc", 1, "A100", {{"provider_id", "clusterA:7"}, {"worker_image_key", "gromacs"}});
+  EXPECT_NE(second.id, first.id);
+  auto live = call(*op, "GET", "/workers?cluster=clusterA&state=idle&state=busy&state=stale").body;
+  ASSERT_EQ(live.size(), 1u) << live;
+  EXPECT_EQ(live[0]["id"], second.id);
+  EXPECT_EQ(call(*op, "GET", "/jobs/alloc").body["status"], "queued");
+  EXPECT_EQ(poll(second).body["job_id"], uid("alloc"));
+  EXPECT_EQ(as(first, "POST", "/jobs/alloc/start").status, 409) << "the retired worker no longer holds the job";
 }
 
 TEST_F(api, PaginationAndFilters) {
@@ -445,17 +482,17 @@ TEST_F(api, PaginationAndFilters) {
   auto page = json::parse(res->body);
   ASSERT_EQ(page.size(), 10u);
   EXPECT_EQ(res->get_header_value("X-Total-Count"), "25");
-  EXPECT_EQ(page[0]["id"], "p114") << "newest first";
+  EXPECT_EQ(page[0]["id"], uid("p114")) << "newest first";
   EXPECT_EQ(call(*op, "GET", "/jobs?status=completed").body.size(), 0u);
   call(*op, "DELETE", "/jobs/p100");
-  EXPECT_EQ(call(*op, "GET", "/jobs?status=cancelled").body[0]["id"], "p100");
+  EXPECT_EQ(call(*op, "GET", "/jobs?status=cancelled").body[0]["id"], uid("p100"));
 }
 
 TEST_F(api, StaleWorkerIsReapedAndItsJobRequeued) {
   boot(fast_config);
   create("s");
   auto w = enroll();
-  ASSERT_EQ(poll(w).body["job_id"], "s");
+  ASSERT_EQ(poll(w).body["job_id"], uid("s"));
   as(w, "POST", "/jobs/s/start");
   // No more heartbeats: stale after 1.5 s, reaped by the next 1 s tick.
   json job;
@@ -480,7 +517,7 @@ TEST_F(api, HandoffIsRecoveredWhenTheWorkerDies) {
   boot(fast_config);
   create("h");
   auto w = enroll();
-  ASSERT_EQ(poll(w).body["job_id"], "h");
+  ASSERT_EQ(poll(w).body["job_id"], uid("h"));
   as(w, "POST", "/jobs/h/start");
   as(w, "POST", "/jobs/h/checkpoint", {{"checkpoint_manifest_path", "/ck/h/2.json"}});
   EXPECT_EQ(as(w, "POST", "/jobs/h/handoff/start", {{"reason", "walltime"}}).status, 204);
@@ -515,12 +552,13 @@ TEST_F(api, SharedTokenWorkersWhenAllowed) {
   create("relaymd");
   auto w = enroll();
   auto r = call(*op, "POST", "/jobs/request?worker_id=" + w.id);
-  EXPECT_EQ(r.body["job_id"], "relaymd");
+  EXPECT_EQ(r.body["job_id"], uid("relaymd"));
   EXPECT_EQ(call(*op, "POST", "/jobs/relaymd/start").status, 204);
-  EXPECT_EQ(call(*op, "POST", "/workers/" + w.id + "/heartbeat", {{"job_id", "relaymd"}, {"progress", 0.2}}).status, 204);
+  EXPECT_EQ(call(*op, "POST", "/workers/" + w.id + "/heartbeat", {{"job_id", uid("relaymd")}, {"progress", 0.2}}).status, 204);
   EXPECT_EQ(call(*op, "POST", "/jobs/relaymd/complete").status, 204);
-  EXPECT_EQ(call(*op, "POST", "/workers/unknown/heartbeat").status, 404);
-  EXPECT_EQ(call(*op, "POST", "/jobs/request?worker_id=unknown").body["status"], "no_job_available");
+  EXPECT_EQ(call(*op, "POST", "/workers/" + uid("unknown") + "/heartbeat").status, 404);
+  EXPECT_EQ(call(*op, "POST", "/jobs/request?worker_id=" + uid("unknown")).body["status"], "no_job_available");
+  EXPECT_EQ(call(*op, "POST", "/workers/unknown/heartbeat").body["field"], "id") << "ids are UUIDs";
 }
 
 TEST_F(api, PruneKeepsHistoryAuditable) {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "support/batond_process.hpp"
+#include "support/ids.hpp"
 
 using namespace baton::test;
 using nlohmann::json;
@@ -57,9 +58,10 @@ TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
   EXPECT_EQ(spec["checkpoint_globs"], json::array({"*.chk"}));
   EXPECT_EQ(spec["progress_file"], "progress.txt");
 
-  auto j = baton({"--json", "submit", b, "--id", "fixed-id-1"});  // the spec file is there now
+  EXPECT_EQ(baton({"submit", b, "--id", "not-a-uuid"}).code, 2) << "ids are UUIDs: refused before sending";
+  auto j = baton({"--json", "submit", b, "--id", uid("fixed-id-1")});  // the spec file is there now
   ASSERT_EQ(j.code, 0) << j.err;
-  EXPECT_EQ(json::parse(j.out)["id"], "fixed-id-1");
+  EXPECT_EQ(json::parse(j.out)["id"], uid("fixed-id-1"));
   EXPECT_EQ(json::parse(j.out)["input_bundle_path"], b);
 
   EXPECT_EQ(baton({"submit", dir / "missing"}).code, 2);
@@ -68,43 +70,44 @@ TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
   EXPECT_NE(no_cmd.err.find("--command"), std::string::npos);
   EXPECT_EQ(baton({"submit", b, "--command", "x", "--checkpoint", "/etc/*"}).code, 2);
   EXPECT_EQ(baton({"submit", b, "--command", "x", "--checkpoint", "../up/*"}).code, 2);
-  auto dup = baton({"submit", b, "--id", "fixed-id-1"});
+  auto dup = baton({"submit", b, "--id", uid("fixed-id-1")});
   EXPECT_EQ(dup.code, 1);
   EXPECT_NE(dup.err.find("409"), std::string::npos) << dup.err;
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 2u) << "nothing was sent for the refused ones";
 }
 
 TEST_F(cli, JobsCommands) {
+  const std::string A = uid("job-a"), B = uid("job-b");
   auto b = bundle("md");
-  ASSERT_EQ(baton({"submit", b, "--command", "sh run.sh", "--id", "job-a", "--title", "has, comma \"quoted\""}).code, 0);
-  ASSERT_EQ(baton({"submit", b, "--id", "job-b"}).code, 0);
+  ASSERT_EQ(baton({"submit", b, "--command", "sh run.sh", "--id", A, "--title", "has, comma \"quoted\""}).code, 0);
+  ASSERT_EQ(baton({"submit", b, "--id", B}).code, 0);
 
   auto list = baton({"jobs", "list"});
   ASSERT_EQ(list.code, 0) << list.err;
   EXPECT_EQ(list.out.rfind("ID", 0), 0u);
-  EXPECT_NE(list.out.find("job-a"), std::string::npos);
+  EXPECT_NE(list.out.find(A), std::string::npos);
   EXPECT_NE(list.out.find("queued"), std::string::npos);
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list", "--status", "running"}).out).size(), 0u);
 
-  auto show = baton({"jobs", "show", "job-a"});
+  auto show = baton({"jobs", "show", A});
   EXPECT_EQ(show.code, 0);
   EXPECT_NE(show.out.find("status: queued"), std::string::npos) << show.out;
-  auto unknown = baton({"jobs", "show", "nope"});
+  auto unknown = baton({"jobs", "show", uid("nope")});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.err.find("404"), std::string::npos);
   EXPECT_NE(unknown.err.find("not found"), std::string::npos) << unknown.err;
 
-  auto history = baton({"jobs", "history", "job-a"});
+  auto history = baton({"jobs", "history", A});
   EXPECT_EQ(history.code, 0);
   EXPECT_NE(history.out.find("job.created"), std::string::npos) << history.out;
 
-  EXPECT_EQ(baton({"jobs", "cancel", "job-a"}).out, "cancel requested for job-a\n");
-  auto again = baton({"jobs", "cancel", "job-a"});
+  EXPECT_EQ(baton({"jobs", "cancel", A}).out, "cancel requested for " + A + "\n");
+  auto again = baton({"jobs", "cancel", A});
   EXPECT_EQ(again.code, 1) << "already cancelled";
-  auto requeued = baton({"jobs", "requeue", "job-a"});
+  auto requeued = baton({"jobs", "requeue", A});
   EXPECT_EQ(requeued.code, 0) << requeued.err;
-  EXPECT_EQ(requeued.out.rfind("requeued job-a as ", 0), 0u);
-  EXPECT_EQ(baton({"jobs", "requeue", "job-b"}).code, 1) << "a queued job cannot be requeued";
+  EXPECT_EQ(requeued.out.rfind("requeued " + A + " as ", 0), 0u);
+  EXPECT_EQ(baton({"jobs", "requeue", B}).code, 1) << "a queued job cannot be requeued";
 
   auto pruned = baton({"jobs", "prune", "--older-than-days", "1"});
   EXPECT_EQ(pruned.code, 0);
@@ -116,7 +119,7 @@ TEST_F(cli, JobsCommands) {
   EXPECT_EQ(csv.out, "wrote 3 jobs to " + dir / "jobs.csv" + "\n");
   auto text = slurp(dir / "jobs.csv");
   EXPECT_EQ(text.rfind("id,title,status,", 0), 0u);
-  EXPECT_NE(text.find("job-a,\"has, comma \"\"quoted\"\"\",cancelled,"), std::string::npos) << text;
+  EXPECT_NE(text.find(A + ",\"has, comma \"\"quoted\"\"\",cancelled,"), std::string::npos) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4);
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/access.hpp"
 #include "core/job.hpp"
 #include "core/world.hpp"
 
@@ -62,21 +63,21 @@ TEST(JobCore, HappyPathAndIdempotentStart) {
   EXPECT_EQ(f.w.job_of_worker.at("w1"), "j1");
   EXPECT_TRUE(f.w.queued.empty());
   EXPECT_TRUE(f.w.idle.empty());
-  EXPECT_EQ(f.run(decide_start(f.j("j1"), {"w1"}, f.now)).events.size(), 1u);
-  auto again = f.run(decide_start(f.j("j1"), {"w1"}, f.now));
+  EXPECT_EQ(f.run(decide_start(f.j("j1"), f.now)).events.size(), 1u);
+  auto again = f.run(decide_start(f.j("j1"), f.now));
   EXPECT_TRUE(again.ok());
   EXPECT_TRUE(again.events.empty());
   checkpoint_report r;
   r.manifest_path = "/ckpt/j1/1.json";
   r.progress = 0.4;
-  ASSERT_TRUE(f.run(decide_checkpoint(f.j("j1"), {"w1"}, r, f.now)).ok());
+  ASSERT_TRUE(f.run(decide_checkpoint(f.j("j1"), r, f.now)).ok());
   EXPECT_EQ(f.j("j1").latest_checkpoint_manifest_path, "/ckpt/j1/1.json");
   EXPECT_EQ(*f.j("j1").progress, 0.4);
-  ASSERT_TRUE(f.run(decide_complete(f.j("j1"), {"w1"}, f.now)).ok());
+  ASSERT_TRUE(f.run(decide_complete(f.j("j1"), f.now)).ok());
   EXPECT_EQ(f.j("j1").status, job_status::completed);
   EXPECT_EQ(f.w.idle.size(), 1u);
   EXPECT_NEAR(runtime_seconds(f.j("j1"), f.now), 3.0, 1e-9);  // started .. completed: three steps of 1 s
-  auto late = decide_complete(f.j("j1"), {"w1"}, f.now);
+  auto late = decide_complete(f.j("j1"), f.now);
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error->status, 409);
   EXPECT_EQ(late.error->body["error"], "job_transition_conflict");
@@ -90,14 +91,20 @@ TEST(JobCore, OnlyTheAssigneeMayChangeTheJob) {
   f.add_worker("w1");
   f.add_worker("w2");
   f.assign("j1", "w1");
-  for (auto d : {decide_start(f.j("j1"), {"w2"}, f.now), decide_complete(f.j("j1"), {"w2"}, f.now),
-                 decide_fail(f.j("j1"), {"w2"}, json::object(), f.now),
-                 decide_checkpoint(f.j("j1"), {"w2"}, {}, f.now)}) {
-    ASSERT_FALSE(d.ok());
-    EXPECT_EQ(d.error->status, 409);
-    EXPECT_EQ(d.error->code, "job_not_assigned_to_worker");
+  for (auto k : {command_kind::start_job, command_kind::complete_job, command_kind::fail_job,
+                 command_kind::checkpoint_job, command_kind::handoff_start, command_kind::handoff_complete}) {
+    auto e = authorize_job(principal::of_worker("w2"), k, f.j("j1"));
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->status, 409);
+    EXPECT_EQ(e->code, "job_not_assigned_to_worker");
+    EXPECT_FALSE(authorize_job(principal::of_worker("w1"), k, f.j("j1")));
+    EXPECT_FALSE(authorize_job(principal::operator_named(""), k, f.j("j1"))) << "shared-token mode is not identified";
   }
-  EXPECT_TRUE(decide_start(f.j("j1"), {""}, f.now).ok()) << "shared-token callers are not identified";
+  // Control: the current worker and any earlier one may read it (to learn of a cancel); others may not.
+  EXPECT_FALSE(authorize_job(principal::of_worker("w1"), command_kind::job_control, f.j("j1")));
+  auto other = authorize_job(principal::of_worker("w2"), command_kind::job_control, f.j("j1"));
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 403);
 }
 
 TEST(JobCore, CancelRules) {
@@ -108,14 +115,14 @@ TEST(JobCore, CancelRules) {
   f.create("r");
   f.add_worker("w");
   f.assign("r", "w");
-  f.run(decide_start(f.j("r"), {"w"}, f.now));
+  f.run(decide_start(f.j("r"), f.now));
   auto no_force = decide_cancel(f.j("r"), false, f.now);
   ASSERT_FALSE(no_force.ok());
   EXPECT_EQ(no_force.error->code, "force_required");
   ASSERT_TRUE(f.run(decide_cancel(f.j("r"), true, f.now)).ok());
   EXPECT_EQ(f.j("r").status, job_status::cancelling);
-  EXPECT_FALSE(decide_complete(f.j("r"), {"w"}, f.now).ok()) << "a late complete must not win over a cancel";
-  EXPECT_TRUE(decide_checkpoint(f.j("r"), {"w"}, {}, f.now).ok()) << "checkpoints still land while cancelling";
+  EXPECT_FALSE(decide_complete(f.j("r"), f.now).ok()) << "a late complete must not win over a cancel";
+  EXPECT_TRUE(decide_checkpoint(f.j("r"), {}, f.now).ok()) << "checkpoints still land while cancelling";
   ASSERT_TRUE(f.run(decide_finish_cancel(f.j("r"), f.now)).ok());
   EXPECT_EQ(f.j("r").status, job_status::cancelled);
   EXPECT_EQ(f.w.idle.size(), 1u);
@@ -127,11 +134,11 @@ TEST(JobCore, HandoffIsRecoveredWhenItsWorkerIsLost) {
   f.create("j");
   f.add_worker("w");
   f.assign("j", "w");
-  f.run(decide_start(f.j("j"), {"w"}, f.now));
+  f.run(decide_start(f.j("j"), f.now));
   checkpoint_report r;
   r.manifest_path = "/ckpt/j/7.json";
-  f.run(decide_checkpoint(f.j("j"), {"w"}, r, f.now));
-  ASSERT_TRUE(f.run(decide_handoff_start(f.j("j"), {"w"}, {{"reason", "walltime"}}, f.now)).ok());
+  f.run(decide_checkpoint(f.j("j"), r, f.now));
+  ASSERT_TRUE(f.run(decide_handoff_start(f.j("j"), {{"reason", "walltime"}}, f.now)).ok());
   EXPECT_EQ(f.j("j").status, job_status::handoff);
   EXPECT_TRUE(f.w.idle.empty()) << "a worker in handoff is busy";
   auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now));
@@ -147,12 +154,12 @@ TEST(JobCore, HandoffCompleteOnlyFromHandoff) {
   f.create("j");
   f.add_worker("w");
   f.assign("j", "w");
-  f.run(decide_start(f.j("j"), {"w"}, f.now));
-  EXPECT_FALSE(decide_handoff_complete(f.j("j"), {"w"}, {}, f.now).ok());
-  f.run(decide_handoff_start(f.j("j"), {"w"}, {{"reason", "walltime"}}, f.now));
+  f.run(decide_start(f.j("j"), f.now));
+  EXPECT_FALSE(decide_handoff_complete(f.j("j"), {}, f.now).ok());
+  f.run(decide_handoff_start(f.j("j"), {{"reason", "walltime"}}, f.now));
   checkpoint_report r;
   r.manifest_path = "/ckpt/j/9.json";
-  ASSERT_TRUE(f.run(decide_handoff_complete(f.j("j"), {"w"}, r, f.now)).ok());
+  ASSERT_TRUE(f.run(decide_handoff_complete(f.j("j"), r, f.now)).ok());
   EXPECT_EQ(f.j("j").status, job_status::queued);
   EXPECT_EQ(f.j("j").latest_checkpoint_manifest_path, "/ckpt/j/9.json");
 }
@@ -165,12 +172,52 @@ TEST(JobCore, DistinctCausesAndTheAttemptCap) {
   EXPECT_EQ(f.run(decide_worker_lost(f.j("j"), loss_cause::deregistered, f.now)).events[0].type,
             "job.requeued_after_deregister");
   f.assign("j", "w");
-  EXPECT_EQ(f.j("j").attempts, 2u);
+  EXPECT_EQ(f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now)).events[0].type, "job.requeued_after_reap");
+  EXPECT_EQ(f.j("j").lost_workers, 1u) << "a deregistration gives the job back; a reap loses it";
+  f.assign("j", "w");
+  EXPECT_EQ(f.j("j").attempts, 3u);
   auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::orphaned, f.now));
   EXPECT_EQ(d.events[0].type, "job.failed");
   EXPECT_EQ(d.events[0].payload["reason"], "max_attempts_exceeded");
   EXPECT_EQ(f.j("j").status, job_status::failed);
   EXPECT_EQ(f.j("j").failure_reason, "max_attempts_exceeded");
+}
+
+// A relay of planned handoffs is the job working as meant: none of them uses up an attempt,
+// so the first real loss after many handoffs only requeues the job.
+TEST(JobCore, HandoffsAndGiveBacksDoNotUseUpAttempts) {
+  fixture f;
+  f.create("j", 2);
+  f.add_worker("w");
+  for (int i = 0; i < 6; ++i) {
+    f.assign("j", "w");
+    f.run(decide_start(f.j("j"), f.now));
+    f.run(decide_handoff_start(f.j("j"), {{"reason", "walltime"}}, f.now));
+    ASSERT_TRUE(f.run(decide_handoff_complete(f.j("j"), {}, f.now)).ok());
+    f.assign("j", "w");  // a pilot with no time left hands it straight back
+    f.run(decide_worker_lost(f.j("j"), loss_cause::deregistered, f.now));
+  }
+  EXPECT_EQ(f.j("j").attempts, 12u);
+  f.assign("j", "w");
+  auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now));
+  EXPECT_EQ(d.events[0].type, "job.requeued_after_reap");
+  EXPECT_EQ(f.j("j").status, job_status::queued);
+  EXPECT_EQ(to_json(f.j("j"), f.now)["lost_workers"], 1);
+}
+
+TEST(JobCore, RequeueingTwiceNamesTheFirstClone) {
+  fixture f;
+  f.create("old");
+  f.add_worker("w");
+  f.assign("old", "w");
+  f.run(decide_fail(f.j("old"), {{"reason", "payload_failed"}}, f.now));
+  ASSERT_TRUE(f.run(decide_requeue(f.j("old"), "clone-1", f.now)).ok());
+  auto again = decide_requeue(f.j("old"), "clone-2", f.now);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error->status, 409);
+  EXPECT_EQ(again.error->code, "already_requeued");
+  EXPECT_EQ(again.error->body["requeued_as"], "clone-1");
+  EXPECT_EQ(f.w.jobs.count("clone-2"), 0u);
 }
 
 TEST(JobCore, RequeueCloneCarriesTheCheckpointPath) {
@@ -180,8 +227,8 @@ TEST(JobCore, RequeueCloneCarriesTheCheckpointPath) {
   f.assign("old", "w");
   checkpoint_report r;
   r.manifest_path = "/ckpt/old/3.json";
-  f.run(decide_checkpoint(f.j("old"), {"w"}, r, f.now));
-  f.run(decide_fail(f.j("old"), {"w"}, {{"reason", "payload_failed"}}, f.now));
+  f.run(decide_checkpoint(f.j("old"), r, f.now));
+  f.run(decide_fail(f.j("old"), {{"reason", "payload_failed"}}, f.now));
   EXPECT_FALSE(decide_requeue(f.j("old"), "new", f.now).events.empty());
   ASSERT_TRUE(f.run(decide_requeue(f.j("old"), "new", f.now)).ok());
   EXPECT_EQ(f.j("new").status, job_status::queued);

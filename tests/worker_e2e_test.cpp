@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "support/batond_process.hpp"
+#include "support/ids.hpp"
 #include "worker/api_client.hpp"
 #include "worker/bundle.hpp"
 #include "worker/checkpoint.hpp"
@@ -51,8 +52,9 @@ std::string counting_script(int steps, double step_seconds, const std::string& l
   return s.str();
 }
 
-json get(httplib::Client& c, const std::string& path) {
-  auto r = c.Get(path.c_str());
+// Paths name jobs by their test names; test::uid_path turns them into UUIDs.
+json get(httplib::Client& c, const std::string& named_path) {
+  auto r = c.Get(test::uid_path(named_path).c_str());
   if (!r || r->body.empty()) return nullptr;
   return json::parse(r->body, nullptr, false);
 }
@@ -143,7 +145,7 @@ struct worker_e2e : ::testing::Test {
   }
 
   void create_job(const std::string& id, const std::string& bundle) {
-    auto r = op->Post("/jobs", json({{"id", id}, {"title", id}, {"input_bundle_path", bundle}}).dump(), "application/json");
+    auto r = op->Post("/jobs", json({{"id", test::uid(id)}, {"title", id}, {"input_bundle_path", bundle}}).dump(), "application/json");
     ASSERT_TRUE(r);
     ASSERT_EQ(r->status, 200) << r->body;
   }
@@ -192,9 +194,9 @@ TEST_F(worker_e2e, OneWorkerRunsTwoJobsWithCheckpoints) {
     EXPECT_EQ(j["progress"], 1.0) << id;
     ASSERT_TRUE(j["latest_checkpoint_manifest_path"].is_string()) << id;
     auto manifest_path = j["latest_checkpoint_manifest_path"].get<std::string>();
-    EXPECT_EQ(manifest_path, dir / ("bundle-" + std::string(id)) + "/.baton-checkpoints/" + id + "/manifest-attempt-1.json");
+    EXPECT_EQ(manifest_path, dir / ("bundle-" + std::string(id)) + "/.baton-checkpoints/" + test::uid(id) + "/manifest-attempt-1.json");
     auto m = json::parse(test::slurp(manifest_path));
-    EXPECT_EQ(m["job_id"], id);
+    EXPECT_EQ(m["job_id"], test::uid(id));
     EXPECT_EQ(m["attempt"], 1);
     EXPECT_EQ(m["files"]["steps.chk"]["size"], 2);
     EXPECT_EQ(m["files"]["steps.chk"]["sha256"],
@@ -207,7 +209,7 @@ TEST_F(worker_e2e, OneWorkerRunsTwoJobsWithCheckpoints) {
   ASSERT_EQ(gone.size(), 1u);
   EXPECT_EQ(gone[0]["gone_reason"], "deregistered");
   EXPECT_EQ(gone[0]["gpu_model"], "A100");
-  EXPECT_FALSE(fs::exists(dir / "work-1/a1-attempt-1")) << "working dirs are removed after the job";
+  EXPECT_FALSE(fs::exists(dir / ("work-1/" + test::uid("a1") + "-attempt-1"))) << "working dirs are removed after the job";
 }
 
 TEST_F(worker_e2e, KilledWorkerIsReapedAndTheNextResumesFromTheCheckpoint) {
@@ -215,7 +217,7 @@ TEST_F(worker_e2e, KilledWorkerIsReapedAndTheNextResumesFromTheCheckpoint) {
   create_job("k", make_bundle("k", counting_script(30, 0.1, log)));
   auto a = start_worker();
   ASSERT_TRUE(wait_until([&] { return checkpointed_steps("k") >= 3; }, 10s)) << a->err();
-  int payload_pid = std::stoi(test::slurp(dir / "work-1/k-attempt-1/payload.pid"));
+  int payload_pid = std::stoi(test::slurp(dir / ("work-1/" + test::uid("k") + "-attempt-1/payload.pid")));
   a->signal(SIGKILL);
   a->wait();
   auto killed_at = std::chrono::steady_clock::now();
@@ -247,11 +249,11 @@ TEST_F(worker_e2e, CancelStopsThePayloadWithinAHeartbeatAndTheWorkerMovesOn) {
   auto bundle = make_bundle("c", counting_script(600, 0.1, log));
   create_job("c", bundle);
   auto w = start_worker({"BATON_HEARTBEAT_SECONDS=1"});
-  ASSERT_TRUE(wait_until([&] { return fs::exists(dir / "work-1/c-attempt-1/steps.chk"); }, 10s)) << w->err();
-  int pid = std::stoi(test::slurp(dir / "work-1/c-attempt-1/payload.pid"));
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir / ("work-1/" + test::uid("c") + "-attempt-1/steps.chk")); }, 10s)) << w->err();
+  int pid = std::stoi(test::slurp(dir / ("work-1/" + test::uid("c") + "-attempt-1/payload.pid")));
   ASSERT_FALSE(process_gone(pid));
   auto t0 = std::chrono::steady_clock::now();
-  auto del = op->Delete("/jobs/c?force=true");
+  auto del = op->Delete(test::uid_path("/jobs/c?force=true").c_str());
   ASSERT_TRUE(del);
   ASSERT_EQ(del->status, 204) << del->body;
   ASSERT_TRUE(wait_until([&] { return process_gone(pid); }, 5s)) << w->err();
@@ -322,7 +324,7 @@ TEST_F(worker_e2e, FailedPayloadIsReportedWithoutACheckpoint) {
   EXPECT_NE(detail.find("exit code 3"), std::string::npos) << detail;
   EXPECT_NE(detail.find("boom"), std::string::npos) << "the payload log tail travels with the failure";
   // Failure artifacts next to the bundle: the log and failure.json naming the (absent) manifest.
-  auto artifacts = dir / "bundle-f/.baton-failures/f/attempt-1";
+  auto artifacts = dir / ("bundle-f/.baton-failures/" + test::uid("f") + "/attempt-1");
   EXPECT_EQ(j["latest_failure_artifact_path"], artifacts) << j;
   EXPECT_NE(test::slurp(artifacts + "/baton-payload.log").find("boom"), std::string::npos);
   auto info = json::parse(test::slurp(artifacts + "/failure.json"), nullptr, false);
@@ -346,7 +348,7 @@ TEST_F(worker_e2e, FailureAfterAResumeNamesTheRestoredManifest) {
   ASSERT_EQ(test::exit_code(bw->wait(15s)), 0) << bw->err();
   auto j = job("fr");
   EXPECT_EQ(j["status"], "failed") << j;
-  auto artifacts = dir / "bundle-fr/.baton-failures/fr/attempt-2";
+  auto artifacts = dir / ("bundle-fr/.baton-failures/" + test::uid("fr") + "/attempt-2");
   EXPECT_EQ(j["latest_failure_artifact_path"], artifacts) << j;
   EXPECT_NE(test::slurp(artifacts + "/baton-payload.log").find("second-fails"), std::string::npos);
   auto info = json::parse(test::slurp(artifacts + "/failure.json"), nullptr, false);
@@ -426,7 +428,7 @@ TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {
 
   EXPECT_EQ(status("tg"), "completed") << job("tg") << "\n" << w->err();
   EXPECT_EQ(job("tg")["latest_checkpoint_manifest_path"],
-            dir / "tars/.baton-checkpoints/tg/manifest-attempt-1.json") << "checkpoints go beside the archive";
+            dir / ("tars/.baton-checkpoints/" + test::uid("tg") + "/manifest-attempt-1.json")) << "checkpoints go beside the archive";
   EXPECT_EQ(checkpointed_steps("tg"), 3);
   auto failure_detail = [&](const std::string& id) {
     auto history = get(*op, "/jobs/" + id + "/history");
@@ -441,7 +443,7 @@ TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {
     auto detail = failure_detail(id);
     EXPECT_NE(detail.find("'" + std::string(member) + "'"), std::string::npos) << detail;
     std::cout << "[ info ] " << id << " refused: " << detail << "\n";
-    EXPECT_FALSE(fs::exists(dir / ("work-1/" + std::string(id) + "-attempt-1"))) << "nothing unpacked";
+    EXPECT_FALSE(fs::exists(dir / ("work-1/" + test::uid(id) + "-attempt-1"))) << "nothing unpacked";
   }
   EXPECT_FALSE(fs::exists(dir / "work-1/evil"));
   EXPECT_FALSE(fs::exists(dir / "evil"));

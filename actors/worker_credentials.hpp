@@ -1,0 +1,30 @@
+#pragma once
+// Which credential each registered worker holds (the SHA-256 of its token; the token itself
+// is never stored), so the HTTP layer can tell who is calling before it reads a request.
+// Only the scheduler writes it, in the step that applies a registration and before that
+// registration's reply is sent, so a worker's first call after registering is recognised.
+// Workers that are gone keep their entry: they are told 404 ("register again"), not 401.
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/domain.hpp"
+#include "core/world.hpp"
+
+namespace baton::actors {
+
+class worker_credentials {
+ public:
+  // True when worker_id is registered and secret_sha256 is its credential (constant time).
+  bool verify(const std::string& worker_id, const std::string& secret_sha256) const;
+
+  // Scheduler side: everything at start-up, then the registrations each decision makes.
+  void rebuild(const core::world& w);
+  void note(const core::decision& d);
+
+ private:
+  mutable std::shared_mutex m_;
+  std::unordered_map<std::string, std::string> sha256_by_worker_;  // lookups only, never iterated
+};
+
+}  // namespace baton::actors

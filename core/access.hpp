@@ -1,0 +1,67 @@
+#pragma once
+// Who may do what: the one place that decides it. The HTTP layer calls authorize() as soon
+// as it knows who is calling (before it reads a body), the scheduler calls authorize_job()
+// before a worker may act on a job. Tests drive both over every command kind and caller.
+#include <optional>
+#include <string>
+
+#include "core/command_kind.hpp"
+#include "core/domain.hpp"
+#include "core/job.hpp"
+
+namespace baton::core {
+
+// Who is calling, once their credential has been checked.
+struct principal {
+  enum class kind : uint8_t {
+    nobody,    // no credential (only /healthz)
+    operator_, // X-API-Token equal to the operator token
+    pilot,     // the registration-only pilot token
+    worker,    // X-Worker-Token that matched a registered worker's credential
+    internal,  // batond's own loops and actors (cluster, Salad, reaper)
+  };
+  kind k = kind::nobody;
+  std::string worker_id;  // for kind::worker
+  std::string name;       // operator name for the log (X-Baton-Operator), may be empty
+
+  static principal operator_named(std::string n) { return {kind::operator_, {}, std::move(n)}; }
+  static principal of_worker(std::string id) { return {kind::worker, std::move(id), {}}; }
+  static principal pilot_token() { return {kind::pilot, {}, {}}; }
+  static principal loop() { return {kind::internal, {}, {}}; }
+
+  // The envelope's actor: "worker:<id>", "operator:<name>", "pilot", "loop".
+  std::string actor() const;
+};
+
+// What a command kind needs from its caller.
+enum class access_class : uint8_t {
+  open,          // anyone (health)
+  operator_only, // the operator token
+  registration,  // the operator or the pilot token
+  worker_self,   // the worker named by the target (heartbeat, deregister, poll)
+  worker_job,    // a worker acting on a job it holds (or held, for control)
+  internal,      // batond's own actors only
+};
+access_class access_of(command_kind k);
+
+struct access_settings {
+  // RelayMD's workers know only the shared operator token: accepted on worker calls when set.
+  bool accept_shared_token = false;
+};
+
+// Refuses a caller who may not send this kind of command at all (401 no/forged credential is
+// settled before this; here: 401 when a worker credential is required, 403 otherwise).
+// target: the worker id in the path for worker_self commands.
+std::optional<domain_error> authorize(const principal& who, command_kind k, const std::string& target,
+                                      const access_settings& s);
+
+// A worker acting on a job: it must be the job's current worker; control may also be read
+// by a worker that held the job before (so it learns of a cancellation after the fact).
+// The operator (shared-token mode) passes. 409 job_not_assigned_to_worker, as RelayMD's
+// status for a wrong worker, or 403 for control.
+std::optional<domain_error> authorize_job(const principal& who, command_kind k, const job& j);
+
+// Equal strings, in time that depends only on their lengths (credentials).
+bool constant_time_equal(const std::string& a, const std::string& b);
+
+}  // namespace baton::core

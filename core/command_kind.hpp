@@ -1,0 +1,21 @@
+#pragma once
+// Every command the scheduler decides, by kind. Which caller may send each kind is decided
+// in one place: core/access.hpp.
+#include <cstdint>
+
+namespace baton::core {
+
+enum class command_kind : uint8_t {
+  create_job, get_job, list_jobs, cancel_job, requeue_job, prune_jobs, job_control, job_history,
+  register_worker, heartbeat, deregister, request_job, list_workers,
+  start_job, checkpoint_job, handoff_start, handoff_complete, complete_job, fail_job,
+  list_clusters, set_cluster_enabled, set_clusters_enabled, list_worker_images,
+  health_warnings,  // for GET /healthz (no token)
+  // from the cluster actors (never from HTTP)
+  cluster_placeholders, placeholders_checked, cluster_plan, placeholder_submitted, submission_failed,
+  stale_allocations_checked,
+  // the Salad autoscaler
+  salad_status, salad_target, salad_scaled, salad_failed,
+};
+
+}  // namespace baton::core
