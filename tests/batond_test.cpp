@@ -5,8 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "events/event_store.hpp"
 #include "support/process.hpp"
@@ -198,4 +200,45 @@ TEST(Batond, BadCommandLineAndBusyPortExitWith2) {
   std::tie(code, err) = run_to_exit(dir, {"--data-dir", dir / "one", "--listen", "127.0.0.1:0"});
   EXPECT_EQ(code, 2) << err;
   EXPECT_EQ(stop(b), 0);
+}
+
+// An operator checks a live log: the tools open it read-only beside the daemon's write lock
+// while requests keep landing, and see a consistent prefix of it.
+TEST(Batond, VerifyDumpAndRederiveWorkWhileBatondServesTraffic) {
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  auto b = start(dir, data);
+  ASSERT_GT(b.port, 0) << b.proc->err();
+  auto token = test::slurp(data + "/api_token");
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  std::atomic<bool> done{false};
+  std::atomic<int> created{0};
+  std::thread traffic([&] {
+    httplib::Client cli("127.0.0.1", b.port);
+    cli.set_default_headers({{"X-API-Token", token}});
+    while (!done) {
+      auto r = cli.Post("/jobs", R"({"title":"t","input_bundle_path":"/b"})", "application/json");
+      if (r && r->status == 200) ++created;
+    }
+  });
+  auto first_created = [&] {
+    for (int i = 0; i < 2000 && created.load() < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return created.load();
+  };
+  ASSERT_GE(first_created(), 20);
+  for (int round = 0; round < 3; ++round) {
+    auto [vcode, verr] = run_to_exit(dir, {"--data-dir", data, "--verify"});
+    EXPECT_EQ(vcode, 0) << verr;
+    test::child_process dump({BATOND_PATH, "--data-dir", data, "--dump", "--from", "1", "--limit", "5"}, dir / "dump",
+                             clean_env(dir));
+    EXPECT_EQ(test::exit_code(dump.wait()), 0) << dump.err();
+    EXPECT_NE(dump.out().find("daemon.started"), std::string::npos);
+    auto [rcode, rerr] = run_to_exit(dir, {"--data-dir", data, "--rederive"});
+    EXPECT_EQ(rcode, 0) << rerr;
+  }
+  done = true;
+  traffic.join();
+  EXPECT_EQ(stop(b), 0) << b.proc->err();
+  auto [code, err] = run_to_exit(dir, {"--data-dir", data, "--verify"});
+  EXPECT_EQ(code, 0) << err;
 }
