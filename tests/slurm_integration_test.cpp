@@ -189,7 +189,8 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   std::string held = baton::slurm::default_template;
   held.insert(held.find('\n') + 1, "#SBATCH --hold\n");
   std::ofstream(dir / "held.mustache") << held;
-  batond_process d(dir, config(dir, "  - name: held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n"),
+  batond_process d(dir, config(dir, "  - name: held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n") +
+                            "jobs: {worker_images: [other]}\n",
                    {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
   create_job(d, bundle(dir, "b2"));
