@@ -21,7 +21,7 @@
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
 #include "http/health_routes.hpp"
-#include "http/event_server.hpp"
+#include "http/beast_server.hpp"
 #include "http/request_parsing.hpp"
 #include "replay/recover.hpp"
 
@@ -60,7 +60,7 @@ bool record(caf::actor_system& sys, const actors::log_writer_actor& log, const c
 }  // namespace
 
 int run(const config::settings& settings, const run_options& opts) {
-  // Block the stop signals before any thread exists so every CAF, RocksDB and httplib
+  // Block the stop signals before any thread exists so every CAF, RocksDB and HTTP
   // thread inherits the mask and only sigwait below sees them (stack-notes C11e).
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -129,12 +129,17 @@ int run(const config::settings& settings, const run_options& opts) {
     auto credentials = std::make_shared<actors::worker_credentials>();
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
                                              {idle_view, credentials});
-    http::event_server_options server_opts;
+    http::beast_server_options server_opts;
     server_opts.host = settings.listen.host;
     server_opts.port = settings.listen.port;
     server_opts.handler_threads = settings.http_threads;
     server_opts.max_requests_per_connection = settings.keep_alive_max;
-    http::event_server server(server_opts);
+    server_opts.read_timeout_seconds = settings.http_read_timeout_seconds;
+    server_opts.idle_timeout_seconds = settings.http_idle_timeout_seconds;
+    server_opts.max_connections = settings.http_max_connections;
+    server_opts.max_buffered_request_bytes = static_cast<size_t>(settings.http_max_buffered_request_bytes);
+    server_opts.async_reply_deadline_ms = settings.http_worker_reply_deadline_ms;
+    http::beast_server server(server_opts);
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log, scheduler);
     http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us, pilot_token, credentials,

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "http/http_server.hpp"
+#include "bench/constant_server.hpp"
 
 using nlohmann::json;
 using steady = std::chrono::steady_clock;
@@ -113,7 +113,7 @@ int constant_server(const std::string& port_file, int threads) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  baton::http::http_server server({"127.0.0.1", 0, threads, 100000});
+  baton::bench::constant_server server({"127.0.0.1", 0, threads, 100000});
   std::string body = json{{"status", "no_job_available"}, {"reason", "no_job_for_this_worker"}}.dump();
   server.routes().Post("/jobs/request", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(body, "application/json");

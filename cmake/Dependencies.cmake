@@ -22,6 +22,9 @@ find_package(RocksDB 7.8 CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
 
+# Boost.Beast + Asio (header-only) serve batond's HTTP.
+find_package(Boost 1.74 REQUIRED)
+
 find_package(fmt 9 CONFIG REQUIRED)
 find_package(spdlog 1.10 CONFIG REQUIRED)
 find_package(nlohmann_json 3.11 CONFIG REQUIRED)

@@ -24,7 +24,12 @@ struct settings {
   std::string data_dir = "./var/baton";
   int actor_threads = 2;                 // CAF scheduler.max-threads, 1..64
   int http_threads = 16;                 // pool for blocking HTTP routes (operator calls, lists), 1..4096
-  int keep_alive_max = 100000;           // requests per keep-alive connection
+  int keep_alive_max = 100000;           // http.keep_alive_max: requests per keep-alive connection
+  int http_read_timeout_seconds = 30;    // http.read_timeout_seconds: a whole request (head + body)
+  int http_idle_timeout_seconds = 120;   // http.idle_timeout_seconds: keep-alive with no request in progress
+  int http_max_connections = 20000;      // http.max_connections: beyond, 503 and close
+  int http_max_buffered_request_bytes = 256 << 20;  // http.max_buffered_request_bytes: all connections together
+  int http_worker_reply_deadline_ms = 10000;  // http.worker_reply_deadline_ms: later, 503 not_durable_yet
   int group_commit_max_events = 4096;    // cap per WriteBatch
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
   int heartbeat_interval_seconds = 60;   // workers.heartbeat_interval_seconds: what workers are told to keep

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "events/event_store.hpp"
+#include "support/batond_process.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -241,4 +242,51 @@ TEST(Batond, VerifyDumpAndRederiveWorkWhileBatondServesTraffic) {
   EXPECT_EQ(stop(b), 0) << b.proc->err();
   auto [code, err] = run_to_exit(dir, {"--data-dir", data, "--verify"});
   EXPECT_EQ(code, 0) << err;
+}
+
+// With the log's fsync stalled (the syncer's test fault hook), a worker call whose reply
+// waits for durability answers 503 not_durable_yet once http.worker_reply_deadline_ms has
+// passed, /healthz still answers, and once the stall ends the daemon serves and stops cleanly.
+TEST(Batond, StalledLogSyncAnswersWorkerCalls503AndRecovers) {
+  test::temp_dir dir;
+  std::string stall = dir / "stall-sync";
+  test::batond_process b(dir, "http: {worker_reply_deadline_ms: 500}\n", {"BATON_FAULT_STALL_SYNC_FILE=" + stall});
+  ASSERT_GT(b.port(), 0) << b.err();
+  auto op = b.client();
+  auto reg = op->Post("/workers/register",
+                      json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 0},
+                           {"worker_image_key", "default"}}.dump(),
+                      "application/json");
+  ASSERT_TRUE(reg && reg->status == 200) << (reg ? reg->body : "no answer");
+  auto worker = json::parse(reg->body);
+  std::string worker_id = worker["worker_id"];
+  httplib::Headers as_worker = {{"X-Worker-Token", worker["worker_token"].get<std::string>()}};
+  const std::string j1 = "00000000-0000-4000-8000-000000000001", j2 = "00000000-0000-4000-8000-000000000002";
+  auto job = op->Post("/jobs", json{{"id", j1}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json");
+  ASSERT_TRUE(job && job->status == 200) << (job ? job->body : "no answer");
+
+  std::ofstream(stall) << "stall\n";
+  auto t0 = std::chrono::steady_clock::now();
+  auto poll = op->Post(("/jobs/request?worker_id=" + worker_id).c_str(), as_worker, "", "application/json");
+  ASSERT_TRUE(poll) << "no answer while the sync is stalled";
+  EXPECT_EQ(poll->status, 503) << poll->body;
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  EXPECT_EQ(json::parse(poll->body).value("error", ""), "not_durable_yet") << poll->body;
+  EXPECT_TRUE(poll->has_header("Retry-After"));
+  auto health = op->Get("/healthz");
+  ASSERT_TRUE(health) << "healthz did not answer while the sync is stalled";
+  EXPECT_EQ(health->status, 200) << health->body;
+
+  std::filesystem::remove(stall);
+  // The assignment made during the stall becomes durable; the daemon decides as before.
+  auto assigned = op->Get(("/jobs/" + j1).c_str());
+  ASSERT_TRUE(assigned && assigned->status == 200);
+  EXPECT_EQ(json::parse(assigned->body).value("status", ""), "assigned") << assigned->body;
+  auto next = op->Post("/jobs", json{{"id", j2}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200) << next->body;
+  health = op->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(b.stop(), 0) << b.err();
 }

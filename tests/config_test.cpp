@@ -37,6 +37,11 @@ TEST(Config, MissingFileMeansDefaultsAndAWarning) {
   EXPECT_EQ(r.value->listen.port, 36158);
   EXPECT_EQ(r.value->data_dir, "./var/baton");
   EXPECT_EQ(r.value->actor_threads, 2);
+  EXPECT_EQ(r.value->http_read_timeout_seconds, 30);
+  EXPECT_EQ(r.value->http_idle_timeout_seconds, 120);
+  EXPECT_EQ(r.value->http_max_connections, 20000);
+  EXPECT_EQ(r.value->http_max_buffered_request_bytes, 256 << 20);
+  EXPECT_EQ(r.value->http_worker_reply_deadline_ms, 10000);
   EXPECT_EQ(r.value->source, "");
   ASSERT_EQ(r.value->warnings.size(), 1u);
   EXPECT_NE(r.value->warnings[0].find("/nonexistent/baton.yaml"), std::string::npos);
@@ -47,7 +52,8 @@ TEST(Config, ReadsEveryKey) {
 listen: {host: 0.0.0.0, port: 8080}
 data_dir: /srv/baton
 threads: {actors: 4, http: 128}
-http: {keep_alive_max: 50}
+http: {keep_alive_max: 50, read_timeout_seconds: 7, idle_timeout_seconds: 60, max_connections: 500,
+       max_buffered_request_bytes: 33554432, worker_reply_deadline_ms: 2500}
 event_log: {group_commit_max_events: 100}
 log_level: debug
 workers: {heartbeat_interval_seconds: 5, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 2, accept_shared_token: true}
@@ -61,6 +67,11 @@ jobs: {max_attempts: 3, default_worker_image: gromacs}
   EXPECT_EQ(s.actor_threads, 4);
   EXPECT_EQ(s.http_threads, 128);
   EXPECT_EQ(s.keep_alive_max, 50);
+  EXPECT_EQ(s.http_read_timeout_seconds, 7);
+  EXPECT_EQ(s.http_idle_timeout_seconds, 60);
+  EXPECT_EQ(s.http_max_connections, 500);
+  EXPECT_EQ(s.http_max_buffered_request_bytes, 33554432);
+  EXPECT_EQ(s.http_worker_reply_deadline_ms, 2500);
   EXPECT_EQ(s.group_commit_max_events, 100);
   EXPECT_EQ(s.log_level, "debug");
   EXPECT_EQ(s.heartbeat_interval_seconds, 5);
@@ -101,6 +112,14 @@ TEST(Config, OutOfRangeAndUnknownValues) {
   EXPECT_EQ(error_of("listen: {port: -1}\n").key, "listen.port");
   EXPECT_EQ(error_of("threads: {actors: 0}\n").key, "threads.actors");
   EXPECT_EQ(error_of("event_log: {group_commit_max_events: 0}\n").key, "event_log.group_commit_max_events");
+  EXPECT_EQ(error_of("http: {read_timeout_seconds: 0}\n").key, "http.read_timeout_seconds");
+  EXPECT_EQ(error_of("http: {idle_timeout_seconds: soon}\n").key, "http.idle_timeout_seconds");
+  EXPECT_EQ(error_of("http: {max_connections: 0}\n").key, "http.max_connections");
+  auto small = error_of("http: {max_buffered_request_bytes: 1000}\n");  // below one largest request
+  EXPECT_EQ(small.key, "http.max_buffered_request_bytes");
+  EXPECT_NE(small.message.find("1000"), std::string::npos) << small.message;
+  EXPECT_EQ(error_of("http: {worker_reply_deadline_ms: -5}\n").key, "http.worker_reply_deadline_ms");
+  EXPECT_EQ(error_of("http: {reply_deadline: 5}\n").key, "http.reply_deadline");
   auto e = error_of("log_level: loud\n");
   EXPECT_EQ(e.key, "log_level");
   EXPECT_NE(e.message.find("'loud'"), std::string::npos);

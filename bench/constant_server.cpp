@@ -1,4 +1,4 @@
-#include "http/http_server.hpp"
+#include "bench/constant_server.hpp"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <stdexcept>
 
-namespace baton::http {
+namespace baton::bench {
 
-http_server::http_server(server_options opts) : opts_(std::move(opts)) {
+constant_server::constant_server(server_options opts) : opts_(std::move(opts)) {
   int n = opts_.threads;
   // Each keep-alive connection pins a pool thread, so the pool bounds concurrent pollers.
   server_.new_task_queue = [n] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
@@ -27,9 +27,9 @@ http_server::http_server(server_options opts) : opts_(std::move(opts)) {
   });
 }
 
-http_server::~http_server() { stop(); }
+constant_server::~constant_server() { stop(); }
 
-int http_server::start() {
+int constant_server::start() {
   int port = opts_.port == 0 ? server_.bind_to_any_port(opts_.host)
                              : (server_.bind_to_port(opts_.host, opts_.port) ? opts_.port : -1);
   if (port <= 0)
@@ -41,7 +41,7 @@ int http_server::start() {
   return port;
 }
 
-void http_server::stop() {
+void constant_server::stop() {
   if (!thread_.joinable()) return;
   server_.stop();
   thread_.join();
@@ -69,4 +69,4 @@ bool raise_listen_backlog(int port, int backlog) {
   return done;
 }
 
-}  // namespace baton::http
+}  // namespace baton::bench

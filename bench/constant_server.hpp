@@ -1,14 +1,14 @@
 #pragma once
 // A cpp-httplib server tuned for many keep-alive pollers (stack-notes H2/H3): a large
 // thread pool, long keep-alive, TCP_NODELAY and a listen backlog of 1024 instead of 5.
-// batond itself serves with http/event_server.hpp; this one stays as api_bench's constant
-// endpoint, the yardstick the API's rates are measured against (docs/benchmarks.md).
+// Only api_bench uses it, as the constant endpoint the API's rates are measured against
+// (docs/benchmarks.md); batond serves with http/beast_server.hpp.
 #include <httplib.h>
 
 #include <string>
 #include <thread>
 
-namespace baton::http {
+namespace baton::bench {
 
 struct server_options {
   std::string host = "127.0.0.1";
@@ -18,10 +18,10 @@ struct server_options {
   size_t max_body_bytes = 16 << 20;
 };
 
-class http_server {
+class constant_server {
  public:
-  explicit http_server(server_options opts);
-  ~http_server();
+  explicit constant_server(server_options opts);
+  ~constant_server();
   httplib::Server& routes() { return server_; }
 
   // Binds and starts serving on a background thread. Returns the bound port; throws
@@ -39,4 +39,4 @@ class http_server {
 // Raises the listen backlog of the socket listening on port (httplib hard-codes 5).
 bool raise_listen_backlog(int port, int backlog = 1024);
 
-}  // namespace baton::http
+}  // namespace baton::bench

@@ -1,0 +1,187 @@
+#include "http/beast_server.hpp"
+
+#include <sys/resource.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "http/beast_session.hpp"
+
+namespace baton::http {
+
+namespace net = boost::asio;
+using net::ip::tcp;
+using boost::system::error_code;
+
+struct beast_server::impl {
+  impl(beast_server_options o, const router& r) : core(std::move(o), r) {
+    auto quarter = std::chrono::milliseconds(core.opts.async_reply_deadline_ms / 4);
+    tick_every = std::clamp(quarter, std::chrono::milliseconds(10), std::chrono::milliseconds(250));
+  }
+
+  server_core core;
+  tcp::acceptor acceptor{core.ioc};
+  net::steady_timer ticker{core.ioc};
+  net::steady_timer accept_retry{core.ioc};
+  std::chrono::milliseconds tick_every;
+  std::thread io_thread;
+  uint64_t next_id = 0;
+  bool draining = false;
+  steady::time_point drain_deadline;
+
+  void accept() {
+    acceptor.async_accept([this](error_code ec, tcp::socket s) { on_accept(ec, std::move(s)); });
+  }
+
+  void on_accept(error_code ec, tcp::socket socket) {
+    if (core.stopping || !acceptor.is_open()) return;
+    if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space || ec == net::error::no_memory) {
+      // Out of descriptors: wait a moment instead of spinning on the listening socket.
+      spdlog::warn("http: accept failed with {} connections open ({}); pausing 100 ms", core.sessions.size(),
+                   ec.message());
+      accept_retry.expires_after(std::chrono::milliseconds(100));
+      accept_retry.async_wait([this](error_code e) {
+        if (!e && !core.stopping) accept();
+      });
+      return;
+    }
+    if (!ec) admit(std::move(socket));
+    accept();  // also after a connection that died in the backlog
+  }
+
+  void admit(tcp::socket socket) {
+    error_code ec;
+    socket.set_option(tcp::no_delay(true), ec);
+    bool within = core.counted < static_cast<size_t>(core.opts.max_connections);
+    auto s = std::make_shared<session>(core, std::move(socket), ++next_id, within);
+    core.sessions.emplace(next_id, s);
+    if (!within) return s->refuse(503, "too_many_connections", "the server is at its connection limit; retry later");
+    ++core.counted;
+    s->start();
+  }
+
+  // Every tick: deadlines of every connection (one pass), and the end of a drain.
+  void tick() {
+    ticker.expires_after(draining ? std::min(tick_every, std::chrono::milliseconds(20)) : tick_every);
+    ticker.async_wait([this](error_code ec) {
+      if (ec) return;
+      auto now = steady::now();
+      std::vector<std::shared_ptr<session>> due;  // acted on after the pass: closing edits the map
+      for (auto& [id, s] : core.sessions)
+        if (s->deadline() <= now) due.push_back(s);
+      for (auto& s : due) s->tick(now);
+      if (draining && drained(now)) return finish();
+      tick();
+    });
+  }
+
+  void begin_drain() {
+    core.stopping = true;
+    draining = true;
+    drain_deadline = steady::now() + std::chrono::seconds(core.opts.stop_grace_seconds);
+    error_code ec;
+    acceptor.close(ec);
+    accept_retry.cancel();
+    if (drained(steady::now())) finish();
+  }
+
+  // Closes every connection with nothing in flight; true once none is left in flight (or
+  // the grace period is over).
+  bool drained(steady::time_point now) {
+    std::vector<std::shared_ptr<session>> quiet;
+    bool pending = false;
+    for (auto& [id, s] : core.sessions) {
+      if (s->busy()) pending = true;
+      else quiet.push_back(s);
+    }
+    for (auto& s : quiet) s->close();
+    return !pending || now >= drain_deadline;
+  }
+
+  void finish() {
+    std::vector<std::shared_ptr<session>> all;
+    for (auto& [id, s] : core.sessions) all.push_back(s);
+    for (auto& s : all) s->close();
+    ticker.cancel();
+    core.ioc.stop();
+  }
+
+  void run() {
+    for (;;) {
+      try {
+        core.ioc.run();
+        return;
+      } catch (const std::exception& e) {  // one connection's failure must not end the server
+        spdlog::error("http: {}", e.what());
+      }
+    }
+  }
+};
+
+beast_server::beast_server(beast_server_options opts) : opts_(std::move(opts)) {}
+
+beast_server::~beast_server() { stop(); }
+
+int beast_server::start() {
+  // A login node may carry thousands of pilots' keep-alive connections.
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  auto p = std::make_unique<impl>(opts_, router_);
+  auto where = opts_.host + ":" + std::to_string(opts_.port);
+  error_code ec;
+  tcp::resolver resolver(p->core.ioc);
+  auto found = resolver.resolve(opts_.host, std::to_string(opts_.port), tcp::resolver::passive, ec);
+  if (ec || found.empty()) throw std::runtime_error("cannot listen on " + where + " (cannot resolve the host)");
+  std::string why = "address in use or not local";
+  for (const auto& entry : found) {
+    error_code e;
+    p->acceptor.open(entry.endpoint().protocol(), e);
+    if (e) continue;
+    // SO_REUSEADDR for a quick restart; not SO_REUSEPORT, which would let a second daemon
+    // bind the same port and silently take half the connections.
+    p->acceptor.set_option(tcp::acceptor::reuse_address(true), e);
+    p->acceptor.bind(entry.endpoint(), e);
+    if (!e) p->acceptor.listen(1024, e);
+    if (!e) break;
+    why = e.message();
+    p->acceptor.close(e);
+  }
+  if (!p->acceptor.is_open()) throw std::runtime_error("cannot listen on " + where + " (" + why + ")");
+  int port = p->acceptor.local_endpoint(ec).port();
+  p->core.pool = std::make_unique<net::thread_pool>(static_cast<size_t>(std::max(1, opts_.handler_threads)));
+  {
+    std::lock_guard<std::mutex> g(p->core.gate->mu);
+    p->core.gate->ioc = &p->core.ioc;
+  }
+  p->accept();
+  p->tick();
+  p->io_thread = std::thread([raw = p.get()] { raw->run(); });
+  impl_ = std::move(p);
+  return port;
+}
+
+void beast_server::stop() {
+  if (!impl_) return;
+  net::post(impl_->core.ioc, [raw = impl_.get()] { raw->begin_drain(); });
+  impl_->io_thread.join();  // after up to stop_grace_seconds of answering requests in flight
+  {
+    std::lock_guard<std::mutex> g(impl_->core.gate->mu);
+    impl_->core.gate->ioc = nullptr;  // answers from now on are dropped
+  }
+  impl_->core.pool->stop();  // blocking handlers still running finish; queued ones are dropped
+  impl_->core.pool->join();
+  impl_->core.sessions.clear();
+  impl_.reset();
+}
+
+}  // namespace baton::http

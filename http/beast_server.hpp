@@ -1,0 +1,64 @@
+#pragma once
+// batond's HTTP/1.1 server on Boost.Beast + Asio: one I/O thread accepts, reads, parses and
+// writes for every connection; a small pool runs the blocking routes (http/router.hpp).
+//
+// Why an event loop rather than a thread per connection: a worker's poll is handed to the
+// scheduler as a message and its reply comes back once the decision is fsynced; with a
+// thread per connection every poll cost several wake-ups while that thread slept
+// (docs/benchmarks.md). Here nothing waits: the reply is posted back to the I/O thread.
+//
+// Limits (each one closes the connection it hits, after a JSON error where there is one):
+// a request must arrive whole within read_timeout_seconds (head and body together), a
+// keep-alive connection without a request in progress closes after idle_timeout_seconds,
+// at most max_connections are served (beyond: 503), and all requests being read or handled
+// together hold at most max_buffered_request_bytes (beyond: 503). An async route that has not
+// answered within async_reply_deadline_ms gets 503 not_durable_yet with Retry-After; the
+// connection goes on with its next request and the late answer is dropped.
+#include <memory>
+#include <string>
+
+#include "http/router.hpp"
+
+namespace baton::http {
+
+struct beast_server_options {
+  std::string host = "127.0.0.1";
+  int port = 0;                        // 0 = ephemeral
+  int handler_threads = 16;            // pool for blocking routes (operator calls, lists)
+  size_t max_body_bytes = 16 << 20;    // larger: 413
+  size_t max_header_bytes = 64 << 10;  // request line + headers; larger: 431
+  int max_requests_per_connection = 100000;
+  int read_timeout_seconds = 30;       // a whole request (head + body), from its first byte
+  int idle_timeout_seconds = 120;      // a keep-alive connection with no request in progress
+  int max_connections = 20000;         // beyond: 503 and close
+  size_t max_buffered_request_bytes = size_t{256} << 20;  // all connections together; beyond: 503
+  int async_reply_deadline_ms = 10000;  // an async route's answer; later: 503 not_durable_yet
+  int stop_grace_seconds = 5;          // stop(): how long requests in flight may still answer
+};
+
+class beast_server {
+ public:
+  explicit beast_server(beast_server_options opts);
+  ~beast_server();
+  beast_server(const beast_server&) = delete;
+  beast_server& operator=(const beast_server&) = delete;
+
+  router& routes() { return router_; }
+
+  // Binds, listens (backlog 1024) and starts the I/O thread and the pool. Returns the bound
+  // port; throws std::runtime_error naming the address if it cannot listen.
+  int start();
+  // Stops accepting; requests in flight get their answers for up to stop_grace_seconds, then
+  // every connection closes. Blocking handlers still running finish before this returns;
+  // answers that arrive later (from any thread) are dropped.
+  void stop();
+
+  struct impl;
+
+ private:
+  beast_server_options opts_;
+  router router_;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace baton::http

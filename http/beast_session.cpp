@@ -1,0 +1,282 @@
+#include "http/beast_session.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace baton::http {
+
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+using boost::system::error_code;
+
+void server_core::retire(uint64_t id) {
+  auto it = sessions.find(id);
+  if (it == sessions.end()) return;
+  // Keep the session alive until the handler that closed it has unwound.
+  net::post(ioc, [keep = std::move(it->second)] {});
+  sessions.erase(it);
+}
+
+session::session(server_core& core, net::ip::tcp::socket socket, uint64_t id, bool counted)
+    : core_(core), socket_(std::move(socket)), id_(id), counted_(counted) {
+  error_code ec;
+  auto peer = socket_.remote_endpoint(ec);
+  if (!ec) remote_ = peer.address().to_string(ec);
+  deadline_ = steady::now() + std::chrono::seconds(core_.opts.idle_timeout_seconds);
+}
+
+void session::start() { parse(); }
+
+void session::refuse(int status, const std::string& code, const std::string& message) {
+  write(error_reply(status, code, message), false);
+}
+
+void session::read_some() {
+  size_t want = 8192;
+  if (expected_ > received_) want = std::min<size_t>(std::max<size_t>(expected_ - received_, want), 65536);
+  socket_.async_read_some(buffer_.prepare(want),
+                          [self = shared_from_this()](error_code ec, size_t n) { self->on_read(ec, n); });
+}
+
+void session::on_read(error_code ec, size_t n) {
+  if (state_ != state::idle && state_ != state::reading) return;  // closed meanwhile
+  if (ec) return close();  // EOF or reset: a request cut short goes with the connection
+  buffer_.commit(n);
+  received_ += n;
+  if (!charge(std::max(received_, expected_)))
+    return reject(503, "request_memory_exhausted", "the server holds too many request bytes; retry later");
+  parse();
+}
+
+// Feeds buffered bytes to the parser: dispatches a complete request, or reads more.
+void session::parse() {
+  if (state_ != state::idle && state_ != state::reading) return;
+  auto now = steady::now();
+  if (!parser_ && buffer_.size() == 0) {
+    if (core_.stopping) return close();
+    state_ = state::idle;
+    deadline_ = now + std::chrono::seconds(core_.opts.idle_timeout_seconds);
+    return read_some();
+  }
+  if (state_ == state::idle) {  // the first bytes of a request: its whole-request deadline starts
+    state_ = state::reading;
+    deadline_ = now + std::chrono::seconds(core_.opts.read_timeout_seconds);
+  }
+  if (!parser_) {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(core_.opts.max_header_bytes));
+    parser_->body_limit(static_cast<std::uint64_t>(core_.opts.max_body_bytes));
+    head_checked_ = false;
+    consumed_ = 0;
+  }
+  while (buffer_.size() > 0) {
+    error_code ec;
+    size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    consumed_ += used;
+    if (ec == bhttp::error::need_more) break;
+    if (ec == bhttp::error::header_limit)
+      return reject(431, "headers_too_large",
+                    "request line and headers exceed " + std::to_string(core_.opts.max_header_bytes) + " bytes");
+    if (ec == bhttp::error::body_limit)
+      return reject(413, "body_too_large", "request body exceeds " + std::to_string(core_.opts.max_body_bytes) + " bytes");
+    if (ec) return reject(400, "bad_request", "malformed request: " + ec.message());
+    if (!head_checked_ && parser_->is_header_done() && !check_head()) return;
+    if (parser_->is_done()) return dispatch();
+    if (used == 0) break;  // nothing more to take from what is buffered
+  }
+  read_some();
+}
+
+bool session::check_head() {
+  head_checked_ = true;
+  const auto& m = parser_->get();
+  if (m.version() != 10 && m.version() != 11) {
+    reject(400, "bad_request", "only HTTP/1.0 and HTTP/1.1 are served");
+    return false;
+  }
+  if (m.target().empty() || m.target().front() != '/') {
+    reject(400, "bad_request", "request target must be a path starting with '/'");
+    return false;
+  }
+  if (m.count(bhttp::field::transfer_encoding)) {
+    reject(411, "length_required", "Transfer-Encoding request bodies are not supported; send Content-Length");
+    return false;
+  }
+  bool expect_continue = false;
+  if (auto e = m.find(bhttp::field::expect); e != m.end()) {
+    if (!iequals(to_std(e->value()), "100-continue")) {
+      reject(417, "expectation_failed", "only Expect: 100-continue is supported");
+      return false;
+    }
+    expect_continue = true;
+  }
+  expected_ = consumed_ + static_cast<size_t>(parser_->content_length().value_or(0));
+  if (!charge(std::max(received_, expected_))) {
+    reject(503, "request_memory_exhausted", "the server holds too many request bytes; retry later");
+    return false;
+  }
+  parser_->eager(true);  // from here on, one put() takes all the body bytes at hand
+  if (expect_continue && !parser_->is_done() && buffer_.size() == 0) {
+    static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    net::async_write(socket_, net::buffer(interim, sizeof interim - 1),
+                     [self = shared_from_this()](error_code ec, size_t) {
+                       if (ec) return self->close();
+                       self->parse();
+                     });
+    return false;
+  }
+  return true;
+}
+
+void session::dispatch() {
+  auto msg = parser_->release();
+  parser_.reset();
+  bool keep_alive = msg.keep_alive() && ++served_ < core_.opts.max_requests_per_connection && !core_.stopping;
+  request req = from_beast(std::move(msg), remote_);
+  keep_alive_ = keep_alive;
+  state_ = state::handling;
+  async_route_ = false;
+  deadline_ = steady::time_point::max();
+  auto respond = responder(++request_);
+  try {
+    const router::route* r = core_.routes.match(req);
+    if (!r) {
+      respond(core_.routes.not_found(req));
+    } else if (r->async) {
+      async_route_ = true;
+      deadline_ = steady::now() + std::chrono::milliseconds(core_.opts.async_reply_deadline_ms);
+      core_.routes.run_async(*r, req, respond);
+    } else {
+      net::post(*core_.pool, [&routes = core_.routes, r, req = std::move(req), respond]() mutable {
+        response res;
+        routes.run_blocking(*r, req, res);
+        respond(std::move(res));
+      });
+    }
+  } catch (const std::exception& e) {  // a bug in routing must cost one request, not the daemon
+    spdlog::error("http: {} {}: {}", req.method, req.target, e.what());
+    response res;
+    res.status = 500;
+    res.set_content(R"({"error":"internal_error","message":"the server failed to route this request"})",
+                    "application/json");
+    respond(std::move(res));
+  }
+}
+
+// Called once per request from any thread, now or later. Only the gate's lock is taken here;
+// the answer is checked against the connection on the I/O thread.
+respond_fn session::responder(uint64_t request) {
+  return [gate = core_.gate, weak = weak_from_this(), request](response res) {
+    beast_response out = to_beast(std::move(res));
+    std::lock_guard<std::mutex> g(gate->mu);
+    if (!gate->ioc) return;  // the server has stopped
+    net::post(*gate->ioc, [weak, request, out = std::move(out)]() mutable {
+      if (auto self = weak.lock()) self->deliver(request, std::move(out));
+    });
+  };
+}
+
+void session::deliver(uint64_t request, beast_response res) {
+  if (state_ != state::handling || request != request_) return;  // answered by the deadline, or closed
+  write(std::move(res), keep_alive_);
+}
+
+void session::write(beast_response res, bool keep_alive) {
+  state_ = state::writing;
+  deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);
+  keep_alive_ = keep_alive && !core_.stopping;
+  if (!keep_alive_) res.keep_alive(false);
+  out_.emplace(std::move(res));
+  bhttp::async_write(socket_, *out_, [self = shared_from_this()](error_code ec, size_t) { self->on_written(ec); });
+}
+
+void session::on_written(error_code ec) {
+  out_.reset();
+  if (state_ != state::writing) return;
+  if (ec) return close();
+  uncharge();
+  if (!keep_alive_) return linger();
+  // Bytes already buffered belong to the next (pipelined) request.
+  received_ = buffer_.size();
+  expected_ = 0;
+  if (buffer_.capacity() > 65536 && buffer_.size() == 0) buffer_.shrink_to_fit();
+  if (received_ > 0 && !charge(received_))
+    return reject(503, "request_memory_exhausted", "the server holds too many request bytes; retry later");
+  state_ = state::idle;
+  parse();
+}
+
+void session::reject(int status, const std::string& code, const std::string& message) {
+  parser_.reset();
+  buffer_.consume(buffer_.size());
+  uncharge();
+  write(error_reply(status, code, message), false);
+}
+
+// Closing at once with unread request bytes would reset the connection, and a reset can
+// destroy the answer before the client reads it. So: half-close, drop what still comes.
+void session::linger() {
+  state_ = state::lingering;
+  deadline_ = steady::now() + std::chrono::seconds(2);
+  error_code ec;
+  socket_.shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  if (ec) return close();
+  buffer_.clear();
+  discard();
+}
+
+void session::discard() {
+  socket_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t) {
+    if (self->state_ != state::lingering) return;
+    if (ec) return self->close();  // the client has closed too
+    self->discard();
+  });
+}
+
+void session::tick(steady::time_point now) {
+  if (now < deadline_) return;
+  if (state_ == state::handling) {
+    if (!async_route_) return;
+    // The route (typically waiting for its events to be fsynced) missed the deadline: the
+    // client hears so now, the connection goes on in order, and the late answer is dropped.
+    auto res = error_reply(503, "not_durable_yet", "the answer was not durable within " +
+                                                       std::to_string(core_.opts.async_reply_deadline_ms) +
+                                                       " ms; retry");
+    res.set(bhttp::field::retry_after, "1");
+    return write(std::move(res), keep_alive_);
+  }
+  close();  // idle past the keep-alive timeout, a request not whole in time, a client not reading
+}
+
+bool session::charge(size_t total) {
+  if (total <= charged_) return true;
+  if (!core_.reserve(total - charged_)) return false;
+  charged_ = total;
+  return true;
+}
+
+void session::uncharge() {
+  core_.release(charged_);
+  charged_ = 0;
+  received_ = 0;
+  expected_ = 0;
+}
+
+void session::close() {
+  if (state_ == state::closed) return;
+  state_ = state::closed;
+  error_code ec;
+  socket_.close(ec);
+  uncharge();
+  parser_.reset();
+  if (counted_) --core_.counted;
+  counted_ = false;
+  core_.retire(id_);
+}
+
+}  // namespace baton::http

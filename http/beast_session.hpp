@@ -1,0 +1,116 @@
+#pragma once
+// One client connection of the Beast server (internal to http/beast_server.cpp). It reads one
+// request at a time, hands it to its route, writes the answer, then parses the next one from
+// what is already buffered: pipelined requests are answered in order by construction.
+// Everything here runs on the server's single I/O thread except the responders, which post
+// the answer back to it.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "http/beast_message.hpp"
+#include "http/beast_server.hpp"
+
+namespace baton::http {
+
+using steady = std::chrono::steady_clock;
+
+// What a responder on any thread checks before posting to the I/O context: once the server
+// stops, ioc is null and late answers are dropped instead of touching a destroyed context.
+struct reply_gate {
+  std::mutex mu;
+  boost::asio::io_context* ioc = nullptr;
+};
+
+class session;
+
+// The state every connection shares; touched only on the I/O thread.
+struct server_core {
+  server_core(beast_server_options o, const router& r) : opts(std::move(o)), routes(r) {}
+
+  beast_server_options opts;
+  const router& routes;
+  boost::asio::io_context ioc{1};
+  std::unique_ptr<boost::asio::thread_pool> pool;  // blocking routes
+  std::shared_ptr<reply_gate> gate = std::make_shared<reply_gate>();
+  std::unordered_map<uint64_t, std::shared_ptr<session>> sessions;  // every open connection
+  size_t counted = 0;   // connections within max_connections (refused ones are not)
+  size_t buffered = 0;  // request bytes held by every connection together
+  bool stopping = false;
+
+  // Takes n more bytes from the global budget; false (nothing taken) if that would exceed it.
+  bool reserve(size_t n) {
+    if (buffered + n > opts.max_buffered_request_bytes) return false;
+    buffered += n;
+    return true;
+  }
+  void release(size_t n) { buffered -= n; }
+  // Forgets a closed connection; it is destroyed once the handler running now has returned.
+  void retire(uint64_t id);
+};
+
+class session : public std::enable_shared_from_this<session> {
+ public:
+  session(server_core& core, boost::asio::ip::tcp::socket socket, uint64_t id, bool counted);
+
+  void start();  // reads the first request
+  // Answers at once and closes (the connection cap): no request is read.
+  void refuse(int status, const std::string& code, const std::string& message);
+  // Enforces the deadline of the current state (idle, reading, answer overdue, writing, lingering).
+  void tick(steady::time_point now);
+  steady::time_point deadline() const { return deadline_; }
+  // A request is being handled or its answer written (stop() waits for these).
+  bool busy() const { return state_ == state::handling || state_ == state::writing; }
+  void close();
+  // The route's answer to request number `request`, on the I/O thread; dropped when that
+  // request is no longer the one waiting (answered by the deadline, or the connection closed).
+  void deliver(uint64_t request, beast_response res);
+
+ private:
+  enum class state { idle, reading, handling, writing, lingering, closed };
+
+  void read_some();
+  void on_read(boost::system::error_code ec, size_t n);
+  void parse();
+  bool check_head();  // false: rejected, or a 100 Continue is being written (parse() resumes after it)
+  void dispatch();
+  respond_fn responder(uint64_t request);
+  void write(beast_response res, bool keep_alive);
+  void on_written(boost::system::error_code ec);
+  void reject(int status, const std::string& code, const std::string& message);
+  void linger();   // after a last answer: stop sending, read and drop until the client closes
+  void discard();
+  bool charge(size_t total);  // grows this request's share of the global budget to total
+  void uncharge();
+
+  server_core& core_;
+  boost::asio::ip::tcp::socket socket_;
+  uint64_t id_;
+  bool counted_;
+  std::string remote_;
+  state state_ = state::idle;
+  steady::time_point deadline_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  bool head_checked_ = false;
+  size_t consumed_ = 0;  // bytes of the current request the parser has taken so far
+  size_t received_ = 0;  // bytes of the current request (and any pipelined after it) read so far
+  size_t expected_ = 0;  // head + Content-Length, once the head is parsed
+  size_t charged_ = 0;   // taken from core_.buffered for them
+  uint64_t request_ = 0;  // number of the request being handled
+  bool async_route_ = false;
+  bool keep_alive_ = true;
+  int served_ = 0;
+  std::optional<beast_response> out_;
+};
+
+}  // namespace baton::http
