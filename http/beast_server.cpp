@@ -89,7 +89,8 @@ struct beast_server::impl {
     error_code ec;
     acceptor.close(ec);
     accept_retry.cancel();
-    if (drained(steady::now())) finish();
+    if (drained(steady::now())) return finish();
+    tick();  // re-armed at the drain's shorter interval (this cancels the wait pending)
   }
 
   // Closes every connection with nothing in flight; true once none is left in flight (or

@@ -137,6 +137,7 @@ void session::dispatch() {
   auto msg = parser_->release();
   parser_.reset();
   bool keep_alive = msg.keep_alive() && ++served_ < core_.opts.max_requests_per_connection && !core_.stopping;
+  http10_ = msg.version() == 10;
   request req = from_beast(std::move(msg), remote_);
   keep_alive_ = keep_alive;
   state_ = state::handling;
@@ -191,6 +192,7 @@ void session::write(beast_response res, bool keep_alive) {
   deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);
   keep_alive_ = keep_alive && !core_.stopping;
   if (!keep_alive_) res.keep_alive(false);
+  else if (http10_) res.set(bhttp::field::connection, "keep-alive");
   out_.emplace(std::move(res));
   bhttp::async_write(socket_, *out_, [self = shared_from_this()](error_code ec, size_t) { self->on_written(ec); });
 }
@@ -213,6 +215,7 @@ void session::on_written(error_code ec) {
 
 void session::reject(int status, const std::string& code, const std::string& message) {
   parser_.reset();
+  http10_ = false;
   buffer_.consume(buffer_.size());
   uncharge();
   write(error_reply(status, code, message), false);

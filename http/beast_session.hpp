@@ -109,6 +109,7 @@ class session : public std::enable_shared_from_this<session> {
   uint64_t request_ = 0;  // number of the request being handled
   bool async_route_ = false;
   bool keep_alive_ = true;
+  bool http10_ = false;  // the request was HTTP/1.0: keep-alive must then be said explicitly
   int served_ = 0;
   std::optional<beast_response> out_;
 };

@@ -251,6 +251,16 @@ TEST(HttpServer, ConnectionCloseAndHttp10AreHonoured) {
     EXPECT_EQ(c.next().body, "hello b");
     EXPECT_TRUE(c.closed_by_server());
   }
+  {
+    raw_client c(s.port);  // HTTP/1.0 asking for keep-alive gets it, said explicitly
+    c.send("GET /hello?name=c HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    auto r = c.next();
+    EXPECT_EQ(r.body, "hello c");
+    EXPECT_NE(r.head.find("Connection: keep-alive"), std::string::npos) << r.head;
+    c.send("GET /hello?name=d HTTP/1.0\r\n\r\n");
+    EXPECT_EQ(c.next().body, "hello d");
+    EXPECT_TRUE(c.closed_by_server());
+  }
 }
 
 TEST(HttpServer, ExpectContinueGetsAnInterimResponse) {
