@@ -45,25 +45,27 @@ class cycle_runner {
   }
 
  private:
-  std::optional<api_reply> ask(op kind, json body = json::object(), std::string new_id = "") {
-    api_command c;
-    c.kind = kind;
-    c.target = o_.cluster.name;
-    c.body = std::move(body);
-    c.actor = "loop:cluster/" + o_.cluster.name;
-    c.caller = core::principal::loop();
-    c.new_id = std::move(new_id);
-    auto r = submit(scheduler_, std::move(c), std::chrono::seconds(30));
-    if (!r || r->status >= 300)
-      spdlog::warn("cluster {}: scheduler refused a report: {}", o_.cluster.name, r ? r->body.dump() : "no answer");
-    return r;
+  // Sends a report or question to the scheduler; the typed result, or nullopt after logging why.
+  std::optional<core::result> ask(core::command cmd) {
+    core::envelope e;
+    e.caller = core::principal::loop();
+    e.actor = "loop:cluster/" + o_.cluster.name;
+    e.cmd = std::move(cmd);
+    auto r = submit(scheduler_, std::move(e), std::chrono::seconds(30));
+    if (!r || r->error) {
+      spdlog::warn("cluster {}: scheduler refused a report: {}", o_.cluster.name,
+                   r ? r->error->code + ": " + r->error->message : "no answer");
+      return std::nullopt;
+    }
+    return std::move(r->value);
   }
 
   void reap_dead_placeholders() {
-    auto r = ask(op::cluster_placeholders);
-    if (!r || r->status != 200) return;
-    auto ids = r->body.at("slurm_ids").get<std::vector<std::string>>();
-    auto stale = r->body.value("stale_slurm_ids", std::vector<std::string>{});
+    auto r = ask(core::commands::cluster_placeholders{o_.cluster.name});
+    auto* watch = r ? std::get_if<core::results::cluster_watch>(&*r) : nullptr;
+    if (!watch) return;
+    const auto& ids = watch->placeholder_slurm_ids;
+    const auto& stale = watch->stale_slurm_ids;
     if (ids.empty() && stale.empty()) return;
     auto all = ids;
     all.insert(all.end(), stale.begin(), stale.end());  // one squeue call for both
@@ -73,19 +75,32 @@ class cycle_runner {
                    o_.cluster.name, ids.size(), stale.size());
       return;
     }
-    std::vector<std::string> alive_ids;
-    for (const auto& [id, state] : *alive) alive_ids.push_back(id);
-    if (!ids.empty()) ask(op::placeholders_checked, {{"checked", ids}, {"alive", alive_ids}});
-    if (!stale.empty()) ask(op::stale_allocations_checked, {{"checked", stale}, {"alive", alive_ids}});
+    std::set<std::string> alive_ids;
+    for (const auto& [id, state] : *alive) alive_ids.insert(id);
+    if (!ids.empty()) ask(core::commands::placeholders_checked{o_.cluster.name, ids, alive_ids});
+    if (!stale.empty()) ask(core::commands::stale_allocations_checked{o_.cluster.name, stale, alive_ids});
   }
 
   bool submit_for_demand() {
-    auto r = ask(op::cluster_plan);
-    if (!r || r->status != 200) return true;
-    for (const auto& plan : r->body.at("plans"))
-      for (int i = 0; i < plan.at("count").get<int>(); ++i)
-        if (!submit_one(plan.at("image").get<std::string>(), plan.at("record"))) return false;  // ends the cycle
+    auto r = ask(core::commands::cluster_plan{o_.cluster.name});
+    auto* plans = r ? std::get_if<core::results::plans>(&*r) : nullptr;
+    if (!plans) return true;
+    for (const auto& plan : plans->items)
+      for (int i = 0; i < plan.count; ++i)
+        if (!submit_one(plan.image, plan.record)) return false;  // ends the cycle
     return true;
+  }
+
+  void report_failure(const std::string& image, const std::string& stage, int exit_code, const std::string& text,
+                      const std::string& target) {
+    core::commands::submission_failed f;
+    f.cluster = o_.cluster.name;
+    f.image = image;
+    f.stage = stage;
+    f.exit_code = exit_code;
+    f.stderr_text = text;
+    f.target = target;
+    ask(std::move(f));
   }
 
   bool submit_one(const std::string& image, const json& record) {
@@ -116,20 +131,18 @@ class cycle_runner {
     v.apptainer_image = !src.sif_path.empty() ? src.sif_path : src.image_uri;
     auto script = slurm::render_script(c.template_text.empty() ? slurm::default_template : c.template_text, v);
     if (!script.error.empty()) {
-      ask(op::submission_failed, {{"image", image}, {"stage", "render"}, {"exit_code", 0}, {"stderr", script.error}});
+      report_failure(image, "render", 0, script.error, "");
       return false;
     }
     save_copy(worker_id, script.redacted);
     auto out = slurm::submit(target_of(c), script.text, c.log_directory);
     if (!out.slurm_id) {
       spdlog::warn("cluster {}: sbatch failed ({}, exit {}): {}", c.name, out.stage, out.exit_code, out.stderr_text);
-      ask(op::submission_failed,
-          {{"image", image}, {"stage", out.stage}, {"exit_code", out.exit_code}, {"stderr", out.stderr_text},
-           {"target", c.ssh_host.empty() ? "local" : c.ssh_host}});
+      report_failure(image, out.stage, out.exit_code, out.stderr_text, c.ssh_host.empty() ? "local" : c.ssh_host);
       return false;
     }
     spdlog::info("cluster {}: submitted Slurm job {} for image {} (placeholder {})", c.name, *out.slurm_id, image, worker_id);
-    ask(op::placeholder_submitted, {{"image", image}, {"slurm_id", *out.slurm_id}, {"plan", record}}, worker_id);
+    ask(core::commands::placeholder_submitted{c.name, worker_id, image, *out.slurm_id, record});
     return true;
   }
 

@@ -15,14 +15,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/scheduler_commands.hpp"
+#include "core/decide.hpp"
 #include "core/world.hpp"
 
 namespace baton::actors {
 
 class idle_poll_view {
  public:
-  explicit idle_poll_view(const scheduler_settings& s)
+  explicit idle_poll_view(const core::scheduler_settings& s)
       : liveness_(s.liveness) {}
 
   // HTTP side, for a caller already allowed to poll for this worker (core/access.hpp). True
@@ -31,10 +31,10 @@ class idle_poll_view {
   bool answers_no_job(const std::string& worker_id, core::time_us now) const;
 
   // Scheduler side: everything, at start-up.
-  void rebuild(const core::world& w, const lease_book& leases);
+  void rebuild(const core::world& w, const core::lease_book& leases);
   // Scheduler side: after a step that touched these workers (their events, their jobs'
   // assignment, their lease), and the queued images if the step had any events.
-  void update(const core::world& w, const lease_book& leases, const std::vector<std::string>& touched,
+  void update(const core::world& w, const core::lease_book& leases, const std::vector<std::string>& touched,
               bool images_may_have_changed);
 
  private:
@@ -42,7 +42,7 @@ class idle_poll_view {
     std::string image;
     core::time_us lease = 0;
   };
-  void refresh_locked(const core::world& w, const lease_book& leases, const std::string& id);
+  void refresh_locked(const core::world& w, const core::lease_book& leases, const std::string& id);
   void images_locked(const core::world& w);
 
   const core::liveness_rule liveness_;

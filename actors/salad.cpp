@@ -67,13 +67,14 @@ class salad_api {
   std::string origin_, path_;
 };
 
-std::optional<api_reply> ask(const scheduler_actor& s, op kind, json body = json::object()) {
-  api_command c;
-  c.kind = kind;
-  c.body = std::move(body);
-  c.actor = "loop:salad-autoscaler";
-  c.caller = core::principal::loop();
-  return submit(s, std::move(c), std::chrono::seconds(30));
+std::optional<core::result> ask(const scheduler_actor& s, core::command cmd) {
+  core::envelope e;
+  e.caller = core::principal::loop();
+  e.actor = "loop:salad-autoscaler";
+  e.cmd = std::move(cmd);
+  auto r = submit(s, std::move(e), std::chrono::seconds(30));
+  if (!r || r->error) return std::nullopt;
+  return std::move(r->value);
 }
 
 void report_failure(salad_actor::stateful_pointer<salad_state> self, const scheduler_actor& s, const failure& f) {
@@ -81,13 +82,14 @@ void report_failure(salad_actor::stateful_pointer<salad_state> self, const sched
   spdlog::warn("salad autoscaler: {}", key);
   if (key == self->state.last_error) return;  // the same outage: one event, not one per cycle
   self->state.last_error = key;
-  ask(s, op::salad_failed, {{"stage", f.stage}, {"message", f.message}});
+  ask(s, core::commands::salad_failed{f.stage, f.message});
 }
 
 void cycle(salad_actor::stateful_pointer<salad_state> self, const scheduler_actor& s, const config::salad_config& cfg) {
-  auto t = ask(s, op::salad_target);
-  if (!t || t->status != 200) return;
-  int target = t->body.at("target").get<int>();
+  auto r = ask(s, core::commands::salad_target{});
+  auto* wanted = r ? std::get_if<core::replica_target>(&*r) : nullptr;
+  if (!wanted) return;
+  int target = wanted->target;
   salad_api api(cfg);
   auto current = api.replicas();
   if (auto* f = std::get_if<failure>(&current)) return report_failure(self, s, *f);
@@ -95,7 +97,7 @@ void cycle(salad_actor::stateful_pointer<salad_state> self, const scheduler_acto
   if (now != target) {
     if (auto f = api.set_replicas(target)) return report_failure(self, s, *f);
     spdlog::info("salad autoscaler: replicas {} -> {}", now, target);
-    ask(s, op::salad_scaled, {{"current", now}, {"target", target}, {"record", t->body.at("record")}});
+    ask(s, core::commands::salad_scaled{now, *wanted});
   }
   self->state.last_error.clear();
 }

@@ -12,20 +12,20 @@
 namespace baton::actors {
 namespace {
 
-using deliver_fn = std::function<void(api_reply)>;
+using deliver_fn = std::function<void(core::reply)>;
 
 // A decided command whose reply waits for its events to be durable.
 struct awaiting_write {
   size_t commands = 0;  // its share of the flushed append commands
   deliver_fn deliver;   // empty for the loops' own decisions
-  api_reply reply;
+  core::reply reply;
 };
 
 struct scheduler_state {
   scheduler_state() = default;  // user-declared: see stack-notes C2
   core::world world;
-  lease_book leases;
-  scheduler_settings settings;
+  core::lease_book leases;
+  core::scheduler_settings settings;
   clock_fn clock;
   log_writer_actor log;
   bool failed = false;  // the log refused a write: nothing more can be promised
@@ -79,24 +79,29 @@ void apply_decision(self_ptr self, const core::decision& d, core::time_us now, s
   self->state.views.credentials->note(d);
 }
 
-void track_leases(self_ptr self, const api_command& c, const api_reply& reply, core::time_us now) {
+// Heartbeat leases are soft state: registering and heartbeats renew them, deregistering
+// ends them. Returns the worker whose lease changed, if any.
+std::optional<std::string> track_leases(self_ptr self, const core::command& c, const core::reply& reply,
+                                        core::time_us now) {
   auto& leases = self->state.leases;
-  if (reply.status >= 300) return;
-  if (c.kind == op::register_worker)
-    leases.touch(reply.body.at("worker_id").get<std::string>(), now);
-  else if (c.kind == op::heartbeat)
-    leases.touch(c.target, now);
-  else if (c.kind == op::deregister)
-    leases.erase(c.target);
+  if (reply.error) return std::nullopt;
+  if (auto* r = std::get_if<core::results::registered>(&reply.value)) {
+    leases.touch(r->worker_id, now);
+    return r->worker_id;
+  }
+  if (auto* h = std::get_if<core::commands::heartbeat>(&c)) {
+    leases.touch(h->worker_id, now);
+    return h->worker_id;
+  }
+  if (auto* d = std::get_if<core::commands::deregister>(&c)) leases.erase(d->worker_id);
+  return std::nullopt;
 }
 
-api_reply log_unavailable(const std::string& why) {
-  return api_reply{503, {{"error", "log_unavailable"}, {"message", why}}};
-}
+core::reply log_unavailable(const std::string& why) { return unavailable("log_unavailable", why); }
 
 // Queues a decision's events for the burst's append; the reply goes out once they are durable.
 void persist(self_ptr self, const core::decision& d, core::time_us now, const std::string& actor,
-             const std::string& correlation, deliver_fn deliver, api_reply reply) {
+             const std::string& correlation, deliver_fn deliver, core::reply reply) {
   auto& st = self->state;
   auto cmds = to_commands(d, now, actor, correlation);
   st.awaiting.push_back(awaiting_write{cmds.size(), std::move(deliver), std::move(reply)});
@@ -136,31 +141,31 @@ void flush(self_ptr self) {
 }
 
 // Decides one command; the reply is delivered now (nothing to write) or once durable.
-void execute(self_ptr self, api_command& c, deliver_fn deliver) {
+void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   auto& st = self->state;
   if (st.failed) return deliver(log_unavailable("the event log failed earlier"));
   auto now = st.clock();
   core::decision all;
-  handled h;
+  core::outcome o;
   std::vector<std::string> touched;
   for (int round = 0; round < 2; ++round) {
-    h = handle(st.world, st.leases, st.settings, c, now);
-    if (h.decision.error) break;
-    apply_decision(self, h.decision, now, touched);
-    all.events.insert(all.events.end(), std::make_move_iterator(h.decision.events.begin()),
-                      std::make_move_iterator(h.decision.events.end()));
-    if (!h.again) break;
+    o = core::decide(st.world, st.leases, st.settings, e, now);
+    if (o.answer.error) break;
+    core::decision d;
+    d.events = std::move(o.events);
+    apply_decision(self, d, now, touched);
+    all.events.insert(all.events.end(), std::make_move_iterator(d.events.begin()), std::make_move_iterator(d.events.end()));
+    if (!o.again) break;
   }
-  if (h.decision.error && all.events.empty()) return deliver(std::move(h.reply));
-  track_leases(self, c, h.reply, now);
-  if (c.kind == op::heartbeat && h.reply.status < 300) touched.push_back(c.target);
+  if (o.answer.error && all.events.empty()) return deliver(std::move(o.answer));
+  if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
   st.views.idle->update(st.world, st.leases, touched, !all.events.empty());
-  if (all.events.empty()) return deliver(std::move(h.reply));
-  persist(self, all, now, c.actor, c.request_id, std::move(deliver), std::move(h.reply));
+  if (all.events.empty()) return deliver(std::move(o.answer));
+  persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
 }
 
-scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, lease_table leases,
-                                         scheduler_settings settings, clock_fn clock,
+scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, core::lease_table leases,
+                                         core::scheduler_settings settings, clock_fn clock,
                                          scheduler_views views) {
   auto& st = self->state;
   st.log = std::move(log);
@@ -177,22 +182,22 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   st.views.idle->rebuild(st.world, st.leases);
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   return {
-      [self](command_atom, api_command& c) -> caf::result<api_reply> {
-        auto rp = self->make_response_promise<api_reply>();
-        execute(self, c, [rp](api_reply r) mutable { rp.deliver(std::move(r)); });
+      [self](command_atom, core::envelope& e) -> caf::result<core::reply> {
+        auto rp = self->make_response_promise<core::reply>();
+        execute(self, e, [rp](core::reply r) mutable { rp.deliver(std::move(r)); });
         return rp;
       },
-      [self](submit_atom, api_command& c, reply_slot& slot) {
-        execute(self, c, [sink = std::move(slot.sink)](api_reply r) { sink->deliver(std::move(r)); });
+      [self](submit_atom, core::envelope& e, reply_slot& slot) {
+        execute(self, e, [sink = std::move(slot.sink)](core::reply r) { sink->deliver(std::move(r)); });
       },
       [self](flush_atom) { flush(self); },
-      [self](leases_atom) -> lease_table { return self->state.leases.all(); },
+      [self](leases_atom) -> core::lease_table { return self->state.leases.all(); },
       [self](reap_atom) {
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.reap_interval_us), reap_atom::value);
         if (st.failed) return;
         auto now = st.clock();
-        auto d = reap(st.world, st.leases, st.settings, now);
+        auto d = core::reap(st.world, st.leases, st.settings, now);
         if (d.events.empty()) return;
         std::vector<std::string> touched;
         apply_decision(self, d, now, touched);
@@ -207,34 +212,40 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
 
 }  // namespace
 
-reply_sink::~reply_sink() {
-  if (!done_ && deliver_)
-    deliver_(api_reply{503, {{"detail", "the scheduler is not running"}, {"error", "scheduler_unavailable"},
-                             {"message", "the scheduler is not running"}}});
+core::reply unavailable(const std::string& code, const std::string& why) {
+  core::reply r;
+  r.error = core::domain_error{core::error_kind::unavailable, code, why, nlohmann::json::object(), ""};
+  return r;
 }
 
-void reply_sink::deliver(api_reply r) {
+reply_sink::~reply_sink() {
+  if (!done_ && deliver_) deliver_(unavailable("scheduler_unavailable", "the scheduler is not running"));
+}
+
+void reply_sink::deliver(core::reply r) {
   if (done_) return;
   done_ = true;
   deliver_(std::move(r));
 }
 
-std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command command, std::chrono::milliseconds deadline) {
-  auto promise = std::make_shared<std::promise<api_reply>>();
+std::optional<core::reply> submit(const scheduler_actor& scheduler, core::envelope command,
+                                  std::chrono::milliseconds deadline) {
+  auto promise = std::make_shared<std::promise<core::reply>>();
   auto reply = promise->get_future();
-  submit_async(scheduler, std::move(command), [promise](api_reply r) { promise->set_value(std::move(r)); });
+  submit_async(scheduler, std::move(command), [promise](core::reply r) { promise->set_value(std::move(r)); });
   if (reply.wait_for(deadline) != std::future_status::ready) return std::nullopt;
   return reply.get();
 }
 
-void submit_async(const scheduler_actor& scheduler, api_command command, std::function<void(api_reply)> on_reply) {
+void submit_async(const scheduler_actor& scheduler, core::envelope command, std::function<void(core::reply)> on_reply) {
   reply_slot slot{std::make_shared<reply_sink>(std::move(on_reply))};
   if (!scheduler) return;  // the sink answers 503 as it goes
   caf::anon_send(scheduler, submit_atom::value, std::move(command), std::move(slot));
 }
 
-scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
-                                scheduler_settings settings, clock_fn clock, scheduler_views views) {
+scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
+                                core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
+                                scheduler_views views) {
   return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock),
                    std::move(views));
 }

@@ -14,9 +14,10 @@
 #include <memory>
 #include <optional>
 
-#include "actors/api_command.hpp"
+#include <caf/allowed_unsafe_message_type.hpp>
+
 #include "actors/log_writer.hpp"
-#include "actors/scheduler_commands.hpp"
+#include "core/decide.hpp"
 
 namespace baton::actors {
 
@@ -32,14 +33,14 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 // dropped unanswered (the scheduler is gone), the sink answers 503 when it is destroyed.
 class reply_sink {
  public:
-  explicit reply_sink(std::function<void(api_reply)> deliver) : deliver_(std::move(deliver)) {}
+  explicit reply_sink(std::function<void(core::reply)> deliver) : deliver_(std::move(deliver)) {}
   reply_sink(const reply_sink&) = delete;
   reply_sink& operator=(const reply_sink&) = delete;
   ~reply_sink();
-  void deliver(api_reply r);
+  void deliver(core::reply r);
 
  private:
-  std::function<void(api_reply)> deliver_;
+  std::function<void(core::reply)> deliver_;
   bool done_ = false;
 };
 
@@ -47,19 +48,23 @@ struct reply_slot {
   std::shared_ptr<reply_sink> sink;
 };
 
-using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, api_command>::with<api_reply>,
-                                         caf::reacts_to<submit_atom, api_command, reply_slot>,
-                                         caf::replies_to<leases_atom>::with<lease_table>,  // for a clean stop
+using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::envelope>::with<core::reply>,
+                                         caf::reacts_to<submit_atom, core::envelope, reply_slot>,
+                                         caf::replies_to<leases_atom>::with<core::lease_table>,  // for a clean stop
                                          caf::reacts_to<reap_atom>,
                                          caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
 
 // Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).
 // Empty on timeout; the command may still take effect.
-std::optional<api_reply> submit(const scheduler_actor& scheduler, api_command command, std::chrono::milliseconds deadline);
+std::optional<core::reply> submit(const scheduler_actor& scheduler, core::envelope command,
+                                  std::chrono::milliseconds deadline);
 
 // Sends a command; on_reply runs once with the reply (on the scheduler's thread, or on this
 // one if the scheduler is gone: 503 scheduler_unavailable). Never blocks.
-void submit_async(const scheduler_actor& scheduler, api_command command, std::function<void(api_reply)> on_reply);
+void submit_async(const scheduler_actor& scheduler, core::envelope command, std::function<void(core::reply)> on_reply);
+
+// The reply a caller gets when the scheduler cannot answer (gone, or its log failed).
+core::reply unavailable(const std::string& code, const std::string& why);
 
 using clock_fn = std::function<core::time_us()>;
 
@@ -75,9 +80,12 @@ struct scheduler_views {
 
 // world: the state recovered from the log. leases: last heartbeats saved by the previous
 // clean stop (workers missing from it count from now); see core::liveness_rule::grace_from_us.
-scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, lease_table leases,
-                                scheduler_settings settings, clock_fn clock, scheduler_views views = {});
+scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
+                                core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
+                                scheduler_views views = {});
 
 }  // namespace baton::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::actors::reply_slot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::core::envelope)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::core::reply)

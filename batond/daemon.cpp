@@ -108,7 +108,7 @@ int run(const config::settings& settings, const run_options& opts) {
   {
     caf::actor_system sys{cfg};
     auto log = actors::spawn_log_writer(sys, store, {static_cast<size_t>(settings.group_commit_max_events)});
-    actors::scheduler_settings sched;
+    core::scheduler_settings sched;
     sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
     sched.heartbeat_interval_seconds = settings.heartbeat_interval_seconds;
@@ -123,7 +123,7 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_enabled = settings.salad.enabled();
     sched.salad_image = settings.salad.worker_image_key.empty() ? settings.default_worker_image : settings.salad.worker_image_key;
     sched.salad_max_replicas = settings.salad.max_replicas;
-    actors::lease_table leases;
+    core::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     auto idle_view = std::make_shared<actors::idle_poll_view>(sched);
     auto credentials = std::make_shared<actors::worker_credentials>();
@@ -197,10 +197,10 @@ int run(const config::settings& settings, const run_options& opts) {
       salad = nullptr;
       server.stop();  // in-flight requests finish; their appends are answered before this returns
       // The last heartbeats go into the stop event, so a restart shows them unchanged.
-      auto leases = http::ask<actors::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);
+      auto leases = http::ask<core::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);
       record(sys, log, stopped_type,
              {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
-              {"worker_last_heartbeats_us", leases.value.value_or(actors::lease_table{})}});
+              {"worker_last_heartbeats_us", leases.value.value_or(core::lease_table{})}});
     }
     caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     scheduler = nullptr;

@@ -4,7 +4,7 @@ namespace baton::core {
 namespace {
 
 domain_error deny(int status, const std::string& code, const std::string& message) {
-  return {status, code, message, {{"detail", message}, {"error", code}, {"message", message}}};
+  return {status == 401 ? error_kind::unauthenticated : error_kind::forbidden, code, message, nlohmann::json::object(), ""};
 }
 
 }  // namespace
@@ -103,14 +103,11 @@ std::optional<domain_error> authorize_job(const principal& who, command_kind k, 
       if (seg.worker_id == who.worker_id) return std::nullopt;
     return deny(403, "job_not_held_by_worker", "job " + j.id + " was never assigned to worker " + who.worker_id);
   }
-  // 409, which RelayMD workers treat as "stop": a reaped-but-alive worker stops writing to the job.
+  // A conflict (409), which RelayMD workers treat as "stop": a reaped-but-alive worker stops
+  // writing to the job.
   std::string msg = "job " + j.id + " is not assigned to worker " + who.worker_id;
-  return domain_error{409, "job_not_assigned_to_worker", msg,
-                      {{"error", "job_not_assigned_to_worker"},
-                       {"message", msg},
-                       {"job_id", j.id},
-                       {"worker_id", who.worker_id},
-                       {"current_status", to_string(j.status)}}};
+  return domain_error{error_kind::conflict, "job_not_assigned_to_worker", msg,
+                      {{"job_id", j.id}, {"worker_id", who.worker_id}, {"current_status", to_string(j.status)}}, ""};
 }
 
 bool constant_time_equal(const std::string& a, const std::string& b) {

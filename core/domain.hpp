@@ -19,12 +19,26 @@ struct domain_event {
   nlohmann::json payload;
 };
 
-// A refused command: the HTTP status it maps to, a machine code and the JSON body to send.
+// Why a command was refused, in the domain's terms; http/ maps each kind to a status.
+enum class error_kind : uint8_t {
+  invalid,          // a value the domain does not accept (an unknown image, pin, cluster set)
+  unauthenticated,  // no credential, or one that proves nothing
+  forbidden,        // a known caller that may not do this
+  not_found,
+  conflict,         // the state does not allow it (a transition, a duplicate)
+  mismatch,         // a request that must name exactly what is configured, and does not
+  unavailable,      // nothing can be promised now (the log failed, the scheduler is gone)
+  internal,
+};
+
+// A refused command: its kind, a machine code, a sentence for people, the facts a client
+// needs to react (ids, current status; merged into the reply) and the field at fault.
 struct domain_error {
-  int status = 409;
+  error_kind kind = error_kind::conflict;
   std::string code;
   std::string message;
-  nlohmann::json body;  // complete response body
+  nlohmann::json details = nlohmann::json::object();
+  std::string field;
 };
 
 struct decision {
@@ -41,7 +55,7 @@ struct decision {
 };
 
 inline domain_error not_found(const std::string& what, const std::string& id) {
-  return {404, "not_found", what + " not found", {{"detail", what + " not found"}, {"error", "not_found"}, {"id", id}}};
+  return {error_kind::not_found, "not_found", what + " not found", {{"id", id}}, ""};
 }
 
 }  // namespace baton::core

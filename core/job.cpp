@@ -13,12 +13,8 @@ const char* status_names[] = {"queued", "assigned", "running", "handoff", "cance
 
 domain_error conflict(const job& j, job_status requested) {
   std::string msg = std::string("cannot move job from ") + to_string(j.status) + " to " + to_string(requested);
-  return {409, "job_transition_conflict", msg,
-          {{"error", "job_transition_conflict"},
-           {"message", msg},
-           {"job_id", j.id},
-           {"current_status", to_string(j.status)},
-           {"requested_status", to_string(requested)}}};
+  return {error_kind::conflict, "job_transition_conflict", msg,
+          {{"job_id", j.id}, {"current_status", to_string(j.status)}, {"requested_status", to_string(requested)}}, ""};
 }
 
 decision emit(const job& j, const std::string& type, json payload) {
@@ -116,7 +112,7 @@ std::string job_stream(const std::string& id) { return "job/" + id; }
 decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (existing) {
     std::string msg = "Job with id " + c.id + " already exists";
-    return decision::refuse({409, "job_exists", msg, {{"error", "job_exists"}, {"message", msg}, {"job_id", c.id}}});
+    return decision::refuse({error_kind::conflict, "job_exists", msg, {{"job_id", c.id}}, ""});
   }
   json p = {{"title", c.title},
             {"input_bundle_path", c.input_bundle_path},
@@ -207,9 +203,7 @@ decision decide_cancel(const job& j, bool force, time_us now) {
   if (j.status == job_status::queued) return emit(j, "job.cancelled", {{"from_status", "queued"}});
   if (j.status == job_status::running && !force) {
     std::string msg = "Running job requires force=true";
-    return decision::refuse({409, "force_required", msg,
-                             {{"error", "force_required"}, {"message", msg}, {"detail", msg}, {"job_id", j.id},
-                              {"current_status", "running"}}});
+    return decision::refuse({error_kind::conflict, "force_required", msg, {{"job_id", j.id}, {"current_status", "running"}}, ""});
   }
   if (j.status == job_status::assigned || j.status == job_status::running || j.status == job_status::handoff)
     return emit(j, "job.cancel_requested", {{"force", force}, {"worker_id", j.assigned_worker_id}});
@@ -243,9 +237,8 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   if (!is_terminal(j.status)) return decision::refuse(conflict(j, job_status::queued));
   if (!j.requeued_to.empty()) {  // a retried or repeated requeue must not make a second clone
     std::string msg = "job " + j.id + " was already requeued as " + j.requeued_to.front();
-    return decision::refuse({409, "already_requeued", msg,
-                             {{"detail", msg}, {"error", "already_requeued"}, {"message", msg}, {"job_id", j.id},
-                              {"requeued_as", j.requeued_to.front()}}});
+    return decision::refuse(
+        {error_kind::conflict, "already_requeued", msg, {{"job_id", j.id}, {"requeued_as", j.requeued_to.front()}}, ""});
   }
   create_job clone;
   clone.id = new_id;

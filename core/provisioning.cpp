@@ -89,7 +89,7 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
                             const std::string& image, const std::string& slurm_id, const json& plan_record, time_us now) {
   std::string provider = c.name + ":" + slurm_id;
   if (w.placeholder_by_provider.count(provider) || w.find_worker(worker_id))
-    return decision::refuse({409, "duplicate_placeholder", "placeholder exists: " + provider, {{"error", "duplicate_placeholder"}}});
+    return decision::refuse({error_kind::conflict, "duplicate_placeholder", "placeholder exists: " + provider, {{"provider_id", provider}}, ""});
   decision d;
   // The allocation started and its worker registered before sbatch's answer got here: a
   // placeholder now would never be adopted and would hold a max_pending slot.

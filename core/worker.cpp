@@ -34,8 +34,7 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
     if (placeholder->worker_image_key != c.worker_image_key) {
       std::string msg = "worker image does not match queued provider allocation: expected " +
                         placeholder->worker_image_key + ", got " + c.worker_image_key;
-      return decision::refuse({409, "worker_image_mismatch", msg,
-                               {{"detail", msg}, {"error", "worker_image_mismatch"}, {"field", "worker_image_key"}}});
+      return decision::refuse({error_kind::conflict, "worker_image_mismatch", msg, json::object(), "worker_image_key"});
     }
     d.events.push_back({worker_stream(placeholder->id), "worker.placeholder_adopted", std::move(p)});
     d.reply = {{"worker_id", placeholder->id}};

@@ -15,12 +15,13 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", r.error}});
       return;
     }
-    actors::api_command c;
-    c.kind = actors::op::health_warnings;
-    c.actor = "healthz";
-    auto w = actors::submit(scheduler, std::move(c), std::chrono::seconds(2));
-    if (!w || w->status != 200) {
-      std::string why = !w ? "the scheduler did not answer within 2 s" : w->body.value("message", "the scheduler refused");
+    core::envelope e;
+    e.actor = "healthz";
+    e.cmd = core::commands::health_warnings{};
+    auto w = actors::submit(scheduler, std::move(e), std::chrono::seconds(2));
+    auto* warnings = w ? std::get_if<core::results::warnings>(&w->value) : nullptr;
+    if (!warnings) {
+      std::string why = !w ? "the scheduler did not answer within 2 s" : w->error ? w->error->message : "no warnings";
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", why}});
       return;
     }
@@ -30,7 +31,7 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
                 {"last_sequence", r.value->last_seq},
                 {"commits", r.value->commits},
                 {"events_written", r.value->events_written},
-                {"warnings", w->body}});
+                {"warnings", warnings->items}});
   });
 }
 

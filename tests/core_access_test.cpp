@@ -1,13 +1,13 @@
 // Who may do what, from the callers' side: for every command kind and every kind of caller,
 // the set each caller may send is written out here independently of core/access.cpp's
-// switch. Then the scheduler's dispatch (actors::handle, a pure function) with a fake clock,
+// switch. Then the application layer (core::decide, a pure function) with a fake clock,
 // no CAF, no sockets: the same rules hold on the path that does not come through HTTP.
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "actors/scheduler_commands.hpp"
 #include "core/access.hpp"
+#include "core/decide.hpp"
 
 using namespace baton;
 using core::command_kind;
@@ -62,14 +62,14 @@ TEST(access, WhatEachCallerMaySend) {
 TEST(access, RefusalsSayWhyWithTheRightStatus) {
   auto e = core::authorize({}, K::list_jobs, "", {});
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->status, 401);
+  EXPECT_EQ(e->kind, core::error_kind::unauthenticated);
   e = core::authorize(principal::of_worker("w1"), K::create_job, "", {});
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->status, 403);
+  EXPECT_EQ(e->kind, core::error_kind::forbidden);
   EXPECT_EQ(e->code, "operator_only");
   e = core::authorize(principal::of_worker("w1"), K::register_worker, "", {});
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->status, 403);
+  EXPECT_EQ(e->kind, core::error_kind::forbidden);
   e = core::authorize(principal::operator_named(""), K::start_job, "j", {false});
   ASSERT_TRUE(e);
   EXPECT_EQ(e->code, "worker_token_required");
@@ -81,64 +81,60 @@ TEST(access, RefusalsSayWhyWithTheRightStatus) {
   EXPECT_EQ(e->code, "internal_only");
 }
 
-// The scheduler's dispatch, driven directly: fake clock, no actors.
+// The application layer, driven directly: fake clock, no actors, no sockets.
 TEST(access, DispatchAppliesTheSameRules) {
+  namespace C = core::commands;
   core::world w;
-  actors::lease_book leases;
-  actors::scheduler_settings s;
+  core::lease_book leases;
+  core::scheduler_settings s;
   core::time_us now = 1'000'000'000;
-  auto run = [&](actors::api_command c) {
-    auto h = actors::handle(w, leases, s, c, now);
-    if (!h.decision.error) core::apply(w, h.decision, now);
-    if (c.kind == K::register_worker && h.reply.status == 200) leases.touch(h.reply.body["worker_id"], now);
-    return h.reply;
+  auto run = [&](principal who, core::command cmd, std::optional<core::invalid_field_report> invalid = std::nullopt) {
+    core::envelope e{who, who.actor(), "req", std::move(cmd), std::move(invalid)};
+    auto o = core::decide(w, leases, s, e, now);
+    if (!o.answer.error) {
+      core::decision d;
+      d.events = o.events;
+      core::apply(w, d, now);
+    }
+    if (auto* r = std::get_if<core::results::registered>(&o.answer.value)) leases.touch(r->worker_id, now);
+    return o.answer;
   };
-  actors::api_command create;
-  create.kind = K::create_job;
-  create.caller = principal::operator_named("ann");
-  create.target = "job-1";
-  create.body = {{"title", "t"}, {"input_bundle_path", "/b"}};
-  EXPECT_EQ(run(create).status, 200);
-  create.caller = principal::of_worker("w-x");
-  create.target = "job-2";
-  EXPECT_EQ(run(create).status, 403) << "a worker cannot create jobs";
+  auto kind = [](const core::reply& r) { return r.error ? std::optional<core::error_kind>(r.error->kind) : std::nullopt; };
 
-  actors::api_command reg;
-  reg.kind = K::register_worker;
-  reg.caller = principal::pilot_token();
+  C::create_job create{"job-1", "t", "/b", std::nullopt, {}, "", std::nullopt};
+  EXPECT_FALSE(run(principal::operator_named("ann"), create).error);
+  create.id = "job-2";
+  EXPECT_EQ(kind(run(principal::of_worker("w-x"), create)), core::error_kind::forbidden) << "a worker cannot create jobs";
+
+  C::register_worker reg;
   reg.new_id = "w1";
   reg.credential_sha256 = "aa";
-  reg.body = {{"platform", "hpc"}};
-  EXPECT_EQ(run(reg).status, 200);
-  reg.caller = principal::of_worker("w1");
+  EXPECT_FALSE(run(principal::pilot_token(), reg).error);
   reg.new_id = "w9";
-  EXPECT_EQ(run(reg).status, 403) << "a worker token cannot register another worker";
-  reg.caller = principal::pilot_token();
+  EXPECT_EQ(kind(run(principal::of_worker("w1"), reg)), core::error_kind::forbidden)
+      << "a worker token cannot register another worker";
   reg.new_id = "w2";
-  EXPECT_EQ(run(reg).status, 200);
+  EXPECT_FALSE(run(principal::pilot_token(), reg).error);
 
-  actors::api_command poll;
-  poll.kind = K::request_job;
-  poll.caller = principal::of_worker("w2");
-  poll.target = "w1";
-  EXPECT_EQ(run(poll).status, 403) << "w2 cannot poll as w1";
-  poll.caller = principal::of_worker("w1");
-  auto got = run(poll);
-  ASSERT_EQ(got.body["status"], "assigned") << got.body;
+  EXPECT_EQ(kind(run(principal::of_worker("w2"), C::request_job{"w1"})), core::error_kind::forbidden) << "w2 cannot poll as w1";
+  auto got = run(principal::of_worker("w1"), C::request_job{"w1"});
+  auto* poll = std::get_if<core::results::poll_answer>(&got.value);
+  ASSERT_TRUE(poll && poll->assigned);
+  EXPECT_EQ(poll->assigned->job_id, "job-1");
 
-  actors::api_command start;
-  start.kind = K::start_job;
-  start.target = "job-1";
-  start.caller = principal::of_worker("w2");
-  EXPECT_EQ(run(start).status, 409) << "not w2's job";
-  start.kind = K::job_control;
-  EXPECT_EQ(run(start).status, 403) << "w2 never held it";
-  start.kind = K::checkpoint_job;
-  start.invalid_body = nlohmann::json{{"field", "checkpoint_manifest_path"}};
-  EXPECT_EQ(run(start).status, 409) << "ownership is checked before the body";
-  start.caller = principal::of_worker("w1");
-  EXPECT_EQ(run(start).status, 422);
-  start.invalid_body.reset();
-  start.kind = K::start_job;
-  EXPECT_EQ(run(start).status, 204);
+  EXPECT_EQ(kind(run(principal::of_worker("w2"), C::start_job{"job-1"})), core::error_kind::conflict) << "not w2's job";
+  EXPECT_EQ(kind(run(principal::of_worker("w2"), C::job_control{"job-1"})), core::error_kind::forbidden) << "w2 never held it";
+  core::invalid_field_report bad{"checkpoint_manifest_path", "is required", nlohmann::json::object()};
+  EXPECT_EQ(kind(run(principal::of_worker("w2"), C::checkpoint_job{"job-1", {}}, bad)), core::error_kind::conflict)
+      << "ownership is checked before the body";
+  auto invalid = run(principal::of_worker("w1"), C::checkpoint_job{"job-1", {}}, bad);
+  EXPECT_EQ(kind(invalid), core::error_kind::invalid);
+  EXPECT_EQ(invalid.error->field, "checkpoint_manifest_path");
+  EXPECT_FALSE(run(principal::of_worker("w1"), C::start_job{"job-1"}).error);
+  auto control = run(principal::of_worker("w1"), C::job_control{"job-1"});
+  ASSERT_TRUE(std::holds_alternative<core::results::control>(control.value));
+  EXPECT_EQ(std::get<core::results::control>(control.value).status, core::job_status::running);
+  EXPECT_EQ(kind(run(principal::loop(), C::cluster_plan{"nowhere"})), core::error_kind::not_found) << "no such cluster";
+  EXPECT_EQ(kind(run(principal::operator_named("ann"), C::cluster_plan{"nowhere"})), core::error_kind::forbidden)
+      << "only batond's own loops";
 }

@@ -79,10 +79,10 @@ TEST(JobCore, HappyPathAndIdempotentStart) {
   EXPECT_NEAR(runtime_seconds(f.j("j1"), f.now), 3.0, 1e-9);  // started .. completed: three steps of 1 s
   auto late = decide_complete(f.j("j1"), f.now);
   ASSERT_FALSE(late.ok());
-  EXPECT_EQ(late.error->status, 409);
-  EXPECT_EQ(late.error->body["error"], "job_transition_conflict");
-  EXPECT_EQ(late.error->body["current_status"], "completed");
-  EXPECT_EQ(late.error->body["requested_status"], "completed");
+  EXPECT_EQ(late.error->kind, error_kind::conflict);
+  EXPECT_EQ(late.error->code, "job_transition_conflict");
+  EXPECT_EQ(late.error->details["current_status"], "completed");
+  EXPECT_EQ(late.error->details["requested_status"], "completed");
 }
 
 TEST(JobCore, OnlyTheAssigneeMayChangeTheJob) {
@@ -95,7 +95,7 @@ TEST(JobCore, OnlyTheAssigneeMayChangeTheJob) {
                  command_kind::checkpoint_job, command_kind::handoff_start, command_kind::handoff_complete}) {
     auto e = authorize_job(principal::of_worker("w2"), k, f.j("j1"));
     ASSERT_TRUE(e);
-    EXPECT_EQ(e->status, 409);
+    EXPECT_EQ(e->kind, error_kind::conflict);
     EXPECT_EQ(e->code, "job_not_assigned_to_worker");
     EXPECT_FALSE(authorize_job(principal::of_worker("w1"), k, f.j("j1")));
     EXPECT_FALSE(authorize_job(principal::operator_named(""), k, f.j("j1"))) << "shared-token mode is not identified";
@@ -104,7 +104,7 @@ TEST(JobCore, OnlyTheAssigneeMayChangeTheJob) {
   EXPECT_FALSE(authorize_job(principal::of_worker("w1"), command_kind::job_control, f.j("j1")));
   auto other = authorize_job(principal::of_worker("w2"), command_kind::job_control, f.j("j1"));
   ASSERT_TRUE(other);
-  EXPECT_EQ(other->status, 403);
+  EXPECT_EQ(other->kind, error_kind::forbidden);
 }
 
 TEST(JobCore, CancelRules) {
@@ -214,9 +214,9 @@ TEST(JobCore, RequeueingTwiceNamesTheFirstClone) {
   ASSERT_TRUE(f.run(decide_requeue(f.j("old"), "clone-1", f.now)).ok());
   auto again = decide_requeue(f.j("old"), "clone-2", f.now);
   ASSERT_FALSE(again.ok());
-  EXPECT_EQ(again.error->status, 409);
+  EXPECT_EQ(again.error->kind, error_kind::conflict);
   EXPECT_EQ(again.error->code, "already_requeued");
-  EXPECT_EQ(again.error->body["requeued_as"], "clone-1");
+  EXPECT_EQ(again.error->details["requeued_as"], "clone-1");
   EXPECT_EQ(f.w.jobs.count("clone-2"), 0u);
 }
 
@@ -261,8 +261,8 @@ TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
   register_worker wrong{"fresh", platform::hpc, "A100", 1, 80, "amber", "clusterA:4242", ""};
   auto refused = decide_register(w.find_worker("ph1"), wrong, t);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error->status, 409);
-  EXPECT_EQ(refused.error->body["detail"],
+  EXPECT_EQ(refused.error->kind, error_kind::conflict);
+  EXPECT_EQ(refused.error->message,
             "worker image does not match queued provider allocation: expected gromacs, got amber");
 
   register_worker right{"fresh", platform::hpc, "A100", 1, 80, "gromacs", "clusterA:4242", "hash"};

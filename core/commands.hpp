@@ -1,0 +1,160 @@
+#pragma once
+// Every command the scheduler decides, as a typed value: what the HTTP layer builds from a
+// validated request, what the cluster and Salad actors send, what tests and replay call
+// core::decide() with. No JSON bags: each field is named and typed here. Optional fields
+// are left empty when the request left them out; decide() applies the configured default.
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/access.hpp"
+#include "core/cloud.hpp"
+#include "core/command_kind.hpp"
+#include "core/job.hpp"
+#include "core/provisioning.hpp"
+#include "core/worker.hpp"
+
+namespace baton::core::commands {
+
+// --- jobs, operator side ---
+struct create_job {
+  std::string id;  // chosen by the caller, or a fresh UUID from the shell
+  std::string title, input_bundle_path;
+  std::optional<std::string> worker_image_key;  // default: jobs.default_worker_image
+  std::vector<std::string> preferred_clusters;  // trimmed, de-duplicated, first-seen order
+  std::string comment;
+  std::optional<uint32_t> max_attempts;  // default: jobs.max_attempts
+};
+struct get_job { std::string id; };
+struct list_jobs {
+  std::set<std::string> statuses;  // empty: any
+  std::string worker_id, worker_image_key;  // empty: any
+  bool include_pruned = false;
+  size_t limit = 500, offset = 0;
+};
+struct cancel_job { std::string id; bool force = false; };
+struct requeue_job { std::string id, new_id; };
+struct prune_jobs { std::set<std::string> statuses; int64_t older_than_days = 30; };
+struct job_history { std::string id; };  // answered by a read model, never by the scheduler
+
+// --- workers ---
+struct register_worker {
+  std::string new_id;  // fresh UUID chosen by the shell (unless a placeholder is adopted)
+  platform kind = platform::hpc;
+  std::string gpu_model;
+  int gpu_count = 1;
+  double vram_gb = 0;
+  std::optional<std::string> worker_image_key;
+  std::string provider_id;
+  std::string credential_sha256;  // of the token handed out (the token itself is never kept)
+};
+struct heartbeat {
+  std::string worker_id;
+  std::optional<std::string> job_id;
+  std::optional<double> progress;
+  std::optional<nlohmann::json> progress_codes;
+};
+struct deregister { std::string worker_id; };
+struct request_job { std::string worker_id; };
+struct list_workers {
+  std::set<std::string> states;  // empty: every state but gone
+  std::string worker_image_key, cluster;
+  size_t limit = 500, offset = 0;
+};
+
+// --- a worker's reports on the job it holds ---
+struct job_control { std::string id; };
+struct start_job { std::string id; };
+struct checkpoint_job { std::string id; checkpoint_report report; };
+struct handoff_start {
+  std::string id;
+  std::string reason;
+  nlohmann::json progress_codes = nlohmann::json::array();
+  std::optional<double> progress, deadline_epoch_seconds;
+  std::optional<std::string> message;
+};
+struct handoff_complete { std::string id; checkpoint_report report; };
+struct complete_job { std::string id; };
+struct fail_job {
+  std::string id;
+  std::optional<std::string> reason, detail, failure_artifact_path;
+};
+
+// --- clusters, configuration, health ---
+struct list_clusters {};
+struct set_cluster_enabled { std::string cluster; bool enabled = true; std::string reason; };
+struct set_clusters_enabled { std::map<std::string, bool> enabled; std::string reason; };
+struct list_worker_images {};
+struct health_warnings {};
+
+// --- from a cluster actor (its cluster's name in each) ---
+struct cluster_placeholders { std::string cluster; };
+struct placeholders_checked { std::string cluster; std::vector<std::string> checked; std::set<std::string> alive; };
+struct stale_allocations_checked { std::string cluster; std::vector<std::string> checked; std::set<std::string> alive; };
+struct cluster_plan { std::string cluster; };
+struct placeholder_submitted {
+  std::string cluster, worker_id, image, slurm_id;
+  nlohmann::json plan_record;  // the plan's inputs, recorded with the placeholder
+};
+struct submission_failed {
+  std::string cluster, image, stage, stderr_text, target;
+  int exit_code = 0;
+};
+
+// --- from the Salad autoscaler ---
+struct salad_status {};
+struct salad_target {};
+struct salad_scaled { int current = 0; replica_target target; };
+struct salad_failed { std::string stage, message; };
+
+}  // namespace baton::core::commands
+
+namespace baton::core {
+
+using command = std::variant<
+    commands::create_job, commands::get_job, commands::list_jobs, commands::cancel_job, commands::requeue_job,
+    commands::prune_jobs, commands::job_control, commands::job_history, commands::register_worker, commands::heartbeat,
+    commands::deregister, commands::request_job, commands::list_workers, commands::start_job, commands::checkpoint_job,
+    commands::handoff_start, commands::handoff_complete, commands::complete_job, commands::fail_job,
+    commands::list_clusters, commands::set_cluster_enabled, commands::set_clusters_enabled, commands::list_worker_images,
+    commands::health_warnings, commands::cluster_placeholders, commands::placeholders_checked, commands::cluster_plan,
+    commands::placeholder_submitted, commands::submission_failed, commands::stale_allocations_checked,
+    commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed>;
+
+// The alternatives above are in command_kind's order, so a command's kind is its index.
+inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }
+
+template <class T, class V>
+struct alternative_index;
+template <class T, class... Ts>
+struct alternative_index<T, std::variant<T, Ts...>> : std::integral_constant<size_t, 0> {};
+template <class T, class U, class... Ts>
+struct alternative_index<T, std::variant<U, Ts...>>
+    : std::integral_constant<size_t, 1 + alternative_index<T, std::variant<Ts...>>::value> {};
+// The kind of a command type, at compile time.
+template <class Cmd>
+constexpr command_kind kind_of_v = static_cast<command_kind>(alternative_index<Cmd, command>::value);
+
+// What authorize() needs besides the kind: the worker a worker_self command names.
+std::string named_worker(const command& c);
+
+// A request's body that did not validate (field and why), carried to decide() so that a
+// worker's access to the job is checked before the body is judged (see core/access.hpp).
+struct invalid_field_report {
+  std::string field, message;
+  nlohmann::json details;  // the reply body the HTTP layer built for it
+};
+
+// A command with who sent it and how it is recorded.
+struct envelope {
+  principal caller;
+  std::string actor;       // the log's actor: "worker:<id>", "operator:<name>", "pilot", "loop:<name>"
+  std::string request_id;  // correlation id
+  command cmd;
+  std::optional<invalid_field_report> invalid;
+};
+
+}  // namespace baton::core

@@ -1,0 +1,495 @@
+#include "core/decide.hpp"
+
+#include "core/scheduling.hpp"
+
+namespace baton::core {
+namespace {
+
+using nlohmann::json;
+namespace C = commands;
+namespace R = results;
+
+// kind_of() is the variant's index: the alternatives must stay in command_kind's order.
+template <command_kind K, class T>
+constexpr bool at_kind = std::is_same_v<std::variant_alternative_t<static_cast<size_t>(K), command>, T>;
+static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<command_kind::job_history, C::job_history> &&
+              at_kind<command_kind::register_worker, C::register_worker> && at_kind<command_kind::fail_job, C::fail_job> &&
+              at_kind<command_kind::health_warnings, C::health_warnings> &&
+              at_kind<command_kind::stale_allocations_checked, C::stale_allocations_checked> &&
+              at_kind<command_kind::salad_failed, C::salad_failed> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::salad_failed) + 1);
+
+// --- outcome builders ---
+outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
+
+outcome answered(result value, time_us now) {
+  outcome o;
+  o.answer.value = std::move(value);
+  o.answer.at = now;
+  return o;
+}
+
+// A decision's events with a result; its error, if it has one, refuses the command.
+outcome from(decision d, result value, time_us now) {
+  if (d.error) return refused(std::move(*d.error), now);
+  outcome o = answered(std::move(value), now);
+  o.events = std::move(d.events);
+  return o;
+}
+
+void append(decision& into, const decision& d) { into.events.insert(into.events.end(), d.events.begin(), d.events.end()); }
+
+// --- liveness and lookups ---
+bool fresh(const lease_book& leases, const std::string& worker_id, const scheduler_settings& s, time_us now) {
+  return leases.fresh(worker_id, s.liveness, now);
+}
+
+std::set<std::string> stale_workers(const lease_book& leases, const scheduler_settings& s, time_us now) {
+  return leases.stale(s.liveness, now);
+}
+
+std::string derived_state(const world& w, const worker& wk, const lease_book& leases, const scheduler_settings& s,
+                          time_us now) {
+  if (wk.gone) return "gone";
+  if (wk.placeholder) return "provisioning";
+  if (!fresh(leases, wk.id, s, now)) return "stale";
+  return w.held_job(wk.id) ? "busy" : "idle";
+}
+
+const cluster_spec* find_cluster(const scheduler_settings& s, const std::string& name) {
+  for (const auto& c : s.clusters)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+bool on_configured_cluster(const scheduler_settings& s, const worker& wk) {
+  auto c = wk.cluster();
+  return !c.empty() && find_cluster(s, c) != nullptr;
+}
+
+std::string slurm_id_of(const worker& wk) { return wk.provider_id.substr(wk.provider_id.find(':') + 1); }
+
+decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, const std::string& why) {
+  auto d = decide_reap(wk, lease, now);
+  for (auto& e : d.events) e.payload["why"] = why;
+  if (const std::string* held = w.held_job(wk.id)) append(d, decide_worker_lost(*w.find_job(*held), loss_cause::reaped, now));
+  return d;
+}
+
+R::job_row row_of(const world& w, const scheduler_settings& s, const job& j) {
+  return {j, queue_blocked_reason(w, s.clusters, j)};
+}
+
+// --- validation the domain owns (what the config knows) ---
+std::optional<domain_error> unknown_image(const scheduler_settings& s, const std::string& image) {
+  if (known_images(s).count(image)) return std::nullopt;
+  // RelayMD's wording for a job naming an image no profile has; baton asks the same of workers.
+  return domain_error{error_kind::invalid, "unknown_worker_image", "Unknown worker image profile: " + image,
+                      json::object(), "worker_image_key"};
+}
+
+// RelayMD's 422 for a pin no configured cluster has. With no clusters configured, pins name
+// the cluster part of hand-started workers' provider ids, and any name is accepted.
+std::optional<domain_error> unknown_pin(const scheduler_settings& s, const std::vector<std::string>& pins) {
+  if (s.clusters.empty()) return std::nullopt;
+  json known = json::array();
+  for (const auto& c : s.clusters) known.push_back(c.name);
+  for (const auto& p : pins)
+    if (!find_cluster(s, p))
+      return domain_error{
+          error_kind::invalid, "unknown_preferred_cluster", "unknown preferred cluster '" + p + "'",
+          {{"detail", {{"error", "unknown_preferred_cluster"}, {"cluster_name", p}, {"known_cluster_names", known}}}},
+          "preferred_clusters"};
+  return std::nullopt;
+}
+
+// --- jobs ---
+outcome create(const world& w, const scheduler_settings& s, const C::create_job& c, time_us now) {
+  if (auto e = unknown_pin(s, c.preferred_clusters)) return refused(*e, now);
+  create_job cj;
+  cj.id = c.id;
+  cj.title = c.title;
+  cj.input_bundle_path = c.input_bundle_path;
+  cj.worker_image_key = c.worker_image_key.value_or(s.default_worker_image);
+  cj.comment = c.comment;
+  cj.preferred_clusters = c.preferred_clusters;
+  cj.max_attempts = c.max_attempts.value_or(s.max_attempts);
+  if (auto e = unknown_image(s, cj.worker_image_key)) return refused(*e, now);
+  auto d = decide_create(w.find_job(c.id), cj, now);
+  if (d.error) return refused(*d.error, now);
+  job preview;  // the reply is the job as it will be once the event is applied
+  preview.id = c.id;
+  for (const auto& e : d.events) evolve(preview, e.type, e.payload, now);
+  return from(std::move(d), row_of(w, s, preview), now);
+}
+
+outcome list_jobs(const world& w, const scheduler_settings& s, const C::list_jobs& q, time_us now) {
+  R::job_page page;
+  page.offset = q.offset;
+  page.limit = q.limit;
+  for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) {
+    const job& j = w.jobs.at(std::get<1>(*it));
+    if ((!q.statuses.empty() && !q.statuses.count(to_string(j.status))) ||
+        (!q.worker_id.empty() && j.assigned_worker_id != q.worker_id) ||
+        (!q.worker_image_key.empty() && j.worker_image_key != q.worker_image_key) || (j.pruned && !q.include_pruned))
+      continue;
+    if (page.total++ >= q.offset && page.items.size() < q.limit) page.items.push_back(row_of(w, s, j));
+  }
+  return answered(std::move(page), now);
+}
+
+outcome requeue(const world& w, const C::requeue_job& c, time_us now) {
+  const job* j = w.find_job(c.id);
+  if (!j) return refused(not_found("Job", c.id), now);
+  auto d = decide_requeue(*j, c.new_id, now);
+  if (d.error) return refused(*d.error, now);
+  job preview;
+  preview.id = c.new_id;
+  for (const auto& e : d.events)
+    if (e.stream == job_stream(c.new_id)) evolve(preview, e.type, e.payload, now);
+  return from(std::move(d), R::job_row{preview, ""}, now);
+}
+
+outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
+  time_us cutoff = now - c.older_than_days * 86'400'000'000LL;
+  decision d;
+  for (const auto& [id, j] : w.jobs)
+    if (is_terminal(j.status) && !j.pruned && c.statuses.count(to_string(j.status)) && j.updated_at < cutoff)
+      append(d, decide_prune(j, now));
+  size_t n = d.events.size();
+  return from(std::move(d), R::pruned{n}, now);
+}
+
+// --- workers ---
+outcome register_worker_cmd(const world& w, const scheduler_settings& s, const C::register_worker& c, time_us now) {
+  register_worker r;
+  r.id = c.new_id;
+  r.kind = c.kind;
+  r.gpu_model = c.gpu_model;
+  r.gpu_count = c.gpu_count;
+  r.vram_gb = c.vram_gb;
+  r.worker_image_key = c.worker_image_key.value_or(s.default_worker_image);
+  r.provider_id = c.provider_id;
+  r.credential_sha256 = c.credential_sha256;
+  if (auto e = unknown_image(s, r.worker_image_key)) return refused(*e, now);
+  const worker* placeholder = nullptr;
+  if (auto it = w.placeholder_by_provider.find(r.provider_id); !r.provider_id.empty() && it != w.placeholder_by_provider.end())
+    placeholder = w.find_worker(it->second);
+  auto d = decide_register(placeholder, r, now);
+  if (d.error) return refused(*d.error, now);
+  // One live worker per allocation: a worker registering again from the same allocation
+  // (its agent restarted) retires the earlier one, whose job goes back to the queue.
+  if (!placeholder && !r.provider_id.empty())
+    for (const auto& [id, old] : w.workers)
+      if (!old.gone && !old.placeholder && old.provider_id == r.provider_id) {
+        auto retire = decide_deregister(old, now);
+        for (auto& e : retire.events) e.payload["replaced_by"] = r.id;
+        if (const std::string* held = w.held_job(old.id))
+          append(retire, decide_worker_lost(*w.find_job(*held), loss_cause::orphaned, now));
+        d.events.insert(d.events.begin(), retire.events.begin(), retire.events.end());
+      }
+  R::registered reg{placeholder ? placeholder->id : r.id, s.heartbeat_interval_seconds,
+                    static_cast<double>(s.liveness.stale_after_us) / 1e6};
+  return from(std::move(d), reg, now);
+}
+
+outcome heartbeat(const world& w, const C::heartbeat& c, time_us now) {
+  const worker* wk = w.find_worker(c.worker_id);
+  if (!wk || wk->gone) return refused(not_found("Worker", c.worker_id), now);
+  decision d;
+  if (const std::string* held = w.held_job(wk->id); held && c.job_id == *held)
+    d = decide_progress(*w.find_job(*held), wk->id, c.progress, c.progress_codes, now);
+  return from(std::move(d), std::monostate{}, now);
+}
+
+outcome deregister(const world& w, const C::deregister& c, time_us now) {
+  const worker* wk = w.find_worker(c.worker_id);
+  if (!wk || wk->gone) return refused(not_found("Worker", c.worker_id), now);
+  auto d = decide_deregister(*wk, now);
+  if (const std::string* held = w.held_job(wk->id))
+    append(d, decide_worker_lost(*w.find_job(*held), loss_cause::deregistered, now));
+  return from(std::move(d), std::monostate{}, now);
+}
+
+outcome no_job(const std::string& reason, time_us now) { return answered(R::poll_answer{std::nullopt, reason}, now); }
+
+outcome poll(const world& w, const lease_book& leases, const scheduler_settings& s, const C::request_job& c, time_us now) {
+  const worker* wk = w.find_worker(c.worker_id);
+  if (!wk || wk->gone || wk->placeholder) return no_job(wk && wk->gone ? "worker_" + wk->gone_reason : "unknown_worker", now);
+  if (!fresh(leases, wk->id, s, now)) return no_job("stale_worker", now);
+  if (const std::string* held_id = w.held_job(wk->id)) {
+    const job& held = *w.find_job(*held_id);
+    if (held.status != job_status::cancelling) return no_job("worker_busy", now);
+    // The worker is back for more: its cancelled job is finished, then it competes as usual.
+    outcome o = from(decide_finish_cancel(held, now), R::poll_answer{std::nullopt, "worker_busy"}, now);
+    o.again = true;
+    return o;
+  }
+  auto choice = choose_job_for(w, wk->id, stale_workers(leases, s, now));
+  if (!choice.job_id) return no_job("no_job_for_this_worker", now);
+  const job& j = *w.find_job(*choice.job_id);
+  R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, j.attempts + 1};
+  return from(decide_assign(j, wk->id, std::move(choice.record), now), R::poll_answer{a, ""}, now);
+}
+
+outcome list_workers(const world& w, const lease_book& leases, const scheduler_settings& s, const C::list_workers& q,
+                     time_us now) {
+  R::worker_page page;
+  page.offset = q.offset;
+  page.limit = q.limit;
+  for (auto it = w.by_registered.rbegin(); it != w.by_registered.rend(); ++it) {
+    const worker& wk = w.workers.at(std::get<1>(*it));
+    auto state = derived_state(w, wk, leases, s, now);
+    if (q.states.empty() ? state == "gone" : !q.states.count(state)) continue;  // gone workers only when asked for
+    if ((!q.worker_image_key.empty() && wk.worker_image_key != q.worker_image_key) ||
+        (!q.cluster.empty() && wk.cluster() != q.cluster))
+      continue;
+    if (page.total++ >= q.offset && page.items.size() < q.limit) {
+      auto held = w.job_of_worker.find(wk.id);
+      page.items.push_back({wk, state, leases.last(wk.id),
+                            held == w.job_of_worker.end() ? std::nullopt : std::optional<std::string>(held->second),
+                            score_of(wk)});
+    }
+  }
+  return answered(std::move(page), now);
+}
+
+// --- a worker's reports: first whether this caller may act on the job, then the body ---
+template <class Cmd>
+outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
+  const job* j = w.find_job(c.id);
+  if (!j) return refused(not_found("Job", c.id), now);
+  if (auto denied = authorize_job(e.caller, kind_of(e.cmd), *j)) return refused(*denied, now);
+  if (e.invalid)
+    return refused({error_kind::invalid, "validation_error", e.invalid->field + ": " + e.invalid->message,
+                    e.invalid->details, e.invalid->field},
+                   now);
+  if constexpr (std::is_same_v<Cmd, C::job_control>) {
+    bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled;
+    return answered(R::control{j->id, j->status, cancel}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::start_job>) {
+    return from(decide_start(*j, now), std::monostate{}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::checkpoint_job>) {
+    return from(decide_checkpoint(*j, c.report, now), std::monostate{}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::handoff_start>) {
+    json details = {{"reason", c.reason}, {"progress_codes", c.progress_codes}};
+    if (c.progress) details["progress"] = *c.progress;
+    if (c.deadline_epoch_seconds) details["deadline_epoch_seconds"] = *c.deadline_epoch_seconds;
+    if (c.message) details["message"] = *c.message;
+    return from(decide_handoff_start(*j, details, now), std::monostate{}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::handoff_complete>) {
+    return from(decide_handoff_complete(*j, c.report, now), std::monostate{}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::complete_job>) {
+    return from(decide_complete(*j, now), std::monostate{}, now);
+  } else {
+    static_assert(std::is_same_v<Cmd, C::fail_job>);
+    json details = json::object();
+    if (c.failure_artifact_path) details["failure_artifact_path"] = *c.failure_artifact_path;
+    if (c.reason) details["reason"] = *c.reason;
+    if (c.detail) details["detail"] = *c.detail;
+    return from(decide_fail(*j, details, now), std::monostate{}, now);
+  }
+}
+
+// --- clusters, configuration, health ---
+outcome list_clusters(const world& w, const scheduler_settings& s, time_us now) {
+  R::clusters out;
+  for (const auto& c : s.clusters) {
+    R::cluster_row row{c, !w.disabled_clusters.count(c.name), 0, 0, nullptr};
+    for (const auto& [id, wk] : w.workers) {
+      if (wk.gone || wk.cluster() != c.name) continue;
+      ++(wk.placeholder ? row.pending_placeholders : row.workers);
+    }
+    if (auto it = w.last_submission_failure.find(c.name); it != w.last_submission_failure.end())
+      row.last_submission_failure = it->second;
+    out.items.push_back(std::move(row));
+  }
+  return answered(std::move(out), now);
+}
+
+// RelayMD's PUT /config/slurm-clusters/enabled: the body names every configured cluster,
+// no more and no fewer; each change is recorded with the operator's identity.
+outcome set_clusters_enabled(const world& w, const scheduler_settings& s, const C::set_clusters_enabled& c, time_us now) {
+  json unknown = json::array(), missing = json::array();
+  for (const auto& [name, value] : c.enabled)
+    if (!find_cluster(s, name)) unknown.push_back(name);
+  for (const auto& spec : s.clusters)
+    if (!c.enabled.count(spec.name)) missing.push_back(spec.name);
+  if (!unknown.empty() || !missing.empty())
+    return refused({error_kind::mismatch, "cluster_names_mismatch", "the body must name every configured cluster exactly",
+                    {{"detail", {{"unknown_cluster_names", unknown}, {"missing_cluster_names", missing}}}}, "enabled"},
+                   now);
+  decision all;
+  for (const auto& spec : s.clusters)  // config order: a stable event order
+    append(all, decide_cluster_enabled(w, spec.name, c.enabled.at(spec.name), c.reason));
+  return from(std::move(all), std::monostate{}, now);
+}
+
+// What GET /healthz warns about (RelayMD's wording for the first).
+outcome health_warnings(const world& w, const scheduler_settings& s, time_us now) {
+  R::warnings out;
+  bool all_disabled = !s.clusters.empty();
+  for (const auto& c : s.clusters)
+    if (!w.disabled_clusters.count(c.name)) all_disabled = false;
+  if (all_disabled && !w.queued.empty())
+    out.items.push_back("Queued jobs are waiting, but all SLURM clusters are disabled for provisioning.");
+  return answered(std::move(out), now);
+}
+
+// --- cluster actors ---
+template <class Cmd>
+outcome cluster_report(const world& w, const lease_book& leases, const scheduler_settings& s, const Cmd& c, time_us now) {
+  const cluster_spec* spec = find_cluster(s, c.cluster);
+  if (!spec) return refused(not_found("Cluster", c.cluster), now);
+  if constexpr (std::is_same_v<Cmd, C::cluster_placeholders>) {
+    // Also the stale workers of this cluster: the reaper waits for squeue's word on them.
+    R::cluster_watch out{placeholder_slurm_ids(w, spec->name), {}};
+    for (const auto& id : stale_workers(leases, s, now)) {
+      const worker* wk = w.find_worker(id);
+      if (wk && !wk->gone && !wk->placeholder && wk->cluster() == spec->name) out.stale_slurm_ids.push_back(slurm_id_of(*wk));
+    }
+    return answered(std::move(out), now);
+  } else if constexpr (std::is_same_v<Cmd, C::stale_allocations_checked>) {
+    decision d;
+    for (const auto& id : c.checked) {
+      if (c.alive.count(id)) continue;
+      for (const auto& [wid, wk] : w.workers)
+        if (!wk.gone && !wk.placeholder && wk.provider_id == spec->name + ":" + id && !fresh(leases, wid, s, now))
+          append(d, reap_one(w, wk, leases.last(wid).value_or(wk.registered_at), now, "allocation_gone"));
+    }
+    size_t n = d.events.size();
+    return from(std::move(d), R::counted{n}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::placeholders_checked>) {
+    auto d = decide_placeholders_checked(w, spec->name, c.checked, c.alive, now);
+    size_t n = d.events.size();
+    return from(std::move(d), R::counted{n}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::cluster_plan>) {
+    return answered(R::plans{plan_submissions(w, *spec, stale_workers(leases, s, now), now)}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::placeholder_submitted>) {
+    return from(decide_placeholder(w, *spec, c.worker_id, c.image, c.slurm_id, c.plan_record, now),
+                R::placeholder_made{c.worker_id}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::submission_failed>) {
+    json failure = {{"stage", c.stage}, {"exit_code", c.exit_code}, {"stderr", c.stderr_text}};
+    if (!c.target.empty()) failure["target"] = c.target;
+    return from(decide_submission_failed(spec->name, c.image, failure), std::monostate{}, now);
+  } else {
+    static_assert(std::is_same_v<Cmd, C::set_cluster_enabled>);
+    return from(decide_cluster_enabled(w, spec->name, c.enabled, c.reason), R::cluster_toggled{spec->name, c.enabled}, now);
+  }
+}
+
+// --- the Salad autoscaler ---
+outcome salad(const world& w, const lease_book& leases, const scheduler_settings& s, const command& cmd, time_us now) {
+  if (!s.salad_enabled) return refused({error_kind::not_found, "not_configured", "Salad is not configured", {}, ""}, now);
+  if (std::holds_alternative<C::salad_status>(cmd) || std::holds_alternative<C::salad_target>(cmd)) {
+    auto t = salad_target(w, s.salad_image, s.salad_max_replicas, stale_workers(leases, s, now));
+    if (std::holds_alternative<C::salad_target>(cmd)) return answered(std::move(t), now);
+    return answered(R::salad_view{w.salad_status, s.salad_image, s.salad_max_replicas, std::move(t)}, now);
+  }
+  if (auto* scaled = std::get_if<C::salad_scaled>(&cmd))
+    return from(decide_salad_scaled(scaled->current, scaled->target), std::monostate{}, now);
+  const auto& failed = std::get<C::salad_failed>(cmd);
+  return from(decide_salad_failed(failed.stage, failed.message), std::monostate{}, now);
+}
+
+}  // namespace
+
+std::set<std::string> known_images(const scheduler_settings& s) {
+  std::set<std::string> keys = {s.default_worker_image};
+  keys.insert(s.extra_worker_images.begin(), s.extra_worker_images.end());
+  for (const auto& c : s.clusters) keys.insert(c.images.begin(), c.images.end());
+  if (s.salad_enabled && !s.salad_image.empty()) keys.insert(s.salad_image);
+  return keys;
+}
+
+outcome decide(const world& w, const lease_book& leases, const scheduler_settings& s, const envelope& e, time_us now) {
+  // The HTTP layer asked the same question before reading the request; asked again here so
+  // that no path into the core skips it.
+  if (auto denied = authorize(e.caller, kind_of(e.cmd), named_worker(e.cmd), {!s.worker_credentials_required}))
+    return refused(*denied, now);
+  return std::visit(
+      [&](const auto& c) -> outcome {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, C::create_job>) {
+          return create(w, s, c, now);
+        } else if constexpr (std::is_same_v<T, C::get_job>) {
+          const job* j = w.find_job(c.id);
+          return j ? answered(row_of(w, s, *j), now) : refused(not_found("Job", c.id), now);
+        } else if constexpr (std::is_same_v<T, C::list_jobs>) {
+          return list_jobs(w, s, c, now);
+        } else if constexpr (std::is_same_v<T, C::cancel_job>) {
+          const job* j = w.find_job(c.id);
+          return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now) : refused(not_found("Job", c.id), now);
+        } else if constexpr (std::is_same_v<T, C::requeue_job>) {
+          return requeue(w, c, now);
+        } else if constexpr (std::is_same_v<T, C::prune_jobs>) {
+          return prune(w, c, now);
+        } else if constexpr (std::is_same_v<T, C::job_history>) {
+          return refused({error_kind::internal, "internal", "job history is answered by its read model", {}, ""}, now);
+        } else if constexpr (std::is_same_v<T, C::register_worker>) {
+          return register_worker_cmd(w, s, c, now);
+        } else if constexpr (std::is_same_v<T, C::heartbeat>) {
+          return heartbeat(w, c, now);
+        } else if constexpr (std::is_same_v<T, C::deregister>) {
+          return deregister(w, c, now);
+        } else if constexpr (std::is_same_v<T, C::request_job>) {
+          return poll(w, leases, s, c, now);
+        } else if constexpr (std::is_same_v<T, C::list_workers>) {
+          return list_workers(w, leases, s, c, now);
+        } else if constexpr (std::is_same_v<T, C::job_control> || std::is_same_v<T, C::start_job> ||
+                             std::is_same_v<T, C::checkpoint_job> || std::is_same_v<T, C::handoff_start> ||
+                             std::is_same_v<T, C::handoff_complete> || std::is_same_v<T, C::complete_job> ||
+                             std::is_same_v<T, C::fail_job>) {
+          return on_job(w, e, c, now);
+        } else if constexpr (std::is_same_v<T, C::list_clusters>) {
+          return list_clusters(w, s, now);
+        } else if constexpr (std::is_same_v<T, C::set_clusters_enabled>) {
+          return set_clusters_enabled(w, s, c, now);
+        } else if constexpr (std::is_same_v<T, C::list_worker_images>) {
+          auto keys = known_images(s);
+          return answered(R::worker_images{s.default_worker_image, {keys.begin(), keys.end()}}, now);
+        } else if constexpr (std::is_same_v<T, C::health_warnings>) {
+          return health_warnings(w, s, now);
+        } else if constexpr (std::is_same_v<T, C::set_cluster_enabled> || std::is_same_v<T, C::cluster_placeholders> ||
+                             std::is_same_v<T, C::placeholders_checked> || std::is_same_v<T, C::cluster_plan> ||
+                             std::is_same_v<T, C::placeholder_submitted> || std::is_same_v<T, C::submission_failed> ||
+                             std::is_same_v<T, C::stale_allocations_checked>) {
+          return cluster_report(w, leases, s, c, now);
+        } else {
+          static_assert(std::is_same_v<T, C::salad_status> || std::is_same_v<T, C::salad_target> ||
+                        std::is_same_v<T, C::salad_scaled> || std::is_same_v<T, C::salad_failed>);
+          return salad(w, leases, s, e.cmd, now);
+        }
+      },
+      e.cmd);
+}
+
+decision reap(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
+  decision out;
+  for (const auto& [id, wk] : w.workers) {
+    if (wk.gone || wk.placeholder || fresh(leases, id, s, now)) continue;
+    auto lease = leases.last(id).value_or(wk.registered_at);
+    bool slurm = on_configured_cluster(s, wk);
+    // Its allocation may still run (a network blip, a busy login node): requeueing now
+    // could put the job on two workers. The cluster actor's squeue check decides, unless
+    // the silence has gone on too long.
+    if (slurm && now - std::max(lease, s.liveness.grace_from_us) < s.hpc_silent_cap_us) continue;
+    append(out, reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout"));
+  }
+  append(out, decide_unconfigured_placeholders(w, s.clusters));
+  // Jobs still held by a worker that is gone (or never known): nothing else will free them.
+  for (const auto& [worker_id, job_id] : w.job_of_worker) {
+    const worker* wk = w.find_worker(worker_id);
+    if (!wk || wk->gone) append(out, decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
+  }
+  return out;
+}
+
+std::string named_worker(const command& c) {
+  if (auto* h = std::get_if<C::heartbeat>(&c)) return h->worker_id;
+  if (auto* d = std::get_if<C::deregister>(&c)) return d->worker_id;
+  if (auto* r = std::get_if<C::request_job>(&c)) return r->worker_id;
+  return "";
+}
+
+}  // namespace baton::core

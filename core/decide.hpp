@@ -1,0 +1,46 @@
+#pragma once
+// The application layer: one typed command in, its events and typed result out.
+// Deterministic given (world, leases, settings, envelope, now): no clock, no I/O, no CAF.
+// The scheduler actor calls it; so do the tests and (later) replay and simulation.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/commands.hpp"
+#include "core/liveness.hpp"
+#include "core/outcome.hpp"
+#include "core/world.hpp"
+
+namespace baton::core {
+
+struct scheduler_settings {
+  liveness_rule liveness;                // when a worker is stale (and the start-up grace)
+  int heartbeat_interval_seconds = 60;   // told to workers at registration
+  time_us reap_interval_us = 60'000'000;
+  uint32_t max_attempts = 5;
+  std::string default_worker_image = "default";
+  std::vector<std::string> extra_worker_images;  // jobs.worker_images
+  // Worker-side calls must carry the worker's own credential (X-Worker-Token); off, the
+  // shared token is accepted too, as RelayMD's workers send only that.
+  bool worker_credentials_required = true;
+  std::vector<cluster_spec> clusters;  // configured Slurm partitions, config order
+  // A stale worker on a configured Slurm cluster is reaped only when squeue says its
+  // allocation is gone (the cluster actor asks), or after this long without a heartbeat.
+  time_us hpc_silent_cap_us = 600'000'000;
+  bool salad_enabled = false;
+  std::string salad_image;  // the image Salad containers run
+  int salad_max_replicas = 0;
+};
+
+// Every image key batond knows from its config: the default, jobs.worker_images, the
+// clusters' and Salad's.
+std::set<std::string> known_images(const scheduler_settings& s);
+
+outcome decide(const world& w, const lease_book& leases, const scheduler_settings& s, const envelope& e, time_us now);
+
+// Loop work: workers whose lease ran out are reaped with their jobs; jobs held by a worker
+// that is gone are requeued (orphans). One decision for everything found. Workers of a
+// configured Slurm cluster wait for squeue's word (or hpc_silent_cap_us) before being reaped.
+decision reap(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
+
+}  // namespace baton::core

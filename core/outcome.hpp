@@ -1,0 +1,98 @@
+#pragma once
+// What decide() answers: the events to append and a typed result, or a domain error. No
+// HTTP statuses and no reply bodies here: http/ shapes results and errors for RelayMD's
+// clients, the cluster and Salad actors read the typed results directly.
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/cloud.hpp"
+#include "core/domain.hpp"
+#include "core/job.hpp"
+#include "core/provisioning.hpp"
+#include "core/worker.hpp"
+
+namespace baton::core::results {
+
+struct job_row {
+  job j;
+  std::string queue_blocked_reason;  // "" when nothing blocks it
+};
+struct job_page { std::vector<job_row> items; size_t total = 0, offset = 0, limit = 0; };
+struct worker_row {
+  worker w;
+  std::string state;  // idle, busy, stale, provisioning, gone
+  std::optional<time_us> last_heartbeat;
+  std::optional<std::string> job_id;
+  int64_t score = 0;
+};
+struct worker_page { std::vector<worker_row> items; size_t total = 0, offset = 0, limit = 0; };
+struct registered {
+  std::string worker_id;
+  int heartbeat_interval_seconds = 60;  // what the worker must keep to
+  double stale_after_seconds = 120;
+};
+struct assignment {
+  std::string job_id, input_bundle_path, latest_checkpoint_manifest_path;
+  uint32_t attempt = 1;
+};
+// A poll's answer: a job, or why none (no_job_for_this_worker, worker_busy, stale_worker, …).
+struct poll_answer {
+  std::optional<assignment> assigned;
+  std::string no_job_reason;
+};
+struct control { std::string job_id; job_status status = job_status::queued; bool cancellation_requested = false; };
+struct pruned { size_t count = 0; };
+struct cluster_row {
+  cluster_spec spec;
+  bool enabled = true;
+  int pending_placeholders = 0, workers = 0;
+  nlohmann::json last_submission_failure;  // null when none
+};
+struct clusters { std::vector<cluster_row> items; };
+struct cluster_toggled { std::string name; bool enabled = true; };
+struct worker_images { std::string default_image; std::vector<std::string> keys; };
+struct warnings { std::vector<std::string> items; };
+struct cluster_watch { std::vector<std::string> placeholder_slurm_ids, stale_slurm_ids; };
+struct plans { std::vector<submission_plan> items; };
+struct placeholder_made { std::string worker_id; };
+struct counted { size_t count = 0; };  // placeholders removed, events written
+struct salad_view {
+  nlohmann::json last;  // last scaling and last failure, as recorded
+  std::string worker_image_key;
+  int max_replicas = 0;
+  replica_target wanted_now;
+};
+
+}  // namespace baton::core::results
+
+namespace baton::core {
+
+using result = std::variant<std::monostate, results::job_row, results::job_page, results::worker_page,
+                            results::registered, results::poll_answer, results::control, results::pruned,
+                            results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
+                            results::cluster_watch, results::plans, results::placeholder_made, results::counted,
+                            results::salad_view, replica_target>;
+
+// The answer to one command, as the caller gets it once its events are durable.
+struct reply {
+  result value;                       // monostate: nothing to say (a 204)
+  std::optional<domain_error> error;  // set when refused
+  time_us at = 0;                     // decision time: runtime figures in views are computed at it
+};
+
+struct outcome {
+  std::vector<domain_event> events;
+  reply answer;
+  bool again = false;  // apply and decide again (a poll that first closed a cancelled job)
+
+  static outcome refused(domain_error e, time_us at) {
+    outcome o;
+    o.answer.error = std::move(e);
+    o.answer.at = at;
+    return o;
+  }
+};
+
+}  // namespace baton::core

@@ -1,0 +1,139 @@
+#include "http/reply_shapes.hpp"
+
+#include "http/json_reply.hpp"
+
+namespace baton::http {
+namespace {
+
+using nlohmann::json;
+namespace R = core::results;
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json job_json(const R::job_row& row, core::time_us at) {
+  auto out = core::to_json(row.j, at);
+  out["queue_blocked_reason"] = or_null(row.queue_blocked_reason);
+  return out;
+}
+
+json worker_json(const R::worker_row& row) {
+  auto out = core::to_json(row.w, row.state, row.last_heartbeat);
+  out["job_id"] = row.job_id ? json(*row.job_id) : json(nullptr);
+  out["score"] = row.score;
+  return out;
+}
+
+template <class Page, class Fn>
+json page_json(const Page& p, Fn item) {
+  json items = json::array();
+  for (const auto& i : p.items) items.push_back(item(i));
+  return {{"items", items}, {"total", p.total}, {"offset", p.offset}, {"limit", p.limit}};
+}
+
+}  // namespace
+
+int status_of(core::error_kind k) {
+  switch (k) {
+    case core::error_kind::invalid: return 422;
+    case core::error_kind::unauthenticated: return 401;
+    case core::error_kind::forbidden: return 403;
+    case core::error_kind::not_found: return 404;
+    case core::error_kind::conflict: return 409;
+    case core::error_kind::mismatch: return 400;
+    case core::error_kind::unavailable: return 503;
+    case core::error_kind::internal: break;
+  }
+  return 500;
+}
+
+json error_body(const core::domain_error& e) {
+  json body = {{"detail", e.message}, {"error", e.code}, {"message", e.message}};
+  if (!e.field.empty()) body["field"] = e.field;
+  if (e.details.is_object()) body.update(e.details);  // the facts; may replace "detail" with RelayMD's object
+  return body;
+}
+
+json body_of(const core::result& r, core::time_us at) {
+  return std::visit(
+      [&](const auto& v) -> json {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nullptr;
+        } else if constexpr (std::is_same_v<T, R::job_row>) {
+          return job_json(v, at);
+        } else if constexpr (std::is_same_v<T, R::job_page>) {
+          return page_json(v, [&](const R::job_row& j) { return job_json(j, at); });
+        } else if constexpr (std::is_same_v<T, R::worker_page>) {
+          return page_json(v, worker_json);
+        } else if constexpr (std::is_same_v<T, R::registered>) {
+          return {{"worker_id", v.worker_id},
+                  {"heartbeat_interval_seconds", v.heartbeat_interval_seconds},
+                  {"stale_after_seconds", v.stale_after_seconds}};
+        } else if constexpr (std::is_same_v<T, R::poll_answer>) {
+          if (!v.assigned) return {{"status", "no_job_available"}, {"reason", v.no_job_reason}};
+          const auto& a = *v.assigned;
+          return {{"status", "assigned"},
+                  {"job_id", a.job_id},
+                  {"input_bundle_path", a.input_bundle_path},
+                  {"latest_checkpoint_manifest_path", or_null(a.latest_checkpoint_manifest_path)},
+                  {"attempt", a.attempt}};
+        } else if constexpr (std::is_same_v<T, R::control>) {
+          return {{"job_id", v.job_id}, {"status", core::to_string(v.status)}, {"cancellation_requested", v.cancellation_requested}};
+        } else if constexpr (std::is_same_v<T, R::pruned>) {
+          return {{"deleted", v.count}, {"pruned", v.count}};
+        } else if constexpr (std::is_same_v<T, R::clusters>) {
+          json items = json::array();
+          for (const auto& c : v.items)
+            items.push_back({{"name", c.spec.name},
+                             {"enabled", c.enabled},
+                             {"strategy", c.spec.strategy},
+                             {"worker_images", c.spec.images},
+                             {"max_pending_jobs", c.spec.max_pending},
+                             {"pending_placeholders", c.pending_placeholders},
+                             {"workers", c.workers},
+                             {"last_submission_failure", c.last_submission_failure}});
+          return items;
+        } else if constexpr (std::is_same_v<T, R::cluster_toggled>) {
+          return {{"name", v.name}, {"enabled", v.enabled}};
+        } else if constexpr (std::is_same_v<T, R::worker_images>) {
+          json items = json::array();
+          for (const auto& k : v.keys) items.push_back({{"key", k}, {"display_name", k}});
+          return {{"default_worker_image", v.default_image}, {"worker_images", items}};
+        } else if constexpr (std::is_same_v<T, R::warnings>) {
+          return v.items;
+        } else if constexpr (std::is_same_v<T, R::salad_view>) {
+          json out = v.last.is_object() ? v.last : json::object();
+          out["enabled"] = true;
+          out["worker_image_key"] = v.worker_image_key;
+          out["max_replicas"] = v.max_replicas;
+          out["wanted_now"] = v.wanted_now.record;
+          return out;
+        } else if constexpr (std::is_same_v<T, R::cluster_watch>) {
+          return {{"slurm_ids", v.placeholder_slurm_ids}, {"stale_slurm_ids", v.stale_slurm_ids}};
+        } else if constexpr (std::is_same_v<T, R::plans>) {
+          json items = json::array();
+          for (const auto& p : v.items) items.push_back({{"image", p.image}, {"count", p.count}, {"record", p.record}});
+          return {{"plans", items}};
+        } else if constexpr (std::is_same_v<T, R::placeholder_made>) {
+          return {{"worker_id", v.worker_id}};
+        } else if constexpr (std::is_same_v<T, R::counted>) {
+          return {{"count", v.count}};
+        } else {
+          static_assert(std::is_same_v<T, core::replica_target>);
+          return {{"target", v.target}, {"record", v.record}};
+        }
+      },
+      r);
+}
+
+void to_response(const core::reply& r, response& res) {
+  if (r.error) return reply_json(res, status_of(r.error->kind), error_body(*r.error));
+  auto body = body_of(r.value, r.at);
+  if (body.is_null()) {
+    res.status = 204;
+    return;
+  }
+  reply_json(res, 200, body);
+}
+
+}  // namespace baton::http

@@ -1,0 +1,190 @@
+#include "http/request_commands.hpp"
+
+#include <algorithm>
+
+#include "http/request_parsing.hpp"
+
+namespace baton::http::build {
+namespace {
+
+using nlohmann::json;
+namespace C = core::commands;
+
+std::string trimmed(const std::string& s, const char* blanks) {
+  auto start = s.find_first_not_of(blanks), end = s.find_last_not_of(blanks);
+  return start == std::string::npos ? "" : s.substr(start, end - start + 1);
+}
+
+core::checkpoint_report checkpoint_report(const request& req, bool require_path) {
+  auto b = object_body(req, true);
+  core::checkpoint_report r;
+  r.manifest_path = opt_string(b, "checkpoint_manifest_path");
+  if (!r.manifest_path) r.manifest_path = opt_string(b, "checkpoint_path");  // RelayMD's deprecated alias
+  if (require_path && !r.manifest_path)
+    throw invalid_field("checkpoint_manifest_path", "checkpoint_manifest_path is required");
+  r.progress = opt_number(b, "progress", 0, 1);
+  r.progress_codes = opt_array(b, "progress_codes");
+  r.cycle_status = opt_string(b, "checkpoint_cycle_status", 64);
+  r.cycle_failures = opt_array(b, "checkpoint_cycle_failures");
+  return r;
+}
+
+std::set<std::string> repeated(const request& req, const std::string& name, const std::function<bool(const std::string&)>& ok,
+                               const std::string& why) {
+  std::set<std::string> out;
+  for (size_t i = 0; i < req.get_param_value_count(name); ++i) {
+    auto v = req.get_param_value(name, i);
+    if (!ok(v)) throw invalid_field(name, why + ", got '" + v + "'");
+    out.insert(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string path_uuid(const request& req) { return checked_uuid(req.path_params.at(0), "id"); }
+std::string path_name(const request& req) { return checked_id(req.path_params.at(0), "name"); }
+
+C::create_job create_job(const request& req, const std::string& fresh_id) {
+  auto b = object_body(req, false);
+  C::create_job c;
+  auto id = opt_string(b, "id", 128);
+  c.id = id ? checked_uuid(*id, "id") : fresh_id;
+  c.title = req_string(b, "title", 512);
+  c.input_bundle_path = req_string(b, "input_bundle_path");
+  if (auto img = opt_string(b, "worker_image_key", 128)) {
+    if (img->find_first_not_of(" \t") == std::string::npos) throw invalid_field("worker_image_key", "must not be blank");
+    c.worker_image_key = *img;
+  }
+  if (auto arr = opt_array(b, "preferred_clusters"))
+    for (const auto& p : *arr) {
+      if (!p.is_string()) throw invalid_field("preferred_clusters", "must be a list of cluster names");
+      auto name = trimmed(p.get<std::string>(), " \t");
+      if (name.empty()) throw invalid_field("preferred_clusters", "must not contain blank names");
+      auto& pins = c.preferred_clusters;
+      if (std::find(pins.begin(), pins.end(), name) == pins.end()) pins.push_back(name);  // first-seen order
+    }
+  if (auto comment = opt_string(b, "comment", 100000)) {
+    c.comment = trimmed(*comment, " \t\r\n");
+    if (c.comment.size() > 2000) throw invalid_field("comment", "must be at most 2000 characters");
+  }
+  if (auto m = opt_int(b, "max_attempts", 1, 1000)) c.max_attempts = static_cast<uint32_t>(*m);
+  return c;
+}
+
+C::list_jobs list_jobs(const request& req) {
+  C::list_jobs q;
+  q.limit = static_cast<size_t>(query_int(req, "limit", 500, 1, 10000));
+  q.offset = static_cast<size_t>(query_int(req, "offset", 0, 0, INT64_MAX));
+  q.include_pruned = query_bool(req, "include_pruned", false);
+  q.statuses = repeated(req, "status", [](const std::string& s) { return core::job_status_from(s).has_value(); },
+                        "unknown job status");
+  if (req.has_param("worker_id")) q.worker_id = req.get_param_value("worker_id");
+  if (req.has_param("worker_image_key")) q.worker_image_key = req.get_param_value("worker_image_key");
+  return q;
+}
+
+C::prune_jobs prune_jobs(const request& req) {
+  C::prune_jobs c;
+  c.statuses = repeated(
+      req, "status",
+      [](const std::string& s) {
+        auto parsed = core::job_status_from(s);
+        return parsed && core::is_terminal(*parsed);
+      },
+      "only terminal statuses (completed, failed, cancelled) can be pruned");
+  if (c.statuses.empty()) c.statuses = {"completed", "failed", "cancelled"};
+  c.older_than_days = query_int(req, "older_than_days", 30, 1, 100000);
+  return c;
+}
+
+C::list_workers list_workers(const request& req) {
+  C::list_workers q;
+  q.limit = static_cast<size_t>(query_int(req, "limit", 500, 1, 10000));
+  q.offset = static_cast<size_t>(query_int(req, "offset", 0, 0, INT64_MAX));
+  q.states = repeated(
+      req, "state",
+      [](const std::string& s) { return s == "idle" || s == "busy" || s == "stale" || s == "provisioning" || s == "gone"; },
+      "must be one of idle, busy, stale, provisioning, gone");
+  if (req.has_param("worker_image_key")) q.worker_image_key = req.get_param_value("worker_image_key");
+  if (req.has_param("cluster")) q.cluster = req.get_param_value("cluster");
+  return q;
+}
+
+C::set_clusters_enabled clusters_enabled(const request& req) {
+  auto b = object_body(req, false);
+  if (!b.contains("enabled") || !b["enabled"].is_object())
+    throw invalid_field("enabled", "enabled must be an object of cluster name -> true/false");
+  C::set_clusters_enabled c;
+  for (const auto& [name, value] : b["enabled"].items()) {
+    if (!value.is_boolean()) throw invalid_field("enabled." + name, "must be true or false");
+    c.enabled[name] = value.get<bool>();
+  }
+  c.reason = opt_string(b, "reason", 500).value_or("");
+  return c;
+}
+
+C::set_cluster_enabled cluster_enabled(const request& req, bool enable) {
+  C::set_cluster_enabled c;
+  c.cluster = path_name(req);
+  auto b = object_body(req, true);
+  c.enabled = enable;
+  c.reason = opt_string(b, "reason", 500).value_or("");
+  return c;
+}
+
+C::register_worker register_worker(const request& req, const std::string& fresh_id, const std::string& credential_sha256) {
+  auto b = object_body(req, false);
+  C::register_worker c;
+  auto platform = core::platform_from(req_string(b, "platform", 16));
+  if (!platform) throw invalid_field("platform", "must be 'hpc' or 'salad'");
+  c.kind = *platform;
+  c.gpu_model = opt_string(b, "gpu_model", 128).value_or("");
+  c.gpu_count = static_cast<int>(opt_int(b, "gpu_count", 0, 1024).value_or(1));
+  c.vram_gb = opt_number(b, "vram_gb", 0, 100000).value_or(0);
+  c.worker_image_key = opt_string(b, "worker_image_key", 128);
+  // RelayMD sends provider_id; baton-worker may send slurm_job_id as "<cluster>:<id>".
+  auto provider = opt_string(b, "provider_id", 256);
+  if (!provider) provider = opt_string(b, "slurm_job_id", 256);
+  if (provider && !provider->empty()) c.provider_id = checked_id(*provider, "provider_id");
+  c.new_id = fresh_id;
+  c.credential_sha256 = credential_sha256;
+  return c;
+}
+
+C::heartbeat heartbeat(const request& req) {
+  C::heartbeat c;
+  c.worker_id = path_uuid(req);
+  auto b = object_body(req, true);
+  if (auto j = opt_string(b, "job_id", 128)) c.job_id = *j;
+  c.progress = opt_number(b, "progress", 0, 1);
+  c.progress_codes = opt_array(b, "progress_codes");
+  return c;
+}
+
+C::request_job request_job(const request& req) {
+  if (!req.has_param("worker_id")) throw invalid_field("worker_id", "query parameter worker_id is required");
+  return {checked_uuid(req.get_param_value("worker_id"), "worker_id")};
+}
+
+void fill(const request& req, C::checkpoint_job& c) { c.report = checkpoint_report(req, true); }
+
+void fill(const request& req, C::handoff_complete& c) { c.report = checkpoint_report(req, false); }
+
+void fill(const request& req, C::handoff_start& c) {
+  auto b = object_body(req, false);
+  c.reason = req_string(b, "reason", 256);
+  c.progress_codes = opt_array(b, "progress_codes").value_or(json::array());
+  c.progress = opt_number(b, "progress", 0, 1);
+  c.deadline_epoch_seconds = opt_number(b, "deadline_epoch_seconds", 0, 1e12);
+  c.message = opt_string(b, "message", 2000);
+}
+
+void fill(const request& req, C::fail_job& c) {
+  auto b = object_body(req, true);
+  c.failure_artifact_path = opt_string(b, "failure_artifact_path");
+  c.reason = opt_string(b, "reason", 256);
+  c.detail = opt_string(b, "detail", 10000);
+}
+
+}  // namespace baton::http::build

@@ -1,0 +1,38 @@
+#pragma once
+// Requests into typed commands (core/commands.hpp): validation of every parameter and body
+// field, RelayMD's aliases and defaults. Each function throws invalid_field (a 422 naming the
+// field) on bad input; none looks at who is calling (api_routes settles that first).
+#include <string>
+
+#include "core/commands.hpp"
+#include "http/message.hpp"
+
+namespace baton::http::build {
+
+// --- operator side ---
+core::commands::create_job create_job(const request& req, const std::string& fresh_id);
+core::commands::list_jobs list_jobs(const request& req);
+core::commands::prune_jobs prune_jobs(const request& req);
+core::commands::list_workers list_workers(const request& req);
+core::commands::set_clusters_enabled clusters_enabled(const request& req);
+core::commands::set_cluster_enabled cluster_enabled(const request& req, bool enable);
+
+// --- workers ---
+core::commands::register_worker register_worker(const request& req, const std::string& fresh_id,
+                                                const std::string& credential_sha256);
+core::commands::heartbeat heartbeat(const request& req);  // worker id from the path
+core::commands::request_job request_job(const request& req);
+
+// --- a worker's reports: the job id (from the path) is read by the caller; these fill the rest ---
+void fill(const request& req, core::commands::checkpoint_job& c);
+void fill(const request& req, core::commands::handoff_start& c);
+void fill(const request& req, core::commands::handoff_complete& c);
+void fill(const request& req, core::commands::fail_job& c);
+template <class Cmd>
+void fill(const request&, Cmd&) {}  // no body: control, start, complete
+
+// The path's first group as a job or worker id (a UUID), or as a cluster name.
+std::string path_uuid(const request& req);
+std::string path_name(const request& req);
+
+}  // namespace baton::http::build
