@@ -3,8 +3,8 @@
 namespace baton::core {
 namespace {
 
-domain_error deny(int status, const std::string& code, const std::string& message) {
-  return {status == 401 ? error_kind::unauthenticated : error_kind::forbidden, code, message, nlohmann::json::object(), ""};
+domain_error deny(error_kind kind, const std::string& code, const std::string& message) {
+  return {kind, code, message, nlohmann::json::object(), ""};
 }
 
 }  // namespace
@@ -66,30 +66,30 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
   if (who.k == K::internal) return std::nullopt;
   auto cls = access_of(k);
   if (cls == access_class::open) return std::nullopt;
-  if (who.k == K::nobody) return deny(401, "invalid_api_token", "Invalid API token");
+  if (who.k == K::nobody) return deny(error_kind::unauthenticated, "invalid_api_token", "Invalid API token");
   switch (cls) {
     case access_class::operator_only:
       if (who.k == K::operator_) return std::nullopt;
-      if (who.k == K::pilot) return deny(403, "pilot_token_register_only", "the pilot token only registers workers");
-      return deny(403, "operator_only", "this endpoint needs the operator token");
+      if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
+      return deny(error_kind::forbidden, "operator_only", "this endpoint needs the operator token");
     case access_class::registration:
       if (who.k == K::operator_ || who.k == K::pilot) return std::nullopt;
-      return deny(403, "registration_token_required",
+      return deny(error_kind::forbidden, "registration_token_required",
                   "workers register with the operator or pilot token (X-API-Token), not a worker token");
     case access_class::worker_self:
     case access_class::worker_job:
       if (who.k == K::worker) {
         // An empty target is a missing parameter: the request's validation names it (422).
         if (cls == access_class::worker_self && !target.empty() && who.worker_id != target)
-          return deny(403, "other_worker", "a worker token acts only for its own worker");
+          return deny(error_kind::forbidden, "other_worker", "a worker token acts only for its own worker");
         return std::nullopt;
       }
       if (who.k == K::operator_ && s.accept_shared_token) return std::nullopt;
-      if (who.k == K::pilot) return deny(403, "pilot_token_register_only", "the pilot token only registers workers");
-      return deny(401, "worker_token_required",
+      if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
+      return deny(error_kind::unauthenticated, "worker_token_required",
                   "worker calls need X-Worker-Token (set workers.accept_shared_token to allow the shared token)");
     case access_class::internal:
-      return deny(403, "internal_only", "only batond's own loops send this command");
+      return deny(error_kind::forbidden, "internal_only", "only batond's own loops send this command");
     case access_class::open: break;
   }
   return std::nullopt;
@@ -101,7 +101,7 @@ std::optional<domain_error> authorize_job(const principal& who, command_kind k, 
   if (k == command_kind::job_control) {
     for (const auto& seg : j.segments)
       if (seg.worker_id == who.worker_id) return std::nullopt;
-    return deny(403, "job_not_held_by_worker", "job " + j.id + " was never assigned to worker " + who.worker_id);
+    return deny(error_kind::forbidden, "job_not_held_by_worker", "job " + j.id + " was never assigned to worker " + who.worker_id);
   }
   // A conflict (409), which RelayMD workers treat as "stop": a reaped-but-alive worker stops
   // writing to the job.

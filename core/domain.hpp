@@ -44,7 +44,6 @@ struct domain_error {
 struct decision {
   std::vector<domain_event> events;
   std::optional<domain_error> error;
-  nlohmann::json reply;  // what the caller is told on success (may be null)
 
   static decision refuse(domain_error e) {
     decision d;

@@ -94,10 +94,7 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
   // The allocation started and its worker registered before sbatch's answer got here: a
   // placeholder now would never be adopted and would hold a max_pending slot.
   for (const auto& [id, wk] : w.workers)
-    if (!wk.gone && !wk.placeholder && wk.provider_id == provider) {
-      d.reply = {{"worker_id", id}, {"provider_id", provider}, {"already_registered", true}};
-      return d;
-    }
+    if (!wk.gone && !wk.placeholder && wk.provider_id == provider) return d;
   d.events.push_back({"worker/" + worker_id, "worker.placeholder_created",
                       {{"provider_id", provider},
                        {"cluster", c.name},
@@ -106,7 +103,6 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
                        {"gpu_model", c.gpu_type},
                        {"gpu_count", c.gpu_count},
                        {"plan", plan_record}}});
-  d.reply = {{"worker_id", worker_id}, {"provider_id", provider}};
   return d;
 }
 
@@ -148,7 +144,6 @@ decision decide_cluster_enabled(const world& w, const std::string& cluster, bool
   bool now_enabled = !w.disabled_clusters.count(cluster);
   if (now_enabled != enabled)
     d.events.push_back({cluster_stream(cluster), enabled ? "cluster.enabled" : "cluster.disabled", {{"reason", reason}}});
-  d.reply = {{"name", cluster}, {"enabled", enabled}};
   return d;
 }
 

@@ -37,10 +37,8 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
       return decision::refuse({error_kind::conflict, "worker_image_mismatch", msg, json::object(), "worker_image_key"});
     }
     d.events.push_back({worker_stream(placeholder->id), "worker.placeholder_adopted", std::move(p)});
-    d.reply = {{"worker_id", placeholder->id}};
   } else {
     d.events.push_back({worker_stream(c.id), "worker.registered", std::move(p)});
-    d.reply = {{"worker_id", c.id}};
   }
   return d;
 }

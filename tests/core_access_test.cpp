@@ -138,3 +138,35 @@ TEST(access, DispatchAppliesTheSameRules) {
   EXPECT_EQ(kind(run(principal::operator_named("ann"), C::cluster_plan{"nowhere"})), core::error_kind::forbidden)
       << "only batond's own loops";
 }
+
+// Every command kind, through core::decide: a caller with no credential is refused before
+// anything else is looked at (only the health warnings are open), and batond's own loops
+// are never refused for who they are.
+template <size_t... I>
+std::vector<core::command> one_of_each(std::index_sequence<I...>) {
+  return {core::command(std::in_place_index<I>)...};
+}
+
+TEST(access, DecideRefusesTheAnonymousForEveryCommandButHealth) {
+  core::world w;
+  core::lease_book leases;
+  core::scheduler_settings s;
+  auto all = one_of_each(std::make_index_sequence<std::variant_size_v<core::command>>{});
+  ASSERT_EQ(all.size(), every_kind().size());
+  for (const auto& cmd : all) {
+    core::envelope anonymous{{}, "anonymous", "req", cmd, std::nullopt};
+    auto o = core::decide(w, leases, s, anonymous, 1'000'000);
+    bool open = core::kind_of(cmd) == K::health_warnings;
+    EXPECT_EQ(o.answer.error.has_value(), !open) << static_cast<int>(core::kind_of(cmd));
+    if (o.answer.error) {
+      EXPECT_EQ(o.answer.error->kind, core::error_kind::unauthenticated);
+    }
+    EXPECT_TRUE(o.events.empty());
+    core::envelope from_loop{principal::loop(), "loop:test", "req", cmd, std::nullopt};
+    auto l = core::decide(w, leases, s, from_loop, 1'000'000);
+    if (l.answer.error) {
+      EXPECT_NE(l.answer.error->kind, core::error_kind::unauthenticated);
+      EXPECT_NE(l.answer.error->kind, core::error_kind::forbidden);
+    }
+  }
+}

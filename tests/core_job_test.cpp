@@ -268,8 +268,8 @@ TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
   register_worker right{"fresh", platform::hpc, "A100", 1, 80, "gromacs", "clusterA:4242", "hash"};
   auto adopted = decide_register(w.find_worker("ph1"), right, t + 5);
   ASSERT_TRUE(adopted.ok());
-  EXPECT_EQ(adopted.reply["worker_id"], "ph1") << "the placeholder's id is kept";
   ASSERT_EQ(adopted.events.size(), 1u);
+  EXPECT_EQ(adopted.events[0].stream, worker_stream("ph1")) << "the placeholder's id is kept";
   EXPECT_EQ(adopted.events[0].type, "worker.placeholder_adopted");
   apply(w, adopted, t + 5);
   const auto& wk = w.workers.at("ph1");
