@@ -104,6 +104,15 @@ std::optional<domain_error> unknown_pin(const scheduler_settings& s, const std::
 }
 
 // --- jobs ---
+// The reply to a create or requeue: the new job as it will be once its events are applied.
+job preview_of(const std::string& id, const decision& d, time_us now) {
+  job preview;
+  preview.id = id;
+  for (const auto& e : d.events)
+    if (e.stream == job_stream(id)) evolve(preview, e.type, e.payload, now);
+  return preview;
+}
+
 outcome create(const world& w, const scheduler_settings& s, const C::create_job& c, time_us now) {
   if (auto e = unknown_pin(s, c.preferred_clusters)) return refused(*e, now);
   create_job cj;
@@ -117,9 +126,7 @@ outcome create(const world& w, const scheduler_settings& s, const C::create_job&
   if (auto e = unknown_image(s, cj.worker_image_key)) return refused(*e, now);
   auto d = decide_create(w.find_job(c.id), cj, now);
   if (d.error) return refused(*d.error, now);
-  job preview;  // the reply is the job as it will be once the event is applied
-  preview.id = c.id;
-  for (const auto& e : d.events) evolve(preview, e.type, e.payload, now);
+  auto preview = preview_of(c.id, d, now);
   return from(std::move(d), row_of(w, s, preview), now);
 }
 
@@ -138,16 +145,13 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const C::list_job
   return answered(std::move(page), now);
 }
 
-outcome requeue(const world& w, const C::requeue_job& c, time_us now) {
+outcome requeue(const world& w, const scheduler_settings& s, const C::requeue_job& c, time_us now) {
   const job* j = w.find_job(c.id);
   if (!j) return refused(not_found("Job", c.id), now);
   auto d = decide_requeue(*j, c.new_id, now);
   if (d.error) return refused(*d.error, now);
-  job preview;
-  preview.id = c.new_id;
-  for (const auto& e : d.events)
-    if (e.stream == job_stream(c.new_id)) evolve(preview, e.type, e.payload, now);
-  return from(std::move(d), R::job_row{preview, ""}, now);
+  auto preview = preview_of(c.new_id, d, now);
+  return from(std::move(d), row_of(w, s, preview), now);
 }
 
 outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
@@ -421,7 +425,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           const job* j = w.find_job(c.id);
           return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now) : refused(not_found("Job", c.id), now);
         } else if constexpr (std::is_same_v<T, C::requeue_job>) {
-          return requeue(w, c, now);
+          return requeue(w, s, c, now);
         } else if constexpr (std::is_same_v<T, C::prune_jobs>) {
           return prune(w, c, now);
         } else if constexpr (std::is_same_v<T, C::job_history>) {

@@ -70,6 +70,27 @@ rocksdb::ColumnFamilyOptions family_options(cf_index cf) {
   return o;
 }
 
+// Files RocksDB writes while it creates a database, before CURRENT exists: a process killed
+// then leaves only these, and nothing was ever committed. (The WAL and OPTIONS files come
+// after CURRENT, so a directory with them but without CURRENT is a damaged log: refused.)
+bool left_by_interrupted_creation(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    auto name = entry.path().filename().string();
+    auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+    auto numbered = [&](const std::string& suffix) {  // 000001.dbtmp: CURRENT before its rename
+      auto stem = name.size() > suffix.size() ? name.substr(0, name.size() - suffix.size()) : "";
+      return !stem.empty() && name.compare(stem.size(), suffix.size(), suffix) == 0 &&
+             stem.find_first_not_of("0123456789") == std::string::npos;
+    };
+    bool rocksdb_own = name == "LOCK" || name == "IDENTITY" || name == "LOG" || starts("LOG.old.") ||
+                       starts("MANIFEST-") || numbered(".dbtmp");
+    if (!rocksdb_own || !entry.is_regular_file()) return false;
+  }
+  return !ec;
+}
+
 // Refuses paths that would make RocksDB create a database inside something that is not one.
 void check_directory(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -84,7 +105,7 @@ void check_directory(const std::string& dir) {
   if (!fs::is_directory(st)) throw store_error(dir + " is not a directory");
   bool empty = fs::is_empty(dir, ec);
   if (ec) throw store_error("cannot read " + dir + ": " + ec.message());
-  if (!empty && !fs::exists(fs::path(dir) / "CURRENT"))
+  if (!empty && !fs::exists(fs::path(dir) / "CURRENT") && !left_by_interrupted_creation(dir))
     throw store_error(dir + " is not empty and holds no event log (no CURRENT file)");
 }
 

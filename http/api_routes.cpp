@@ -74,7 +74,7 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
   e.caller = std::move(*who);
   // A RelayMD worker on the shared token acts for the worker it names.
   e.actor = e.caller.k == core::principal::kind::operator_ && !named.empty() ? "worker:" + named : e.caller.actor();
-  e.request_id = req.get_header_value("X-Request-Id");
+  e.request_id = req.get_header_value("X-Request-Id").substr(0, 128);  // it is recorded with every event
   if (e.request_id.empty()) e.request_id = next_request_id();
   return e;
 }

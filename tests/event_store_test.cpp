@@ -209,10 +209,31 @@ TEST(EventStore, OpenRefusesWhatIsNotAnEventLog) {
   } catch (const store_error& e) {
     EXPECT_NE(std::string(e.what()).find("no event log"), std::string::npos) << e.what();
   }
+  std::filesystem::create_directories(dir / "logs");
+  std::ofstream(dir / "logs/app.log") << "an application's log, not RocksDB's";
+  EXPECT_THROW(event_store::open(dir / "logs"), store_error) << "only RocksDB's own numbered WAL files pass";
   // A damaged CURRENT file.
   { event_store::open(dir / "log")->append({command("s", "t")}); }
   std::ofstream(dir / "log/CURRENT", std::ios::trunc) << "MANIFEST-999999\n";
   EXPECT_THROW(event_store::open(dir / "log"), store_error);
+}
+
+// A process killed while RocksDB created the log leaves its files without CURRENT: nothing
+// was committed, so the next open creates the log (it used to refuse the directory).
+TEST(EventStore, OpensOverAnInterruptedCreation) {
+  temp_dir dir;
+  std::filesystem::create_directories(dir / "log");
+  for (auto name : {"LOCK", "IDENTITY", "LOG", "MANIFEST-000001", "000001.dbtmp"})
+    std::ofstream(dir / (std::string("log/") + name)) << "";
+  {
+    auto store = event_store::open(dir / "log");
+    EXPECT_EQ(store->append({command("s", "t")})[0].first_seq, 1u);
+  }
+  EXPECT_EQ(event_store::open(dir / "log")->last_seq(), 1u);
+  // A WAL without CURRENT is a damaged log, not an interrupted creation.
+  std::filesystem::create_directories(dir / "damaged");
+  for (auto name : {"LOCK", "IDENTITY", "MANIFEST-000001", "000003.log"}) std::ofstream(dir / (std::string("damaged/") + name)) << "";
+  EXPECT_THROW(event_store::open(dir / "damaged"), store_error);
 }
 
 TEST(EventStore, SnapshotsAndProjectionOffsets) {
