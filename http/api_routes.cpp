@@ -6,7 +6,6 @@
 #include "events/sha256.hpp"
 #include "events/bytes.hpp"
 #include "http/json_reply.hpp"
-#include "http/job_history.hpp"
 #include "http/request_parsing.hpp"
 
 namespace baton::http {
@@ -62,7 +61,7 @@ std::string named_worker(const request& req) {
 }
 
 // A poll the scheduler would answer with no job and no event: answered here, on the HTTP
-// thread, from the scheduler's read model (actors/idle_poll_view.hpp).
+// thread, from the scheduler's read model (projections/idle_poll_view.hpp).
 bool answered_from_view(const api_context& ctx, const api_command& c, response& res) {
   if (!ctx.idle_view || !ctx.clock) return false;
   if (!ctx.idle_view->answers_no_job(c.target, ctx.clock())) return false;
@@ -377,12 +376,17 @@ void add_api_routes(router& s, api_context ctx) {
                      [](const request& rq, api_command& cmd) { cmd.target = checked_uuid(rq.path_params[0], "id"); });
     if (!c) return;
     const std::string& id = c->target;
-    auto h = job_history(*ctx.store, id);
-    if (!h) {
+    // Waits (briefly) until the projection holds everything the log held when the read began.
+    auto h = ctx.history->read(id, std::chrono::seconds(2));
+    if (!h.available) {
+      reply_error(res, 503, "history_unavailable", h.why);
+      return;
+    }
+    if (!h.history) {
       reply_json(res, 404, {{"detail", "Job not found"}, {"error", "not_found"}, {"id", id}});
       return;
     }
-    reply_json(res, 200, *h);
+    reply_json(res, 200, *h.history);
   });
 }
 

@@ -9,6 +9,12 @@
 // scheduler would give: a known, live, idle worker with a fresh lease and its own credential,
 // whose image has no queued job, gets no_job_for_this_worker, and nothing is recorded for it
 // (the scheduler records nothing for such a poll either).
+//
+// Written in step by the scheduler, not fed from the log like job_history: a poll that
+// follows an acknowledged job creation or registration must see it, and a log-fed view would
+// apply it only after the projection actor got its batch, a moment after the reply went out
+// (a wrong "no job" window). It also needs heartbeat leases, which are not events at all.
+// Rebuilt at start-up from the world recovered from the log and the saved leases.
 #include <set>
 #include <shared_mutex>
 #include <string>
@@ -18,11 +24,11 @@
 #include "actors/scheduler_commands.hpp"
 #include "core/world.hpp"
 
-namespace baton::actors {
+namespace baton::projections {
 
 class idle_poll_view {
  public:
-  explicit idle_poll_view(const scheduler_settings& s)
+  explicit idle_poll_view(const actors::scheduler_settings& s)
       : liveness_(s.liveness) {}
 
   // HTTP side, for a caller already allowed to poll for this worker (core/access.hpp). True
@@ -31,10 +37,10 @@ class idle_poll_view {
   bool answers_no_job(const std::string& worker_id, core::time_us now) const;
 
   // Scheduler side: everything, at start-up.
-  void rebuild(const core::world& w, const lease_book& leases);
+  void rebuild(const core::world& w, const core::lease_book& leases);
   // Scheduler side: after a step that touched these workers (their events, their jobs'
   // assignment, their lease), and the queued images if the step had any events.
-  void update(const core::world& w, const lease_book& leases, const std::vector<std::string>& touched,
+  void update(const core::world& w, const core::lease_book& leases, const std::vector<std::string>& touched,
               bool images_may_have_changed);
 
  private:
@@ -42,7 +48,7 @@ class idle_poll_view {
     std::string image;
     core::time_us lease = 0;
   };
-  void refresh_locked(const core::world& w, const lease_book& leases, const std::string& id);
+  void refresh_locked(const core::world& w, const core::lease_book& leases, const std::string& id);
   void images_locked(const core::world& w);
 
   const core::liveness_rule liveness_;
@@ -52,4 +58,4 @@ class idle_poll_view {
   std::set<std::string> images_with_queued_jobs_;
 };
 
-}  // namespace baton::actors
+}  // namespace baton::projections

@@ -1,9 +1,9 @@
-#include "actors/idle_poll_view.hpp"
+#include "projections/idle_poll_view.hpp"
 
 #include <algorithm>
 #include <mutex>
 
-namespace baton::actors {
+namespace baton::projections {
 
 bool idle_poll_view::answers_no_job(const std::string& worker_id, core::time_us now) const {
   std::shared_lock<std::shared_mutex> lock(m_);
@@ -14,7 +14,7 @@ bool idle_poll_view::answers_no_job(const std::string& worker_id, core::time_us 
   return !images_with_queued_jobs_.count(wk.image);
 }
 
-void idle_poll_view::refresh_locked(const core::world& w, const lease_book& leases, const std::string& id) {
+void idle_poll_view::refresh_locked(const core::world& w, const core::lease_book& leases, const std::string& id) {
   const core::worker* wk = w.find_worker(id);
   auto lease = leases.last(id);
   if (!wk || wk->gone || wk->placeholder || w.held_job(id) || !lease) {
@@ -30,14 +30,14 @@ void idle_poll_view::images_locked(const core::world& w) {
     if (!jobs.empty()) images_with_queued_jobs_.insert(image);
 }
 
-void idle_poll_view::rebuild(const core::world& w, const lease_book& leases) {
+void idle_poll_view::rebuild(const core::world& w, const core::lease_book& leases) {
   std::unique_lock<std::shared_mutex> lock(m_);
   idle_.clear();
   for (const auto& [id, wk] : w.workers) refresh_locked(w, leases, id);
   images_locked(w);
 }
 
-void idle_poll_view::update(const core::world& w, const lease_book& leases, const std::vector<std::string>& touched,
+void idle_poll_view::update(const core::world& w, const core::lease_book& leases, const std::vector<std::string>& touched,
                             bool images_may_have_changed) {
   if (touched.empty() && !images_may_have_changed) return;
   std::unique_lock<std::shared_mutex> lock(m_);
@@ -45,4 +45,4 @@ void idle_poll_view::update(const core::world& w, const lease_book& leases, cons
   if (images_may_have_changed) images_locked(w);
 }
 
-}  // namespace baton::actors
+}  // namespace baton::projections
