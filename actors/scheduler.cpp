@@ -5,8 +5,8 @@
 #include <iterator>
 #include <spdlog/spdlog.h>
 
-#include "actors/idle_poll_view.hpp"
-#include "actors/worker_credentials.hpp"
+#include "projections/idle_poll_view.hpp"
+#include "projections/worker_credentials.hpp"
 #include "events/payload.hpp"
 
 namespace baton::actors {
@@ -176,8 +176,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   for (const auto& [id, w] : st.world.workers)
     if (!w.gone && !w.placeholder) st.leases.touch(id, leases.count(id) ? leases.at(id) : now);
   st.views = std::move(views);
-  if (!st.views.idle) st.views.idle = std::make_shared<idle_poll_view>(settings);
-  if (!st.views.credentials) st.views.credentials = std::make_shared<worker_credentials>();
+  if (!st.views.idle) st.views.idle = std::make_shared<projections::idle_poll_view>(settings);
+  if (!st.views.credentials) st.views.credentials = std::make_shared<projections::worker_credentials>();
   st.views.credentials->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);

@@ -68,14 +68,18 @@ core::reply unavailable(const std::string& code, const std::string& why);
 
 using clock_fn = std::function<core::time_us()>;
 
+}  // namespace baton::actors
+namespace baton::projections {
 class idle_poll_view;
 class worker_credentials;
+}  // namespace baton::projections
+namespace baton::actors {
 
 // The read models the scheduler keeps in step with its world, in the same step that changes
 // it and before any reply of that step, for the HTTP threads. Missing ones are made.
 struct scheduler_views {
-  std::shared_ptr<idle_poll_view> idle;             // answers idle polls without a trip here
-  std::shared_ptr<worker_credentials> credentials;  // who a worker token belongs to
+  std::shared_ptr<projections::idle_poll_view> idle;             // answers idle polls without a trip here
+  std::shared_ptr<projections::worker_credentials> credentials;  // who a worker token belongs to
 };
 
 // world: the state recovered from the log. leases: last heartbeats saved by the previous

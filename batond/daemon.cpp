@@ -23,6 +23,11 @@
 #include "http/health_routes.hpp"
 #include "http/beast_server.hpp"
 #include "http/request_parsing.hpp"
+#include "projections/idle_poll_view.hpp"
+#include "projections/job_history.hpp"
+#include "projections/offsets.hpp"
+#include "projections/runner.hpp"
+#include "projections/worker_credentials.hpp"
 #include "replay/recover.hpp"
 
 namespace baton::daemon {
@@ -105,9 +110,18 @@ int run(const config::settings& settings, const run_options& opts) {
   // when idle, which on 2 cores took CPU from the HTTP threads (+20 % assigning polls/s).
   cfg.set("scheduler.policy", caf::atom("sharing"));
   int exit_code = 0;
+  std::shared_ptr<projections::job_history> history;
   {
     caf::actor_system sys{cfg};
     auto log = actors::spawn_log_writer(sys, store, {static_cast<size_t>(settings.group_commit_max_events)});
+    // In memory, so rebuilt from sequence 1 at every start; HTTP starts only once it has
+    // caught up (below), so a history read after a restart is never older than the log.
+    std::weak_ptr<const events::event_store> log_end_of = store;
+    history = std::make_shared<projections::job_history>([log_end_of] {
+      auto s = log_end_of.lock();
+      return s ? s->last_seq() : 0;
+    });
+    auto history_run = projections::run_projection(sys, log, history);
     core::scheduler_settings sched;
     sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
@@ -125,8 +139,8 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_max_replicas = settings.salad.max_replicas;
     core::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
-    auto idle_view = std::make_shared<actors::idle_poll_view>(sched);
-    auto credentials = std::make_shared<actors::worker_credentials>();
+    auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
+    auto credentials = std::make_shared<projections::worker_credentials>();
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
                                              {idle_view, credentials});
     http::beast_server_options server_opts;
@@ -142,14 +156,23 @@ int run(const config::settings& settings, const run_options& opts) {
     http::beast_server server(server_opts);
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log, scheduler);
-    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, store, idle_view, now_us, pilot_token, credentials,
+    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
                                            !sched.worker_credentials_required});
     int port = 0;
-    try {
-      port = server.start();
-    } catch (const std::exception& e) {
-      spdlog::critical("{}", e.what());
+    auto catchup_started = std::chrono::steady_clock::now();
+    if (auto why = projections::wait_caught_up(history_run, *history, std::chrono::seconds(60))) {
+      spdlog::critical("cannot serve: {}", *why);
       exit_code = 2;
+    } else {
+      spdlog::info("projection {} caught up through event {} in {} ms", history->name(), history->applied_seq(),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                         catchup_started).count());
+      try {
+        port = server.start();
+      } catch (const std::exception& e) {
+        spdlog::critical("{}", e.what());
+        exit_code = 2;
+      }
     }
     if (exit_code == 0) {
       record(sys, log, started_type,
@@ -202,12 +225,18 @@ int run(const config::settings& settings, const run_options& opts) {
              {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
               {"worker_last_heartbeats_us", leases.value.value_or(core::lease_table{})}});
     }
+    // Let the projection apply daemon.stopped first, so its recorded offset is the log's end.
+    if (exit_code == 0) history->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(5));
+    caf::anon_send_exit(history_run.actor, caf::exit_reason::user_shutdown);
+    history_run.actor = nullptr;
     caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     scheduler = nullptr;
     caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits
     log = nullptr;
   }  // ~actor_system waits for every actor
   try {
+    // The log writer has stopped, so the offset may be written from here (projections/offsets.hpp).
+    projections::record_offset(*store, *history);
     store->flush();
   } catch (const events::store_error& e) {
     spdlog::warn("{}", e.what());

@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "batond.yaml") << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
                                      << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n"
+                                     << "jobs: {worker_images: [no-jobs-image]}\n"  // the idle pool's image
                                      // Extra batond settings for experiments, e.g. "event_log: {...}".
                                      << (std::getenv("API_BENCH_EXTRA_CONFIG") ? std::getenv("API_BENCH_EXTRA_CONFIG") : "")
                                      << "\n";

@@ -5,7 +5,6 @@
 
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
-#include "http/job_history.hpp"
 #include "http/json_reply.hpp"
 #include "http/reply_shapes.hpp"
 #include "http/request_commands.hpp"
@@ -80,7 +79,7 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
 }
 
 // A poll the scheduler would answer with no job and no event: answered here, on the HTTP
-// thread, from the scheduler's read model (actors/idle_poll_view.hpp).
+// thread, from the scheduler's read model (projections/idle_poll_view.hpp).
 bool answered_from_view(const api_context& ctx, const core::envelope& e, response& res) {
   auto* poll = std::get_if<C::request_job>(&e.cmd);
   if (!poll || !ctx.idle_view || !ctx.clock || !ctx.idle_view->answers_no_job(poll->worker_id, ctx.clock())) return false;
@@ -264,15 +263,18 @@ void add_api_routes(router& s, api_context ctx) {
     route(s, "POST", enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx,
           K::set_cluster_enabled, [enable](const request& req) -> core::command { return build::cluster_enabled(req, enable); });
 
-  // --- history, from the log ---
+  // --- history, from its projection ---
   s.Get(R"(/jobs/([^/]+)/history)", [ctx](const request& req, response& res) {
     auto e = prepare(ctx, req, res, K::job_history,
                      [](const request& rq) -> core::command { return C::job_history{build::path_uuid(rq)}; });
     if (!e) return;
     const std::string& id = std::get<C::job_history>(e->cmd).id;
-    auto h = job_history(*ctx.store, id);
-    if (!h) return refuse(res, core::not_found("Job", id));
-    reply_json(res, 200, *h);
+    // Waits (briefly) until the projection holds everything the log held when the read began.
+    auto h = ctx.history->read(id, std::chrono::seconds(2));
+    if (!h.available)
+      return refuse(res, {core::error_kind::unavailable, "history_unavailable", h.why, {}, ""});
+    if (!h.history) return refuse(res, core::not_found("Job", id));
+    reply_json(res, 200, *h.history);
   });
 }
 

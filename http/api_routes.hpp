@@ -8,11 +8,11 @@
 #include <memory>
 #include <string>
 
-#include "actors/idle_poll_view.hpp"
 #include "actors/scheduler.hpp"
-#include "actors/worker_credentials.hpp"
-#include "events/event_store.hpp"
 #include "http/router.hpp"
+#include "projections/idle_poll_view.hpp"
+#include "projections/job_history.hpp"
+#include "projections/worker_credentials.hpp"
 
 namespace baton::http {
 
@@ -20,13 +20,13 @@ struct api_context {
   caf::actor_system* sys = nullptr;
   actors::scheduler_actor scheduler;
   std::string api_token;                              // shared operator/worker token
-  std::shared_ptr<const events::event_store> store;   // read-only: job history
+  std::shared_ptr<const projections::job_history> history;  // GET /jobs/{id}/history
   // Idle polls answered without the scheduler (optional; the scheduler fills it) and the
   // clock their lease check uses (the scheduler's).
-  std::shared_ptr<const actors::idle_poll_view> idle_view;
+  std::shared_ptr<const projections::idle_poll_view> idle_view;
   std::function<core::time_us()> clock;
   std::string pilot_token;  // X-API-Token that may only register workers ("" = none)
-  std::shared_ptr<const actors::worker_credentials> credentials;  // who a worker token belongs to
+  std::shared_ptr<const projections::worker_credentials> credentials;  // who a worker token belongs to
   bool accept_shared_token = false;  // workers.accept_shared_token (RelayMD workers)
 };
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "support/batond_process.hpp"
@@ -595,14 +596,30 @@ TEST_F(api, RestartRebuildsEveryJobAndWorkerExactly) {
   as(c, "POST", "/workers/" + c.id + "/deregister");
   auto jobs_before = without_clock_fields(call(*op, "GET", "/jobs?limit=100").body);
   auto workers_before = call(*op, "GET", "/workers?state=idle&state=busy&state=stale&state=gone").body;
+  std::map<std::string, json> histories_before;
+  for (auto id : {"r0", "r1", "r5"}) histories_before[id] = call(*op, "GET", "/jobs/" + std::string(id) + "/history").body;
   ASSERT_EQ(b->stop(), 0) << b->err();
   b->start();
   ASSERT_GT(b->port(), 0) << b->err();
   op = b->client();
   EXPECT_EQ(without_clock_fields(call(*op, "GET", "/jobs?limit=100").body), jobs_before);
   EXPECT_EQ(call(*op, "GET", "/workers?state=idle&state=busy&state=stale&state=gone").body, workers_before);
+  // The history projection was rebuilt from sequence 1 before batond answered.
+  for (auto& [id, h] : histories_before) EXPECT_EQ(call(*op, "GET", "/jobs/" + id + "/history").body, h) << id;
   // Worker credentials survive too: only their hashes were logged.
   EXPECT_EQ(as(d, "POST", "/workers/" + d.id + "/heartbeat").status, 204);
+}
+
+TEST_F(api, HistoryReadRightAfterAnAcknowledgedCreateShowsIt) {
+  boot();
+  // The projection applies events a moment after their reply is sent; the read must wait.
+  for (int i = 0; i < 200; ++i) {
+    std::string id = "h" + std::to_string(i);
+    create(id);
+    auto h = call(*op, "GET", "/jobs/" + id + "/history");
+    ASSERT_EQ(h.status, 200) << "read " << i << ": " << h.body;
+    ASSERT_EQ(h.body["events"][0]["event_type"], "job.created") << h.body;
+  }
 }
 
 TEST_F(api, EveryDecisionReDerivesFromTheLog) {

@@ -107,6 +107,7 @@ TEST(Batond, ServesHealthzAndKeepsSequenceAcrossRestarts) {
   EXPECT_EQ(evs[3].type, "daemon.stopped");
   EXPECT_EQ(evs[2].stream_version, 3u);
   EXPECT_GE(evs[1].recorded_at_us, evs[0].recorded_at_us);
+  EXPECT_EQ(store->projection_offset("job_history"), 4u) << "recorded at the clean stop, after daemon.stopped";
 }
 
 TEST(Batond, NoticesAnUncleanPreviousRun) {

@@ -1,10 +1,10 @@
-#include "actors/worker_credentials.hpp"
+#include "projections/worker_credentials.hpp"
 
 #include <mutex>
 
 #include "core/access.hpp"
 
-namespace baton::actors {
+namespace baton::projections {
 
 bool worker_credentials::verify(const std::string& worker_id, const std::string& secret_sha256) const {
   std::shared_lock<std::shared_mutex> lock(m_);
@@ -29,4 +29,4 @@ void worker_credentials::note(const core::decision& d) {
   }
 }
 
-}  // namespace baton::actors
+}  // namespace baton::projections

@@ -9,6 +9,12 @@
 // scheduler would give: a known, live, idle worker with a fresh lease and its own credential,
 // whose image has no queued job, gets no_job_for_this_worker, and nothing is recorded for it
 // (the scheduler records nothing for such a poll either).
+//
+// Written in step by the scheduler, not fed from the log like job_history: a poll that
+// follows an acknowledged job creation or registration must see it, and a log-fed view would
+// apply it only after the projection actor got its batch, a moment after the reply went out
+// (a wrong "no job" window). It also needs heartbeat leases, which are not events at all.
+// Rebuilt at start-up from the world recovered from the log and the saved leases.
 #include <set>
 #include <shared_mutex>
 #include <string>
@@ -18,7 +24,7 @@
 #include "core/decide.hpp"
 #include "core/world.hpp"
 
-namespace baton::actors {
+namespace baton::projections {
 
 class idle_poll_view {
  public:
@@ -52,4 +58,4 @@ class idle_poll_view {
   std::set<std::string> images_with_queued_jobs_;
 };
 
-}  // namespace baton::actors
+}  // namespace baton::projections

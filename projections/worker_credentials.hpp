@@ -4,6 +4,12 @@
 // Only the scheduler writes it, in the step that applies a registration and before that
 // registration's reply is sent, so a worker's first call after registering is recognised.
 // Workers that are gone keep their entry: they are told 404 ("register again"), not 401.
+//
+// Written in step by the scheduler, not fed from the log like job_history: a worker's first
+// call after registering must be recognised, and a log-fed view would apply the
+// registration only after the projection actor got its batch, a moment after the reply went
+// out (a 401 window). The scheduler updates it in the step that applies the registration,
+// before that step's replies. Rebuilt at start-up from the world recovered from the log.
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -11,7 +17,7 @@
 #include "core/domain.hpp"
 #include "core/world.hpp"
 
-namespace baton::actors {
+namespace baton::projections {
 
 class worker_credentials {
  public:
@@ -27,4 +33,4 @@ class worker_credentials {
   std::unordered_map<std::string, std::string> sha256_by_worker_;  // lookups only, never iterated
 };
 
-}  // namespace baton::actors
+}  // namespace baton::projections

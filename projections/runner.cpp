@@ -1,0 +1,92 @@
+#include "projections/runner.hpp"
+
+#include <caf/all.hpp>
+
+#include <stdexcept>
+
+namespace baton::projections {
+namespace {
+
+struct runner_state {
+  runner_state() = default;  // user-declared: see stack-notes C2
+  std::shared_ptr<projection> p;
+  std::shared_ptr<std::promise<uint64_t>> caught_up;
+  std::optional<uint64_t> target;  // the log's last seq when the subscription was made
+  bool signalled = false;
+  static inline const char* name = "projection";
+};
+
+using self_ptr = caf::stateful_actor<runner_state>*;
+
+void signal_caught_up(self_ptr self) {
+  auto& st = self->state;
+  if (st.signalled || !st.target || st.p->applied_seq() < *st.target) return;
+  st.signalled = true;
+  st.caught_up->set_value(st.p->applied_seq());
+}
+
+void stop(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  st.p->fail(why);
+  if (!st.signalled) {
+    st.signalled = true;
+    st.caught_up->set_exception(std::make_exception_ptr(std::runtime_error(why)));
+  }
+  self->quit(caf::make_error(caf::sec::runtime_error, why));
+}
+
+caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_writer_actor log,
+                     std::shared_ptr<std::promise<uint64_t>> caught_up) {
+  auto& st = self->state;
+  st.p = std::move(p);
+  st.caught_up = std::move(caught_up);
+  self->monitor(log);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    stop(self, "projection " + self->state.p->name() + ": the log writer stopped (" + to_string(msg.reason) + ")");
+  });
+  self->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(self),
+                st.p->applied_seq() + 1)
+      .then(
+          [self](uint64_t last_seq) {
+            self->state.target = last_seq;
+            signal_caught_up(self);
+          },
+          [self](caf::error& e) {  // stack-notes C8: without this the default handler kills us silently
+            stop(self, "projection " + self->state.p->name() + " cannot subscribe to the log: " + to_string(e));
+          });
+  return {
+      [self](actors::events_atom, const std::vector<events::event_envelope>& batch) {
+        if (!self->state.p->apply_batch(batch)) {
+          stop(self, *self->state.p->failure());
+          return;
+        }
+        signal_caught_up(self);
+      },
+  };
+}
+
+}  // namespace
+
+running_projection run_projection(caf::actor_system& sys, actors::log_writer_actor log, std::shared_ptr<projection> p) {
+  auto caught_up = std::make_shared<std::promise<uint64_t>>();
+  running_projection r;
+  r.caught_up = caught_up->get_future().share();
+  r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up);
+  return r;
+}
+
+std::optional<std::string> wait_caught_up(const running_projection& r, const projection& p,
+                                          std::chrono::steady_clock::duration timeout) {
+  if (r.caught_up.wait_for(timeout) != std::future_status::ready)
+    return "projection " + p.name() + " did not catch up with the log within " +
+           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) + " s (applied through " +
+           std::to_string(p.applied_seq()) + ")";
+  try {
+    r.caught_up.get();
+  } catch (const std::exception& e) {  // failed, or stopped before catching up (broken promise)
+    return p.failure().value_or("projection " + p.name() + " stopped before catching up: " + e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace baton::projections

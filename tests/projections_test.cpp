@@ -1,0 +1,291 @@
+// Projections fed by a real log writer on a real RocksDB log in a temp dir: catch-up,
+// rebuild from sequence 1 after a restart, events racing the catch-up, read consistency
+// after an acknowledged append, gap refusal and offsets.
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "actors/log_writer.hpp"
+#include "core/job.hpp"
+#include "events/payload.hpp"
+#include "projections/job_history.hpp"
+#include "projections/offsets.hpp"
+#include "projections/runner.hpp"
+#include "support/commands.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton;
+using nlohmann::json;
+using std::chrono::seconds;
+
+namespace {
+
+using results = std::vector<events::append_result>;
+
+caf::actor_system_config two_threads() {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  return cfg;
+}
+
+results append(caf::actor_system& sys, const actors::log_writer_actor& log, std::vector<events::append_command> cmds) {
+  caf::scoped_actor self{sys};
+  results out;
+  self->request(log, caf::infinite, actors::append_atom::value, std::move(cmds))
+      .receive([&](results& r) { out = std::move(r); }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  return out;
+}
+
+events::append_command job_event(const std::string& id, const std::string& type, json payload, int64_t at_s,
+                                 const std::string& actor = "operator:test") {
+  auto c = test::command(core::job_stream(id), type, std::move(payload));
+  c.recorded_at_us = 1'700'000'000'000'000 + at_s * 1'000'000;
+  c.actor = actor;
+  return c;
+}
+
+// A job's whole life: created, run on w1, lost, run again on w2, completed; and a second job
+// that is cancelled while queued. Interleaved with events of other streams.
+std::vector<events::append_command> scenario(const std::string& a, const std::string& b) {
+  return {
+      job_event(a, "job.created", {{"title", "A"}, {"input_bundle_path", "/b/a"}, {"worker_image_key", "default"}}, 0),
+      test::command("worker/w1", "worker.registered", {{"platform", "hpc"}}),
+      job_event(b, "job.created", {{"title", "B"}, {"input_bundle_path", "/b/b"}, {"worker_image_key", "default"}}, 1),
+      job_event(a, "job.assigned", {{"worker_id", "w1"}, {"attempt", 1}}, 2, "worker:w1"),
+      job_event(a, "job.started", {{"worker_id", "w1"}}, 3, "worker:w1"),
+      job_event(a, "job.checkpointed", {{"worker_id", "w1"}, {"progress", 0.5}}, 10, "worker:w1"),
+      job_event(a, "job.requeued_after_reap", {{"worker_id", "w1"}, {"from_status", "running"}}, 20, "loop:reaper"),
+      job_event(b, "job.cancelled", {{"from_status", "queued"}}, 21),
+      job_event(a, "job.assigned", {{"worker_id", "w2"}, {"attempt", 2}}, 30, "worker:w2"),
+      job_event(a, "job.started", {{"worker_id", "w2"}}, 31, "worker:w2"),
+      job_event(a, "job.completed", {{"worker_id", "w2"}}, 45, "worker:w2"),
+      test::command("daemon", "daemon.stopped"),
+  };
+}
+
+// What GET /jobs/{id}/history answered when it read the job's stream from the store
+// (http/job_history.cpp before projections): the projection must render the same bytes.
+std::optional<json> reference_history(const events::event_store& store, const std::string& job_id) {
+  auto evs = store.read_stream(core::job_stream(job_id), 1, SIZE_MAX);
+  if (evs.empty()) return std::nullopt;
+  core::job j;
+  j.id = job_id;
+  json items = json::array();
+  core::time_us last_at = 0;
+  for (const auto& e : evs) {
+    json payload = events::from_payload(e.payload);
+    auto before = j.status;
+    bool existed = j.created_at != 0;
+    core::evolve(j, e.type, payload, e.recorded_at_us);
+    last_at = e.recorded_at_us;
+    items.push_back({{"occurred_at", events::format_time_us(e.recorded_at_us)},
+                     {"event_seq", e.stream_version},
+                     {"log_seq", e.seq},
+                     {"event_type", e.type},
+                     {"actor", e.actor},
+                     {"worker_id", payload.value("worker_id", "").empty() ? json(nullptr) : payload["worker_id"]},
+                     {"status_from", existed && before != j.status ? json(core::to_string(before)) : json(nullptr)},
+                     {"status_to", !existed || before != j.status ? json(core::to_string(j.status)) : json(nullptr)},
+                     {"payload", payload},
+                     {"derived", false}});
+  }
+  json segments = json::array();
+  std::map<std::string, std::pair<double, int>> totals;
+  for (const auto& s : j.segments) {
+    double d = static_cast<double>(s.ended_at.value_or(last_at) - s.started_at) / 1e6;
+    segments.push_back({{"worker_id", s.worker_id},
+                        {"started_at", events::format_time_us(s.started_at)},
+                        {"ended_at", s.ended_at ? json(events::format_time_us(*s.ended_at)) : json(nullptr)},
+                        {"duration_seconds", d},
+                        {"open", !s.ended_at}});
+    totals[s.worker_id].first += d;
+    totals[s.worker_id].second += 1;
+  }
+  json worker_totals = json::array();
+  for (const auto& [w, t] : totals)
+    worker_totals.push_back({{"worker_id", w}, {"total_runtime_seconds", t.first}, {"segment_count", t.second}});
+  return json{{"job_id", job_id}, {"events", items}, {"worker_segments", segments}, {"worker_totals", worker_totals},
+              {"derived", false}};
+}
+
+// Records the sequence of every event it is given.
+class recording_projection : public projections::projection {
+ public:
+  recording_projection() : projection("recorder") {}
+  std::vector<uint64_t> seen;  // read only after wait_applied() returned (it synchronises)
+
+ protected:
+  void apply(const std::vector<events::event_envelope>& batch) override {
+    for (const auto& e : batch) seen.push_back(e.seq);
+  }
+};
+
+const auto soon = [] { return std::chrono::steady_clock::now() + seconds(30); };
+
+// Stops the given actors when the test leaves its scope, failed assertions included:
+// ~actor_system would otherwise wait for them forever (stack-notes C11).
+struct stop_at_exit {
+  std::vector<caf::actor> actors;
+  ~stop_at_exit() {
+    for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+};
+
+}  // namespace
+
+TEST(Projections, JobHistoryCatchesUpAndMatchesTheStreamReadItReplaces) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  auto before = scenario("a", "b");
+  store->append({before.begin(), before.begin() + 5});  // in the log before the projection starts
+  auto cfg = two_threads();
+  caf::actor_system sys{cfg};
+  auto log = actors::spawn_log_writer(sys, store);
+  auto history = std::make_shared<projections::job_history>([store] { return store->last_seq(); });
+  auto run = projections::run_projection(sys, log, history);
+  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  ASSERT_EQ(projections::wait_caught_up(run, *history, seconds(30)), std::nullopt);
+  EXPECT_EQ(history->applied_seq(), 5u);
+  EXPECT_EQ(run.caught_up.get(), 5u);
+
+  append(sys, log, {before.begin() + 5, before.end()});  // live
+  auto r = history->read("a", seconds(5));
+  ASSERT_TRUE(r.available) << r.why;
+  ASSERT_TRUE(r.history);
+  EXPECT_EQ(r.history->dump(), reference_history(*store, "a")->dump());
+  EXPECT_EQ(history->history("b")->dump(), reference_history(*store, "b")->dump());
+  EXPECT_FALSE(history->history("nobody"));
+
+  // Spot checks of the shape, so a shared mistake in both renderings would still show.
+  const auto& h = *r.history;
+  ASSERT_EQ(h["events"].size(), 8u);
+  EXPECT_EQ(h["events"][0]["status_from"], nullptr);
+  EXPECT_EQ(h["events"][0]["status_to"], "queued");
+  EXPECT_EQ(h["events"][1]["worker_id"], "w1");
+  EXPECT_EQ(h["events"][3]["status_to"], nullptr) << "a checkpoint changes no status";
+  EXPECT_EQ(h["events"][4]["status_from"], "running");
+  EXPECT_EQ(h["events"][4]["status_to"], "queued");
+  ASSERT_EQ(h["worker_segments"].size(), 2u);
+  EXPECT_EQ(h["worker_segments"][0]["duration_seconds"], 17.0);  // started at 3, lost at 20
+  EXPECT_EQ(h["worker_segments"][1]["duration_seconds"], 14.0);  // started at 31, completed at 45
+  EXPECT_EQ(h["worker_totals"][1]["worker_id"], "w2");
+}
+
+TEST(Projections, RebuiltFromSequenceOneAfterARestartGivesIdenticalHistoriesAndRecordsItsOffset) {
+  test::temp_dir dir;
+  std::map<std::string, std::string> first;
+  uint64_t last = 0;
+  for (int run_no = 0; run_no < 2; ++run_no) {
+    std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+    auto history = std::make_shared<projections::job_history>([store] { return store->last_seq(); });
+    {
+      auto cfg = two_threads();
+      caf::actor_system sys{cfg};
+      auto log = actors::spawn_log_writer(sys, store);
+      auto run = projections::run_projection(sys, log, history);
+      stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+      ASSERT_EQ(projections::wait_caught_up(run, *history, seconds(30)), std::nullopt);
+      if (run_no == 0) {
+        append(sys, log, scenario("a", "b"));
+        append(sys, log, scenario("c", "d"));
+        last = store->last_seq();
+        ASSERT_TRUE(history->wait_applied(last, soon()));
+        for (auto id : {"a", "b", "c", "d"}) first[id] = history->history(id)->dump();
+      } else {
+        EXPECT_EQ(history->applied_seq(), last) << "rebuilt from sequence 1 to the log's end";
+        for (auto& [id, text] : first) EXPECT_EQ(history->history(id)->dump(), text) << id;
+      }
+    }
+    projections::record_offset(*store, *history);  // as batond does at a clean stop
+    EXPECT_EQ(store->projection_offset("job_history"), last);
+  }
+}
+
+TEST(Projections, EventsAppendedDuringCatchUpAreAppliedExactlyOnceInOrder) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  for (int i = 0; i < 2500; ++i) store->append({test::command("old/" + std::to_string(i % 7), "t")});
+  auto cfg = two_threads();
+  caf::actor_system sys{cfg};
+  auto log = actors::spawn_log_writer(sys, store, {4096, 100});  // small chunks: a long catch-up
+  auto rec = std::make_shared<recording_projection>();
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 8; ++p)
+    producers.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) append(sys, log, {test::command("new", "t")});
+    });
+  auto run = projections::run_projection(sys, log, rec);  // races the producers
+  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  for (auto& t : producers) t.join();
+  ASSERT_EQ(store->last_seq(), 2900u);
+  ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
+  ASSERT_TRUE(rec->wait_applied(2900, soon())) << rec->failure().value_or("");
+  ASSERT_EQ(rec->seen.size(), 2900u);
+  for (size_t i = 0; i < rec->seen.size(); ++i) ASSERT_EQ(rec->seen[i], i + 1) << "at index " << i;
+  EXPECT_FALSE(rec->failure());
+}
+
+TEST(Projections, AReadRightAfterAnAcknowledgedAppendSeesIt) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  auto cfg = two_threads();
+  caf::actor_system sys{cfg};
+  auto log = actors::spawn_log_writer(sys, store);
+  auto history = std::make_shared<projections::job_history>([store] { return store->last_seq(); });
+  auto run = projections::run_projection(sys, log, history);
+  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  ASSERT_EQ(projections::wait_caught_up(run, *history, seconds(30)), std::nullopt);
+  for (int i = 0; i < 200; ++i) {
+    std::string id = "job-" + std::to_string(i);
+    auto r = append(sys, log, {job_event(id, "job.created", {{"title", id}}, i)});
+    ASSERT_TRUE(!r.empty() && r[0].ok());
+    auto h = history->read(id, seconds(2));  // no wait of our own: the read must wait itself
+    ASSERT_TRUE(h.available) << h.why;
+    ASSERT_TRUE(h.history) << "read " << i << " missed the job it follows";
+    EXPECT_EQ((*h.history)["events"][0]["event_type"], "job.created");
+  }
+}
+
+TEST(Projections, AGapOrARepeatStopsTheProjection) {
+  auto batch = [](std::vector<uint64_t> seqs) {
+    std::vector<events::event_envelope> out;
+    for (auto s : seqs) {
+      events::event_envelope e;
+      e.seq = s;
+      e.stream_id = "x";
+      out.push_back(e);
+    }
+    return out;
+  };
+  recording_projection gap;
+  EXPECT_TRUE(gap.apply_batch(batch({1, 2})));
+  EXPECT_FALSE(gap.apply_batch(batch({4})));
+  EXPECT_EQ(gap.applied_seq(), 2u);
+  ASSERT_TRUE(gap.failure());
+  EXPECT_NE(gap.failure()->find("expected event 3, got 4"), std::string::npos) << *gap.failure();
+  EXPECT_FALSE(gap.wait_applied(3, soon())) << "a failed projection does not make readers wait";
+  EXPECT_FALSE(gap.apply_batch(batch({3}))) << "nothing more is applied once failed";
+
+  recording_projection repeat;
+  EXPECT_TRUE(repeat.apply_batch(batch({1, 2, 3})));
+  EXPECT_FALSE(repeat.apply_batch(batch({3, 4})));
+  EXPECT_EQ(repeat.seen, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+TEST(Projections, AProjectionWhoseLogWriterStopsFailsAndStopsWaiters) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  auto cfg = two_threads();
+  caf::actor_system sys{cfg};
+  auto log = actors::spawn_log_writer(sys, store);
+  auto rec = std::make_shared<recording_projection>();
+  auto run = projections::run_projection(sys, log, rec);
+  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
+  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
+  EXPECT_FALSE(rec->wait_applied(1, soon()));
+  ASSERT_TRUE(rec->failure());
+  EXPECT_NE(rec->failure()->find("log writer stopped"), std::string::npos) << *rec->failure();
+}
