@@ -124,7 +124,9 @@ void fail_all(self_ptr self, std::vector<awaiting_write>& batch, const std::stri
 void flush(self_ptr self) {
   auto& st = self->state;
   st.flush_scheduled = false;
-  if (st.unflushed.empty()) return;
+  // A burst with replies but no events (a repeated decision) still goes to the log: an empty
+  // append is answered only once everything written before it is durable.
+  if (st.unflushed.empty() && st.awaiting.empty()) return;
   auto batch = std::make_shared<std::vector<awaiting_write>>(std::move(st.awaiting));
   st.awaiting.clear();
   auto cmds = std::move(st.unflushed);
@@ -158,9 +160,10 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
     if (!o.again) break;
   }
   if (o.answer.error && all.events.empty()) return deliver(std::move(o.answer));
+  bool wait_for_log = !all.events.empty() || o.after_durable;
   if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
   st.views.idle->update(st.world, st.leases, touched, !all.events.empty());
-  if (all.events.empty()) return deliver(std::move(o.answer));
+  if (!wait_for_log) return deliver(std::move(o.answer));
   persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
 }
 

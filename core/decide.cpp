@@ -223,6 +223,17 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
   if (!fresh(leases, wk->id, s, now)) return no_job("stale_worker", now);
   if (const std::string* held_id = w.held_job(wk->id)) {
     const job& held = *w.find_job(*held_id);
+    if (held.status == job_status::assigned) {
+      // The worker polls again before starting the job it won: the reply of that poll was lost
+      // (a dropped connection, a 503 not_durable_yet). Without the same assignment again it
+      // would hold a job it knows nothing of, heartbeating, never reaped.
+      outcome o = answered(R::poll_answer{R::assignment{held.id, held.input_bundle_path,
+                                                        held.latest_checkpoint_manifest_path, held.attempts},
+                                          ""},
+                           now);
+      o.after_durable = true;
+      return o;
+    }
     if (held.status != job_status::cancelling) return no_job("worker_busy", now);
     // The worker is back for more: its cancelled job is finished, then it competes as usual.
     outcome o = from(decide_finish_cancel(held, now), R::poll_answer{std::nullopt, "worker_busy"}, now);

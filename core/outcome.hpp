@@ -86,6 +86,9 @@ struct outcome {
   std::vector<domain_event> events;
   reply answer;
   bool again = false;  // apply and decide again (a poll that first closed a cancelled job)
+  // Answer only once everything decided before is durable, though this decides nothing new:
+  // it repeats an earlier decision whose own reply may not have been sent yet.
+  bool after_durable = false;
 
   static outcome refused(domain_error e, time_us at) {
     outcome o;

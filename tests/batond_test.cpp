@@ -277,8 +277,18 @@ TEST(Batond, StalledLogSyncAnswersWorkerCalls503AndRecovers) {
   auto health = op->Get("/healthz");
   ASSERT_TRUE(health) << "healthz did not answer while the sync is stalled";
   EXPECT_EQ(health->status, 200) << health->body;
+  // Polling again while the assignment is still not durable: not told the job yet (were
+  // batond to crash now, the job would be queued again and could go to another worker).
+  auto early = op->Post(("/jobs/request?worker_id=" + worker_id).c_str(), as_worker, "", "application/json");
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->status, 503) << early->body;
 
   std::filesystem::remove(stall);
+  // Its reply was lost to the stall, so the worker asks again and is told the same job.
+  auto repoll = op->Post(("/jobs/request?worker_id=" + worker_id).c_str(), as_worker, "", "application/json");
+  ASSERT_TRUE(repoll);
+  EXPECT_EQ(repoll->status, 200) << repoll->body;
+  EXPECT_EQ(json::parse(repoll->body).value("job_id", ""), j1) << repoll->body;
   // The assignment made during the stall becomes durable; the daemon decides as before.
   auto assigned = op->Get(("/jobs/" + j1).c_str());
   ASSERT_TRUE(assigned && assigned->status == 200);

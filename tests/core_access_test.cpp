@@ -170,3 +170,38 @@ TEST(access, DecideRefusesTheAnonymousForEveryCommandButHealth) {
     }
   }
 }
+
+// A worker that polls again before starting the job it won lost that poll's reply: it is told
+// the same job again, nothing new is decided, and the answer waits for the log.
+TEST(access, APollRepeatedBeforeTheStartIsToldTheSameJobOnceDurable) {
+  namespace C = core::commands;
+  core::world w;
+  core::lease_book leases;
+  core::scheduler_settings s;
+  core::time_us now = 1'000'000'000;
+  auto run = [&](principal who, core::command cmd) {
+    core::envelope e{who, who.actor(), "req", std::move(cmd), std::nullopt};
+    auto o = core::decide(w, leases, s, e, now);
+    core::decision d;
+    d.events = o.events;
+    core::apply(w, d, now);
+    if (auto* r = std::get_if<core::results::registered>(&o.answer.value)) leases.touch(r->worker_id, now);
+    return o;
+  };
+  run(principal::operator_named(""), C::create_job{"job-1", "t", "/b", std::nullopt, {}, "", std::nullopt});
+  run(principal::operator_named(""), C::create_job{"job-2", "t", "/b", std::nullopt, {}, "", std::nullopt});
+  C::register_worker reg;
+  reg.new_id = "w1";
+  run(principal::pilot_token(), reg);
+  auto first = run(principal::of_worker("w1"), C::request_job{"w1"});
+  ASSERT_EQ(first.events.size(), 1u);
+  auto again = run(principal::of_worker("w1"), C::request_job{"w1"});
+  auto* answer = std::get_if<core::results::poll_answer>(&again.answer.value);
+  ASSERT_TRUE(answer && answer->assigned);
+  EXPECT_EQ(answer->assigned->job_id, std::get<core::results::poll_answer>(first.answer.value).assigned->job_id);
+  EXPECT_TRUE(again.events.empty()) << "nothing new is decided";
+  EXPECT_TRUE(again.after_durable) << "the answer waits until the first assignment is durable";
+  run(principal::of_worker("w1"), C::start_job{answer->assigned->job_id});
+  auto busy = run(principal::of_worker("w1"), C::request_job{"w1"});
+  EXPECT_EQ(std::get<core::results::poll_answer>(busy.answer.value).no_job_reason, "worker_busy");
+}
