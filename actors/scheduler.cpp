@@ -76,7 +76,6 @@ void apply_decision(self_ptr self, const core::decision& d, core::time_us now, s
   note_touched(self->state.world, d, touched);
   core::apply(self->state.world, d, now);
   note_touched(self->state.world, d, touched);
-  self->state.views.credentials->note(d);
 }
 
 // Heartbeat leases are soft state: registering and heartbeats renew them, deregistering
@@ -162,6 +161,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   if (o.answer.error && all.events.empty()) return deliver(std::move(o.answer));
   bool wait_for_log = !all.events.empty() || o.after_durable;
   if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
+  st.views.credentials->update(st.world, touched);
   st.views.idle->update(st.world, st.leases, touched, !all.events.empty());
   if (!wait_for_log) return deliver(std::move(o.answer));
   persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
@@ -206,6 +206,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         apply_decision(self, d, now, touched);
         for (const auto& e : d.events)
           if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
+        st.views.credentials->update(st.world, touched);
         st.views.idle->update(st.world, st.leases, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});

@@ -19,13 +19,12 @@ void worker_credentials::rebuild(const core::world& w) {
     if (!wk.credential_sha256.empty()) sha256_by_worker_[id] = wk.credential_sha256;
 }
 
-void worker_credentials::note(const core::decision& d) {
-  for (const auto& e : d.events) {
-    if (e.type != "worker.registered" && e.type != "worker.placeholder_adopted") continue;
-    auto sha = e.payload.value("credential_sha256", "");
-    if (sha.empty()) continue;
+void worker_credentials::update(const core::world& w, const std::vector<std::string>& touched) {
+  for (const auto& id : touched) {
+    const core::worker* wk = w.find_worker(id);
+    if (!wk || wk->credential_sha256.empty()) continue;
     std::unique_lock<std::shared_mutex> lock(m_);
-    sha256_by_worker_[e.stream.substr(e.stream.find('/') + 1)] = std::move(sha);
+    sha256_by_worker_[id] = wk->credential_sha256;
   }
 }
 

@@ -1,18 +1,17 @@
 #pragma once
 // Which credential each registered worker holds (the SHA-256 of its token; the token itself
 // is never stored), so the HTTP layer can tell who is calling before it reads a request.
-// Only the scheduler writes it, in the step that applies a registration and before that
-// registration's reply is sent, so a worker's first call after registering is recognised.
 // Workers that are gone keep their entry: they are told 404 ("register again"), not 401.
 //
 // Written in step by the scheduler, not fed from the log like job_history: a worker's first
 // call after registering must be recognised, and a log-fed view would apply the
 // registration only after the projection actor got its batch, a moment after the reply went
-// out (a 401 window). The scheduler updates it in the step that applies the registration,
+// out (a 401 window). The scheduler refreshes the workers a step touched, from its world,
 // before that step's replies. Rebuilt at start-up from the world recovered from the log.
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/domain.hpp"
 #include "core/world.hpp"
@@ -24,9 +23,10 @@ class worker_credentials {
   // True when worker_id is registered and secret_sha256 is its credential (constant time).
   bool verify(const std::string& worker_id, const std::string& secret_sha256) const;
 
-  // Scheduler side: everything at start-up, then the registrations each decision makes.
+  // Scheduler side: everything at start-up, then the workers a step touched (as the idle
+  // view: their state is read from the world, never from event payloads a second time).
   void rebuild(const core::world& w);
-  void note(const core::decision& d);
+  void update(const core::world& w, const std::vector<std::string>& touched);
 
  private:
   mutable std::shared_mutex m_;
