@@ -42,6 +42,27 @@ std::set<command_kind> join(std::set<command_kind> a, const std::set<command_kin
   return a;
 }
 
+// The application layer with a fake clock and no actors: decide, then apply what was decided
+// (and renew a registered worker's lease), as the scheduler actor does.
+struct core_under_test {
+  core::world w;
+  core::lease_book leases;
+  core::scheduler_settings s;
+  core::time_us now = 1'000'000'000;
+
+  core::outcome run(principal who, core::command cmd, std::optional<core::invalid_field_report> invalid = std::nullopt) {
+    core::envelope e{who, who.actor(), "req", std::move(cmd), std::move(invalid)};
+    auto o = core::decide(w, leases, s, e, now);
+    if (!o.answer.error) {
+      core::decision d;
+      d.events = o.events;
+      core::apply(w, d, now);
+    }
+    if (auto* r = std::get_if<core::results::registered>(&o.answer.value)) leases.touch(r->worker_id, now);
+    return o;
+  }
+};
+
 }  // namespace
 
 TEST(access, WhatEachCallerMaySend) {
@@ -84,20 +105,9 @@ TEST(access, RefusalsSayWhyWithTheRightStatus) {
 // The application layer, driven directly: fake clock, no actors, no sockets.
 TEST(access, DispatchAppliesTheSameRules) {
   namespace C = core::commands;
-  core::world w;
-  core::lease_book leases;
-  core::scheduler_settings s;
-  core::time_us now = 1'000'000'000;
+  core_under_test core;
   auto run = [&](principal who, core::command cmd, std::optional<core::invalid_field_report> invalid = std::nullopt) {
-    core::envelope e{who, who.actor(), "req", std::move(cmd), std::move(invalid)};
-    auto o = core::decide(w, leases, s, e, now);
-    if (!o.answer.error) {
-      core::decision d;
-      d.events = o.events;
-      core::apply(w, d, now);
-    }
-    if (auto* r = std::get_if<core::results::registered>(&o.answer.value)) leases.touch(r->worker_id, now);
-    return o.answer;
+    return core.run(std::move(who), std::move(cmd), std::move(invalid)).answer;
   };
   auto kind = [](const core::reply& r) { return r.error ? std::optional<core::error_kind>(r.error->kind) : std::nullopt; };
 
@@ -175,19 +185,8 @@ TEST(access, DecideRefusesTheAnonymousForEveryCommandButHealth) {
 // the same job again, nothing new is decided, and the answer waits for the log.
 TEST(access, APollRepeatedBeforeTheStartIsToldTheSameJobOnceDurable) {
   namespace C = core::commands;
-  core::world w;
-  core::lease_book leases;
-  core::scheduler_settings s;
-  core::time_us now = 1'000'000'000;
-  auto run = [&](principal who, core::command cmd) {
-    core::envelope e{who, who.actor(), "req", std::move(cmd), std::nullopt};
-    auto o = core::decide(w, leases, s, e, now);
-    core::decision d;
-    d.events = o.events;
-    core::apply(w, d, now);
-    if (auto* r = std::get_if<core::results::registered>(&o.answer.value)) leases.touch(r->worker_id, now);
-    return o;
-  };
+  core_under_test core;
+  auto run = [&](principal who, core::command cmd) { return core.run(std::move(who), std::move(cmd)); };
   run(principal::operator_named(""), C::create_job{"job-1", "t", "/b", std::nullopt, {}, "", std::nullopt});
   run(principal::operator_named(""), C::create_job{"job-2", "t", "/b", std::nullopt, {}, "", std::nullopt});
   C::register_worker reg;

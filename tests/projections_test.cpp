@@ -126,10 +126,24 @@ const auto soon = [] { return std::chrono::steady_clock::now() + seconds(30); };
 
 // Stops the given actors when the test leaves its scope, failed assertions included:
 // ~actor_system would otherwise wait for them forever (stack-notes C11).
-struct stop_at_exit {
-  std::vector<caf::actor> actors;
-  ~stop_at_exit() {
-    for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+// A real log writer on the store in its own actor system, and the projections started on it;
+// all of them are told to stop when it goes out of scope (projections first, then the writer).
+struct live_log {
+  caf::actor_system_config cfg = two_threads();
+  caf::actor_system sys{cfg};
+  actors::log_writer_actor log;
+  std::vector<caf::actor> started;
+
+  explicit live_log(std::shared_ptr<events::event_store> store, actors::log_writer_options o = {})
+      : log(actors::spawn_log_writer(sys, std::move(store), o)) {}
+  projections::running_projection start(std::shared_ptr<projections::projection> p) {
+    auto run = projections::run_projection(sys, log, std::move(p));
+    started.push_back(run.actor);
+    return run;
+  }
+  ~live_log() {
+    for (auto& a : started) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
   }
 };
 
@@ -140,17 +154,14 @@ TEST(Projections, JobHistoryCatchesUpAndMatchesTheStreamReadItReplaces) {
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
   auto before = scenario("a", "b");
   store->append({before.begin(), before.begin() + 5});  // in the log before the projection starts
-  auto cfg = two_threads();
-  caf::actor_system sys{cfg};
-  auto log = actors::spawn_log_writer(sys, store);
+  live_log live(store);
   auto history = std::make_shared<projections::job_history>([store] { return store->last_seq(); });
-  auto run = projections::run_projection(sys, log, history);
-  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  auto run = live.start(history);
   ASSERT_EQ(projections::wait_caught_up(run, *history, seconds(30)), std::nullopt);
   EXPECT_EQ(history->applied_seq(), 5u);
   EXPECT_EQ(run.caught_up.get(), 5u);
 
-  append(sys, log, {before.begin() + 5, before.end()});  // live
+  append(live.sys, live.log, {before.begin() + 5, before.end()});  // live
   auto r = history->read("a", seconds(5));
   ASSERT_TRUE(r.available) << r.why;
   ASSERT_TRUE(r.history);
@@ -181,15 +192,12 @@ TEST(Projections, RebuiltFromSequenceOneAfterARestartGivesIdenticalHistoriesAndR
     std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
     auto history = std::make_shared<projections::job_history>([store] { return store->last_seq(); });
     {
-      auto cfg = two_threads();
-      caf::actor_system sys{cfg};
-      auto log = actors::spawn_log_writer(sys, store);
-      auto run = projections::run_projection(sys, log, history);
-      stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+      live_log live(store);
+      auto run = live.start(history);
       ASSERT_EQ(projections::wait_caught_up(run, *history, seconds(30)), std::nullopt);
       if (run_no == 0) {
-        append(sys, log, scenario("a", "b"));
-        append(sys, log, scenario("c", "d"));
+        append(live.sys, live.log, scenario("a", "b"));
+        append(live.sys, live.log, scenario("c", "d"));
         last = store->last_seq();
         ASSERT_TRUE(history->wait_applied(last, soon()));
         for (auto id : {"a", "b", "c", "d"}) first[id] = history->history(id)->dump();
@@ -207,17 +215,14 @@ TEST(Projections, EventsAppendedDuringCatchUpAreAppliedExactlyOnceInOrder) {
   test::temp_dir dir;
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
   for (int i = 0; i < 2500; ++i) store->append({test::command("old/" + std::to_string(i % 7), "t")});
-  auto cfg = two_threads();
-  caf::actor_system sys{cfg};
-  auto log = actors::spawn_log_writer(sys, store, {4096, 100});  // small chunks: a long catch-up
+  live_log live(store, {4096, 100});  // small chunks: a long catch-up
   auto rec = std::make_shared<recording_projection>();
   std::vector<std::thread> producers;
   for (int p = 0; p < 8; ++p)
     producers.emplace_back([&] {
-      for (int i = 0; i < 50; ++i) append(sys, log, {test::command("new", "t")});
+      for (int i = 0; i < 50; ++i) append(live.sys, live.log, {test::command("new", "t")});
     });
-  auto run = projections::run_projection(sys, log, rec);  // races the producers
-  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  auto run = live.start(rec);  // races the producers
   for (auto& t : producers) t.join();
   ASSERT_EQ(store->last_seq(), 2900u);
   ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
@@ -230,16 +235,13 @@ TEST(Projections, EventsAppendedDuringCatchUpAreAppliedExactlyOnceInOrder) {
 TEST(Projections, AReadRightAfterAnAcknowledgedAppendSeesIt) {
   test::temp_dir dir;
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
-  auto cfg = two_threads();
-  caf::actor_system sys{cfg};
-  auto log = actors::spawn_log_writer(sys, store);
+  live_log live(store);
   auto history = std::make_shared<projections::job_history>([store] { return store->last_seq(); });
-  auto run = projections::run_projection(sys, log, history);
-  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  auto run = live.start(history);
   ASSERT_EQ(projections::wait_caught_up(run, *history, seconds(30)), std::nullopt);
   for (int i = 0; i < 200; ++i) {
     std::string id = "job-" + std::to_string(i);
-    auto r = append(sys, log, {job_event(id, "job.created", {{"title", id}}, i)});
+    auto r = append(live.sys, live.log, {job_event(id, "job.created", {{"title", id}}, i)});
     ASSERT_TRUE(!r.empty() && r[0].ok());
     auto h = history->read(id, seconds(2));  // no wait of our own: the read must wait itself
     ASSERT_TRUE(h.available) << h.why;
@@ -277,14 +279,11 @@ TEST(Projections, AGapOrARepeatStopsTheProjection) {
 TEST(Projections, AProjectionWhoseLogWriterStopsFailsAndStopsWaiters) {
   test::temp_dir dir;
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
-  auto cfg = two_threads();
-  caf::actor_system sys{cfg};
-  auto log = actors::spawn_log_writer(sys, store);
+  live_log live(store);
   auto rec = std::make_shared<recording_projection>();
-  auto run = projections::run_projection(sys, log, rec);
-  stop_at_exit stop{{run.actor, caf::actor_cast<caf::actor>(log)}};
+  auto run = live.start(rec);
   ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
-  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(live.log, caf::exit_reason::user_shutdown);
   EXPECT_FALSE(rec->wait_applied(1, soon()));
   ASSERT_TRUE(rec->failure());
   EXPECT_NE(rec->failure()->find("log writer stopped"), std::string::npos) << *rec->failure();
