@@ -209,12 +209,11 @@ void add_api_routes(router& s, api_context ctx) {
     if (!e) return;
     auto r = ask(ctx, std::move(*e), res);
     if (!r) return;
-    to_response(*r, res);
-    if (auto* reg = std::get_if<core::results::registered>(&r->value); reg && !r->error) {
-      auto body = body_of(r->value, r->at);
-      body["worker_token"] = reg->worker_id + "." + secret;
-      reply_json(res, 200, body);
-    }
+    auto* reg = std::get_if<core::results::registered>(&r->value);
+    if (r->error || !reg) return to_response(*r, res);
+    auto body = body_of(r->value, r->at);
+    body["worker_token"] = reg->worker_id + "." + secret;
+    reply_json(res, 200, body);
   });
   route(s, "POST", R"(/workers/([^/]+)/heartbeat)", ctx, K::heartbeat, build::heartbeat);
   route(s, "POST", R"(/workers/([^/]+)/deregister)", ctx, K::deregister,
