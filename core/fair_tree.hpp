@@ -1,0 +1,42 @@
+#pragma once
+// Fair Tree fair share, Slurm's default algorithm (priority/multifactor): associations form
+// a tree of accounts with users as leaves; at each level a child's Level FS is its share of
+// the siblings' shares over its share of the siblings' usage; a depth-first walk, highest
+// Level FS first, ranks every user, and a user's fair-share factor is rank / users.
+// Pure: usage is passed in (decayed GPU-seconds, core/usage.hpp), nothing is read here.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baton::core {
+
+// One association: an account (children may be accounts or users) or a user (a leaf).
+struct share_node {
+  std::string name;
+  bool user = false;
+  uint32_t raw_shares = 1;
+  double raw_usage = 0;              // users: decayed GPU-seconds; accounts: ignored (the subtree's sum is used)
+  std::vector<share_node> children;  // accounts only; their order does not matter (ties break on name)
+};
+
+// One line of `sshare -l`, Fair Tree flavour.
+struct fair_share_row {
+  std::string account;     // an account row: the account; a user row: the account it sits under
+  std::string user;        // empty for an account row
+  int depth = 0;           // root's children are depth 0
+  uint32_t raw_shares = 0;
+  double norm_shares = 0;      // S: raw shares over the siblings' raw shares (self included)
+  double raw_usage = 0;        // the subtree's usage
+  double effective_usage = 0;  // U: raw usage over the siblings' raw usage (self included); 0 when all are 0
+  double level_fs = 0;         // S / U; +infinity when U is 0 (and 0 when S is 0)
+  double fair_share = 0;       // users: rank / number of users; accounts: 0
+};
+
+// Rows in the order of the ranking walk: depth-first, children by Level FS (highest first,
+// equal values by name), each account row before its subtree. Ties follow Slurm: sibling users
+// with equal Level FS share one rank; a user tied with a sibling account takes the rank of that
+// account's best user; tied sibling accounts have their children merged into one ranking.
+// The root itself is not a row.
+std::vector<fair_share_row> fair_tree(const share_node& root);
+
+}  // namespace baton::core
