@@ -5,6 +5,7 @@
 #include <iterator>
 #include <spdlog/spdlog.h>
 
+#include "core/priority.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/worker_credentials.hpp"
 #include "events/payload.hpp"
@@ -184,6 +185,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   st.views.credentials->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
+  // (batond records a changed policy before it serves; from here the periodic loop carries on.)
+  self->delayed_send(self, std::chrono::microseconds(settings.priority.calc_period), priority_atom::value);
   return {
       [self](command_atom, core::envelope& e) -> caf::result<core::reply> {
         auto rp = self->make_response_promise<core::reply>();
@@ -210,6 +213,17 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         st.views.idle->update(st.world, st.leases, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});
+      },
+      [self](priority_atom) {
+        // Periodic (priority_calc_period); its events are the loop's, nobody waits for a reply.
+        auto& st = self->state;
+        self->delayed_send(self, std::chrono::microseconds(st.settings.priority.calc_period), priority_atom::value);
+        if (st.world.queued.empty() && core::policy_recorded(st.world, st.settings.priority)) return;  // nothing to order
+        core::envelope e;
+        e.caller = core::principal::loop();
+        e.actor = "loop:priority";
+        e.cmd = core::commands::recalculate_priorities{};
+        execute(self, e, [](core::reply) {});
       },
   };
 }

@@ -23,6 +23,7 @@ namespace baton::actors {
 
 using command_atom = caf::atom_constant<caf::atom("command")>;
 using reap_atom = caf::atom_constant<caf::atom("reap")>;
+using priority_atom = caf::atom_constant<caf::atom("priority")>;  // to itself: recalculate priorities
 using leases_atom = caf::atom_constant<caf::atom("leases")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
@@ -52,6 +53,7 @@ using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::env
                                          caf::reacts_to<submit_atom, core::envelope, reply_slot>,
                                          caf::replies_to<leases_atom>::with<core::lease_table>,  // for a clean stop
                                          caf::reacts_to<reap_atom>,
+                                         caf::reacts_to<priority_atom>,
                                          caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
 
 // Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).

@@ -15,6 +15,7 @@
 #include "actors/salad.hpp"
 #include "actors/scheduler.hpp"
 #include "batond/api_token.hpp"
+#include "core/priority.hpp"
 #include "core/world.hpp"
 #include "http/api_routes.hpp"
 #include "batond/daemon_state.hpp"
@@ -59,6 +60,23 @@ bool record(caf::actor_system& sys, const actors::log_writer_actor& log, const c
                   r.value && !r.value->empty() ? r.value->front().message : r.error);
     return false;
   }
+  return true;
+}
+
+// A policy the log has not recorded (a first start, a changed config) is recorded, durably,
+// before batond serves: no job is judged by a policy the log does not know.
+bool record_priority_policy(const actors::scheduler_actor& scheduler) {
+  core::envelope e;
+  e.caller = core::principal::loop();
+  e.actor = "loop:priority";
+  e.request_id = "start";
+  e.cmd = core::commands::recalculate_priorities{};
+  auto r = actors::submit(scheduler, std::move(e), std::chrono::seconds(30));
+  if (!r || r->error) {
+    spdlog::critical("cannot record the priority policy: {}", r && r->error ? r->error->message : "no answer in 30 s");
+    return false;
+  }
+  spdlog::info("recorded the priority policy (scheduling.policy and its settings changed or were never recorded)");
   return true;
 }
 
@@ -137,12 +155,15 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_enabled = settings.salad.enabled();
     sched.salad_image = settings.salad.worker_image_key.empty() ? settings.default_worker_image : settings.salad.worker_image_key;
     sched.salad_max_replicas = settings.salad.max_replicas;
+    sched.priority = settings.priority;
     core::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
+    bool record_policy = !core::policy_recorded(world, sched.priority);
     auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
     auto credentials = std::make_shared<projections::worker_credentials>();
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
                                              {idle_view, credentials});
+    if (record_policy && !record_priority_policy(scheduler)) exit_code = 2;
     http::beast_server_options server_opts;
     server_opts.host = settings.listen.host;
     server_opts.port = settings.listen.port;
@@ -160,7 +181,9 @@ int run(const config::settings& settings, const run_options& opts) {
                                            !sched.worker_credentials_required});
     int port = 0;
     auto catchup_started = std::chrono::steady_clock::now();
-    if (auto why = projections::wait_caught_up(history_run, *history, std::chrono::seconds(60))) {
+    if (exit_code != 0) {
+      // the policy could not be recorded (logged above)
+    } else if (auto why = projections::wait_caught_up(history_run, *history, std::chrono::seconds(60))) {
       spdlog::critical("cannot serve: {}", *why);
       exit_code = 2;
     } else {

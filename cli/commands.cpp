@@ -11,41 +11,13 @@
 #include <thread>
 
 #include "cli/format.hpp"
+#include "cli/request_helpers.hpp"
 
 namespace baton::cli {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-std::string encode(const std::string& v) {
-  std::string out;
-  for (unsigned char ch : v) {
-    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-      out += static_cast<char>(ch);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", ch);
-      out += buf;
-    }
-  }
-  return out;
-}
-
-// Runs a call; on failure prints why and returns its exit code, else ok with r filled.
-int run(context& c, const std::string& method, const std::string& path, result& r, const json& body = nullptr) {
-  r = call(c.daemon, method, path, body);
-  if (r.code() != ok) c.err << "baton: " << r.message() << "\n";
-  return r.code();
-}
-
-int print(context& c, const json& body, const std::vector<column>& columns) {
-  if (c.json)
-    c.out << body.dump(2) << "\n";
-  else
-    print_table(c.out, body.is_array() ? body : json::array({body}), columns);
-  return ok;
-}
 
 const std::vector<column> job_columns = {{"ID", "id"},         {"STATUS", "status"},     {"TITLE", "title"},
                                          {"WORKER", "assigned_worker_id"}, {"PROGRESS", "progress"},
@@ -94,6 +66,13 @@ int submit(context& c, const submit_options& o) {
   if (!o.comment.empty()) body["comment"] = o.comment;
   if (!o.id.empty()) body["id"] = o.id;
   if (!o.pins.empty()) body["preferred_clusters"] = o.pins;
+  for (auto [field, value] : {std::pair<const char*, const std::string*>{"user", &o.user}, {"account", &o.account},
+                              {"partition", &o.partition}, {"qos", &o.qos}})
+    if (!value->empty()) body[field] = *value;
+  if (o.nice) body["nice"] = o.nice;
+  if (o.gpus) body["gpu_count"] = o.gpus;
+  if (o.time_limit_seconds) body["time_limit_seconds"] = o.time_limit_seconds;
+  if (o.hold) body["hold"] = true;
   result r;
   if (int code = run(c, "POST", "/jobs", r, body)) return code;
   if (c.json)

@@ -19,6 +19,10 @@ struct context {
 struct submit_options {
   std::string path, command, title, image, comment, id, progress_file;
   std::vector<std::string> checkpoints, pins;
+  std::string user, account, partition, qos;  // who goes first; empty: the daemon's defaults
+  int64_t nice = 0, time_limit_seconds = 0;
+  int gpus = 0;
+  bool hold = false;
 };
 
 int submit(context& c, const submit_options& o);
@@ -33,5 +37,10 @@ int workers_list(context& c, const std::vector<std::string>& states);
 int clusters_list(context& c);
 int clusters_set(context& c, const std::string& name, bool enable, const std::string& reason);
 int monitor(context& c, double interval_seconds, int iterations);
+// Who goes first (cli/priority_commands.cpp).
+int jobs_hold(context& c, const std::string& id, bool hold);
+int jobs_why(context& c, const std::string& id);
+int priority(context& c, const std::string& job_id);  // every queued job when job_id is empty
+int fairshare(context& c);
 
 }  // namespace baton::cli

@@ -68,6 +68,14 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--pin", so.pins, "only run on this cluster (repeatable)");
   submit_cmd->add_option("--comment", so.comment, "free text");
   submit_cmd->add_option("--id", so.id, "job id (default: batond picks one)");
+  submit_cmd->add_option("--user", so.user, "submit for this user (admin only; default: you)");
+  submit_cmd->add_option("--account", so.account, "account to charge (default: your first)");
+  submit_cmd->add_option("--partition", so.partition, "partition (default: the configured default)");
+  submit_cmd->add_option("--qos", so.qos, "quality of service (default: the configured default)");
+  submit_cmd->add_option("--nice", so.nice, "lower your own priority by this much")->check(CLI::Range(0LL, 2147483645LL));
+  submit_cmd->add_option("--gpus", so.gpus, "GPUs the job needs on one worker")->check(CLI::Range(1, 1024));
+  submit_cmd->add_option("--time-limit", so.time_limit_seconds, "run-time estimate in seconds")->check(CLI::Range(1LL, 31622400LL));
+  submit_cmd->add_flag("--hold", so.hold, "submit held (release with baton jobs release)");
 
   auto* jobs = app.add_subcommand("jobs", "list, inspect and manage jobs");
   jobs->require_subcommand(1);
@@ -83,7 +91,10 @@ int main(int argc, char** argv) {
   auto* jc = jobs->add_subcommand("cancel", "cancel a job (running jobs need --force)");
   jc->add_flag("--force", force, "also cancel a running job");
   auto* jr = jobs->add_subcommand("requeue", "run a finished job again, from its last checkpoint");
-  for (auto* sub : {js, jh, jc, jr}) sub->add_option("id", id, "job id")->required();
+  auto* jhold = jobs->add_subcommand("hold", "keep a queued job from starting");
+  auto* jrel = jobs->add_subcommand("release", "let a held job start again");
+  auto* jwhy = jobs->add_subcommand("why", "why a job waits: its pending reason and priority factors");
+  for (auto* sub : {js, jh, jc, jr, jhold, jrel, jwhy}) sub->add_option("id", id, "job id")->required();
   auto* jp = jobs->add_subcommand("prune", "hide old finished jobs from lists (history stays)");
   jp->add_option("--status", statuses, "completed, failed, cancelled (repeatable; default all three)");
   jp->add_option("--older-than-days", older, "only jobs last updated this long ago")->check(CLI::Range(1, 100000));
@@ -106,6 +117,11 @@ int main(int argc, char** argv) {
     sub->add_option("name", name, "cluster name")->required();
     sub->add_option("--reason", reason, "why (recorded)");
   }
+
+  std::string prio_job;
+  auto* prio = app.add_subcommand("priority", "queued jobs' priorities and factors (sprio -l)");
+  prio->add_option("job", prio_job, "only this job");
+  auto* fs = app.add_subcommand("fairshare", "the fair-share tree (sshare -l)");
 
   double interval = 2;
   int iterations = 0;
@@ -142,5 +158,9 @@ int main(int argc, char** argv) {
   if (*cl) return clusters_list(c);
   if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);
   if (*mon) return monitor(c, interval, iterations);
+  if (*jhold || *jrel) return jobs_hold(c, id, static_cast<bool>(*jhold));
+  if (*jwhy) return jobs_why(c, id);
+  if (*prio) return priority(c, prio_job);
+  if (*fs) return fairshare(c);
   return usage_error;
 }

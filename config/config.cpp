@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include "config/clusters_parse.hpp"
+#include "config/scheduling_parse.hpp"
 #include "config/yaml_read.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -26,7 +27,7 @@ void check_log_level(const std::string& key, const std::string& level) {
 void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
-                          "provisioning", "clusters", "salad"});
+                          "provisioning", "clusters", "salad", "scheduling", "accounts"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
@@ -75,6 +76,9 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (auto p = root["provisioning"]) s.provisioning = parse_provisioning(p);
   if (auto c = root["clusters"]) s.clusters = parse_clusters(c, file);
   if (auto sc = root["salad"]) s.salad = parse_salad(sc);
+  if (auto sc = root["scheduling"]) parse_scheduling(sc, s.priority);
+  if (auto a = root["accounts"]) parse_accounts(a, s.priority);
+  check_scheduling(s.priority);
 }
 
 void apply_env(const env_lookup& env, settings& s) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/clusters.hpp"
+#include "core/priority_policy.hpp"
 
 namespace baton::config {
 
@@ -44,6 +45,7 @@ struct settings {
   provisioning_config provisioning;
   std::vector<cluster_config> clusters;  // Slurm partitions to provision pilot workers on
   salad_config salad;                    // disabled unless the salad: section is present
+  core::priority_policy priority;        // scheduling: and accounts: (who goes first)
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
   std::string pilot_token;               // secret, registration only: BATON_PILOT_TOKEN

@@ -55,7 +55,13 @@ access_class access_of(command_kind k) {
     case command_kind::set_cluster_enabled:
     case command_kind::set_clusters_enabled:
     case command_kind::list_worker_images:
-    case command_kind::salad_status: return access_class::operator_only;
+    case command_kind::salad_status:
+    case command_kind::hold_job:
+    case command_kind::release_job:
+    case command_kind::job_priority:
+    case command_kind::list_priorities:
+    case command_kind::fairshare:
+    case command_kind::recalculate_priorities: return access_class::operator_only;
   }
   return access_class::internal;  // a kind added without a rule reaches nobody from outside
 }

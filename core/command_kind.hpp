@@ -16,6 +16,8 @@ enum class command_kind : uint8_t {
   stale_allocations_checked,
   // the Salad autoscaler
   salad_status, salad_target, salad_scaled, salad_failed,
+  // who goes first (core/priority.hpp)
+  hold_job, release_job, job_priority, list_priorities, fairshare, recalculate_priorities,
 };
 
 }  // namespace baton::core

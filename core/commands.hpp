@@ -27,6 +27,13 @@ struct create_job {
   std::vector<std::string> preferred_clusters;  // trimmed, de-duplicated, first-seen order
   std::string comment;
   std::optional<uint32_t> max_attempts;  // default: jobs.max_attempts
+  // Who goes first (all optional; empty means the policy's default). The user is the caller's
+  // name unless an admin submits for someone.
+  std::optional<std::string> user, account, partition, qos;
+  int64_t nice = 0;
+  uint32_t gpu_count = 1;
+  std::optional<int64_t> time_limit_seconds;
+  bool hold = false;
 };
 struct get_job { std::string id; };
 struct list_jobs {
@@ -110,6 +117,14 @@ struct salad_target {};
 struct salad_scaled { int current = 0; replica_target target; };
 struct salad_failed { std::string stage, message; };
 
+// --- who goes first ---
+struct hold_job { std::string id; };
+struct release_job { std::string id; };
+struct job_priority { std::string id; };  // sprio -j
+struct list_priorities {};                // sprio: every queued job
+struct fairshare {};                      // sshare -l
+struct recalculate_priorities {};         // the periodic loop (or an operator, now)
+
 }  // namespace baton::core::commands
 
 namespace baton::core {
@@ -122,7 +137,9 @@ using command = std::variant<
     commands::list_clusters, commands::set_cluster_enabled, commands::set_clusters_enabled, commands::list_worker_images,
     commands::health_warnings, commands::cluster_placeholders, commands::placeholders_checked, commands::cluster_plan,
     commands::placeholder_submitted, commands::submission_failed, commands::stale_allocations_checked,
-    commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed>;
+    commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
+    commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
+    commands::recalculate_priorities>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -16,8 +16,9 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::register_worker, C::register_worker> && at_kind<command_kind::fail_job, C::fail_job> &&
               at_kind<command_kind::health_warnings, C::health_warnings> &&
               at_kind<command_kind::stale_allocations_checked, C::stale_allocations_checked> &&
-              at_kind<command_kind::salad_failed, C::salad_failed> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::salad_failed) + 1);
+              at_kind<command_kind::salad_failed, C::salad_failed> && at_kind<command_kind::hold_job, C::hold_job> &&
+              at_kind<command_kind::recalculate_priorities, C::recalculate_priorities> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::recalculate_priorities) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -77,7 +78,7 @@ decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, 
 }
 
 R::job_row row_of(const world& w, const scheduler_settings& s, const job& j) {
-  return {j, queue_blocked_reason(w, s.clusters, j)};
+  return {j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j)};
 }
 
 // --- validation the domain owns (what the config knows) ---
@@ -113,7 +114,49 @@ job preview_of(const std::string& id, const decision& d, time_us now) {
   return preview;
 }
 
-outcome create(const world& w, const scheduler_settings& s, const C::create_job& c, time_us now) {
+// The priority fields of a new job, with the policy's defaults; an unknown name is a 422
+// naming the field, a user at the job cap a 429 naming the limit.
+std::optional<domain_error> fill_priority_fields(const world& w, const priority_policy& pol, const principal& caller,
+                                                 const C::create_job& c, create_job& cj) {
+  auto unknown = [](const std::string& field, const std::string& value, json known) {
+    return domain_error{error_kind::invalid, "unknown_" + field, "unknown " + field + " '" + value + "'",
+                        {{"known", std::move(known)}}, field};
+  };
+  cj.user = c.user.value_or(caller.name.empty() ? "admin" : caller.name);
+  cj.partition = c.partition.value_or(pol.default_partition);
+  if (!pol.partition(cj.partition)) {
+    json known = json::array();
+    for (const auto& p : pol.partitions) known.push_back(p.name);
+    return unknown("partition", cj.partition, known);
+  }
+  cj.qos = c.qos.value_or(pol.default_qos);
+  if (!pol.find_qos(cj.qos)) {
+    json known = json::array();
+    for (const auto& q : pol.qos) known.push_back(q.name);
+    return unknown("qos", cj.qos, known);
+  }
+  auto mine = pol.accounts_of(cj.user);
+  cj.account = c.account.value_or(mine.empty() ? pol.default_account : mine.front());
+  if (cj.account != "root" && !pol.account(cj.account)) {
+    json known = json::array({"root"});
+    for (const auto& a : pol.accounts) known.push_back(a.name);
+    return unknown("account", cj.account, known);
+  }
+  cj.nice = c.nice;
+  cj.gpu_count = c.gpu_count;
+  cj.time_limit_seconds = c.time_limit_seconds;
+  cj.hold = c.hold;
+  auto active = w.active_jobs_by_user.find(cj.user);
+  if (active != w.active_jobs_by_user.end() && active->second >= pol.max_jobs_per_user)
+    return domain_error{error_kind::over_limit, "max_jobs_per_user",
+                        "user '" + cj.user + "' has " + std::to_string(active->second) +
+                            " pending or running jobs, the limit (max_jobs_per_user)",
+                        {{"limit", "max_jobs_per_user"}, {"max", pol.max_jobs_per_user}, {"user", cj.user}}, ""};
+  return std::nullopt;
+}
+
+outcome create(const world& w, const scheduler_settings& s, const principal& caller, const C::create_job& c,
+               time_us now) {
   if (auto e = unknown_pin(s, c.preferred_clusters)) return refused(*e, now);
   create_job cj;
   cj.id = c.id;
@@ -124,6 +167,7 @@ outcome create(const world& w, const scheduler_settings& s, const C::create_job&
   cj.preferred_clusters = c.preferred_clusters;
   cj.max_attempts = c.max_attempts.value_or(s.max_attempts);
   if (auto e = unknown_image(s, cj.worker_image_key)) return refused(*e, now);
+  if (auto e = fill_priority_fields(w, s.priority, caller, c, cj)) return refused(*e, now);
   auto d = decide_create(w.find_job(c.id), cj, now);
   if (d.error) return refused(*d.error, now);
   auto preview = preview_of(c.id, d, now);
@@ -407,6 +451,43 @@ outcome salad(const world& w, const lease_book& leases, const scheduler_settings
   return from(decide_salad_failed(failed.stage, failed.message), std::monostate{}, now);
 }
 
+// --- who goes first ---
+R::priority_row priority_row_of(const world& w, const job& j) { return {j, explain_priority(w, j), pending_reason(w, j)}; }
+
+template <class Cmd>
+outcome who_goes_first(const world& w, const scheduler_settings& s, const Cmd& c, time_us now) {
+  if constexpr (std::is_same_v<Cmd, C::hold_job> || std::is_same_v<Cmd, C::release_job> ||
+                std::is_same_v<Cmd, C::job_priority>) {
+    const job* j = w.find_job(c.id);
+    if (!j) return refused(not_found("Job", c.id), now);
+    if constexpr (std::is_same_v<Cmd, C::job_priority>) {
+      R::priorities out{explain_priority(w, *j).policy, w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
+      out.items.push_back(priority_row_of(w, *j));
+      return answered(std::move(out), now);
+    } else {
+      auto d = std::is_same_v<Cmd, C::hold_job> ? decide_hold(*j, now) : decide_release(*j, now);
+      if (d.error) return refused(*d.error, now);
+      job after = *j;
+      for (const auto& ev : d.events) evolve(after, ev.type, ev.payload, now);
+      return from(std::move(d), R::job_row{after, queue_blocked_reason(w, s.clusters, after),
+                                           after.held ? "JobHeld" : pending_reason(w, *j)}, now);
+    }
+  } else if constexpr (std::is_same_v<Cmd, C::list_priorities>) {
+    R::priorities out{w.priority.recorded ? policy_name(w.priority.policy) : "fifo", w.priority.calculated_at,
+                      w.priority.policy.multifactor.weights, {}};
+    for (const auto& id : queue_in_evaluation_order(w)) out.items.push_back(priority_row_of(w, *w.find_job(id)));
+    return answered(std::move(out), now);
+  } else if constexpr (std::is_same_v<Cmd, C::fairshare>) {
+    R::fairshare out{policy_name(s.priority), w.priority.calculated_at, fair_tree(share_tree(w, s.priority, now)),
+                     w.priority.shares};
+    return answered(std::move(out), now);
+  } else {
+    static_assert(std::is_same_v<Cmd, C::recalculate_priorities>);
+    auto d = decide_recalculation(w, s.priority, now);
+    return from(std::move(d), R::counted{w.queued.size()}, now);
+  }
+}
+
 }  // namespace
 
 std::set<std::string> known_images(const scheduler_settings& s) {
@@ -426,7 +507,11 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
       [&](const auto& c) -> outcome {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, C::create_job>) {
-          return create(w, s, c, now);
+          return create(w, s, e.caller, c, now);
+        } else if constexpr (std::is_same_v<T, C::hold_job> || std::is_same_v<T, C::release_job> ||
+                             std::is_same_v<T, C::job_priority> || std::is_same_v<T, C::list_priorities> ||
+                             std::is_same_v<T, C::fairshare> || std::is_same_v<T, C::recalculate_priorities>) {
+          return who_goes_first(w, s, c, now);
         } else if constexpr (std::is_same_v<T, C::get_job>) {
           const job* j = w.find_job(c.id);
           return j ? answered(row_of(w, s, *j), now) : refused(not_found("Job", c.id), now);

@@ -30,6 +30,7 @@ struct scheduler_settings {
   bool salad_enabled = false;
   std::string salad_image;  // the image Salad containers run
   int salad_max_replicas = 0;
+  priority_policy priority;  // as configured; recorded by each recalculation
 };
 
 // Every image key batond knows from its config: the default, jobs.worker_images, the

@@ -28,6 +28,7 @@ enum class error_kind : uint8_t {
   conflict,         // the state does not allow it (a transition, a duplicate)
   mismatch,         // a request that must name exactly what is configured, and does not
   unavailable,      // nothing can be promised now (the log failed, the scheduler is gone)
+  over_limit,       // a configured limit (jobs per user, request rate) says not now
   internal,
 };
 

@@ -123,6 +123,14 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (!c.requeued_from.empty()) p["requeued_from"] = c.requeued_from;
   if (!c.latest_checkpoint_manifest_path.empty()) p["latest_checkpoint_manifest_path"] = c.latest_checkpoint_manifest_path;
   if (c.last_checkpoint_at) p["last_checkpoint_at_us"] = *c.last_checkpoint_at;
+  p["user"] = c.user;
+  p["account"] = c.account;
+  p["partition"] = c.partition;
+  p["qos"] = c.qos;
+  if (c.nice) p["nice"] = c.nice;
+  if (c.gpu_count != 1) p["gpu_count"] = c.gpu_count;
+  if (c.time_limit_seconds) p["time_limit_seconds"] = *c.time_limit_seconds;
+  if (c.hold) p["hold"] = true;
   decision d;
   d.events.push_back({job_stream(c.id), "job.created", std::move(p)});
   return d;
@@ -252,9 +260,37 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   // The clone resumes from the old job's checkpoint: the path is absolute, not derived from the new id.
   clone.latest_checkpoint_manifest_path = j.latest_checkpoint_manifest_path;
   clone.last_checkpoint_at = j.last_checkpoint_at;
+  clone.user = j.user;
+  clone.account = j.account;
+  clone.partition = j.partition;
+  clone.qos = j.qos;
+  clone.nice = j.nice;
+  clone.gpu_count = j.gpu_count;
+  clone.time_limit_seconds = j.time_limit_seconds;
   auto d = decide_create(nullptr, clone, now);
   d.events.insert(d.events.begin(), {job_stream(j.id), "job.requeued_as", {{"new_job_id", new_id}}});
   return d;
+}
+
+static domain_error not_queued(const job& j, const char* what) {
+  return {error_kind::conflict, "job_not_queued", std::string("only a queued job can be ") + what,
+          {{"job_id", j.id}, {"current_status", to_string(j.status)}}, ""};
+}
+
+decision decide_hold(const job& j, time_us now) {
+  if (j.status != job_status::queued) return decision::refuse(not_queued(j, "held"));
+  if (j.held) return {};  // already held: nothing changes
+  return emit(j, "job.held", json::object());
+}
+
+decision decide_release(const job& j, time_us now) {
+  if (j.status != job_status::queued) return decision::refuse(not_queued(j, "released"));
+  if (!j.held) return {};
+  return emit(j, "job.released", json::object());
+}
+
+time_us accrued_at(const job& j, time_us at) {
+  return j.accrued_us + (j.eligible_since && at > *j.eligible_since ? at - *j.eligible_since : 0);
 }
 
 decision decide_prune(const job& j, time_us now) {
@@ -275,6 +311,14 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.requeued_from = p.value("requeued_from", "");
     j.latest_checkpoint_manifest_path = p.value("latest_checkpoint_manifest_path", "");
     if (p.contains("last_checkpoint_at_us")) j.last_checkpoint_at = p["last_checkpoint_at_us"].get<time_us>();
+    j.user = p.value("user", "");
+    j.account = p.value("account", "");
+    j.partition = p.value("partition", "");
+    j.qos = p.value("qos", "");
+    j.nice = p.value("nice", int64_t{0});
+    j.gpu_count = p.value("gpu_count", 1u);
+    if (auto it = p.find("time_limit_seconds"); it != p.end()) j.time_limit_seconds = it->get<int64_t>();
+    j.held = p.value("hold", false);
     j.created_at = at;
     set_status(j, job_status::queued, at);
   } else if (type == "job.assigned") {
@@ -321,6 +365,10 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.requeued_to.push_back(p.at("new_job_id").get<std::string>());
   } else if (type == "job.pruned") {
     j.pruned = true;
+  } else if (type == "job.held") {
+    j.held = true;
+  } else if (type == "job.released") {
+    j.held = false;
   }
 }
 
@@ -329,6 +377,8 @@ double runtime_seconds(const job& j, time_us now) {
   for (const auto& s : j.segments) total += std::max<time_us>(0, s.ended_at.value_or(now) - s.started_at);
   return static_cast<double>(total) / 1e6;
 }
+
+static json or_null_str(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 json to_json(const job& j, time_us now) {
   double runtime = runtime_seconds(j, now);
@@ -339,7 +389,7 @@ json to_json(const job& j, time_us now) {
     etc = e;
     ett = runtime + e;
   }
-  return {{"id", j.id},
+  json out = {{"id", j.id},
           {"title", j.title},
           {"status", to_string(j.status)},
           {"input_bundle_path", j.input_bundle_path},
@@ -372,6 +422,17 @@ json to_json(const job& j, time_us now) {
           {"failure_reason", j.failure_reason.empty() ? json(nullptr) : json(j.failure_reason)},
           {"requeued_from", j.requeued_from.empty() ? json(nullptr) : json(j.requeued_from)},
           {"requeued_to", j.requeued_to}};
+  out["user"] = or_null_str(j.user);
+  out["account"] = or_null_str(j.account);
+  out["partition"] = or_null_str(j.partition);
+  out["qos"] = or_null_str(j.qos);
+  out["nice"] = j.nice;
+  out["gpu_count"] = j.gpu_count;
+  out["time_limit_seconds"] = j.time_limit_seconds ? json(*j.time_limit_seconds) : json(nullptr);
+  out["held"] = j.held;
+  out["priority"] = j.priority;
+  out["priority_tier"] = j.priority_tier;
+  return out;
 }
 
 }  // namespace baton::core

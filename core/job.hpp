@@ -51,7 +51,22 @@ struct job {
   std::vector<std::string> requeued_to;  // clones made from this one
   std::vector<runtime_segment> segments;
   bool pruned = false;
+  // Who goes first (core/priority.hpp). Defaults keep RelayMD clients working unchanged.
+  std::string user, account, partition, qos;  // set at creation (the policy's defaults when absent)
+  int64_t nice = 0;
+  uint32_t gpu_count = 1;                      // a worker must have at least this many
+  std::optional<int64_t> time_limit_seconds;   // the run-time estimate (backfill)
+  bool held = false;                           // by an operator: waits with reason JobHeld
+  // Age accrual (Slurm's accrue time): time spent eligible in the queue, held or blocked
+  // periods excluded. Kept by the world, which knows what makes a job eligible.
+  time_us accrued_us = 0;
+  std::optional<time_us> eligible_since;
+  int64_t priority = 0;  // from the last recalculation (or creation); the queue's order
+  int priority_tier = 0; // the partition's tier, considered before priority
 };
+
+// Time the job has accrued as eligible up to `at`.
+time_us accrued_at(const job& j, time_us at);
 
 std::string job_stream(const std::string& id);
 
@@ -63,6 +78,11 @@ struct create_job {
   std::string requeued_from;                    // set for requeue clones
   std::string latest_checkpoint_manifest_path;  // carried over by requeue clones
   std::optional<time_us> last_checkpoint_at;
+  std::string user, account, partition, qos;
+  int64_t nice = 0;
+  uint32_t gpu_count = 1;
+  std::optional<int64_t> time_limit_seconds;
+  bool hold = false;
 };
 
 // Optional fields a worker may send with checkpoint / handoff-complete reports.
@@ -101,6 +121,9 @@ decision decide_worker_lost(const job& j, loss_cause cause, time_us now);
 // Operator requeue of a terminal job: events for the old job and the new clone.
 decision decide_requeue(const job& j, const std::string& new_id, time_us now);
 decision decide_prune(const job& j, time_us now);
+// Operator hold and release (Slurm's scontrol hold / release): only a queued job.
+decision decide_hold(const job& j, time_us now);
+decision decide_release(const job& j, time_us now);
 
 // Applies one job event. Unknown types leave the job unchanged (forward compatibility).
 void evolve(job& j, const std::string& type, const nlohmann::json& payload, time_us at);

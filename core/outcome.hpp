@@ -10,6 +10,7 @@
 #include "core/cloud.hpp"
 #include "core/domain.hpp"
 #include "core/job.hpp"
+#include "core/priority.hpp"
 #include "core/provisioning.hpp"
 #include "core/worker.hpp"
 
@@ -18,6 +19,7 @@ namespace baton::core::results {
 struct job_row {
   job j;
   std::string queue_blocked_reason;  // "" when nothing blocks it
+  std::string pending_reason;        // queued jobs: Priority, Resources, JobHeld, ... ("" otherwise)
 };
 struct job_page { std::vector<job_row> items; size_t total = 0, offset = 0, limit = 0; };
 struct worker_row {
@@ -58,6 +60,25 @@ struct cluster_watch { std::vector<std::string> placeholder_slurm_ids, stale_slu
 struct plans { std::vector<submission_plan> items; };
 struct placeholder_made { std::string worker_id; };
 struct counted { size_t count = 0; };  // placeholders removed, events written
+// sprio's lines: each queued job's priority and its factors, as of the last recalculation.
+struct priority_row {
+  job j;
+  priority_explained explained;
+  std::string pending_reason;
+};
+struct priorities {
+  std::string policy;
+  time_us calculated_at = 0;
+  multifactor_weights weights;
+  std::vector<priority_row> items;  // evaluation order
+};
+// sshare -l: the tree now, and what the last recalculation recorded for each association.
+struct fairshare {
+  std::string policy;
+  time_us calculated_at = 0;
+  std::vector<fair_share_row> rows;
+  std::map<std::string, priority_state::share> recorded;
+};
 struct salad_view {
   nlohmann::json last;  // last scaling and last failure, as recorded
   std::string worker_image_key;
@@ -73,7 +94,7 @@ using result = std::variant<std::monostate, results::job_row, results::job_page,
                             results::registered, results::poll_answer, results::control, results::pruned,
                             results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
                             results::cluster_watch, results::plans, results::placeholder_made, results::counted,
-                            results::salad_view, replica_target>;
+                            results::salad_view, replica_target, results::priorities, results::fairshare>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

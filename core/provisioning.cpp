@@ -13,6 +13,7 @@ std::string cluster_stream(const std::string& name) { return "cluster/" + name; 
 namespace {
 
 bool serves(const cluster_spec& c, const job& j) {
+  if (c.gpu_count > 0 && c.gpu_count < static_cast<int>(j.gpu_count)) return false;  // its allocations are too small
   return j.preferred_clusters.empty() ||
          std::find(j.preferred_clusters.begin(), j.preferred_clusters.end(), c.name) != j.preferred_clusters.end();
 }
@@ -33,10 +34,11 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
     if (q == w.queued_by_image.end()) continue;
     int demand = 0;
     time_us oldest = 0;
-    for (const auto& [created, id] : q->second) {
-      const job& j = w.jobs.at(id);
+    for (const auto& key : q->second) {
+      const job& j = *w.find_job(key.id);
       if (!serves(c, j)) continue;
-      if (demand++ == 0) oldest = j.status_changed_at;  // when it (re)entered the queue
+      // when it (re)entered the queue; the queue is in priority order, not age order
+      oldest = demand++ == 0 ? j.status_changed_at : std::min(oldest, j.status_changed_at);
     }
     if (demand == 0) continue;
     int idle = 0;

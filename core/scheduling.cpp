@@ -8,6 +8,7 @@ namespace baton::core {
 
 bool can_run(const worker& w, const job& j) {
   if (w.worker_image_key != j.worker_image_key) return false;
+  if (w.gpu_count < static_cast<int>(j.gpu_count)) return false;
   if (j.preferred_clusters.empty()) return true;
   auto c = w.cluster();
   return !c.empty() && std::find(j.preferred_clusters.begin(), j.preferred_clusters.end(), c) != j.preferred_clusters.end();
@@ -19,7 +20,7 @@ namespace {
 // the decision; the sample only shows an auditor who went first, and it costs every poll.
 constexpr size_t decision_sample_size = 3;
 
-// Without pinned jobs every idle worker of the image can run every queued job of it, so the
+// Without constrained jobs (pinned, or more than one GPU) every idle worker of the image can run every queued job of it, so the
 // greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
 // gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
 poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
@@ -44,11 +45,11 @@ poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<w
   for (size_t i = 0; i < std::min<size_t>({k, decision_sample_size, queued.size()}); ++i, ++job_it, ++worker_it) {
     while (stale_all.count(worker_it->id)) ++worker_it;
     nlohmann::json pair(nlohmann::json::value_t::array);
-    pair.push_back(std::get<1>(*job_it));
+    pair.push_back(job_it->id);
     pair.push_back(worker_it->id);
     ahead.push_back(std::move(pair));
   }
-  if (k < queued.size()) out.job_id = std::get<1>(*queued.find_by_order(k));
+  if (k < queued.size()) out.job_id = queued.find_by_order(k)->id;
   auto& r = out.record;
   r["policy"] = "greedy-rank-v1";
   r["worker_id"] = me.id;
@@ -82,7 +83,7 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
     out.record = {{"policy", "greedy-rank-v1"}, {"worker_id", worker_id}, {"worker_score", score_of(*me)}};
     return out;
   }
-  if (!w.pinned_queued_by_image.count(me->worker_image_key)) return choose_unpinned(w, *me, idle, queued, stale_all);
+  if (!w.constrained_queued_by_image.count(me->worker_image_key)) return choose_unpinned(w, *me, idle, queued, stale_all);
   std::vector<const worker*> above;
   std::vector<std::string> stale;
   for (const auto& r : idle) {
@@ -94,16 +95,17 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
   }
   std::vector<bool> claimed(above.size(), false);
   size_t first_free = 0;
-  // Jobs of one (image, pins) class compete for the same workers: once a class finds no
+  // Jobs of one (GPUs, pins) class compete for the same workers: once a class finds no
   // free worker above the poller, it never will again in this pass.
-  std::set<std::pair<std::string, std::vector<std::string>>> exhausted;
+  std::set<std::pair<uint32_t, std::vector<std::string>>> exhausted;
   nlohmann::json ahead = nlohmann::json::array();
   size_t ahead_total = 0, examined = 0;
 
-  for (const auto& [created, job_id] : queued) {
+  for (const auto& key : queued) {
+    const std::string& job_id = key.id;
     const job& j = *w.find_job(job_id);
     ++examined;
-    auto cls = std::make_pair(j.worker_image_key, j.preferred_clusters);
+    auto cls = std::make_pair(j.gpu_count, j.preferred_clusters);
     bool taken_above = false;
     if (!exhausted.count(cls)) {
       while (first_free < above.size() && claimed[first_free]) ++first_free;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/priority.hpp"
+#include "core/usage.hpp"
 #include "events/envelope.hpp"
 
 namespace baton::core {
@@ -42,12 +44,21 @@ void refresh_worker_index(world& w, const worker& wk) {
   }
 }
 
-void queue_remove(world& w, const job& j) {
-  w.queued.erase({j.created_at, j.id});
-  if (!j.preferred_clusters.empty() && --w.pinned_queued_by_image[j.worker_image_key] == 0)
-    w.pinned_queued_by_image.erase(j.worker_image_key);
+// In the evaluation-order index (what polls and provisioning see): queued, not held.
+bool eligible(const job& j) { return j.status == job_status::queued && !j.held; }
+// Not every worker of the image can run it.
+bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }
+
+void index_insert(world& w, const job& j) {
+  w.queued_by_image[j.worker_image_key].insert(queue_key_of(j));
+  if (constrained(j)) ++w.constrained_queued_by_image[j.worker_image_key];
+}
+
+void index_erase(world& w, const job& j) {
+  if (constrained(j) && --w.constrained_queued_by_image[j.worker_image_key] == 0)
+    w.constrained_queued_by_image.erase(j.worker_image_key);
   if (auto it = w.queued_by_image.find(j.worker_image_key); it != w.queued_by_image.end()) {
-    it->second.erase({j.created_at, j.id});
+    it->second.erase(queue_key_of(j));
     if (it->second.empty()) w.queued_by_image.erase(it);
   }
 }
@@ -62,6 +73,38 @@ void set_held(world& w, const std::string& worker_id, const std::string* job_id)
   }
 }
 
+// Age accrues only while the job is eligible (Slurm's accrue time).
+void track_accrual(job& j, bool was_eligible, time_us at) {
+  bool now = eligible(j);
+  if (was_eligible == now) return;
+  if (now) {
+    j.eligible_since = at;
+  } else {
+    j.accrued_us = accrued_at(j, at);
+    j.eligible_since.reset();
+  }
+}
+
+// Folds a run segment that just closed into its association's decayed usage, and keeps the
+// set of associations' running jobs (measured when a recalculation asks).
+void track_usage(world& w, const job& j, std::optional<size_t> open_before) {
+  auto& u = w.usage[association_of(j)];
+  time_us half_life = w.priority.policy.decay_half_life;
+  if (open_before && *open_before < j.segments.size()) {
+    const auto& seg = j.segments[*open_before];
+    if (seg.ended_at) {
+      time_us end = *seg.ended_at;
+      u.closed = decay(u.closed, u.as_of, std::max(u.as_of, end), half_life) +
+                 decayed_gpu_seconds(static_cast<int>(j.gpu_count), seg.started_at, end, end, half_life);
+      u.as_of = std::max(u.as_of, end);
+    }
+  }
+  if (!j.segments.empty() && !j.segments.back().ended_at)
+    u.running.insert(j.id);
+  else
+    u.running.erase(j.id);
+}
+
 void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.jobs.find(id);
@@ -69,15 +112,28 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   if (found == w.lookups.jobs.end()) w.lookups.jobs.emplace(id, &j);
   j.id = id;
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
+  bool was_eligible = was_queued && eligible(j);
+  std::optional<size_t> open_before;
+  if (!j.segments.empty() && !j.segments.back().ended_at) open_before = j.segments.size() - 1;
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
-  if (was_queued) queue_remove(w, j);
+  bool was_active = j.created_at != 0 && !is_terminal(j.status);
+  if (was_queued) w.queued.erase({j.created_at, j.id});
+  if (was_eligible) index_erase(w, j);
   evolve(j, type, p, at);
-  if (type == "job.created") w.by_created.insert({j.created_at, j.id});
-  if (j.status == job_status::queued) {
-    w.queued.insert({j.created_at, j.id});
-    w.queued_by_image[j.worker_image_key].insert({j.created_at, j.id});
-    if (!j.preferred_clusters.empty()) ++w.pinned_queued_by_image[j.worker_image_key];
+  if (type == "job.created") {
+    w.by_created.insert({j.created_at, j.id});
+    w.usage[association_of(j)];  // every association with jobs takes part in fair share
+    set_priority(w, j);
   }
+  track_accrual(j, was_eligible, at);
+  bool active = !is_terminal(j.status);
+  if (was_active != active) {
+    auto& n = w.active_jobs_by_user[j.user];
+    n = active ? n + 1 : n - 1;
+  }
+  if (j.status == job_status::queued) w.queued.insert({j.created_at, j.id});
+  if (eligible(j)) index_insert(w, j);
+  if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (old_worker != new_worker) {
     if (!old_worker.empty()) {
@@ -91,6 +147,20 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   }
 }
 
+// A recalculation: record its figures, then give every queued job its new priority and
+// rebuild the evaluation-order index from scratch (cheaper than moving each key).
+void rekey_queue(world& w, const nlohmann::json& payload, time_us at) {
+  w.refresh_lookups();
+  record_recalculation(w.priority, payload, at);
+  w.queued_by_image.clear();
+  w.constrained_queued_by_image.clear();
+  for (const auto& [created, id] : w.queued) {
+    job& j = *w.lookups.jobs.at(id);
+    set_priority(w, j);
+    if (eligible(j)) index_insert(w, j);
+  }
+}
+
 void apply_worker(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.workers.find(id);
@@ -100,6 +170,10 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
     w.lookups.workers.emplace(id, &wk);
   }
   index_remove(w, wk);
+  if (!wk.gone && wk.registered_at != 0) {
+    auto& gpus = w.worker_gpus_by_image[wk.worker_image_key];
+    if (auto g = gpus.find(wk.gpu_count); g != gpus.end()) gpus.erase(g);
+  }
   w.by_registered.erase({wk.registered_at, wk.id});
   if (!wk.provider_id.empty() && wk.placeholder) w.placeholder_by_provider.erase(wk.provider_id);
   bool adopting = type == "worker.placeholder_adopted";
@@ -108,10 +182,17 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
   if (adopting) wk.registered_at = placeholder_since;  // same row, same place in listings (RelayMD adopts in place)
   w.by_registered.insert({wk.registered_at, wk.id});
   if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
+  if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
   refresh_worker_index(w, wk);
 }
 
 }  // namespace
+
+bool operator<(const queue_key& a, const queue_key& b) {
+  return std::tie(b.tier, b.priority, a.submitted, a.id) < std::tie(a.tier, a.priority, b.submitted, b.id);
+}
+
+queue_key queue_key_of(const job& j) { return {j.priority_tier, j.priority, j.created_at, j.id}; }
 
 bool operator<(const worker_rank& a, const worker_rank& b) {
   return std::tie(b.hpc, b.gpu_count, b.vram_centi_gb, b.model_rank, a.registered_at, a.id) <
@@ -170,6 +251,8 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
     apply_job(w, stream.substr(4), type, payload, at);
   else if (stream.rfind("worker/", 0) == 0)
     apply_worker(w, stream.substr(7), type, payload, at);
+  else if (type == "scheduler.priorities_recalculated")
+    rekey_queue(w, payload, at);
   else if (type == "cluster.disabled")
     w.disabled_clusters.insert(stream.substr(8));
   else if (type == "cluster.enabled")

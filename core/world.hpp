@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/job.hpp"
+#include "core/priority_policy.hpp"
 #include "core/worker.hpp"
 
 namespace baton::core {
@@ -35,20 +36,56 @@ int64_t score_of(const worker& w);
 template <class T>
 using ranked_set = __gnu_pbds::tree<T, __gnu_pbds::null_type, std::less<T>, __gnu_pbds::rb_tree_tag,
                                     __gnu_pbds::tree_order_statistics_node_update>;
-using queue_key = std::tuple<time_us, std::string>;
+// A queued job's place in the evaluation order (seed 003): higher partition tier first, then
+// higher priority, then the earlier submit, then the smaller id. (Preemptors and jobs in a
+// reservation will come before all of these.)
+struct queue_key {
+  int tier = 0;
+  int64_t priority = 0;
+  time_us submitted = 0;
+  std::string id;
+};
+bool operator<(const queue_key& a, const queue_key& b);  // a is considered before b
+queue_key queue_key_of(const job& j);
+
+// Decayed usage of one association (account/user), for fair share: closed run segments
+// folded in as they end (decayed to `as_of`), open ones measured when asked.
+struct association_usage {
+  double closed = 0;
+  time_us as_of = 0;
+  std::set<std::string> running;  // jobs of this association with an open segment
+};
+
+// What the last scheduler.priorities_recalculated recorded, and what follows from it.
+struct priority_state {
+  bool recorded = false;  // before the first recalculation (older logs): FIFO, every tier 0
+  priority_policy policy;
+  time_us calculated_at = 0;
+  struct share { double fair_share = 0, level_fs = 0, target = 0, actual = 0, usage = 0; };
+  std::map<std::string, share> shares;  // association "account/user" -> its figures
+  uint32_t max_gpu_count = 1;           // largest worker, normalises job size
+  double backlog = 0;                   // Lattice f6 at the recalculation
+};
 
 struct world {
   std::map<std::string, job> jobs;
   std::map<std::string, worker> workers;
-  std::set<std::tuple<time_us, std::string>> queued;  // (created_at, id): oldest first
+  std::set<std::tuple<time_us, std::string>> queued;  // every queued job (held and blocked too), oldest first
   std::set<std::tuple<time_us, std::string>> by_created;     // every job, for listing
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
   std::set<worker_rank> idle;                          // registered, not gone, holding no job
-  // The same two indexes per worker image: only workers and jobs of one image compete.
+  // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
+  // (not held, not blocked) in evaluation order, and the idle workers best first.
   std::map<std::string, ranked_set<queue_key>> queued_by_image;
   std::map<std::string, ranked_set<worker_rank>> idle_by_image;
-  std::map<std::string, size_t> pinned_queued_by_image;  // queued jobs with preferred_clusters
+  // Eligible queued jobs not every worker of the image can run (pinned to clusters, or more
+  // than one GPU): with none, a poll takes the O(log n) path.
+  std::map<std::string, size_t> constrained_queued_by_image;
+  std::map<std::string, std::multiset<int>> worker_gpus_by_image;  // GPU counts of workers not gone
+  std::map<std::string, association_usage> usage;  // "account/user" -> decayed GPU-seconds
+  std::map<std::string, uint32_t> active_jobs_by_user;  // pending + running (not terminal), for the per-user cap
+  priority_state priority;
   std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
   std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when

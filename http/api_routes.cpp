@@ -244,6 +244,18 @@ void add_api_routes(router& s, api_context ctx) {
         [](const request& req) -> core::command { return C::requeue_job{build::path_uuid(req), new_uuid()}; });
   s.Delete("/jobs", [ctx](const request& req, response& res) { run(ctx, req, res, K::prune_jobs, build::prune_jobs); });
 
+  // --- who goes first ---
+  route(s, "POST", R"(/jobs/([^/]+)/hold)", ctx, K::hold_job,
+        [](const request& req) -> core::command { return C::hold_job{build::path_uuid(req)}; });
+  route(s, "POST", R"(/jobs/([^/]+)/release)", ctx, K::release_job,
+        [](const request& req) -> core::command { return C::release_job{build::path_uuid(req)}; });
+  route(s, "GET", R"(/jobs/([^/]+)/priority)", ctx, K::job_priority,
+        [](const request& req) -> core::command { return C::job_priority{build::path_uuid(req)}; });
+  route(s, "GET", "/priority", ctx, K::list_priorities, [](const request&) -> core::command { return C::list_priorities{}; });
+  route(s, "GET", "/fairshare", ctx, K::fairshare, [](const request&) -> core::command { return C::fairshare{}; });
+  route(s, "POST", "/priority/recalculate", ctx, K::recalculate_priorities,
+        [](const request&) -> core::command { return C::recalculate_priorities{}; });
+
   // --- clusters, configuration, cloud ---
   for (auto [path, kind] : {std::pair<std::string, K>{"/clusters", K::list_clusters},
                             {"/config/worker-images", K::list_worker_images},

@@ -1,5 +1,8 @@
 #include "http/reply_shapes.hpp"
 
+#include <cmath>
+
+#include "events/envelope.hpp"
 #include "http/json_reply.hpp"
 
 namespace baton::http {
@@ -13,6 +16,39 @@ json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s);
 json job_json(const R::job_row& row, core::time_us at) {
   auto out = core::to_json(row.j, at);
   out["queue_blocked_reason"] = or_null(row.queue_blocked_reason);
+  out["pending_reason"] = or_null(row.pending_reason);
+  return out;
+}
+
+// Infinity (a Level FS without usage) has no JSON number: sshare prints "inf".
+json number_or_inf(double x) { return std::isinf(x) ? json("inf") : json(x); }
+
+json factor_json(const core::priority_factor& f) {
+  return {{"raw", f.raw}, {"normalized", f.normalized}, {"weighted", f.weighted}};
+}
+
+// One line of sprio -l: the job, its user and account, each factor raw, normalised, weighted.
+json priority_row_json(const R::priority_row& r) {
+  const auto& e = r.explained;
+  json out = {{"job_id", r.j.id},          {"user", r.j.user},   {"account", r.j.account},
+              {"partition", r.j.partition}, {"qos", r.j.qos},     {"nice", r.j.nice},
+              {"gpu_count", r.j.gpu_count}, {"priority", e.priority}, {"priority_tier", e.tier},
+              {"pending_reason", or_null(r.pending_reason)}, {"held", r.j.held}};
+  if (e.policy == "multifactor") {
+    const auto& m = e.multifactor;
+    out["factors"] = {{"age", factor_json(m.age)},
+                      {"fairshare", factor_json(m.fairshare)},
+                      {"job_size", factor_json(m.job_size)},
+                      {"partition", factor_json(m.partition)},
+                      {"qos", factor_json(m.qos)},
+                      {"nice", m.nice}};
+  } else if (e.policy.rfind("lattice:", 0) == 0) {
+    json fs = json::object();
+    for (size_t i = 0; i < 9; ++i)
+      fs["f" + std::to_string(i + 1)] = {{"value", e.lattice.f[i]}, {"weighted", e.lattice.weighted[i]}};
+    out["factors"] = std::move(fs);
+    out["score"] = e.lattice.score;
+  }
   return out;
 }
 
@@ -41,6 +77,7 @@ int status_of(core::error_kind k) {
     case core::error_kind::conflict: return 409;
     case core::error_kind::mismatch: return 400;
     case core::error_kind::unavailable: return 503;
+    case core::error_kind::over_limit: return 429;
     case core::error_kind::internal: break;
   }
   return 500;
@@ -116,6 +153,36 @@ json body_of(const core::result& r, core::time_us at) {
           return {{"plans", items}};
         } else if constexpr (std::is_same_v<T, R::placeholder_made>) {
           return {{"worker_id", v.worker_id}};
+        } else if constexpr (std::is_same_v<T, R::priorities>) {
+          json items = json::array();
+          for (const auto& row : v.items) items.push_back(priority_row_json(row));
+          const auto& w = v.weights;
+          return {{"policy", v.policy},
+                  {"calculated_at", v.calculated_at ? json(events::format_time_us(v.calculated_at)) : json(nullptr)},
+                  {"weights", {{"age", w.age}, {"fairshare", w.fairshare}, {"job_size", w.job_size},
+                               {"partition", w.partition}, {"qos", w.qos}}},
+                  {"jobs", std::move(items)}};
+        } else if constexpr (std::is_same_v<T, R::fairshare>) {
+          json rows = json::array();
+          for (const auto& r : v.rows) {
+            json row = {{"account", r.account},
+                        {"user", or_null(r.user)},
+                        {"depth", r.depth},
+                        {"raw_shares", r.raw_shares},
+                        {"norm_shares", r.norm_shares},
+                        {"raw_usage", r.raw_usage},
+                        {"effective_usage", r.effective_usage},
+                        {"level_fs", number_or_inf(r.level_fs)},
+                        {"fair_share", r.user.empty() ? json(nullptr) : json(r.fair_share)}};
+            if (!r.user.empty()) {
+              auto rec = v.recorded.find(core::association_of(r.depth == 0 ? "root" : r.account, r.user));
+              row["fair_share_in_use"] = rec == v.recorded.end() ? json(nullptr) : json(rec->second.fair_share);
+            }
+            rows.push_back(std::move(row));
+          }
+          return {{"policy", v.policy},
+                  {"calculated_at", v.calculated_at ? json(events::format_time_us(v.calculated_at)) : json(nullptr)},
+                  {"associations", std::move(rows)}};
         } else if constexpr (std::is_same_v<T, R::counted>) {
           return {{"count", v.count}};
         } else {

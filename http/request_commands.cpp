@@ -69,6 +69,14 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
     if (c.comment.size() > 2000) throw invalid_field("comment", "must be at most 2000 characters");
   }
   if (auto m = opt_int(b, "max_attempts", 1, 1000)) c.max_attempts = static_cast<uint32_t>(*m);
+  // Who goes first: names the policy knows (checked by the core against the config).
+  for (auto [field, slot] : {std::pair<const char*, std::optional<std::string>*>{"user", &c.user},
+                             {"account", &c.account}, {"partition", &c.partition}, {"qos", &c.qos}})
+    if (auto v = opt_string(b, field, 64)) *slot = checked_name(*v, field);
+  if (auto n = opt_int(b, "nice", 0, 2147483645)) c.nice = *n;
+  if (auto g = opt_int(b, "gpu_count", 1, 1024)) c.gpu_count = static_cast<uint32_t>(*g);
+  if (auto t = opt_int(b, "time_limit_seconds", 1, 366LL * 86400)) c.time_limit_seconds = *t;
+  if (auto h = opt_bool(b, "hold")) c.hold = *h;
   return c;
 }
 

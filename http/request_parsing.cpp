@@ -87,6 +87,14 @@ std::string checked_id(const std::string& v, const std::string& field) {
   return v;
 }
 
+std::string checked_name(const std::string& v, const std::string& field) {
+  if (v.empty() || v.size() > 64) throw invalid_field(field, "must be 1 to 64 characters");
+  for (char c : v)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      throw invalid_field(field, "may contain only letters, digits and . _ -");
+  return v;
+}
+
 std::string checked_uuid(const std::string& v, const std::string& field) {
   auto id = core::canonical_uuid(v);
   if (!id) throw invalid_field(field, "must be a UUID (8-4-4-4-12 hexadecimal digits)");

@@ -31,6 +31,8 @@ std::optional<bool> opt_bool(const nlohmann::json& b, const std::string& field);
 std::optional<nlohmann::json> opt_array(const nlohmann::json& b, const std::string& field);
 // Ids in paths and bodies: 1..128 of [A-Za-z0-9._:-].
 std::string checked_id(const std::string& value, const std::string& field);
+// Names of users, accounts, partitions, QOS: 1..64 of [A-Za-z0-9._-].
+std::string checked_name(const std::string& value, const std::string& field);
 // Job and worker ids (core/ids.hpp): a UUID, returned lower-case.
 std::string checked_uuid(const std::string& value, const std::string& field);
 int64_t query_int(const request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi);

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/priority.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
 
@@ -28,6 +29,18 @@ rederive_report rederive_decisions(const events::event_store& store) {
                                payload.at("worker_id").get<std::string>() + ", re-derived " +
                                choice.job_id.value_or("nothing") +
                                (choice.record != recorded ? " (decision record differs)" : ""));
+      }
+    }
+    if (type == "scheduler.priorities_recalculated") {
+      ++r.decisions;
+      ++r.recalculations;
+      auto policy = core::policy_from_json(payload.value("policy", nlohmann::json::object()));
+      auto again = core::decide_recalculation(w, policy, e.recorded_at_us);
+      if (again.events.size() != 1 || again.events[0].payload != payload) {
+        ++r.mismatches;
+        if (r.problems.size() < 10)
+          r.problems.push_back("event " + std::to_string(e.seq) + ": priority recalculation re-derived differently: " +
+                               (again.events.empty() ? std::string("nothing") : again.events[0].payload.dump()));
       }
     }
     core::apply(w, stream, type, payload, e.recorded_at_us);

@@ -2,7 +2,9 @@
 // Re-derives every scheduling decision in the log: replays the events in order and, at
 // each job.assigned, runs the same pure choice (core/scheduling.hpp) on the state as it
 // was, with the stale workers the decision recorded left out. The choice and its whole
-// record must come out identical.
+// record must come out identical. Each priority recalculation is decided again, under the
+// policy it recorded, on the state as it was: its fair-share figures must come out identical
+// (the queue order follows from them).
 #include <string>
 #include <vector>
 
@@ -12,7 +14,8 @@ namespace baton::replay {
 
 struct rederive_report {
   uint64_t events = 0;
-  uint64_t decisions = 0;
+  uint64_t decisions = 0;       // assignments and recalculations
+  uint64_t recalculations = 0;  // of which priority recalculations
   uint64_t mismatches = 0;
   std::vector<std::string> problems;  // the first few mismatches, one line each
 };

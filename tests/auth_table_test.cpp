@@ -25,7 +25,7 @@ const char* col_names[ncols] = {"none",  "x.y",      "<id>.<wrong>", "other work
 using statuses = std::array<int, ncols>;
 
 // The job's state when the row runs: what its valid request needs.
-enum class stage { assigned, running, handoff, terminal };
+enum class stage { queued, assigned, running, handoff, terminal };
 
 struct row {
   std::string method, path;  // {J}: the job, held by the own worker; {OWN}: the own worker's id
@@ -76,6 +76,7 @@ struct world_under_test {
     };
     std::tie(own_id, own_token) = reg();
     other_token = reg().second;
+    if (at == stage::queued) return;
     auto mine = httplib::Headers{{"X-Worker-Token", own_token}};
     EXPECT_EQ(json::parse(send(d->port(), "POST", "/jobs/request?worker_id=" + own_id, nullptr, mine).body)["job_id"], job);
     auto step = [&](const std::string& path, json body) {
@@ -176,6 +177,13 @@ std::vector<row> rows() {
                stage::terminal});
   t.push_back({"DELETE", "/jobs?status=completed", nullptr, operator_ok200, "/jobs?status=running", std::nullopt, operator_bad});
   t.push_back({"GET", "/jobs/{J}/history", nullptr, operator_ok200, bad_id + "/history", std::nullopt, operator_bad});
+  // --- who goes first ---
+  for (std::string verb : {"hold", "release", "priority"})
+    t.push_back({verb == "priority" ? "GET" : "POST", "/jobs/{J}/" + verb, nullptr, operator_ok200, bad_id + "/" + verb,
+                 std::nullopt, operator_bad, stage::queued});
+  t.push_back({"GET", "/priority", nullptr, operator_ok200});
+  t.push_back({"GET", "/fairshare", nullptr, operator_ok200});
+  t.push_back({"POST", "/priority/recalculate", nullptr, operator_ok200});
   // --- clusters, config, cloud ---
   t.push_back({"GET", "/clusters", nullptr, operator_ok200});
   t.push_back({"GET", "/config/slurm-clusters", nullptr, operator_ok200});

@@ -84,7 +84,7 @@ TEST(Batond, ServesHealthzAndKeepsSequenceAcrossRestarts) {
   ASSERT_TRUE(h);
   EXPECT_EQ((*h)["status"], "ok");
   EXPECT_FALSE((*h)["version"].get<std::string>().empty());
-  EXPECT_EQ((*h)["last_sequence"], 1);  // daemon.started
+  EXPECT_EQ((*h)["last_sequence"], 2);  // the priority policy, recorded before serving; daemon.started
   httplib::Client cli("127.0.0.1", b.port);
   auto missing = cli.Get("/no/such/route");
   ASSERT_TRUE(missing);
@@ -94,20 +94,21 @@ TEST(Batond, ServesHealthzAndKeepsSequenceAcrossRestarts) {
 
   auto again = start(dir, data);
   ASSERT_GT(again.port, 0) << again.proc->err();
-  EXPECT_EQ((*healthz(again.port))["last_sequence"], 3);  // started, stopped, started
+  EXPECT_EQ((*healthz(again.port))["last_sequence"], 4);  // policy, started, stopped, started (the policy is unchanged)
   EXPECT_EQ(stop(again), 0);
 
   auto [code, err] = run_to_exit(dir, {"--data-dir", data, "--verify"});
   EXPECT_EQ(code, 0) << err;
   auto store = events::event_store::open(data + "/eventlog");
   auto evs = store->read(1, 10);
-  ASSERT_EQ(evs.size(), 4u);
-  EXPECT_EQ(evs[0].type, "daemon.started");
-  EXPECT_EQ(evs[1].type, "daemon.stopped");
-  EXPECT_EQ(evs[3].type, "daemon.stopped");
-  EXPECT_EQ(evs[2].stream_version, 3u);
-  EXPECT_GE(evs[1].recorded_at_us, evs[0].recorded_at_us);
-  EXPECT_EQ(store->projection_offset("job_history"), 4u) << "recorded at the clean stop, after daemon.stopped";
+  ASSERT_EQ(evs.size(), 5u);
+  EXPECT_EQ(evs[0].type, "scheduler.priorities_recalculated");
+  EXPECT_EQ(evs[1].type, "daemon.started");
+  EXPECT_EQ(evs[2].type, "daemon.stopped");
+  EXPECT_EQ(evs[4].type, "daemon.stopped");
+  EXPECT_EQ(evs[3].stream_version, 3u);
+  EXPECT_GE(evs[2].recorded_at_us, evs[1].recorded_at_us);
+  EXPECT_EQ(store->projection_offset("job_history"), 5u) << "recorded at the clean stop, after daemon.stopped";
 }
 
 TEST(Batond, NoticesAnUncleanPreviousRun) {
@@ -119,16 +120,16 @@ TEST(Batond, NoticesAnUncleanPreviousRun) {
   b.proc->wait();
   auto again = start(dir, data);
   ASSERT_GT(again.port, 0) << again.proc->err();
-  EXPECT_EQ((*healthz(again.port))["last_sequence"], 2);
+  EXPECT_EQ((*healthz(again.port))["last_sequence"], 3);  // policy, started; started
   EXPECT_NE(again.proc->err().find("did not stop cleanly"), std::string::npos);
   EXPECT_EQ(stop(again), 0);
-  auto [code, out] = run_to_exit(dir, {"--data-dir", data, "--dump", "--from", "2", "--limit", "1"});
+  auto [code, out] = run_to_exit(dir, {"--data-dir", data, "--dump", "--from", "3", "--limit", "1"});
   EXPECT_EQ(code, 0);
-  test::child_process dump({BATOND_PATH, "--data-dir", data, "--dump", "--from", "2", "--limit", "1"}, dir / "dump",
+  test::child_process dump({BATOND_PATH, "--data-dir", data, "--dump", "--from", "3", "--limit", "1"}, dir / "dump",
                            clean_env(dir));
   ASSERT_EQ(test::exit_code(dump.wait()), 0);
   auto line = json::parse(dump.out());
-  EXPECT_EQ(line["seq"], 2);
+  EXPECT_EQ(line["seq"], 3);
   EXPECT_EQ(line["payload"]["previous_run_stopped_cleanly"], false);
 }
 

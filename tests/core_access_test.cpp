@@ -8,6 +8,7 @@
 
 #include "core/access.hpp"
 #include "core/decide.hpp"
+#include "support/core_under_test.hpp"
 
 using namespace baton;
 using core::command_kind;
@@ -18,7 +19,7 @@ namespace {
 
 std::vector<command_kind> every_kind() {
   std::vector<command_kind> out;
-  for (int k = 0; k <= static_cast<int>(K::salad_failed); ++k) out.push_back(static_cast<command_kind>(k));
+  for (int k = 0; k <= static_cast<int>(K::recalculate_priorities); ++k) out.push_back(static_cast<command_kind>(k));
   return out;
 }
 
@@ -32,7 +33,8 @@ std::set<command_kind> allowed_for(const principal& who, bool accept_shared, con
 const std::set<command_kind> operator_kinds = {
     K::create_job,    K::get_job,         K::list_jobs,        K::cancel_job,           K::requeue_job,
     K::prune_jobs,    K::job_history,     K::list_workers,     K::list_clusters,        K::set_cluster_enabled,
-    K::set_clusters_enabled, K::list_worker_images, K::salad_status};
+    K::set_clusters_enabled, K::list_worker_images, K::salad_status, K::hold_job, K::release_job,
+    K::job_priority, K::list_priorities, K::fairshare, K::recalculate_priorities};
 const std::set<command_kind> worker_kinds = {K::heartbeat,      K::deregister,       K::request_job, K::job_control,
                                              K::start_job,      K::checkpoint_job,   K::handoff_start,
                                              K::handoff_complete, K::complete_job,   K::fail_job};
@@ -41,27 +43,6 @@ std::set<command_kind> join(std::set<command_kind> a, const std::set<command_kin
   a.insert(b.begin(), b.end());
   return a;
 }
-
-// The application layer with a fake clock and no actors: decide, then apply what was decided
-// (and renew a registered worker's lease), as the scheduler actor does.
-struct core_under_test {
-  core::world w;
-  core::lease_book leases;
-  core::scheduler_settings s;
-  core::time_us now = 1'000'000'000;
-
-  core::outcome run(principal who, core::command cmd, std::optional<core::invalid_field_report> invalid = std::nullopt) {
-    core::envelope e{who, who.actor(), "req", std::move(cmd), std::move(invalid)};
-    auto o = core::decide(w, leases, s, e, now);
-    if (!o.answer.error) {
-      core::decision d;
-      d.events = o.events;
-      core::apply(w, d, now);
-    }
-    if (auto* r = std::get_if<core::results::registered>(&o.answer.value)) leases.touch(r->worker_id, now);
-    return o;
-  }
-};
 
 }  // namespace
 
@@ -105,7 +86,7 @@ TEST(access, RefusalsSayWhyWithTheRightStatus) {
 // The application layer, driven directly: fake clock, no actors, no sockets.
 TEST(access, DispatchAppliesTheSameRules) {
   namespace C = core::commands;
-  core_under_test core;
+  test::core_under_test core;
   auto run = [&](principal who, core::command cmd, std::optional<core::invalid_field_report> invalid = std::nullopt) {
     return core.run(std::move(who), std::move(cmd), std::move(invalid)).answer;
   };
@@ -185,7 +166,7 @@ TEST(access, DecideRefusesTheAnonymousForEveryCommandButHealth) {
 // the same job again, nothing new is decided, and the answer waits for the log.
 TEST(access, APollRepeatedBeforeTheStartIsToldTheSameJobOnceDurable) {
   namespace C = core::commands;
-  core_under_test core;
+  test::core_under_test core;
   auto run = [&](principal who, core::command cmd) { return core.run(std::move(who), std::move(cmd)); };
   run(principal::operator_named(""), C::create_job{"job-1", "t", "/b", std::nullopt, {}, "", std::nullopt});
   run(principal::operator_named(""), C::create_job{"job-2", "t", "/b", std::nullopt, {}, "", std::nullopt});

@@ -1,0 +1,22 @@
+#pragma once
+// What every CLI command does with the daemon: percent-encode a path part, make a call and
+// report its failure, print a body as a table or as JSON.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/client.hpp"
+#include "cli/commands.hpp"
+#include "cli/format.hpp"
+
+namespace baton::cli {
+
+std::string encode(const std::string& v);
+// Runs a call; on failure prints why and returns its exit code, else ok with r filled.
+int run(context& c, const std::string& method, const std::string& path, result& r,
+        const nlohmann::json& body = nullptr);
+// The body as JSON (--json) or as a table of the given columns.
+int print(context& c, const nlohmann::json& body, const std::vector<column>& columns);
+
+}  // namespace baton::cli

@@ -1,0 +1,16 @@
+#pragma once
+// Parses the `scheduling:` section (policy, weights, partitions, QOS, limits) and the
+// `accounts:` tree into the core's priority policy. Throws detail::key_error naming the
+// dotted key ("scheduling.partitions.test.priority_tier", "accounts.chem.parent").
+#include <yaml-cpp/yaml.h>
+
+#include "core/priority_policy.hpp"
+
+namespace baton::config::detail {
+
+void parse_scheduling(const YAML::Node& map, core::priority_policy& out);
+void parse_accounts(const YAML::Node& map, core::priority_policy& out);
+// Cross-checks once both sections are read (defaults name configured entries).
+void check_scheduling(const core::priority_policy& p);
+
+}  // namespace baton::config::detail

@@ -1,0 +1,265 @@
+#include "core/priority.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/usage.hpp"
+
+namespace baton::core {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int64_t default_estimate_seconds = 3600;  // a job without a time limit counts as one hour of backlog
+
+double ratio(double x, double of) { return of > 0 ? x / of : 0; }
+
+// Level FS is infinite for an association without usage; JSON has no infinity, so the
+// event stores null for it.
+json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+double from_finite_or_null(const json& j) {
+  return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
+}
+
+lattice_inputs lattice_inputs_of(const world& w, const job& j) {
+  const auto& st = w.priority;
+  const auto& pol = st.policy;
+  lattice_inputs in;
+  const qos_def* q = pol.find_qos(j.qos);
+  // f1: the QOS is the priority class a user picks; its factor relative to the highest, on 0..10.
+  in.priority_class = 10 * ratio(q ? q->priority_factor : 0, pol.max_qos_factor());
+  in.wait_seconds = accrued_at(j, st.calculated_at) / 1e6;
+  in.reference_wait_seconds = pol.lattice_reference_wait_seconds;
+  if (auto it = st.shares.find(association_of(j)); it != st.shares.end()) {
+    in.target_share = it->second.target;
+    in.actual_share = it->second.actual;
+  }
+  // f4: how tightly the request fits the smallest worker of its image able to hold it.
+  in.topology_fitness = 0;
+  if (auto g = w.worker_gpus_by_image.find(j.worker_image_key); g != w.worker_gpus_by_image.end()) {
+    auto fit = g->second.lower_bound(static_cast<int>(j.gpu_count));
+    if (fit != g->second.end() && *fit > 0) in.topology_fitness = static_cast<double>(j.gpu_count) / *fit;
+  }
+  // f5: a job with a checkpoint resumes warm; one without is unknown (neutral).
+  in.data_readiness = j.latest_checkpoint_manifest_path.empty() ? 0.5 : 1.0;
+  in.queued_gpu_hours = st.backlog;  // f6 is global: the ratio was taken at the recalculation
+  in.running_gpu_hours = 1;
+  in.normalized_energy_price = 0.5;  // no price schedule yet: neutral
+  in.conformance = 1;                // one worker per job: always conformant
+  return in;
+}
+
+}  // namespace
+
+std::string association_of(const std::string& account, const std::string& user) {
+  return (account.empty() ? "root" : account) + "/" + (user.empty() ? "admin" : user);
+}
+
+std::string association_of(const job& j) { return association_of(j.account, j.user); }
+
+double usage_at(const world& w, const std::string& association, time_us at) {
+  auto it = w.usage.find(association);
+  if (it == w.usage.end()) return 0;
+  const auto& u = it->second;
+  time_us half_life = w.priority.policy.decay_half_life;
+  double total = decay(u.closed, u.as_of, std::max(at, u.as_of), half_life);
+  for (const auto& id : u.running)
+    if (const job* j = w.find_job(id); j && !j->segments.empty() && !j->segments.back().ended_at)
+      total += decayed_gpu_seconds(static_cast<int>(j->gpu_count), j->segments.back().started_at, at, at, half_life);
+  return total;
+}
+
+share_node share_tree(const world& w, const priority_policy& policy, time_us at) {
+  std::map<std::string, share_node> accounts;       // every account but root
+  std::map<std::string, std::string> parent_of;
+  share_node root;
+  root.name = "root";
+  for (const auto& a : policy.accounts) {
+    if (a.name != "root") {
+      auto& n = accounts[a.name];
+      n.name = a.name;
+      n.raw_shares = a.shares;
+      parent_of[a.name] = a.parent.empty() ? "root" : a.parent;
+    }
+    auto& holder = a.name == "root" ? root : accounts[a.name];
+    for (const auto& [user, shares] : a.users) {
+      share_node leaf;
+      leaf.name = user;
+      leaf.user = true;
+      leaf.raw_shares = shares;
+      leaf.raw_usage = usage_at(w, association_of(a.name, user), at);
+      holder.children.push_back(std::move(leaf));
+    }
+  }
+  // Associations seen in jobs but not configured: under their account (or root), 1 share.
+  for (const auto& [assoc, u] : w.usage) {
+    auto slash = assoc.find('/');
+    std::string account = assoc.substr(0, slash), user = assoc.substr(slash + 1);
+    const account_def* def = policy.account(account);
+    if (def && def->users.count(user)) continue;
+    if (account != "root" && !accounts.count(account)) {
+      accounts[account].name = account;
+      parent_of[account] = "root";
+    }
+    share_node leaf;
+    leaf.name = user;
+    leaf.user = true;
+    leaf.raw_usage = usage_at(w, assoc, at);
+    (account == "root" ? root : accounts[account]).children.push_back(std::move(leaf));
+  }
+  // Assemble children before parents: deepest first, by walking each account's depth.
+  auto depth = [&](std::string name) {
+    int d = 0;
+    while (name != "root" && d <= static_cast<int>(parent_of.size())) name = parent_of[name], ++d;
+    return d;
+  };
+  std::vector<std::pair<int, std::string>> order;
+  for (const auto& [name, n] : accounts) order.push_back({-depth(name), name});
+  std::sort(order.begin(), order.end());
+  for (const auto& [d, name] : order) {
+    const std::string& up = parent_of[name];
+    auto& target = up == "root" ? root : accounts[up];
+    target.children.push_back(std::move(accounts[name]));
+  }
+  return root;
+}
+
+priority_explained explain_priority(const world& w, const job& j) {
+  const auto& st = w.priority;
+  const auto& pol = st.policy;
+  priority_explained out;
+  out.calculated_at = st.calculated_at;
+  if (!st.recorded) {
+    out.policy = "fifo";
+    return out;
+  }
+  out.policy = policy_name(pol);
+  const partition_def* part = pol.partition(j.partition);
+  out.tier = part ? part->priority_tier : 0;
+  if (pol.kind == policy_kind::fifo) return out;
+  if (pol.kind == policy_kind::multifactor) {
+    multifactor_inputs in;
+    in.accrued_age = accrued_at(j, st.calculated_at);
+    if (auto it = st.shares.find(association_of(j)); it != st.shares.end()) in.fair_share = it->second.fair_share;
+    in.gpu_count = j.gpu_count;
+    in.max_gpu_count = std::max(st.max_gpu_count, 1u);
+    in.partition_factor = part ? part->priority_factor : 0;
+    in.max_partition_factor = pol.max_partition_factor();
+    const qos_def* q = pol.find_qos(j.qos);
+    in.qos_factor = q ? q->priority_factor : 0;
+    in.max_qos_factor = pol.max_qos_factor();
+    in.nice = j.nice;
+    out.multifactor = multifactor_priority(in, pol.multifactor);
+    out.priority = out.multifactor.priority;
+  } else {
+    const auto& weights = pol.custom_weights ? *pol.custom_weights : weights_of(pol.profile);
+    out.lattice = lattice_score(lattice_inputs_of(w, j), weights);
+    out.priority = std::llround(out.lattice.score * lattice_priority_scale);
+  }
+  return out;
+}
+
+void set_priority(const world& w, job& j) {
+  auto e = explain_priority(w, j);
+  j.priority_tier = e.tier;
+  j.priority = e.priority;
+}
+
+decision decide_recalculation(const world& w, const priority_policy& policy, time_us now) {
+  auto rows = fair_tree(share_tree(w, policy, now));
+  // Target share of a user: the product of normalised shares down its path; actual: its
+  // share of all usage. Rows come depth-first, so a stack of the path's products suffices.
+  double total_usage = 0;
+  for (const auto& r : rows)
+    if (r.depth == 0) total_usage += r.raw_usage;
+  std::vector<double> path;
+  json shares = json::object();
+  std::set<std::string> present;
+  for (const auto& r : rows) {
+    path.resize(r.depth);
+    double target = (r.depth ? path.back() : 1.0) * r.norm_shares;
+    path.push_back(target);
+    if (r.user.empty()) continue;
+    auto assoc = association_of(r.depth == 0 ? "root" : r.account, r.user);
+    present.insert(assoc);
+    priority_state::share s{r.fair_share, r.level_fs, target, ratio(r.raw_usage, total_usage), r.raw_usage};
+    auto old = w.priority.shares.find(assoc);
+    bool same = old != w.priority.shares.end() && old->second.fair_share == s.fair_share &&
+                old->second.target == s.target && old->second.actual == s.actual && old->second.usage == s.usage &&
+                (old->second.level_fs == s.level_fs || (std::isinf(old->second.level_fs) && std::isinf(s.level_fs)));
+    if (!same)
+      shares[assoc] = {{"fair_share", s.fair_share}, {"level_fs", finite_or_null(s.level_fs)},
+                       {"target", s.target}, {"actual", s.actual}, {"usage", s.usage}};
+  }
+  json removed = json::array();
+  for (const auto& [assoc, s] : w.priority.shares)
+    if (!present.count(assoc)) removed.push_back(assoc);
+  uint32_t max_gpus = 1;
+  for (const auto& [image, gpus] : w.worker_gpus_by_image)
+    if (!gpus.empty()) max_gpus = std::max<uint32_t>(max_gpus, static_cast<uint32_t>(*gpus.rbegin()));
+  // Lattice f6: queued GPU-hours (time limits, one hour when absent) over running GPU-hours.
+  double queued_h = 0, running_h = 0;
+  for (const auto& [image, keys] : w.queued_by_image)
+    for (const auto& k : keys) {
+      const job& j = *w.find_job(k.id);
+      queued_h += j.gpu_count * static_cast<double>(j.time_limit_seconds.value_or(default_estimate_seconds)) / 3600;
+    }
+  for (const auto& [worker_id, job_id] : w.job_of_worker) {
+    const job& j = *w.find_job(job_id);
+    running_h += j.gpu_count * static_cast<double>(j.time_limit_seconds.value_or(default_estimate_seconds)) / 3600;
+  }
+  double backlog = running_h > 0 ? std::min(1.0, queued_h / running_h) : (queued_h > 0 ? 1.0 : 0.0);
+  decision d;
+  d.events.push_back({"scheduler", "scheduler.priorities_recalculated",
+                      {{"policy", to_json(policy)},
+                       {"shares", std::move(shares)},
+                       {"removed", std::move(removed)},
+                       {"max_gpu_count", max_gpus},
+                       {"backlog", backlog}}});
+  return d;
+}
+
+bool policy_recorded(const world& w, const priority_policy& policy) {
+  return w.priority.recorded && to_json(w.priority.policy) == to_json(policy);
+}
+
+void record_recalculation(priority_state& st, const json& p, time_us at) {
+  st.recorded = true;
+  st.policy = policy_from_json(p.value("policy", json::object()));
+  st.calculated_at = at;
+  if (auto it = p.find("shares"); it != p.end())
+    for (const auto& [assoc, s] : it->items())
+      st.shares[assoc] = {s.value("fair_share", 0.0), from_finite_or_null(s.value("level_fs", json(nullptr))),
+                          s.value("target", 0.0), s.value("actual", 0.0), s.value("usage", 0.0)};
+  if (auto it = p.find("removed"); it != p.end())
+    for (const auto& assoc : *it) st.shares.erase(assoc.get<std::string>());
+  st.max_gpu_count = p.value("max_gpu_count", 1u);
+  st.backlog = p.value("backlog", 0.0);
+}
+
+std::string pending_reason(const world& w, const job& j) {
+  if (j.status != job_status::queued) return "";
+  if (j.held) return "JobHeld";
+  auto it = w.queued_by_image.find(j.worker_image_key);
+  if (it == w.queued_by_image.end()) return "Resources";
+  return it->second.order_of_key(queue_key_of(j)) == 0 ? "Resources" : "Priority";
+}
+
+std::vector<std::string> queue_in_evaluation_order(const world& w) {
+  std::vector<queue_key> eligible, held;
+  for (const auto& [created, id] : w.queued) {
+    const job& j = *w.find_job(id);
+    (j.held ? held : eligible).push_back(queue_key_of(j));
+  }
+  std::sort(eligible.begin(), eligible.end());
+  std::sort(held.begin(), held.end());
+  std::vector<std::string> out;
+  out.reserve(eligible.size() + held.size());
+  for (const auto* v : {&eligible, &held})
+    for (const auto& k : *v) out.push_back(k.id);
+  return out;
+}
+
+}  // namespace baton::core

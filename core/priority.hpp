@@ -1,0 +1,64 @@
+#pragma once
+// Who goes first, applied to baton's world: the fair-share tree built from the accounts and
+// the usage in the log, each queued job's priority under the recorded policy, and the
+// periodic recalculation as a decision (scheduler.priorities_recalculated) that records the
+// policy and the fair-share figures it used, so the queue order re-derives from the log.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/fair_tree.hpp"
+#include "core/lattice.hpp"
+#include "core/multifactor.hpp"
+#include "core/world.hpp"
+
+namespace baton::core {
+
+// A job's association in the share tree: "account/user".
+std::string association_of(const job& j);
+std::string association_of(const std::string& account, const std::string& user);
+
+// An association's decayed GPU-seconds at `at`: closed segments plus the open ones so far.
+double usage_at(const world& w, const std::string& association, time_us at);
+
+// The share tree for `policy`: its accounts with their users, plus every association that
+// has jobs or usage but is not configured (under its account, or under root, with 1 share).
+share_node share_tree(const world& w, const priority_policy& policy, time_us at);
+
+// Every factor of a job's priority under the world's recorded policy, as of the last
+// recalculation (what sprio shows).
+struct priority_explained {
+  std::string policy;
+  time_us calculated_at = 0;
+  int tier = 0;
+  int64_t priority = 0;
+  multifactor_result multifactor;  // with policy multifactor
+  lattice_result lattice;          // with policy lattice
+};
+priority_explained explain_priority(const world& w, const job& j);
+
+// Sets j.priority_tier and j.priority from the recorded policy (creation, recalculation).
+void set_priority(const world& w, job& j);
+
+// The recalculation: the fair-share figures of every association at `now` under `policy`
+// (the configured one), and the policy itself, as one event on stream "scheduler".
+decision decide_recalculation(const world& w, const priority_policy& policy, time_us now);
+// Whether the log's last recalculation recorded exactly this policy (if not, batond records
+// it before it serves, so no job is judged by a policy the log does not know).
+bool policy_recorded(const world& w, const priority_policy& policy);
+
+// Records it in the world's priority state (world.cpp then re-keys every queued job).
+void record_recalculation(priority_state& state, const nlohmann::json& payload, time_us at);
+
+// Why a queued job waits: JobHeld, Priority (others come first), Resources (it is first in
+// line for its image and no worker takes it); "" when it is not queued.
+std::string pending_reason(const world& w, const job& j);
+
+// Every queued job in evaluation order: eligible jobs (tier, priority, submit, id), then
+// held ones in the same order.
+std::vector<std::string> queue_in_evaluation_order(const world& w);
+
+// Lattice scores are fractions; the queue keys them as integers of this many units per 1.0.
+constexpr double lattice_priority_scale = 1e6;
+
+}  // namespace baton::core

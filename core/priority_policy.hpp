@@ -1,0 +1,83 @@
+#pragma once
+// Who goes first, as configured: the policy (fifo, multifactor, lattice:<profile>), its
+// weights, the partitions, QOS and the account tree with shares. The scheduler records the
+// policy in each scheduler.priorities_recalculated event, so a log re-derives under the
+// policy it was decided with, whatever the config says today.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/domain.hpp"
+#include "core/lattice.hpp"
+#include "core/multifactor.hpp"
+
+namespace baton::core {
+
+// A named queue (Slurm partition): a higher tier is considered first whatever the
+// priority; the factor feeds the multifactor partition term.
+struct partition_def {
+  std::string name;
+  int priority_tier = 1;
+  double priority_factor = 1;
+};
+
+// A quality of service: a priority factor and per-user limits (0 = none).
+struct qos_def {
+  std::string name;
+  double priority_factor = 0;
+  uint32_t max_running_per_user = 0;  // running jobs of one user in this QOS; more wait (reason QOSMaxJobsPerUser)
+};
+
+// An account in the share tree (sacctmgr's associations): its parent, its shares among
+// siblings, and the users who may charge it with their own shares. "root" is implicit.
+struct account_def {
+  std::string name;
+  std::string parent = "root";
+  uint32_t shares = 1;
+  std::map<std::string, uint32_t> users;  // user -> raw shares
+};
+
+enum class policy_kind : uint8_t { fifo, multifactor, lattice };
+
+struct priority_policy {
+  policy_kind kind = policy_kind::multifactor;
+  lattice_profile profile = lattice_profile::balanced;  // with kind lattice
+  std::optional<lattice_weights> custom_weights;        // lattice:custom
+  double lattice_reference_wait_seconds = 3600;
+  multifactor_settings multifactor;
+  time_us decay_half_life = 7LL * 24 * 3600 * 1000000;  // PriorityDecayHalfLife
+  time_us calc_period = 60LL * 1000000;                 // priority_calc_period
+  std::vector<partition_def> partitions{{"normal", 1, 1}};  // config order
+  std::string default_partition = "normal";
+  std::vector<qos_def> qos{{"normal", 0, 0}};
+  std::string default_qos = "normal";
+  std::vector<account_def> accounts;  // parents before children is not required
+  std::string default_account = "root";
+  uint32_t max_jobs_per_user = 3000;  // pending + running; the next submit answers 429
+
+  const partition_def* partition(const std::string& name) const;
+  const qos_def* find_qos(const std::string& name) const;
+  const account_def* account(const std::string& name) const;
+  double max_partition_factor() const;
+  double max_qos_factor() const;
+  // The accounts a user may charge (where the tree lists them), in config order.
+  std::vector<std::string> accounts_of(const std::string& user) const;
+};
+
+// "fifo", "multifactor", "lattice:<profile>" or "lattice:custom".
+std::string policy_name(const priority_policy& p);
+// Parses a policy name into p (kind and profile); false if it names none.
+bool set_policy_name(priority_policy& p, const std::string& name);
+
+// The policy as recorded in events, and back (missing keys take the defaults above).
+nlohmann::json to_json(const priority_policy& p);
+priority_policy policy_from_json(const nlohmann::json& j);
+
+// What is wrong with the tree: an unknown parent, a cycle, a user listed twice under one
+// account; "" when it is sound. (The config loader names the key; this names the account.)
+std::string check_account_tree(const std::vector<account_def>& accounts);
+
+}  // namespace baton::core

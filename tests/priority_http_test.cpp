@@ -1,0 +1,169 @@
+// Who goes first, end to end against a real batond over loopback: the job fields and their
+// validation, fair share between two accounts (the one that used more waits, and
+// GET /fairshare shows why), hold and release, the per-user cap (429), sprio's shape.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/batond_process.hpp"
+#include "support/ids.hpp"
+
+using namespace baton;
+using nlohmann::json;
+
+namespace {
+
+const char* config = R"(scheduling:
+  policy: multifactor
+  priority_calc_period_seconds: 3600   # recalculated on demand below
+  max_jobs_per_user: 3
+  partitions:
+    normal: {priority_tier: 1, priority_factor: 1}
+    test: {priority_tier: 100, priority_factor: 10}
+  qos:
+    normal: {priority_factor: 0}
+    2h: {priority_factor: 100}
+accounts:
+  chem: {shares: 50, users: {ann: 1}}
+  phys: {shares: 50, users: {cy: 1}}
+)";
+
+struct daemon_under_test {
+  test::temp_dir dir;
+  test::batond_process d{dir, config};
+  std::unique_ptr<httplib::Client> op = d.client();
+
+  json post(const std::string& path, const json& body, int expect = 200) {
+    auto r = op->Post(path.c_str(), body.is_null() ? "" : body.dump(), "application/json");
+    EXPECT_TRUE(r);
+    if (!r) return nullptr;
+    EXPECT_EQ(r->status, expect) << path << ": " << r->body;
+    return r->body.empty() ? json(nullptr) : json::parse(r->body);
+  }
+  json get(const std::string& path) {
+    auto r = op->Get(path.c_str());
+    EXPECT_TRUE(r && r->status == 200) << path << ": " << (r ? r->body : "no reply");
+    return r ? json::parse(r->body) : json(nullptr);
+  }
+  std::string job(const std::string& name, json fields = json::object()) {
+    fields["id"] = test::uid(name);
+    fields["title"] = name;
+    fields["input_bundle_path"] = "/b/" + name;
+    post("/jobs", fields);
+    return fields["id"];
+  }
+  // A registered worker: (id, token).
+  std::pair<std::string, std::string> worker(int gpus) {
+    auto j = post("/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", gpus}});
+    return {j["worker_id"], j["worker_token"]};
+  }
+  json as_worker(const std::pair<std::string, std::string>& w, const std::string& path) {
+    httplib::Client c("127.0.0.1", d.port());
+    auto r = c.Post(path.c_str(), {{"X-Worker-Token", w.second}}, "", "application/json");
+    EXPECT_TRUE(r && (r->status == 200 || r->status == 204)) << path << ": " << (r ? r->body : "no reply");
+    return r && !r->body.empty() ? json::parse(r->body) : json(nullptr);
+  }
+  std::string poll(const std::pair<std::string, std::string>& w) {
+    auto j = as_worker(w, "/jobs/request?worker_id=" + w.first);
+    return j.value("job_id", "");
+  }
+};
+
+json association(const json& fairshare, const std::string& user) {
+  for (const auto& a : fairshare["associations"])
+    if (a["user"] == user) return a;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(priority_http, TheAccountThatUsedMoreWaitsAndFairshareShowsWhy) {
+  daemon_under_test t;
+  // ann's run (8 GPUs) encloses cy's (1 GPU), so ann uses at least 8 times cy's GPU-seconds.
+  auto big = t.worker(8), small = t.worker(1);
+  auto ann_old = t.job("ann-old", {{"user", "ann"}, {"gpu_count", 8}});
+  auto cy_old = t.job("cy-old", {{"user", "cy"}});
+  EXPECT_EQ(t.poll(big), ann_old);
+  EXPECT_EQ(t.poll(small), cy_old);
+  t.as_worker(big, "/jobs/" + ann_old + "/start");
+  t.as_worker(small, "/jobs/" + cy_old + "/start");
+  t.as_worker(small, "/jobs/" + cy_old + "/complete");
+  t.as_worker(big, "/jobs/" + ann_old + "/complete");
+  t.as_worker(big, "/workers/" + big.first + "/deregister");  // one worker left: one job can start
+
+  // ann submits first; after a recalculation cy's job is still first in line.
+  auto ann_new = t.job("ann-new", {{"user", "ann"}});
+  auto cy_new = t.job("cy-new", {{"user", "cy"}});
+  t.post("/priority/recalculate", nullptr);
+  auto prio = t.get("/priority");
+  EXPECT_EQ(prio["policy"], "multifactor");
+  ASSERT_EQ(prio["jobs"].size(), 2u);
+  EXPECT_EQ(prio["jobs"][0]["job_id"], cy_new) << prio.dump(2);
+  EXPECT_EQ(prio["jobs"][0]["pending_reason"], "Resources");
+  EXPECT_EQ(prio["jobs"][1]["pending_reason"], "Priority");
+  EXPECT_GT(prio["jobs"][0]["factors"]["fairshare"]["weighted"].get<double>(),
+            prio["jobs"][1]["factors"]["fairshare"]["weighted"].get<double>());
+  auto fs = t.get("/fairshare");  // before cy's new job runs and adds to cy's usage
+  EXPECT_EQ(t.poll(small), cy_new) << "cy used less, so cy's job goes first";
+  EXPECT_EQ(t.get("/jobs/" + ann_new)["status"], "queued") << "ann's job waits";
+
+  auto ann = association(fs, "ann"), cy = association(fs, "cy");
+  ASSERT_TRUE(ann.is_object() && cy.is_object()) << fs.dump(2);
+  EXPECT_EQ(ann["account"], "chem");
+  EXPECT_GE(ann["raw_usage"].get<double>() / cy["raw_usage"].get<double>(), 7.99) << fs.dump(2);
+  EXPECT_GT(cy["fair_share"].get<double>(), ann["fair_share"].get<double>());
+  EXPECT_GT(cy["fair_share_in_use"].get<double>(), ann["fair_share_in_use"].get<double>());
+  for (const auto& a : fs["associations"])
+    if (a["user"].is_null() && a["account"] == "chem") {
+      EXPECT_LT(a["level_fs"].get<double>(), 1.0) << "chem used more than its half";
+    }
+}
+
+TEST(priority_http, JobFieldsAreValidatedNamingTheField) {
+  daemon_under_test t;
+  auto bad = [&](json fields, const std::string& field) {
+    fields["title"] = "t";
+    fields["input_bundle_path"] = "/b";
+    auto r = t.post("/jobs", fields, 422);
+    EXPECT_EQ(r.value("field", ""), field) << r.dump();
+  };
+  bad({{"partition", "nope"}}, "partition");
+  bad({{"qos", "nope"}}, "qos");
+  bad({{"account", "nope"}}, "account");
+  bad({{"nice", -1}}, "nice");
+  bad({{"gpu_count", 0}}, "gpu_count");
+  bad({{"time_limit_seconds", "soon"}}, "time_limit_seconds");
+  bad({{"hold", "yes"}}, "hold");
+  bad({{"user", "a b"}}, "user");
+  auto id = t.job("ok", {{"user", "cy"}, {"partition", "test"}, {"qos", "2h"}, {"nice", 5}, {"gpu_count", 2},
+                         {"time_limit_seconds", 7200}});
+  auto j = t.get("/jobs/" + id);
+  EXPECT_EQ(j["user"], "cy");
+  EXPECT_EQ(j["account"], "phys");
+  EXPECT_EQ(j["partition"], "test");
+  EXPECT_EQ(j["qos"], "2h");
+  EXPECT_EQ(j["nice"], 5);
+  EXPECT_EQ(j["gpu_count"], 2);
+  EXPECT_EQ(j["time_limit_seconds"], 7200);
+  EXPECT_EQ(j["priority_tier"], 100);
+}
+
+TEST(priority_http, HoldReleaseAndThePerUserCap) {
+  daemon_under_test t;
+  auto a = t.job("a", {{"user", "ann"}, {"hold", true}});
+  auto w = t.worker(1);
+  EXPECT_EQ(t.poll(w), "") << "a held job is not assigned";
+  EXPECT_EQ(t.get("/jobs/" + a)["pending_reason"], "JobHeld");
+  t.post("/jobs/" + a + "/release", nullptr);
+  EXPECT_EQ(t.poll(w), a);
+  auto conflict = t.post("/jobs/" + a + "/hold", nullptr, 409);
+  EXPECT_EQ(conflict["error"], "job_not_queued");
+
+  t.job("b", {{"user", "ann"}});
+  t.job("c", {{"user", "ann"}});
+  auto over = t.post("/jobs", {{"title", "d"}, {"input_bundle_path", "/b"}, {"user", "ann"}}, 429);
+  EXPECT_EQ(over["error"], "max_jobs_per_user") << over.dump();
+  EXPECT_EQ(over["limit"], "max_jobs_per_user");
+  t.job("cy", {{"user", "cy"}});  // another user is not affected
+}
