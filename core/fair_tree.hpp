@@ -32,11 +32,12 @@ struct fair_share_row {
   double fair_share = 0;       // users: rank / number of users; accounts: 0
 };
 
-// Rows in the order of the ranking walk: depth-first, children by Level FS (highest first,
-// equal values by name), each account row before its subtree. Ties follow Slurm: sibling users
-// with equal Level FS share one rank; a user tied with a sibling account takes the rank of that
-// account's best user; tied sibling accounts have their children merged into one ranking.
-// The root itself is not a row.
+// Rows in the order of the ranking walk: depth-first, children by Level FS (highest first;
+// at equal values users before accounts, as Slurm sorts them, then by name), each account row
+// before its subtree (tied accounts: all their rows, then their merged children). Ties follow
+// Slurm: sibling users with equal Level FS share one rank; a user tied with a sibling account
+// takes the rank of that account's best user; tied sibling accounts have their children merged
+// into one ranking. The root itself is not a row.
 std::vector<fair_share_row> fair_tree(const share_node& root);
 
 }  // namespace baton::core

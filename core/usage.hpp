@@ -8,6 +8,9 @@
 
 namespace baton::core {
 
+// Slurm's PriorityDecayHalfLife default, 7 days.
+inline constexpr time_us default_decay_half_life = 7LL * 24 * 3600 * 1000000;
+
 // GPU-seconds of a run segment [start, end) on `gpus` GPUs, decayed to `at`. The part of
 // the segment after `at` does not count; half_life <= 0 means no decay.
 double decayed_gpu_seconds(int gpus, time_us start, time_us end, time_us at, time_us half_life);
