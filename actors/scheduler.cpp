@@ -7,6 +7,7 @@
 
 #include "core/priority.hpp"
 #include "projections/idle_poll_view.hpp"
+#include "projections/operator_credentials.hpp"
 #include "projections/worker_credentials.hpp"
 #include "events/payload.hpp"
 
@@ -164,6 +165,10 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
   st.views.credentials->update(st.world, touched);
   st.views.idle->update(st.world, st.leases, touched, !all.events.empty());
+  std::vector<std::string> operators;
+  for (const auto& ev : all.events)
+    if (ev.stream.rfind("operator/", 0) == 0) operators.push_back(ev.stream.substr(9));
+  if (!operators.empty()) st.views.operators->update(st.world, operators);
   if (!wait_for_log) return deliver(std::move(o.answer));
   persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
 }
@@ -183,6 +188,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   if (!st.views.idle) st.views.idle = std::make_shared<projections::idle_poll_view>(settings);
   if (!st.views.credentials) st.views.credentials = std::make_shared<projections::worker_credentials>();
   st.views.credentials->rebuild(st.world);
+  if (!st.views.operators) st.views.operators = std::make_shared<projections::operator_credentials>();
+  st.views.operators->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   // (batond records a changed policy before it serves; from here the periodic loop carries on.)

@@ -74,6 +74,7 @@ using clock_fn = std::function<core::time_us()>;
 namespace baton::projections {
 class idle_poll_view;
 class worker_credentials;
+class operator_credentials;
 }  // namespace baton::projections
 namespace baton::actors {
 
@@ -82,6 +83,7 @@ namespace baton::actors {
 struct scheduler_views {
   std::shared_ptr<projections::idle_poll_view> idle;             // answers idle polls without a trip here
   std::shared_ptr<projections::worker_credentials> credentials;  // who a worker token belongs to
+  std::shared_ptr<projections::operator_credentials> operators;  // whose a named operator's token is
 };
 
 // world: the state recovered from the log. leases: last heartbeats saved by the previous

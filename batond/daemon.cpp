@@ -28,6 +28,7 @@
 #include "projections/job_history.hpp"
 #include "projections/offsets.hpp"
 #include "projections/runner.hpp"
+#include "projections/operator_credentials.hpp"
 #include "projections/worker_credentials.hpp"
 #include "replay/recover.hpp"
 
@@ -161,8 +162,9 @@ int run(const config::settings& settings, const run_options& opts) {
     bool record_policy = !core::policy_recorded(world, sched.priority);
     auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
     auto credentials = std::make_shared<projections::worker_credentials>();
+    auto operator_tokens = std::make_shared<projections::operator_credentials>();
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
-                                             {idle_view, credentials});
+                                             {idle_view, credentials, operator_tokens});
     if (record_policy && !record_priority_policy(scheduler)) exit_code = 2;
     http::beast_server_options server_opts;
     server_opts.host = settings.listen.host;
@@ -178,7 +180,7 @@ int run(const config::settings& settings, const run_options& opts) {
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log, scheduler);
     http::add_api_routes(server.routes(), {&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
-                                           !sched.worker_credentials_required});
+                                           !sched.worker_credentials_required, operator_tokens});
     int port = 0;
     auto catchup_started = std::chrono::steady_clock::now();
     if (exit_code != 0) {

@@ -42,5 +42,9 @@ int jobs_hold(context& c, const std::string& id, bool hold);
 int jobs_why(context& c, const std::string& id);
 int priority(context& c, const std::string& job_id);  // every queued job when job_id is empty
 int fairshare(context& c);
+// Named operators (cli/operator_commands.cpp), for admins.
+int operators_add(context& c, const std::string& name, const std::string& role, const std::vector<std::string>& accounts);
+int operators_revoke(context& c, const std::string& name);
+int operators_list(context& c);
 
 }  // namespace baton::cli

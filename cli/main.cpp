@@ -123,6 +123,18 @@ int main(int argc, char** argv) {
   prio->add_option("job", prio_job, "only this job");
   auto* fs = app.add_subcommand("fairshare", "the fair-share tree (sshare -l)");
 
+  auto* ops = app.add_subcommand("operators", "named operators with their own tokens (admins only)");
+  ops->require_subcommand(1);
+  std::string op_role = "user";
+  std::vector<std::string> op_accounts;
+  auto* opadd = ops->add_subcommand("add", "create an operator and print their token once");
+  opadd->add_option("name", name, "operator name (letters, digits, _ -)")->required();
+  opadd->add_option("--role", op_role, "admin or user")->check(CLI::IsMember({"admin", "user"}));
+  opadd->add_option("--account", op_accounts, "an account they may charge (repeatable)");
+  auto* oprev = ops->add_subcommand("revoke", "revoke an operator's token");
+  oprev->add_option("name", name, "operator name")->required();
+  auto* oplist = ops->add_subcommand("list", "every operator, revoked ones too");
+
   double interval = 2;
   int iterations = 0;
   auto* mon = app.add_subcommand("monitor", "live view of jobs and workers");
@@ -162,5 +174,8 @@ int main(int argc, char** argv) {
   if (*jwhy) return jobs_why(c, id);
   if (*prio) return priority(c, prio_job);
   if (*fs) return fairshare(c);
+  if (*opadd) return operators_add(c, name, op_role, op_accounts);
+  if (*oprev) return operators_revoke(c, name);
+  if (*oplist) return operators_list(c);
   return usage_error;
 }

@@ -24,7 +24,7 @@ json sprio_line(const json& row) {
   json out = {{"job_id", row["job_id"]}, {"partition", row["partition"]}, {"user", row["user"]},
               {"account", row["account"]}, {"priority", row["priority"]}, {"tier", row["priority_tier"]},
               {"nice", row["nice"]},       {"reason", row["pending_reason"]}};
-  const auto& f = row.value("factors", json::object());
+  const json f = row.value("factors", json::object());
   for (const char* name : {"age", "fairshare", "job_size", "partition", "qos"})
     if (f.contains(name)) out[std::string(name) + "_w"] = fixed(f[name]["weighted"], 0);
   if (row.contains("score")) out["score"] = fixed(row["score"], 6);
@@ -103,7 +103,8 @@ int jobs_why(context& c, const std::string& id) {
         << cell(row.value("priority_tier", json())) << ", user " << cell(job.body["user"]) << ", account "
         << cell(job.body["account"]) << "\n";
   json factors = json::array();
-  for (const auto& [name, f] : row.value("factors", json::object()).items()) {
+  const json named = row.value("factors", json::object());  // kept alive: items() refers into it
+  for (const auto& [name, f] : named.items()) {
     if (!f.is_object()) continue;
     factors.push_back({{"factor", name}, {"raw", fixed(f.value("raw", f.value("value", json())), 4)},
                        {"normalized", fixed(f.value("normalized", json()), 4)}, {"weighted", fixed(f["weighted"], 4)}});

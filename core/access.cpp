@@ -48,20 +48,23 @@ access_class access_of(command_kind k) {
     case command_kind::list_jobs:
     case command_kind::cancel_job:
     case command_kind::requeue_job:
-    case command_kind::prune_jobs:
     case command_kind::job_history:
     case command_kind::list_workers:
     case command_kind::list_clusters:
-    case command_kind::set_cluster_enabled:
-    case command_kind::set_clusters_enabled:
     case command_kind::list_worker_images:
     case command_kind::salad_status:
     case command_kind::hold_job:
     case command_kind::release_job:
     case command_kind::job_priority:
     case command_kind::list_priorities:
-    case command_kind::fairshare:
-    case command_kind::recalculate_priorities: return access_class::operator_only;
+    case command_kind::fairshare: return access_class::operator_only;
+    case command_kind::prune_jobs:
+    case command_kind::set_cluster_enabled:
+    case command_kind::set_clusters_enabled:
+    case command_kind::recalculate_priorities:
+    case command_kind::create_operator:
+    case command_kind::revoke_operator:
+    case command_kind::list_operators: return access_class::admin_only;
   }
   return access_class::internal;  // a kind added without a rule reaches nobody from outside
 }
@@ -75,11 +78,14 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
   if (who.k == K::nobody) return deny(error_kind::unauthenticated, "invalid_api_token", "Invalid API token");
   switch (cls) {
     case access_class::operator_only:
-      if (who.k == K::operator_) return std::nullopt;
+    case access_class::admin_only:
+      if (who.k == K::operator_ && (who.admin || cls == access_class::operator_only)) return std::nullopt;
+      if (who.k == K::operator_) return deny(error_kind::forbidden, "admin_only", "this endpoint is for admins");
       if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::forbidden, "operator_only", "this endpoint needs the operator token");
     case access_class::registration:
-      if (who.k == K::operator_ || who.k == K::pilot) return std::nullopt;
+      if ((who.k == K::operator_ && who.admin) || who.k == K::pilot) return std::nullopt;
+      if (who.k == K::operator_) return deny(error_kind::forbidden, "admin_only", "workers register with the admin or pilot token");
       return deny(error_kind::forbidden, "registration_token_required",
                   "workers register with the operator or pilot token (X-API-Token), not a worker token");
     case access_class::worker_self:
@@ -90,7 +96,7 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
           return deny(error_kind::forbidden, "other_worker", "a worker token acts only for its own worker");
         return std::nullopt;
       }
-      if (who.k == K::operator_ && s.accept_shared_token) return std::nullopt;
+      if (who.k == K::operator_ && who.admin && s.accept_shared_token) return std::nullopt;
       if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::unauthenticated, "worker_token_required",
                   "worker calls need X-Worker-Token (set workers.accept_shared_token to allow the shared token)");
@@ -114,6 +120,15 @@ std::optional<domain_error> authorize_job(const principal& who, command_kind k, 
   std::string msg = "job " + j.id + " is not assigned to worker " + who.worker_id;
   return domain_error{error_kind::conflict, "job_not_assigned_to_worker", msg,
                       {{"job_id", j.id}, {"worker_id", who.worker_id}, {"current_status", to_string(j.status)}}, ""};
+}
+
+bool may_see(const principal& who, const job& j) {
+  return who.k != principal::kind::operator_ || who.admin || j.user == who.name;
+}
+
+std::optional<domain_error> authorize_owner(const principal& who, const job& j) {
+  if (may_see(who, j)) return std::nullopt;
+  return not_found("Job", j.id);
 }
 
 bool constant_time_equal(const std::string& a, const std::string& b) {

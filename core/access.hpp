@@ -15,16 +15,20 @@ namespace baton::core {
 struct principal {
   enum class kind : uint8_t {
     nobody,    // no credential (only /healthz)
-    operator_, // X-API-Token equal to the operator token
+    operator_, // X-API-Token: the admin token (BATON_API_TOKEN) or a named operator's own token
     pilot,     // the registration-only pilot token
     worker,    // X-Worker-Token that matched a registered worker's credential
     internal,  // batond's own loops and actors (cluster, Salad, reaper)
   };
   kind k = kind::nobody;
   std::string worker_id;  // for kind::worker
-  std::string name;       // operator name for the log (X-Baton-Operator), may be empty
+  std::string name;       // operator: a named operator's name, or for the admin token what X-Baton-Operator says
+  bool admin = true;      // operator: the admin token, or a named operator with role admin
 
-  static principal operator_named(std::string n) { return {kind::operator_, {}, std::move(n)}; }
+  // The admin token's holder (the name is what the caller declares, for the log).
+  static principal operator_named(std::string n) { return {kind::operator_, {}, std::move(n), true}; }
+  // A named operator, identified by their own token.
+  static principal named_operator(std::string n, bool is_admin) { return {kind::operator_, {}, std::move(n), is_admin}; }
   static principal of_worker(std::string id) { return {kind::worker, std::move(id), {}}; }
   static principal pilot_token() { return {kind::pilot, {}, {}}; }
   static principal loop() { return {kind::internal, {}, {}}; }
@@ -36,7 +40,8 @@ struct principal {
 // What a command kind needs from its caller.
 enum class access_class : uint8_t {
   open,          // anyone (health)
-  operator_only, // the operator token
+  operator_only, // any operator: the admin token or a named operator (users see their own jobs only)
+  admin_only,    // the admin token or a named operator with role admin
   registration,  // the operator or the pilot token
   worker_self,   // the worker named by the target (heartbeat, deregister, poll)
   worker_job,    // a worker acting on a job it holds (or held, for control)
@@ -60,6 +65,12 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
 // The operator (shared-token mode) passes. 409 job_not_assigned_to_worker, as RelayMD's
 // status for a wrong worker, or 403 for control.
 std::optional<domain_error> authorize_job(const principal& who, command_kind k, const job& j);
+
+// An operator acting on a job: admins on any job, users on their own. Another user's job is
+// answered as if it did not exist (404), so ids of other people's jobs leak nothing.
+std::optional<domain_error> authorize_owner(const principal& who, const job& j);
+// Whether who may see the job at all (the same rule, for lists).
+bool may_see(const principal& who, const job& j);
 
 // Equal strings, in time that depends only on their lengths (credentials).
 bool constant_time_equal(const std::string& a, const std::string& b);

@@ -18,6 +18,8 @@ enum class command_kind : uint8_t {
   salad_status, salad_target, salad_scaled, salad_failed,
   // who goes first (core/priority.hpp)
   hold_job, release_job, job_priority, list_priorities, fairshare, recalculate_priorities,
+  // named operators with their own tokens
+  create_operator, revoke_operator, list_operators,
 };
 
 }  // namespace baton::core

@@ -125,6 +125,16 @@ struct list_priorities {};                // sprio: every queued job
 struct fairshare {};                      // sshare -l
 struct recalculate_priorities {};         // the periodic loop (or an operator, now)
 
+// --- named operators ---
+struct create_operator {
+  std::string name;
+  bool admin = false;                 // role admin, else user
+  std::vector<std::string> accounts;  // the accounts they may charge (empty: those that list them)
+  std::string token_sha256;           // of the token handed out once (the token itself is never kept)
+};
+struct revoke_operator { std::string name; };
+struct list_operators {};
+
 }  // namespace baton::core::commands
 
 namespace baton::core {
@@ -139,7 +149,7 @@ using command = std::variant<
     commands::placeholder_submitted, commands::submission_failed, commands::stale_allocations_checked,
     commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
-    commands::recalculate_priorities>;
+    commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

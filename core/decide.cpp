@@ -18,7 +18,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::stale_allocations_checked, C::stale_allocations_checked> &&
               at_kind<command_kind::salad_failed, C::salad_failed> && at_kind<command_kind::hold_job, C::hold_job> &&
               at_kind<command_kind::recalculate_priorities, C::recalculate_priorities> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::recalculate_priorities) + 1);
+              at_kind<command_kind::list_operators, C::list_operators> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::list_operators) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -114,6 +115,21 @@ job preview_of(const std::string& id, const decision& d, time_us now) {
   return preview;
 }
 
+// A job the caller may see (admins: any; users: their own), or nullptr: another user's job
+// is answered as not found.
+const job* visible_job(const world& w, const principal& who, const std::string& id) {
+  const job* j = w.find_job(id);
+  return j && may_see(who, *j) ? j : nullptr;
+}
+
+// The accounts a user may charge: those their operator record names, else those whose users
+// list them in the tree (config order).
+std::vector<std::string> chargeable_accounts(const world& w, const priority_policy& pol, const std::string& user) {
+  if (auto it = w.operators.find(user); it != w.operators.end() && !it->second.revoked && !it->second.accounts.empty())
+    return it->second.accounts;
+  return pol.accounts_of(user);
+}
+
 // The priority fields of a new job, with the policy's defaults; an unknown name is a 422
 // naming the field, a user at the job cap a 429 naming the limit.
 std::optional<domain_error> fill_priority_fields(const world& w, const priority_policy& pol, const principal& caller,
@@ -122,6 +138,10 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
     return domain_error{error_kind::invalid, "unknown_" + field, "unknown " + field + " '" + value + "'",
                         {{"known", std::move(known)}}, field};
   };
+  bool user_caller = caller.k == principal::kind::operator_ && !caller.admin;
+  if (user_caller && c.user && *c.user != caller.name)
+    return domain_error{error_kind::forbidden, "submit_for_another_user", "only an admin submits jobs for another user",
+                        {{"user", *c.user}}, "user"};
   cj.user = c.user.value_or(caller.name.empty() ? "admin" : caller.name);
   cj.partition = c.partition.value_or(pol.default_partition);
   if (!pol.partition(cj.partition)) {
@@ -135,13 +155,18 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
     for (const auto& q : pol.qos) known.push_back(q.name);
     return unknown("qos", cj.qos, known);
   }
-  auto mine = pol.accounts_of(cj.user);
+  auto mine = chargeable_accounts(w, pol, cj.user);
   cj.account = c.account.value_or(mine.empty() ? pol.default_account : mine.front());
   if (cj.account != "root" && !pol.account(cj.account)) {
     json known = json::array({"root"});
     for (const auto& a : pol.accounts) known.push_back(a.name);
     return unknown("account", cj.account, known);
   }
+  if (user_caller && std::find(mine.begin(), mine.end(), cj.account) == mine.end() &&
+      !(mine.empty() && cj.account == pol.default_account))
+    return domain_error{error_kind::forbidden, "account_not_chargeable",
+                        "user '" + cj.user + "' may not charge account '" + cj.account + "'",
+                        {{"account", cj.account}, {"chargeable", mine}}, "account"};
   cj.nice = c.nice;
   cj.gpu_count = c.gpu_count;
   cj.time_limit_seconds = c.time_limit_seconds;
@@ -174,7 +199,7 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   return from(std::move(d), row_of(w, s, preview), now);
 }
 
-outcome list_jobs(const world& w, const scheduler_settings& s, const C::list_jobs& q, time_us now) {
+outcome list_jobs(const world& w, const scheduler_settings& s, const principal& who, const C::list_jobs& q, time_us now) {
   R::job_page page;
   page.offset = q.offset;
   page.limit = q.limit;
@@ -182,15 +207,16 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const C::list_job
     const job& j = w.jobs.at(std::get<1>(*it));
     if ((!q.statuses.empty() && !q.statuses.count(to_string(j.status))) ||
         (!q.worker_id.empty() && j.assigned_worker_id != q.worker_id) ||
-        (!q.worker_image_key.empty() && j.worker_image_key != q.worker_image_key) || (j.pruned && !q.include_pruned))
+        (!q.worker_image_key.empty() && j.worker_image_key != q.worker_image_key) || (j.pruned && !q.include_pruned) ||
+        !may_see(who, j))
       continue;
     if (page.total++ >= q.offset && page.items.size() < q.limit) page.items.push_back(row_of(w, s, j));
   }
   return answered(std::move(page), now);
 }
 
-outcome requeue(const world& w, const scheduler_settings& s, const C::requeue_job& c, time_us now) {
-  const job* j = w.find_job(c.id);
+outcome requeue(const world& w, const scheduler_settings& s, const principal& who, const C::requeue_job& c, time_us now) {
+  const job* j = visible_job(w, who, c.id);
   if (!j) return refused(not_found("Job", c.id), now);
   auto d = decide_requeue(*j, c.new_id, now);
   if (d.error) return refused(*d.error, now);
@@ -455,10 +481,10 @@ outcome salad(const world& w, const lease_book& leases, const scheduler_settings
 R::priority_row priority_row_of(const world& w, const job& j) { return {j, explain_priority(w, j), pending_reason(w, j)}; }
 
 template <class Cmd>
-outcome who_goes_first(const world& w, const scheduler_settings& s, const Cmd& c, time_us now) {
+outcome who_goes_first(const world& w, const scheduler_settings& s, const principal& who, const Cmd& c, time_us now) {
   if constexpr (std::is_same_v<Cmd, C::hold_job> || std::is_same_v<Cmd, C::release_job> ||
                 std::is_same_v<Cmd, C::job_priority>) {
-    const job* j = w.find_job(c.id);
+    const job* j = visible_job(w, who, c.id);
     if (!j) return refused(not_found("Job", c.id), now);
     if constexpr (std::is_same_v<Cmd, C::job_priority>) {
       R::priorities out{explain_priority(w, *j).policy, w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
@@ -475,7 +501,8 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const Cmd& c
   } else if constexpr (std::is_same_v<Cmd, C::list_priorities>) {
     R::priorities out{w.priority.recorded ? policy_name(w.priority.policy) : "fifo", w.priority.calculated_at,
                       w.priority.policy.multifactor.weights, {}};
-    for (const auto& id : queue_in_evaluation_order(w)) out.items.push_back(priority_row_of(w, *w.find_job(id)));
+    for (const auto& id : queue_in_evaluation_order(w))
+      if (const job* j = visible_job(w, who, id)) out.items.push_back(priority_row_of(w, *j));
     return answered(std::move(out), now);
   } else if constexpr (std::is_same_v<Cmd, C::fairshare>) {
     R::fairshare out{policy_name(s.priority), w.priority.calculated_at, fair_tree(share_tree(w, s.priority, now)),
@@ -485,6 +512,36 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const Cmd& c
     static_assert(std::is_same_v<Cmd, C::recalculate_priorities>);
     auto d = decide_recalculation(w, s.priority, now);
     return from(std::move(d), R::counted{w.queued.size()}, now);
+  }
+}
+
+// --- named operators ---
+template <class Cmd>
+outcome operators(const world& w, const scheduler_settings& s, const Cmd& c, time_us now) {
+  if constexpr (std::is_same_v<Cmd, C::create_operator>) {
+    if (c.name == "admin")
+      return refused({error_kind::invalid, "reserved_name", "'admin' names the admin token's holder", {}, "name"}, now);
+    for (const auto& a : c.accounts)
+      if (a != "root" && !s.priority.account(a))
+        return refused({error_kind::invalid, "unknown_account", "unknown account '" + a + "'", {{"account", a}}, "accounts"},
+                       now);
+    auto it = w.operators.find(c.name);
+    auto d = decide_create_operator(it == w.operators.end() ? nullptr : &it->second, c.name, c.admin, c.accounts,
+                                    c.token_sha256);
+    operator_account made{c.name, c.admin, c.accounts, "", false, now};
+    return from(std::move(d), R::operators{{made}}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::revoke_operator>) {
+    auto it = w.operators.find(c.name);
+    if (it == w.operators.end()) return refused(not_found("Operator", c.name), now);
+    return from(decide_revoke_operator(it->second), std::monostate{}, now);
+  } else {
+    static_assert(std::is_same_v<Cmd, C::list_operators>);
+    R::operators out;
+    for (const auto& [name, o] : w.operators) {
+      out.items.push_back(o);
+      out.items.back().token_sha256.clear();
+    }
+    return answered(std::move(out), now);
   }
 }
 
@@ -511,17 +568,20 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
         } else if constexpr (std::is_same_v<T, C::hold_job> || std::is_same_v<T, C::release_job> ||
                              std::is_same_v<T, C::job_priority> || std::is_same_v<T, C::list_priorities> ||
                              std::is_same_v<T, C::fairshare> || std::is_same_v<T, C::recalculate_priorities>) {
-          return who_goes_first(w, s, c, now);
+          return who_goes_first(w, s, e.caller, c, now);
+        } else if constexpr (std::is_same_v<T, C::create_operator> || std::is_same_v<T, C::revoke_operator> ||
+                             std::is_same_v<T, C::list_operators>) {
+          return operators(w, s, c, now);
         } else if constexpr (std::is_same_v<T, C::get_job>) {
-          const job* j = w.find_job(c.id);
+          const job* j = visible_job(w, e.caller, c.id);
           return j ? answered(row_of(w, s, *j), now) : refused(not_found("Job", c.id), now);
         } else if constexpr (std::is_same_v<T, C::list_jobs>) {
-          return list_jobs(w, s, c, now);
+          return list_jobs(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::cancel_job>) {
-          const job* j = w.find_job(c.id);
+          const job* j = visible_job(w, e.caller, c.id);
           return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now) : refused(not_found("Job", c.id), now);
         } else if constexpr (std::is_same_v<T, C::requeue_job>) {
-          return requeue(w, s, c, now);
+          return requeue(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::prune_jobs>) {
           return prune(w, c, now);
         } else if constexpr (std::is_same_v<T, C::job_history>) {

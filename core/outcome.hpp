@@ -79,6 +79,7 @@ struct fairshare {
   std::vector<fair_share_row> rows;
   std::map<std::string, priority_state::share> recorded;
 };
+struct operators { std::vector<operator_account> items; };  // token hashes never leave the core in a reply
 struct salad_view {
   nlohmann::json last;  // last scaling and last failure, as recorded
   std::string worker_image_key;
@@ -94,7 +95,7 @@ using result = std::variant<std::monostate, results::job_row, results::job_page,
                             results::registered, results::poll_answer, results::control, results::pruned,
                             results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
                             results::cluster_watch, results::plans, results::placeholder_made, results::counted,
-                            results::salad_view, replica_target, results::priorities, results::fairshare>;
+                            results::salad_view, replica_target, results::priorities, results::fairshare, results::operators>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

@@ -251,7 +251,11 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
     apply_job(w, stream.substr(4), type, payload, at);
   else if (stream.rfind("worker/", 0) == 0)
     apply_worker(w, stream.substr(7), type, payload, at);
-  else if (type == "scheduler.priorities_recalculated")
+  else if (stream.rfind("operator/", 0) == 0) {
+    auto& o = w.operators[stream.substr(9)];
+    o.name = stream.substr(9);
+    evolve(o, type, payload, at);
+  } else if (type == "scheduler.priorities_recalculated")
     rekey_queue(w, payload, at);
   else if (type == "cluster.disabled")
     w.disabled_clusters.insert(stream.substr(8));

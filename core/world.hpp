@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/job.hpp"
+#include "core/operators.hpp"
 #include "core/priority_policy.hpp"
 #include "core/worker.hpp"
 
@@ -86,6 +87,7 @@ struct world {
   std::map<std::string, association_usage> usage;  // "account/user" -> decayed GPU-seconds
   std::map<std::string, uint32_t> active_jobs_by_user;  // pending + running (not terminal), for the per-user cap
   priority_state priority;
+  std::map<std::string, operator_account> operators;  // named operators, revoked ones too
   std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
   std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when

@@ -30,7 +30,8 @@ std::string next_request_id() {
 void refuse(response& res, const core::domain_error& e) { reply_json(res, status_of(e.kind), error_body(e)); }
 
 // Who is calling, from the credential alone: X-Worker-Token "<worker id>.<secret>" must be a
-// registered worker's own; X-API-Token the operator's or the pilot token. Anything else, a
+// registered worker's own; X-API-Token the admin token, the pilot token, or a named
+// operator's "<name>.<secret>" (not revoked). Anything else, a
 // forged or malformed credential included, is answered 401 here.
 std::optional<core::principal> identify(const api_context& ctx, const request& req, response& res) {
   auto worker_token = req.get_header_value("X-Worker-Token");
@@ -50,6 +51,10 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
     return core::principal::operator_named(req.get_header_value("X-Baton-Operator").substr(0, 64));
   if (!token.empty() && !ctx.pilot_token.empty() && core::constant_time_equal(token, ctx.pilot_token))
     return core::principal::pilot_token();
+  // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.
+  if (auto dot = token.find('.'); dot != std::string::npos && ctx.operators)
+    if (auto who = ctx.operators->verify(token.substr(0, dot), events::to_hex(events::sha256(token.substr(dot + 1)))))
+      return core::principal::named_operator(who->name, who->admin);
   refuse(res, {core::error_kind::unauthenticated, "invalid_api_token", "Invalid API token", {}, ""});
   return std::nullopt;
 }
@@ -256,6 +261,26 @@ void add_api_routes(router& s, api_context ctx) {
   route(s, "POST", "/priority/recalculate", ctx, K::recalculate_priorities,
         [](const request&) -> core::command { return C::recalculate_priorities{}; });
 
+  // --- named operators (admins only) ---
+  s.Post("/operators", [ctx](const request& req, response& res) {
+    // The operator's token: handed back once; only its hash is kept and logged.
+    std::string secret = new_secret_hex();
+    auto e = prepare(ctx, req, res, K::create_operator, [&](const request& rq) -> core::command {
+      return build::create_operator(rq, events::to_hex(events::sha256(secret)));
+    });
+    if (!e) return;
+    auto name = std::get<C::create_operator>(e->cmd).name;
+    auto r = ask(ctx, std::move(*e), res);
+    if (!r) return;
+    if (r->error) return to_response(*r, res);
+    auto body = body_of(r->value, r->at)[0];
+    body["token"] = name + "." + secret;
+    reply_json(res, 200, body);
+  });
+  route(s, "DELETE", R"(/operators/([^/]+))", ctx, K::revoke_operator,
+        [](const request& req) -> core::command { return C::revoke_operator{build::path_name(req)}; });
+  route(s, "GET", "/operators", ctx, K::list_operators, [](const request&) -> core::command { return C::list_operators{}; });
+
   // --- clusters, configuration, cloud ---
   for (auto [path, kind] : {std::pair<std::string, K>{"/clusters", K::list_clusters},
                             {"/config/worker-images", K::list_worker_images},
@@ -279,7 +304,14 @@ void add_api_routes(router& s, api_context ctx) {
     auto e = prepare(ctx, req, res, K::job_history,
                      [](const request& rq) -> core::command { return C::job_history{build::path_uuid(rq)}; });
     if (!e) return;
-    const std::string& id = std::get<C::job_history>(e->cmd).id;
+    const std::string id = std::get<C::job_history>(e->cmd).id;
+    if (!e->caller.admin) {  // a user reads only their own job's history: the core decides whether it is theirs
+      core::envelope seen = *e;
+      seen.cmd = C::get_job{id};
+      auto r = ask(ctx, std::move(seen), res);
+      if (!r) return;
+      if (r->error) return refuse(res, *r->error);
+    }
     // Waits (briefly) until the projection holds everything the log held when the read began.
     auto h = ctx.history->read(id, std::chrono::seconds(2));
     if (!h.available)

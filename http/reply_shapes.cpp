@@ -183,6 +183,15 @@ json body_of(const core::result& r, core::time_us at) {
           return {{"policy", v.policy},
                   {"calculated_at", v.calculated_at ? json(events::format_time_us(v.calculated_at)) : json(nullptr)},
                   {"associations", std::move(rows)}};
+        } else if constexpr (std::is_same_v<T, R::operators>) {
+          json items = json::array();
+          for (const auto& o : v.items)
+            items.push_back({{"name", o.name},
+                             {"role", o.admin ? "admin" : "user"},
+                             {"accounts", o.accounts},
+                             {"revoked", o.revoked},
+                             {"created_at", o.created_at ? json(events::format_time_us(o.created_at)) : json(nullptr)}});
+          return items;
         } else if constexpr (std::is_same_v<T, R::counted>) {
           return {{"count", v.count}};
         } else {

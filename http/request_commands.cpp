@@ -80,6 +80,25 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
   return c;
 }
 
+C::create_operator create_operator(const request& req, const std::string& token_sha256) {
+  auto b = object_body(req, false);
+  C::create_operator c;
+  c.name = req_string(b, "name", 64);
+  if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+                            std::string::npos)
+    throw invalid_field("name", "must be 1 to 64 letters, digits, _ or -");
+  auto role = opt_string(b, "role", 16).value_or("user");
+  if (role != "admin" && role != "user") throw invalid_field("role", "must be admin or user");
+  c.admin = role == "admin";
+  if (auto arr = opt_array(b, "accounts"))
+    for (const auto& a : *arr) {
+      if (!a.is_string()) throw invalid_field("accounts", "must be a list of account names");
+      c.accounts.push_back(checked_name(a.get<std::string>(), "accounts"));
+    }
+  c.token_sha256 = token_sha256;
+  return c;
+}
+
 C::list_jobs list_jobs(const request& req) {
   C::list_jobs q;
   q.limit = static_cast<size_t>(query_int(req, "limit", 500, 1, 10000));

@@ -16,6 +16,9 @@ core::commands::prune_jobs prune_jobs(const request& req);
 core::commands::list_workers list_workers(const request& req);
 core::commands::set_clusters_enabled clusters_enabled(const request& req);
 core::commands::set_cluster_enabled cluster_enabled(const request& req, bool enable);
+// {name, role: admin|user, accounts: [..]}; the name: 1..64 of [A-Za-z0-9_-] (no dot: the
+// token is "<name>.<secret>").
+core::commands::create_operator create_operator(const request& req, const std::string& token_sha256);
 
 // --- workers ---
 core::commands::register_worker register_worker(const request& req, const std::string& fresh_id,

@@ -177,3 +177,35 @@ TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {
   EXPECT_EQ(wrong_token.code, 1);
   EXPECT_NE(wrong_token.err.find("401"), std::string::npos);
 }
+
+TEST_F(cli, PriorityFairshareHoldWhyAndOperators) {
+  const std::string A = uid("prio-a");
+  auto b = bundle("prio");
+  auto submitted = baton({"submit", b, "--command", "sh run.sh", "--id", A, "--nice", "10", "--gpus", "2",
+                          "--time-limit", "3600", "--hold"});
+  ASSERT_EQ(submitted.code, 0) << submitted.err;
+  auto why = baton({"jobs", "why", A});
+  ASSERT_EQ(why.code, 0) << why.err;
+  EXPECT_NE(why.out.find("waiting: JobHeld"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("policy multifactor"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("fairshare"), std::string::npos) << "the factor table: " << why.out;
+  EXPECT_EQ(baton({"jobs", "release", A}).out, "released " + A + "\n");
+  auto prio = baton({"priority"});
+  ASSERT_EQ(prio.code, 0) << prio.err;
+  EXPECT_NE(prio.out.find("FAIRSHARE"), std::string::npos) << prio.out;
+  EXPECT_NE(prio.out.find(A), std::string::npos) << prio.out;
+  auto prio_json = json::parse(baton({"--json", "priority", A}).out);
+  EXPECT_EQ(prio_json["jobs"][0]["nice"], 10);
+  EXPECT_EQ(prio_json["jobs"][0]["gpu_count"], 2);
+  auto fs = baton({"fairshare"});
+  ASSERT_EQ(fs.code, 0) << fs.err;
+  EXPECT_NE(fs.out.find("LEVELFS"), std::string::npos) << fs.out;
+  EXPECT_NE(fs.out.find("carol"), std::string::npos) << "the job's user is the operator named by $USER: " << fs.out;
+
+  auto added = baton({"operators", "add", "dana", "--role", "user"});
+  ASSERT_EQ(added.code, 0) << added.err;
+  EXPECT_NE(added.out.find("dana."), std::string::npos) << "the token, once: " << added.out;
+  EXPECT_NE(baton({"operators", "list"}).out.find("dana"), std::string::npos);
+  EXPECT_EQ(baton({"operators", "revoke", "dana"}).out, "revoked dana\n");
+  EXPECT_EQ(json::parse(baton({"--json", "operators", "list"}).out)[0]["revoked"], true);
+}

@@ -9,6 +9,7 @@
 #include "core/access.hpp"
 #include "core/decide.hpp"
 #include "support/core_under_test.hpp"
+#include "support/ids.hpp"
 
 using namespace baton;
 using core::command_kind;
@@ -19,7 +20,7 @@ namespace {
 
 std::vector<command_kind> every_kind() {
   std::vector<command_kind> out;
-  for (int k = 0; k <= static_cast<int>(K::recalculate_priorities); ++k) out.push_back(static_cast<command_kind>(k));
+  for (int k = 0; k <= static_cast<int>(K::list_operators); ++k) out.push_back(static_cast<command_kind>(k));
   return out;
 }
 
@@ -34,7 +35,13 @@ const std::set<command_kind> operator_kinds = {
     K::create_job,    K::get_job,         K::list_jobs,        K::cancel_job,           K::requeue_job,
     K::prune_jobs,    K::job_history,     K::list_workers,     K::list_clusters,        K::set_cluster_enabled,
     K::set_clusters_enabled, K::list_worker_images, K::salad_status, K::hold_job, K::release_job,
-    K::job_priority, K::list_priorities, K::fairshare, K::recalculate_priorities};
+    K::job_priority, K::list_priorities, K::fairshare, K::recalculate_priorities, K::create_operator,
+    K::revoke_operator, K::list_operators};
+// What a named operator with role user may send: their own jobs and the read-only views.
+const std::set<command_kind> user_kinds = {
+    K::create_job,   K::get_job,       K::list_jobs,         K::cancel_job,   K::requeue_job,     K::job_history,
+    K::list_workers, K::list_clusters, K::list_worker_images, K::salad_status, K::hold_job,        K::release_job,
+    K::job_priority, K::list_priorities, K::fairshare};
 const std::set<command_kind> worker_kinds = {K::heartbeat,      K::deregister,       K::request_job, K::job_control,
                                              K::start_job,      K::checkpoint_job,   K::handoff_start,
                                              K::handoff_complete, K::complete_job,   K::fail_job};
@@ -54,6 +61,11 @@ TEST(access, WhatEachCallerMaySend) {
   EXPECT_EQ(allowed_for(principal::operator_named("ann"), true, "w1"),
             join(join(operator_kinds, worker_kinds), {K::health_warnings, K::register_worker}))
       << "RelayMD's shared-token workers, when allowed";
+  EXPECT_EQ(allowed_for(principal::named_operator("ann", false), true, "w1"), join(user_kinds, {K::health_warnings}))
+      << "a user: no admin commands, no registrations, never a worker's calls even with shared tokens accepted";
+  EXPECT_EQ(allowed_for(principal::named_operator("root-op", true), false, "w1"),
+            join(operator_kinds, {K::health_warnings, K::register_worker}))
+      << "a named admin may do what the admin token does";
   EXPECT_EQ(allowed_for(principal::of_worker("w1"), true, "w1"), join(worker_kinds, {K::health_warnings}));
   auto for_another = join(worker_kinds, {K::health_warnings});
   for (auto k : {K::heartbeat, K::deregister, K::request_job}) for_another.erase(k);
@@ -184,4 +196,44 @@ TEST(access, APollRepeatedBeforeTheStartIsToldTheSameJobOnceDurable) {
   run(principal::of_worker("w1"), C::start_job{answer->assigned->job_id});
   auto busy = run(principal::of_worker("w1"), C::request_job{"w1"});
   EXPECT_EQ(std::get<core::results::poll_answer>(busy.answer.value).no_job_reason, "worker_busy");
+}
+
+TEST(access, UsersSeeAndChangeOnlyTheirOwnJobs) {
+  namespace C = core::commands;
+  test::core_under_test core;
+  core.s.priority.accounts = {{"chem", "root", 1, {{"ann", 1}}}, {"phys", "root", 1, {{"bob", 1}}}};
+  auto ann = principal::named_operator("ann", false), bob = principal::named_operator("bob", false);
+  auto admin = principal::operator_named("ops");
+  C::create_job create{test::uid("ann-job"), "t", "/b", std::nullopt, {}, "", std::nullopt};
+  auto made = core.run(ann, create).answer;
+  ASSERT_FALSE(made.error);
+  const auto& row = std::get<core::results::job_row>(made.value);
+  EXPECT_EQ(row.j.user, "ann");
+  EXPECT_EQ(row.j.account, "chem") << "the first account that lists ann";
+  for (core::command c : std::vector<core::command>{C::get_job{create.id}, C::cancel_job{create.id, true},
+                                                    C::hold_job{create.id}, C::release_job{create.id},
+                                                    C::job_priority{create.id}, C::requeue_job{create.id, test::uid("x")}}) {
+    auto r = core.run(bob, c).answer;
+    ASSERT_TRUE(r.error) << "command kind " << static_cast<int>(core::kind_of(c));
+    EXPECT_EQ(r.error->kind, core::error_kind::not_found) << "another user's job does not exist for bob";
+  }
+  auto bob_list = std::get<core::results::job_page>(core.run(bob, C::list_jobs{}).answer.value);
+  EXPECT_EQ(bob_list.total, 0u);
+  auto admin_list = std::get<core::results::job_page>(core.run(admin, C::list_jobs{}).answer.value);
+  EXPECT_EQ(admin_list.total, 1u);
+  EXPECT_FALSE(core.run(ann, C::get_job{create.id}).answer.error);
+
+  C::create_job for_bob{test::uid("for-bob"), "t", "/b", std::nullopt, {}, "", std::nullopt};
+  for_bob.user = "bob";
+  auto r = core.run(ann, for_bob).answer;
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->kind, core::error_kind::forbidden);
+  EXPECT_EQ(r.error->field, "user");
+  EXPECT_FALSE(core.run(admin, for_bob).answer.error) << "an admin submits for anyone";
+  C::create_job charge_phys{test::uid("charge"), "t", "/b", std::nullopt, {}, "", std::nullopt};
+  charge_phys.account = "phys";
+  r = core.run(ann, charge_phys).answer;
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->kind, core::error_kind::forbidden);
+  EXPECT_EQ(r.error->field, "account");
 }

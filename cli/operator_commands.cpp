@@ -1,0 +1,43 @@
+// Named operators, for admins: create one (its token is printed once), revoke, list.
+#include "cli/request_helpers.hpp"
+
+namespace baton::cli {
+
+using nlohmann::json;
+
+int operators_add(context& c, const std::string& name, const std::string& role, const std::vector<std::string>& accounts) {
+  result r;
+  if (int code = run(c, "POST", "/operators", r, json{{"name", name}, {"role", role}, {"accounts", accounts}})) return code;
+  if (c.json) {
+    c.out << r.body.dump(2) << "\n";
+  } else {
+    c.out << "created " << cell(r.body["role"]) << " " << name << "; their token (shown once, keep it secret):\n"
+          << cell(r.body["token"]) << "\n";
+  }
+  return ok;
+}
+
+int operators_revoke(context& c, const std::string& name) {
+  result r;
+  if (int code = run(c, "DELETE", "/operators/" + encode(name), r)) return code;
+  if (c.json)
+    c.out << json{{"name", name}, {"revoked", true}}.dump(2) << "\n";
+  else
+    c.out << "revoked " << name << "\n";
+  return ok;
+}
+
+int operators_list(context& c) {
+  result r;
+  if (int code = run(c, "GET", "/operators", r)) return code;
+  json rows = r.body;
+  for (auto& row : rows) {
+    std::string joined;
+    for (const auto& a : row["accounts"]) joined += (joined.empty() ? "" : ",") + a.get<std::string>();
+    row["accounts"] = joined;
+  }
+  return print(c, c.json ? r.body : rows,
+               {{"NAME", "name"}, {"ROLE", "role"}, {"ACCOUNTS", "accounts"}, {"REVOKED", "revoked"}, {"CREATED", "created_at"}});
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,30 @@
+#pragma once
+// Named operators: people with their own API token (stored as its SHA-256 only), a role
+// (admin or user) and the accounts they may charge. Created and revoked by an admin; each
+// change is an event on the stream operator/<name>. The token in BATON_API_TOKEN stays the
+// admin's and is not one of these.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/domain.hpp"
+
+namespace baton::core {
+
+struct operator_account {
+  std::string name;
+  bool admin = false;
+  std::vector<std::string> accounts;  // may charge; empty: the accounts whose users list them
+  std::string token_sha256;
+  bool revoked = false;
+  time_us created_at = 0;
+};
+
+std::string operator_stream(const std::string& name);
+
+decision decide_create_operator(const operator_account* existing, const std::string& name, bool admin,
+                                const std::vector<std::string>& accounts, const std::string& token_sha256);
+decision decide_revoke_operator(const operator_account& o);
+void evolve(operator_account& o, const std::string& type, const nlohmann::json& payload, time_us at);
+
+}  // namespace baton::core

@@ -1,0 +1,129 @@
+// Named operators against a real batond: an admin creates users with their own tokens and
+// the accounts they may charge; a user sees and changes only their own jobs, cannot charge
+// another account or submit for someone else, cannot use admin routes; a forged, unknown or
+// revoked token is 401; the token is shown once and only its hash is kept.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/batond_process.hpp"
+#include "support/ids.hpp"
+
+using namespace baton;
+using nlohmann::json;
+
+namespace {
+
+const char* config = R"(accounts:
+  chem: {shares: 50, users: {ann: 1}}
+  phys: {shares: 50, users: {bob: 1}}
+)";
+
+struct reply {
+  int status = 0;
+  json body;
+};
+
+struct fixture {
+  test::temp_dir dir;
+  test::batond_process d{dir, config};
+
+  reply call(const std::string& token, const std::string& method, const std::string& path, const json& body = nullptr) {
+    httplib::Client c("127.0.0.1", d.port());
+    httplib::Headers h;
+    if (!token.empty()) h.emplace("X-API-Token", token);
+    httplib::Result r = method == "GET"      ? c.Get(path.c_str(), h)
+                        : method == "DELETE" ? c.Delete(path.c_str(), h)
+                        : method == "PUT"    ? c.Put(path.c_str(), h, body.dump(), "application/json")
+                                             : c.Post(path.c_str(), h, body.is_null() ? "" : body.dump(), "application/json");
+    if (!r) return {};
+    return {r->status, r->body.empty() ? json(nullptr) : json::parse(r->body, nullptr, false)};
+  }
+  std::string create_operator(const std::string& name, const std::string& role, json accounts) {
+    auto r = call(test::test_token, "POST", "/operators", {{"name", name}, {"role", role}, {"accounts", accounts}});
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+    EXPECT_EQ(r.body.value("name", ""), name);
+    return r.body.value("token", "");
+  }
+};
+
+}  // namespace
+
+TEST(operators_http, UsersSeeAndChangeOnlyTheirOwnJobs) {
+  fixture f;
+  auto ann = f.create_operator("ann", "user", {"chem"});
+  auto bob = f.create_operator("bob", "user", json::array());
+  auto carol = f.create_operator("carol", "admin", json::array());
+  ASSERT_EQ(ann.rfind("ann.", 0), 0u) << "the token names its operator";
+
+  auto made = f.call(ann, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}});
+  ASSERT_EQ(made.status, 200) << made.body.dump();
+  std::string id = made.body["id"];
+  EXPECT_EQ(made.body["user"], "ann");
+  EXPECT_EQ(made.body["account"], "chem");
+
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/jobs/" + id}, {"GET", "/jobs/" + id + "/history"}, {"GET", "/jobs/" + id + "/priority"},
+           {"POST", "/jobs/" + id + "/hold"}, {"POST", "/jobs/" + id + "/release"}, {"DELETE", "/jobs/" + id}}) {
+    EXPECT_EQ(f.call(bob, method, path).status, 404) << method << " " << path << ": another user's job";
+    EXPECT_EQ(f.call(ann, method, path).status / 100, 2) << method << " " << path << ": her own";
+  }
+  EXPECT_EQ(f.call(carol, "GET", "/jobs/" + id).status, 200) << "an admin sees every job";
+  EXPECT_EQ(f.call(bob, "GET", "/jobs").body.size(), 0u);
+  EXPECT_EQ(f.call(carol, "GET", "/jobs").body.size(), 1u);
+
+  auto charge = f.call(ann, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"account", "phys"}});
+  EXPECT_EQ(charge.status, 403);
+  EXPECT_EQ(charge.body.value("field", ""), "account");
+  auto for_bob = f.call(ann, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"user", "bob"}});
+  EXPECT_EQ(for_bob.status, 403);
+  EXPECT_EQ(for_bob.body.value("field", ""), "user");
+  EXPECT_EQ(f.call(bob, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}).body["account"], "phys")
+      << "no accounts given: those whose users list bob";
+
+  // Admin routes, checked before the body is read.
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/operators"}, {"GET", "/operators"}, {"DELETE", "/operators/bob"}, {"POST", "/priority/recalculate"},
+           {"DELETE", "/jobs?status=completed"}, {"PUT", "/config/slurm-clusters/enabled"}, {"POST", "/workers/register"}}) {
+    auto r = f.call(ann, method, path, json::object());
+    EXPECT_EQ(r.status, 403) << method << " " << path << ": " << r.body.dump();
+  }
+}
+
+TEST(operators_http, ForgedUnknownAndRevokedTokensAre401) {
+  fixture f;
+  auto ann = f.create_operator("ann", "user", {"chem"});
+  EXPECT_EQ(f.call(ann, "GET", "/jobs").status, 200);
+  EXPECT_EQ(f.call("ann.0123456789abcdef", "GET", "/jobs").status, 401) << "a forged secret";
+  EXPECT_EQ(f.call("nobody." + ann.substr(4), "GET", "/jobs").status, 401) << "ann's secret under another name";
+  EXPECT_EQ(f.call("", "GET", "/jobs").status, 401);
+  auto list = f.call(test::test_token, "GET", "/operators");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(list.body.dump().find(ann.substr(4)), std::string::npos) << "the token is never shown again";
+  EXPECT_FALSE(list.body[0].contains("token_sha256"));
+  EXPECT_EQ(f.call(test::test_token, "DELETE", "/operators/ann").status, 204);
+  EXPECT_EQ(f.call(ann, "GET", "/jobs").status, 401) << "revoked";
+  EXPECT_EQ(f.call(test::test_token, "DELETE", "/operators/ann").status, 204) << "revoking twice changes nothing";
+  EXPECT_EQ(f.call(test::test_token, "GET", "/operators").body[0]["revoked"], true);
+  // Revocation survives a restart: it is an event.
+  ASSERT_EQ(f.d.stop(), 0);
+  f.d.start();
+  EXPECT_EQ(f.call(ann, "GET", "/jobs").status, 401);
+  auto again = f.create_operator("ann", "user", {"chem"});
+  EXPECT_EQ(f.call(again, "GET", "/jobs").status, 200) << "a revoked name may be given a new token";
+  EXPECT_EQ(f.call(ann, "GET", "/jobs").status, 401) << "the old one stays dead";
+}
+
+TEST(operators_http, CreationIsValidated) {
+  fixture f;
+  f.create_operator("ann", "user", {"chem"});
+  auto dup = f.call(test::test_token, "POST", "/operators", {{"name", "ann"}});
+  EXPECT_EQ(dup.status, 409);
+  EXPECT_EQ(f.call(test::test_token, "POST", "/operators", {{"name", "admin"}}).body.value("field", ""), "name");
+  EXPECT_EQ(f.call(test::test_token, "POST", "/operators", {{"name", "a.b"}}).body.value("field", ""), "name");
+  EXPECT_EQ(f.call(test::test_token, "POST", "/operators", {{"name", "x"}, {"role", "root"}}).body.value("field", ""), "role");
+  auto acct = f.call(test::test_token, "POST", "/operators", {{"name", "y"}, {"accounts", {"nope"}}});
+  EXPECT_EQ(acct.status, 422);
+  EXPECT_EQ(acct.body.value("field", ""), "accounts");
+}
