@@ -27,7 +27,7 @@ void check_log_level(const std::string& key, const std::string& level) {
 void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
-                          "provisioning", "clusters", "salad", "scheduling", "accounts"});
+                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
@@ -78,6 +78,14 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (auto sc = root["salad"]) s.salad = parse_salad(sc);
   if (auto sc = root["scheduling"]) parse_scheduling(sc, s.priority);
   if (auto a = root["accounts"]) parse_accounts(a, s.priority);
+  if (auto l = root["limits"]) {
+    check_known_keys(l, "limits", {"operator_requests_burst", "operator_requests_per_second", "worker_requests_burst",
+                                   "worker_requests_per_second"});
+    read_double(l, "limits", "operator_requests_burst", 1, 1e9, s.operator_requests.capacity);
+    read_double(l, "limits", "operator_requests_per_second", 0, 1e9, s.operator_requests.refill_per_second);
+    read_double(l, "limits", "worker_requests_burst", 1, 1e9, s.worker_requests.capacity);
+    read_double(l, "limits", "worker_requests_per_second", 0, 1e9, s.worker_requests.refill_per_second);
+  }
   check_scheduling(s.priority);
 }
 

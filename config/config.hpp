@@ -9,6 +9,7 @@
 
 #include "config/clusters.hpp"
 #include "core/priority_policy.hpp"
+#include "core/rate_limit.hpp"
 
 namespace baton::config {
 
@@ -46,6 +47,9 @@ struct settings {
   std::vector<cluster_config> clusters;  // Slurm partitions to provision pilot workers on
   salad_config salad;                    // disabled unless the salad: section is present
   core::priority_policy priority;        // scheduling: and accounts: (who goes first)
+  // limits: per-caller request budgets (token buckets); a rate of 0 turns one off.
+  core::bucket_rule operator_requests{1000, 2};  // limits.operator_requests_burst / _per_second
+  core::bucket_rule worker_requests{600, 50};    // limits.worker_requests_burst / _per_second
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
   std::string pilot_token;               // secret, registration only: BATON_PILOT_TOKEN

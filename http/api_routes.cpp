@@ -74,6 +74,15 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
     refuse(res, *denied);
     return std::nullopt;
   }
+  if (auto wait = ctx.limiter && ctx.clock ? ctx.limiter->admit(*who, ctx.clock()) : std::nullopt) {
+    auto seconds = (*wait + 999'999) / 1'000'000;  // Retry-After is whole seconds, rounded up
+    const char* limit = rate_limiter::limit_name(*who);
+    refuse(res, {core::error_kind::over_limit, "rate_limited",
+                 std::string("too many requests (") + limit + "); retry after " + std::to_string(seconds) + " s",
+                 {{"limit", limit}, {"retry_after_seconds", seconds}}, ""});
+    res.set_header("Retry-After", std::to_string(seconds));
+    return std::nullopt;
+  }
   core::envelope e;
   e.caller = std::move(*who);
   // A RelayMD worker on the shared token acts for the worker it names.

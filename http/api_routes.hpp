@@ -12,6 +12,7 @@
 #include "http/router.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/job_history.hpp"
+#include "http/rate_limiter.hpp"
 #include "projections/operator_credentials.hpp"
 #include "projections/worker_credentials.hpp"
 
@@ -30,6 +31,7 @@ struct api_context {
   std::shared_ptr<const projections::worker_credentials> credentials;  // who a worker token belongs to
   bool accept_shared_token = false;  // workers.accept_shared_token (RelayMD workers)
   std::shared_ptr<const projections::operator_credentials> operators;  // whose a named operator's token is
+  std::shared_ptr<rate_limiter> limiter;  // per-caller request budgets (none: unlimited)
 };
 
 void add_api_routes(router& server, api_context ctx);

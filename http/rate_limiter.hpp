@@ -1,0 +1,39 @@
+#pragma once
+// Per-caller request budgets (core/rate_limit.hpp) for the HTTP layer: one bucket per
+// operator name and one per worker, soft state like heartbeat leases (not logged: a restart
+// refills them). Sharded locks, so callers on different shards never wait for each other.
+#include <array>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "core/access.hpp"
+#include "core/rate_limit.hpp"
+
+namespace baton::http {
+
+struct rate_limits {
+  core::bucket_rule operators{1000, 2};  // seed 004's per-user request limit
+  core::bucket_rule workers{600, 50};    // a worker polls every few seconds; a broken one loops
+};
+
+class rate_limiter {
+ public:
+  explicit rate_limiter(rate_limits limits) : limits_(limits) {}
+  // nullopt: go ahead; otherwise wait this long (µs). Callers without an identity (401 anyway)
+  // and batond's own loops are never limited.
+  std::optional<core::time_us> admit(const core::principal& who, core::time_us now);
+  // The limit's name for the 429 body.
+  static const char* limit_name(const core::principal& who);
+
+ private:
+  struct shard {
+    std::mutex m;
+    std::unordered_map<std::string, core::token_bucket> buckets;  // lookups only, never iterated
+  };
+  rate_limits limits_;
+  std::array<shard, 16> shards_;
+};
+
+}  // namespace baton::http
