@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
     c.user = user_names[u];
     c.gpu_count = 1 + u % 8;
     b.run(admin, c);
+    b.leases.touch(reg.new_id, b.now);  // as its heartbeats would
     b.run(worker, C::request_job{reg.new_id});
     b.run(worker, C::start_job{c.id});
     b.now += static_cast<core::time_us>(1 + (u * 7919) % 3600) * 1'000'000;

@@ -9,7 +9,7 @@ replica_target salad_target(const world& w, const std::string& image, int max_re
   int queued = 0, idle_hpc = 0, busy_salad = 0, idle_salad = 0;
   if (auto q = w.queued_by_image.find(image); q != w.queued_by_image.end())
     for (const auto& key : q->second)
-      if (w.find_job(key.id)->preferred_clusters.empty()) ++queued;  // pinned jobs wait for their clusters
+      if (key.owner->preferred_clusters.empty()) ++queued;  // pinned jobs wait for their clusters
   for (const auto& [id, wk] : w.workers) {
     if (wk.gone || wk.placeholder || wk.worker_image_key != image || stale.count(id)) continue;
     bool busy = w.held_job(id) != nullptr;

@@ -200,15 +200,15 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   for (const auto& [image, gpus] : w.worker_gpus_by_image)
     if (!gpus.empty()) max_gpus = std::max<uint32_t>(max_gpus, static_cast<uint32_t>(*gpus.rbegin()));
   // Lattice f6: queued GPU-hours (time limits, one hour when absent) over running GPU-hours.
+  // Only Lattice reads it (a walk over the whole queue).
   double queued_h = 0, running_h = 0;
-  for (const auto& [image, keys] : w.queued_by_image)
-    for (const auto& k : keys) {
-      const job& j = *w.find_job(k.id);
-      queued_h += j.gpu_count * static_cast<double>(j.time_limit_seconds.value_or(default_estimate_seconds)) / 3600;
-    }
-  for (const auto& [worker_id, job_id] : w.job_of_worker) {
-    const job& j = *w.find_job(job_id);
-    running_h += j.gpu_count * static_cast<double>(j.time_limit_seconds.value_or(default_estimate_seconds)) / 3600;
+  auto gpu_hours = [](const job& j) {
+    return j.gpu_count * static_cast<double>(j.time_limit_seconds.value_or(default_estimate_seconds)) / 3600;
+  };
+  if (policy.kind == policy_kind::lattice) {
+    for (const auto& [image, keys] : w.queued_by_image)
+      for (const auto& k : keys) queued_h += gpu_hours(*k.owner);
+    for (const auto& [worker_id, job_id] : w.job_of_worker) running_h += gpu_hours(*w.find_job(job_id));
   }
   double backlog = running_h > 0 ? std::min(1.0, queued_h / running_h) : (queued_h > 0 ? 1.0 : 0.0);
   decision d;
@@ -249,8 +249,8 @@ std::string pending_reason(const world& w, const job& j) {
 
 std::vector<std::string> queue_in_evaluation_order(const world& w) {
   std::vector<queue_key> eligible, held;
-  for (const auto& [created, id] : w.queued) {
-    const job& j = *w.find_job(id);
+  for (const auto& [key, owner] : w.queued) {
+    const job& j = *owner;
     (j.held ? held : eligible).push_back(queue_key_of(j));
   }
   std::sort(eligible.begin(), eligible.end());
@@ -258,7 +258,7 @@ std::vector<std::string> queue_in_evaluation_order(const world& w) {
   std::vector<std::string> out;
   out.reserve(eligible.size() + held.size());
   for (const auto* v : {&eligible, &held})
-    for (const auto& k : *v) out.push_back(k.id);
+    for (const auto& k : *v) out.emplace_back(k.id);
   return out;
 }
 

@@ -35,7 +35,7 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
     int demand = 0;
     time_us oldest = 0;
     for (const auto& key : q->second) {
-      const job& j = *w.find_job(key.id);
+      const job& j = *key.owner;
       if (!serves(c, j)) continue;
       // when it (re)entered the queue; the queue is in priority order, not age order
       oldest = demand++ == 0 ? j.status_changed_at : std::min(oldest, j.status_changed_at);

@@ -45,11 +45,11 @@ poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<w
   for (size_t i = 0; i < std::min<size_t>({k, decision_sample_size, queued.size()}); ++i, ++job_it, ++worker_it) {
     while (stale_all.count(worker_it->id)) ++worker_it;
     nlohmann::json pair(nlohmann::json::value_t::array);
-    pair.push_back(job_it->id);
+    pair.push_back(std::string(job_it->id));
     pair.push_back(worker_it->id);
     ahead.push_back(std::move(pair));
   }
-  if (k < queued.size()) out.job_id = queued.find_by_order(k)->id;
+  if (k < queued.size()) out.job_id = std::string(queued.find_by_order(k)->id);
   auto& r = out.record;
   r["policy"] = "greedy-rank-v1";
   r["worker_id"] = me.id;
@@ -102,8 +102,8 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
   size_t ahead_total = 0, examined = 0;
 
   for (const auto& key : queued) {
-    const std::string& job_id = key.id;
-    const job& j = *w.find_job(job_id);
+    const std::string job_id(key.id);
+    const job& j = *key.owner;
     ++examined;
     auto cls = std::make_pair(j.gpu_count, j.preferred_clusters);
     bool taken_above = false;

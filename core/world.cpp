@@ -1,5 +1,6 @@
 #include "core/world.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/priority.hpp"
@@ -117,7 +118,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   if (!j.segments.empty() && !j.segments.back().ended_at) open_before = j.segments.size() - 1;
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
-  if (was_queued) w.queued.erase({j.created_at, j.id});
+  if (was_queued) w.queued.erase({j.created_at, std::string_view(j.id)});
   if (was_eligible) index_erase(w, j);
   evolve(j, type, p, at);
   if (type == "job.created") {
@@ -131,7 +132,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     auto& n = w.active_jobs_by_user[j.user];
     n = active ? n + 1 : n - 1;
   }
-  if (j.status == job_status::queued) w.queued.insert({j.created_at, j.id});
+  if (j.status == job_status::queued) w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
   if (eligible(j)) index_insert(w, j);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
@@ -154,10 +155,20 @@ void rekey_queue(world& w, const nlohmann::json& payload, time_us at) {
   record_recalculation(w.priority, payload, at);
   w.queued_by_image.clear();
   w.constrained_queued_by_image.clear();
-  for (const auto& [created, id] : w.queued) {
-    job& j = *w.lookups.jobs.at(id);
+  // The new keys are collected per image, then inserted in order into fresh trees.
+  std::map<std::string, std::vector<queue_key>> keys;
+  if (!w.queued.empty()) keys[w.queued.begin()->second->worker_image_key].reserve(w.queued.size());
+  for (const auto& [key, owner] : w.queued) {
+    job& j = *owner;
     set_priority(w, j);
-    if (eligible(j)) index_insert(w, j);
+    if (!eligible(j)) continue;
+    keys[j.worker_image_key].push_back(queue_key_of(j));
+    if (constrained(j)) ++w.constrained_queued_by_image[j.worker_image_key];
+  }
+  for (auto& [image, list] : keys) {
+    std::sort(list.begin(), list.end());
+    auto& set = w.queued_by_image[image];
+    for (auto& k : list) set.insert(std::move(k));
   }
 }
 
@@ -192,7 +203,7 @@ bool operator<(const queue_key& a, const queue_key& b) {
   return std::tie(b.tier, b.priority, a.submitted, a.id) < std::tie(a.tier, a.priority, b.submitted, b.id);
 }
 
-queue_key queue_key_of(const job& j) { return {j.priority_tier, j.priority, j.created_at, j.id}; }
+queue_key queue_key_of(const job& j) { return {j.priority_tier, j.priority, j.created_at, j.id, &j}; }
 
 bool operator<(const worker_rank& a, const worker_rank& b) {
   return std::tie(b.hpc, b.gpu_count, b.vram_centi_gb, b.model_rank, a.registered_at, a.id) <

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -44,7 +45,10 @@ struct queue_key {
   int tier = 0;
   int64_t priority = 0;
   time_us submitted = 0;
-  std::string id;
+  // The job's own id, in its node of world::jobs (never erased, never copied: the world is
+  // move-only), so the index allocates nothing per key.
+  std::string_view id;
+  const job* owner = nullptr;  // the job itself (same lifetime as id); not part of the order
 };
 bool operator<(const queue_key& a, const queue_key& b);  // a is considered before b
 queue_key queue_key_of(const job& j);
@@ -69,9 +73,16 @@ struct priority_state {
 };
 
 struct world {
+  world() = default;
+  world(const world&) = delete;  // indexes point into the maps' nodes
+  world& operator=(const world&) = delete;
+  world(world&&) = default;
+  world& operator=(world&&) = default;
+
   std::map<std::string, job> jobs;
   std::map<std::string, worker> workers;
-  std::set<std::tuple<time_us, std::string>> queued;  // every queued job (held and blocked too), oldest first
+  // Every queued job (held and blocked too), oldest first: submit time → the job.
+  std::map<std::pair<time_us, std::string_view>, job*> queued;
   std::set<std::tuple<time_us, std::string>> by_created;     // every job, for listing
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
