@@ -5,6 +5,7 @@
 #include <iterator>
 #include <spdlog/spdlog.h>
 
+#include "core/dag.hpp"
 #include "core/priority.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/operator_credentials.hpp"
@@ -79,6 +80,22 @@ void apply_decision(self_ptr self, const core::decision& d, core::time_us now, s
   core::apply(self->state.world, d, now);
   note_touched(self->state.world, d, touched);
 }
+
+// Jobs that can no longer run once `d`'s jobs ended (d already applied): decided by the
+// core, applied now, returned so their events join d's in the same burst (durable before
+// d's reply goes out). Empty unless d ended a job with dependents.
+core::decision settle_dependencies(self_ptr self, const core::decision& d, core::time_us now,
+                                   std::vector<std::string>& touched) {
+  auto ended = core::ended_jobs(d);
+  if (ended.empty()) return {};
+  auto fallout = core::dependency_fallout(self->state.world, ended, self->state.settings.priority, now);
+  if (!fallout.events.empty()) apply_decision(self, fallout, now, touched);
+  return fallout;
+}
+
+// The fallout's own events, recorded as the dependency loop's (the correlation id ties them
+// to the request that ended the parent).
+constexpr const char* dependency_actor = "loop:dependencies";
 
 // Heartbeat leases are soft state: registering and heartbeats renew them, deregistering
 // ends them. Returns the worker whose lease changed, if any.
@@ -161,6 +178,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
     if (!o.again) break;
   }
   if (o.answer.error && all.events.empty()) return deliver(std::move(o.answer));
+  auto fallout = settle_dependencies(self, all, now, touched);
   bool wait_for_log = !all.events.empty() || o.after_durable;
   if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
   st.views.credentials->update(st.world, touched);
@@ -171,6 +189,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   if (!operators.empty()) st.views.operators->update(st.world, operators);
   if (!wait_for_log) return deliver(std::move(o.answer));
   persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
+  if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, e.request_id, nullptr, {});
 }
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, core::lease_table leases,
@@ -187,6 +206,14 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   st.views = std::move(views);
   if (!st.views.idle) st.views.idle = std::make_shared<projections::idle_poll_view>(settings);
   if (!st.views.credentials) st.views.credentials = std::make_shared<projections::worker_credentials>();
+  // kill_invalid_dependencies may have been switched on while jobs waited on parents that
+  // ended badly: cancel them now, as the fallout would have.
+  auto swept = core::dependency_sweep(st.world, settings.priority, now);
+  if (!swept.events.empty()) {
+    core::apply(st.world, swept, now);
+    spdlog::info("dependencies: {} waiting jobs can never run and are cancelled", swept.events.size());
+    persist(self, swept, now, dependency_actor, "", nullptr, {});
+  }
   st.views.credentials->rebuild(st.world);
   if (!st.views.operators) st.views.operators = std::make_shared<projections::operator_credentials>();
   st.views.operators->rebuild(st.world);
@@ -214,12 +241,14 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         if (d.events.empty()) return;
         std::vector<std::string> touched;
         apply_decision(self, d, now, touched);
+        auto fallout = settle_dependencies(self, d, now, touched);
         for (const auto& e : d.events)
           if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
         st.views.credentials->update(st.world, touched);
         st.views.idle->update(st.world, st.leases, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});
+        if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, "", nullptr, {});
       },
       [self](priority_atom) {
         // Periodic (priority_calc_period); its events are the loop's, nobody waits for a reply.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include "cli/format.hpp"
 #include "cli/request_helpers.hpp"
@@ -30,6 +31,17 @@ int submit(context& c, const submit_options& o) {
     c.err << "baton: --id must be a UUID (8-4-4-4-12 hexadecimal digits), got '" << o.id << "'\n";
     return usage_error;
   }
+  json depends_on = json::array();
+  for (auto [flag, condition, ids] : {std::tuple{"--after-ok", "afterok", &o.after_ok},
+                                      {"--after-any", "afterany", &o.after_any},
+                                      {"--after-not-ok", "afternotok", &o.after_not_ok}})
+    for (const auto& id : *ids) {
+      if (!core::canonical_uuid(id)) {
+        c.err << "baton: " << flag << " must be a job id (a UUID), got '" << id << "'\n";
+        return usage_error;
+      }
+      depends_on.push_back({{"job_id", id}, {"condition", condition}});
+    }
   // Everything is checked before anything is sent.
   std::error_code ec;
   fs::path bundle = fs::absolute(o.path, ec);
@@ -73,6 +85,7 @@ int submit(context& c, const submit_options& o) {
   if (o.gpus) body["gpu_count"] = o.gpus;
   if (o.time_limit_seconds) body["time_limit_seconds"] = o.time_limit_seconds;
   if (o.hold) body["hold"] = true;
+  if (!depends_on.empty()) body["depends_on"] = std::move(depends_on);
   result r;
   if (int code = run(c, "POST", "/jobs", r, body)) return code;
   if (c.json)

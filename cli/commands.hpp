@@ -23,6 +23,7 @@ struct submit_options {
   int64_t nice = 0, time_limit_seconds = 0;
   int gpus = 0;
   bool hold = false;
+  std::vector<std::string> after_ok, after_any, after_not_ok;  // job ids this one waits for (depends_on)
 };
 
 int submit(context& c, const submit_options& o);

@@ -35,7 +35,8 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   check_known_keys(n, at,
                    {"policy", "priority_calc_period_seconds", "priority_max_age_days", "decay_half_life_days",
                     "favor_small", "weights", "lattice_weights", "lattice_reference_wait_seconds", "partitions",
-                    "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user"});
+                    "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user",
+                    "kill_invalid_dependencies"});
   if (auto w = n["lattice_weights"]) {
     if (!w.IsSequence() || w.size() != 9)
       throw key_error{at + ".lattice_weights", "expected a list of 9 numbers (w1..w9), got " + describe(w)};
@@ -111,6 +112,7 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   read_string(n, at, "default_qos", p.default_qos);
   read_string(n, at, "default_account", p.default_account);
   p.max_jobs_per_user = read_u32(n, at, "max_jobs_per_user", 1, 100000000, p.max_jobs_per_user);
+  read_bool(n, at, "kill_invalid_dependencies", p.kill_invalid_dependencies);
 }
 
 void parse_accounts(const YAML::Node& n, core::priority_policy& p) {

@@ -34,6 +34,8 @@ struct create_job {
   uint32_t gpu_count = 1;
   std::optional<int64_t> time_limit_seconds;
   bool hold = false;
+  // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
+  std::vector<dependency> depends_on;
 };
 struct get_job { std::string id; };
 struct list_jobs {

@@ -1,5 +1,6 @@
 #include "core/decide.hpp"
 
+#include "core/dag.hpp"
 #include "core/scheduling.hpp"
 
 namespace baton::core {
@@ -193,8 +194,10 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   cj.max_attempts = c.max_attempts.value_or(s.max_attempts);
   if (auto e = unknown_image(s, cj.worker_image_key)) return refused(*e, now);
   if (auto e = fill_priority_fields(w, s.priority, caller, c, cj)) return refused(*e, now);
+  cj.depends_on = without_duplicates(c.depends_on);
   auto d = decide_create(w.find_job(c.id), cj, now);
   if (d.error) return refused(*d.error, now);
+  if (auto e = check_new_dependencies(w, cj.id, cj.depends_on, s.priority)) return refused(*e, now);
   auto preview = preview_of(c.id, d, now);
   return from(std::move(d), row_of(w, s, preview), now);
 }
@@ -220,6 +223,7 @@ outcome requeue(const world& w, const scheduler_settings& s, const principal& wh
   if (!j) return refused(not_found("Job", c.id), now);
   auto d = decide_requeue(*j, c.new_id, now);
   if (d.error) return refused(*d.error, now);
+  if (auto e = check_requeue_dependencies(w, *j, s.priority)) return refused(*e, now);
   auto preview = preview_of(c.new_id, d, now);
   return from(std::move(d), row_of(w, s, preview), now);
 }

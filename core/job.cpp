@@ -131,6 +131,7 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (c.gpu_count != 1) p["gpu_count"] = c.gpu_count;
   if (c.time_limit_seconds) p["time_limit_seconds"] = *c.time_limit_seconds;
   if (c.hold) p["hold"] = true;
+  if (!c.depends_on.empty()) p["depends_on"] = to_json(c.depends_on);
   decision d;
   d.events.push_back({job_stream(c.id), "job.created", std::move(p)});
   return d;
@@ -267,6 +268,7 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   clone.nice = j.nice;
   clone.gpu_count = j.gpu_count;
   clone.time_limit_seconds = j.time_limit_seconds;
+  clone.depends_on = j.depends_on;
   auto d = decide_create(nullptr, clone, now);
   d.events.insert(d.events.begin(), {job_stream(j.id), "job.requeued_as", {{"new_job_id", new_id}}});
   return d;
@@ -319,6 +321,7 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.gpu_count = p.value("gpu_count", 1u);
     if (auto it = p.find("time_limit_seconds"); it != p.end()) j.time_limit_seconds = it->get<int64_t>();
     j.held = p.value("hold", false);
+    j.depends_on = dependencies_from_json(p.value("depends_on", json::array()));
     j.created_at = at;
     set_status(j, job_status::queued, at);
   } else if (type == "job.assigned") {
@@ -358,6 +361,8 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.cancellation_requested_at = at;
     set_status(j, job_status::cancelling, at);
   } else if (type == "job.cancelled") {
+    // Why, when it was not an operator's cancel (dependency_never_satisfied): shown as failure_reason.
+    if (auto it = p.find("reason"); it != p.end()) j.failure_reason = it->get<std::string>();
     close_segment(j, at);
     j.assigned_worker_id.clear();
     set_status(j, job_status::cancelled, at);
@@ -432,6 +437,7 @@ json to_json(const job& j, time_us now) {
   out["held"] = j.held;
   out["priority"] = j.priority;
   out["priority_tier"] = j.priority_tier;
+  out["depends_on"] = to_json(j.depends_on);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dependency.hpp"
 #include "core/domain.hpp"
 
 namespace baton::core {
@@ -63,6 +64,10 @@ struct job {
   std::optional<time_us> eligible_since;
   int64_t priority = 0;  // from the last recalculation (or creation); the queue's order
   int priority_tier = 0; // the partition's tier, considered before priority
+  // DAGs (core/dag.hpp): the jobs this one waits for, and whether they hold it back now
+  // (kept by the world, which sees the parents; a blocked job is not eligible).
+  std::vector<dependency> depends_on;
+  bool blocked = false;
 };
 
 // Time the job has accrued as eligible up to `at`.
@@ -83,6 +88,7 @@ struct create_job {
   uint32_t gpu_count = 1;
   std::optional<int64_t> time_limit_seconds;
   bool hold = false;
+  std::vector<dependency> depends_on;  // checked by the caller (core/dag.hpp); kept by requeue clones
 };
 
 // Optional fields a worker may send with checkpoint / handoff-complete reports.

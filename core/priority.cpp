@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/dag.hpp"
 #include "core/usage.hpp"
 
 namespace baton::core {
@@ -242,22 +243,28 @@ void record_recalculation(priority_state& st, const json& p, time_us at) {
 std::string pending_reason(const world& w, const job& j) {
   if (j.status != job_status::queued) return "";
   if (j.held) return "JobHeld";
+  // Asked of the parents, not j.blocked: a job about to be created is not in the world yet.
+  switch (dependencies_state(w, j)) {
+    case dependency_state::waiting: return "Dependency";
+    case dependency_state::never: return "DependencyNeverSatisfied";
+    case dependency_state::satisfied: break;
+  }
   auto it = w.queued_by_image.find(j.worker_image_key);
   if (it == w.queued_by_image.end()) return "Resources";
   return it->second.order_of_key(queue_key_of(j)) == 0 ? "Resources" : "Priority";
 }
 
 std::vector<std::string> queue_in_evaluation_order(const world& w) {
-  std::vector<queue_key> eligible, held;
+  std::vector<queue_key> eligible, waiting;  // waiting: held or blocked by a dependency
   for (const auto& [key, owner] : w.queued) {
     const job& j = *owner;
-    (j.held ? held : eligible).push_back(queue_key_of(j));
+    (j.held || j.blocked ? waiting : eligible).push_back(queue_key_of(j));
   }
   std::sort(eligible.begin(), eligible.end());
-  std::sort(held.begin(), held.end());
+  std::sort(waiting.begin(), waiting.end());
   std::vector<std::string> out;
-  out.reserve(eligible.size() + held.size());
-  for (const auto* v : {&eligible, &held})
+  out.reserve(eligible.size() + waiting.size());
+  for (const auto* v : {&eligible, &waiting})
     for (const auto& k : *v) out.emplace_back(k.id);
   return out;
 }

@@ -50,12 +50,14 @@ bool policy_recorded(const world& w, const priority_policy& policy);
 // Records it in the world's priority state (world.cpp then re-keys every queued job).
 void record_recalculation(priority_state& state, const nlohmann::json& payload, time_us at);
 
-// Why a queued job waits: JobHeld, Priority (others come first), Resources (it is first in
+// Why a queued job waits: JobHeld, Dependency (a parent has not ended yet),
+// DependencyNeverSatisfied (one ended so that a condition can never hold, and
+// kill_invalid_dependencies is off), Priority (others come first), Resources (it is first in
 // line for its image and no worker takes it); "" when it is not queued.
 std::string pending_reason(const world& w, const job& j);
 
 // Every queued job in evaluation order: eligible jobs (tier, priority, submit, id), then
-// held ones in the same order.
+// those held or waiting on a dependency, in the same order.
 std::vector<std::string> queue_in_evaluation_order(const world& w);
 
 // Lattice scores are fractions; the queue keys them as integers of this many units per 1.0.

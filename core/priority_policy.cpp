@@ -101,6 +101,8 @@ json to_json(const priority_policy& p) {
   j["accounts"] = std::move(accts);
   j["default_account"] = p.default_account;
   j["max_jobs_per_user"] = p.max_jobs_per_user;
+  // Only when off: policies recorded before the key existed must re-derive byte for byte.
+  if (!p.kill_invalid_dependencies) j["kill_invalid_dependencies"] = false;
   return j;
 }
 
@@ -139,6 +141,7 @@ priority_policy policy_from_json(const json& j) {
                             a.value("users", std::map<std::string, uint32_t>{})});
   p.default_account = j.value("default_account", p.default_account);
   p.max_jobs_per_user = j.value("max_jobs_per_user", p.max_jobs_per_user);
+  p.kill_invalid_dependencies = j.value("kill_invalid_dependencies", p.kill_invalid_dependencies);
   return p;
 }
 

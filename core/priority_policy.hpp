@@ -57,6 +57,9 @@ struct priority_policy {
   std::vector<account_def> accounts;  // parents before children is not required
   std::string default_account = "root";
   uint32_t max_jobs_per_user = 3000;  // pending + running; the next submit answers 429
+  // A job whose dependency can never hold is cancelled (dependency_never_satisfied); off, it
+  // waits with pending_reason DependencyNeverSatisfied (Slurm's default).
+  bool kill_invalid_dependencies = true;
 
   const partition_def* partition(const std::string& name) const;
   const qos_def* find_qos(const std::string& name) const;

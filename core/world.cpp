@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/dag.hpp"
 #include "core/priority.hpp"
 #include "core/usage.hpp"
 #include "events/envelope.hpp"
@@ -45,8 +46,9 @@ void refresh_worker_index(world& w, const worker& wk) {
   }
 }
 
-// In the evaluation-order index (what polls and provisioning see): queued, not held.
-bool eligible(const job& j) { return j.status == job_status::queued && !j.held; }
+// In the evaluation-order index (what polls and provisioning see): queued, not held, not
+// waiting on a dependency.
+bool eligible(const job& j) { return j.status == job_status::queued && !j.held && !j.blocked; }
 // Not every worker of the image can run it.
 bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }
 
@@ -106,6 +108,25 @@ void track_usage(world& w, const job& j, std::optional<size_t> open_before) {
     u.running.erase(j.id);
 }
 
+// A parent ended: its queued children whose conditions now all hold become eligible, from
+// this event's time (no event of their own: it follows from the parent's). Children that
+// can now never run stay blocked (the scheduler's dependency fallout may cancel them).
+void release_dependents(world& w, const std::string& parent, time_us at) {
+  auto it = w.dependents.find(parent);
+  if (it == w.dependents.end()) return;
+  for (const auto& child_id : it->second) {
+    job& c = *w.lookups.jobs.at(child_id);
+    if (c.status != job_status::queued) continue;
+    bool blocked = dependencies_state(w, c) != dependency_state::satisfied;
+    if (blocked == c.blocked) continue;
+    bool was_eligible = eligible(c);
+    if (was_eligible) index_erase(w, c);
+    c.blocked = blocked;
+    track_accrual(c, was_eligible, at);
+    if (eligible(c)) index_insert(w, c);
+  }
+}
+
 void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.jobs.find(id);
@@ -125,6 +146,8 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     w.by_created.insert({j.created_at, j.id});
     w.usage[association_of(j)];  // every association with jobs takes part in fair share
     set_priority(w, j);
+    for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
+    j.blocked = dependencies_state(w, j) != dependency_state::satisfied;
   }
   track_accrual(j, was_eligible, at);
   bool active = !is_terminal(j.status);
@@ -132,6 +155,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     auto& n = w.active_jobs_by_user[j.user];
     n = active ? n + 1 : n - 1;
   }
+  if (was_active && !active) release_dependents(w, id, at);
   if (j.status == job_status::queued) w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
   if (eligible(j)) index_insert(w, j);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);

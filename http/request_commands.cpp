@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/ids.hpp"
 #include "http/request_parsing.hpp"
 
 namespace baton::http::build {
@@ -27,6 +28,33 @@ core::checkpoint_report checkpoint_report(const request& req, bool require_path)
   r.cycle_status = opt_string(b, "checkpoint_cycle_status", 64);
   r.cycle_failures = opt_array(b, "checkpoint_cycle_failures");
   return r;
+}
+
+// depends_on's shape: at most 100 {job_id: UUID, condition?} entries; what they name is
+// the core's to judge (unknown jobs, cycles).
+std::vector<core::dependency> dependencies(const json& list) {
+  const std::string field = "depends_on";
+  if (list.size() > 100) throw invalid_field(field, "must have at most 100 entries, got " + std::to_string(list.size()));
+  std::vector<core::dependency> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const auto& e = list[i];
+    auto at = field + "[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw invalid_field(field, at + " must be an object {\"job_id\", \"condition\"}");
+    for (const auto& [key, value] : e.items())
+      if (key != "job_id" && key != "condition") throw invalid_field(field, at + " has an unknown key '" + key + "'");
+    auto id = e.find("job_id");
+    if (id == e.end() || !id->is_string()) throw invalid_field(field, at + ".job_id is required: a job's id");
+    auto canonical = core::canonical_uuid(id->get<std::string>());
+    if (!canonical) throw invalid_field(field, at + ".job_id must be a UUID (8-4-4-4-12 hexadecimal digits)");
+    auto condition = core::dependency_condition::afterok;
+    if (auto c = e.find("condition"); c != e.end() && !c->is_null()) {
+      auto parsed = c->is_string() ? core::dependency_condition_from(c->get<std::string>()) : std::nullopt;
+      if (!parsed) throw invalid_field(field, at + ".condition must be afterok, afterany or afternotok");
+      condition = *parsed;
+    }
+    out.push_back({*canonical, condition});
+  }
+  return out;
 }
 
 std::set<std::string> repeated(const request& req, const std::string& name, const std::function<bool(const std::string&)>& ok,
@@ -77,6 +105,7 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
   if (auto g = opt_int(b, "gpu_count", 1, 1024)) c.gpu_count = static_cast<uint32_t>(*g);
   if (auto t = opt_int(b, "time_limit_seconds", 1, 366LL * 86400)) c.time_limit_seconds = *t;
   if (auto h = opt_bool(b, "hold")) c.hold = *h;
+  if (auto deps = opt_array(b, "depends_on")) c.depends_on = dependencies(*deps);
   return c;
 }
 

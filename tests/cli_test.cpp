@@ -76,6 +76,25 @@ TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 2u) << "nothing was sent for the refused ones";
 }
 
+TEST_F(cli, SubmitWithDependencies) {
+  auto b = bundle("dag");
+  const std::string P = uid("dag-parent");
+  ASSERT_EQ(baton({"submit", b, "--command", "true", "--id", P}).code, 0);
+  auto child = baton({"--json", "submit", b, "--after-ok", P, "--after-any", P, "--after-not-ok", P});
+  ASSERT_EQ(child.code, 0) << child.err;
+  auto j = json::parse(child.out);
+  EXPECT_EQ(j["depends_on"], json::array({{{"job_id", P}, {"condition", "afterok"}},
+                                          {{"job_id", P}, {"condition", "afterany"}},
+                                          {{"job_id", P}, {"condition", "afternotok"}}}));
+  EXPECT_EQ(j["pending_reason"], "Dependency");
+  auto bad = baton({"submit", b, "--after-ok", "not-a-uuid"});
+  EXPECT_EQ(bad.code, 2) << "refused before sending";
+  EXPECT_NE(bad.err.find("--after-ok"), std::string::npos) << bad.err;
+  auto unknown = baton({"submit", b, "--after-any", uid("nobody")});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("422"), std::string::npos) << unknown.err;
+}
+
 TEST_F(cli, JobsCommands) {
   const std::string A = uid("job-a"), B = uid("job-b");
   auto b = bundle("md");

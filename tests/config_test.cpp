@@ -195,3 +195,18 @@ TEST(Config, ReadsARealFileAndRefusesADirectory) {
   EXPECT_EQ(d.error->file, dir.path());
   EXPECT_NE(d.error->what().find("directory"), std::string::npos);
 }
+
+TEST(Config, KillInvalidDependenciesDefaultsOnAndIsRecordedOnlyWhenOff) {
+  auto defaults = load_from_string("", "/etc/baton.yaml", no_env);
+  ASSERT_TRUE(defaults.value);
+  EXPECT_TRUE(defaults.value->priority.kill_invalid_dependencies);
+  EXPECT_FALSE(baton::core::to_json(defaults.value->priority).contains("kill_invalid_dependencies"))
+      << "policies recorded before the key existed must re-derive unchanged";
+  auto off = load_from_string("scheduling: {kill_invalid_dependencies: false}\n", "/etc/baton.yaml", no_env);
+  ASSERT_TRUE(off.value) << off.error->what();
+  EXPECT_FALSE(off.value->priority.kill_invalid_dependencies);
+  auto recorded = baton::core::to_json(off.value->priority);
+  EXPECT_EQ(recorded["kill_invalid_dependencies"], false);
+  EXPECT_FALSE(baton::core::policy_from_json(recorded).kill_invalid_dependencies);
+  EXPECT_EQ(error_of("scheduling: {kill_invalid_dependencies: maybe}\n").key, "scheduling.kill_invalid_dependencies");
+}

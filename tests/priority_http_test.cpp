@@ -167,3 +167,43 @@ TEST(priority_http, HoldReleaseAndThePerUserCap) {
   EXPECT_EQ(over["limit"], "max_jobs_per_user");
   t.job("cy", {{"user", "cy"}});  // another user is not affected
 }
+
+TEST(priority_http, DependsOnIsValidatedNamingTheField) {
+  daemon_under_test t;
+  auto parent = t.job("parent");
+  auto bad = [&](json deps, const std::string& error, const std::string& id = "") {
+    json body = {{"title", "t"}, {"input_bundle_path", "/b"}, {"depends_on", deps}};
+    if (!id.empty()) body["id"] = id;
+    auto r = t.post("/jobs", body, 422);
+    EXPECT_EQ(r.value("field", ""), "depends_on") << r.dump();
+    EXPECT_EQ(r.value("error", ""), error) << r.dump();
+    return r;
+  };
+  // Shape (http/request_commands.cpp).
+  bad("afterok:" + parent, "validation_error");
+  bad(json::array({parent}), "validation_error");  // entries are objects
+  bad(json::array({{{"condition", "afterok"}}}), "validation_error");
+  bad(json::array({{{"job_id", "not-a-uuid"}}}), "validation_error");
+  bad(json::array({{{"job_id", parent}, {"condition", "afterwards"}}}), "validation_error");
+  bad(json::array({{{"job_id", parent}, {"condition", 1}}}), "validation_error");
+  bad(json::array({{{"job_id", parent}, {"after", "ok"}}}), "validation_error");
+  json many = json::array();
+  for (int i = 0; i < 101; ++i) many.push_back({{"job_id", parent}});
+  bad(many, "validation_error");
+  // Meaning (the core).
+  auto unknown = bad(json::array({{{"job_id", test::uid("nobody")}}}), "unknown_dependency");
+  EXPECT_EQ(unknown["dependency_job_id"], test::uid("nobody"));
+  bad(json::array({{{"job_id", test::uid("me")}}}), "dependency_cycle", test::uid("me"));
+  EXPECT_EQ(t.op->Get(("/jobs/" + test::uid("me")).c_str())->status, 404) << "nothing was created";
+  // Accepted: repeats collapse, the condition defaults to afterok, upper-case ids are stored lower-case.
+  std::string upper = parent;
+  for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  auto child = t.job("child", {{"depends_on", {{{"job_id", upper}}, {{"job_id", parent}, {"condition", "afterok"}},
+                                               {{"job_id", parent}, {"condition", "afternotok"}}}}});
+  auto j = t.get("/jobs/" + child);
+  EXPECT_EQ(j["depends_on"], json::array({{{"job_id", parent}, {"condition", "afterok"}},
+                                          {{"job_id", parent}, {"condition", "afternotok"}}}))
+      << j.dump();
+  EXPECT_EQ(j["pending_reason"], "Dependency");
+  EXPECT_EQ(t.get("/jobs/" + parent)["depends_on"], json::array());
+}

@@ -144,8 +144,11 @@ struct worker_e2e : ::testing::Test {
     return path;
   }
 
-  void create_job(const std::string& id, const std::string& bundle) {
-    auto r = op->Post("/jobs", json({{"id", test::uid(id)}, {"title", id}, {"input_bundle_path", bundle}}).dump(), "application/json");
+  void create_job(const std::string& id, const std::string& bundle, json fields = json::object()) {
+    fields["id"] = test::uid(id);
+    fields["title"] = id;
+    fields["input_bundle_path"] = bundle;
+    auto r = op->Post("/jobs", fields.dump(), "application/json");
     ASSERT_TRUE(r);
     ASSERT_EQ(r->status, 200) << r->body;
   }
@@ -475,6 +478,59 @@ TEST_F(worker_e2e, FrozenWorkerThatWasReapedDropsItsRunAndRegistersAgain) {
   EXPECT_EQ(gone[0]["gone_reason"], "reaped");
   w->signal(SIGTERM);
   EXPECT_EQ(test::exit_code(w->wait(10s)), 0) << w->err();
+}
+
+// depends_on with one afterok parent (a job named as in these tests).
+json after_ok(const std::string& parent) { return {{"depends_on", {{{"job_id", test::uid(parent)}}}}}; }
+
+TEST_F(worker_e2e, AThreeJobDagRunsInOrder) {
+  auto log = dir / "payload.log";
+  auto script = [&](const std::string& name) {
+    return "echo start-" + name + " >> " + log + "\nsleep 0.5\necho done-" + name + " >> " + log + "\n";
+  };
+  create_job("dag-a", make_bundle("a", script("a")));
+  create_job("dag-b", make_bundle("b", script("b")), after_ok("dag-a"));
+  create_job("dag-c", make_bundle("c", script("c")), after_ok("dag-b"));
+  EXPECT_EQ(job("dag-b")["pending_reason"], "Dependency");
+  EXPECT_EQ(job("dag-c")["pending_reason"], "Dependency");
+  // Two workers: without the dependencies the second would run B beside A.
+  std::vector<std::string> idle = {"BATON_IDLE_STRATEGY=poll_then_exit", "BATON_IDLE_MAX_SECONDS=4"};
+  auto w1 = start_worker(idle), w2 = start_worker(idle);
+  ASSERT_EQ(test::exit_code(w1->wait(40s)), 0) << w1->err();
+  ASSERT_EQ(test::exit_code(w2->wait(10s)), 0) << w2->err();
+  for (auto id : {"dag-a", "dag-b", "dag-c"}) EXPECT_EQ(status(id), "completed") << id << "\n" << job(id);
+  // Each starts only after its parent completed (a completed job's status_changed_at is its
+  // completion; the fixed-width ISO times compare as strings).
+  auto a = job("dag-a"), b = job("dag-b"), c = job("dag-c");
+  EXPECT_GT(b["started_at"].get<std::string>(), a["status_changed_at"].get<std::string>()) << a << "\n" << b;
+  EXPECT_GT(c["started_at"].get<std::string>(), b["status_changed_at"].get<std::string>()) << b << "\n" << c;
+  auto text = test::slurp(log);
+  auto at = [&](const std::string& line) { return text.find(line + "\n"); };
+  EXPECT_LT(at("done-a"), at("start-b")) << text;
+  EXPECT_LT(at("done-b"), at("start-c")) << text;
+  EXPECT_NE(at("done-c"), std::string::npos) << text;
+}
+
+TEST_F(worker_e2e, AnAfterOkChildOfAFailedParentIsCancelledWithTheReason) {
+  create_job("parent", make_bundle("parent", "exit 3\n"));
+  create_job("child", make_bundle("child", "true\n"), after_ok("parent"));
+  create_job("grandchild", make_bundle("grandchild", "true\n"), after_ok("child"));
+  auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
+  EXPECT_EQ(status("parent"), "failed");
+  for (auto [id, parent] : {std::pair{"child", "parent"}, std::pair{"grandchild", "child"}}) {
+    auto j = job(id);
+    EXPECT_EQ(j["status"], "cancelled") << j;
+    EXPECT_EQ(j["failure_reason"], "dependency_never_satisfied") << j;
+    EXPECT_TRUE(j["started_at"].is_null()) << "it never ran";
+    json cancelled, history = get(*op, "/jobs/" + std::string(id) + "/history");
+    for (auto& e : history["events"])
+      if (e["event_type"] == "job.cancelled") cancelled = e;
+    ASSERT_TRUE(cancelled.is_object()) << id << history;
+    EXPECT_EQ(cancelled["payload"]["reason"], "dependency_never_satisfied");
+    EXPECT_EQ(cancelled["payload"]["dependency"], test::uid(parent));
+    EXPECT_EQ(cancelled["actor"], "loop:dependencies");
+  }
 }
 
 // --- pure parts of the worker ---
