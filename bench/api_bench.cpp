@@ -140,6 +140,11 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "batond.yaml") << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
                                      << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n"
                                      << "jobs: {worker_images: [no-jobs-image]}\n"  // the idle pool's image
+                                     // One token stands for many users and 11,000 workers share 32
+                                     // connections: the per-caller budgets and the per-user job cap
+                                     // would measure the load generator, not batond.
+                                     << "limits: {operator_requests_per_second: 0, worker_requests_per_second: 0}\n"
+                                     << "scheduling: {max_jobs_per_user: 100000000}\n"
                                      // Extra batond settings for experiments, e.g. "event_log: {...}".
                                      << (std::getenv("API_BENCH_EXTRA_CONFIG") ? std::getenv("API_BENCH_EXTRA_CONFIG") : "")
                                      << "\n";
@@ -202,11 +207,31 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < workers; ++k) order[k] = k;
   std::shuffle(order.begin(), order.end(), std::mt19937(42));
   std::fprintf(stderr, "phase: assigning\n");  // markers for profiling a phase (perf record -p)
+  // API_BENCH_RECALCULATE=1: priority recalculations back to back (POST /priority/recalculate)
+  // while the assigning polls run, to see what a recalculation costs a poll.
+  std::atomic<bool> assigning_done{false};
+  std::atomic<int> recalculations{0};
+  std::thread recalculator;
+  if (std::getenv("API_BENCH_RECALCULATE"))
+    recalculator = std::thread([&] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_default_headers({{"X-API-Token", token}});
+      while (!assigning_done) {
+        auto r = c.Post("/priority/recalculate", "", "application/json");
+        if (!r || r->status != 200) std::abort();
+        ++recalculations;
+      }
+    });
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     size_t k = i * conns + t;
     if (k >= workers) return -1;
     return poll(c, order[k], "\"assigned\"");
   });
+  assigning_done = true;
+  if (recalculator.joinable()) {
+    recalculator.join();
+    std::printf("recalculations during the assigning polls: %d\n", recalculations.load());
+  }
   auto constant_between = constant_run();
   std::fprintf(stderr, "phase: idle\n");
   auto idle = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {

@@ -68,6 +68,9 @@ struct job {
   // (kept by the world, which sees the parents; a blocked job is not eligible).
   std::vector<dependency> depends_on;
   bool blocked = false;
+  // Its user already runs the QOS's max_running_per_user jobs in its QOS (kept by the world;
+  // such a job is not eligible and accrues no age).
+  bool over_limit = false;
 };
 
 // Time the job has accrued as eligible up to `at`.

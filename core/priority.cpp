@@ -249,6 +249,7 @@ std::string pending_reason(const world& w, const job& j) {
     case dependency_state::never: return "DependencyNeverSatisfied";
     case dependency_state::satisfied: break;
   }
+  if (j.over_limit) return "QOSMaxJobsPerUserLimit";
   auto it = w.queued_by_image.find(j.worker_image_key);
   if (it == w.queued_by_image.end()) return "Resources";
   return it->second.order_of_key(queue_key_of(j)) == 0 ? "Resources" : "Priority";

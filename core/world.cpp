@@ -48,7 +48,7 @@ void refresh_worker_index(world& w, const worker& wk) {
 
 // In the evaluation-order index (what polls and provisioning see): queued, not held, not
 // waiting on a dependency.
-bool eligible(const job& j) { return j.status == job_status::queued && !j.held && !j.blocked; }
+bool eligible(const job& j) { return j.status == job_status::queued && !j.held && !j.blocked && !j.over_limit; }
 // Not every worker of the image can run it.
 bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }
 
@@ -127,6 +127,28 @@ void release_dependents(world& w, const std::string& parent, time_us at) {
   }
 }
 
+// QOS running limits (seed 004): at most max_running_per_user jobs of a user hold a worker
+// in a QOS; the rest of that user's queued jobs in the QOS wait (reason QOSMaxJobsPerUser).
+std::string qos_group(const job& j) { return j.qos + "/" + j.user; }
+
+bool at_qos_limit(const world& w, const job& j) {
+  const qos_def* q = w.priority.policy.find_qos(j.qos);
+  if (!q || q->max_running_per_user == 0) return false;
+  auto it = w.running_by_qos_user.find(qos_group(j));
+  return it != w.running_by_qos_user.end() && it->second >= q->max_running_per_user;
+}
+
+// Sets a queued job's over_limit, moving it in or out of the index and its age accrual.
+void judge_limit(world& w, job& j, time_us at) {
+  bool over = at_qos_limit(w, j);
+  if (over == j.over_limit) return;
+  bool was_eligible = eligible(j);
+  if (was_eligible) index_erase(w, j);
+  j.over_limit = over;
+  track_accrual(j, was_eligible, at);
+  if (eligible(j)) index_insert(w, j);
+}
+
 void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.jobs.find(id);
@@ -139,7 +161,11 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   if (!j.segments.empty() && !j.segments.back().ended_at) open_before = j.segments.size() - 1;
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
-  if (was_queued) w.queued.erase({j.created_at, std::string_view(j.id)});
+  bool was_running = occupies_worker(j.status);
+  if (was_queued) {
+    w.queued.erase({j.created_at, std::string_view(j.id)});
+    w.queued_by_qos_user[qos_group(j)].erase({j.created_at, std::string_view(j.id)});
+  }
   if (was_eligible) index_erase(w, j);
   evolve(j, type, p, at);
   if (type == "job.created") {
@@ -149,6 +175,17 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
     j.blocked = dependencies_state(w, j) != dependency_state::satisfied;
   }
+  bool running = occupies_worker(j.status);
+  bool limit_crossed = false;  // the group's count reached its limit, or fell below it
+  if (running != was_running) {
+    auto& n = w.running_by_qos_user[qos_group(j)];
+    const qos_def* q = w.priority.policy.find_qos(j.qos);
+    uint32_t limit = q ? q->max_running_per_user : 0;
+    bool was_at = limit && n >= limit;
+    n = running ? n + 1 : n - 1;
+    limit_crossed = limit && was_at != (n >= limit);
+  }
+  if (j.status == job_status::queued) j.over_limit = at_qos_limit(w, j);
   track_accrual(j, was_eligible, at);
   bool active = !is_terminal(j.status);
   if (was_active != active) {
@@ -156,8 +193,13 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     n = active ? n + 1 : n - 1;
   }
   if (was_active && !active) release_dependents(w, id, at);
-  if (j.status == job_status::queued) w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+  if (j.status == job_status::queued) {
+    w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    w.queued_by_qos_user[qos_group(j)].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+  }
   if (eligible(j)) index_insert(w, j);
+  if (limit_crossed)  // the group's other queued jobs now wait, or may go
+    for (auto& [key, other] : w.queued_by_qos_user[qos_group(j)]) judge_limit(w, *other, at);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (old_worker != new_worker) {
@@ -185,6 +227,9 @@ void rekey_queue(world& w, const nlohmann::json& payload, time_us at) {
   for (const auto& [key, owner] : w.queued) {
     job& j = *owner;
     set_priority(w, j);
+    bool was_eligible = eligible(j);  // the recorded policy may have changed a QOS limit
+    j.over_limit = at_qos_limit(w, j);
+    track_accrual(j, was_eligible, at);
     if (!eligible(j)) continue;
     keys[j.worker_image_key].push_back(queue_key_of(j));
     if (constrained(j)) ++w.constrained_queued_by_image[j.worker_image_key];

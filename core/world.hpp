@@ -97,6 +97,9 @@ struct world {
   std::map<std::string, std::multiset<int>> worker_gpus_by_image;  // GPU counts of workers not gone
   std::map<std::string, association_usage> usage;  // "account/user" -> decayed GPU-seconds
   std::map<std::string, uint32_t> active_jobs_by_user;  // pending + running (not terminal), for the per-user cap
+  // QOS running limits: jobs holding a worker per "qos/user", and that group's queued jobs.
+  std::map<std::string, uint32_t> running_by_qos_user;
+  std::map<std::string, std::map<std::pair<time_us, std::string_view>, job*>> queued_by_qos_user;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
   priority_state priority;
   std::map<std::string, operator_account> operators;  // named operators, revoked ones too

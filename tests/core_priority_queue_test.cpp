@@ -210,3 +210,30 @@ TEST(queue_order, ReplayingTheEventsGivesTheSameQueue) {
   EXPECT_EQ(core::queue_in_evaluation_order(replayed), core::queue_in_evaluation_order(f.w));
   for (const auto& [id, j] : f.w.jobs) EXPECT_EQ(replayed.find_job(id)->priority, j.priority) << id;
 }
+
+TEST(queue_order, AQosRunningLimitHoldsBackTheUsersOtherJobsAndTheirAge) {
+  queue_fixture f;
+  f.s.priority.qos = {{"normal", 0, 0}, {"short", 100, 1}};  // one running job per user in short
+  f.recalculate();
+  auto first = f.job("a1", [](C::create_job& c) { c.user = "ann"; c.qos = "short"; });
+  auto second = f.job("a2", [](C::create_job& c) { c.user = "ann"; c.qos = "short"; });
+  auto other = f.job("c1", [](C::create_job& c) { c.user = "cy"; c.qos = "short"; });
+  auto w1 = f.worker("w1");
+  EXPECT_EQ(f.poll(w1), first);
+  EXPECT_EQ(core::pending_reason(f.w, *f.w.find_job(second)), "QOSMaxJobsPerUserLimit");
+  auto w2 = f.worker("w2");
+  EXPECT_EQ(f.poll(w2), other) << "ann's second job waits; cy's goes";
+  auto w3 = f.worker("w3");
+  EXPECT_FALSE(f.poll(w3));
+  f.now += hour;
+  EXPECT_FALSE(f.run(principal::of_worker(w1), C::start_job{first}).answer.error);
+  EXPECT_FALSE(f.run(principal::of_worker(w1), C::complete_job{first}).answer.error);
+  f.now += hour;
+  f.recalculate();
+  EXPECT_DOUBLE_EQ(f.explain(second).multifactor.age.raw, 3600) << "no age while over the limit";
+  auto w4 = f.worker("w4");
+  EXPECT_EQ(f.poll(w4), second) << "ann's first job ended: the second may run";
+  core::world replayed;
+  for (const auto& [d, at] : f.log) core::apply(replayed, d, at);
+  EXPECT_EQ(replayed.find_job(second)->status, core::job_status::assigned);
+}
