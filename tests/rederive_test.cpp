@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/priority.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
 #include "support/temp_dir.hpp"
@@ -51,4 +52,33 @@ TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
   EXPECT_EQ(bad.mismatches, 1u);
   ASSERT_EQ(bad.problems.size(), 1u);
   EXPECT_NE(bad.problems[0].find("decision record differs"), std::string::npos) << bad.problems[0];
+}
+
+TEST(Rederive, DetectsAPriorityRecalculationWithFiguresThePolicyWouldNotGive) {
+  test::temp_dir dir;
+  auto store = events::event_store::open(dir.path());
+  core::world w;
+  core::time_us t = 1'000'000;
+  auto step = [&](const core::decision& d) {
+    put(*store, d, ++t);
+    core::apply(w, d, t);
+  };
+  core::priority_policy policy;
+  policy.accounts = {{"chem", "root", 1, {{"ann", 1}}}, {"phys", "root", 1, {{"cy", 1}}}};
+  step(core::decide_recalculation(w, policy, t + 1));
+  auto ok = replay::rederive_decisions(*store);
+  EXPECT_EQ(ok.recalculations, 1u);
+  EXPECT_EQ(ok.mismatches, 0u) << (ok.problems.empty() ? "" : ok.problems[0]);
+  // The same recalculation, with ann's fair share made up: cy would have to go second.
+  auto forged = core::decide_recalculation(w, policy, t + 1);
+  forged.events[0].payload["shares"]["chem/ann"] = {{"fair_share", 1.0}, {"level_fs", nullptr}, {"target", 0.5},
+                                                    {"actual", 0.0}, {"usage", 0.0}};
+  forged.events[0].payload["shares"]["phys/cy"] = {{"fair_share", 0.5}, {"level_fs", nullptr}, {"target", 0.5},
+                                                   {"actual", 0.0}, {"usage", 0.0}};
+  step(forged);
+  auto bad = replay::rederive_decisions(*store);
+  EXPECT_EQ(bad.recalculations, 2u);
+  EXPECT_EQ(bad.mismatches, 1u);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("priority recalculation"), std::string::npos) << bad.problems[0];
 }
