@@ -39,20 +39,7 @@ struct dag_fixture : test::core_under_test {
     return test::uid(name);
   }
   // A fresh worker (earlier ones may have gone stale while the clock jumped).
-  std::string worker() {
-    C::register_worker r;
-    r.new_id = test::uid("worker-" + std::to_string(++workers));
-    r.gpu_model = "A100";
-    r.credential_sha256 = "00";
-    EXPECT_FALSE(run(principal::pilot_token(), r).answer.error);
-    return r.new_id;
-  }
-  std::optional<std::string> poll(const std::string& worker_id) {
-    auto o = run(principal::of_worker(worker_id), C::request_job{worker_id});
-    auto* a = std::get_if<core::results::poll_answer>(&o.answer.value);
-    if (!a || !a->assigned) return std::nullopt;
-    return a->assigned->job_id;
-  }
+  std::string worker() { return register_worker(test::uid("worker-" + std::to_string(++workers))); }
   // A fresh worker takes `name` (it must be first in line), starts it, and completes or fails it.
   void finish(const std::string& name, bool success) {
     auto w = worker();

@@ -35,21 +35,7 @@ struct queue_fixture : test::core_under_test {
     EXPECT_FALSE(o.answer.error) << o.answer.error->message;
     return c.id;
   }
-  std::string worker(const std::string& name, int gpus = 1) {
-    C::register_worker r;
-    r.new_id = test::uid(name);
-    r.gpu_model = "A100";
-    r.gpu_count = gpus;
-    r.credential_sha256 = "00";
-    EXPECT_FALSE(run(principal::pilot_token(), r).answer.error);
-    return r.new_id;
-  }
-  std::optional<std::string> poll(const std::string& worker_id) {
-    auto o = run(principal::of_worker(worker_id), C::request_job{worker_id});
-    auto* a = std::get_if<core::results::poll_answer>(&o.answer.value);
-    if (!a || !a->assigned) return std::nullopt;
-    return a->assigned->job_id;
-  }
+  std::string worker(const std::string& name, int gpus = 1) { return register_worker(test::uid(name), gpus); }
   void recalculate() { EXPECT_FALSE(run(principal::loop(), C::recalculate_priorities{}).answer.error); }
   core::priority_explained explain(const std::string& id) { return core::explain_priority(w, *w.find_job(id)); }
 };

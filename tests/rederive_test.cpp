@@ -23,17 +23,26 @@ void put(events::event_store& s, const core::decision& d, core::time_us at) {
   for (const auto& r : s.append(cmds)) ASSERT_TRUE(r.ok());
 }
 
+// A log in a temp dir and the world it describes, written one decision at a time.
+struct logged_world {
+  test::temp_dir dir;
+  std::unique_ptr<events::event_store> store = events::event_store::open(dir.path());
+  core::world w;
+  core::time_us t = 1'000'000;
+  void step(const core::decision& d) {
+    put(*store, d, ++t);
+    core::apply(w, d, t);
+  }
+};
+
 }  // namespace
 
 TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
-  test::temp_dir dir;
-  auto store = events::event_store::open(dir.path());
-  core::world w;
-  core::time_us t = 1'000'000;
-  auto step = [&](const core::decision& d) {
-    put(*store, d, ++t);
-    core::apply(w, d, t);
-  };
+  logged_world log;
+  auto& store = log.store;
+  auto& w = log.w;
+  auto& t = log.t;
+  auto step = [&](const core::decision& d) { log.step(d); };
   step(core::decide_register(nullptr, {"small", core::platform::hpc, "A10", 1, 0, "img", "", ""}, t));
   step(core::decide_register(nullptr, {"big", core::platform::hpc, "H100", 4, 0, "img", "", ""}, t));
   step(core::decide_create(nullptr, {"j1", "t", "/b", "img", "", {}, 5}, t));
@@ -55,14 +64,11 @@ TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
 }
 
 TEST(Rederive, DetectsAPriorityRecalculationWithFiguresThePolicyWouldNotGive) {
-  test::temp_dir dir;
-  auto store = events::event_store::open(dir.path());
-  core::world w;
-  core::time_us t = 1'000'000;
-  auto step = [&](const core::decision& d) {
-    put(*store, d, ++t);
-    core::apply(w, d, t);
-  };
+  logged_world log;
+  auto& store = log.store;
+  auto& w = log.w;
+  auto& t = log.t;
+  auto step = [&](const core::decision& d) { log.step(d); };
   core::priority_policy policy;
   policy.accounts = {{"chem", "root", 1, {{"ann", 1}}}, {"phys", "root", 1, {{"cy", 1}}}};
   step(core::decide_recalculation(w, policy, t + 1));

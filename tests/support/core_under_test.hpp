@@ -1,5 +1,8 @@
 #pragma once
+#include <gtest/gtest.h>
+
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -35,6 +38,25 @@ struct core_under_test {
     }
     if (auto* r = std::get_if<core::results::registered>(&o.answer.value)) leases.touch(r->worker_id, now);
     return o;
+  }
+
+  // A worker registered now with the pilot token (an A100 with `gpus` GPUs): its id.
+  std::string register_worker(const std::string& id, int gpus = 1) {
+    core::commands::register_worker r;
+    r.new_id = id;
+    r.gpu_model = "A100";
+    r.gpu_count = gpus;
+    r.credential_sha256 = "00";
+    auto o = run(core::principal::pilot_token(), r);
+    if (o.answer.error) ADD_FAILURE() << "registration refused: " << o.answer.error->message;
+    return id;
+  }
+  // The worker polls: the job it is given, if any.
+  std::optional<std::string> poll(const std::string& worker_id) {
+    auto o = run(core::principal::of_worker(worker_id), core::commands::request_job{worker_id});
+    auto* a = std::get_if<core::results::poll_answer>(&o.answer.value);
+    if (!a || !a->assigned) return std::nullopt;
+    return a->assigned->job_id;
   }
 };
 
