@@ -36,7 +36,7 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
                    {"policy", "priority_calc_period_seconds", "priority_max_age_days", "decay_half_life_days",
                     "favor_small", "weights", "lattice_weights", "lattice_reference_wait_seconds", "partitions",
                     "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user",
-                    "kill_invalid_dependencies"});
+                    "kill_invalid_dependencies", "energy_prices"});
   if (auto w = n["lattice_weights"]) {
     if (!w.IsSequence() || w.size() != 9)
       throw key_error{at + ".lattice_weights", "expected a list of 9 numbers (w1..w9), got " + describe(w)};
@@ -113,6 +113,16 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   read_string(n, at, "default_account", p.default_account);
   p.max_jobs_per_user = read_u32(n, at, "max_jobs_per_user", 1, 100000000, p.max_jobs_per_user);
   read_bool(n, at, "kill_invalid_dependencies", p.kill_invalid_dependencies);
+  if (auto e = n["energy_prices"]) {
+    if (!e.IsSequence() || e.size() != 24)
+      throw key_error{at + ".energy_prices", "expected 24 prices, one per hour of the day (UTC), got " + describe(e)};
+    p.energy_prices.assign(24, 0);
+    for (size_t i = 0; i < 24; ++i) {
+      YAML::Node holder;
+      holder["price"] = e[i];
+      read_double(holder, at + ".energy_prices[" + std::to_string(i) + "]", "price", 0, 1e9, p.energy_prices[i]);
+    }
+  }
 }
 
 void parse_accounts(const YAML::Node& n, core::priority_policy& p) {

@@ -47,7 +47,13 @@ lattice_inputs lattice_inputs_of(const world& w, const job& j) {
   in.data_readiness = j.latest_checkpoint_manifest_path.empty() ? 0.5 : 1.0;
   in.queued_gpu_hours = st.backlog;  // f6 is global: the ratio was taken at the recalculation
   in.running_gpu_hours = 1;
-  in.normalized_energy_price = 0.5;  // no price schedule yet: neutral
+  // f7: the price in the hour of the recalculation (UTC) over the day's highest; neutral without a schedule.
+  in.normalized_energy_price = 0.5;
+  if (pol.energy_prices.size() == 24) {
+    double top = *std::max_element(pol.energy_prices.begin(), pol.energy_prices.end());
+    auto hour = static_cast<size_t>((st.calculated_at / 3'600'000'000LL) % 24);
+    in.normalized_energy_price = top > 0 ? pol.energy_prices[hour] / top : 0;
+  }
   in.conformance = 1;                // one worker per job: always conformant
   return in;
 }

@@ -103,6 +103,7 @@ json to_json(const priority_policy& p) {
   j["max_jobs_per_user"] = p.max_jobs_per_user;
   // Only when off: policies recorded before the key existed must re-derive byte for byte.
   if (!p.kill_invalid_dependencies) j["kill_invalid_dependencies"] = false;
+  if (!p.energy_prices.empty()) j["energy_prices"] = p.energy_prices;  // only when set: older records stay equal
   return j;
 }
 
@@ -142,6 +143,7 @@ priority_policy policy_from_json(const json& j) {
   p.default_account = j.value("default_account", p.default_account);
   p.max_jobs_per_user = j.value("max_jobs_per_user", p.max_jobs_per_user);
   p.kill_invalid_dependencies = j.value("kill_invalid_dependencies", p.kill_invalid_dependencies);
+  p.energy_prices = j.value("energy_prices", std::vector<double>{});
   return p;
 }
 

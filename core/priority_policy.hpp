@@ -60,6 +60,9 @@ struct priority_policy {
   // A job whose dependency can never hold is cancelled (dependency_never_satisfied); off, it
   // waits with pending_reason DependencyNeverSatisfied (Slurm's default).
   bool kill_invalid_dependencies = true;
+  // Lattice f7: the electricity price for each hour of the day (UTC, any unit, 24 values);
+  // empty: no schedule (f7 neutral).
+  std::vector<double> energy_prices;
 
   const partition_def* partition(const std::string& name) const;
   const qos_def* find_qos(const std::string& name) const;

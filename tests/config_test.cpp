@@ -210,3 +210,57 @@ TEST(Config, KillInvalidDependenciesDefaultsOnAndIsRecordedOnlyWhenOff) {
   EXPECT_FALSE(baton::core::policy_from_json(recorded).kill_invalid_dependencies);
   EXPECT_EQ(error_of("scheduling: {kill_invalid_dependencies: maybe}\n").key, "scheduling.kill_invalid_dependencies");
 }
+
+TEST(Config, SchedulingAccountsAndLimitsAreReadIntoThePolicy) {
+  auto r = load_from_string(R"(scheduling:
+  policy: lattice:ml_training
+  priority_calc_period_seconds: 30
+  priority_max_age_days: 2.5
+  weights: {age: 1, fairshare: 2, job_size: 3, partition: 4, qos: 5}
+  partitions: {normal: {priority_tier: 1, priority_factor: 1}, test: {priority_tier: 100, priority_factor: 10}}
+  default_partition: test
+  qos: {normal: {priority_factor: 0}, short: {priority_factor: 100, max_running_per_user: 2}}
+  max_jobs_per_user: 7
+accounts:
+  chem: {shares: 60, users: {ann: 1, bob: 2}}
+  bio: {parent: chem, shares: 5}
+  root: {users: {eve: 20}}
+limits: {operator_requests_burst: 10, operator_requests_per_second: 0.5, worker_requests_per_second: 0}
+)", "/etc/baton.yaml", no_env);
+  ASSERT_TRUE(r.value) << r.error->what();
+  const auto& p = r.value->priority;
+  EXPECT_EQ(baton::core::policy_name(p), "lattice:ml_training");
+  EXPECT_EQ(p.calc_period, 30'000'000);
+  EXPECT_EQ(p.multifactor.max_age, 216'000'000'000);
+  EXPECT_EQ(p.multifactor.weights.qos, 5u);
+  ASSERT_EQ(p.partitions.size(), 2u);
+  EXPECT_EQ(p.partition("test")->priority_tier, 100);
+  EXPECT_EQ(p.default_partition, "test");
+  EXPECT_EQ(p.find_qos("short")->max_running_per_user, 2u);
+  EXPECT_EQ(p.max_jobs_per_user, 7u);
+  EXPECT_EQ(p.account("bio")->parent, "chem");
+  EXPECT_EQ(p.accounts_of("bob"), std::vector<std::string>{"chem"});
+  EXPECT_EQ(p.account("root")->users.at("eve"), 20u);
+  EXPECT_DOUBLE_EQ(r.value->operator_requests.capacity, 10);
+  EXPECT_DOUBLE_EQ(r.value->operator_requests.refill_per_second, 0.5);
+  EXPECT_DOUBLE_EQ(r.value->worker_requests.refill_per_second, 0);
+  auto defaults = load_from_string("", "", no_env);
+  EXPECT_EQ(baton::core::policy_name(defaults.value->priority), "multifactor") << "the default policy";
+  EXPECT_EQ(defaults.value->priority.multifactor.weights.partition, 1'000'000u) << "GWDG's weights";
+}
+
+TEST(Config, SchedulingErrorsNameTheKey) {
+  EXPECT_EQ(error_of("scheduling: {policy: lattice:fast}\n").key, "scheduling.policy");
+  EXPECT_EQ(error_of("scheduling: {default_partition: nope}\n").key, "scheduling.default_partition");
+  EXPECT_EQ(error_of("scheduling: {partitions: {\"a b\": {}}}\n").key, "scheduling.partitions.a b");
+  EXPECT_EQ(error_of("scheduling: {qos: {short: {max_running_per_user: -1}}}\n").key,
+            "scheduling.qos.short.max_running_per_user");
+  EXPECT_EQ(error_of("scheduling: {energy_prices: [1, 2]}\n").key, "scheduling.energy_prices");
+  EXPECT_EQ(error_of("scheduling: {weights: {speed: 1}}\n").key, "scheduling.weights.speed");
+  auto cycle = error_of("accounts: {a: {parent: b}, b: {parent: a}}\n");
+  EXPECT_EQ(cycle.key, "accounts");
+  EXPECT_NE(cycle.message.find("cycle"), std::string::npos) << cycle.message;
+  EXPECT_NE(error_of("accounts: {a: {parent: nowhere}}\n").message.find("unknown parent"), std::string::npos);
+  EXPECT_EQ(error_of("accounts: {a: {users: {ann: zero}}}\n").key, "accounts.a.users.ann.shares");
+  EXPECT_EQ(error_of("limits: {operator_requests_per_second: fast}\n").key, "limits.operator_requests_per_second");
+}

@@ -223,3 +223,18 @@ TEST(queue_order, AQosRunningLimitHoldsBackTheUsersOtherJobsAndTheirAge) {
   for (const auto& [d, at] : f.log) core::apply(replayed, d, at);
   EXPECT_EQ(replayed.find_job(second)->status, core::job_status::assigned);
 }
+
+TEST(queue_order, LatticeEnergyFactorFollowsThePriceSchedule) {
+  queue_fixture f;
+  ASSERT_TRUE(core::set_policy_name(f.s.priority, "lattice:service"));
+  f.s.priority.energy_prices.assign(24, 0.30);
+  f.s.priority.energy_prices[3] = 0.06;  // cheap at 03:00 UTC
+  f.now = 1'700'000'000'000'000;          // 2023-11-14 22:13 UTC: an expensive hour
+  f.recalculate();
+  auto id = f.job("lattice");
+  EXPECT_NEAR(f.explain(id).lattice.f[6], 0.0, 1e-12) << "1 - 0.30 / 0.30";
+  f.now += 5 * hour;  // 03:13 UTC
+  f.recalculate();
+  EXPECT_NEAR(f.explain(id).lattice.f[6], 0.8, 1e-12) << "1 - 0.06 / 0.30";
+  EXPECT_NEAR(f.explain(id).lattice.weighted[6], 0.10 * 0.8, 1e-12) << "service weighs energy 0.10";
+}
