@@ -24,11 +24,12 @@ struct principal {
   std::string worker_id;  // for kind::worker
   std::string name;       // operator: a named operator's name, or for the admin token what X-Baton-Operator says
   bool admin = true;      // operator: the admin token, or a named operator with role admin
+  bool named = false;     // operator: identified by their own token (the name is theirs, not declared)
 
   // The admin token's holder (the name is what the caller declares, for the log).
-  static principal operator_named(std::string n) { return {kind::operator_, {}, std::move(n), true}; }
+  static principal operator_named(std::string n) { return {kind::operator_, {}, std::move(n), true, false}; }
   // A named operator, identified by their own token.
-  static principal named_operator(std::string n, bool is_admin) { return {kind::operator_, {}, std::move(n), is_admin}; }
+  static principal named_operator(std::string n, bool is_admin) { return {kind::operator_, {}, std::move(n), is_admin, true}; }
   static principal of_worker(std::string id) { return {kind::worker, std::move(id), {}}; }
   static principal pilot_token() { return {kind::pilot, {}, {}}; }
   static principal loop() { return {kind::internal, {}, {}}; }

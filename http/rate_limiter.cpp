@@ -5,7 +5,8 @@
 namespace baton::http {
 
 const char* rate_limiter::limit_name(const core::principal& who) {
-  return who.k == core::principal::kind::worker ? "worker_requests" : "operator_requests";
+  using K = core::principal::kind;
+  return who.k == K::worker || who.k == K::pilot ? "worker_requests" : "operator_requests";
 }
 
 std::optional<core::time_us> rate_limiter::admit(const core::principal& who, core::time_us now) {
@@ -17,8 +18,13 @@ std::optional<core::time_us> rate_limiter::admit(const core::principal& who, cor
       key = "w:" + who.worker_id;
       rule = &limits_.workers;
       break;
-    case K::operator_: key = "o:" + who.name; break;
-    case K::pilot: key = "pilot"; break;
+    // The admin token's holder declares a name for the log (X-Baton-Operator); the budget is
+    // the token's, whatever the name, so varying it neither escapes the limit nor adds buckets.
+    case K::operator_: key = who.named ? "o:" + who.name : std::string("admin"); break;
+    case K::pilot:  // every pilot of every cluster shares the pilot token: a worker's budget, not a person's
+      key = "pilot";
+      rule = &limits_.workers;
+      break;
     case K::nobody:
     case K::internal: return std::nullopt;
   }

@@ -24,7 +24,7 @@ class rate_limiter {
   // nullopt: go ahead; otherwise wait this long (µs). Callers without an identity (401 anyway)
   // and batond's own loops are never limited.
   std::optional<core::time_us> admit(const core::principal& who, core::time_us now);
-  // The limit's name for the 429 body.
+  // The limit's name for the 429 body (the pilot token spends a worker's budget).
   static const char* limit_name(const core::principal& who);
 
  private:

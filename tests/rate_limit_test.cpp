@@ -51,6 +51,8 @@ TEST(rate_limits_http, OperatorsAndWorkersEachHaveTheirOwnBudget) {
   EXPECT_EQ(body["limit"], "operator_requests");
   EXPECT_EQ(over->get_header_value("Retry-After"), "100") << "one token per 100 s";
   EXPECT_EQ(body["retry_after_seconds"], 100);
+  EXPECT_EQ(op->Get("/jobs", {{"X-Baton-Operator", "someone-else"}})->status, 429)
+      << "the admin token's budget is the token's, whatever name it declares";
   // The operator's calls do not use up the workers' budgets, nor one worker's another's.
   auto poll = [&](const json& w) {
     httplib::Client c("127.0.0.1", d.port());

@@ -58,7 +58,7 @@ api_result api_client::send(const std::string& method, const std::string& path, 
   for (int attempt = 1;; ++attempt) {
     r = once(method, path, text, headers);
     if (!r.retryable() || attempt >= attempts) return r;
-    double delay = backoff_seconds(attempt, policy_.base_seconds, policy_.max_seconds);
+    double delay = std::max(backoff_seconds(attempt, policy_.base_seconds, policy_.max_seconds), r.retry_after_seconds());
     spdlog::warn("{} {}: {}; retry {}/{} in {:.1f} s", method, path, r.describe(), attempt, attempts - 1, delay);
     if (!interruptible)
       std::this_thread::sleep_for(std::chrono::duration<double>(delay));

@@ -16,7 +16,12 @@ struct api_result {
   nlohmann::json body;
   std::string error;  // transport error text when status == 0
   bool ok() const { return status >= 200 && status < 300; }
-  bool retryable() const { return status == 0 || status >= 500; }
+  // No answer, a server error, or over the request budget (429: batond says when to retry).
+  bool retryable() const { return status == 0 || status == 429 || status >= 500; }
+  // The wait batond asked for with a 429 (retry_after_seconds in the body), else 0.
+  double retry_after_seconds() const {
+    return status == 429 && body.is_object() ? body.value("retry_after_seconds", 0.0) : 0.0;
+  }
   std::string error_code() const { return body.is_object() ? body.value("error", "") : ""; }
   std::string describe() const;
 };
