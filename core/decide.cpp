@@ -495,7 +495,8 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
       out.items.push_back(priority_row_of(w, *j));
       return answered(std::move(out), now);
     } else {
-      auto d = std::is_same_v<Cmd, C::hold_job> ? decide_hold(*j, now) : decide_release(*j, now);
+      bool by_admin = who.k != principal::kind::operator_ || who.admin;
+      auto d = std::is_same_v<Cmd, C::hold_job> ? decide_hold(*j, by_admin, now) : decide_release(*j, by_admin, now);
       if (d.error) return refused(*d.error, now);
       job after = *j;
       for (const auto& ev : d.events) evolve(after, ev.type, ev.payload, now);

@@ -279,15 +279,18 @@ static domain_error not_queued(const job& j, const char* what) {
           {{"job_id", j.id}, {"current_status", to_string(j.status)}}, ""};
 }
 
-decision decide_hold(const job& j, time_us now) {
+decision decide_hold(const job& j, bool by_admin, time_us now) {
   if (j.status != job_status::queued) return decision::refuse(not_queued(j, "held"));
-  if (j.held) return {};  // already held: nothing changes
-  return emit(j, "job.held", json::object());
+  if (j.held && (j.admin_hold || !by_admin)) return {};  // already held as firmly: nothing changes
+  return emit(j, "job.held", by_admin ? json{{"admin", true}} : json::object());
 }
 
-decision decide_release(const job& j, time_us now) {
+decision decide_release(const job& j, bool by_admin, time_us now) {
   if (j.status != job_status::queued) return decision::refuse(not_queued(j, "released"));
   if (!j.held) return {};
+  if (j.admin_hold && !by_admin)
+    return decision::refuse({error_kind::forbidden, "admin_hold", "an admin held this job; only an admin releases it",
+                             {{"job_id", j.id}}, ""});
   return emit(j, "job.released", json::object());
 }
 
@@ -372,8 +375,10 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.pruned = true;
   } else if (type == "job.held") {
     j.held = true;
+    j.admin_hold = p.value("admin", false);
   } else if (type == "job.released") {
     j.held = false;
+    j.admin_hold = false;
   }
 }
 
@@ -435,6 +440,7 @@ json to_json(const job& j, time_us now) {
   out["gpu_count"] = j.gpu_count;
   out["time_limit_seconds"] = j.time_limit_seconds ? json(*j.time_limit_seconds) : json(nullptr);
   out["held"] = j.held;
+  out["admin_hold"] = j.admin_hold;
   out["priority"] = j.priority;
   out["priority_tier"] = j.priority_tier;
   out["depends_on"] = to_json(j.depends_on);

@@ -58,6 +58,7 @@ struct job {
   uint32_t gpu_count = 1;                      // a worker must have at least this many
   std::optional<int64_t> time_limit_seconds;   // the run-time estimate (backfill)
   bool held = false;                           // by an operator: waits with reason JobHeld
+  bool admin_hold = false;                     // held by an admin: only an admin releases it
   // Age accrual (Slurm's accrue time): time spent eligible in the queue, held or blocked
   // periods excluded. Kept by the world, which knows what makes a job eligible.
   time_us accrued_us = 0;
@@ -131,8 +132,9 @@ decision decide_worker_lost(const job& j, loss_cause cause, time_us now);
 decision decide_requeue(const job& j, const std::string& new_id, time_us now);
 decision decide_prune(const job& j, time_us now);
 // Operator hold and release (Slurm's scontrol hold / release): only a queued job.
-decision decide_hold(const job& j, time_us now);
-decision decide_release(const job& j, time_us now);
+// An admin's hold can be released only by an admin (Slurm's admin hold); a user's by either.
+decision decide_hold(const job& j, bool by_admin, time_us now);
+decision decide_release(const job& j, bool by_admin, time_us now);
 
 // Applies one job event. Unknown types leave the job unchanged (forward compatibility).
 void evolve(job& j, const std::string& type, const nlohmann::json& payload, time_us at);

@@ -237,3 +237,24 @@ TEST(access, UsersSeeAndChangeOnlyTheirOwnJobs) {
   EXPECT_EQ(r.error->kind, core::error_kind::forbidden);
   EXPECT_EQ(r.error->field, "account");
 }
+
+TEST(access, AnAdminsHoldIsReleasedOnlyByAnAdmin) {
+  namespace C = core::commands;
+  test::core_under_test core;
+  auto ann = principal::named_operator("ann", false);
+  auto admin = principal::operator_named("ops");
+  C::create_job create{test::uid("held"), "t", "/b", std::nullopt, {}, "", std::nullopt};
+  ASSERT_FALSE(core.run(ann, create).answer.error);
+  EXPECT_FALSE(core.run(ann, C::hold_job{create.id}).answer.error);
+  EXPECT_FALSE(core.run(ann, C::release_job{create.id}).answer.error) << "her own hold, she releases";
+  EXPECT_FALSE(core.run(admin, C::hold_job{create.id}).answer.error);
+  auto r = core.run(ann, C::release_job{create.id}).answer;
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, "admin_hold");
+  EXPECT_EQ(r.error->kind, core::error_kind::forbidden);
+  EXPECT_TRUE(core.w.find_job(create.id)->held);
+  EXPECT_FALSE(core.run(ann, C::hold_job{create.id}).answer.error) << "holding again changes nothing";
+  EXPECT_TRUE(core.w.find_job(create.id)->admin_hold) << "and does not weaken the admin's hold";
+  EXPECT_FALSE(core.run(admin, C::release_job{create.id}).answer.error);
+  EXPECT_FALSE(core.w.find_job(create.id)->held);
+}
