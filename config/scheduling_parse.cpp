@@ -1,6 +1,8 @@
 #include "config/scheduling_parse.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "config/yaml_read.hpp"
 
@@ -28,6 +30,33 @@ core::time_us read_seconds_us(const YAML::Node& map, const std::string& prefix, 
   return static_cast<core::time_us>(std::llround(v * per_unit * us_per_second));
 }
 
+// Each entry of a map of names (partitions, QOS, accounts, users): its name checked, then
+// fn(name, the entry's dotted key, its value).
+template <class Fn>
+void for_each_named(const YAML::Node& map, const std::string& key, const std::string& what, bool allow_empty, Fn fn) {
+  if (!map.IsMap() || (!allow_empty && map.size() == 0))
+    throw key_error{key, "expected a map of " + what + ", got " + describe(map)};
+  for (const auto& kv : map) {
+    auto name = kv.first.as<std::string>();
+    std::string entry = key + "." + name;
+    check_name(entry, name);
+    fn(name, entry, kv.second);
+  }
+}
+
+// A list of exactly n numbers in lo..hi; an element's error names it as <key>[i].<element>.
+std::vector<double> read_numbers(const YAML::Node& list, const std::string& key, size_t n, double lo, double hi,
+                                 const std::string& what, const std::string& element) {
+  if (!list.IsSequence() || list.size() != n) throw key_error{key, "expected " + what + ", got " + describe(list)};
+  std::vector<double> out(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    YAML::Node holder;  // read_double reads a key of a map
+    holder[element] = list[i];
+    read_double(holder, key + "[" + std::to_string(i) + "]", element, lo, hi, out[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
@@ -38,14 +67,9 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
                     "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user",
                     "kill_invalid_dependencies", "energy_prices"});
   if (auto w = n["lattice_weights"]) {
-    if (!w.IsSequence() || w.size() != 9)
-      throw key_error{at + ".lattice_weights", "expected a list of 9 numbers (w1..w9), got " + describe(w)};
+    auto values = read_numbers(w, at + ".lattice_weights", 9, 0, 1e6, "a list of 9 numbers (w1..w9)", "w");
     core::lattice_weights lw{};
-    for (size_t i = 0; i < 9; ++i) {
-      YAML::Node holder;
-      holder["w"] = w[i];
-      read_double(holder, at + ".lattice_weights[" + std::to_string(i) + "]", "w", 0, 1e6, lw[i]);
-    }
+    std::copy(values.begin(), values.end(), lw.begin());
     p.custom_weights = lw;
   }
   std::string policy = core::policy_name(p);
@@ -73,86 +97,61 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
     mw.qos = read_u32(w, wk, "qos", 0, 1000000000, mw.qos);
   }
   if (auto parts = n["partitions"]) {
-    std::string pk = at + ".partitions";
-    if (!parts.IsMap() || parts.size() == 0) throw key_error{pk, "expected a map of partition names, got " + describe(parts)};
     p.partitions.clear();
-    for (const auto& kv : parts) {
-      auto name = kv.first.as<std::string>();
-      std::string key = pk + "." + name;
-      check_name(key, name);
-      core::partition_def d{name, 1, 1};
-      if (!kv.second.IsNull()) {
-        check_known_keys(kv.second, key, {"priority_tier", "priority_factor"});
-        read_int(kv.second, key, "priority_tier", 0, 65533, d.priority_tier);
-        read_double(kv.second, key, "priority_factor", 0, 65533, d.priority_factor);
-      }
-      p.partitions.push_back(d);
-    }
+    for_each_named(parts, at + ".partitions", "partition names", false,
+                   [&](const std::string& name, const std::string& key, const YAML::Node& v) {
+                     core::partition_def d{name, 1, 1};
+                     if (!v.IsNull()) {
+                       check_known_keys(v, key, {"priority_tier", "priority_factor"});
+                       read_int(v, key, "priority_tier", 0, 65533, d.priority_tier);
+                       read_double(v, key, "priority_factor", 0, 65533, d.priority_factor);
+                     }
+                     p.partitions.push_back(d);
+                   });
     if (!p.partition(p.default_partition)) p.default_partition = p.partitions.front().name;
   }
   read_string(n, at, "default_partition", p.default_partition);
   if (auto qs = n["qos"]) {
-    std::string qk = at + ".qos";
-    if (!qs.IsMap() || qs.size() == 0) throw key_error{qk, "expected a map of QOS names, got " + describe(qs)};
     p.qos.clear();
-    for (const auto& kv : qs) {
-      auto name = kv.first.as<std::string>();
-      std::string key = qk + "." + name;
-      check_name(key, name);
+    for_each_named(qs, at + ".qos", "QOS names", false, [&](const std::string& name, const std::string& key, const YAML::Node& v) {
       core::qos_def d{name, 0, 0};
-      if (!kv.second.IsNull()) {
-        check_known_keys(kv.second, key, {"priority_factor", "max_running_per_user"});
-        read_double(kv.second, key, "priority_factor", 0, 1e9, d.priority_factor);
-        d.max_running_per_user = read_u32(kv.second, key, "max_running_per_user", 0, 1000000000, 0);
+      if (!v.IsNull()) {
+        check_known_keys(v, key, {"priority_factor", "max_running_per_user"});
+        read_double(v, key, "priority_factor", 0, 1e9, d.priority_factor);
+        d.max_running_per_user = read_u32(v, key, "max_running_per_user", 0, 1000000000, 0);
       }
       p.qos.push_back(d);
-    }
+    });
     if (!p.find_qos(p.default_qos)) p.default_qos = p.qos.front().name;
   }
   read_string(n, at, "default_qos", p.default_qos);
   read_string(n, at, "default_account", p.default_account);
   p.max_jobs_per_user = read_u32(n, at, "max_jobs_per_user", 1, 100000000, p.max_jobs_per_user);
   read_bool(n, at, "kill_invalid_dependencies", p.kill_invalid_dependencies);
-  if (auto e = n["energy_prices"]) {
-    if (!e.IsSequence() || e.size() != 24)
-      throw key_error{at + ".energy_prices", "expected 24 prices, one per hour of the day (UTC), got " + describe(e)};
-    p.energy_prices.assign(24, 0);
-    for (size_t i = 0; i < 24; ++i) {
-      YAML::Node holder;
-      holder["price"] = e[i];
-      read_double(holder, at + ".energy_prices[" + std::to_string(i) + "]", "price", 0, 1e9, p.energy_prices[i]);
-    }
-  }
+  if (auto e = n["energy_prices"])
+    p.energy_prices = read_numbers(e, at + ".energy_prices", 24, 0, 1e9, "24 prices, one per hour of the day (UTC)", "price");
 }
 
 void parse_accounts(const YAML::Node& n, core::priority_policy& p) {
-  if (!n.IsMap()) throw key_error{"accounts", "expected a map of account names, got " + describe(n)};
   p.accounts.clear();
-  for (const auto& kv : n) {
-    auto name = kv.first.as<std::string>();
-    std::string key = "accounts." + name;
-    check_name(key, name);
+  for_each_named(n, "accounts", "account names", true, [&](const std::string& name, const std::string& key, const YAML::Node& v) {
     core::account_def a;
     a.name = name;
-    if (!kv.second.IsNull()) {
-      check_known_keys(kv.second, key, {"parent", "shares", "users"});
-      read_string(kv.second, key, "parent", a.parent);
-      a.shares = read_u32(kv.second, key, "shares", 1, 1000000000, 1);
-      if (auto users = kv.second["users"]) {
-        std::string uk = key + ".users";
-        if (!users.IsMap()) throw key_error{uk, "expected a map of user: shares, got " + describe(users)};
-        for (const auto& u : users) {
-          auto user = u.first.as<std::string>();
-          check_name(uk + "." + user, user);
-          YAML::Node holder;
-          holder["shares"] = u.second;
-          a.users[user] = read_u32(holder, uk + "." + user, "shares", 1, 1000000000, 1);
-        }
-      }
+    if (!v.IsNull()) {
+      check_known_keys(v, key, {"parent", "shares", "users"});
+      read_string(v, key, "parent", a.parent);
+      a.shares = read_u32(v, key, "shares", 1, 1000000000, 1);
+      if (auto users = v["users"])
+        for_each_named(users, key + ".users", "user: shares", true,
+                       [&](const std::string& user, const std::string& user_key, const YAML::Node& shares) {
+                         YAML::Node holder;  // read_int reads a key of a map
+                         holder["shares"] = shares;
+                         a.users[user] = read_u32(holder, user_key, "shares", 1, 1000000000, 1);
+                       });
     }
-    if (name == "root" && kv.second["parent"]) throw key_error{key + ".parent", "the root account has no parent"};
+    if (name == "root" && v["parent"]) throw key_error{key + ".parent", "the root account has no parent"};
     p.accounts.push_back(std::move(a));
-  }
+  });
   if (auto why = core::check_account_tree(p.accounts); !why.empty()) throw key_error{"accounts", why};
 }
 
