@@ -498,10 +498,9 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
       bool by_admin = who.k != principal::kind::operator_ || who.admin;
       auto d = std::is_same_v<Cmd, C::hold_job> ? decide_hold(*j, by_admin, now) : decide_release(*j, by_admin, now);
       if (d.error) return refused(*d.error, now);
-      job after = *j;
+      job after = *j;  // the reply shows the job as its events will make it
       for (const auto& ev : d.events) evolve(after, ev.type, ev.payload, now);
-      return from(std::move(d), R::job_row{after, queue_blocked_reason(w, s.clusters, after),
-                                           after.held ? "JobHeld" : pending_reason(w, *j)}, now);
+      return from(std::move(d), row_of(w, s, after), now);
     }
   } else if constexpr (std::is_same_v<Cmd, C::list_priorities>) {
     R::priorities out{w.priority.recorded ? policy_name(w.priority.policy) : "fifo", w.priority.calculated_at,

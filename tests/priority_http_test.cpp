@@ -155,7 +155,11 @@ TEST(priority_http, HoldReleaseAndThePerUserCap) {
   auto w = t.worker(1);
   EXPECT_EQ(t.poll(w), "") << "a held job is not assigned";
   EXPECT_EQ(t.get("/jobs/" + a)["pending_reason"], "JobHeld");
-  t.post("/jobs/" + a + "/release", nullptr);
+  auto hold = t.post("/jobs/" + a + "/hold", nullptr);
+  EXPECT_EQ(hold["pending_reason"], "JobHeld");
+  auto released = t.post("/jobs/" + a + "/release", nullptr);
+  EXPECT_EQ(released["held"], false);
+  EXPECT_EQ(released["pending_reason"], "Resources") << "the reply shows the released job, first in line";
   EXPECT_EQ(t.poll(w), a);
   auto conflict = t.post("/jobs/" + a + "/hold", nullptr, 409);
   EXPECT_EQ(conflict["error"], "job_not_queued");
