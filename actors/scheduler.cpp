@@ -81,6 +81,19 @@ void apply_decision(self_ptr self, const core::decision& d, core::time_us now, s
   note_touched(self->state.world, d, touched);
 }
 
+// Brings the read models the HTTP threads use into step with the world, before any reply of
+// this step goes out: the workers a step touched (credentials, idle view), the operators its
+// events name, and the images with queued jobs when anything was decided.
+void refresh_views(self_ptr self, const core::decision& d, const std::vector<std::string>& touched, bool decided) {
+  auto& st = self->state;
+  st.views.credentials->update(st.world, touched);
+  st.views.idle->update(st.world, st.leases, touched, decided);
+  std::vector<std::string> operators;
+  for (const auto& ev : d.events)
+    if (ev.stream.rfind("operator/", 0) == 0) operators.push_back(ev.stream.substr(9));
+  if (!operators.empty()) st.views.operators->update(st.world, operators);
+}
+
 // Jobs that can no longer run once `d`'s jobs ended (d already applied): decided by the
 // core, applied now, returned so their events join d's in the same burst (durable before
 // d's reply goes out). Empty unless d ended a job with dependents.
@@ -181,12 +194,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   auto fallout = settle_dependencies(self, all, now, touched);
   bool wait_for_log = !all.events.empty() || o.after_durable;
   if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
-  st.views.credentials->update(st.world, touched);
-  st.views.idle->update(st.world, st.leases, touched, !all.events.empty());
-  std::vector<std::string> operators;
-  for (const auto& ev : all.events)
-    if (ev.stream.rfind("operator/", 0) == 0) operators.push_back(ev.stream.substr(9));
-  if (!operators.empty()) st.views.operators->update(st.world, operators);
+  refresh_views(self, all, touched, !all.events.empty());
   if (!wait_for_log) return deliver(std::move(o.answer));
   persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
   if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, e.request_id, nullptr, {});
@@ -244,8 +252,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         auto fallout = settle_dependencies(self, d, now, touched);
         for (const auto& e : d.events)
           if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
-        st.views.credentials->update(st.world, touched);
-        st.views.idle->update(st.world, st.leases, touched, true);
+        refresh_views(self, d, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});
         if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, "", nullptr, {});
