@@ -29,6 +29,19 @@ std::string next_request_id() {
 
 void refuse(response& res, const core::domain_error& e) { reply_json(res, status_of(e.kind), error_body(e)); }
 
+// The tokens batond hands out (workers', named operators') are "<owner>.<secret>": the owner
+// finds the stored hash, and only SHA-256(secret) is ever kept.
+std::string hash_of(const std::string& secret) { return events::to_hex(events::sha256(secret)); }
+std::string token_of(const std::string& owner, const std::string& secret) { return owner + "." + secret; }
+struct presented_token {
+  std::string owner, secret_sha256;
+};
+std::optional<presented_token> split_token(const std::string& token) {
+  auto dot = token.find('.');
+  if (dot == std::string::npos) return std::nullopt;
+  return presented_token{token.substr(0, dot), hash_of(token.substr(dot + 1))};
+}
+
 // Who is calling, from the credential alone: X-Worker-Token "<worker id>.<secret>" must be a
 // registered worker's own; X-API-Token the admin token, the pilot token, or a named
 // operator's "<name>.<secret>" (not revoked). Anything else, a
@@ -36,15 +49,12 @@ void refuse(response& res, const core::domain_error& e) { reply_json(res, status
 std::optional<core::principal> identify(const api_context& ctx, const request& req, response& res) {
   auto worker_token = req.get_header_value("X-Worker-Token");
   if (!worker_token.empty()) {
-    auto dot = worker_token.find('.');
-    bool ok = dot != std::string::npos && ctx.credentials &&
-              ctx.credentials->verify(worker_token.substr(0, dot),
-                                      events::to_hex(events::sha256(worker_token.substr(dot + 1))));
-    if (!ok) {
+    auto t = split_token(worker_token);
+    if (!t || !ctx.credentials || !ctx.credentials->verify(t->owner, t->secret_sha256)) {
       refuse(res, {core::error_kind::unauthenticated, "invalid_worker_token", "Invalid worker token", {}, ""});
       return std::nullopt;
     }
-    return core::principal::of_worker(worker_token.substr(0, dot));
+    return core::principal::of_worker(t->owner);
   }
   auto token = req.get_header_value("X-API-Token");
   if (!token.empty() && core::constant_time_equal(token, ctx.api_token))
@@ -52,9 +62,8 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
   if (!token.empty() && !ctx.pilot_token.empty() && core::constant_time_equal(token, ctx.pilot_token))
     return core::principal::pilot_token();
   // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.
-  if (auto dot = token.find('.'); dot != std::string::npos && ctx.operators)
-    if (auto who = ctx.operators->verify(token.substr(0, dot), events::to_hex(events::sha256(token.substr(dot + 1)))))
-      return core::principal::named_operator(who->name, who->admin);
+  if (auto t = split_token(token); t && ctx.operators)
+    if (auto who = ctx.operators->verify(t->owner, t->secret_sha256)) return core::principal::named_operator(who->name, who->admin);
   refuse(res, {core::error_kind::unauthenticated, "invalid_api_token", "Invalid API token", {}, ""});
   return std::nullopt;
 }
@@ -218,7 +227,7 @@ void add_api_routes(router& s, api_context ctx) {
     // The worker's own credential: handed back once, only its hash is kept and logged.
     std::string secret = new_secret_hex();
     auto e = prepare(ctx, req, res, K::register_worker, [&](const request& rq) -> core::command {
-      return build::register_worker(rq, new_uuid(), events::to_hex(events::sha256(secret)));
+      return build::register_worker(rq, new_uuid(), hash_of(secret));
     });
     if (!e) return;
     auto r = ask(ctx, std::move(*e), res);
@@ -226,7 +235,7 @@ void add_api_routes(router& s, api_context ctx) {
     auto* reg = std::get_if<core::results::registered>(&r->value);
     if (r->error || !reg) return to_response(*r, res);
     auto body = body_of(r->value, r->at);
-    body["worker_token"] = reg->worker_id + "." + secret;
+    body["worker_token"] = token_of(reg->worker_id, secret);
     reply_json(res, 200, body);
   });
   route(s, "POST", R"(/workers/([^/]+)/heartbeat)", ctx, K::heartbeat, build::heartbeat);
@@ -275,7 +284,7 @@ void add_api_routes(router& s, api_context ctx) {
     // The operator's token: handed back once; only its hash is kept and logged.
     std::string secret = new_secret_hex();
     auto e = prepare(ctx, req, res, K::create_operator, [&](const request& rq) -> core::command {
-      return build::create_operator(rq, events::to_hex(events::sha256(secret)));
+      return build::create_operator(rq, hash_of(secret));
     });
     if (!e) return;
     auto name = std::get<C::create_operator>(e->cmd).name;
@@ -283,7 +292,7 @@ void add_api_routes(router& s, api_context ctx) {
     if (!r) return;
     if (r->error) return to_response(*r, res);
     auto body = body_of(r->value, r->at)[0];
-    body["token"] = name + "." + secret;
+    body["token"] = token_of(name, secret);
     reply_json(res, 200, body);
   });
   route(s, "DELETE", R"(/operators/([^/]+))", ctx, K::revoke_operator,
