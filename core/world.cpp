@@ -108,6 +108,17 @@ void track_usage(world& w, const job& j, std::optional<size_t> open_before) {
     u.running.erase(j.id);
 }
 
+// Sets one of a queued job's reasons to wait (blocked, over_limit), moving it in or out of
+// the index and its age accrual when that changes whether it is eligible.
+void set_waiting_flag(world& w, job& j, bool job::*flag, bool value, time_us at) {
+  if (j.*flag == value) return;
+  bool was_eligible = eligible(j);
+  if (was_eligible) index_erase(w, j);
+  j.*flag = value;
+  track_accrual(j, was_eligible, at);
+  if (eligible(j)) index_insert(w, j);
+}
+
 // A parent ended: its queued children whose conditions now all hold become eligible, from
 // this event's time (no event of their own: it follows from the parent's). Children that
 // can now never run stay blocked (the scheduler's dependency fallout may cancel them).
@@ -117,13 +128,7 @@ void release_dependents(world& w, const std::string& parent, time_us at) {
   for (const auto& child_id : it->second) {
     job& c = *w.lookups.jobs.at(child_id);
     if (c.status != job_status::queued) continue;
-    bool blocked = dependencies_state(w, c) != dependency_state::satisfied;
-    if (blocked == c.blocked) continue;
-    bool was_eligible = eligible(c);
-    if (was_eligible) index_erase(w, c);
-    c.blocked = blocked;
-    track_accrual(c, was_eligible, at);
-    if (eligible(c)) index_insert(w, c);
+    set_waiting_flag(w, c, &job::blocked, dependencies_state(w, c) != dependency_state::satisfied, at);
   }
 }
 
@@ -131,22 +136,17 @@ void release_dependents(world& w, const std::string& parent, time_us at) {
 // in a QOS; the rest of that user's queued jobs in the QOS wait (reason QOSMaxJobsPerUser).
 std::string qos_group(const job& j) { return j.qos + "/" + j.user; }
 
-bool at_qos_limit(const world& w, const job& j) {
+// The recorded policy's running limit for the job's QOS (0: none).
+uint32_t qos_limit(const world& w, const job& j) {
   const qos_def* q = w.priority.policy.find_qos(j.qos);
-  if (!q || q->max_running_per_user == 0) return false;
-  auto it = w.running_by_qos_user.find(qos_group(j));
-  return it != w.running_by_qos_user.end() && it->second >= q->max_running_per_user;
+  return q ? q->max_running_per_user : 0;
 }
 
-// Sets a queued job's over_limit, moving it in or out of the index and its age accrual.
-void judge_limit(world& w, job& j, time_us at) {
-  bool over = at_qos_limit(w, j);
-  if (over == j.over_limit) return;
-  bool was_eligible = eligible(j);
-  if (was_eligible) index_erase(w, j);
-  j.over_limit = over;
-  track_accrual(j, was_eligible, at);
-  if (eligible(j)) index_insert(w, j);
+bool at_qos_limit(const world& w, const job& j) {
+  uint32_t limit = qos_limit(w, j);
+  if (limit == 0) return false;
+  auto it = w.running_by_qos_user.find(qos_group(j));
+  return it != w.running_by_qos_user.end() && it->second >= limit;
 }
 
 void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
@@ -179,8 +179,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   bool limit_crossed = false;  // the group's count reached its limit, or fell below it
   if (running != was_running) {
     auto& n = w.running_by_qos_user[qos_group(j)];
-    const qos_def* q = w.priority.policy.find_qos(j.qos);
-    uint32_t limit = q ? q->max_running_per_user : 0;
+    uint32_t limit = qos_limit(w, j);
     bool was_at = limit && n >= limit;
     n = running ? n + 1 : n - 1;
     limit_crossed = limit && was_at != (n >= limit);
@@ -199,7 +198,8 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   }
   if (eligible(j)) index_insert(w, j);
   if (limit_crossed)  // the group's other queued jobs now wait, or may go
-    for (auto& [key, other] : w.queued_by_qos_user[qos_group(j)]) judge_limit(w, *other, at);
+    for (auto& [key, other] : w.queued_by_qos_user[qos_group(j)])
+      set_waiting_flag(w, *other, &job::over_limit, at_qos_limit(w, *other), at);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (old_worker != new_worker) {
