@@ -139,30 +139,23 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
     return domain_error{error_kind::invalid, "unknown_" + field, "unknown " + field + " '" + value + "'",
                         {{"known", std::move(known)}}, field};
   };
+  auto names = [](const auto& defs, json out = json::array()) {
+    for (const auto& d : defs) out.push_back(d.name);
+    return out;
+  };
   bool user_caller = caller.k == principal::kind::operator_ && !caller.admin;
   if (user_caller && c.user && *c.user != caller.name)
     return domain_error{error_kind::forbidden, "submit_for_another_user", "only an admin submits jobs for another user",
                         {{"user", *c.user}}, "user"};
   cj.user = c.user.value_or(caller.name.empty() ? "admin" : caller.name);
   cj.partition = c.partition.value_or(pol.default_partition);
-  if (!pol.partition(cj.partition)) {
-    json known = json::array();
-    for (const auto& p : pol.partitions) known.push_back(p.name);
-    return unknown("partition", cj.partition, known);
-  }
+  if (!pol.partition(cj.partition)) return unknown("partition", cj.partition, names(pol.partitions));
   cj.qos = c.qos.value_or(pol.default_qos);
-  if (!pol.find_qos(cj.qos)) {
-    json known = json::array();
-    for (const auto& q : pol.qos) known.push_back(q.name);
-    return unknown("qos", cj.qos, known);
-  }
+  if (!pol.find_qos(cj.qos)) return unknown("qos", cj.qos, names(pol.qos));
   auto mine = chargeable_accounts(w, pol, cj.user);
   cj.account = c.account.value_or(mine.empty() ? pol.default_account : mine.front());
-  if (cj.account != "root" && !pol.account(cj.account)) {
-    json known = json::array({"root"});
-    for (const auto& a : pol.accounts) known.push_back(a.name);
-    return unknown("account", cj.account, known);
-  }
+  if (cj.account != "root" && !pol.account(cj.account))
+    return unknown("account", cj.account, names(pol.accounts, json::array({"root"})));
   if (user_caller && std::find(mine.begin(), mine.end(), cj.account) == mine.end() &&
       !(mine.empty() && cj.account == pol.default_account))
     return domain_error{error_kind::forbidden, "account_not_chargeable",
@@ -491,7 +484,7 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
     const job* j = visible_job(w, who, c.id);
     if (!j) return refused(not_found("Job", c.id), now);
     if constexpr (std::is_same_v<Cmd, C::job_priority>) {
-      R::priorities out{explain_priority(w, *j).policy, w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
+      R::priorities out{policy_in_force(w), w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
       out.items.push_back(priority_row_of(w, *j));
       return answered(std::move(out), now);
     } else {
@@ -503,8 +496,7 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
       return from(std::move(d), row_of(w, s, after), now);
     }
   } else if constexpr (std::is_same_v<Cmd, C::list_priorities>) {
-    R::priorities out{w.priority.recorded ? policy_name(w.priority.policy) : "fifo", w.priority.calculated_at,
-                      w.priority.policy.multifactor.weights, {}};
+    R::priorities out{policy_in_force(w), w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
     for (const auto& id : queue_in_evaluation_order(w))
       if (const job* j = visible_job(w, who, id)) out.items.push_back(priority_row_of(w, *j));
     return answered(std::move(out), now);

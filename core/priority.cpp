@@ -133,16 +133,15 @@ share_node share_tree(const world& w, const priority_policy& policy, time_us at)
   return root;
 }
 
+std::string policy_in_force(const world& w) { return w.priority.recorded ? policy_name(w.priority.policy) : "fifo"; }
+
 priority_explained explain_priority(const world& w, const job& j) {
   const auto& st = w.priority;
   const auto& pol = st.policy;
   priority_explained out;
   out.calculated_at = st.calculated_at;
-  if (!st.recorded) {
-    out.policy = "fifo";
-    return out;
-  }
-  out.policy = policy_name(pol);
+  out.policy = policy_in_force(w);
+  if (!st.recorded) return out;
   const partition_def* part = pol.partition(j.partition);
   out.tier = part ? part->priority_tier : 0;
   if (pol.kind == policy_kind::fifo) return out;

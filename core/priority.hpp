@@ -25,6 +25,9 @@ double usage_at(const world& w, const std::string& association, time_us at);
 // has jobs or usage but is not configured (under its account, or under root, with 1 share).
 share_node share_tree(const world& w, const priority_policy& policy, time_us at);
 
+// The policy the queue is ordered by: the last recorded one, "fifo" before any was recorded.
+std::string policy_in_force(const world& w);
+
 // Every factor of a job's priority under the world's recorded policy, as of the last
 // recalculation (what sprio shows).
 struct priority_explained {
