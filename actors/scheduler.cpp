@@ -2,11 +2,13 @@
 
 #include <caf/all.hpp>
 
+#include <future>
 #include <iterator>
 #include <spdlog/spdlog.h>
 
 #include "core/dag.hpp"
 #include "core/priority.hpp"
+#include "core/staged_rekey.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/operator_credentials.hpp"
 #include "projections/worker_credentials.hpp"
@@ -24,6 +26,18 @@ struct awaiting_write {
   core::reply reply;
 };
 
+// A recalculation whose new order is being built between polls (core/staged_rekey.hpp),
+// and whoever asked for it: answered once the order is in force and its event durable.
+struct staging_run {
+  core::staged_rekey rekey;
+  std::string actor, correlation;
+  deliver_fn deliver;
+  core::reply reply;
+};
+
+// Queued jobs staged per slice: ~1-2 ms of work, so a poll waits at most about that long.
+constexpr size_t staging_slice_jobs = 1000;
+
 struct scheduler_state {
   scheduler_state() = default;  // user-declared: see stack-notes C2
   core::world world;
@@ -38,6 +52,10 @@ struct scheduler_state {
   std::vector<awaiting_write> awaiting;
   bool flush_scheduled = false;
   scheduler_views views;  // kept in step with the world, for the HTTP threads
+  std::optional<staging_run> staging;
+  std::future<void> retiring;  // frees the index the last swap replaced, off the scheduler's thread
+  // Recalculations asked for while one was being staged: decided one after another.
+  std::vector<std::pair<core::envelope, deliver_fn>> recalculations_waiting;
   static inline const char* name = "scheduler";
 };
 
@@ -173,10 +191,66 @@ void flush(self_ptr self) {
           [self, batch](caf::error& e) { fail_all(self, *batch, self->system().render(e)); });
 }
 
+void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply) {
+  auto& st = self->state;
+  st.staging = staging_run{core::begin_staging(st.world), std::move(actor), std::move(correlation), std::move(deliver),
+                           std::move(reply)};
+  self->send(self, stage_atom::value);
+}
+
+// A deferred recalculation (two events: decided, applied): the first is applied and logged
+// now, the second once the new order is built (stage_slice), which answers the caller.
+void recalculate_deferred(self_ptr self, core::envelope& e, deliver_fn deliver, core::outcome& o, core::time_us now) {
+  core::decision decided;
+  decided.events.push_back(std::move(o.events.front()));
+  std::vector<std::string> touched;
+  apply_decision(self, decided, now, touched);
+  refresh_views(self, decided, touched, false);
+  persist(self, decided, now, e.actor, e.request_id, nullptr, {});
+  begin_staging(self, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
+}
+
+void execute(self_ptr self, core::envelope& e, deliver_fn deliver);
+
+// One slice of the staged re-key; at the end the new order goes in force.
+void stage_slice(self_ptr self) {
+  auto& st = self->state;
+  if (!st.staging) return;
+  if (st.failed) {
+    core::abandon_staging(st.world);
+    if (st.staging->deliver) st.staging->deliver(log_unavailable("the event log failed earlier"));
+    st.staging.reset();
+    return;
+  }
+  if (!core::stage_some(st.world, st.staging->rekey, staging_slice_jobs)) {
+    self->send(self, stage_atom::value);  // behind the polls that arrived meanwhile
+    return;
+  }
+  auto now = st.clock();
+  auto applied = core::decide_priorities_applied(st.world);
+  auto run = std::move(*st.staging);
+  st.staging.reset();
+  auto retired = core::swap_in(st.world, std::move(run.rekey), applied, now);
+  if (st.retiring.valid()) st.retiring.wait();  // long done: the last swap was a period ago
+  st.retiring = std::async(std::launch::async, [old = std::move(retired)]() mutable { old.clear(); });
+  refresh_views(self, applied, {}, true);
+  persist(self, applied, now, run.actor, run.correlation, std::move(run.deliver), std::move(run.reply));
+  if (!st.recalculations_waiting.empty()) {
+    auto [next, deliver] = std::move(st.recalculations_waiting.front());
+    st.recalculations_waiting.erase(st.recalculations_waiting.begin());
+    execute(self, next, std::move(deliver));
+  }
+}
+
 // Decides one command; the reply is delivered now (nothing to write) or once durable.
 void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   auto& st = self->state;
   if (st.failed) return deliver(log_unavailable("the event log failed earlier"));
+  bool recalculation = std::holds_alternative<core::commands::recalculate_priorities>(e.cmd);
+  if (recalculation && st.staging) {
+    st.recalculations_waiting.emplace_back(e, std::move(deliver));
+    return;
+  }
   auto now = st.clock();
   core::decision all;
   core::outcome o;
@@ -184,6 +258,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   for (int round = 0; round < 2; ++round) {
     o = core::decide(st.world, st.leases, st.settings, e, now);
     if (o.answer.error) break;
+    if (recalculation && o.events.size() == 2) return recalculate_deferred(self, e, std::move(deliver), o, now);
     core::decision d;
     d.events = std::move(o.events);
     apply_decision(self, d, now, touched);
@@ -226,6 +301,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   if (!st.views.operators) st.views.operators = std::make_shared<projections::operator_credentials>();
   st.views.operators->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);
+  // A recalculation decided before a stop but never put in force: build its order now.
+  if (st.world.priority_pending) begin_staging(self, "loop:priority", "", nullptr, {});
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   // (batond records a changed policy before it serves; from here the periodic loop carries on.)
   self->delayed_send(self, std::chrono::microseconds(settings.priority.calc_period), priority_atom::value);
@@ -239,6 +316,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         execute(self, e, [sink = std::move(slot.sink)](core::reply r) { sink->deliver(std::move(r)); });
       },
       [self](flush_atom) { flush(self); },
+      [self](stage_atom) { stage_slice(self); },
       [self](leases_atom) -> core::lease_table { return self->state.leases.all(); },
       [self](reap_atom) {
         auto& st = self->state;
@@ -261,6 +339,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         // Periodic (priority_calc_period); its events are the loop's, nobody waits for a reply.
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.priority.calc_period), priority_atom::value);
+        if (st.staging) return;  // the last one is still being put in force
         if (st.world.queued.empty() && core::policy_recorded(st.world, st.settings.priority)) return;  // nothing to order
         core::envelope e;
         e.caller = core::principal::loop();

@@ -506,7 +506,10 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
     return answered(std::move(out), now);
   } else {
     static_assert(std::is_same_v<Cmd, C::recalculate_priorities>);
+    // Decided and put in force together; the scheduler actor instead holds the second event
+    // back while it builds the new order between polls (core/staged_rekey.hpp).
     auto d = decide_recalculation(w, s.priority, now);
+    if (is_deferred(d)) d.events.push_back(priorities_applied_event(now));
     return from(std::move(d), R::counted{w.queued.size()}, now);
   }
 }

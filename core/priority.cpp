@@ -6,6 +6,7 @@
 
 #include "core/dag.hpp"
 #include "core/usage.hpp"
+#include "events/envelope.hpp"
 
 namespace baton::core {
 
@@ -24,8 +25,7 @@ double from_finite_or_null(const json& j) {
   return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
 }
 
-lattice_inputs lattice_inputs_of(const world& w, const job& j) {
-  const auto& st = w.priority;
+lattice_inputs lattice_inputs_of(const world& w, const priority_state& st, const job& j) {
   const auto& pol = st.policy;
   lattice_inputs in;
   const qos_def* q = pol.find_qos(j.qos);
@@ -135,12 +135,13 @@ share_node share_tree(const world& w, const priority_policy& policy, time_us at)
 
 std::string policy_in_force(const world& w) { return w.priority.recorded ? policy_name(w.priority.policy) : "fifo"; }
 
-priority_explained explain_priority(const world& w, const job& j) {
-  const auto& st = w.priority;
+priority_explained explain_priority(const world& w, const job& j) { return explain_priority(w, w.priority, j); }
+
+priority_explained explain_priority(const world& w, const priority_state& st, const job& j) {
   const auto& pol = st.policy;
   priority_explained out;
   out.calculated_at = st.calculated_at;
-  out.policy = policy_in_force(w);
+  out.policy = st.recorded ? policy_name(pol) : "fifo";
   if (!st.recorded) return out;
   const partition_def* part = pol.partition(j.partition);
   out.tier = part ? part->priority_tier : 0;
@@ -161,7 +162,7 @@ priority_explained explain_priority(const world& w, const job& j) {
     out.priority = out.multifactor.priority;
   } else {
     const auto& weights = pol.custom_weights ? *pol.custom_weights : weights_of(pol.profile);
-    out.lattice = lattice_score(lattice_inputs_of(w, j), weights);
+    out.lattice = lattice_score(lattice_inputs_of(w, st, j), weights);
     out.priority = std::llround(out.lattice.score * lattice_priority_scale);
   }
   return out;
@@ -174,6 +175,8 @@ void set_priority(const world& w, job& j) {
 }
 
 decision decide_recalculation(const world& w, const priority_policy& policy, time_us now) {
+  // Figures are recorded as changes against the latest recalculation, in force or pending.
+  const priority_state& base = w.priority_pending ? *w.priority_pending : w.priority;
   auto rows = fair_tree(share_tree(w, policy, now));
   // Target share of a user: the product of normalised shares down its path; actual: its
   // share of all usage. Rows come depth-first, so a stack of the path's products suffices.
@@ -191,8 +194,8 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
     auto assoc = association_of(r.depth == 0 ? "root" : r.account, r.user);
     present.insert(assoc);
     priority_state::share s{r.fair_share, r.level_fs, target, ratio(r.raw_usage, total_usage), r.raw_usage};
-    auto old = w.priority.shares.find(assoc);
-    bool same = old != w.priority.shares.end() && old->second.fair_share == s.fair_share &&
+    auto old = base.shares.find(assoc);
+    bool same = old != base.shares.end() && old->second.fair_share == s.fair_share &&
                 old->second.target == s.target && old->second.actual == s.actual && old->second.usage == s.usage &&
                 (old->second.level_fs == s.level_fs || (std::isinf(old->second.level_fs) && std::isinf(s.level_fs)));
     if (!same)
@@ -200,7 +203,7 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
                        {"target", s.target}, {"actual", s.actual}, {"usage", s.usage}};
   }
   json removed = json::array();
-  for (const auto& [assoc, s] : w.priority.shares)
+  for (const auto& [assoc, s] : base.shares)
     if (!present.count(assoc)) removed.push_back(assoc);
   uint32_t max_gpus = 1;
   for (const auto& [image, gpus] : w.worker_gpus_by_image)
@@ -217,23 +220,44 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
     for (const auto& [worker_id, job_id] : w.job_of_worker) running_h += gpu_hours(*w.find_job(job_id));
   }
   double backlog = running_h > 0 ? std::min(1.0, queued_h / running_h) : (queued_h > 0 ? 1.0 : 0.0);
+  // Under an unchanged policy the queue can keep its order while the new one is built:
+  // deferred until scheduler.priorities_applied. A new policy is in force at once.
+  auto policy_json = to_json(policy);
+  bool deferred = base.recorded && base.policy_json == policy_json;
   decision d;
   d.events.push_back({"scheduler", "scheduler.priorities_recalculated",
-                      {{"policy", to_json(policy)},
+                      {{"policy", std::move(policy_json)},
                        {"shares", std::move(shares)},
                        {"removed", std::move(removed)},
                        {"max_gpu_count", max_gpus},
-                       {"backlog", backlog}}});
+                       {"backlog", backlog},
+                       {"deferred", deferred}}});
+  return d;
+}
+
+bool is_deferred(const decision& recalculation) {
+  return recalculation.events.size() == 1 && recalculation.events[0].payload.value("deferred", false);
+}
+
+domain_event priorities_applied_event(time_us calculated_at) {
+  return {"scheduler", "scheduler.priorities_applied", {{"calculated_at", events::format_time_us(calculated_at)}}};
+}
+
+decision decide_priorities_applied(const world& w) {
+  decision d;
+  if (w.priority_pending) d.events.push_back(priorities_applied_event(w.priority_pending->calculated_at));
   return d;
 }
 
 bool policy_recorded(const world& w, const priority_policy& policy) {
-  return w.priority.recorded && to_json(w.priority.policy) == to_json(policy);
+  return w.priority.recorded && w.priority.policy_json == to_json(policy);
 }
 
 void record_recalculation(priority_state& st, const json& p, time_us at) {
   st.recorded = true;
-  st.policy = policy_from_json(p.value("policy", json::object()));
+  auto policy = p.value("policy", json::object());
+  if (policy != st.policy_json) st.policy = policy_from_json(policy);  // usually the same one again
+  st.policy_json = std::move(policy);
   st.calculated_at = at;
   if (auto it = p.find("shares"); it != p.end())
     for (const auto& [assoc, s] : it->items())

@@ -39,13 +39,22 @@ struct priority_explained {
   lattice_result lattice;          // with policy lattice
 };
 priority_explained explain_priority(const world& w, const job& j);
+// The same under another recorded state (a pending recalculation being staged).
+priority_explained explain_priority(const world& w, const priority_state& state, const job& j);
 
 // Sets j.priority_tier and j.priority from the recorded policy (creation, recalculation).
 void set_priority(const world& w, job& j);
 
 // The recalculation: the fair-share figures of every association at `now` under `policy`
-// (the configured one), and the policy itself, as one event on stream "scheduler".
+// (the configured one), and the policy itself, as one event on stream "scheduler". Under the
+// policy already recorded it is "deferred": the queue keeps its order until
+// scheduler.priorities_applied puts it in force (so the scheduler can build the new order
+// between polls, core/staged_rekey.hpp); a new policy is in force at once.
 decision decide_recalculation(const world& w, const priority_policy& policy, time_us now);
+bool is_deferred(const decision& recalculation);
+// The event that puts the pending recalculation (decided at calculated_at) in force.
+domain_event priorities_applied_event(time_us calculated_at);
+decision decide_priorities_applied(const world& w);  // empty when none is pending
 // Whether the log's last recalculation recorded exactly this policy (if not, batond records
 // it before it serves, so no job is judged by a policy the log does not know).
 bool policy_recorded(const world& w, const priority_policy& policy);

@@ -46,12 +46,6 @@ void refresh_worker_index(world& w, const worker& wk) {
   }
 }
 
-// In the evaluation-order index (what polls and provisioning see): queued, not held, not
-// waiting on a dependency.
-bool eligible(const job& j) { return j.status == job_status::queued && !j.held && !j.blocked && !j.over_limit; }
-// Not every worker of the image can run it.
-bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }
-
 void index_insert(world& w, const job& j) {
   w.queued_by_image[j.worker_image_key].insert(queue_key_of(j));
   if (constrained(j)) ++w.constrained_queued_by_image[j.worker_image_key];
@@ -74,6 +68,11 @@ void set_held(world& w, const std::string& worker_id, const std::string* job_id)
     w.job_of_worker.erase(worker_id);
     w.lookups.held.erase(worker_id);
   }
+}
+
+// A staged re-key must look at this job again at its swap.
+void note_change(world& w, job& j) {
+  if (w.staging) w.changed_while_staging.push_back(&j);
 }
 
 // Age accrues only while the job is eligible (Slurm's accrue time).
@@ -112,6 +111,7 @@ void track_usage(world& w, const job& j, std::optional<size_t> open_before) {
 // the index and its age accrual when that changes whether it is eligible.
 void set_waiting_flag(world& w, job& j, bool job::*flag, bool value, time_us at) {
   if (j.*flag == value) return;
+  note_change(w, j);
   bool was_eligible = eligible(j);
   if (was_eligible) index_erase(w, j);
   j.*flag = value;
@@ -155,6 +155,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   job& j = found != w.lookups.jobs.end() ? *found->second : w.jobs[id];
   if (found == w.lookups.jobs.end()) w.lookups.jobs.emplace(id, &j);
   j.id = id;
+  note_change(w, j);
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
   bool was_eligible = was_queued && eligible(j);
   std::optional<size_t> open_before;
@@ -214,11 +215,12 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   }
 }
 
-// A recalculation: record its figures, then give every queued job its new priority and
-// rebuild the evaluation-order index from scratch (cheaper than moving each key).
-void rekey_queue(world& w, const nlohmann::json& payload, time_us at) {
+// Gives every queued job its priority under the recorded state and rebuilds the
+// evaluation-order index from scratch (cheaper than moving each key). When the policy itself
+// may have changed, a QOS running limit may have too: each job's over-limit flag is
+// re-checked (a deferred recalculation keeps the policy, so its flags already hold).
+void rekey_queue(world& w, time_us at, bool policy_may_change) {
   w.refresh_lookups();
-  record_recalculation(w.priority, payload, at);
   w.queued_by_image.clear();
   w.constrained_queued_by_image.clear();
   // The new keys are collected per image, then inserted in order into fresh trees.
@@ -227,9 +229,11 @@ void rekey_queue(world& w, const nlohmann::json& payload, time_us at) {
   for (const auto& [key, owner] : w.queued) {
     job& j = *owner;
     set_priority(w, j);
-    bool was_eligible = eligible(j);  // the recorded policy may have changed a QOS limit
-    j.over_limit = at_qos_limit(w, j);
-    track_accrual(j, was_eligible, at);
+    if (policy_may_change) {
+      bool was_eligible = eligible(j);
+      j.over_limit = at_qos_limit(w, j);
+      track_accrual(j, was_eligible, at);
+    }
     if (!eligible(j)) continue;
     keys[j.worker_image_key].push_back(queue_key_of(j));
     if (constrained(j)) ++w.constrained_queued_by_image[j.worker_image_key];
@@ -241,6 +245,28 @@ void rekey_queue(world& w, const nlohmann::json& payload, time_us at) {
   }
 }
 
+// scheduler.priorities_recalculated: its figures are recorded over the pending recalculation
+// if there is one (they were decided against it), else over the one in force. A deferred one
+// waits for scheduler.priorities_applied; any other is in force at once.
+void record_priorities(world& w, const nlohmann::json& payload, time_us at) {
+  priority_state base = w.priority_pending ? std::move(*w.priority_pending) : w.priority;
+  w.priority_pending.reset();
+  record_recalculation(base, payload, at);
+  if (payload.value("deferred", false)) {
+    w.priority_pending = std::move(base);
+    return;
+  }
+  w.priority = std::move(base);
+  rekey_queue(w, at, true);
+}
+
+void apply_pending_priorities(world& w, time_us at) {
+  if (!w.priority_pending) return;
+  w.priority = std::move(*w.priority_pending);
+  w.priority_pending.reset();
+  rekey_queue(w, at, false);
+}
+
 void apply_worker(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.workers.find(id);
@@ -250,6 +276,7 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
     w.lookups.workers.emplace(id, &wk);
   }
   index_remove(w, wk);
+  auto capacity_before = std::make_tuple(!wk.gone && wk.registered_at != 0, wk.worker_image_key, wk.gpu_count);
   if (!wk.gone && wk.registered_at != 0) {
     auto& gpus = w.worker_gpus_by_image[wk.worker_image_key];
     if (auto g = gpus.find(wk.gpu_count); g != gpus.end()) gpus.erase(g);
@@ -263,10 +290,14 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
   w.by_registered.insert({wk.registered_at, wk.id});
   if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
   if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
+  if (capacity_before != std::make_tuple(!wk.gone, wk.worker_image_key, wk.gpu_count)) ++w.worker_gpus_version;
   refresh_worker_index(w, wk);
 }
 
 }  // namespace
+
+bool eligible(const job& j) { return j.status == job_status::queued && !j.held && !j.blocked && !j.over_limit; }
+bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }
 
 bool operator<(const queue_key& a, const queue_key& b) {
   return std::tie(b.tier, b.priority, a.submitted, a.id) < std::tie(a.tier, a.priority, b.submitted, b.id);
@@ -336,7 +367,9 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
     o.name = stream.substr(9);
     evolve(o, type, payload, at);
   } else if (type == "scheduler.priorities_recalculated")
-    rekey_queue(w, payload, at);
+    record_priorities(w, payload, at);
+  else if (type == "scheduler.priorities_applied")
+    apply_pending_priorities(w, at);
   else if (type == "cluster.disabled")
     w.disabled_clusters.insert(stream.substr(8));
   else if (type == "cluster.enabled")

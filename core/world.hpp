@@ -4,6 +4,8 @@
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
 #include <map>
+#include <optional>
+#include <vector>
 #include <set>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include <unordered_map>
 
 #include "core/job.hpp"
+#include "core/node_pool.hpp"
 #include "core/operators.hpp"
 #include "core/priority_policy.hpp"
 #include "core/worker.hpp"
@@ -35,9 +38,10 @@ int64_t score_of(const worker& w);
 
 // Ordered sets that also answer "how many come before x" and "the k-th" in O(log n), so a
 // poll in a large homogeneous pool need not walk every better worker (libstdc++'s pb_ds).
+// Their nodes come from a pool (core/node_pool.hpp).
 template <class T>
 using ranked_set = __gnu_pbds::tree<T, __gnu_pbds::null_type, std::less<T>, __gnu_pbds::rb_tree_tag,
-                                    __gnu_pbds::tree_order_statistics_node_update>;
+                                    __gnu_pbds::tree_order_statistics_node_update, pooled_allocator<char>>;
 // A queued job's place in the evaluation order (seed 003): higher partition tier first, then
 // higher priority, then the earlier submit, then the smaller id. (Preemptors and jobs in a
 // reservation will come before all of these.)
@@ -65,6 +69,7 @@ struct association_usage {
 struct priority_state {
   bool recorded = false;  // before the first recalculation (older logs): FIFO, every tier 0
   priority_policy policy;
+  nlohmann::json policy_json;  // as recorded, to tell a changed policy cheaply
   time_us calculated_at = 0;
   struct share { double fair_share = 0, level_fs = 0, target = 0, actual = 0, usage = 0; };
   std::map<std::string, share> shares;  // association "account/user" -> its figures
@@ -102,6 +107,16 @@ struct world {
   std::map<std::string, std::map<std::pair<time_us, std::string_view>, job*>> queued_by_qos_user;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
   priority_state priority;
+  // A recalculation decided but not yet in force (scheduler.priorities_recalculated with
+  // "deferred"): the queue keeps its order until scheduler.priorities_applied swaps it in, so
+  // the scheduler can build the new order in slices between polls (core/staged_rekey.hpp).
+  std::optional<priority_state> priority_pending;
+  // While such a build runs: the jobs whose queue-relevant state changed since it began (they
+  // are re-keyed again at the swap), and a count of changes to the workers' GPU counts (a
+  // Lattice input). Live bookkeeping only; replay never stages.
+  bool staging = false;
+  std::vector<job*> changed_while_staging;
+  uint64_t worker_gpus_version = 0;
   std::map<std::string, operator_account> operators;  // named operators, revoked ones too
   std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
   std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
@@ -135,6 +150,12 @@ struct world {
   mutable lookup_tables lookups;
   void refresh_lookups() const;  // refills the tables if they fell behind the maps (after a copy)
 };
+
+// In the evaluation-order index (what polls and provisioning see): queued, not held, not
+// waiting on a dependency, not over a limit.
+bool eligible(const job& j);
+// Not every worker of the image can run it (pinned to clusters, or more than one GPU).
+bool constrained(const job& j);
 
 // Applies every event of an accepted decision, as they will be logged.
 void apply(world& w, const decision& d, time_us at);
