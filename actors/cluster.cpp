@@ -60,6 +60,16 @@ class cycle_runner {
     return std::move(r->value);
   }
 
+  // One sbatch or squeue call may go out now; when the budget is spent, says so once a cycle.
+  bool may_call_slurm(const char* what) {
+    if (!o_.budget || o_.budget->take(o_.clock())) return true;
+    if (!budget_reported_)
+      spdlog::warn("cluster {}: Slurm call budget spent ({} per second); {} waits for the next cycle", o_.cluster.name,
+                   "see provisioning.slurm_calls_per_second", what);
+    budget_reported_ = true;
+    return false;
+  }
+
   void reap_dead_placeholders() {
     auto r = ask(core::commands::cluster_placeholders{o_.cluster.name});
     auto* watch = r ? std::get_if<core::results::cluster_watch>(&*r) : nullptr;
@@ -69,6 +79,7 @@ class cycle_runner {
     if (ids.empty() && stale.empty()) return;
     auto all = ids;
     all.insert(all.end(), stale.begin(), stale.end());  // one squeue call for both
+    if (!may_call_slurm("squeue")) return;
     auto alive = slurm::query(target_of(o_.cluster), all);
     if (!alive) {
       spdlog::warn("cluster {}: squeue gave no usable answer; keeping {} placeholders and {} silent workers",
@@ -86,8 +97,10 @@ class cycle_runner {
     auto* plans = r ? std::get_if<core::results::plans>(&*r) : nullptr;
     if (!plans) return true;
     for (const auto& plan : plans->items)
-      for (int i = 0; i < plan.count; ++i)
+      for (int i = 0; i < plan.count; ++i) {
+        if (!may_call_slurm("sbatch")) return true;  // not a failure: the rest next cycle
         if (!submit_one(plan.image, plan.record)) return false;  // ends the cycle
+      }
     return true;
   }
 
@@ -161,6 +174,7 @@ class cycle_runner {
 
   const scheduler_actor& scheduler_;
   const cluster_options& o_;
+  bool budget_reported_ = false;
 };
 
 cluster_actor::behavior_type cluster(cluster_actor::stateful_pointer<cluster_state> self, scheduler_actor scheduler,
@@ -189,6 +203,11 @@ cluster_actor::behavior_type cluster(cluster_actor::stateful_pointer<cluster_sta
 }
 
 }  // namespace
+
+bool slurm_call_budget::take(core::time_us now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !core::take_token(bucket_, rule_, now);
+}
 
 core::cluster_spec spec_of(const config::cluster_config& c) {
   core::cluster_spec s;

@@ -9,15 +9,31 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "actors/scheduler.hpp"
 #include "config/clusters.hpp"
+#include "core/rate_limit.hpp"
 
 namespace baton::actors {
 
 using cycle_atom = caf::atom_constant<caf::atom("cycle")>;
 using cluster_actor = caf::typed_actor<caf::reacts_to<cycle_atom>>;
+
+// baton's budget of sbatch/squeue calls against one Slurm controller, shared by the cluster
+// actors (partitions) that reach it: a token bucket under a lock.
+class slurm_call_budget {
+ public:
+  explicit slurm_call_budget(core::bucket_rule rule) : rule_(rule) {}
+  bool take(core::time_us now);  // false: spent, try next cycle
+
+ private:
+  std::mutex mutex_;
+  core::bucket_rule rule_;
+  core::token_bucket bucket_;
+};
 
 struct cluster_options {
   config::cluster_config cluster;
@@ -27,7 +43,8 @@ struct cluster_options {
   std::chrono::seconds interval{60};
   int heartbeat_seconds = 60;
   std::function<std::string()> new_id;      // placeholder worker ids
-  std::function<int64_t()> clock;           // µs since the epoch, for file names
+  std::function<int64_t()> clock;           // µs since the epoch, for file names and the call budget
+  std::shared_ptr<slurm_call_budget> budget;  // shared with the other partitions of the same controller
 };
 
 cluster_actor spawn_cluster(caf::actor_system& sys, scheduler_actor scheduler, cluster_options opts);

@@ -211,6 +211,7 @@ int run(const config::settings& settings, const run_options& opts) {
               {"config", settings.source},
               {"previous_run_stopped_cleanly", previous_clean}});
       std::vector<actors::cluster_actor> clusters;
+      std::map<std::string, std::shared_ptr<actors::slurm_call_budget>> budgets;  // by ssh host ("" = local)
       for (const auto& c : settings.clusters) {
         actors::cluster_options o;
         o.cluster = c;
@@ -224,6 +225,12 @@ int run(const config::settings& settings, const run_options& opts) {
         o.scripts_dir = settings.provisioning.scripts_dir.empty() ? settings.data_dir + "/slurm-scripts"
                                                                   : settings.provisioning.scripts_dir;
         o.interval = std::chrono::seconds(settings.provisioning.interval_seconds);
+        // One budget per Slurm controller: the partitions reached through the same host share it.
+        auto& budget = budgets[c.ssh_host];
+        if (!budget)
+          budget = std::make_shared<actors::slurm_call_budget>(core::bucket_rule{
+              settings.provisioning.slurm_calls_burst, settings.provisioning.slurm_calls_per_second});
+        o.budget = budget;
         o.heartbeat_seconds = settings.heartbeat_interval_seconds;
         o.new_id = [] { return http::new_uuid(); };
         o.clock = now_us;

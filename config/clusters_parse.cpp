@@ -58,7 +58,7 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_int(n, p, "gpu_count", 0, 64, c.gpu_count);
   read_string(n, p, "strategy", c.strategy);
   read_double(n, p, "jit_threshold_hours", 0.0001, 10000, c.jit_threshold_hours);
-  read_int(n, p, "max_pending_jobs", 1, 10000, c.max_pending_jobs);
+  read_int(n, p, "max_pending_jobs", 1, 3000, c.max_pending_jobs);  // seed 004: at most 3000 per user
   read_string(n, p, "ssh_host", c.ssh_host);
   read_string(n, p, "ssh_user", c.ssh_user);
   read_string(n, p, "ssh_key_file", c.ssh_key_file);
@@ -222,8 +222,11 @@ std::vector<cluster_config> parse_clusters(const YAML::Node& list, const std::st
 
 provisioning_config parse_provisioning(const YAML::Node& n) {
   provisioning_config p;
-  check_known_keys(n, "provisioning", {"interval_seconds", "daemon_url", "scripts_dir"});
+  check_known_keys(n, "provisioning",
+                   {"interval_seconds", "daemon_url", "scripts_dir", "slurm_calls_burst", "slurm_calls_per_second"});
   read_int(n, "provisioning", "interval_seconds", 1, 86400, p.interval_seconds);
+  read_double(n, "provisioning", "slurm_calls_burst", 1, 1e6, p.slurm_calls_burst);
+  read_double(n, "provisioning", "slurm_calls_per_second", 0.001, 1e6, p.slurm_calls_per_second);
   read_string(n, "provisioning", "daemon_url", p.daemon_url);
   read_string(n, "provisioning", "scripts_dir", p.scripts_dir);
   return p;

@@ -231,6 +231,41 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   sh("scancel " + next["provider_id"].get<std::string>().substr(5));
 }
 
+TEST_F(SlurmIntegration, SbatchAndSqueueCallsStayWithinTheSlurmCallBudget) {
+  temp_dir dir;
+  std::string held = baton::slurm::default_template;  // allocations stay pending
+  held.insert(held.find('\n') + 1, "#SBATCH --hold\n");
+  std::ofstream(dir / "held.mustache") << held;
+  // A budget of two calls that (practically) never refills: demand for five pilots gets two
+  // sbatch calls, and nothing after them, not even the squeue that would check on them.
+  std::string cfg = config(dir, "  - name: held\n    extends: base\n    max_pending_jobs: 5\n    template: " +
+                                    (dir / "held.mustache") + "\n");
+  cfg.replace(cfg.find("provisioning: {interval_seconds: 1}"), 35,
+              "provisioning: {interval_seconds: 1, slurm_calls_burst: 2, slurm_calls_per_second: 0.001}");
+  batond_process d(dir, cfg, {"SLURM_CONF=" + slurm_conf});
+  ASSERT_GT(d.port(), 0) << d.err();
+  for (int i = 0; i < 5; ++i) create_job(d, bundle(dir, "b" + std::to_string(i)));
+  auto spent_reports = [&] {
+    std::string err = d.err();
+    size_t n = 0;
+    for (auto at = err.find("Slurm call budget spent"); at != std::string::npos; at = err.find("Slurm call budget spent", at + 1))
+      ++n;
+    return n;
+  };
+  ASSERT_TRUE(eventually([&] { return spent_reports() >= 3; }, std::chrono::seconds(30))) << d.err();
+  auto list = get(d, "/workers?state=provisioning");
+  ASSERT_TRUE(list.is_array());
+  std::vector<std::string> slurm_ids;
+  for (const auto& w : list)
+    if (w["provider_id"].get<std::string>().rfind("held:", 0) == 0) slurm_ids.push_back(w["provider_id"].get<std::string>().substr(5));
+  EXPECT_EQ(slurm_ids.size(), 2u) << "two sbatch calls, then the budget was spent";
+  size_t scripts = 0;
+  for (const auto& f : fs::directory_iterator(dir / "data/slurm-scripts")) scripts += f.path().extension() == ".sbatch";
+  EXPECT_EQ(scripts, 2u);
+  EXPECT_NE(d.err().find("squeue waits for the next cycle"), std::string::npos) << "the check on them waits too";
+  for (const auto& id : slurm_ids) sh("scancel " + id);
+}
+
 TEST_F(SlurmIntegration, SbatchFailureOnOnePartitionDoesNotStopAnother) {
   temp_dir dir;
   batond_process d(dir,
