@@ -218,6 +218,7 @@ core::cluster_spec spec_of(const config::cluster_config& c) {
   s.max_pending = c.max_pending_jobs;
   s.gpu_type = c.gpu_type;
   s.gpu_count = c.gpu_count;
+  s.wall_time_seconds = c.wall_time_seconds;
   return s;
 }
 

@@ -157,6 +157,7 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_image = settings.salad.worker_image_key.empty() ? settings.default_worker_image : settings.salad.worker_image_key;
     sched.salad_max_replicas = settings.salad.max_replicas;
     sched.priority = settings.priority;
+    sched.deadlines = settings.deadlines;
     core::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     bool record_policy = !core::policy_recorded(world, sched.priority);

@@ -1,6 +1,7 @@
 #pragma once
 // Slurm clusters batond provisions pilot workers on: one entry per (cluster, partition),
 // `extends` for shared settings, `is_template` for entries that only exist to be extended.
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ struct image_source {
 struct cluster_config {
   std::string name;  // unique; placeholders are "<name>:<slurm job id>"
   std::string partition, account, qos, gres, memory, memory_per_gpu, wall_time = "4:00:00", log_directory;
+  int64_t wall_time_seconds = 4 * 3600;  // derived from wall_time at load (0: UNLIMITED)
   int nodes = 1, ntasks = 1;
   std::string gpu_type;  // what its workers will report, shown on placeholders
   int gpu_count = 0;

@@ -157,6 +157,7 @@ void validate(cluster_config& c, const std::string& p, const std::string& config
   auto wall = unlimited ? std::optional<long>{} : slurm_duration_seconds(c.wall_time);
   if (!wall && !unlimited)
     throw key_error{join(p, "wall_time"), "'" + c.wall_time + "' is not a Slurm time (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED)"};
+  c.wall_time_seconds = wall.value_or(0);
   if (c.handoff_margin_seconds < 0)
     c.handoff_margin_seconds = wall ? static_cast<int>(std::min<long>(600, *wall / 4)) : 600;
   else if (wall && c.handoff_margin_seconds >= *wall)

@@ -76,7 +76,10 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (auto p = root["provisioning"]) s.provisioning = parse_provisioning(p);
   if (auto c = root["clusters"]) s.clusters = parse_clusters(c, file);
   if (auto sc = root["salad"]) s.salad = parse_salad(sc);
-  if (auto sc = root["scheduling"]) parse_scheduling(sc, s.priority);
+  if (auto sc = root["scheduling"]) {
+    parse_scheduling(sc, s.priority);
+    parse_deadline_rule(sc, s.deadlines);
+  }
   if (auto a = root["accounts"]) parse_accounts(a, s.priority);
   if (auto l = root["limits"]) {
     check_known_keys(l, "limits", {"operator_requests_burst", "operator_requests_per_second", "worker_requests_burst",

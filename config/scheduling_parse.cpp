@@ -65,7 +65,8 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
                    {"policy", "priority_calc_period_seconds", "priority_max_age_days", "decay_half_life_days",
                     "favor_small", "weights", "lattice_weights", "lattice_reference_wait_seconds", "partitions",
                     "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user",
-                    "kill_invalid_dependencies", "energy_prices"});
+                    "kill_invalid_dependencies", "energy_prices", "default_time_limit_seconds",
+                    "min_useful_seconds"});
   if (auto w = n["lattice_weights"]) {
     auto values = read_numbers(w, at + ".lattice_weights", 9, 0, 1e6, "a list of 9 numbers (w1..w9)", "w");
     core::lattice_weights lw{};
@@ -130,6 +131,15 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   read_bool(n, at, "kill_invalid_dependencies", p.kill_invalid_dependencies);
   if (auto e = n["energy_prices"])
     p.energy_prices = read_numbers(e, at + ".energy_prices", 24, 0, 1e9, "24 prices, one per hour of the day (UTC)", "price");
+}
+
+void parse_deadline_rule(const YAML::Node& n, core::deadline_rule& out) {
+  constexpr int max_seconds = 366 * 86400;  // as a job's time_limit_seconds
+  int limit = static_cast<int>(out.default_time_limit_seconds), useful = static_cast<int>(out.min_useful_seconds);
+  read_int(n, "scheduling", "default_time_limit_seconds", 1, max_seconds, limit);
+  read_int(n, "scheduling", "min_useful_seconds", 1, max_seconds, useful);
+  out.default_time_limit_seconds = limit;
+  out.min_useful_seconds = useful;
 }
 
 void parse_accounts(const YAML::Node& n, core::priority_policy& p) {

@@ -4,12 +4,15 @@
 // dotted key ("scheduling.partitions.test.priority_tier", "accounts.chem.parent").
 #include <yaml-cpp/yaml.h>
 
+#include "core/deadline.hpp"
 #include "core/priority_policy.hpp"
 
 namespace baton::config::detail {
 
 void parse_scheduling(const YAML::Node& map, core::priority_policy& out);
 void parse_accounts(const YAML::Node& map, core::priority_policy& out);
+// scheduling.default_time_limit_seconds and scheduling.min_useful_seconds (pilot deadlines).
+void parse_deadline_rule(const YAML::Node& map, core::deadline_rule& out);
 // Cross-checks once both sections are read (defaults name configured entries).
 void check_scheduling(const core::priority_policy& p);
 

@@ -33,6 +33,7 @@ struct create_job {
   int64_t nice = 0;
   uint32_t gpu_count = 1;
   std::optional<int64_t> time_limit_seconds;
+  bool checkpoints = true;  // false: may only start where its whole time limit fits
   bool hold = false;
   // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
   std::vector<dependency> depends_on;
@@ -59,6 +60,7 @@ struct register_worker {
   std::optional<std::string> worker_image_key;
   std::string provider_id;
   std::string credential_sha256;  // of the token handed out (the token itself is never kept)
+  std::optional<time_us> allocation_ends_at;  // when the worker's allocation ends, if it knows
 };
 struct heartbeat {
   std::string worker_id;

@@ -2,6 +2,7 @@
 
 #include "core/dag.hpp"
 #include "core/scheduling.hpp"
+#include "events/envelope.hpp"
 
 namespace baton::core {
 namespace {
@@ -164,6 +165,7 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
   cj.nice = c.nice;
   cj.gpu_count = c.gpu_count;
   cj.time_limit_seconds = c.time_limit_seconds;
+  cj.checkpoints = c.checkpoints;
   cj.hold = c.hold;
   auto active = w.active_jobs_by_user.find(cj.user);
   if (active != w.active_jobs_by_user.end() && active->second >= pol.max_jobs_per_user)
@@ -243,6 +245,16 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const C
   r.provider_id = c.provider_id;
   r.credential_sha256 = c.credential_sha256;
   if (auto e = unknown_image(s, r.worker_image_key)) return refused(*e, now);
+  if (c.allocation_ends_at) {
+    // An allocation that already ended has no time for any job: the worker should not exist.
+    if (*c.allocation_ends_at <= now)
+      return refused({error_kind::invalid, "allocation_ended",
+                      "allocation_ends_at " + events::format_time_us(*c.allocation_ends_at) + " is not after now (" +
+                          events::format_time_us(now) + ")",
+                      json::object(), "allocation_ends_at"},
+                     now);
+    r.allocation_ends_at = *c.allocation_ends_at;
+  }
   const worker* placeholder = nullptr;
   if (auto it = w.placeholder_by_provider.find(r.provider_id); !r.provider_id.empty() && it != w.placeholder_by_provider.end())
     placeholder = w.find_worker(it->second);
@@ -307,7 +319,7 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
     o.again = true;
     return o;
   }
-  auto choice = choose_job_for(w, wk->id, stale_workers(leases, s, now));
+  auto choice = choose_job_for(w, wk->id, stale_workers(leases, s, now), s.deadlines, now);
   if (!choice.job_id) return no_job("no_job_for_this_worker", now);
   const job& j = *w.find_job(*choice.job_id);
   R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, j.attempts + 1};

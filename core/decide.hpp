@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/commands.hpp"
+#include "core/deadline.hpp"
 #include "core/liveness.hpp"
 #include "core/outcome.hpp"
 #include "core/world.hpp"
@@ -31,6 +32,7 @@ struct scheduler_settings {
   std::string salad_image;  // the image Salad containers run
   int salad_max_replicas = 0;
   priority_policy priority;  // as configured; recorded by each recalculation
+  deadline_rule deadlines;   // which jobs fit a pilot's remaining allocation (recorded by each assignment it shaped)
 };
 
 // Every image key batond knows from its config: the default, jobs.worker_images, the

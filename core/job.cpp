@@ -130,6 +130,7 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (c.nice) p["nice"] = c.nice;
   if (c.gpu_count != 1) p["gpu_count"] = c.gpu_count;
   if (c.time_limit_seconds) p["time_limit_seconds"] = *c.time_limit_seconds;
+  if (!c.checkpoints) p["checkpoints"] = false;  // absent: true (older logs too)
   if (c.hold) p["hold"] = true;
   if (!c.depends_on.empty()) p["depends_on"] = to_json(c.depends_on);
   decision d;
@@ -268,6 +269,7 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   clone.nice = j.nice;
   clone.gpu_count = j.gpu_count;
   clone.time_limit_seconds = j.time_limit_seconds;
+  clone.checkpoints = j.checkpoints;
   clone.depends_on = j.depends_on;
   auto d = decide_create(nullptr, clone, now);
   d.events.insert(d.events.begin(), {job_stream(j.id), "job.requeued_as", {{"new_job_id", new_id}}});
@@ -323,6 +325,7 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.nice = p.value("nice", int64_t{0});
     j.gpu_count = p.value("gpu_count", 1u);
     if (auto it = p.find("time_limit_seconds"); it != p.end()) j.time_limit_seconds = it->get<int64_t>();
+    j.checkpoints = p.value("checkpoints", true);
     j.held = p.value("hold", false);
     j.depends_on = dependencies_from_json(p.value("depends_on", json::array()));
     j.created_at = at;
@@ -439,6 +442,7 @@ json to_json(const job& j, time_us now) {
   out["nice"] = j.nice;
   out["gpu_count"] = j.gpu_count;
   out["time_limit_seconds"] = j.time_limit_seconds ? json(*j.time_limit_seconds) : json(nullptr);
+  out["checkpoints"] = j.checkpoints;
   out["held"] = j.held;
   out["admin_hold"] = j.admin_hold;
   out["priority"] = j.priority;

@@ -57,6 +57,9 @@ struct job {
   int64_t nice = 0;
   uint32_t gpu_count = 1;                      // a worker must have at least this many
   std::optional<int64_t> time_limit_seconds;   // the run-time estimate (backfill)
+  // It checkpoints and can be handed on before its worker's allocation ends, so it may start
+  // on a worker with less time left than its limit (core/deadline.hpp).
+  bool checkpoints = true;
   bool held = false;                           // by an operator: waits with reason JobHeld
   bool admin_hold = false;                     // held by an admin: only an admin releases it
   // Age accrual (Slurm's accrue time): time spent eligible in the queue, held or blocked
@@ -91,6 +94,7 @@ struct create_job {
   int64_t nice = 0;
   uint32_t gpu_count = 1;
   std::optional<int64_t> time_limit_seconds;
+  bool checkpoints = true;
   bool hold = false;
   std::vector<dependency> depends_on;  // checked by the caller (core/dag.hpp); kept by requeue clones
 };

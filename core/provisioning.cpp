@@ -104,6 +104,7 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
                        {"worker_image_key", image},
                        {"gpu_model", c.gpu_type},
                        {"gpu_count", c.gpu_count},
+                       {"wall_time_seconds", c.wall_time_seconds},
                        {"plan", plan_record}}});
   return d;
 }

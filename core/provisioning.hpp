@@ -18,6 +18,7 @@ struct cluster_spec {
   int max_pending = 1;
   std::string gpu_type;
   int gpu_count = 0;
+  int64_t wall_time_seconds = 0;  // what its allocations ask Slurm for (0: unlimited or unknown)
 };
 
 std::string cluster_stream(const std::string& name);

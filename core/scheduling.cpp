@@ -1,7 +1,10 @@
 #include "core/scheduling.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <map>
+#include <tuple>
 #include <vector>
 
 namespace baton::core {
@@ -62,14 +65,137 @@ poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<w
   return out;
 }
 
+using limits_set = std::multiset<std::pair<bool, int64_t>>;  // world::queued_limits_by_image
+
+// The limits that decide whether a worker fits all (longest: wants_longest) or any (shortest)
+// queued job: per checkpoint class, the extreme explicit limit and, when some job of the class
+// has none, the default (nullopt). fit_of is monotone in the limit, so these suffice.
+struct extreme_limits {
+  std::array<std::pair<bool, std::optional<int64_t>>, 4> items;  // (checkpoints, limit)
+  size_t n = 0;
+};
+extreme_limits extremes(const limits_set& limits, bool wants_longest) {
+  extreme_limits out;
+  for (bool cp : {false, true}) {
+    auto first = limits.lower_bound({cp, INT64_MIN});
+    auto end = cp ? limits.end() : limits.lower_bound({true, INT64_MIN});
+    if (first == end) continue;
+    if (first->second < 0) out.items[out.n++] = {cp, std::nullopt};  // -1 sorts first: a job without a limit
+    auto explicit_first = limits.lower_bound({cp, 0});
+    if (explicit_first == end) continue;
+    out.items[out.n++] = {cp, wants_longest ? std::prev(end)->second : explicit_first->second};
+  }
+  return out;
+}
+
+bool fits_all(const limits_set& limits, time_us remaining, const deadline_rule& r) {
+  auto e = extremes(limits, true);
+  for (size_t i = 0; i < e.n; ++i)
+    if (!fit_of(remaining, e.items[i].second, e.items[i].first, r).admitted) return false;
+  return true;
+}
+
+bool fits_any(const limits_set& limits, time_us remaining, const deadline_rule& r) {
+  auto e = extremes(limits, false);
+  for (size_t i = 0; i < e.n; ++i)
+    if (fit_of(remaining, e.items[i].second, e.items[i].first, r).admitted) return true;
+  return false;
+}
+
+// Greedy matching walked job by job: the general case (constrained jobs, or idle workers whose
+// allocations some queued job does not fit). O(idle workers above the poller + jobs walked).
+poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
+                           const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all,
+                           const deadline_rule& rule, time_us now) {
+  poll_choice out;
+  worker_rank my_rank = rank_of(me);
+  auto may_take = [&](const worker& wk, const job& j) { return can_run(wk, j) && fit_of(wk, j, rule, now).admitted; };
+  std::vector<const worker*> above;
+  std::vector<std::string> stale;
+  for (const auto& r : idle) {
+    if (!(r < my_rank)) break;
+    if (stale_all.count(r.id))
+      stale.push_back(r.id);
+    else
+      above.push_back(w.find_worker(r.id));
+  }
+  std::vector<bool> claimed(above.size(), false);
+  size_t first_free = 0;
+  // Jobs of one class (GPUs, pins, time limit, checkpoints) compete for the same workers:
+  // once a class finds no free worker above the poller, it never will again in this pass.
+  using job_class = std::tuple<uint32_t, std::vector<std::string>, int64_t, bool>;
+  std::set<job_class> exhausted;
+  nlohmann::json ahead = nlohmann::json::array();
+  size_t ahead_total = 0, examined = 0;
+
+  for (const auto& key : queued) {
+    const std::string job_id(key.id);
+    const job& j = *key.owner;
+    ++examined;
+    job_class cls{j.gpu_count, j.preferred_clusters, time_limit_of(j, rule), j.checkpoints};
+    bool taken_above = false;
+    if (!exhausted.count(cls)) {
+      while (first_free < above.size() && claimed[first_free]) ++first_free;
+      for (size_t i = first_free; i < above.size(); ++i)
+        if (!claimed[i] && may_take(*above[i], j)) {
+          claimed[i] = true;
+          taken_above = true;
+          if (ahead.size() < decision_sample_size) ahead.push_back({job_id, above[i]->id});
+          ++ahead_total;
+          break;
+        }
+      if (!taken_above) exhausted.insert(cls);
+    }
+    if (taken_above) continue;
+    if (may_take(me, j)) {
+      out.job_id = job_id;
+      break;
+    }
+  }
+
+  out.record = {{"policy", "greedy-rank-v1"},
+                {"worker_id", me.id},
+                {"worker_score", score_of(me)},
+                {"idle_ranked_above", above.size()},
+                {"jobs_examined", examined},
+                {"taken_by_better_workers", ahead_total},
+                {"taken_by_better_workers_sample", ahead},
+                {"stale_excluded", stale}};
+  return out;
+}
+
+// What a decision shaped by allocation ends records: the rule (replay uses it) and why the
+// chosen job fits the poller.
+nlohmann::json deadline_record(const world& w, const worker& me, const std::optional<std::string>& job_id,
+                               const deadline_rule& rule, time_us now) {
+  nlohmann::json d(nlohmann::json::value_t::object);
+  d["default_time_limit_seconds"] = rule.default_time_limit_seconds;
+  d["min_useful_seconds"] = rule.min_useful_seconds;
+  d["remaining_seconds"] = me.allocation_ends_at ? nlohmann::json(remaining_seconds(me, now)) : nlohmann::json(nullptr);
+  if (job_id) {
+    auto f = fit_of(me, *w.find_job(*job_id), rule, now);
+    d["time_limit_seconds"] = f.time_limit_seconds;
+    d["rule"] = f.rule;
+  }
+  return d;
+}
+
 }  // namespace
 
-poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all) {
-  auto is_stale = [&](const std::string& id) { return stale_all.count(id) > 0; };
+deadline_rule deadline_rule_of(const nlohmann::json& record) {
+  deadline_rule r;
+  if (auto it = record.find("deadline"); it != record.end() && it->is_object()) {
+    r.default_time_limit_seconds = it->value("default_time_limit_seconds", r.default_time_limit_seconds);
+    r.min_useful_seconds = it->value("min_useful_seconds", r.min_useful_seconds);
+  }
+  return r;
+}
+
+poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
+                           const deadline_rule& rule, time_us now) {
   poll_choice out;
   const worker* me = w.find_worker(worker_id);
   if (!me) return out;
-  worker_rank my_rank = rank_of(*me);
 
   // Only idle workers of the poller's image ranked above it can take a job it could run
   // before it does; jobs and workers of other images never meet it.
@@ -83,57 +209,22 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
     out.record = {{"policy", "greedy-rank-v1"}, {"worker_id", worker_id}, {"worker_score", score_of(*me)}};
     return out;
   }
-  if (!w.constrained_queued_by_image.count(me->worker_image_key)) return choose_unpinned(w, *me, idle, queued, stale_all);
-  std::vector<const worker*> above;
-  std::vector<std::string> stale;
-  for (const auto& r : idle) {
-    if (!(r < my_rank)) break;
-    if (is_stale(r.id))
-      stale.push_back(r.id);
-    else
-      above.push_back(w.find_worker(r.id));
-  }
-  std::vector<bool> claimed(above.size(), false);
-  size_t first_free = 0;
-  // Jobs of one (GPUs, pins) class compete for the same workers: once a class finds no
-  // free worker above the poller, it never will again in this pass.
-  std::set<std::pair<uint32_t, std::vector<std::string>>> exhausted;
-  nlohmann::json ahead = nlohmann::json::array();
-  size_t ahead_total = 0, examined = 0;
-
-  for (const auto& key : queued) {
-    const std::string job_id(key.id);
-    const job& j = *key.owner;
-    ++examined;
-    auto cls = std::make_pair(j.gpu_count, j.preferred_clusters);
-    bool taken_above = false;
-    if (!exhausted.count(cls)) {
-      while (first_free < above.size() && claimed[first_free]) ++first_free;
-      for (size_t i = first_free; i < above.size(); ++i)
-        if (!claimed[i] && can_run(*above[i], j)) {
-          claimed[i] = true;
-          taken_above = true;
-          if (ahead.size() < decision_sample_size) ahead.push_back({job_id, above[i]->id});
-          ++ahead_total;
-          break;
-        }
-      if (!taken_above) exhausted.insert(cls);
-    }
-    if (taken_above) continue;
-    if (can_run(*me, j)) {
-      out.job_id = job_id;
-      break;
-    }
-  }
-
-  out.record = {{"policy", "greedy-rank-v1"},
-                {"worker_id", worker_id},
-                {"worker_score", score_of(*me)},
-                {"idle_ranked_above", above.size()},
-                {"jobs_examined", examined},
-                {"taken_by_better_workers", ahead_total},
-                {"taken_by_better_workers_sample", ahead},
-                {"stale_excluded", stale}};
+  // Allocation ends matter only when some idle worker of the image has too little time left
+  // for some queued job: the tightest one fitting the most demanding job rules that out.
+  const std::string& image = me->worker_image_key;
+  auto ends = w.idle_allocation_ends_by_image.find(image);
+  bool any_ends = ends != w.idle_allocation_ends_by_image.end();
+  static const limits_set no_limits;
+  auto limits_it = w.queued_limits_by_image.find(image);
+  const auto& limits = limits_it == w.queued_limits_by_image.end() ? no_limits : limits_it->second;
+  bool deadlines_bind = any_ends && !fits_all(limits, *ends->second.begin() - now, rule);
+  // A poller no queued job fits gets nothing, without a walk (and without an event to record).
+  if (me->allocation_ends_at && !fits_any(limits, me->allocation_ends_at - now, rule)) return out;
+  if (!deadlines_bind && !w.constrained_queued_by_image.count(image))
+    out = choose_unpinned(w, *me, idle, queued, stale_all);
+  else
+    out = choose_by_walk(w, *me, idle, queued, stale_all, rule, now);
+  if (any_ends) out.record["deadline"] = deadline_record(w, *me, out.job_id, rule, now);
   return out;
 }
 

@@ -1,14 +1,16 @@
 #pragma once
-// Assignment on poll (seed 000): every idle worker competes on every poll. Queued jobs are
-// matched greedily, oldest first (ties by id), each to the best-ranked idle worker able to
-// run it; the polling worker gets the job it is matched with, or nothing. Polling faster
-// therefore gains nothing, and a Salad worker gets a job only when no idle HPC worker can
-// run it (platform ranks first).
+// Assignment on poll: every idle worker competes on every poll. Queued jobs are matched
+// greedily in evaluation order, each to the best-ranked idle worker able to run it now; the
+// polling worker gets the job it is matched with, or nothing. Polling faster therefore gains
+// nothing, and a Salad worker gets a job only when no idle HPC worker can run it (platform
+// ranks first). "Able to run it now" includes the deadline rule (core/deadline.hpp): a
+// pilot whose allocation ends too soon for a job is passed over for it.
 #include <functional>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "core/deadline.hpp"
 #include "core/world.hpp"
 
 namespace baton::core {
@@ -23,6 +25,14 @@ struct poll_choice {
 // stale: workers whose heartbeat lease ran out (a short list: the reaper removes them
 // within one interval). They are left out; those that mattered are recorded, so replaying
 // the log and leaving out the same workers re-derives the choice.
-poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale);
+// rule and now decide which jobs fit the time idle workers have left; when any idle worker
+// of the image reported an allocation end, the record carries the rule and the fit of the
+// chosen job ("deadline"), so replay re-derives the choice with the same rule.
+poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale,
+                           const deadline_rule& rule, time_us now);
+
+// The rule a recorded decision used (its "deadline" entry), for replay; the defaults when
+// the record has none (no idle worker of the image had a known allocation end).
+deadline_rule deadline_rule_of(const nlohmann::json& record);
 
 }  // namespace baton::core

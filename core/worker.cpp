@@ -29,6 +29,7 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
             {"worker_image_key", c.worker_image_key},
             {"provider_id", c.provider_id},
             {"credential_sha256", c.credential_sha256}};
+  if (c.allocation_ends_at) p["allocation_ends_at"] = events::format_time_us(c.allocation_ends_at);
   decision d;
   if (placeholder) {
     if (placeholder->worker_image_key != c.worker_image_key) {
@@ -67,6 +68,7 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     w.gpu_count = p.value("gpu_count", 0);
     w.worker_image_key = p.value("worker_image_key", "");
     w.provider_id = p.value("provider_id", "");
+    w.wall_time_seconds = p.value("wall_time_seconds", int64_t{0});
     w.placeholder = true;
     w.registered_at = at;
   } else if (type == "worker.placeholder_removed") {
@@ -82,6 +84,10 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     w.worker_image_key = p.value("worker_image_key", "");
     w.provider_id = p.value("provider_id", "");
     w.credential_sha256 = p.value("credential_sha256", "");
+    // Written by decide_register from a time it parsed; an unreadable one would be a damaged log.
+    w.allocation_ends_at = 0;
+    if (auto it = p.find("allocation_ends_at"); it != p.end() && it->is_string())
+      w.allocation_ends_at = events::parse_time_us(it->get<std::string>()).value_or(0);
     w.placeholder = false;
     w.registered_at = at;
   } else if (type == "worker.deregistered" || type == "worker.reaped") {
@@ -105,7 +111,9 @@ json to_json(const worker& w, const std::string& derived_state, std::optional<ti
           {"last_heartbeat", last_heartbeat ? json(events::format_time_us(*last_heartbeat)) : json(nullptr)},
           {"registered_at", events::format_time_us(w.registered_at)},
           {"gone_reason", w.gone ? json(w.gone_reason) : json(nullptr)},
-          {"gone_at", w.gone ? json(events::format_time_us(w.gone_at)) : json(nullptr)}};
+          {"gone_at", w.gone ? json(events::format_time_us(w.gone_at)) : json(nullptr)},
+          {"allocation_ends_at", w.allocation_ends_at ? json(events::format_time_us(w.allocation_ends_at)) : json(nullptr)},
+          {"wall_time_seconds", w.wall_time_seconds ? json(w.wall_time_seconds) : json(nullptr)}};
 }
 
 }  // namespace baton::core

@@ -27,6 +27,12 @@ struct worker {
   time_us registered_at = 0;
   time_us gone_at = 0;
   std::string credential_sha256;  // hex SHA-256 of the worker's own token
+  // When its allocation ends, as the worker reported at registration (0: unknown or none:
+  // it takes any job). Jobs that do not fit the time left are not given to it (core/deadline.hpp).
+  time_us allocation_ends_at = 0;
+  // A placeholder's requested Slurm wall time (0: unlimited or unknown): the capacity it will
+  // be, from when its allocation starts.
+  int64_t wall_time_seconds = 0;
 
   std::string cluster() const;  // text before the first ':' of provider_id, "" if none
 };
@@ -42,6 +48,7 @@ struct register_worker {
   std::string worker_image_key;
   std::string provider_id;
   std::string credential_sha256;
+  time_us allocation_ends_at = 0;  // 0: not reported
 };
 
 // placeholder: the live placeholder with the same provider_id, if any.

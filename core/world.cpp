@@ -29,9 +29,21 @@ const model_info* model_of(const std::string& gpu_model) {
   return best;
 }
 
+// One entry per idle worker with a known allocation end (a multiset: ends can coincide).
+void track_idle_end(world& w, const worker& wk, bool add) {
+  if (!wk.allocation_ends_at) return;
+  auto& ends = w.idle_allocation_ends_by_image[wk.worker_image_key];
+  if (add) {
+    ends.insert(wk.allocation_ends_at);
+  } else {
+    if (auto it = ends.find(wk.allocation_ends_at); it != ends.end()) ends.erase(it);
+    if (ends.empty()) w.idle_allocation_ends_by_image.erase(wk.worker_image_key);
+  }
+}
+
 void index_remove(world& w, const worker& wk) {
   auto r = rank_of(wk);
-  w.idle.erase(r);
+  if (w.idle.erase(r)) track_idle_end(w, wk, false);
   if (auto it = w.idle_by_image.find(wk.worker_image_key); it != w.idle_by_image.end()) {
     it->second.erase(r);
     if (it->second.empty()) w.idle_by_image.erase(it);
@@ -43,6 +55,19 @@ void refresh_worker_index(world& w, const worker& wk) {
   if (!wk.gone && !wk.placeholder && !w.held_job(wk.id)) {
     w.idle.insert(rank_of(wk));
     w.idle_by_image[wk.worker_image_key].insert(rank_of(wk));
+    track_idle_end(w, wk, true);
+  }
+}
+
+// What a queued job asks of a worker's remaining allocation (see world::queued_limits_by_image).
+void track_queued_limit(world& w, const job& j, bool add) {
+  auto& limits = w.queued_limits_by_image[j.worker_image_key];
+  std::pair<bool, int64_t> key{j.checkpoints, j.time_limit_seconds.value_or(-1)};
+  if (add) {
+    limits.insert(key);
+  } else {
+    if (auto it = limits.find(key); it != limits.end()) limits.erase(it);
+    if (limits.empty()) w.queued_limits_by_image.erase(j.worker_image_key);
   }
 }
 
@@ -165,6 +190,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   bool was_running = occupies_worker(j.status);
   if (was_queued) {
     w.queued.erase({j.created_at, std::string_view(j.id)});
+    track_queued_limit(w, j, false);
     w.queued_by_qos_user[qos_group(j)].erase({j.created_at, std::string_view(j.id)});
   }
   if (was_eligible) index_erase(w, j);
@@ -195,6 +221,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   if (was_active && !active) release_dependents(w, id, at);
   if (j.status == job_status::queued) {
     w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    track_queued_limit(w, j, true);
     w.queued_by_qos_user[qos_group(j)].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
   }
   if (eligible(j)) index_insert(w, j);

@@ -100,6 +100,12 @@ struct world {
   // than one GPU): with none, a poll takes the O(log n) path.
   std::map<std::string, size_t> constrained_queued_by_image;
   std::map<std::string, std::multiset<int>> worker_gpus_by_image;  // GPU counts of workers not gone
+  // Deadline-aware assignment (core/deadline.hpp), per image: the allocation ends of idle
+  // workers that reported one, and (checkpoints, time limit or -1) of every queued job (held
+  // and blocked too). A poll keeps the O(log n) path when the tightest idle worker fits the
+  // most demanding job.
+  std::map<std::string, std::multiset<time_us>> idle_allocation_ends_by_image;
+  std::map<std::string, std::multiset<std::pair<bool, int64_t>>> queued_limits_by_image;
   std::map<std::string, association_usage> usage;  // "account/user" -> decayed GPU-seconds
   std::map<std::string, uint32_t> active_jobs_by_user;  // pending + running (not terminal), for the per-user cap
   // QOS running limits: jobs holding a worker per "qos/user", and that group's queued jobs.

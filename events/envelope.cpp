@@ -80,6 +80,87 @@ std::string format_time_us(int64_t us) {
   return out;
 }
 
+namespace {
+
+// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's algorithm).
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+bool leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+// n digits at text[pos..], advancing pos; -1 if they are not all digits.
+int64_t digits(std::string_view text, size_t& pos, size_t n) {
+  if (pos + n > text.size()) return -1;
+  int64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    char c = text[pos + i];
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  pos += n;
+  return v;
+}
+
+bool expect(std::string_view text, size_t& pos, std::string_view one_of) {
+  if (pos >= text.size() || one_of.find(text[pos]) == std::string_view::npos) return false;
+  ++pos;
+  return true;
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_time_us(std::string_view text) {
+  size_t pos = 0;
+  int64_t y = digits(text, pos, 4);
+  if (y < 0 || !expect(text, pos, "-")) return std::nullopt;
+  int64_t mo = digits(text, pos, 2);
+  if (mo < 1 || mo > 12 || !expect(text, pos, "-")) return std::nullopt;
+  int64_t d = digits(text, pos, 2);
+  static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int64_t max_day = month_days[mo - 1] + (mo == 2 && leap(y) ? 1 : 0);
+  if (d < 1 || d > max_day || !expect(text, pos, "Tt ")) return std::nullopt;
+  int64_t h = digits(text, pos, 2);
+  if (h < 0 || h > 23 || !expect(text, pos, ":")) return std::nullopt;
+  int64_t mi = digits(text, pos, 2);
+  if (mi < 0 || mi > 59 || !expect(text, pos, ":")) return std::nullopt;
+  int64_t s = digits(text, pos, 2);
+  if (s < 0 || s > 59) return std::nullopt;
+  int64_t frac_us = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    size_t start = pos;
+    int64_t scale = 100000;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      frac_us += (text[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == start) return std::nullopt;
+  }
+  int64_t offset_s = 0;
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
+    ++pos;
+  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    int sign = text[pos++] == '-' ? -1 : 1;
+    int64_t oh = digits(text, pos, 2);
+    if (oh < 0 || oh > 23 || !expect(text, pos, ":")) return std::nullopt;
+    int64_t om = digits(text, pos, 2);
+    if (om < 0 || om > 59) return std::nullopt;
+    offset_s = sign * (oh * 3600 + om * 60);
+  } else {
+    return std::nullopt;
+  }
+  if (pos != text.size()) return std::nullopt;
+  int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset_s;
+  return secs * 1000000 + frac_us;
+}
+
 nlohmann::json to_json(const event_envelope& e) {
   nlohmann::json payload;
   try {

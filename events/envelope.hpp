@@ -63,5 +63,9 @@ std::string chain_hash(std::string_view previous_hash, std::string_view body);
 // (or as hex if it is not valid CBOR), hash as hex.
 nlohmann::json to_json(const event_envelope& e);
 std::string format_time_us(int64_t us);
+// The inverse for times clients send: RFC 3339, "YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)"
+// ('T' may be 't' or a space; fraction digits beyond µs are dropped). An offset is required:
+// a bare local time is ambiguous. nullopt when malformed or out of range.
+std::optional<int64_t> parse_time_us(std::string_view text);
 
 }  // namespace baton::events

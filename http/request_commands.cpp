@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ids.hpp"
+#include "events/envelope.hpp"
 #include "http/request_parsing.hpp"
 
 namespace baton::http::build {
@@ -104,6 +105,7 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
   if (auto n = opt_int(b, "nice", 0, 2147483645)) c.nice = *n;
   if (auto g = opt_int(b, "gpu_count", 1, 1024)) c.gpu_count = static_cast<uint32_t>(*g);
   if (auto t = opt_int(b, "time_limit_seconds", 1, 366LL * 86400)) c.time_limit_seconds = *t;
+  if (auto cp = opt_bool(b, "checkpoints")) c.checkpoints = *cp;
   if (auto h = opt_bool(b, "hold")) c.hold = *h;
   if (auto deps = opt_array(b, "depends_on")) c.depends_on = dependencies(*deps);
   return c;
@@ -203,6 +205,13 @@ C::register_worker register_worker(const request& req, const std::string& fresh_
   auto provider = opt_string(b, "provider_id", 256);
   if (!provider) provider = opt_string(b, "slurm_job_id", 256);
   if (provider && !provider->empty()) c.provider_id = checked_id(*provider, "provider_id");
+  // When the worker's allocation ends (pilot workers know it); whether it is still ahead is the core's to judge.
+  if (auto ends = opt_string(b, "allocation_ends_at", 64)) {
+    c.allocation_ends_at = events::parse_time_us(*ends);
+    if (!c.allocation_ends_at)
+      throw invalid_field("allocation_ends_at",
+                          "must be an RFC 3339 time with an offset, e.g. 2030-01-01T12:00:00Z, got '" + *ends + "'");
+  }
   c.new_id = fresh_id;
   c.credential_sha256 = credential_sha256;
   return c;

@@ -20,7 +20,9 @@ rederive_report rederive_decisions(const events::event_store& store) {
       const auto& recorded = payload.at("decision");
       std::set<std::string> stale;
       for (const auto& id : recorded.value("stale_excluded", nlohmann::json::array())) stale.insert(id.get<std::string>());
-      auto choice = core::choose_job_for(w, payload.at("worker_id").get<std::string>(), stale);
+      // The decision's time is the event's; the deadline rule in force is the one it recorded.
+      auto choice = core::choose_job_for(w, payload.at("worker_id").get<std::string>(), stale,
+                                         core::deadline_rule_of(recorded), e.recorded_at_us);
       std::string job_id = stream.substr(4);
       if (choice.job_id != job_id || choice.record != recorded) {
         ++r.mismatches;

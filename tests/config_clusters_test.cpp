@@ -68,6 +68,8 @@ TEST(ConfigClusters, ExtendsMergesAndTemplatesAreLeftOut) {
   EXPECT_EQ(lng.partition, "long");
   EXPECT_EQ(lng.max_pending_jobs, 3);  // from a-gpu
   EXPECT_EQ(lng.wall_time, "14-00:00:00");
+  EXPECT_EQ(lng.wall_time_seconds, 14 * 86400) << "what its placeholders record";
+  EXPECT_EQ(gpu.wall_time_seconds, 4 * 3600);
   EXPECT_EQ(lng.strategy, "jit_threshold");
   EXPECT_EQ(lng.worker_images.size(), 3u);  // deep merge per key
   EXPECT_EQ(lng.worker_images.at("openmm").sif_path, "/shared/openmm.sif");

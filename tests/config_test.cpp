@@ -264,3 +264,15 @@ TEST(Config, SchedulingErrorsNameTheKey) {
   EXPECT_EQ(error_of("accounts: {a: {users: {ann: zero}}}\n").key, "accounts.a.users.ann.shares");
   EXPECT_EQ(error_of("limits: {operator_requests_per_second: fast}\n").key, "limits.operator_requests_per_second");
 }
+
+TEST(Config, DeadlineRuleKeysHaveDefaultsAndRanges) {
+  auto defaults = load_from_string("", "", no_env);
+  EXPECT_EQ(defaults.value->deadlines.default_time_limit_seconds, 3600);
+  EXPECT_EQ(defaults.value->deadlines.min_useful_seconds, 600);
+  auto set = load_from_string("scheduling: {default_time_limit_seconds: 7200, min_useful_seconds: 300}\n", "", no_env);
+  ASSERT_TRUE(set.value) << set.error->what();
+  EXPECT_EQ(set.value->deadlines.default_time_limit_seconds, 7200);
+  EXPECT_EQ(set.value->deadlines.min_useful_seconds, 300);
+  EXPECT_EQ(error_of("scheduling: {default_time_limit_seconds: 0}\n").key, "scheduling.default_time_limit_seconds");
+  EXPECT_EQ(error_of("scheduling: {min_useful_seconds: soon}\n").key, "scheduling.min_useful_seconds");
+}

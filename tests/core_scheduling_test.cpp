@@ -22,7 +22,7 @@ struct pool {
     apply(w, decide_create(nullptr, c, now), now);
   }
   std::optional<std::string> poll(const std::string& worker_id, std::set<std::string> stale = {}) {
-    return choose_job_for(w, worker_id, stale).job_id;
+    return choose_job_for(w, worker_id, stale, {}, now).job_id;
   }
 };
 
@@ -87,7 +87,7 @@ TEST(Scheduling, StaleWorkersAreLeftOutAndRecorded) {
   p.worker("small", platform::hpc, 1, "A10");
   p.worker("big", platform::hpc, 4, "A100");
   p.job("j1");
-  auto c = choose_job_for(p.w, "small", {"big"});
+  auto c = choose_job_for(p.w, "small", {"big"}, {}, p.now);
   EXPECT_EQ(c.job_id, "j1");
   EXPECT_EQ(c.record["stale_excluded"], nlohmann::json::array({"big"}));
   EXPECT_EQ(c.record["worker_score"], score_of(p.w.workers.at("small")));

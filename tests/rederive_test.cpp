@@ -48,7 +48,7 @@ TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
   step(core::decide_create(nullptr, {"j1", "t", "/b", "img", "", {}, 5}, t));
   step(core::decide_create(nullptr, {"j2", "t", "/b", "img", "", {}, 5}, t));
   // A legitimate decision: the big worker polls and takes j1.
-  auto fair = core::choose_job_for(w, "big", std::set<std::string>{});
+  auto fair = core::choose_job_for(w, "big", std::set<std::string>{}, {}, t);
   ASSERT_EQ(fair.job_id, "j1");
   step(core::decide_assign(w.jobs.at("j1"), "big", fair.record, t));
   auto ok = replay::rederive_decisions(*store);
@@ -87,4 +87,51 @@ TEST(Rederive, DetectsAPriorityRecalculationWithFiguresThePolicyWouldNotGive) {
   EXPECT_EQ(bad.mismatches, 1u);
   ASSERT_EQ(bad.problems.size(), 1u);
   EXPECT_NE(bad.problems[0].find("priority recalculation"), std::string::npos) << bad.problems[0];
+}
+
+TEST(Rederive, DeadlineShapedAssignmentsReDeriveWithTheirRecordedRule) {
+  logged_world log;
+  auto& w = log.w;
+  auto& t = log.t;
+  auto step = [&](const core::decision& d) { log.step(d); };
+  const core::deadline_rule rule{1800, 300};  // not the defaults: replay must read them from the record
+  auto pilot = [&](const std::string& id) {
+    core::register_worker r{id, core::platform::hpc, "H100", 4, 0, "img", "", ""};
+    r.allocation_ends_at = t + 600'000'000;  // ten minutes
+    step(core::decide_register(nullptr, r, t));
+  };
+  auto job = [&](const std::string& id, std::optional<int64_t> limit) {
+    core::create_job c{id, "t", "/b", "img", "", {}, 5};
+    c.time_limit_seconds = limit;
+    c.checkpoints = false;
+    step(core::decide_create(nullptr, c, t));
+  };
+  pilot("pilot");
+  step(core::decide_register(nullptr, {"plain", core::platform::hpc, "A10", 1, 0, "img", "", ""}, t));
+  job("long", std::nullopt);  // the rule's 1800 s: does not fit the pilot's ten minutes
+  job("short", 120);
+  // The better-ranked pilot cannot take "long", so "plain" gets it; the pilot gets "short".
+  auto plain = core::choose_job_for(w, "plain", {}, rule, t + 1);
+  ASSERT_EQ(plain.job_id, "long");
+  step(core::decide_assign(w.jobs.at("long"), "plain", plain.record, t));
+  auto mine = core::choose_job_for(w, "pilot", {}, rule, t + 1);
+  ASSERT_EQ(mine.job_id, "short");
+  EXPECT_EQ(mine.record["deadline"]["rule"], "fits");
+  step(core::decide_assign(w.jobs.at("short"), "pilot", mine.record, t));
+  auto ok = replay::rederive_decisions(*log.store);
+  EXPECT_EQ(ok.decisions, 2u);
+  EXPECT_EQ(ok.mismatches, 0u) << (ok.problems.empty() ? "" : ok.problems[0]);
+  // A decision the rule would not make: a long job handed to another ten-minute pilot, with
+  // a record made to look like the first pilot's.
+  pilot("pilot2");
+  job("long2", std::nullopt);
+  ASSERT_FALSE(core::choose_job_for(w, "pilot2", {}, rule, t + 1).job_id);
+  auto forged = mine.record;
+  forged["worker_id"] = "pilot2";
+  step(core::decide_assign(w.jobs.at("long2"), "pilot2", forged, t));
+  auto bad = replay::rederive_decisions(*log.store);
+  EXPECT_EQ(bad.decisions, 3u);
+  EXPECT_EQ(bad.mismatches, 1u);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("re-derived nothing"), std::string::npos) << bad.problems[0];
 }

@@ -57,7 +57,8 @@ class SlurmIntegration : public ::testing::Test {
 
   // Slurm writes each job's output under log_directory (created by batond).
   static std::string config(const temp_dir& dir, const std::string& clusters) {
-    return "log_level: info\nprovisioning: {interval_seconds: 1}\nclusters:\n"
+    // Pilots get ten minutes: jobs without a time limit may start with a minute left.
+    return "log_level: info\nprovisioning: {interval_seconds: 1}\nscheduling: {min_useful_seconds: 60}\nclusters:\n"
            "  - name: base\n    is_template: true\n    partition: debug\n    wall_time: \"0:10:00\"\n"
            "    log_directory: " + (dir / "slurm-logs") + "\n"
            "    worker_images: {default: {}}\n"

@@ -29,9 +29,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Reaped after 2 s without a heartbeat, checked every second.
+// Reaped after 2 s without a heartbeat, checked every second. A checkpointing job may start
+// on a worker whose allocation ends within seconds (the handoff tests' workers).
 const char* fast_config =
-    "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 2, reaper_interval_seconds: 1}\n";
+    "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 2, reaper_interval_seconds: 1}\n"
+    "scheduling: {min_useful_seconds: 1}\n";
 
 // A payload that counts steps into steps.chk (atomically), resuming from it if present, and
 // logs "start <n> attempt <a>", "step <n> attempt <a>" and "done <n> attempt <a>" to a shared log.
@@ -404,6 +406,90 @@ TEST_F(worker_e2e, AllocationDeadlineHandsTheJobOffAndTheWorkerTakesNoMoreWork) 
   auto starts = starts_in(test::slurp(log));
   ASSERT_EQ(starts.size(), 2u);
   EXPECT_EQ(starts[1], std::make_pair(handed, 2)) << "resumed from the handoff checkpoint";
+}
+
+// Deadline-aware assignment with real workers: a pilot with ten minutes left polls and polls
+// but never receives an hour-long job that cannot checkpoint; it takes a short one queued after
+// it, and a worker with a long allocation takes the hour. The log then re-derives.
+TEST_F(worker_e2e, WorkerWithTenMinutesLeftNeverGetsAJobThatCannotFitAndAPilotWithTimeDoes) {
+  auto log = dir / "payload.log";
+  auto epoch_now = [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  auto idle_polls = [](const test::child_process& w) {
+    auto err = w.err();
+    int n = 0;
+    for (size_t at = 0; (at = err.find("no job available (no_job_for_this_worker)", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  auto worker_id_of = [](const test::child_process& w) {
+    std::smatch m;
+    auto err = w.err();
+    return std::regex_search(err, m, std::regex(R"(registered as worker (\S+))")) ? m[1].str() : std::string();
+  };
+  auto assignments = [&](const std::string& id) {
+    std::vector<json> out;
+    auto history = get(*op, "/jobs/" + id + "/history");  // kept: a loop over a temporary's member would dangle
+    for (auto& e : history["events"])
+      if (e["event_type"] == "job.assigned") out.push_back(e["payload"]);
+    return out;
+  };
+  create_job("hour", make_bundle("hour", counting_script(2, 0.1, log)), {{"time_limit_seconds", 3600}, {"checkpoints", false}});
+  auto pilot = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 600),
+                             "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=60"});
+  ASSERT_TRUE(wait_until([&] { return idle_polls(*pilot) >= 3; }, 15s)) << pilot->err();
+  EXPECT_EQ(status("hour"), "queued");
+  auto pilot_id = worker_id_of(*pilot);
+  ASSERT_FALSE(pilot_id.empty()) << pilot->err();
+  auto shown = get(*op, "/workers");
+  ASSERT_EQ(shown.size(), 1u);
+  EXPECT_TRUE(shown[0]["allocation_ends_at"].is_string()) << shown;
+
+  // A short job queued later fits: the pilot takes it, passing the older hour-long one over.
+  create_job("short", make_bundle("short", counting_script(2, 0.1, log)), {{"time_limit_seconds", 120}, {"checkpoints", false}});
+  ASSERT_TRUE(wait_status("short", "completed", 15s)) << pilot->err();
+  auto short_assigned = assignments("short");
+  ASSERT_EQ(short_assigned.size(), 1u);
+  EXPECT_EQ(short_assigned[0]["worker_id"], pilot_id);
+  EXPECT_EQ(short_assigned[0]["decision"]["deadline"]["rule"], "fits") << short_assigned[0];
+  int before = idle_polls(*pilot);
+  ASSERT_TRUE(wait_until([&] { return idle_polls(*pilot) >= before + 3; }, 15s)) << pilot->err();
+  EXPECT_EQ(status("hour"), "queued") << "still not the pilot's after it finished the short job";
+
+  auto roomy = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 2 * 86400),
+                             "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=60"});
+  ASSERT_TRUE(wait_status("hour", "completed", 15s)) << roomy->err();
+  auto hour_assigned = assignments("hour");
+  ASSERT_EQ(hour_assigned.size(), 1u) << "the pilot never received it";
+  EXPECT_EQ(hour_assigned[0]["worker_id"], worker_id_of(*roomy));
+  EXPECT_EQ(hour_assigned[0]["decision"]["deadline"]["rule"], "fits");
+  EXPECT_GT(hour_assigned[0]["decision"]["deadline"]["remaining_seconds"].get<int64_t>(), 86400);
+
+  for (auto* w : {pilot.get(), roomy.get()}) w->signal(SIGTERM);
+  for (auto* w : {pilot.get(), roomy.get()}) EXPECT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
+  ASSERT_EQ(b->stop(), 0) << b->err();
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
+                           {"BATON_CONFIG=" + (dir / "none.yaml")});
+  EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
+  EXPECT_NE(tool.out().find("ok: 2 assignment decisions"), std::string::npos) << tool.out() << tool.err();
+  b->start();  // for TearDown
+}
+
+// Inside Slurm without a deadline given, the worker asks squeue; when that fails (no Slurm
+// here, or no such allocation) it says so and works on without a deadline.
+TEST_F(worker_e2e, SqueueLookupThatFailsIsLoggedAndTheWorkerCarriesOn) {
+  auto log = dir / "payload.log";
+  create_job("s", make_bundle("s", counting_script(1, 0.1, log)));
+  auto w = start_worker({"SLURM_JOB_ID=999999999", "BATON_CLUSTER_NAME=nowhere", "BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(w->wait(20s)), 0) << w->err();
+  EXPECT_EQ(status("s"), "completed") << w->err();
+  auto err = w->err();
+  EXPECT_NE(err.find("asking Slurm when allocation 999999999 ends"), std::string::npos) << err;
+  EXPECT_NE(err.find("carrying on without a deadline"), std::string::npos) << err;
+  auto gone = get(*op, "/workers?state=gone");
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_TRUE(gone[0]["allocation_ends_at"].is_null());
+  EXPECT_EQ(gone[0]["provider_id"], "nowhere:999999999");
 }
 
 TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {

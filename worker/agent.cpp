@@ -7,6 +7,8 @@
 #include <limits>
 #include <thread>
 
+#include "worker/slurm_deadline.hpp"
+
 namespace baton::worker {
 
 using nlohmann::json;
@@ -58,6 +60,8 @@ bool agent::register_worker() {
                {"gpu_count", gpu_.count},       {"vram_gb", gpu_.vram_gb},
                {"worker_image_key", cfg_.worker_image_key}};
   if (!cfg_.provider_id.empty()) body["provider_id"] = cfg_.provider_id;
+  // batond gives it only jobs that fit the time left (or checkpoint and can be handed on).
+  if (cfg_.allocation_deadline > 0) body["allocation_ends_at"] = rfc3339_utc(cfg_.allocation_deadline);
   auto r = api_.register_worker(body);
   if (!r.ok() || !r.body.is_object() || !r.body.contains("worker_id") || !r.body.contains("worker_token")) {
     spdlog::error("register failed: {}", r.describe());
@@ -164,6 +168,10 @@ int agent::poll_loop() {
 
 int agent::run() {
   spdlog::info("baton-worker starting: batond {}, image {}, work dir {}", cfg_.url, cfg_.worker_image_key, cfg_.work_dir);
+  if (cfg_.allocation_deadline <= 0 && !cfg_.slurm_job_id.empty()) {
+    spdlog::info("no allocation deadline given; asking Slurm when allocation {} ends", cfg_.slurm_job_id);
+    cfg_.allocation_deadline = ask_slurm_for_allocation_end(cfg_.slurm_job_id);
+  }
   if (cfg_.allocation_deadline > 0) {
     spdlog::info("allocation ends at epoch {} ({:.0f} s from now); proactive handoff {} s before", cfg_.allocation_deadline,
                  seconds_until_handoff() + cfg_.handoff_margin_seconds, cfg_.handoff_margin_seconds);
