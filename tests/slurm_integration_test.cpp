@@ -57,8 +57,10 @@ class SlurmIntegration : public ::testing::Test {
 
   // Slurm writes each job's output under log_directory (created by batond).
   static std::string config(const temp_dir& dir, const std::string& clusters) {
-    // Pilots get ten minutes: jobs without a time limit may start with a minute left.
-    return "log_level: info\nprovisioning: {interval_seconds: 1}\nscheduling: {min_useful_seconds: 60}\nclusters:\n"
+    // Pilots get ten minutes: jobs without a time limit may start with a minute left. The
+    // tests poll every 20 ms for up to a minute: no request budget for the operator.
+    return "log_level: info\nprovisioning: {interval_seconds: 1}\nscheduling: {min_useful_seconds: 60}\n"
+           "limits: {operator_requests_per_second: 0}\nclusters:\n"
            "  - name: base\n    is_template: true\n    partition: debug\n    wall_time: \"0:10:00\"\n"
            "    log_directory: " + (dir / "slurm-logs") + "\n"
            "    worker_images: {default: {}}\n"
