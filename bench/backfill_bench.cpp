@@ -1,4 +1,4 @@
-// Backfill planner benchmark (docs/benchmarks.md):
+// Backfill planner benchmark (docs/scheduling.md, "Backfill planner (core)"):
 //   backfill_bench [PENDING_JOBS] [NODES]   default 10000 2000
 // Builds two instances from a fixed seed, then times whole cycles (profiles built, jobs
 // walked) of core::backfill and core::main_loop. Five rounds each; best and median.
@@ -115,7 +115,7 @@ void measure(const char* what, F&& cycle) {
     ms.push_back(ms_since(t));
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("%-34s best %7.1f ms  median %7.1f ms   tested %5u probes %9llu  started %5zu reserved %5zu skipped %5zu\n",
+  std::printf("%-38s best %7.1f ms  median %7.1f ms   tested %5u probes %9llu  started %5zu reserved %5zu skipped %5zu\n",
               what, ms.front(), ms[ms.size() / 2], p.counters.jobs_tested,
               static_cast<unsigned long long>(p.counters.probes), p.starts.size(), p.reservations.size(),
               p.skipped.size());
@@ -135,6 +135,9 @@ int main(int argc, char** argv) {
   gwdg.bf_max_job_part = 200;
   measure("workers: backfill (defaults)", [&] { return core::backfill(w, slurm_like); });
   measure("workers: backfill (GWDG limits)", [&] { return core::backfill(w, gwdg); });
+  core::backfill_limits every;
+  every.bf_max_job_test = 0;
+  measure("workers: backfill (every job tested)", [&] { return core::backfill(w, every); });
   measure("workers: main loop (depth 500)", [&] { return core::main_loop(w); });
   measure("machine: backfill (defaults)", [&] { return core::backfill(m, slurm_like); });
   measure("machine: main loop (depth 500)", [&] { return core::main_loop(m); });
