@@ -306,6 +306,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   // (batond records a changed policy before it serves; from here the periodic loop carries on.)
   self->delayed_send(self, std::chrono::microseconds(settings.priority.calc_period), priority_atom::value);
+  self->delayed_send(self, std::chrono::microseconds(settings.backfill.interval), plan_atom::value);
   return {
       [self](command_atom, core::envelope& e) -> caf::result<core::reply> {
         auto rp = self->make_response_promise<core::reply>();
@@ -317,6 +318,19 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
       },
       [self](flush_atom) { flush(self); },
       [self](stage_atom) { stage_slice(self); },
+      [self](plan_atom) {
+        // Periodic (scheduling.backfill.bf_interval_seconds); an unchanged plan writes nothing.
+        auto& st = self->state;
+        self->delayed_send(self, std::chrono::microseconds(st.settings.backfill.interval), plan_atom::value);
+        if (st.failed || (st.world.queued_by_image.empty() && st.world.plan.digest.empty())) return;
+        auto now = st.clock();
+        auto d = core::plan_cycle(st.world, st.leases, st.settings, now);
+        if (d.events.empty()) return;
+        std::vector<std::string> touched;
+        apply_decision(self, d, now, touched);
+        refresh_views(self, d, touched, false);
+        persist(self, d, now, "loop:backfill", "", nullptr, {});
+      },
       [self](leases_atom) -> core::lease_table { return self->state.leases.all(); },
       [self](reap_atom) {
         auto& st = self->state;

@@ -27,6 +27,7 @@ using priority_atom = caf::atom_constant<caf::atom("priority")>;  // to itself: 
 using leases_atom = caf::atom_constant<caf::atom("leases")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using plan_atom = caf::atom_constant<caf::atom("plan")>;  // to itself: the planning cycle
 using stage_atom = caf::atom_constant<caf::atom("stage")>;  // to itself: the next slice of a staged re-key
 
 // Where a submitted command's reply goes: a callback run once, on the scheduler's thread, when
@@ -56,6 +57,7 @@ using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::env
                                          caf::reacts_to<reap_atom>,
                                          caf::reacts_to<priority_atom>,
                                          caf::reacts_to<stage_atom>,
+                                         caf::reacts_to<plan_atom>,
                                          caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
 
 // Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).

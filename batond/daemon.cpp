@@ -158,6 +158,7 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_max_replicas = settings.salad.max_replicas;
     sched.priority = settings.priority;
     sched.deadlines = settings.deadlines;
+    sched.backfill = settings.backfill;
     core::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     bool record_policy = !core::policy_recorded(world, sched.priority);

@@ -79,6 +79,7 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (auto sc = root["scheduling"]) {
     parse_scheduling(sc, s.priority);
     parse_deadline_rule(sc, s.deadlines);
+    parse_backfill(sc, s.backfill);
   }
   if (auto a = root["accounts"]) parse_accounts(a, s.priority);
   if (auto l = root["limits"]) {

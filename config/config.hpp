@@ -9,6 +9,7 @@
 
 #include "config/clusters.hpp"
 #include "core/deadline.hpp"
+#include "core/plan_cycle.hpp"
 #include "core/priority_policy.hpp"
 #include "core/rate_limit.hpp"
 
@@ -48,6 +49,7 @@ struct settings {
   std::vector<cluster_config> clusters;  // Slurm partitions to provision pilot workers on
   salad_config salad;                    // disabled unless the salad: section is present
   core::priority_policy priority;        // scheduling: and accounts: (who goes first)
+  core::backfill_settings backfill;      // scheduling.backfill (the planning cycle)
   core::deadline_rule deadlines;         // scheduling.default_time_limit_seconds, scheduling.min_useful_seconds
   // limits: per-caller request budgets (token buckets); a rate of 0 turns one off.
   core::bucket_rule operator_requests{1000, 2};  // limits.operator_requests_burst / _per_second

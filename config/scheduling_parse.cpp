@@ -66,7 +66,7 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
                     "favor_small", "weights", "lattice_weights", "lattice_reference_wait_seconds", "partitions",
                     "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user",
                     "kill_invalid_dependencies", "energy_prices", "default_time_limit_seconds",
-                    "min_useful_seconds"});
+                    "min_useful_seconds", "backfill"});
   if (auto w = n["lattice_weights"]) {
     auto values = read_numbers(w, at + ".lattice_weights", 9, 0, 1e6, "a list of 9 numbers (w1..w9)", "w");
     core::lattice_weights lw{};
@@ -140,6 +140,29 @@ void parse_deadline_rule(const YAML::Node& n, core::deadline_rule& out) {
   read_int(n, "scheduling", "min_useful_seconds", 1, max_seconds, useful);
   out.default_time_limit_seconds = limit;
   out.min_useful_seconds = useful;
+}
+
+void parse_backfill(const YAML::Node& sched, core::backfill_settings& out) {
+  auto n = sched["backfill"];
+  if (!n) return;
+  const std::string at = "scheduling.backfill";
+  check_known_keys(n, at,
+                   {"bf_interval_seconds", "bf_window_minutes", "bf_max_job_test", "bf_max_job_user", "bf_max_job_part",
+                    "bf_max_probes", "placeholder_start_estimate_seconds"});
+  constexpr core::time_us second = 1'000'000;
+  int interval = static_cast<int>(out.interval / second), window = static_cast<int>(out.limits.bf_window / (60 * second));
+  int estimate = static_cast<int>(out.placeholder_start_estimate / second), probes = static_cast<int>(out.limits.work_budget);
+  read_int(n, at, "bf_interval_seconds", 1, 86400, interval);
+  read_int(n, at, "bf_window_minutes", 1, 525600, window);
+  read_int(n, at, "placeholder_start_estimate_seconds", 0, 30 * 86400, estimate);
+  read_int(n, at, "bf_max_probes", 0, 2000000000, probes);
+  out.interval = interval * second;
+  out.limits.bf_window = window * 60 * second;
+  out.placeholder_start_estimate = estimate * second;
+  out.limits.work_budget = static_cast<uint64_t>(probes);
+  out.limits.bf_max_job_test = read_u32(n, at, "bf_max_job_test", 0, 1000000, out.limits.bf_max_job_test);
+  out.limits.bf_max_job_user = read_u32(n, at, "bf_max_job_user", 0, 1000000, out.limits.bf_max_job_user);
+  out.limits.bf_max_job_part = read_u32(n, at, "bf_max_job_part", 0, 1000000, out.limits.bf_max_job_part);
 }
 
 void parse_accounts(const YAML::Node& n, core::priority_policy& p) {

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/deadline.hpp"
+#include "core/plan_cycle.hpp"
 #include "core/priority_policy.hpp"
 
 namespace baton::config::detail {
@@ -13,6 +14,8 @@ void parse_scheduling(const YAML::Node& map, core::priority_policy& out);
 void parse_accounts(const YAML::Node& map, core::priority_policy& out);
 // scheduling.default_time_limit_seconds and scheduling.min_useful_seconds (pilot deadlines).
 void parse_deadline_rule(const YAML::Node& map, core::deadline_rule& out);
+// scheduling.backfill: the planning cycle's period and Slurm's bf_* limits.
+void parse_backfill(const YAML::Node& map, core::backfill_settings& out);
 // Cross-checks once both sections are read (defaults name configured entries).
 void check_scheduling(const core::priority_policy& p);
 

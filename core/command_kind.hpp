@@ -20,6 +20,8 @@ enum class command_kind : uint8_t {
   hold_job, release_job, job_priority, list_priorities, fairshare, recalculate_priorities,
   // named operators with their own tokens
   create_operator, revoke_operator, list_operators,
+  // the planning cycle, now (core/plan_cycle.hpp)
+  plan_now,
 };
 
 }  // namespace baton::core

@@ -128,6 +128,7 @@ struct job_priority { std::string id; };  // sprio -j
 struct list_priorities {};                // sprio: every queued job
 struct fairshare {};                      // sshare -l
 struct recalculate_priorities {};         // the periodic loop (or an operator, now)
+struct plan_now {};                       // the planning cycle, now (an operator; the loop runs it periodically)
 
 // --- named operators ---
 struct create_operator {
@@ -153,7 +154,8 @@ using command = std::variant<
     commands::placeholder_submitted, commands::submission_failed, commands::stale_allocations_checked,
     commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
-    commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators>;
+    commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
+    commands::plan_now>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -1,6 +1,7 @@
 #include "core/decide.hpp"
 
 #include "core/dag.hpp"
+#include "core/plan_cycle.hpp"
 #include "core/scheduling.hpp"
 #include "events/envelope.hpp"
 
@@ -20,8 +21,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::stale_allocations_checked, C::stale_allocations_checked> &&
               at_kind<command_kind::salad_failed, C::salad_failed> && at_kind<command_kind::hold_job, C::hold_job> &&
               at_kind<command_kind::recalculate_priorities, C::recalculate_priorities> &&
-              at_kind<command_kind::list_operators, C::list_operators> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::list_operators) + 1);
+              at_kind<command_kind::list_operators, C::list_operators> && at_kind<command_kind::plan_now, C::plan_now> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::plan_now) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -81,7 +82,9 @@ decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, 
 }
 
 R::job_row row_of(const world& w, const scheduler_settings& s, const job& j) {
-  return {j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j)};
+  std::optional<planned_slot> slot;
+  if (const planned_slot* r = reservation_of(w, j.id); r && j.status == job_status::queued) slot = *r;
+  return {j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j), slot};
 }
 
 // --- validation the domain owns (what the config knows) ---
@@ -583,6 +586,10 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
         } else if constexpr (std::is_same_v<T, C::create_operator> || std::is_same_v<T, C::revoke_operator> ||
                              std::is_same_v<T, C::list_operators>) {
           return operators(w, s, c, now);
+        } else if constexpr (std::is_same_v<T, C::plan_now>) {
+          auto d = plan_cycle(w, leases, s, now);
+          size_t starts = d.events.empty() ? w.plan.start_for_worker.size() : d.events[0].payload["starts"].size();
+          return from(std::move(d), R::counted{starts}, now);
         } else if constexpr (std::is_same_v<T, C::get_job>) {
           const job* j = visible_job(w, e.caller, c.id);
           return j ? answered(row_of(w, s, *j), now) : refused(not_found("Job", c.id), now);
@@ -661,6 +668,10 @@ std::string named_worker(const command& c) {
   if (auto* d = std::get_if<C::deregister>(&c)) return d->worker_id;
   if (auto* r = std::get_if<C::request_job>(&c)) return r->worker_id;
   return "";
+}
+
+decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
+  return decide_plan(w, stale_workers(leases, s, now), s.deadlines, s.backfill, now);
 }
 
 }  // namespace baton::core

@@ -10,6 +10,7 @@
 #include "core/deadline.hpp"
 #include "core/liveness.hpp"
 #include "core/outcome.hpp"
+#include "core/plan_cycle.hpp"
 #include "core/world.hpp"
 
 namespace baton::core {
@@ -32,6 +33,7 @@ struct scheduler_settings {
   std::string salad_image;  // the image Salad containers run
   int salad_max_replicas = 0;
   priority_policy priority;  // as configured; recorded by each recalculation
+  backfill_settings backfill;  // the planning cycle (core/plan_cycle.hpp)
   deadline_rule deadlines;   // which jobs fit a pilot's remaining allocation (recorded by each assignment it shaped)
 };
 
@@ -45,5 +47,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
 // that is gone are requeued (orphans). One decision for everything found. Workers of a
 // configured Slurm cluster wait for squeue's word (or hpc_silent_cap_us) before being reaped.
 decision reap(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
+
+// Loop work: the planning cycle (core/plan_cycle.hpp) over the workers whose lease holds.
+decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
 
 }  // namespace baton::core

@@ -20,6 +20,7 @@ struct job_row {
   job j;
   std::string queue_blocked_reason;  // "" when nothing blocks it
   std::string pending_reason;        // queued jobs: Priority, Resources, JobHeld, ... ("" otherwise)
+  std::optional<planned_slot> reservation;  // where and when the last plan expects it to start
 };
 struct job_page { std::vector<job_row> items; size_t total = 0, offset = 0, limit = 0; };
 struct worker_row {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/dag.hpp"
+#include "core/plan_cycle.hpp"
 #include "core/usage.hpp"
 #include "events/envelope.hpp"
 
@@ -280,8 +281,9 @@ std::string pending_reason(const world& w, const job& j) {
   }
   if (j.over_limit) return "QOSMaxJobsPerUserLimit";
   auto it = w.queued_by_image.find(j.worker_image_key);
-  if (it == w.queued_by_image.end()) return "Resources";
-  return it->second.order_of_key(queue_key_of(j)) == 0 ? "Resources" : "Priority";
+  if (it == w.queued_by_image.end() || it->second.order_of_key(queue_key_of(j)) == 0) return "Resources";
+  // Behind others, but the last plan found it a place (core/plan_cycle.hpp).
+  return reservation_of(w, j.id) ? "Reservation" : "Priority";
 }
 
 std::vector<std::string> queue_in_evaluation_order(const world& w) {

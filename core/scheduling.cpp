@@ -1,5 +1,8 @@
 #include "core/scheduling.hpp"
 
+#include "core/plan_cycle.hpp"
+#include "events/envelope.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -196,6 +199,21 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
   poll_choice out;
   const worker* me = w.find_worker(worker_id);
   if (!me) return out;
+
+  // The last planning cycle's start for this worker, if the job still waits and still fits;
+  // a plan overtaken by events falls through to the direct choice below.
+  if (const std::string* planned = planned_job_for(w, worker_id)) {
+    const job* j = w.find_job(*planned);
+    if (j && eligible(*j) && can_run(*me, *j) && fit_of(*me, *j, rule, now).admitted) {
+      out.job_id = j->id;
+      out.record = {{"policy", "plan"},
+                    {"worker_id", worker_id},
+                    {"worker_score", score_of(*me)},
+                    {"planned_at", events::format_time_us(w.plan.planned_at)}};
+      if (me->allocation_ends_at) out.record["deadline"] = deadline_record(w, *me, out.job_id, rule, now);
+      return out;
+    }
+  }
 
   // Only idle workers of the poller's image ranked above it can take a job it could run
   // before it does; jobs and workers of other images never meet it.

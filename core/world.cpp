@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/dag.hpp"
+#include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
 #include "core/usage.hpp"
 #include "events/envelope.hpp"
@@ -225,6 +226,11 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     w.queued_by_qos_user[qos_group(j)].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
   }
   if (eligible(j)) index_insert(w, j);
+  if (type == "job.assigned") {  // the plan's start for it, or its reservation, is used up
+    w.plan.reservations.erase(j.id);
+    if (auto s = w.plan.start_for_worker.find(j.assigned_worker_id); s != w.plan.start_for_worker.end() && s->second == j.id)
+      w.plan.start_for_worker.erase(s);
+  }
   if (limit_crossed)  // the group's other queued jobs now wait, or may go
     for (auto& [key, other] : w.queued_by_qos_user[qos_group(j)])
       set_waiting_flag(w, *other, &job::over_limit, at_qos_limit(w, *other), at);
@@ -397,6 +403,8 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
     record_priorities(w, payload, at);
   else if (type == "scheduler.priorities_applied")
     apply_pending_priorities(w, at);
+  else if (type == "scheduler.plan_made")
+    record_plan(w.plan, payload, at);
   else if (type == "cluster.disabled")
     w.disabled_clusters.insert(stream.substr(8));
   else if (type == "cluster.enabled")

@@ -77,6 +77,19 @@ struct priority_state {
   double backlog = 0;                   // Lattice f6 at the recalculation
 };
 
+// What the last planning cycle (scheduler.plan_made, core/plan_cycle.hpp) recorded.
+struct planned_slot {
+  std::string worker_id;
+  time_us start = 0, end = 0;
+};
+struct live_plan {
+  time_us planned_at = 0;
+  std::string digest;                                  // of the whole plan, to skip an unchanged one
+  std::map<std::string, std::string> start_for_worker;  // idle worker -> the job it should take
+  std::map<std::string, planned_slot> reservations;     // job -> where and when it is expected to start
+  size_t reservations_total = 0;
+};
+
 struct world {
   world() = default;
   world(const world&) = delete;  // indexes point into the maps' nodes
@@ -113,6 +126,7 @@ struct world {
   std::map<std::string, std::map<std::pair<time_us, std::string_view>, job*>> queued_by_qos_user;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
   priority_state priority;
+  live_plan plan;
   // A recalculation decided but not yet in force (scheduler.priorities_recalculated with
   // "deferred"): the queue keeps its order until scheduler.priorities_applied swaps it in, so
   // the scheduler can build the new order in slices between polls (core/staged_rekey.hpp).

@@ -278,6 +278,7 @@ void add_api_routes(router& s, api_context ctx) {
   route(s, "GET", "/fairshare", ctx, K::fairshare, [](const request&) -> core::command { return C::fairshare{}; });
   route(s, "POST", "/priority/recalculate", ctx, K::recalculate_priorities,
         [](const request&) -> core::command { return C::recalculate_priorities{}; });
+  route(s, "POST", "/plan", ctx, K::plan_now, [](const request&) -> core::command { return C::plan_now{}; });
 
   // --- named operators (admins only) ---
   s.Post("/operators", [ctx](const request& req, response& res) {

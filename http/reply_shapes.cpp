@@ -17,6 +17,9 @@ json job_json(const R::job_row& row, core::time_us at) {
   auto out = core::to_json(row.j, at);
   out["queue_blocked_reason"] = or_null(row.queue_blocked_reason);
   out["pending_reason"] = or_null(row.pending_reason);
+  // The last plan's reservation: when and on which worker (or pending allocation) it should start.
+  out["expected_start"] = row.reservation ? json(events::format_time_us(row.reservation->start)) : json(nullptr);
+  out["expected_worker_id"] = row.reservation ? json(row.reservation->worker_id) : json(nullptr);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
@@ -42,6 +43,24 @@ rederive_report rederive_decisions(const events::event_store& store) {
         ++r.mismatches;
         if (r.problems.size() < 10)
           r.problems.push_back("event " + std::to_string(e.seq) + ": priority recalculation re-derived differently: " +
+                               (again.events.empty() ? std::string("nothing") : again.events[0].payload.dump()));
+      }
+    }
+    if (type == "scheduler.plan_made") {
+      ++r.decisions;
+      ++r.plans;
+      std::set<std::string> stale;
+      for (const auto& id : payload.value("stale_excluded", nlohmann::json::array())) stale.insert(id.get<std::string>());
+      const auto& dl = payload.value("deadline", nlohmann::json::object());
+      core::deadline_rule rule;
+      rule.default_time_limit_seconds = dl.value("default_time_limit_seconds", rule.default_time_limit_seconds);
+      rule.min_useful_seconds = dl.value("min_useful_seconds", rule.min_useful_seconds);
+      auto settings = core::backfill_settings_of(payload.value("settings", nlohmann::json::object()));
+      auto again = core::decide_plan(w, stale, rule, settings, e.recorded_at_us);
+      if (again.events.size() != 1 || again.events[0].payload != payload) {
+        ++r.mismatches;
+        if (r.problems.size() < 10)
+          r.problems.push_back("event " + std::to_string(e.seq) + ": plan re-derived differently: " +
                                (again.events.empty() ? std::string("nothing") : again.events[0].payload.dump()));
       }
     }

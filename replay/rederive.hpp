@@ -14,8 +14,9 @@ namespace baton::replay {
 
 struct rederive_report {
   uint64_t events = 0;
-  uint64_t decisions = 0;       // assignments and recalculations
+  uint64_t decisions = 0;       // assignments, recalculations and plans
   uint64_t recalculations = 0;  // of which priority recalculations
+  uint64_t plans = 0;           // of which planning cycles (starts and reservations)
   uint64_t mismatches = 0;
   std::vector<std::string> problems;  // the first few mismatches, one line each
 };

@@ -184,6 +184,7 @@ std::vector<row> rows() {
   t.push_back({"GET", "/priority", nullptr, operator_ok200});
   t.push_back({"GET", "/fairshare", nullptr, operator_ok200});
   t.push_back({"POST", "/priority/recalculate", nullptr, operator_ok200});
+  t.push_back({"POST", "/plan", nullptr, operator_ok200});
   // --- clusters, config, cloud ---
   t.push_back({"GET", "/clusters", nullptr, operator_ok200});
   t.push_back({"GET", "/config/slurm-clusters", nullptr, operator_ok200});

@@ -48,7 +48,7 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   const char* partitions[] = {"normal", "normal", "test"};
   const char* qos[] = {"normal", "2h", "interactive"};
   std::vector<worker_handle> workers;
-  int assigned = 0, created = 0;
+  int assigned = 0, created = 0, plans_asked = 0;
 
   auto op_call = [&](const std::string& method, const std::string& path, const json& body) {
     auto c = d->client();
@@ -94,8 +94,12 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
         w.job.clear();
       }
     } else if (what < 85) {  // an operator recalculates, or releases a held job
-      if (pick(2)) {
+      int action = pick(3);
+      if (action == 0) {
         EXPECT_EQ(op_call("POST", "/priority/recalculate", nullptr), 200);
+      } else if (action == 1) {  // a planning cycle now: its starts and reservations re-derive too
+        EXPECT_EQ(op_call("POST", "/plan", nullptr), 200);
+        ++plans_asked;
       } else {
         auto c = d->client();
         auto r = c->Get("/jobs?status=queued&limit=100");
@@ -116,12 +120,14 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
     }
   }
   EXPECT_GT(assigned, 50) << "the campaign must exercise the policy";
+  EXPECT_GT(plans_asked, 5) << "and the planning cycle";
   ASSERT_EQ(d->stop(), 0) << d->err();
   test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
                            {"BATON_CONFIG=" + (dir / "none.yaml")});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_NE(tool.out().find("ok: " + std::to_string(assigned) + " assignment decisions"), std::string::npos)
       << tool.out() << tool.err();
+  EXPECT_EQ(tool.out().find(" 0 plans"), std::string::npos) << "plans were recorded and re-derived: " << tool.out();
 }
 
 INSTANTIATE_TEST_SUITE_P(policies, campaign, ::testing::Values("multifactor", "lattice:ml_training", "fifo"),

@@ -1,0 +1,197 @@
+#include "core/plan_cycle.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "core/scheduling.hpp"
+#include "events/bytes.hpp"
+#include "events/envelope.hpp"
+#include "events/sha256.hpp"
+
+namespace baton::core {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr time_us us_per_second = 1'000'000;
+
+std::string node_name(size_t i) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08zu", i);
+  return buf;
+}
+
+// The first `cap` eligible queued jobs of every image, merged in evaluation order (0: all).
+std::vector<const job*> pending_in_order(const world& w, size_t cap) {
+  using iter = ranked_set<queue_key>::const_iterator;
+  std::vector<std::pair<iter, iter>> heads;
+  for (const auto& [image, keys] : w.queued_by_image) heads.emplace_back(keys.begin(), keys.end());
+  std::vector<const job*> out;
+  while (cap == 0 || out.size() < cap) {
+    std::pair<iter, iter>* best = nullptr;
+    for (auto& h : heads)
+      if (h.first != h.second && (!best || *h.first < *best->first)) best = &h;
+    if (!best) break;
+    out.push_back(best->first->owner);
+    ++best->first;
+  }
+  return out;
+}
+
+json time_or_null(time_us t) { return t >= time_never ? json(nullptr) : json(events::format_time_us(t)); }
+
+}  // namespace
+
+json to_json(const backfill_settings& s) {
+  return {{"bf_interval_seconds", s.interval / us_per_second},
+          {"bf_window_minutes", s.limits.bf_window / (60 * us_per_second)},
+          {"bf_max_job_test", s.limits.bf_max_job_test},
+          {"bf_max_job_user", s.limits.bf_max_job_user},
+          {"bf_max_job_part", s.limits.bf_max_job_part},
+          {"bf_max_probes", s.limits.work_budget},
+          {"bf_resolution_seconds", s.limits.bf_resolution / us_per_second},
+          {"placeholder_start_estimate_seconds", s.placeholder_start_estimate / us_per_second},
+          {"recorded_reservations", s.recorded_reservations}};
+}
+
+backfill_settings backfill_settings_of(const json& j) {
+  backfill_settings s;
+  s.interval = j.value("bf_interval_seconds", s.interval / us_per_second) * us_per_second;
+  s.limits.bf_window = j.value("bf_window_minutes", s.limits.bf_window / (60 * us_per_second)) * 60 * us_per_second;
+  s.limits.bf_max_job_test = j.value("bf_max_job_test", s.limits.bf_max_job_test);
+  s.limits.bf_max_job_user = j.value("bf_max_job_user", s.limits.bf_max_job_user);
+  s.limits.bf_max_job_part = j.value("bf_max_job_part", s.limits.bf_max_job_part);
+  s.limits.work_budget = j.value("bf_max_probes", s.limits.work_budget);
+  s.limits.bf_resolution = j.value("bf_resolution_seconds", s.limits.bf_resolution / us_per_second) * us_per_second;
+  s.placeholder_start_estimate =
+      j.value("placeholder_start_estimate_seconds", s.placeholder_start_estimate / us_per_second) * us_per_second;
+  s.recorded_reservations = j.value("recorded_reservations", s.recorded_reservations);
+  return s;
+}
+
+planner_view planner_input(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
+                           const backfill_settings& s, time_us now) {
+  planner_view v;
+  v.input.now = now;
+  // Workers in rank order (HPC before Salad, more GPUs, ...): node names sort the same way,
+  // so the planner's ties (node name) go to the better worker.
+  std::vector<const worker*> workers;
+  for (const auto& [id, wk] : w.workers)
+    if (!wk.gone && !stale.count(id) && (wk.placeholder || wk.registered_at != 0)) workers.push_back(&wk);
+  std::sort(workers.begin(), workers.end(), [](const worker* a, const worker* b) { return rank_of(*a) < rank_of(*b); });
+  for (const worker* wk : workers) {
+    plan_node n;
+    n.capacity = 1;
+    if (wk->placeholder) {
+      n.available_from = now + s.placeholder_start_estimate;
+      n.available_until = wk->wall_time_seconds > 0 ? n.available_from + wk->wall_time_seconds * us_per_second : time_never;
+    } else {
+      n.available_from = now;
+      n.available_until = wk->allocation_ends_at ? wk->allocation_ends_at : time_never;
+      if (n.available_until <= now) continue;  // its allocation has ended: nothing to plan on it
+    }
+    n.id = node_name(v.input.nodes.size());
+    auto index = static_cast<uint32_t>(v.input.nodes.size());
+    v.input.nodes.push_back(std::move(n));
+    v.worker_of_node.push_back(wk->id);
+    if (const std::string* held = w.held_job(wk->id)) {
+      const job& j = *w.find_job(*held);
+      time_us end = expected_end(j, rule).value_or(now + time_limit_of(j, rule) * us_per_second);
+      v.input.running.push_back({j.id, index, 1, end});
+    }
+  }
+  size_t cap = s.limits.bf_max_job_test ? 4 * static_cast<size_t>(s.limits.bf_max_job_test) : 0;
+  // One resource class per distinct request: image, GPUs, cluster pins.
+  std::map<std::tuple<std::string, uint32_t, std::vector<std::string>>, uint32_t> class_of;
+  for (const job* j : pending_in_order(w, cap)) {
+    auto key = std::make_tuple(j->worker_image_key, j->gpu_count, j->preferred_clusters);
+    auto [it, fresh] = class_of.emplace(key, static_cast<uint32_t>(v.input.classes.size()));
+    if (fresh) {
+      resource_class c;
+      for (uint32_t i = 0; i < v.input.nodes.size(); ++i)
+        if (can_run(*w.find_worker(v.worker_of_node[i]), *j)) c.nodes.push_back(i);
+      v.input.classes.push_back(std::move(c));
+    }
+    plan_job pj;
+    pj.id = j->id;
+    pj.units = 1;
+    pj.duration = time_limit_of(*j, rule) * us_per_second;
+    pj.resource_class = it->second;
+    pj.user = j->user;
+    pj.partition = j->partition;
+    pj.checkpoints = j->checkpoints;
+    pj.min_useful = rule.min_useful_seconds * us_per_second;
+    v.input.pending.push_back(std::move(pj));
+  }
+  if (v.input.classes.empty()) v.input.classes.emplace_back();  // no pending job: one empty class
+  return v;
+}
+
+decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
+                     const backfill_settings& s, time_us now) {
+  auto v = planner_input(w, stale, rule, s, now);
+  auto p = backfill(v.input, s.limits);
+  json starts = json::array(), reservations = json::array(), all = json::array();
+  for (const auto& st : p.starts)
+    starts.push_back({{"job_id", st.job_id}, {"worker_id", v.worker_of_node[st.node]}, {"end", time_or_null(st.end)}});
+  for (const auto& r : p.reservations) {
+    json row = {{"job_id", r.job_id}, {"worker_id", v.worker_of_node[r.node]},
+                {"start", events::format_time_us(r.start)}, {"end", time_or_null(r.end)}};
+    if (reservations.size() < s.recorded_reservations) reservations.push_back(row);
+    all.push_back(std::move(row));
+  }
+  json skipped = json::object();
+  for (const auto& k : p.skipped) skipped[to_string(k.reason)] = skipped.value(to_string(k.reason), 0) + 1;
+  // The digest covers what the plan decided, not when: an unchanged plan writes no event.
+  auto digest = events::to_hex(events::sha256(json{{"starts", starts}, {"reservations", all}}.dump()));
+  if (digest == w.plan.digest) return {};
+  json stale_ids = json::array();
+  for (const auto& id : stale) stale_ids.push_back(id);
+  decision d;
+  d.events.push_back({"scheduler", "scheduler.plan_made",
+                      {{"digest", digest},
+                       {"starts", std::move(starts)},
+                       {"reservations", std::move(reservations)},
+                       {"reservations_total", p.reservations.size()},
+                       {"skipped", std::move(skipped)},
+                       {"pending_considered", v.input.pending.size()},
+                       {"jobs_tested", p.counters.jobs_tested},
+                       {"probes", p.counters.probes},
+                       {"settings", to_json(s)},
+                       {"deadline",
+                        {{"default_time_limit_seconds", rule.default_time_limit_seconds},
+                         {"min_useful_seconds", rule.min_useful_seconds}}},
+                       {"stale_excluded", std::move(stale_ids)}}});
+  return d;
+}
+
+void record_plan(live_plan& plan, const json& p, time_us at) {
+  plan = live_plan{};
+  plan.planned_at = at;
+  plan.digest = p.value("digest", "");
+  for (const auto& st : p.value("starts", json::array()))
+    plan.start_for_worker[st.value("worker_id", "")] = st.value("job_id", "");
+  for (const auto& r : p.value("reservations", json::array())) {
+    planned_slot slot;
+    slot.worker_id = r.value("worker_id", "");
+    slot.start = events::parse_time_us(r.value("start", "")).value_or(0);
+    slot.end = r.at("end").is_string() ? events::parse_time_us(r["end"].get<std::string>()).value_or(0) : 0;
+    plan.reservations[r.value("job_id", "")] = slot;
+  }
+  plan.reservations_total = p.value("reservations_total", size_t{0});
+}
+
+const std::string* planned_job_for(const world& w, const std::string& worker_id) {
+  auto it = w.plan.start_for_worker.find(worker_id);
+  return it == w.plan.start_for_worker.end() ? nullptr : &it->second;
+}
+
+const planned_slot* reservation_of(const world& w, const std::string& job_id) {
+  auto it = w.plan.reservations.find(job_id);
+  return it == w.plan.reservations.end() ? nullptr : &it->second;
+}
+
+}  // namespace baton::core

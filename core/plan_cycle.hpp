@@ -1,0 +1,57 @@
+#pragma once
+// The scheduler's planning cycle over baton's world (seed 004's backfill loop, live): every
+// bf_interval the scheduler turns the world into the planner's plain input (core/backfill.hpp)
+// and records what the planner decided as one decision event, scheduler.plan_made:
+//   - planned starts: an idle worker and the job it should take; that worker's next poll takes
+//     it if the job is still waiting and still fits (core/scheduling.cpp), else it falls back
+//     to the direct choice. The plan is advice the poll checks, never trusted blindly.
+//   - reservations: when and where each job that cannot start now is expected to (the
+//     earliest worker, or pending allocation, that fits it); shown as the job's expected start.
+// Workers are exclusive (one job each), so a poll's job on an idle worker never delays a
+// reservation: reservations sit on busy workers and pending allocations.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/backfill.hpp"
+#include "core/deadline.hpp"
+#include "core/world.hpp"
+
+namespace baton::core {
+
+// scheduling.backfill in the config, Slurm's names and the seeds' values.
+struct backfill_settings {
+  time_us interval = 45'000'000;  // bf_interval
+  backfill_limits limits{2880LL * 60 * 1'000'000, 2000, 15, 200, 0, 0};
+  // A pending allocation (placeholder) is planned as starting this long from now (Slurm's
+  // queue does not say when it will start) and lasting its wall time.
+  time_us placeholder_start_estimate = 600'000'000;
+  // Reservations recorded in full in each event (all are re-derived, through the digest).
+  size_t recorded_reservations = 50;
+};
+
+nlohmann::json to_json(const backfill_settings& s);
+backfill_settings backfill_settings_of(const nlohmann::json& j);
+
+// The planner's input as of now, and which worker each node is (nodes are numbered in worker
+// rank order, so ties go to the better worker). Stale workers are left out.
+struct planner_view {
+  plan_input input;
+  std::vector<std::string> worker_of_node;
+};
+planner_view planner_input(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
+                           const backfill_settings& s, time_us now);
+
+// The cycle: nothing when the plan is what the last one recorded.
+decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
+                     const backfill_settings& s, time_us now);
+
+// Applies scheduler.plan_made to the world's plan.
+void record_plan(live_plan& plan, const nlohmann::json& payload, time_us at);
+
+// The planned start waiting for this worker, if any ("" otherwise).
+const std::string* planned_job_for(const world& w, const std::string& worker_id);
+// The job's reservation from the last plan, if it was recorded.
+const planned_slot* reservation_of(const world& w, const std::string& job_id);
+
+}  // namespace baton::core

@@ -1,0 +1,198 @@
+// The planning cycle over baton's world (core/plan_cycle.hpp): which idle worker should take
+// which job now, and where and when each job that cannot start is expected to; a poll taking
+// its planned job, or falling back when the plan went stale; deadlines; an unchanged plan
+// writing nothing; and every recorded plan re-deriving from the events before it.
+#include <gtest/gtest.h>
+
+#include "core/plan_cycle.hpp"
+#include "core/priority.hpp"
+#include "events/envelope.hpp"
+#include "support/core_under_test.hpp"
+#include "support/ids.hpp"
+
+using namespace baton;
+using core::principal;
+namespace C = core::commands;
+
+namespace {
+
+constexpr core::time_us second = 1'000'000, minute = 60 * second, hour = 60 * minute;
+
+struct plan_fixture : test::core_under_test {
+  principal admin = principal::operator_named("admin");
+
+  plan_fixture() {
+    s.priority.partitions = {{"normal", 1, 1}, {"test", 100, 10}};
+    s.priority.kind = core::policy_kind::fifo;
+    run(principal::loop(), C::recalculate_priorities{});  // records the partitions' tiers
+  }
+  std::string job(const std::string& name, uint32_t gpus, int64_t limit_seconds, bool checkpoints = true,
+                  const std::string& partition = "normal") {
+    C::create_job c;
+    c.id = test::uid(name);
+    c.title = name;
+    c.input_bundle_path = "/b";
+    c.gpu_count = gpus;
+    c.time_limit_seconds = limit_seconds;
+    c.checkpoints = checkpoints;
+    c.partition = partition;
+    auto o = run(admin, c);
+    EXPECT_FALSE(o.answer.error) << o.answer.error->message;
+    now += second;  // submit order is creation order, not the ids'
+    return c.id;
+  }
+  std::string worker(const std::string& name, int gpus, std::optional<core::time_us> ends = std::nullopt) {
+    C::register_worker r;
+    r.new_id = test::uid(name);
+    r.gpu_model = "A100";
+    r.gpu_count = gpus;
+    r.credential_sha256 = "00";
+    r.allocation_ends_at = ends;
+    auto o = run(principal::pilot_token(), r);
+    EXPECT_FALSE(o.answer.error) << o.answer.error->message;
+    return r.new_id;
+  }
+  void heartbeat_all() {
+    for (const auto& [id, wk] : w.workers)
+      if (!wk.gone) leases.touch(id, now);
+  }
+  // One planning cycle, applied and logged as the scheduler does; its payload (or null).
+  nlohmann::json cycle() {
+    heartbeat_all();
+    auto d = core::plan_cycle(w, leases, s, now);
+    if (d.events.empty()) return nullptr;
+    // The recorded plan re-derives from the events before it (as batond --rederive checks).
+    core::world replayed;
+    for (const auto& [dd, at] : log) core::apply(replayed, dd, at);
+    auto again = core::decide_plan(replayed, {}, s.deadlines, s.backfill, now);
+    EXPECT_EQ(again.events.size(), 1u);
+    if (!again.events.empty()) EXPECT_EQ(again.events[0].payload, d.events[0].payload);
+    core::apply(w, d, now);
+    log.emplace_back(d, now);
+    return d.events[0].payload;
+  }
+  std::string reason(const std::string& id) { return core::pending_reason(w, *w.find_job(id)); }
+};
+
+std::string at(core::time_us t) { return events::format_time_us(t); }
+
+}  // namespace
+
+TEST(plan_cycle, AFourGpuTopJobIsReservedWhileOneGpuJobsTakeTheWorkersItDoesNotNeed) {
+  plan_fixture f;
+  auto big = f.worker("big", 4);
+  f.now += second;
+  auto small_a = f.worker("small-a", 1);
+  f.now += second;  // registered later: ranks below small-a
+  auto small_b = f.worker("small-b", 1);
+  auto running = f.job("running", 4, 3600);
+  ASSERT_EQ(f.poll(big), running);
+  f.run(principal::of_worker(big), C::start_job{running});
+  auto started = f.now;
+  f.now += 10 * minute;
+  auto top = f.job("top", 4, 7200, true, "test");  // the highest tier: considered first
+  auto one = f.job("one", 1, 1800), two = f.job("two", 1, 1800), three = f.job("three", 1, 1800);
+
+  auto plan = f.cycle();
+  ASSERT_TRUE(plan.is_object());
+  // The 4-GPU job waits for the only 4-GPU worker: its running job's limit ends it at +1 h.
+  ASSERT_EQ(plan["reservations"].size(), 2u) << plan.dump(1);
+  EXPECT_EQ(plan["reservations"][0]["job_id"], top);
+  EXPECT_EQ(plan["reservations"][0]["worker_id"], big);
+  EXPECT_EQ(plan["reservations"][0]["start"], at(started + hour));
+  // Two 1-GPU jobs start on the 1-GPU workers now, ties to the better-ranked (earlier) worker;
+  // the third waits for one of them to finish (30 min), not for the big worker.
+  ASSERT_EQ(plan["starts"].size(), 2u);
+  EXPECT_EQ(plan["starts"][0]["job_id"], one);
+  EXPECT_EQ(plan["starts"][0]["worker_id"], small_a);
+  EXPECT_EQ(plan["starts"][1]["job_id"], two);
+  EXPECT_EQ(plan["starts"][1]["worker_id"], small_b);
+  EXPECT_EQ(plan["reservations"][1]["job_id"], three);
+  EXPECT_EQ(plan["reservations"][1]["worker_id"], small_a);
+  EXPECT_EQ(plan["reservations"][1]["start"], at(f.now + 30 * minute));
+
+  EXPECT_EQ(f.reason(top), "Resources");
+  EXPECT_EQ(f.reason(three), "Reservation");
+  auto row = std::get<core::results::job_row>(f.run(f.admin, C::get_job{top}).answer.value);
+  ASSERT_TRUE(row.reservation);
+  EXPECT_EQ(row.reservation->worker_id, big);
+
+  // The second small worker polls first: it takes its planned job, not the first in line.
+  f.heartbeat_all();
+  auto o = f.run(principal::of_worker(small_b), C::request_job{small_b});
+  auto& answer = std::get<core::results::poll_answer>(o.answer.value);
+  ASSERT_TRUE(answer.assigned);
+  EXPECT_EQ(answer.assigned->job_id, two);
+  ASSERT_FALSE(o.events.empty());
+  EXPECT_EQ(o.events[0].payload["decision"]["policy"], "plan") << "taken from the plan, not by the direct choice";
+  EXPECT_EQ(f.w.find_job(two)->assigned_worker_id, small_b);
+  EXPECT_FALSE(core::planned_job_for(f.w, small_b)) << "a planned start is used once";
+  EXPECT_EQ(f.poll(small_a), one);
+
+  EXPECT_TRUE(f.cycle().is_object()) << "the plan changed: two jobs started";
+  EXPECT_TRUE(f.cycle().is_null()) << "nothing changed since: no event";
+}
+
+TEST(plan_cycle, APollFallsBackWhenItsPlannedJobNoLongerWaits) {
+  plan_fixture f;
+  auto a = f.worker("a", 1);
+  auto first = f.job("first", 1, 600);
+  auto plan = f.cycle();
+  ASSERT_EQ(plan["starts"].size(), 1u);
+  EXPECT_EQ(plan["starts"][0]["job_id"], first);
+  EXPECT_EQ(plan["starts"][0]["worker_id"], a);
+  // The plan goes stale: its job is held, another arrives before the next cycle.
+  f.run(f.admin, C::hold_job{first});
+  auto second = f.job("second", 1, 600);
+  f.heartbeat_all();
+  auto o = f.run(principal::of_worker(a), C::request_job{a});
+  auto& answer = std::get<core::results::poll_answer>(o.answer.value);
+  ASSERT_TRUE(answer.assigned);
+  EXPECT_EQ(answer.assigned->job_id, second) << "the direct choice, not the stale plan";
+  EXPECT_EQ(o.events[0].payload["decision"]["policy"], "greedy-rank-v1");
+  EXPECT_EQ(f.w.find_job(second)->status, core::job_status::assigned);
+  EXPECT_EQ(f.w.find_job(first)->status, core::job_status::queued);
+}
+
+TEST(plan_cycle, AWorkerWithTenMinutesLeftIsNeverPlannedForAnHourLongJobThatCannotCheckpoint) {
+  plan_fixture f;
+  auto ends_at = f.now + 10 * minute;
+  auto ending = f.worker("ending", 1, ends_at);
+  auto rigid = f.job("rigid", 1, 3600, false);
+  auto plan = f.cycle();
+  ASSERT_TRUE(plan.is_object());
+  EXPECT_TRUE(plan["starts"].empty()) << plan.dump(1);
+  EXPECT_TRUE(plan["reservations"].empty());
+  EXPECT_EQ(plan["skipped"].value("no_eligible_node", 0), 1);
+  f.heartbeat_all();
+  EXPECT_FALSE(f.poll(ending));
+  // A checkpointing job may take it: it hands off before the end (min_useful 10 min default).
+  f.s.deadlines.min_useful_seconds = 300;
+  auto supple = f.job("supple", 1, 3600, true);
+  plan = f.cycle();
+  ASSERT_EQ(plan["starts"].size(), 1u);
+  EXPECT_EQ(plan["starts"][0]["job_id"], supple);
+  EXPECT_EQ(plan["starts"][0]["end"], at(ends_at)) << "cut at the allocation's end";
+  EXPECT_EQ(f.poll(ending), supple);
+}
+
+TEST(plan_cycle, APendingAllocationIsPlannedAsStartingLaterForItsWallTime) {
+  plan_fixture f;
+  f.s.backfill.placeholder_start_estimate = 5 * minute;
+  core::cluster_spec c;
+  c.name = "hpc";
+  c.images = {"default"};
+  c.wall_time_seconds = 4 * 3600;
+  c.gpu_count = 1;
+  f.s.clusters.push_back(c);
+  auto job = f.job("waits", 1, 1800);
+  auto d = core::decide_placeholder(f.w, c, test::uid("ph"), "default", "42", nlohmann::json::object(), f.now);
+  ASSERT_FALSE(d.events.empty());
+  core::apply(f.w, d, f.now);
+  f.log.emplace_back(d, f.now);
+  auto plan = f.cycle();
+  ASSERT_EQ(plan["reservations"].size(), 1u) << plan.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+  EXPECT_EQ(plan["reservations"][0]["job_id"], job);
+  EXPECT_EQ(plan["reservations"][0]["worker_id"], test::uid("ph"));
+  EXPECT_EQ(plan["reservations"][0]["start"], at(f.now + 5 * minute));
+}
