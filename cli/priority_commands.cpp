@@ -99,6 +99,9 @@ int jobs_why(context& c, const std::string& id) {
   if (job.body["pending_reason"].is_string()) c.out << ", waiting: " << cell(job.body["pending_reason"]);
   if (job.body["queue_blocked_reason"].is_string()) c.out << " (" << cell(job.body["queue_blocked_reason"]) << ")";
   c.out << "\n";
+  if (job.body.value("expected_start", json()).is_string())  // the last plan's reservation
+    c.out << "expected to start " << cell(job.body["expected_start"]) << " on worker " << cell(job.body["expected_worker_id"])
+          << "\n";
   c.out << "policy " << cell(prio.body["policy"]) << ", priority " << cell(row.value("priority", json())) << ", tier "
         << cell(row.value("priority_tier", json())) << ", user " << cell(job.body["user"]) << ", account "
         << cell(job.body["account"]) << "\n";
