@@ -461,7 +461,8 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
     size_t n = d.events.size();
     return from(std::move(d), R::counted{n}, now);
   } else if constexpr (std::is_same_v<Cmd, C::cluster_plan>) {
-    return answered(R::plans{plan_submissions(w, *spec, stale_workers(leases, s, now), now)}, now);
+    return answered(R::plans{plan_submissions(w, *spec, stale_workers(leases, s, now), s.deadlines,
+                                                    s.backfill.placeholder_start_estimate, now)}, now);
   } else if constexpr (std::is_same_v<Cmd, C::placeholder_submitted>) {
     return from(decide_placeholder(w, *spec, c.worker_id, c.image, c.slurm_id, c.plan_record, now),
                 R::placeholder_made{c.worker_id}, now);

@@ -26,17 +26,44 @@ std::string slurm_id_of(const worker& wk) {
 }  // namespace
 
 std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec& c, const std::set<std::string>& stale,
-                                              time_us now) {
+                                              const deadline_rule& rule, time_us soon, time_us now) {
   std::vector<submission_plan> out;
   if (w.disabled_clusters.count(c.name)) return out;
+  // What the last plan already provides for: workers with a planned start, placeholders with
+  // a reservation on them.
+  std::set<std::string> planned_workers, planned_jobs;
+  for (const auto& [worker_id, job_id] : w.plan.start_for_worker) {
+    planned_workers.insert(worker_id);
+    planned_jobs.insert(job_id);
+  }
+  for (const auto& [job_id, slot] : w.plan.reservations) planned_workers.insert(slot.worker_id);
+  auto covered = [&](const job& j) {
+    if (planned_jobs.count(j.id)) return true;
+    auto r = w.plan.reservations.find(j.id);
+    if (r == w.plan.reservations.end()) return false;
+    const worker* on = w.find_worker(r->second.worker_id);
+    return (on && on->placeholder) || r->second.start <= now + soon;
+  };
+  // The entry's allocations fit the job: a pilot of wall_time_seconds (0: unlimited) holds it.
+  auto fits_wall_time = [&](const job& j) {
+    return c.wall_time_seconds <= 0 || fit_of(c.wall_time_seconds * 1'000'000, j.time_limit_seconds, j.checkpoints, rule).admitted;
+  };
   for (const auto& image : c.images) {
     auto q = w.queued_by_image.find(image);
     if (q == w.queued_by_image.end()) continue;
-    int demand = 0;
+    int demand = 0, too_long = 0, placed = 0;
     time_us oldest = 0;
     for (const auto& key : q->second) {
       const job& j = *key.owner;
       if (!serves(c, j)) continue;
+      if (!fits_wall_time(j)) {
+        ++too_long;
+        continue;
+      }
+      if (covered(j)) {
+        ++placed;
+        continue;
+      }
       // when it (re)entered the queue; the queue is in priority order, not age order
       oldest = demand++ == 0 ? j.status_changed_at : std::min(oldest, j.status_changed_at);
     }
@@ -44,12 +71,13 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
     int idle = 0;
     if (auto it = w.idle_by_image.find(image); it != w.idle_by_image.end())
       for (const auto& r : it->second)
-        if (!stale.count(r.id)) ++idle;
-    int pending_here = 0, pending_all = 0;
+        if (!stale.count(r.id) && !planned_workers.count(r.id)) ++idle;
+    int pending_here = 0, pending_all = 0, pending_free = 0;
     for (const auto& [provider, worker_id] : w.placeholder_by_provider) {
       const worker& p = w.workers.at(worker_id);
       if (p.worker_image_key != image) continue;
       ++pending_all;
+      if (!planned_workers.count(worker_id)) ++pending_free;
       if (p.cluster() == c.name) ++pending_here;
     }
     int room = c.max_pending - pending_here, count = 0;
@@ -58,14 +86,17 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
     else if (c.strategy == "jit_threshold" && now - oldest < c.jit_threshold_us)
       count = 0;
     else
-      count = std::min(room, demand - idle - pending_all);  // only demand nobody will serve soon
+      count = std::min(room, demand - idle - pending_free);  // only demand nobody will serve soon
     submission_plan p{image, std::max(count, 0),
                       {{"strategy", c.strategy},
                        {"image", image},
                        {"queued_compatible", demand},
+                       {"placed_by_plan", placed},
+                       {"longer_than_wall_time", too_long},
                        {"oldest_queued_at", events::format_time_us(oldest)},
                        {"idle_workers", idle},
                        {"pending_placeholders", pending_all},
+                       {"pending_unplanned", pending_free},
                        {"pending_here", pending_here},
                        {"max_pending_jobs", c.max_pending}}};
     if (p.count > 0) out.push_back(std::move(p));

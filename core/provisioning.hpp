@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/deadline.hpp"
 #include "core/world.hpp"
 
 namespace baton::core {
@@ -31,8 +32,14 @@ struct submission_plan {
 
 // Looks at every queued job (not only the oldest: no head-of-line blocking across images).
 // stale: workers whose lease ran out (they serve nothing). Images in spec order.
+// A job counts for an entry only if the entry's allocations fit it (rule: its time limit
+// within the wall time, or a checkpointing job with min_useful_seconds): a long job goes to
+// the long partition. With a plan (core/plan_cycle.hpp), jobs it already places count for
+// nothing: a planned start (an idle worker takes it), or a reservation on a pending
+// allocation or starting within `soon` (a new allocation would not be faster); idle workers
+// and pending allocations the plan already uses are not counted as free either.
 std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec& c, const std::set<std::string>& stale,
-                                              time_us now);
+                                              const deadline_rule& rule, time_us soon, time_us now);
 
 // Slurm ids ("123") of this cluster's live placeholders, ascending.
 std::vector<std::string> placeholder_slurm_ids(const world& w, const std::string& cluster);

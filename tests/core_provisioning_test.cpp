@@ -28,7 +28,7 @@ struct scene {
   }
   std::map<std::string, int> plan(const cluster_spec& c) {
     std::map<std::string, int> out;
-    for (const auto& p : plan_submissions(w, c, {}, now)) out[p.image] = p.count;
+    for (const auto& p : plan_submissions(w, c, {}, {}, 600'000'000, now)) out[p.image] = p.count;
     return out;
   }
 };
@@ -161,4 +161,51 @@ TEST(Provisioning, PlaceholdersOfARemovedClusterAreDropped) {
   apply(s.w, d, s.now);
   EXPECT_TRUE(decide_unconfigured_placeholders(s.w, {kept}).events.empty());
   EXPECT_EQ(s.w.workers.at("p2").gone_reason, "cluster_not_configured");
+}
+
+// A cluster's partitions differ by wall time (seed 000's short and long-running ones): a job
+// counts only for an entry whose allocations can hold it (its limit within the wall time, or
+// a checkpointing job with min_useful_seconds).
+TEST(Provisioning, ALongJobThatCannotCheckpointCountsOnlyForThePartitionLongEnoughForIt) {
+  scene s;
+  auto short_part = spec("short", {"img"}, 5), long_part = spec("long", {"img"}, 5);
+  short_part.wall_time_seconds = 4 * 3600;
+  long_part.wall_time_seconds = 48 * 3600;
+  create_job c{"rigid", "rigid", "/b", "img", "", {}, 5};
+  c.time_limit_seconds = 10 * 3600;
+  c.checkpoints = false;
+  apply(s.w, decide_create(nullptr, c, s.now), s.now);
+  EXPECT_EQ(s.plan(short_part), (std::map<std::string, int>{})) << "10 h do not fit a 4 h pilot";
+  EXPECT_EQ(s.plan(long_part), (std::map<std::string, int>{{"img", 1}}));
+  c.id = "supple";
+  c.checkpoints = true;  // hands off before the end: a short pilot is useful to it
+  apply(s.w, decide_create(nullptr, c, s.now), s.now);
+  EXPECT_EQ(s.plan(short_part), (std::map<std::string, int>{{"img", 1}}));
+}
+
+// With a plan, what it already places asks for no new allocation: a job reserved on a
+// pending allocation, or on a worker that frees up sooner than a new allocation would start.
+TEST(Provisioning, JobsThePlanAlreadyPlacesAskForNoNewAllocation) {
+  scene s;
+  auto c = spec("a", {"img"}, 5);
+  s.job("soon", "img");
+  s.job("on-placeholder", "img");
+  s.job("late", "img");
+  s.placeholder(c, "ph", "img", "77");
+  s.worker("busy", "img");
+  live_plan plan;
+  plan.planned_at = s.now;
+  plan.reservations["soon"] = {"busy", s.now + 60'000'000, s.now + 3'660'000'000};
+  plan.reservations["on-placeholder"] = {"ph", s.now + 600'000'000, s.now + 4'200'000'000};
+  plan.reservations["late"] = {"busy", s.now + 3'600'000'000, s.now + 7'200'000'000};  // an hour away
+  // Without the plan: three jobs, one idle worker, one pending allocation: one more.
+  EXPECT_EQ(s.plan(c), (std::map<std::string, int>{{"img", 1}}));
+  s.w.plan = plan;
+  // With it: only "late" waits longer than a new allocation takes; the idle worker and the
+  // placeholder are spoken for by the plan ("busy" has a reservation; the placeholder too).
+  auto plans = plan_submissions(s.w, c, {}, {}, 600'000'000, s.now);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].count, 1);
+  EXPECT_EQ(plans[0].record["placed_by_plan"], 2);
+  EXPECT_EQ(plans[0].record["queued_compatible"], 1);
 }
