@@ -212,12 +212,14 @@ int main(int argc, char** argv) {
   std::atomic<bool> assigning_done{false};
   std::atomic<int> recalculations{0};
   std::thread recalculator;
-  if (std::getenv("API_BENCH_RECALCULATE"))
+  // API_BENCH_PLAN=1: planning cycles back to back (POST /plan) instead.
+  const char* loop_path = std::getenv("API_BENCH_PLAN") ? "/plan" : "/priority/recalculate";
+  if (std::getenv("API_BENCH_RECALCULATE") || std::getenv("API_BENCH_PLAN"))
     recalculator = std::thread([&] {
       httplib::Client c("127.0.0.1", port);
       c.set_default_headers({{"X-API-Token", token}});
       while (!assigning_done) {
-        auto r = c.Post("/priority/recalculate", "", "application/json");
+        auto r = c.Post(loop_path, "", "application/json");
         if (!r || r->status != 200) std::abort();
         ++recalculations;
       }
@@ -230,7 +232,7 @@ int main(int argc, char** argv) {
   assigning_done = true;
   if (recalculator.joinable()) {
     recalculator.join();
-    std::printf("recalculations during the assigning polls: %d\n", recalculations.load());
+    std::printf("%s calls during the assigning polls: %d\n", loop_path, recalculations.load());
   }
   auto constant_between = constant_run();
   std::fprintf(stderr, "phase: idle\n");

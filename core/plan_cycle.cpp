@@ -78,11 +78,12 @@ planner_view planner_input(const world& w, const std::set<std::string>& stale, c
   v.input.now = now;
   // Workers in rank order (HPC before Salad, more GPUs, ...): node names sort the same way,
   // so the planner's ties (node name) go to the better worker.
-  std::vector<const worker*> workers;
+  std::vector<std::pair<worker_rank, const worker*>> ranked;  // each rank computed once
   for (const auto& [id, wk] : w.workers)
-    if (!wk.gone && !stale.count(id) && (wk.placeholder || wk.registered_at != 0)) workers.push_back(&wk);
-  std::sort(workers.begin(), workers.end(), [](const worker* a, const worker* b) { return rank_of(*a) < rank_of(*b); });
-  for (const worker* wk : workers) {
+    if (!wk.gone && !stale.count(id) && (wk.placeholder || wk.registered_at != 0)) ranked.emplace_back(rank_of(wk), &wk);
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const worker*> node_workers;
+  for (const auto& [rank, wk] : ranked) {
     plan_node n;
     n.capacity = 1;
     if (wk->placeholder) {
@@ -97,6 +98,7 @@ planner_view planner_input(const world& w, const std::set<std::string>& stale, c
     auto index = static_cast<uint32_t>(v.input.nodes.size());
     v.input.nodes.push_back(std::move(n));
     v.worker_of_node.push_back(wk->id);
+    node_workers.push_back(wk);
     if (const std::string* held = w.held_job(wk->id)) {
       const job& j = *w.find_job(*held);
       time_us end = expected_end(j, rule).value_or(now + time_limit_of(j, rule) * us_per_second);
@@ -112,7 +114,7 @@ planner_view planner_input(const world& w, const std::set<std::string>& stale, c
     if (fresh) {
       resource_class c;
       for (uint32_t i = 0; i < v.input.nodes.size(); ++i)
-        if (can_run(*w.find_worker(v.worker_of_node[i]), *j)) c.nodes.push_back(i);
+        if (can_run(*node_workers[i], *j)) c.nodes.push_back(i);
       v.input.classes.push_back(std::move(c));
     }
     plan_job pj;
