@@ -13,6 +13,7 @@
 #include <regex>
 #include <thread>
 
+#include "events/envelope.hpp"
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
 #include "worker/api_client.hpp"
@@ -712,4 +713,50 @@ TEST(worker_pure, CheckpointStoreNeverDropsMissingFilesAndRestores) {
   std::ofstream(ck + "/objects/" + m["files"]["b.chk"]["sha256"].get<std::string>()) << "tampered";
   worker::checkpoint_store third(ck, "j", 3, "w3");
   EXPECT_THROW(third.restore(store.manifest_path(), d / "third"), std::runtime_error);
+}
+
+// The planning cycle with real workers: a 4-GPU job waits for the only 4-GPU worker, which is
+// busy; the plan reserves that worker for it (expected start: when the running job's limit
+// ends it) while the 1-GPU jobs run on the 1-GPU workers; the big worker never takes a small
+// job, and takes the reserved one as soon as it is free. Every plan re-derives.
+TEST_F(worker_e2e, AFourGpuJobIsReservedWhileOneGpuJobsRunOnTheWorkersItDoesNotNeed) {
+  auto log = dir / "payload.log";
+  auto gate = dir / "release-long";
+  create_job("long", make_bundle("long", "while [ ! -f " + gate + " ]; do sleep 0.1; done\necho \"done long\" >> " + log + "\n"),
+             {{"gpu_count", 4}, {"time_limit_seconds", 600}});
+  auto big = start_worker({"BATON_GPU_COUNT=4"});
+  ASSERT_TRUE(wait_status("long", "running", 15s)) << big->err();
+  auto big_id = job("long")["assigned_worker_id"];
+  create_job("top", make_bundle("top", "echo \"ran top\" >> " + log + "\n"), {{"gpu_count", 4}, {"time_limit_seconds", 60}});
+  create_job("one", make_bundle("one", counting_script(2, 0.1, log)), {{"time_limit_seconds", 60}});
+  create_job("two", make_bundle("two", counting_script(2, 0.1, log)), {{"time_limit_seconds", 60}});
+
+  auto r = op->Post("/plan", "", "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto top = job("top");
+  EXPECT_EQ(top["pending_reason"], "Resources") << top;
+  EXPECT_EQ(top["expected_worker_id"], big_id) << top;
+  auto long_started = events::parse_time_us(job("long")["started_at"].get<std::string>());
+  ASSERT_TRUE(long_started);
+  EXPECT_EQ(top["expected_start"], events::format_time_us(*long_started + 600'000'000)) << "the running job's limit";
+
+  auto small_a = start_worker(), small_b = start_worker();
+  ASSERT_TRUE(wait_status("one", "completed", 20s)) << small_a->err() << small_b->err();
+  ASSERT_TRUE(wait_status("two", "completed", 20s)) << small_a->err() << small_b->err();
+  for (const auto& name : {"one", "two"}) EXPECT_NE(job(name)["assigned_worker_id"], big_id) << name;
+  EXPECT_EQ(status("top"), "queued") << "the big worker is still busy";
+
+  std::ofstream(gate) << "go\n";  // the long job ends; its worker is free for the reserved job
+  ASSERT_TRUE(wait_status("top", "completed", 20s)) << big->err();
+  EXPECT_EQ(job("top")["assigned_worker_id"], big_id);
+
+  for (auto* w : {big.get(), small_a.get(), small_b.get()}) w->signal(SIGTERM);
+  for (auto* w : {big.get(), small_a.get(), small_b.get()}) EXPECT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
+  ASSERT_EQ(b->stop(), 0) << b->err();
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
+                           {"BATON_CONFIG=" + (dir / "none.yaml")});
+  EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
+  EXPECT_EQ(tool.out().find(" 0 plans"), std::string::npos) << tool.out();
+  b->start();  // for TearDown
 }
