@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include <future>
+#include <thread>
 #include <iterator>
 #include <spdlog/spdlog.h>
 
@@ -54,6 +55,11 @@ struct scheduler_state {
   scheduler_views views;  // kept in step with the world, for the HTTP threads
   std::optional<staging_run> staging;
   std::future<void> retiring;  // frees the index the last swap replaced, off the scheduler's thread
+  std::thread planner;         // the planning cycle's planner, off the scheduler's thread
+  bool planning = false;       // a cycle's snapshot is with the planner
+  ~scheduler_state() {
+    if (planner.joinable()) planner.join();
+  }
   // Recalculations asked for while one was being staged: decided one after another.
   std::vector<std::pair<core::envelope, deliver_fn>> recalculations_waiting;
   static inline const char* name = "scheduler";
@@ -319,12 +325,29 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
       [self](flush_atom) { flush(self); },
       [self](stage_atom) { stage_slice(self); },
       [self](plan_atom) {
-        // Periodic (scheduling.backfill.bf_interval_seconds); an unchanged plan writes nothing.
+        // Periodic (scheduling.backfill.bf_interval_seconds). The snapshot is taken here; the
+        // planner runs on its own thread and answers with `planned`, so polls go on meanwhile.
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.backfill.interval), plan_atom::value);
-        if (st.failed || (st.world.queued_by_image.empty() && st.world.plan.digest.empty())) return;
+        if (st.failed || st.planning || (st.world.queued_by_image.empty() && st.world.plan.digest.empty())) return;
         auto now = st.clock();
-        auto d = core::plan_cycle(st.world, st.leases, st.settings, now);
+        auto snapshot = std::make_shared<core::plan_snapshot>(core::snapshot_for_plan(
+            st.world, st.leases.stale(st.settings.liveness, now), st.settings.deadlines, st.settings.backfill, now));
+        st.planning = true;
+        if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
+        st.planner = std::thread([snapshot, me = caf::actor_cast<scheduler_actor>(self)] {
+          auto result = std::make_shared<core::plan>(core::run_planner(*snapshot));
+          caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result});
+        });
+      },
+      [self](planned_atom, planned_cycle& done) {
+        // The plan goes in as decided on its snapshot (the event names it); what changed since
+        // is caught where the plan is used: a poll takes its planned job only if it still fits.
+        auto& st = self->state;
+        st.planning = false;
+        if (st.failed) return;
+        auto now = st.clock();
+        auto d = core::decide_plan(st.world, *done.snapshot, *done.result);
         if (d.events.empty()) return;
         std::vector<std::string> touched;
         apply_decision(self, d, now, touched);

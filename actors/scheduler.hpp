@@ -28,6 +28,7 @@ using leases_atom = caf::atom_constant<caf::atom("leases")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using plan_atom = caf::atom_constant<caf::atom("plan")>;  // to itself: the planning cycle
+using planned_atom = caf::atom_constant<caf::atom("planned")>;  // the planner's thread: a cycle's answer
 using stage_atom = caf::atom_constant<caf::atom("stage")>;  // to itself: the next slice of a staged re-key
 
 // Where a submitted command's reply goes: a callback run once, on the scheduler's thread, when
@@ -51,6 +52,12 @@ struct reply_slot {
   std::shared_ptr<reply_sink> sink;
 };
 
+// A planning cycle's snapshot and the planner's answer, back from the thread that planned.
+struct planned_cycle {
+  std::shared_ptr<core::plan_snapshot> snapshot;
+  std::shared_ptr<core::plan> result;
+};
+
 using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::envelope>::with<core::reply>,
                                          caf::reacts_to<submit_atom, core::envelope, reply_slot>,
                                          caf::replies_to<leases_atom>::with<core::lease_table>,  // for a clean stop
@@ -58,6 +65,7 @@ using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::env
                                          caf::reacts_to<priority_atom>,
                                          caf::reacts_to<stage_atom>,
                                          caf::reacts_to<plan_atom>,
+                                         caf::reacts_to<planned_atom, planned_cycle>,
                                          caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
 
 // Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).
@@ -99,5 +107,6 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, co
 }  // namespace baton::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::actors::reply_slot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::actors::planned_cycle)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::core::envelope)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::core::reply)

@@ -5,11 +5,12 @@
 #include <map>
 #include <string>
 
+#include "core/world.hpp"
 #include "events/envelope.hpp"
 
 namespace baton::daemon {
 
-inline constexpr const char* stream = "daemon";
+inline constexpr const char* stream = core::daemon_stream;
 inline constexpr const char* started_type = "daemon.started";
 inline constexpr const char* stopped_type = "daemon.stopped";
 

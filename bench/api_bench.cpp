@@ -144,7 +144,11 @@ int main(int argc, char** argv) {
                                      // connections: the per-caller budgets and the per-user job cap
                                      // would measure the load generator, not batond.
                                      << "limits: {operator_requests_per_second: 0, worker_requests_per_second: 0}\n"
-                                     << "scheduling: {max_jobs_per_user: 100000000}\n"
+                                     << "scheduling: {max_jobs_per_user: 100000000"
+                                     // API_BENCH_PLAN=1: a planning cycle every second, as batond runs it
+                                     // (the snapshot on the scheduler's thread, the planner on its own)
+                                     << (std::getenv("API_BENCH_PLAN") ? ", backfill: {bf_interval_seconds: 1}" : "")
+                                     << "}\n"
                                      // Extra batond settings for experiments, e.g. "event_log: {...}".
                                      << (std::getenv("API_BENCH_EXTRA_CONFIG") ? std::getenv("API_BENCH_EXTRA_CONFIG") : "")
                                      << "\n";
@@ -212,9 +216,8 @@ int main(int argc, char** argv) {
   std::atomic<bool> assigning_done{false};
   std::atomic<int> recalculations{0};
   std::thread recalculator;
-  // API_BENCH_PLAN=1: planning cycles back to back (POST /plan) instead.
-  const char* loop_path = std::getenv("API_BENCH_PLAN") ? "/plan" : "/priority/recalculate";
-  if (std::getenv("API_BENCH_RECALCULATE") || std::getenv("API_BENCH_PLAN"))
+  const char* loop_path = "/priority/recalculate";
+  if (std::getenv("API_BENCH_RECALCULATE"))
     recalculator = std::thread([&] {
       httplib::Client c("127.0.0.1", port);
       c.set_default_headers({{"X-API-Token", token}});

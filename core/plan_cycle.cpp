@@ -132,10 +132,16 @@ planner_view planner_input(const world& w, const std::set<std::string>& stale, c
   return v;
 }
 
-decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
-                     const backfill_settings& s, time_us now) {
-  auto v = planner_input(w, stale, rule, s, now);
-  auto p = backfill(v.input, s.limits);
+plan_snapshot snapshot_for_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
+                                const backfill_settings& s, time_us now) {
+  return {planner_input(w, stale, rule, s, now), stale, rule, s, now, w.applied};
+}
+
+plan run_planner(const plan_snapshot& snap) { return backfill(snap.view.input, snap.settings.limits); }
+
+decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
+  const auto& v = snap.view;
+  const auto& s = snap.settings;
   json starts = json::array(), reservations = json::array(), all = json::array();
   for (const auto& st : p.starts)
     starts.push_back({{"job_id", st.job_id}, {"worker_id", v.worker_of_node[st.node]}, {"end", time_or_null(st.end)}});
@@ -151,10 +157,12 @@ decision decide_plan(const world& w, const std::set<std::string>& stale, const d
   auto digest = events::to_hex(events::sha256(json{{"starts", starts}, {"reservations", all}}.dump()));
   if (digest == w.plan.digest) return {};
   json stale_ids = json::array();
-  for (const auto& id : stale) stale_ids.push_back(id);
+  for (const auto& id : snap.stale) stale_ids.push_back(id);
   decision d;
   d.events.push_back({"scheduler", "scheduler.plan_made",
                       {{"digest", digest},
+                       {"planned_at", events::format_time_us(snap.planned_at)},
+                       {"based_on", snap.based_on},
                        {"starts", std::move(starts)},
                        {"reservations", std::move(reservations)},
                        {"reservations_total", p.reservations.size()},
@@ -164,15 +172,33 @@ decision decide_plan(const world& w, const std::set<std::string>& stale, const d
                        {"probes", p.counters.probes},
                        {"settings", to_json(s)},
                        {"deadline",
-                        {{"default_time_limit_seconds", rule.default_time_limit_seconds},
-                         {"min_useful_seconds", rule.min_useful_seconds}}},
+                        {{"default_time_limit_seconds", snap.rule.default_time_limit_seconds},
+                         {"min_useful_seconds", snap.rule.min_useful_seconds}}},
                        {"stale_excluded", std::move(stale_ids)}}});
   return d;
 }
 
+decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
+                     const backfill_settings& s, time_us now) {
+  auto snap = snapshot_for_plan(w, stale, rule, s, now);
+  return decide_plan(w, snap, run_planner(snap));
+}
+
+recorded_plan_inputs plan_inputs_of(const json& p) {
+  recorded_plan_inputs in;
+  for (const auto& id : p.value("stale_excluded", json::array())) in.stale.insert(id.get<std::string>());
+  const auto& dl = p.value("deadline", json::object());
+  in.rule.default_time_limit_seconds = dl.value("default_time_limit_seconds", in.rule.default_time_limit_seconds);
+  in.rule.min_useful_seconds = dl.value("min_useful_seconds", in.rule.min_useful_seconds);
+  in.settings = backfill_settings_of(p.value("settings", json::object()));
+  in.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(0);
+  in.based_on = p.value("based_on", uint64_t{0});
+  return in;
+}
+
 void record_plan(live_plan& plan, const json& p, time_us at) {
   plan = live_plan{};
-  plan.planned_at = at;
+  plan.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(at);
   plan.digest = p.value("digest", "");
   for (const auto& st : p.value("starts", json::array()))
     plan.start_for_worker[st.value("worker_id", "")] = st.value("job_id", "");

@@ -42,9 +42,36 @@ struct planner_view {
 planner_view planner_input(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
                            const backfill_settings& s, time_us now);
 
-// The cycle: nothing when the plan is what the last one recorded.
+// A cycle in three steps, so the planner can run off the scheduler's thread: the snapshot
+// (built from the world, on its thread), the planner (pure, anywhere), and the decision
+// (back on the world's thread). The event names the snapshot by world::applied ("based_on")
+// and its time ("planned_at"), so a replay stops at that point of the log to re-derive it.
+struct plan_snapshot {
+  planner_view view;
+  std::set<std::string> stale;
+  deadline_rule rule;
+  backfill_settings settings;
+  time_us planned_at = 0;
+  uint64_t based_on = 0;
+};
+plan_snapshot snapshot_for_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
+                                const backfill_settings& s, time_us now);
+plan run_planner(const plan_snapshot& snap);
+// The event, or nothing when the plan is what the world's last one recorded.
+decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p);
+// All three at once (POST /plan, tests).
 decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
                      const backfill_settings& s, time_us now);
+// What re-derives a recorded plan: its snapshot's inputs (the stale workers, the rule, the
+// settings, planned_at, based_on).
+struct recorded_plan_inputs {
+  std::set<std::string> stale;
+  deadline_rule rule;
+  backfill_settings settings;
+  time_us planned_at = 0;
+  uint64_t based_on = 0;
+};
+recorded_plan_inputs plan_inputs_of(const nlohmann::json& payload);
 
 // Applies scheduler.plan_made to the world's plan.
 void record_plan(live_plan& plan, const nlohmann::json& payload, time_us at);

@@ -65,6 +65,7 @@ queue_index swap_in(world& w, staged_rekey&& s, const decision& applied, time_us
     apply(w, applied, at);  // an input every job reads changed meanwhile: re-key them all
     return {};
   }
+  ++w.applied;  // the event applied here instead of through apply()
   w.priority = std::move(*w.priority_pending);
   w.priority_pending.reset();
   std::sort(changed.begin(), changed.end());

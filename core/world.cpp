@@ -391,6 +391,8 @@ void apply(world& w, const decision& d, time_us at) {
 }
 
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at) {
+  if (stream == daemon_stream) return;
+  ++w.applied;
   if (stream.rfind("job/", 0) == 0)
     apply_job(w, stream.substr(4), type, payload, at);
   else if (stream.rfind("worker/", 0) == 0)

@@ -134,6 +134,9 @@ struct world {
   // While such a build runs: the jobs whose queue-relevant state changed since it began (they
   // are re-keyed again at the swap), and a count of changes to the workers' GPU counts (a
   // Lattice input). Live bookkeeping only; replay never stages.
+  // Events applied so far, batond's own stream aside: a point in the log that a decision
+  // taken on a snapshot of the world names (the planning cycle), so replay can find it.
+  uint64_t applied = 0;
   bool staging = false;
   std::vector<job*> changed_while_staging;
   uint64_t worker_gpus_version = 0;
@@ -176,6 +179,9 @@ struct world {
 bool eligible(const job& j);
 // Not every worker of the image can run it (pinned to clusters, or more than one GPU).
 bool constrained(const job& j);
+
+// batond's own run records: not the world's (not applied, not counted in world::applied).
+inline constexpr const char* daemon_stream = "daemon";
 
 // Applies every event of an accepted decision, as they will be logged.
 void apply(world& w, const decision& d, time_us at);

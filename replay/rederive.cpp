@@ -1,6 +1,8 @@
 #include "replay/rederive.hpp"
 
+#include <map>
 #include <set>
+#include <vector>
 
 #include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
@@ -11,9 +13,31 @@ namespace baton::replay {
 
 rederive_report rederive_decisions(const events::event_store& store) {
   rederive_report r;
+  // A plan was made on a snapshot of the world taken some events before it was recorded
+  // (core/plan_cycle.hpp: "based_on" counts the events applied then). A first pass finds
+  // those points; the replay takes each snapshot there, with the inputs the plan recorded.
+  std::map<uint64_t, std::vector<std::pair<uint64_t, core::recorded_plan_inputs>>> snapshot_at;  // applied -> (seq, inputs)
+  store.scan(1, 0, true, [&](const events::event_view& e) {
+    if (e.type == "scheduler.plan_made") {
+      auto in = core::plan_inputs_of(events::from_payload(e.payload));
+      snapshot_at[in.based_on].emplace_back(e.seq, std::move(in));
+    }
+    return true;
+  });
+  std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
   core::world w;
+  auto take_snapshots = [&] {
+    auto due = snapshot_at.find(w.applied);
+    if (due == snapshot_at.end()) return;
+    for (const auto& [seq, in] : due->second) {
+      auto snap = core::snapshot_for_plan(w, in.stale, in.rule, in.settings, in.planned_at);
+      snapshots.emplace(seq, std::move(snap));
+    }
+    snapshot_at.erase(due);
+  };
   store.scan(1, 0, true, [&](const events::event_view& e) {
     ++r.events;
+    take_snapshots();  // the world as it was before this event: w.applied events in
     auto payload = events::from_payload(e.payload);
     std::string stream(e.stream_id), type(e.type);
     if (type == "job.assigned") {
@@ -49,14 +73,10 @@ rederive_report rederive_decisions(const events::event_store& store) {
     if (type == "scheduler.plan_made") {
       ++r.decisions;
       ++r.plans;
-      std::set<std::string> stale;
-      for (const auto& id : payload.value("stale_excluded", nlohmann::json::array())) stale.insert(id.get<std::string>());
-      const auto& dl = payload.value("deadline", nlohmann::json::object());
-      core::deadline_rule rule;
-      rule.default_time_limit_seconds = dl.value("default_time_limit_seconds", rule.default_time_limit_seconds);
-      rule.min_useful_seconds = dl.value("min_useful_seconds", rule.min_useful_seconds);
-      auto settings = core::backfill_settings_of(payload.value("settings", nlohmann::json::object()));
-      auto again = core::decide_plan(w, stale, rule, settings, e.recorded_at_us);
+      auto snap = snapshots.find(e.seq);
+      auto again = snap == snapshots.end() ? core::decision{}
+                                           : core::decide_plan(w, snap->second, core::run_planner(snap->second));
+      if (snap != snapshots.end()) snapshots.erase(snap);
       if (again.events.size() != 1 || again.events[0].payload != payload) {
         ++r.mismatches;
         if (r.problems.size() < 10)

@@ -30,11 +30,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Reaped after 2 s without a heartbeat, checked every second. A checkpointing job may start
+// Reaped after 2 s without a heartbeat, checked every second; a planning cycle every second.
+// A checkpointing job may start
 // on a worker whose allocation ends within seconds (the handoff tests' workers).
 const char* fast_config =
     "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 2, reaper_interval_seconds: 1}\n"
-    "scheduling: {min_useful_seconds: 1}\n";
+    "scheduling: {min_useful_seconds: 1, backfill: {bf_interval_seconds: 1}}\n";
 
 // A payload that counts steps into steps.chk (atomically), resuming from it if present, and
 // logs "start <n> attempt <a>", "step <n> attempt <a>" and "done <n> attempt <a>" to a shared log.
@@ -731,10 +732,12 @@ TEST_F(worker_e2e, AFourGpuJobIsReservedWhileOneGpuJobsRunOnTheWorkersItDoesNotN
   create_job("one", make_bundle("one", counting_script(2, 0.1, log)), {{"time_limit_seconds", 60}});
   create_job("two", make_bundle("two", counting_script(2, 0.1, log)), {{"time_limit_seconds", 60}});
 
-  auto r = op->Post("/plan", "", "application/json");
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-  auto top = job("top");
+  // The planning cycle runs every second, its planner off the scheduler's thread.
+  json top;
+  ASSERT_TRUE(wait_until([&] {
+    top = job("top");
+    return top.is_object() && top["expected_worker_id"].is_string();
+  }, 15s)) << top;
   EXPECT_EQ(top["pending_reason"], "Resources") << top;
   EXPECT_EQ(top["expected_worker_id"], big_id) << top;
   auto long_started = events::parse_time_us(job("long")["started_at"].get<std::string>());
