@@ -2,6 +2,18 @@
 
 namespace baton::core {
 
+nlohmann::json to_json(const deadline_rule& r) {
+  return {{"default_time_limit_seconds", r.default_time_limit_seconds}, {"min_useful_seconds", r.min_useful_seconds}};
+}
+
+deadline_rule deadline_rule_from_json(const nlohmann::json& j) {
+  deadline_rule r;
+  if (!j.is_object()) return r;
+  r.default_time_limit_seconds = j.value("default_time_limit_seconds", r.default_time_limit_seconds);
+  r.min_useful_seconds = j.value("min_useful_seconds", r.min_useful_seconds);
+  return r;
+}
+
 constexpr time_us us_per_second = 1'000'000;
 
 int64_t time_limit_of(const std::optional<int64_t>& limit, const deadline_rule& r) {

@@ -16,6 +16,10 @@ struct deadline_rule {
   int64_t min_useful_seconds = 600;
 };
 
+// The rule as decisions record it, and read back (absent keys keep the defaults).
+nlohmann::json to_json(const deadline_rule& r);
+deadline_rule deadline_rule_from_json(const nlohmann::json& j);
+
 // The job's time limit, or the rule's default when it has none.
 int64_t time_limit_of(const job& j, const deadline_rule& r);
 int64_t time_limit_of(const std::optional<int64_t>& limit, const deadline_rule& r);

@@ -171,9 +171,7 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
                        {"jobs_tested", p.counters.jobs_tested},
                        {"probes", p.counters.probes},
                        {"settings", to_json(s)},
-                       {"deadline",
-                        {{"default_time_limit_seconds", snap.rule.default_time_limit_seconds},
-                         {"min_useful_seconds", snap.rule.min_useful_seconds}}},
+                       {"deadline", to_json(snap.rule)},
                        {"stale_excluded", std::move(stale_ids)}}});
   return d;
 }
@@ -187,9 +185,7 @@ decision decide_plan(const world& w, const std::set<std::string>& stale, const d
 recorded_plan_inputs plan_inputs_of(const json& p) {
   recorded_plan_inputs in;
   for (const auto& id : p.value("stale_excluded", json::array())) in.stale.insert(id.get<std::string>());
-  const auto& dl = p.value("deadline", json::object());
-  in.rule.default_time_limit_seconds = dl.value("default_time_limit_seconds", in.rule.default_time_limit_seconds);
-  in.rule.min_useful_seconds = dl.value("min_useful_seconds", in.rule.min_useful_seconds);
+  in.rule = deadline_rule_of(p);
   in.settings = backfill_settings_of(p.value("settings", json::object()));
   in.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(0);
   in.based_on = p.value("based_on", uint64_t{0});

@@ -171,9 +171,7 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
 // chosen job fits the poller.
 nlohmann::json deadline_record(const world& w, const worker& me, const std::optional<std::string>& job_id,
                                const deadline_rule& rule, time_us now) {
-  nlohmann::json d(nlohmann::json::value_t::object);
-  d["default_time_limit_seconds"] = rule.default_time_limit_seconds;
-  d["min_useful_seconds"] = rule.min_useful_seconds;
+  nlohmann::json d = to_json(rule);
   d["remaining_seconds"] = me.allocation_ends_at ? nlohmann::json(remaining_seconds(me, now)) : nlohmann::json(nullptr);
   if (job_id) {
     auto f = fit_of(me, *w.find_job(*job_id), rule, now);
@@ -186,12 +184,8 @@ nlohmann::json deadline_record(const world& w, const worker& me, const std::opti
 }  // namespace
 
 deadline_rule deadline_rule_of(const nlohmann::json& record) {
-  deadline_rule r;
-  if (auto it = record.find("deadline"); it != record.end() && it->is_object()) {
-    r.default_time_limit_seconds = it->value("default_time_limit_seconds", r.default_time_limit_seconds);
-    r.min_useful_seconds = it->value("min_useful_seconds", r.min_useful_seconds);
-  }
-  return r;
+  auto it = record.find("deadline");
+  return it == record.end() ? deadline_rule{} : deadline_rule_from_json(*it);
 }
 
 poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
