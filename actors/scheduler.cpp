@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/dag.hpp"
+#include "core/preemption.hpp"
 #include "core/priority.hpp"
 #include "core/staged_rekey.hpp"
 #include "projections/idle_poll_view.hpp"
@@ -62,6 +63,8 @@ struct scheduler_state {
   }
   // Recalculations asked for while one was being staged: decided one after another.
   std::vector<std::pair<core::envelope, deliver_fn>> recalculations_waiting;
+  bool preempt_queued = false;                  // a preemption check is in the mailbox
+  std::optional<core::time_us> grace_timer_at;  // a check is due then (a victim's grace ends)
   static inline const char* name = "scheduler";
 };
 
@@ -218,6 +221,49 @@ void recalculate_deferred(self_ptr self, core::envelope& e, deliver_fn deliver, 
 
 void execute(self_ptr self, core::envelope& e, deliver_fn deliver);
 
+// A preemption check runs after whatever is in the mailbox now (one at a time).
+void queue_preemption_check(self_ptr self) {
+  auto& st = self->state;
+  if (st.preempt_queued || !core::preemption_in_play(st.world)) return;
+  st.preempt_queued = true;
+  self->send(self, preempt_atom::value);
+}
+
+// Whether a decision may have brought a job that could preempt: a new or released job, or a
+// new policy.
+bool may_bring_preemptor(const core::decision& d) {
+  for (const auto& e : d.events)
+    if (e.type == "job.created" || e.type == "job.released" || e.type == "scheduler.priorities_recalculated") return true;
+  return false;
+}
+
+// Preemptions (core/preemption.hpp): decided on the world as it is, recorded as the loop's.
+// Then a timer for the earliest grace end still to come.
+void check_preemptions(self_ptr self) {
+  auto& st = self->state;
+  st.preempt_queued = false;
+  if (st.failed) return;
+  auto now = st.clock();
+  if (st.grace_timer_at && *st.grace_timer_at <= now) st.grace_timer_at.reset();
+  auto d = core::preemption_check(st.world, st.leases, st.settings, now);
+  if (!d.events.empty()) {
+    std::vector<std::string> touched;
+    apply_decision(self, d, now, touched);
+    auto fallout = settle_dependencies(self, d, now, touched);
+    refresh_views(self, d, touched, true);
+    const auto& record = d.events.front().payload;
+    spdlog::info("preemption: {} jobs preempted, {} grace periods ended", record["preemptions"].size(),
+                 record["expired"].size());
+    persist(self, d, now, "loop:preemption", "", nullptr, {});
+    if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, "", nullptr, {});
+  }
+  auto next = core::next_grace_end(st.world);
+  if (next && (!st.grace_timer_at || *next < *st.grace_timer_at)) {
+    st.grace_timer_at = *next;
+    self->delayed_send(self, std::chrono::microseconds(std::max<core::time_us>(*next - now, 0) + 1000), preempt_atom::value);
+  }
+}
+
 // One slice of the staged re-key; at the end the new order goes in force.
 void stage_slice(self_ptr self) {
   auto& st = self->state;
@@ -276,6 +322,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   bool wait_for_log = !all.events.empty() || o.after_durable;
   if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
   refresh_views(self, all, touched, !all.events.empty());
+  if (may_bring_preemptor(all)) queue_preemption_check(self);
   if (!wait_for_log) return deliver(std::move(o.answer));
   persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
   if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, e.request_id, nullptr, {});
@@ -313,6 +360,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   // (batond records a changed policy before it serves; from here the periodic loop carries on.)
   self->delayed_send(self, std::chrono::microseconds(settings.priority.calc_period), priority_atom::value);
   self->delayed_send(self, std::chrono::microseconds(settings.backfill.interval), plan_atom::value);
+  queue_preemption_check(self);  // preemptions in progress before a restart keep their grace ends
   return {
       [self](command_atom, core::envelope& e) -> caf::result<core::reply> {
         auto rp = self->make_response_promise<core::reply>();
@@ -324,11 +372,13 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
       },
       [self](flush_atom) { flush(self); },
       [self](stage_atom) { stage_slice(self); },
+      [self](preempt_atom) { check_preemptions(self); },
       [self](plan_atom) {
         // Periodic (scheduling.backfill.bf_interval_seconds). The snapshot is taken here; the
         // planner runs on its own thread and answers with `planned`, so polls go on meanwhile.
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.backfill.interval), plan_atom::value);
+        queue_preemption_check(self);  // preemptors that became eligible since (a dependency, a limit)
         if (st.failed || st.planning || (st.world.queued_by_image.empty() && st.world.plan.digest.empty())) return;
         auto now = st.clock();
         auto snapshot = std::make_shared<core::plan_snapshot>(core::snapshot_for_plan(

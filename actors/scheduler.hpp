@@ -30,6 +30,7 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using plan_atom = caf::atom_constant<caf::atom("plan")>;  // to itself: the planning cycle
 using planned_atom = caf::atom_constant<caf::atom("planned")>;  // the planner's thread: a cycle's answer
 using stage_atom = caf::atom_constant<caf::atom("stage")>;  // to itself: the next slice of a staged re-key
+using preempt_atom = caf::atom_constant<caf::atom("preempt")>;  // to itself: preemptions and grace ends
 
 // Where a submitted command's reply goes: a callback run once, on the scheduler's thread, when
 // the reply is ready (after its events are durable). Cheaper than a request/response, which
@@ -66,6 +67,7 @@ using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::env
                                          caf::reacts_to<stage_atom>,
                                          caf::reacts_to<plan_atom>,
                                          caf::reacts_to<planned_atom, planned_cycle>,
+                                         caf::reacts_to<preempt_atom>,
                                          caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
 
 // Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).

@@ -85,6 +85,8 @@ int submit(context& c, const submit_options& o) {
   if (o.gpus) body["gpu_count"] = o.gpus;
   if (o.time_limit_seconds) body["time_limit_seconds"] = o.time_limit_seconds;
   if (o.hold) body["hold"] = true;
+  if (o.no_requeue) body["requeue"] = false;
+  if (o.interactive) body["interactive"] = true;
   if (!depends_on.empty()) body["depends_on"] = std::move(depends_on);
   result r;
   if (int code = run(c, "POST", "/jobs", r, body)) return code;

@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--gpus", so.gpus, "GPUs the job needs on one worker")->check(CLI::Range(1, 1024));
   submit_cmd->add_option("--time-limit", so.time_limit_seconds, "run-time estimate in seconds")->check(CLI::Range(1LL, 31622400LL));
   submit_cmd->add_flag("--hold", so.hold, "submit held (release with baton jobs release)");
+  submit_cmd->add_flag("--no-requeue", so.no_requeue, "if preempted, cancel it rather than requeue it");
+  submit_cmd->add_flag("--interactive", so.interactive, "an interactive session: if preempted, it is cancelled");
   submit_cmd->add_option("--after-ok", so.after_ok, "run only once this job completed (repeatable)");
   submit_cmd->add_option("--after-any", so.after_any, "run only once this job ended, however (repeatable)");
   submit_cmd->add_option("--after-not-ok", so.after_not_ok, "run only if this job failed or was cancelled (repeatable)");

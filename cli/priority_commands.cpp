@@ -102,6 +102,9 @@ int jobs_why(context& c, const std::string& id) {
   if (job.body.value("expected_start", json()).is_string())  // the last plan's reservation
     c.out << "expected to start " << cell(job.body["expected_start"]) << " on worker " << cell(job.body["expected_worker_id"])
           << "\n";
+  if (job.body.value("preempted_by", json()).is_string())  // told to make room for a preemptor
+    c.out << "preempted by " << cell(job.body["preempted_by"]) << " (" << cell(job.body["preempt_mode"])
+          << "), leaves its worker by " << cell(job.body["preempt_grace_until"]) << "\n";
   c.out << "policy " << cell(prio.body["policy"]) << ", priority " << cell(row.value("priority", json())) << ", tier "
         << cell(row.value("priority_tier", json())) << ", user " << cell(job.body["user"]) << ", account "
         << cell(job.body["account"]) << "\n";

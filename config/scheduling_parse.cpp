@@ -66,7 +66,7 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
                     "favor_small", "weights", "lattice_weights", "lattice_reference_wait_seconds", "partitions",
                     "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user",
                     "kill_invalid_dependencies", "energy_prices", "default_time_limit_seconds",
-                    "min_useful_seconds", "backfill"});
+                    "min_useful_seconds", "backfill", "preempt_grace_seconds"});
   if (auto w = n["lattice_weights"]) {
     auto values = read_numbers(w, at + ".lattice_weights", 9, 0, 1e6, "a list of 9 numbers (w1..w9)", "w");
     core::lattice_weights lw{};
@@ -103,9 +103,10 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
                    [&](const std::string& name, const std::string& key, const YAML::Node& v) {
                      core::partition_def d{name, 1, 1};
                      if (!v.IsNull()) {
-                       check_known_keys(v, key, {"priority_tier", "priority_factor"});
+                       check_known_keys(v, key, {"priority_tier", "priority_factor", "preempt"});
                        read_int(v, key, "priority_tier", 0, 65533, d.priority_tier);
                        read_double(v, key, "priority_factor", 0, 65533, d.priority_factor);
+                       read_string_list(v, key, "preempt", d.preempt);
                      }
                      p.partitions.push_back(d);
                    });
@@ -117,9 +118,10 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
     for_each_named(qs, at + ".qos", "QOS names", false, [&](const std::string& name, const std::string& key, const YAML::Node& v) {
       core::qos_def d{name, 0, 0};
       if (!v.IsNull()) {
-        check_known_keys(v, key, {"priority_factor", "max_running_per_user"});
+        check_known_keys(v, key, {"priority_factor", "max_running_per_user", "preempt"});
         read_double(v, key, "priority_factor", 0, 1e9, d.priority_factor);
         d.max_running_per_user = read_u32(v, key, "max_running_per_user", 0, 1000000000, 0);
+        read_string_list(v, key, "preempt", d.preempt);
       }
       p.qos.push_back(d);
     });
@@ -131,7 +133,25 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   read_bool(n, at, "kill_invalid_dependencies", p.kill_invalid_dependencies);
   if (auto e = n["energy_prices"])
     p.energy_prices = read_numbers(e, at + ".energy_prices", 24, 0, 1e9, "24 prices, one per hour of the day (UTC)", "price");
+  int grace = static_cast<int>(p.preempt_grace_seconds);
+  read_int(n, at, "preempt_grace_seconds", 0, 7 * 86400, grace);
+  p.preempt_grace_seconds = grace;
 }
+
+namespace {
+
+// A preempt list names others of its kind (partitions or QOS), never itself.
+template <class Defs, class Find>
+void check_preempt_lists(const Defs& defs, const std::string& section, const std::string& what, Find find) {
+  for (const auto& d : defs)
+    for (size_t i = 0; i < d.preempt.size(); ++i) {
+      std::string key = "scheduling." + section + "." + d.name + ".preempt[" + std::to_string(i) + "]";
+      if (d.preempt[i] == d.name) throw key_error{key, "a " + what + " cannot preempt itself"};
+      if (!find(d.preempt[i])) throw key_error{key, "names no " + what + " in scheduling." + section + ": '" + d.preempt[i] + "'"};
+    }
+}
+
+}  // namespace
 
 void parse_deadline_rule(const YAML::Node& n, core::deadline_rule& out) {
   constexpr int max_seconds = 366 * 86400;  // as a job's time_limit_seconds
@@ -195,6 +215,8 @@ void check_scheduling(const core::priority_policy& p) {
     throw key_error{"scheduling.default_qos", "names no QOS in scheduling.qos: '" + p.default_qos + "'"};
   if (p.default_account != "root" && !p.account(p.default_account))
     throw key_error{"scheduling.default_account", "names no account in accounts: '" + p.default_account + "'"};
+  check_preempt_lists(p.partitions, "partitions", "partition", [&](const std::string& n) { return p.partition(n); });
+  check_preempt_lists(p.qos, "qos", "QOS", [&](const std::string& n) { return p.find_qos(n); });
 }
 
 }  // namespace baton::config::detail

@@ -34,6 +34,8 @@ struct create_job {
   uint32_t gpu_count = 1;
   std::optional<int64_t> time_limit_seconds;
   bool checkpoints = true;  // false: may only start where its whole time limit fits
+  bool requeue = true;      // false: a preemption cancels it instead of requeueing it (Slurm's --no-requeue)
+  bool interactive = false; // an interactive session: a preemption cancels it (nobody can resume it)
   bool hold = false;
   // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
   std::vector<dependency> depends_on;

@@ -2,6 +2,7 @@
 
 #include "core/dag.hpp"
 #include "core/plan_cycle.hpp"
+#include "core/preemption.hpp"
 #include "core/scheduling.hpp"
 #include "events/envelope.hpp"
 
@@ -169,6 +170,8 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
   cj.gpu_count = c.gpu_count;
   cj.time_limit_seconds = c.time_limit_seconds;
   cj.checkpoints = c.checkpoints;
+  cj.requeue = c.requeue;
+  cj.interactive = c.interactive;
   cj.hold = c.hold;
   auto active = w.active_jobs_by_user.find(cj.user);
   if (active != w.active_jobs_by_user.end() && active->second >= pol.max_jobs_per_user)
@@ -279,13 +282,23 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const C
   return from(std::move(d), reg, now);
 }
 
+// The preemption the job's worker must act on, if one is in progress.
+std::optional<R::preempt_notice> preempt_notice_of(const job& j) {
+  if (j.preempted_by.empty()) return std::nullopt;
+  return R::preempt_notice{j.id, j.preempted_by, j.preempt_mode, j.preempt_grace_until};
+}
+
 outcome heartbeat(const world& w, const C::heartbeat& c, time_us now) {
   const worker* wk = w.find_worker(c.worker_id);
   if (!wk || wk->gone) return refused(not_found("Worker", c.worker_id), now);
   decision d;
-  if (const std::string* held = w.held_job(wk->id); held && c.job_id == *held)
-    d = decide_progress(*w.find_job(*held), wk->id, c.progress, c.progress_codes, now);
-  return from(std::move(d), std::monostate{}, now);
+  result answer;
+  if (const std::string* held = w.held_job(wk->id)) {
+    const job& j = *w.find_job(*held);
+    if (c.job_id == *held) d = decide_progress(j, wk->id, c.progress, c.progress_codes, now);
+    if (auto notice = preempt_notice_of(j)) answer = R::heartbeat_ack{*notice};
+  }
+  return from(std::move(d), std::move(answer), now);
 }
 
 outcome deregister(const world& w, const C::deregister& c, time_us now) {
@@ -362,8 +375,12 @@ outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
                     e.invalid->details, e.invalid->field},
                    now);
   if constexpr (std::is_same_v<Cmd, C::job_control>) {
-    bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled;
-    return answered(R::control{j->id, j->status, cancel}, now);
+    // A worker that no longer holds the job (taken back after a preemption's grace, or
+    // requeued without it) must stop its payload too.
+    bool moved_on = e.caller.k == principal::kind::worker &&
+                    (j->assigned_worker_id != e.caller.worker_id || !occupies_worker(j->status));
+    bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled || moved_on;
+    return answered(R::control{j->id, j->status, cancel, preempt_notice_of(*j)}, now);
   } else if constexpr (std::is_same_v<Cmd, C::start_job>) {
     return from(decide_start(*j, now), std::monostate{}, now);
   } else if constexpr (std::is_same_v<Cmd, C::checkpoint_job>) {
@@ -673,6 +690,10 @@ std::string named_worker(const command& c) {
 
 decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
   return decide_plan(w, stale_workers(leases, s, now), s.deadlines, s.backfill, now);
+}
+
+decision preemption_check(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
+  return decide_preemptions(w, stale_workers(leases, s, now), s.deadlines, now);
 }
 
 }  // namespace baton::core

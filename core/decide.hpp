@@ -51,4 +51,8 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
 // Loop work: the planning cycle (core/plan_cycle.hpp) over the workers whose lease holds.
 decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
 
+// Loop work: preemptions and ended grace periods (core/preemption.hpp), workers whose lease
+// ran out left out.
+decision preemption_check(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
+
 }  // namespace baton::core

@@ -58,6 +58,7 @@ std::string requeue_type(loss_cause c) {
     case loss_cause::deregistered: return "job.requeued_after_deregister";
     case loss_cause::reaped: return "job.requeued_after_reap";
     case loss_cause::orphaned: return "job.requeued_after_orphan";
+    case loss_cause::preempted: return "job.requeued_after_preempt";
   }
   return "job.requeued_after_reap";
 }
@@ -103,6 +104,7 @@ const char* to_string(loss_cause c) {
     case loss_cause::deregistered: return "deregistered";
     case loss_cause::reaped: return "reaped";
     case loss_cause::orphaned: return "orphaned";
+    case loss_cause::preempted: return "preempted";
   }
   return "reaped";
 }
@@ -131,6 +133,8 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (c.gpu_count != 1) p["gpu_count"] = c.gpu_count;
   if (c.time_limit_seconds) p["time_limit_seconds"] = *c.time_limit_seconds;
   if (!c.checkpoints) p["checkpoints"] = false;  // absent: true (older logs too)
+  if (!c.requeue) p["requeue"] = false;          // likewise
+  if (c.interactive) p["interactive"] = true;
   if (c.hold) p["hold"] = true;
   if (!c.depends_on.empty()) p["depends_on"] = to_json(c.depends_on);
   decision d;
@@ -270,6 +274,8 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   clone.gpu_count = j.gpu_count;
   clone.time_limit_seconds = j.time_limit_seconds;
   clone.checkpoints = j.checkpoints;
+  clone.requeue = j.requeue;
+  clone.interactive = j.interactive;
   clone.depends_on = j.depends_on;
   auto d = decide_create(nullptr, clone, now);
   d.events.insert(d.events.begin(), {job_stream(j.id), "job.requeued_as", {{"new_job_id", new_id}}});
@@ -306,6 +312,20 @@ decision decide_prune(const job& j, time_us now) {
   return emit(j, "job.pruned", json::object());
 }
 
+bool preemptible_state(const job& j) {
+  return (j.status == job_status::assigned || j.status == job_status::running) && j.preempted_by.empty();
+}
+
+decision decide_preempt(const job& j, const std::string& by, const std::string& mode, time_us grace_until, time_us now) {
+  if (!preemptible_state(j)) return decision::refuse(conflict(j, mode == "cancel" ? job_status::cancelling : job_status::handoff));
+  json p(json::value_t::object);
+  p["by"] = by;
+  p["mode"] = mode;
+  p["worker_id"] = j.assigned_worker_id;
+  p["grace_until"] = events::format_time_us(grace_until);
+  return emit(j, "job.preempted", std::move(p));
+}
+
 void evolve(job& j, const std::string& type, const json& p, time_us at) {
   j.updated_at = at;
   if (type == "job.created") {
@@ -326,6 +346,8 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.gpu_count = p.value("gpu_count", 1u);
     if (auto it = p.find("time_limit_seconds"); it != p.end()) j.time_limit_seconds = it->get<int64_t>();
     j.checkpoints = p.value("checkpoints", true);
+    j.requeue = p.value("requeue", true);
+    j.interactive = p.value("interactive", false);
     j.held = p.value("hold", false);
     j.depends_on = dependencies_from_json(p.value("depends_on", json::array()));
     j.created_at = at;
@@ -349,7 +371,8 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
   } else if (type == "job.handoff_started") {
     set_status(j, job_status::handoff, at);
   } else if (type == "job.handoff_completed" || type == "job.requeued_after_deregister" ||
-             type == "job.requeued_after_reap" || type == "job.requeued_after_orphan") {
+             type == "job.requeued_after_reap" || type == "job.requeued_after_orphan" ||
+             type == "job.requeued_after_preempt") {
     if (type == "job.requeued_after_reap" || type == "job.requeued_after_orphan") ++j.lost_workers;
     apply_checkpoint_fields(j, p, at);
     close_segment(j, at);
@@ -382,6 +405,21 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
   } else if (type == "job.released") {
     j.held = false;
     j.admin_hold = false;
+  } else if (type == "job.preempted") {
+    j.preempted_by = p.value("by", "");
+    j.preempt_mode = p.value("mode", "requeue");
+    j.preempt_grace_until = events::parse_time_us(p.value("grace_until", "")).value_or(at);
+    ++j.preemptions;
+    if (j.preempt_mode == "cancel") {  // the cancel path: the worker stops, its next poll closes it
+      j.cancellation_requested_at = at;
+      j.failure_reason = "preempted";  // why it ends cancelled
+      set_status(j, job_status::cancelling, at);
+    }
+  }
+  if (!occupies_worker(j.status) && !j.preempted_by.empty()) {  // it left its worker: the preemption is over
+    j.preempted_by.clear();
+    j.preempt_mode.clear();
+    j.preempt_grace_until = 0;
   }
 }
 
@@ -443,6 +481,12 @@ json to_json(const job& j, time_us now) {
   out["gpu_count"] = j.gpu_count;
   out["time_limit_seconds"] = j.time_limit_seconds ? json(*j.time_limit_seconds) : json(nullptr);
   out["checkpoints"] = j.checkpoints;
+  out["requeue"] = j.requeue;
+  out["interactive"] = j.interactive;
+  out["preempted_by"] = or_null_str(j.preempted_by);
+  out["preempt_mode"] = or_null_str(j.preempt_mode);
+  out["preempt_grace_until"] = j.preempt_grace_until ? json(events::format_time_us(j.preempt_grace_until)) : json(nullptr);
+  out["preemptions"] = j.preemptions;
   out["held"] = j.held;
   out["admin_hold"] = j.admin_hold;
   out["priority"] = j.priority;

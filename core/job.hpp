@@ -60,6 +60,11 @@ struct job {
   // It checkpoints and can be handed on before its worker's allocation ends, so it may start
   // on a worker with less time left than its limit (core/deadline.hpp).
   bool checkpoints = true;
+  // Preemption (core/preemption.hpp): a victim that may be requeued goes back to the queue and
+  // resumes from its checkpoint; one that may not (requeue false, or interactive: nobody can
+  // resume a session) is cancelled, as Palmetto does (seed 004).
+  bool requeue = true;
+  bool interactive = false;
   bool held = false;                           // by an operator: waits with reason JobHeld
   bool admin_hold = false;                     // held by an admin: only an admin releases it
   // Age accrual (Slurm's accrue time): time spent eligible in the queue, held or blocked
@@ -68,6 +73,7 @@ struct job {
   std::optional<time_us> eligible_since;
   int64_t priority = 0;  // from the last recalculation (or creation); the queue's order
   int priority_tier = 0; // the partition's tier, considered before priority
+  bool preemptor = false;  // its partition or QOS may preempt others: considered before every other job
   // DAGs (core/dag.hpp): the jobs this one waits for, and whether they hold it back now
   // (kept by the world, which sees the parents; a blocked job is not eligible).
   std::vector<dependency> depends_on;
@@ -75,6 +81,11 @@ struct job {
   // Its user already runs the QOS's max_running_per_user jobs in its QOS (kept by the world;
   // such a job is not eligible and accrues no age).
   bool over_limit = false;
+  // A preemption in progress (job.preempted until the job leaves its worker): who preempts
+  // it, how ("requeue" or "cancel") and when batond takes the worker back.
+  std::string preempted_by, preempt_mode;
+  time_us preempt_grace_until = 0;
+  uint32_t preemptions = 0;  // times it was preempted
 };
 
 // Time the job has accrued as eligible up to `at`.
@@ -95,6 +106,8 @@ struct create_job {
   uint32_t gpu_count = 1;
   std::optional<int64_t> time_limit_seconds;
   bool checkpoints = true;
+  bool requeue = true;
+  bool interactive = false;
   bool hold = false;
   std::vector<dependency> depends_on;  // checked by the caller (core/dag.hpp); kept by requeue clones
 };
@@ -109,10 +122,11 @@ struct checkpoint_report {
 };
 
 // Why a job lost its worker; each has its own event type.
-enum class loss_cause { deregistered, reaped, orphaned };
+enum class loss_cause { deregistered, reaped, orphaned, preempted };
 const char* to_string(loss_cause c);
 // Whether the loss counts against the job's max_attempts: a reaped or vanished worker does,
-// a worker that deregistered (gave the job back on purpose) does not.
+// a worker that deregistered (gave the job back on purpose) or was taken back for a
+// preemptor does not.
 bool counts_as_lost(loss_cause c);
 
 decision decide_create(const job* existing, const create_job& c, time_us now);
@@ -135,6 +149,11 @@ decision decide_worker_lost(const job& j, loss_cause cause, time_us now);
 // Operator requeue of a terminal job: events for the old job and the new clone.
 decision decide_requeue(const job& j, const std::string& new_id, time_us now);
 decision decide_prune(const job& j, time_us now);
+// Tells the job's worker to make room for `by` (core/preemption.hpp decides who): "requeue"
+// (hand off with a checkpoint, then queued) or "cancel"; it has until grace_until.
+decision decide_preempt(const job& j, const std::string& by, const std::string& mode, time_us grace_until, time_us now);
+// The job may be a preemption victim now: it holds a worker, is not already leaving it.
+bool preemptible_state(const job& j);
 // Operator hold and release (Slurm's scontrol hold / release): only a queued job.
 // An admin's hold can be released only by an admin (Slurm's admin hold); a user's by either.
 decision decide_hold(const job& j, bool by_admin, time_us now);

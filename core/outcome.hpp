@@ -45,7 +45,21 @@ struct poll_answer {
   std::optional<assignment> assigned;
   std::string no_job_reason;
 };
-struct control { std::string job_id; job_status status = job_status::queued; bool cancellation_requested = false; };
+// A preemption the job's worker must act on: hand off ("requeue") or stop ("cancel") by grace_until.
+struct preempt_notice {
+  std::string job_id, by, mode;
+  time_us grace_until = 0;
+};
+// cancellation_requested: stop the payload (the job is being cancelled, or it no longer
+// belongs to the asking worker); preempt: the worker must make room for another job.
+struct control {
+  std::string job_id;
+  job_status status = job_status::queued;
+  bool cancellation_requested = false;
+  std::optional<preempt_notice> preempt;
+};
+// A heartbeat's answer when there is something to say (otherwise nothing, as RelayMD's).
+struct heartbeat_ack { preempt_notice preempt; };
 struct pruned { size_t count = 0; };
 struct cluster_row {
   cluster_spec spec;
@@ -96,7 +110,8 @@ using result = std::variant<std::monostate, results::job_row, results::job_page,
                             results::registered, results::poll_answer, results::control, results::pruned,
                             results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
                             results::cluster_watch, results::plans, results::placeholder_made, results::counted,
-                            results::salad_view, replica_target, results::priorities, results::fairshare, results::operators>;
+                            results::salad_view, replica_target, results::priorities, results::fairshare, results::operators,
+                            results::heartbeat_ack>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

@@ -146,6 +146,7 @@ priority_explained explain_priority(const world& w, const priority_state& st, co
   if (!st.recorded) return out;
   const partition_def* part = pol.partition(j.partition);
   out.tier = part ? part->priority_tier : 0;
+  out.preemptor = pol.may_preempt_any(j.partition, j.qos);
   if (pol.kind == policy_kind::fifo) return out;
   if (pol.kind == policy_kind::multifactor) {
     multifactor_inputs in;
@@ -172,6 +173,7 @@ priority_explained explain_priority(const world& w, const priority_state& st, co
 void set_priority(const world& w, job& j) {
   auto e = explain_priority(w, j);
   j.priority_tier = e.tier;
+  j.preemptor = e.preemptor;
   j.priority = e.priority;
 }
 

@@ -34,6 +34,7 @@ struct priority_explained {
   std::string policy;
   time_us calculated_at = 0;
   int tier = 0;
+  bool preemptor = false;  // its partition or QOS may preempt others (comes first in the order)
   int64_t priority = 0;
   multifactor_result multifactor;  // with policy multifactor
   lattice_result lattice;          // with policy lattice
@@ -42,7 +43,7 @@ priority_explained explain_priority(const world& w, const job& j);
 // The same under another recorded state (a pending recalculation being staged).
 priority_explained explain_priority(const world& w, const priority_state& state, const job& j);
 
-// Sets j.priority_tier and j.priority from the recorded policy (creation, recalculation).
+// Sets j.preemptor, j.priority_tier and j.priority from the recorded policy (creation, recalculation).
 void set_priority(const world& w, job& j);
 
 // The recalculation: the fair-share figures of every association at `now` under `policy`

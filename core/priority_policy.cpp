@@ -44,6 +44,30 @@ std::vector<std::string> priority_policy::accounts_of(const std::string& user) c
   return out;
 }
 
+bool priority_policy::preemption_configured() const {
+  for (const auto& p : partitions)
+    if (!p.preempt.empty()) return true;
+  for (const auto& q : qos)
+    if (!q.preempt.empty()) return true;
+  return false;
+}
+
+bool priority_policy::may_preempt_any(const std::string& part, const std::string& q) const {
+  const partition_def* pd = partition(part);
+  const qos_def* qd = find_qos(q);
+  return (pd && !pd->preempt.empty()) || (qd && !qd->preempt.empty());
+}
+
+bool priority_policy::may_preempt(const std::string& part, const std::string& q, const std::string& victim_partition,
+                                  const std::string& victim_qos) const {
+  auto lists = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  const partition_def* pd = partition(part);
+  const qos_def* qd = find_qos(q);
+  return (pd && lists(pd->preempt, victim_partition)) || (qd && lists(qd->preempt, victim_qos));
+}
+
 std::string policy_name(const priority_policy& p) {
   switch (p.kind) {
     case policy_kind::fifo: return "fifo";
@@ -86,13 +110,17 @@ json to_json(const priority_policy& p) {
   j["decay_half_life_us"] = p.decay_half_life;
   j["calc_period_us"] = p.calc_period;
   json parts = json::array();
-  for (const auto& x : p.partitions)
+  for (const auto& x : p.partitions) {
     parts.push_back({{"name", x.name}, {"priority_tier", x.priority_tier}, {"priority_factor", x.priority_factor}});
+    if (!x.preempt.empty()) parts.back()["preempt"] = x.preempt;  // only when set: older records stay equal
+  }
   j["partitions"] = std::move(parts);
   j["default_partition"] = p.default_partition;
   json qs = json::array();
-  for (const auto& q : p.qos)
+  for (const auto& q : p.qos) {
     qs.push_back({{"name", q.name}, {"priority_factor", q.priority_factor}, {"max_running_per_user", q.max_running_per_user}});
+    if (!q.preempt.empty()) qs.back()["preempt"] = q.preempt;
+  }
   j["qos"] = std::move(qs);
   j["default_qos"] = p.default_qos;
   json accts = json::array();
@@ -104,6 +132,7 @@ json to_json(const priority_policy& p) {
   // Only when off: policies recorded before the key existed must re-derive byte for byte.
   if (!p.kill_invalid_dependencies) j["kill_invalid_dependencies"] = false;
   if (!p.energy_prices.empty()) j["energy_prices"] = p.energy_prices;  // only when set: older records stay equal
+  if (p.preemption_configured()) j["preempt_grace_seconds"] = p.preempt_grace_seconds;
   return j;
 }
 
@@ -127,13 +156,15 @@ priority_policy policy_from_json(const json& j) {
   if (auto it = j.find("partitions"); it != j.end()) {
     p.partitions.clear();
     for (const auto& x : *it)
-      p.partitions.push_back({x.value("name", ""), x.value("priority_tier", 1), x.value("priority_factor", 1.0)});
+      p.partitions.push_back({x.value("name", ""), x.value("priority_tier", 1), x.value("priority_factor", 1.0),
+                              x.value("preempt", std::vector<std::string>{})});
   }
   p.default_partition = j.value("default_partition", p.default_partition);
   if (auto it = j.find("qos"); it != j.end()) {
     p.qos.clear();
     for (const auto& q : *it)
-      p.qos.push_back({q.value("name", ""), q.value("priority_factor", 0.0), q.value("max_running_per_user", 0u)});
+      p.qos.push_back({q.value("name", ""), q.value("priority_factor", 0.0), q.value("max_running_per_user", 0u),
+                       q.value("preempt", std::vector<std::string>{})});
   }
   p.default_qos = j.value("default_qos", p.default_qos);
   if (auto it = j.find("accounts"); it != j.end())
@@ -144,6 +175,7 @@ priority_policy policy_from_json(const json& j) {
   p.max_jobs_per_user = j.value("max_jobs_per_user", p.max_jobs_per_user);
   p.kill_invalid_dependencies = j.value("kill_invalid_dependencies", p.kill_invalid_dependencies);
   p.energy_prices = j.value("energy_prices", std::vector<double>{});
+  p.preempt_grace_seconds = j.value("preempt_grace_seconds", p.preempt_grace_seconds);
   return p;
 }
 

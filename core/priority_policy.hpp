@@ -22,6 +22,9 @@ struct partition_def {
   std::string name;
   int priority_tier = 1;
   double priority_factor = 1;
+  // Partitions whose running jobs this partition's jobs may preempt (Palmetto's owner
+  // partitions; Slurm's preempt/partition_prio made explicit). Empty: none.
+  std::vector<std::string> preempt = {};
 };
 
 // A quality of service: a priority factor and per-user limits (0 = none).
@@ -29,6 +32,7 @@ struct qos_def {
   std::string name;
   double priority_factor = 0;
   uint32_t max_running_per_user = 0;  // running jobs of one user in this QOS; more wait (reason QOSMaxJobsPerUser)
+  std::vector<std::string> preempt = {};  // QOS whose running jobs this QOS's jobs may preempt (Slurm's Preempt=)
 };
 
 // An account in the share tree (sacctmgr's associations): its parent, its shares among
@@ -63,6 +67,9 @@ struct priority_policy {
   // Lattice f7: the electricity price for each hour of the day (UTC, any unit, 24 values);
   // empty: no schedule (f7 neutral).
   std::vector<double> energy_prices;
+  // Preemption (core/preemption.hpp): how long a victim has to leave its worker once told
+  // (Slurm's GraceTime), after which batond takes the worker back.
+  int64_t preempt_grace_seconds = 300;
 
   const partition_def* partition(const std::string& name) const;
   const qos_def* find_qos(const std::string& name) const;
@@ -71,6 +78,14 @@ struct priority_policy {
   double max_qos_factor() const;
   // The accounts a user may charge (where the tree lists them), in config order.
   std::vector<std::string> accounts_of(const std::string& user) const;
+  // Whether any partition or QOS may preempt another.
+  bool preemption_configured() const;
+  // Whether a job in this partition and QOS may preempt any job at all (a "preemptor": it
+  // comes first in the evaluation order, seed 003).
+  bool may_preempt_any(const std::string& partition, const std::string& qos) const;
+  // Whether a job in (partition, qos) may preempt a job in (victim_partition, victim_qos).
+  bool may_preempt(const std::string& partition, const std::string& qos, const std::string& victim_partition,
+                   const std::string& victim_qos) const;
 };
 
 // "fifo", "multifactor", "lattice:<profile>" or "lattice:custom".

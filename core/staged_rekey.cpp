@@ -23,9 +23,9 @@ bool stage_some(const world& w, staged_rekey& s, size_t max_jobs) {
   for (size_t n = 0; it != w.queued.end() && n < max_jobs; ++it, ++n) {
     job& j = *it->second;
     auto e = explain_priority(w, *w.priority_pending, j);
-    staged_rekey::entry entry{&j, e.tier, e.priority, eligible(j)};
+    staged_rekey::entry entry{&j, e.tier, e.preemptor, e.priority, eligible(j)};
     if (entry.indexed) {
-      s.queued_by_image[j.worker_image_key].insert(queue_key{e.tier, e.priority, j.created_at, j.id, &j});
+      s.queued_by_image[j.worker_image_key].insert(queue_key{e.preemptor, e.tier, e.priority, j.created_at, j.id, &j});
       if (constrained(j)) ++s.constrained_by_image[j.worker_image_key];
     }
     s.staged.push_back(entry);
@@ -45,7 +45,7 @@ void index_insert(staged_rekey& s, const job& j) {
 void index_erase(staged_rekey& s, const staged_rekey::entry& e) {
   const job& j = *e.owner;
   if (auto it = s.queued_by_image.find(j.worker_image_key); it != s.queued_by_image.end())
-    it->second.erase(queue_key{e.tier, e.priority, j.created_at, j.id, &j});
+    it->second.erase(queue_key{e.preemptor, e.tier, e.priority, j.created_at, j.id, &j});
   if (constrained(j)) --s.constrained_by_image[j.worker_image_key];
 }
 
@@ -76,6 +76,7 @@ queue_index swap_in(world& w, staged_rekey&& s, const decision& applied, time_us
       continue;
     }
     e.owner->priority_tier = e.tier;
+    e.owner->preemptor = e.preemptor;
     e.owner->priority = e.priority;
   }
   for (job* j : changed) {

@@ -19,6 +19,7 @@ struct staged_rekey {
   struct entry {
     job* owner = nullptr;
     int tier = 0;
+    bool preemptor = false;
     int64_t priority = 0;
     bool indexed = false;  // its key went into the new index
   };

@@ -195,7 +195,10 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     w.queued_by_qos_user[qos_group(j)].erase({j.created_at, std::string_view(j.id)});
   }
   if (was_eligible) index_erase(w, j);
+  bool was_preempted = !j.preempted_by.empty();
   evolve(j, type, p, at);
+  if (was_preempted != !j.preempted_by.empty()) was_preempted ? --w.preemptions_in_flight : ++w.preemptions_in_flight;
+  if (type == "job.preempted") w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
   if (type == "job.created") {
     w.by_created.insert({j.created_at, j.id});
     w.usage[association_of(j)];  // every association with jobs takes part in fair share
@@ -333,10 +336,10 @@ bool eligible(const job& j) { return j.status == job_status::queued && !j.held &
 bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }
 
 bool operator<(const queue_key& a, const queue_key& b) {
-  return std::tie(b.tier, b.priority, a.submitted, a.id) < std::tie(a.tier, a.priority, b.submitted, b.id);
+  return std::tie(b.preemptor, b.tier, b.priority, a.submitted, a.id) < std::tie(a.preemptor, a.tier, a.priority, b.submitted, b.id);
 }
 
-queue_key queue_key_of(const job& j) { return {j.priority_tier, j.priority, j.created_at, j.id, &j}; }
+queue_key queue_key_of(const job& j) { return {j.preemptor, j.priority_tier, j.priority, j.created_at, j.id, &j}; }
 
 bool operator<(const worker_rank& a, const worker_rank& b) {
   return std::tie(b.hpc, b.gpu_count, b.vram_centi_gb, b.model_rank, a.registered_at, a.id) <

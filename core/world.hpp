@@ -42,10 +42,11 @@ int64_t score_of(const worker& w);
 template <class T>
 using ranked_set = __gnu_pbds::tree<T, __gnu_pbds::null_type, std::less<T>, __gnu_pbds::rb_tree_tag,
                                     __gnu_pbds::tree_order_statistics_node_update, pooled_allocator<char>>;
-// A queued job's place in the evaluation order (seed 003): higher partition tier first, then
-// higher priority, then the earlier submit, then the smaller id. (Preemptors and jobs in a
-// reservation will come before all of these.)
+// A queued job's place in the evaluation order (seed 003): jobs that may preempt others
+// first, then higher partition tier, then higher priority, then the earlier submit, then the
+// smaller id. (Slurm's advance reservations, second in its order, have no equivalent here.)
 struct queue_key {
+  bool preemptor = false;
   int tier = 0;
   int64_t priority = 0;
   time_us submitted = 0;
@@ -127,6 +128,7 @@ struct world {
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
   priority_state priority;
   live_plan plan;
+  size_t preemptions_in_flight = 0;  // jobs told to leave their worker for a preemptor (core/preemption.hpp)
   // A recalculation decided but not yet in force (scheduler.priorities_recalculated with
   // "deferred"): the queue keeps its order until scheduler.priorities_applied swaps it in, so
   // the scheduler can build the new order in slices between polls (core/staged_rekey.hpp).

@@ -24,6 +24,10 @@ json job_json(const R::job_row& row, core::time_us at) {
 }
 
 // Infinity (a Level FS without usage) has no JSON number: sshare prints "inf".
+json preempt_json(const R::preempt_notice& n) {
+  return {{"job_id", n.job_id}, {"by", n.by}, {"mode", n.mode}, {"grace_until", events::format_time_us(n.grace_until)}};
+}
+
 json number_or_inf(double x) { return std::isinf(x) ? json("inf") : json(x); }
 
 json factor_json(const core::priority_factor& f) {
@@ -36,7 +40,7 @@ json priority_row_json(const R::priority_row& r) {
   json out = {{"job_id", r.j.id},          {"user", r.j.user},   {"account", r.j.account},
               {"partition", r.j.partition}, {"qos", r.j.qos},     {"nice", r.j.nice},
               {"gpu_count", r.j.gpu_count}, {"priority", e.priority}, {"priority_tier", e.tier},
-              {"pending_reason", or_null(r.pending_reason)}, {"held", r.j.held}};
+              {"pending_reason", or_null(r.pending_reason)}, {"held", r.j.held}, {"preemptor", e.preemptor}};
   if (e.policy == "multifactor") {
     const auto& m = e.multifactor;
     out["factors"] = {{"age", factor_json(m.age)},
@@ -118,7 +122,12 @@ json body_of(const core::result& r, core::time_us at) {
                   {"latest_checkpoint_manifest_path", or_null(a.latest_checkpoint_manifest_path)},
                   {"attempt", a.attempt}};
         } else if constexpr (std::is_same_v<T, R::control>) {
-          return {{"job_id", v.job_id}, {"status", core::to_string(v.status)}, {"cancellation_requested", v.cancellation_requested}};
+          json out = {{"job_id", v.job_id}, {"status", core::to_string(v.status)}, {"cancellation_requested", v.cancellation_requested}};
+          out["preemption_requested"] = v.preempt.has_value();
+          if (v.preempt) out["preempt"] = preempt_json(*v.preempt);
+          return out;
+        } else if constexpr (std::is_same_v<T, R::heartbeat_ack>) {
+          return {{"status", "ok"}, {"preempt", preempt_json(v.preempt)}};
         } else if constexpr (std::is_same_v<T, R::pruned>) {
           return {{"deleted", v.count}, {"pruned", v.count}};
         } else if constexpr (std::is_same_v<T, R::clusters>) {

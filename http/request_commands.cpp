@@ -106,6 +106,8 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
   if (auto g = opt_int(b, "gpu_count", 1, 1024)) c.gpu_count = static_cast<uint32_t>(*g);
   if (auto t = opt_int(b, "time_limit_seconds", 1, 366LL * 86400)) c.time_limit_seconds = *t;
   if (auto cp = opt_bool(b, "checkpoints")) c.checkpoints = *cp;
+  if (auto rq = opt_bool(b, "requeue")) c.requeue = *rq;
+  if (auto in = opt_bool(b, "interactive")) c.interactive = *in;
   if (auto h = opt_bool(b, "hold")) c.hold = *h;
   if (auto deps = opt_array(b, "depends_on")) c.depends_on = dependencies(*deps);
   return c;

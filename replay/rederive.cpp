@@ -1,10 +1,13 @@
 #include "replay/rederive.hpp"
 
+#include <deque>
+#include <iterator>
 #include <map>
 #include <set>
 #include <vector>
 
 #include "core/plan_cycle.hpp"
+#include "core/preemption.hpp"
 #include "core/priority.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
@@ -35,11 +38,37 @@ rederive_report rederive_decisions(const events::event_store& store) {
     }
     snapshot_at.erase(due);
   };
+  auto mismatch = [&](uint64_t seq, const std::string& what) {
+    ++r.mismatches;
+    if (r.problems.size() < 10) r.problems.push_back("event " + std::to_string(seq) + ": " + what);
+  };
+  // The job events a re-derived preemption decision says must come next, in order.
+  std::deque<core::domain_event> expected;
   store.scan(1, 0, true, [&](const events::event_view& e) {
     ++r.events;
     take_snapshots();  // the world as it was before this event: w.applied events in
     auto payload = events::from_payload(e.payload);
     std::string stream(e.stream_id), type(e.type);
+    if (!expected.empty()) {
+      auto want = std::move(expected.front());
+      expected.pop_front();
+      if (want.stream != stream || want.type != type || want.payload != payload)
+        mismatch(e.seq, "preemption decision's event re-derived as " + want.type + " on " + want.stream + " " +
+                            want.payload.dump() + ", logged " + type + " on " + stream + " " + payload.dump());
+    }
+    if (type == "scheduler.preemptions_decided") {
+      ++r.decisions;
+      ++r.preemption_decisions;
+      auto in = core::preemption_inputs_of(payload);
+      auto again = core::decide_preemptions(w, in.stale, in.rule, e.recorded_at_us);
+      if (again.events.empty() || again.events[0].payload != payload) {
+        mismatch(e.seq, "preemption decision re-derived differently: " +
+                            (again.events.empty() ? std::string("nothing") : again.events[0].payload.dump()));
+      } else {
+        r.preemptions += payload.at("preemptions").size() + payload.at("expired").size();
+        expected.assign(std::make_move_iterator(again.events.begin() + 1), std::make_move_iterator(again.events.end()));
+      }
+    }
     if (type == "job.assigned") {
       ++r.decisions;
       const auto& recorded = payload.at("decision");
@@ -87,6 +116,7 @@ rederive_report rederive_decisions(const events::event_store& store) {
     core::apply(w, stream, type, payload, e.recorded_at_us);
     return true;
   });
+  if (!expected.empty()) mismatch(r.events, "the log ends before the preemption decision's " + expected.front().type);
   return r;
 }
 

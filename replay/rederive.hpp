@@ -4,7 +4,9 @@
 // was, with the stale workers the decision recorded left out. The choice and its whole
 // record must come out identical. Each priority recalculation is decided again, under the
 // policy it recorded, on the state as it was: its fair-share figures must come out identical
-// (the queue order follows from them).
+// (the queue order follows from them). Each planning cycle is re-planned on the snapshot it
+// names; each preemption decision is decided again on the state as it was, and its job events
+// must follow it exactly as re-derived.
 #include <string>
 #include <vector>
 
@@ -14,9 +16,11 @@ namespace baton::replay {
 
 struct rederive_report {
   uint64_t events = 0;
-  uint64_t decisions = 0;       // assignments, recalculations and plans
+  uint64_t decisions = 0;       // assignments, recalculations, plans and preemption decisions
   uint64_t recalculations = 0;  // of which priority recalculations
   uint64_t plans = 0;           // of which planning cycles (starts and reservations)
+  uint64_t preemption_decisions = 0;  // of which preemption decisions (each may preempt several jobs)
+  uint64_t preemptions = 0;     // jobs preempted, and grace periods that ended, in them
   uint64_t mismatches = 0;
   std::vector<std::string> problems;  // the first few mismatches, one line each
 };

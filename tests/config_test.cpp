@@ -276,3 +276,37 @@ TEST(Config, DeadlineRuleKeysHaveDefaultsAndRanges) {
   EXPECT_EQ(error_of("scheduling: {default_time_limit_seconds: 0}\n").key, "scheduling.default_time_limit_seconds");
   EXPECT_EQ(error_of("scheduling: {min_useful_seconds: soon}\n").key, "scheduling.min_useful_seconds");
 }
+
+TEST(Config, PreemptionRulesAreReadAndRecordedAndTheirErrorsNameTheKey) {
+  auto r = load_from_string(R"(scheduling:
+  partitions: {work1: {priority_tier: 1}, owner: {priority_tier: 10, preempt: [work1]}}
+  qos: {normal: {}, scavenger: {}, urgent: {preempt: [scavenger, normal]}}
+  preempt_grace_seconds: 90
+)", "/etc/baton.yaml", no_env);
+  ASSERT_TRUE(r.value) << r.error->what();
+  const auto& p = r.value->priority;
+  EXPECT_EQ(p.partition("owner")->preempt, std::vector<std::string>{"work1"});
+  EXPECT_EQ(p.find_qos("urgent")->preempt, (std::vector<std::string>{"scavenger", "normal"}));
+  EXPECT_EQ(p.preempt_grace_seconds, 90);
+  EXPECT_TRUE(p.may_preempt("owner", "normal", "work1", "normal"));
+  EXPECT_TRUE(p.may_preempt("work1", "urgent", "owner", "scavenger")) << "the QOS alone allows it";
+  EXPECT_FALSE(p.may_preempt("work1", "normal", "work1", "scavenger"));
+  EXPECT_TRUE(p.may_preempt_any("work1", "urgent"));
+  EXPECT_FALSE(p.may_preempt_any("work1", "scavenger"));
+  // Recorded with the policy, and read back whole.
+  auto back = baton::core::policy_from_json(baton::core::to_json(p));
+  EXPECT_EQ(back.partition("owner")->preempt, p.partition("owner")->preempt);
+  EXPECT_EQ(back.find_qos("urgent")->preempt, p.find_qos("urgent")->preempt);
+  EXPECT_EQ(back.preempt_grace_seconds, 90);
+  auto none = load_from_string("", "", no_env);
+  EXPECT_FALSE(none.value->priority.preemption_configured());
+  EXPECT_FALSE(baton::core::to_json(none.value->priority).contains("preempt_grace_seconds"))
+      << "a policy without preemption is recorded as before";
+
+  EXPECT_EQ(error_of("scheduling: {partitions: {a: {preempt: [b]}}}\n").key, "scheduling.partitions.a.preempt[0]");
+  auto self = error_of("scheduling: {qos: {normal: {}, q: {preempt: [normal, q]}}}\n");
+  EXPECT_EQ(self.key, "scheduling.qos.q.preempt[1]");
+  EXPECT_NE(self.message.find("itself"), std::string::npos) << self.message;
+  EXPECT_EQ(error_of("scheduling: {qos: {q: {preempt: normal}}}\n").key, "scheduling.qos.q.preempt");
+  EXPECT_EQ(error_of("scheduling: {preempt_grace_seconds: -1}\n").key, "scheduling.preempt_grace_seconds");
+}

@@ -1,6 +1,8 @@
 // A random campaign (seeded) against a real batond under each priority policy, with restarts
 // and kill -9 in between: afterwards `batond --rederive` must re-derive every recorded
-// assignment and every priority recalculation identically from the log.
+// assignment, priority recalculation, plan and preemption identically from the log. An owner
+// partition and an urgent QOS preempt normal jobs; victims hand off when their worker next
+// acts, or are taken back when their (one second) grace ends.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -19,8 +21,11 @@ namespace {
 std::string config_for(const std::string& policy) {
   return "scheduling:\n  policy: " + policy + R"(
   priority_calc_period_seconds: 3600
-  partitions: {normal: {priority_tier: 1, priority_factor: 1}, test: {priority_tier: 100, priority_factor: 10}}
-  qos: {normal: {priority_factor: 0}, 2h: {priority_factor: 100}, interactive: {priority_factor: 1000}}
+  partitions: {normal: {priority_tier: 1, priority_factor: 1}, test: {priority_tier: 100, priority_factor: 10},
+               owner: {priority_tier: 10, priority_factor: 1, preempt: [normal]}}
+  qos: {normal: {priority_factor: 0}, 2h: {priority_factor: 100}, interactive: {priority_factor: 1000},
+        urgent: {priority_factor: 500, preempt: [normal, 2h]}}
+  preempt_grace_seconds: 1
 accounts:
   chem: {shares: 60, users: {ann: 1, bob: 2}}
   phys: {shares: 40, users: {cy: 1}}
@@ -45,10 +50,10 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   std::mt19937 rng(20261123);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   const char* users[] = {"ann", "bob", "cy", "di", "eve"};
-  const char* partitions[] = {"normal", "normal", "test"};
-  const char* qos[] = {"normal", "2h", "interactive"};
+  const char* partitions[] = {"normal", "normal", "normal", "normal", "test", "owner"};
+  const char* qos[] = {"normal", "normal", "2h", "interactive", "urgent"};
   std::vector<worker_handle> workers;
-  int assigned = 0, created = 0, plans_asked = 0;
+  int assigned = 0, created = 0, plans_asked = 0, handoffs = 0;
 
   auto op_call = [&](const std::string& method, const std::string& path, const json& body) {
     auto c = d->client();
@@ -64,12 +69,13 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
     return r ? json::parse(r->body.empty() ? "null" : r->body) : json(nullptr);
   };
 
-  for (int step = 0; step < 400; ++step) {
+  for (int step = 0; step < 500; ++step) {
     int what = pick(100);
     if (what < 30) {  // a submission
       json body = {{"title", "c"}, {"input_bundle_path", "/b"}, {"user", users[pick(5)]},
-                   {"partition", partitions[pick(3)]}, {"qos", qos[pick(3)]}, {"nice", pick(3) * 100},
-                   {"gpu_count", 1 + pick(3)}, {"time_limit_seconds", 600 * (1 + pick(10))}, {"hold", pick(10) == 0}};
+                   {"partition", partitions[pick(6)]}, {"qos", qos[pick(5)]}, {"nice", pick(3) * 100},
+                   {"gpu_count", 1 + pick(3)}, {"time_limit_seconds", 600 * (1 + pick(10))}, {"hold", pick(10) == 0},
+                   {"interactive", pick(6) == 0}, {"requeue", pick(6) != 0}};
       body["id"] = test::uid("campaign-" + std::to_string(step));
       EXPECT_EQ(op_call("POST", "/jobs", body), 200);
       ++created;
@@ -90,7 +96,17 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
           as_worker(w, "/jobs/" + w.job + "/start");
         }
       } else {
-        as_worker(w, "/jobs/" + w.job + (pick(5) ? "/complete" : "/fail"));
+        // A worker told to make room hands off (or stops, for a cancel); otherwise it finishes.
+        httplib::Client c("127.0.0.1", d->port());
+        auto ctl = c.Get(("/jobs/" + w.job + "/control").c_str(), {{"X-Worker-Token", w.token}});
+        auto control = ctl && ctl->status == 200 ? json::parse(ctl->body) : json::object();
+        if (control.value("preemption_requested", false) && control["preempt"]["mode"] == "requeue") {
+          as_worker(w, "/jobs/" + w.job + "/handoff/start");
+          as_worker(w, "/jobs/" + w.job + "/handoff/complete");
+          ++handoffs;
+        } else if (!control.value("cancellation_requested", false)) {
+          as_worker(w, "/jobs/" + w.job + (pick(5) ? "/complete" : "/fail"));
+        }
         w.job.clear();
       }
     } else if (what < 85) {  // an operator recalculates, or releases a held job
@@ -128,6 +144,9 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   EXPECT_NE(tool.out().find("ok: " + std::to_string(assigned) + " assignment decisions"), std::string::npos)
       << tool.out() << tool.err();
   EXPECT_EQ(tool.out().find(" 0 plans"), std::string::npos) << "plans were recorded and re-derived: " << tool.out();
+  EXPECT_EQ(tool.out().find(" 0 preemption decisions"), std::string::npos) << "preemptions too: " << tool.out();
+  EXPECT_GT(handoffs, 0) << "victims handed off";
+  std::cout << "[ info ] " << tool.out() << "[ info ] " << handoffs << " hand-offs after a preemption\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(policies, campaign, ::testing::Values("multifactor", "lattice:ml_training", "fifo"),

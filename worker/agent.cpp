@@ -49,7 +49,7 @@ double agent::seconds_until_handoff() const {
 bool agent::interruptible_sleep(double seconds) {
   std::unique_lock<std::mutex> lock(m_);
   auto interrupted = [this] {
-    return stop_ || (!job_id_.empty() && cancel_job_id_ == job_id_) ||
+    return stop_ || (!job_id_.empty() && (cancel_job_id_ == job_id_ || preempt_job_id_ == job_id_)) ||
            (!lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id);
   };
   return !cv_.wait_for(lock, std::chrono::duration<double>(seconds), interrupted);

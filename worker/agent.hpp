@@ -22,6 +22,7 @@ enum class job_outcome {
   cancelled,   // payload stopped; the next poll closes the cancel
   lost,        // batond no longer counts this worker (404) or the job moved on: register again
   handed_off,  // SIGTERM or the allocation ends: checkpointed and handed back; the worker exits
+  preempted,   // another job needs this worker: checkpointed and handed back; the worker polls again
   refused,     // not started (bad bundle, failed restore...), reported as failed
 };
 
@@ -52,6 +53,8 @@ class agent {
   // --- heartbeat thread (heartbeat.cpp) ---
   void heartbeat_loop();
   void send_heartbeat(api_client& api);
+  // Acts on a "preempt" object from batond for the running job `job`: hand off, or stop.
+  void note_preemption(const std::string& job, const nlohmann::json& preempt);
 
   // --- one job (job_run.cpp) ---
   job_outcome run_job(const nlohmann::json& assignment);
@@ -77,6 +80,10 @@ class agent {
   std::string job_id_;          // the running job, for heartbeats
   std::string progress_path_;
   std::string cancel_job_id_;   // control said cancellation_requested for this job
+  // A heartbeat or control reply said this job is preempted in requeue mode: hand it off by
+  // preempt_grace_until_ (epoch seconds), then take the next job.
+  std::string preempt_job_id_, preempted_by_;
+  double preempt_grace_until_ = 0;
 
   struct pending_report {
     std::string job_id, action;

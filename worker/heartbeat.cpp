@@ -4,6 +4,7 @@
 
 #include "worker/agent.hpp"
 #include "worker/progress.hpp"
+#include "worker/slurm_deadline.hpp"
 
 namespace baton::worker {
 
@@ -37,17 +38,39 @@ void agent::send_heartbeat(api_client& api) {
   }
   spdlog::debug("heartbeat worker {} job {} progress {}", s.worker_id, job, body.value("progress", -1.0));
   if (job.empty()) return;
+  if (r.body.is_object() && r.body.contains("preempt")) note_preemption(job, r.body["preempt"]);
   auto c = api.control(s, job);
   if (!c.ok()) {
     spdlog::warn("control check for job {} failed: {}", job, c.describe());
     return;
   }
+  if (c.body.is_object() && c.body.contains("preempt")) note_preemption(job, c.body["preempt"]);
   if (c.body.value("cancellation_requested", false)) {
     std::lock_guard<std::mutex> lock(m_);
     if (cancel_job_id_ != job) spdlog::info("job {}: cancellation requested (status {})", job, c.body.value("status", ""));
     cancel_job_id_ = job;
     cv_.notify_all();
   }
+}
+
+void agent::note_preemption(const std::string& job, const json& preempt) {
+  if (!preempt.is_object() || preempt.value("job_id", "") != job) return;
+  auto mode = preempt.value("mode", "requeue");
+  double grace = 0;
+  if (auto t = preempt.value("grace_until", ""); !t.empty()) grace = epoch_seconds_of(t);
+  std::lock_guard<std::mutex> lock(m_);
+  if (job_id_ != job) return;  // that job has ended here meanwhile
+  if (mode == "cancel") {  // an interactive or non-requeueable job: the cancel path
+    if (cancel_job_id_ != job) spdlog::info("job {}: preempted by {}; it is cancelled", job, preempt.value("by", ""));
+    cancel_job_id_ = job;
+  } else {
+    if (preempt_job_id_ != job)
+      spdlog::info("job {}: preempted by {}; handing it off by {}", job, preempt.value("by", ""), preempt.value("grace_until", ""));
+    preempt_job_id_ = job;
+    preempted_by_ = preempt.value("by", "");
+    preempt_grace_until_ = grace;
+  }
+  cv_.notify_all();
 }
 
 void agent::heartbeat_loop() {

@@ -262,6 +262,7 @@ job_outcome agent::run_job(const json& a) {
     std::lock_guard<std::mutex> lock(m_);
     job_id_ = job_id;
     progress_path_ = progress_path;
+    preempt_job_id_.clear();  // a job preempted here before may come back to this worker
   }
   spdlog::info("job {}: payload started (pid {}): {}", job_id, p->pid(), spec.command);
 
@@ -280,15 +281,21 @@ job_outcome agent::run_job(const json& a) {
 
   auto next_checkpoint = clock_type::now() + ms(cfg_.checkpoint_seconds);
   while (true) {
-    bool stop, cancel, gone;
+    bool stop, cancel, gone, preempted;
+    std::string preempted_by;
+    double preempt_deadline;
     {
       std::unique_lock<std::mutex> lock(m_);
       auto flagged = [&] {
-        return stop_ || cancel_job_id_ == job_id || (!lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id);
+        return stop_ || cancel_job_id_ == job_id || preempt_job_id_ == job_id ||
+               (!lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id);
       };
       cv_.wait_for(lock, std::chrono::milliseconds(100), flagged);
       stop = stop_;
       cancel = cancel_job_id_ == job_id;
+      preempted = preempt_job_id_ == job_id;
+      preempted_by = preempted_by_;
+      preempt_deadline = preempt_grace_until_;
       gone = !lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id;
     }
     if (auto st = p->poll()) {
@@ -332,6 +339,19 @@ job_outcome agent::run_job(const json& a) {
       checkpoint_cycle(job_id, store, workdir, spec, true);  // a requeued clone can resume from it
       cleanup();
       return job_outcome::cancelled;
+    }
+    if (preempted) {
+      // Another job needs this worker: checkpoint, hand this one back (it resumes later from
+      // the checkpoint, no attempt charged), then poll for the next job.
+      spdlog::info("job {}: preempted by {}; stopping the payload for a handoff", job_id, preempted_by);
+      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      spdlog::info("job {}: payload stopped (code {})", job_id, code);
+      checkpoint_cycle(job_id, store, workdir, spec, true);
+      json start = {{"reason", "preempted"}, {"message", "preempted by job " + preempted_by}};
+      if (preempt_deadline > 0) start["deadline_epoch_seconds"] = preempt_deadline;
+      report_handoff(job_id, store, progress_path, start);
+      cleanup();
+      return job_outcome::preempted;
     }
     if (stop) {
       spdlog::info("job {}: shutdown requested; stopping the payload for a handoff", job_id);

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 
 #include "slurm/subprocess.hpp"
@@ -79,6 +80,20 @@ std::string rfc3339_utc(int64_t epoch_seconds) {
   char buf[40];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+double epoch_seconds_of(const std::string& text) {
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!rest) return 0;
+  double fraction = 0;
+  if (*rest == '.') {
+    char* end = nullptr;
+    fraction = std::strtod(rest, &end);
+    rest = end;
+  }
+  if (std::string(rest) != "Z") return 0;
+  return static_cast<double>(timegm(&tm)) + fraction;
 }
 
 }  // namespace baton::worker

@@ -1,0 +1,184 @@
+#include "core/preemption.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "core/scheduling.hpp"
+#include "events/envelope.hpp"
+
+namespace baton::core {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr time_us us_per_second = 1'000'000;
+
+struct occupied {
+  const job* j = nullptr;
+  const worker* wk = nullptr;
+};
+
+// Considered last in the evaluation order first, then the latest start, then the smaller id.
+bool victim_before(const occupied& a, const occupied& b) {
+  auto ka = queue_key_of(*a.j), kb = queue_key_of(*b.j);
+  if (kb < ka) return true;  // a comes after b in the evaluation order
+  if (ka < kb) return false;
+  time_us sa = a.j->assigned_at.value_or(0), sb = b.j->assigned_at.value_or(0);
+  if (sa != sb) return sa > sb;
+  return a.j->id < b.j->id;
+}
+
+std::string mode_of(const job& victim) { return victim.requeue && !victim.interactive ? "requeue" : "cancel"; }
+
+json key_facts(const job& j) {
+  json out(json::value_t::object);
+  out["preemptor"] = j.preemptor;
+  out["tier"] = j.priority_tier;
+  out["priority"] = j.priority;
+  out["partition"] = j.partition;
+  out["qos"] = j.qos;
+  return out;
+}
+
+void append(decision& to, decision from) {
+  for (auto& e : from.events) to.events.push_back(std::move(e));
+}
+
+}  // namespace
+
+bool preemption_in_play(const world& w) { return w.preemptions_in_flight > 0 || w.priority.policy.preemption_configured(); }
+
+std::optional<time_us> next_grace_end(const world& w) {
+  if (w.preemptions_in_flight == 0) return std::nullopt;
+  std::optional<time_us> out;
+  for (const auto& [worker_id, job_id] : w.job_of_worker) {
+    const job* j = w.find_job(job_id);
+    if (j && !j->preempted_by.empty() && (!out || j->preempt_grace_until < *out)) out = j->preempt_grace_until;
+  }
+  return out;
+}
+
+decision decide_preemptions(const world& w, const std::set<std::string>& stale, const deadline_rule& rule, time_us now) {
+  const priority_policy& policy = w.priority.policy;
+  decision out;
+  json expired = json::array(), preemptions = json::array(), placed = json::array();
+  size_t waiting = 0;
+
+  // One pass over the occupied workers: the grace periods that ended, the preemptors whose
+  // victim is still leaving, and per image the jobs that could be preempted (best victim first).
+  std::set<std::string> preemptor_in_progress;
+  std::map<std::string, std::vector<occupied>> candidates;  // image -> victims in victim order
+  for (const auto& [worker_id, job_id] : w.job_of_worker) {  // ordered by worker id
+    const job* j = w.find_job(job_id);
+    const worker* wk = w.find_worker(worker_id);
+    if (!j || !wk) continue;
+    if (!j->preempted_by.empty()) {
+      preemptor_in_progress.insert(j->preempted_by);
+      if (j->preempt_grace_until > now) continue;
+      // Its grace ended: batond takes the worker back (the worker is told to stop when it next asks).
+      auto d = j->status == job_status::cancelling ? decide_finish_cancel(*j, now)
+                                                   : decide_worker_lost(*j, loss_cause::preempted, now);
+      if (d.error) continue;
+      for (auto& e : d.events) {
+        e.payload["reason"] = "preempted";
+        e.payload["by"] = j->preempted_by;
+      }
+      expired.push_back({{"job_id", j->id}, {"worker_id", worker_id}, {"mode", j->preempt_mode}, {"by", j->preempted_by}});
+      append(out, std::move(d));
+      continue;
+    }
+    if (!preemptible_state(*j) || stale.count(worker_id) || wk->gone) continue;
+    candidates[wk->worker_image_key].push_back({j, wk});
+  }
+
+  if (policy.preemption_configured()) {
+    for (auto& [image, list] : candidates) std::sort(list.begin(), list.end(), victim_before);
+    std::set<std::string> taken;  // workers given to a preemptor in this decision (idle or a victim's)
+    for (const auto& [image, queued] : w.queued_by_image) {
+      auto victims = candidates.find(image);
+      auto idle = w.idle_by_image.find(image);
+      for (const auto& key : queued) {
+        if (!key.preemptor) break;  // preemptors come first in the evaluation order
+        const job& p = *key.owner;
+        if (preemptor_in_progress.count(p.id)) continue;  // its victim is leaving: that worker is its
+        auto fits = [&](const worker& wk) { return can_run(wk, p) && fit_of(wk, p, rule, now).admitted; };
+        // First without preempting: a fresh idle worker that can run it takes it at its next poll.
+        const worker* free_worker = nullptr;
+        if (idle != w.idle_by_image.end())
+          for (const auto& r : idle->second) {
+            if (taken.count(r.id) || stale.count(r.id)) continue;
+            const worker* wk = w.find_worker(r.id);
+            if (wk && fits(*wk)) {
+              free_worker = wk;
+              break;
+            }
+          }
+        if (free_worker) {
+          taken.insert(free_worker->id);
+          placed.push_back({{"job_id", p.id}, {"worker_id", free_worker->id}});
+          continue;
+        }
+        const occupied* victim = nullptr;
+        if (victims != candidates.end())
+          for (const auto& c : victims->second) {
+            if (taken.count(c.wk->id) || !(key < queue_key_of(*c.j))) continue;
+            if (!policy.may_preempt(p.partition, p.qos, c.j->partition, c.j->qos) || !fits(*c.wk)) continue;
+            victim = &c;
+            break;
+          }
+        if (!victim) {
+          ++waiting;
+          continue;
+        }
+        taken.insert(victim->wk->id);
+        const job& v = *victim->j;
+        std::string mode = mode_of(v);
+        time_us grace_until = now + policy.preempt_grace_seconds * us_per_second;
+        auto d = decide_preempt(v, p.id, mode, grace_until, now);
+        if (d.error) continue;
+        if (mode == "requeue" && v.status == job_status::assigned) {
+          // Not started yet: nothing to checkpoint, so it goes back to the queue at once.
+          append(d, decide_worker_lost(v, loss_cause::preempted, now));
+          d.events.back().payload["reason"] = "preempted";
+          d.events.back().payload["by"] = p.id;
+        }
+        json row(json::value_t::object);
+        row["job_id"] = v.id;
+        row["worker_id"] = victim->wk->id;
+        row["by"] = p.id;
+        row["mode"] = mode;
+        row["from_status"] = to_string(v.status);
+        row["grace_until"] = events::format_time_us(grace_until);
+        row["victim"] = key_facts(v);
+        row["preemptor"] = key_facts(p);
+        preemptions.push_back(std::move(row));
+        append(out, std::move(d));
+      }
+    }
+  }
+  if (out.events.empty()) return {};
+  json stale_ids = json::array();
+  for (const auto& id : stale) stale_ids.push_back(id);
+  json record(json::value_t::object);
+  record["preemptions"] = std::move(preemptions);
+  record["expired"] = std::move(expired);
+  record["placed_without_preempting"] = std::move(placed);
+  record["waiting"] = waiting;
+  record["grace_seconds"] = policy.preempt_grace_seconds;
+  record["deadline"] = to_json(rule);
+  record["stale_excluded"] = std::move(stale_ids);
+  out.events.insert(out.events.begin(), {"scheduler", "scheduler.preemptions_decided", std::move(record)});
+  return out;
+}
+
+recorded_preemption_inputs preemption_inputs_of(const json& payload) {
+  recorded_preemption_inputs in;
+  for (const auto& id : payload.value("stale_excluded", json::array())) in.stale.insert(id.get<std::string>());
+  in.rule = deadline_rule_from_json(payload.value("deadline", json::object()));
+  return in;
+}
+
+}  // namespace baton::core
