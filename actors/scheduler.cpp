@@ -229,11 +229,15 @@ void queue_preemption_check(self_ptr self) {
   self->send(self, preempt_atom::value);
 }
 
-// Whether a decision may have brought a job that could preempt: a new or released job, or a
-// new policy.
-bool may_bring_preemptor(const core::decision& d) {
-  for (const auto& e : d.events)
-    if (e.type == "job.created" || e.type == "job.released" || e.type == "scheduler.priorities_recalculated") return true;
+// Whether a decision (applied) brought a job that may preempt: a new or released preemptor,
+// or a new policy.
+bool may_bring_preemptor(const core::world& w, const core::decision& d) {
+  for (const auto& e : d.events) {
+    if (e.type == "scheduler.priorities_recalculated") return true;
+    if (e.type != "job.created" && e.type != "job.released") continue;
+    const core::job* j = w.find_job(e.stream.substr(4));
+    if (j && j->preemptor) return true;
+  }
   return false;
 }
 
@@ -322,7 +326,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   bool wait_for_log = !all.events.empty() || o.after_durable;
   if (auto renewed = track_leases(self, e.cmd, o.answer, now)) touched.push_back(*renewed);
   refresh_views(self, all, touched, !all.events.empty());
-  if (may_bring_preemptor(all)) queue_preemption_check(self);
+  if (may_bring_preemptor(st.world, all)) queue_preemption_check(self);
   if (!wait_for_log) return deliver(std::move(o.answer));
   persist(self, all, now, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
   if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, e.request_id, nullptr, {});

@@ -61,8 +61,16 @@ std::optional<time_us> next_grace_end(const world& w) {
   return out;
 }
 
+// Whether a preemptor waits: they come first in each image's order, so the heads tell.
+static bool preemptor_waiting(const world& w) {
+  for (const auto& [image, queued] : w.queued_by_image)
+    if (!queued.empty() && queued.begin()->preemptor) return true;
+  return false;
+}
+
 decision decide_preemptions(const world& w, const std::set<std::string>& stale, const deadline_rule& rule, time_us now) {
   const priority_policy& policy = w.priority.policy;
+  if (w.preemptions_in_flight == 0 && !preemptor_waiting(w)) return {};  // the usual case: O(images)
   decision out;
   json expired = json::array(), preemptions = json::array(), placed = json::array();
   size_t waiting = 0;
