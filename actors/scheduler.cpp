@@ -185,10 +185,13 @@ void flush(self_ptr self) {
   // A burst with replies but no events (a repeated decision) still goes to the log: an empty
   // append is answered only once everything written before it is durable.
   if (st.unflushed.empty() && st.awaiting.empty()) return;
+  // The next burst is likely the size of this one: room for it at once, not by doubling.
   auto batch = std::make_shared<std::vector<awaiting_write>>(std::move(st.awaiting));
-  st.awaiting.clear();
+  st.awaiting = {};
+  st.awaiting.reserve(batch->size());
   auto cmds = std::move(st.unflushed);
-  st.unflushed.clear();
+  st.unflushed = {};
+  st.unflushed.reserve(cmds.size());
   self->request(st.log, caf::infinite, append_atom::value, std::move(cmds))
       .then(
           [self, batch](std::vector<events::append_result>& results) {

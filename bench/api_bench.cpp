@@ -19,6 +19,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -52,6 +53,21 @@ int wait_for_port(const std::string& file) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return 0;
+}
+
+// CPU time (user + system) a process has used so far, in µs: a figure per request that does
+// not depend on how fast the clients sharing the machine happened to be.
+double cpu_us(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string skip;
+  for (int i = 0; i < 11; ++i) fields >> skip;  // state .. cmajflt: fields 3..13
+  double utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env) {
@@ -227,11 +243,13 @@ int main(int argc, char** argv) {
         ++recalculations;
       }
     });
+  double cpu_before_assigning = cpu_us(batond);
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     size_t k = i * conns + t;
     if (k >= workers) return -1;
     return poll(c, order[k], "\"assigned\"");
   });
+  double assigning_cpu = cpu_us(batond) - cpu_before_assigning;
   assigning_done = true;
   if (recalculator.joinable()) {
     recalculator.join();
@@ -239,9 +257,11 @@ int main(int argc, char** argv) {
   }
   auto constant_between = constant_run();
   std::fprintf(stderr, "phase: idle\n");
+  double cpu_before_idle = cpu_us(batond);
   auto idle = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     return poll(c, workers + (i * conns + t) % idle_workers, "no_job_available");
   });
+  double idle_cpu = cpu_us(batond) - cpu_before_idle;
 
   auto constant_after = constant_run();
   double ref_assigning = (constant_before.rate() + constant_between.rate()) / 2;
@@ -249,11 +269,14 @@ int main(int argc, char** argv) {
   std::printf("constant endpoint: %.0f / %.0f / %.0f req/s (before, between, after)  p50 %.2f ms  p99 %.2f ms\n",
               constant_before.rate(), constant_between.rate(), constant_after.rate(), constant_between.pct(0.5),
               constant_between.pct(0.99));
-  std::printf("assigning polls:   %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)\n",
+  std::printf("assigning polls:   %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)"
+              "  batond CPU %.0f us/poll\n",
               assigning.rate(), assigning.pct(0.5), assigning.pct(0.99), assigning.matched, assigning.requests,
-              100 * assigning.rate() / ref_assigning);
-  std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)\n",
-              idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle);
+              100 * assigning.rate() / ref_assigning, assigning_cpu / std::max<size_t>(assigning.requests, 1));
+  std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
+              "  batond CPU %.0f us/poll\n",
+              idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
+              idle_cpu / std::max<size_t>(idle.requests, 1));
   kill(batond, SIGTERM);
   kill(constant, SIGTERM);
   waitpid(batond, nullptr, 0);

@@ -43,18 +43,15 @@ void track_idle_end(world& w, const worker& wk, bool add) {
 }
 
 void index_remove(world& w, const worker& wk) {
-  auto r = rank_of(wk);
-  if (w.idle.erase(r)) track_idle_end(w, wk, false);
-  if (auto it = w.idle_by_image.find(wk.worker_image_key); it != w.idle_by_image.end()) {
-    it->second.erase(r);
-    if (it->second.empty()) w.idle_by_image.erase(it);
-  }
+  auto it = w.idle_by_image.find(wk.worker_image_key);
+  if (it == w.idle_by_image.end() || !it->second.erase(rank_of(wk))) return;
+  track_idle_end(w, wk, false);
+  if (it->second.empty()) w.idle_by_image.erase(it);
 }
 
 void refresh_worker_index(world& w, const worker& wk) {
   index_remove(w, wk);
   if (!wk.gone && !wk.placeholder && !w.held_job(wk.id)) {
-    w.idle.insert(rank_of(wk));
     w.idle_by_image[wk.worker_image_key].insert(rank_of(wk));
     track_idle_end(w, wk, true);
   }
@@ -331,6 +328,13 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
 }
 
 }  // namespace
+
+std::vector<worker_rank> idle_workers(const world& w) {
+  std::vector<worker_rank> out;
+  for (const auto& [image, ranks] : w.idle_by_image) out.insert(out.end(), ranks.begin(), ranks.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 bool eligible(const job& j) { return j.status == job_status::queued && !j.held && !j.blocked && !j.over_limit; }
 bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }

@@ -105,7 +105,6 @@ struct world {
   std::set<std::tuple<time_us, std::string>> by_created;     // every job, for listing
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
-  std::set<worker_rank> idle;                          // registered, not gone, holding no job
   // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
   // (not held, not blocked) in evaluation order, and the idle workers best first.
   std::map<std::string, ranked_set<queue_key>> queued_by_image;
@@ -175,6 +174,10 @@ struct world {
   mutable lookup_tables lookups;
   void refresh_lookups() const;  // refills the tables if they fell behind the maps (after a copy)
 };
+
+// Every idle worker (registered, not gone, holding no job), best first, over all images: for
+// listings and tests (decisions use idle_by_image, which polls keep in step).
+std::vector<worker_rank> idle_workers(const world& w);
 
 // In the evaluation-order index (what polls and provisioning see): queued, not held, not
 // waiting on a dependency, not over a limit.

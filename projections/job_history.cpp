@@ -24,7 +24,6 @@ void job_history::apply(const std::vector<events::event_envelope>& batch) {
 }
 
 void job_history::apply_job_event(const std::string& job_id, const events::event_envelope& e) {
-  auto& entry = jobs_[job_id];
   item it;
   it.seq = e.seq;
   it.stream_version = e.stream_version;
@@ -32,31 +31,7 @@ void job_history::apply_job_event(const std::string& job_id, const events::event
   it.type = &*types_.insert(e.type).first;
   it.actor = e.actor;
   it.payload = e.payload;
-  entry.last_at = e.recorded_at_us;
-  if (entry.error.empty()) {
-    // core::evolve on a job holding only the fields the history needs, so the status
-    // changes and segments are exactly the ones the scheduler's world goes through.
-    core::job j;
-    j.id = job_id;
-    j.status = entry.status;
-    j.created_at = entry.created_at;
-    j.assigned_worker_id = std::move(entry.assigned_worker_id);
-    j.segments = std::move(entry.segments);
-    auto before = j.status;
-    bool existed = j.created_at != 0;
-    try {
-      core::evolve(j, e.type, events::from_payload(e.payload), e.recorded_at_us);
-      if (existed && before != j.status) it.status_from = static_cast<uint8_t>(before);
-      if (!existed || before != j.status) it.status_to = static_cast<uint8_t>(j.status);
-    } catch (const std::exception& ex) {
-      entry.error = "event " + std::to_string(e.seq) + " (" + e.type + ") of job " + job_id + ": " + ex.what();
-    }
-    entry.status = j.status;
-    entry.created_at = j.created_at;
-    entry.assigned_worker_id = std::move(j.assigned_worker_id);
-    entry.segments = std::move(j.segments);
-  }
-  entry.items.push_back(std::move(it));
+  jobs_[job_id].items.push_back(std::move(it));
 }
 
 job_history::read_result job_history::read(const std::string& job_id,
@@ -76,32 +51,41 @@ std::optional<json> job_history::history(const std::string& job_id) const {
   std::shared_lock<std::shared_mutex> lock(m_);
   auto found = jobs_.find(job_id);
   if (found == jobs_.end()) return std::nullopt;
-  if (!found->second.error.empty()) throw std::runtime_error(found->second.error);
   return render(job_id, found->second);
 }
 
-json job_history::render(const std::string& job_id, const job_entry& j) const {
-  auto status = [](uint8_t s) {
-    return s == no_status ? json(nullptr) : json(core::to_string(static_cast<core::job_status>(s)));
-  };
+json job_history::render(const std::string& job_id, const job_entry& entry) const {
+  auto status = [](core::job_status s) { return json(core::to_string(s)); };
+  // core::evolve on a job holding only what the history shows, so the status changes and
+  // segments are exactly the ones the scheduler's world went through.
+  core::job j;
+  j.id = job_id;
   json items = json::array();
-  for (const auto& e : j.items) {
+  for (const auto& e : entry.items) {
     json payload = events::from_payload(e.payload);
+    auto before = j.status;
+    bool existed = j.created_at != 0;
+    try {
+      core::evolve(j, *e.type, payload, e.recorded_at_us);
+    } catch (const std::exception& ex) {
+      throw std::runtime_error("event " + std::to_string(e.seq) + " (" + *e.type + ") of job " + job_id + ": " + ex.what());
+    }
     items.push_back({{"occurred_at", events::format_time_us(e.recorded_at_us)},
                      {"event_seq", e.stream_version},
                      {"log_seq", e.seq},
                      {"event_type", *e.type},
                      {"actor", e.actor},
                      {"worker_id", payload.value("worker_id", "").empty() ? json(nullptr) : payload["worker_id"]},
-                     {"status_from", status(e.status_from)},
-                     {"status_to", status(e.status_to)},
+                     {"status_from", existed && before != j.status ? status(before) : json(nullptr)},
+                     {"status_to", !existed || before != j.status ? status(j.status) : json(nullptr)},
                      {"payload", payload},
                      {"derived", false}});
   }
+  core::time_us last_at = entry.items.empty() ? 0 : entry.items.back().recorded_at_us;
   json segments = json::array();
   std::map<std::string, std::pair<double, int>> totals;  // ordered: stable output
   for (const auto& s : j.segments) {
-    double d = static_cast<double>(s.ended_at.value_or(j.last_at) - s.started_at) / 1e6;
+    double d = static_cast<double>(s.ended_at.value_or(last_at) - s.started_at) / 1e6;
     segments.push_back({{"worker_id", s.worker_id},
                         {"started_at", events::format_time_us(s.started_at)},
                         {"ended_at", s.ended_at ? json(events::format_time_us(*s.ended_at)) : json(nullptr)},

@@ -5,9 +5,10 @@
 // actor, read by HTTP threads under a shared lock.
 //
 // It lives in memory and is rebuilt from sequence 1 at every start (the daemon waits for
-// the rebuild before it serves). Per job it keeps only what the reply shows: each event's
-// sequences, time, type, actor and its payload still CBOR-encoded (decoded when read), plus
-// the status and segments its events led to.
+// the rebuild before it serves). Per job it keeps only each event's sequences, time, type,
+// actor and its payload still CBOR-encoded. Status changes and segments are derived when the
+// history is read: applying an event is on the path of every decision (the projection shares
+// the actor threads with the scheduler), reading a history is rare.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -48,23 +49,15 @@ class job_history : public projection {
   void apply(const std::vector<events::event_envelope>& batch) override;
 
  private:
-  static constexpr uint8_t no_status = 0xff;
   struct item {
     uint64_t seq = 0, stream_version = 0;
     int64_t recorded_at_us = 0;
     const std::string* type = nullptr;  // interned in types_
     std::string actor;
     std::string payload;  // CBOR, as in the log
-    uint8_t status_from = no_status, status_to = no_status;
   };
   struct job_entry {
-    // What core::evolve needs to derive status changes and segments; nothing else.
-    core::job_status status = core::job_status::queued;
-    core::time_us created_at = 0, last_at = 0;
-    std::string assigned_worker_id;
-    std::vector<core::runtime_segment> segments;
     std::vector<item> items;
-    std::string error;  // set when one of its events could not be applied
   };
   void apply_job_event(const std::string& job_id, const events::event_envelope& e);
   nlohmann::json render(const std::string& job_id, const job_entry& j) const;

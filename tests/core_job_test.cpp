@@ -62,7 +62,7 @@ TEST(JobCore, HappyPathAndIdempotentStart) {
   EXPECT_EQ(f.j("j1").status, job_status::assigned);
   EXPECT_EQ(f.w.job_of_worker.at("w1"), "j1");
   EXPECT_TRUE(f.w.queued.empty());
-  EXPECT_TRUE(f.w.idle.empty());
+  EXPECT_TRUE(idle_workers(f.w).empty());
   EXPECT_EQ(f.run(decide_start(f.j("j1"), f.now)).events.size(), 1u);
   auto again = f.run(decide_start(f.j("j1"), f.now));
   EXPECT_TRUE(again.ok());
@@ -75,7 +75,7 @@ TEST(JobCore, HappyPathAndIdempotentStart) {
   EXPECT_EQ(*f.j("j1").progress, 0.4);
   ASSERT_TRUE(f.run(decide_complete(f.j("j1"), f.now)).ok());
   EXPECT_EQ(f.j("j1").status, job_status::completed);
-  EXPECT_EQ(f.w.idle.size(), 1u);
+  EXPECT_EQ(idle_workers(f.w).size(), 1u);
   EXPECT_NEAR(runtime_seconds(f.j("j1"), f.now), 3.0, 1e-9);  // started .. completed: three steps of 1 s
   auto late = decide_complete(f.j("j1"), f.now);
   ASSERT_FALSE(late.ok());
@@ -125,7 +125,7 @@ TEST(JobCore, CancelRules) {
   EXPECT_TRUE(decide_checkpoint(f.j("r"), {}, f.now).ok()) << "checkpoints still land while cancelling";
   ASSERT_TRUE(f.run(decide_finish_cancel(f.j("r"), f.now)).ok());
   EXPECT_EQ(f.j("r").status, job_status::cancelled);
-  EXPECT_EQ(f.w.idle.size(), 1u);
+  EXPECT_EQ(idle_workers(f.w).size(), 1u);
   EXPECT_FALSE(decide_cancel(f.j("r"), true, f.now).ok());
 }
 
@@ -140,7 +140,7 @@ TEST(JobCore, HandoffIsRecoveredWhenItsWorkerIsLost) {
   f.run(decide_checkpoint(f.j("j"), r, f.now));
   ASSERT_TRUE(f.run(decide_handoff_start(f.j("j"), {{"reason", "walltime"}}, f.now)).ok());
   EXPECT_EQ(f.j("j").status, job_status::handoff);
-  EXPECT_TRUE(f.w.idle.empty()) << "a worker in handoff is busy";
+  EXPECT_TRUE(idle_workers(f.w).empty()) << "a worker in handoff is busy";
   auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now));
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d.events[0].type, "job.requeued_after_reap");
@@ -255,7 +255,7 @@ TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
   apply(w, "worker/ph1", "worker.placeholder_created",
         {{"provider_id", "clusterA:4242"}, {"worker_image_key", "gromacs"}, {"gpu_count", 1}}, t);
   ASSERT_TRUE(w.workers.at("ph1").placeholder);
-  EXPECT_TRUE(w.idle.empty()) << "a placeholder is never offered work";
+  EXPECT_TRUE(idle_workers(w).empty()) << "a placeholder is never offered work";
   EXPECT_EQ(w.placeholder_by_provider.at("clusterA:4242"), "ph1");
 
   register_worker wrong{"fresh", platform::hpc, "A100", 1, 80, "amber", "clusterA:4242", ""};
@@ -277,6 +277,6 @@ TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
   EXPECT_EQ(wk.gpu_model, "A100");
   EXPECT_EQ(wk.registered_at, t);
   EXPECT_FALSE(w.placeholder_by_provider.count("clusterA:4242"));
-  EXPECT_EQ(w.idle.size(), 1u);
+  EXPECT_EQ(idle_workers(w).size(), 1u);
   EXPECT_FALSE(w.workers.count("fresh"));
 }
