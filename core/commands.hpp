@@ -36,6 +36,7 @@ struct create_job {
   bool checkpoints = true;  // false: may only start where its whole time limit fits
   bool requeue = true;      // false: a preemption cancels it instead of requeueing it (Slurm's --no-requeue)
   bool interactive = false; // an interactive session: a preemption cancels it (nobody can resume it)
+  std::string conformance;  // run only on workers of this fingerprint (core/worker.hpp); "" any
   bool hold = false;
   // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
   std::vector<dependency> depends_on;
@@ -63,6 +64,7 @@ struct register_worker {
   std::string provider_id;
   std::string credential_sha256;  // of the token handed out (the token itself is never kept)
   std::optional<time_us> allocation_ends_at;  // when the worker's allocation ends, if it knows
+  std::string driver_version;  // "" when the worker did not say
 };
 struct heartbeat {
   std::string worker_id;

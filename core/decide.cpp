@@ -172,6 +172,7 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
   cj.checkpoints = c.checkpoints;
   cj.requeue = c.requeue;
   cj.interactive = c.interactive;
+  cj.conformance = c.conformance;
   cj.hold = c.hold;
   auto active = w.active_jobs_by_user.find(cj.user);
   if (active != w.active_jobs_by_user.end() && active->second >= pol.max_jobs_per_user)
@@ -247,6 +248,7 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const C
   r.gpu_model = c.gpu_model;
   r.gpu_count = c.gpu_count;
   r.vram_gb = c.vram_gb;
+  r.driver_version = c.driver_version;
   r.worker_image_key = c.worker_image_key.value_or(s.default_worker_image);
   r.provider_id = c.provider_id;
   r.credential_sha256 = c.credential_sha256;

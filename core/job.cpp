@@ -30,6 +30,7 @@ json checkpoint_fields(const checkpoint_report& r) {
   if (r.progress_codes) p["progress_codes"] = *r.progress_codes;
   if (r.cycle_status) p["checkpoint_cycle_status"] = *r.cycle_status;
   if (r.cycle_failures) p["checkpoint_cycle_failures"] = *r.cycle_failures;
+  if (r.seconds) p["checkpoint_seconds"] = *r.seconds;
   return p;
 }
 
@@ -42,6 +43,7 @@ void apply_checkpoint_fields(job& j, const json& p, time_us at) {
   if (auto it = p.find("progress_codes"); it != p.end()) j.progress_codes = *it;
   if (auto it = p.find("checkpoint_cycle_status"); it != p.end()) j.checkpoint_cycle_status = it->get<std::string>();
   if (auto it = p.find("checkpoint_cycle_failures"); it != p.end()) j.checkpoint_cycle_failures = *it;
+  if (auto it = p.find("checkpoint_seconds"); it != p.end()) j.checkpoint_seconds = it->get<double>();
 }
 
 void set_status(job& j, job_status s, time_us at) {
@@ -135,6 +137,8 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (!c.checkpoints) p["checkpoints"] = false;  // absent: true (older logs too)
   if (!c.requeue) p["requeue"] = false;          // likewise
   if (c.interactive) p["interactive"] = true;
+  if (!c.conformance.empty()) p["conformance"] = c.conformance;
+  if (c.checkpoint_seconds) p["checkpoint_seconds"] = *c.checkpoint_seconds;
   if (c.hold) p["hold"] = true;
   if (!c.depends_on.empty()) p["depends_on"] = to_json(c.depends_on);
   decision d;
@@ -276,6 +280,8 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   clone.checkpoints = j.checkpoints;
   clone.requeue = j.requeue;
   clone.interactive = j.interactive;
+  clone.conformance = j.conformance;
+  clone.checkpoint_seconds = j.checkpoint_seconds;
   clone.depends_on = j.depends_on;
   auto d = decide_create(nullptr, clone, now);
   d.events.insert(d.events.begin(), {job_stream(j.id), "job.requeued_as", {{"new_job_id", new_id}}});
@@ -348,6 +354,8 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.checkpoints = p.value("checkpoints", true);
     j.requeue = p.value("requeue", true);
     j.interactive = p.value("interactive", false);
+    j.conformance = p.value("conformance", "");
+    if (auto it = p.find("checkpoint_seconds"); it != p.end()) j.checkpoint_seconds = it->get<double>();
     j.held = p.value("hold", false);
     j.depends_on = dependencies_from_json(p.value("depends_on", json::array()));
     j.created_at = at;
@@ -356,6 +364,9 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.assigned_worker_id = p.at("worker_id").get<std::string>();
     j.attempts = p.value("attempt", j.attempts + 1);
     j.assigned_at = at;
+    // lattice:sensitive pins the job to its first worker's fingerprint (the decision records it).
+    if (auto d = p.find("decision"); d != p.end() && d->is_object() && d->contains("conformance_pin"))
+      j.conformance = (*d)["conformance_pin"].get<std::string>();
     close_segment(j, at);
     j.segments.push_back({j.assigned_worker_id, at, std::nullopt});
     set_status(j, job_status::assigned, at);
@@ -483,6 +494,8 @@ json to_json(const job& j, time_us now) {
   out["checkpoints"] = j.checkpoints;
   out["requeue"] = j.requeue;
   out["interactive"] = j.interactive;
+  out["conformance"] = or_null_str(j.conformance);
+  out["checkpoint_seconds"] = j.checkpoint_seconds ? json(*j.checkpoint_seconds) : json(nullptr);
   out["preempted_by"] = or_null_str(j.preempted_by);
   out["preempt_mode"] = or_null_str(j.preempt_mode);
   out["preempt_grace_until"] = j.preempt_grace_until ? json(events::format_time_us(j.preempt_grace_until)) : json(nullptr);

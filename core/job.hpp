@@ -43,6 +43,9 @@ struct job {
   nlohmann::json progress_codes = nlohmann::json::array();
   std::string checkpoint_cycle_status;
   nlohmann::json checkpoint_cycle_failures = nlohmann::json::array();
+  // How long its last checkpoint took to write, as its worker measured it (Lattice f8); kept
+  // by requeue clones.
+  std::optional<double> checkpoint_seconds;
   std::string assigned_worker_id;
   uint32_t attempts = 0;       // assignments so far (planned handoffs and give-backs included)
   uint32_t lost_workers = 0;   // assignments that ended with the worker reaped or vanished
@@ -65,6 +68,10 @@ struct job {
   // resume a session) is cancelled, as Palmetto does (seed 004).
   bool requeue = true;
   bool interactive = false;
+  // The conformance fingerprint (core/worker.hpp's fingerprint_of) every worker that carries
+  // it must have: asked for at submission, or pinned by its first assignment under
+  // lattice:sensitive (seed 002's hard conformance filter). "" any worker.
+  std::string conformance;
   bool held = false;                           // by an operator: waits with reason JobHeld
   bool admin_hold = false;                     // held by an admin: only an admin releases it
   // Age accrual (Slurm's accrue time): time spent eligible in the queue, held or blocked
@@ -108,6 +115,8 @@ struct create_job {
   bool checkpoints = true;
   bool requeue = true;
   bool interactive = false;
+  std::string conformance;
+  std::optional<double> checkpoint_seconds;     // carried over by requeue clones
   bool hold = false;
   std::vector<dependency> depends_on;  // checked by the caller (core/dag.hpp); kept by requeue clones
 };
@@ -119,6 +128,7 @@ struct checkpoint_report {
   std::optional<nlohmann::json> progress_codes;
   std::optional<std::string> cycle_status;
   std::optional<nlohmann::json> cycle_failures;
+  std::optional<double> seconds;  // how long writing this checkpoint took, as the worker measured it
 };
 
 // Why a job lost its worker; each has its own event type.

@@ -106,10 +106,10 @@ planner_view planner_input(const world& w, const std::set<std::string>& stale, c
     }
   }
   size_t cap = s.limits.bf_max_job_test ? 4 * static_cast<size_t>(s.limits.bf_max_job_test) : 0;
-  // One resource class per distinct request: image, GPUs, cluster pins.
-  std::map<std::tuple<std::string, uint32_t, std::vector<std::string>>, uint32_t> class_of;
+  // One resource class per distinct request: image, GPUs, cluster pins, conformance.
+  std::map<std::tuple<std::string, uint32_t, std::vector<std::string>, std::string>, uint32_t> class_of;
   for (const job* j : pending_in_order(w, cap)) {
-    auto key = std::make_tuple(j->worker_image_key, j->gpu_count, j->preferred_clusters);
+    auto key = std::make_tuple(j->worker_image_key, j->gpu_count, j->preferred_clusters, j->conformance);
     auto [it, fresh] = class_of.emplace(key, static_cast<uint32_t>(v.input.classes.size()));
     if (fresh) {
       resource_class c;

@@ -55,7 +55,11 @@ lattice_inputs lattice_inputs_of(const world& w, const priority_state& st, const
     auto hour = static_cast<size_t>((st.calculated_at / 3'600'000'000LL) % 24);
     in.normalized_energy_price = top > 0 ? pol.energy_prices[hour] / top : 0;
   }
-  in.conformance = 1;                // one worker per job: always conformant
+  // f8: the last checkpoint its worker measured; unknown (0.5) before its first.
+  if (j.checkpoint_seconds) in.checkpoint_minutes = *j.checkpoint_seconds / 60;
+  // f9: a job runs on one worker at a time, and its workers over time conform by the hard
+  // filter (core/scheduling.cpp's can_run): always 1.
+  in.conformance = 1;
   return in;
 }
 

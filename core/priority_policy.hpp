@@ -78,6 +78,10 @@ struct priority_policy {
   double max_qos_factor() const;
   // The accounts a user may charge (where the tree lists them), in config order.
   std::vector<std::string> accounts_of(const std::string& user) const;
+  // Whether a job's first worker fixes the fingerprint of every later one (lattice:sensitive).
+  friend bool pins_conformance(const priority_policy& p) {
+    return p.kind == policy_kind::lattice && p.profile == lattice_profile::sensitive && !p.custom_weights;
+  }
   // Whether any partition or QOS may preempt another.
   bool preemption_configured() const;
   // Whether a job in this partition and QOS may preempt any job at all (a "preemptor": it

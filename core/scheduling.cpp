@@ -15,6 +15,8 @@ namespace baton::core {
 bool can_run(const worker& w, const job& j) {
   if (w.worker_image_key != j.worker_image_key) return false;
   if (w.gpu_count < static_cast<int>(j.gpu_count)) return false;
+  // A pending allocation's driver is not known yet: it is checked when the worker registers.
+  if (!j.conformance.empty() && !w.placeholder && fingerprint_of(w) != j.conformance) return false;
   if (j.preferred_clusters.empty()) return true;
   auto c = w.cluster();
   return !c.empty() && std::find(j.preferred_clusters.begin(), j.preferred_clusters.end(), c) != j.preferred_clusters.end();
@@ -26,7 +28,7 @@ namespace {
 // the decision; the sample only shows an auditor who went first, and it costs every poll.
 constexpr size_t decision_sample_size = 3;
 
-// Without constrained jobs (pinned, or more than one GPU) every idle worker of the image can run every queued job of it, so the
+// Without constrained jobs (pinned to clusters or a fingerprint, or more than one GPU) every idle worker of the image can run every queued job of it, so the
 // greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
 // gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
 poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
@@ -124,9 +126,9 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
   }
   std::vector<bool> claimed(above.size(), false);
   size_t first_free = 0;
-  // Jobs of one class (GPUs, pins, time limit, checkpoints) compete for the same workers:
+  // Jobs of one class (GPUs, pins, time limit, checkpoints, conformance) compete for the same workers:
   // once a class finds no free worker above the poller, it never will again in this pass.
-  using job_class = std::tuple<uint32_t, std::vector<std::string>, int64_t, bool>;
+  using job_class = std::tuple<uint32_t, std::vector<std::string>, int64_t, bool, std::string>;
   std::set<job_class> exhausted;
   nlohmann::json ahead = nlohmann::json::array();
   size_t ahead_total = 0, examined = 0;
@@ -135,7 +137,7 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
     const std::string job_id(key.id);
     const job& j = *key.owner;
     ++examined;
-    job_class cls{j.gpu_count, j.preferred_clusters, time_limit_of(j, rule), j.checkpoints};
+    job_class cls{j.gpu_count, j.preferred_clusters, time_limit_of(j, rule), j.checkpoints, j.conformance};
     bool taken_above = false;
     if (!exhausted.count(cls)) {
       while (first_free < above.size() && claimed[first_free]) ++first_free;
@@ -181,6 +183,13 @@ nlohmann::json deadline_record(const world& w, const worker& me, const std::opti
   return d;
 }
 
+// Under lattice:sensitive a job's first worker fixes the fingerprint every later worker of it
+// must have (the decision records it, job.assigned applies it).
+void pin_conformance(const world& w, const worker& me, poll_choice& out) {
+  if (!out.job_id || !w.priority.recorded || !pins_conformance(w.priority.policy)) return;
+  if (w.find_job(*out.job_id)->conformance.empty()) out.record["conformance_pin"] = fingerprint_of(me);
+}
+
 }  // namespace
 
 deadline_rule deadline_rule_of(const nlohmann::json& record) {
@@ -205,6 +214,7 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
                     {"worker_score", score_of(*me)},
                     {"planned_at", events::format_time_us(w.plan.planned_at)}};
       if (me->allocation_ends_at) out.record["deadline"] = deadline_record(w, *me, out.job_id, rule, now);
+      pin_conformance(w, *me, out);
       return out;
     }
   }
@@ -237,6 +247,7 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
   else
     out = choose_by_walk(w, *me, idle, queued, stale_all, rule, now);
   if (any_ends) out.record["deadline"] = deadline_record(w, *me, out.job_id, rule, now);
+  pin_conformance(w, *me, out);
   return out;
 }
 

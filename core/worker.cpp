@@ -21,6 +21,10 @@ std::string worker::cluster() const {
 
 std::string worker_stream(const std::string& id) { return "worker/" + id; }
 
+std::string fingerprint_of(const worker& w) {
+  return w.gpu_model + "/" + (w.driver_version.empty() ? "unknown" : w.driver_version);
+}
+
 decision decide_register(const worker* placeholder, const register_worker& c, time_us now) {
   json p = {{"platform", to_string(c.kind)},
             {"gpu_model", c.gpu_model},
@@ -30,6 +34,7 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
             {"provider_id", c.provider_id},
             {"credential_sha256", c.credential_sha256}};
   if (c.allocation_ends_at) p["allocation_ends_at"] = events::format_time_us(c.allocation_ends_at);
+  if (!c.driver_version.empty()) p["driver_version"] = c.driver_version;  // only when known: older logs stay equal
   decision d;
   if (placeholder) {
     if (placeholder->worker_image_key != c.worker_image_key) {
@@ -81,6 +86,7 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     w.gpu_model = p.value("gpu_model", "");
     w.gpu_count = p.value("gpu_count", 0);
     w.vram_gb = p.value("vram_gb", 0.0);
+    w.driver_version = p.value("driver_version", "");
     w.worker_image_key = p.value("worker_image_key", "");
     w.provider_id = p.value("provider_id", "");
     w.credential_sha256 = p.value("credential_sha256", "");
@@ -103,6 +109,8 @@ json to_json(const worker& w, const std::string& derived_state, std::optional<ti
           {"gpu_model", w.gpu_model},
           {"gpu_count", w.gpu_count},
           {"vram_gb", w.vram_gb},
+          {"driver_version", w.driver_version.empty() ? json(nullptr) : json(w.driver_version)},
+          {"fingerprint", w.placeholder ? json(nullptr) : json(fingerprint_of(w))},
           {"status", w.placeholder ? "queued" : (w.gone ? "gone" : "active")},
           {"state", derived_state},
           {"worker_image_key", w.worker_image_key},

@@ -19,6 +19,7 @@ struct worker {
   std::string gpu_model;
   int gpu_count = 0;
   double vram_gb = 0;
+  std::string driver_version;  // the GPU driver, as the worker reported it ("" unknown)
   std::string worker_image_key;
   std::string provider_id;  // "<cluster>:<slurm job id>" on HPC, "" on Salad
   bool placeholder = false;  // a pending Slurm allocation, never assigned work (provisioning issue)
@@ -39,6 +40,10 @@ struct worker {
 
 std::string worker_stream(const std::string& id);
 
+// Its conformance fingerprint (seed 002's conformance group, cut to what a GPU worker can
+// tell): GPU model and driver version, "unknown" for a driver it did not report.
+std::string fingerprint_of(const worker& w);
+
 struct register_worker {
   std::string id;  // chosen by the shell (fresh id) unless a placeholder is adopted
   platform kind = platform::hpc;
@@ -49,6 +54,7 @@ struct register_worker {
   std::string provider_id;
   std::string credential_sha256;
   time_us allocation_ends_at = 0;  // 0: not reported
+  std::string driver_version;      // "" not reported
 };
 
 // placeholder: the live placeholder with the same provider_id, if any.

@@ -337,7 +337,7 @@ std::vector<worker_rank> idle_workers(const world& w) {
 }
 
 bool eligible(const job& j) { return j.status == job_status::queued && !j.held && !j.blocked && !j.over_limit; }
-bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1; }
+bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1 || !j.conformance.empty(); }
 
 bool operator<(const queue_key& a, const queue_key& b) {
   return std::tie(b.preemptor, b.tier, b.priority, a.submitted, a.id) < std::tie(a.preemptor, a.tier, a.priority, b.submitted, b.id);

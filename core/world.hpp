@@ -182,7 +182,8 @@ std::vector<worker_rank> idle_workers(const world& w);
 // In the evaluation-order index (what polls and provisioning see): queued, not held, not
 // waiting on a dependency, not over a limit.
 bool eligible(const job& j);
-// Not every worker of the image can run it (pinned to clusters, or more than one GPU).
+// Not every worker of the image can run it (pinned to clusters or to a conformance
+// fingerprint, or more than one GPU).
 bool constrained(const job& j);
 
 // batond's own run records: not the world's (not applied, not counted in world::applied).

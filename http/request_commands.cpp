@@ -28,6 +28,7 @@ core::checkpoint_report checkpoint_report(const request& req, bool require_path)
   r.progress_codes = opt_array(b, "progress_codes");
   r.cycle_status = opt_string(b, "checkpoint_cycle_status", 64);
   r.cycle_failures = opt_array(b, "checkpoint_cycle_failures");
+  r.seconds = opt_number(b, "checkpoint_seconds", 0, 1e7);
   return r;
 }
 
@@ -108,6 +109,7 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
   if (auto cp = opt_bool(b, "checkpoints")) c.checkpoints = *cp;
   if (auto rq = opt_bool(b, "requeue")) c.requeue = *rq;
   if (auto in = opt_bool(b, "interactive")) c.interactive = *in;
+  if (auto cf = opt_string(b, "conformance", 200); cf && !cf->empty()) c.conformance = *cf;
   if (auto h = opt_bool(b, "hold")) c.hold = *h;
   if (auto deps = opt_array(b, "depends_on")) c.depends_on = dependencies(*deps);
   return c;
@@ -202,6 +204,7 @@ C::register_worker register_worker(const request& req, const std::string& fresh_
   c.gpu_model = opt_string(b, "gpu_model", 128).value_or("");
   c.gpu_count = static_cast<int>(opt_int(b, "gpu_count", 0, 1024).value_or(1));
   c.vram_gb = opt_number(b, "vram_gb", 0, 100000).value_or(0);
+  if (auto v = opt_string(b, "driver_version", 64); v && !v->empty()) c.driver_version = checked_name(*v, "driver_version");
   c.worker_image_key = opt_string(b, "worker_image_key", 128);
   // RelayMD sends provider_id; baton-worker may send slurm_job_id as "<cluster>:<id>".
   auto provider = opt_string(b, "provider_id", 256);

@@ -211,3 +211,36 @@ TEST(priority_http, DependsOnIsValidatedNamingTheField) {
   EXPECT_EQ(j["pending_reason"], "Dependency");
   EXPECT_EQ(t.get("/jobs/" + parent)["depends_on"], json::array());
 }
+
+// Lattice's inputs from the workers: a driver version (the conformance fingerprint) at
+// registration, the time a checkpoint took with each report; each validated naming its field.
+TEST(priority_http, FingerprintsAndCheckpointTimesAreValidatedAndShown) {
+  daemon_under_test t;
+  auto bad = t.op->Post("/workers/register", json{{"platform", "hpc"}, {"driver_version", "535 beta"}}.dump(), "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 422);
+  EXPECT_EQ(json::parse(bad->body)["field"], "driver_version") << bad->body;
+  auto r = t.post("/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"driver_version", "535.104.05"}});
+  std::pair<std::string, std::string> w{r["worker_id"], r["worker_token"]};
+  auto listed = t.get("/workers");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["driver_version"], "535.104.05");
+  EXPECT_EQ(listed[0]["fingerprint"], "A100/535.104.05");
+
+  auto id = t.job("md", {{"conformance", "A100/535.104.05"}});
+  EXPECT_EQ(t.get("/jobs/" + id)["conformance"], "A100/535.104.05");
+  ASSERT_EQ(t.poll(w), id) << "its fingerprint matches";
+  t.as_worker(w, "/jobs/" + id + "/start");
+  httplib::Client c("127.0.0.1", t.d.port());
+  auto report = [&](const json& body) {
+    return c.Post(("/jobs/" + id + "/checkpoint").c_str(), {{"X-Worker-Token", w.second}}, body.dump(), "application/json");
+  };
+  auto negative = report({{"checkpoint_manifest_path", "/ck/m.json"}, {"checkpoint_seconds", -1}});
+  ASSERT_TRUE(negative);
+  EXPECT_EQ(negative->status, 422);
+  EXPECT_EQ(json::parse(negative->body)["field"], "checkpoint_seconds") << negative->body;
+  auto ok = report({{"checkpoint_manifest_path", "/ck/m.json"}, {"checkpoint_seconds", 12.5}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 204) << ok->body;
+  EXPECT_EQ(t.get("/jobs/" + id)["checkpoint_seconds"], 12.5);
+}

@@ -478,6 +478,12 @@ TEST(worker_pure, ParsesNvidiaSmi) {
   EXPECT_EQ(g->model, "NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(g->count, 2);
   EXPECT_EQ(g->vram_gb, 80);
+  auto with_driver = worker::parse_nvidia_smi("NVIDIA H100 80GB HBM3, 81559 MiB, 535.104.05\n");
+  ASSERT_TRUE(with_driver);
+  EXPECT_EQ(with_driver->model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(with_driver->vram_gb, 80);
+  EXPECT_EQ(with_driver->driver_version, "535.104.05");
+  EXPECT_EQ(g->driver_version, "") << "older nvidia-smi output has no driver column";
   EXPECT_FALSE(worker::parse_nvidia_smi("NVIDIA-SMI has failed\n"));
 }
 

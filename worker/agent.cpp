@@ -60,6 +60,7 @@ bool agent::register_worker() {
                {"gpu_count", gpu_.count},       {"vram_gb", gpu_.vram_gb},
                {"worker_image_key", cfg_.worker_image_key}};
   if (!cfg_.provider_id.empty()) body["provider_id"] = cfg_.provider_id;
+  if (!gpu_.driver_version.empty()) body["driver_version"] = gpu_.driver_version;  // its conformance fingerprint
   // batond gives it only jobs that fit the time left (or checkpoint and can be handed on).
   if (cfg_.allocation_deadline > 0) body["allocation_ends_at"] = rfc3339_utc(cfg_.allocation_deadline);
   auto r = api_.register_worker(body);

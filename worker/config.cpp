@@ -44,6 +44,8 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
   app.add_option("--gpu-model", c.gpu_model, "GPU model when nvidia-smi is absent")->envname("BATON_GPU_MODEL");
   app.add_option("--gpu-count", c.gpu_count, "GPU count when nvidia-smi is absent")->envname("BATON_GPU_COUNT");
   app.add_option("--vram-gb", c.vram_gb, "VRAM per GPU (GB) when nvidia-smi is absent")->envname("BATON_GPU_VRAM_GB");
+  app.add_option("--driver-version", c.driver_version, "GPU driver version when nvidia-smi is absent")
+      ->envname("BATON_GPU_DRIVER_VERSION");
   app.add_option("--slurm-job-id", c.slurm_job_id, "Slurm allocation id")->envname("SLURM_JOB_ID");
   app.add_option("--cluster-name", c.cluster_name, "cluster name (provider id = <cluster>:<slurm id>)")
       ->envname("BATON_CLUSTER_NAME");

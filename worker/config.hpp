@@ -14,6 +14,7 @@ struct worker_config {
   std::string gpu_model;                 // used only when nvidia-smi is absent
   int gpu_count = 0;
   double vram_gb = 0;
+  std::string driver_version;            // used only when nvidia-smi is absent
   std::string slurm_job_id, cluster_name;
   std::string provider_id;               // derived: "<cluster>:<slurm job id>"
   double heartbeat_seconds = 30;

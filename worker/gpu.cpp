@@ -19,8 +19,18 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
+    // name, memory[, driver]: split at the last commas (a name never ends in "MiB").
     auto comma = line.rfind(',');
     if (comma == std::string::npos) continue;
+    std::string driver;
+    auto last = trim(line.substr(comma + 1));
+    if (last.find("MiB") == std::string::npos) {
+      auto before = comma == 0 ? std::string::npos : line.rfind(',', comma - 1);
+      if (before == std::string::npos) continue;
+      driver = last;
+      line.resize(comma);
+      comma = before;
+    }
     auto name = trim(line.substr(0, comma));
     auto mem = trim(line.substr(comma + 1));
     double mib = 0;
@@ -32,6 +42,7 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
     if (name.empty()) continue;
     if (g.count++ == 0) {
       g.model = name;
+      g.driver_version = driver;
       g.vram_gb = static_cast<double>(static_cast<long>(mib / 1024.0 + 0.5));
     }
   }
@@ -40,7 +51,7 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
 }
 
 std::optional<gpu_info> query_nvidia_smi() {
-  FILE* p = popen("nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null", "r");
+  FILE* p = popen("nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null", "r");
   if (!p) return std::nullopt;
   std::string out;
   char buf[512];

@@ -34,9 +34,10 @@ int main(int argc, char** argv) {
   gpu_info gpu;
   if (auto detected = query_nvidia_smi()) {
     gpu = *detected;
-    spdlog::info("nvidia-smi: {} x {} ({} GB)", gpu.count, gpu.model, gpu.vram_gb);
+    spdlog::info("nvidia-smi: {} x {} ({} GB, driver {})", gpu.count, gpu.model, gpu.vram_gb,
+                 gpu.driver_version.empty() ? "unknown" : gpu.driver_version);
   } else {
-    gpu = {cfg.gpu_model, cfg.gpu_count, cfg.vram_gb};
+    gpu = {cfg.gpu_model, cfg.gpu_count, cfg.vram_gb, cfg.driver_version};
     spdlog::info("no nvidia-smi; GPUs from settings: {} x {} ({} GB)", gpu.count, gpu.model.empty() ? "none" : gpu.model,
                  gpu.vram_gb);
   }
