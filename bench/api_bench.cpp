@@ -33,10 +33,17 @@ namespace {
 
 const char* token = "bench-token-0123456789abcdef";
 
+// Milliseconds on one clock for every thread of the bench (request spans, recalculation windows).
+double now_ms() {
+  static const auto epoch = steady::now();
+  return std::chrono::duration<double, std::milli>(steady::now() - epoch).count();
+}
+
 struct result {
   double seconds = 0;
   size_t requests = 0, matched = 0;  // matched: replies of the expected kind
   std::vector<double> latencies_ms;
+  std::vector<std::pair<double, double>> spans_ms;  // each request's start and end (now_ms)
   double rate() const { return requests / seconds; }
   double pct(double p) {
     if (latencies_ms.empty()) return 0;
@@ -104,12 +111,15 @@ result load(int port, int conns, double seconds, Body body) {
     ts.emplace_back([&, t] {
       auto c = client(port);
       std::vector<double> lat;
+      std::vector<std::pair<double, double>> spans;
       size_t n = 0, matched = 0;
       for (size_t i = 0; !stop; ++i) {
-        auto s = steady::now();
+        double start = now_ms();
         int m = body(t, i, *c);
         if (m < 0) break;
-        lat.push_back(std::chrono::duration<double, std::milli>(steady::now() - s).count());
+        double end = now_ms();
+        lat.push_back(end - start);
+        spans.emplace_back(start, end);
         ++n;
         matched += m;
         if (std::chrono::duration<double>(steady::now() - t0).count() > seconds) break;
@@ -118,6 +128,7 @@ result load(int port, int conns, double seconds, Body body) {
       r.requests += n;
       r.matched += matched;
       r.latencies_ms.insert(r.latencies_ms.end(), lat.begin(), lat.end());
+      r.spans_ms.insert(r.spans_ms.end(), spans.begin(), spans.end());
     });
   for (auto& t : ts) t.join();
   r.seconds = std::chrono::duration<double>(steady::now() - t0).count();
@@ -228,18 +239,26 @@ int main(int argc, char** argv) {
   std::shuffle(order.begin(), order.end(), std::mt19937(42));
   std::fprintf(stderr, "phase: assigning\n");  // markers for profiling a phase (perf record -p)
   // API_BENCH_RECALCULATE=1: priority recalculations back to back (POST /priority/recalculate)
-  // while the assigning polls run, to see what a recalculation costs a poll.
+  // while the assigning polls run, to see what a recalculation costs a poll; =<ms>: one every
+  // <ms> milliseconds, and the polls that overlapped one are told apart from the others.
   std::atomic<bool> assigning_done{false};
   std::atomic<int> recalculations{0};
   std::thread recalculator;
   const char* loop_path = "/priority/recalculate";
-  if (std::getenv("API_BENCH_RECALCULATE"))
+  const char* recalculate = std::getenv("API_BENCH_RECALCULATE");
+  int recalculate_every_ms = recalculate ? std::atoi(recalculate) : 0;
+  std::vector<std::pair<double, double>> recalculation_windows;  // each call's start and end (now_ms)
+  if (recalculate)
     recalculator = std::thread([&] {
       httplib::Client c("127.0.0.1", port);
       c.set_default_headers({{"X-API-Token", token}});
       while (!assigning_done) {
+        if (recalculate_every_ms > 1) std::this_thread::sleep_for(std::chrono::milliseconds(recalculate_every_ms));
+        if (assigning_done) break;
+        double start = now_ms();
         auto r = c.Post(loop_path, "", "application/json");
         if (!r || r->status != 200) std::abort();
+        recalculation_windows.emplace_back(start, now_ms());
         ++recalculations;
       }
     });
@@ -254,6 +273,18 @@ int main(int argc, char** argv) {
   if (recalculator.joinable()) {
     recalculator.join();
     std::printf("%s calls during the assigning polls: %d\n", loop_path, recalculations.load());
+    // Polls that were in flight while a recalculation ran (it answers once in force), and the rest.
+    result during, outside;
+    for (size_t k = 0; k < assigning.spans_ms.size(); ++k) {
+      auto [start, end] = assigning.spans_ms[k];
+      bool overlaps = false;
+      for (const auto& [a, b] : recalculation_windows) overlaps |= start < b && end > a;
+      (overlaps ? during : outside).latencies_ms.push_back(assigning.latencies_ms[k]);
+    }
+    std::printf("polls during a recalculation: %zu, p50 %.2f ms p99 %.2f ms; the others: %zu, p50 %.2f ms p99 %.2f ms "
+                "(p99 ratio %.2f)\n",
+                during.latencies_ms.size(), during.pct(0.5), during.pct(0.99), outside.latencies_ms.size(),
+                outside.pct(0.5), outside.pct(0.99), outside.pct(0.99) > 0 ? during.pct(0.99) / outside.pct(0.99) : 0.0);
   }
   auto constant_between = constant_run();
   std::fprintf(stderr, "phase: idle\n");

@@ -77,9 +77,7 @@ double usage_at(const world& w, const std::string& association, time_us at) {
   const auto& u = it->second;
   time_us half_life = w.priority.policy.decay_half_life;
   double total = decay(u.closed, u.as_of, std::max(at, u.as_of), half_life);
-  for (const auto& id : u.running)
-    if (const job* j = w.find_job(id); j && !j->segments.empty() && !j->segments.back().ended_at)
-      total += decayed_gpu_seconds(static_cast<int>(j->gpu_count), j->segments.back().started_at, at, at, half_life);
+  for (const auto& [id, open] : u.running) total += decayed_gpu_seconds(open.gpus, open.started_at, at, at, half_life);
   return total;
 }
 

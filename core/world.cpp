@@ -125,7 +125,7 @@ void track_usage(world& w, const job& j, std::optional<size_t> open_before) {
     }
   }
   if (!j.segments.empty() && !j.segments.back().ended_at)
-    u.running.insert(j.id);
+    u.running.insert_or_assign(j.id, association_usage::open_segment{j.segments.back().started_at, static_cast<int>(j.gpu_count)});
   else
     u.running.erase(j.id);
 }

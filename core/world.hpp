@@ -63,7 +63,13 @@ queue_key queue_key_of(const job& j);
 struct association_usage {
   double closed = 0;
   time_us as_of = 0;
-  std::set<std::string> running;  // jobs of this association with an open segment
+  // Jobs of this association with an open segment: when it started and the GPUs it counts.
+  // Kept here (by job id, the order the sum is taken in) so measuring them reads no job.
+  struct open_segment {
+    time_us started_at = 0;
+    int gpus = 1;
+  };
+  std::map<std::string, open_segment> running;
 };
 
 // What the last scheduler.priorities_recalculated recorded, and what follows from it.
