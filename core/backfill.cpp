@@ -19,6 +19,7 @@ const char* to_string(skip_reason r) {
     case skip_reason::bf_window: return "bf_window";
     case skip_reason::work_budget: return "work_budget";
     case skip_reason::no_eligible_node: return "no_eligible_node";
+    case skip_reason::max_reservations: return "max_reservations";
   }
   return "unknown";
 }
@@ -229,8 +230,11 @@ plan backfill(const plan_input& in, const backfill_limits& limits) {
     if (limits.bf_max_job_part) ++per_part[j.partition];
     if (limits.bf_max_job_user) ++per_user[j.user];
     ++p.out.counters.jobs_tested;
-    if (auto best = p.earliest(j, horizon))
+    const bool reserving = !limits.max_reservations || p.out.reservations.size() < limits.max_reservations;
+    if (auto best = p.earliest(j, reserving ? horizon : in.now))
       p.place(i, *best, best->slot.start == in.now ? std::optional<start_why>(start_why::backfill) : std::nullopt);
+    else if (!reserving)
+      p.skip(i, skip_reason::max_reservations);
     else
       p.skip(i, p.could_ever_hold(j) ? skip_reason::bf_window : skip_reason::no_eligible_node);
   }

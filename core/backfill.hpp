@@ -72,6 +72,9 @@ struct backfill_limits {
   uint32_t bf_max_job_part = 0;                 // jobs tested per partition
   uint64_t work_budget = 0;                     // node probes; 0: unlimited (stands in for bf_max_time)
   time_us bf_resolution = 0;                    // > 0: planned ends round up to a multiple of it
+  // Reservations made before later jobs may only start now (0: every job tested gets one,
+  // Slurm's way; 1: EASY backfilling, only the first job that cannot start is reserved for).
+  uint32_t max_reservations = 0;
 };
 
 enum class start_why : uint8_t { main, backfill };
@@ -85,6 +88,7 @@ enum class skip_reason : uint8_t {
   bf_window,         // no start within bf_window
   work_budget,       // the budget of probes was spent before this job
   no_eligible_node,  // no node of its class could ever hold it (units, window)
+  max_reservations,  // it cannot start now, and the reservations allowed are made (EASY)
 };
 const char* to_string(start_why w);    // "main", "backfill"
 const char* to_string(skip_reason r);  // the limit's name, "priority", "no_eligible_node", ...
@@ -145,7 +149,9 @@ plan main_loop(const plan_input& in, const main_limits& limits = {});
 // earliest start over the capacity profiles (running jobs' expected ends, node windows and
 // every earlier start and reservation). A start of now starts the job (it delays no
 // reservation, since those are in the profiles); a later start within bf_window becomes a
-// reservation that later jobs cannot delay.
+// reservation that later jobs cannot delay. With max_reservations (EASY: 1), once that many
+// are made a later job starts only if it can start now without delaying them (a job ending
+// exactly at a reservation's start does not delay it: intervals are half-open).
 plan backfill(const plan_input& in, const backfill_limits& limits = {});
 
 }  // namespace baton::core

@@ -11,7 +11,7 @@ namespace {
 // accounts merge their children: merging changes the walk, not the figures).
 struct level_entry {
   const share_node* node = nullptr;
-  std::string parent;  // the account it sits under
+  const std::string* parent = nullptr;  // the name of the account it sits under (in the input tree)
   int depth = 0;
   double usage = 0;    // subtree sum
   double shares_norm = 0;
@@ -34,6 +34,12 @@ uint32_t count_users(const share_node& n) {
   return count;
 }
 
+size_t count_nodes(const share_node& n) {
+  size_t count = 1;
+  for (const auto& c : n.children) count += count_nodes(c);
+  return count;
+}
+
 double level_fs_of(double shares_norm, double effective_usage) {
   if (shares_norm == 0) return 0;  // no shares: lowest, even with no usage
   if (effective_usage == 0) return std::numeric_limits<double>::infinity();
@@ -42,11 +48,12 @@ double level_fs_of(double shares_norm, double effective_usage) {
 
 std::vector<level_entry> level_children(const share_node& account, int depth) {
   std::vector<level_entry> out;
+  out.reserve(account.children.size());
   double shares = 0, usage = 0;
   for (const auto& c : account.children) {
     level_entry e;
     e.node = &c;
-    e.parent = account.name;
+    e.parent = &account.name;
     e.depth = depth;
     e.usage = subtree_usage(c);
     if (!c.user) e.children = level_children(c, depth + 1);
@@ -68,12 +75,12 @@ bool walks_before(const level_entry* a, const level_entry* b) {
   if (a->level_fs != b->level_fs) return a->level_fs > b->level_fs;
   if (a->node->user != b->node->user) return a->node->user;
   if (a->node->name != b->node->name) return a->node->name < b->node->name;
-  return a->parent < b->parent;
+  return *a->parent < *b->parent;
 }
 
 class ranking_walk {
  public:
-  explicit ranking_walk(uint32_t users) : users_(users), rank_(users), untied_rank_(users) {}
+  ranking_walk(uint32_t users, size_t nodes) : users_(users), rank_(users), untied_rank_(users) { rows_.reserve(nodes); }
 
   // `starts_tied`: the account(s) these siblings came from tied with the sibling before them.
   void visit(std::vector<const level_entry*> siblings, bool starts_tied) {
@@ -110,7 +117,7 @@ class ranking_walk {
  private:
   static fair_share_row row_of(const level_entry& e, double fair_share) {
     fair_share_row r;
-    r.account = e.node->user ? e.parent : e.node->name;
+    r.account = e.node->user ? *e.parent : e.node->name;
     if (e.node->user) r.user = e.node->name;
     r.depth = e.depth;
     r.raw_shares = e.node->raw_shares;
@@ -135,7 +142,7 @@ std::vector<fair_share_row> fair_tree(const share_node& root) {
   std::vector<level_entry> top = level_children(root, 0);
   std::vector<const level_entry*> siblings;
   for (const auto& e : top) siblings.push_back(&e);
-  ranking_walk walk(count_users(root));
+  ranking_walk walk(count_users(root), count_nodes(root));
   walk.visit(std::move(siblings), false);
   return walk.take();
 }

@@ -255,6 +255,32 @@ TEST(Backfill, LatticeStep2cDoesNotStartAJobThatWouldDelayAReservation) {
   EXPECT_EQ(starts_of(in, backfill(in)), strings{"L2@pool 0-90 backfill"});
 }
 
+// EASY backfilling (max_reservations 1), as the trace simulator runs it: only the first job
+// that cannot start is reserved for; a later job starts if it fits now without delaying that
+// reservation (ending exactly at its start is fine: intervals are half-open), else it waits
+// with no reservation, where Slurm's loop would give it one.
+TEST(Backfill, EasyReservesOnlyTheFirstJobThatCannotStart) {
+  plan_input in;
+  in.now = clock_at(10, 0);
+  in.nodes = {node("m", 10)};
+  in.running = {{"r", 0, 6, clock_at(11, 40)}};
+  in.pending = {job("A", 8, 60 * minute),    // needs 8: waits for r (11:40), reserved then
+                job("B", 4, 200 * minute),   // fits now, but would hold 4 of A's 8 at 11:40
+                job("C", 2, 100 * minute),   // ends exactly at 11:40: does not delay A
+                job("D", 2, 1000 * minute),  // still runs at 11:40, on the 2 processors A leaves spare
+                job("E", 9, 30 * minute)};   // cannot start now
+  backfill_limits easy;
+  easy.max_reservations = 1;
+  auto p = backfill(in, easy);
+  EXPECT_EQ(starts_of(in, p), (strings{"C@m 0-100 backfill", "D@m 0-1000 backfill"}));
+  EXPECT_EQ(reservations_of(in, p), strings{"A@m 100-160"});
+  EXPECT_EQ(skipped_of(p), (strings{"B max_reservations", "E max_reservations"}));
+  // Slurm's way reserves every job it tests.
+  auto all = backfill(in);
+  EXPECT_EQ(starts_of(in, all), (strings{"C@m 0-100 backfill", "D@m 0-1000 backfill"}));
+  EXPECT_EQ(reservations_of(in, all), (strings{"A@m 100-160", "B@m 160-360", "E@m 1000-1030"}));
+}
+
 // The same with baton workers (capacity 1): H may use w1 or w2, both busy, and is planned on
 // w1 when it frees at 10:30; L may use any worker and starts on the idle w3. L3 may only use
 // w1: it cannot go before H (w1 is busy until H's start), so it is planned after H.

@@ -1,0 +1,86 @@
+#include "replay/simulate_command.hpp"
+
+#include <chrono>
+#include <ostream>
+#include <stdexcept>
+
+#include "config/config.hpp"
+#include "replay/sim_metrics.hpp"
+#include "replay/simulator.hpp"
+
+namespace baton::replay {
+
+using nlohmann::json;
+
+json run_simulation(const simulate_options& o) {
+  swf_filter filter;
+  if (!swf_filter_from(o.filter, filter)) throw std::runtime_error("--filter: expected sc15 or batsim, got '" + o.filter + "'");
+  sim_settings s;
+  if (!o.config_path.empty()) {
+    auto loaded = config::load(o.config_path, config::process_env());
+    if (!loaded.value) throw std::runtime_error(loaded.error->what());
+    s.policy = loaded.value->priority;
+  }
+  if (!sim_policy_from(o.policy, s))
+    throw std::runtime_error("--policy: expected fifo, easy, conservative, multifactor or lattice:<profile>, got '" +
+                             o.policy + "'");
+  if (o.backfill == "none") s.backfill = sim_backfill::none;
+  else if (o.backfill == "easy") s.backfill = sim_backfill::easy;
+  else if (o.backfill == "conservative") s.backfill = sim_backfill::conservative;
+  else if (!o.backfill.empty()) throw std::runtime_error("--backfill: expected none, easy or conservative, got '" + o.backfill + "'");
+
+  auto trace = read_swf(o.swf_path);
+  s.capacity = o.procs > 0 ? o.procs : trace.max_procs;
+  if (s.capacity <= 0) throw std::runtime_error(o.swf_path + " names no MaxProcs: give --procs");
+  auto jobs = filter_jobs(trace, filter, s.capacity);
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = simulate(jobs, s);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto m = measure(result.jobs, s.capacity);
+
+  json out;
+  out["trace"] = {{"path", o.swf_path},
+                  {"sha256", trace.sha256},
+                  {"records", trace.records.size()},
+                  {"malformed_lines", trace.malformed_lines},
+                  {"max_procs", trace.max_procs}};
+  out["capacity"] = s.capacity;
+  out["filter"] = {{"name", to_string(filter)}, {"rule", describe(filter)}, {"jobs", jobs.size()}};
+  out["policy"] = o.policy;
+  out["backfill"] = to_string(s.backfill);
+  out["rules"] = {
+      {"event_order", "at one timestamp: completions, then arrivals, then one scheduling pass"},
+      {"tie_break", s.order == sim_order::fifo ? "submit time, then job id" : "priority, then submit time, then job id"},
+      {"estimates", "a job's requested time; a running job is planned to end at its start plus it"},
+      {"backfill_test",
+       "a later job may start now if it ends no later than a reservation's start (<=) or fits in the processors "
+       "spare after it"},
+      {"bounded_slowdown",
+       {{"tau10", "max(1, (wait + run) / max(10, run))"}, {"tau60", "(wait + run) / max(run, 60)"}}},
+      {"percentiles", "nearest rank"},
+      {"utilization", "sum of procs x run / (capacity x (last end - first submit))"}};
+  if (s.order != sim_order::fifo) out["priority_policy"] = core::to_json(s.policy);
+  out["metrics"] = to_json(m);
+  out["simulation"] = {{"passes", result.passes}, {"recalculations", result.recalculations}, {"seconds", seconds}};
+  if (!result.notes.empty()) out["notes"] = result.notes;
+  return out;
+}
+
+void print_simulation(std::ostream& out, const json& r) {
+  const auto& m = r["metrics"];
+  out << "trace      " << r["trace"]["path"].get<std::string>() << " (sha256 " << r["trace"]["sha256"].get<std::string>()
+      << ")\n"
+      << "machine    " << r["capacity"] << " processors; filter " << r["filter"]["name"].get<std::string>() << ": "
+      << r["filter"]["jobs"] << " jobs\n"
+      << "policy     " << r["policy"].get<std::string>() << ", backfill " << r["backfill"].get<std::string>() << "\n"
+      << "wait       mean " << m["mean_wait_seconds"] << " s, p95 " << m["p95_wait_seconds"] << " s, max "
+      << m["max_wait_seconds"] << " s\n"
+      << "slowdown   bounded (tau 10): mean " << m["mean_bounded_slowdown_tau10"] << ", max "
+      << m["max_bounded_slowdown_tau10"] << "; (tau 60): mean " << m["mean_bounded_slowdown_tau60"] << ", p95 "
+      << m["p95_bounded_slowdown_tau60"] << "\n"
+      << "flow       mean " << m["mean_flow_seconds"] << " s\n"
+      << "machine    utilization " << m["utilization"] << ", makespan " << m["makespan_seconds"] << " s\n"
+      << "simulated  in " << r["simulation"]["seconds"] << " s (" << r["simulation"]["passes"] << " planner passes)\n";
+}
+
+}  // namespace baton::replay

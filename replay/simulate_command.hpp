@@ -1,0 +1,29 @@
+#pragma once
+// `baton-replay simulate`: an SWF trace through the simulator, the result as JSON or text.
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+
+#include "replay/swf.hpp"
+
+namespace baton::replay {
+
+struct simulate_options {
+  std::string swf_path;
+  int64_t procs = 0;                 // 0: the trace's MaxProcs
+  std::string policy = "easy";       // fifo | easy | conservative | multifactor | lattice:<profile>
+  std::string backfill;              // "": the policy's own; none | easy | conservative
+  std::string filter = "batsim";     // sc15 | batsim
+  std::string config_path;           // batond's config: the scheduling weights for multifactor and Lattice
+  bool json = false;
+};
+
+// The whole result, as recorded: the trace (path, sha256), capacity, filter, the formulas and
+// the tie-break rule beside the metrics. Throws std::runtime_error with a message for people.
+nlohmann::json run_simulation(const simulate_options& o);
+
+// Text for people, one figure a line.
+void print_simulation(std::ostream& out, const nlohmann::json& result);
+
+}  // namespace baton::replay

@@ -1,0 +1,56 @@
+#pragma once
+// The Standard Workload Format (SWF v2.2, the Parallel Workloads Archive's): one job a line,
+// 18 whitespace-separated fields, -1 for unknown, header lines starting with ';' (MaxProcs
+// among them). Read plain or gzip-compressed. The filters turn records into the jobs a
+// simulation runs, each as a published result states it (docs/replay.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baton::replay {
+
+struct swf_record {
+  int64_t job = -1, submit = -1, wait = -1, run = -1, allocated_procs = -1;
+  int64_t requested_procs = -1, requested_time = -1, status = -1, user = -1, group = -1, queue = -1,
+          partition = -1;
+};
+
+struct swf_trace {
+  std::vector<swf_record> records;
+  int64_t max_procs = 0;  // the header's MaxProcs (0 when absent)
+  std::string sha256;     // of the file's bytes as stored (compressed or not)
+  size_t malformed_lines = 0;
+};
+
+// Throws std::runtime_error naming the file (unreadable, or no record at all).
+swf_trace read_swf(const std::string& path);
+
+// A job as the simulator runs it. Times in seconds, as SWF gives them.
+struct sim_job {
+  int64_t id = 0;
+  int64_t submit = 0;
+  int64_t run = 0;       // what it really ran (possibly clipped to `estimate`)
+  int64_t estimate = 0;  // the user's requested time: the planner's duration
+  int64_t procs = 1;
+  int64_t user = -1, group = -1;
+};
+
+enum class swf_filter {
+  // SC'15 (Gaussier et al.) on KTH-SP2: allocated and requested processors <= MaxProcs (a
+  // missing one taken from the other), run > 0, requested time > 0, submit >= 0; run clipped
+  // to the requested time; the job asks for its allocated processors.
+  sc15,
+  // Batsim's comparison on SDSC-SP2: rows with -1 in submit, wait, run or allocated
+  // processors dropped, every status kept; requested processors (allocated when -1); run
+  // clipped to the requested time (Batsim kills a job there).
+  batsim,
+};
+const char* to_string(swf_filter f);
+bool swf_filter_from(const std::string& name, swf_filter& out);
+// The filter as recorded with every result.
+std::string describe(swf_filter f);
+
+// capacity: the machine's processors (the trace's MaxProcs unless given).
+std::vector<sim_job> filter_jobs(const swf_trace& t, swf_filter f, int64_t capacity);
+
+}  // namespace baton::replay

@@ -1,0 +1,154 @@
+// The trace simulator (replay/simulator.hpp) on baton's own planner: the SWF reader and its
+// filters, the event order and each backfill rule on small workloads worked by hand, fair
+// share among the trace's groups, and the two published results of tests/data/swf/README.md.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "replay/sim_metrics.hpp"
+#include "replay/simulator.hpp"
+#include "replay/swf.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton;
+using namespace baton::replay;
+
+namespace {
+
+const std::string data = SWF_DATA_DIR;
+
+sim_job job(int64_t id, int64_t submit, int64_t procs, int64_t run, int64_t estimate, int64_t user = 1, int64_t group = 1) {
+  return {id, submit, run, estimate, procs, user, group};
+}
+
+sim_settings machine(int64_t capacity, const std::string& policy) {
+  sim_settings s;
+  s.capacity = capacity;
+  EXPECT_TRUE(sim_policy_from(policy, s)) << policy;
+  return s;
+}
+
+std::vector<int64_t> starts(const sim_result& r) {
+  std::vector<int64_t> out;
+  for (const auto& j : r.jobs) out.push_back(j.start);
+  return out;
+}
+
+double off_by(double got, double published) { return std::abs(got - published) / published; }
+
+}  // namespace
+
+TEST(swf, ReadsHeaderRecordsAndFiltersAsPublished) {
+  test::temp_dir dir;
+  std::ofstream(dir / "t.swf") << "; MaxProcs: 8\n"
+                                  ";\n"
+                                  "1 0 5 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n"
+                                  "2 10 -1 50 2 -1 -1 -1 40 -1 1 7 3 -1 -1 -1 -1 -1\n"   // wait unknown; run > requested
+                                  "3 20 0 0 2 -1 -1 2 100 -1 0 8 3 -1 -1 -1 -1 -1\n"     // ran for 0 s
+                                  "4 30 0 10 -1 -1 -1 16 100 -1 1 8 3 -1 -1 -1 -1 -1\n"  // more than the machine
+                                  "a broken line\n";
+  auto t = read_swf(dir / "t.swf");
+  EXPECT_EQ(t.max_procs, 8);
+  ASSERT_EQ(t.records.size(), 4u);
+  EXPECT_EQ(t.malformed_lines, 1u);
+  EXPECT_EQ(t.records[0].requested_time, 200);
+  EXPECT_EQ(t.records[1].user, 7);
+  EXPECT_EQ(t.sha256.size(), 64u);
+
+  auto sc15 = filter_jobs(t, swf_filter::sc15, 8);
+  ASSERT_EQ(sc15.size(), 2u) << "a job that ran 0 s and one larger than the machine are dropped";
+  EXPECT_EQ(sc15[1].procs, 2) << "allocated processors, requested taken when missing";
+  EXPECT_EQ(sc15[1].run, 40) << "run clipped to the requested time";
+  auto batsim = filter_jobs(t, swf_filter::batsim, 8);
+  ASSERT_EQ(batsim.size(), 2u) << "rows with -1 in wait or allocated processors are dropped, 0 s runs kept";
+  EXPECT_EQ(batsim[0].id, 1);
+  EXPECT_EQ(batsim[1].id, 3);
+  EXPECT_THROW(read_swf(dir / "missing.swf"), std::runtime_error);
+}
+
+// At one timestamp completions come first: the job arriving when another ends uses its processors.
+TEST(simulator, CompletionsBeforeArrivalsAtOneTimestamp) {
+  auto r = simulate({job(1, 0, 4, 100, 100), job(2, 100, 4, 10, 10)}, machine(4, "fifo"));
+  EXPECT_EQ(starts(r), (std::vector<int64_t>{0, 100}));
+}
+
+// FIFO, EASY and conservative on one small queue, worked by hand (8 processors):
+//   job 1 (t=0): 6 procs, runs 100        job 2 (t=1): 4 procs, 100 (waits for job 1's end)
+//   job 3 (t=2): 2 procs, runs 50         job 4 (t=3): 2 procs, 200
+// FIFO starts nothing behind job 2 until job 1 ends. EASY reserves job 2 at t=100, backfills
+// job 3 at t=2 (it ends at 52, before the reservation), and when job 3 ends at 52 backfills
+// job 4 on the 2 processors job 2 leaves spare at t=100. With 3 processors job 4 cannot start
+// until t=100 (only 2 are free before).
+TEST(simulator, FifoEasyAndConservativeStartWhatTheRulesAllow) {
+  std::vector<sim_job> jobs{job(1, 0, 6, 100, 100), job(2, 1, 4, 100, 100), job(3, 2, 2, 50, 50),
+                            job(4, 3, 2, 200, 200)};
+  EXPECT_EQ(starts(simulate(jobs, machine(8, "fifo"))), (std::vector<int64_t>{0, 100, 100, 100}));
+  EXPECT_EQ(starts(simulate(jobs, machine(8, "easy"))), (std::vector<int64_t>{0, 100, 2, 52}));
+  EXPECT_EQ(starts(simulate(jobs, machine(8, "conservative"))), (std::vector<int64_t>{0, 100, 2, 52}));
+  jobs[3].procs = 3;
+  EXPECT_EQ(starts(simulate(jobs, machine(8, "easy"))), (std::vector<int64_t>{0, 100, 2, 100}));
+}
+
+TEST(simulator, AJobLargerThanTheMachineIsNotedAndTheRestRuns) {
+  auto r = simulate({job(1, 0, 9, 10, 10), job(2, 0, 1, 10, 10)}, machine(8, "easy"));
+  EXPECT_EQ(r.jobs[0].start, -1);
+  EXPECT_EQ(r.jobs[1].start, 0);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("never runs"), std::string::npos);
+}
+
+// Fair share among the trace's groups: group 1 has used the machine for hours, group 2 not at
+// all; under multifactor group 2's later job goes first, under FIFO it waits its turn.
+TEST(simulator, MultifactorPutsTheLighterGroupFirst) {
+  std::vector<sim_job> jobs{job(1, 0, 4, 36000, 36000, 1, 1),  // group 1 fills the machine for 10 h
+                            job(2, 100, 4, 100, 100, 1, 1),    // then both groups wait for it
+                            job(3, 200, 4, 100, 100, 2, 2)};
+  auto fifo = simulate(jobs, machine(4, "fifo"));
+  EXPECT_LT(fifo.jobs[1].start, fifo.jobs[2].start);
+  auto fair = simulate(jobs, machine(4, "multifactor"));
+  EXPECT_LT(fair.jobs[2].start, fair.jobs[1].start) << "group 2 has no usage: its job goes first";
+  EXPECT_GT(fair.recalculations, 0u);
+  auto again = simulate(jobs, machine(4, "multifactor"));
+  EXPECT_EQ(starts(again), starts(fair)) << "deterministic";
+}
+
+TEST(simulator, MetricsFollowTheirFormulas) {
+  std::vector<sim_job_result> r{{1, 0, 0, 100, 2, 100, 100, 1, 1}, {2, 0, 100, 105, 2, 5, 5, 1, 2}};
+  auto m = measure(r, 4);
+  EXPECT_DOUBLE_EQ(m.mean_wait, 50);
+  EXPECT_DOUBLE_EQ(m.max_wait, 100);
+  EXPECT_DOUBLE_EQ(m.mean_bsld_10, (1.0 + 10.5) / 2) << "max(1, (wait+run)/max(10, run))";
+  EXPECT_DOUBLE_EQ(m.p95_bsld_60, 105.0 / 60) << "nearest rank of (wait+run)/max(run, 60)";
+  EXPECT_EQ(m.makespan, 105);
+  EXPECT_DOUBLE_EQ(m.utilization, (2 * 100 + 2 * 5) / (4.0 * 105));
+}
+
+// Published result 1 (SC'15): EASY on KTH-SP2 (original), user estimates.
+TEST(simulator, EasyOnKthReproducesTheSc15Figures) {
+  auto trace = read_swf(data + "/KTH-SP2-1996-2-original.swf.gz");
+  EXPECT_EQ(trace.sha256, "07f87eefc377964b3755abd58c658462e4976dcb8a85656ae7eed0cedf6170f6");
+  auto jobs = filter_jobs(trace, swf_filter::sc15, trace.max_procs);
+  ASSERT_EQ(jobs.size(), 28481u) << "the filter leaves the published job count";
+  auto m = measure(simulate(jobs, machine(trace.max_procs, "easy")).jobs, trace.max_procs);
+  EXPECT_LT(off_by(m.mean_bsld_10, 92.58), 0.10) << m.mean_bsld_10;
+  EXPECT_LT(off_by(m.max_bsld_10, 14805.2), 0.10) << m.max_bsld_10;
+  EXPECT_LT(off_by(m.mean_flow, 15696.8), 0.10) << m.mean_flow;
+  std::printf("[ info ] EASY on KTH-SP2: mean bounded slowdown %.2f (published 92.58), max %.1f (14,805.2), "
+              "mean flow %.1f s (15,696.8)\n", m.mean_bsld_10, m.max_bsld_10, m.mean_flow);
+}
+
+// Published result 2 (Batsim): FIFO on SDSC-SP2, 128 processors.
+TEST(simulator, FifoOnSdscReproducesBatsimsFigures) {
+  auto trace = read_swf(data + "/SDSC-SP2-1998-4.2-cln.swf.gz");
+  EXPECT_EQ(trace.sha256, "e03fe48be50c4ab04d6bb2285296d9c3399e9c1f27ee79b754ad32a14abd9bac");
+  auto jobs = filter_jobs(trace, swf_filter::batsim, 128);
+  ASSERT_EQ(jobs.size(), 54044u);
+  auto m = measure(simulate(jobs, machine(128, "fifo")).jobs, 128);
+  EXPECT_LT(off_by(m.mean_wait, 1536585), 0.035) << m.mean_wait;
+  EXPECT_LT(off_by(m.p95_bsld_60, 56397.61), 0.035) << m.p95_bsld_60;
+  EXPECT_LT(off_by(m.utilization, 0.768), 0.035) << m.utilization;
+  std::printf("[ info ] FIFO on SDSC-SP2: mean wait %.0f s (published 1,536,585), p95 bounded slowdown %.2f "
+              "(56,397.61), utilisation %.4f (0.768)\n", m.mean_wait, m.p95_bsld_60, m.utilization);
+}
