@@ -27,41 +27,29 @@ constexpr time_us us = 1'000'000;
 
 // Fair share as the live scheduler keeps it (core/priority.cpp), for the trace's associations:
 // each group an account of one share under root, each user one share under its group; usage is
-// processor-seconds, decayed with the policy's half-life. The tree's shape is built once (every
-// association is known from the workload); a recalculation fills in usage and ranks it.
+// processor-seconds, decayed with the policy's half-life. An association joins the tree with
+// its first job, as a site adds a user when they arrive (users still to come would otherwise
+// all tie at the top of the ranking); a recalculation fills in usage and ranks the tree.
 class share_book {
  public:
   using key = std::pair<int64_t, int64_t>;  // group, user
 
   share_book(const std::vector<sim_job>& jobs, time_us half_life) : half_life_(half_life) {
-    std::map<int64_t, std::vector<int64_t>> users_of;
-    for (const auto& j : jobs) {
-      auto& users = users_of[j.group];
-      if (std::find(users.begin(), users.end(), j.user) == users.end()) users.push_back(j.user);
-    }
-    root_.name = "root";
-    for (auto& [group, users] : users_of) {
-      std::sort(users.begin(), users.end());
-      core::share_node g;
-      g.name = "g" + std::to_string(group);
-      for (int64_t user : users) {
-        // Named by its index, zero-padded: the names sort as (group, user) do, so Fair Tree's
-        // ties (broken on names) fall as they would on user ids, and a row maps back at once.
-        char name[24];
-        std::snprintf(name, sizeof name, "%012zu", index_of_.size());
-        core::share_node leaf;
-        leaf.name = name;
-        leaf.user = true;
-        index_of_.emplace(key{group, user}, index_of_.size());
-        g.children.push_back(std::move(leaf));
-      }
-      root_.children.push_back(std::move(g));
-    }
-    closed_.resize(index_of_.size());
-    usage_.resize(index_of_.size());
+    std::set<key> all;
+    for (const auto& j : jobs) all.insert({j.group, j.user});
+    for (const auto& k : all) index_of_.emplace(k, keys_.size()), keys_.push_back(k);  // (group, user) order
+    closed_.resize(keys_.size());
+    usage_.resize(keys_.size());
+    present_.assign(keys_.size(), false);
   }
 
   size_t index(int64_t group, int64_t user) const { return index_of_.at({group, user}); }
+
+  void join(size_t a) {
+    if (present_[a]) return;
+    present_[a] = true;
+    shape_changed_ = true;
+  }
 
   void close_segment(size_t a, int64_t procs, int64_t start, int64_t end) {
     auto& u = closed_[a];
@@ -76,15 +64,16 @@ class share_book {
   };
   // Every association's figures at `now`; open: the running jobs' (association, procs, start).
   const std::vector<figures>& at(int64_t now, const std::vector<std::tuple<size_t, int64_t, int64_t>>& open) {
+    if (shape_changed_) rebuild();
     for (size_t a = 0; a < closed_.size(); ++a)
       usage_[a] = core::decay(closed_[a].usage, closed_[a].as_of, std::max(closed_[a].as_of, now * us), half_life_);
     for (const auto& [a, procs, start] : open)
       usage_[a] += core::decayed_gpu_seconds(static_cast<int>(procs), start * us, now * us, now * us, half_life_);
     double total = 0;
-    size_t leaf = 0;  // leaves are numbered in tree order
+    size_t leaf = 0;  // leaves in tree order
     for (auto& g : root_.children)
       for (auto& u : g.children) {
-        u.raw_usage = usage_[leaf++];
+        u.raw_usage = usage_[leaves_[leaf++]];
         total += u.raw_usage;
       }
     figures_.assign(closed_.size(), figures{});
@@ -102,13 +91,43 @@ class share_book {
   }
 
  private:
+  // The tree of the associations present, groups and their users in id order. Leaves are named
+  // by their index, zero-padded: the names sort as (group, user) do, so Fair Tree's ties
+  // (broken on names) fall as they would on user ids, and a row maps back at once.
+  void rebuild() {
+    shape_changed_ = false;
+    root_ = core::share_node{};
+    root_.name = "root";
+    leaves_.clear();
+    for (size_t a = 0; a < keys_.size(); ++a) {
+      if (!present_[a]) continue;
+      std::string group = "g" + std::to_string(keys_[a].first);
+      if (root_.children.empty() || root_.children.back().name != group) {
+        core::share_node g;
+        g.name = group;
+        root_.children.push_back(std::move(g));
+      }
+      char name[24];
+      std::snprintf(name, sizeof name, "%012zu", a);
+      core::share_node leaf;
+      leaf.name = name;
+      leaf.user = true;
+      root_.children.back().children.push_back(std::move(leaf));
+      leaves_.push_back(a);
+    }
+  }
+
   struct closed_usage {
     double usage = 0;
     time_us as_of = 0;
   };
   time_us half_life_;
-  core::share_node root_;
+  std::vector<key> keys_;
   std::map<key, size_t> index_of_;
+  std::vector<bool> present_;
+  bool shape_changed_ = true;
+  core::share_node root_;
+  std::vector<size_t> leaves_;  // association of each leaf, in tree order
   std::vector<closed_usage> closed_;
   std::vector<double> usage_;
   std::vector<figures> figures_;
@@ -309,6 +328,7 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s) {
       }
       pending.push_back(j);
       pending_procs.insert(jobs[j].procs);
+      if (by_priority) shares.join(association[j]);
     }
     pass(now);  // then one scheduling pass
   }
