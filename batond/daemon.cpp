@@ -24,6 +24,7 @@
 #include "http/health_routes.hpp"
 #include "http/beast_server.hpp"
 #include "http/request_parsing.hpp"
+#include "projections/chain_anchor.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/job_history.hpp"
 #include "projections/offsets.hpp"
@@ -141,6 +142,20 @@ int run(const config::settings& settings, const run_options& opts) {
       return s ? s->last_seq() : 0;
     });
     auto history_run = projections::run_projection(sys, log, history);
+    // Chain anchors (projections/chain_anchor.hpp): the head found at start, then one every
+    // anchor_interval_minutes while events come.
+    projections::running_projection anchor_run;
+    std::shared_ptr<projections::chain_anchor> anchors;
+    if (settings.anchor_interval_minutes > 0) {
+      anchors = std::make_shared<projections::chain_anchor>(
+          settings.data_dir + "/anchors.jsonl", static_cast<int64_t>(settings.anchor_interval_minutes) * 60'000'000, now_us);
+      if (uint64_t head = store->last_seq()) {
+        auto last = store->read(head, 1);
+        if (!last.empty()) anchors->anchor(head, last.front().hash, now_us());
+      }
+      anchors->resume_from(store->last_seq());
+      anchor_run = projections::run_projection(sys, log, anchors);
+    }
     core::scheduler_settings sched;
     sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
@@ -263,8 +278,13 @@ int run(const config::settings& settings, const run_options& opts) {
     }
     // Let the projection apply daemon.stopped first, so its recorded offset is the log's end.
     if (exit_code == 0) history->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(5));
+    if (anchors && exit_code == 0)  // the head at a clean stop (durable: the projection has it)
+      if (auto last = store->read(history->applied_seq(), 1); !last.empty())
+        anchors->anchor(last.front().seq, last.front().hash, now_us());
     caf::anon_send_exit(history_run.actor, caf::exit_reason::user_shutdown);
     history_run.actor = nullptr;
+    if (anchor_run.actor) caf::anon_send_exit(anchor_run.actor, caf::exit_reason::user_shutdown);
+    anchor_run.actor = nullptr;
     caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     scheduler = nullptr;
     caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits

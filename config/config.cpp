@@ -53,8 +53,9 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(h, "http", "worker_reply_deadline_ms", 10, 3600000, s.http_worker_reply_deadline_ms);
   }
   if (auto e = root["event_log"]) {
-    check_known_keys(e, "event_log", {"group_commit_max_events"});
+    check_known_keys(e, "event_log", {"group_commit_max_events", "anchor_interval_minutes"});
     read_int(e, "event_log", "group_commit_max_events", 1, 1000000, s.group_commit_max_events);
+    read_int(e, "event_log", "anchor_interval_minutes", 0, 1440, s.anchor_interval_minutes);
   }
   read_string(root, "", "log_level", s.log_level);
   check_log_level("log_level", s.log_level);

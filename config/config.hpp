@@ -35,6 +35,7 @@ struct settings {
   int http_max_buffered_request_bytes = 256 << 20;  // http.max_buffered_request_bytes: all connections together
   int http_worker_reply_deadline_ms = 10000;  // http.worker_reply_deadline_ms: later, 503 not_durable_yet
   int group_commit_max_events = 4096;    // cap per WriteBatch
+  int anchor_interval_minutes = 10;      // event_log.anchor_interval_minutes: chain head to <data_dir>/anchors.jsonl (0: off)
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
   int heartbeat_interval_seconds = 60;   // workers.heartbeat_interval_seconds: what workers are told to keep
   double heartbeat_timeout_multiplier = 2.0;  // stale after interval × multiplier without a heartbeat

@@ -4,13 +4,59 @@
 
 #include <iostream>
 
+#include "events/envelope.hpp"
+#include "replay/log_commands.hpp"
 #include "replay/simulate_command.hpp"
 
 using namespace baton::replay;
 
+namespace {
+
+// --from/--to times for the export: RFC 3339 with an offset.
+bool parse_time(const std::string& text, std::optional<int64_t>& out, const char* flag) {
+  if (text.empty()) return true;
+  out = baton::events::parse_time_us(text);
+  if (!out) std::cerr << "baton-replay: " << flag << ": expected an RFC 3339 time with an offset, got '" << text << "'\n";
+  return out.has_value();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"baton-replay: verify, re-derive and simulate schedules (docs/replay.md)"};
+  CLI::App app{"baton-replay: verify, re-derive, export and simulate schedules (docs/replay.md)"};
   app.require_subcommand(1);
+  log_options log;
+  auto data_dir = [&](CLI::App* sub, bool required) {
+    auto* opt = sub->add_option("--data-dir", log.data_dir, "batond's data dir (the log is read, never written)");
+    if (required) opt->required();
+    sub->add_flag("--json", log.json, "the result as JSON");
+  };
+
+  auto* verify_cmd = app.add_subcommand("verify", "check the log: gaps, hash chain, every payload, the chain anchors");
+  data_dir(verify_cmd, true);
+
+  uint64_t from = 1, to = 0;
+  auto* rederive_cmd = app.add_subcommand("rederive", "decide every recorded decision again and compare");
+  data_dir(rederive_cmd, true);
+  rederive_cmd->add_option("--from", from, "first sequence whose decisions are checked (earlier ones are replayed)");
+  rederive_cmd->add_option("--to", to, "last sequence replayed (default: the log's end)");
+
+  export_filter filter;
+  std::string format = "jsonl", output, since, until;
+  auto* export_cmd = app.add_subcommand("export", "the audit export: events with their hashes, and a trailer");
+  data_dir(export_cmd, true);
+  export_cmd->add_option("--format", format, "jsonl | csv")->check(CLI::IsMember({"jsonl", "csv"}));
+  export_cmd->add_option("--from", since, "only events recorded at or after this time (RFC 3339)");
+  export_cmd->add_option("--to", until, "only events recorded at or before this time (RFC 3339)");
+  export_cmd->add_option("--stream", filter.stream, "only this stream (job/<id>, worker/<id>, ...)");
+  export_cmd->add_option("--type", filter.type, "only this event type");
+  export_cmd->add_option("--actor", filter.actor, "only this actor (operator:<name>, worker:<id>, loop:<name>)");
+  export_cmd->add_option("-o,--output", output, "file to write (default: standard output)");
+
+  std::string export_file;
+  auto* verify_export_cmd = app.add_subcommand("verify-export", "check an audit export on its own, or against the log");
+  verify_export_cmd->add_option("file", export_file, "the export (JSON lines or CSV)")->required();
+  data_dir(verify_export_cmd, false);
 
   simulate_options sim;
   auto* simulate_cmd = app.add_subcommand("simulate", "run an SWF trace through baton's planner and priority code");
@@ -23,14 +69,19 @@ int main(int argc, char** argv) {
   simulate_cmd->add_flag("--json", sim.json, "the whole result as JSON");
 
   CLI11_PARSE(app, argc, argv);
+  if (*verify_cmd) return verify_command(log);
+  if (*rederive_cmd) return rederive_command(log, from, to);
+  if (*export_cmd) {
+    if (!parse_time(since, filter.from_us, "--from") || !parse_time(until, filter.to_us, "--to")) return 2;
+    return export_command(log, filter, format == "csv" ? export_format::csv : export_format::jsonl, output);
+  }
+  if (*verify_export_cmd) return verify_export_command(log, export_file);
   try {
-    if (*simulate_cmd) {
-      auto result = run_simulation(sim);
-      if (sim.json)
-        std::cout << result.dump(2) << "\n";
-      else
-        print_simulation(std::cout, result);
-    }
+    auto result = run_simulation(sim);
+    if (sim.json)
+      std::cout << result.dump(2) << "\n";
+    else
+      print_simulation(std::cout, result);
   } catch (const std::exception& e) {
     std::cerr << "baton-replay: " << e.what() << "\n";
     return 2;

@@ -10,9 +10,27 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "events/event_store.hpp"
 
 namespace baton::replay {
+
+// One decision that did not re-derive: where, what, and recorded against re-derived field by
+// field (`diff`: a JSON Patch, RFC 6902, turning the recorded value into the re-derived one).
+struct divergence {
+  uint64_t seq = 0;
+  std::string stream, type;
+  std::string what;  // one line for people
+  nlohmann::json recorded, rederived, diff;
+};
+nlohmann::json to_json(const divergence& d);
+
+// Which decisions to check: those recorded at sequences from..to (0: to the end). Events
+// before `from` are replayed unchecked; the replay stops after `to`.
+struct rederive_range {
+  uint64_t from = 1, to = 0;
+};
 
 struct rederive_report {
   uint64_t events = 0;
@@ -22,9 +40,10 @@ struct rederive_report {
   uint64_t preemption_decisions = 0;  // of which preemption decisions (each may preempt several jobs)
   uint64_t preemptions = 0;     // jobs preempted, and grace periods that ended, in them
   uint64_t mismatches = 0;
-  std::vector<std::string> problems;  // the first few mismatches, one line each
+  std::vector<std::string> problems;     // the first few mismatches, one line each
+  std::vector<divergence> divergences;   // the same, in full
 };
 
-rederive_report rederive_decisions(const events::event_store& store);
+rederive_report rederive_decisions(const events::event_store& store, rederive_range range = {});
 
 }  // namespace baton::replay

@@ -1,0 +1,24 @@
+#pragma once
+// baton-replay's subcommands on a data dir: each opens the log read-only (it works beside a
+// running batond, or on a copy) and prints JSON or text. Each returns the process exit code:
+// 0 all well, 1 the log or file is not what it should be, 2 the command could not run.
+#include <cstdint>
+#include <string>
+
+#include "replay/audit_export.hpp"
+
+namespace baton::replay {
+
+struct log_options {
+  std::string data_dir;
+  bool json = false;
+};
+
+int verify_command(const log_options& o);
+int rederive_command(const log_options& o, uint64_t from, uint64_t to);
+// out_path "" or "-": standard output.
+int export_command(const log_options& o, const export_filter& f, export_format format, const std::string& out_path);
+// data_dir "" : the file on its own.
+int verify_export_command(const log_options& o, const std::string& path);
+
+}  // namespace baton::replay
