@@ -61,10 +61,10 @@ int rederive_log(const std::string& data_dir) {
       std::cerr << "batond: " << r.mismatches << " of " << r.decisions << " decisions did not re-derive\n";
       return 2;
     }
-    std::cout << "ok: " << r.decisions - r.recalculations - r.plans - r.preemption_decisions << " assignment decisions, "
-              << r.recalculations << " priority recalculations, " << r.plans << " plans and " << r.preemption_decisions
-              << " preemption decisions (" << r.preemptions << " preemptions) in " << r.events
-              << " events re-derived identically\n";
+    std::cout << "ok: " << r.assignments << " assignment decisions, " << r.recalculations << " priority recalculations, "
+              << r.plans << " plans, " << r.preemption_decisions << " preemption decisions (" << r.preemptions
+              << " preemptions), " << r.provisioning_plans << " Slurm submission plans, " << r.salad_targets
+              << " Salad targets and " << r.reaps << " reaps in " << r.events << " events re-derived identically\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "batond: " << e.what() << "\n";

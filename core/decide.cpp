@@ -3,6 +3,7 @@
 #include "core/dag.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/preemption.hpp"
+#include "core/provisioning_basis.hpp"
 #include "core/scheduling.hpp"
 #include "events/envelope.hpp"
 
@@ -75,9 +76,23 @@ bool on_configured_cluster(const scheduler_settings& s, const worker& wk) {
 
 std::string slurm_id_of(const worker& wk) { return wk.provider_id.substr(wk.provider_id.find(':') + 1); }
 
-decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, const std::string& why) {
+// The lease facts a reap rests on, recorded with it (rereap() decides it again from them):
+// the staleness rule in force, and for a Slurm worker reaped without squeue's word the cap
+// on its silence; for one reaped on squeue's word, that squeue did not list its allocation.
+json lease_facts(const scheduler_settings& s, const std::string& why) {
+  json facts = {{"stale_after_us", s.liveness.stale_after_us}, {"grace_from", events::format_time_us(s.liveness.grace_from_us)}};
+  if (why == "silent_past_cap") facts["hpc_silent_cap_us"] = s.hpc_silent_cap_us;
+  if (why == "allocation_gone") facts["squeue_listed"] = false;
+  return facts;
+}
+
+decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, const std::string& why,
+                  const scheduler_settings& s) {
   auto d = decide_reap(wk, lease, now);
-  for (auto& e : d.events) e.payload["why"] = why;
+  for (auto& e : d.events) {
+    e.payload["why"] = why;
+    e.payload["lease"] = lease_facts(s, why);
+  }
   if (const std::string* held = w.held_job(wk.id)) append(d, decide_worker_lost(*w.find_job(*held), loss_cause::reaped, now));
   return d;
 }
@@ -471,7 +486,7 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
       if (c.alive.count(id)) continue;
       for (const auto& [wid, wk] : w.workers)
         if (!wk.gone && !wk.placeholder && wk.provider_id == spec->name + ":" + id && !fresh(leases, wid, s, now))
-          append(d, reap_one(w, wk, leases.last(wid).value_or(wk.registered_at), now, "allocation_gone"));
+          append(d, reap_one(w, wk, leases.last(wid).value_or(wk.registered_at), now, "allocation_gone", s));
     }
     size_t n = d.events.size();
     return from(std::move(d), R::counted{n}, now);
@@ -480,8 +495,10 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
     size_t n = d.events.size();
     return from(std::move(d), R::counted{n}, now);
   } else if constexpr (std::is_same_v<Cmd, C::cluster_plan>) {
-    return answered(R::plans{plan_submissions(w, *spec, stale_workers(leases, s, now), s.deadlines,
-                                                    s.backfill.placeholder_start_estimate, now)}, now);
+    auto stale = stale_workers(leases, s, now);
+    auto plans = plan_submissions(w, *spec, stale, s.deadlines, s.backfill.placeholder_start_estimate, now);
+    record_plan_basis(plans, w, *spec, stale, s.deadlines, s.backfill.placeholder_start_estimate, now);
+    return answered(R::plans{std::move(plans)}, now);
   } else if constexpr (std::is_same_v<Cmd, C::placeholder_submitted>) {
     return from(decide_placeholder(w, *spec, c.worker_id, c.image, c.slurm_id, c.plan_record, now),
                 R::placeholder_made{c.worker_id}, now);
@@ -499,7 +516,9 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
 outcome salad(const world& w, const lease_book& leases, const scheduler_settings& s, const command& cmd, time_us now) {
   if (!s.salad_enabled) return refused({error_kind::not_found, "not_configured", "Salad is not configured", {}, ""}, now);
   if (std::holds_alternative<C::salad_status>(cmd) || std::holds_alternative<C::salad_target>(cmd)) {
-    auto t = salad_target(w, s.salad_image, s.salad_max_replicas, stale_workers(leases, s, now));
+    auto stale = stale_workers(leases, s, now);
+    auto t = salad_target(w, s.salad_image, s.salad_max_replicas, stale);
+    record_target_basis(t, w, stale);
     if (std::holds_alternative<C::salad_target>(cmd)) return answered(std::move(t), now);
     return answered(R::salad_view{w.salad_status, s.salad_image, s.salad_max_replicas, std::move(t)}, now);
   }
@@ -672,7 +691,7 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
     // could put the job on two workers. The cluster actor's squeue check decides, unless
     // the silence has gone on too long.
     if (slurm && now - std::max(lease, s.liveness.grace_from_us) < s.hpc_silent_cap_us) continue;
-    append(out, reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout"));
+    append(out, reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout", s));
   }
   append(out, decide_unconfigured_placeholders(w, s.clusters));
   // Jobs still held by a worker that is gone (or never known): nothing else will free them.
@@ -681,6 +700,23 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
     if (!wk || wk->gone) append(out, decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
   }
   return out;
+}
+
+decision rereap(const world& w, const std::string& worker_id, const json& recorded, time_us now) {
+  const worker* wk = w.find_worker(worker_id);
+  auto facts = recorded.find("lease");
+  if (!wk || facts == recorded.end() || !facts->is_object()) return {};
+  scheduler_settings s;
+  s.liveness.stale_after_us = facts->value("stale_after_us", time_us{0});
+  s.liveness.grace_from_us = events::parse_time_us(facts->value("grace_from", "")).value_or(0);
+  s.hpc_silent_cap_us = facts->value("hpc_silent_cap_us", s.hpc_silent_cap_us);
+  auto last = events::parse_time_us(recorded.value("last_heartbeat_at", ""));
+  const std::string why = recorded.value("why", "");
+  if (!last || s.liveness.fresh(*last, now)) return {};  // the one staleness rule: not stale, no reap
+  if (why == "silent_past_cap" && now - std::max(*last, s.liveness.grace_from_us) < s.hpc_silent_cap_us) return {};
+  if (why == "allocation_gone" && facts->value("squeue_listed", true)) return {};
+  if (why != "silent_past_cap" && why != "allocation_gone" && why != "heartbeat_timeout") return {};
+  return reap_one(w, *wk, *last, now, why, s);
 }
 
 std::string named_worker(const command& c) {

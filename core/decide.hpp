@@ -48,6 +48,12 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
 // configured Slurm cluster wait for squeue's word (or hpc_silent_cap_us) before being reaped.
 decision reap(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
 
+// Decides a recorded reap (worker.reaped's payload) again from the lease facts it recorded:
+// the worker must be stale under the recorded rule (past the silent cap for a Slurm worker
+// reaped without squeue's word; unlisted by squeue for one reaped on its word). Then the same
+// events, the job's loss included, as they were decided; empty when the facts do not hold.
+decision rereap(const world& w, const std::string& worker_id, const nlohmann::json& recorded, time_us now);
+
 // Loop work: the planning cycle (core/plan_cycle.hpp) over the workers whose lease holds.
 decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
 

@@ -87,8 +87,10 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
       count = 0;
     else
       count = std::min(room, demand - idle - pending_free);  // only demand nobody will serve soon
-    submission_plan p{image, std::max(count, 0),
+    const int n = std::max(count, 0);
+    submission_plan p{image, n,
                       {{"strategy", c.strategy},
+                       {"count", n},
                        {"image", image},
                        {"queued_compatible", demand},
                        {"placed_by_plan", placed},

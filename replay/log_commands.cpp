@@ -58,7 +58,7 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
   return guarded([&] {
     auto store = open_log(o.data_dir);
     auto r = rederive_decisions(*store, {from, to});
-    uint64_t assignments = r.decisions - r.recalculations - r.plans - r.preemption_decisions;
+    const uint64_t assignments = r.assignments;
     if (o.json) {
       json out = {{"ok", r.mismatches == 0},
                   {"events", r.events},
@@ -67,13 +67,20 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
                   {"priority_recalculations", r.recalculations},
                   {"plans", r.plans},
                   {"preemption_decisions", r.preemption_decisions},
+                  {"provisioning_plans", r.provisioning_plans},
+                  {"salad_targets", r.salad_targets},
+                  {"reaps", r.reaps},
+                  {"unchecked", r.unchecked},
                   {"mismatches", r.mismatches}};
       if (!r.divergences.empty()) out["first_divergence"] = to_json(r.divergences.front());
       std::cout << out.dump(2) << "\n";
     } else if (r.mismatches == 0) {
       std::cout << "ok: " << r.decisions << " decisions in " << r.events << " events re-derived identically ("
                 << assignments << " assignments, " << r.recalculations << " priority recalculations, " << r.plans
-                << " plans, " << r.preemption_decisions << " preemption decisions)\n";
+                << " plans, " << r.preemption_decisions << " preemption decisions, " << r.provisioning_plans
+                << " Slurm submission plans, " << r.salad_targets << " Salad targets, " << r.reaps << " reaps)";
+      if (r.unchecked) std::cout << "; " << r.unchecked << " older records carry no basis and were replayed unchecked";
+      std::cout << "\n";
     } else {
       std::cout << r.mismatches << " of " << r.decisions << " decisions did not re-derive\n";
       if (!r.divergences.empty()) {

@@ -6,9 +6,11 @@
 #include <set>
 #include <vector>
 
+#include "core/decide.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/preemption.hpp"
 #include "core/priority.hpp"
+#include "core/provisioning_basis.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
 
@@ -28,23 +30,42 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   // (core/plan_cycle.hpp: "based_on" counts the events applied then). A first pass finds
   // those points; the replay takes each snapshot there, with the inputs the plan recorded.
   std::map<uint64_t, std::vector<std::pair<uint64_t, core::recorded_plan_inputs>>> snapshot_at;  // applied -> (seq, inputs)
+  // Provisioning decisions likewise name the point they were decided at (their record's
+  // basis): they are decided again there, and compared when their event comes.
+  struct provisioning_record {
+    uint64_t seq = 0;
+    bool salad = false;  // a replica target (else a submission plan)
+    json record;
+  };
+  std::map<uint64_t, std::vector<provisioning_record>> provisioning_at;  // applied -> the records decided there
   store.scan(std::max<uint64_t>(range.from, 1), to, true, [&](const events::event_view& e) {
     if (e.type == "scheduler.plan_made") {
       auto in = core::plan_inputs_of(events::from_payload(e.payload));
       snapshot_at[in.based_on].emplace_back(e.seq, std::move(in));
+    } else if (e.type == "worker.placeholder_created" || e.type == "cloud.scaled") {
+      auto p = events::from_payload(e.payload);
+      json record = e.type == "cloud.scaled" ? p : p.value("plan", json::object());
+      if (auto point = core::basis_point(record))
+        provisioning_at[*point].push_back({e.seq, e.type == "cloud.scaled", std::move(record)});
     }
     return true;
   });
   std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
+  std::map<uint64_t, json> redecided;                 // provisioning event seq -> its record decided again
   core::world w;
   auto take_snapshots = [&] {
-    auto due = snapshot_at.find(w.applied);
-    if (due == snapshot_at.end()) return;
-    for (const auto& [seq, in] : due->second) {
-      auto snap = core::snapshot_for_plan(w, in.stale, in.rule, in.settings, in.planned_at);
-      snapshots.emplace(seq, std::move(snap));
+    if (auto due = snapshot_at.find(w.applied); due != snapshot_at.end()) {
+      for (const auto& [seq, in] : due->second) {
+        auto snap = core::snapshot_for_plan(w, in.stale, in.rule, in.settings, in.planned_at);
+        snapshots.emplace(seq, std::move(snap));
+      }
+      snapshot_at.erase(due);
     }
-    snapshot_at.erase(due);
+    if (auto due = provisioning_at.find(w.applied); due != provisioning_at.end()) {
+      for (const auto& p : due->second)
+        redecided.emplace(p.seq, p.salad ? core::retarget_salad(w, p.record) : core::replan_submission(w, p.record));
+      provisioning_at.erase(due);
+    }
   };
   auto mismatch = [&](const events::event_view& e, const std::string& what, const json& recorded, const json& again) {
     ++r.mismatches;
@@ -69,7 +90,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       auto want = std::move(expected.front());
       expected.pop_front();
       if (want.stream != stream || want.type != type || want.payload != payload)
-        mismatch(e, "preemption decision's event re-derived as " + want.type + " on " + want.stream + " " +
+        mismatch(e, "the decision's event re-derived as " + want.type + " on " + want.stream + " " +
                         want.payload.dump() + ", logged " + type + " on " + stream + " " + payload.dump(),
                  {{"stream", stream}, {"type", type}, {"payload", payload}},
                  {{"stream", want.stream}, {"type", want.type}, {"payload", want.payload}});
@@ -88,8 +109,46 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         expected.assign(std::make_move_iterator(again.events.begin() + 1), std::make_move_iterator(again.events.end()));
       }
     }
+    if (type == "worker.placeholder_created" || type == "cloud.scaled") {
+      const bool salad = type == "cloud.scaled";
+      json recorded = salad ? payload : payload.value("plan", json::object());
+      auto again = redecided.find(e.seq);
+      if (again == redecided.end()) {
+        ++r.unchecked;  // no basis recorded (an older log), or decided before the range began
+      } else {
+        ++r.decisions;
+        ++(salad ? r.salad_targets : r.provisioning_plans);
+        json want = core::without_basis(recorded);
+        json got = again->second.is_null() ? json(nullptr) : core::without_basis(again->second);
+        if (salad) {  // the scaling event adds what the provider reported: compare what was decided
+          want.erase("from");
+          want.erase("to");
+        }
+        if (got != want)
+          mismatch(e, std::string(salad ? "Salad replica target" : "Slurm submission plan") + " re-derived differently: " +
+                          got.dump(), want, got);
+        redecided.erase(again);
+      }
+    }
+    if (type == "worker.reaped") {
+      if (!payload.contains("lease")) {
+        ++r.unchecked;
+      } else {
+        ++r.decisions;
+        ++r.reaps;
+        auto again = core::rereap(w, stream.substr(7), payload, e.recorded_at_us);
+        json rederived = again.events.empty() ? json(nullptr) : again.events[0].payload;
+        if (rederived != payload)
+          mismatch(e, "reap re-derived differently: " + (again.events.empty() ? std::string("no reap: the worker was not stale under the recorded facts") : rederived.dump()),
+                   payload, rederived);
+        else
+          expected.insert(expected.end(), std::make_move_iterator(again.events.begin() + 1),
+                          std::make_move_iterator(again.events.end()));
+      }
+    }
     if (type == "job.assigned") {
       ++r.decisions;
+      ++r.assignments;
       const auto& recorded = payload.at("decision");
       std::set<std::string> stale;
       for (const auto& id : recorded.value("stale_excluded", json::array())) stale.insert(id.get<std::string>());

@@ -6,7 +6,10 @@
 // policy it recorded, on the state as it was: its fair-share figures must come out identical
 // (the queue order follows from them). Each planning cycle is re-planned on the snapshot it
 // names; each preemption decision is decided again on the state as it was, and its job events
-// must follow it exactly as re-derived.
+// must follow it exactly as re-derived. Provisioning decisions (a Slurm submission plan, a
+// Salad replica target) are decided again on the world at the point their basis names; each
+// reap is decided again from the lease facts it recorded, and the job events it caused must
+// follow it as re-derived.
 #include <string>
 #include <vector>
 
@@ -35,10 +38,15 @@ struct rederive_range {
 struct rederive_report {
   uint64_t events = 0;
   uint64_t decisions = 0;       // assignments, recalculations, plans and preemption decisions
+  uint64_t assignments = 0;     // of which assignments
   uint64_t recalculations = 0;  // of which priority recalculations
   uint64_t plans = 0;           // of which planning cycles (starts and reservations)
   uint64_t preemption_decisions = 0;  // of which preemption decisions (each may preempt several jobs)
   uint64_t preemptions = 0;     // jobs preempted, and grace periods that ended, in them
+  uint64_t provisioning_plans = 0;  // of which Slurm submission plans (one per placeholder made)
+  uint64_t salad_targets = 0;       // of which Salad replica targets
+  uint64_t reaps = 0;               // of which reaps
+  uint64_t unchecked = 0;  // recorded before their basis was (older logs): replayed, not re-derived
   uint64_t mismatches = 0;
   std::vector<std::string> problems;     // the first few mismatches, one line each
   std::vector<divergence> divergences;   // the same, in full

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "support/batond_process.hpp"
+#include "support/rederive.hpp"
 
 using namespace baton::test;
 using nlohmann::json;
@@ -139,6 +140,13 @@ TEST(Salad, ReplicasFollowDemandAndNeverDropBelowBusyWorkers) {
   ASSERT_EQ(call(d, "POST", "/jobs/" + running + "/complete", nullptr, wt).status / 100, 2);
   ASSERT_TRUE(eventually([&] { return salad.replicas == 0; }));
   EXPECT_EQ(salad.unauthorised, 0) << "every call carried the API key";
+
+  // Every replica target was decided on the world its basis names: replay decides each again.
+  ASSERT_EQ(d.stop(), 0);
+  auto report = rederive_report(dir / "data", dir / "rederive");
+  EXPECT_EQ(report["ok"], true) << report.dump(2);
+  EXPECT_GE(report.value("salad_targets", 0), 3) << report.dump(2);  // 3, 1 and 0 replicas
+  EXPECT_EQ(report["unchecked"], 0) << report.dump(2);
 }
 
 TEST(Salad, IdleHpcWorkersComeFirstAndApiFailuresAreRecordedOnce) {

@@ -13,6 +13,7 @@
 #include "slurm/sbatch_script.hpp"
 #include "slurm/subprocess.hpp"
 #include "support/batond_process.hpp"
+#include "support/rederive.hpp"
 #include "support/sshd_process.hpp"
 
 using namespace baton::test;
@@ -184,6 +185,13 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   auto log = dir / ("slurm-logs/baton-" + gone["provider_id"].get<std::string>().substr(12));
   auto worker_log = slurp(log + ".out") + slurp(log + ".err");
   EXPECT_NE(worker_log.find("registered as worker"), std::string::npos) << worker_log;
+
+  // The submission plan behind the placeholder, and the assignment, re-derive from the log.
+  ASSERT_EQ(d.stop(), 0);
+  auto report = rederive_report(dir / "data", dir / "rederive");
+  EXPECT_EQ(report["ok"], true) << report.dump(2);
+  EXPECT_EQ(report["provisioning_plans"], 1) << report.dump(2);
+  EXPECT_EQ(report["assignments"], 1) << report.dump(2);
 }
 
 TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWithinACycle) {
@@ -362,6 +370,10 @@ TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSa
   // The next allocation is the same kind of hung worker; clean up.
   d.stop();
   sh("scancel --partition=debug");
+  // The reap on squeue's word re-derives from the lease facts it recorded, the requeue with it.
+  auto report = rederive_report(dir / "data", dir / "rederive");
+  EXPECT_EQ(report["ok"], true) << report.dump(2);
+  EXPECT_GE(report.value("reaps", 0), 1) << report.dump(2);
 }
 
 TEST_F(SlurmIntegration, DisabledClusterSubmitsNothingAndJobsSayWhy) {
