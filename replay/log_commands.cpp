@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "replay/job_story.hpp"
 #include "replay/log_verify.hpp"
 #include "replay/rederive.hpp"
 
@@ -91,6 +92,26 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
       }
     }
     return r.mismatches == 0 ? 0 : 1;
+  });
+}
+
+int state_command(const log_options& o, const state_query& q) {
+  return guarded([&] {
+    auto store = open_log(o.data_dir);
+    std::cout << state_at(*store, q).dump(2) << "\n";
+    return 0;
+  });
+}
+
+int history_command(const log_options& o, const std::string& job_id) {
+  return guarded([&] {
+    auto store = open_log(o.data_dir);
+    auto story = job_story(*store, job_id);
+    if (o.json)
+      std::cout << story.dump(2) << "\n";
+    else
+      std::cout << format_story(story);
+    return story.value("found", false) ? 0 : 1;
   });
 }
 

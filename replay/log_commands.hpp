@@ -6,6 +6,7 @@
 #include <string>
 
 #include "replay/audit_export.hpp"
+#include "replay/state_at.hpp"
 
 namespace baton::replay {
 
@@ -18,6 +19,9 @@ int verify_command(const log_options& o);
 int rederive_command(const log_options& o, uint64_t from, uint64_t to);
 // out_path "" or "-": standard output.
 int export_command(const log_options& o, const export_filter& f, export_format format, const std::string& out_path);
+// The world at a point (always JSON: it is for tools and for reading with jq).
+int state_command(const log_options& o, const state_query& q);
+int history_command(const log_options& o, const std::string& job_id);
 // data_dir "" : the file on its own.
 int verify_export_command(const log_options& o, const std::string& path);
 

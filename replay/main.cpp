@@ -41,6 +41,18 @@ int main(int argc, char** argv) {
   rederive_cmd->add_option("--from", from, "first sequence whose decisions are checked (earlier ones are replayed)");
   rederive_cmd->add_option("--to", to, "last sequence replayed (default: the log's end)");
 
+  std::string at_text;
+  state_query state_q;
+  auto* state_cmd = app.add_subcommand("state", "the world at one point of the log, as JSON");
+  data_dir(state_cmd, true);
+  state_cmd->add_option("--at", at_text, "a sequence number, or an RFC 3339 time (default: the log's end)");
+  state_cmd->add_flag("--all-jobs", state_q.all_jobs, "finished jobs too");
+
+  std::string history_job;
+  auto* history_cmd = app.add_subcommand("history", "one job's events, each explained, and its place in the queue while it waited");
+  history_cmd->add_option("job", history_job, "the job's id")->required();
+  data_dir(history_cmd, true);
+
   export_filter filter;
   std::string format = "jsonl", output, since, until;
   auto* export_cmd = app.add_subcommand("export", "the audit export: events with their hashes, and a trailer");
@@ -76,6 +88,18 @@ int main(int argc, char** argv) {
     return export_command(log, filter, format == "csv" ? export_format::csv : export_format::jsonl, output);
   }
   if (*verify_export_cmd) return verify_export_command(log, export_file);
+  if (*state_cmd) {
+    if (!at_text.empty() && at_text.find_first_not_of("0123456789") == std::string::npos) {
+      if (at_text.size() > 19) {
+        std::cerr << "baton-replay: --at: sequence " << at_text << " is out of range\n";
+        return 2;
+      }
+      state_q.seq = std::stoull(at_text);
+    } else if (!parse_time(at_text, state_q.time, "--at"))
+      return 2;
+    return state_command(log, state_q);
+  }
+  if (*history_cmd) return history_command(log, history_job);
   try {
     auto result = run_simulation(sim);
     if (sim.json)

@@ -1,0 +1,78 @@
+#include "replay/state_at.hpp"
+
+#include <limits>
+
+#include "core/decide.hpp"
+#include "events/envelope.hpp"
+#include "events/payload.hpp"
+#include "http/reply_shapes.hpp"
+
+namespace baton::replay {
+
+using nlohmann::json;
+namespace C = core::commands;
+
+json state_at(const events::event_store& store, const state_query& q) {
+  core::world w;
+  uint64_t last_seq = 0;
+  core::time_us last_at = 0;
+  store.scan(1, q.seq.value_or(0), true, [&](const events::event_view& e) {
+    if (q.time && e.recorded_at_us > *q.time) return false;
+    core::apply(w, std::string(e.stream_id), std::string(e.type), events::from_payload(e.payload), e.recorded_at_us);
+    last_seq = e.seq;
+    last_at = e.recorded_at_us;
+    return true;
+  });
+  const core::time_us at = q.time.value_or(last_at);
+  // Heartbeats are not events: every worker not reaped or gone by then counts as live.
+  core::lease_book leases;
+  for (const auto& [id, wk] : w.workers)
+    if (!wk.gone) leases.touch(id, at);
+  core::scheduler_settings s;
+  s.priority = w.priority.policy;  // the policy the last recalculation recorded
+  // The same questions an admin asks the API, answered by the same core on the world as it was.
+  auto ask = [&](core::command c) {
+    core::envelope e{core::principal::operator_named("replay"), "operator:replay", "", std::move(c), std::nullopt};
+    auto o = core::decide(w, leases, s, e, at);
+    return o.answer.error ? http::error_body(*o.answer.error) : http::body_of(o.answer.value, at);
+  };
+  C::list_jobs jobs;
+  jobs.limit = std::numeric_limits<size_t>::max();
+  if (!q.all_jobs) jobs.statuses = {"queued", "assigned", "running", "handoff", "cancelling"};
+  C::list_workers workers;
+  workers.limit = std::numeric_limits<size_t>::max();
+
+  json counts = json::object();
+  for (const auto& [id, j] : w.jobs) counts[core::to_string(j.status)] = counts.value(core::to_string(j.status), 0) + 1;
+  json starts = json::array(), reservations = json::array();
+  for (const auto& [worker_id, job_id] : w.plan.start_for_worker) starts.push_back({{"worker_id", worker_id}, {"job_id", job_id}});
+  for (const auto& [job_id, slot] : w.plan.reservations)
+    reservations.push_back({{"job_id", job_id},
+                            {"worker_id", slot.worker_id},
+                            {"start", events::format_time_us(slot.start)},
+                            {"end", slot.end ? json(events::format_time_us(slot.end)) : json(nullptr)}});
+  json placeholders = json::array();
+  for (const auto& [provider, worker_id] : w.placeholder_by_provider)
+    placeholders.push_back({{"provider_id", provider}, {"worker_id", worker_id}});
+  json failures = json::object();
+  for (const auto& [cluster, failure] : w.last_submission_failure) failures[cluster] = failure;
+
+  json worker_items = ask(workers).value("items", json::array());
+  for (auto& wk : worker_items) wk["last_heartbeat"] = nullptr;  // not in the log (see "note")
+
+  return {{"at", {{"seq", last_seq}, {"time", last_seq ? json(events::format_time_us(at)) : json(nullptr)}}},
+          {"job_counts", counts},
+          {"jobs", ask(jobs).value("items", json::array())},
+          {"workers", std::move(worker_items)},
+          {"queue", ask(C::list_priorities{})},
+          {"fair_share", ask(C::fairshare{})},
+          {"plan", {{"planned_at", w.plan.planned_at ? json(events::format_time_us(w.plan.planned_at)) : json(nullptr)},
+                    {"starts", starts},
+                    {"reservations", reservations},
+                    {"reservations_total", w.plan.reservations_total}}},
+          {"clusters", {{"disabled", w.disabled_clusters}, {"placeholders", placeholders}, {"last_submission_failure", failures}}},
+          {"salad", w.salad_status},
+          {"note", "heartbeats are not logged: a worker counts as live until its reap or deregistration"}};
+}
+
+}  // namespace baton::replay
