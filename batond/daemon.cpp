@@ -199,7 +199,8 @@ int run(const config::settings& settings, const run_options& opts) {
     http::add_api_routes(server.routes(), {&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
                                            !sched.worker_credentials_required, operator_tokens,
                                            std::make_shared<http::rate_limiter>(
-                                               http::rate_limits{settings.operator_requests, settings.worker_requests})});
+                                               http::rate_limits{settings.operator_requests, settings.worker_requests}),
+                                           store});
     int port = 0;
     auto catchup_started = std::chrono::steady_clock::now();
     if (exit_code != 0) {

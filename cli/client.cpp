@@ -46,6 +46,40 @@ result call(const endpoint& e, const std::string& method, const std::string& pat
   return out;
 }
 
+result download(const endpoint& e, const std::string& path, std::ostream& out) {
+  httplib::Client c(e.host, e.port);
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(300, 0);
+  httplib::Headers h = {{"X-API-Token", e.token}};
+  if (!e.operator_name.empty()) h.emplace("X-Baton-Operator", e.operator_name);
+  int status = 0;
+  std::string error_body;
+  httplib::Result r = c.Get(
+      path.c_str(), h,
+      [&](const httplib::Response& res) {
+        status = res.status;
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        if (status == 200)
+          out.write(data, static_cast<std::streamsize>(n));
+        else
+          error_body.append(data, n);
+        return static_cast<bool>(out);
+      });
+  result res;
+  if (!r) {
+    res.error = httplib::to_string(r.error()) + " (" + e.host + ":" + std::to_string(e.port) + ")";
+    return res;
+  }
+  res.status = r->status;
+  if (!error_body.empty()) {
+    res.body = nlohmann::json::parse(error_body, nullptr, false);
+    if (res.body.is_discarded()) res.body = error_body;
+  }
+  return res;
+}
+
 bool parse_url(const std::string& url, endpoint& e) {
   std::string rest = url;
   if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);

@@ -3,6 +3,7 @@
 // the exit code the command should end with.
 #include <nlohmann/json.hpp>
 
+#include <ostream>
 #include <string>
 
 namespace baton::cli {
@@ -25,6 +26,10 @@ struct result {
 };
 
 result call(const endpoint& e, const std::string& method, const std::string& path, const nlohmann::json& body = nullptr);
+
+// GET whose 200 body is written to out as it arrives (an export can be large); any other
+// answer is read into the result as call() reads it.
+result download(const endpoint& e, const std::string& path, std::ostream& out);
 
 // "http://host:port" or "host:port" -> endpoint host and port; false if malformed.
 bool parse_url(const std::string& url, endpoint& e);

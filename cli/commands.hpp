@@ -44,6 +44,11 @@ int jobs_hold(context& c, const std::string& id, bool hold);
 int jobs_why(context& c, const std::string& id);
 int priority(context& c, const std::string& job_id);  // every queued job when job_id is empty
 int fairshare(context& c);
+// The audit export (cli/audit_commands.cpp), for admins: GET /audit/export into a file.
+struct audit_export_options {
+  std::string from, to, stream, type, actor, format = "jsonl", output;
+};
+int audit_export(context& c, const audit_export_options& o);
 // Named operators (cli/operator_commands.cpp), for admins.
 int operators_add(context& c, const std::string& name, const std::string& role, const std::vector<std::string>& accounts);
 int operators_revoke(context& c, const std::string& name);

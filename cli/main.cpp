@@ -142,6 +142,18 @@ int main(int argc, char** argv) {
 
   double interval = 2;
   int iterations = 0;
+  audit_export_options ao;
+  auto* audit = app.add_subcommand("audit", "the audit trail (admins only)");
+  audit->require_subcommand(1);
+  auto* aexp = audit->add_subcommand("export", "every event with its hash chain, and a trailer (verify with baton-replay verify-export)");
+  aexp->add_option("--from", ao.from, "events recorded at or after this time (RFC 3339, e.g. 2026-11-17T00:00:00Z)");
+  aexp->add_option("--to", ao.to, "events recorded at or before this time (RFC 3339)");
+  aexp->add_option("--stream", ao.stream, "only this stream (job/<id>, worker/<id>, ...)");
+  aexp->add_option("--type", ao.type, "only this event type");
+  aexp->add_option("--actor", ao.actor, "only this actor (operator:<name>, worker:<id>, loop:<name>)");
+  aexp->add_option("--format", ao.format, "jsonl | csv")->check(CLI::IsMember({"jsonl", "csv"}));
+  aexp->add_option("--output,-o", ao.output, "file (default: stdout)");
+
   auto* mon = app.add_subcommand("monitor", "live view of jobs and workers");
   mon->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
   mon->add_option("--iterations", iterations, "stop after this many refreshes (0 = until interrupted)");
@@ -175,6 +187,7 @@ int main(int argc, char** argv) {
   if (*cl) return clusters_list(c);
   if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);
   if (*mon) return monitor(c, interval, iterations);
+  if (*aexp) return audit_export(c, ao);
   if (*jhold || *jrel) return jobs_hold(c, id, static_cast<bool>(*jhold));
   if (*jwhy) return jobs_why(c, id);
   if (*prio) return priority(c, prio_job);

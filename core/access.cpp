@@ -65,7 +65,8 @@ access_class access_of(command_kind k) {
     case command_kind::create_operator:
     case command_kind::revoke_operator:
     case command_kind::list_operators:
-    case command_kind::plan_now: return access_class::admin_only;
+    case command_kind::plan_now:
+    case command_kind::audit_export: return access_class::admin_only;
   }
   return access_class::internal;  // a kind added without a rule reaches nobody from outside
 }

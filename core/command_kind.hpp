@@ -22,6 +22,8 @@ enum class command_kind : uint8_t {
   create_operator, revoke_operator, list_operators,
   // the planning cycle, now (core/plan_cycle.hpp)
   plan_now,
+  // the audit export (answered from the log itself, never by the scheduler)
+  audit_export,
 };
 
 }  // namespace baton::core

@@ -144,6 +144,14 @@ struct create_operator {
 struct revoke_operator { std::string name; };
 struct list_operators {};
 
+// GET /audit/export: the log's events with their hashes (replay/audit_export.hpp). Answered
+// from the log by the HTTP layer once the caller is settled; the scheduler never sees it.
+struct audit_export {
+  std::optional<time_us> from, to;  // recorded_at within [from, to]
+  std::string stream, type, actor;  // exact matches ("" any)
+  bool csv = false;                 // else JSON lines
+};
+
 }  // namespace baton::core::commands
 
 namespace baton::core {
@@ -159,7 +167,7 @@ using command = std::variant<
     commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
     commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
-    commands::plan_now>;
+    commands::plan_now, commands::audit_export>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -24,7 +24,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::salad_failed, C::salad_failed> && at_kind<command_kind::hold_job, C::hold_job> &&
               at_kind<command_kind::recalculate_priorities, C::recalculate_priorities> &&
               at_kind<command_kind::list_operators, C::list_operators> && at_kind<command_kind::plan_now, C::plan_now> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::plan_now) + 1);
+              at_kind<command_kind::audit_export, C::audit_export> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::audit_export) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -643,6 +644,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return prune(w, c, now);
         } else if constexpr (std::is_same_v<T, C::job_history>) {
           return refused({error_kind::internal, "internal", "job history is answered by its read model", {}, ""}, now);
+        } else if constexpr (std::is_same_v<T, C::audit_export>) {
+          return refused({error_kind::internal, "internal", "the audit export is answered from the log", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::register_worker>) {
           return register_worker_cmd(w, s, c, now);
         } else if constexpr (std::is_same_v<T, C::heartbeat>) {

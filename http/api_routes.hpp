@@ -9,6 +9,7 @@
 #include <string>
 
 #include "actors/scheduler.hpp"
+#include "events/event_store.hpp"
 #include "http/router.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/job_history.hpp"
@@ -32,6 +33,7 @@ struct api_context {
   bool accept_shared_token = false;  // workers.accept_shared_token (RelayMD workers)
   std::shared_ptr<const projections::operator_credentials> operators;  // whose a named operator's token is
   std::shared_ptr<rate_limiter> limiter;  // per-caller request budgets (none: unlimited)
+  std::shared_ptr<const events::event_store> log;  // GET /audit/export reads it (none: 503)
 };
 
 void add_api_routes(router& server, api_context ctx);

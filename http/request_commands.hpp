@@ -20,6 +20,10 @@ core::commands::set_cluster_enabled cluster_enabled(const request& req, bool ena
 // token is "<name>.<secret>").
 core::commands::create_operator create_operator(const request& req, const std::string& token_sha256);
 
+// GET /audit/export's query: from, to (RFC 3339 with an offset), stream, type, actor, format
+// (jsonl | csv).
+core::commands::audit_export audit_export(const request& req);
+
 // --- workers ---
 core::commands::register_worker register_worker(const request& req, const std::string& fresh_id,
                                                 const std::string& credential_sha256);

@@ -185,6 +185,9 @@ std::vector<row> rows() {
   t.push_back({"GET", "/fairshare", nullptr, operator_ok200});
   t.push_back({"POST", "/priority/recalculate", nullptr, operator_ok200});
   t.push_back({"POST", "/plan", nullptr, operator_ok200});
+  // --- the audit export ---
+  t.push_back({"GET", "/audit/export?format=csv", nullptr, operator_ok200, "/audit/export?from=yesterday", std::nullopt,
+               operator_bad});
   // --- clusters, config, cloud ---
   t.push_back({"GET", "/clusters", nullptr, operator_ok200});
   t.push_back({"GET", "/config/slurm-clusters", nullptr, operator_ok200});

@@ -228,3 +228,25 @@ TEST_F(cli, PriorityFairshareHoldWhyAndOperators) {
   EXPECT_EQ(baton({"operators", "revoke", "dana"}).out, "revoked dana\n");
   EXPECT_EQ(json::parse(baton({"--json", "operators", "list"}).out)[0]["revoked"], true);
 }
+
+TEST_F(cli, AuditExportWritesAVerifiableFileAndNamesABadField) {
+  ASSERT_EQ(baton({"submit", bundle("audit"), "--command", "true"}).code, 0);
+  auto r = baton({"audit", "export", "-o", dir / "audit.jsonl"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("verify-export"), std::string::npos) << r.err;
+  // Checked on its own and against the log, beside the running daemon (read-only).
+  child_process check({BATON_REPLAY_PATH, "verify-export", dir / "audit.jsonl", "--data-dir", dir / "data"}, dir / "verify");
+  EXPECT_EQ(exit_code(check.wait()), 0) << check.out() << check.err();
+  EXPECT_NE(check.out().find("every one matches the log"), std::string::npos) << check.out();
+
+  auto csv = baton({"audit", "export", "--format", "csv", "--type", "job.created"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("seq,", 0), 0u) << csv.out.substr(0, 200);
+  EXPECT_NE(csv.out.find("job.created"), std::string::npos);
+  EXPECT_EQ(csv.out.find("daemon.started"), std::string::npos) << "filtered by type";
+
+  auto bad = baton({"audit", "export", "--from", "yesterday", "-o", dir / "bad.jsonl"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("field: from"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir / "bad.jsonl")) << "no half file left behind";
+}

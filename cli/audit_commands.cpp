@@ -1,0 +1,47 @@
+// baton audit export: the daemon's audit export (every event with its sequence, hash and the
+// hash before it, and a trailer) into a file or standard output. Check it with
+// `baton-replay verify-export FILE`.
+#include <httplib.h>
+
+#include <fstream>
+
+#include "cli/commands.hpp"
+
+namespace baton::cli {
+
+int audit_export(context& c, const audit_export_options& o) {
+  httplib::Params q;
+  for (auto [name, value] : {std::pair<const char*, const std::string*>{"from", &o.from}, {"to", &o.to}, {"stream", &o.stream},
+                             {"type", &o.type}, {"actor", &o.actor}, {"format", &o.format}})
+    if (!value->empty()) q.emplace(name, *value);
+  const std::string path = httplib::append_query_params("/audit/export", q);
+  std::ofstream file;
+  if (!o.output.empty() && o.output != "-") {
+    file.open(o.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      c.err << "baton: cannot write " << o.output << "\n";
+      return usage_error;
+    }
+  }
+  std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : c.out;
+  auto r = download(c.daemon, path, out);
+  if (r.code() != ok) {
+    c.err << "baton: " << r.message() << "\n";
+    if (file.is_open()) {
+      file.close();
+      std::remove(o.output.c_str());  // no half file that looks like an export
+    }
+    return r.code();
+  }
+  if (file.is_open()) {
+    file.close();
+    if (!file) {
+      c.err << "baton: cannot write " << o.output << "\n";
+      return usage_error;
+    }
+    c.err << "exported to " << o.output << " (check it with: baton-replay verify-export " << o.output << ")\n";
+  }
+  return ok;
+}
+
+}  // namespace baton::cli
