@@ -129,7 +129,7 @@ json to_json(const export_filter& f) {
 }
 
 export_summary export_log(const events::event_store& store, const export_filter& f, export_format format,
-                          std::ostream& out) {
+                          std::ostream& out, const progress_fn& progress) {
   export_summary s;
   std::string prev, head;
   uint64_t head_seq = 0;
@@ -138,6 +138,7 @@ export_summary export_log(const events::event_store& store, const export_filter&
     out << "\n";
   }
   store.scan(1, 0, true, [&](const events::event_view& e) {
+    if (progress) progress(e.seq);
     if (matches(e, f)) {
       auto r = record_of(e, prev);
       if (format == export_format::jsonl) {

@@ -73,13 +73,14 @@ json queue_view(const core::world& w, const core::job& j) {
 
 }  // namespace
 
-json job_story(const events::event_store& store, const std::string& job_id) {
+json job_story(const events::event_store& store, const std::string& job_id, const progress_fn& progress) {
   core::world w;
   const std::string stream = "job/" + job_id;
   json entries = json::array();
   json last_view;
   core::time_us created = 0, first_assigned = 0;
   store.scan(1, 0, true, [&](const events::event_view& e) {
+    if (progress) progress(e.seq);
     std::string type(e.type);
     auto payload = events::from_payload(e.payload);
     core::apply(w, std::string(e.stream_id), type, payload, e.recorded_at_us);

@@ -8,12 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "events/event_store.hpp"
+#include "replay/progress.hpp"
 
 namespace baton::replay {
 
 // {"job_id", "found", "entries": [...], "summary": {...}}. Throws events::store_error on a
 // damaged log.
-nlohmann::json job_story(const events::event_store& store, const std::string& job_id);
+nlohmann::json job_story(const events::event_store& store, const std::string& job_id, const progress_fn& progress = {});
 
 // The story as lines for people.
 std::string format_story(const nlohmann::json& story);

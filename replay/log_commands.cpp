@@ -42,7 +42,10 @@ int guarded(Fn fn) {
 int verify_command(const log_options& o) {
   return guarded([&] {
     auto store = open_log(o.data_dir);
-    auto r = verify_log(*store, anchors_of(o.data_dir));
+    auto r = [&] {
+      progress_bar bar("verify", store->last_seq());  // cleared before anything is printed
+      return verify_log(*store, anchors_of(o.data_dir), bar.fn());
+    }();
     if (o.json) {
       std::cout << to_json(r).dump(2) << "\n";
     } else if (r.ok) {
@@ -58,7 +61,10 @@ int verify_command(const log_options& o) {
 int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
   return guarded([&] {
     auto store = open_log(o.data_dir);
-    auto r = rederive_decisions(*store, {from, to});
+    auto r = [&] {
+      progress_bar bar("rederive", to ? to : store->last_seq());  // cleared before anything is printed
+      return rederive_decisions(*store, {from, to}, bar.fn());
+    }();
     const uint64_t assignments = r.assignments;
     if (o.json) {
       json out = {{"ok", r.mismatches == 0},
@@ -98,7 +104,11 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
 int state_command(const log_options& o, const state_query& q) {
   return guarded([&] {
     auto store = open_log(o.data_dir);
-    std::cout << state_at(*store, q).dump(2) << "\n";
+    auto state = [&] {
+      progress_bar bar("state", q.seq.value_or(store->last_seq()));  // cleared before anything is printed
+      return state_at(*store, q, bar.fn());
+    }();
+    std::cout << state.dump(2) << "\n";
     return 0;
   });
 }
@@ -106,7 +116,10 @@ int state_command(const log_options& o, const state_query& q) {
 int history_command(const log_options& o, const std::string& job_id) {
   return guarded([&] {
     auto store = open_log(o.data_dir);
-    auto story = job_story(*store, job_id);
+    auto story = [&] {
+      progress_bar bar("history", store->last_seq());  // cleared before anything is printed
+      return job_story(*store, job_id, bar.fn());
+    }();
     if (o.json)
       std::cout << story.dump(2) << "\n";
     else
@@ -124,7 +137,10 @@ int export_command(const log_options& o, const export_filter& f, export_format f
     }
     std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + out_path);
-    auto s = export_log(*store, f, format, out);
+    auto s = [&] {
+      progress_bar bar("export", store->last_seq());  // cleared before anything is printed
+      return export_log(*store, f, format, out, bar.fn());
+    }();
     out.close();
     if (!out) throw std::runtime_error("cannot write " + out_path);
     std::cerr << "exported " << s.count << " events (" << s.first_seq << ".." << s.last_seq << ") to " << out_path << "\n";

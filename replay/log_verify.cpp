@@ -25,7 +25,8 @@ std::vector<chain_anchor_line> read_anchors(const std::string& path) {
   return out;
 }
 
-log_verify_report verify_log(const events::event_store& store, const std::vector<chain_anchor_line>& anchors) {
+log_verify_report verify_log(const events::event_store& store, const std::vector<chain_anchor_line>& anchors,
+                             const progress_fn& progress) {
   log_verify_report r;
   std::multimap<uint64_t, const chain_anchor_line*> due;
   for (const auto& a : anchors) due.emplace(a.seq, &a);
@@ -36,6 +37,7 @@ log_verify_report verify_log(const events::event_store& store, const std::vector
   };
   try {
     store.scan(1, 0, true, [&](const events::event_view& e) {
+      if (progress) progress(e.seq);
       ++r.events;
       try {
         (void)events::from_payload(e.payload);

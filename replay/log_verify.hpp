@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "events/event_store.hpp"
+#include "replay/progress.hpp"
 
 namespace baton::replay {
 
@@ -27,7 +28,8 @@ struct log_verify_report {
   uint64_t bad_seq = 0;  // the first event at fault
   std::string reason;
 };
-log_verify_report verify_log(const events::event_store& store, const std::vector<chain_anchor_line>& anchors);
+log_verify_report verify_log(const events::event_store& store, const std::vector<chain_anchor_line>& anchors,
+                             const progress_fn& progress = {});
 
 nlohmann::json to_json(const log_verify_report& r);
 

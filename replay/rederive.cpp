@@ -23,7 +23,7 @@ json to_json(const divergence& d) {
           {"recorded", d.recorded}, {"rederived", d.rederived}, {"diff", d.diff}};
 }
 
-rederive_report rederive_decisions(const events::event_store& store, rederive_range range) {
+rederive_report rederive_decisions(const events::event_store& store, rederive_range range, const progress_fn& progress) {
   rederive_report r;
   const uint64_t to = range.to;
   // A plan was made on a snapshot of the world taken some events before it was recorded
@@ -38,7 +38,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     json record;
   };
   std::map<uint64_t, std::vector<provisioning_record>> provisioning_at;  // applied -> the records decided there
-  store.scan(std::max<uint64_t>(range.from, 1), to, true, [&](const events::event_view& e) {
+  store.scan(std::max<uint64_t>(range.from, 1), to, false, [&](const events::event_view& e) {  // (the main pass verifies the chain)
     if (e.type == "scheduler.plan_made") {
       auto in = core::plan_inputs_of(events::from_payload(e.payload));
       snapshot_at[in.based_on].emplace_back(e.seq, std::move(in));
@@ -77,6 +77,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
   store.scan(1, to, true, [&](const events::event_view& e) {
+    if (progress) progress(e.seq);
     const bool check = e.seq >= range.from;
     if (check) ++r.events;
     take_snapshots();  // the world as it was before this event: w.applied events in

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "events/event_store.hpp"
+#include "replay/progress.hpp"
 
 namespace baton::replay {
 
@@ -52,6 +53,7 @@ struct rederive_report {
   std::vector<divergence> divergences;   // the same, in full
 };
 
-rederive_report rederive_decisions(const events::event_store& store, rederive_range range = {});
+rederive_report rederive_decisions(const events::event_store& store, rederive_range range = {},
+                                   const progress_fn& progress = {});
 
 }  // namespace baton::replay

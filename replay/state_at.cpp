@@ -12,12 +12,13 @@ namespace baton::replay {
 using nlohmann::json;
 namespace C = core::commands;
 
-json state_at(const events::event_store& store, const state_query& q) {
+json state_at(const events::event_store& store, const state_query& q, const progress_fn& progress) {
   core::world w;
   uint64_t last_seq = 0;
   core::time_us last_at = 0;
   store.scan(1, q.seq.value_or(0), true, [&](const events::event_view& e) {
     if (q.time && e.recorded_at_us > *q.time) return false;
+    if (progress) progress(e.seq);
     core::apply(w, std::string(e.stream_id), std::string(e.type), events::from_payload(e.payload), e.recorded_at_us);
     last_seq = e.seq;
     last_at = e.recorded_at_us;

@@ -8,6 +8,7 @@
 
 #include "core/domain.hpp"
 #include "events/event_store.hpp"
+#include "replay/progress.hpp"
 
 namespace baton::replay {
 
@@ -18,6 +19,6 @@ struct state_query {
 };
 
 // Throws events::store_error on a damaged log.
-nlohmann::json state_at(const events::event_store& store, const state_query& q);
+nlohmann::json state_at(const events::event_store& store, const state_query& q, const progress_fn& progress = {});
 
 }  // namespace baton::replay
