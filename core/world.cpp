@@ -329,6 +329,33 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
 
 }  // namespace
 
+void rebuild_indexes(world& w) {
+  w.lookups = {};
+  w.refresh_lookups();
+  for (auto& [id, j] : w.jobs) {
+    w.by_created.insert({j.created_at, j.id});
+    for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
+    if (!j.preempted_by.empty()) ++w.preemptions_in_flight;
+    if (!is_terminal(j.status)) ++w.active_jobs_by_user[j.user];
+    if (occupies_worker(j.status)) {
+      ++w.running_by_qos_user[qos_group(j)];
+      set_held(w, j.assigned_worker_id, &j.id);
+    }
+    if (j.status == job_status::queued) {
+      w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+      track_queued_limit(w, j, true);
+      w.queued_by_qos_user[qos_group(j)].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    }
+    if (eligible(j)) index_insert(w, j);
+  }
+  for (auto& [id, wk] : w.workers) {
+    w.by_registered.insert({wk.registered_at, wk.id});
+    if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
+    if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
+    refresh_worker_index(w, wk);
+  }
+}
+
 std::vector<worker_rank> idle_workers(const world& w) {
   std::vector<worker_rank> out;
   for (const auto& [image, ranks] : w.idle_by_image) out.insert(out.end(), ranks.begin(), ranks.end());

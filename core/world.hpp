@@ -181,6 +181,10 @@ struct world {
   void refresh_lookups() const;  // refills the tables if they fell behind the maps (after a copy)
 };
 
+// Fills every index (and the lookup tables) from the jobs, workers and priority state alone:
+// for a world decoded from a snapshot (core/world_snapshot.hpp), whose indexes are not stored.
+void rebuild_indexes(world& w);
+
 // Every idle worker (registered, not gone, holding no job), best first, over all images: for
 // listings and tests (decisions use idle_by_image, which polls keep in step).
 std::vector<worker_rank> idle_workers(const world& w);
