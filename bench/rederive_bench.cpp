@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/decide.hpp"
+#include "core/world_snapshot.hpp"
 #include "events/payload.hpp"
 #include "replay/log_verify.hpp"
 #include "replay/rederive.hpp"
@@ -157,6 +158,15 @@ int main(int argc, char** argv) {
   std::printf("log: %llu events (%zu jobs, %zu workers) written in %.1f s\n", static_cast<unsigned long long>(b.store->last_seq()),
               next_job, workers, seconds_since(t0));
 
+  {
+    auto t = clock_type::now();
+    auto bytes = core::encode_world(b.w);
+    double enc = seconds_since(t);
+    t = clock_type::now();
+    auto back = core::decode_world(bytes);
+    std::printf("snapshot of that world: %zu bytes, encoded in %.2f s, decoded (indexes rebuilt) in %.2f s\n", bytes.size(), enc,
+                seconds_since(t));
+  }
   for (int round = 0; round < 3; ++round) {
     auto t = clock_type::now();
     auto r = replay::rederive_decisions(*b.store);

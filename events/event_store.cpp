@@ -383,13 +383,33 @@ void event_store::put_snapshot(const std::string& name, const snapshot& s) {
 }
 
 std::optional<snapshot> event_store::latest_snapshot(const std::string& name) const {
+  return snapshot_at_or_before(name, UINT64_MAX);
+}
+
+std::optional<snapshot> event_store::snapshot_at_or_before(const std::string& name, uint64_t seq) const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_[cf_snapshots]));
   std::string prefix = name + std::string(1, '\0');
-  it->SeekForPrev(slice(name_key(name, UINT64_MAX)));
+  it->SeekForPrev(slice(name_key(name, seq)));
   check(it->status(), "cannot read snapshots of " + name);
   if (!it->Valid() || !it->key().starts_with(slice(prefix)) || it->key().size() != prefix.size() + 8)
     return std::nullopt;
   return snapshot{get_u64be(std::string_view(it->key().data() + prefix.size(), 8)), it->value().ToString()};
+}
+
+std::vector<uint64_t> event_store::snapshot_seqs(const std::string& name) const {
+  std::vector<uint64_t> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_[cf_snapshots]));
+  std::string prefix = name + std::string(1, '\0');
+  for (it->Seek(slice(prefix)); it->Valid() && it->key().starts_with(slice(prefix)); it->Next())
+    if (it->key().size() == prefix.size() + 8) out.push_back(get_u64be(std::string_view(it->key().data() + prefix.size(), 8)));
+  check(it->status(), "cannot read snapshots of " + name);
+  return out;
+}
+
+void event_store::delete_snapshot(const std::string& name, uint64_t seq) {
+  rocksdb::WriteOptions wo;
+  wo.sync = opts_.sync;
+  check(db_->Delete(wo, cf_[cf_snapshots], slice(name_key(name, seq))), "cannot delete snapshot " + name);
 }
 
 void event_store::set_projection_offset(const std::string& name, uint64_t seq) {

@@ -97,6 +97,10 @@ class event_store {
   // Walks the whole log and reports the first gap, malformed record or broken hash.
   verify_report verify() const;
   std::optional<snapshot> latest_snapshot(const std::string& name) const;
+  // The newest snapshot taken at or before seq.
+  std::optional<snapshot> snapshot_at_or_before(const std::string& name, uint64_t seq) const;
+  std::vector<uint64_t> snapshot_seqs(const std::string& name) const;  // ascending
+  void delete_snapshot(const std::string& name, uint64_t seq);
   std::optional<uint64_t> projection_offset(const std::string& name) const;
   // Where a command id landed, if it was ever appended.
   std::optional<append_result> find_command(const std::string& command_id) const;
