@@ -31,7 +31,9 @@
 #include "projections/runner.hpp"
 #include "projections/operator_credentials.hpp"
 #include "projections/worker_credentials.hpp"
-#include "replay/recover.hpp"
+#include "core/world_snapshot.hpp"
+#include "projections/world_snapshots.hpp"
+#include "replay/world_recovery.hpp"
 
 namespace baton::daemon {
 namespace {
@@ -97,22 +99,32 @@ int run(const config::settings& settings, const run_options& opts) {
   std::shared_ptr<events::event_store> store;
   daemon_state state;
   core::world world;
+  uint64_t recovered_snapshot_seq = 0;
   std::string api_token, pilot_token;
   try {
     auto started = std::chrono::steady_clock::now();
     store = events::event_store::open(log_dir);
-    // One pass rebuilds everything: batond's own run history and every job and worker.
-    auto r = replay::recover(
-        *store, "daemon", [](const events::snapshot&) {},
-        [&](const events::event_view& e) {
-          state = evolve(std::move(state), e);
-          if (e.stream_id != stream)
-            core::apply(world, std::string(e.stream_id), std::string(e.type), events::from_payload(e.payload),
-                        e.recorded_at_us);
-        });
+    // Every job and worker: the newest state snapshot that checks out, then the events after
+    // it, the hash chain verified from there (replay/world_recovery.hpp).
+    auto r = replay::recover_world(*store);
+    for (const auto& why : r.skipped) spdlog::warn("state snapshot not used: {}", why);
+    world = std::move(r.world);
+    recovered_snapshot_seq = r.snapshot_seq;
+    // batond's own runs: the daemon stream alone, through its index (two events a run).
+    for (const auto& e : store->read_stream(stream, 1, SIZE_MAX)) {
+      events::event_view v;
+      v.seq = e.seq;
+      v.stream_id = e.stream_id;
+      v.type = e.type;
+      v.recorded_at_us = e.recorded_at_us;
+      v.payload = e.payload;
+      state = evolve(std::move(state), v);
+    }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    spdlog::info("recovered {} events ({} jobs, {} workers) from {} in {} ms (chain verified)", r.events_applied,
-                 world.jobs.size(), world.workers.size(), log_dir, ms.count());
+    spdlog::info("recovered {} events ({} from the snapshot at event {}, {} replayed after it; {} jobs, {} workers) from {} in {} ms "
+                 "(chain verified from the snapshot on)",
+                 r.last_seq, r.snapshot_seq, r.snapshot_seq, r.events_applied, world.jobs.size(), world.workers.size(),
+                 log_dir, ms.count());
     api_token = settings.api_token.empty() ? load_or_create_api_token(settings.data_dir) : settings.api_token;
     pilot_token = settings.pilot_token.empty() ? load_or_create_pilot_token(settings.data_dir) : settings.pilot_token;
   } catch (const std::exception& e) {
@@ -155,6 +167,28 @@ int run(const config::settings& settings, const run_options& opts) {
       }
       anchors->resume_from(store->last_seq());
       anchor_run = projections::run_projection(sys, log, anchors);
+    }
+    // State snapshots (projections/world_snapshots.hpp): the projection's own copy of the
+    // world starts as the recovered one; when events were replayed after the last snapshot,
+    // the copy is written too, so the next start replays nothing.
+    projections::running_projection snapshot_run;
+    std::shared_ptr<projections::world_snapshots> snapshots;
+    if (settings.snapshot_every_events > 0) {
+      try {
+        uint64_t head = store->last_seq();
+        std::string head_hash = head ? store->read(head, 1).front().hash : std::string();
+        auto bytes = core::encode_world_snapshot(world, head_hash);
+        if (head > recovered_snapshot_seq) {
+          store->put_snapshot(core::world_snapshot_name, {head, bytes});
+          projections::world_snapshots::keep_newest(*store, static_cast<size_t>(settings.snapshots_kept));
+        }
+        snapshots = std::make_shared<projections::world_snapshots>(store, core::decode_world_snapshot(bytes).w, head, head_hash,
+                                                                   static_cast<uint64_t>(settings.snapshot_every_events),
+                                                                   static_cast<size_t>(settings.snapshots_kept));
+        snapshot_run = projections::run_projection(sys, log, snapshots);
+      } catch (const std::exception& e) {
+        spdlog::error("state snapshots are off for this run: {}", e.what());
+      }
     }
     core::scheduler_settings sched;
     sched.liveness.stale_after_us =
@@ -286,6 +320,11 @@ int run(const config::settings& settings, const run_options& opts) {
     history_run.actor = nullptr;
     if (anchor_run.actor) caf::anon_send_exit(anchor_run.actor, caf::exit_reason::user_shutdown);
     anchor_run.actor = nullptr;
+    if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
+        snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30)))
+      snapshots->write_now();
+    if (snapshot_run.actor) caf::anon_send_exit(snapshot_run.actor, caf::exit_reason::user_shutdown);
+    snapshot_run.actor = nullptr;
     caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     scheduler = nullptr;
     caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits

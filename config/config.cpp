@@ -53,9 +53,11 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(h, "http", "worker_reply_deadline_ms", 10, 3600000, s.http_worker_reply_deadline_ms);
   }
   if (auto e = root["event_log"]) {
-    check_known_keys(e, "event_log", {"group_commit_max_events", "anchor_interval_minutes"});
+    check_known_keys(e, "event_log", {"group_commit_max_events", "anchor_interval_minutes", "snapshot_every_events", "snapshots_kept"});
     read_int(e, "event_log", "group_commit_max_events", 1, 1000000, s.group_commit_max_events);
     read_int(e, "event_log", "anchor_interval_minutes", 0, 1440, s.anchor_interval_minutes);
+    read_int(e, "event_log", "snapshot_every_events", 0, 1'000'000'000, s.snapshot_every_events);
+    read_int(e, "event_log", "snapshots_kept", 1, 1000, s.snapshots_kept);
   }
   read_string(root, "", "log_level", s.log_level);
   check_log_level("log_level", s.log_level);

@@ -36,6 +36,8 @@ struct settings {
   int http_worker_reply_deadline_ms = 10000;  // http.worker_reply_deadline_ms: later, 503 not_durable_yet
   int group_commit_max_events = 4096;    // cap per WriteBatch
   int anchor_interval_minutes = 10;      // event_log.anchor_interval_minutes: chain head to <data_dir>/anchors.jsonl (0: off)
+  int snapshot_every_events = 100000;    // event_log.snapshot_every_events: a state snapshot every N events (0: off)
+  int snapshots_kept = 3;                // event_log.snapshots_kept: the newest N are kept
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
   int heartbeat_interval_seconds = 60;   // workers.heartbeat_interval_seconds: what workers are told to keep
   double heartbeat_timeout_multiplier = 2.0;  // stale after interval × multiplier without a heartbeat

@@ -348,4 +348,19 @@ world decode_world(const std::string& bytes) {
   }
 }
 
+std::string encode_world_snapshot(const world& w, const std::string& event_hash) {
+  writer o;
+  o.s(event_hash);
+  o.out += encode_world(w);
+  return std::move(o.out);
+}
+
+world_snapshot decode_world_snapshot(const std::string& bytes) {
+  reader in{bytes};
+  world_snapshot out;
+  out.event_hash = in.s();
+  out.w = decode_world(bytes.substr(in.pos));
+  return out;
+}
+
 }  // namespace baton::core

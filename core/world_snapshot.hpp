@@ -17,4 +17,14 @@ std::string encode_world(const world& w);
 // Throws std::runtime_error on bytes that are not a snapshot of this version.
 world decode_world(const std::string& bytes);
 
+// What the log's snapshot column holds under world_snapshot_name: the hash of the event the
+// world was taken after (32 raw bytes, tying it to the chain), then the world.
+inline constexpr const char* world_snapshot_name = "world";
+std::string encode_world_snapshot(const world& w, const std::string& event_hash);
+struct world_snapshot {
+  std::string event_hash;
+  world w;
+};
+world_snapshot decode_world_snapshot(const std::string& bytes);
+
 }  // namespace baton::core

@@ -6,6 +6,7 @@
 #include "events/envelope.hpp"
 #include "events/payload.hpp"
 #include "http/reply_shapes.hpp"
+#include "replay/world_recovery.hpp"
 
 namespace baton::replay {
 
@@ -13,17 +14,16 @@ using nlohmann::json;
 namespace C = core::commands;
 
 json state_at(const events::event_store& store, const state_query& q, const progress_fn& progress) {
-  core::world w;
-  uint64_t last_seq = 0;
+  // The nearest state snapshot at or before the point, then the events after it.
+  uint64_t upto = q.seq.value_or(0);
+  if (!q.seq && q.time) upto = last_seq_at_or_before(store, *q.time);
+  world_recovery rec;
+  if (q.seq || !q.time || upto > 0) rec = recover_world(store, upto, progress);
+  core::world& w = rec.world;
+  const uint64_t last_seq = rec.last_seq;
   core::time_us last_at = 0;
-  store.scan(1, q.seq.value_or(0), true, [&](const events::event_view& e) {
-    if (q.time && e.recorded_at_us > *q.time) return false;
-    if (progress) progress(e.seq);
-    core::apply(w, std::string(e.stream_id), std::string(e.type), events::from_payload(e.payload), e.recorded_at_us);
-    last_seq = e.seq;
-    last_at = e.recorded_at_us;
-    return true;
-  });
+  if (last_seq)
+    if (auto e = store.read(last_seq, 1); !e.empty()) last_at = e.front().recorded_at_us;
   const core::time_us at = q.time.value_or(last_at);
   // Heartbeats are not events: every worker not reaped or gone by then counts as live.
   core::lease_book leases;
@@ -73,6 +73,7 @@ json state_at(const events::event_store& store, const state_query& q, const prog
                     {"reservations_total", w.plan.reservations_total}}},
           {"clusters", {{"disabled", w.disabled_clusters}, {"placeholders", placeholders}, {"last_submission_failure", failures}}},
           {"salad", w.salad_status},
+          {"replayed", {{"from_snapshot_at", rec.snapshot_seq}, {"events_after_it", rec.events_applied}, {"snapshots_skipped", rec.skipped}}},
           {"note", "heartbeats are not logged: a worker counts as live until its reap or deregistration"}};
 }
 

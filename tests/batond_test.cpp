@@ -3,6 +3,8 @@
 #include <httplib.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -165,22 +167,39 @@ TEST(Batond, UnusableDataDirStopsWithExitCode2) {
 }
 
 TEST(Batond, TamperedLogStopsStartupNamingTheEvent) {
+  // Start-up verifies the chain from its state snapshot on (the snapshot itself must carry the
+  // log's hash at its sequence); --verify checks the whole chain.
   test::temp_dir dir;
   std::string data = dir / "data";
-  for (int i = 0; i < 2; ++i) {
-    auto b = start(dir, data);
-    ASSERT_GT(b.port, 0);
-    ASSERT_EQ(stop(b), 0);
+  std::ofstream(dir / "no-snapshots.yaml") << "event_log: {snapshot_every_events: 0}\n";
+  auto first = start(dir, data);  // a clean stop leaves a snapshot of everything so far
+  ASSERT_GT(first.port, 0);
+  ASSERT_EQ(stop(first), 0);
+  uint64_t snapshot_seq = 0;
+  {
+    events::store_options ro;
+    ro.read_only = true;
+    auto store = events::event_store::open(data + "/eventlog", ro);
+    auto snap = store->latest_snapshot("world");
+    ASSERT_TRUE(snap.has_value());
+    snapshot_seq = snap->seq;
+    EXPECT_EQ(snapshot_seq, store->last_seq());
   }
+  auto second = start(dir, data, {"--config", dir / "no-snapshots.yaml"});  // events after the snapshot
+  ASSERT_GT(second.port, 0);
+  ASSERT_EQ(stop(second), 0);
   {
     auto store = events::event_store::open(data + "/eventlog");
-    auto raw = *store->read_raw(2);
-    raw[raw.size() - 33] ^= 0x01;  // last body byte, hash left as it was
-    store->overwrite_raw_for_test(2, raw);
+    ASSERT_GT(store->last_seq(), snapshot_seq + 1);
+    for (uint64_t seq : {uint64_t{2}, snapshot_seq + 1}) {
+      auto raw = *store->read_raw(seq);
+      raw[raw.size() - 33] ^= 0x01;  // last body byte, hash left as it was
+      store->overwrite_raw_for_test(seq, raw);
+    }
   }
   auto [code, err] = run_to_exit(dir, {"--data-dir", data});
   EXPECT_EQ(code, 2) << err;
-  EXPECT_NE(last_line(err).find("event 2"), std::string::npos) << err;
+  EXPECT_NE(last_line(err).find("event " + std::to_string(snapshot_seq + 1)), std::string::npos) << err;
   std::tie(code, err) = run_to_exit(dir, {"--data-dir", data, "--verify"});
   EXPECT_EQ(code, 2);
   EXPECT_NE(err.find("damaged at event 2"), std::string::npos) << err;
@@ -301,4 +320,46 @@ TEST(Batond, StalledLogSyncAnswersWorkerCalls503AndRecovers) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
   EXPECT_EQ(b.stop(), 0) << b.err();
+}
+
+TEST(Batond, StateSnapshotsEveryNEventsLetARestartAfterAKillReplayOnlyTheTail) {
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  std::ofstream(dir / "snapshots.yaml") << "event_log: {snapshot_every_events: 4, snapshots_kept: 2}\n";
+  auto b = start(dir, data, {"--config", dir / "snapshots.yaml"});
+  ASSERT_GT(b.port, 0);
+  std::string token;
+  std::getline(std::ifstream(data + "/api_token"), token);
+  httplib::Client cli("127.0.0.1", b.port);
+  for (int i = 0; i < 10; ++i)
+    ASSERT_EQ(cli.Post("/jobs", {{"X-API-Token", token}}, json{{"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
+                       "application/json")->status, 200);
+  // The projection writes them from durable events, a moment after the replies.
+  auto snapshots = [&] {
+    events::store_options ro;
+    ro.read_only = true;
+    auto store = events::event_store::open(data + "/eventlog", ro);
+    return std::make_pair(store->snapshot_seqs("world"), store->last_seq());
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (auto now = snapshots(); std::chrono::steady_clock::now() < deadline; now = snapshots()) {
+    if (!now.first.empty() && now.first.back() + 4 > now.second) break;  // the last one is at most 3 events behind
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  b.proc->signal(SIGKILL);  // no clean-stop snapshot: the restart must use a periodic one
+  b.proc->wait();
+  auto [seqs, last] = snapshots();
+  ASSERT_FALSE(seqs.empty());
+  EXPECT_LE(seqs.size(), 2u) << "only the newest two are kept";
+  EXPECT_GT(seqs.back() + 4, last) << "one every 4 events";
+
+  auto again = start(dir, data, {"--config", dir / "snapshots.yaml"});
+  ASSERT_GT(again.port, 0);
+  EXPECT_NE(test::slurp(dir / "batond.err").find("from the snapshot at event " + std::to_string(seqs.back())), std::string::npos)
+      << test::slurp(dir / "batond.err");
+  httplib::Client cli2("127.0.0.1", again.port);
+  auto jobs = cli2.Get("/jobs?limit=100", {{"X-API-Token", token}});
+  ASSERT_TRUE(jobs && jobs->status == 200);
+  EXPECT_EQ(json::parse(jobs->body).size(), 10u) << "every acknowledged job is back";
+  EXPECT_EQ(stop(again), 0);
 }
