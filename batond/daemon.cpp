@@ -143,17 +143,12 @@ int run(const config::settings& settings, const run_options& opts) {
   cfg.set("scheduler.policy", caf::atom("sharing"));
   int exit_code = 0;
   std::shared_ptr<projections::job_history> history;
+  std::shared_ptr<projections::world_snapshots> snapshots;
   {
     caf::actor_system sys{cfg};
     auto log = actors::spawn_log_writer(sys, store, {static_cast<size_t>(settings.group_commit_max_events)});
-    // In memory, so rebuilt from sequence 1 at every start; HTTP starts only once it has
-    // caught up (below), so a history read after a restart is never older than the log.
-    std::weak_ptr<const events::event_store> log_end_of = store;
-    history = std::make_shared<projections::job_history>([log_end_of] {
-      auto s = log_end_of.lock();
-      return s ? s->last_seq() : 0;
-    });
-    auto history_run = projections::run_projection(sys, log, history);
+    // Job histories are read from the log's stream index when asked: nothing to rebuild.
+    history = std::make_shared<projections::job_history>(store);
     // Chain anchors (projections/chain_anchor.hpp): the head found at start, then one every
     // anchor_interval_minutes while events come.
     projections::running_projection anchor_run;
@@ -172,7 +167,6 @@ int run(const config::settings& settings, const run_options& opts) {
     // world starts as the recovered one; when events were replayed after the last snapshot,
     // the copy is written too, so the next start replays nothing.
     projections::running_projection snapshot_run;
-    std::shared_ptr<projections::world_snapshots> snapshots;
     if (settings.snapshot_every_events > 0) {
       try {
         uint64_t head = store->last_seq();
@@ -236,16 +230,9 @@ int run(const config::settings& settings, const run_options& opts) {
                                                http::rate_limits{settings.operator_requests, settings.worker_requests}),
                                            store});
     int port = 0;
-    auto catchup_started = std::chrono::steady_clock::now();
     if (exit_code != 0) {
       // the policy could not be recorded (logged above)
-    } else if (auto why = projections::wait_caught_up(history_run, *history, std::chrono::seconds(60))) {
-      spdlog::critical("cannot serve: {}", *why);
-      exit_code = 2;
     } else {
-      spdlog::info("projection {} caught up through event {} in {} ms", history->name(), history->applied_seq(),
-                   std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                         catchup_started).count());
       try {
         port = server.start();
       } catch (const std::exception& e) {
@@ -311,13 +298,9 @@ int run(const config::settings& settings, const run_options& opts) {
              {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
               {"worker_last_heartbeats_us", leases.value.value_or(core::lease_table{})}});
     }
-    // Let the projection apply daemon.stopped first, so its recorded offset is the log's end.
-    if (exit_code == 0) history->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(5));
-    if (anchors && exit_code == 0)  // the head at a clean stop (durable: the projection has it)
-      if (auto last = store->read(history->applied_seq(), 1); !last.empty())
+    if (anchors && exit_code == 0)  // the head at a clean stop (daemon.stopped is durable: it was acknowledged)
+      if (auto last = store->read(store->last_seq(), 1); !last.empty())
         anchors->anchor(last.front().seq, last.front().hash, now_us());
-    caf::anon_send_exit(history_run.actor, caf::exit_reason::user_shutdown);
-    history_run.actor = nullptr;
     if (anchor_run.actor) caf::anon_send_exit(anchor_run.actor, caf::exit_reason::user_shutdown);
     anchor_run.actor = nullptr;
     if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
@@ -332,7 +315,7 @@ int run(const config::settings& settings, const run_options& opts) {
   }  // ~actor_system waits for every actor
   try {
     // The log writer has stopped, so the offset may be written from here (projections/offsets.hpp).
-    projections::record_offset(*store, *history);
+    if (snapshots) projections::record_offset(*store, *snapshots);
     store->flush();
   } catch (const events::store_error& e) {
     spdlog::warn("{}", e.what());

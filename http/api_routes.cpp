@@ -364,8 +364,8 @@ void add_api_routes(router& s, api_context ctx) {
       if (!r) return;
       if (r->error) return refuse(res, *r->error);
     }
-    // Waits (briefly) until the projection holds everything the log held when the read began.
-    auto h = ctx.history->read(id, std::chrono::seconds(2));
+    // The job's stream, read through the log's index: everything acknowledged is in it.
+    auto h = ctx.history->read(id);
     if (!h.available)
       return refuse(res, {core::error_kind::unavailable, "history_unavailable", h.why, {}, ""});
     if (!h.history) return refuse(res, core::not_found("Job", id));

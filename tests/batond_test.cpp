@@ -110,7 +110,7 @@ TEST(Batond, ServesHealthzAndKeepsSequenceAcrossRestarts) {
   EXPECT_EQ(evs[4].type, "daemon.stopped");
   EXPECT_EQ(evs[3].stream_version, 3u);
   EXPECT_GE(evs[2].recorded_at_us, evs[1].recorded_at_us);
-  EXPECT_EQ(store->projection_offset("job_history"), 5u) << "recorded at the clean stop, after daemon.stopped";
+  EXPECT_EQ(store->projection_offset("world_snapshots"), 5u) << "recorded at the clean stop, after daemon.stopped";
 }
 
 TEST(Batond, NoticesAnUncleanPreviousRun) {
