@@ -15,7 +15,6 @@
 
 #include "actors/log_writer.hpp"
 #include "events/payload.hpp"
-#include "replay/recover.hpp"
 
 using namespace baton;
 using clock_type = std::chrono::steady_clock;

@@ -10,7 +10,7 @@
 // whose image has no queued job, gets no_job_for_this_worker, and nothing is recorded for it
 // (the scheduler records nothing for such a poll either).
 //
-// Written in step by the scheduler, not fed from the log like job_history: a poll that
+// Written in step by the scheduler, not fed from the log like chain_anchor: a poll that
 // follows an acknowledged job creation or registration must see it, and a log-fed view would
 // apply it only after the projection actor got its batch, a moment after the reply went out
 // (a wrong "no job" window). It also needs heartbeat leases, which are not events at all.

@@ -3,7 +3,7 @@
 // is never stored), so the HTTP layer can tell who is calling before it reads a request.
 // Workers that are gone keep their entry: they are told 404 ("register again"), not 401.
 //
-// Written in step by the scheduler, not fed from the log like job_history: a worker's first
+// Written in step by the scheduler, not fed from the log like chain_anchor: a worker's first
 // call after registering must be recognised, and a log-fed view would apply the
 // registration only after the projection actor got its batch, a moment after the reply went
 // out (a 401 window). The scheduler refreshes the workers a step touched, from its world,

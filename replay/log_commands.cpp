@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "replay/job_story.hpp"
+#include "config/config.hpp"
 #include "replay/log_verify.hpp"
 #include "replay/rederive.hpp"
 
@@ -125,6 +126,22 @@ int history_command(const log_options& o, const std::string& job_id) {
     else
       std::cout << format_story(story);
     return story.value("found", false) ? 0 : 1;
+  });
+}
+
+int whatif_command(const log_options& o, const whatif_options& w) {
+  return guarded([&] {
+    if (!std::filesystem::exists(w.config_path)) throw std::runtime_error("--config: no such file " + w.config_path);
+    auto loaded = config::load(w.config_path, config::process_env());
+    if (!loaded.value) throw std::runtime_error(loaded.error->what());
+    const auto& policy = loaded.value->priority;
+    auto store = open_log(o.data_dir);
+    auto r = run_whatif(*store, policy, w.policy.empty() ? core::policy_name(policy) : w.policy, w);
+    if (o.json)
+      std::cout << r.dump(2) << "\n";
+    else
+      print_whatif(std::cout, r);
+    return 0;
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "replay/audit_export.hpp"
 #include "replay/state_at.hpp"
+#include "replay/whatif.hpp"
 
 namespace baton::replay {
 
@@ -22,6 +23,7 @@ int export_command(const log_options& o, const export_filter& f, export_format f
 // The world at a point (always JSON: it is for tools and for reading with jq).
 int state_command(const log_options& o, const state_query& q);
 int history_command(const log_options& o, const std::string& job_id);
+int whatif_command(const log_options& o, const whatif_options& w);
 // data_dir "" : the file on its own.
 int verify_export_command(const log_options& o, const std::string& path);
 

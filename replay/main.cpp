@@ -5,7 +5,9 @@
 #include <iostream>
 
 #include "events/envelope.hpp"
+#include "config/config.hpp"
 #include "replay/log_commands.hpp"
+#include "replay/whatif.hpp"
 #include "replay/simulate_command.hpp"
 
 using namespace baton::replay;
@@ -70,6 +72,16 @@ int main(int argc, char** argv) {
   verify_export_cmd->add_option("file", export_file, "the export (JSON lines or CSV)")->required();
   data_dir(verify_export_cmd, false);
 
+  whatif_options wi;
+  std::string wi_from, wi_to;
+  auto* whatif_cmd = app.add_subcommand("whatif", "the log's recorded workload under another policy, beside what happened");
+  data_dir(whatif_cmd, true);
+  whatif_cmd->add_option("--config", wi.config_path, "a batond config whose scheduling: and accounts: to simulate")->required();
+  whatif_cmd->add_option("--policy", wi.policy, "fifo | easy | conservative | multifactor | lattice:<profile> (default: the config's)");
+  whatif_cmd->add_option("--from", wi_from, "only jobs submitted at or after this time (RFC 3339)");
+  whatif_cmd->add_option("--to", wi_to, "only jobs submitted at or before this time (RFC 3339)");
+  whatif_cmd->add_option("--gpus", wi.gpus, "GPUs of the simulated pool (default: the most registered at once)");
+
   simulate_options sim;
   auto* simulate_cmd = app.add_subcommand("simulate", "run an SWF trace through baton's planner and priority code");
   simulate_cmd->add_option("--swf", sim.swf_path, "SWF v2.2 trace (plain or .gz)")->required();
@@ -100,6 +112,11 @@ int main(int argc, char** argv) {
     return state_command(log, state_q);
   }
   if (*history_cmd) return history_command(log, history_job);
+  if (*whatif_cmd) {
+    if (!parse_time(wi_from, wi.from_us, "--from") || !parse_time(wi_to, wi.to_us, "--to")) return 2;
+    wi.data_dir = log.data_dir;
+    return whatif_command(log, wi);
+  }
   try {
     auto result = run_simulation(sim);
     if (sim.json)

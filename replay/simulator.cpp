@@ -34,7 +34,9 @@ class share_book {
  public:
   using key = std::pair<int64_t, int64_t>;  // group, user
 
-  share_book(const std::vector<sim_job>& jobs, time_us half_life) : half_life_(half_life) {
+  share_book(const std::vector<sim_job>& jobs, time_us half_life, const std::map<int64_t, uint32_t>& group_shares,
+             const std::map<key, uint32_t>& user_shares)
+      : half_life_(half_life), group_shares_(group_shares), user_shares_(user_shares) {
     std::set<key> all;
     for (const auto& j : jobs) all.insert({j.group, j.user});
     for (const auto& k : all) index_of_.emplace(k, keys_.size()), keys_.push_back(k);  // (group, user) order
@@ -105,6 +107,7 @@ class share_book {
       if (root_.children.empty() || root_.children.back().name != group) {
         core::share_node g;
         g.name = group;
+        if (auto it = group_shares_.find(keys_[a].first); it != group_shares_.end()) g.raw_shares = it->second;
         root_.children.push_back(std::move(g));
       }
       char name[24];
@@ -112,6 +115,7 @@ class share_book {
       core::share_node leaf;
       leaf.name = name;
       leaf.user = true;
+      if (auto it = user_shares_.find(keys_[a]); it != user_shares_.end()) leaf.raw_shares = it->second;
       root_.children.back().children.push_back(std::move(leaf));
       leaves_.push_back(a);
     }
@@ -122,6 +126,8 @@ class share_book {
     time_us as_of = 0;
   };
   time_us half_life_;
+  std::map<int64_t, uint32_t> group_shares_;
+  std::map<key, uint32_t> user_shares_;
   std::vector<key> keys_;
   std::map<key, size_t> index_of_;
   std::vector<bool> present_;
@@ -182,7 +188,7 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s) {
   size_t next = 0;
 
   const bool by_priority = s.order != sim_order::fifo;
-  share_book shares(jobs, s.policy.decay_half_life);
+  share_book shares(jobs, s.policy.decay_half_life, s.group_shares, s.user_shares);
   std::vector<size_t> association(n);
   if (by_priority)
     for (size_t i = 0; i < n; ++i) association[i] = shares.index(jobs[i].group, jobs[i].user);

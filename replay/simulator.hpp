@@ -12,6 +12,7 @@
 // spare after it. A pass that cannot start anything (no waiting job fits the free
 // processors) is skipped: its plan would start nothing.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct sim_settings {
   // multifactor and lattice: weights, max age, decay half-life, calculation period, profile.
   core::priority_policy policy;
   uint32_t bf_max_job_test = 0;  // conservative backfill: jobs tested per pass (0: all)
+  // Fair share's raw shares: of each group (an account under root) and each (group, user);
+  // absent ones have one share, as a trace's groups and users do (whatif gives its config's).
+  std::map<int64_t, uint32_t> group_shares;
+  std::map<std::pair<int64_t, int64_t>, uint32_t> user_shares;
 };
 
 // "fifo" (no backfill), "easy", "conservative", "multifactor", "lattice:<profile>": the order

@@ -34,6 +34,10 @@ std::optional<core::world> usable(const events::event_store& store, const events
 world_recovery recover_world(const events::event_store& store, uint64_t upto, const progress_fn& progress) {
   world_recovery r;
   const uint64_t end = upto ? std::min(upto, store.last_seq()) : store.last_seq();
+  // One beyond the log's end saw events the log no longer has (a truncated tail): never used.
+  if (auto newest = store.latest_snapshot(core::world_snapshot_name); newest && newest->seq > store.last_seq())
+    r.skipped.push_back("snapshot at event " + std::to_string(newest->seq) + " is beyond the log's end (event " +
+                        std::to_string(store.last_seq()) + "): events it saw are gone");
   for (uint64_t before = end; before > 0;) {
     auto snap = store.snapshot_at_or_before(core::world_snapshot_name, before);
     if (!snap) break;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <sstream>
 
 #include "support/batond_process.hpp"
@@ -122,4 +123,16 @@ TEST_F(replay_state_test, HistoryExplainsEachEventOfTheJob) {
   EXPECT_NE(b.out.find("job.created: submitted"), std::string::npos) << b.out;
   EXPECT_NE(b.out.find("now queued"), std::string::npos) << b.out;
   EXPECT_EQ(replay_tool(dir, {"history", test::uid("no-such-job"), "--data-dir", data}).code, 1);
+}
+
+TEST_F(replay_state_test, WhatifRunsTheRecordedWorkloadUnderAnotherConfig) {
+  std::ofstream(dir / "other.yaml") << "scheduling: {policy: fifo}\n";
+  auto r = replay_tool(dir, {"whatif", "--data-dir", data, "--config", dir / "other.yaml", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j["policy"], "fifo");
+  EXPECT_EQ(j["capacity_gpus"], 1) << "one A100 worker registered";
+  EXPECT_EQ(j["workload"]["never_ran"], 3) << "one job assigned but never finished a run, two never started";
+  EXPECT_EQ(replay_tool(dir, {"whatif", "--data-dir", data, "--config", dir / "missing.yaml"}).code, 2);
+  EXPECT_EQ(replay_tool(dir, {"whatif", "--data-dir", data, "--config", dir / "other.yaml", "--policy", "best"}).code, 2);
 }
