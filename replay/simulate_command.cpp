@@ -58,6 +58,7 @@ json run_simulation(const simulate_options& o) {
       {"bounded_slowdown",
        {{"tau10", "max(1, (wait + run) / max(10, run))"}, {"tau60", "(wait + run) / max(run, 60)"}}},
       {"percentiles", "nearest rank"},
+      {"recalculation", "priorities at a pass once priority_calc_period has passed since the last, when two jobs or more wait"},
       {"utilization", "sum of procs x run / (capacity x (last end - first submit))"}};
   if (s.order != sim_order::fifo) out["priority_policy"] = core::to_json(s.policy);
   out["metrics"] = to_json(m);

@@ -252,7 +252,9 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s) {
     if (*pending_procs.begin() > free) return;  // nothing could start: the plan would start nothing
     order = pending;
     if (by_priority) {
-      if (now >= calculated_at + period || calculated_at == std::numeric_limits<int64_t>::min()) recalculate(now);
+      // A lone waiting job needs no order: its priority is computed when it has company.
+      if (pending.size() > 1 && (now >= calculated_at + period || calculated_at == std::numeric_limits<int64_t>::min()))
+        recalculate(now);
       keyed.clear();
       for (uint32_t j : order) keyed.push_back({-priority[j], jobs[j].submit, jobs[j].id, j});
       std::sort(keyed.begin(), keyed.end());

@@ -10,7 +10,9 @@
 // its estimate (the requested time); the queue's ties break on submit time, then job id;
 // a later job backfills if it ends by a reservation's start (<=) or fits in the processors
 // spare after it. A pass that cannot start anything (no waiting job fits the free
-// processors) is skipped: its plan would start nothing.
+// processors) is skipped: its plan would start nothing. Priorities are recalculated at a pass
+// once the policy's period has passed since the last, and only when two jobs or more wait
+// (one alone needs no order).
 #include <cstdint>
 #include <map>
 #include <string>
