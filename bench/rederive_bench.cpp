@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/log_builder.hpp"
 #include "core/decide.hpp"
 #include "core/world_snapshot.hpp"
 #include "events/payload.hpp"
@@ -21,63 +22,14 @@
 #include "replay/rederive.hpp"
 
 using namespace baton;
+using bench::log_builder;
+using bench::uuid_of;
 namespace C = core::commands;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-std::string uuid_of(char kind, size_t n) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08zx-0000-4000-8000-%012zx", n, static_cast<size_t>(kind));
-  return buf;
-}
-
 double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
-
-struct log_builder {
-  std::unique_ptr<events::event_store> store;
-  core::world w;
-  core::lease_book leases;
-  core::scheduler_settings s;
-  core::time_us now = 1'700'000'000'000'000;
-  std::vector<events::append_command> pending;
-  uint64_t written = 0;
-
-  void record(std::vector<core::domain_event> evs) {
-    if (evs.empty()) return;
-    core::decision d;
-    d.events = std::move(evs);
-    for (const auto& e : d.events) {
-      events::append_command c;
-      c.stream_id = e.stream;
-      c.recorded_at_us = now;
-      c.events.push_back({e.type, 1, events::to_payload(e.payload)});
-      pending.push_back(std::move(c));
-    }
-    written += d.events.size();
-    core::apply(w, d, now);
-    if (pending.size() >= 5000) flush();
-  }
-  void flush() {
-    if (pending.empty()) return;
-    for (const auto& r : store->append(pending))
-      if (!r.ok()) {
-        std::fprintf(stderr, "append failed\n");
-        std::exit(1);
-      }
-    pending.clear();
-  }
-  core::outcome run(core::principal who, core::command cmd) {
-    core::envelope e{who, who.actor(), "bench", std::move(cmd), std::nullopt};
-    auto o = core::decide(w, leases, s, e, now);
-    if (o.answer.error) {
-      std::fprintf(stderr, "refused: %s\n", o.answer.error->message.c_str());
-      std::exit(1);
-    }
-    record(std::move(o.events));
-    return o;
-  }
-};
 
 }  // namespace
 
@@ -86,10 +38,7 @@ int main(int argc, char** argv) {
   const size_t workers = argc > 2 ? std::stoul(argv[2]) : 64;
   auto dir = std::filesystem::temp_directory_path() / ("rederive_bench." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  log_builder b;
-  events::store_options fast;
-  fast.sync = false;  // building the log is not what is measured
-  b.store = events::event_store::open(dir.string(), fast);
+  log_builder b(dir.string());
   b.s.priority.max_jobs_per_user = 1u << 30;
   std::vector<std::string> users;
   for (int a = 0; a < 10; ++a) {

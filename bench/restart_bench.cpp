@@ -19,62 +19,22 @@
 #include <thread>
 #include <vector>
 
+#include "bench/log_builder.hpp"
 #include "core/decide.hpp"
 #include "core/world_snapshot.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 
 using namespace baton;
+using bench::log_builder;
+using bench::uuid_of;
 namespace C = core::commands;
 using clock_type = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string uuid_of(char kind, size_t n) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08zx-0000-4000-8000-%012zx", n, static_cast<size_t>(kind));
-  return buf;
-}
-
 double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
-
-struct builder {
-  std::unique_ptr<events::event_store> store;
-  core::world w;
-  core::lease_book leases;
-  core::scheduler_settings s;
-  core::time_us now = 1'700'000'000'000'000;
-  std::vector<events::append_command> pending;
-  uint64_t written = 0;
-
-  core::outcome run(core::principal who, core::command cmd) {
-    core::envelope e{who, who.actor(), "bench", std::move(cmd), std::nullopt};
-    auto o = core::decide(w, leases, s, e, now);
-    if (o.answer.error) {
-      std::fprintf(stderr, "refused: %s\n", o.answer.error->message.c_str());
-      std::exit(1);
-    }
-    core::decision d;
-    d.events = std::move(o.events);
-    for (const auto& ev : d.events) {
-      events::append_command c;
-      c.stream_id = ev.stream;
-      c.recorded_at_us = now;
-      c.events.push_back({ev.type, 1, events::to_payload(ev.payload)});
-      pending.push_back(std::move(c));
-    }
-    written += d.events.size();
-    core::apply(w, d, now);
-    if (pending.size() >= 10000) flush();
-    return o;
-  }
-  void flush() {
-    if (pending.empty()) return;
-    store->append(pending);
-    pending.clear();
-  }
-};
 
 // Starts batond on data_dir; seconds until it serves (its port file exists).
 double time_start(const std::string& data_dir, const std::string& work) {
@@ -114,10 +74,7 @@ int main(int argc, char** argv) {
   std::string work = (fs::temp_directory_path() / ("restart_bench." + std::to_string(getpid()))).string();
   std::string data = work + "/data";
   fs::create_directories(data);
-  builder b;
-  events::store_options fast;
-  fast.sync = false;  // building the log is not what is measured
-  b.store = events::event_store::open(data + "/eventlog", fast);
+  log_builder b(data + "/eventlog");
   auto admin = core::principal::operator_named("admin");
   auto t0 = clock_type::now();
   b.run(core::principal::loop(), C::recalculate_priorities{});

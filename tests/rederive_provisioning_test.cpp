@@ -9,29 +9,15 @@
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
 #include "replay/rederive.hpp"
-#include "support/temp_dir.hpp"
+#include "support/core_log.hpp"
 
 using namespace baton;
 
 namespace {
 
 // A log in a temp dir and the world it describes; each decision is recorded at its own time.
-struct logged_world {
-  test::temp_dir dir;
-  std::unique_ptr<events::event_store> store = events::event_store::open(dir.path());
-  core::world w;
-  void step(const core::decision& d, core::time_us at) {
-    std::vector<events::append_command> cmds;
-    for (const auto& e : d.events) {
-      events::append_command c;
-      c.stream_id = e.stream;
-      c.recorded_at_us = at;
-      c.events.push_back({e.type, 1, events::to_payload(e.payload)});
-      cmds.push_back(c);
-    }
-    for (const auto& r : store->append(cmds)) ASSERT_TRUE(r.ok());
-    core::apply(w, d, at);
-  }
+struct logged_world : test::core_log {
+  void step(const core::decision& d, core::time_us at) { record(d.events, at); }
 };
 
 constexpr core::time_us s_ = 1'000'000;

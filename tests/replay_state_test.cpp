@@ -9,25 +9,15 @@
 #include <sstream>
 
 #include "support/batond_process.hpp"
+#include "support/replay_tool.hpp"
 #include "support/ids.hpp"
 
 using namespace baton;
+using test::replay_tool;
 using nlohmann::json;
 
 namespace {
 
-struct tool_result {
-  int code;
-  std::string out, err;
-};
-
-tool_result replay_tool(const test::temp_dir& dir, std::vector<std::string> args) {
-  static int n = 0;
-  args.insert(args.begin(), BATON_REPLAY_PATH);
-  test::child_process p(args, dir / ("replay-" + std::to_string(++n)), {});
-  int code = test::exit_code(p.wait());
-  return {code, p.out(), p.err()};
-}
 
 std::vector<std::string> ids_of(const json& items, const char* key) {
   std::vector<std::string> out;

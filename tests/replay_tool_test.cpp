@@ -15,9 +15,11 @@
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 #include "support/batond_process.hpp"
+#include "support/replay_tool.hpp"
 #include "support/ids.hpp"
 
 using namespace baton;
+using test::replay_tool;
 using nlohmann::json;
 
 namespace {
@@ -58,18 +60,6 @@ void campaign(test::batond_process& d) {
   }
 }
 
-struct tool_result {
-  int code;
-  std::string out, err;
-};
-
-tool_result replay_tool(const test::temp_dir& dir, std::vector<std::string> args) {
-  static int n = 0;
-  args.insert(args.begin(), BATON_REPLAY_PATH);
-  test::child_process p(args, dir / ("replay-" + std::to_string(++n)), {});
-  int code = test::exit_code(p.wait());
-  return {code, p.out(), p.err()};
-}
 
 // Rewrites events from `from` to the log's end, changing `edit`'s events, with every hash
 // recomputed: a forger who knows the chain's rule.
@@ -106,7 +96,7 @@ struct replay_tool_test : ::testing::Test {
     campaign(d);
     ASSERT_EQ(d.stop(), 0) << d.err();
   }
-  tool_result run(std::vector<std::string> args) { return replay_tool(dir, std::move(args)); }
+  test::tool_result run(std::vector<std::string> args) { return replay_tool(dir, std::move(args)); }
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "support/batond_process.hpp"
-#include "support/rederive.hpp"
+#include "support/replay_tool.hpp"
 
 using namespace baton::test;
 using nlohmann::json;

@@ -13,7 +13,7 @@
 #include "slurm/sbatch_script.hpp"
 #include "slurm/subprocess.hpp"
 #include "support/batond_process.hpp"
-#include "support/rederive.hpp"
+#include "support/replay_tool.hpp"
 #include "support/sshd_process.hpp"
 
 using namespace baton::test;

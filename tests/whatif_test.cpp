@@ -4,9 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/decide.hpp"
-#include "events/payload.hpp"
 #include "replay/whatif.hpp"
-#include "support/temp_dir.hpp"
+#include "support/core_log.hpp"
 
 using namespace baton;
 namespace C = core::commands;
@@ -23,32 +22,7 @@ std::string uuid_of(char kind, size_t n) {
   return buf;
 }
 
-struct logged {
-  test::temp_dir dir;
-  std::unique_ptr<events::event_store> store = events::event_store::open(dir.path());
-  core::world w;
-  core::lease_book leases;
-  core::scheduler_settings s;
-
-  core::outcome run(core::principal who, core::command cmd, core::time_us now) {
-    core::envelope e{who, who.actor(), "t", std::move(cmd), std::nullopt};
-    auto o = core::decide(w, leases, s, e, now);
-    EXPECT_FALSE(o.answer.error) << o.answer.error->message;
-    std::vector<events::append_command> cmds;
-    for (const auto& ev : o.events) {
-      events::append_command c;
-      c.stream_id = ev.stream;
-      c.recorded_at_us = now;
-      c.events.push_back({ev.type, 1, events::to_payload(ev.payload)});
-      cmds.push_back(std::move(c));
-    }
-    if (!cmds.empty()) store->append(cmds);
-    core::decision d;
-    d.events = o.events;
-    core::apply(w, d, now);
-    return o;
-  }
-};
+using logged = test::core_log;
 
 core::priority_policy shares_policy() {
   core::priority_policy p;

@@ -6,9 +6,8 @@
 
 #include "core/decide.hpp"
 #include "core/world_snapshot.hpp"
-#include "events/payload.hpp"
 #include "replay/world_recovery.hpp"
-#include "support/temp_dir.hpp"
+#include "support/core_log.hpp"
 
 using namespace baton;
 namespace C = core::commands;
@@ -22,32 +21,12 @@ std::string uuid_of(char kind, size_t n) {
 }
 
 // A log written through the core, one decision per append, with the world kept beside it.
-struct logged {
-  test::temp_dir dir;
-  std::unique_ptr<events::event_store> store = events::event_store::open(dir.path());
-  core::world w;
-  core::lease_book leases;
-  core::scheduler_settings s;
+struct logged : test::core_log {
   core::time_us now = 1'700'000'000'000'000;
 
   core::outcome run(core::principal who, core::command cmd) {
     now += 1'000'000;
-    core::envelope e{who, who.actor(), "t", std::move(cmd), std::nullopt};
-    auto o = core::decide(w, leases, s, e, now);
-    std::vector<events::append_command> cmds;
-    for (const auto& ev : o.events) {
-      events::append_command c;
-      c.stream_id = ev.stream;
-      c.recorded_at_us = now;
-      c.events.push_back({ev.type, 1, events::to_payload(ev.payload)});
-      cmds.push_back(std::move(c));
-    }
-    if (!cmds.empty())
-      for (const auto& r : store->append(cmds)) EXPECT_TRUE(r.ok());
-    core::decision d;
-    d.events = o.events;
-    core::apply(w, d, now);
-    return o;
+    return core_log::run(who, std::move(cmd), now);
   }
   // Some work: jobs, a worker taking and finishing them, a recalculation.
   void work(size_t jobs, size_t& next) {
