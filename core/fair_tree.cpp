@@ -20,13 +20,6 @@ struct level_entry {
   std::vector<level_entry> children;
 };
 
-double subtree_usage(const share_node& n) {
-  if (n.user) return n.raw_usage;
-  double sum = 0;
-  for (const auto& c : n.children) sum += subtree_usage(c);
-  return sum;
-}
-
 uint32_t count_users(const share_node& n) {
   if (n.user) return 1;
   uint32_t count = 0;
@@ -55,8 +48,12 @@ std::vector<level_entry> level_children(const share_node& account, int depth) {
     e.node = &c;
     e.parent = &account.name;
     e.depth = depth;
-    e.usage = subtree_usage(c);
-    if (!c.user) e.children = level_children(c, depth + 1);
+    if (c.user) {
+      e.usage = c.raw_usage;
+    } else {
+      e.children = level_children(c, depth + 1);
+      for (const auto& child : e.children) e.usage += child.usage;  // the subtree's sum, from the level below
+    }
     shares += c.raw_shares;
     usage += e.usage;
     out.push_back(std::move(e));
