@@ -111,15 +111,7 @@ int run(const config::settings& settings, const run_options& opts) {
     world = std::move(r.world);
     recovered_snapshot_seq = r.snapshot_seq;
     // batond's own runs: the daemon stream alone, through its index (two events a run).
-    for (const auto& e : store->read_stream(stream, 1, SIZE_MAX)) {
-      events::event_view v;
-      v.seq = e.seq;
-      v.stream_id = e.stream_id;
-      v.type = e.type;
-      v.recorded_at_us = e.recorded_at_us;
-      v.payload = e.payload;
-      state = evolve(std::move(state), v);
-    }
+    for (const auto& e : store->read_stream(stream, 1, SIZE_MAX)) state = evolve(std::move(state), events::view_of(e));
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     spdlog::info("recovered {} events ({} from the snapshot at event {}, {} replayed after it; {} jobs, {} workers) from {} in {} ms "
                  "(chain verified from the snapshot on)",
@@ -164,17 +156,25 @@ int run(const config::settings& settings, const run_options& opts) {
       anchor_run = projections::run_projection(sys, log, anchors);
     }
     // State snapshots (projections/world_snapshots.hpp): the projection's own copy of the
-    // world starts as the recovered one; when events were replayed after the last snapshot,
-    // the copy is written too, so the next start replays nothing.
+    // world starts as the recovered one, decoded from the snapshot at the log's head (after a
+    // clean stop, the one recovery loaded); when events were replayed after the last
+    // snapshot, the recovered world is encoded and written first, so the next start replays
+    // nothing.
     projections::running_projection snapshot_run;
     if (settings.snapshot_every_events > 0) {
       try {
         uint64_t head = store->last_seq();
         std::string head_hash = head ? store->read(head, 1).front().hash : std::string();
-        auto bytes = core::encode_world_snapshot(world, head_hash);
-        if (head > recovered_snapshot_seq) {
-          store->put_snapshot(core::world_snapshot_name, {head, bytes});
-          projections::world_snapshots::keep_newest(*store, static_cast<size_t>(settings.snapshots_kept));
+        std::string bytes;
+        if (head > 0 && head == recovered_snapshot_seq)
+          if (auto at_head = store->snapshot_at_or_before(core::world_snapshot_name, head); at_head && at_head->seq == head)
+            bytes = std::move(at_head->data);
+        if (bytes.empty()) {
+          bytes = core::encode_world_snapshot(world, head_hash);
+          if (head > recovered_snapshot_seq) {
+            store->put_snapshot(core::world_snapshot_name, {head, bytes});
+            projections::world_snapshots::keep_newest(*store, static_cast<size_t>(settings.snapshots_kept));
+          }
         }
         snapshots = std::make_shared<projections::world_snapshots>(store, core::decode_world_snapshot(bytes).w, head, head_hash,
                                                                    static_cast<uint64_t>(settings.snapshot_every_events),

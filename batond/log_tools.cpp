@@ -2,28 +2,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <iostream>
 
 #include "events/event_store.hpp"
+#include "replay/open_log.hpp"
 #include "replay/rederive.hpp"
 
 namespace baton::daemon {
-namespace {
 
-std::unique_ptr<events::event_store> open_existing(const std::string& data_dir) {
-  std::string dir = data_dir + "/eventlog";
-  if (!std::filesystem::exists(dir)) throw events::store_error("no event log in " + dir);
-  events::store_options o;
-  o.read_only = true;  // beside a running batond, which holds the write lock
-  return events::event_store::open(dir, o);
-}
-
-}  // namespace
+using replay::open_log_read_only;
 
 int verify_log(const std::string& data_dir) {
   try {
-    auto store = open_existing(data_dir);
+    auto store = open_log_read_only(data_dir);
     auto r = store->verify();
     if (!r.ok) {
       std::cerr << "batond: event log damaged at event " << r.bad_seq << ": " << r.reason << "\n";
@@ -39,7 +30,7 @@ int verify_log(const std::string& data_dir) {
 
 int dump_log(const std::string& data_dir, uint64_t from, uint64_t limit) {
   try {
-    auto store = open_existing(data_dir);
+    auto store = open_log_read_only(data_dir);
     uint64_t n = 0;
     store->scan(from, 0, false, [&](const events::event_view& v) {
       std::cout << to_json(v.to_envelope()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -54,7 +45,7 @@ int dump_log(const std::string& data_dir, uint64_t from, uint64_t limit) {
 
 int rederive_log(const std::string& data_dir) {
   try {
-    auto store = open_existing(data_dir);
+    auto store = open_log_read_only(data_dir);
     auto r = replay::rederive_decisions(*store);
     for (const auto& p : r.problems) std::cerr << "mismatch: " << p << "\n";
     if (r.mismatches) {

@@ -24,25 +24,44 @@ std::string result::message() const {
   return "batond answered " + std::to_string(status) + (text.empty() ? "" : ": " + text);
 }
 
+namespace {
+
+httplib::Headers headers_of(const endpoint& e) {
+  httplib::Headers h = {{"X-API-Token", e.token}};
+  if (!e.operator_name.empty()) h.emplace("X-Baton-Operator", e.operator_name);
+  return h;
+}
+
+std::string transport_error(const httplib::Result& r, const endpoint& e) {
+  return httplib::to_string(r.error()) + " (" + e.host + ":" + std::to_string(e.port) + ")";
+}
+
+// A reply body as JSON, or as a JSON string when it is not JSON.
+nlohmann::json body_of(const std::string& text) {
+  if (text.empty()) return nullptr;
+  auto body = nlohmann::json::parse(text, nullptr, false);
+  return body.is_discarded() ? nlohmann::json(text) : body;
+}
+
+}  // namespace
+
 result call(const endpoint& e, const std::string& method, const std::string& path, const nlohmann::json& body) {
   httplib::Client c(e.host, e.port);
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(60, 0);
   c.set_tcp_nodelay(true);
-  httplib::Headers h = {{"X-API-Token", e.token}};
-  if (!e.operator_name.empty()) h.emplace("X-Baton-Operator", e.operator_name);
+  auto h = headers_of(e);
   std::string payload = body.is_null() ? "" : body.dump();
   httplib::Result r = method == "GET"      ? c.Get(path.c_str(), h)
                       : method == "DELETE" ? c.Delete(path.c_str(), h)
                                            : c.Post(path.c_str(), h, payload, "application/json");
   result out;
   if (!r) {
-    out.error = httplib::to_string(r.error()) + " (" + e.host + ":" + std::to_string(e.port) + ")";
+    out.error = transport_error(r, e);
     return out;
   }
   out.status = r->status;
-  out.body = r->body.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(r->body, nullptr, false);
-  if (out.body.is_discarded()) out.body = r->body;
+  out.body = body_of(r->body);
   return out;
 }
 
@@ -50,12 +69,10 @@ result download(const endpoint& e, const std::string& path, std::ostream& out) {
   httplib::Client c(e.host, e.port);
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(300, 0);
-  httplib::Headers h = {{"X-API-Token", e.token}};
-  if (!e.operator_name.empty()) h.emplace("X-Baton-Operator", e.operator_name);
   int status = 0;
   std::string error_body;
   httplib::Result r = c.Get(
-      path.c_str(), h,
+      path.c_str(), headers_of(e),
       [&](const httplib::Response& res) {
         status = res.status;
         return true;
@@ -69,14 +86,11 @@ result download(const endpoint& e, const std::string& path, std::ostream& out) {
       });
   result res;
   if (!r) {
-    res.error = httplib::to_string(r.error()) + " (" + e.host + ":" + std::to_string(e.port) + ")";
+    res.error = transport_error(r, e);
     return res;
   }
   res.status = r->status;
-  if (!error_body.empty()) {
-    res.body = nlohmann::json::parse(error_body, nullptr, false);
-    if (res.body.is_discarded()) res.body = error_body;
-  }
+  res.body = body_of(error_body);
   return res;
 }
 

@@ -16,6 +16,7 @@
 #include "core/job.hpp"
 #include "core/provisioning.hpp"
 #include "core/worker.hpp"
+#include "events/event_filter.hpp"
 
 namespace baton::core::commands {
 
@@ -147,9 +148,8 @@ struct list_operators {};
 // GET /audit/export: the log's events with their hashes (replay/audit_export.hpp). Answered
 // from the log by the HTTP layer once the caller is settled; the scheduler never sees it.
 struct audit_export {
-  std::optional<time_us> from, to;  // recorded_at within [from, to]
-  std::string stream, type, actor;  // exact matches ("" any)
-  bool csv = false;                 // else JSON lines
+  events::event_filter filter;
+  bool csv = false;  // else JSON lines
 };
 
 }  // namespace baton::core::commands

@@ -77,6 +77,12 @@ bool on_configured_cluster(const scheduler_settings& s, const worker& wk) {
 
 std::string slurm_id_of(const worker& wk) { return wk.provider_id.substr(wk.provider_id.find(':') + 1); }
 
+// A Slurm worker silent this long is reaped without waiting for squeue's word (the silence
+// counts from no earlier than the start-up grace, as leases do).
+bool silent_past_cap(const scheduler_settings& s, time_us last_heartbeat, time_us now) {
+  return now - std::max(last_heartbeat, s.liveness.grace_from_us) >= s.hpc_silent_cap_us;
+}
+
 // The lease facts a reap rests on, recorded with it (rereap() decides it again from them):
 // the staleness rule in force, and for a Slurm worker reaped without squeue's word the cap
 // on its silence; for one reaped on squeue's word, that squeue did not list its allocation.
@@ -693,7 +699,7 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
     // Its allocation may still run (a network blip, a busy login node): requeueing now
     // could put the job on two workers. The cluster actor's squeue check decides, unless
     // the silence has gone on too long.
-    if (slurm && now - std::max(lease, s.liveness.grace_from_us) < s.hpc_silent_cap_us) continue;
+    if (slurm && !silent_past_cap(s, lease, now)) continue;
     append(out, reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout", s));
   }
   append(out, decide_unconfigured_placeholders(w, s.clusters));
@@ -716,7 +722,7 @@ decision rereap(const world& w, const std::string& worker_id, const json& record
   auto last = events::parse_time_us(recorded.value("last_heartbeat_at", ""));
   const std::string why = recorded.value("why", "");
   if (!last || s.liveness.fresh(*last, now)) return {};  // the one staleness rule: not stale, no reap
-  if (why == "silent_past_cap" && now - std::max(*last, s.liveness.grace_from_us) < s.hpc_silent_cap_us) return {};
+  if (why == "silent_past_cap" && !silent_past_cap(s, *last, now)) return {};
   if (why == "allocation_gone" && facts->value("squeue_listed", true)) return {};
   if (why != "silent_past_cap" && why != "allocation_gone" && why != "heartbeat_timeout") return {};
   return reap_one(w, *wk, *last, now, why, s);

@@ -48,6 +48,23 @@ std::optional<event_view> decode(std::string_view s) {
   return v;
 }
 
+event_view view_of(const event_envelope& e) {
+  event_view v;
+  v.seq = e.seq;
+  v.stream_id = e.stream_id;
+  v.stream_version = e.stream_version;
+  v.type = e.type;
+  v.schema_version = e.schema_version;
+  v.recorded_at_us = e.recorded_at_us;
+  v.correlation_id = e.correlation_id;
+  v.causation_id = e.causation_id;
+  v.actor = e.actor;
+  v.command_id = e.command_id;
+  v.payload = e.payload;
+  v.hash = e.hash;
+  return v;
+}
+
 event_envelope event_view::to_envelope() const {
   event_envelope e;
   e.seq = seq;

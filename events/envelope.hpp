@@ -50,6 +50,10 @@ struct event_view {
   event_envelope to_envelope() const;
 };
 
+// A view of an envelope's fields, valid while the envelope lives (body is empty: an envelope
+// keeps no encoded bytes).
+event_view view_of(const event_envelope& e);
+
 // Encodes everything but the hash (the bytes the hash covers).
 std::string encode_body(const event_envelope& e);
 // Encodes body + hash; e.hash must already be set.

@@ -327,18 +327,12 @@ void add_api_routes(router& s, api_context ctx) {
     if (!e) return;
     if (!ctx.log) return refuse(res, {core::error_kind::unavailable, "log_unavailable", "the event log is not open", {}, ""});
     const auto& q = std::get<C::audit_export>(e->cmd);
-    replay::export_filter f;
-    f.from_us = q.from;
-    f.to_us = q.to;
-    f.stream = q.stream;
-    f.type = q.type;
-    f.actor = q.actor;
     // Built whole, then sent (the server sends whole bodies): a bound keeps one export from
     // taking the login node's memory. Narrower exports (from/to, stream, type) stay under it.
     constexpr size_t max_export_bytes = size_t{512} << 20;
     std::ostringstream out;
     try {
-      auto summary = replay::export_log(*ctx.log, f, q.csv ? replay::export_format::csv : replay::export_format::jsonl, out);
+      auto summary = replay::export_log(*ctx.log, q.filter, q.csv ? replay::export_format::csv : replay::export_format::jsonl, out);
       if (out.tellp() > static_cast<std::streamoff>(max_export_bytes))
         return refuse(res, {core::error_kind::invalid, "export_too_large",
                             "the export of " + std::to_string(summary.count) + " events exceeds 512 MiB: narrow it with from and to",

@@ -148,14 +148,15 @@ C::list_jobs list_jobs(const request& req) {
 
 C::audit_export audit_export(const request& req) {
   C::audit_export c;
-  for (auto [name, out] : {std::pair<const char*, std::optional<core::time_us>*>{"from", &c.from}, {"to", &c.to}}) {
+  auto& f = c.filter;
+  for (auto [name, out] : {std::pair<const char*, std::optional<int64_t>*>{"from", &f.from_us}, {"to", &f.to_us}}) {
     if (!req.has_param(name)) continue;
     auto text = req.get_param_value(name);
     *out = events::parse_time_us(text);
     if (!*out) throw invalid_field(name, std::string(name) + " must be an RFC 3339 time with an offset, got '" + text + "'");
   }
-  if (c.from && c.to && *c.from > *c.to) throw invalid_field("to", "to must not be before from");
-  for (auto [name, out] : {std::pair<const char*, std::string*>{"stream", &c.stream}, {"type", &c.type}, {"actor", &c.actor}}) {
+  if (f.from_us && f.to_us && *f.from_us > *f.to_us) throw invalid_field("to", "to must not be before from");
+  for (auto [name, out] : {std::pair<const char*, std::string*>{"stream", &f.stream}, {"type", &f.type}, {"actor", &f.actor}}) {
     if (!req.has_param(name)) continue;
     *out = req.get_param_value(name);
     if (out->empty() || out->size() > 200) throw invalid_field(name, std::string(name) + " must be 1 to 200 characters");

@@ -19,15 +19,6 @@ const std::vector<std::string> csv_columns{"seq",        "stream",   "stream_ver
                                            "recorded_at", "recorded_at_us", "correlation_id", "causation_id", "actor",
                                            "command_id", "payload",  "prev_hash",      "hash"};
 
-bool matches(const events::event_view& e, const export_filter& f) {
-  if (f.from_us && e.recorded_at_us < *f.from_us) return false;
-  if (f.to_us && e.recorded_at_us > *f.to_us) return false;
-  if (!f.stream.empty() && e.stream_id != f.stream) return false;
-  if (!f.type.empty() && e.type != f.type) return false;
-  if (!f.actor.empty() && e.actor != f.actor) return false;
-  return true;
-}
-
 json record_of(const events::event_view& e, const std::string& prev_hash) {
   return {{"seq", e.seq},
           {"stream", std::string(e.stream_id)},
@@ -118,16 +109,6 @@ std::string hash_of_fields(const json& r) {
 
 }  // namespace
 
-json to_json(const export_filter& f) {
-  json out = json::object();
-  if (f.from_us) out["from"] = events::format_time_us(*f.from_us);
-  if (f.to_us) out["to"] = events::format_time_us(*f.to_us);
-  if (!f.stream.empty()) out["stream"] = f.stream;
-  if (!f.type.empty()) out["type"] = f.type;
-  if (!f.actor.empty()) out["actor"] = f.actor;
-  return out;
-}
-
 export_summary export_log(const events::event_store& store, const export_filter& f, export_format format,
                           std::ostream& out, const progress_fn& progress) {
   export_summary s;
@@ -139,7 +120,7 @@ export_summary export_log(const events::event_store& store, const export_filter&
   }
   store.scan(1, 0, true, [&](const events::event_view& e) {
     if (progress) progress(e.seq);
-    if (matches(e, f)) {
+    if (f.matches(e)) {
       auto r = record_of(e, prev);
       if (format == export_format::jsonl) {
         out << r.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
@@ -262,19 +243,14 @@ export_verify_report verify_export(const std::string& path, const events::event_
   }
   if (store) {
     rep.checked_against_log = true;
-    export_filter f;
-    auto fj = trailer && trailer->is_object() ? trailer->value("filters", json::object()) : json::object();
-    if (fj.contains("from")) f.from_us = events::parse_time_us(fj["from"].get<std::string>());
-    if (fj.contains("to")) f.to_us = events::parse_time_us(fj["to"].get<std::string>());
-    f.stream = fj.value("stream", "");
-    f.type = fj.value("type", "");
-    f.actor = fj.value("actor", "");
+    auto f = events::event_filter_from_json(trailer && trailer->is_object() ? trailer->value("filters", json::object())
+                                                                           : json::object());
     uint64_t last = trailer && trailer->is_object() ? trailer->value("last_seq", uint64_t{0}) : 0;
     store->scan(1, last, true, [&](const events::event_view& e) {
       auto it = hash_at.find(e.seq);
       if (it != hash_at.end() && it->second != events::to_hex(e.hash))
         problem(0, e.seq, "record " + std::to_string(e.seq) + " differs from the log's event");
-      if (matches(e, f) && it == hash_at.end())
+      if (f.matches(e) && it == hash_at.end())
         problem(0, e.seq, "the log's event " + std::to_string(e.seq) + " matches the export's filters but is missing");
       return true;
     });

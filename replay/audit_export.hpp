@@ -12,17 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "events/event_filter.hpp"
 #include "events/event_store.hpp"
 #include "replay/log_verify.hpp"
 
 namespace baton::replay {
 
-struct export_filter {
-  std::optional<int64_t> from_us, to_us;  // recorded_at within [from, to]
-  std::string stream, type, actor;        // exact matches ("" any)
-  bool empty() const { return !from_us && !to_us && stream.empty() && type.empty() && actor.empty(); }
-};
-nlohmann::json to_json(const export_filter& f);
+using export_filter = events::event_filter;
 
 enum class export_format { jsonl, csv };
 

@@ -1,27 +1,19 @@
 #include "replay/log_commands.hpp"
 
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "replay/job_story.hpp"
-#include "config/config.hpp"
 #include "replay/log_verify.hpp"
+#include "replay/open_log.hpp"
 #include "replay/rederive.hpp"
+#include "replay/simulate_command.hpp"
 
 namespace baton::replay {
 
 using nlohmann::json;
 
 namespace {
-
-std::unique_ptr<events::event_store> open_log(const std::string& data_dir) {
-  std::string dir = data_dir + "/eventlog";
-  if (!std::filesystem::exists(dir)) throw events::store_error("no event log in " + dir);
-  events::store_options o;
-  o.read_only = true;  // beside a running batond, which holds the write lock
-  return events::event_store::open(dir, o);
-}
 
 std::vector<chain_anchor_line> anchors_of(const std::string& data_dir) {
   return read_anchors(data_dir + "/anchors.jsonl");
@@ -42,7 +34,7 @@ int guarded(Fn fn) {
 
 int verify_command(const log_options& o) {
   return guarded([&] {
-    auto store = open_log(o.data_dir);
+    auto store = open_log_read_only(o.data_dir);
     auto r = [&] {
       progress_bar bar("verify", store->last_seq());  // cleared before anything is printed
       return verify_log(*store, anchors_of(o.data_dir), bar.fn());
@@ -61,7 +53,7 @@ int verify_command(const log_options& o) {
 
 int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
   return guarded([&] {
-    auto store = open_log(o.data_dir);
+    auto store = open_log_read_only(o.data_dir);
     auto r = [&] {
       progress_bar bar("rederive", to ? to : store->last_seq());  // cleared before anything is printed
       return rederive_decisions(*store, {from, to}, bar.fn());
@@ -104,7 +96,7 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
 
 int state_command(const log_options& o, const state_query& q) {
   return guarded([&] {
-    auto store = open_log(o.data_dir);
+    auto store = open_log_read_only(o.data_dir);
     auto state = [&] {
       progress_bar bar("state", q.seq.value_or(store->last_seq()));  // cleared before anything is printed
       return state_at(*store, q, bar.fn());
@@ -116,7 +108,7 @@ int state_command(const log_options& o, const state_query& q) {
 
 int history_command(const log_options& o, const std::string& job_id) {
   return guarded([&] {
-    auto store = open_log(o.data_dir);
+    auto store = open_log_read_only(o.data_dir);
     auto story = [&] {
       progress_bar bar("history", store->last_seq());  // cleared before anything is printed
       return job_story(*store, job_id, bar.fn());
@@ -131,11 +123,8 @@ int history_command(const log_options& o, const std::string& job_id) {
 
 int whatif_command(const log_options& o, const whatif_options& w) {
   return guarded([&] {
-    if (!std::filesystem::exists(w.config_path)) throw std::runtime_error("--config: no such file " + w.config_path);
-    auto loaded = config::load(w.config_path, config::process_env());
-    if (!loaded.value) throw std::runtime_error(loaded.error->what());
-    const auto& policy = loaded.value->priority;
-    auto store = open_log(o.data_dir);
+    const auto policy = load_policy(w.config_path);
+    auto store = open_log_read_only(o.data_dir);
     auto r = run_whatif(*store, policy, w.policy.empty() ? core::policy_name(policy) : w.policy, w);
     if (o.json)
       std::cout << r.dump(2) << "\n";
@@ -147,7 +136,7 @@ int whatif_command(const log_options& o, const whatif_options& w) {
 
 int export_command(const log_options& o, const export_filter& f, export_format format, const std::string& out_path) {
   return guarded([&] {
-    auto store = open_log(o.data_dir);
+    auto store = open_log_read_only(o.data_dir);
     if (out_path.empty() || out_path == "-") {
       export_log(*store, f, format, std::cout);
       return 0;
@@ -170,7 +159,7 @@ int verify_export_command(const log_options& o, const std::string& path) {
     std::unique_ptr<events::event_store> store;
     std::vector<chain_anchor_line> anchors;
     if (!o.data_dir.empty()) {
-      store = open_log(o.data_dir);
+      store = open_log_read_only(o.data_dir);
       anchors = anchors_of(o.data_dir);
     }
     auto r = verify_export(path, store.get(), anchors);

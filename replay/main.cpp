@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "events/envelope.hpp"
-#include "config/config.hpp"
 #include "replay/log_commands.hpp"
 #include "replay/whatif.hpp"
 #include "replay/simulate_command.hpp"
@@ -114,7 +113,6 @@ int main(int argc, char** argv) {
   if (*history_cmd) return history_command(log, history_job);
   if (*whatif_cmd) {
     if (!parse_time(wi_from, wi.from_us, "--from") || !parse_time(wi_to, wi.to_us, "--to")) return 2;
-    wi.data_dir = log.data_dir;
     return whatif_command(log, wi);
   }
   try {

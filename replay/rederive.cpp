@@ -23,6 +23,18 @@ json to_json(const divergence& d) {
           {"recorded", d.recorded}, {"rederived", d.rederived}, {"diff", d.diff}};
 }
 
+namespace {
+
+bool is_provisioning(std::string_view type) { return type == "worker.placeholder_created" || type == "cloud.scaled"; }
+
+// What a provisioning event records as decided: a placeholder's submission plan, or the
+// Salad scaling itself.
+json provisioning_record_of(std::string_view type, const json& payload) {
+  return type == "cloud.scaled" ? payload : payload.value("plan", json::object());
+}
+
+}  // namespace
+
 rederive_report rederive_decisions(const events::event_store& store, rederive_range range, const progress_fn& progress) {
   rederive_report r;
   const uint64_t to = range.to;
@@ -42,9 +54,8 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     if (e.type == "scheduler.plan_made") {
       auto in = core::plan_inputs_of(events::from_payload(e.payload));
       snapshot_at[in.based_on].emplace_back(e.seq, std::move(in));
-    } else if (e.type == "worker.placeholder_created" || e.type == "cloud.scaled") {
-      auto p = events::from_payload(e.payload);
-      json record = e.type == "cloud.scaled" ? p : p.value("plan", json::object());
+    } else if (is_provisioning(e.type)) {
+      json record = provisioning_record_of(e.type, events::from_payload(e.payload));
       if (auto point = core::basis_point(record))
         provisioning_at[*point].push_back({e.seq, e.type == "cloud.scaled", std::move(record)});
     }
@@ -110,9 +121,9 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         expected.assign(std::make_move_iterator(again.events.begin() + 1), std::make_move_iterator(again.events.end()));
       }
     }
-    if (type == "worker.placeholder_created" || type == "cloud.scaled") {
+    if (is_provisioning(type)) {
       const bool salad = type == "cloud.scaled";
-      json recorded = salad ? payload : payload.value("plan", json::object());
+      json recorded = provisioning_record_of(type, payload);
       auto again = redecided.find(e.seq);
       if (again == redecided.end()) {
         ++r.unchecked;  // no basis recorded (an older log), or decided before the range began

@@ -1,6 +1,7 @@
 #include "replay/simulate_command.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <ostream>
 #include <stdexcept>
 
@@ -12,15 +13,18 @@ namespace baton::replay {
 
 using nlohmann::json;
 
+core::priority_policy load_policy(const std::string& config_path) {
+  if (!std::filesystem::exists(config_path)) throw std::runtime_error("--config: no such file " + config_path);
+  auto loaded = config::load(config_path, config::process_env());
+  if (!loaded.value) throw std::runtime_error(loaded.error->what());
+  return loaded.value->priority;
+}
+
 json run_simulation(const simulate_options& o) {
   swf_filter filter;
   if (!swf_filter_from(o.filter, filter)) throw std::runtime_error("--filter: expected sc15 or batsim, got '" + o.filter + "'");
   sim_settings s;
-  if (!o.config_path.empty()) {
-    auto loaded = config::load(o.config_path, config::process_env());
-    if (!loaded.value) throw std::runtime_error(loaded.error->what());
-    s.policy = loaded.value->priority;
-  }
+  if (!o.config_path.empty()) s.policy = load_policy(o.config_path);
   if (!sim_policy_from(o.policy, s))
     throw std::runtime_error("--policy: expected fifo, easy, conservative, multifactor or lattice:<profile>, got '" +
                              o.policy + "'");

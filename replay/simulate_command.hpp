@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "core/priority_policy.hpp"
 #include "replay/swf.hpp"
 
 namespace baton::replay {
@@ -18,6 +19,11 @@ struct simulate_options {
   std::string config_path;           // batond's config: the scheduling weights for multifactor and Lattice
   bool json = false;
 };
+
+// The scheduling: and accounts: sections of a batond config named on the command line
+// (simulate and whatif --config). Throws std::runtime_error naming the file when it does not
+// exist or does not load.
+core::priority_policy load_policy(const std::string& config_path);
 
 // The whole result, as recorded: the trace (path, sha256), capacity, filter, the formulas and
 // the tie-break rule beside the metrics. Throws std::runtime_error with a message for people.

@@ -36,7 +36,7 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
                               std::optional<int64_t> to_us);
 
 struct whatif_options {
-  std::string data_dir, config_path;
+  std::string config_path;
   std::string policy;                  // "" : the config's scheduling.policy
   std::optional<int64_t> from_us, to_us;
   int64_t gpus = 0;                    // 0: the recorded capacity
