@@ -1,5 +1,6 @@
 // baton-replay: the log and the scheduler, offline. Reads a data dir (beside a running batond:
-// the log is opened read-only) or an SWF trace; never writes to either. docs/replay.md.
+// the log is opened read-only) or an SWF trace; never writes to either (simulate --log writes
+// a new log of its own). docs/replay.md.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--backfill", sim.backfill, "none | easy | conservative (default: the policy's)");
   simulate_cmd->add_option("--filter", sim.filter, "sc15 | batsim: which jobs of the trace run, and how");
   simulate_cmd->add_option("--config", sim.config_path, "batond config whose scheduling: section sets the weights");
+  simulate_cmd->add_option("--log", sim.log_dir, "also write the simulation as a baton event log under this new data dir");
   simulate_cmd->add_flag("--json", sim.json, "the whole result as JSON");
 
   CLI11_PARSE(app, argc, argv);

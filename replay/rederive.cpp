@@ -13,6 +13,7 @@
 #include "core/provisioning_basis.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
+#include "replay/sim_log.hpp"
 
 namespace baton::replay {
 
@@ -87,6 +88,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   };
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
+  sim_rederiver sim;
   store.scan(1, to, true, [&](const events::event_view& e) {
     if (progress) progress(e.seq);
     const bool check = e.seq >= range.from;
@@ -94,6 +96,13 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     take_snapshots();  // the world as it was before this event: w.applied events in
     auto payload = events::from_payload(e.payload);
     std::string stream(e.stream_id), type(e.type);
+    if (sim_rederiver::handles(type)) {  // a simulation's log (baton-replay simulate --log)
+      auto v = sim.on(type, payload, e.recorded_at_us, check);
+      if (v.decision) ++r.decisions, ++r.sim_passes;
+      if (v.what) mismatch(e, *v.what, v.recorded, v.rederived);
+      core::apply(w, stream, type, payload, e.recorded_at_us);
+      return true;
+    }
     if (!check) {
       core::apply(w, stream, type, payload, e.recorded_at_us);
       return true;
@@ -199,6 +208,16 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     core::apply(w, stream, type, payload, e.recorded_at_us);
     return true;
   });
+  if (to == 0) {  // the simulation's last timestamp: its pass, if one was due, must be logged
+    auto v = sim.at_end();
+    if (v.decision) ++r.decisions, ++r.sim_passes;
+    if (v.what) {
+      ++r.mismatches;
+      r.problems.push_back("at the log's end: " + *v.what);
+      r.divergences.push_back({store.last_seq(), "sim/run", "sim.pass_decided", *v.what, v.recorded, v.rederived,
+                               json::diff(v.recorded, v.rederived)});
+    }
+  }
   if (!expected.empty() && to == 0) {  // (a range may end inside a decision's events)
     ++r.mismatches;
     r.problems.push_back("event " + std::to_string(r.events) + ": the log ends before the preemption decision's " +

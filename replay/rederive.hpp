@@ -9,7 +9,8 @@
 // must follow it exactly as re-derived. Provisioning decisions (a Slurm submission plan, a
 // Salad replica target) are decided again on the world at the point their basis names; each
 // reap is decided again from the lease facts it recorded, and the job events it caused must
-// follow it as re-derived.
+// follow it as re-derived. A simulation's log (replay/sim_log.hpp) has its passes decided
+// again on the simulated machine folded from its facts.
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct rederive_report {
   uint64_t provisioning_plans = 0;  // of which Slurm submission plans (one per placeholder made)
   uint64_t salad_targets = 0;       // of which Salad replica targets
   uint64_t reaps = 0;               // of which reaps
+  uint64_t sim_passes = 0;          // of which passes of a simulation (a log written by simulate --log)
   uint64_t unchecked = 0;  // recorded before their basis was (older logs): replayed, not re-derived
   uint64_t mismatches = 0;
   std::vector<std::string> problems;     // the first few mismatches, one line each

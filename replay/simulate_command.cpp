@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 
 #include "config/config.hpp"
 #include "replay/sim_metrics.hpp"
+#include "replay/sim_log.hpp"
 #include "replay/simulator.hpp"
 
 namespace baton::replay {
@@ -37,8 +39,24 @@ json run_simulation(const simulate_options& o) {
   s.capacity = o.procs > 0 ? o.procs : trace.max_procs;
   if (s.capacity <= 0) throw std::runtime_error(o.swf_path + " names no MaxProcs: give --procs");
   auto jobs = filter_jobs(trace, filter, s.capacity);
+  json about = {{"trace", {{"path", o.swf_path}, {"sha256", trace.sha256}}},
+                {"filter", to_string(filter)},
+                {"policy", o.policy}};
+  std::unique_ptr<events::event_store> store;
+  std::unique_ptr<sim_log_writer> writer;
+  if (!o.log_dir.empty()) {
+    const auto dir = std::filesystem::path(o.log_dir) / "eventlog";
+    if (std::filesystem::exists(dir) && !std::filesystem::is_empty(dir))
+      throw std::runtime_error("--log: " + dir.string() + " already holds a log; name a new directory");
+    std::filesystem::create_directories(o.log_dir);
+    events::store_options fast;
+    fast.sync = false;  // made durable once, at the end
+    store = events::event_store::open(dir.string(), fast);
+    writer = std::make_unique<sim_log_writer>(*store, s, about);
+  }
   auto t0 = std::chrono::steady_clock::now();
-  auto result = simulate(jobs, s);
+  auto result = simulate(jobs, s, writer.get());
+  const uint64_t logged = writer ? writer->finish() : 0;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto m = measure(result.jobs, s.capacity);
 
@@ -68,6 +86,7 @@ json run_simulation(const simulate_options& o) {
   out["metrics"] = to_json(m);
   out["simulation"] = {{"passes", result.passes}, {"recalculations", result.recalculations}, {"seconds", seconds}};
   if (!result.notes.empty()) out["notes"] = result.notes;
+  if (writer) out["log"] = {{"dir", o.log_dir}, {"events", logged}};
   return out;
 }
 
@@ -86,6 +105,9 @@ void print_simulation(std::ostream& out, const json& r) {
       << "flow       mean " << m["mean_flow_seconds"] << " s\n"
       << "machine    utilization " << m["utilization"] << ", makespan " << m["makespan_seconds"] << " s\n"
       << "simulated  in " << r["simulation"]["seconds"] << " s (" << r["simulation"]["passes"] << " planner passes)\n";
+  if (r.contains("log"))
+    out << "log        " << r["log"]["events"] << " events in " << r["log"]["dir"].get<std::string>()
+        << "/eventlog (baton-replay rederive --data-dir " << r["log"]["dir"].get<std::string>() << ")\n";
 }
 
 }  // namespace baton::replay

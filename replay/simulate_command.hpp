@@ -17,6 +17,7 @@ struct simulate_options {
   std::string backfill;              // "": the policy's own; none | easy | conservative
   std::string filter = "batsim";     // sc15 | batsim
   std::string config_path;           // batond's config: the scheduling weights for multifactor and Lattice
+  std::string log_dir;               // "": no log; else the simulation is written as <log_dir>/eventlog
   bool json = false;
 };
 

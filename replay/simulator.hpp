@@ -57,7 +57,21 @@ struct sim_result {
   std::vector<std::string> notes;    // jobs that could never run (more processors than the machine)
 };
 
+struct sim_pass;
+class sim_machine;
+
+// What a simulation did, fact by fact, for whoever records it (replay/sim_log.hpp).
+class sim_observer {
+ public:
+  virtual ~sim_observer() = default;
+  virtual void arrived(const sim_job&) {}
+  virtual void refused(const sim_job&, const std::string& /*why*/) {}
+  virtual void ended(const sim_job&, int64_t /*at*/) {}
+  // A pass that ran the planner, already in force; `m` maps its machine indexes to jobs.
+  virtual void passed(const sim_pass&, const sim_machine& /*m*/) {}
+};
+
 // Jobs need not be sorted; a job asking for more than the capacity never runs (noted).
-sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s);
+sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s, sim_observer* observer = nullptr);
 
 }  // namespace baton::replay

@@ -1,7 +1,8 @@
 // baton-replay on a real batond's log: verify, rederive (100 %, then a flipped decision field
 // reported at its sequence with a field-by-field diff), the audit export in both formats and
 // verify-export catching a changed, a removed and an inserted record, and the chain anchors
-// catching a tail rewritten with every hash recomputed.
+// catching a tail rewritten with every hash recomputed; and simulate --log, whose log
+// rederives at 100 %.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -225,4 +226,31 @@ TEST_F(replay_tool_test, ATailRewrittenAfterAnAnchorIsCaughtThoughEveryHashWasRe
   EXPECT_EQ(run({"verify-export", after}).code, 0);
   EXPECT_EQ(run({"verify-export", after, "--data-dir", data}).code, 1);
   EXPECT_EQ(run({"verify-export", before, "--data-dir", data}).code, 1);
+}
+
+// simulate --log: the simulation written as a log under a new data dir, which rederive checks
+// at 100 %; a second run refuses to write into it.
+TEST(replay_tool_simulate, TheSimulationsLogRederivesAndIsNeverOverwritten) {
+  test::temp_dir dir;
+  const std::string data_dir = dir / "sim";
+  const std::string trace = std::string(SWF_DATA_DIR) + "/KTH-SP2-1996-2-original.swf.gz";
+  auto sim = replay_tool(dir, {"simulate", "--swf", trace, "--filter", "sc15", "--policy", "multifactor", "--log", data_dir, "--json"});
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  auto result = json::parse(sim.out);
+  ASSERT_TRUE(result.contains("log"));
+  EXPECT_GT(result["log"]["events"].get<uint64_t>(), 28481u) << "every arrival, end and pass";
+
+  auto again = replay_tool(dir, {"rederive", "--data-dir", data_dir, "--json"});
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  auto report = json::parse(again.out);
+  EXPECT_TRUE(report["ok"].get<bool>());
+  EXPECT_EQ(report["simulation_passes"], result["simulation"]["passes"]);
+  EXPECT_EQ(report["events"], result["log"]["events"]);
+
+  auto verify = replay_tool(dir, {"verify", "--data-dir", data_dir});
+  EXPECT_EQ(verify.code, 0) << verify.out << verify.err;
+
+  auto twice = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "easy", "--log", data_dir});
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("already holds a log"), std::string::npos) << twice.err;
 }

@@ -1,0 +1,285 @@
+#include "replay/sim_machine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "core/backfill.hpp"
+#include "core/fair_tree.hpp"
+#include "core/lattice.hpp"
+#include "core/multifactor.hpp"
+#include "core/usage.hpp"
+
+namespace baton::replay {
+
+using core::time_us;
+
+namespace {
+constexpr time_us us = 1'000'000;
+}  // namespace
+
+// Fair share as the live scheduler keeps it (core/priority.cpp), for the trace's associations:
+// each group an account under root, each user under its group (one share each unless the
+// settings give others); usage is processor-seconds, decayed with the policy's half-life. An
+// association joins the tree with its first job, as a site adds a user when they arrive
+// (users still to come would otherwise all tie at the top of the ranking); a recalculation
+// fills in usage and ranks the tree.
+class sim_machine::share_book {
+ public:
+  using key = std::pair<int64_t, int64_t>;  // group, user
+
+  share_book(time_us half_life, const std::map<int64_t, uint32_t>& group_shares, const std::map<key, uint32_t>& user_shares)
+      : half_life_(half_life), group_shares_(group_shares), user_shares_(user_shares) {}
+
+  // The association of (group, user), added to the tree if it is new.
+  size_t join(int64_t group, int64_t user) {
+    auto [it, added] = index_of_.emplace(key{group, user}, closed_.size());
+    if (added) {
+      closed_.emplace_back();
+      usage_.push_back(0);
+      shape_changed_ = true;
+    }
+    return it->second;
+  }
+
+  void close_segment(size_t a, int64_t procs, int64_t start, int64_t end) {
+    auto& u = closed_[a];
+    time_us e = end * us;
+    u.usage = core::decay(u.usage, u.as_of, std::max(u.as_of, e), half_life_) +
+              core::decayed_gpu_seconds(static_cast<int>(procs), start * us, e, e, half_life_);
+    u.as_of = std::max(u.as_of, e);
+  }
+
+  struct figures {
+    double fair_share = 0, target = 0, actual = 0;
+  };
+  // Every association's figures at `now`; open: the running jobs' (association, procs, start).
+  const std::vector<figures>& at(int64_t now, const std::vector<std::tuple<size_t, int64_t, int64_t>>& open) {
+    if (shape_changed_) rebuild();
+    for (size_t a = 0; a < closed_.size(); ++a)
+      usage_[a] = core::decay(closed_[a].usage, closed_[a].as_of, std::max(closed_[a].as_of, now * us), half_life_);
+    for (const auto& [a, procs, start] : open)
+      usage_[a] += core::decayed_gpu_seconds(static_cast<int>(procs), start * us, now * us, now * us, half_life_);
+    double total = 0;
+    size_t leaf = 0;  // leaves in tree order
+    for (auto& g : root_.children)
+      for (auto& u : g.children) {
+        u.raw_usage = usage_[leaves_[leaf++]];
+        total += u.raw_usage;
+      }
+    figures_.assign(closed_.size(), figures{});
+    std::vector<double> path;  // target share down the walk, as core/priority.cpp takes it
+    for (const auto& r : core::fair_tree(root_)) {
+      path.resize(static_cast<size_t>(r.depth));
+      double target = (r.depth ? path.back() : 1.0) * r.norm_shares;
+      path.push_back(target);
+      if (r.user.empty()) continue;
+      size_t position = 0;
+      for (char c : r.user) position = position * 10 + static_cast<size_t>(c - '0');  // the leaf's name is its place
+      figures_[leaves_[position]] = {r.fair_share, target, total > 0 ? r.raw_usage / total : 0};
+    }
+    return figures_;
+  }
+
+ private:
+  // The tree of the associations present, groups and their users in id order. Leaves are named
+  // by their place in that order, zero-padded: the names sort as (group, user) do, so Fair
+  // Tree's ties (broken on names) fall as they would on the ids, and a row maps back at once.
+  void rebuild() {
+    shape_changed_ = false;
+    root_ = core::share_node{};
+    root_.name = "root";
+    leaves_.clear();
+    for (const auto& [k, a] : index_of_) {
+      std::string group = "g" + std::to_string(k.first);
+      if (root_.children.empty() || root_.children.back().name != group) {
+        core::share_node g;
+        g.name = group;
+        if (auto it = group_shares_.find(k.first); it != group_shares_.end()) g.raw_shares = it->second;
+        root_.children.push_back(std::move(g));
+      }
+      char name[24];
+      std::snprintf(name, sizeof name, "%012zu", leaves_.size());
+      core::share_node leaf;
+      leaf.name = name;
+      leaf.user = true;
+      if (auto it = user_shares_.find(k); it != user_shares_.end()) leaf.raw_shares = it->second;
+      root_.children.back().children.push_back(std::move(leaf));
+      leaves_.push_back(a);
+    }
+  }
+
+  struct closed_usage {
+    double usage = 0;
+    time_us as_of = 0;
+  };
+  time_us half_life_;
+  std::map<int64_t, uint32_t> group_shares_;
+  std::map<key, uint32_t> user_shares_;
+  std::map<key, size_t> index_of_;  // (group, user) -> association, in the tree's order
+  bool shape_changed_ = true;
+  core::share_node root_;
+  std::vector<size_t> leaves_;  // association of each leaf, in tree order
+  std::vector<closed_usage> closed_;
+  std::vector<double> usage_;
+  std::vector<figures> figures_;
+};
+
+sim_machine::sim_machine(sim_settings s)
+    : s_(std::move(s)),
+      shares_(std::make_unique<share_book>(s_.policy.decay_half_life, s_.group_shares, s_.user_shares)),
+      calculated_at_(std::numeric_limits<int64_t>::min()) {}
+
+sim_machine::~sim_machine() = default;
+
+bool sim_machine::running(uint32_t i) const { return i < is_running_.size() && is_running_[i]; }
+
+std::optional<uint32_t> sim_machine::arrive(const sim_job& j) {
+  if (j.procs > s_.capacity) return std::nullopt;
+  auto i = static_cast<uint32_t>(jobs_.size());
+  jobs_.push_back(j);
+  start_.push_back(-1);
+  is_running_.push_back(false);
+  priority_.push_back(0);
+  association_.push_back(s_.order != sim_order::fifo ? shares_->join(j.group, j.user) : 0);
+  pending_.push_back(i);
+  pending_procs_.insert(j.procs);
+  return i;
+}
+
+bool sim_machine::end(uint32_t job, int64_t now) {
+  if (!running(job)) return false;
+  is_running_[job] = false;
+  used_ -= jobs_[job].procs;
+  running_.erase(std::find(running_.begin(), running_.end(), job));
+  if (s_.order != sim_order::fifo) shares_->close_segment(association_[job], jobs_[job].procs, start_[job], now);
+  return true;
+}
+
+void sim_machine::recalculate(int64_t now) {
+  ++recalculations_;
+  calculated_at_ = now;
+  calculated_ = true;
+  open_.clear();
+  double running_hours = 0, queued_hours = 0;
+  for (uint32_t r : running_) {
+    open_.emplace_back(association_[r], jobs_[r].procs, start_[r]);
+    running_hours += static_cast<double>(jobs_[r].procs * jobs_[r].estimate) / 3600;
+  }
+  for (uint32_t p : pending_) queued_hours += static_cast<double>(jobs_[p].procs * jobs_[p].estimate) / 3600;
+  const auto& figures = shares_->at(now, open_);
+  const auto weights = s_.policy.custom_weights ? *s_.policy.custom_weights : core::weights_of(s_.policy.profile);
+  for (uint32_t p : pending_) {
+    const auto& j = jobs_[p];
+    const auto& f = figures[association_[p]];
+    if (s_.order == sim_order::multifactor) {
+      core::multifactor_inputs in;
+      in.accrued_age = (now - j.submit) * us;
+      in.fair_share = f.fair_share;
+      in.gpu_count = static_cast<uint32_t>(std::max<int64_t>(j.procs, 0));
+      in.max_gpu_count = static_cast<uint32_t>(s_.capacity);
+      in.partition_factor = in.max_partition_factor = 1;
+      priority_[p] = core::multifactor_priority(in, s_.policy.multifactor).priority;
+    } else {
+      core::lattice_inputs in;
+      in.wait_seconds = static_cast<double>(now - j.submit);
+      in.reference_wait_seconds = s_.policy.lattice_reference_wait_seconds;
+      in.target_share = f.target;
+      in.actual_share = f.actual;
+      in.topology_fitness = static_cast<double>(j.procs) / static_cast<double>(s_.capacity);
+      in.queued_gpu_hours = queued_hours;
+      in.running_gpu_hours = running_hours;
+      priority_[p] = std::llround(core::lattice_score(in, weights).score * 1e6);
+    }
+  }
+}
+
+std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
+  if (pending_.empty()) return std::nullopt;
+  const int64_t free = s_.capacity - used_;
+  if (*pending_procs_.begin() > free) return std::nullopt;  // nothing could start: the plan would start nothing
+  sim_pass pass;
+  pass.at = now;
+  order_ = pending_;
+  if (s_.order != sim_order::fifo) {
+    const int64_t period = std::max<int64_t>(1, s_.policy.calc_period / us);
+    // A lone waiting job needs no order: its priority is computed when it has company.
+    if (pending_.size() > 1 && (!calculated_ || now >= calculated_at_ + period)) {
+      recalculate(now);
+      pass.recalculated = true;
+    }
+    keyed_.clear();
+    for (uint32_t j : order_) keyed_.emplace_back(-priority_[j], jobs_[j].submit, jobs_[j].id, j);
+    std::sort(keyed_.begin(), keyed_.end());
+    for (size_t k = 0; k < keyed_.size(); ++k) order_[k] = std::get<3>(keyed_[k]);
+  }
+  // The planner's input: only jobs whose place in it can change what starts now (see
+  // simulator.hpp); the plan's starts are those of the whole queue.
+  subset_.clear();
+  if (s_.backfill == sim_backfill::none) {
+    int64_t left = free;
+    for (uint32_t j : order_) {
+      subset_.push_back(j);
+      if (jobs_[j].procs > left) break;  // the head: it blocks the machine, nothing after it starts
+      left -= jobs_[j].procs;
+    }
+  } else if (s_.backfill == sim_backfill::easy) {
+    bool head = false;
+    for (uint32_t j : order_)
+      if (jobs_[j].procs <= free) {
+        subset_.push_back(j);
+      } else if (!head) {  // the first that cannot start now is reserved for, if nothing before is
+        subset_.push_back(j);
+        head = true;
+      }
+  } else {
+    for (uint32_t j : order_) {
+      if (s_.bf_max_job_test && subset_.size() >= s_.bf_max_job_test) break;
+      subset_.push_back(j);
+    }
+  }
+  core::plan_input in;
+  in.now = now * us;
+  in.nodes = {core::plan_node{"m", s_.capacity, 0, core::time_never}};
+  in.running.reserve(running_.size());
+  for (uint32_t r : running_) in.running.push_back({"", 0, jobs_[r].procs, (start_[r] + jobs_[r].estimate) * us});
+  in.pending.reserve(subset_.size());
+  for (size_t k = 0; k < subset_.size(); ++k) {
+    core::plan_job pj;
+    pj.id = std::to_string(k);
+    pj.units = jobs_[subset_[k]].procs;
+    pj.duration = jobs_[subset_[k]].estimate * us;
+    in.pending.push_back(std::move(pj));
+  }
+  core::plan p;
+  if (s_.backfill == sim_backfill::none) {
+    p = core::main_loop(in, core::main_limits{0, 0});
+  } else {
+    core::backfill_limits limits;
+    limits.bf_window = core::time_never;
+    limits.bf_max_job_test = 0;
+    limits.max_reservations = s_.backfill == sim_backfill::easy ? 1 : 0;
+    p = core::backfill(in, limits);
+  }
+  for (const auto& st : p.starts) pass.starts.push_back(subset_[st.job]);
+  for (const auto& r : p.reservations) pass.reservations.push_back({subset_[r.job], r.start / us});
+  return pass;
+}
+
+void sim_machine::apply_pass(const sim_pass& p) {
+  if (p.starts.empty()) return;
+  for (uint32_t j : p.starts) {
+    start_[j] = p.at;
+    is_running_[j] = true;
+    used_ += jobs_[j].procs;
+    running_.push_back(j);
+    pending_procs_.erase(pending_procs_.find(jobs_[j].procs));
+  }
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](uint32_t j) { return start_[j] >= 0; }),
+                 pending_.end());
+}
+
+}  // namespace baton::replay

@@ -1,0 +1,89 @@
+#pragma once
+// The simulated machine: the state a trace simulation keeps and its one decision, the
+// scheduling pass. simulate() (replay/simulator.hpp) feeds it the trace's facts (arrivals,
+// ends) and puts each pass in force; rederive folds it again from a simulation's event log
+// (replay/sim_log.hpp) and decides every recorded pass a second time. The rules are those of
+// simulator.hpp.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "replay/simulator.hpp"
+
+namespace baton::replay {
+
+struct sim_reservation {
+  uint32_t job = 0;   // machine index
+  int64_t start = 0;  // seconds
+  bool operator==(const sim_reservation& o) const { return job == o.job && start == o.start; }
+};
+
+// One scheduling pass that ran the planner.
+struct sim_pass {
+  int64_t at = 0;
+  bool recalculated = false;      // priorities were recalculated first (multifactor, Lattice)
+  std::vector<uint32_t> starts;   // jobs started now (machine indexes), in the plan's order
+  std::vector<sim_reservation> reservations;
+  bool operator==(const sim_pass& o) const {
+    return at == o.at && recalculated == o.recalculated && starts == o.starts && reservations == o.reservations;
+  }
+};
+
+class sim_machine {
+ public:
+  explicit sim_machine(sim_settings s);
+  ~sim_machine();
+  sim_machine(const sim_machine&) = delete;
+  sim_machine& operator=(const sim_machine&) = delete;
+
+  const sim_settings& settings() const { return s_; }
+
+  // A job arrives (at its submit time, not before the last pass). Its machine index (the
+  // arrival's rank), or nothing if it asks for more processors than the machine has: such a
+  // job never runs and the machine does not keep it.
+  std::optional<uint32_t> arrive(const sim_job& j);
+  // A running job ends at `now`. False (nothing changes) if that job is not running.
+  bool end(uint32_t job, int64_t now);
+
+  // The pass at `now`, after that timestamp's ends and arrivals: what the planner starts and
+  // reserves. Nothing when the planner need not run (no job waits, or none fits the free
+  // processors: its plan would start nothing). Recalculates priorities first when they are
+  // due (the machine keeps them: a pass's priorities are those of its last recalculation).
+  std::optional<sim_pass> decide_pass(int64_t now);
+  // Starts the pass's jobs at its time.
+  void apply_pass(const sim_pass& p);
+
+  size_t size() const { return jobs_.size(); }
+  const sim_job& job(uint32_t i) const { return jobs_[i]; }
+  int64_t start_of(uint32_t i) const { return start_[i]; }  // -1 while it waits
+  bool running(uint32_t i) const;
+  uint64_t recalculations() const { return recalculations_; }
+
+ private:
+  class share_book;
+  void recalculate(int64_t now);
+
+  sim_settings s_;
+  std::unique_ptr<share_book> shares_;
+  std::vector<sim_job> jobs_;
+  std::vector<int64_t> start_;
+  std::vector<size_t> association_;  // multifactor and Lattice: each job's (group, user)
+  std::vector<int64_t> priority_;
+  std::vector<uint32_t> running_;  // for the planner's input
+  std::vector<uint32_t> pending_;  // waiting jobs in arrival order
+  std::vector<bool> is_running_;
+  std::multiset<int64_t> pending_procs_;
+  int64_t used_ = 0;
+  int64_t calculated_at_;
+  bool calculated_ = false;
+  uint64_t recalculations_ = 0;
+  // Scratch kept between passes (no allocation per pass).
+  std::vector<uint32_t> order_, subset_;
+  std::vector<std::tuple<int64_t, int64_t, int64_t, uint32_t>> keyed_;  // (-priority, submit, id, job)
+  std::vector<std::tuple<size_t, int64_t, int64_t>> open_;
+};
+
+}  // namespace baton::replay

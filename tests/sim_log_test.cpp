@@ -1,0 +1,207 @@
+// A simulation written as a baton event log (replay/sim_log.hpp): rederive decides every pass
+// again on the machine folded from the log's facts and agrees at 100 % under each policy; a
+// forged pass, a pass dropped from the log and a fact out of place are each reported at their
+// sequence. Real RocksDB logs in temp dirs; the trace is KTH-SP2 from tests/data/swf.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "events/event_store.hpp"
+#include "events/payload.hpp"
+#include "replay/rederive.hpp"
+#include "replay/sim_log.hpp"
+#include "replay/sim_machine.hpp"
+#include "replay/simulator.hpp"
+#include "replay/swf.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton;
+using namespace baton::replay;
+using baton::test::temp_dir;
+
+namespace {
+
+const std::string data = SWF_DATA_DIR;
+
+std::vector<sim_job> kth(size_t first_jobs) {
+  auto trace = read_swf(data + "/KTH-SP2-1996-2-original.swf.gz");
+  auto jobs = filter_jobs(trace, swf_filter::sc15, trace.max_procs);
+  if (jobs.size() > first_jobs) jobs.resize(first_jobs);
+  return jobs;
+}
+
+sim_settings machine(int64_t capacity, const std::string& policy) {
+  sim_settings s;
+  s.capacity = capacity;
+  EXPECT_TRUE(sim_policy_from(policy, s)) << policy;
+  return s;
+}
+
+// Writes through sim_log_writer, letting the test change or drop the n-th pass (1-based) on its
+// way into the log; the simulation itself goes on as decided.
+class tampering_writer : public sim_observer {
+ public:
+  using tamper_fn = std::function<bool(sim_pass&)>;  // false: leave the pass out of the log
+  tampering_writer(sim_log_writer& w, uint64_t n, tamper_fn f) : w_(w), n_(n), f_(std::move(f)) {}
+  void arrived(const sim_job& j) override { w_.arrived(j); }
+  void refused(const sim_job& j, const std::string& why) override { w_.refused(j, why); }
+  void ended(const sim_job& j, int64_t at) override { w_.ended(j, at); }
+  void passed(const sim_pass& p, const sim_machine& m) override {
+    if (++seen_ != n_) return w_.passed(p, m);
+    sim_pass changed = p;
+    if (f_(changed)) w_.passed(changed, m);
+  }
+
+ private:
+  sim_log_writer& w_;
+  uint64_t n_, seen_ = 0;
+  tamper_fn f_;
+};
+
+// The sequence of the n-th event of `type` in the log.
+uint64_t seq_of(const events::event_store& store, const std::string& type, uint64_t n) {
+  uint64_t seen = 0, seq = 0;
+  store.scan(1, 0, false, [&](const events::event_view& e) {
+    if (e.type == type && ++seen == n) seq = e.seq;
+    return seq == 0;
+  });
+  return seq;
+}
+
+// The index of the first pass with a reservation and of the first that starts two jobs or more.
+struct landmarks {
+  uint64_t with_reservation = 0, with_two_starts = 0;
+};
+landmarks find_landmarks(const std::vector<sim_job>& jobs, const sim_settings& s) {
+  struct finder : sim_observer {
+    landmarks l;
+    uint64_t n = 0;
+    void passed(const sim_pass& p, const sim_machine&) override {
+      ++n;
+      if (!l.with_reservation && !p.reservations.empty()) l.with_reservation = n;
+      if (!l.with_two_starts && p.starts.size() >= 2) l.with_two_starts = n;
+    }
+  } f;
+  simulate(jobs, s, &f);
+  return f.l;
+}
+
+}  // namespace
+
+TEST(sim_log, EveryPolicysPassesRederiveAtOneHundredPercent) {
+  auto jobs = kth(6000);
+  for (std::string policy : {"fifo", "easy", "conservative", "multifactor", "lattice:ml_training"}) {
+    SCOPED_TRACE(policy);
+    temp_dir dir;
+    auto store = events::event_store::open(dir.path());
+    auto s = machine(100, policy);
+    sim_log_writer writer(*store, s, {{"policy", policy}});
+    auto result = simulate(jobs, s, &writer);
+    const uint64_t written = writer.finish();
+    EXPECT_EQ(written, store->last_seq());
+    EXPECT_GT(result.passes, 1000u);
+
+    auto r = rederive_decisions(*store);
+    EXPECT_EQ(r.mismatches, 0u) << (r.problems.empty() ? "" : r.problems[0]);
+    EXPECT_EQ(r.sim_passes, result.passes) << "every pass that ran the planner is a checked decision";
+    EXPECT_EQ(r.decisions, result.passes);
+    EXPECT_EQ(r.events, written);
+    if (policy == "multifactor" || policy == "lattice:ml_training") {
+      EXPECT_GT(result.recalculations, 100u);
+    }
+
+    // Checked from the middle on, the passes before are folded in unchecked and the rest agree.
+    auto half = rederive_decisions(*store, {store->last_seq() / 2, 0});
+    EXPECT_EQ(half.mismatches, 0u) << (half.problems.empty() ? "" : half.problems[0]);
+    EXPECT_GT(half.sim_passes, 0u);
+    EXPECT_LT(half.sim_passes, result.passes);
+  }
+}
+
+TEST(sim_log, ALaterReservationInTheLogIsReportedAtItsSequence) {
+  auto jobs = kth(3000);
+  auto s = machine(100, "easy");
+  auto l = find_landmarks(jobs, s);
+  ASSERT_GT(l.with_reservation, 0u);
+  temp_dir dir;
+  auto store = events::event_store::open(dir.path());
+  sim_log_writer writer(*store, s, {});
+  tampering_writer forger(writer, l.with_reservation, [](sim_pass& p) {
+    p.reservations[0].start += 60;  // the head's reservation a minute later than planned
+    return true;
+  });
+  simulate(jobs, s, &forger);
+  writer.finish();
+
+  auto r = rederive_decisions(*store);
+  ASSERT_EQ(r.mismatches, 1u) << "only the forged pass: the simulation went on as decided";
+  const auto& d = r.divergences.at(0);
+  EXPECT_EQ(d.seq, seq_of(*store, "sim.pass_decided", l.with_reservation));
+  EXPECT_EQ(d.type, "sim.pass_decided");
+  EXPECT_EQ(d.stream, "sim/run");
+  ASSERT_EQ(d.diff.size(), 1u) << d.diff.dump();
+  EXPECT_EQ(d.diff[0]["path"], "/reservations/0/start");
+  const int64_t forged = d.recorded.at("reservations").at(0).at("start");
+  EXPECT_EQ(d.diff[0]["value"], forged - 60);
+}
+
+TEST(sim_log, AStartLeftOutOfAPassIsReportedAtThatPass) {
+  auto jobs = kth(3000);
+  auto s = machine(100, "multifactor");
+  auto l = find_landmarks(jobs, s);
+  ASSERT_GT(l.with_two_starts, 0u);
+  temp_dir dir;
+  auto store = events::event_store::open(dir.path());
+  sim_log_writer writer(*store, s, {});
+  tampering_writer forger(writer, l.with_two_starts, [](sim_pass& p) {
+    p.starts.pop_back();
+    return true;
+  });
+  simulate(jobs, s, &forger);
+  writer.finish();
+
+  auto r = rederive_decisions(*store);
+  ASSERT_GE(r.mismatches, 1u);
+  EXPECT_EQ(r.divergences.at(0).seq, seq_of(*store, "sim.pass_decided", l.with_two_starts));
+  EXPECT_EQ(r.divergences.at(0).diff.at(0)["op"], "add") << r.divergences.at(0).diff.dump();
+}
+
+TEST(sim_log, APassMissingFromTheLogIsReportedAtTheNextFact) {
+  auto jobs = kth(3000);
+  auto s = machine(100, "easy");
+  auto l = find_landmarks(jobs, s);
+  temp_dir dir;
+  auto store = events::event_store::open(dir.path());
+  sim_log_writer writer(*store, s, {});
+  tampering_writer dropper(writer, l.with_two_starts, [](sim_pass&) { return false; });
+  simulate(jobs, s, &dropper);
+  writer.finish();
+
+  auto r = rederive_decisions(*store);
+  ASSERT_GE(r.mismatches, 1u);
+  EXPECT_NE(r.divergences.at(0).what.find("none was logged"), std::string::npos) << r.divergences.at(0).what;
+  EXPECT_TRUE(r.divergences.at(0).recorded.is_null());
+  EXPECT_EQ(r.divergences.at(0).rederived["starts"].size(), 2u) << "the dropped pass, decided again";
+}
+
+TEST(sim_log, RefusesToWriteIntoALogThatHoldsEvents) {
+  temp_dir dir;
+  auto store = events::event_store::open(dir.path());
+  auto s = machine(4, "easy");
+  { sim_log_writer first(*store, s, {}); first.finish(); }
+  EXPECT_THROW(sim_log_writer(*store, s, {}), std::runtime_error);
+}
+
+TEST(sim_log, SettingsRoundTripThroughTheirRecord) {
+  auto s = machine(64, "lattice:ml_training");
+  s.group_shares[7] = 3;
+  s.user_shares[{7, 70}] = 5;
+  s.bf_max_job_test = 12;
+  auto back = sim_settings_from_json(to_json(s));
+  EXPECT_EQ(to_json(back), to_json(s));
+  EXPECT_EQ(back.order, sim_order::lattice);
+  EXPECT_EQ(back.user_shares.at({7, 70}), 5u);
+  auto broken = to_json(s);
+  broken["order"] = "random";
+  EXPECT_THROW(sim_settings_from_json(broken), std::runtime_error);
+}
