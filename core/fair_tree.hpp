@@ -39,5 +39,16 @@ struct fair_share_row {
 // takes the rank of that account's best user; tied sibling accounts have their children merged
 // into one ranking. The root itself is not a row.
 std::vector<fair_share_row> fair_tree(const share_node& root);
+// The same walk without copying names, for callers that rank over and over (the trace
+// simulator): each entry points at its node in `root` (valid while the tree is), and `out`'s
+// storage is reused. fair_tree(root) above is these entries with the names filled in.
+struct fair_share_rank {
+  const share_node* node = nullptr;
+  const share_node* parent = nullptr;  // the account it sits under (the root for depth 0)
+  bool user = false;                   // node->user
+  int depth = 0;
+  double norm_shares = 0, raw_usage = 0, effective_usage = 0, level_fs = 0, fair_share = 0;
+};
+void fair_tree(const share_node& root, std::vector<fair_share_rank>& out);
 
 }  // namespace baton::core

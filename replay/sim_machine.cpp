@@ -59,8 +59,8 @@ class sim_machine::share_book {
   // Every association's figures at `now`; open: the running jobs' (association, procs, start).
   const std::vector<figures>& at(int64_t now, const std::vector<std::tuple<size_t, int64_t, int64_t>>& open) {
     if (shape_changed_) rebuild();
-    for (size_t a = 0; a < closed_.size(); ++a)
-      usage_[a] = core::decay(closed_[a].usage, closed_[a].as_of, std::max(closed_[a].as_of, now * us), half_life_);
+    for (size_t a = 0; a < closed_.size(); ++a)  // (nothing to decay for an association that never ran)
+      usage_[a] = closed_[a].usage == 0 ? 0 : core::decay(closed_[a].usage, closed_[a].as_of, std::max(closed_[a].as_of, now * us), half_life_);
     for (const auto& [a, procs, start] : open)
       usage_[a] += core::decayed_gpu_seconds(static_cast<int>(procs), start * us, now * us, now * us, half_life_);
     double total = 0;
@@ -70,15 +70,17 @@ class sim_machine::share_book {
         u.raw_usage = usage_[leaves_[leaf++]];
         total += u.raw_usage;
       }
-    figures_.assign(closed_.size(), figures{});
+    figures_.resize(closed_.size());  // (every association is a leaf: each is written below)
     std::vector<double> path;  // target share down the walk, as core/priority.cpp takes it
-    for (const auto& r : core::fair_tree(root_)) {
+    core::fair_tree(root_, ranks_);
+    for (const auto& r : ranks_) {
       path.resize(static_cast<size_t>(r.depth));
       double target = (r.depth ? path.back() : 1.0) * r.norm_shares;
       path.push_back(target);
-      if (r.user.empty()) continue;
-      size_t position = 0;
-      for (char c : r.user) position = position * 10 + static_cast<size_t>(c - '0');  // the leaf's name is its place
+      if (!r.user) continue;
+      // The leaf's place in tree order, from where it sits: its group's first leaf, plus its index there.
+      const size_t position = first_leaf_[static_cast<size_t>(r.parent - root_.children.data())] +
+                              static_cast<size_t>(r.node - r.parent->children.data());
       figures_[leaves_[position]] = {r.fair_share, target, total > 0 ? r.raw_usage / total : 0};
     }
     return figures_;
@@ -87,12 +89,15 @@ class sim_machine::share_book {
  private:
   // The tree of the associations present, groups and their users in id order. Leaves are named
   // by their place in that order, zero-padded: the names sort as (group, user) do, so Fair
-  // Tree's ties (broken on names) fall as they would on the ids, and a row maps back at once.
+  // Tree's ties (broken on names) fall as they would on the ids. (Eight digits while they
+  // suffice: Fair Tree compares names by their first eight bytes before the rest.)
   void rebuild() {
     shape_changed_ = false;
     root_ = core::share_node{};
     root_.name = "root";
     leaves_.clear();
+    first_leaf_.clear();
+    const int width = index_of_.size() < 100'000'000 ? 8 : 20;
     for (const auto& [k, a] : index_of_) {
       std::string group = "g" + std::to_string(k.first);
       if (root_.children.empty() || root_.children.back().name != group) {
@@ -100,9 +105,10 @@ class sim_machine::share_book {
         g.name = group;
         if (auto it = group_shares_.find(k.first); it != group_shares_.end()) g.raw_shares = it->second;
         root_.children.push_back(std::move(g));
+        first_leaf_.push_back(leaves_.size());
       }
-      char name[24];
-      std::snprintf(name, sizeof name, "%012zu", leaves_.size());
+      char name[32];
+      std::snprintf(name, sizeof name, "%0*zu", width, leaves_.size());
       core::share_node leaf;
       leaf.name = name;
       leaf.user = true;
@@ -122,10 +128,12 @@ class sim_machine::share_book {
   std::map<key, size_t> index_of_;  // (group, user) -> association, in the tree's order
   bool shape_changed_ = true;
   core::share_node root_;
-  std::vector<size_t> leaves_;  // association of each leaf, in tree order
+  std::vector<size_t> leaves_;      // association of each leaf, in tree order
+  std::vector<size_t> first_leaf_;  // each group's first leaf, in tree order
   std::vector<closed_usage> closed_;
   std::vector<double> usage_;
   std::vector<figures> figures_;
+  std::vector<core::fair_share_rank> ranks_;  // the last ranking, its storage reused
 };
 
 sim_machine::sim_machine(sim_settings s)

@@ -288,6 +288,40 @@ TEST(FairTree, ChildOrderInTheInputDoesNotMatter) {
   }
 }
 
+// Ties break on the whole name, also where names share their first eight bytes (compared
+// first, as one number) or one is the other's prefix.
+TEST(FairTree, TiesBreakOnWholeNamesBeyondTheirFirstEightBytes) {
+  auto rows = fair_tree(root_of({account("p", 1, {user("longname_b", 1, 0), user("longname", 1, 0),
+                                                  user("longname_a", 1, 0), user("longnamf", 1, 0)})}));
+  EXPECT_EQ(order(rows), (names{"p", "p/longname", "p/longname_a", "p/longname_b", "p/longnamf"}));
+}
+
+// The ranking without names, into a vector used again and again (the simulator's way): the
+// same figures as the rows, each entry pointing at its node, and a smaller tree after a larger
+// one leaves no stale entries behind.
+TEST(FairTree, RankingIntoAReusedVectorMatchesTheRows) {
+  auto big = root_of({account("A", 2, {user("a1", 1, 3), user("a2", 5, 1)}),
+                      account("B", 1, {account("B1", 1, {user("b1", 1, 7)})}), user("u", 1, 2)});
+  auto small = root_of({account("C", 1, {user("c1", 1, 1), user("c2", 1, 1)})});
+  std::vector<fair_share_rank> ranks;
+  for (const auto* tree : {&big, &small}) {
+    fair_tree(*tree, ranks);
+    auto rows = fair_tree(*tree);
+    ASSERT_EQ(ranks.size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(ranks[i].user, !rows[i].user.empty());
+      EXPECT_EQ(ranks[i].node->name, ranks[i].user ? rows[i].user : rows[i].account);
+      if (ranks[i].user) EXPECT_EQ(ranks[i].parent->name, rows[i].account);
+      EXPECT_EQ(ranks[i].depth, rows[i].depth);
+      EXPECT_EQ(ranks[i].level_fs, rows[i].level_fs);
+      EXPECT_EQ(ranks[i].fair_share, rows[i].fair_share);
+      EXPECT_EQ(ranks[i].raw_usage, rows[i].raw_usage);
+      EXPECT_EQ(ranks[i].norm_shares, rows[i].norm_shares);
+    }
+  }
+  EXPECT_EQ(ranks.size(), 3u);
+}
+
 TEST(FairTree, NoUsersNoRows) {
   EXPECT_TRUE(fair_tree(root_of({})).empty());
   auto rows = fair_tree(root_of({account("empty", 1, {})}));
