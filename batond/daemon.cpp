@@ -32,6 +32,7 @@
 #include "projections/operator_credentials.hpp"
 #include "projections/worker_credentials.hpp"
 #include "core/world_snapshot.hpp"
+#include "projections/sqlite_view.hpp"
 #include "projections/world_snapshots.hpp"
 #include "replay/world_recovery.hpp"
 
@@ -184,6 +185,44 @@ int run(const config::settings& settings, const run_options& opts) {
         spdlog::error("state snapshots are off for this run: {}", e.what());
       }
     }
+    // The SQL view (projections/sqlite_view.hpp): it resumes after the offset it committed with
+    // its rows, on the world as it was there, and is caught up before batond serves.
+    projections::running_projection view_run;
+    std::shared_ptr<projections::sqlite_view> view;
+    if (settings.sqlite_view) {
+      try {
+        auto started = std::chrono::steady_clock::now();
+        const std::string path = settings.data_dir + "/views.sqlite";
+        auto opened = projections::sqlite_view::open(path, opts.rebuild_views);
+        if (opened.applied > store->last_seq()) {  // rows of events this log does not have: not this log's view
+          spdlog::warn("the SQL view {} holds events up to {}, the log ends at {}: rebuilding it", path, opened.applied,
+                       store->last_seq());
+          opened.db.reset();
+          opened = projections::sqlite_view::open(path, true);
+        } else if (!opened.rebuilt.empty()) {
+          spdlog::warn("the SQL view {} is rebuilt from event 1: {}", path, opened.rebuilt);
+        }
+        const uint64_t from = opened.applied;
+        core::world at = from == 0 ? core::world{} : replay::recover_world(*store, from).world;
+        view = std::make_shared<projections::sqlite_view>(std::move(opened), std::move(at));
+        view_run = projections::run_projection(sys, log, view);
+        if (auto why = projections::wait_caught_up(view_run, *view, std::chrono::hours(1))) {
+          spdlog::error("the SQL view did not catch up, and is off for this run: {}", *why);
+          caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
+          view_run.actor = nullptr;
+          view.reset();
+        } else {
+          auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+          spdlog::info("SQL view {} caught up at event {} ({} applied in {} ms)", path, view->applied_seq(),
+                       view->applied_seq() - from, ms.count());
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("the SQL view is off for this run: {}", e.what());
+        if (view_run.actor) caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
+        view_run.actor = nullptr;
+        view.reset();
+      }
+    }
     core::scheduler_settings sched;
     sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
@@ -223,7 +262,10 @@ int run(const config::settings& settings, const run_options& opts) {
     server_opts.async_reply_deadline_ms = settings.http_worker_reply_deadline_ms;
     http::beast_server server(server_opts);
     http::add_error_handlers(server.routes());
-    http::add_health_routes(server.routes(), sys, log, scheduler);
+    std::vector<std::shared_ptr<const projections::projection>> reported;
+    if (view) reported.push_back(view);
+    if (snapshots) reported.push_back(snapshots);
+    http::add_health_routes(server.routes(), sys, log, scheduler, reported);
     http::add_api_routes(server.routes(), {&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
                                            !sched.worker_credentials_required, operator_tokens,
                                            std::make_shared<http::rate_limiter>(
@@ -308,6 +350,10 @@ int run(const config::settings& settings, const run_options& opts) {
       snapshots->write_now();
     if (snapshot_run.actor) caf::anon_send_exit(snapshot_run.actor, caf::exit_reason::user_shutdown);
     snapshot_run.actor = nullptr;
+    if (view && exit_code == 0)  // a clean stop: the view holds every event (it keeps its offset itself)
+      view->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    if (view_run.actor) caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
+    view_run.actor = nullptr;
     caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     scheduler = nullptr;
     caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits

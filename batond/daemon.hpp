@@ -7,6 +7,7 @@ namespace baton::daemon {
 
 struct run_options {
   std::string port_file;  // if set, the bound port is written here once serving (for tests/scripts)
+  bool rebuild_views = false;  // --rebuild-projection views: empty the SQL view and rebuild it from event 1
 };
 
 // Runs batond until SIGTERM/SIGINT. Returns the process exit code:

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   app.add_option("--from", from, "with --dump: first sequence to print")->check(CLI::PositiveNumber);
   app.add_option("--limit", limit, "with --dump: at most this many events (0 = all)");
   app.add_flag("--version", version, "print the version and exit");
+  std::string rebuild_projection;
+  app.add_option("--rebuild-projection", rebuild_projection,
+                 "empty this projection and rebuild it from event 1 before serving (views: the SQL view)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -65,5 +68,13 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(settings.log_level));
   for (const auto& w : settings.warnings) spdlog::warn("{}", w);
-  return baton::daemon::run(settings, {port_file});
+  if (!rebuild_projection.empty() && rebuild_projection != "views") {
+    std::cerr << "batond: --rebuild-projection: no projection named '" << rebuild_projection
+              << "' (the one kept on disk: views)\n";
+    return 2;
+  }
+  baton::daemon::run_options run_opts;
+  run_opts.port_file = port_file;
+  run_opts.rebuild_views = rebuild_projection == "views";
+  return baton::daemon::run(settings, run_opts);
 }

@@ -27,7 +27,7 @@ void check_log_level(const std::string& key, const std::string& level) {
 void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
-                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits"});
+                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits", "projections"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
@@ -58,6 +58,10 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(e, "event_log", "anchor_interval_minutes", 0, 1440, s.anchor_interval_minutes);
     read_int(e, "event_log", "snapshot_every_events", 0, 1'000'000'000, s.snapshot_every_events);
     read_int(e, "event_log", "snapshots_kept", 1, 1000, s.snapshots_kept);
+  }
+  if (auto p = root["projections"]) {
+    check_known_keys(p, "projections", {"sqlite"});
+    read_bool(p, "projections", "sqlite", s.sqlite_view);
   }
   read_string(root, "", "log_level", s.log_level);
   check_log_level("log_level", s.log_level);

@@ -38,6 +38,7 @@ struct settings {
   int anchor_interval_minutes = 10;      // event_log.anchor_interval_minutes: chain head to <data_dir>/anchors.jsonl (0: off)
   int snapshot_every_events = 100000;    // event_log.snapshot_every_events: a state snapshot every N events (0: off)
   int snapshots_kept = 3;                // event_log.snapshots_kept: the newest N are kept
+  bool sqlite_view = true;               // projections.sqlite: the SQL view <data_dir>/views.sqlite (docs/db-views.md)
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
   int heartbeat_interval_seconds = 60;   // workers.heartbeat_interval_seconds: what workers are told to keep
   double heartbeat_timeout_multiplier = 2.0;  // stale after interval × multiplier without a heartbeat

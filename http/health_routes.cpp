@@ -8,8 +8,9 @@
 namespace baton::http {
 
 void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log,
-                       actors::scheduler_actor scheduler) {
-  server.Get("/healthz", [&sys, log, scheduler](const request&, response& res) {
+                       actors::scheduler_actor scheduler,
+                       std::vector<std::shared_ptr<const projections::projection>> projections) {
+  server.Get("/healthz", [&sys, log, scheduler, projections](const request&, response& res) {
     auto r = ask<actors::log_status>(sys, log, std::chrono::seconds(2), actors::status_atom::value);
     if (!r.value) {
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", r.error}});
@@ -25,12 +26,20 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", why}});
       return;
     }
+    nlohmann::json views = nlohmann::json::object();
+    for (const auto& p : projections) {
+      const uint64_t applied = p->applied_seq();
+      auto& v = views[p->name()];
+      v = {{"applied_sequence", applied}, {"lag_events", r.value->last_seq > applied ? r.value->last_seq - applied : 0}};
+      if (auto why = p->failure()) v["failed"] = *why;
+    }
     reply_json(res, 200,
                {{"status", "ok"},
                 {"version", baton::version},
                 {"last_sequence", r.value->last_seq},
                 {"commits", r.value->commits},
                 {"events_written", r.value->events_written},
+                {"projections", views},
                 {"warnings", warnings->items}});
   });
 }

@@ -1,4 +1,8 @@
 #pragma once
+#include <memory>
+#include <vector>
+
+#include "projections/projection.hpp"
 #include <caf/actor_system.hpp>
 #include "http/message.hpp"
 
@@ -11,8 +15,11 @@ namespace baton::http {
 // GET /healthz (no token): {"status":"ok","version","last_sequence","commits","events_written",
 // "warnings"}; 503 {"status":"unavailable"} when the log writer or the scheduler does not answer
 // within 2 s (or the scheduler stopped deciding after a failed write).
+// `projections`: the log-fed projections whose progress /healthz reports (applied sequence,
+// lag behind the log, failure).
 void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log,
-                       actors::scheduler_actor scheduler);
+                       actors::scheduler_actor scheduler,
+                       std::vector<std::shared_ptr<const projections::projection>> projections = {});
 
 // JSON bodies for unknown routes and handler exceptions, so no error leaves as HTML or an empty body.
 void add_error_handlers(router& server);

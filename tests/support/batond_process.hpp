@@ -30,13 +30,14 @@ class batond_process {
     start();
   }
 
-  void start() {
+  // extra_args: more command-line arguments for this start (e.g. --rebuild-projection views).
+  void start(const std::vector<std::string>& extra_args = {}) {
     std::string port_file = dir_ / "port";
     std::filesystem::remove(port_file);
-    proc_ = std::make_unique<child_process>(
-        std::vector<std::string>{BATOND_PATH, "--data-dir", dir_ / "data", "--listen", "127.0.0.1:0", "--port-file",
-                                 port_file},
-        dir_ / ("batond-" + std::to_string(++starts_)), env_);
+    std::vector<std::string> args{BATOND_PATH, "--data-dir", dir_ / "data", "--listen", "127.0.0.1:0", "--port-file",
+                                  port_file};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    proc_ = std::make_unique<child_process>(args, dir_ / ("batond-" + std::to_string(++starts_)), env_);
     for (int i = 0; i < 1000 && !std::filesystem::exists(port_file); ++i)
       if (proc_->wait(std::chrono::milliseconds(10)) != -1) break;
     auto text = slurp(port_file);

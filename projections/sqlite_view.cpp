@@ -1,0 +1,213 @@
+#include "projections/sqlite_view.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "events/envelope.hpp"
+#include "events/payload.hpp"
+
+namespace baton::projections {
+
+namespace {
+
+// Schema version 1; docs/db-views.md explains every column. Times are RFC 3339 UTC text
+// (SQLite's date functions read them), durations seconds.
+constexpr const char* schema = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY, recorded_at TEXT NOT NULL, stream TEXT NOT NULL, stream_version INTEGER NOT NULL,
+  type TEXT NOT NULL, actor TEXT NOT NULL, payload TEXT NOT NULL);
+CREATE INDEX events_by_stream ON events (stream, seq);
+CREATE INDEX events_by_type ON events (type, seq);
+CREATE INDEX events_by_time ON events (recorded_at);
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL, user TEXT NOT NULL, account TEXT NOT NULL,
+  partition TEXT NOT NULL, qos TEXT NOT NULL, nice INTEGER NOT NULL, gpu_count INTEGER NOT NULL,
+  priority INTEGER NOT NULL, priority_tier INTEGER NOT NULL, held INTEGER NOT NULL,
+  worker_image_key TEXT NOT NULL, assigned_worker_id TEXT, attempts INTEGER NOT NULL, lost_workers INTEGER NOT NULL,
+  time_limit_seconds INTEGER, progress REAL, latest_checkpoint_manifest_path TEXT, failure_reason TEXT,
+  requeued_from TEXT, preemptions INTEGER NOT NULL, pruned INTEGER NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL, started_at TEXT);
+CREATE INDEX jobs_by_status ON jobs (status);
+CREATE INDEX jobs_by_account ON jobs (account, user);
+CREATE TABLE workers (
+  id TEXT PRIMARY KEY, platform TEXT NOT NULL, cluster TEXT, provider_id TEXT, gpu_model TEXT NOT NULL,
+  gpu_count INTEGER NOT NULL, vram_gb REAL NOT NULL, worker_image_key TEXT NOT NULL, placeholder INTEGER NOT NULL,
+  gone INTEGER NOT NULL, gone_reason TEXT, registered_at TEXT NOT NULL, gone_at TEXT, allocation_ends_at TEXT,
+  current_job_id TEXT, state TEXT NOT NULL);
+CREATE TABLE run_segments (
+  job_id TEXT NOT NULL, worker_id TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT,
+  gpus INTEGER NOT NULL, seconds REAL, gpu_seconds REAL, PRIMARY KEY (job_id, started_at, worker_id));
+CREATE INDEX run_segments_by_worker ON run_segments (worker_id);
+CREATE TABLE decisions (
+  seq INTEGER PRIMARY KEY, recorded_at TEXT NOT NULL, type TEXT NOT NULL, stream TEXT NOT NULL,
+  job_id TEXT, worker_id TEXT, record TEXT NOT NULL);
+CREATE INDEX decisions_by_job ON decisions (job_id);
+)sql";
+
+constexpr const char* tables[] = {"meta", "events", "jobs", "workers", "run_segments", "decisions"};
+
+std::optional<std::string> time_or_null(core::time_us t) {
+  if (t == 0) return std::nullopt;
+  return events::format_time_us(t);
+}
+
+// The decision events and what of each goes into the decisions table.
+bool is_decision(const std::string& type) {
+  return type == "job.assigned" || type == "job.preempted" || type == "scheduler.priorities_recalculated" ||
+         type == "scheduler.plan_made" || type == "scheduler.preemptions_decided" || type == "worker.reaped" ||
+         type == "worker.placeholder_created" || type == "cloud.scaled";
+}
+
+}  // namespace
+
+struct sqlite_view::statements {
+  std::unique_ptr<sqlite_statement> event, job, worker, drop_segments, segment, decision, offset;
+};
+
+sqlite_view::opened sqlite_view::open(const std::string& path, bool drop) {
+  opened o;
+  o.db = std::make_unique<sqlite_db>(path);
+  auto& db = *o.db;
+  std::string version;
+  {
+    auto has_meta = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+    has_meta->step();
+    if (has_meta->column_int(0) > 0) {
+      auto v = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+      if (v->step()) version = v->column_text(0);
+      auto a = db.prepare("SELECT value FROM meta WHERE key = 'applied_seq'");
+      if (a->step()) o.applied = std::stoull(a->column_text(0));
+    }
+  }
+  const bool fresh = version.empty();
+  if (drop) o.rebuilt = "asked to rebuild it";
+  else if (!fresh && version != std::to_string(schema_version))
+    o.rebuilt = "its schema is version " + version + ", this batond writes " + std::to_string(schema_version);
+  if (fresh || !o.rebuilt.empty()) {
+    db.exec("BEGIN IMMEDIATE");
+    for (const char* t : tables) db.exec(std::string("DROP TABLE IF EXISTS ") + t);
+    db.exec(schema);
+    db.exec("INSERT INTO meta VALUES ('schema_version', '" + std::to_string(schema_version) + "'), ('applied_seq', '0')");
+    db.exec("COMMIT");
+    o.applied = 0;
+  }
+  return o;
+}
+
+sqlite_view::sqlite_view(opened o, core::world at)
+    : projection(projection_name), db_(std::move(o.db)), st_(std::make_unique<statements>()), world_(std::move(at)) {
+  auto& db = *db_;
+  st_->event = db.prepare("INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  st_->job = db.prepare(
+      "INSERT OR REPLACE INTO jobs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+      "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)");
+  st_->worker = db.prepare(
+      "INSERT OR REPLACE INTO workers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+  st_->drop_segments = db.prepare("DELETE FROM run_segments WHERE job_id = ?1");
+  st_->segment = db.prepare("INSERT OR REPLACE INTO run_segments VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  st_->decision = db.prepare("INSERT INTO decisions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  st_->offset = db.prepare("UPDATE meta SET value = ?1 WHERE key = 'applied_seq'");
+  restore_applied(o.applied);
+}
+
+sqlite_view::~sqlite_view() = default;
+
+void sqlite_view::write_job(const core::job& j) {
+  auto& s = *st_->job;
+  s.bind(1, j.id).bind(2, j.title).bind(3, core::to_string(j.status)).bind(4, j.user).bind(5, j.account);
+  s.bind(6, j.partition).bind(7, j.qos).bind(8, j.nice).bind(9, static_cast<int64_t>(j.gpu_count));
+  s.bind(10, j.priority).bind(11, static_cast<int64_t>(j.priority_tier)).bind(12, static_cast<int64_t>(j.held));
+  s.bind(13, j.worker_image_key);
+  s.bind(14, j.assigned_worker_id.empty() ? std::nullopt : std::optional<std::string>(j.assigned_worker_id));
+  s.bind(15, static_cast<int64_t>(j.attempts)).bind(16, static_cast<int64_t>(j.lost_workers));
+  s.bind(17, j.time_limit_seconds).bind(18, j.progress);
+  s.bind(19, j.latest_checkpoint_manifest_path.empty() ? std::nullopt : std::optional<std::string>(j.latest_checkpoint_manifest_path));
+  s.bind(20, j.failure_reason.empty() ? std::nullopt : std::optional<std::string>(j.failure_reason));
+  s.bind(21, j.requeued_from.empty() ? std::nullopt : std::optional<std::string>(j.requeued_from));
+  s.bind(22, static_cast<int64_t>(j.preemptions)).bind(23, static_cast<int64_t>(j.pruned));
+  s.bind(24, events::format_time_us(j.created_at)).bind(25, events::format_time_us(j.updated_at));
+  s.bind(26, j.started_at ? std::optional<std::string>(events::format_time_us(*j.started_at)) : std::nullopt);
+  s.run();
+  st_->drop_segments->bind(1, j.id).run();
+  for (const auto& seg : j.segments) {
+    auto& g = *st_->segment;
+    g.bind(1, j.id).bind(2, seg.worker_id).bind(3, events::format_time_us(seg.started_at));
+    if (seg.ended_at) {
+      const double seconds = static_cast<double>(*seg.ended_at - seg.started_at) / 1e6;
+      g.bind(4, events::format_time_us(*seg.ended_at)).bind(6, seconds).bind(7, seconds * j.gpu_count);
+    }
+    g.bind(5, static_cast<int64_t>(j.gpu_count));
+    g.run();
+  }
+}
+
+void sqlite_view::write_worker(const core::worker& w) {
+  auto& s = *st_->worker;
+  const auto cluster = w.cluster();
+  s.bind(1, w.id).bind(2, core::to_string(w.kind));
+  s.bind(3, cluster.empty() ? std::nullopt : std::optional<std::string>(cluster));
+  s.bind(4, w.provider_id.empty() ? std::nullopt : std::optional<std::string>(w.provider_id));
+  s.bind(5, w.gpu_model).bind(6, static_cast<int64_t>(w.gpu_count)).bind(7, w.vram_gb).bind(8, w.worker_image_key);
+  s.bind(9, static_cast<int64_t>(w.placeholder)).bind(10, static_cast<int64_t>(w.gone));
+  s.bind(11, w.gone_reason.empty() ? std::nullopt : std::optional<std::string>(w.gone_reason));
+  s.bind(12, events::format_time_us(w.registered_at)).bind(13, time_or_null(w.gone_at)).bind(14, time_or_null(w.allocation_ends_at));
+  auto job = world_.job_of_worker.find(w.id);
+  const bool busy = job != world_.job_of_worker.end();
+  s.bind(15, busy ? std::optional<std::string>(job->second) : std::nullopt);
+  // What the log says of it (whether it still heartbeats is a lease, not an event: /workers has that).
+  s.bind(16, w.gone ? "gone" : w.placeholder ? "placeholder" : busy ? "busy" : "idle");
+  s.run();
+}
+
+void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
+  if (batch.empty()) return;
+  std::lock_guard<std::mutex> lock(m_);
+  std::set<std::string> jobs, workers;  // touched by the batch, written once each at its end
+  bool all_queued = false;               // a recalculation re-keyed every queued job
+  db_->exec("BEGIN IMMEDIATE");
+  try {
+    for (const auto& e : batch) {
+      auto payload = events::from_payload(e.payload);
+      core::apply(world_, e.stream_id, e.type, payload, e.recorded_at_us);
+      const std::string at = events::format_time_us(e.recorded_at_us);
+      st_->event->bind(1, static_cast<int64_t>(e.seq)).bind(2, at).bind(3, e.stream_id);
+      st_->event->bind(4, static_cast<int64_t>(e.stream_version)).bind(5, e.type).bind(6, e.actor).bind(7, payload.dump());
+      st_->event->run();
+      std::optional<std::string> job_id, worker_id;
+      if (e.stream_id.rfind("job/", 0) == 0) {
+        job_id = e.stream_id.substr(4);
+        jobs.insert(*job_id);
+        if (auto w = payload.find("worker_id"); w != payload.end() && w->is_string() && !w->get<std::string>().empty())
+          worker_id = w->get<std::string>();
+      } else if (e.stream_id.rfind("worker/", 0) == 0) {
+        worker_id = e.stream_id.substr(7);
+      }
+      if (worker_id) workers.insert(*worker_id);
+      if (e.type == "scheduler.priorities_recalculated" || e.type == "scheduler.priorities_applied") all_queued = true;
+      if (is_decision(e.type)) {
+        const auto& record = e.type == "job.assigned" ? payload.value("decision", payload) : payload;
+        st_->decision->bind(1, static_cast<int64_t>(e.seq)).bind(2, at).bind(3, e.type).bind(4, e.stream_id);
+        st_->decision->bind(5, job_id).bind(6, worker_id).bind(7, record.dump());
+        st_->decision->run();
+      }
+    }
+    if (all_queued)
+      for (const auto& [key, j] : world_.queued) jobs.insert(j->id);
+    for (const auto& id : jobs)
+      if (auto j = world_.jobs.find(id); j != world_.jobs.end()) write_job(j->second);
+    for (const auto& id : workers)
+      if (auto w = world_.workers.find(id); w != world_.workers.end()) write_worker(w->second);
+    st_->offset->bind(1, std::to_string(batch.back().seq)).run();
+    db_->exec("COMMIT");
+  } catch (...) {
+    try {
+      db_->exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;  // the runner fails the projection: its rows stay at the last committed batch
+  }
+}
+
+}  // namespace baton::projections

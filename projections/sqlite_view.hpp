@@ -1,0 +1,52 @@
+#pragma once
+// The SQL view (docs/db-views.md): `<data_dir>/views.sqlite`, readable with sqlite3 and other
+// tools while batond runs. A log-fed projection that keeps its own world (the same
+// core::apply over the same durable events) and, for each batch, in ONE SQLite transaction:
+// the events themselves, the rows of the jobs and workers the batch touched (their run
+// segments with them), the decisions with their records, and the last sequence applied. The
+// offset commits with the rows, so after a kill -9 the view resumes exactly after its last
+// committed batch: every event in it once.
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "core/world.hpp"
+#include "projections/projection.hpp"
+#include "projections/sqlite_db.hpp"
+
+namespace baton::projections {
+
+class sqlite_view : public projection {
+ public:
+  static constexpr const char* projection_name = "views";
+  static constexpr int schema_version = 1;
+
+  struct opened {
+    std::unique_ptr<sqlite_db> db;
+    uint64_t applied = 0;  // the last sequence its rows hold (0: empty)
+    std::string rebuilt;   // why it was emptied to be rebuilt from sequence 1 ("" if it was not)
+  };
+  // Opens (creating) the view's file. It is emptied, to be rebuilt from sequence 1, when
+  // `drop` says so (batond --rebuild-projection views) or its schema is another version.
+  static opened open(const std::string& path, bool drop);
+
+  // `at`: the world after event `db.applied` (the daemon recovers it from the log).
+  sqlite_view(opened db, core::world at);
+  ~sqlite_view() override;
+
+ protected:
+  void apply(const std::vector<events::event_envelope>& batch) override;
+
+ private:
+  struct statements;
+  void write_job(const core::job& j);
+  void write_worker(const core::worker& w);
+
+  std::mutex m_;
+  std::unique_ptr<sqlite_db> db_;
+  std::unique_ptr<statements> st_;
+  core::world world_;
+};
+
+}  // namespace baton::projections
