@@ -27,6 +27,9 @@ fi
 if [[ "$what" == all || "$what" == rederive ]]; then
   build/release/bench/rederive_bench 1000000
 fi
+if [[ "$what" == all || "$what" == view ]]; then
+  build/release/bench/view_bench 1000000
+fi
 if [[ "$what" == all || "$what" == restart ]]; then
   build/release/bench/restart_bench 10000000
 fi

@@ -42,7 +42,7 @@ CREATE TABLE run_segments (
 CREATE INDEX run_segments_by_worker ON run_segments (worker_id);
 CREATE TABLE decisions (
   seq INTEGER PRIMARY KEY, recorded_at TEXT NOT NULL, type TEXT NOT NULL, stream TEXT NOT NULL,
-  job_id TEXT, worker_id TEXT, record TEXT NOT NULL);
+  job_id TEXT, worker_id TEXT);
 CREATE INDEX decisions_by_job ON decisions (job_id);
 )sql";
 
@@ -107,7 +107,7 @@ sqlite_view::sqlite_view(opened o, core::world at)
       "INSERT OR REPLACE INTO workers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   st_->drop_segments = db.prepare("DELETE FROM run_segments WHERE job_id = ?1");
   st_->segment = db.prepare("INSERT OR REPLACE INTO run_segments VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  st_->decision = db.prepare("INSERT INTO decisions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  st_->decision = db.prepare("INSERT INTO decisions VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   st_->offset = db.prepare("UPDATE meta SET value = ?1 WHERE key = 'applied_seq'");
   restore_applied(o.applied);
 }
@@ -186,10 +186,9 @@ void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
       }
       if (worker_id) workers.insert(*worker_id);
       if (e.type == "scheduler.priorities_recalculated" || e.type == "scheduler.priorities_applied") all_queued = true;
-      if (is_decision(e.type)) {
-        const auto& record = e.type == "job.assigned" ? payload.value("decision", payload) : payload;
+      if (is_decision(e.type)) {  // (its record is the event's payload: joined on seq, not copied)
         st_->decision->bind(1, static_cast<int64_t>(e.seq)).bind(2, at).bind(3, e.type).bind(4, e.stream_id);
-        st_->decision->bind(5, job_id).bind(6, worker_id).bind(7, record.dump());
+        st_->decision->bind(5, job_id).bind(6, worker_id);
         st_->decision->run();
       }
     }
