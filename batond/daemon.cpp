@@ -205,7 +205,7 @@ int run(const config::settings& settings, const run_options& opts) {
         const uint64_t from = opened.applied;
         core::world at = from == 0 ? core::world{} : replay::recover_world(*store, from).world;
         view = std::make_shared<projections::sqlite_view>(std::move(opened), std::move(at));
-        view_run = projections::run_projection(sys, log, view);
+        view_run = projections::run_projection(sys, log, view, {true, 10});
         if (auto why = projections::wait_caught_up(view_run, *view, std::chrono::hours(1))) {
           spdlog::error("the SQL view did not catch up, and is off for this run: {}", *why);
           caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
@@ -354,6 +354,11 @@ int run(const config::settings& settings, const run_options& opts) {
       view->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
     if (view_run.actor) caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
     view_run.actor = nullptr;
+    if (view) try {
+        view->flush();  // (serialised with the projection's own thread)
+      } catch (const std::exception& e) {
+        spdlog::error("the SQL view could not commit its last events: {}", e.what());
+      }
     caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     scheduler = nullptr;
     caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits

@@ -214,6 +214,22 @@ int main(int argc, char** argv) {
   });
   std::printf("setup: %zu workers registered at %.0f/s, %zu jobs created at %.0f/s\n", ids.size(), reg.rate(), jobs,
               created.rate());
+  {
+    // The log-fed projections (the SQL view) may still be applying the setup's events: the
+    // phases measure batond in its steady state, so wait until /healthz reports no lag.
+    auto t = std::chrono::steady_clock::now();
+    auto c = client(port);
+    for (auto deadline = t + std::chrono::minutes(5); std::chrono::steady_clock::now() < deadline;) {
+      auto r = c->Get("/healthz");
+      if (!r || r->status != 200) break;
+      uint64_t lag = 0;
+      for (const auto& [name, p] : json::parse(r->body)["projections"].items()) lag += p.value("lag_events", 0ull);
+      if (lag == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::printf("setup: projections caught up %.1f s after it\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
+  }
 
   auto poll = [&](httplib::Client& c, size_t k, const char* expect) {
     httplib::Headers h = {{"X-Worker-Token", tokens[k]}};

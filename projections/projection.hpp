@@ -40,6 +40,11 @@ class projection {
   bool apply_batch(const std::vector<events::event_envelope>& batch);
   // Marks the projection failed (e.g. its log went away): waiters stop waiting.
   void fail(const std::string& why);
+  // A projection that writes several batches at once (one transaction) holds what it applied
+  // until flush(); the runner calls it shortly after a batch when pending() says so, and batond
+  // at a clean stop. Thread-safe with respect to apply.
+  virtual bool pending() const { return false; }
+  virtual void flush() {}
 
  protected:
   // Applies events in order; the base class has checked their sequences. Subclasses guard

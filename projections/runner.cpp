@@ -1,11 +1,18 @@
 #include "projections/runner.hpp"
 
 #include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <stdexcept>
 
 namespace baton::projections {
 namespace {
+
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+constexpr auto flush_after = std::chrono::milliseconds(200);  // how long applied events may wait for a flush
 
 struct runner_state {
   runner_state() = default;  // user-declared: see stack-notes C2
@@ -13,6 +20,8 @@ struct runner_state {
   std::shared_ptr<std::promise<uint64_t>> caught_up;
   std::optional<uint64_t> target;  // the log's last seq when the subscription was made
   bool signalled = false;
+  int nice = 0;  // still to apply to the actor's own thread (0: nothing to do)
+  bool flush_scheduled = false;
   static inline const char* name = "projection";
 };
 
@@ -36,10 +45,11 @@ void stop(self_ptr self, const std::string& why) {
 }
 
 caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_writer_actor log,
-                     std::shared_ptr<std::promise<uint64_t>> caught_up) {
+                     std::shared_ptr<std::promise<uint64_t>> caught_up, int nice) {
   auto& st = self->state;
   st.p = std::move(p);
   st.caught_up = std::move(caught_up);
+  st.nice = nice;
   self->monitor(log);
   self->set_down_handler([self](caf::down_msg& msg) {
     stop(self, "projection " + self->state.p->name() + ": the log writer stopped (" + to_string(msg.reason) + ")");
@@ -56,22 +66,44 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
           });
   return {
       [self](actors::events_atom, const std::vector<events::event_envelope>& batch) {
+        if (self->state.nice != 0) {  // in a handler: it runs on the actor's own (detached) thread
+          if (setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), self->state.nice) != 0)
+            spdlog::warn("projection {}: cannot lower its thread's priority", self->state.p->name());
+          self->state.nice = 0;
+        }
         if (!self->state.p->apply_batch(batch)) {
           stop(self, *self->state.p->failure());
           return;
         }
+        if (!self->state.flush_scheduled && self->state.p->pending()) {
+          self->state.flush_scheduled = true;
+          self->delayed_send(self, flush_after, flush_atom::value);
+        }
         signal_caught_up(self);
+      },
+      [self](flush_atom) {
+        self->state.flush_scheduled = false;
+        try {
+          self->state.p->flush();
+        } catch (const std::exception& e) {
+          self->state.p->fail(std::string("projection ") + self->state.p->name() + ": " + e.what());
+          stop(self, *self->state.p->failure());
+        }
       },
   };
 }
 
 }  // namespace
 
-running_projection run_projection(caf::actor_system& sys, actors::log_writer_actor log, std::shared_ptr<projection> p) {
+running_projection run_projection(caf::actor_system& sys, actors::log_writer_actor log, std::shared_ptr<projection> p,
+                                  projection_options o) {
   auto caught_up = std::make_shared<std::promise<uint64_t>>();
   running_projection r;
   r.caught_up = caught_up->get_future().share();
-  r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up);
+  if (o.own_thread)
+    r.actor = sys.spawn<caf::detached>(runner, std::move(p), std::move(log), caught_up, o.nice);
+  else
+    r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up, 0);
   return r;
 }
 

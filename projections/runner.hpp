@@ -30,7 +30,15 @@ struct running_projection {
 
 // Subscribes from p->applied_seq() + 1. The actor stops (and p fails) if the log writer
 // goes away or the log hands it anything out of order.
-running_projection run_projection(caf::actor_system& sys, actors::log_writer_actor log, std::shared_ptr<projection> p);
+// A projection that writes to disk (the SQL view) gets a thread of its own, so its blocking
+// I/O never holds a scheduler thread, at a lower CPU priority (`nice`), so that on a busy
+// login node it falls behind (and catches up later) rather than slowing the worker API.
+struct projection_options {
+  bool own_thread = false;
+  int nice = 0;  // with own_thread: added to the thread's nice value (Linux: per thread)
+};
+running_projection run_projection(caf::actor_system& sys, actors::log_writer_actor log, std::shared_ptr<projection> p,
+                                  projection_options o = {});
 
 // Waits for r.caught_up. Empty when caught up in time, else why not (for a start-up error).
 std::optional<std::string> wait_caught_up(const running_projection& r, const projection& p,

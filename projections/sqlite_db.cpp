@@ -72,6 +72,9 @@ sqlite_db::sqlite_db(const std::string& path) {
   // WAL: readers never block the view; NORMAL: a commit survives the process being killed
   // (the WAL is in the OS), and after a power loss the last commits may go, offset with them.
   exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;");
+  // Pages from memory instead of a read() each: the default 2 MB page cache made index inserts
+  // into a view of 100 MB a system call apiece (a third of the view's CPU in the kernel).
+  exec("PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456;");
 }
 
 sqlite_db::~sqlite_db() { sqlite3_close(db_); }

@@ -1,11 +1,10 @@
 #pragma once
 // The SQL view (docs/db-views.md): `<data_dir>/views.sqlite`, readable with sqlite3 and other
 // tools while batond runs. A log-fed projection that keeps its own world (the same
-// core::apply over the same durable events) and, for each batch, in ONE SQLite transaction:
-// the events themselves, the rows of the jobs and workers the batch touched (their run
-// segments with them), the decisions with their records, and the last sequence applied. The
-// offset commits with the rows, so after a kill -9 the view resumes exactly after its last
-// committed batch: every event in it once.
+// core::apply over the same durable events) and writes, in SQLite transactions: the events
+// themselves, the rows of the jobs and workers they touched (their run segments with them),
+// the decisions, and the last sequence applied. The offset commits with the rows, so after a
+// kill -9 the view resumes exactly after its last commit: every event in it once.
 #include <memory>
 #include <mutex>
 #include <set>
@@ -33,17 +32,26 @@ class sqlite_view : public projection {
 
   // `at`: the world after event `db.applied` (the daemon recovers it from the log).
   sqlite_view(opened db, core::world at);
-  ~sqlite_view() override;
+  ~sqlite_view() override;  // commits what is pending
+
+  // Batches go into one open transaction, committed (with the offset) once 4,096 events are in
+  // it or at flush(): a commit per small batch wrote the same index pages over and over.
+  bool pending() const override;
+  void flush() override;
 
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override;
 
  private:
   struct statements;
-  void write_job(const core::job& j);
+  void write_job(const core::job& j, size_t segments_before);
   void write_worker(const core::worker& w);
 
-  std::mutex m_;
+  void commit();  // with m_ held
+
+  mutable std::mutex m_;
+  bool open_ = false;     // a transaction is open
+  size_t uncommitted_ = 0;  // events in it
   std::unique_ptr<sqlite_db> db_;
   std::unique_ptr<statements> st_;
   core::world world_;
