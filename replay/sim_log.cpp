@@ -41,6 +41,14 @@ const char* order_name(sim_order o) {
   return "fifo";
 }
 
+// A pass as sim.pass_decided records it: jobs by their ids.
+json pass_json(const sim_pass& p, const sim_machine& m) {
+  json starts = json::array(), reservations = json::array();
+  for (uint32_t j : p.starts) starts.push_back(m.job(j).id);
+  for (const auto& r : p.reservations) reservations.push_back({{"job", m.job(r.job).id}, {"start", r.start}});
+  return {{"at", p.at}, {"recalculated", p.recalculated}, {"starts", starts}, {"reservations", reservations}};
+}
+
 }  // namespace
 
 json to_json(const sim_settings& s) {
@@ -116,13 +124,7 @@ void sim_log_writer::refused(const sim_job& j, const std::string& why) {
 
 void sim_log_writer::ended(const sim_job& j, int64_t at) { add(job_stream(j.id), at, "sim.job_ended", {{"id", j.id}, {"at", at}}); }
 
-void sim_log_writer::passed(const sim_pass& p, const sim_machine& m) {
-  json starts = json::array(), reservations = json::array();
-  for (uint32_t j : p.starts) starts.push_back(m.job(j).id);
-  for (const auto& r : p.reservations) reservations.push_back({{"job", m.job(r.job).id}, {"start", r.start}});
-  add(run_stream, p.at, "sim.pass_decided",
-      {{"at", p.at}, {"recalculated", p.recalculated}, {"starts", starts}, {"reservations", reservations}});
-}
+void sim_log_writer::passed(const sim_pass& p, const sim_machine& m) { add(run_stream, p.at, "sim.pass_decided", pass_json(p, m)); }
 
 uint64_t sim_log_writer::finish() {
   flush();
@@ -133,13 +135,6 @@ uint64_t sim_log_writer::finish() {
 
 // --- re-deriving ---
 
-json sim_rederiver::pass_record(const sim_pass& p) const {
-  json starts = json::array(), reservations = json::array();
-  for (uint32_t j : p.starts) starts.push_back(machine_->job(j).id);
-  for (const auto& r : p.reservations) reservations.push_back({{"job", machine_->job(r.job).id}, {"start", r.start}});
-  return {{"at", p.at}, {"recalculated", p.recalculated}, {"starts", starts}, {"reservations", reservations}};
-}
-
 // The timestamp now_ is over: if no pass was recorded at it, the machine must agree that none ran.
 sim_rederiver::verdict sim_rederiver::missing_pass_check() {
   verdict v;
@@ -148,7 +143,7 @@ sim_rederiver::verdict sim_rederiver::missing_pass_check() {
   auto again = machine_->decide_pass(now_);
   if (again) {  // (a timestamp without a pass is not counted as a decision; a pass missing from the log is)
     v.decision = true;
-    v.rederived = pass_record(*again);
+    v.rederived = pass_json(*again, *machine_);
     v.recorded = nullptr;
     v.what = "a pass at " + std::to_string(now_) + " s re-derived as " + v.rederived.dump() + ", none was logged";
     machine_->apply_pass(*again);
@@ -186,7 +181,7 @@ sim_rederiver::verdict sim_rederiver::on(const std::string& type, const json& pa
     }
     v.decision = true;
     auto again = machine_->decide_pass(now_);
-    json rederived = again ? pass_record(*again) : json(nullptr);
+    json rederived = again ? pass_json(*again, *machine_) : json(nullptr);
     if (rederived != payload) {
       v.recorded = payload;
       v.rederived = rederived;

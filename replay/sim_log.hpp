@@ -67,7 +67,6 @@ class sim_rederiver {
 
  private:
   verdict missing_pass_check();
-  nlohmann::json pass_record(const sim_pass& p) const;
 
   std::optional<sim_machine> machine_;
   std::unordered_map<int64_t, uint32_t> index_of_;  // job id -> machine index (looked up, never walked)

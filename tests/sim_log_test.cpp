@@ -58,6 +58,17 @@ class tampering_writer : public sim_observer {
   tamper_fn f_;
 };
 
+// The simulation of `jobs` written to a new log in `dir`, its n-th pass changed (or dropped) by `f`.
+std::unique_ptr<events::event_store> tampered_log(const temp_dir& dir, const std::vector<sim_job>& jobs, const sim_settings& s,
+                                                  uint64_t n, tampering_writer::tamper_fn f) {
+  auto store = events::event_store::open(dir.path());
+  sim_log_writer writer(*store, s, {});
+  tampering_writer tamper(writer, n, std::move(f));
+  simulate(jobs, s, &tamper);
+  writer.finish();
+  return store;
+}
+
 // The sequence of the n-th event of `type` in the log.
 uint64_t seq_of(const events::event_store& store, const std::string& type, uint64_t n) {
   uint64_t seen = 0, seq = 0;
@@ -124,14 +135,10 @@ TEST(sim_log, ALaterReservationInTheLogIsReportedAtItsSequence) {
   auto l = find_landmarks(jobs, s);
   ASSERT_GT(l.with_reservation, 0u);
   temp_dir dir;
-  auto store = events::event_store::open(dir.path());
-  sim_log_writer writer(*store, s, {});
-  tampering_writer forger(writer, l.with_reservation, [](sim_pass& p) {
+  auto store = tampered_log(dir, jobs, s, l.with_reservation, [](sim_pass& p) {
     p.reservations[0].start += 60;  // the head's reservation a minute later than planned
     return true;
   });
-  simulate(jobs, s, &forger);
-  writer.finish();
 
   auto r = rederive_decisions(*store);
   ASSERT_EQ(r.mismatches, 1u) << "only the forged pass: the simulation went on as decided";
@@ -151,14 +158,10 @@ TEST(sim_log, AStartLeftOutOfAPassIsReportedAtThatPass) {
   auto l = find_landmarks(jobs, s);
   ASSERT_GT(l.with_two_starts, 0u);
   temp_dir dir;
-  auto store = events::event_store::open(dir.path());
-  sim_log_writer writer(*store, s, {});
-  tampering_writer forger(writer, l.with_two_starts, [](sim_pass& p) {
+  auto store = tampered_log(dir, jobs, s, l.with_two_starts, [](sim_pass& p) {
     p.starts.pop_back();
     return true;
   });
-  simulate(jobs, s, &forger);
-  writer.finish();
 
   auto r = rederive_decisions(*store);
   ASSERT_GE(r.mismatches, 1u);
@@ -171,11 +174,7 @@ TEST(sim_log, APassMissingFromTheLogIsReportedAtTheNextFact) {
   auto s = machine(100, "easy");
   auto l = find_landmarks(jobs, s);
   temp_dir dir;
-  auto store = events::event_store::open(dir.path());
-  sim_log_writer writer(*store, s, {});
-  tampering_writer dropper(writer, l.with_two_starts, [](sim_pass&) { return false; });
-  simulate(jobs, s, &dropper);
-  writer.finish();
+  auto store = tampered_log(dir, jobs, s, l.with_two_starts, [](sim_pass&) { return false; });
 
   auto r = rederive_decisions(*store);
   ASSERT_GE(r.mismatches, 1u);
