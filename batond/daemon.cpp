@@ -270,7 +270,7 @@ int run(const config::settings& settings, const run_options& opts) {
                                            !sched.worker_credentials_required, operator_tokens,
                                            std::make_shared<http::rate_limiter>(
                                                http::rate_limits{settings.operator_requests, settings.worker_requests}),
-                                           store});
+                                           store, reported});
     int port = 0;
     if (exit_code != 0) {
       // the policy could not be recorded (logged above)

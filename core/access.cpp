@@ -66,7 +66,8 @@ access_class access_of(command_kind k) {
     case command_kind::revoke_operator:
     case command_kind::list_operators:
     case command_kind::plan_now:
-    case command_kind::audit_export: return access_class::admin_only;
+    case command_kind::audit_export:
+    case command_kind::metrics: return access_class::admin_only;
   }
   return access_class::internal;  // a kind added without a rule reaches nobody from outside
 }

@@ -24,6 +24,8 @@ enum class command_kind : uint8_t {
   plan_now,
   // the audit export (answered from the log itself, never by the scheduler)
   audit_export,
+  // GET /metrics: counts for Prometheus
+  metrics,
 };
 
 }  // namespace baton::core

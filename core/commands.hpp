@@ -152,6 +152,9 @@ struct audit_export {
   bool csv = false;  // else JSON lines
 };
 
+// GET /metrics: jobs by status and workers by state and cluster, for Prometheus.
+struct metrics {};
+
 }  // namespace baton::core::commands
 
 namespace baton::core {
@@ -167,7 +170,7 @@ using command = std::variant<
     commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
     commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
-    commands::plan_now, commands::audit_export>;
+    commands::plan_now, commands::audit_export, commands::metrics>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -24,8 +24,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::salad_failed, C::salad_failed> && at_kind<command_kind::hold_job, C::hold_job> &&
               at_kind<command_kind::recalculate_priorities, C::recalculate_priorities> &&
               at_kind<command_kind::list_operators, C::list_operators> && at_kind<command_kind::plan_now, C::plan_now> &&
-              at_kind<command_kind::audit_export, C::audit_export> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::audit_export) + 1);
+              at_kind<command_kind::audit_export, C::audit_export> && at_kind<command_kind::metrics, C::metrics> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::metrics) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -366,6 +366,16 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
   return from(decide_assign(j, wk->id, std::move(choice.record), now), R::poll_answer{a, ""}, now);
 }
 
+// Jobs by status, workers by the state GET /workers shows and their cluster.
+outcome count_for_metrics(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
+  R::metrics m;
+  for (const auto& [id, j] : w.jobs)
+    if (!j.pruned) ++m.jobs[to_string(j.status)];
+  for (const auto& [id, wk] : w.workers) ++m.workers[{derived_state(w, wk, leases, s, now), wk.cluster()}];
+  for (const auto& [image, queue] : w.queued_by_image) m.eligible_queued += queue.size();
+  return answered(std::move(m), now);
+}
+
 outcome list_workers(const world& w, const lease_book& leases, const scheduler_settings& s, const C::list_workers& q,
                      time_us now) {
   R::worker_page page;
@@ -650,6 +660,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return prune(w, c, now);
         } else if constexpr (std::is_same_v<T, C::job_history>) {
           return refused({error_kind::internal, "internal", "job history is answered by its read model", {}, ""}, now);
+        } else if constexpr (std::is_same_v<T, C::metrics>) {
+          return count_for_metrics(w, leases, s, now);
         } else if constexpr (std::is_same_v<T, C::audit_export>) {
           return refused({error_kind::internal, "internal", "the audit export is answered from the log", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::register_worker>) {

@@ -2,6 +2,7 @@
 // What decide() answers: the events to append and a typed result, or a domain error. No
 // HTTP statuses and no reply bodies here: http/ shapes results and errors for RelayMD's
 // clients, the cluster and Salad actors read the typed results directly.
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -102,6 +103,13 @@ struct salad_view {
   replica_target wanted_now;
 };
 
+// GET /metrics: what the scheduler counts (the HTTP layer adds the log's and projections' figures).
+struct metrics {
+  std::map<std::string, uint64_t> jobs;                                   // status -> jobs (pruned ones left out)
+  std::map<std::pair<std::string, std::string>, uint64_t> workers;       // (state, cluster) -> workers
+  uint64_t eligible_queued = 0;                                           // queued, not held or blocked
+};
+
 }  // namespace baton::core::results
 
 namespace baton::core {
@@ -111,7 +119,7 @@ using result = std::variant<std::monostate, results::job_row, results::job_page,
                             results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
                             results::cluster_watch, results::plans, results::placeholder_made, results::counted,
                             results::salad_view, replica_target, results::priorities, results::fairshare, results::operators,
-                            results::heartbeat_ack>;
+                            results::heartbeat_ack, results::metrics>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

@@ -6,6 +6,7 @@
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
 #include "http/json_reply.hpp"
+#include "http/metrics_text.hpp"
 #include "http/reply_shapes.hpp"
 #include "http/request_commands.hpp"
 #include "http/request_parsing.hpp"
@@ -343,6 +344,19 @@ void add_api_routes(router& s, api_context ctx) {
     res.status = 200;
     res.set_header("Content-Disposition", std::string("attachment; filename=\"baton-audit.") + (q.csv ? "csv" : "jsonl") + "\"");
     res.set_content(out.str(), q.csv ? "text/csv" : "application/x-ndjson");
+  });
+
+  // --- Prometheus (http/metrics_text.hpp): the scheduler's counts, the log's head, the projections ---
+  s.Get("/metrics", [ctx](const request& req, response& res) {
+    auto e = prepare(ctx, req, res, K::metrics, [](const request&) -> core::command { return C::metrics{}; });
+    if (!e) return;
+    auto r = ask(ctx, std::move(*e), res);
+    if (!r) return;
+    if (r->error) return refuse(res, *r->error);
+    const auto* m = std::get_if<core::results::metrics>(&r->value);
+    if (!m) return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
+    res.status = 200;
+    res.set_content(metrics_text(*m, ctx.log ? ctx.log->last_seq() : 0, ctx.log_fed), "text/plain; version=0.0.4");
   });
 
   // --- history, from its projection ---

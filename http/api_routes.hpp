@@ -1,4 +1,5 @@
 #pragma once
+#include <vector>
 // The worker and operator HTTP API, path- and payload-compatible with RelayMD's
 // (../shared/reference/relaymd-behaviour.md §1), answered by the scheduler actor.
 #include <caf/actor_system.hpp>
@@ -15,6 +16,7 @@
 #include "projections/job_history.hpp"
 #include "http/rate_limiter.hpp"
 #include "projections/operator_credentials.hpp"
+#include "projections/projection.hpp"
 #include "projections/worker_credentials.hpp"
 
 namespace baton::http {
@@ -34,6 +36,7 @@ struct api_context {
   std::shared_ptr<const projections::operator_credentials> operators;  // whose a named operator's token is
   std::shared_ptr<rate_limiter> limiter;  // per-caller request budgets (none: unlimited)
   std::shared_ptr<const events::event_store> log;  // GET /audit/export reads it (none: 503)
+  std::vector<std::shared_ptr<const projections::projection>> log_fed;  // the log-fed projections: GET /metrics reports their lag
 };
 
 void add_api_routes(router& server, api_context ctx);

@@ -206,6 +206,10 @@ json body_of(const core::result& r, core::time_us at) {
           return items;
         } else if constexpr (std::is_same_v<T, R::counted>) {
           return {{"count", v.count}};
+        } else if constexpr (std::is_same_v<T, R::metrics>) {
+          json workers = json::array();
+          for (const auto& [key, n] : v.workers) workers.push_back({{"state", key.first}, {"cluster", key.second}, {"count", n}});
+          return {{"jobs", v.jobs}, {"eligible_queued", v.eligible_queued}, {"workers", std::move(workers)}};
         } else {
           static_assert(std::is_same_v<T, core::replica_target>);
           return {{"target", v.target}, {"record", v.record}};

@@ -188,6 +188,8 @@ std::vector<row> rows() {
   // --- the audit export ---
   t.push_back({"GET", "/audit/export?format=csv", nullptr, operator_ok200, "/audit/export?from=yesterday", std::nullopt,
                operator_bad});
+  // --- Prometheus ---
+  t.push_back({"GET", "/metrics", nullptr, operator_ok200});
   // --- clusters, config, cloud ---
   t.push_back({"GET", "/clusters", nullptr, operator_ok200});
   t.push_back({"GET", "/config/slurm-clusters", nullptr, operator_ok200});

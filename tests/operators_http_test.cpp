@@ -86,7 +86,7 @@ TEST(operators_http, UsersSeeAndChangeOnlyTheirOwnJobs) {
   for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
            {"POST", "/operators"}, {"GET", "/operators"}, {"DELETE", "/operators/bob"}, {"POST", "/priority/recalculate"},
            {"DELETE", "/jobs?status=completed"}, {"PUT", "/config/slurm-clusters/enabled"}, {"POST", "/workers/register"},
-           {"GET", "/audit/export"}, {"GET", "/audit/export?from=bad"}}) {
+           {"GET", "/audit/export"}, {"GET", "/audit/export?from=bad"}, {"GET", "/metrics"}}) {
     auto r = f.call(ann, method, path, json::object());
     EXPECT_EQ(r.status, 403) << method << " " << path << ": " << r.body.dump();
   }

@@ -1,0 +1,57 @@
+#include "http/metrics_text.hpp"
+
+namespace baton::http {
+
+namespace {
+
+// A label value with \, " and newlines escaped, as the format asks.
+std::string label(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void header(std::string& out, const char* name, const char* type, const char* help) {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+}  // namespace
+
+std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
+                         const std::vector<std::shared_ptr<const projections::projection>>& projections) {
+  std::string out;
+  header(out, "baton_jobs", "gauge", "Jobs by status (pruned jobs left out).");
+  for (const char* status : {"queued", "assigned", "running", "handoff", "completed", "failed", "cancelled"}) {
+    auto it = m.jobs.find(status);
+    out += std::string("baton_jobs{status=\"") + status + "\"} " + std::to_string(it == m.jobs.end() ? 0 : it->second) + "\n";
+  }
+  header(out, "baton_jobs_eligible", "gauge", "Queued jobs that may be assigned now (not held, blocked or over a limit).");
+  out += "baton_jobs_eligible " + std::to_string(m.eligible_queued) + "\n";
+  header(out, "baton_workers", "gauge", "Workers by state (as GET /workers shows it) and cluster (\"\" for cloud workers).");
+  for (const auto& [key, n] : m.workers)
+    out += "baton_workers{state=\"" + label(key.first) + "\",cluster=\"" + label(key.second) + "\"} " + std::to_string(n) + "\n";
+  header(out, "baton_log_last_sequence", "counter", "Sequence of the last durable event in the log.");
+  out += "baton_log_last_sequence " + std::to_string(log_last_seq) + "\n";
+  header(out, "baton_projection_applied_sequence", "gauge", "Last event each log-fed projection has applied.");
+  for (const auto& p : projections)
+    out += "baton_projection_applied_sequence{projection=\"" + label(p->name()) + "\"} " + std::to_string(p->applied_seq()) + "\n";
+  header(out, "baton_projection_lag_events", "gauge", "Events in the log a projection has not applied yet.");
+  for (const auto& p : projections) {
+    const uint64_t applied = p->applied_seq();
+    out += "baton_projection_lag_events{projection=\"" + label(p->name()) + "\"} " +
+           std::to_string(log_last_seq > applied ? log_last_seq - applied : 0) + "\n";
+  }
+  header(out, "baton_projection_failed", "gauge", "1 when a projection stopped on an error (GET /healthz says why).");
+  for (const auto& p : projections)
+    out += "baton_projection_failed{projection=\"" + label(p->name()) + "\"} " + (p->failure() ? "1" : "0") + "\n";
+  return out;
+}
+
+}  // namespace baton::http

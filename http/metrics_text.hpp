@@ -1,0 +1,17 @@
+#pragma once
+// GET /metrics in Prometheus' text exposition format (version 0.0.4): what the scheduler
+// counts, the log's head and each log-fed projection's progress.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/outcome.hpp"
+#include "projections/projection.hpp"
+
+namespace baton::http {
+
+std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
+                         const std::vector<std::shared_ptr<const projections::projection>>& projections);
+
+}  // namespace baton::http
