@@ -19,6 +19,7 @@ using promise_type = caf::typed_response_promise<results>;
 struct pending_append {
   std::vector<events::append_command> commands;
   promise_type promise;
+  std::chrono::steady_clock::time_point received;
 };
 
 // A batch written to the WAL, waiting for its fsync.
@@ -28,6 +29,7 @@ struct written_batch {
   uint64_t last_seq = 0;
   bool has_events = false;  // committed was collected (there were subscribers when it was written)
   std::vector<std::pair<promise_type, results>> replies;
+  std::vector<std::chrono::steady_clock::time_point> received;  // each reply's append, when it arrived
   std::vector<events::event_envelope> committed;  // for live subscribers
 };
 
@@ -73,7 +75,8 @@ void stall_while_fault_file_exists(const std::string& path) {
 
 syncer_actor::behavior_type syncer(syncer_actor::stateful_pointer<syncer_state> self,
                                    std::shared_ptr<events::event_store> store,
-                                   std::shared_ptr<std::atomic<uint64_t>> written_through, log_writer_actor writer) {
+                                   std::shared_ptr<std::atomic<uint64_t>> written_through, log_writer_actor writer,
+                                   std::shared_ptr<log_metrics> metrics) {
   const char* stall = std::getenv("BATON_FAULT_STALL_SYNC_FILE");
   std::string stall_file = stall ? stall : "";
   // One request at a time: the writer asks again when this one is answered, so batches
@@ -84,7 +87,9 @@ syncer_actor::behavior_type syncer(syncer_actor::stateful_pointer<syncer_state> 
         if (through <= self->state.synced_through) return;
         stall_while_fault_file_exists(stall_file);
         try {
+          const auto started = std::chrono::steady_clock::now();
           store->sync_wal();
+          if (metrics) metrics->fsync.observe(std::chrono::steady_clock::now() - started);
         } catch (const std::exception& e) {
           // Events are in the WAL but not known durable: the log cannot promise anything more.
           self->send_exit(writer, caf::make_error(caf::sec::runtime_error, e.what()));
@@ -124,6 +129,10 @@ void release_synced(self_ptr self, uint64_t through) {
   while (!st.unsynced.empty() && st.unsynced.front().id <= through) {
     auto& b = st.unsynced.front();
     for (auto& [promise, res] : b.replies) promise.deliver(std::move(res));
+    if (st.opts.metrics) {
+      const auto now = std::chrono::steady_clock::now();
+      for (auto t : b.received) st.opts.metrics->append.observe(now - t);
+    }
     notify_live(self, b.committed);
     st.unsynced.pop_front();
   }
@@ -134,6 +143,7 @@ void write_some(self_ptr self, bool sync_now) {
   auto& st = self->state;
   std::vector<events::append_command> batch;
   std::vector<std::pair<promise_type, size_t>> owners;  // promise, command count
+  std::vector<std::chrono::steady_clock::time_point> received;
   size_t events_in_batch = 0;
   while (!st.pending.empty()) {
     auto& p = st.pending.front();
@@ -141,6 +151,7 @@ void write_some(self_ptr self, bool sync_now) {
     if (!batch.empty() && events_in_batch + n > st.opts.max_batch_events) break;
     events_in_batch += n;
     owners.emplace_back(std::move(p.promise), p.commands.size());
+    received.push_back(p.received);
     for (auto& c : p.commands) batch.push_back(std::move(c));
     st.pending.pop_front();
   }
@@ -166,6 +177,7 @@ void write_some(self_ptr self, bool sync_now) {
     offset += n;
     wb.replies.emplace_back(std::move(promise), std::move(mine));
   }
+  wb.received = std::move(received);
   st.unsynced.push_back(std::move(wb));
   st.written_through->store(st.unsynced.back().id, std::memory_order_release);
 }
@@ -188,7 +200,7 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
   st.opts = opts;
   st.written_through = std::make_shared<std::atomic<uint64_t>>(0);
   st.syncer = self->spawn<caf::detached + caf::linked>(syncer, st.store, st.written_through,
-                                                       caf::actor_cast<log_writer_actor>(self));
+                                                       caf::actor_cast<log_writer_actor>(self), opts.metrics);
   // Before quitting: write and sync what is parked, answer everyone, so no append is dropped.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& st = self->state;
@@ -218,7 +230,7 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
   return {
       [self](append_atom, std::vector<events::append_command>& cmds) -> caf::result<results> {
         auto rp = self->make_response_promise<results>();
-        self->state.pending.push_back(pending_append{std::move(cmds), rp});
+        self->state.pending.push_back(pending_append{std::move(cmds), rp, std::chrono::steady_clock::now()});
         if (!self->state.commit_scheduled) {
           self->state.commit_scheduled = true;
           self->send(self, commit_atom::value);

@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "actors/latency_histogram.hpp"
 #include "actors/messages.hpp"
 #include "events/event_store.hpp"
 
@@ -48,6 +49,7 @@ using log_writer_actor = caf::typed_actor<
 struct log_writer_options {
   size_t max_batch_events = 4096;  // cap per WriteBatch
   size_t catchup_chunk = 1024;     // events per catch-up message to a subscriber
+  std::shared_ptr<log_metrics> metrics;  // fsync and append latencies (none: not measured)
 };
 
 // Spawned detached: its fsync then never stalls a scheduler thread (stack-notes C13).

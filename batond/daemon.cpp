@@ -139,7 +139,11 @@ int run(const config::settings& settings, const run_options& opts) {
   std::shared_ptr<projections::world_snapshots> snapshots;
   {
     caf::actor_system sys{cfg};
-    auto log = actors::spawn_log_writer(sys, store, {static_cast<size_t>(settings.group_commit_max_events)});
+    auto log_metrics = std::make_shared<actors::log_metrics>();  // fsync and append latencies, for GET /metrics
+    actors::log_writer_options log_opts;
+    log_opts.max_batch_events = static_cast<size_t>(settings.group_commit_max_events);
+    log_opts.metrics = log_metrics;
+    auto log = actors::spawn_log_writer(sys, store, log_opts);
     // Job histories are read from the log's stream index when asked: nothing to rebuild.
     history = std::make_shared<projections::job_history>(store);
     // Chain anchors (projections/chain_anchor.hpp): the head found at start, then one every
@@ -270,7 +274,7 @@ int run(const config::settings& settings, const run_options& opts) {
                                            !sched.worker_credentials_required, operator_tokens,
                                            std::make_shared<http::rate_limiter>(
                                                http::rate_limits{settings.operator_requests, settings.worker_requests}),
-                                           store, reported});
+                                           store, reported, log_metrics});
     int port = 0;
     if (exit_code != 0) {
       // the policy could not be recorded (logged above)

@@ -37,6 +37,7 @@ struct api_context {
   std::shared_ptr<rate_limiter> limiter;  // per-caller request budgets (none: unlimited)
   std::shared_ptr<const events::event_store> log;  // GET /audit/export reads it (none: 503)
   std::vector<std::shared_ptr<const projections::projection>> log_fed;  // the log-fed projections: GET /metrics reports their lag
+  std::shared_ptr<const actors::log_metrics> log_metrics;  // the log writer's latencies, for GET /metrics
 };
 
 void add_api_routes(router& server, api_context ctx);

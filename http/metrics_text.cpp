@@ -1,5 +1,7 @@
 #include "http/metrics_text.hpp"
 
+#include <cstdio>
+
 namespace baton::http {
 
 namespace {
@@ -22,10 +24,25 @@ void header(std::string& out, const char* name, const char* type, const char* he
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+void histogram(std::string& out, const char* name, const char* help, const actors::latency_histogram& h) {
+  header(out, name, "histogram", help);
+  const auto r = h.read();
+  char le[32];
+  for (size_t i = 0; i < actors::latency_histogram::bounds.size(); ++i) {
+    std::snprintf(le, sizeof le, "%g", actors::latency_histogram::bounds[i]);
+    out += std::string(name) + "_bucket{le=\"" + le + "\"} " + std::to_string(r.cumulative[i]) + "\n";
+  }
+  out += std::string(name) + "_bucket{le=\"+Inf\"} " + std::to_string(r.cumulative.back()) + "\n";
+  std::snprintf(le, sizeof le, "%.6f", r.sum_seconds);
+  out += std::string(name) + "_sum " + le + "\n";
+  out += std::string(name) + "_count " + std::to_string(r.cumulative.back()) + "\n";
+}
+
 }  // namespace
 
 std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
-                         const std::vector<std::shared_ptr<const projections::projection>>& projections) {
+                         const std::vector<std::shared_ptr<const projections::projection>>& projections,
+                         const actors::log_metrics* log) {
   std::string out;
   header(out, "baton_jobs", "gauge", "Jobs by status (pruned jobs left out).");
   for (const char* status : {"queued", "assigned", "running", "handoff", "completed", "failed", "cancelled"}) {
@@ -51,6 +68,13 @@ std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
   header(out, "baton_projection_failed", "gauge", "1 when a projection stopped on an error (GET /healthz says why).");
   for (const auto& p : projections)
     out += "baton_projection_failed{projection=\"" + label(p->name()) + "\"} " + (p->failure() ? "1" : "0") + "\n";
+  if (log) {
+    histogram(out, "baton_log_fsync_seconds", "Time each fdatasync of the log's WAL took (each covers a group of appends).",
+              log->fsync);
+    histogram(out, "baton_log_append_seconds",
+              "Time from an append's arrival at the log writer to its durable reply (group commit and fsync included).",
+              log->append);
+  }
   return out;
 }
 

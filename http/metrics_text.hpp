@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "actors/latency_histogram.hpp"
 #include "core/outcome.hpp"
 #include "projections/projection.hpp"
 
 namespace baton::http {
 
+// `log`: the log writer's latencies (none: those series are left out).
 std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
-                         const std::vector<std::shared_ptr<const projections::projection>>& projections);
+                         const std::vector<std::shared_ptr<const projections::projection>>& projections,
+                         const actors::log_metrics* log = nullptr);
 
 }  // namespace baton::http

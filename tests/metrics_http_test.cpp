@@ -66,6 +66,23 @@ TEST(metrics_http, CountsJobsWorkersTheLogAndTheProjections) {
   EXPECT_GE(sample(text, R"(baton_projection_lag_events{projection="views"})"), 0) << text;
   EXPECT_EQ(sample(text, R"(baton_projection_failed{projection="views"})"), 0);
   EXPECT_GE(sample(text, R"(baton_projection_applied_sequence{projection="world_snapshots"})"), 0);
+
+  // The log writer's latencies: every append so far (jobs, registrations, the assignment) was
+  // acknowledged after an fsync, and each histogram's buckets only grow up to the count.
+  EXPECT_NE(text.find("# TYPE baton_log_fsync_seconds histogram"), std::string::npos);
+  for (std::string h : {"baton_log_fsync_seconds", "baton_log_append_seconds"}) {
+    const long long count = sample(text, h + "_count");
+    EXPECT_GE(count, h == "baton_log_append_seconds" ? 6 : 1) << h;
+    EXPECT_EQ(sample(text, h + R"(_bucket{le="+Inf"})"), count) << h;
+    long long last = 0;
+    for (const char* le : {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5"}) {
+      const long long b = sample(text, h + "_bucket{le=\"" + le + "\"}");
+      EXPECT_GE(b, last) << h << " le " << le;
+      last = b;
+    }
+    EXPECT_LE(last, count);
+    EXPECT_NE(text.find("\n" + h + "_sum "), std::string::npos);
+  }
 }
 
 TEST(metrics_http, OnlyAnAdminMayScrape) {
