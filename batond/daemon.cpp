@@ -264,6 +264,8 @@ int run(const config::settings& settings, const run_options& opts) {
     server_opts.max_connections = settings.http_max_connections;
     server_opts.max_buffered_request_bytes = static_cast<size_t>(settings.http_max_buffered_request_bytes);
     server_opts.async_reply_deadline_ms = settings.http_worker_reply_deadline_ms;
+    auto request_counts = std::make_shared<http::request_counters>();
+    server_opts.counters = request_counts;
     http::beast_server server(server_opts);
     http::add_error_handlers(server.routes());
     std::vector<std::shared_ptr<const projections::projection>> reported;
@@ -274,7 +276,7 @@ int run(const config::settings& settings, const run_options& opts) {
                                            !sched.worker_credentials_required, operator_tokens,
                                            std::make_shared<http::rate_limiter>(
                                                http::rate_limits{settings.operator_requests, settings.worker_requests}),
-                                           store, reported, log_metrics});
+                                           store, reported, log_metrics, request_counts});
     int port = 0;
     if (exit_code != 0) {
       // the policy could not be recorded (logged above)

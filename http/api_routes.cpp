@@ -356,7 +356,7 @@ void add_api_routes(router& s, api_context ctx) {
     const auto* m = std::get_if<core::results::metrics>(&r->value);
     if (!m) return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
     res.status = 200;
-    res.set_content(metrics_text(*m, ctx.log ? ctx.log->last_seq() : 0, ctx.log_fed, ctx.log_metrics.get()), "text/plain; version=0.0.4");
+    res.set_content(metrics_text(*m, ctx.log ? ctx.log->last_seq() : 0, ctx.log_fed, ctx.log_metrics.get(), ctx.requests.get()), "text/plain; version=0.0.4");
   });
 
   // --- history, from its projection ---

@@ -15,6 +15,7 @@
 #include "projections/idle_poll_view.hpp"
 #include "projections/job_history.hpp"
 #include "http/rate_limiter.hpp"
+#include "http/request_counters.hpp"
 #include "projections/operator_credentials.hpp"
 #include "projections/projection.hpp"
 #include "projections/worker_credentials.hpp"
@@ -38,6 +39,7 @@ struct api_context {
   std::shared_ptr<const events::event_store> log;  // GET /audit/export reads it (none: 503)
   std::vector<std::shared_ptr<const projections::projection>> log_fed;  // the log-fed projections: GET /metrics reports their lag
   std::shared_ptr<const actors::log_metrics> log_metrics;  // the log writer's latencies, for GET /metrics
+  std::shared_ptr<const request_counters> requests;       // the server's answers by route and status, for GET /metrics
 };
 
 void add_api_routes(router& server, api_context ctx);

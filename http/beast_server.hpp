@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "http/request_counters.hpp"
 #include "http/router.hpp"
 
 namespace baton::http {
@@ -34,6 +35,7 @@ struct beast_server_options {
   size_t max_buffered_request_bytes = size_t{256} << 20;  // all connections together; beyond: 503
   int async_reply_deadline_ms = 10000;  // an async route's answer; later: 503 not_durable_yet
   int stop_grace_seconds = 5;          // stop(): how long requests in flight may still answer
+  std::shared_ptr<request_counters> counters;  // requests by route and status (none: not counted)
 };
 
 class beast_server {

@@ -143,9 +143,10 @@ void session::dispatch() {
   state_ = state::handling;
   async_route_ = false;
   deadline_ = steady::time_point::max();
-  auto respond = responder(++request_);
+  const uint64_t id = ++request_;
   try {
     const router::route* r = core_.routes.match(req);
+    auto respond = responder(id, r ? r->method + " " + r->pattern : "unmatched");
     if (!r) {
       respond(core_.routes.not_found(req));
     } else if (r->async) {
@@ -165,14 +166,16 @@ void session::dispatch() {
     res.status = 500;
     res.set_content(R"({"error":"internal_error","message":"the server failed to route this request"})",
                     "application/json");
-    respond(std::move(res));
+    responder(id, "unmatched")(std::move(res));
   }
 }
 
 // Called once per request from any thread, now or later. Only the gate's lock is taken here;
 // the answer is checked against the connection on the I/O thread.
-respond_fn session::responder(uint64_t request) {
-  return [gate = core_.gate, weak = weak_from_this(), request](response res) {
+respond_fn session::responder(uint64_t request, std::string route) {
+  return [gate = core_.gate, weak = weak_from_this(), request, counters = core_.opts.counters,
+          route = std::move(route)](response res) {
+    if (counters) counters->count(route, res.status);
     beast_response out = to_beast(std::move(res));
     std::lock_guard<std::mutex> g(gate->mu);
     if (!gate->ioc) return;  // the server has stopped

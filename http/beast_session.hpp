@@ -83,7 +83,7 @@ class session : public std::enable_shared_from_this<session> {
   void parse();
   bool check_head();  // false: rejected, or a 100 Continue is being written (parse() resumes after it)
   void dispatch();
-  respond_fn responder(uint64_t request);
+  respond_fn responder(uint64_t request, std::string route);
   void write(beast_response res, bool keep_alive);
   void on_written(boost::system::error_code ec);
   void reject(int status, const std::string& code, const std::string& message);

@@ -42,7 +42,7 @@ void histogram(std::string& out, const char* name, const char* help, const actor
 
 std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
                          const std::vector<std::shared_ptr<const projections::projection>>& projections,
-                         const actors::log_metrics* log) {
+                         const actors::log_metrics* log, const request_counters* requests) {
   std::string out;
   header(out, "baton_jobs", "gauge", "Jobs by status (pruned jobs left out).");
   for (const char* status : {"queued", "assigned", "running", "handoff", "completed", "failed", "cancelled"}) {
@@ -74,6 +74,13 @@ std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
     histogram(out, "baton_log_append_seconds",
               "Time from an append's arrival at the log writer to its durable reply (group commit and fsync included).",
               log->append);
+  }
+  if (requests) {
+    header(out, "baton_http_requests_total", "counter",
+           "Requests answered, by route (method and pattern; \"unmatched\" for no route) and status.");
+    for (const auto& [key, n] : requests->read())
+      out += "baton_http_requests_total{route=\"" + label(key.first) + "\",status=\"" + std::to_string(key.second) + "\"} " +
+             std::to_string(n) + "\n";
   }
   return out;
 }

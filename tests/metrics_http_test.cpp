@@ -1,6 +1,6 @@
 // GET /metrics against a real batond: Prometheus' text format with jobs by status, workers by
-// state and cluster, the log's head and the projections' progress, counted as the API shows
-// them; only an admin may scrape (no token and a forged one 401, a worker's 403; a named
+// state and cluster, the log's head, the projections' progress, the log's latencies and the
+// server's answers by route and status, counted as the API shows them; only an admin may scrape (no token and a forged one 401, a worker's 403; a named
 // user's 403 is in operators_http_test, every caller kind in auth_table_test).
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -66,6 +66,16 @@ TEST(metrics_http, CountsJobsWorkersTheLogAndTheProjections) {
   EXPECT_GE(sample(text, R"(baton_projection_lag_events{projection="views"})"), 0) << text;
   EXPECT_EQ(sample(text, R"(baton_projection_failed{projection="views"})"), 0);
   EXPECT_GE(sample(text, R"(baton_projection_applied_sequence{projection="world_snapshots"})"), 0);
+
+  // Every answer the server gave, by route and status: the submissions, the registrations,
+  // the worker's poll, and an unknown path.
+  EXPECT_EQ(sample(text, R"(baton_http_requests_total{route="POST /jobs",status="200"})"), 3) << text;
+  EXPECT_EQ(sample(text, R"(baton_http_requests_total{route="POST /workers/register",status="200"})"), 2);
+  EXPECT_EQ(sample(text, R"(baton_http_requests_total{route="POST /jobs/request",status="200"})"), 1);
+  EXPECT_EQ(d.client()->Get("/no/such/route")->status, 404);
+  auto again = "\n" + get_metrics(d, {{"X-API-Token", test::test_token}})->body;
+  EXPECT_EQ(sample(again, R"(baton_http_requests_total{route="unmatched",status="404"})"), 1) << again;
+  EXPECT_EQ(sample(again, R"(baton_http_requests_total{route="GET /metrics",status="200"})"), 1) << "the scrape before";
 
   // The log writer's latencies: every append so far (jobs, registrations, the assignment) was
   // acknowledged after an fsync, and each histogram's buckets only grow up to the count.

@@ -100,7 +100,7 @@ landmarks find_landmarks(const std::vector<sim_job>& jobs, const sim_settings& s
 }  // namespace
 
 TEST(sim_log, EveryPolicysPassesRederiveAtOneHundredPercent) {
-  auto jobs = kth(6000);
+  auto jobs = kth(3500);
   for (std::string policy : {"fifo", "easy", "conservative", "multifactor", "lattice:ml_training"}) {
     SCOPED_TRACE(policy);
     temp_dir dir;
