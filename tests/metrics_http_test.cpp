@@ -1,7 +1,8 @@
 // GET /metrics against a real batond: Prometheus' text format with jobs by status, workers by
 // state and cluster, the log's head, the projections' progress, the log's latencies and the
-// server's answers by route and status, counted as the API shows them; only an admin may scrape (no token and a forged one 401, a worker's 403; a named
-// user's 403 is in operators_http_test, every caller kind in auth_table_test).
+// server's answers by route and status, counted as the API shows them. Only an admin may
+// scrape: no token and a forged one 401, a worker's 403 (a named user's 403 is in
+// operators_http_test, every caller kind in auth_table_test).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
