@@ -233,12 +233,26 @@ TEST_F(replay_tool_test, ATailRewrittenAfterAnAnchorIsCaughtThoughEveryHashWasRe
 TEST(replay_tool_simulate, TheSimulationsLogRederivesAndIsNeverOverwritten) {
   test::temp_dir dir;
   const std::string data_dir = dir / "sim";
-  const std::string trace = std::string(SWF_DATA_DIR) + "/KTH-SP2-1996-2-original.swf.gz";
-  auto sim = replay_tool(dir, {"simulate", "--swf", trace, "--filter", "sc15", "--policy", "multifactor", "--log", data_dir, "--json"});
+  // A small trace of its own (the published traces are simulator_test's and sim_log_test's):
+  // 600 jobs of 1 to 16 processors from six users in three groups on 32 processors, so jobs
+  // wait, priorities are recalculated and the planner reserves.
+  const std::string trace = dir / "small.swf";
+  {
+    std::ofstream swf(trace);
+    swf << "; MaxProcs: 32\n";
+    for (int i = 1; i <= 600; ++i) {
+      const int procs = 1 << (i % 5), run = 60 + (i * 37) % 3600, user = i % 6;
+      swf << i << " " << i * 20 << " 0 " << run << " " << procs << " -1 -1 " << procs << " " << run + (i % 3) * 600
+          << " -1 1 " << user << " " << user / 2 << " -1 -1 -1 -1 -1\n";
+    }
+  }
+  auto sim = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "multifactor", "--log", data_dir, "--json"});
   ASSERT_EQ(sim.code, 0) << sim.err;
   auto result = json::parse(sim.out);
   ASSERT_TRUE(result.contains("log"));
-  EXPECT_GT(result["log"]["events"].get<uint64_t>(), 28481u) << "every arrival, end and pass";
+  EXPECT_EQ(result["filter"]["jobs"], 600);
+  EXPECT_GT(result["log"]["events"].get<uint64_t>(), 1200u) << "every arrival, end and pass";
+  EXPECT_GT(result["simulation"]["recalculations"].get<uint64_t>(), 10u);
 
   auto again = replay_tool(dir, {"rederive", "--data-dir", data_dir, "--json"});
   ASSERT_EQ(again.code, 0) << again.out << again.err;
@@ -250,7 +264,7 @@ TEST(replay_tool_simulate, TheSimulationsLogRederivesAndIsNeverOverwritten) {
   auto verify = replay_tool(dir, {"verify", "--data-dir", data_dir});
   EXPECT_EQ(verify.code, 0) << verify.out << verify.err;
 
-  auto twice = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "easy", "--log", data_dir});
+  auto twice = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "easy", "--log", data_dir});  // same dir again
   EXPECT_EQ(twice.code, 2);
   EXPECT_NE(twice.err.find("already holds a log"), std::string::npos) << twice.err;
 }
