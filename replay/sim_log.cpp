@@ -1,5 +1,6 @@
 #include "replay/sim_log.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "events/payload.hpp"
@@ -138,8 +139,7 @@ uint64_t sim_log_writer::finish() {
 // The timestamp now_ is over: if no pass was recorded at it, the machine must agree that none ran.
 sim_rederiver::verdict sim_rederiver::missing_pass_check() {
   verdict v;
-  if (!facts_ || passed_now_) return v;
-  if (!checking_) return v;  // before the checked range: the log says no pass ran
+  if (!facts_ || passed_now_ || !checking_) return v;  // (before the checked range the log says no pass ran)
   auto again = machine_->decide_pass(now_);
   if (again) {  // (a timestamp without a pass is not counted as a decision; a pass missing from the log is)
     v.decision = true;
@@ -172,6 +172,10 @@ sim_rederiver::verdict sim_rederiver::on(const std::string& type, const json& pa
     for (const auto& id : payload.at("starts")) {
       auto i = index_of_.find(id.get<int64_t>());
       if (i == index_of_.end()) return v.what = "the pass starts job " + id.dump() + ", which never arrived", v;
+      // Only a waiting job can start, once: a log that says otherwise is reported, never put in force.
+      if (machine_->start_of(i->second) >= 0 ||
+          std::find(recorded.starts.begin(), recorded.starts.end(), i->second) != recorded.starts.end())
+        return v.what = "the pass starts job " + id.dump() + ", which is not waiting", v;
       recorded.starts.push_back(i->second);
     }
     if (!check) {

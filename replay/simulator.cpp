@@ -1,14 +1,9 @@
 #include "replay/simulator.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cmath>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <queue>
-#include <set>
 #include <tuple>
 
 #include "replay/sim_machine.hpp"

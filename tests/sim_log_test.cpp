@@ -183,6 +183,23 @@ TEST(sim_log, APassMissingFromTheLogIsReportedAtTheNextFact) {
   EXPECT_EQ(r.divergences.at(0).rederived["starts"].size(), 2u) << "the dropped pass, decided again";
 }
 
+// A forged pass that starts a job twice is reported at that pass and never put in force (the
+// machine would count the job's processors twice).
+TEST(sim_log, APassStartingAJobTwiceIsReportedNotApplied) {
+  auto jobs = kth(3000);
+  auto s = machine(100, "easy");
+  auto l = find_landmarks(jobs, s);
+  temp_dir dir;
+  auto store = tampered_log(dir, jobs, s, l.with_two_starts, [](sim_pass& p) {
+    p.starts.push_back(p.starts.front());
+    return true;
+  });
+  auto r = rederive_decisions(*store);
+  ASSERT_GE(r.mismatches, 1u);
+  EXPECT_EQ(r.divergences.at(0).seq, seq_of(*store, "sim.pass_decided", l.with_two_starts));
+  EXPECT_NE(r.divergences.at(0).what.find("which is not waiting"), std::string::npos) << r.divergences.at(0).what;
+}
+
 TEST(sim_log, RefusesToWriteIntoALogThatHoldsEvents) {
   temp_dir dir;
   auto store = events::event_store::open(dir.path());
