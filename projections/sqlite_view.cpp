@@ -215,27 +215,24 @@ void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   try {
     for (const auto& e : batch) {
       auto payload = events::from_payload(e.payload);
-      if (e.stream_id.rfind("job/", 0) == 0) {
-        auto id = e.stream_id.substr(4);
-        if (!jobs.count(id)) {
-          auto j = world_.jobs.find(id);
-          jobs.emplace(std::move(id), j == world_.jobs.end() ? 0 : j->second.segments.size());
-        }
-      }
-      core::apply(world_, e.stream_id, e.type, payload, e.recorded_at_us);
-      const std::string at = events::format_time_us(e.recorded_at_us);
-      st_->event->bind(1, static_cast<int64_t>(e.seq)).bind(2, at).bind(3, e.stream_id);
-      st_->event->bind(4, static_cast<int64_t>(e.stream_version)).bind(5, e.type).bind(6, e.actor).bind(7, payload.dump());
-      st_->event->run();
       std::optional<std::string> job_id, worker_id;
       if (e.stream_id.rfind("job/", 0) == 0) {
         job_id = e.stream_id.substr(4);
+        if (!jobs.count(*job_id)) {  // its segments before this batch, from the world before this event
+          auto j = world_.jobs.find(*job_id);
+          jobs.emplace(*job_id, j == world_.jobs.end() ? 0 : j->second.segments.size());
+        }
         if (auto w = payload.find("worker_id"); w != payload.end() && w->is_string() && !w->get<std::string>().empty())
           worker_id = w->get<std::string>();
       } else if (e.stream_id.rfind("worker/", 0) == 0) {
         worker_id = e.stream_id.substr(7);
       }
       if (worker_id) workers.insert(*worker_id);
+      core::apply(world_, e.stream_id, e.type, payload, e.recorded_at_us);
+      const std::string at = events::format_time_us(e.recorded_at_us);
+      st_->event->bind(1, static_cast<int64_t>(e.seq)).bind(2, at).bind(3, e.stream_id);
+      st_->event->bind(4, static_cast<int64_t>(e.stream_version)).bind(5, e.type).bind(6, e.actor).bind(7, payload.dump());
+      st_->event->run();
       if (is_decision(e.type)) {  // (its record is the event's payload: joined on seq, not copied)
         st_->decision->bind(1, static_cast<int64_t>(e.seq)).bind(2, at).bind(3, e.type).bind(4, e.stream_id);
         st_->decision->bind(5, job_id).bind(6, worker_id);
