@@ -193,6 +193,12 @@ int run(const config::settings& settings, const run_options& opts) {
     // its rows, on the world as it was there, and is caught up before batond serves.
     projections::running_projection view_run;
     std::shared_ptr<projections::sqlite_view> view;
+    auto view_off = [&](const std::string& why) {  // batond serves on without it
+      spdlog::error("the SQL view is off for this run: {}", why);
+      if (view_run.actor) caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
+      view_run.actor = nullptr;
+      view.reset();
+    };
     if (settings.sqlite_view) {
       try {
         auto started = std::chrono::steady_clock::now();
@@ -211,20 +217,14 @@ int run(const config::settings& settings, const run_options& opts) {
         view = std::make_shared<projections::sqlite_view>(std::move(opened), std::move(at));
         view_run = projections::run_projection(sys, log, view, {true, 10});
         if (auto why = projections::wait_caught_up(view_run, *view, std::chrono::hours(1))) {
-          spdlog::error("the SQL view did not catch up, and is off for this run: {}", *why);
-          caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
-          view_run.actor = nullptr;
-          view.reset();
+          view_off("it did not catch up: " + *why);
         } else {
           auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
           spdlog::info("SQL view {} caught up at event {} ({} applied in {} ms)", path, view->applied_seq(),
                        view->applied_seq() - from, ms.count());
         }
       } catch (const std::exception& e) {
-        spdlog::error("the SQL view is off for this run: {}", e.what());
-        if (view_run.actor) caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
-        view_run.actor = nullptr;
-        view.reset();
+        view_off(e.what());
       }
     }
     core::scheduler_settings sched;
