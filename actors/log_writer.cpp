@@ -143,7 +143,7 @@ void write_some(self_ptr self, bool sync_now) {
   auto& st = self->state;
   std::vector<events::append_command> batch;
   std::vector<std::pair<promise_type, size_t>> owners;  // promise, command count
-  std::vector<std::chrono::steady_clock::time_point> received;
+  written_batch wb;
   size_t events_in_batch = 0;
   while (!st.pending.empty()) {
     auto& p = st.pending.front();
@@ -151,11 +151,10 @@ void write_some(self_ptr self, bool sync_now) {
     if (!batch.empty() && events_in_batch + n > st.opts.max_batch_events) break;
     events_in_batch += n;
     owners.emplace_back(std::move(p.promise), p.commands.size());
-    received.push_back(p.received);
+    wb.received.push_back(p.received);
     for (auto& c : p.commands) batch.push_back(std::move(c));
     st.pending.pop_front();
   }
-  written_batch wb;
   wb.id = st.next_batch_id++;
   wb.has_events = !st.subscribers.empty();
   wb.first_seq = st.store->last_seq() + 1;
@@ -177,7 +176,6 @@ void write_some(self_ptr self, bool sync_now) {
     offset += n;
     wb.replies.emplace_back(std::move(promise), std::move(mine));
   }
-  wb.received = std::move(received);
   st.unsynced.push_back(std::move(wb));
   st.written_through->store(st.unsynced.back().id, std::memory_order_release);
 }
