@@ -18,6 +18,7 @@
 #include "core/priority.hpp"
 #include "core/world.hpp"
 #include "http/api_routes.hpp"
+#include "http/ui_routes.hpp"
 #include "batond/daemon_state.hpp"
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
@@ -33,6 +34,7 @@
 #include "projections/worker_credentials.hpp"
 #include "core/world_snapshot.hpp"
 #include "projections/sqlite_view.hpp"
+#include "projections/live_feed.hpp"
 #include "projections/world_snapshots.hpp"
 #include "replay/world_recovery.hpp"
 
@@ -248,6 +250,12 @@ int run(const config::settings& settings, const run_options& opts) {
     core::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     bool record_policy = !core::policy_recorded(world, sched.priority);
+    // The live feed (GET /events/stream, the dashboard): from the log's head on, knowing whose
+    // the jobs already in it are.
+    std::map<std::string, std::string> job_users;
+    for (const auto& [id, j] : world.jobs) job_users.emplace_hint(job_users.end(), id, j.user);
+    auto feed = std::make_shared<projections::live_feed>(std::move(job_users), store->last_seq());
+    auto feed_run = projections::run_projection(sys, log, feed);
     auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
     auto credentials = std::make_shared<projections::worker_credentials>();
     auto operator_tokens = std::make_shared<projections::operator_credentials>();
@@ -272,11 +280,15 @@ int run(const config::settings& settings, const run_options& opts) {
     if (view) reported.push_back(view);
     if (snapshots) reported.push_back(snapshots);
     http::add_health_routes(server.routes(), sys, log, scheduler, reported);
-    http::add_api_routes(server.routes(), {&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
-                                           !sched.worker_credentials_required, operator_tokens,
-                                           std::make_shared<http::rate_limiter>(
-                                               http::rate_limits{settings.operator_requests, settings.worker_requests}),
-                                           store, reported, log_metrics, request_counts});
+    http::api_context api{&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
+                          !sched.worker_credentials_required, operator_tokens,
+                          std::make_shared<http::rate_limiter>(
+                              http::rate_limits{settings.operator_requests, settings.worker_requests}),
+                          store, reported, log_metrics, request_counts};
+    api.sessions = std::make_shared<http::ui_sessions>();
+    api.feed = feed;
+    http::add_api_routes(server.routes(), api);
+    http::add_ui_routes(server.routes(), api);
     int port = 0;
     if (exit_code != 0) {
       // the policy could not be recorded (logged above)
@@ -351,6 +363,8 @@ int run(const config::settings& settings, const run_options& opts) {
         anchors->anchor(last.front().seq, last.front().hash, now_us());
     if (anchor_run.actor) caf::anon_send_exit(anchor_run.actor, caf::exit_reason::user_shutdown);
     anchor_run.actor = nullptr;
+    caf::anon_send_exit(feed_run.actor, caf::exit_reason::user_shutdown);
+    feed_run.actor = nullptr;
     if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
         snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30)))
       snapshots->write_now();

@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "cli/event_follower.hpp"
 
 #include "core/ids.hpp"
 
@@ -226,10 +227,25 @@ int clusters_set(context& c, const std::string& name, bool enable, const std::st
   return ok;
 }
 
+// Draws once, then again each time the live stream brings events (at most once per
+// interval: a burst is one redraw). Without a stream (an older batond, or it dropped) it
+// falls back to redrawing every interval.
 int monitor(context& c, double interval_seconds, int iterations) {
   bool tty = isatty(1);
+  auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(interval_seconds));
+  event_follower live(c.daemon);
+  bool following = live.wait_live(std::chrono::seconds(5));
+  uint64_t seen = 0;
   for (int i = 0; iterations <= 0 || i < iterations; ++i) {
-    if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval_seconds));
+    if (i > 0) {
+      if (following && !live.ended()) {
+        uint64_t now = live.wait_beyond(seen, std::chrono::hours(24));
+        if (now > seen) std::this_thread::sleep_for(interval);  // let the burst finish: one redraw for it
+      } else {
+        std::this_thread::sleep_for(interval);
+      }
+    }
+    seen = live.events();  // everything so far is in this redraw
     result jobs, workers;
     if (int code = run(c, "GET", "/jobs?limit=10000", jobs)) return code;
     if (int code = run(c, "GET", "/workers?limit=10000&state=idle&state=busy&state=stale&state=provisioning", workers))
@@ -238,7 +254,8 @@ int monitor(context& c, double interval_seconds, int iterations) {
     for (const auto& j : jobs.body) ++by_status[j.value("status", "?")];
     for (const auto& w : workers.body) ++by_state[w.value("state", "?")];
     if (c.json) {
-      c.out << json{{"jobs", by_status}, {"workers", by_state}}.dump() << "\n" << std::flush;
+      c.out << json{{"jobs", by_status}, {"workers", by_state}, {"live", following && !live.ended()}}.dump() << "\n"
+            << std::flush;
       continue;
     }
     if (tty) c.out << "\x1b[H\x1b[2J";  // redraw in place
@@ -246,6 +263,7 @@ int monitor(context& c, double interval_seconds, int iterations) {
     for (const auto& [k, v] : by_status) c.out << k << " " << v << "   ";
     c.out << "\nworkers: ";
     for (const auto& [k, v] : by_state) c.out << k << " " << v << "   ";
+    c.out << (following && !live.ended() ? "\n(live)" : "\n(polling every " + std::to_string(interval_seconds) + " s)");
     c.out << "\n\n";
     json active = json::array();
     for (const auto& j : jobs.body)

@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   aexp->add_option("--output,-o", ao.output, "file (default: stdout)");
 
   auto* mon = app.add_subcommand("monitor", "live view of jobs and workers");
-  mon->add_option("--interval", interval, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
+  mon->add_option("--interval", interval, "at most one redraw per this many seconds (it redraws when the live stream brings events)")->check(CLI::Range(0.1, 3600.0));
   mon->add_option("--iterations", iterations, "stop after this many refreshes (0 = until interrupted)");
 
   try {

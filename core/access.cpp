@@ -49,6 +49,7 @@ access_class access_of(command_kind k) {
     case command_kind::cancel_job:
     case command_kind::requeue_job:
     case command_kind::job_history:
+    case command_kind::event_stream:
     case command_kind::list_workers:
     case command_kind::list_clusters:
     case command_kind::list_worker_images:
@@ -125,8 +126,10 @@ std::optional<domain_error> authorize_job(const principal& who, command_kind k, 
                       {{"job_id", j.id}, {"worker_id", who.worker_id}, {"current_status", to_string(j.status)}}, ""};
 }
 
-bool may_see(const principal& who, const job& j) {
-  return who.k != principal::kind::operator_ || who.admin || j.user == who.name;
+bool may_see(const principal& who, const job& j) { return may_see_user_of(who, j.user); }
+
+bool may_see_user_of(const principal& who, const std::string& job_user) {
+  return who.k != principal::kind::operator_ || who.admin || job_user == who.name;
 }
 
 std::optional<domain_error> authorize_owner(const principal& who, const job& j) {

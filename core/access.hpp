@@ -72,6 +72,8 @@ std::optional<domain_error> authorize_job(const principal& who, command_kind k, 
 std::optional<domain_error> authorize_owner(const principal& who, const job& j);
 // Whether who may see the job at all (the same rule, for lists).
 bool may_see(const principal& who, const job& j);
+// The same rule for what only names a job's user (the live event stream).
+bool may_see_user_of(const principal& who, const std::string& job_user);
 
 // Equal strings, in time that depends only on their lengths (credentials).
 bool constant_time_equal(const std::string& a, const std::string& b);

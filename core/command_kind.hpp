@@ -26,6 +26,8 @@ enum class command_kind : uint8_t {
   audit_export,
   // GET /metrics: counts for Prometheus
   metrics,
+  // GET /events/stream: the live feed (answered by its projection, never by the scheduler)
+  event_stream,
 };
 
 }  // namespace baton::core

@@ -155,6 +155,11 @@ struct audit_export {
 // GET /metrics: jobs by status and workers by state and cluster, for Prometheus.
 struct metrics {};
 
+// GET /events/stream: the events the caller may see, as they are appended (projections/live_feed.hpp).
+struct event_stream {
+  uint64_t after = 0;  // Last-Event-ID: resume after this sequence (0 = from now)
+};
+
 }  // namespace baton::core::commands
 
 namespace baton::core {
@@ -170,7 +175,7 @@ using command = std::variant<
     commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
     commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
-    commands::plan_now, commands::audit_export, commands::metrics>;
+    commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -25,7 +25,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::recalculate_priorities, C::recalculate_priorities> &&
               at_kind<command_kind::list_operators, C::list_operators> && at_kind<command_kind::plan_now, C::plan_now> &&
               at_kind<command_kind::audit_export, C::audit_export> && at_kind<command_kind::metrics, C::metrics> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::metrics) + 1);
+              at_kind<command_kind::event_stream, C::event_stream> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::event_stream) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -662,6 +663,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return refused({error_kind::internal, "internal", "job history is answered by its read model", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::metrics>) {
           return count_for_metrics(w, leases, s, now);
+        } else if constexpr (std::is_same_v<T, C::event_stream>) {
+          return refused({error_kind::internal, "internal", "the event stream is answered by its projection", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::audit_export>) {
           return refused({error_kind::internal, "internal", "the audit export is answered from the log", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::register_worker>) {

@@ -5,6 +5,7 @@
 
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
+#include "http/caller.hpp"
 #include "http/json_reply.hpp"
 #include "http/metrics_text.hpp"
 #include "http/reply_shapes.hpp"
@@ -23,87 +24,6 @@ namespace C = core::commands;
 
 // Builds the command from an admitted request; throws invalid_field for a 422.
 using builder = std::function<core::command(const request&)>;
-
-// Correlation ids for requests that bring none: unique per daemon run, cheap (no RNG call).
-std::string next_request_id() {
-  static const std::string run = new_uuid().substr(0, 8);
-  static std::atomic<uint64_t> counter{0};
-  return "req-" + run + "-" + std::to_string(++counter);
-}
-
-void refuse(response& res, const core::domain_error& e) { reply_json(res, status_of(e.kind), error_body(e)); }
-
-// The tokens batond hands out (workers', named operators') are "<owner>.<secret>": the owner
-// finds the stored hash, and only SHA-256(secret) is ever kept.
-std::string hash_of(const std::string& secret) { return events::to_hex(events::sha256(secret)); }
-std::string token_of(const std::string& owner, const std::string& secret) { return owner + "." + secret; }
-struct presented_token {
-  std::string owner, secret_sha256;
-};
-std::optional<presented_token> split_token(const std::string& token) {
-  auto dot = token.find('.');
-  if (dot == std::string::npos) return std::nullopt;
-  return presented_token{token.substr(0, dot), hash_of(token.substr(dot + 1))};
-}
-
-// Who is calling, from the credential alone: X-Worker-Token "<worker id>.<secret>" must be a
-// registered worker's own; X-API-Token the admin token, the pilot token, or a named
-// operator's "<name>.<secret>" (not revoked). Anything else, a
-// forged or malformed credential included, is answered 401 here.
-std::optional<core::principal> identify(const api_context& ctx, const request& req, response& res) {
-  auto worker_token = req.get_header_value("X-Worker-Token");
-  if (!worker_token.empty()) {
-    auto t = split_token(worker_token);
-    if (!t || !ctx.credentials || !ctx.credentials->verify(t->owner, t->secret_sha256)) {
-      refuse(res, {core::error_kind::unauthenticated, "invalid_worker_token", "Invalid worker token", {}, ""});
-      return std::nullopt;
-    }
-    return core::principal::of_worker(t->owner);
-  }
-  auto token = req.get_header_value("X-API-Token");
-  if (!token.empty() && core::constant_time_equal(token, ctx.api_token))
-    return core::principal::operator_named(req.get_header_value("X-Baton-Operator").substr(0, 64));
-  if (!token.empty() && !ctx.pilot_token.empty() && core::constant_time_equal(token, ctx.pilot_token))
-    return core::principal::pilot_token();
-  // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.
-  if (auto t = split_token(token); t && ctx.operators)
-    if (auto who = ctx.operators->verify(t->owner, t->secret_sha256)) return core::principal::named_operator(who->name, who->admin);
-  refuse(res, {core::error_kind::unauthenticated, "invalid_api_token", "Invalid API token", {}, ""});
-  return std::nullopt;
-}
-
-// The worker a worker_self request names, as sent (its form is checked later, by the builder).
-std::string named_worker(const request& req) {
-  return req.path_params.empty() ? req.get_param_value("worker_id") : req.path_params[0];
-}
-
-// Settles who is calling and whether they may send this kind of command at all. Only an
-// admitted request is read further. Empty when res already holds the 401/403.
-std::optional<core::envelope> admit(const api_context& ctx, const request& req, response& res, command_kind kind) {
-  auto who = identify(ctx, req, res);
-  if (!who) return std::nullopt;
-  auto named = core::access_of(kind) == core::access_class::worker_self ? named_worker(req) : "";
-  if (auto denied = core::authorize(*who, kind, named, {ctx.accept_shared_token})) {
-    refuse(res, *denied);
-    return std::nullopt;
-  }
-  if (auto wait = ctx.limiter && ctx.clock ? ctx.limiter->admit(*who, ctx.clock()) : std::nullopt) {
-    auto seconds = (*wait + 999'999) / 1'000'000;  // Retry-After is whole seconds, rounded up
-    const char* limit = rate_limiter::limit_name(*who);
-    refuse(res, {core::error_kind::over_limit, "rate_limited",
-                 std::string("too many requests (") + limit + "); retry after " + std::to_string(seconds) + " s",
-                 {{"limit", limit}, {"retry_after_seconds", seconds}}, ""});
-    res.set_header("Retry-After", std::to_string(seconds));
-    return std::nullopt;
-  }
-  core::envelope e;
-  e.caller = std::move(*who);
-  // A RelayMD worker on the shared token acts for the worker it names.
-  e.actor = e.caller.k == core::principal::kind::operator_ && !named.empty() ? "worker:" + named : e.caller.actor();
-  e.request_id = req.get_header_value("X-Request-Id").substr(0, 128);  // it is recorded with every event
-  if (e.request_id.empty()) e.request_id = next_request_id();
-  return e;
-}
 
 // A poll the scheduler would answer with no job and no event: answered here, on the HTTP
 // thread, from the scheduler's read model (projections/idle_poll_view.hpp).

@@ -13,9 +13,11 @@
 #include "events/event_store.hpp"
 #include "http/router.hpp"
 #include "projections/idle_poll_view.hpp"
+#include "projections/live_feed.hpp"
 #include "projections/job_history.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/request_counters.hpp"
+#include "http/ui_sessions.hpp"
 #include "projections/operator_credentials.hpp"
 #include "projections/projection.hpp"
 #include "projections/worker_credentials.hpp"
@@ -40,6 +42,8 @@ struct api_context {
   std::vector<std::shared_ptr<const projections::projection>> log_fed;  // the log-fed projections: GET /metrics reports their lag
   std::shared_ptr<const actors::log_metrics> log_metrics;  // the log writer's latencies, for GET /metrics
   std::shared_ptr<const request_counters> requests;       // the server's answers by route and status, for GET /metrics
+  std::shared_ptr<ui_sessions> sessions;               // the dashboard's logins (none: cookies are not credentials)
+  std::shared_ptr<projections::live_feed> feed;        // GET /events/stream (none: 503)
 };
 
 void add_api_routes(router& server, api_context ctx);

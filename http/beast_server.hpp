@@ -34,6 +34,7 @@ struct beast_server_options {
   int max_connections = 20000;         // beyond: 503 and close
   size_t max_buffered_request_bytes = size_t{256} << 20;  // all connections together; beyond: 503
   int async_reply_deadline_ms = 10000;  // an async route's answer; later: 503 not_durable_yet
+  int stream_keepalive_seconds = 15;   // a quiet event stream gets a comment line this often
   int stop_grace_seconds = 5;          // stop(): how long requests in flight may still answer
   std::shared_ptr<request_counters> counters;  // requests by route and status (none: not counted)
 };

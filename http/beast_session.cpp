@@ -176,18 +176,88 @@ respond_fn session::responder(uint64_t request, std::string route) {
   return [gate = core_.gate, weak = weak_from_this(), request, counters = core_.opts.counters,
           route = std::move(route)](response res) {
     if (counters) counters->count(route, res.status);
+    auto stream = std::move(res.stream);
     beast_response out = to_beast(std::move(res));
     std::lock_guard<std::mutex> g(gate->mu);
-    if (!gate->ioc) return;  // the server has stopped
-    net::post(*gate->ioc, [weak, request, out = std::move(out)]() mutable {
-      if (auto self = weak.lock()) self->deliver(request, std::move(out));
+    if (!gate->ioc) {  // the server has stopped
+      if (stream) stream->close();
+      return;
+    }
+    net::post(*gate->ioc, [weak, request, out = std::move(out), stream = std::move(stream)]() mutable {
+      if (auto self = weak.lock()) return self->deliver(request, std::move(out), std::move(stream));
+      if (stream) stream->close();
     });
   };
 }
 
-void session::deliver(uint64_t request, beast_response res) {
-  if (state_ != state::handling || request != request_) return;  // answered by the deadline, or closed
+void session::deliver(uint64_t request, beast_response res, std::shared_ptr<event_stream> stream) {
+  if (state_ != state::handling || request != request_) {  // answered by the deadline, or closed
+    if (stream) stream->close();
+    return;
+  }
+  if (stream && res.result_int() == 200) return start_stream(res, std::move(stream));
+  if (stream) stream->close();
   write(std::move(res), keep_alive_);
+}
+
+// --- streams (Server-Sent Events) ---
+// The head has no Content-Length: the body ends when the connection does. Nothing more is
+// read as a request on this connection; a read stays open only to learn that the client left.
+void session::start_stream(const beast_response& head, std::shared_ptr<event_stream> stream) {
+  state_ = state::streaming;
+  keep_alive_ = false;
+  uncharge();
+  parser_.reset();
+  buffer_.clear();
+  stream_ = std::move(stream);
+  std::string text = "HTTP/1.1 " + std::to_string(head.result_int()) + " " + std::string(to_std(head.reason())) + "\r\n";
+  for (const auto& f : head) {
+    auto name = to_std(f.name_string());
+    if (iequals(name, "Content-Length") || iequals(name, "Connection")) continue;
+    text.append(name).append(": ").append(to_std(f.value())).append("\r\n");
+  }
+  text += "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n";
+  stream_->attach([gate = core_.gate, weak = weak_from_this()] {
+    std::lock_guard<std::mutex> g(gate->mu);
+    if (!gate->ioc) return;
+    net::post(*gate->ioc, [weak] {
+      if (auto self = weak.lock()) self->pump();
+    });
+  });
+  watch_stream_client();
+  write_stream(std::move(text));
+}
+
+void session::pump() {
+  if (state_ != state::streaming || stream_writing_) return;
+  std::string text = stream_->take();
+  if (stream_->closed()) return close();  // too slow a reader, or the server stops
+  if (text.empty()) return;
+  write_stream(std::move(text));
+}
+
+void session::write_stream(std::string text) {
+  stream_writing_ = true;
+  stream_out_ = std::move(text);
+  deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);  // a client that stops reading
+  net::async_write(socket_, net::buffer(stream_out_), [self = shared_from_this()](error_code ec, size_t) {
+    if (self->state_ != state::streaming) return;
+    self->stream_writing_ = false;
+    self->stream_out_.clear();
+    if (ec) return self->close();
+    // Quiet streams get a comment line now and then, so proxies and clients see it alive.
+    self->deadline_ = steady::now() + std::chrono::seconds(self->core_.opts.stream_keepalive_seconds);
+    self->pump();
+  });
+}
+
+void session::watch_stream_client() {
+  socket_.async_read_some(buffer_.prepare(1024), [self = shared_from_this()](error_code ec, size_t) {
+    if (self->state_ != state::streaming) return;
+    if (ec) return self->close();
+    self->buffer_.clear();  // a streaming client has nothing to say: dropped
+    self->watch_stream_client();
+  });
 }
 
 void session::write(beast_response res, bool keep_alive) {
@@ -246,6 +316,10 @@ void session::discard() {
 
 void session::tick(steady::time_point now) {
   if (now < deadline_) return;
+  if (state_ == state::streaming) {
+    if (stream_writing_ || core_.stopping) return close();  // the client stopped reading
+    return write_stream(":\n\n");                     // a quiet stream's keep-alive
+  }
   if (state_ == state::handling) {
     if (!async_route_) return;
     // The route (typically waiting for its events to be fsynced) missed the deadline: the
@@ -276,6 +350,7 @@ void session::uncharge() {
 void session::close() {
   if (state_ == state::closed) return;
   state_ = state::closed;
+  if (stream_) stream_->close();
   error_code ec;
   socket_.close(ec);
   uncharge();

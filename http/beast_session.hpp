@@ -19,6 +19,7 @@
 
 #include "http/beast_message.hpp"
 #include "http/beast_server.hpp"
+#include "http/event_stream.hpp"
 
 namespace baton::http {
 
@@ -73,10 +74,12 @@ class session : public std::enable_shared_from_this<session> {
   void close();
   // The route's answer to request number `request`, on the I/O thread; dropped when that
   // request is no longer the one waiting (answered by the deadline, or the connection closed).
-  void deliver(uint64_t request, beast_response res);
+  void deliver(uint64_t request, beast_response res, std::shared_ptr<event_stream> stream);
+  // A stream's connection: writes what its producers pushed (I/O thread).
+  void pump();
 
  private:
-  enum class state { idle, reading, handling, writing, lingering, closed };
+  enum class state { idle, reading, handling, writing, streaming, lingering, closed };
 
   void read_some();
   void on_read(boost::system::error_code ec, size_t n);
@@ -89,6 +92,9 @@ class session : public std::enable_shared_from_this<session> {
   void reject(int status, const std::string& code, const std::string& message);
   void linger();   // after a last answer: stop sending, read and drop until the client closes
   void discard();
+  void start_stream(const beast_response& head, std::shared_ptr<event_stream> stream);
+  void write_stream(std::string text);
+  void watch_stream_client();  // a streaming client sends nothing: a read ends only when it goes
   bool charge(size_t total);  // grows this request's share of the global budget to total
   void uncharge();
 
@@ -112,6 +118,9 @@ class session : public std::enable_shared_from_this<session> {
   bool http10_ = false;  // the request was HTTP/1.0: keep-alive must then be said explicitly
   int served_ = 0;
   std::optional<beast_response> out_;
+  std::shared_ptr<event_stream> stream_;
+  std::string stream_out_;       // the stream's bytes being written
+  bool stream_writing_ = false;
 };
 
 }  // namespace baton::http

@@ -3,12 +3,15 @@
 // (Boost.Beast) and of any client library. Everything a route sees is owned here: the path
 // parameters are copies, never iterators into a buffer that may move.
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace baton::http {
+
+class event_stream;  // http/event_stream.hpp
 
 struct request {
   std::string method;
@@ -34,6 +37,9 @@ struct response {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string content_type;
+  // Set by a route that answers with a stream (Server-Sent Events): the server writes the
+  // head, then what is pushed to it, and the connection ends with the stream.
+  std::shared_ptr<event_stream> stream;
 
   void set_header(const std::string& name, const std::string& value);
   std::string get_header_value(std::string_view name) const;

@@ -2,6 +2,8 @@
 // including bad input (unknown job, bad flag, unreachable daemon).
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <filesystem>
 #include <fstream>
 
@@ -167,13 +169,31 @@ TEST_F(cli, WorkersClustersAndMonitor) {
   EXPECT_EQ(json::parse(baton({"--json", "clusters", "list"}).out)[0]["enabled"], true);
 
   ASSERT_EQ(baton({"submit", bundle("m"), "--command", "true"}).code, 0);
-  auto mon = baton({"--json", "monitor", "--iterations", "2", "--interval", "0.1"});
-  ASSERT_EQ(mon.code, 0) << mon.err;
-  auto first = json::parse(mon.out.substr(0, mon.out.find('\n')));
-  EXPECT_EQ(first["jobs"]["queued"], 1);
+  // monitor follows the live stream: it redraws when events come (and says it is live).
+  child_process mon({BATON_CLI_PATH, "--json", "monitor", "--interval", "0.1"}, dir / "monitor",
+                    {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
+                     "BATON_CONFIG=" + dir / "none.yaml", "USER=carol"});
+  auto line_with = [&](const std::string& needle) {
+    for (int i = 0; i < 1000; ++i) {
+      std::istringstream lines(mon.out());
+      for (std::string l; std::getline(lines, l);)
+        if (l.find(needle) != std::string::npos) return json::parse(l);
+      if (mon.wait(std::chrono::milliseconds(10)) != -1) break;
+    }
+    return json(nullptr);
+  };
+  auto first = line_with(R"("queued":1)");
+  ASSERT_TRUE(first.is_object()) << mon.out() << mon.err();
   EXPECT_EQ(first["workers"]["idle"], 1);
+  EXPECT_EQ(first["live"], true);
+  ASSERT_EQ(baton({"submit", bundle("m2"), "--command", "true"}).code, 0);
+  auto second = line_with(R"("queued":2)");
+  EXPECT_TRUE(second.is_object()) << mon.out();
+  mon.signal(SIGTERM);
+  mon.wait();
   auto human = baton({"monitor", "--iterations", "1"});
-  EXPECT_NE(human.out.find("queued 1"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("queued 2"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("(live)"), std::string::npos) << human.out;
 }
 
 TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {

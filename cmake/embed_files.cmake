@@ -1,0 +1,21 @@
+# Writes a C++ source that holds files as byte arrays (the web dashboard's static files are
+# compiled into batond, so nothing is read from disk at run time and nothing can go missing).
+# Run as: cmake -DOUT=<file.cpp> -DFILES=<a|b|...> -P embed_files.cmake ('|' keeps the list one argument)
+# The generated file defines baton::http::ui_files() (http/ui_assets.hpp).
+set(body "// Generated from http/ui/ by cmake/embed_files.cmake; do not edit.\n#include \"http/ui_assets.hpp\"\n\nnamespace baton::http {\nnamespace {\n")
+set(table "")
+string(REPLACE "|" ";" FILES "${FILES}")
+set(i 0)
+foreach(f IN LISTS FILES)
+  get_filename_component(name "${f}" NAME)
+  file(READ "${f}" hex HEX)
+  string(LENGTH "${hex}" hexlen)
+  math(EXPR size "${hexlen} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND body "const unsigned char f${i}[] = {${bytes}0};\n")
+  string(APPEND table "      {\"${name}\", std::string_view(reinterpret_cast<const char*>(f${i}), ${size})},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND body "}  // namespace\n\nconst std::vector<ui_file>& ui_files() {\n  static const std::vector<ui_file> all = {\n${table}  };\n  return all;\n}\n\n}  // namespace baton::http\n")
+file(WRITE "${OUT}.tmp" "${body}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

@@ -1,0 +1,40 @@
+#pragma once
+// Who is calling, settled before anything else in a request is looked at: the credential
+// (a worker's X-Worker-Token, an operator's X-API-Token, or the dashboard's session cookie
+// with its CSRF token), then whether that caller may send this kind of command at all
+// (core::authorize) and their request budget. Every route goes through here.
+#include <optional>
+#include <string>
+
+#include "core/access.hpp"
+#include "core/commands.hpp"
+#include "http/api_routes.hpp"
+#include "http/message.hpp"
+
+namespace baton::http {
+
+// Answers res with the error's status and JSON body.
+void refuse(response& res, const core::domain_error& e);
+
+// The tokens batond hands out (workers', named operators') are "<owner>.<secret>": the owner
+// finds the stored hash, and only SHA-256(secret) is ever kept.
+std::string hash_of(const std::string& secret);
+std::string token_of(const std::string& owner, const std::string& secret);
+
+// The caller of req, from its credential alone; empty when res holds the 401/403 (no,
+// forged or malformed credential; an unsafe method on a session without its CSRF token).
+std::optional<core::principal> identify(const api_context& ctx, const request& req, response& res);
+// An operator token as X-API-Token would present it (also the dashboard's login); the admin
+// token's holder is named `declared_name`. Empty when res holds the 401.
+std::optional<core::principal> identify_operator(const api_context& ctx, const std::string& token,
+                                                 const std::string& declared_name, response& res);
+
+// identify(), then core::authorize() for `kind`, then the caller's request budget; an
+// envelope with the caller, the actor to record and the request id, or empty when res holds
+// the refusal.
+std::optional<core::envelope> admit(const api_context& ctx, const request& req, response& res, core::command_kind kind);
+
+// The value of a cookie in the request's Cookie headers ("" when absent).
+std::string cookie_value(const request& req, const std::string& name);
+
+}  // namespace baton::http

@@ -1,0 +1,151 @@
+#include "http/ui_routes.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "http/caller.hpp"
+#include "http/event_stream.hpp"
+#include "http/json_reply.hpp"
+#include "http/request_parsing.hpp"
+#include "http/ui_assets.hpp"
+
+namespace baton::http {
+
+namespace {
+
+using nlohmann::json;
+
+std::string session_cookie_header(const std::string& sid, int64_t max_age_seconds) {
+  // SameSite=Strict: the browser never sends it from another site, so no other site can act
+  // with it; HttpOnly: page scripts cannot read it.
+  return std::string(session_cookie) + "=" + sid + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
+         std::to_string(max_age_seconds);
+}
+
+json who_body(const core::principal& who, const std::string& csrf) {
+  return {{"name", who.name.empty() ? "api-token" : who.name}, {"admin", who.admin}, {"csrf_token", csrf}};
+}
+
+void serve_file(std::string_view name, response& res) {
+  for (const auto& f : ui_files()) {
+    if (f.name != name) continue;
+    res.status = 200;
+    res.set_content(std::string(f.body), std::string(ui_content_type(name)));
+    set_ui_headers(res);
+    return;
+  }
+  reply_error(res, 404, "not_found", "no such file in the dashboard");
+  set_ui_headers(res);
+}
+
+// The Last-Event-ID an EventSource sends when it reconnects, or ?after= for other clients.
+uint64_t resume_after(const request& req) {
+  std::string v = req.get_header_value("Last-Event-ID");
+  std::string field = "Last-Event-ID";
+  if (v.empty()) {
+    v = req.get_param_value("after");
+    field = "after";
+  }
+  if (v.empty()) return 0;
+  if (v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
+    throw invalid_field(field, field + " must be an event sequence number");
+  return std::stoull(v);
+}
+
+}  // namespace
+
+std::string_view ui_content_type(std::string_view name) {
+  auto ends = [&](std::string_view ext) {
+    return name.size() >= ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+  };
+  if (ends(".html")) return "text/html; charset=utf-8";
+  if (ends(".js")) return "text/javascript; charset=utf-8";
+  if (ends(".css")) return "text/css; charset=utf-8";
+  if (ends(".svg")) return "image/svg+xml";
+  return "application/octet-stream";
+}
+
+void set_ui_headers(response& res) {
+  res.set_header("Content-Security-Policy",
+                 "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                 "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("X-Frame-Options", "DENY");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Cache-Control", "no-cache");
+}
+
+void add_ui_routes(router& s, api_context ctx) {
+  // --- the static files ---
+  s.Get("/ui", [](const request&, response& res) {
+    res.status = 308;
+    res.set_header("Location", "/ui/");
+  });
+  s.Get("/ui/", [](const request&, response& res) { serve_file("index.html", res); });
+  s.Get(R"(/ui/([A-Za-z0-9][A-Za-z0-9._-]*))", [](const request& req, response& res) { serve_file(req.path_params[0], res); });
+
+  // --- logging in and out ---
+  s.Post("/ui/login", [ctx](const request& req, response& res) {
+    set_ui_headers(res);
+    if (!ctx.sessions || !ctx.clock) return reply_error(res, 503, "sessions_unavailable", "the dashboard's logins are off");
+    std::string token, name;
+    try {
+      auto body = object_body(req, false);
+      token = req_string(body, "token", 512);
+      name = opt_string(body, "name", 64).value_or("");
+    } catch (const invalid_field& bad) {
+      return reply_json(res, 422, validation_body(bad));
+    }
+    auto who = identify_operator(ctx, token, name, res);
+    if (!who) return;
+    if (who->k != core::principal::kind::operator_)
+      return reply_error(res, 403, "operators_only", "only an operator's token opens a dashboard session", "token");
+    const std::string sid = new_secret_hex();
+    auto opened = ctx.sessions->open(sid, token, name, new_secret_hex(), ctx.clock());
+    reply_json(res, 200, who_body(*who, opened.csrf));
+    res.set_header("Set-Cookie", session_cookie_header(sid, ctx.sessions->ttl_us() / 1'000'000));
+  });
+  s.Get("/ui/session", [ctx](const request& req, response& res) {
+    set_ui_headers(res);
+    auto sid = cookie_value(req, session_cookie);
+    auto s = ctx.sessions && ctx.clock && !sid.empty() ? ctx.sessions->find(sid, ctx.clock()) : std::nullopt;
+    if (!s) return reply_error(res, 401, "no_session", "not logged in");
+    auto who = identify_operator(ctx, s->credential, s->declared_name, res);  // revoked since: 401
+    if (!who) return;
+    reply_json(res, 200, who_body(*who, s->csrf));
+  });
+  s.Post("/ui/logout", [ctx](const request& req, response& res) {
+    set_ui_headers(res);
+    auto sid = cookie_value(req, session_cookie);
+    if (sid.empty() || !ctx.sessions) return reply_error(res, 401, "no_session", "not logged in");
+    if (!identify(ctx, req, res)) return;  // the session's CSRF token is needed to end it too
+    ctx.sessions->close(sid);
+    reply_json(res, 200, {{"logged_out", true}});
+    res.set_header("Set-Cookie", session_cookie_header("", 0));
+  });
+
+  // --- the live stream: the events the caller may see, as they become durable ---
+  s.async("GET", "/events/stream", [ctx](const request& req, respond_fn respond) {
+    response res;
+    auto e = admit(ctx, req, res, core::command_kind::event_stream);
+    if (!e) return respond(std::move(res));
+    uint64_t after = 0;
+    try {
+      after = resume_after(req);
+    } catch (const invalid_field& bad) {
+      reply_json(res, 422, validation_body(bad));
+      return respond(std::move(res));
+    }
+    if (!ctx.feed) {
+      refuse(res, {core::error_kind::unavailable, "stream_unavailable", "the live feed is off", {}, ""});
+      return respond(std::move(res));
+    }
+    auto stream = std::make_shared<event_stream>();
+    ctx.feed->subscribe(e->caller, after, [stream](const std::string& text) { return stream->push(text); });
+    res.status = 200;
+    res.content_type = "text/event-stream";
+    res.stream = std::move(stream);
+    respond(std::move(res));
+  });
+}
+
+}  // namespace baton::http

@@ -1,0 +1,79 @@
+#include "projections/live_feed.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "events/payload.hpp"
+
+namespace baton::projections {
+
+namespace {
+constexpr std::string_view job_prefix = "job/";
+
+std::string job_of(const std::string& stream) {
+  return stream.compare(0, job_prefix.size(), job_prefix) == 0 ? stream.substr(job_prefix.size()) : std::string();
+}
+}  // namespace
+
+live_feed::live_feed(std::map<std::string, std::string> owners, uint64_t head, size_t backlog)
+    : projection("live_feed"), owners_(std::move(owners)), backlog_(backlog) {
+  restore_applied(head);
+}
+
+std::string live_feed::message_of(const events::event_envelope& e, const std::string& job_id) {
+  nlohmann::json d{{"seq", e.seq},       {"type", e.type},   {"stream", e.stream_id},
+                   {"time_us", e.recorded_at_us}, {"actor", e.actor}, {"job_id", job_id}};
+  return "id: " + std::to_string(e.seq) + "\ndata: " + d.dump() + "\n\n";
+}
+
+void live_feed::apply(const std::vector<events::event_envelope>& batch) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (const auto& e : batch) {
+    std::string job = job_of(e.stream_id);
+    kept k{e.seq, {}, !job.empty(), {}};
+    if (k.of_job) {
+      if (e.type == "job.created") {
+        try {
+          owners_[job] = events::from_payload(e.payload).value("user", "");
+        } catch (const std::exception&) {
+          owners_[job] = "";  // unreadable: admins only
+        }
+      }
+      auto it = owners_.find(job);
+      if (it != owners_.end()) k.owner = it->second;
+      if (e.type == "job.pruned" && it != owners_.end()) owners_.erase(it);
+    }
+    k.text = message_of(e, job);
+    for (auto s = subscribers_.begin(); s != subscribers_.end();) {
+      if (visible(s->who, k) && !s->s(k.text)) {
+        s = subscribers_.erase(s);
+      } else {
+        ++s;
+      }
+    }
+    recent_.push_back(std::move(k));
+    if (recent_.size() > backlog_) recent_.pop_front();
+  }
+}
+
+void live_feed::subscribe(const core::principal& who, uint64_t after, sink s) {
+  std::lock_guard<std::mutex> g(mu_);
+  const uint64_t at = applied_seq();
+  std::string first;
+  if (after > 0 && after < at) {
+    if (recent_.empty() || recent_.front().seq > after + 1) {
+      first = "event: reset\ndata: {}\n\n";  // some were dropped from the backlog: reload
+    } else {
+      for (const auto& k : recent_)
+        if (k.seq > after && visible(who, k)) first += k.text;
+    }
+  }
+  first += "retry: 2000\nevent: hello\ndata: {\"seq\":" + std::to_string(at) + "}\n\n";
+  if (s(first)) subscribers_.push_back({who, std::move(s)});
+}
+
+size_t live_feed::subscribers() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return subscribers_.size();
+}
+
+}  // namespace baton::projections

@@ -1,0 +1,69 @@
+#pragma once
+// The live event feed behind GET /events/stream (Server-Sent Events) and the web dashboard:
+// fed from the log like every projection, it hands each event, as a one-line summary, to the
+// subscribers allowed to see it. An admin sees every event; a user only the events of their
+// own jobs (core::may_see_user_of, the same rule as the API's).
+//
+// Summaries carry no payload (seq, type, stream, time, actor, job id): a client that wants
+// more reads it through the API, which checks the caller again. The last `backlog` events are
+// kept, so a client that reconnects with Last-Event-ID gets what it missed; one that missed
+// more is told to reload (event "reset").
+//
+// Subscribers are plain sinks (a function that queues text and says whether the client is
+// still there), so this knows nothing of HTTP.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/access.hpp"
+#include "projections/projection.hpp"
+
+namespace baton::projections {
+
+class live_feed : public projection {
+ public:
+  // owners: job id -> the job's user, for the jobs already in the log; head: the log's last
+  // sequence (the feed starts after it).
+  live_feed(std::map<std::string, std::string> owners, uint64_t head, size_t backlog = 4096);
+
+  // Queues text for one client; false once the client is gone (it is then dropped).
+  using sink = std::function<bool(const std::string& text)>;
+  // Starts a subscription: first an "hello" event naming the sequence the feed is at (every
+  // later event reaches the sink), preceded, when after > 0, by the events after `after`
+  // that who may see (or a "reset" event when they are no longer all kept).
+  void subscribe(const core::principal& who, uint64_t after, sink s);
+  size_t subscribers() const;
+
+  // One event as an SSE message: "id: <seq>\ndata: {...}\n\n".
+  static std::string message_of(const events::event_envelope& e, const std::string& job_id);
+
+ protected:
+  void apply(const std::vector<events::event_envelope>& batch) override;
+
+ private:
+  struct kept {
+    uint64_t seq;
+    std::string owner;  // the job's user; "" for events not of a job (admins only)
+    bool of_job;
+    std::string text;
+  };
+  struct subscriber {
+    core::principal who;
+    sink s;
+  };
+  static bool visible(const core::principal& who, const kept& k) {
+    return k.of_job ? core::may_see_user_of(who, k.owner) : who.k != core::principal::kind::operator_ || who.admin;
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> owners_;
+  std::deque<kept> recent_;
+  const size_t backlog_;
+  std::vector<subscriber> subscribers_;
+};
+
+}  // namespace baton::projections

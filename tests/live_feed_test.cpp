@@ -1,0 +1,120 @@
+// The pieces behind the live stream and the dashboard's logins, without a daemon: the feed's
+// filter and backlog (projections/live_feed.hpp), a stream's cap on what a slow client may
+// hold (http/event_stream.hpp), the session store's expiry and bound (http/ui_sessions.hpp)
+// and the Cookie header's reading (http/caller.hpp).
+#include <gtest/gtest.h>
+
+#include "events/payload.hpp"
+#include "http/caller.hpp"
+#include "http/event_stream.hpp"
+#include "http/ui_sessions.hpp"
+#include "projections/live_feed.hpp"
+
+using namespace baton;
+
+namespace {
+
+events::event_envelope event(uint64_t seq, std::string stream, std::string type, nlohmann::json payload = nlohmann::json::object()) {
+  events::event_envelope e;
+  e.seq = seq;
+  e.stream_id = std::move(stream);
+  e.type = std::move(type);
+  e.recorded_at_us = static_cast<int64_t>(seq) * 1000;
+  e.actor = "operator:x";
+  e.payload = events::to_payload(payload);
+  return e;
+}
+
+struct collected {
+  std::string text;
+  bool open = true;
+  projections::live_feed::sink sink() {
+    return [this](const std::string& t) {
+      text += t;
+      return open;
+    };
+  }
+};
+
+}  // namespace
+
+TEST(live_feed, EachSubscriberGetsWhatItMaySee) {
+  projections::live_feed feed({{"old-job", "ann"}}, 10);
+  collected admin, ann, bob, worker;
+  feed.subscribe(core::principal::operator_named("root"), 0, admin.sink());
+  feed.subscribe(core::principal::named_operator("ann", false), 0, ann.sink());
+  feed.subscribe(core::principal::named_operator("bob", false), 0, bob.sink());
+  EXPECT_NE(admin.text.find("event: hello\ndata: {\"seq\":10}"), std::string::npos) << admin.text;
+  ASSERT_TRUE(feed.apply_batch({event(11, "job/old-job", "job.held"), event(12, "job/new", "job.created", {{"user", "bob"}}),
+                                event(13, "daemon", "daemon.started"), event(14, "job/new", "job.assigned")}));
+  for (auto seq : {"id: 11\n", "id: 12\n", "id: 13\n", "id: 14\n"}) EXPECT_NE(admin.text.find(seq), std::string::npos) << seq;
+  EXPECT_NE(ann.text.find("id: 11\n"), std::string::npos) << "a job in the log before the feed started is still ann's";
+  EXPECT_EQ(ann.text.find("id: 12\n"), std::string::npos);
+  EXPECT_EQ(ann.text.find("id: 13\n"), std::string::npos) << "events of no job are for admins";
+  EXPECT_NE(bob.text.find("id: 12\n"), std::string::npos);
+  EXPECT_NE(bob.text.find("id: 14\n"), std::string::npos) << "later events of bob's job follow its creation";
+  EXPECT_EQ(bob.text.find("id: 11\n"), std::string::npos);
+  EXPECT_NE(admin.text.find(R"(data: {"actor":"operator:x","job_id":"new","seq":12,"stream":"job/new","time_us":12000,"type":"job.created"})"),
+            std::string::npos)
+      << admin.text;
+}
+
+TEST(live_feed, AGoneClientIsDroppedAndAResumeGetsTheBacklogOrAReset) {
+  projections::live_feed feed({}, 0, 3);
+  collected gone;
+  feed.subscribe(core::principal::operator_named("root"), 0, gone.sink());
+  gone.open = false;
+  ASSERT_TRUE(feed.apply_batch({event(1, "daemon", "a"), event(2, "daemon", "b")}));
+  EXPECT_EQ(feed.subscribers(), 0u);
+  ASSERT_TRUE(feed.apply_batch({event(3, "daemon", "c"), event(4, "daemon", "d")}));
+  collected resumed, too_late;
+  feed.subscribe(core::principal::operator_named("root"), 2, resumed.sink());
+  EXPECT_EQ(resumed.text.find("id: 2\n"), std::string::npos);
+  EXPECT_NE(resumed.text.find("id: 3\n"), std::string::npos);
+  EXPECT_LT(resumed.text.find("id: 4\n"), resumed.text.find("event: hello")) << resumed.text;
+  ASSERT_TRUE(feed.apply_batch({event(5, "daemon", "e")}));  // the backlog of 3 now starts at event 3
+  EXPECT_NE(resumed.text.find("id: 5\n"), std::string::npos);
+  feed.subscribe(core::principal::operator_named("root"), 1, too_late.sink());
+  EXPECT_EQ(too_late.text.rfind("event: reset\n", 0), 0u) << too_late.text;
+  EXPECT_EQ(too_late.text.find("id: "), std::string::npos);
+  EXPECT_EQ(feed.subscribers(), 2u);
+}
+
+TEST(event_stream, AClientThatDoesNotReadIsClosedAtTheCap) {
+  http::event_stream s(100);
+  int wakes = 0;
+  s.attach([&] { ++wakes; });
+  EXPECT_TRUE(s.push(std::string(60, 'a')));
+  EXPECT_TRUE(s.push(std::string(30, 'b')));
+  EXPECT_EQ(wakes, 1) << "a burst costs one wake until the connection takes";
+  EXPECT_EQ(s.take().size(), 90u);
+  EXPECT_TRUE(s.push(std::string(100, 'c'))) << "exactly at the cap";
+  EXPECT_FALSE(s.push("d")) << "one byte beyond";
+  EXPECT_TRUE(s.closed());
+  EXPECT_EQ(s.take(), "");
+  EXPECT_FALSE(s.push("e"));
+}
+
+TEST(ui_sessions, ExpireAndStayBounded) {
+  http::ui_sessions store(2, 1000);
+  store.open("a", "tok-a", "", "csrf-a", 0);
+  store.open("b", "tok-b", "", "csrf-b", 10);
+  ASSERT_TRUE(store.find("a", 999));
+  EXPECT_EQ(store.find("a", 999)->credential, "tok-a");
+  EXPECT_FALSE(store.find("a", 1000)) << "ends ttl after login";
+  store.open("a", "tok-a", "", "csrf-a", 20);
+  store.open("c", "tok-c", "", "csrf-c", 30);  // full: the one closest to expiring (b) goes
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_FALSE(store.find("b", 30));
+  EXPECT_TRUE(store.find("a", 30));
+  store.close("a");
+  EXPECT_FALSE(store.find("a", 30));
+}
+
+TEST(ui_sessions, TheCookieIsReadByItsExactName) {
+  http::request req;
+  req.headers = {{"cookie", "x=1; baton_session_old=no; baton_session=yes; z=2"}};
+  EXPECT_EQ(http::cookie_value(req, "baton_session"), "yes");
+  EXPECT_EQ(http::cookie_value(req, "z"), "2");
+  EXPECT_EQ(http::cookie_value(req, "missing"), "");
+}
