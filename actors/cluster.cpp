@@ -70,6 +70,10 @@ class cycle_runner {
     return false;
   }
 
+  void counted(const char* command, bool ok) {
+    if (o_.calls) o_.calls->count({o_.cluster.name, command, ok ? "ok" : "failed"});
+  }
+
   void reap_dead_placeholders() {
     auto r = ask(core::commands::cluster_placeholders{o_.cluster.name});
     auto* watch = r ? std::get_if<core::results::cluster_watch>(&*r) : nullptr;
@@ -81,6 +85,7 @@ class cycle_runner {
     all.insert(all.end(), stale.begin(), stale.end());  // one squeue call for both
     if (!may_call_slurm("squeue")) return;
     auto alive = slurm::query(target_of(o_.cluster), all);
+    counted("squeue", alive.has_value());
     if (!alive) {
       spdlog::warn("cluster {}: squeue gave no usable answer; keeping {} placeholders and {} silent workers",
                    o_.cluster.name, ids.size(), stale.size());
@@ -149,6 +154,7 @@ class cycle_runner {
     }
     save_copy(worker_id, script.redacted);
     auto out = slurm::submit(target_of(c), script.text, c.log_directory);
+    counted("sbatch", out.slurm_id.has_value());
     if (!out.slurm_id) {
       spdlog::warn("cluster {}: sbatch failed ({}, exit {}): {}", c.name, out.stage, out.exit_code, out.stderr_text);
       report_failure(image, out.stage, out.exit_code, out.stderr_text, c.ssh_host.empty() ? "local" : c.ssh_host);

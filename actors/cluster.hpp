@@ -4,6 +4,7 @@
 // plan in core/provisioning), run sbatch for it and report each outcome. The scheduler
 // turns the reports into events; this actor only does the slow, blocking I/O, on its own
 // thread (detached), so a hung ssh never stalls the scheduler or another cluster.
+#include "actors/labelled_counters.hpp"
 #include <caf/actor_system.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -45,6 +46,7 @@ struct cluster_options {
   std::function<std::string()> new_id;      // placeholder worker ids
   std::function<int64_t()> clock;           // µs since the epoch, for file names and the call budget
   std::shared_ptr<slurm_call_budget> budget;  // shared with the other partitions of the same controller
+  std::shared_ptr<slurm_call_counters> calls;  // every sbatch/squeue and how it went, for GET /metrics (none: not counted)
 };
 
 cluster_actor spawn_cluster(caf::actor_system& sys, scheduler_actor scheduler, cluster_options opts);

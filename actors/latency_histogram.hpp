@@ -1,5 +1,5 @@
 #pragma once
-// Durations counted into fixed buckets, for Prometheus histograms (GET /metrics). One thread
+// Durations counted into fixed buckets, for Prometheus histograms (GET /metrics). Any thread
 // observes, any thread reads; relaxed atomics, so a scrape may see a sample in one bucket a
 // moment before it shows in the count: a reading is a consistent-enough snapshot, never a
 // torn number.
@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+
+#include "actors/labelled_counters.hpp"
 
 namespace baton::actors {
 
@@ -46,6 +48,12 @@ class latency_histogram {
 struct log_metrics {
   latency_histogram fsync;   // each WAL fdatasync
   latency_histogram append;  // an append, from its arrival at the log writer to its durable reply
+};
+
+// What the worker API measures of polls (POST /jobs/request) for GET /metrics.
+struct poll_metrics {
+  latency_histogram seconds;  // from the request's arrival to its answer (an assignment: once durable)
+  labelled_counters<2> results;  // (result "assigned"|"no_job_available"|"refused", the reason or error code)
 };
 
 }  // namespace baton::actors

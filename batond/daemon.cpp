@@ -285,6 +285,9 @@ int run(const config::settings& settings, const run_options& opts) {
                           std::make_shared<http::rate_limiter>(
                               http::rate_limits{settings.operator_requests, settings.worker_requests}),
                           store, reported, log_metrics, request_counts};
+    api.polls = std::make_shared<actors::poll_metrics>();
+    api.slurm_calls = std::make_shared<actors::slurm_call_counters>();
+    api.scrape_token = settings.metrics_token;
     api.sessions = std::make_shared<http::ui_sessions>();
     api.feed = feed;
     http::add_api_routes(server.routes(), api);
@@ -330,6 +333,7 @@ int run(const config::settings& settings, const run_options& opts) {
           budget = std::make_shared<actors::slurm_call_budget>(core::bucket_rule{
               settings.provisioning.slurm_calls_burst, settings.provisioning.slurm_calls_per_second});
         o.budget = budget;
+        o.calls = api.slurm_calls;
         o.heartbeat_seconds = settings.heartbeat_interval_seconds;
         o.new_id = [] { return http::new_uuid(); };
         o.clock = now_us;

@@ -108,6 +108,7 @@ void apply_env(const env_lookup& env, settings& s) {
   };
   if (auto v = get("BATON_API_TOKEN")) s.api_token = *v;
   if (auto v = get("BATON_PILOT_TOKEN")) s.pilot_token = *v;
+  if (auto v = get("BATON_METRICS_TOKEN")) s.metrics_token = *v;
   if (auto v = get("BATON_SALAD_API_KEY")) s.salad.api_key = *v;
   if (s.salad.enabled() && s.salad.api_key.empty())
     throw key_error{"BATON_SALAD_API_KEY", "the salad: section is configured, but its API key is not set"};

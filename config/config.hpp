@@ -60,6 +60,7 @@ struct settings {
   core::bucket_rule worker_requests{600, 50};    // limits.worker_requests_burst / _per_second
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
+  std::string metrics_token;             // secret, GET /metrics only: BATON_METRICS_TOKEN (empty: admins only)
   std::string pilot_token;               // secret, registration only: BATON_PILOT_TOKEN
                                          // (empty: batond makes one in <data_dir>/pilot_token)
   std::string source;                    // the file read, "" when built-in defaults were used

@@ -13,6 +13,7 @@ std::string principal::actor() const {
   switch (k) {
     case kind::operator_: return name.empty() ? "operator:api-token" : "operator:" + name;
     case kind::pilot: return "pilot";
+    case kind::scraper: return "scraper";
     case kind::worker: return "worker:" + worker_id;
     case kind::internal: return "loop";
     case kind::nobody: break;
@@ -67,8 +68,8 @@ access_class access_of(command_kind k) {
     case command_kind::revoke_operator:
     case command_kind::list_operators:
     case command_kind::plan_now:
-    case command_kind::audit_export:
-    case command_kind::metrics: return access_class::admin_only;
+    case command_kind::audit_export: return access_class::admin_only;
+    case command_kind::metrics: return access_class::monitoring;
   }
   return access_class::internal;  // a kind added without a rule reaches nobody from outside
 }
@@ -80,7 +81,14 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
   auto cls = access_of(k);
   if (cls == access_class::open) return std::nullopt;
   if (who.k == K::nobody) return deny(error_kind::unauthenticated, "invalid_api_token", "Invalid API token");
+  if (who.k == K::scraper && cls != access_class::monitoring)
+    return deny(error_kind::forbidden, "scrape_token_metrics_only", "the scrape token only reads GET /metrics");
   switch (cls) {
+    case access_class::monitoring:
+      if (who.k == K::scraper || (who.k == K::operator_ && who.admin)) return std::nullopt;
+      if (who.k == K::operator_) return deny(error_kind::forbidden, "admin_only", "this endpoint is for admins");
+      if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
+      return deny(error_kind::forbidden, "operator_only", "this endpoint needs the operator token");
     case access_class::operator_only:
     case access_class::admin_only:
       if (who.k == K::operator_ && (who.admin || cls == access_class::operator_only)) return std::nullopt;

@@ -19,6 +19,7 @@ struct principal {
     pilot,     // the registration-only pilot token
     worker,    // X-Worker-Token that matched a registered worker's credential
     internal,  // batond's own loops and actors (cluster, Salad, reaper)
+    scraper,   // the scrape token (BATON_METRICS_TOKEN): GET /metrics only
   };
   kind k = kind::nobody;
   std::string worker_id;  // for kind::worker
@@ -32,6 +33,7 @@ struct principal {
   static principal named_operator(std::string n, bool is_admin) { return {kind::operator_, {}, std::move(n), is_admin, true}; }
   static principal of_worker(std::string id) { return {kind::worker, std::move(id), {}}; }
   static principal pilot_token() { return {kind::pilot, {}, {}}; }
+  static principal scrape_token() { return {kind::scraper, {}, {}, false}; }
   static principal loop() { return {kind::internal, {}, {}}; }
 
   // The envelope's actor: "worker:<id>", "operator:<name>", "pilot", "loop".
@@ -43,6 +45,7 @@ enum class access_class : uint8_t {
   open,          // anyone (health)
   operator_only, // any operator: the admin token or a named operator (users see their own jobs only)
   admin_only,    // the admin token or a named operator with role admin
+  monitoring,    // an admin or the scrape token (GET /metrics)
   registration,  // the operator or the pilot token
   worker_self,   // the worker named by the target (heartbeat, deregister, poll)
   worker_job,    // a worker acting on a job it holds (or held, for control)

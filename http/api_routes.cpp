@@ -168,7 +168,31 @@ void add_api_routes(router& s, api_context ctx) {
   list<core::results::worker_page>(s, "/workers", ctx, K::list_workers, build::list_workers);
 
   // --- jobs, worker side ---
-  route(s, "POST", "/jobs/request", ctx, K::request_job, build::request_job);
+  // Polls: as route() does, also timed and counted by result for GET /metrics.
+  s.async("POST", "/jobs/request", [ctx](const request& req, respond_fn respond) {
+    auto measured = [m = ctx.polls, started = std::chrono::steady_clock::now(), respond = std::move(respond)](
+                        response res, std::string result, std::string reason) {
+      if (m) {
+        m->seconds.observe(std::chrono::steady_clock::now() - started);
+        m->results.count({std::move(result), std::move(reason)});
+      }
+      respond(std::move(res));
+    };
+    response res;
+    auto e = prepare(ctx, req, res, K::request_job, build::request_job);
+    if (!e) {
+      bool idle = res.status == 200;  // answered from the idle view
+      return measured(std::move(res), idle ? "no_job_available" : "refused", idle ? "no_job_for_this_worker" : std::to_string(res.status));
+    }
+    actors::submit_async(ctx.scheduler, std::move(*e), [measured = std::move(measured)](core::reply r) {
+      response out;
+      to_response(r, out);
+      const auto* poll = std::get_if<core::results::poll_answer>(&r.value);
+      if (r.error) return measured(std::move(out), "refused", r.error->code);
+      if (poll && poll->assigned) return measured(std::move(out), "assigned", "");
+      measured(std::move(out), "no_job_available", poll ? poll->no_job_reason : "");
+    });
+  });
   job_report<C::job_control>(s, "GET", R"(/jobs/([^/]+)/control)", ctx);
   job_report<C::start_job>(s, "POST", R"(/jobs/([^/]+)/start)", ctx);
   job_report<C::checkpoint_job>(s, "POST", R"(/jobs/([^/]+)/checkpoint)", ctx);
@@ -276,7 +300,9 @@ void add_api_routes(router& s, api_context ctx) {
     const auto* m = std::get_if<core::results::metrics>(&r->value);
     if (!m) return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
     res.status = 200;
-    res.set_content(metrics_text(*m, ctx.log ? ctx.log->last_seq() : 0, ctx.log_fed, ctx.log_metrics.get(), ctx.requests.get()), "text/plain; version=0.0.4");
+    metrics_sources from{ctx.log ? ctx.log->last_seq() : 0, ctx.log_fed,        ctx.log_metrics.get(),
+                         ctx.requests.get(),                  ctx.polls.get(), ctx.slurm_calls.get()};
+    res.set_content(metrics_text(*m, from), "text/plain; version=0.0.4");
   });
 
   // --- history, from its projection ---

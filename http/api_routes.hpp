@@ -42,6 +42,9 @@ struct api_context {
   std::vector<std::shared_ptr<const projections::projection>> log_fed;  // the log-fed projections: GET /metrics reports their lag
   std::shared_ptr<const actors::log_metrics> log_metrics;  // the log writer's latencies, for GET /metrics
   std::shared_ptr<const request_counters> requests;       // the server's answers by route and status, for GET /metrics
+  std::shared_ptr<actors::poll_metrics> polls;          // polls timed and counted by result, for GET /metrics
+  std::shared_ptr<actors::slurm_call_counters> slurm_calls;  // the cluster actors' Slurm calls, for GET /metrics
+  std::string scrape_token;                            // X-API-Token that may only read GET /metrics ("" = none)
   std::shared_ptr<ui_sessions> sessions;               // the dashboard's logins (none: cookies are not credentials)
   std::shared_ptr<projections::live_feed> feed;        // GET /events/stream (none: 503)
 };

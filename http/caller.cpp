@@ -41,8 +41,9 @@ std::string named_worker(const request& req) {
 }  // namespace
 
 // Who is calling, from the credential alone: X-Worker-Token "<worker id>.<secret>" must be a
-// registered worker's own; X-API-Token the admin token, the pilot token, or a named
-// operator's "<name>.<secret>" (not revoked); without either, the dashboard's session cookie.
+// registered worker's own; X-API-Token (or Authorization: Bearer) the admin token, the pilot
+// token, the scrape token, or a named operator's "<name>.<secret>" (not revoked); without
+// either, the dashboard's session cookie.
 // Anything else, a forged or malformed credential or an ended session included, is 401 here.
 std::optional<core::principal> identify(const api_context& ctx, const request& req, response& res) {
   auto worker_token = req.get_header_value("X-Worker-Token");
@@ -55,6 +56,10 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
     return core::principal::of_worker(t->owner);
   }
   auto token = req.get_header_value("X-API-Token");
+  // "Authorization: Bearer <token>" says the same, for clients that only know that form
+  // (Prometheus' authorization.credentials_file).
+  if (auto auth = req.get_header_value("Authorization"); token.empty() && auth.size() > 7 && iequals(auth.substr(0, 7), "Bearer "))
+    token = auth.substr(7);
   if (!token.empty() || !ctx.sessions) return identify_operator(ctx, token, req.get_header_value("X-Baton-Operator"), res);
   // The dashboard: its session cookie stands for the token it logged in with, checked again
   // now; a request that changes anything must also carry the session's CSRF token.
@@ -82,6 +87,8 @@ std::optional<core::principal> identify_operator(const api_context& ctx, const s
     return core::principal::operator_named(declared_name.substr(0, 64));
   if (!token.empty() && !ctx.pilot_token.empty() && core::constant_time_equal(token, ctx.pilot_token))
     return core::principal::pilot_token();
+  if (!token.empty() && !ctx.scrape_token.empty() && core::constant_time_equal(token, ctx.scrape_token))
+    return core::principal::scrape_token();
   // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.
   if (auto t = split_token(token); t && ctx.operators)
     if (auto who = ctx.operators->verify(t->owner, t->secret_sha256)) return core::principal::named_operator(who->name, who->admin);

@@ -40,9 +40,11 @@ void histogram(std::string& out, const char* name, const char* help, const actor
 
 }  // namespace
 
-std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
-                         const std::vector<std::shared_ptr<const projections::projection>>& projections,
-                         const actors::log_metrics* log, const request_counters* requests) {
+std::string metrics_text(const core::results::metrics& m, const metrics_sources& from) {
+  const uint64_t log_last_seq = from.log_last_seq;
+  const auto& projections = from.projections;
+  const auto* log = from.log;
+  const auto* requests = from.requests;
   std::string out;
   header(out, "baton_jobs", "gauge", "Jobs by status (pruned jobs left out).");
   for (const char* status : {"queued", "assigned", "running", "handoff", "completed", "failed", "cancelled"}) {
@@ -81,6 +83,21 @@ std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
     for (const auto& [key, n] : requests->read())
       out += "baton_http_requests_total{route=\"" + label(key.first) + "\",status=\"" + std::to_string(key.second) + "\"} " +
              std::to_string(n) + "\n";
+  }
+  if (from.polls) {
+    header(out, "baton_polls_total", "counter",
+           "Worker polls (POST /jobs/request) by result (assigned, no_job_available, refused) and reason or error code.");
+    for (const auto& [key, n] : from.polls->results.read())
+      out += "baton_polls_total{result=\"" + label(key[0]) + "\",reason=\"" + label(key[1]) + "\"} " + std::to_string(n) + "\n";
+    histogram(out, "baton_poll_seconds",
+              "Time from a poll's arrival to its answer; an assignment is answered once its decision is durable.",
+              from.polls->seconds);
+  }
+  if (from.slurm) {
+    header(out, "baton_slurm_calls_total", "counter", "sbatch and squeue calls by cluster entry, command and result.");
+    for (const auto& [key, n] : from.slurm->read())
+      out += "baton_slurm_calls_total{cluster=\"" + label(key[0]) + "\",command=\"" + label(key[1]) + "\",result=\"" +
+             label(key[2]) + "\"} " + std::to_string(n) + "\n";
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/labelled_counters.hpp"
 #include "actors/latency_histogram.hpp"
 #include "core/outcome.hpp"
 #include "http/request_counters.hpp"
@@ -13,9 +14,16 @@
 
 namespace baton::http {
 
-// `log`: the log writer's latencies (none: those series are left out).
-std::string metrics_text(const core::results::metrics& m, uint64_t log_last_seq,
-                         const std::vector<std::shared_ptr<const projections::projection>>& projections,
-                         const actors::log_metrics* log = nullptr, const request_counters* requests = nullptr);
+// Where the figures beside the scheduler's counts come from; a null source leaves its series out.
+struct metrics_sources {
+  uint64_t log_last_seq = 0;
+  std::vector<std::shared_ptr<const projections::projection>> projections;
+  const actors::log_metrics* log = nullptr;            // the log writer's latencies
+  const request_counters* requests = nullptr;          // answers by route and status
+  const actors::poll_metrics* polls = nullptr;         // polls by result, and their latency
+  const actors::slurm_call_counters* slurm = nullptr;  // sbatch/squeue calls by cluster and result
+};
+
+std::string metrics_text(const core::results::metrics& m, const metrics_sources& from);
 
 }  // namespace baton::http

@@ -21,6 +21,7 @@ std::optional<core::time_us> rate_limiter::admit(const core::principal& who, cor
     // The admin token's holder declares a name for the log (X-Baton-Operator); the budget is
     // the token's, whatever the name, so varying it neither escapes the limit nor adds buckets.
     case K::operator_: key = who.named ? "o:" + who.name : std::string("admin"); break;
+    case K::scraper: key = "scraper"; break;  // a Prometheus server: an operator's budget
     case K::pilot:  // every pilot of every cluster shares the pilot token: a worker's budget, not a person's
       key = "pilot";
       rule = &limits_.workers;

@@ -71,6 +71,8 @@ TEST(access, WhatEachCallerMaySend) {
   for (auto k : {K::heartbeat, K::deregister, K::request_job}) for_another.erase(k);
   EXPECT_EQ(allowed_for(principal::of_worker("w1"), true, "w2"), for_another) << "a worker acts only for itself";
   EXPECT_EQ(allowed_for(principal::loop(), false, "").size(), every_kind().size()) << "batond's own loops";
+  EXPECT_EQ(allowed_for(principal::scrape_token(), true, "w1"), (std::set<command_kind>{K::health_warnings, K::metrics}))
+      << "the scrape token reads metrics, nothing else";
 }
 
 TEST(access, RefusalsSayWhyWithTheRightStatus) {

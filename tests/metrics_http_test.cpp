@@ -1,8 +1,10 @@
 // GET /metrics against a real batond: Prometheus' text format with jobs by status, workers by
 // state and cluster, the log's head, the projections' progress, the log's latencies and the
-// server's answers by route and status, counted as the API shows them. Only an admin may
-// scrape: no token and a forged one 401, a worker's 403 (a named user's 403 is in
-// operators_http_test, every caller kind in auth_table_test).
+// server's answers by route and status, polls by result with their latency, counted as the
+// API shows them (Slurm calls by cluster and result: slurm_integration_test). Only an admin
+// or the scrape token may scrape: no token and a forged one 401, a worker's 403 (a named
+// user's 403 is in operators_http_test, every caller kind in auth_table_test); the scrape
+// token reads nothing else.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -78,6 +80,20 @@ TEST(metrics_http, CountsJobsWorkersTheLogAndTheProjections) {
   EXPECT_EQ(sample(again, R"(baton_http_requests_total{route="unmatched",status="404"})"), 1) << again;
   EXPECT_EQ(sample(again, R"(baton_http_requests_total{route="GET /metrics",status="200"})"), 1) << "the scrape before";
 
+  // Polls by result: the two assignments and a poll with another worker's token; and their
+  // latency, one sample each.
+  httplib::Client idle("127.0.0.1", d.port());
+  auto none = idle.Post(("/jobs/request?worker_id=" + workers[1]["worker_id"].get<std::string>()).c_str(),
+                        {{"X-Worker-Token", workers[1]["worker_token"].get<std::string>()}}, "", "application/json");
+  EXPECT_EQ(json::parse(none->body)["status"], "assigned") << "two jobs still queue: the second worker gets one";
+  auto forged = idle.Post(("/jobs/request?worker_id=" + workers[1]["worker_id"].get<std::string>()).c_str(),
+                          {{"X-Worker-Token", workers[0]["worker_token"].get<std::string>()}}, "", "application/json");
+  EXPECT_EQ(forged->status, 403);
+  auto polls = "\n" + get_metrics(d, {{"X-API-Token", test::test_token}})->body;
+  EXPECT_EQ(sample(polls, R"(baton_polls_total{result="assigned",reason=""})"), 2) << polls;
+  EXPECT_EQ(sample(polls, R"(baton_polls_total{result="refused",reason="403"})"), 1) << polls;
+  EXPECT_EQ(sample(polls, "baton_poll_seconds_count"), 3);
+
   // The log writer's latencies: every append so far (jobs, registrations, the assignment) was
   // acknowledged after an fsync, and each histogram's buckets only grow up to the count.
   EXPECT_NE(text.find("# TYPE baton_log_fsync_seconds histogram"), std::string::npos);
@@ -110,4 +126,28 @@ TEST(metrics_http, OnlyAnAdminMayScrape) {
   auto as_worker = get_metrics(d, {{"X-Worker-Token", worker_token}});
   EXPECT_EQ(as_worker->status, 403) << as_worker->body;
   EXPECT_EQ(as_worker->body.find("baton_jobs"), std::string::npos);
+}
+
+TEST(metrics_http, TheScrapeTokenReadsMetricsAndNothingElse) {
+  test::temp_dir dir;
+  const std::string scrape = "scrape-0123456789abcdef";
+  test::batond_process d(dir, "", {"BATON_METRICS_TOKEN=" + scrape});
+  ASSERT_GT(d.port(), 0) << d.err();
+  auto ok = get_metrics(d, {{"X-API-Token", scrape}});
+  ASSERT_EQ(ok->status, 200) << ok->body;
+  EXPECT_NE(ok->body.find("baton_jobs{"), std::string::npos);
+  EXPECT_EQ(get_metrics(d, {{"X-API-Token", scrape + "x"}})->status, 401);
+  EXPECT_EQ(get_metrics(d, {{"Authorization", "Bearer " + scrape}})->status, 200) << "Prometheus' authorization header";
+  EXPECT_EQ(get_metrics(d, {{"Authorization", "Bearer " + scrape + "x"}})->status, 401);
+  EXPECT_EQ(get_metrics(d, {{"Authorization", "Basic " + scrape}})->status, 401);
+  httplib::Client c("127.0.0.1", d.port());
+  httplib::Headers h{{"X-API-Token", scrape}};
+  auto jobs = c.Get("/jobs", h);
+  EXPECT_EQ(jobs->status, 403);
+  EXPECT_NE(jobs->body.find("scrape_token_metrics_only"), std::string::npos) << jobs->body;
+  EXPECT_EQ(c.Post("/workers/register", h, json{{"platform", "hpc"}}.dump(), "application/json")->status, 403);
+  EXPECT_EQ(c.Post("/jobs", h, json{{"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json")->status, 403)
+      << "refused before the body is read";
+  EXPECT_EQ(c.Post("/ui/login", json{{"token", scrape}}.dump(), "application/json")->status, 403) << "no dashboard session";
+  EXPECT_EQ(c.Get("/events/stream", h)->status, 403);
 }

@@ -298,6 +298,15 @@ TEST_F(SlurmIntegration, SbatchFailureOnOnePartitionDoesNotStopAnother) {
   EXPECT_EQ(failure["exit_code"], 1);
   EXPECT_NE(failure["stderr"].get<std::string>().find("Invalid partition"), std::string::npos);
   EXPECT_TRUE(clusters[1]["last_submission_failure"].is_null());
+  // GET /metrics counts each call by cluster entry and result.
+  httplib::Client c("127.0.0.1", d.port());
+  auto m = c.Get("/metrics", {{"X-API-Token", test_token}});
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->status, 200);
+  EXPECT_NE(m->body.find("baton_slurm_calls_total{cluster=\"broken\",command=\"sbatch\",result=\"failed\"} "), std::string::npos)
+      << m->body;
+  EXPECT_NE(m->body.find("baton_slurm_calls_total{cluster=\"local-gpu\",command=\"sbatch\",result=\"ok\"} "), std::string::npos);
+  EXPECT_EQ(m->body.find("baton_slurm_calls_total{cluster=\"local-gpu\",command=\"sbatch\",result=\"failed\"}"), std::string::npos);
 }
 
 TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
