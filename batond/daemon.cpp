@@ -35,6 +35,7 @@
 #include "core/world_snapshot.hpp"
 #include "projections/sqlite_view.hpp"
 #include "projections/live_feed.hpp"
+#include "projections/postgres_view.hpp"
 #include "projections/world_snapshots.hpp"
 #include "replay/world_recovery.hpp"
 
@@ -229,6 +230,24 @@ int run(const config::settings& settings, const run_options& opts) {
         view_off(e.what());
       }
     }
+    // The PostgreSQL view (projections/postgres_view.hpp): from the log's head on, with the
+    // world recovered there; it catches its database up from the log now if it can, else it
+    // retries by itself while batond serves.
+    projections::running_projection pg_run;
+    std::shared_ptr<projections::postgres_view> pg;
+    if (!settings.postgres_dsn.empty()) {
+      try {
+        const uint64_t head = store->last_seq();
+        pg = std::make_shared<projections::postgres_view>(
+            projections::postgres_options{settings.postgres_dsn, settings.postgres_password, opts.rebuild_postgres},
+            store, head == 0 ? core::world{} : replay::recover_world(*store, head).world, head);
+        pg->sync_now();
+        pg_run = projections::run_projection(sys, log, pg, {true, 10});
+      } catch (const std::exception& e) {
+        spdlog::error("the PostgreSQL view is off for this run: {}", e.what());
+        pg.reset();
+      }
+    }
     core::scheduler_settings sched;
     sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
@@ -278,6 +297,7 @@ int run(const config::settings& settings, const run_options& opts) {
     http::add_error_handlers(server.routes());
     std::vector<std::shared_ptr<const projections::projection>> reported;
     if (view) reported.push_back(view);
+    if (pg) reported.push_back(pg);
     if (snapshots) reported.push_back(snapshots);
     http::add_health_routes(server.routes(), sys, log, scheduler, reported);
     http::api_context api{&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
@@ -369,6 +389,10 @@ int run(const config::settings& settings, const run_options& opts) {
     anchor_run.actor = nullptr;
     caf::anon_send_exit(feed_run.actor, caf::exit_reason::user_shutdown);
     feed_run.actor = nullptr;
+    if (pg && exit_code == 0) pg->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    if (pg_run.actor) caf::anon_send_exit(pg_run.actor, caf::exit_reason::user_shutdown);
+    pg_run.actor = nullptr;
+    if (pg) pg->flush();  // (serialised with the projection's own thread)
     if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
         snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30)))
       snapshots->write_now();

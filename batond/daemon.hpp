@@ -7,6 +7,7 @@ namespace baton::daemon {
 
 struct run_options {
   std::string port_file;  // if set, the bound port is written here once serving (for tests/scripts)
+  bool rebuild_postgres = false;  // --rebuild-projection postgres: the same for the PostgreSQL view
   bool rebuild_views = false;  // --rebuild-projection views: empty the SQL view and rebuild it from event 1
 };
 

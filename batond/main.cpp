@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   app.add_flag("--version", version, "print the version and exit");
   std::string rebuild_projection;
   app.add_option("--rebuild-projection", rebuild_projection,
-                 "empty this projection and rebuild it from event 1 before serving (views: the SQL view)");
+                 "empty this projection and rebuild it from event 1 (views: the SQLite view; postgres: the PostgreSQL view)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -68,13 +68,14 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(settings.log_level));
   for (const auto& w : settings.warnings) spdlog::warn("{}", w);
-  if (!rebuild_projection.empty() && rebuild_projection != "views") {
+  if (!rebuild_projection.empty() && rebuild_projection != "views" && rebuild_projection != "postgres") {
     std::cerr << "batond: --rebuild-projection: no projection named '" << rebuild_projection
-              << "' (the one kept on disk: views)\n";
+              << "' (those kept in a database: views, postgres)\n";
     return 2;
   }
   baton::daemon::run_options run_opts;
   run_opts.port_file = port_file;
   run_opts.rebuild_views = rebuild_projection == "views";
+  run_opts.rebuild_postgres = rebuild_projection == "postgres";
   return baton::daemon::run(settings, run_opts);
 }

@@ -21,6 +21,8 @@ find_package(RocksDB 7.8 CONFIG REQUIRED)
 # cpp-httplib: the pkg-config defines change class layouts (stack-notes H1), so take them.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
+# libpqxx 6.4 (Debian 12) for the PostgreSQL view.
+pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET GLOBAL libpqxx>=6.4)
 
 # Boost.Beast + Asio (header-only) serve batond's HTTP.
 find_package(Boost 1.74 REQUIRED)

@@ -60,8 +60,15 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(e, "event_log", "snapshots_kept", 1, 1000, s.snapshots_kept);
   }
   if (auto p = root["projections"]) {
-    check_known_keys(p, "projections", {"sqlite"});
+    check_known_keys(p, "projections", {"sqlite", "postgres"});
     read_bool(p, "projections", "sqlite", s.sqlite_view);
+    if (auto pg = p["postgres"]) {
+      check_known_keys(pg, "projections.postgres", {"dsn"});
+      read_string(pg, "projections.postgres", "dsn", s.postgres_dsn);
+      // A secret in a config file ends up in backups and tickets: it comes from the environment.
+      if (s.postgres_dsn.find("password") != std::string::npos)
+        throw key_error{"projections.postgres.dsn", "holds a password; set BATON_POSTGRES_PASSWORD instead"};
+    }
   }
   read_string(root, "", "log_level", s.log_level);
   check_log_level("log_level", s.log_level);
@@ -109,6 +116,7 @@ void apply_env(const env_lookup& env, settings& s) {
   if (auto v = get("BATON_API_TOKEN")) s.api_token = *v;
   if (auto v = get("BATON_PILOT_TOKEN")) s.pilot_token = *v;
   if (auto v = get("BATON_METRICS_TOKEN")) s.metrics_token = *v;
+  if (auto v = get("BATON_POSTGRES_PASSWORD")) s.postgres_password = *v;
   if (auto v = get("BATON_SALAD_API_KEY")) s.salad.api_key = *v;
   if (s.salad.enabled() && s.salad.api_key.empty())
     throw key_error{"BATON_SALAD_API_KEY", "the salad: section is configured, but its API key is not set"};

@@ -39,6 +39,8 @@ struct settings {
   int snapshot_every_events = 100000;    // event_log.snapshot_every_events: a state snapshot every N events (0: off)
   int snapshots_kept = 3;                // event_log.snapshots_kept: the newest N are kept
   bool sqlite_view = true;               // projections.sqlite: the SQL view <data_dir>/views.sqlite (docs/db-views.md)
+  std::string postgres_dsn;              // projections.postgres.dsn: the same view in PostgreSQL ("" = none)
+  std::string postgres_password;         // secret: BATON_POSTGRES_PASSWORD
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
   int heartbeat_interval_seconds = 60;   // workers.heartbeat_interval_seconds: what workers are told to keep
   double heartbeat_timeout_multiplier = 2.0;  // stale after interval × multiplier without a heartbeat

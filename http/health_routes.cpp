@@ -28,7 +28,7 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
     }
     nlohmann::json views = nlohmann::json::object();
     for (const auto& p : projections) {
-      const uint64_t applied = p->applied_seq();
+      const uint64_t applied = p->stored_seq();
       auto& v = views[p->name()];
       v = {{"applied_sequence", applied}, {"lag_events", r.value->last_seq > applied ? r.value->last_seq - applied : 0}};
       if (auto why = p->failure()) v["failed"] = *why;

@@ -58,12 +58,12 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
     out += "baton_workers{state=\"" + label(key.first) + "\",cluster=\"" + label(key.second) + "\"} " + std::to_string(n) + "\n";
   header(out, "baton_log_last_sequence", "counter", "Sequence of the last durable event in the log.");
   out += "baton_log_last_sequence " + std::to_string(log_last_seq) + "\n";
-  header(out, "baton_projection_applied_sequence", "gauge", "Last event each log-fed projection has applied.");
+  header(out, "baton_projection_applied_sequence", "gauge", "Last event each log-fed projection has applied and stored (what its readers see).");
   for (const auto& p : projections)
-    out += "baton_projection_applied_sequence{projection=\"" + label(p->name()) + "\"} " + std::to_string(p->applied_seq()) + "\n";
+    out += "baton_projection_applied_sequence{projection=\"" + label(p->name()) + "\"} " + std::to_string(p->stored_seq()) + "\n";
   header(out, "baton_projection_lag_events", "gauge", "Events in the log a projection has not applied yet.");
   for (const auto& p : projections) {
-    const uint64_t applied = p->applied_seq();
+    const uint64_t applied = p->stored_seq();
     out += "baton_projection_lag_events{projection=\"" + label(p->name()) + "\"} " +
            std::to_string(log_last_seq > applied ? log_last_seq - applied : 0) + "\n";
   }

@@ -45,6 +45,9 @@ class projection {
   // at a clean stop. Thread-safe with respect to apply.
   virtual bool pending() const { return false; }
   virtual void flush() {}
+  // The last sequence whose effects the projection's readers can see (a view on disk or in a
+  // database may lag the events it has applied while its store is away).
+  virtual uint64_t stored_seq() const { return applied_seq(); }
 
  protected:
   // Applies events in order; the base class has checked their sequences. Subclasses guard

@@ -34,6 +34,14 @@ void signal_caught_up(self_ptr self) {
   st.caught_up->set_value(st.p->applied_seq());
 }
 
+// A flush shortly after a batch, while the projection says it holds something back.
+void schedule_flush(self_ptr self) {
+  auto& st = self->state;
+  if (st.flush_scheduled || !st.p->pending()) return;
+  st.flush_scheduled = true;
+  self->delayed_send(self, flush_after, flush_atom::value);
+}
+
 void stop(self_ptr self, const std::string& why) {
   auto& st = self->state;
   st.p->fail(why);
@@ -60,6 +68,7 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
           [self](uint64_t last_seq) {
             self->state.target = last_seq;
             signal_caught_up(self);
+            schedule_flush(self);  // a store that is behind (a database away at start) catches up by itself
           },
           [self](caf::error& e) {  // stack-notes C8: without this the default handler kills us silently
             stop(self, "projection " + self->state.p->name() + " cannot subscribe to the log: " + to_string(e));
@@ -75,10 +84,7 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
           stop(self, *self->state.p->failure());
           return;
         }
-        if (!self->state.flush_scheduled && self->state.p->pending()) {
-          self->state.flush_scheduled = true;
-          self->delayed_send(self, flush_after, flush_atom::value);
-        }
+        schedule_flush(self);
         signal_caught_up(self);
       },
       [self](flush_atom) {
@@ -88,7 +94,9 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
         } catch (const std::exception& e) {
           self->state.p->fail(std::string("projection ") + self->state.p->name() + ": " + e.what());
           stop(self, *self->state.p->failure());
+          return;
         }
+        schedule_flush(self);  // still pending (a store that is away): try again
       },
   };
 }

@@ -19,7 +19,6 @@ namespace baton::projections {
 class sqlite_view : public projection {
  public:
   static constexpr const char* projection_name = "views";
-  static constexpr int schema_version = 1;
 
   struct opened {
     std::unique_ptr<sqlite_db> db;

@@ -16,27 +16,12 @@
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
 #include "support/sql_view.hpp"
+#include "support/view_load.hpp"
 
 using namespace baton;
 using nlohmann::json;
 
 namespace {
-
-json healthz(const test::batond_process& d) {
-  auto r = d.client()->Get("/healthz");
-  return r && r->status == 200 ? json::parse(r->body) : json();
-}
-
-// Waits (with a deadline) until the view has applied every event the log has.
-bool view_caught_up(const test::batond_process& d) {
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < deadline;) {
-    auto h = healthz(d);
-    if (h.contains("projections") && h["projections"].contains("views") && h["projections"]["views"]["lag_events"] == 0)
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
 
 int64_t query_int(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
@@ -50,56 +35,6 @@ int64_t query_int(const std::string& path, const std::string& sql) {
   return v;
 }
 
-// A worker that registers, then polls, starts and completes (or fails) what it is given.
-void worker_loop(int port, int rounds, int seed) {
-  httplib::Client op("127.0.0.1", port);
-  op.set_connection_timeout(2, 0);
-  op.set_read_timeout(5, 0);
-  auto r = op.Post("/workers/register", {{"X-API-Token", test::test_token}},
-                   json{{"platform", "hpc"}, {"gpu_model", "A100"}}.dump(), "application/json");
-  if (!r || r->status != 200) return;
-  auto w = json::parse(r->body);
-  httplib::Headers as_worker{{"X-Worker-Token", w["worker_token"].get<std::string>()}};
-  for (int i = 0; i < rounds; ++i) {
-    auto p = op.Post(("/jobs/request?worker_id=" + w["worker_id"].get<std::string>()).c_str(), as_worker, "", "application/json");
-    if (!p) return;  // batond went away
-    if (p->status != 200) continue;
-    auto a = json::parse(p->body, nullptr, false);
-    if (a.is_discarded() || a.value("status", "") != "assigned") continue;
-    const std::string job = a["job_id"];
-    op.Post(("/jobs/" + job + "/start").c_str(), as_worker, "", "application/json");
-    op.Post(("/jobs/" + job + ((i + seed) % 4 ? "/complete" : "/fail")).c_str(), as_worker, "", "application/json");
-  }
-}
-
-void submitter_loop(int port, int jobs, const std::string& prefix) {
-  httplib::Client op("127.0.0.1", port);
-  op.set_connection_timeout(2, 0);
-  op.set_read_timeout(5, 0);
-  for (int i = 0; i < jobs; ++i) {
-    auto r = op.Post("/jobs", {{"X-API-Token", test::test_token}},
-                     json{{"id", test::uid(prefix + std::to_string(i))}, {"title", "burst"}, {"input_bundle_path", "/b"}}.dump(),
-                     "application/json");
-    if (!r) return;
-  }
-}
-
-// One burst: two submitters and two workers at once; kill -9 once the log has grown by
-// `kill_after` events (the view is applying batches then), else let the burst finish.
-void burst(test::batond_process& d, int round, std::optional<uint64_t> kill_after) {
-  const uint64_t start_seq = healthz(d).value("last_sequence", 0);
-  const int port = d.port();
-  std::vector<std::thread> load;
-  for (int s = 0; s < 2; ++s) load.emplace_back(submitter_loop, port, 60, "r" + std::to_string(round) + "s" + std::to_string(s) + "-");
-  for (int w = 0; w < 2; ++w) load.emplace_back(worker_loop, port, 40, w);
-  if (kill_after) {
-    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < deadline;)
-      if (healthz(d).value("last_sequence", 0) >= start_seq + *kill_after) break;
-    d.kill();
-  }
-  for (auto& t : load) t.join();
-}
-
 }  // namespace
 
 TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuilt) {
@@ -107,12 +42,12 @@ TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuil
   auto d = std::make_unique<test::batond_process>(dir, "");
   ASSERT_GT(d->port(), 0) << d->err();
   for (int round = 0; round < 3; ++round) {
-    burst(*d, round, 60 + 40 * round);
+    test::burst(*d, round, 60 + 40 * round);
     d->start();
     ASSERT_GT(d->port(), 0) << d->err();
   }
-  burst(*d, 3, std::nullopt);  // and one that ends normally
-  ASSERT_TRUE(view_caught_up(*d));
+  test::burst(*d, 3, std::nullopt);  // and one that ends normally
+  ASSERT_TRUE(test::caught_up(*d));
   ASSERT_EQ(d->stop(), 0) << d->err();
 
   const std::string live = dir / "data/views.sqlite";
@@ -152,9 +87,9 @@ TEST(sql_view, ARebuildAskedForOrForcedByAnotherSchemaGivesTheSameView) {
   test::temp_dir dir;
   auto d = std::make_unique<test::batond_process>(dir, "");
   ASSERT_GT(d->port(), 0) << d->err();
-  burst(*d, 0, std::nullopt);
-  ASSERT_TRUE(view_caught_up(*d));
-  auto h = healthz(*d);
+  test::burst(*d, 0, std::nullopt);
+  ASSERT_TRUE(test::caught_up(*d));
+  auto h = test::healthz(*d);
   EXPECT_EQ(h["projections"]["views"]["applied_sequence"], h["last_sequence"]);
   const std::string path = dir / "data/views.sqlite";
   // Committed while batond runs (the runner flushes a fifth of a second after a batch): a
@@ -203,7 +138,7 @@ TEST(sql_view, TheConfigTurnsItOff) {
   test::temp_dir dir;
   test::batond_process d(dir, "projections: {sqlite: false}\n");
   ASSERT_GT(d.port(), 0) << d.err();
-  EXPECT_FALSE(healthz(d)["projections"].contains("views"));
+  EXPECT_FALSE(test::healthz(d)["projections"].contains("views"));
   EXPECT_FALSE(std::filesystem::exists(dir / "data/views.sqlite"));
   EXPECT_EQ(d.stop(), 0);
 }

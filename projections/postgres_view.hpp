@@ -1,0 +1,87 @@
+#pragma once
+// The SQL view in PostgreSQL (docs/db-views.md), for dashboards such as Grafana: the same
+// tables and values as the SQLite view (projections/sql_rows.hpp), when
+// `projections.postgres.dsn` is set.
+//
+// A database is another service that may go away, so this view never fails batond and never
+// holds the log up: its own world follows the log whatever the database does, and the rows
+// follow when they can. While the database is unreachable (or refuses), the view retries
+// with a growing pause (0.5 s doubling to 30 s); when it is back, the view reads the offset
+// stored there and catches up from the log itself: the events after that offset, then the
+// current rows of every job and worker they touched, all in one transaction with the new
+// offset. So the database holds every event once, and its rows are those of its offset,
+// also after a kill -9 of batond or of PostgreSQL.
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/world.hpp"
+#include "events/event_store.hpp"
+#include "projections/projection.hpp"
+
+namespace baton::projections {
+
+struct postgres_options {
+  std::string dsn;       // a libpq connection string, without the password
+  std::string password;  // BATON_POSTGRES_PASSWORD ("" = none: peer or trust authentication)
+  bool rebuild = false;  // drop the tables and write them again from event 1 (batond --rebuild-projection postgres)
+  std::chrono::milliseconds retry_first{500}, retry_max{30000};
+};
+
+class postgres_view : public projection {
+ public:
+  static constexpr const char* projection_name = "postgres";
+
+  // `at`: the world after event `head` (the log's last sequence when batond starts); `store`:
+  // the log, read to catch the database up from its own offset.
+  postgres_view(postgres_options o, std::shared_ptr<const events::event_store> store, core::world at, uint64_t head);
+  ~postgres_view() override;
+
+  // Connects and catches the database up now (batond does this once before it serves).
+  // False, with why in last_error(), when it could not; the view retries later by itself.
+  bool sync_now();
+  // Uncommitted rows, or a database that is behind and due a retry.
+  bool pending() const override;
+  // Commits what is pending; when the database is behind, reconnects and catches up if the
+  // pause since the last try is over.
+  void flush() override;
+  // The last sequence committed to the database (what its readers see).
+  uint64_t stored_seq() const override;
+  std::optional<std::string> last_error() const;
+
+ protected:
+  void apply(const std::vector<events::event_envelope>& batch) override;
+
+ private:
+  void connect();          // opens the connection, creates or checks the schema, reads its offset
+  void catch_up();         // the events after the stored offset, the rows they touched, the offset
+  void write(const std::vector<events::event_envelope>& batch, const std::vector<nlohmann::json>& payloads,
+             const std::map<std::string, size_t>& jobs, const std::set<std::string>& workers);
+  void commit();
+  void lost(const std::string& why);  // drops the connection; the next try comes after the pause
+
+  postgres_options o_;
+  std::shared_ptr<const events::event_store> store_;
+  core::world world_;
+
+  mutable std::mutex m_;  // apply, flush and sync_now (the runner's thread; batond's at start and stop)
+  struct session;                    // the libpqxx connection and its open transaction
+  std::unique_ptr<session> db_;      // null while disconnected
+  bool synced_ = false;     // connected, and the database holds everything up to applied (committed or in the open transaction)
+  std::atomic<uint64_t> stored_{0};  // committed offset (read by GET /metrics and /healthz without the lock)
+  uint64_t written_ = 0;    // offset of the rows written (== stored_ without an open transaction)
+  size_t uncommitted_ = 0;  // events in the open transaction
+  std::chrono::steady_clock::time_point retry_at_{};
+  std::chrono::milliseconds pause_;
+  mutable std::mutex error_m_;
+  std::optional<std::string> error_;
+};
+
+}  // namespace baton::projections

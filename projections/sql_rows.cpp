@@ -1,0 +1,225 @@
+#include "projections/sql_rows.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace baton::projections {
+
+namespace {
+
+// Schema version 1; docs/db-views.md explains every column. Times are RFC 3339 UTC text
+// (SQLite's date functions read them; PostgreSQL casts them with ::timestamptz), durations
+// seconds. {INT} and {REAL} are the dialect's integer and floating types; "user" is quoted
+// because PostgreSQL reserves the word.
+constexpr const char* schema_template = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE events (
+  seq {INT} PRIMARY KEY, recorded_at TEXT NOT NULL, stream TEXT NOT NULL, stream_version {INT} NOT NULL,
+  type TEXT NOT NULL, actor TEXT NOT NULL, payload TEXT NOT NULL);
+CREATE INDEX events_by_stream ON events (stream, seq);
+CREATE INDEX events_by_type ON events (type, seq);
+CREATE INDEX events_by_time ON events (recorded_at);
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL, "user" TEXT NOT NULL, account TEXT NOT NULL,
+  partition TEXT NOT NULL, qos TEXT NOT NULL, nice {INT} NOT NULL, gpu_count {INT} NOT NULL,
+  priority_tier {INT} NOT NULL, held {INT} NOT NULL,
+  worker_image_key TEXT NOT NULL, assigned_worker_id TEXT, attempts {INT} NOT NULL, lost_workers {INT} NOT NULL,
+  time_limit_seconds {INT}, progress {REAL}, latest_checkpoint_manifest_path TEXT, failure_reason TEXT,
+  requeued_from TEXT, preemptions {INT} NOT NULL, pruned {INT} NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL, started_at TEXT);
+CREATE INDEX jobs_by_status ON jobs (status);
+CREATE INDEX jobs_by_account ON jobs (account, "user");
+CREATE TABLE workers (
+  id TEXT PRIMARY KEY, platform TEXT NOT NULL, cluster TEXT, provider_id TEXT, gpu_model TEXT NOT NULL,
+  gpu_count {INT} NOT NULL, vram_gb {REAL} NOT NULL, worker_image_key TEXT NOT NULL, placeholder {INT} NOT NULL,
+  gone {INT} NOT NULL, gone_reason TEXT, registered_at TEXT NOT NULL, gone_at TEXT, allocation_ends_at TEXT,
+  current_job_id TEXT, state TEXT NOT NULL);
+CREATE TABLE run_segments (
+  job_id TEXT NOT NULL, n {INT} NOT NULL, worker_id TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT,
+  gpus {INT} NOT NULL, seconds {REAL}, gpu_seconds {REAL}, PRIMARY KEY (job_id, n));
+CREATE INDEX run_segments_by_worker ON run_segments (worker_id);
+CREATE TABLE decisions (
+  seq {INT} PRIMARY KEY, recorded_at TEXT NOT NULL, type TEXT NOT NULL, stream TEXT NOT NULL,
+  job_id TEXT, worker_id TEXT);
+CREATE INDEX decisions_by_job ON decisions (job_id);
+)sql";
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size()) s.replace(at, from.size(), to);
+}
+
+const std::vector<std::string> event_columns{"seq", "recorded_at", "stream", "stream_version", "type", "actor", "payload"};
+const std::vector<std::string> job_columns{
+    "id", "title", "status", "\"user\"", "account", "partition", "qos", "nice", "gpu_count", "priority_tier", "held",
+    "worker_image_key", "assigned_worker_id", "attempts", "lost_workers", "time_limit_seconds", "progress",
+    "latest_checkpoint_manifest_path", "failure_reason", "requeued_from", "preemptions", "pruned", "created_at",
+    "updated_at", "started_at"};
+const std::vector<std::string> worker_columns{
+    "id", "platform", "cluster", "provider_id", "gpu_model", "gpu_count", "vram_gb", "worker_image_key", "placeholder",
+    "gone", "gone_reason", "registered_at", "gone_at", "allocation_ends_at", "current_job_id", "state"};
+const std::vector<std::string> segment_columns{"job_id", "n", "worker_id", "started_at", "ended_at", "gpus", "seconds", "gpu_seconds"};
+const std::vector<std::string> decision_columns{"seq", "recorded_at", "type", "stream", "job_id", "worker_id"};
+
+sql_value text_or_null(const std::string& s) { return s.empty() ? sql_value{} : sql_value{s}; }
+sql_value time_or_null(core::time_us t) { return t == 0 ? sql_value{} : sql_value{events::format_time_us(t)}; }
+template <class T>
+sql_value opt(const std::optional<T>& v) {
+  if (!v) return {};
+  if constexpr (std::is_floating_point_v<T>) return static_cast<double>(*v);
+  else return static_cast<int64_t>(*v);
+}
+sql_value opt_or_null(const std::optional<std::string>& v) { return v ? sql_value{*v} : sql_value{}; }
+
+}  // namespace
+
+std::string sql_schema(sql_dialect d) {
+  std::string s = schema_template;
+  replace_all(s, "{INT}", d == sql_dialect::postgres ? "BIGINT" : "INTEGER");
+  replace_all(s, "{REAL}", d == sql_dialect::postgres ? "DOUBLE PRECISION" : "REAL");
+  return s;
+}
+
+const std::vector<std::string>& sql_tables() {
+  static const std::vector<std::string> all{"meta", "events", "jobs", "workers", "run_segments", "decisions"};
+  return all;
+}
+
+namespace {
+struct table_shape {
+  const std::vector<std::string>* cols;
+  const char* name;
+  const char* key;  // nullptr: append-only (plain insert)
+  size_t keys;
+};
+table_shape shape_of(sql_table t) {
+  switch (t) {
+    case sql_table::events: return {&event_columns, "events", nullptr, 0};
+    case sql_table::decisions: return {&decision_columns, "decisions", nullptr, 0};
+    case sql_table::jobs: return {&job_columns, "jobs", "id", 1};
+    case sql_table::workers: return {&worker_columns, "workers", "id", 1};
+    case sql_table::run_segments: return {&segment_columns, "run_segments", "job_id, n", 2};
+  }
+  return {&event_columns, "events", nullptr, 0};
+}
+}  // namespace
+
+size_t sql_columns(sql_table t) { return shape_of(t).cols->size(); }
+
+std::string sql_write(sql_dialect d, sql_table t) { return sql_write_many(d, t, 1); }
+
+std::string sql_write_many(sql_dialect d, sql_table t, size_t rows) {
+  const auto shape = shape_of(t);
+  const auto& cols = *shape.cols;
+  std::string sql = std::string("INSERT INTO ") + shape.name + " VALUES ";
+  size_t n = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    sql += r ? ", (" : "(";
+    for (size_t i = 0; i < cols.size(); ++i)
+      sql += (d == sql_dialect::postgres ? "$" : "?") + std::to_string(++n) + (i + 1 < cols.size() ? ", " : ")");
+  }
+  if (!shape.key) return sql;
+  // ON CONFLICT ... DO UPDATE (both dialects): unlike a delete and an insert, only the
+  // indexes whose columns changed are touched.
+  sql += std::string(" ON CONFLICT (") + shape.key + ") DO UPDATE SET ";
+  for (size_t i = shape.keys; i < cols.size(); ++i)
+    sql += cols[i] + " = excluded." + cols[i] + (i + 1 < cols.size() ? ", " : "");
+  return sql;
+}
+
+// The decision events (their record is the event's payload: joined on seq, not copied).
+bool is_decision(const std::string& type) {
+  return type == "job.assigned" || type == "job.preempted" || type == "scheduler.priorities_recalculated" ||
+         type == "scheduler.plan_made" || type == "scheduler.preemptions_decided" || type == "worker.reaped" ||
+         type == "worker.placeholder_created" || type == "cloud.scaled";
+}
+
+sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payload) {
+  sql_touch t;
+  if (e.stream_id.rfind("job/", 0) == 0) {
+    t.job_id = e.stream_id.substr(4);
+    if (auto w = payload.find("worker_id"); w != payload.end() && w->is_string() && !w->get<std::string>().empty())
+      t.worker_id = w->get<std::string>();
+  } else if (e.stream_id.rfind("worker/", 0) == 0) {
+    t.worker_id = e.stream_id.substr(7);
+  }
+  return t;
+}
+
+sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload) {
+  return {static_cast<int64_t>(e.seq), events::format_time_us(e.recorded_at_us), e.stream_id,
+          static_cast<int64_t>(e.stream_version), e.type, e.actor, payload.dump()};
+}
+
+sql_row decision_row(const events::event_envelope& e, const sql_touch& t) {
+  return {static_cast<int64_t>(e.seq), events::format_time_us(e.recorded_at_us), e.type, e.stream_id,
+          opt_or_null(t.job_id), opt_or_null(t.worker_id)};
+}
+
+sql_row job_row(const core::job& j) {
+  return {j.id,
+          j.title,
+          std::string(core::to_string(j.status)),
+          j.user,
+          j.account,
+          j.partition,
+          j.qos,
+          static_cast<int64_t>(j.nice),
+          static_cast<int64_t>(j.gpu_count),
+          static_cast<int64_t>(j.priority_tier),
+          static_cast<int64_t>(j.held),
+          j.worker_image_key,
+          text_or_null(j.assigned_worker_id),
+          static_cast<int64_t>(j.attempts),
+          static_cast<int64_t>(j.lost_workers),
+          opt(j.time_limit_seconds),
+          opt(j.progress),
+          text_or_null(j.latest_checkpoint_manifest_path),
+          text_or_null(j.failure_reason),
+          text_or_null(j.requeued_from),
+          static_cast<int64_t>(j.preemptions),
+          static_cast<int64_t>(j.pruned),
+          events::format_time_us(j.created_at),
+          events::format_time_us(j.updated_at),
+          j.started_at ? sql_value{events::format_time_us(*j.started_at)} : sql_value{}};
+}
+
+sql_row worker_row(const core::world& w, const core::worker& wk) {
+  auto job = w.job_of_worker.find(wk.id);
+  const bool busy = job != w.job_of_worker.end();
+  // What the log says of it (whether it still heartbeats is a lease, not an event: /workers has that).
+  const char* state = wk.gone ? "gone" : wk.placeholder ? "placeholder" : busy ? "busy" : "idle";
+  return {wk.id,
+          std::string(core::to_string(wk.kind)),
+          text_or_null(wk.cluster()),
+          text_or_null(wk.provider_id),
+          wk.gpu_model,
+          static_cast<int64_t>(wk.gpu_count),
+          static_cast<double>(wk.vram_gb),
+          wk.worker_image_key,
+          static_cast<int64_t>(wk.placeholder),
+          static_cast<int64_t>(wk.gone),
+          text_or_null(wk.gone_reason),
+          events::format_time_us(wk.registered_at),
+          time_or_null(wk.gone_at),
+          time_or_null(wk.allocation_ends_at),
+          busy ? sql_value{job->second} : sql_value{},
+          std::string(state)};
+}
+
+std::vector<sql_row> segment_rows(const core::job& j, size_t from) {
+  std::vector<sql_row> rows;
+  for (size_t k = from; k < j.segments.size(); ++k) {
+    const auto& seg = j.segments[k];
+    sql_row r{j.id, static_cast<int64_t>(k), seg.worker_id, events::format_time_us(seg.started_at), sql_value{},
+              static_cast<int64_t>(j.gpu_count), sql_value{}, sql_value{}};
+    if (seg.ended_at) {
+      const double seconds = static_cast<double>(*seg.ended_at - seg.started_at) / 1e6;
+      r[4] = events::format_time_us(*seg.ended_at);
+      r[6] = seconds;
+      r[7] = seconds * j.gpu_count;
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace baton::projections

@@ -1,0 +1,53 @@
+#pragma once
+// The SQL views' schema and rows, shared by the SQLite view (projections/sqlite_view.hpp)
+// and the PostgreSQL view (projections/postgres_view.hpp), so both hold the same tables with
+// the same values (docs/db-views.md). Rows are built from the view's own world after it has
+// applied an event; each backend binds them its own way.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/world.hpp"
+#include "events/envelope.hpp"
+
+namespace baton::projections {
+
+using sql_value = std::variant<std::monostate, int64_t, double, std::string>;  // monostate: NULL
+using sql_row = std::vector<sql_value>;
+
+enum class sql_dialect { sqlite, postgres };
+enum class sql_table { events, jobs, workers, run_segments, decisions };
+
+inline constexpr int sql_schema_version = 1;
+
+// CREATE TABLE/INDEX statements of every table ("meta" included), in the dialect's types.
+std::string sql_schema(sql_dialect d);
+// Every table, "meta" first.
+const std::vector<std::string>& sql_tables();
+// The statement that writes one row of the table: an insert for the append-only tables
+// (events, decisions), an upsert on the key for the others. Parameters $1.. / ?1.. in column order.
+std::string sql_write(sql_dialect d, sql_table t);
+// The same for `rows` rows in one statement (PostgreSQL: one round trip for many rows).
+std::string sql_write_many(sql_dialect d, sql_table t, size_t rows);
+size_t sql_columns(sql_table t);
+
+// What an event touches: its job (job/<id> stream) and its worker (worker/<id> stream, or a
+// job event's worker_id).
+struct sql_touch {
+  std::optional<std::string> job_id, worker_id;
+};
+sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payload);
+bool is_decision(const std::string& type);
+
+sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload);
+sql_row decision_row(const events::event_envelope& e, const sql_touch& t);
+sql_row job_row(const core::job& j);
+sql_row worker_row(const core::world& w, const core::worker& wk);
+// The job's run segments from index `from` on (only the last one ever changes).
+std::vector<sql_row> segment_rows(const core::job& j, size_t from);
+
+}  // namespace baton::projections
