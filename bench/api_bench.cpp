@@ -4,6 +4,8 @@
 //   idle polls:      workers whose image no queued job uses; every poll answers no_job_available
 //   constant:        a tuned httplib server answering a fixed body, same requests, same run
 // Usage: api_bench [WORKERS JOBS CONNECTIONS SECONDS]   (default 10000 100000 32 5)
+// API_BENCH_SSE=N: N clients follow GET /events/stream (as dashboards do) through both phases.
+// API_BENCH_POSTGRES=1: batond also writes the PostgreSQL view, to a server the bench starts.
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "bench/constant_server.hpp"
+#include "support/postgres_server.hpp"
 
 using nlohmann::json;
 using steady = std::chrono::steady_clock;
@@ -164,7 +167,10 @@ int main(int argc, char** argv) {
 
   auto dir = std::filesystem::temp_directory_path() / ("baton-api-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "batond.yaml") << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
+  std::unique_ptr<baton::test::postgres_server> pg;
+  if (std::getenv("API_BENCH_POSTGRES")) pg = std::make_unique<baton::test::postgres_server>();
+  std::ofstream(dir / "batond.yaml") << (pg ? "projections: {postgres: {dsn: \"" + pg->dsn() + "\"}}\n" : std::string())
+                                     << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
                                      << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n"
                                      << "jobs: {worker_images: [no-jobs-image]}\n"  // the idle pool's image
                                      // One token stands for many users and 11,000 workers share 32
@@ -181,7 +187,8 @@ int main(int argc, char** argv) {
                                      << "\n";
   pid_t batond = spawn({BATOND_PATH, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--port-file",
                         (dir / "batond.port").string()},
-                       {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token)});
+                       {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token),
+                        "BATON_POSTGRES_PASSWORD=" + std::string(baton::test::postgres_server::password)});
   pid_t constant = spawn({argv[0], "--constant-server", (dir / "constant.port").string(), std::to_string(conns + 8)}, {});
   int port = wait_for_port((dir / "batond.port").string()), cport = wait_for_port((dir / "constant.port").string());
   if (!port || !cport) {
@@ -230,6 +237,31 @@ int main(int argc, char** argv) {
     std::printf("setup: projections caught up %.1f s after it\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
   }
+
+  // Dashboards following the live stream through both phases (API_BENCH_SSE=N).
+  const int sse_clients = std::getenv("API_BENCH_SSE") ? std::atoi(std::getenv("API_BENCH_SSE")) : 0;
+  std::vector<std::unique_ptr<httplib::Client>> followers;
+  std::vector<std::thread> following;
+  std::atomic<uint64_t> sse_bytes{0};
+  std::atomic<int> sse_open{0};
+  for (int i = 0; i < sse_clients; ++i) {
+    followers.push_back(std::make_unique<httplib::Client>("127.0.0.1", port));
+    followers.back()->set_read_timeout(3600, 0);
+    following.emplace_back([&, c = followers.back().get()] {
+      c->Get("/events/stream", {{"X-API-Token", token}},
+             [&](const httplib::Response& r) {
+               sse_open += r.status == 200;
+               return r.status == 200;
+             },
+             [&](const char*, size_t n) {
+               sse_bytes += n;
+               return true;
+             });
+    });
+  }
+  for (auto deadline = steady::now() + std::chrono::seconds(10); sse_open < sse_clients && steady::now() < deadline;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (sse_clients) std::printf("live stream: %d of %d clients following\n", sse_open.load(), sse_clients);
 
   auto poll = [&](httplib::Client& c, size_t k, const char* expect) {
     httplib::Headers h = {{"X-Worker-Token", tokens[k]}};
@@ -324,6 +356,11 @@ int main(int argc, char** argv) {
               "  batond CPU %.0f us/poll\n",
               idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
               idle_cpu / std::max<size_t>(idle.requests, 1));
+  if (sse_clients) {
+    std::printf("live stream: %.1f MB received by %d clients over both phases\n", sse_bytes / 1e6, sse_clients);
+    for (auto& c : followers) c->stop();
+    for (auto& t : following) t.join();
+  }
   kill(batond, SIGTERM);
   kill(constant, SIGTERM);
   waitpid(batond, nullptr, 0);
