@@ -2,10 +2,12 @@
 // hash before it, and a trailer) into a file or standard output. Check it with
 // `baton-replay verify-export FILE`.
 #include <httplib.h>
+#include <unistd.h>
 
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/progress_bar.hpp"
 
 namespace baton::cli {
 
@@ -24,7 +26,10 @@ int audit_export(context& c, const audit_export_options& o) {
     }
   }
   std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : c.out;
-  auto r = download(c.daemon, path, out);
+  // A bar on the terminal while it arrives, unless the export itself is going to the terminal.
+  progress_bar bar(c.err, "audit export", "bytes", isatty(2) && (file.is_open() || !isatty(1)));
+  auto r = download(c.daemon, path, out, [&](uint64_t done, uint64_t total) { bar.update(done, total); });
+  bar.finish();
   if (r.code() != ok) {
     c.err << "baton: " << r.message() << "\n";
     if (file.is_open()) {

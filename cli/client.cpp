@@ -62,10 +62,14 @@ result call(const endpoint& e, const std::string& method, const std::string& pat
   }
   out.status = r->status;
   out.body = body_of(r->body);
+  if (auto total = r->get_header_value("X-Total-Count"); !total.empty() && total.find_first_not_of("0123456789") == std::string::npos &&
+                                                         total.size() < 19)
+    out.total = std::stoll(total);
   return out;
 }
 
-result download(const endpoint& e, const std::string& path, std::ostream& out) {
+result download(const endpoint& e, const std::string& path, std::ostream& out,
+                const std::function<void(uint64_t, uint64_t)>& progress) {
   httplib::Client c(e.host, e.port);
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(300, 0);
@@ -83,6 +87,10 @@ result download(const endpoint& e, const std::string& path, std::ostream& out) {
         else
           error_body.append(data, n);
         return static_cast<bool>(out);
+      },
+      [&](uint64_t done, uint64_t total) {
+        if (progress && status == 200) progress(done, total);
+        return true;
       });
   result res;
   if (!r) {

@@ -3,12 +3,13 @@
 // the exit code the command should end with.
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <ostream>
 #include <string>
 
 namespace baton::cli {
 
-enum exit_code : int { ok = 0, api_error = 1, usage_error = 2, unreachable = 3 };
+enum exit_code : int { ok = 0, api_error = 1, usage_error = 2, unreachable = 3, wait_timeout = 4 };
 
 struct endpoint {
   std::string host = "127.0.0.1";
@@ -21,6 +22,7 @@ struct result {
   int status = 0;  // HTTP status, 0 when the daemon could not be reached
   nlohmann::json body;
   std::string error;  // transport error, when status is 0
+  int64_t total = -1;  // a list's X-Total-Count (-1: none)
   exit_code code() const;
   std::string message() const;  // for stderr when code() != ok
 };
@@ -29,7 +31,9 @@ result call(const endpoint& e, const std::string& method, const std::string& pat
 
 // GET whose 200 body is written to out as it arrives (an export can be large); any other
 // answer is read into the result as call() reads it.
-result download(const endpoint& e, const std::string& path, std::ostream& out);
+// progress(bytes so far, total or 0 when unknown) is called as the body arrives.
+result download(const endpoint& e, const std::string& path, std::ostream& out,
+                const std::function<void(uint64_t, uint64_t)>& progress = {});
 
 // "http://host:port" or "host:port" -> endpoint host and port; false if malformed.
 bool parse_url(const std::string& url, endpoint& e);

@@ -103,6 +103,9 @@ int main(int argc, char** argv) {
   auto* jp = jobs->add_subcommand("prune", "hide old finished jobs from lists (history stays)");
   jp->add_option("--status", statuses, "completed, failed, cancelled (repeatable; default all three)");
   jp->add_option("--older-than-days", older, "only jobs last updated this long ago")->check(CLI::Range(1, 100000));
+  double wait_timeout_seconds = 0;
+  auto* jw = jobs->add_subcommand("wait", "wait until no job is queued or running (a campaign has ended); exit 4 on --timeout");
+  jw->add_option("--timeout", wait_timeout_seconds, "give up after this many seconds (0 = never)")->check(CLI::Range(0.0, 31622400.0));
   auto* je = jobs->add_subcommand("export-csv", "every job as CSV");
   je->add_option("--output,-o", output, "file (default: stdout)");
 
@@ -183,6 +186,7 @@ int main(int argc, char** argv) {
   if (*jr) return jobs_requeue(c, id);
   if (*jp) return jobs_prune(c, statuses, older);
   if (*je) return jobs_export_csv(c, output);
+  if (*jw) return jobs_wait(c, wait_timeout_seconds);
   if (*wl) return workers_list(c, states);
   if (*cl) return clusters_list(c);
   if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);

@@ -301,7 +301,7 @@ void add_api_routes(router& s, api_context ctx) {
     if (!m) return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
     res.status = 200;
     metrics_sources from{ctx.log ? ctx.log->last_seq() : 0, ctx.log_fed,        ctx.log_metrics.get(),
-                         ctx.requests.get(),                  ctx.polls.get(), ctx.slurm_calls.get()};
+                         ctx.requests.get(),                  ctx.polls.get(), ctx.slurm_calls.get(), ctx.feed.get()};
     res.set_content(metrics_text(*m, from), "text/plain; version=0.0.4");
   });
 

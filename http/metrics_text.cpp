@@ -93,6 +93,10 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
               "Time from a poll's arrival to its answer; an assignment is answered once its decision is durable.",
               from.polls->seconds);
   }
+  if (from.feed) {
+    header(out, "baton_live_stream_clients", "gauge", "Clients following GET /events/stream (dashboards, baton monitor, baton jobs wait).");
+    out += "baton_live_stream_clients " + std::to_string(from.feed->subscribers()) + "\n";
+  }
   if (from.slurm) {
     header(out, "baton_slurm_calls_total", "counter", "sbatch and squeue calls by cluster entry, command and result.");
     for (const auto& [key, n] : from.slurm->read())

@@ -10,6 +10,7 @@
 #include "actors/latency_histogram.hpp"
 #include "core/outcome.hpp"
 #include "http/request_counters.hpp"
+#include "projections/live_feed.hpp"
 #include "projections/projection.hpp"
 
 namespace baton::http {
@@ -22,6 +23,7 @@ struct metrics_sources {
   const request_counters* requests = nullptr;          // answers by route and status
   const actors::poll_metrics* polls = nullptr;         // polls by result, and their latency
   const actors::slurm_call_counters* slurm = nullptr;  // sbatch/squeue calls by cluster and result
+  const projections::live_feed* feed = nullptr;        // clients following GET /events/stream
 };
 
 std::string metrics_text(const core::results::metrics& m, const metrics_sources& from);

@@ -140,7 +140,12 @@ void add_ui_routes(router& s, api_context ctx) {
       return respond(std::move(res));
     }
     auto stream = std::make_shared<event_stream>();
-    ctx.feed->subscribe(e->caller, after, [stream](const std::string& text) { return stream->push(text); });
+    ctx.feed->subscribe(
+        e->caller, after, [stream](const std::string& text) { return stream->push(text); },
+        [weak = std::weak_ptr<event_stream>(stream)] {
+          auto s = weak.lock();
+          return s && !s->closed();
+        });
     res.status = 200;
     res.content_type = "text/event-stream";
     res.stream = std::move(stream);

@@ -44,7 +44,7 @@ void live_feed::apply(const std::vector<events::event_envelope>& batch) {
     }
     k.text = message_of(e, job);
     for (auto s = subscribers_.begin(); s != subscribers_.end();) {
-      if (visible(s->who, k) && !s->s(k.text)) {
+      if (s->gone() || (visible(s->who, k) && !s->s(k.text))) {
         s = subscribers_.erase(s);
       } else {
         ++s;
@@ -55,7 +55,7 @@ void live_feed::apply(const std::vector<events::event_envelope>& batch) {
   }
 }
 
-void live_feed::subscribe(const core::principal& who, uint64_t after, sink s) {
+void live_feed::subscribe(const core::principal& who, uint64_t after, sink s, liveness alive) {
   std::lock_guard<std::mutex> g(mu_);
   const uint64_t at = applied_seq();
   std::string first;
@@ -68,12 +68,14 @@ void live_feed::subscribe(const core::principal& who, uint64_t after, sink s) {
     }
   }
   first += "retry: 2000\nevent: hello\ndata: {\"seq\":" + std::to_string(at) + "}\n\n";
-  if (s(first)) subscribers_.push_back({who, std::move(s)});
+  if (s(first)) subscribers_.push_back({who, std::move(s), std::move(alive)});
 }
 
 size_t live_feed::subscribers() const {
   std::lock_guard<std::mutex> g(mu_);
-  return subscribers_.size();
+  size_t n = 0;
+  for (const auto& s : subscribers_) n += !s.gone();
+  return n;
 }
 
 }  // namespace baton::projections

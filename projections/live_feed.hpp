@@ -32,10 +32,13 @@ class live_feed : public projection {
 
   // Queues text for one client; false once the client is gone (it is then dropped).
   using sink = std::function<bool(const std::string& text)>;
+  // Whether the client is still there, asked without sending (none: only a failed push tells).
+  using liveness = std::function<bool()>;
   // Starts a subscription: first an "hello" event naming the sequence the feed is at (every
   // later event reaches the sink), preceded, when after > 0, by the events after `after`
   // that who may see (or a "reset" event when they are no longer all kept).
-  void subscribe(const core::principal& who, uint64_t after, sink s);
+  void subscribe(const core::principal& who, uint64_t after, sink s, liveness alive = {});
+  // Clients following now (those known to be gone are not counted).
   size_t subscribers() const;
 
   // One event as an SSE message: "id: <seq>\ndata: {...}\n\n".
@@ -54,6 +57,8 @@ class live_feed : public projection {
   struct subscriber {
     core::principal who;
     sink s;
+    liveness alive;
+    bool gone() const { return alive && !alive(); }
   };
   static bool visible(const core::principal& who, const kept& k) {
     return k.of_job ? core::may_see_user_of(who, k.owner) : who.k != core::principal::kind::operator_ || who.admin;

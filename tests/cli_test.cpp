@@ -196,6 +196,42 @@ TEST_F(cli, WorkersClustersAndMonitor) {
   EXPECT_NE(human.out.find("(live)"), std::string::npos) << human.out;
 }
 
+TEST_F(cli, JobsWaitReturnsOnceTheCampaignHasEnded) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto r = baton({"--json", "submit", bundle("w" + std::to_string(i)), "--command", "true"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    ids.push_back(json::parse(r.out)["id"]);
+  }
+  auto timed_out = baton({"jobs", "wait", "--timeout", "0.5"});
+  EXPECT_EQ(timed_out.code, 4);
+  EXPECT_NE(timed_out.err.find("2 jobs still active"), std::string::npos) << timed_out.err;
+  EXPECT_EQ(timed_out.err.find("jobs ended ["), std::string::npos) << "no progress bar when stderr is not a terminal";
+  // On a terminal (script gives it one): the bar.
+  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs wait --timeout 0.5", "/dev/null"}, dir / "tty",
+                    {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
+                     "BATON_CONFIG=" + dir / "none.yaml"});
+  EXPECT_EQ(exit_code(tty.wait()), 4);
+  EXPECT_NE(tty.out().find("jobs ended [------------------------------] 0 of 2 jobs (0 %)"), std::string::npos) << tty.out();
+
+  child_process w({BATON_CLI_PATH, "--json", "jobs", "wait", "--timeout", "60"}, dir / "wait",
+                  {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
+                   "BATON_CONFIG=" + dir / "none.yaml"});
+  // Until it follows the live stream (GET /metrics counts the clients), then the campaign ends.
+  bool following = false;
+  for (int i = 0; i < 1000 && !following; ++i) {
+    auto m = d.client()->Get("/metrics");
+    following = m && m->body.find("\nbaton_live_stream_clients 1\n") != std::string::npos;
+    if (!following) ASSERT_EQ(w.wait(std::chrono::milliseconds(10)), -1) << "jobs wait ended early: " << w.err();
+  }
+  ASSERT_TRUE(following);
+  for (const auto& id : ids) ASSERT_EQ(baton({"jobs", "cancel", id}).code, 0);
+  ASSERT_EQ(exit_code(w.wait()), 0) << w.err();
+  auto tally = json::parse(w.out());
+  EXPECT_EQ(tally["ended"]["cancelled"], 2) << w.out() << w.err();
+  EXPECT_EQ(tally["ended"]["completed"], 0);
+}
+
 TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {
   auto flag = baton({"jobs", "list", "--bogus"});
   EXPECT_EQ(flag.code, 2);

@@ -66,6 +66,12 @@ TEST(live_feed, AGoneClientIsDroppedAndAResumeGetsTheBacklogOrAReset) {
   gone.open = false;
   ASSERT_TRUE(feed.apply_batch({event(1, "daemon", "a"), event(2, "daemon", "b")}));
   EXPECT_EQ(feed.subscribers(), 0u);
+  bool there = true;
+  collected quiet;
+  feed.subscribe(core::principal::named_operator("ann", false), 0, quiet.sink(), [&] { return there; });
+  EXPECT_EQ(feed.subscribers(), 1u);
+  there = false;
+  EXPECT_EQ(feed.subscribers(), 0u) << "a client known to be gone is not counted, even before the next event";
   ASSERT_TRUE(feed.apply_batch({event(3, "daemon", "c"), event(4, "daemon", "d")}));
   collected resumed, too_late;
   feed.subscribe(core::principal::operator_named("root"), 2, resumed.sink());
