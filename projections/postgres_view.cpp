@@ -199,6 +199,7 @@ void postgres_view::catch_up() {
   if (stored_ < target) {
     pqxx::work tx(db_->conn);
     std::set<std::string> jobs, workers;
+    bool rekeyed = false;  // a recalculation in the range: every job queued now may have another priority
     for (uint64_t seq = from + 1; seq <= target;) {
       auto chunk = store_->read(seq, std::min<uint64_t>(catch_up_chunk, target - seq + 1));
       if (chunk.empty()) throw std::runtime_error("the log has no event " + std::to_string(seq));
@@ -208,12 +209,15 @@ void postgres_view::catch_up() {
         const sql_touch t = touched_by(e, payload);
         if (t.job_id) jobs.insert(*t.job_id);
         if (t.worker_id) workers.insert(*t.worker_id);
+        rekeyed |= changes_priorities(e.type);
         rows.events.push_back(event_row(e, payload));
         if (is_decision(e.type)) rows.decisions.push_back(decision_row(e, t));
       }
       rows.write(tx);
       seq = chunk.back().seq + 1;
     }
+    if (rekeyed)
+      for (const auto& [id, priority] : queued_priorities(world_)) jobs.insert(id);
     row_set rows;
     for (const auto& id : jobs)
       if (auto j = world_.jobs.find(id); j != world_.jobs.end()) {
@@ -285,7 +289,12 @@ void postgres_view::apply(const std::vector<events::event_envelope>& batch) {
       jobs.emplace(*t.job_id, j == world_.jobs.end() ? 0 : j->second.segments.size());
     }
     if (t.worker_id) workers.insert(*t.worker_id);
+    std::map<std::string, int64_t> before;
+    if (changes_priorities(e.type)) before = queued_priorities(world_);
     core::apply(world_, e.stream_id, e.type, payloads.back(), e.recorded_at_us);
+    for (const auto& [id, priority] : before)
+      if (auto j = world_.jobs.find(id); j != world_.jobs.end() && j->second.priority != priority)
+        jobs.emplace(id, j->second.segments.size());
   }
   if (!synced_) return;  // flush() catches up later, from the log
   try {

@@ -6,7 +6,7 @@ namespace baton::projections {
 
 namespace {
 
-// Schema version 1; docs/db-views.md explains every column. Times are RFC 3339 UTC text
+// Schema version sql_schema_version (2); docs/db-views.md explains every column. Times are RFC 3339 UTC text
 // (SQLite's date functions read them; PostgreSQL casts them with ::timestamptz), durations
 // seconds. {INT} and {REAL} are the dialect's integer and floating types; "user" is quoted
 // because PostgreSQL reserves the word.
@@ -21,7 +21,7 @@ CREATE INDEX events_by_time ON events (recorded_at);
 CREATE TABLE jobs (
   id TEXT PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL, "user" TEXT NOT NULL, account TEXT NOT NULL,
   partition TEXT NOT NULL, qos TEXT NOT NULL, nice {INT} NOT NULL, gpu_count {INT} NOT NULL,
-  priority_tier {INT} NOT NULL, held {INT} NOT NULL,
+  priority_tier {INT} NOT NULL, priority {INT} NOT NULL, held {INT} NOT NULL,
   worker_image_key TEXT NOT NULL, assigned_worker_id TEXT, attempts {INT} NOT NULL, lost_workers {INT} NOT NULL,
   time_limit_seconds {INT}, progress {REAL}, latest_checkpoint_manifest_path TEXT, failure_reason TEXT,
   requeued_from TEXT, preemptions {INT} NOT NULL, pruned {INT} NOT NULL,
@@ -49,7 +49,7 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 const std::vector<std::string> event_columns{"seq", "recorded_at", "stream", "stream_version", "type", "actor", "payload"};
 const std::vector<std::string> job_columns{
-    "id", "title", "status", "\"user\"", "account", "partition", "qos", "nice", "gpu_count", "priority_tier", "held",
+    "id", "title", "status", "\"user\"", "account", "partition", "qos", "nice", "gpu_count", "priority_tier", "priority", "held",
     "worker_image_key", "assigned_worker_id", "attempts", "lost_workers", "time_limit_seconds", "progress",
     "latest_checkpoint_manifest_path", "failure_reason", "requeued_from", "preemptions", "pruned", "created_at",
     "updated_at", "started_at"};
@@ -132,6 +132,17 @@ bool is_decision(const std::string& type) {
          type == "worker.placeholder_created" || type == "cloud.scaled";
 }
 
+bool changes_priorities(const std::string& type) {
+  return type == "scheduler.priorities_recalculated" || type == "scheduler.priorities_applied";
+}
+
+std::map<std::string, int64_t> queued_priorities(const core::world& w) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [id, j] : w.jobs)
+    if (j.status == core::job_status::queued) out.emplace_hint(out.end(), id, j.priority);
+  return out;
+}
+
 sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payload) {
   sql_touch t;
   if (e.stream_id.rfind("job/", 0) == 0) {
@@ -165,6 +176,7 @@ sql_row job_row(const core::job& j) {
           static_cast<int64_t>(j.nice),
           static_cast<int64_t>(j.gpu_count),
           static_cast<int64_t>(j.priority_tier),
+          static_cast<int64_t>(j.priority),
           static_cast<int64_t>(j.held),
           j.worker_image_key,
           text_or_null(j.assigned_worker_id),

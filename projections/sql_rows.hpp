@@ -4,6 +4,7 @@
 // the same values (docs/db-views.md). Rows are built from the view's own world after it has
 // applied an event; each backend binds them its own way.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -22,7 +23,7 @@ using sql_row = std::vector<sql_value>;
 enum class sql_dialect { sqlite, postgres };
 enum class sql_table { events, jobs, workers, run_segments, decisions };
 
-inline constexpr int sql_schema_version = 1;
+inline constexpr int sql_schema_version = 2;  // 2: jobs.priority
 
 // CREATE TABLE/INDEX statements of every table ("meta" included), in the dialect's types.
 std::string sql_schema(sql_dialect d);
@@ -42,6 +43,10 @@ struct sql_touch {
 };
 sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payload);
 bool is_decision(const std::string& type);
+// A recalculation re-keys every queued job without an event on their streams: the views note
+// the queued jobs' priorities before such an event and rewrite the rows of those it changed.
+bool changes_priorities(const std::string& type);
+std::map<std::string, int64_t> queued_priorities(const core::world& w);
 
 sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload);
 sql_row decision_row(const events::event_envelope& e, const sql_touch& t);

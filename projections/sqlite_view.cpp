@@ -130,7 +130,13 @@ void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
         jobs.emplace(*t.job_id, j == world_.jobs.end() ? 0 : j->second.segments.size());
       }
       if (t.worker_id) workers.insert(*t.worker_id);
+      const bool rekeys = changes_priorities(e.type);
+      std::map<std::string, int64_t> before;
+      if (rekeys) before = queued_priorities(world_);
       core::apply(world_, e.stream_id, e.type, payload, e.recorded_at_us);
+      for (const auto& [id, priority] : before)
+        if (auto j = world_.jobs.find(id); j != world_.jobs.end() && j->second.priority != priority)
+          jobs.emplace(id, j->second.segments.size());
       write_row(*st_->event, event_row(e, payload));
       if (is_decision(e.type)) write_row(*st_->decision, decision_row(e, t));
     }

@@ -5,6 +5,9 @@
 // acts, or are taken back when their (one second) grace ends. The SQL view written through it
 // all equals, row for row, the view rebuilt from sequence 1.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "replay/world_recovery.hpp"
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
@@ -152,6 +155,29 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   const std::string rebuilt = dir / "rebuilt.sqlite";
   test::rebuild_view(dir / "data/eventlog", rebuilt);
   EXPECT_TRUE(test::dump_view(dir / "data/views.sqlite") == test::dump_view(rebuilt)) << "the live SQL view differs from its rebuild";
+  // Recalculations re-key queued jobs without an event of theirs: the view's priorities are
+  // still the log's (the world recovered from it), job by job.
+  {
+    events::store_options ro;
+    ro.read_only = true;
+    auto world = replay::recover_world(*events::event_store::open(dir / "data/eventlog", ro)).world;
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2((dir / "data/views.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT id, priority FROM jobs", -1, &st, nullptr), SQLITE_OK);
+    size_t rows = 0, mismatched = 0, prioritised = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      ++rows;
+      auto j = world.jobs.find(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      mismatched += j == world.jobs.end() || j->second.priority != sqlite3_column_int64(st, 1);
+      prioritised += sqlite3_column_int64(st, 1) != 0;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    EXPECT_EQ(rows, world.jobs.size());
+    EXPECT_EQ(mismatched, 0u) << "jobs whose priority in the view is not the log's";
+    if (GetParam() != std::string("fifo")) EXPECT_GT(prioritised, 0u) << "the campaign gave jobs priorities";
+  }
   std::cout << "[ info ] " << tool.out() << "[ info ] " << handoffs << " hand-offs after a preemption\n";
 }
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <thread>
 
+#include "projections/sql_rows.hpp"
 #include "replay/world_recovery.hpp"
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
@@ -127,7 +128,7 @@ TEST(sql_view, ARebuildAskedForOrForcedByAnotherSchemaGivesTheSameView) {
   ASSERT_EQ(d->stop(), 0) << d->err();
   EXPECT_NE(d->err().find("its schema is version 0"), std::string::npos) << d->err();
   EXPECT_TRUE(same_as_a_rebuild("third.sqlite"));
-  EXPECT_EQ(query_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"), 1);
+  EXPECT_EQ(query_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"), projections::sql_schema_version);
 
   test::child_process bad({BATOND_PATH, "--data-dir", dir / "data", "--rebuild-projection", "nope"}, dir / "bad", {});
   EXPECT_EQ(test::exit_code(bad.wait()), 2);
