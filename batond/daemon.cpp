@@ -300,11 +300,22 @@ int run(const config::settings& settings, const run_options& opts) {
     if (pg) reported.push_back(pg);
     if (snapshots) reported.push_back(snapshots);
     http::add_health_routes(server.routes(), sys, log, scheduler, reported);
-    http::api_context api{&sys, scheduler, api_token, history, idle_view, now_us, pilot_token, credentials,
-                          !sched.worker_credentials_required, operator_tokens,
-                          std::make_shared<http::rate_limiter>(
-                              http::rate_limits{settings.operator_requests, settings.worker_requests}),
-                          store, reported, log_metrics, request_counts};
+    http::api_context api;
+    api.sys = &sys;
+    api.scheduler = scheduler;
+    api.api_token = api_token;
+    api.history = history;
+    api.idle_view = idle_view;
+    api.clock = now_us;
+    api.pilot_token = pilot_token;
+    api.credentials = credentials;
+    api.accept_shared_token = !sched.worker_credentials_required;
+    api.operators = operator_tokens;
+    api.limiter = std::make_shared<http::rate_limiter>(http::rate_limits{settings.operator_requests, settings.worker_requests});
+    api.log = store;
+    api.log_fed = reported;
+    api.log_metrics = log_metrics;
+    api.requests = request_counts;
     api.polls = std::make_shared<actors::poll_metrics>();
     api.slurm_calls = std::make_shared<actors::slurm_call_counters>();
     api.scrape_token = settings.metrics_token;

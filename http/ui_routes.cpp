@@ -87,6 +87,10 @@ void add_ui_routes(router& s, api_context ctx) {
   s.Post("/ui/login", [ctx](const request& req, response& res) {
     set_ui_headers(res);
     if (!ctx.sessions || !ctx.clock) return reply_error(res, 503, "sessions_unavailable", "the dashboard's logins are off");
+    // Another site's page can send a form or text/plain without asking, never application/json:
+    // so no other site can log a browser in to an account of its choosing.
+    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+      return reply_error(res, 415, "unsupported_media_type", "send the login as application/json", "Content-Type");
     std::string token, name;
     try {
       auto body = object_body(req, false);

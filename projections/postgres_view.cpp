@@ -159,6 +159,9 @@ void postgres_view::lost(const std::string& why) {
 
 void postgres_view::connect() {
   std::string info = o_.dsn;
+  // A server that does not answer must not hold the view's thread (or batond's start and stop)
+  // for as long as TCP would try: libpq's default is to wait forever.
+  if (info.find("connect_timeout") == std::string::npos) info += " connect_timeout=5";
   if (!o_.password.empty()) info += " password=" + conninfo_value(o_.password);
   db_ = std::make_unique<session>(info);
   pqxx::work tx(db_->conn);

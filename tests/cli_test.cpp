@@ -222,7 +222,9 @@ TEST_F(cli, JobsWaitReturnsOnceTheCampaignHasEnded) {
   for (int i = 0; i < 1000 && !following; ++i) {
     auto m = d.client()->Get("/metrics");
     following = m && m->body.find("\nbaton_live_stream_clients 1\n") != std::string::npos;
-    if (!following) ASSERT_EQ(w.wait(std::chrono::milliseconds(10)), -1) << "jobs wait ended early: " << w.err();
+    if (!following) {
+      ASSERT_EQ(w.wait(std::chrono::milliseconds(10)), -1) << "jobs wait ended early: " << w.err();
+    }
   }
   ASSERT_TRUE(following);
   for (const auto& id : ids) ASSERT_EQ(baton({"jobs", "cancel", id}).code, 0);

@@ -112,6 +112,11 @@ TEST(ui_http, LoginGivesAnHttpOnlyStrictCookieAndOnlyToOperators) {
 
   EXPECT_EQ(f.call("POST", "/ui/login", {}, {{"token", "ann.0123"}}).status, 401) << "a forged token";
   EXPECT_EQ(f.call("POST", "/ui/login", {}, {{"token", "x"}}).status, 401);
+  httplib::Client plain("127.0.0.1", f.d.port());
+  auto as_form = plain.Post("/ui/login", json{{"token", ann}}.dump(), "text/plain");
+  ASSERT_TRUE(as_form);
+  EXPECT_EQ(as_form->status, 415) << "a cross-site form could send this: refused";
+  EXPECT_FALSE(as_form->has_header("Set-Cookie"));
   auto missing = f.call("POST", "/ui/login", {}, json::object());
   EXPECT_EQ(missing.status, 422);
   EXPECT_EQ(missing.body.value("field", ""), "token");
