@@ -14,7 +14,7 @@ import * as audit from './audit.js';
 const PAGES = { overview, queue, job, workers, clusters, fairshare, audit };
 const $ = (id) => document.getElementById(id);
 const ctx = { me: null, flash, refresh: () => render(false) };
-let generation = 0, lastRender = 0, pending = null, ticker = null, lastCalls = 1;
+let generation = 0, lastRender = 0, pending = null, ticker = null, lastCalls = 1, refreshFailed = false;
 // Our share of the operator's request budget (batond: 1000, refilled at 2 per second).
 const BUDGET = 200, REFILL = 1.5;
 let tokens = BUDGET, tokensAt = Date.now(), counted = 0;
@@ -51,24 +51,41 @@ async function render(navigated) {
   if (navigated) flash(null);
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === name);
   document.title = `baton · ${name}`;
-  let node;
+  let node, failed = false;
   const before = callCount();
   try {
     node = await page.render(arg, ctx);
   } catch (e) {
+    failed = true;
     if (mine !== generation) return;
     if (e instanceof ApiError && e.status === 401) return loggedOut();
     if (e instanceof ApiError && e.status === 429) schedule((e.retryAfter || 5) * 1000);
     flash(e);
+    if (!navigated && $('view').dataset.page === name) { refreshFailed = true; return; }  // keep what is on screen (a form being filled in)
     node = h('p', { class: 'note' }, 'Could not load this page.');
   }
   if (mine !== generation) return;
+  if (refreshFailed && !failed && !navigated) flash(null);  // the error was about a refresh that now worked
+  refreshFailed = false;
   lastCalls = Math.max(1, callCount() - before);
-  $('view').replaceChildren(node);
+  swapIn(node);
   $('view').dataset.page = name;  // tests wait on this: the page is on screen
   clearInterval(ticker);
   const every = page.live === false ? 0 : page.every || (live.isLive() ? 0 : 15000);  // without the stream, poll now and then
   if (every) ticker = setInterval(() => render(false), every);
+}
+
+// Puts a rendered page on screen. Controls a page keeps across refreshes (a form being filled
+// in) are moved into the new node, and moving an element out of the document takes its focus:
+// without giving it back, keys typed during a live refresh would go to <body> and be lost. The
+// move happens while the page builds its node, so the element typed in is tracked as it happens.
+let typingIn = null;
+document.addEventListener('focusin', (ev) => { typingIn = ev.target; });
+document.addEventListener('pointerdown', () => { typingIn = null; }, true);  // a click elsewhere ends it
+function swapIn(node) {
+  $('view').replaceChildren(node);
+  const el = typingIn, now = document.activeElement;
+  if (el && el.isConnected && $('view').contains(el) && (!now || now === document.body)) el.focus({ preventScroll: true });
 }
 
 // A live change: render soon (at most twice a second), and slower once the budget runs low.

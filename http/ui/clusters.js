@@ -16,6 +16,7 @@ export async function render(arg, ctx) {
       try {
         await post(`/clusters/${encodeURIComponent(c.name)}/${c.enabled ? 'disable' : 'enable'}`, { reason: reason.value });
         ctx.flash(`${c.name} ${c.enabled ? 'disabled' : 'enabled'}`, 'ok');
+        reason.value = '';  // the reason was this switch's
       } catch (e) { ctx.flash(e); }
       ctx.refresh();
     },

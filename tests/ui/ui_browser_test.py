@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.error
@@ -24,6 +25,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -357,9 +359,23 @@ def main():
         def submit_form():
             browser.go('#/queue')
             browser.page_shown('queue')
+            # Count the page swaps that live refreshes make, to type between them like a person does.
+            browser.d.execute_script("""window.__swaps = 0; new MutationObserver(() => window.__swaps++)
+                                        .observe(document.getElementById('view'), {childList: true});""")
+            swaps = lambda: browser.d.execute_script('return window.__swaps')
             browser.d.find_element(By.CSS_SELECTOR, '#submit-form').find_element(By.XPATH, '..').find_element(By.TAG_NAME, 'summary').click()
             form = browser.d.find_element(By.ID, 'submit-form')
-            form.find_element(By.NAME, 'title').send_keys('lig-from-ui')
+            title = form.find_element(By.NAME, 'title')
+            title.click()
+            # Alice's jobs change between her keystrokes (hold/release), and the queue refreshes live.
+            for i, chunk in enumerate(('lig-', 'from-', 'ui')):
+                seen = swaps()
+                b.ok('POST', f'/jobs/{mine[2]}/{"release" if i % 2 else "hold"}', token=alice)
+                wait_until('a live refresh of the queue', lambda: swaps() > seen, 10)
+                ActionChains(browser.d).send_keys(chunk).perform()  # to whatever has the focus
+            b.ok('POST', f'/jobs/{mine[2]}/release', token=alice)
+            typed = browser.d.execute_script("const t = document.querySelector('#submit-form [name=title]'); return t && t.value")
+            assert typed == 'lig-from-ui', f'typed across refreshes: {typed!r}; flash {browser.text("#flash")!r}; view {browser.text("#view")[:300]!r}'
             form.find_element(By.NAME, 'input_bundle_path').send_keys('/campaign/lig-from-ui')
             form.find_element(By.NAME, 'nice').send_keys('7')
             form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
@@ -367,7 +383,7 @@ def main():
                                                                          if j['title'] == 'lig-from-ui'], 10)
             assert made[0]['nice'] == 7 and made[0]['user'] == 'alice', made[0]
             browser.wait('the new job in the queue', lambda: made[0]['id'] in browser.queue_ids())
-        checks.run('a job submitted from the queue page is created as alice', submit_form)
+        checks.run('typing in the submit form survives live refreshes; the job is created as alice', submit_form)
 
         def every_page(who):
             def shoot():
@@ -410,6 +426,11 @@ def main():
                 browser.d.find_element(By.ID, 'cluster-reason').send_keys('maintenance')
                 browser.d.find_element(By.CSS_SELECTOR, 'button[data-cluster="hpc-b-long"]').click()
                 wait_until(f'hpc-b-long enabled={want}', lambda: enabled()['hpc-b-long'] is want, 10)
+            # Each switch records the reason typed for it (the box is emptied after a switch).
+            status, text = b.call('GET', '/audit/export')
+            reasons = [json.loads(line)['payload'].get('reason') for line in str(text).splitlines()
+                       if line.strip() and json.loads(line).get('type') in ('cluster.disabled', 'cluster.enabled')]
+            assert status == 200 and reasons == ['maintenance', 'maintenance'], (status, reasons)
         checks.run('an admin disables and enables a cluster from the clusters page', cluster_switch)
 
         def no_csp_violation():
