@@ -65,6 +65,9 @@ result call(const endpoint& e, const std::string& method, const std::string& pat
   if (auto total = r->get_header_value("X-Total-Count"); !total.empty() && total.find_first_not_of("0123456789") == std::string::npos &&
                                                          total.size() < 19)
     out.total = std::stoll(total);
+  if (auto after = r->get_header_value("Retry-After"); !after.empty() && after.size() < 6 &&
+                                                      after.find_first_not_of("0123456789") == std::string::npos)
+    out.retry_after_seconds = std::stoi(after);
   return out;
 }
 

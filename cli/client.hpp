@@ -23,6 +23,7 @@ struct result {
   nlohmann::json body;
   std::string error;  // transport error, when status is 0
   int64_t total = -1;  // a list's X-Total-Count (-1: none)
+  int retry_after_seconds = 0;  // a 429's Retry-After
   exit_code code() const;
   std::string message() const;  // for stderr when code() != ok
 };

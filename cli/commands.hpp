@@ -39,6 +39,8 @@ int workers_list(context& c, const std::vector<std::string>& states);
 int clusters_list(context& c);
 int clusters_set(context& c, const std::string& name, bool enable, const std::string& reason);
 int monitor(context& c, double interval_seconds, int iterations);
+// A campaign from a JSON-lines file ("-": stdin), one POST /jobs body per line (cli/import_command.cpp).
+int jobs_import(context& c, const std::string& file);
 // Until no job is active (exit 0) or timeout_seconds passed (exit 4; 0 = no timeout).
 int jobs_wait(context& c, double timeout_seconds);
 // Who goes first (cli/priority_commands.cpp).

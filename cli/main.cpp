@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
   double wait_timeout_seconds = 0;
   auto* jw = jobs->add_subcommand("wait", "wait until no job is queued or running (a campaign has ended); exit 4 on --timeout");
   jw->add_option("--timeout", wait_timeout_seconds, "give up after this many seconds (0 = never)")->check(CLI::Range(0.0, 31622400.0));
+  std::string import_file;
+  auto* ji = jobs->add_subcommand("import", "submit a campaign: one POST /jobs body per line of a JSON-lines file; "
+                                            "running it again submits only what is missing");
+  ji->add_option("file", import_file, "the file, or - for stdin")->required();
   auto* je = jobs->add_subcommand("export-csv", "every job as CSV");
   je->add_option("--output,-o", output, "file (default: stdout)");
 
@@ -187,6 +191,7 @@ int main(int argc, char** argv) {
   if (*jp) return jobs_prune(c, statuses, older);
   if (*je) return jobs_export_csv(c, output);
   if (*jw) return jobs_wait(c, wait_timeout_seconds);
+  if (*ji) return jobs_import(c, import_file);
   if (*wl) return workers_list(c, states);
   if (*cl) return clusters_list(c);
   if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);

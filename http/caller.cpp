@@ -63,22 +63,29 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
   if (!token.empty() || !ctx.sessions) return identify_operator(ctx, token, req.get_header_value("X-Baton-Operator"), res);
   // The dashboard: its session cookie stands for the token it logged in with, checked again
   // now; a request that changes anything must also carry the session's CSRF token.
-  auto sid = cookie_value(req, session_cookie);
-  if (sid.empty()) return identify_operator(ctx, token, "", res);
-  auto s = ctx.clock ? ctx.sessions->find(sid, ctx.clock()) : std::nullopt;
-  if (!s) {
+  if (cookie_value(req, session_cookie).empty()) return identify_operator(ctx, token, "", res);
+  auto found = session_of(ctx, req);
+  if (!found) {
     refuse(res, {core::error_kind::unauthenticated, "session_expired", "the session has ended; log in again", {}, ""});
     return std::nullopt;
   }
   if (req.method != "GET" && req.method != "HEAD") {
     auto csrf = req.get_header_value("X-CSRF-Token");
-    if (csrf.empty() || !core::constant_time_equal(csrf, s->csrf)) {
+    if (csrf.empty() || !core::constant_time_equal(csrf, found->s.csrf)) {
       refuse(res, {core::error_kind::forbidden, csrf.empty() ? "csrf_token_missing" : "csrf_token_invalid",
                    "a change sent with the session cookie needs the session's X-CSRF-Token header", {}, "X-CSRF-Token"});
       return std::nullopt;
     }
   }
-  return identify_operator(ctx, s->credential, s->declared_name, res);
+  return identify_operator(ctx, found->s.credential, found->s.declared_name, res);
+}
+
+std::optional<session_found> session_of(const api_context& ctx, const request& req) {
+  auto sid = cookie_value(req, session_cookie);
+  if (sid.empty() || !ctx.sessions || !ctx.clock) return std::nullopt;
+  auto s = ctx.sessions->find(sid, ctx.clock());
+  if (!s) return std::nullopt;
+  return session_found{std::move(sid), std::move(*s)};
 }
 
 std::optional<core::principal> identify_operator(const api_context& ctx, const std::string& token,

@@ -10,6 +10,7 @@
 #include "core/commands.hpp"
 #include "http/api_routes.hpp"
 #include "http/message.hpp"
+#include "http/ui_sessions.hpp"
 
 namespace baton::http {
 
@@ -36,5 +37,13 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
 
 // The value of a cookie in the request's Cookie headers ("" when absent).
 std::string cookie_value(const request& req, const std::string& name);
+
+// The live dashboard session req's cookie names (empty: no cookie, an ended session, or
+// sessions off). Its credential is not checked here: identify_operator() does that.
+struct session_found {
+  std::string id;
+  ui_session s;
+};
+std::optional<session_found> session_of(const api_context& ctx, const request& req);
 
 }  // namespace baton::http

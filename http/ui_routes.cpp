@@ -110,19 +110,18 @@ void add_ui_routes(router& s, api_context ctx) {
   });
   s.Get("/ui/session", [ctx](const request& req, response& res) {
     set_ui_headers(res);
-    auto sid = cookie_value(req, session_cookie);
-    auto s = ctx.sessions && ctx.clock && !sid.empty() ? ctx.sessions->find(sid, ctx.clock()) : std::nullopt;
-    if (!s) return reply_error(res, 401, "no_session", "not logged in");
-    auto who = identify_operator(ctx, s->credential, s->declared_name, res);  // revoked since: 401
+    auto found = session_of(ctx, req);
+    if (!found) return reply_error(res, 401, "no_session", "not logged in");
+    auto who = identify_operator(ctx, found->s.credential, found->s.declared_name, res);  // revoked since: 401
     if (!who) return;
-    reply_json(res, 200, who_body(*who, s->csrf));
+    reply_json(res, 200, who_body(*who, found->s.csrf));
   });
   s.Post("/ui/logout", [ctx](const request& req, response& res) {
     set_ui_headers(res);
-    auto sid = cookie_value(req, session_cookie);
-    if (sid.empty() || !ctx.sessions) return reply_error(res, 401, "no_session", "not logged in");
+    auto found = session_of(ctx, req);
+    if (!found) return reply_error(res, 401, "no_session", "not logged in");
     if (!identify(ctx, req, res)) return;  // the session's CSRF token is needed to end it too
-    ctx.sessions->close(sid);
+    ctx.sessions->close(found->id);
     reply_json(res, 200, {{"logged_out", true}});
     res.set_header("Set-Cookie", session_cookie_header("", 0));
   });

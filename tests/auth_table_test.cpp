@@ -5,7 +5,9 @@
 //
 // Columns: no credential; a forged worker token "x.y"; a real worker id with a wrong secret;
 // another worker's own token; the pilot token; the operator (shared) token; the worker's own
-// token; the shared token on a daemon with workers.accept_shared_token (RelayMD workers).
+// token; the shared token on a daemon with workers.accept_shared_token (RelayMD workers); the
+// Prometheus scrape token; the dashboard's session cookie without its CSRF header; the
+// session cookie with it (a session opened with the operator token).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -19,9 +21,12 @@ using nlohmann::json;
 
 namespace {
 
-enum col { none, forged_dot, forged_secret, other_worker, pilot, operator_token, own_worker, shared_accepted, ncols };
-const char* col_names[ncols] = {"none",  "x.y",      "<id>.<wrong>", "other worker",
-                                "pilot", "operator", "own worker",   "shared (accepted)"};
+enum col {
+  none, forged_dot, forged_secret, other_worker, pilot, operator_token, own_worker, shared_accepted,
+  scraper, session_no_csrf, session, ncols
+};
+const char* col_names[ncols] = {"none",     "x.y",        "<id>.<wrong>", "other worker",      "pilot",  "operator",
+                                "own worker", "shared (accepted)", "scrape token", "session, no CSRF", "session"};
 using statuses = std::array<int, ncols>;
 
 // The job's state when the row runs: what its valid request needs.
@@ -39,20 +44,32 @@ struct row {
 };
 
 const char* pilot_token = "pilot-token-0123456789abcdef";
+const char* scrape_token = "scrape-token-0123456789abcdef";
 
 struct reply {
   int status = 0;
   std::string body;
 };
 
+// GET replies are read through a handler so that the live stream (which never ends) gives
+// its status and is then left.
 reply send(int port, const std::string& method, const std::string& path, const json& body, const httplib::Headers& h) {
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(30, 0);
   std::string text = body.is_null() ? "" : body.dump();
-  httplib::Result r = method == "GET"    ? c.Get(path.c_str(), h)
-                      : method == "POST" ? c.Post(path.c_str(), h, text, "application/json")
-                      : method == "PUT"  ? c.Put(path.c_str(), h, text, "application/json")
-                                         : c.Delete(path.c_str(), h, text, "application/json");
+  if (method == "GET") {
+    reply out;
+    c.Get(path.c_str(), h,
+          [&](const httplib::Response& r) {
+            out.status = r.status;
+            return r.get_header_value("Content-Type").rfind("text/event-stream", 0) != 0;
+          },
+          [&](const char* data, size_t n) { return out.body.append(data, n), true; });
+    return out.status ? out : reply{-1, ""};
+  }
+  httplib::Result r = method == "POST" ? c.Post(path.c_str(), h, text, "application/json")
+                      : method == "PUT" ? c.Put(path.c_str(), h, text, "application/json")
+                                        : c.Delete(path.c_str(), h, text, "application/json");
   if (!r) return {-1, ""};
   return {r->status, r->body};
 }
@@ -62,10 +79,12 @@ struct world_under_test {
   test::temp_dir dir;
   std::unique_ptr<test::batond_process> d;
   std::string job, own_id, own_token, other_token;
+  std::string session_a, session_b, csrf_b;  // two dashboard sessions (a: used without its CSRF token)
 
   world_under_test(bool accept_shared, stage at) {
     std::string config = accept_shared ? "workers: {accept_shared_token: true}\n" : "";
-    d = std::make_unique<test::batond_process>(dir, config, std::vector<std::string>{"BATON_PILOT_TOKEN=" + std::string(pilot_token)});
+    d = std::make_unique<test::batond_process>(dir, config, std::vector<std::string>{
+        "BATON_PILOT_TOKEN=" + std::string(pilot_token), "BATON_METRICS_TOKEN=" + std::string(scrape_token)});
     job = test::uid("auth-job");
     auto op = httplib::Headers{{"X-API-Token", test::test_token}};
     EXPECT_EQ(send(d->port(), "POST", "/jobs", {{"id", job}, {"title", "t"}, {"input_bundle_path", "/b"}}, op).status, 200);
@@ -76,6 +95,16 @@ struct world_under_test {
     };
     std::tie(own_id, own_token) = reg();
     other_token = reg().second;
+    auto login = [&](std::string& sid, std::string* csrf) {
+      httplib::Client c("127.0.0.1", d->port());
+      auto r = c.Post("/ui/login", json{{"token", test::test_token}}.dump(), "application/json");
+      ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no reply");
+      auto cookie = r->get_header_value("Set-Cookie");
+      sid = cookie.substr(0, cookie.find(';'));  // "baton_session=<id>"
+      if (csrf) *csrf = json::parse(r->body).value("csrf_token", "");
+    };
+    login(session_a, nullptr);
+    login(session_b, &csrf_b);
     if (at == stage::queued) return;
     auto mine = httplib::Headers{{"X-Worker-Token", own_token}};
     EXPECT_EQ(json::parse(send(d->port(), "POST", "/jobs/request?worker_id=" + own_id, nullptr, mine).body)["job_id"], job);
@@ -102,6 +131,9 @@ struct world_under_test {
       case operator_token:
       case shared_accepted: return {{"X-API-Token", test::test_token}};
       case own_worker: return {{"X-Worker-Token", own_token}};
+      case scraper: return {{"X-API-Token", scrape_token}};
+      case session_no_csrf: return {{"Cookie", session_a}};
+      case session: return {{"Cookie", session_b}, {"X-CSRF-Token", csrf_b}};
       case ncols: break;
     }
     return {};
@@ -114,12 +146,13 @@ struct world_under_test {
 };
 
 // Deny statuses do not depend on the job's state, so the columns run in order on one daemon:
-// the refusals first, the callers that may act last.
+// the refusals first, the callers that may act last; the other callers that may act (the
+// shared token on a RelayMD-style daemon, the dashboard's session) each on a daemon of their own.
 void run_row(const row& r) {
   SCOPED_TRACE(r.method + " " + r.path);
-  world_under_test a(false, r.at), b(true, r.at);
+  world_under_test a(false, r.at), b(true, r.at), s(false, r.at);
   for (int c = 0; c < ncols; ++c) {
-    const world_under_test& w = c == shared_accepted ? b : a;
+    const world_under_test& w = c == shared_accepted ? b : c == session ? s : a;
     auto creds = w.credential(static_cast<col>(c));
     if (r.invalid) {
       auto bad = send(w.d->port(), r.method, w.expand(r.bad_path.value_or(r.path)), r.bad_body.value_or(r.body), creds);
@@ -133,31 +166,37 @@ void run_row(const row& r) {
   }
 }
 
-//                      none  x.y  <id>. other pilot  op   own  shared
-const statuses operator_ok200{401, 401, 401, 403, 403, 200, 403, 200};
-const statuses operator_ok204{401, 401, 401, 403, 403, 204, 403, 204};
-const statuses operator_bad{401, 401, 401, 403, 403, 422, 403, 422};
-const statuses self_ok204{401, 401, 401, 403, 403, 401, 204, 204};
-const statuses self_bad{401, 401, 401, 403, 403, 401, 422, 422};
-const statuses job_ok204{401, 401, 401, 409, 403, 401, 204, 204};
-const statuses job_bad_body{401, 401, 401, 409, 403, 401, 422, 422};  // ownership before the body
-const statuses job_bad_id{401, 401, 401, 422, 403, 401, 422, 422};    // a malformed id names no job
+// A session acts as the operator it logged in with; without its CSRF header a change is
+// refused (403) before anything else, a read is not. The scrape token reads /metrics only
+// (elsewhere it is known and refused, 403, as the pilot token is).
+//                      none  x.y  <id>. other pilot  op   own  shared scrape no-csrf session
+const statuses operator_ok200{401, 401, 401, 403, 403, 200, 403, 200, 403, 200, 200};
+const statuses operator_write200{401, 401, 401, 403, 403, 200, 403, 200, 403, 403, 200};
+const statuses operator_ok204{401, 401, 401, 403, 403, 204, 403, 204, 403, 403, 204};
+const statuses operator_bad{401, 401, 401, 403, 403, 422, 403, 422, 403, 422, 422};
+const statuses operator_write_bad{401, 401, 401, 403, 403, 422, 403, 422, 403, 403, 422};
+const statuses self_ok204{401, 401, 401, 403, 403, 401, 204, 204, 403, 403, 401};
+const statuses self_bad{401, 401, 401, 403, 403, 401, 422, 422, 403, 403, 401};
+const statuses job_ok204{401, 401, 401, 409, 403, 401, 204, 204, 403, 403, 401};
+const statuses job_bad_body{401, 401, 401, 409, 403, 401, 422, 422, 403, 403, 401};  // ownership before the body
+const statuses job_bad_id{401, 401, 401, 422, 403, 401, 422, 422, 403, 403, 401};    // a malformed id names no job
 
 const std::string bad_id = "/jobs/not-a-uuid";
 
 std::vector<row> rows() {
   std::vector<row> t;
+  //                                  none  x.y  <id>. other pilot  op   own  shared scrape no-csrf session
   // --- workers ---
-  t.push_back({"POST", "/workers/register", {{"platform", "hpc"}}, {401, 401, 401, 403, 200, 200, 403, 200},
-               std::nullopt, json{{"platform", "cloud"}}, statuses{401, 401, 401, 403, 422, 422, 403, 422}});
+  t.push_back({"POST", "/workers/register", {{"platform", "hpc"}}, {401, 401, 401, 403, 200, 200, 403, 200, 403, 403, 200},
+               std::nullopt, json{{"platform", "cloud"}}, statuses{401, 401, 401, 403, 422, 422, 403, 422, 403, 403, 422}});
   t.push_back({"POST", "/workers/{OWN}/heartbeat", json::object(), self_ok204, std::nullopt, json{{"progress", 5}}, self_bad});
   t.push_back({"POST", "/workers/{OWN}/deregister", nullptr, self_ok204});
   t.push_back({"GET", "/workers", nullptr, operator_ok200, "/workers?state=bogus", std::nullopt, operator_bad});
-  t.push_back({"POST", "/jobs/request?worker_id={OWN}", nullptr, {401, 401, 401, 403, 403, 401, 200, 200},
-               "/jobs/request", std::nullopt, statuses{401, 401, 401, 422, 403, 401, 422, 422}});
+  t.push_back({"POST", "/jobs/request?worker_id={OWN}", nullptr, {401, 401, 401, 403, 403, 401, 200, 200, 403, 403, 401},
+               "/jobs/request", std::nullopt, statuses{401, 401, 401, 422, 403, 401, 422, 422, 403, 403, 401}});
   // --- jobs, worker side ---
-  t.push_back({"GET", "/jobs/{J}/control", nullptr, {401, 401, 401, 403, 403, 401, 200, 200}, bad_id + "/control",
-               std::nullopt, job_bad_id});
+  t.push_back({"GET", "/jobs/{J}/control", nullptr, {401, 401, 401, 403, 403, 401, 200, 200, 403, 401, 401},
+               bad_id + "/control", std::nullopt, statuses{401, 401, 401, 422, 403, 401, 422, 422, 403, 401, 401}});
   t.push_back({"POST", "/jobs/{J}/start", nullptr, job_ok204, bad_id + "/start", std::nullopt, job_bad_id});
   t.push_back({"POST", "/jobs/{J}/checkpoint", {{"checkpoint_manifest_path", "/ck/1.json"}}, job_ok204, std::nullopt,
                json{{"progress", 0.5}}, job_bad_body});
@@ -168,40 +207,53 @@ std::vector<row> rows() {
   t.push_back({"POST", "/jobs/{J}/complete", nullptr, job_ok204, bad_id + "/complete", std::nullopt, job_bad_id});
   t.push_back({"POST", "/jobs/{J}/fail", {{"reason", "boom"}}, job_ok204, std::nullopt, json{{"reason", 5}}, job_bad_body});
   // --- jobs, operator side ---
-  t.push_back({"POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}, operator_ok200, std::nullopt,
-               json{{"title", 5}}, operator_bad});
+  t.push_back({"POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}, operator_write200, std::nullopt,
+               json{{"title", 5}}, operator_write_bad});
   t.push_back({"GET", "/jobs", nullptr, operator_ok200, "/jobs?limit=0", std::nullopt, operator_bad});
   t.push_back({"GET", "/jobs/{J}", nullptr, operator_ok200, bad_id, std::nullopt, operator_bad});
-  t.push_back({"DELETE", "/jobs/{J}?force=true", nullptr, operator_ok204, "/jobs/{J}?force=maybe", std::nullopt, operator_bad});
-  t.push_back({"POST", "/jobs/{J}/requeue", nullptr, operator_ok200, bad_id + "/requeue", std::nullopt, operator_bad,
-               stage::terminal});
-  t.push_back({"DELETE", "/jobs?status=completed", nullptr, operator_ok200, "/jobs?status=running", std::nullopt, operator_bad});
+  t.push_back({"DELETE", "/jobs/{J}?force=true", nullptr, operator_ok204, "/jobs/{J}?force=maybe", std::nullopt,
+               operator_write_bad});
+  t.push_back({"POST", "/jobs/{J}/requeue", nullptr, operator_write200, bad_id + "/requeue", std::nullopt,
+               operator_write_bad, stage::terminal});
+  t.push_back({"DELETE", "/jobs?status=completed", nullptr, operator_write200, "/jobs?status=running", std::nullopt,
+               operator_write_bad});
   t.push_back({"GET", "/jobs/{J}/history", nullptr, operator_ok200, bad_id + "/history", std::nullopt, operator_bad});
   // --- who goes first ---
-  for (std::string verb : {"hold", "release", "priority"})
-    t.push_back({verb == "priority" ? "GET" : "POST", "/jobs/{J}/" + verb, nullptr, operator_ok200, bad_id + "/" + verb,
-                 std::nullopt, operator_bad, stage::queued});
+  for (std::string verb : {"hold", "release"})
+    t.push_back({"POST", "/jobs/{J}/" + verb, nullptr, operator_write200, bad_id + "/" + verb, std::nullopt,
+                 operator_write_bad, stage::queued});
+  t.push_back({"GET", "/jobs/{J}/priority", nullptr, operator_ok200, bad_id + "/priority", std::nullopt, operator_bad,
+               stage::queued});
   t.push_back({"GET", "/priority", nullptr, operator_ok200});
   t.push_back({"GET", "/fairshare", nullptr, operator_ok200});
-  t.push_back({"POST", "/priority/recalculate", nullptr, operator_ok200});
-  t.push_back({"POST", "/plan", nullptr, operator_ok200});
+  t.push_back({"POST", "/priority/recalculate", nullptr, operator_write200});
+  t.push_back({"POST", "/plan", nullptr, operator_write200});
   // --- the audit export ---
   t.push_back({"GET", "/audit/export?format=csv", nullptr, operator_ok200, "/audit/export?from=yesterday", std::nullopt,
                operator_bad});
-  // --- Prometheus ---
-  t.push_back({"GET", "/metrics", nullptr, operator_ok200});
+  // --- Prometheus: the scrape token's one route ---
+  t.push_back({"GET", "/metrics", nullptr, {401, 401, 401, 403, 403, 200, 403, 200, 200, 200, 200}});
+  // --- the live stream and the dashboard's own routes ---
+  t.push_back({"GET", "/events/stream", nullptr, operator_ok200, "/events/stream?after=soon", std::nullopt, operator_bad});
+  t.push_back({"GET", "/ui/session", nullptr, {401, 401, 401, 401, 401, 401, 401, 401, 401, 200, 200}});
+  t.push_back({"POST", "/ui/logout", nullptr, {401, 401, 401, 401, 401, 401, 401, 401, 401, 403, 200}});
+  t.push_back({"GET", "/ui/", nullptr, {200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}, "/ui/nothing-here.js",
+               std::nullopt, statuses{404, 404, 404, 404, 404, 404, 404, 404, 404, 404, 404}});
+  // Logging in reads the token in the body, whatever the request's own headers say.
+  t.push_back({"POST", "/ui/login", {{"token", test::test_token}}, {200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200},
+               std::nullopt, json{{"token", "x.y"}}, statuses{401, 401, 401, 401, 401, 401, 401, 401, 401, 401, 401}});
   // --- clusters, config, cloud ---
   t.push_back({"GET", "/clusters", nullptr, operator_ok200});
   t.push_back({"GET", "/config/slurm-clusters", nullptr, operator_ok200});
   t.push_back({"PUT", "/config/slurm-clusters/enabled", {{"enabled", json::object()}}, operator_ok204, std::nullopt,
-               json{{"enabled", 5}}, operator_bad});
+               json{{"enabled", 5}}, operator_write_bad});
   t.push_back({"GET", "/config/worker-images", nullptr, operator_ok200});
-  t.push_back({"GET", "/cloud/salad", nullptr, {401, 401, 401, 403, 403, 404, 403, 404}});  // not configured here
+  t.push_back({"GET", "/cloud/salad", nullptr, {401, 401, 401, 403, 403, 404, 403, 404, 403, 404, 404}});  // not configured here
   for (std::string verb : {"enable", "disable"})
-    t.push_back({"POST", "/clusters/gpu/" + verb, json::object(), {401, 401, 401, 403, 403, 404, 403, 404}, std::nullopt,
-                 json{{"reason", 5}}, operator_bad});
+    t.push_back({"POST", "/clusters/gpu/" + verb, json::object(), {401, 401, 401, 403, 403, 404, 403, 404, 403, 403, 404},
+                 std::nullopt, json{{"reason", 5}}, operator_write_bad});
   // --- open ---
-  t.push_back({"GET", "/healthz", nullptr, {200, 200, 200, 200, 200, 200, 200, 200}});
+  t.push_back({"GET", "/healthz", nullptr, {200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}});
   return t;
 }
 

@@ -308,3 +308,69 @@ TEST_F(cli, AuditExportWritesAVerifiableFileAndNamesABadField) {
   EXPECT_NE(bad.err.find("field: from"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir / "bad.jsonl")) << "no half file left behind";
 }
+
+TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
+  const auto file = dir / "campaign.jsonl";
+  std::ofstream(file) << "# three ligands, two of them alike\n"
+                      << R"({"title": "lig-1", "input_bundle_path": "/campaign/lig-1", "nice": 3})" << "\n\n"
+                      << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})" << "\n"
+                      << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})" << "\n";
+  auto first = baton({"--json", "jobs", "import", file});
+  ASSERT_EQ(first.code, 0) << first.err;
+  auto tally = json::parse(first.out);
+  ASSERT_EQ(tally["submitted"].size(), 3u) << first.out;
+  EXPECT_NE(tally["submitted"][1], tally["submitted"][2]) << "a repeated line is another job";
+  EXPECT_EQ(json::parse(baton({"--json", "jobs", "show", tally["submitted"][0]}).out)["nice"], 3);
+  // Again (an interrupted import run a second time): nothing new, everything already there.
+  auto again = baton({"jobs", "import", file});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.out, "submitted 0, already there 3, refused 0\n");
+  EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 3u);
+  EXPECT_EQ(again.err.find("jobs imported ["), std::string::npos) << "no progress bar when stderr is not a terminal";
+  // On a terminal (script gives it one): the bar, ending full.
+  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs import " + file, "/dev/null"}, dir / "tty",
+                    {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
+                     "BATON_CONFIG=" + dir / "none.yaml"});
+  EXPECT_EQ(exit_code(tty.wait()), 0);
+  EXPECT_NE(tty.out().find("jobs imported [##############################] 3 of 3 jobs (100 %)"), std::string::npos) << tty.out();
+
+  // A line that is not a job: nothing is sent, and the line is named.
+  const auto broken = dir / "broken.jsonl";
+  std::ofstream(broken) << R"({"title": "lig-9", "input_bundle_path": "/campaign/lig-9"})" << "\n"
+                        << R"({"title": "lig-10"})" << "\n";
+  auto bad = baton({"jobs", "import", broken});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("line 2: \"input_bundle_path\" is required"), std::string::npos) << bad.err;
+  EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 3u) << "nothing sent";
+
+  // A line batond refuses: reported with its line and field, the others still go in.
+  const auto mixed = dir / "mixed.jsonl";
+  std::ofstream(mixed) << R"({"title": "lig-11", "input_bundle_path": "/campaign/lig-11", "nice": -4})" << "\n"
+                       << R"({"title": "lig-12", "input_bundle_path": "/campaign/lig-12"})" << "\n";
+  auto partly = baton({"jobs", "import", mixed});
+  EXPECT_EQ(partly.code, 1);
+  EXPECT_EQ(partly.out, "submitted 1, already there 0, refused 1\n");
+  EXPECT_NE(partly.err.find("line 1: batond answered 422"), std::string::npos) << partly.err;
+  EXPECT_NE(partly.err.find("nice"), std::string::npos) << partly.err;
+}
+
+TEST_F(cli, JobsImportWaitsOutTheRequestBudget) {
+  // A daemon that lets an operator send 3 requests at once, refilled at 20 per second: an
+  // import of 10 jobs is answered 429 on the way and must wait each Retry-After out.
+  temp_dir slow_dir;
+  batond_process slow{slow_dir, "limits: {operator_requests_burst: 3, operator_requests_per_second: 20}\n",
+                      {"BATON_METRICS_TOKEN=scrape-0123456789abcdef"}};
+  ASSERT_GT(slow.port(), 0) << slow.err();
+  const auto file = dir / "ten.jsonl";
+  {
+    std::ofstream f(file);
+    for (int i = 0; i < 10; ++i) f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
+  }
+  const std::string url = "http://127.0.0.1:" + std::to_string(slow.port());
+  auto r = baton({"jobs", "import", file}, url);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "submitted 10, already there 0, refused 0\n");
+  auto m = slow.client("scrape-0123456789abcdef")->Get("/metrics");  // the scraper's own budget
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("status=\"429\""), std::string::npos) << "the budget was hit on the way";
+}

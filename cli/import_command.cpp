@@ -1,0 +1,143 @@
+// baton jobs import FILE: a campaign's jobs from a JSON-lines file, one POST /jobs body per
+// line, sent one after another with a progress bar on a terminal.
+//
+// Every line is read and checked before anything is sent. A line without "id" gets one
+// derived from its content (and which repeat of that content it is), so running the same
+// file again after an interruption submits only what is missing: the rest answer 409
+// job_exists and are counted as already there. The daemon's answers are followed: a 429
+// waits its Retry-After, a 503 or a lost connection is retried with backoff (the same id
+// makes a retry safe), a refusal of one line is reported with its line number and the
+// import goes on, a refusal of the caller (401/403) stops it.
+#include <openssl/sha.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <thread>
+#include <variant>
+
+#include "cli/commands.hpp"
+#include "cli/progress_bar.hpp"
+#include "cli/request_helpers.hpp"
+#include "core/ids.hpp"
+
+namespace baton::cli {
+namespace {
+
+using nlohmann::json;
+
+struct import_line {
+  size_t number = 0;  // in the file, from 1
+  json body;
+};
+
+// A UUID (version 8: "custom") from the SHA-256 of the line's canonical JSON and its repeat count.
+std::string derived_id(const json& body, size_t repeat) {
+  const std::string text = "baton-import\n" + body.dump() + "\n" + std::to_string(repeat);
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), d);
+  d[6] = static_cast<unsigned char>((d[6] & 0x0f) | 0x80);
+  d[8] = static_cast<unsigned char>((d[8] & 0x3f) | 0x80);
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) id += '-';
+    id += hex[d[i] >> 4];
+    id += hex[d[i] & 0x0f];
+  }
+  return id;
+}
+
+// The file's jobs, or a message naming the first bad line.
+std::variant<std::vector<import_line>, std::string> read_lines(std::istream& in) {
+  std::vector<import_line> out;
+  std::map<std::string, size_t> seen;  // canonical body -> how many times so far
+  std::string text;
+  for (size_t n = 1; std::getline(in, text); ++n) {
+    auto first = text.find_first_not_of(" \t\r");
+    if (first == std::string::npos || text[first] == '#') continue;  // blank lines and comments
+    auto body = json::parse(text, nullptr, false);
+    if (body.is_discarded() || !body.is_object())
+      return "line " + std::to_string(n) + ": not a JSON object (one job's POST /jobs body per line)";
+    for (const char* field : {"title", "input_bundle_path"})
+      if (!body.contains(field) || !body[field].is_string())
+        return "line " + std::to_string(n) + ": \"" + field + "\" is required and must be a string";
+    if (body.contains("id") && !(body["id"].is_string() && core::canonical_uuid(body["id"].get<std::string>())))
+      return "line " + std::to_string(n) + ": \"id\" must be a UUID";
+    if (!body.contains("id")) body["id"] = derived_id(body, seen[body.dump()]++);
+    out.push_back({n, std::move(body)});
+  }
+  if (in.bad()) return std::string("could not read the file");
+  return out;
+}
+
+struct tally {
+  json submitted = json::array(), existing = json::array(), refused = json::array();
+};
+
+// How long to wait before sending a line again (nullopt: do not).
+std::optional<std::chrono::milliseconds> retry_after(const result& r, int attempt) {
+  if (r.status == 429) return std::chrono::seconds(std::max(1, r.retry_after_seconds));
+  if ((r.status == 0 || r.status == 503) && attempt < 6) return std::chrono::milliseconds(250 << attempt);  // 0.25 .. 8 s
+  return std::nullopt;
+}
+
+}  // namespace
+
+int jobs_import(context& c, const std::string& file) {
+  std::ifstream f;
+  if (file != "-") {
+    f.open(file);
+    if (!f) {
+      c.err << "baton: " << file << ": cannot open\n";
+      return usage_error;
+    }
+  }
+  auto parsed = read_lines(file == "-" ? std::cin : f);
+  if (auto* bad = std::get_if<std::string>(&parsed)) {
+    c.err << "baton: " << (file == "-" ? "stdin" : file) << ": " << *bad << "; nothing was sent\n";
+    return usage_error;
+  }
+  const auto& lines = std::get<std::vector<import_line>>(parsed);
+  tally t;
+  progress_bar bar(c.err, "jobs imported", "jobs", isatty(2) && !c.json);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto& line = lines[i];
+    result r;
+    for (int attempt = 0;; ++attempt) {
+      r = call(c.daemon, "POST", "/jobs", line.body);
+      auto wait = retry_after(r, attempt);
+      if (!wait) break;
+      std::this_thread::sleep_for(*wait);  // the daemon said how long (429), or backoff
+    }
+    const std::string id = line.body["id"].get<std::string>();
+    if (r.status == 200) {
+      t.submitted.push_back(id);
+    } else if (r.status == 409 && r.body.is_object() && r.body.value("error", "") == "job_exists") {
+      t.existing.push_back(id);
+    } else if (r.status == 401 || r.status == 403 || r.status == 0 || r.status >= 500) {
+      bar.finish();
+      c.err << "baton: line " << line.number << ": " << r.message() << "\n"
+            << "baton: stopped after " << t.submitted.size() << " submitted, " << t.existing.size()
+            << " already there; running the same file again goes on from here\n";
+      return r.code();
+    } else {
+      t.refused.push_back({{"line", line.number}, {"id", id}, {"status", r.status}, {"message", r.message()}, {"error", r.body}});
+    }
+    bar.update(i + 1, lines.size());
+  }
+  bar.finish();
+  if (c.json) {
+    c.out << json{{"submitted", t.submitted}, {"existing", t.existing}, {"refused", t.refused}}.dump(2) << "\n";
+  } else {
+    c.out << "submitted " << t.submitted.size() << ", already there " << t.existing.size() << ", refused "
+          << t.refused.size() << "\n";
+    for (const auto& x : t.refused)
+      c.err << "baton: line " << x["line"].get<size_t>() << ": " << x["message"].get<std::string>() << "\n";
+  }
+  return t.refused.empty() ? ok : api_error;
+}
+
+}  // namespace baton::cli
