@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "core/dag.hpp"
@@ -184,18 +185,29 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   const priority_state& base = w.priority_pending ? *w.priority_pending : w.priority;
   auto rows = fair_tree(share_tree(w, policy, now));
   // Target share of a user: the product of normalised shares down its path; actual: its
-  // share of all usage. Rows come depth-first, so a stack of the path's products suffices.
+  // share of all usage. The path is the policy's account tree: the rows' order cannot give it,
+  // since tied sibling accounts list their rows first and their merged children after.
   double total_usage = 0;
-  for (const auto& r : rows)
+  std::map<std::string, double> account_norm;
+  for (const auto& r : rows) {
     if (r.depth == 0) total_usage += r.raw_usage;
-  std::vector<double> path;
+    if (r.user.empty()) account_norm[r.account] = r.norm_shares;
+  }
+  std::map<std::string, std::string> parent_of;
+  for (const auto& a : policy.accounts) parent_of[a.name] = a.parent;
+  std::map<std::string, double> account_target{{"root", 1.0}};
+  std::function<double(const std::string&, int)> target_of = [&](const std::string& account, int depth) -> double {
+    if (auto it = account_target.find(account); it != account_target.end()) return it->second;
+    auto parent = parent_of.find(account);
+    const double above = depth > 64 || parent == parent_of.end() ? 1.0 : target_of(parent->second, depth + 1);  // (a cycle is refused by the config)
+    auto norm = account_norm.find(account);
+    return account_target[account] = above * (norm == account_norm.end() ? 0.0 : norm->second);
+  };
   json shares = json::object();
   std::set<std::string> present;
   for (const auto& r : rows) {
-    path.resize(r.depth);
-    double target = (r.depth ? path.back() : 1.0) * r.norm_shares;
-    path.push_back(target);
     if (r.user.empty()) continue;
+    const double target = target_of(r.depth == 0 ? "root" : r.account, 0) * r.norm_shares;
     auto assoc = association_of(r.depth == 0 ? "root" : r.account, r.user);
     present.insert(assoc);
     priority_state::share s{r.fair_share, r.level_fs, target, ratio(r.raw_usage, total_usage), r.raw_usage};

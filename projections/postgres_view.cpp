@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "events/payload.hpp"
+#include "projections/sql_batch.hpp"
 #include "projections/sql_rows.hpp"
 
 namespace baton::projections {
@@ -69,12 +70,19 @@ void write_rows(pqxx::work& tx, sql_table t, const std::vector<sql_row>& rows) {
 // What one transaction step writes, table by table.
 struct row_set {
   std::vector<sql_row> events, decisions, jobs, run_segments, workers;
+  std::optional<std::vector<sql_row>> fair_share, clusters;  // set: the table is rewritten whole
   void write(pqxx::work& tx) const {
     write_rows(tx, sql_table::events, events);
     write_rows(tx, sql_table::decisions, decisions);
     write_rows(tx, sql_table::jobs, jobs);
     write_rows(tx, sql_table::run_segments, run_segments);
     write_rows(tx, sql_table::workers, workers);
+    for (auto [table, t, rows] : {std::tuple{"fair_share", sql_table::fair_share, &fair_share},
+                                  std::tuple{"clusters", sql_table::clusters, &clusters}})
+      if (*rows) {
+        tx.exec(std::string("DELETE FROM ") + table);
+        write_rows(tx, t, **rows);
+      }
   }
 };
 
@@ -88,7 +96,8 @@ struct postgres_view::session {
 
 postgres_view::postgres_view(postgres_options o, std::shared_ptr<const events::event_store> store, core::world at,
                              uint64_t head)
-    : projection(projection_name), o_(std::move(o)), store_(std::move(store)), world_(std::move(at)), pause_(o_.retry_first) {
+    : projection(projection_name), o_(std::move(o)), store_(std::move(store)), world_(std::move(at)),
+      clusters_(clusters_known(world_)), pause_(o_.retry_first) {
   restore_applied(head);
 }
 
@@ -229,6 +238,8 @@ void postgres_view::catch_up() {
       }
     for (const auto& id : workers)
       if (auto w = world_.workers.find(id); w != world_.workers.end()) rows.workers.push_back(worker_row(world_, w->second));
+    rows.fair_share = fair_share_rows(world_);  // a few rows: rewritten whatever the range held
+    rows.clusters = cluster_rows(world_, clusters_);
     rows.write(tx);
     tx.exec_prepared("w_offset", std::to_string(target));
     tx.commit();
@@ -251,8 +262,8 @@ void postgres_view::commit() {
   uncommitted_ = 0;
 }
 
-void postgres_view::write(const std::vector<events::event_envelope>& batch, const std::vector<nlohmann::json>& payloads,
-                          const std::map<std::string, size_t>& jobs, const std::set<std::string>& workers) {
+void postgres_view::write(const std::vector<events::event_envelope>& batch, const sql_batch& changed) {
+  const auto& payloads = changed.payloads;
   if (!db_->tx) db_->tx = std::make_unique<pqxx::work>(db_->conn);
   auto& tx = *db_->tx;
   row_set rows;
@@ -260,15 +271,17 @@ void postgres_view::write(const std::vector<events::event_envelope>& batch, cons
     rows.events.push_back(event_row(batch[i], payloads[i]));
     if (is_decision(batch[i].type)) rows.decisions.push_back(decision_row(batch[i], touched_by(batch[i], payloads[i])));
   }
-  for (const auto& [id, segments_before] : jobs)
+  for (const auto& [id, segments_before] : changed.jobs)
     if (auto j = world_.jobs.find(id); j != world_.jobs.end()) {
       rows.jobs.push_back(job_row(j->second));
       // Only the last segment before the batch can have changed (its start, its end).
       for (auto& row : segment_rows(j->second, segments_before > 0 ? segments_before - 1 : 0))
         rows.run_segments.push_back(std::move(row));
     }
-  for (const auto& id : workers)
+  for (const auto& id : changed.workers)
     if (auto w = world_.workers.find(id); w != world_.workers.end()) rows.workers.push_back(worker_row(world_, w->second));
+  if (changed.fair_share) rows.fair_share = fair_share_rows(world_);
+  if (changed.clusters) rows.clusters = cluster_rows(world_, clusters_);
   rows.write(tx);
   tx.exec_prepared("w_offset", std::to_string(batch.back().seq));
   written_ = batch.back().seq;
@@ -280,28 +293,10 @@ void postgres_view::apply(const std::vector<events::event_envelope>& batch) {
   if (batch.empty()) return;
   std::lock_guard<std::mutex> lock(m_);
   // The world follows the log whatever the database does; the rows follow when it is there.
-  std::vector<nlohmann::json> payloads;
-  payloads.reserve(batch.size());
-  std::map<std::string, size_t> jobs;  // touched: their segments before the batch
-  std::set<std::string> workers;
-  for (const auto& e : batch) {
-    payloads.push_back(events::from_payload(e.payload));
-    const sql_touch t = touched_by(e, payloads.back());
-    if (t.job_id && !jobs.count(*t.job_id)) {
-      auto j = world_.jobs.find(*t.job_id);
-      jobs.emplace(*t.job_id, j == world_.jobs.end() ? 0 : j->second.segments.size());
-    }
-    if (t.worker_id) workers.insert(*t.worker_id);
-    std::map<std::string, int64_t> before;
-    if (changes_priorities(e.type)) before = queued_priorities(world_);
-    core::apply(world_, e.stream_id, e.type, payloads.back(), e.recorded_at_us);
-    for (const auto& [id, priority] : before)
-      if (auto j = world_.jobs.find(id); j != world_.jobs.end() && j->second.priority != priority)
-        jobs.emplace(id, j->second.segments.size());
-  }
+  const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
   if (!synced_) return;  // flush() catches up later, from the log
   try {
-    write(batch, payloads, jobs, workers);
+    write(batch, changed);
   } catch (const std::exception& e) {
     lost(e.what());
   }

@@ -25,6 +25,7 @@
 #include "core/world.hpp"
 #include "events/event_store.hpp"
 #include "projections/projection.hpp"
+#include "projections/sql_batch.hpp"
 
 namespace baton::projections {
 
@@ -62,14 +63,14 @@ class postgres_view : public projection {
  private:
   void connect();          // opens the connection, creates or checks the schema, reads its offset
   void catch_up();         // the events after the stored offset, the rows they touched, the offset
-  void write(const std::vector<events::event_envelope>& batch, const std::vector<nlohmann::json>& payloads,
-             const std::map<std::string, size_t>& jobs, const std::set<std::string>& workers);
+  void write(const std::vector<events::event_envelope>& batch, const sql_batch& changed);
   void commit();
   void lost(const std::string& why);  // drops the connection; the next try comes after the pause
 
   postgres_options o_;
   std::shared_ptr<const events::event_store> store_;
   core::world world_;
+  std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
 
   mutable std::mutex m_;  // apply, flush and sync_now (the runner's thread; batond's at start and stop)
   struct session;                    // the libpqxx connection and its open transaction

@@ -1,5 +1,7 @@
 #include "projections/sql_rows.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace baton::projections {
@@ -41,6 +43,12 @@ CREATE TABLE decisions (
   seq {INT} PRIMARY KEY, recorded_at TEXT NOT NULL, type TEXT NOT NULL, stream TEXT NOT NULL,
   job_id TEXT, worker_id TEXT);
 CREATE INDEX decisions_by_job ON decisions (job_id);
+CREATE TABLE fair_share (
+  account TEXT NOT NULL, "user" TEXT NOT NULL, fair_share {REAL} NOT NULL, level_fs {REAL},
+  target_share {REAL} NOT NULL, actual_share {REAL} NOT NULL, usage_gpu_seconds {REAL} NOT NULL,
+  calculated_at TEXT NOT NULL, PRIMARY KEY (account, "user"));
+CREATE TABLE clusters (
+  name TEXT PRIMARY KEY, enabled {INT} NOT NULL, last_submission_failure TEXT, last_submission_failure_at TEXT);
 )sql";
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
@@ -58,6 +66,9 @@ const std::vector<std::string> worker_columns{
     "gone", "gone_reason", "registered_at", "gone_at", "allocation_ends_at", "current_job_id", "state"};
 const std::vector<std::string> segment_columns{"job_id", "n", "worker_id", "started_at", "ended_at", "gpus", "seconds", "gpu_seconds"};
 const std::vector<std::string> decision_columns{"seq", "recorded_at", "type", "stream", "job_id", "worker_id"};
+const std::vector<std::string> fair_share_columns{"account", "\"user\"", "fair_share", "level_fs", "target_share",
+                                                  "actual_share", "usage_gpu_seconds", "calculated_at"};
+const std::vector<std::string> cluster_columns{"name", "enabled", "last_submission_failure", "last_submission_failure_at"};
 
 sql_value text_or_null(const std::string& s) { return s.empty() ? sql_value{} : sql_value{s}; }
 sql_value time_or_null(core::time_us t) { return t == 0 ? sql_value{} : sql_value{events::format_time_us(t)}; }
@@ -79,7 +90,7 @@ std::string sql_schema(sql_dialect d) {
 }
 
 const std::vector<std::string>& sql_tables() {
-  static const std::vector<std::string> all{"meta", "events", "jobs", "workers", "run_segments", "decisions"};
+  static const std::vector<std::string> all{"meta", "events", "jobs", "workers", "run_segments", "decisions", "fair_share", "clusters"};
   return all;
 }
 
@@ -97,6 +108,8 @@ table_shape shape_of(sql_table t) {
     case sql_table::jobs: return {&job_columns, "jobs", "id", 1};
     case sql_table::workers: return {&worker_columns, "workers", "id", 1};
     case sql_table::run_segments: return {&segment_columns, "run_segments", "job_id, n", 2};
+    case sql_table::fair_share: return {&fair_share_columns, "fair_share", nullptr, 0};
+    case sql_table::clusters: return {&cluster_columns, "clusters", nullptr, 0};
   }
   return {&event_columns, "events", nullptr, 0};
 }
@@ -134,6 +147,10 @@ bool is_decision(const std::string& type) {
 
 bool changes_priorities(const std::string& type) {
   return type == "scheduler.priorities_recalculated" || type == "scheduler.priorities_applied";
+}
+
+bool changes_clusters(const std::string& type) {
+  return type == "cluster.disabled" || type == "cluster.enabled" || type == "cluster.submission_failed";
 }
 
 std::map<std::string, int64_t> queued_priorities(const core::world& w) {
@@ -228,6 +245,34 @@ std::vector<sql_row> segment_rows(const core::job& j, size_t from) {
       r[4] = events::format_time_us(*seg.ended_at);
       r[6] = seconds;
       r[7] = seconds * j.gpu_count;
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::vector<sql_row> fair_share_rows(const core::world& w) {
+  std::vector<sql_row> rows;
+  if (!w.priority.recorded) return rows;
+  const std::string at = events::format_time_us(w.priority.calculated_at);
+  for (const auto& [assoc, s] : w.priority.shares) {
+    const auto slash = assoc.rfind('/');  // "account/user" (core::association_of)
+    rows.push_back({assoc.substr(0, slash), slash == std::string::npos ? std::string() : assoc.substr(slash + 1), s.fair_share,
+                    std::isfinite(s.level_fs) ? sql_value{s.level_fs} : sql_value{},  // no usage: infinite, NULL here
+                    s.target, s.actual, s.usage, at});
+  }
+  return rows;
+}
+
+std::vector<sql_row> cluster_rows(const core::world& w, const std::set<std::string>& names) {
+  std::vector<sql_row> rows;
+  for (const auto& name : names) {
+    sql_row r{name, static_cast<int64_t>(!w.disabled_clusters.count(name)), sql_value{}, sql_value{}};
+    if (auto f = w.last_submission_failure.find(name); f != w.last_submission_failure.end()) {
+      auto failure = f->second;
+      r[3] = text_or_null(failure.value("at", ""));
+      failure.erase("at");
+      r[2] = failure.dump();
     }
     rows.push_back(std::move(r));
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -21,16 +22,17 @@ using sql_value = std::variant<std::monostate, int64_t, double, std::string>;  /
 using sql_row = std::vector<sql_value>;
 
 enum class sql_dialect { sqlite, postgres };
-enum class sql_table { events, jobs, workers, run_segments, decisions };
+enum class sql_table { events, jobs, workers, run_segments, decisions, fair_share, clusters };
 
-inline constexpr int sql_schema_version = 2;  // 2: jobs.priority
+inline constexpr int sql_schema_version = 3;  // 2: jobs.priority; 3: fair_share, clusters
 
 // CREATE TABLE/INDEX statements of every table ("meta" included), in the dialect's types.
 std::string sql_schema(sql_dialect d);
 // Every table, "meta" first.
 const std::vector<std::string>& sql_tables();
 // The statement that writes one row of the table: an insert for the append-only tables
-// (events, decisions), an upsert on the key for the others. Parameters $1.. / ?1.. in column order.
+// (events, decisions) and the rewritten ones (fair_share, clusters: emptied, then written
+// whole), an upsert on the key for the others. Parameters $1.. / ?1.. in column order.
 std::string sql_write(sql_dialect d, sql_table t);
 // The same for `rows` rows in one statement (PostgreSQL: one round trip for many rows).
 std::string sql_write_many(sql_dialect d, sql_table t, size_t rows);
@@ -46,6 +48,8 @@ bool is_decision(const std::string& type);
 // A recalculation re-keys every queued job without an event on their streams: the views note
 // the queued jobs' priorities before such an event and rewrite the rows of those it changed.
 bool changes_priorities(const std::string& type);
+// A cluster switched on or off, or its last submission failure.
+bool changes_clusters(const std::string& type);
 std::map<std::string, int64_t> queued_priorities(const core::world& w);
 
 sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload);
@@ -54,5 +58,9 @@ sql_row job_row(const core::job& j);
 sql_row worker_row(const core::world& w, const core::worker& wk);
 // The job's run segments from index `from` on (only the last one ever changes).
 std::vector<sql_row> segment_rows(const core::job& j, size_t from);
+// The whole fair_share table: each association's figures at the recalculation in force.
+std::vector<sql_row> fair_share_rows(const core::world& w);
+// The whole clusters table: the named clusters (projections/sql_batch.hpp: clusters_known).
+std::vector<sql_row> cluster_rows(const core::world& w, const std::set<std::string>& names);
 
 }  // namespace baton::projections

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "events/envelope.hpp"
-#include "events/payload.hpp"
+#include "projections/sql_batch.hpp"
 #include "projections/sql_rows.hpp"
 
 namespace baton::projections {
@@ -33,7 +33,7 @@ void write_row(sqlite_statement& st, const sql_row& row) {
 }  // namespace
 
 struct sqlite_view::statements {
-  std::unique_ptr<sqlite_statement> event, job, worker, segment, decision, offset;
+  std::unique_ptr<sqlite_statement> event, job, worker, segment, decision, fair_share, cluster, offset;
 };
 
 sqlite_view::opened sqlite_view::open(const std::string& path, bool drop) {
@@ -68,15 +68,19 @@ sqlite_view::opened sqlite_view::open(const std::string& path, bool drop) {
 }
 
 sqlite_view::sqlite_view(opened o, core::world at)
-    : projection(projection_name), db_(std::move(o.db)), st_(std::make_unique<statements>()), world_(std::move(at)) {
+    : projection(projection_name), db_(std::move(o.db)), st_(std::make_unique<statements>()), world_(std::move(at)),
+      clusters_(clusters_known(world_)) {
   auto& db = *db_;
   st_->event = db.prepare(sql_write(sql_dialect::sqlite, sql_table::events));
   st_->job = db.prepare(sql_write(sql_dialect::sqlite, sql_table::jobs));
   st_->worker = db.prepare(sql_write(sql_dialect::sqlite, sql_table::workers));
   st_->segment = db.prepare(sql_write(sql_dialect::sqlite, sql_table::run_segments));
   st_->decision = db.prepare(sql_write(sql_dialect::sqlite, sql_table::decisions));
+  st_->fair_share = db.prepare(sql_write(sql_dialect::sqlite, sql_table::fair_share));
+  st_->cluster = db.prepare(sql_write(sql_dialect::sqlite, sql_table::clusters));
   st_->offset = db.prepare("UPDATE meta SET value = ?1 WHERE key = 'applied_seq'");
   restore_applied(o.applied);
+  stored_ = written_ = o.applied;
 }
 
 sqlite_view::~sqlite_view() {
@@ -101,6 +105,7 @@ void sqlite_view::commit() {
   db_->exec("COMMIT");
   open_ = false;
   uncommitted_ = 0;
+  stored_ = written_;
 }
 
 void sqlite_view::write_job(const core::job& j, size_t segments_before) {
@@ -115,41 +120,36 @@ void sqlite_view::write_worker(const core::worker& w) { write_row(*st_->worker, 
 void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   if (batch.empty()) return;
   std::lock_guard<std::mutex> lock(m_);
-  std::map<std::string, size_t> jobs;  // touched by the batch (written once each at its end): their segments before it
-  std::set<std::string> workers;
   if (!open_) {
     db_->exec("BEGIN IMMEDIATE");
     open_ = true;
   }
   try {
-    for (const auto& e : batch) {
-      auto payload = events::from_payload(e.payload);
-      const sql_touch t = touched_by(e, payload);
-      if (t.job_id && !jobs.count(*t.job_id)) {  // its segments before this batch, from the world before this event
-        auto j = world_.jobs.find(*t.job_id);
-        jobs.emplace(*t.job_id, j == world_.jobs.end() ? 0 : j->second.segments.size());
-      }
-      if (t.worker_id) workers.insert(*t.worker_id);
-      const bool rekeys = changes_priorities(e.type);
-      std::map<std::string, int64_t> before;
-      if (rekeys) before = queued_priorities(world_);
-      core::apply(world_, e.stream_id, e.type, payload, e.recorded_at_us);
-      for (const auto& [id, priority] : before)
-        if (auto j = world_.jobs.find(id); j != world_.jobs.end() && j->second.priority != priority)
-          jobs.emplace(id, j->second.segments.size());
-      write_row(*st_->event, event_row(e, payload));
-      if (is_decision(e.type)) write_row(*st_->decision, decision_row(e, t));
+    const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
+    for (size_t i = 0; i < batch.size(); ++i) {
+      write_row(*st_->event, event_row(batch[i], changed.payloads[i]));
+      if (is_decision(batch[i].type)) write_row(*st_->decision, decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
     }
-    for (const auto& [id, segments_before] : jobs)
+    for (const auto& [id, segments_before] : changed.jobs)
       if (auto j = world_.jobs.find(id); j != world_.jobs.end()) write_job(j->second, segments_before);
-    for (const auto& id : workers)
+    for (const auto& id : changed.workers)
       if (auto w = world_.workers.find(id); w != world_.workers.end()) write_worker(w->second);
+    if (changed.fair_share) {
+      db_->exec("DELETE FROM fair_share");
+      for (const auto& row : fair_share_rows(world_)) write_row(*st_->fair_share, row);
+    }
+    if (changed.clusters) {
+      db_->exec("DELETE FROM clusters");
+      for (const auto& row : cluster_rows(world_, clusters_)) write_row(*st_->cluster, row);
+    }
     st_->offset->bind(1, std::to_string(batch.back().seq)).run();
+    written_ = batch.back().seq;
     uncommitted_ += batch.size();
     if (uncommitted_ >= 4096) commit();
   } catch (...) {
     open_ = false;
     uncommitted_ = 0;
+    written_ = stored_;
     try {
       db_->exec("ROLLBACK");
     } catch (...) {

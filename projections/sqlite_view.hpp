@@ -3,8 +3,9 @@
 // tools while batond runs. A log-fed projection that keeps its own world (the same
 // core::apply over the same durable events) and writes, in SQLite transactions: the events
 // themselves, the rows of the jobs and workers they touched (their run segments with them),
-// the decisions, and the last sequence applied. The offset commits with the rows, so after a
+// the decisions, fair share at each recalculation, the clusters, and the last sequence applied. The offset commits with the rows, so after a
 // kill -9 the view resumes exactly after its last commit: every event in it once.
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -37,6 +38,8 @@ class sqlite_view : public projection {
   // it or at flush(): a commit per small batch wrote the same index pages over and over.
   bool pending() const override;
   void flush() override;
+  // The last sequence committed: what another reader of the file sees (/healthz's lag).
+  uint64_t stored_seq() const override { return stored_.load(); }
 
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override;
@@ -51,9 +54,12 @@ class sqlite_view : public projection {
   mutable std::mutex m_;
   bool open_ = false;     // a transaction is open
   size_t uncommitted_ = 0;  // events in it
+  uint64_t written_ = 0;    // the last sequence in it
+  std::atomic<uint64_t> stored_{0};  // the last committed
   std::unique_ptr<sqlite_db> db_;
   std::unique_ptr<statements> st_;
   core::world world_;
+  std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
 };
 
 }  // namespace baton::projections

@@ -238,3 +238,20 @@ TEST(queue_order, LatticeEnergyFactorFollowsThePriceSchedule) {
   EXPECT_NEAR(f.explain(id).lattice.f[6], 0.8, 1e-12) << "1 - 0.06 / 0.30";
   EXPECT_NEAR(f.explain(id).lattice.weighted[6], 0.10 * 0.8, 1e-12) << "service weighs energy 0.10";
 }
+
+// Tied sibling accounts list their rows before their merged children (core/fair_tree.hpp):
+// a user's target share still follows its own path down the tree.
+TEST(FairShare, TargetsFollowTheAccountTreeWhenSiblingAccountsTie) {
+  core::world w;
+  core::priority_policy policy;
+  policy.accounts = {{"chem", "root", 60, {{"ann", 1}}},
+                     {"phys", "root", 40, {{"cy", 1}, {"di", 3}}},
+                     {"bio", "phys", 10, {{"eve", 1}}}};
+  auto d = core::decide_recalculation(w, policy, 1'000'000);  // no usage anywhere: every sibling ties
+  ASSERT_FALSE(d.events.empty());
+  const auto& shares = d.events[0].payload.at("shares");
+  EXPECT_DOUBLE_EQ(shares.at("chem/ann").at("target").get<double>(), 0.6);
+  EXPECT_DOUBLE_EQ(shares.at("phys/cy").at("target").get<double>(), 0.4 * 1 / 14);
+  EXPECT_DOUBLE_EQ(shares.at("phys/di").at("target").get<double>(), 0.4 * 3 / 14);
+  EXPECT_DOUBLE_EQ(shares.at("bio/eve").at("target").get<double>(), 0.4 * 10 / 14);
+}

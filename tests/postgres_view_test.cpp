@@ -52,7 +52,7 @@ std::string dump_postgres(const std::string& dsn) {
   pqxx::work tx(c);
   tx.exec("SET extra_float_digits = 0");  // 15 digits, as SQLite prints
   std::string out;
-  for (const char* table : {"meta", "events", "jobs", "workers", "run_segments", "decisions"}) {
+  for (const char* table : {"meta", "events", "jobs", "workers", "run_segments", "decisions", "fair_share", "clusters"}) {
     const auto columns = tx.exec(std::string("SELECT * FROM ") + table + " LIMIT 0").columns();
     std::string sql = std::string("SELECT * FROM ") + table + " ORDER BY ";
     for (pqxx::row::size_type i = 1; i <= columns; ++i) sql += std::to_string(i) + (i < columns ? ", " : "");

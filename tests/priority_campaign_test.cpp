@@ -5,6 +5,8 @@
 // acts, or are taken back when their (one second) grace ends. The SQL view written through it
 // all equals, row for row, the view rebuilt from sequence 1.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <sqlite3.h>
 
 #include "replay/world_recovery.hpp"
@@ -173,10 +175,29 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
       prioritised += sqlite3_column_int64(st, 1) != 0;
     }
     sqlite3_finalize(st);
+    // The fair_share table: every association's figures at the recalculation in force.
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT account || '/' || \"user\", fair_share, usage_gpu_seconds, level_fs FROM fair_share",
+                                 -1, &st, nullptr), SQLITE_OK);
+    size_t shares = 0, share_mismatches = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      ++shares;
+      auto s = world.priority.shares.find(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      share_mismatches += s == world.priority.shares.end() || s->second.fair_share != sqlite3_column_double(st, 1) ||
+                          s->second.usage != sqlite3_column_double(st, 2) ||
+                          (sqlite3_column_type(st, 3) == SQLITE_NULL) != std::isinf(s->second.level_fs);
+    }
+    sqlite3_finalize(st);
     sqlite3_close(db);
+    EXPECT_EQ(shares, world.priority.shares.size());
+    EXPECT_EQ(share_mismatches, 0u) << "associations whose fair share in the view is not the log's";
+    if (GetParam() == std::string("multifactor")) {
+      EXPECT_GE(shares, 5u) << "ann, bob, cy, di, eve";
+    }
     EXPECT_EQ(rows, world.jobs.size());
     EXPECT_EQ(mismatched, 0u) << "jobs whose priority in the view is not the log's";
-    if (GetParam() != std::string("fifo")) EXPECT_GT(prioritised, 0u) << "the campaign gave jobs priorities";
+    if (GetParam() != std::string("fifo")) {
+      EXPECT_GT(prioritised, 0u) << "the campaign gave jobs priorities";
+    }
   }
   std::cout << "[ info ] " << tool.out() << "[ info ] " << handoffs << " hand-offs after a preemption\n";
 }

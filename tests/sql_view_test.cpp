@@ -143,3 +143,26 @@ TEST(sql_view, TheConfigTurnsItOff) {
   EXPECT_FALSE(std::filesystem::exists(dir / "data/views.sqlite"));
   EXPECT_EQ(d.stop(), 0);
 }
+
+TEST(sql_view, TheClustersTableFollowsTheSwitchesAndARebuildAgrees) {
+  test::temp_dir dir;
+  test::batond_process d(dir, "provisioning: {interval_seconds: 3600}\n"
+                              "clusters:\n  - {name: lab, partition: no-such-partition, worker_images: {default: {}}}\n");
+  ASSERT_GT(d.port(), 0) << d.err();
+  const std::string live = dir / "data/views.sqlite";
+  auto switch_to = [&](const char* verb) {
+    auto r = d.client()->Post((std::string("/clusters/lab/") + verb).c_str(), R"({"reason": "maintenance"})", "application/json");
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no reply");
+    ASSERT_TRUE(test::caught_up(d));  // committed: what /healthz reports is what readers see
+  };
+  EXPECT_EQ(query_int(live, "SELECT count(*) FROM clusters"), 0) << "a cluster the log never named";
+  switch_to("disable");
+  EXPECT_EQ(query_int(live, "SELECT enabled FROM clusters WHERE name = 'lab'"), 0);
+  switch_to("enable");
+  EXPECT_EQ(query_int(live, "SELECT enabled FROM clusters WHERE name = 'lab'"), 1);
+  EXPECT_EQ(query_int(live, "SELECT count(*) FROM clusters"), 1);
+  ASSERT_EQ(d.stop(), 0) << d.err();
+  const std::string rebuilt = dir / "rebuilt.sqlite";
+  test::rebuild_view(dir / "data/eventlog", rebuilt);
+  EXPECT_TRUE(test::dump_view(rebuilt) == test::dump_view(live));
+}

@@ -17,7 +17,7 @@ inline std::string dump_view(const std::string& path) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << path;
   std::string out;
-  for (const char* table : {"meta", "events", "jobs", "workers", "run_segments", "decisions"}) {
+  for (const char* table : {"meta", "events", "jobs", "workers", "run_segments", "decisions", "fair_share", "clusters"}) {
     sqlite3_stmt* st = nullptr;
     std::string sql = std::string("SELECT * FROM ") + table;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {

@@ -76,7 +76,7 @@ inline void burst(batond_process& d, int round, std::optional<uint64_t> kill_aft
   for (int w = 0; w < 2; ++w) load.emplace_back(worker_loop, port, 40, w);
   if (kill_after) {
     for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < deadline;)
-      if (healthz(d).value("last_sequence", 0) >= start_seq + *kill_after) break;
+      if (healthz(d).value("last_sequence", uint64_t{0}) >= start_seq + *kill_after) break;
     d.kill();
   }
   for (auto& t : load) t.join();

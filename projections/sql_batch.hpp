@@ -1,0 +1,32 @@
+#pragma once
+// What one batch of events changes in the SQL views (SQLite and PostgreSQL alike): the view's
+// world follows every event, and the rows to write again are collected on the way, so both
+// views write the same rows for the same events.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/world.hpp"
+#include "events/envelope.hpp"
+
+namespace baton::projections {
+
+struct sql_batch {
+  std::vector<nlohmann::json> payloads;  // one per event, decoded once
+  std::map<std::string, size_t> jobs;    // touched, or re-keyed by a recalculation: their segments before the batch
+  std::set<std::string> workers;         // touched
+  bool fair_share = false;               // a recalculation: the fair_share table is rewritten
+  bool clusters = false;                 // a cluster switched or failed, or a first worker of a cluster
+};
+
+// The clusters the view's world knows of: switched, failed, or some worker's.
+std::set<std::string> clusters_known(const core::world& w);
+
+// Applies the batch to w and says which rows it changed; `clusters` (clusters_known() at the
+// start, kept by the view) learns the clusters the batch names first.
+sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>& batch, std::set<std::string>& clusters);
+
+}  // namespace baton::projections
