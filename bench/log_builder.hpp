@@ -16,7 +16,7 @@
 namespace baton::bench {
 
 inline std::string uuid_of(char kind, size_t n) {
-  char buf[40];
+  char buf[64];  // room for any size_t, though ids stay 36 characters
   std::snprintf(buf, sizeof buf, "%08zx-0000-4000-8000-%012zx", n, static_cast<size_t>(kind));
   return buf;
 }

@@ -66,7 +66,9 @@ struct plan_fixture : test::core_under_test {
     for (const auto& [dd, at] : log) core::apply(replayed, dd, at);
     auto again = core::decide_plan(replayed, {}, s.deadlines, s.backfill, now);
     EXPECT_EQ(again.events.size(), 1u);
-    if (!again.events.empty()) EXPECT_EQ(again.events[0].payload, d.events[0].payload);
+    if (!again.events.empty()) {
+      EXPECT_EQ(again.events[0].payload, d.events[0].payload);
+    }
     core::apply(w, d, now);
     log.emplace_back(d, now);
     return d.events[0].payload;

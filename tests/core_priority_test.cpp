@@ -311,7 +311,9 @@ TEST(FairTree, RankingIntoAReusedVectorMatchesTheRows) {
     for (size_t i = 0; i < rows.size(); ++i) {
       EXPECT_EQ(ranks[i].user, !rows[i].user.empty());
       EXPECT_EQ(ranks[i].node->name, ranks[i].user ? rows[i].user : rows[i].account);
-      if (ranks[i].user) EXPECT_EQ(ranks[i].parent->name, rows[i].account);
+      if (ranks[i].user) {
+        EXPECT_EQ(ranks[i].parent->name, rows[i].account);
+      }
       EXPECT_EQ(ranks[i].depth, rows[i].depth);
       EXPECT_EQ(ranks[i].level_fs, rows[i].level_fs);
       EXPECT_EQ(ranks[i].fair_share, rows[i].fair_share);

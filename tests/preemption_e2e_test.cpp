@@ -68,7 +68,9 @@ TEST_F(preemption_e2e, AnOwnerJobPreemptsTheLowestBatchJobWhichResumesLaterWhile
     EXPECT_NE(std::find(low_types.begin(), low_types.end(), t), low_types.end()) << t << " in " << testing::PrintToString(low_types);
   auto history = get(*op, "/jobs/low/history");
   for (auto& e : history["events"])
-    if (e["event_type"] == "job.handoff_started") EXPECT_EQ(e["payload"]["reason"], "preempted") << e;
+    if (e["event_type"] == "job.handoff_started") {
+      EXPECT_EQ(e["payload"]["reason"], "preempted") << e;
+    }
 
   // The untouched job finishes; the victim resumes from the checkpoint it handed off with.
   ASSERT_TRUE(wait_status("high", "completed", 30s)) << job("high");
