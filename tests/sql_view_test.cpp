@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "projections/sql_rows.hpp"
@@ -82,6 +83,26 @@ TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuil
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM run_segments WHERE ended_at IS NULL"), running_segments);
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM decisions WHERE type = 'job.assigned'"),
             query_int(live, "SELECT count(*) FROM events WHERE type = 'job.assigned'"));
+  // Recalculations came in the middle of the load: the priorities they re-keyed are the log's.
+  EXPECT_GT(query_int(live, "SELECT count(*) FROM events WHERE type = 'scheduler.priorities_recalculated'"), 4);
+  int64_t queued = 0, distinct_priorities = 0;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(live.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT id, priority FROM jobs WHERE status = 'queued'", -1, &st, nullptr), SQLITE_OK);
+  std::set<int64_t> seen;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    ++queued;
+    auto j = world.jobs.find(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    ASSERT_NE(j, world.jobs.end());
+    EXPECT_EQ(j->second.priority, sqlite3_column_int64(st, 1)) << j->first;
+    seen.insert(sqlite3_column_int64(st, 1));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  distinct_priorities = static_cast<int64_t>(seen.size());
+  EXPECT_GT(queued, 0);
+  EXPECT_GT(distinct_priorities, 1) << "nice values give queued jobs different priorities";
 }
 
 TEST(sql_view, ARebuildAskedForOrForcedByAnotherSchemaGivesTheSameView) {

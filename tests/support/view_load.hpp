@@ -54,15 +54,22 @@ inline void worker_loop(int port, int rounds, int seed) {
   }
 }
 
-inline void submitter_loop(int port, int jobs, const std::string& prefix) {
+// recalc_every > 0: also asks for a priority recalculation after every that many jobs, so
+// the views re-key queued jobs and rewrite fair_share in the middle of the load.
+inline void submitter_loop(int port, int jobs, const std::string& prefix, int recalc_every = 0) {
   httplib::Client op("127.0.0.1", port);
   op.set_connection_timeout(2, 0);
   op.set_read_timeout(5, 0);
   for (int i = 0; i < jobs; ++i) {
     auto r = op.Post("/jobs", {{"X-API-Token", test_token}},
-                     nlohmann::json{{"id", uid(prefix + std::to_string(i))}, {"title", "burst"}, {"input_bundle_path", "/b"}}.dump(),
+                     nlohmann::json{{"id", uid(prefix + std::to_string(i))}, {"title", "burst"}, {"input_bundle_path", "/b"},
+                                    {"nice", i % 7}}
+                         .dump(),
                      "application/json");
     if (!r) return;
+    if (recalc_every > 0 && i % recalc_every == recalc_every - 1 &&
+        !op.Post("/priority/recalculate", {{"X-API-Token", test_token}}, "", "application/json"))
+      return;
   }
 }
 
@@ -72,7 +79,8 @@ inline void burst(batond_process& d, int round, std::optional<uint64_t> kill_aft
   const uint64_t start_seq = healthz(d).value("last_sequence", 0);
   const int port = d.port();
   std::vector<std::thread> load;
-  for (int s = 0; s < 2; ++s) load.emplace_back(submitter_loop, port, 60, "r" + std::to_string(round) + "s" + std::to_string(s) + "-");
+  for (int s = 0; s < 2; ++s)
+    load.emplace_back(submitter_loop, port, 60, "r" + std::to_string(round) + "s" + std::to_string(s) + "-", s == 0 ? 15 : 0);
   for (int w = 0; w < 2; ++w) load.emplace_back(worker_loop, port, 40, w);
   if (kill_after) {
     for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < deadline;)
