@@ -22,7 +22,7 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 std::string uuid_of(const char* kind, size_t n) {
-  char buf[40];
+  char buf[64];  // room for any size_t
   std::snprintf(buf, sizeof buf, "%08zx-0000-4000-8000-%012zx", n, static_cast<size_t>(kind[0]));
   return buf;
 }
