@@ -68,9 +68,9 @@ void write_rows(pqxx::work& tx, sql_table t, const std::vector<sql_row>& rows) {
 }
 
 // What one transaction step writes, table by table.
-struct row_set {
-  std::vector<sql_row> events, decisions, jobs, run_segments, workers;
-  std::optional<std::vector<sql_row>> fair_share, clusters;  // set: the table is rewritten whole
+struct row_set : sql_batch_rows {
+  row_set() = default;
+  explicit row_set(sql_batch_rows r) : sql_batch_rows(std::move(r)) {}
   void write(pqxx::work& tx) const {
     write_rows(tx, sql_table::events, events);
     write_rows(tx, sql_table::decisions, decisions);
@@ -263,25 +263,9 @@ void postgres_view::commit() {
 }
 
 void postgres_view::write(const std::vector<events::event_envelope>& batch, const sql_batch& changed) {
-  const auto& payloads = changed.payloads;
   if (!db_->tx) db_->tx = std::make_unique<pqxx::work>(db_->conn);
   auto& tx = *db_->tx;
-  row_set rows;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    rows.events.push_back(event_row(batch[i], payloads[i]));
-    if (is_decision(batch[i].type)) rows.decisions.push_back(decision_row(batch[i], touched_by(batch[i], payloads[i])));
-  }
-  for (const auto& [id, segments_before] : changed.jobs)
-    if (auto j = world_.jobs.find(id); j != world_.jobs.end()) {
-      rows.jobs.push_back(job_row(j->second));
-      // Only the last segment before the batch can have changed (its start, its end).
-      for (auto& row : segment_rows(j->second, segments_before > 0 ? segments_before - 1 : 0))
-        rows.run_segments.push_back(std::move(row));
-    }
-  for (const auto& id : changed.workers)
-    if (auto w = world_.workers.find(id); w != world_.workers.end()) rows.workers.push_back(worker_row(world_, w->second));
-  if (changed.fair_share) rows.fair_share = fair_share_rows(world_);
-  if (changed.clusters) rows.clusters = cluster_rows(world_, clusters_);
+  const row_set rows(rows_of(world_, batch, changed, clusters_));
   rows.write(tx);
   tx.exec_prepared("w_offset", std::to_string(batch.back().seq));
   written_ = batch.back().seq;

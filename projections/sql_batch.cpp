@@ -43,4 +43,26 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
   return out;
 }
 
+sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_envelope>& batch, const sql_batch& changed,
+                       const std::set<std::string>& clusters) {
+  sql_batch_rows rows;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    rows.events.push_back(event_row(batch[i], changed.payloads[i]));
+    if (is_decision(batch[i].type)) rows.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
+  }
+  for (const auto& [id, segments_before] : changed.jobs)
+    if (auto j = w.jobs.find(id); j != w.jobs.end()) {
+      rows.jobs.push_back(job_row(j->second));
+      // Segments are only added, and only the last one changes (its start moves to
+      // job.started, it gets an end): the batch changed those from the last it found on.
+      for (auto& row : segment_rows(j->second, segments_before > 0 ? segments_before - 1 : 0))
+        rows.run_segments.push_back(std::move(row));
+    }
+  for (const auto& id : changed.workers)
+    if (auto wk = w.workers.find(id); wk != w.workers.end()) rows.workers.push_back(worker_row(w, wk->second));
+  if (changed.fair_share) rows.fair_share = fair_share_rows(w);
+  if (changed.clusters) rows.clusters = cluster_rows(w, clusters);
+  return rows;
+}
+
 }  // namespace baton::projections

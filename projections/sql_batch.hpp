@@ -3,6 +3,7 @@
 // world follows every event, and the rows to write again are collected on the way, so both
 // views write the same rows for the same events.
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "core/world.hpp"
 #include "events/envelope.hpp"
+#include "projections/sql_rows.hpp"
 
 namespace baton::projections {
 
@@ -28,5 +30,13 @@ std::set<std::string> clusters_known(const core::world& w);
 // Applies the batch to w and says which rows it changed; `clusters` (clusters_known() at the
 // start, kept by the view) learns the clusters the batch names first.
 sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>& batch, std::set<std::string>& clusters);
+
+// The rows a view writes for a batch apply_batch() has applied to w, table by table.
+struct sql_batch_rows {
+  std::vector<sql_row> events, decisions, jobs, run_segments, workers;
+  std::optional<std::vector<sql_row>> fair_share, clusters;  // set: the table is emptied and written whole
+};
+sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_envelope>& batch, const sql_batch& changed,
+                       const std::set<std::string>& clusters);
 
 }  // namespace baton::projections

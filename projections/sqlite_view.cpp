@@ -108,15 +108,6 @@ void sqlite_view::commit() {
   stored_ = written_;
 }
 
-void sqlite_view::write_job(const core::job& j, size_t segments_before) {
-  write_row(*st_->job, job_row(j));
-  // Segments are only added, and only the last one changes (its start moves to job.started,
-  // it gets an end): the batch changed those from the last it found on.
-  for (const auto& row : segment_rows(j, segments_before > 0 ? segments_before - 1 : 0)) write_row(*st_->segment, row);
-}
-
-void sqlite_view::write_worker(const core::worker& w) { write_row(*st_->worker, worker_row(world_, w)); }
-
 void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   if (batch.empty()) return;
   std::lock_guard<std::mutex> lock(m_);
@@ -126,22 +117,17 @@ void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   }
   try {
     const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
-    for (size_t i = 0; i < batch.size(); ++i) {
-      write_row(*st_->event, event_row(batch[i], changed.payloads[i]));
-      if (is_decision(batch[i].type)) write_row(*st_->decision, decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
-    }
-    for (const auto& [id, segments_before] : changed.jobs)
-      if (auto j = world_.jobs.find(id); j != world_.jobs.end()) write_job(j->second, segments_before);
-    for (const auto& id : changed.workers)
-      if (auto w = world_.workers.find(id); w != world_.workers.end()) write_worker(w->second);
-    if (changed.fair_share) {
-      db_->exec("DELETE FROM fair_share");
-      for (const auto& row : fair_share_rows(world_)) write_row(*st_->fair_share, row);
-    }
-    if (changed.clusters) {
-      db_->exec("DELETE FROM clusters");
-      for (const auto& row : cluster_rows(world_, clusters_)) write_row(*st_->cluster, row);
-    }
+    const auto rows = rows_of(world_, batch, changed, clusters_);
+    for (auto [st, list] : {std::pair{st_->event.get(), &rows.events}, {st_->decision.get(), &rows.decisions},
+                            {st_->job.get(), &rows.jobs}, {st_->segment.get(), &rows.run_segments},
+                            {st_->worker.get(), &rows.workers}})
+      for (const auto& row : *list) write_row(*st, row);
+    for (auto [table, st, list] : {std::tuple{"fair_share", st_->fair_share.get(), &rows.fair_share},
+                                   std::tuple{"clusters", st_->cluster.get(), &rows.clusters}})
+      if (*list) {
+        db_->exec(std::string("DELETE FROM ") + table);
+        for (const auto& row : **list) write_row(*st, row);
+      }
     st_->offset->bind(1, std::to_string(batch.back().seq)).run();
     written_ = batch.back().seq;
     uncommitted_ += batch.size();

@@ -46,8 +46,6 @@ class sqlite_view : public projection {
 
  private:
   struct statements;
-  void write_job(const core::job& j, size_t segments_before);
-  void write_worker(const core::worker& w);
 
   void commit();  // with m_ held
 
