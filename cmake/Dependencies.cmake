@@ -33,6 +33,7 @@ find_package(nlohmann_json 3.11 CONFIG REQUIRED)
 find_package(yaml-cpp 0.7 CONFIG REQUIRED)
 find_package(CLI11 2.1 CONFIG REQUIRED)
 find_package(OpenSSL REQUIRED)
+find_package(LibArchive 3.6 REQUIRED)  # the worker unpacks archive bundles with it
 find_path(MUSTACHE_INCLUDE_DIR kainjow/mustache.hpp REQUIRED)
 add_library(kainjow::mustache INTERFACE IMPORTED)
 set_target_properties(kainjow::mustache PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${MUSTACHE_INCLUDE_DIR}")

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,8 +32,8 @@ void close_fd(int& fd) {
 
 run_result run(const std::vector<std::string>& argv, const std::string& stdin_text, std::chrono::milliseconds timeout) {
   run_result r;
-  int in[2], out[2], err[2], status_pipe[2];
-  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(status_pipe, O_CLOEXEC)) {
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
     r.not_started = true;
     r.err = std::string("pipe: ") + std::strerror(errno);
     return r;
@@ -40,44 +41,43 @@ run_result run(const std::vector<std::string>& argv, const std::string& stdin_te
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  std::vector<char*> envp;  // built before fork: the child may only make async-signal-safe calls
+  std::vector<char*> envp;
   for (char** e = environ; e && *e; ++e)
     if (!secret(*e)) envp.push_back(*e);
   envp.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);  // its own group, so a timeout kills ssh/sbatch and anything they started
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    // Nothing of batond's (log files, listening socket) leaks into ssh or sbatch; the
-    // status pipe (close-on-exec) stays to report an exec failure.
-    close_range(3, static_cast<unsigned>(status_pipe[1]) - 1, 0);
-    close_range(static_cast<unsigned>(status_pipe[1]) + 1, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);  // batond blocks SIGTERM in all threads
-    execvpe(args[0], args.data(), envp.data());
-    int e = errno;
-    (void)!write(status_pipe[1], &e, sizeof e);
-    _exit(127);
-  }
+
+  // posix_spawn, not fork: the caller is a threaded daemon (or worker), and a forked copy of
+  // it would hold every other thread's locks in whatever state they were.
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  // Nothing of the parent's (log files, the listening socket) leaks into ssh or sbatch.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  sigset_t none, defaults;
+  sigemptyset(&none);  // batond blocks SIGTERM in all threads; the child starts with nothing blocked
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group, so a timeout kills what it started too
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  pid_t pid = -1;
+  int spawn_errno = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
-  ::close(status_pipe[1]);
-  if (pid < 0) {
+  if (spawn_errno != 0) {  // glibc reports a failed exec here (program not found, ...)
     r.not_started = true;
-    r.err = std::string("fork: ") + std::strerror(errno);
-    close_fd(in[1]), close_fd(out[0]), close_fd(err[0]), close_fd(status_pipe[0]);
+    r.err = argv[0] + ": " + std::strerror(spawn_errno);
+    close_fd(in[1]), close_fd(out[0]), close_fd(err[0]);
     return r;
   }
-  int exec_errno = 0;
-  if (read(status_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
-    r.not_started = true;
-    r.err = argv[0] + ": " + std::strerror(exec_errno);
-  }
-  ::close(status_pipe[0]);
 
   fcntl(in[1], F_SETFL, O_NONBLOCK);
   size_t written = 0;

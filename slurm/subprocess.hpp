@@ -1,7 +1,7 @@
 #pragma once
-// Runs a program with stdin text, collects stdout and stderr, and kills it (its whole process
-// group) when the timeout passes. Blocking: call it from a detached actor, never from a
-// scheduled one.
+// The one way baton starts a helper program (sbatch, squeue, scancel, ssh, nvidia-smi): runs it
+// with stdin text, collects stdout and stderr, and kills it (its whole process group) when the
+// timeout passes. Blocking: call it from a detached actor, never from a scheduled one.
 #include <chrono>
 #include <string>
 #include <vector>

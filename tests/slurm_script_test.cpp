@@ -1,6 +1,8 @@
 // The sbatch script and the Slurm client helpers: quoting keeps hostile values inert when a
 // real bash runs the rendered script; squeue's exit-code quirks; subprocess timeouts.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -159,6 +161,22 @@ TEST(Subprocess, TimeoutKillsTheWholeGroupAndMissingProgramsAreReported) {
   EXPECT_NE(missing.err.find("No such file"), std::string::npos);
   auto echo = run({"cat"}, std::string(200000, 'x'), std::chrono::seconds(10));  // larger than a pipe buffer
   EXPECT_EQ(echo.out.size(), 200000u);
+}
+
+TEST(Subprocess, TheChildLeadsItsOwnGroupAndGetsNoOtherDescriptorOfOurs) {
+  int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC, as a library might leave one
+  ASSERT_GE(leaked, 3);
+  auto r = run({"sh", "-c", "echo $$; cut -d' ' -f5 /proc/$$/stat; ls /proc/$$/fd"}, "", std::chrono::seconds(10));
+  ::close(leaked);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string pid, group, fd;
+  std::getline(lines, pid);
+  std::getline(lines, group);
+  EXPECT_EQ(group, pid) << "a timeout kills the group it leads";
+  std::vector<std::string> fds;
+  while (std::getline(lines, fd)) fds.push_back(fd);
+  EXPECT_EQ(fds, (std::vector<std::string>{"0", "1", "2"})) << r.out;
 }
 
 TEST(Subprocess, BatondSecretsNeverReachTheChild) {

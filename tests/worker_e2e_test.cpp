@@ -343,7 +343,7 @@ TEST_F(worker_e2e, SqueueLookupThatFailsIsLoggedAndTheWorkerCarriesOn) {
   EXPECT_EQ(gone[0]["provider_id"], "nowhere:999999999");
 }
 
-TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {
+TEST_F(worker_e2e, TarBundlesWithLinksEscapesOrHugeFilesAreRefused) {
   auto log = dir / "payload.log";
   auto sh = [](const std::string& cmd) { ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd; };
   // Good: a .tar.gz with baton-job.json at the top.
@@ -360,7 +360,21 @@ TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {
   fs::copy_file(src + "/baton-job.json", dir / "mk/link/baton-job.json");
   fs::create_symlink("/etc", dir / "mk/link/etc");
   sh("tar -cf " + dir / "tars/symlink.tar" + " -C " + dir / "mk/link" + " baton-job.json etc");
+  // A hard link (inside the archive: links of any kind are refused).
+  fs::create_directories(dir / "mk/hard");
+  fs::copy_file(src + "/baton-job.json", dir / "mk/hard/baton-job.json");
+  fs::create_hard_link(dir / "mk/hard/baton-job.json", dir / "mk/hard/h");
+  sh("tar -cf " + dir / "tars/hardlink.tar" + " -C " + dir / "mk/hard" + " baton-job.json h");
+  // A 10 GB sparse file, archived as GNU tar -S does (a tiny archive).
+  fs::create_directories(dir / "mk/sparse");
+  fs::copy_file(src + "/baton-job.json", dir / "mk/sparse/baton-job.json");
+  std::ofstream(dir / "mk/sparse/big.dcd").close();
+  fs::resize_file(dir / "mk/sparse/big.dcd", uint64_t{10} << 30);
+  sh("tar -cSf " + dir / "tars/sparse.tar" + " -C " + dir / "mk/sparse" + " baton-job.json big.dcd");
+  fs::remove_all(dir / "mk/sparse");
   create_job("tg", dir / "tars/good.tar.gz");
+  create_job("thard", dir / "tars/hardlink.tar");
+  create_job("tsparse", dir / "tars/sparse.tar");
   create_job("tdot", dir / "tars/dotdot.tar");
   create_job("tlink", "file://" + dir / "tars/symlink.tar");
   auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
@@ -376,7 +390,8 @@ TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {
       if (e["event_type"] == "job.failed") return e["payload"].value("detail", "");
     return std::string();
   };
-  for (auto [id, member] : {std::pair{"tdot", "../evil"}, std::pair{"tlink", "etc"}}) {
+  for (auto [id, member] : {std::pair{"tdot", "../evil"}, std::pair{"tlink", "etc"}, std::pair{"thard", "h"},
+                            std::pair{"tsparse", "big.dcd"}}) {
     auto j = job(id);
     EXPECT_EQ(j["status"], "failed") << j;
     EXPECT_EQ(j["failure_reason"], "invalid_bundle") << j;
@@ -388,6 +403,7 @@ TEST_F(worker_e2e, TarBundlesAreCheckedBeforeUnpacking) {
   EXPECT_FALSE(fs::exists(dir / "work-1/evil"));
   EXPECT_FALSE(fs::exists(dir / "evil"));
   EXPECT_FALSE(fs::exists(dir / "tars/evil"));
+  EXPECT_FALSE(fs::exists(dir / "tars/big.dcd"));
   EXPECT_EQ(starts_in(test::slurp(log)).size(), 1u) << "only the good archive ran";
   for (auto& e : fs::directory_iterator(dir / "work-1")) ADD_FAILURE() << "left in the work dir: " << e.path();
 }
@@ -500,26 +516,7 @@ TEST(worker_pure, JobSpecAndBundlePaths) {
   EXPECT_FALSE(worker::resolve_bundle_dir("relative/b"));
 }
 
-TEST(worker_pure, TarListingChecks) {
-  std::vector<std::string> v = {"drwxr-xr-x u/g 0 2026-11-23 01:35 ./",
-                                "-rw-r--r-- u/g 2 2026-11-23 01:35 ./baton-job.json",
-                                "-rw-r--r-- u/g 2 2026-11-23 01:35 ./sub/a b"};
-  std::vector<std::string> n = {"./", "./baton-job.json", "./sub/a b"};
-  EXPECT_EQ(worker::check_tar_listing(v, n), "");
-  auto with = [&](const std::string& line, const std::string& name) {
-    auto vv = v, nn = n;
-    vv.push_back(line);
-    nn.push_back(name);
-    return worker::check_tar_listing(vv, nn);
-  };
-  EXPECT_NE(with("-rw-r--r-- u/g 2 2026-11-23 01:35 /etc/x", "/etc/x").find("absolute"), std::string::npos);
-  EXPECT_NE(with("-rw-r--r-- u/g 2 2026-11-23 01:35 a/../../x", "a/../../x").find("'..'"), std::string::npos);
-  EXPECT_NE(with("lrwxrwxrwx u/g 0 2026-11-23 01:35 l -> /etc", "l").find("symlink (-> /etc)"), std::string::npos);
-  EXPECT_NE(with("hrw-r--r-- u/g 0 2026-11-23 01:35 h link to a", "h").find("hardlink"), std::string::npos);
-  EXPECT_NE(with("crw-r--r-- u/g 1,3 2026-11-23 01:35 null", "null").find("device"), std::string::npos);
-  EXPECT_NE(with("prw-r--r-- u/g 0 2026-11-23 01:35 f", "f").find("fifo"), std::string::npos);
-  EXPECT_NE(worker::check_tar_listing({v[0]}, n), "") << "listings that disagree are refused";
-  EXPECT_NE(worker::check_tar_listing({}, {}), "") << "an empty archive is refused";
+TEST(worker_pure, TarPaths) {
   EXPECT_TRUE(worker::is_tar_path("/x/b.tar"));
   EXPECT_TRUE(worker::is_tar_path("/x/b.tar.gz"));
   EXPECT_TRUE(worker::is_tar_path("/x/b.tgz"));

@@ -13,7 +13,7 @@ inline const char* job_spec_file = "baton-job.json";
 inline const char* checkpoint_subdir = ".baton-checkpoints";  // inside the bundle dir, never copied
 inline const char* failures_subdir = ".baton-failures";       // likewise: failure artifacts
 
-// The bundle itself is unacceptable (unsafe archive member, unreadable archive): the job fails
+// The bundle itself is unacceptable (unsafe archive member, unreadable archive, over a cap): the job fails
 // with reason invalid_bundle and this message as the detail.
 struct invalid_bundle : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -36,21 +36,6 @@ bool is_safe_relative(const std::string& rel);
 
 // True for a path ending in .tar, .tar.gz or .tgz.
 bool is_tar_path(const std::string& path);
-
-// Checks the two listings of one archive, line by line: `tar -tvf` (the first character is the
-// member type) and `tar -tf` (the names), both with LC_ALL=C and escape quoting. Returns "" if
-// every member is a regular file or directory with a safe relative name, else a message naming
-// the first bad member.
-std::string check_tar_listing(const std::vector<std::string>& verbose, const std::vector<std::string>& names);
-
-// Copies the archive to <scratch>.tar (so it cannot change between check and use), lists it,
-// checks the listing and only then extracts it into dst (created) with the system tar.
-// Throws invalid_bundle for an unsafe or unreadable archive, std::runtime_error otherwise.
-void unpack_tar_bundle(const std::string& tar_path, const std::string& dst, const std::string& scratch);
-
-// Runs argv (PATH lookup) with LC_ALL=C, stdout and stderr to files; returns the exit code
-// (128 + signal if signalled). Throws std::runtime_error if it cannot be started.
-int run_program(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path);
 
 // Copies the bundle dir into dst (created), skipping the checkpoint and failure subdirs and symlinks
 // that point outside. Throws std::filesystem::filesystem_error / runtime_error.

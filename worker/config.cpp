@@ -75,6 +75,10 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
   app.add_option("--retry-attempts", c.retry_attempts, "attempts per request on connection errors and 5xx")
       ->envname("BATON_RETRY_ATTEMPTS")->capture_default_str();
   app.add_flag("--keep-work-dirs", c.keep_work_dirs, "keep job working dirs after the job ends");
+  app.add_option("--bundle-max-bytes", c.bundle_max_bytes, "refuse an archive bundle that unpacks to more bytes")
+      ->envname("BATON_BUNDLE_MAX_BYTES")->capture_default_str();
+  app.add_option("--bundle-max-members", c.bundle_max_members, "refuse an archive bundle with more members")
+      ->envname("BATON_BUNDLE_MAX_MEMBERS")->capture_default_str();
   app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error")->envname("BATON_LOG_LEVEL")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -28,6 +28,8 @@ struct worker_config {
   int64_t allocation_deadline = 0;       // epoch seconds when the Slurm allocation ends; 0 = none
   double retry_base_seconds = 1, retry_max_seconds = 30;
   int retry_attempts = 8;
+  uint64_t bundle_max_bytes = uint64_t{8} << 30;  // an archive bundle may unpack to this much
+  uint64_t bundle_max_members = 100000;            // and hold this many files and directories
   bool keep_work_dirs = false;
   std::string log_level = "info";
 };

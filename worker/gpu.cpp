@@ -1,8 +1,9 @@
 #include "worker/gpu.hpp"
 
-#include <cstdio>
+#include <chrono>
 #include <sstream>
-#include <sys/wait.h>
+
+#include "slurm/subprocess.hpp"
 
 namespace baton::worker {
 namespace {
@@ -51,15 +52,10 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
 }
 
 std::optional<gpu_info> query_nvidia_smi() {
-  FILE* p = popen("nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null", "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[512];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
-  return parse_nvidia_smi(out);
+  auto r = slurm::run({"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"}, "",
+                      std::chrono::seconds(30));
+  if (r.not_started || r.timed_out || r.exit_code != 0) return std::nullopt;
+  return parse_nvidia_smi(r.out);
 }
 
 }  // namespace baton::worker

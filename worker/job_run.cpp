@@ -9,6 +9,7 @@
 
 #include "worker/agent.hpp"
 #include "worker/bundle.hpp"
+#include "worker/bundle_archive.hpp"
 #include "worker/checkpoint.hpp"
 #include "worker/progress.hpp"
 #include "worker/runner.hpp"
@@ -202,7 +203,7 @@ job_outcome agent::run_job(const json& a) {
   try {
     fs::remove_all(workdir);
     if (is_tar)
-      unpack_tar_bundle(*bundle, workdir, workdir + ".bundle");
+      extract_bundle_archive(*bundle, workdir, {cfg_.bundle_max_bytes, cfg_.bundle_max_members});
     else
       copy_bundle(*bundle, workdir);
   } catch (const invalid_bundle& e) {
