@@ -156,7 +156,7 @@ int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_t
   if (c.json)
     c.out << r.body.dump(2) << "\n";
   else
-    c.out << "pruned " << r.body.value("pruned", 0) << " jobs (their history stays in the log)\n";
+    c.out << "pruned " << cell(field(r.body, "pruned")) << " jobs (their history stays in the log)\n";
   return ok;
 }
 

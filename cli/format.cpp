@@ -4,6 +4,21 @@
 
 namespace baton::cli {
 
+const nlohmann::json& field(const nlohmann::json& o, const std::string& key) {
+  static const nlohmann::json none;
+  if (!o.is_object()) return none;
+  auto it = o.find(key);
+  return it == o.end() ? none : *it;
+}
+
+int bounded_int(const nlohmann::json& v, int lo, int hi, int fallback) {
+  if (!v.is_number()) return fallback;
+  double d = v.get<double>();
+  if (!(d >= lo)) return lo;  // NaN too
+  if (d > hi) return hi;
+  return static_cast<int>(d);
+}
+
 std::string cell(const nlohmann::json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return v.get<std::string>();

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/request_helpers.hpp"
 #include "config/config.hpp"
 
 using namespace baton::cli;
@@ -182,27 +183,29 @@ int main(int argc, char** argv) {
   }
   c.daemon.operator_name = op_name.empty() ? std::string(std::getenv("USER") ? std::getenv("USER") : "") : op_name;
 
-  if (*submit_cmd) return submit(c, so);
-  if (*jl) return jobs_list(c, statuses, limit);
-  if (*js) return jobs_show(c, id);
-  if (*jh) return jobs_history(c, id);
-  if (*jc) return jobs_cancel(c, id, force);
-  if (*jr) return jobs_requeue(c, id);
-  if (*jp) return jobs_prune(c, statuses, older);
-  if (*je) return jobs_export_csv(c, output);
-  if (*jw) return jobs_wait(c, wait_timeout_seconds);
-  if (*ji) return jobs_import(c, import_file);
-  if (*wl) return workers_list(c, states);
-  if (*cl) return clusters_list(c);
-  if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);
-  if (*mon) return monitor(c, interval, iterations);
-  if (*aexp) return audit_export(c, ao);
-  if (*jhold || *jrel) return jobs_hold(c, id, static_cast<bool>(*jhold));
-  if (*jwhy) return jobs_why(c, id);
-  if (*prio) return priority(c, prio_job);
-  if (*fs) return fairshare(c);
-  if (*opadd) return operators_add(c, name, op_role, op_accounts);
-  if (*oprev) return operators_revoke(c, name);
-  if (*oplist) return operators_list(c);
-  return usage_error;
+  return guarded(c, [&]() -> int {
+    if (*submit_cmd) return submit(c, so);
+    if (*jl) return jobs_list(c, statuses, limit);
+    if (*js) return jobs_show(c, id);
+    if (*jh) return jobs_history(c, id);
+    if (*jc) return jobs_cancel(c, id, force);
+    if (*jr) return jobs_requeue(c, id);
+    if (*jp) return jobs_prune(c, statuses, older);
+    if (*je) return jobs_export_csv(c, output);
+    if (*jw) return jobs_wait(c, wait_timeout_seconds);
+    if (*ji) return jobs_import(c, import_file);
+    if (*wl) return workers_list(c, states);
+    if (*cl) return clusters_list(c);
+    if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);
+    if (*mon) return monitor(c, interval, iterations);
+    if (*aexp) return audit_export(c, ao);
+    if (*jhold || *jrel) return jobs_hold(c, id, static_cast<bool>(*jhold));
+    if (*jwhy) return jobs_why(c, id);
+    if (*prio) return priority(c, prio_job);
+    if (*fs) return fairshare(c);
+    if (*opadd) return operators_add(c, name, op_role, op_accounts);
+    if (*oprev) return operators_revoke(c, name);
+    if (*oplist) return operators_list(c);
+    return usage_error;
+  });
 }

@@ -21,13 +21,14 @@ std::string fixed(const json& v, int digits) {
 
 // One sprio -l line: the weighted value of each factor.
 json sprio_line(const json& row) {
-  json out = {{"job_id", row["job_id"]}, {"partition", row["partition"]}, {"user", row["user"]},
-              {"account", row["account"]}, {"priority", row["priority"]}, {"tier", row["priority_tier"]},
-              {"nice", row["nice"]},       {"reason", row["pending_reason"]}};
-  const json f = row.value("factors", json::object());
+  json out = {{"job_id", field(row, "job_id")}, {"partition", field(row, "partition")}, {"user", field(row, "user")},
+              {"account", field(row, "account")}, {"priority", field(row, "priority")},
+              {"tier", field(row, "priority_tier")}, {"nice", field(row, "nice")},
+              {"reason", field(row, "pending_reason")}};
+  const json& f = field(row, "factors");
   for (const char* name : {"age", "fairshare", "job_size", "partition", "qos"})
-    if (f.contains(name)) out[std::string(name) + "_w"] = fixed(f[name]["weighted"], 0);
-  if (row.contains("score")) out["score"] = fixed(row["score"], 6);
+    if (f.contains(name)) out[std::string(name) + "_w"] = fixed(field(field(f, name), "weighted"), 0);
+  if (row.contains("score")) out["score"] = fixed(field(row, "score"), 6);
   return out;
 }
 
@@ -71,12 +72,14 @@ int fairshare(context& c) {
   if (c.json) return print(c, r.body, {});
   json rows = json::array();
   for (const auto& a : r.body["associations"]) {
-    int depth = a.value("depth", 0);
+    if (!a.is_object()) continue;
+    int depth = bounded_int(field(a, "depth"), 0, 64, 0);
     json line = a;
-    line["account"] = std::string(static_cast<size_t>(depth), ' ') + cell(a["account"]);  // the tree, as sshare indents it
-    for (const char* k : {"norm_shares", "effective_usage", "fair_share", "fair_share_in_use"}) line[k] = fixed(a.value(k, json()), 6);
-    line["level_fs"] = a["level_fs"].is_string() ? a["level_fs"] : json(fixed(a["level_fs"], 6));
-    line["raw_usage"] = fixed(a["raw_usage"], 0);
+    line["account"] = std::string(static_cast<size_t>(depth), ' ') + cell(field(a, "account"));  // the tree, as sshare indents it
+    for (const char* k : {"norm_shares", "effective_usage", "fair_share", "fair_share_in_use"}) line[k] = fixed(field(a, k), 6);
+    const json& level_fs = field(a, "level_fs");
+    line["level_fs"] = level_fs.is_string() ? level_fs : json(fixed(level_fs, 6));
+    line["raw_usage"] = fixed(field(a, "raw_usage"), 0);
     rows.push_back(std::move(line));
   }
   print_table(c.out, rows,
@@ -113,7 +116,7 @@ int jobs_why(context& c, const std::string& id) {
   for (const auto& [name, f] : named.items()) {
     if (!f.is_object()) continue;
     factors.push_back({{"factor", name}, {"raw", fixed(f.value("raw", f.value("value", json())), 4)},
-                       {"normalized", fixed(f.value("normalized", json()), 4)}, {"weighted", fixed(f["weighted"], 4)}});
+                       {"normalized", fixed(f.value("normalized", json()), 4)}, {"weighted", fixed(field(f, "weighted"), 4)}});
   }
   if (!factors.empty()) print_table(c.out, factors, {{"FACTOR", "factor"}, {"RAW", "raw"}, {"NORMALIZED", "normalized"}, {"WEIGHTED", "weighted"}});
   return ok;

@@ -6,6 +6,15 @@ namespace baton::cli {
 
 using nlohmann::json;
 
+int guarded(context& c, const std::function<int()>& command) {
+  try {
+    return command();
+  } catch (const json::exception& e) {
+    c.err << "baton: batond's reply is not what this baton expects (" << e.what() << ")\n";
+    return api_error;
+  }
+}
+
 std::string encode(const std::string& v) {
   std::string out;
   for (unsigned char ch : v) {

@@ -3,6 +3,7 @@
 // report its failure, print a body as a table or as JSON.
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ std::string encode(const std::string& v);
 // Runs a call; on failure prints why and returns its exit code, else ok with r filled.
 int run(context& c, const std::string& method, const std::string& path, result& r,
         const nlohmann::json& body = nullptr);
+// Runs a command. A reply this baton cannot read (a field of another type, a list where an
+// object was expected: a batond of another version, or something else on its port) ends the
+// command with exit 1 and a message saying so, never with "terminate called".
+int guarded(context& c, const std::function<int()>& command);
 // The body as JSON (--json) or as a table of the given columns.
 int print(context& c, const nlohmann::json& body, const std::vector<column>& columns);
 

@@ -34,13 +34,16 @@ inline void put_varint(std::string& out, uint64_t v) {
 }
 
 // Reads a varint at pos; returns false on truncation or overlong encoding.
+// Only the shortest encoding of a value is accepted (what put_varint writes), so one value has
+// one encoding: a stored record that decodes re-encodes to the same bytes.
 inline bool get_varint(std::string_view s, size_t& pos, uint64_t& v) {
   v = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (pos >= s.size()) return false;
     auto byte = static_cast<unsigned char>(s[pos++]);
+    if (shift == 63 && byte > 1) return false;  // more than 64 bits
     v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (!(byte & 0x80)) return true;
+    if (!(byte & 0x80)) return byte != 0 || shift == 0;  // a trailing zero byte: not the shortest
   }
   return false;
 }

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -69,7 +70,7 @@ swf_trace read_swf(const std::string& path) {
     for (; n < 18; ++n) {
       char* end = nullptr;
       double v = std::strtod(p, &end);  // some archives write 1.0 for integers
-      if (end == p) break;
+      if (end == p || !(std::fabs(v) < 9e18)) break;  // not a number, or none an int64 holds (inf, nan, 1e300)
       f[n] = static_cast<int64_t>(v);
       p = end;
     }

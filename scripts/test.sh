@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test twice: release, and debug with
-# ASan+UBSan. `--release-only` skips the sanitizer pass (quicker local runs).
+# ASan+UBSan (both replay the fuzz corpora), then fuzzes each libFuzzer target briefly
+# (clang-14; bench/fuzz.sh). `--release-only` skips the sanitizer pass and the fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -21,3 +22,7 @@ for p in "${presets[@]}"; do
   echo "== $p: tests"
   ctest --preset "$p" -j "$jobs" --timeout 600
 done
+if [[ "${1:-}" != "--release-only" ]]; then
+  echo "== fuzz: each target for ${BATON_CI_FUZZ_SECONDS:-20} s"
+  bash bench/fuzz.sh "${BATON_CI_FUZZ_SECONDS:-20}"
+fi

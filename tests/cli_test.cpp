@@ -1,6 +1,9 @@
 // The baton CLI against a real batond on loopback: each command's output and exit code,
 // including bad input (unknown job, bad flag, unreachable daemon).
 #include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <thread>
 
 #include <sstream>
 
@@ -253,6 +256,25 @@ TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {
   }();
   EXPECT_EQ(wrong_token.code, 1);
   EXPECT_NE(wrong_token.err.find("401"), std::string::npos);
+}
+
+// Something answers on batond's port with shapes this baton does not know (another version,
+// another program): each command says so and exits 1; none dies with "terminate called".
+TEST_F(cli, RepliesOfAnotherShapeEndWithAMessageNotACrash) {
+  httplib::Server other;
+  other.Get(".*", [](const httplib::Request&, httplib::Response& res) { res.set_content("[1,2,3]", "application/json"); });
+  int port = other.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { other.listen_after_bind(); });
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  for (std::vector<std::string> args : {std::vector<std::string>{"jobs", "history", uid("x")}, {"operators", "list"}}) {
+    auto r = baton(args, url);
+    EXPECT_EQ(r.code, 1) << args[0] << "\n" << r.err;
+    EXPECT_NE(r.err.find("batond's reply is not what this baton expects"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+  }
+  other.stop();
+  serving.join();
 }
 
 TEST_F(cli, PriorityFairshareHoldWhyAndOperators) {

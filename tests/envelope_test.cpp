@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "events/bytes.hpp"
 #include "events/payload.hpp"
 
 using namespace baton::events;
@@ -77,6 +78,38 @@ TEST(Envelope, RejectsTruncatedAndForeignBytes) {
   wrong_format[0] = 9;
   EXPECT_FALSE(decode(wrong_format));
   EXPECT_FALSE(decode(std::string(100, '\xff')));
+}
+
+// Found by the event_decode fuzzer: a varint with a redundant continuation byte ("b7 00" for
+// 55) decoded, so two byte strings stood for one event. Only the shortest encoding is read.
+TEST(Envelope, VarintsHaveOneEncoding) {
+  auto read = [](const std::string& bytes) -> std::optional<uint64_t> {
+    size_t pos = 0;
+    uint64_t v = 0;
+    if (!get_varint(bytes, pos, v) || pos != bytes.size()) return std::nullopt;
+    return v;
+  };
+  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{127}, uint64_t{128}, uint64_t{300}, UINT64_MAX}) {
+    std::string out;
+    put_varint(out, v);
+    EXPECT_EQ(read(out), v);
+  }
+  EXPECT_EQ(read("\x37"), 55u);
+  EXPECT_FALSE(read(std::string("\xb7\x00", 2))) << "55 with a redundant zero byte";
+  EXPECT_FALSE(read(std::string("\x80\x80\x00", 3)));
+  EXPECT_FALSE(read(std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10))) << "65 bits";
+  EXPECT_FALSE(read(std::string(11, '\xff')));
+  // And so an event whose seq is written the long way does not decode.
+  event_envelope e;
+  e.seq = 55;
+  e.stream_id = "daemon";
+  e.type = "daemon.started";
+  e.hash = std::string(32, 'h');
+  auto stored = encode(e);
+  ASSERT_TRUE(decode(stored));
+  ASSERT_EQ(stored[1], '\x37');
+  std::string long_way = stored.substr(0, 1) + std::string("\xb7\x00", 2) + stored.substr(2);
+  EXPECT_FALSE(decode(long_way));
 }
 
 TEST(Envelope, HashCoversEveryBodyByte) {

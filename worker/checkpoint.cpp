@@ -15,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -154,18 +155,40 @@ json to_json(const manifest& m) {
           {"updated_at", m.updated_at}, {"files", files}};
 }
 
+namespace {
+
+// An integer field within [0, hi]: another type or a value out of range is refused (a float
+// of 1e107 read as int would be undefined behaviour, not an error).
+int64_t count_field(const json& o, const char* key, int64_t hi, std::optional<int64_t> fallback) {
+  auto it = o.find(key);
+  if (it == o.end()) {
+    if (fallback) return *fallback;
+    throw std::runtime_error(std::string("'") + key + "' is missing");
+  }
+  bool in_range = it->is_number_unsigned() ? it->get<uint64_t>() <= static_cast<uint64_t>(hi)
+                                           : it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= hi;
+  if (!in_range) throw std::runtime_error(std::string("'") + key + "' must be an integer from 0 to " + std::to_string(hi));
+  return it->is_number_unsigned() ? static_cast<int64_t>(it->get<uint64_t>()) : it->get<int64_t>();
+}
+
+}  // namespace
+
 manifest manifest_from_json(const json& j) {
   try {
-    if (!j.is_object() || j.value("schema_version", 0) != 1) throw std::runtime_error("not a schema_version 1 manifest");
+    if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_number_integer() ||
+        j["schema_version"].get<int64_t>() != 1)
+      throw std::runtime_error("not a schema_version 1 manifest");
     manifest m;
     m.job_id = j.value("job_id", "");
     m.worker_id = j.value("worker_id", "");
     m.updated_at = j.value("updated_at", "");
-    m.attempt = j.value("attempt", 0);
+    m.attempt = static_cast<int>(count_field(j, "attempt", 1 << 30, 0));
     for (const auto& [name, e] : j.at("files").items()) {
       if (!is_safe_relative(name)) throw std::runtime_error("unsafe file name '" + name + "'");
-      manifest_entry me{e.at("sha256").get<std::string>(), e.at("size").get<uint64_t>(), e.value("attempt", 0),
-                        e.at("object").get<std::string>()};
+      if (!e.is_object()) throw std::runtime_error("the entry of '" + name + "' is not an object");
+      manifest_entry me{e.at("sha256").get<std::string>(),
+                        static_cast<uint64_t>(count_field(e, "size", std::numeric_limits<int64_t>::max(), std::nullopt)),
+                        static_cast<int>(count_field(e, "attempt", 1 << 30, 0)), e.at("object").get<std::string>()};
       if (!is_safe_relative(me.object)) throw std::runtime_error("unsafe object path '" + me.object + "'");
       m.files[name] = me;
     }
