@@ -5,9 +5,12 @@
 #include <spdlog/spdlog.h>
 
 #include <baton/version.hpp>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 #include "batond/daemon.hpp"
+#include "batond/log_repair.hpp"
 #include "batond/log_tools.hpp"
 #include "config/config.hpp"
 
@@ -26,6 +29,13 @@ int main(int argc, char** argv) {
   app.add_option("--from", from, "with --dump: first sequence to print")->check(CLI::PositiveNumber);
   app.add_option("--limit", limit, "with --dump: at most this many events (0 = all)");
   app.add_flag("--version", version, "print the version and exit");
+  baton::daemon::truncate_options repair;
+  auto* truncate_opt = app.add_option("--truncate-after", repair.keep_through,
+                                      "repair a damaged tail: back the log up, remove every event after this one, record "
+                                      "it, and exit (batond stopped; docs/operator-guide.md)");
+  app.add_option("--backup-dir", repair.backup_dir, "with --truncate-after: where the copy goes (default: "
+                                                    "<data dir>/eventlog.backup-<UTC time>)");
+  app.add_option("--reason", repair.reason, "with --truncate-after: why, recorded with the event");
   std::string rebuild_projection;
   app.add_option("--rebuild-projection", rebuild_projection,
                  "empty this projection and rebuild it from event 1 (views: the SQLite view; postgres: the PostgreSQL view)");
@@ -63,6 +73,12 @@ int main(int argc, char** argv) {
   if (verify) return baton::daemon::verify_log(settings.data_dir);
   if (dump) return baton::daemon::dump_log(settings.data_dir, from, limit);
   if (rederive) return baton::daemon::rederive_log(settings.data_dir);
+  if (truncate_opt->count()) {
+    repair.data_dir = settings.data_dir;
+    repair.operator_name = std::getenv("USER") ? std::getenv("USER") : "";
+    auto now = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch());
+    return baton::daemon::truncate_log(repair, now.count());
+  }
 
   auto logger = spdlog::stderr_color_mt("batond");
   spdlog::set_default_logger(logger);

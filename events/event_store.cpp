@@ -1,6 +1,7 @@
 #include "events/event_store.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/options.h>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 
 #include "events/bytes.hpp"
+#include "events/sha256.hpp"
 
 namespace baton::events {
 namespace {
@@ -153,10 +155,23 @@ std::unique_ptr<event_store> event_store::open(const std::string& dir, store_opt
   if (last->Valid()) {
     uint64_t seq = get_u64be(std::string_view(last->key().data(), last->key().size()));
     auto view = decode(std::string_view(last->value().data(), last->value().size()));
-    if (last->key().size() != 8 || !view || view->seq != seq)
-      throw store_error("event " + std::to_string(seq) + " in " + dir + " is malformed", seq);
     s->last_seq_ = seq;
-    s->last_hash_ = std::string(view->hash);
+    // The tail is checked at every open: decodes, and its hash follows from the event before.
+    std::string damage;
+    if (last->key().size() != 8 || !view || view->seq != seq) {
+      damage = "is malformed";
+    } else {
+      s->last_hash_ = std::string(view->hash);
+      try {
+        if (chain_hash(s->hash_before(seq), view->body) != view->hash) damage = "fails its hash check (altered)";
+      } catch (const store_error&) {  // the event before it is missing or malformed: named by the error
+        if (!opts.allow_damaged_tail) throw;
+      }
+    }
+    if (!damage.empty() && !opts.allow_damaged_tail)
+      throw store_error("event " + std::to_string(seq) + " in " + dir + " " + damage +
+                            ": the log's tail is damaged (see \"A damaged log\" in docs/operator-guide.md)",
+                        seq);
   }
   return s;
 }
@@ -430,6 +445,46 @@ void event_store::flush() {
   rocksdb::FlushOptions fo;
   fo.wait = true;
   check(db_->Flush(fo, cf_), "cannot flush the event log");
+}
+
+truncation event_store::truncate_after(uint64_t keep_through) {
+  truncation t;
+  t.previous_last_seq = last_seq();
+  if (keep_through >= t.previous_last_seq) return t;
+  if (auto raw = read_raw(t.previous_last_seq)) t.previous_last_value_sha256 = to_hex(sha256(*raw));
+  if (keep_through > 0) scan(1, keep_through, true, [](const event_view&) { return true; });
+  rocksdb::WriteBatch batch;
+  batch.DeleteRange(cf_[cf_events], slice(u64be(keep_through + 1)), slice(u64be(UINT64_MAX)));
+  t.removed_events = t.previous_last_seq - keep_through;
+  auto drop_where = [&](cf_index cf, const std::function<bool(std::string_view key, std::string_view value)>& beyond) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_[cf]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view k(it->key().data(), it->key().size()), v(it->value().data(), it->value().size());
+      if (beyond(k, v)) batch.Delete(cf_[cf], it->key());
+    }
+    check(it->status(), "cannot read the log's indexes");
+  };
+  auto seq_in = [](std::string_view bytes, size_t at) { return bytes.size() >= at + 8 ? get_u64be(bytes.substr(at, 8)) : 0; };
+  drop_where(cf_stream_index, [&](std::string_view, std::string_view v) { return seq_in(v, 0) > keep_through; });
+  drop_where(cf_commands, [&](std::string_view, std::string_view v) { return seq_in(v, 8) > keep_through; });
+  drop_where(cf_snapshots, [&](std::string_view k, std::string_view) {
+    return k.size() >= 8 && get_u64be(k.substr(k.size() - 8)) > keep_through;
+  });
+  drop_where(cf_offsets, [&](std::string_view, std::string_view v) { return seq_in(v, 0) > keep_through; });
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  check(db_->Write(wo, &batch), "cannot truncate the event log");
+  last_seq_.store(keep_through, std::memory_order_release);
+  last_hash_ = keep_through ? read(keep_through, 1).front().hash : std::string();
+  heads_.clear();
+  return t;
+}
+
+void event_store::checkpoint(const std::string& dir) const {
+  rocksdb::Checkpoint* raw = nullptr;
+  check(rocksdb::Checkpoint::Create(db_.get(), &raw), "cannot prepare a copy of the event log");
+  std::unique_ptr<rocksdb::Checkpoint> cp(raw);
+  check(cp->CreateCheckpoint(dir), "cannot copy the event log to " + dir);
 }
 
 std::optional<std::string> event_store::read_raw(uint64_t seq) const {

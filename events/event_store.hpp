@@ -57,6 +57,16 @@ struct store_options {
   // Open without the write lock, as it stands on disk at open (WAL included): for tools that
   // read a log while batond runs on it (--verify, --dump, --rederive). Writes throw.
   bool read_only = false;
+  // Open a log whose last event is damaged (malformed, or failing its hash) instead of
+  // refusing: only for the repair (truncate_after). last_seq() is then the damaged event's.
+  bool allow_damaged_tail = false;
+};
+
+// What truncate_after removed.
+struct truncation {
+  uint64_t previous_last_seq = 0;
+  uint64_t removed_events = 0;
+  std::string previous_last_value_sha256;  // hex, of the last event's stored bytes as they were
 };
 
 class event_store {
@@ -83,6 +93,14 @@ class event_store {
   void set_projection_offset(const std::string& name, uint64_t seq);
   // Flushes memtables so the next open need not replay the WAL.
   void flush();
+  // Repair of a damaged tail: removes every event after keep_through and what indexes them
+  // (stream index entries, command records, snapshots and projection offsets beyond it) in
+  // one synced write. Events 1..keep_through must check out (gap-free, chain intact): throws
+  // store_error naming the first that does not. Keep a backup first (checkpoint()).
+  truncation truncate_after(uint64_t keep_through);
+  // A consistent copy of the whole store in dir, which must not exist (RocksDB checkpoint:
+  // hard links to the table files where it can).
+  void checkpoint(const std::string& dir) const;
 
   // --- reader side: any thread ---
   uint64_t last_seq() const { return last_seq_.load(std::memory_order_acquire); }

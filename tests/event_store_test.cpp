@@ -197,6 +197,85 @@ TEST(EventStore, MalformedRecordIsReported) {
   EXPECT_THROW(store->read(1, 10), store_error);
 }
 
+// The last event is checked at every open (decodes, and its hash follows from the one before):
+// a damaged tail is refused naming it, unless opened for the repair.
+TEST(EventStore, OpenChecksTheTailAndNamesADamagedLastEvent) {
+  temp_dir dir;
+  {
+    auto store = event_store::open(dir.path());
+    for (int i = 0; i < 6; ++i) store->append({command("s", "t", {{"i", i}})});
+    auto raw = *store->read_raw(6);
+    raw[raw.size() - 40] ^= 0x01;  // a body byte; the stored hash stays
+    store->overwrite_raw_for_test(6, raw);
+  }
+  try {
+    event_store::open(dir.path());
+    ADD_FAILURE() << "a tail that fails its hash was opened";
+  } catch (const store_error& e) {
+    EXPECT_EQ(e.seq(), 6u);
+    EXPECT_NE(std::string(e.what()).find("event 6"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("hash"), std::string::npos) << e.what();
+  }
+  store_options repair;
+  repair.allow_damaged_tail = true;
+  auto store = event_store::open(dir.path(), repair);
+  EXPECT_EQ(store->last_seq(), 6u);
+  EXPECT_EQ(store->verify().bad_seq, 6u);
+  store->overwrite_raw_for_test(6, "x");  // and a malformed one
+  store.reset();
+  EXPECT_THROW(event_store::open(dir.path()), store_error);
+  EXPECT_EQ(event_store::open(dir.path(), repair)->last_seq(), 6u);
+}
+
+TEST(EventStore, TruncateAfterRemovesTheTailAndEverythingThatIndexesIt) {
+  temp_dir dir;
+  store_options repair;
+  repair.allow_damaged_tail = true;
+  auto store = event_store::open(dir.path(), repair);
+  for (int i = 0; i < 10; ++i) store->append({command(i % 2 ? "odd" : "even", "t", {{"i", i}}, any_version, "cmd-" + std::to_string(i))});
+  store->put_snapshot("world", {4, "at four"});
+  store->put_snapshot("world", {8, "at eight"});
+  store->set_projection_offset("early", 3);
+  store->set_projection_offset("late", 9);
+  store->overwrite_raw_for_test(10, "damaged");
+  auto before_backup = dir / "copy";
+  store->checkpoint(before_backup);
+  EXPECT_THROW(store->checkpoint(before_backup), store_error) << "a copy never overwrites";
+
+  store->overwrite_raw_for_test(7, "damaged too");
+  try {
+    store->truncate_after(8);
+    ADD_FAILURE() << "kept a damaged event";
+  } catch (const store_error& e) {
+    EXPECT_EQ(e.seq(), 7u) << e.what();
+  }
+  auto t = store->truncate_after(6);
+  EXPECT_EQ(t.previous_last_seq, 10u);
+  EXPECT_EQ(t.removed_events, 4u);
+  EXPECT_EQ(t.previous_last_value_sha256.size(), 64u);
+  EXPECT_EQ(store->last_seq(), 6u);
+  EXPECT_EQ(store->stream_version("even"), 3u);  // events 1, 3, 5
+  EXPECT_EQ(store->stream_version("odd"), 3u);   // events 2, 4, 6
+  EXPECT_TRUE(store->find_command("cmd-5"));
+  EXPECT_FALSE(store->find_command("cmd-6")) << "its event is gone: the command may run again";
+  EXPECT_EQ(store->snapshot_seqs("world"), std::vector<uint64_t>{4});
+  EXPECT_EQ(store->projection_offset("early"), 3u);
+  EXPECT_FALSE(store->projection_offset("late"));
+  // The log goes on from there, chained to event 6, and survives a reopen.
+  auto r = store->append({command("odd", "t", {{"after", "repair"}}, 3)});
+  ASSERT_EQ(r[0].status, append_status::appended) << r[0].message;
+  EXPECT_EQ(r[0].first_seq, 7u);
+  EXPECT_EQ(r[0].stream_version, 4u);
+  store.reset();
+  store = event_store::open(dir.path());
+  EXPECT_TRUE(store->verify().ok) << store->verify().reason;
+  EXPECT_EQ(store->last_seq(), 7u);
+  // The copy taken before is the log as it was, damaged event and all.
+  auto copy = event_store::open(before_backup, repair);
+  EXPECT_EQ(copy->last_seq(), 10u);
+  EXPECT_EQ(copy->verify().bad_seq, 10u);
+}
+
 TEST(EventStore, OpenRefusesWhatIsNotAnEventLog) {
   temp_dir dir;
   std::ofstream(dir / "file") << "x";

@@ -45,7 +45,8 @@ void expect_422_or_ok(F &&f) {
     f();
   } catch (const invalid_field &e) {
     if (e.field.empty()) std::abort();  // a 422 must name the field
-    (void)validation_body(e).dump();
+    // as batond sends it (http/json_reply.hpp): invalid UTF-8 the client sent is replaced
+    (void)validation_body(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
 }
 

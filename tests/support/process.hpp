@@ -50,16 +50,22 @@ class child_process {
     }
   }
   pid_t pid() const { return pid_; }
-  void signal(int sig) { ::kill(pid_, sig); }
+  void signal(int sig) {
+    if (!reaped_) ::kill(pid_, sig);  // a reaped pid may already be another process's
+  }
 
   // Waits for the child; returns its raw wait status, or -1 if it is still running at the deadline.
+  // The exit status (as waitpid gives it), or -1 when still running at the deadline. Once
+  // reaped, the same status again on every call.
   int wait(std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+    if (reaped_) return status_;
     auto end = std::chrono::steady_clock::now() + deadline;
     while (true) {
       int status = 0;
       pid_t r = waitpid(pid_, &status, WNOHANG);
       if (r == pid_) {
         reaped_ = true;
+        status_ = status;
         return status;
       }
       if (std::chrono::steady_clock::now() > end) return -1;
@@ -72,6 +78,7 @@ class child_process {
  private:
   pid_t pid_ = -1;
   bool reaped_ = false;
+  int status_ = 0;
   std::string out_, err_;
 };
 
