@@ -38,15 +38,15 @@
 #include "projections/postgres_view.hpp"
 #include "projections/world_snapshots.hpp"
 #include "replay/world_recovery.hpp"
+#include "batond/daemon_clock.hpp"
 
 namespace baton::daemon {
 namespace {
 
-// The shell's clock: read here, passed into commands, recorded in their events.
-int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// The shell's clock (batond/daemon_clock.hpp): read here, passed into commands, recorded in
+// their events. Set once the log's last recorded time is known, before anything is recorded.
+std::unique_ptr<daemon_clock> the_clock;
+int64_t now_us() { return the_clock ? the_clock->now_us() : daemon_clock::system_wall_us(); }
 
 std::string hostname() {
   char buf[256] = {};
@@ -114,6 +114,12 @@ int run(const config::settings& settings, const run_options& opts) {
     for (const auto& why : r.skipped) spdlog::warn("state snapshot not used: {}", why);
     world = std::move(r.world);
     recovered_snapshot_seq = r.snapshot_seq;
+    // Time goes on from the log's last recorded time even if the wall clock was set back.
+    const int64_t last_recorded = store->last_seq() ? store->read(store->last_seq(), 1).front().recorded_at_us : 0;
+    the_clock = std::make_unique<daemon_clock>(last_recorded);
+    if (the_clock->wall_offset_us() < 0)
+      spdlog::warn("the wall clock reads {}, before the log's last event ({}): batond's time goes on from the log's",
+                   events::format_time_us(daemon_clock::system_wall_us()), events::format_time_us(last_recorded));
     // batond's own runs: the daemon stream alone, through its index (two events a run).
     for (const auto& e : store->read_stream(stream, 1, SIZE_MAX)) state = evolve(std::move(state), events::view_of(e));
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -299,7 +305,12 @@ int run(const config::settings& settings, const run_options& opts) {
     if (view) reported.push_back(view);
     if (pg) reported.push_back(pg);
     if (snapshots) reported.push_back(snapshots);
-    http::add_health_routes(server.routes(), sys, log, scheduler, reported);
+    http::add_health_routes(server.routes(), sys, log, scheduler, reported, [] {
+      const int64_t now = now_us(), wall = daemon_clock::system_wall_us();
+      return nlohmann::json{{"time", events::format_time_us(now)},
+                            {"wall_clock", events::format_time_us(wall)},
+                            {"wall_clock_offset_seconds", static_cast<double>(wall - now) / 1e6}};
+    });
     http::api_context api;
     api.sys = &sys;
     api.scheduler = scheduler;

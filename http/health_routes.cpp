@@ -9,8 +9,9 @@ namespace baton::http {
 
 void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log,
                        actors::scheduler_actor scheduler,
-                       std::vector<std::shared_ptr<const projections::projection>> projections) {
-  server.Get("/healthz", [&sys, log, scheduler, projections](const request&, response& res) {
+                       std::vector<std::shared_ptr<const projections::projection>> projections,
+                       std::function<nlohmann::json()> clock) {
+  server.Get("/healthz", [&sys, log, scheduler, projections, clock](const request&, response& res) {
     auto r = ask<actors::log_status>(sys, log, std::chrono::seconds(2), actors::status_atom::value);
     if (!r.value) {
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", r.error}});
@@ -33,14 +34,15 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
       v = {{"applied_sequence", applied}, {"lag_events", r.value->last_seq > applied ? r.value->last_seq - applied : 0}};
       if (auto why = p->failure()) v["failed"] = *why;
     }
-    reply_json(res, 200,
-               {{"status", "ok"},
-                {"version", baton::version},
-                {"last_sequence", r.value->last_seq},
-                {"commits", r.value->commits},
-                {"events_written", r.value->events_written},
-                {"projections", views},
-                {"warnings", warnings->items}});
+    nlohmann::json body = {{"status", "ok"},
+                           {"version", baton::version},
+                           {"last_sequence", r.value->last_seq},
+                           {"commits", r.value->commits},
+                           {"events_written", r.value->events_written},
+                           {"projections", views},
+                           {"warnings", warnings->items}};
+    if (clock) body["clock"] = clock();
+    reply_json(res, 200, body);
   });
 }
 

@@ -10,7 +10,8 @@ BUILD_PKGS=(g++ cmake make pkg-config
 TEST_PKGS=(slurm-wlm munge openssh-server openssh-client curl wrk procps sqlite3
   chromium chromium-driver python3-selenium  # the dashboard's real-browser test
   postgresql  # the PostgreSQL view's tests start their own server
-  clang-14 libclang-rt-14-dev)  # libFuzzer (bench/fuzz.sh, and briefly in CI)
+  clang-14 libclang-rt-14-dev  # libFuzzer (bench/fuzz.sh, and briefly in CI)
+  faketime)  # steps batond's wall clock in tests/clock_step_test.cpp
 
 want=("${BUILD_PKGS[@]}")
 [[ "${1:-}" == "--build-only" ]] || want+=("${TEST_PKGS[@]}")

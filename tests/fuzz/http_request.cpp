@@ -78,22 +78,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     expect_422_or_ok([&] { b::path_name(req); });
     expect_422_or_ok([&] { b::heartbeat(req); });
     expect_422_or_ok([&] { b::cluster_enabled(req, true); });
-    expect_422_or_ok([&] {
-      baton::core::commands::checkpoint_job c;
-      b::fill(req, c);
-    });
-    expect_422_or_ok([&] {
-      baton::core::commands::fail_job c;
-      b::fill(req, c);
-    });
-    expect_422_or_ok([&] {
-      baton::core::commands::handoff_start c;
-      b::fill(req, c);
-    });
-    expect_422_or_ok([&] {
-      baton::core::commands::handoff_complete c;
-      b::fill(req, c);
-    });
+    auto fill_a = [&](auto command) { expect_422_or_ok([&] { b::fill(req, command); }); };
+    fill_a(baton::core::commands::checkpoint_job{});
+    fill_a(baton::core::commands::fail_job{});
+    fill_a(baton::core::commands::handoff_start{});
+    fill_a(baton::core::commands::handoff_complete{});
   }
   return 0;
 }
