@@ -2,13 +2,18 @@
 // scripts/slurm-local.sh): batond renders and submits real sbatch scripts, the batch job
 // starts a pilot worker (scripts/shell-worker.sh, curl) that registers with its
 // SLURM_JOB_ID, adopts the placeholder and runs the job.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "slurm/sbatch_script.hpp"
 #include "slurm/subprocess.hpp"
@@ -27,13 +32,36 @@ std::string slurm_conf;
 
 int sh(const std::string& command) { return std::system(("bash -c '" + command + "'").c_str()); }
 
+// Ports the kernel has free now (held together while asked, so they differ): the local
+// Slurm's daemons get their own, so two suites (release and ASan, say) can run side by side.
+std::vector<int> free_ports(size_t n) {
+  std::vector<int> fds, ports;
+  for (size_t i = 0; i < n; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      ports.push_back(ntohs(a.sin_port));
+    if (fd >= 0) fds.push_back(fd);
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
+}
+
 class SlurmIntegration : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     slurm_dir = "/tmp/baton-slurm-test-" + std::to_string(getpid());
     std::string out = slurm_dir + ".env", err = slurm_dir + ".log";
     // Through files, not pipes: the daemons it starts would hold a pipe open.
-    std::string cmd = "SLURM_LOCAL_DIR=" + slurm_dir + " SLURM_LOCAL_CPUS=4 bash " BATON_SOURCE_DIR
+    auto ports = free_ports(2);
+    std::string port_env = ports.size() == 2 ? " SLURM_LOCAL_CTLD_PORT=" + std::to_string(ports[0]) +
+                                                   " SLURM_LOCAL_SLURMD_PORT=" + std::to_string(ports[1])
+                                             : "";
+    std::string cmd = "SLURM_LOCAL_DIR=" + slurm_dir + " SLURM_LOCAL_CPUS=4" + port_env + " bash " BATON_SOURCE_DIR
                       "/scripts/slurm-local.sh start >" + out + " 2>" + err;
     int rc = std::system(cmd.c_str());
     std::string env = slurp(out);
