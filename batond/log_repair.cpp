@@ -74,27 +74,36 @@ int truncate_log(const truncate_options& o, int64_t now_us) {
     std::cout << "nothing to do: the log ends at event " << last << "\n";
     return 1;
   }
-  // Everything kept must check out before anything is copied or removed.
-  try {
-    if (o.keep_through > 0) store->scan(1, o.keep_through, true, [](const events::event_view&) { return true; });
-  } catch (const events::store_error& e) {
-    std::cerr << "batond: cannot keep events 1.." << o.keep_through << ": " << e.what()
-              << (e.seq() ? "; truncate after event " + std::to_string(e.seq() - 1) + " or earlier" : "") << "\n";
-    return 2;
-  }
+  // Events 1..SEQ are checked once (by truncate_after); the whole log is copied after they
+  // check out and before anything is removed.
   const fs::path backup = o.backup_dir.empty() ? data / ("eventlog.backup-" + utc_stamp(now_us)) : fs::path(o.backup_dir);
+  enum { checking, backing_up, removing } step = checking;
+  events::truncation t;
   try {
-    if (fs::exists(backup)) throw std::runtime_error(backup.string() + " exists already");
-    fs::create_directories(backup);
-    store->checkpoint((backup / "eventlog").string());
-    if (fs::exists(data / "anchors.jsonl")) fs::copy_file(data / "anchors.jsonl", backup / "anchors.jsonl");
+    t = store->truncate_after(o.keep_through, [&] {
+      step = backing_up;
+      if (fs::exists(backup)) throw std::runtime_error(backup.string() + " exists already");
+      fs::create_directories(backup);
+      store->checkpoint((backup / "eventlog").string());
+      if (fs::exists(data / "anchors.jsonl")) fs::copy_file(data / "anchors.jsonl", backup / "anchors.jsonl");
+      std::cout << "backup of the whole log (events 1.." << last << ") in " << backup.string() << "\n";
+      step = removing;
+    });
   } catch (const std::exception& e) {
-    std::cerr << "batond: cannot back the log up to " << backup.string() << ": " << e.what() << "\n";
+    if (step == checking) {
+      auto* bad = dynamic_cast<const events::store_error*>(&e);
+      std::cerr << "batond: cannot keep events 1.." << o.keep_through << ": " << e.what()
+                << (bad && bad->seq() ? "; truncate after event " + std::to_string(bad->seq() - 1) + " or earlier" : "")
+                << "\n";
+    } else if (step == backing_up) {
+      std::cerr << "batond: cannot back the log up to " << backup.string() << ": " << e.what() << "\n";
+    } else {
+      std::cerr << "batond: cannot remove events after " << o.keep_through << ": " << e.what() << " (the backup in "
+                << backup.string() << " holds the log as it was)\n";
+    }
     return 2;
   }
-  std::cout << "backup of the whole log (events 1.." << last << ") in " << backup.string() << "\n";
 
-  auto t = store->truncate_after(o.keep_through);
   size_t anchors = drop_anchors_beyond(data / "anchors.jsonl", o.keep_through);
   // The SQLite view holds rows of the removed events, and the log will reuse their sequence
   // numbers: it goes with the backup, and batond rebuilds it from event 1 at its next start.

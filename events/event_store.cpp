@@ -447,12 +447,13 @@ void event_store::flush() {
   check(db_->Flush(fo, cf_), "cannot flush the event log");
 }
 
-truncation event_store::truncate_after(uint64_t keep_through) {
+truncation event_store::truncate_after(uint64_t keep_through, const std::function<void()>& before_removing) {
   truncation t;
   t.previous_last_seq = last_seq();
   if (keep_through >= t.previous_last_seq) return t;
   if (auto raw = read_raw(t.previous_last_seq)) t.previous_last_value_sha256 = to_hex(sha256(*raw));
   if (keep_through > 0) scan(1, keep_through, true, [](const event_view&) { return true; });
+  if (before_removing) before_removing();
   rocksdb::WriteBatch batch;
   batch.DeleteRange(cf_[cf_events], slice(u64be(keep_through + 1)), slice(u64be(UINT64_MAX)));
   t.removed_events = t.previous_last_seq - keep_through;

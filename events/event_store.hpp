@@ -96,8 +96,10 @@ class event_store {
   // Repair of a damaged tail: removes every event after keep_through and what indexes them
   // (stream index entries, command records, snapshots and projection offsets beyond it) in
   // one synced write. Events 1..keep_through must check out (gap-free, chain intact): throws
-  // store_error naming the first that does not. Keep a backup first (checkpoint()).
-  truncation truncate_after(uint64_t keep_through);
+  // store_error naming the first that does not, having changed nothing. before_removing runs
+  // once they have checked out and before anything is removed: where the caller takes its
+  // backup (checkpoint()); if it throws, nothing is removed.
+  truncation truncate_after(uint64_t keep_through, const std::function<void()>& before_removing = {});
   // A consistent copy of the whole store in dir, which must not exist (RocksDB checkpoint:
   // hard links to the table files where it can).
   void checkpoint(const std::string& dir) const;

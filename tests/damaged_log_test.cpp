@@ -19,17 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// batond run as a maintenance tool (no port): its exit code and what it printed.
-tool_result batond_tool(const temp_dir& dir, const std::vector<std::string>& args) {
-  static int n = 0;
-  std::vector<std::string> argv{BATOND_PATH, "--data-dir", dir / "data"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  child_process p(argv, dir / ("batond-tool-" + std::to_string(++n)),
-                  {"BATON_CONFIG=" + dir / "batond.yaml", "BATON_DATA_DIR=", "USER=dana"});
-  int code = exit_code(p.wait());
-  return {code, p.out(), p.err()};
-}
-
 // The log's events of a type, read with the store (batond stopped).
 std::vector<json> events_of_type(const std::string& data_dir, const std::string& type) {
   std::vector<json> out;
@@ -92,12 +81,13 @@ TEST(DamagedLog, ATailThatFailsItsHashIsRefusedShownAndRepairedWithABackup) {
   EXPECT_NE(verify.out.find("damaged at event " + std::to_string(last)), std::string::npos) << verify.out << verify.err;
 
   // Keeping the damaged event itself is refused, and changes nothing.
-  auto too_far = batond_tool(dir, {"--truncate-after", std::to_string(last)});
+  auto too_far = batond_tool(dir, {"--truncate-after", std::to_string(last)}, {"USER=dana"});
   EXPECT_EQ(too_far.code, 1) << too_far.out << too_far.err;
 
   const std::string backup = dir / "backup";
   auto repair = batond_tool(dir, {"--truncate-after", std::to_string(last - 1), "--backup-dir", backup, "--reason",
-                                  "disk fault on login1"});
+                                  "disk fault on login1"},
+                            {"USER=dana"});
   ASSERT_EQ(repair.code, 0) << repair.out << repair.err;
   EXPECT_NE(repair.out.find("removed events " + std::to_string(last) + ".." + std::to_string(last) + " (1)"),
             std::string::npos)
@@ -150,7 +140,7 @@ TEST(DamagedLog, ARecordCutShortIsRefusedAndTruncatingPastAnotherDamagedEventIsN
   EXPECT_NE(d.err().find("event " + std::to_string(last) + " in "), std::string::npos) << d.err();
   EXPECT_NE(d.err().find("is malformed"), std::string::npos) << d.err();
 
-  auto refused = batond_tool(dir, {"--truncate-after", std::to_string(last - 1)});
+  auto refused = batond_tool(dir, {"--truncate-after", std::to_string(last - 1)}, {"USER=dana"});
   EXPECT_EQ(refused.code, 2) << refused.out << refused.err;
   EXPECT_NE(refused.err.find("truncate after event " + std::to_string(last - 3) + " or earlier"), std::string::npos)
       << refused.err;

@@ -85,14 +85,13 @@ TEST(Secrets, NoCredentialAppearsInTheLogTheViewsTheExportOrBatondsOutput) {
 
   // Every event decoded, as `batond --dump` prints it (the table files on disk are compressed:
   // a byte scan of them alone could miss a secret).
-  child_process dump({BATOND_PATH, "--data-dir", dir / "data", "--dump"}, dir / "dump",
-                     {"BATON_CONFIG=" + dir / "batond.yaml", "BATON_DATA_DIR="});
-  ASSERT_EQ(exit_code(dump.wait()), 0) << dump.err();
+  auto dump = batond_tool(dir, {"--dump"});
+  ASSERT_EQ(dump.code, 0) << dump.err;
   std::vector<std::pair<std::string, std::string>> places = {
-      {"batond's stderr", d.err()}, {"the audit export", exported->body}, {"batond --dump", dump.out()}};
+      {"batond's stderr", d.err()}, {"the audit export", exported->body}, {"batond --dump", dump.out}};
   // The scan reads what it should: the non-secret halves are there.
-  EXPECT_NE(dump.out().find("operator:alice"), std::string::npos);
-  EXPECT_NE(dump.out().find(workers[1].first), std::string::npos);
+  EXPECT_NE(dump.out.find("operator:alice"), std::string::npos);
+  EXPECT_NE(dump.out.find(workers[1].first), std::string::npos);
   EXPECT_NE(exported->body.find(workers[0].first), std::string::npos);
   size_t files = 0;
   for (auto& e : fs::recursive_directory_iterator(dir / "data")) {

@@ -106,9 +106,11 @@ void extract_bundle_archive(const std::string& archive_path, const std::string& 
     if (is_top(name)) continue;  // the bundle dir itself
     const bool is_dir = archive_entry_filetype(e) == AE_IFDIR;
     const uint64_t size = is_dir || !archive_entry_size_is_set(e) ? 0 : static_cast<uint64_t>(archive_entry_size(e));
-    if (size > limits.max_bytes - total)
-      throw invalid_bundle("archive " + archive_path + " unpacks to more than " + human(limits.max_bytes) +
-                           " (member '" + name + "' is " + human(size) + ")");
+    auto over_cap = [&](const std::string& member_is) {
+      return invalid_bundle("archive " + archive_path + " unpacks to more than " + human(limits.max_bytes) +
+                            " (member '" + name + "' is " + member_is + ")");
+    };
+    if (size > limits.max_bytes - total) throw over_cap(human(size));
     total += size;
     // Whoever runs the payload can read, write and remove everything it was given.
     archive_entry_set_perm(e, archive_entry_perm(e) | (is_dir ? 0700 : 0600));
@@ -125,8 +127,7 @@ void extract_bundle_archive(const std::string& archive_path, const std::string& 
         throw invalid_bundle("cannot read member '" + name + "' of " + archive_path + ": " + error_of(in.get()));
       // A member without a size in its header is counted as it is read.
       if (offset < 0 || static_cast<uint64_t>(offset) + length > size + (limits.max_bytes - total))
-        throw invalid_bundle("archive " + archive_path + " unpacks to more than " + human(limits.max_bytes) +
-                             " (member '" + name + "' is larger than its header says)");
+        throw over_cap("larger than its header says");
       if (archive_write_data_block(out.get(), block, length, offset) < ARCHIVE_OK)
         throw std::runtime_error("cannot write " + (root / name).string() + ": " + error_of(out.get()));
     }

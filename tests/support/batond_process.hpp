@@ -73,4 +73,18 @@ class batond_process {
   int starts_ = 0;
 };
 
+// batond run as a maintenance tool (--dump, --truncate-after, ...) on the data dir and config a
+// batond_process in the same dir uses, to its end.
+inline tool_result batond_tool(const temp_dir& dir, const std::vector<std::string>& args,
+                               const std::vector<std::string>& extra_env = {}) {
+  static int n = 0;
+  std::vector<std::string> argv{BATOND_PATH, "--data-dir", dir / "data"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env{"BATON_CONFIG=" + dir / "batond.yaml", "BATON_DATA_DIR="};
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  child_process p(argv, dir / ("batond-tool-" + std::to_string(++n)), env);
+  int code = exit_code(p.wait());
+  return {code, p.out(), p.err()};
+}
+
 }  // namespace baton::test

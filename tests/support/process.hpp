@@ -90,4 +90,10 @@ inline int exit_code(int status) {
   return -2000;
 }
 
+// A program run to its end: its exit code (as exit_code gives it) and what it printed.
+struct tool_result {
+  int code;
+  std::string out, err;
+};
+
 }  // namespace baton::test

@@ -11,11 +11,6 @@
 
 namespace baton::test {
 
-struct tool_result {
-  int code;
-  std::string out, err;
-};
-
 inline tool_result replay_tool(const temp_dir& dir, std::vector<std::string> args) {
   static int n = 0;
   args.insert(args.begin(), BATON_REPLAY_PATH);
