@@ -61,6 +61,8 @@ struct log_writer_state {
   syncer_actor syncer;
   std::vector<subscriber> subscribers;
   log_status stats;
+  bool fenced = false;  // a write was refused for want of space: refuse all until unfence
+  std::string fenced_why;
   static inline const char* name = "log_writer";
 };
 
@@ -138,9 +140,36 @@ void release_synced(self_ptr self, uint64_t through) {
   }
 }
 
+// The log failed: everyone waiting learns why, and the writer quits with it.
+void fail_fatally(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  auto err = caf::make_error(caf::sec::runtime_error, why);
+  for (auto& b : st.unsynced)
+    for (auto& r : b.replies) r.first.deliver(err);
+  for (auto& p : st.pending) p.promise.deliver(err);
+  st.unsynced.clear();
+  st.pending.clear();
+  self->quit(err);
+}
+
+// Every appended command in cmds refused as no_space (nothing is written).
+results refused(const std::vector<events::append_command>& cmds, const std::string& why) {
+  results out(cmds.size());
+  for (auto& r : out) {
+    r.status = events::append_status::no_space;
+    r.message = why;
+  }
+  return out;
+}
+
 // Writes one group to the WAL: as many parked appends as fit under the cap (at least one).
 void write_some(self_ptr self, bool sync_now) {
   auto& st = self->state;
+  if (st.fenced) {
+    for (auto& p : st.pending) p.promise.deliver(refused(p.commands, st.fenced_why));
+    st.pending.clear();
+    return;
+  }
   std::vector<events::append_command> batch;
   std::vector<std::pair<promise_type, size_t>> owners;  // promise, command count
   written_batch wb;
@@ -166,16 +195,32 @@ void write_some(self_ptr self, bool sync_now) {
     for (auto& [promise, n] : owners) promise.deliver(caf::make_error(caf::sec::runtime_error, e.what()));
     return;
   }
-  ++st.stats.commits;
-  wb.last_seq = st.store->last_seq();
+  for (const auto& r : all) {
+    if (r.status == events::append_status::io_error) {
+      for (auto& [promise, n] : owners) promise.deliver(caf::make_error(caf::sec::runtime_error, r.message));
+      return fail_fatally(self, r.message);
+    }
+    if (r.status == events::append_status::no_space && !st.fenced) {
+      st.fenced = true;
+      st.fenced_why = r.message;
+    }
+  }
   size_t offset = 0;
+  std::vector<std::pair<promise_type, results>> replies;
   for (auto& [promise, n] : owners) {
     results mine(std::make_move_iterator(all.begin() + offset), std::make_move_iterator(all.begin() + offset + n));
     for (const auto& r : mine)
       if (r.status == events::append_status::appended) st.stats.events_written += r.last_seq - r.first_seq + 1;
     offset += n;
-    wb.replies.emplace_back(std::move(promise), std::move(mine));
+    replies.emplace_back(std::move(promise), std::move(mine));
   }
+  if (st.fenced) {  // refused whole (one WriteBatch): nothing to sync, answered now
+    for (auto& [promise, res] : replies) promise.deliver(std::move(res));
+    return;
+  }
+  ++st.stats.commits;
+  wb.last_seq = st.store->last_seq();
+  wb.replies = std::move(replies);
   st.unsynced.push_back(std::move(wb));
   st.written_through->store(st.unsynced.back().id, std::memory_order_release);
 }
@@ -276,6 +321,12 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
         self->demonitor(who);
         remove_subscriber(self, who.address());
       },
+      [self](unfence_atom) {
+        auto& st = self->state;
+        if (!st.fenced) return;
+        st.fenced = false;
+        st.fenced_why.clear();
+      },
       [self](catchup_atom, caf::actor who) {
         auto& st = self->state;
         auto* s = find_subscriber(self, who);
@@ -308,6 +359,12 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
 }
 
 }  // namespace
+
+std::string log_error_text(const caf::error& e) {
+  const auto& context = e.context();
+  if (context.size() == 1 && context.match_element<std::string>(0)) return context.get_as<std::string>(0);
+  return to_string(e);
+}
 
 log_writer_actor spawn_log_writer(caf::actor_system& sys, std::shared_ptr<events::event_store> store,
                                   log_writer_options opts) {

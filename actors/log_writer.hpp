@@ -6,6 +6,13 @@
 // only once a sync that started after their batch was written has returned. No timer, so
 // an idle log adds no latency.
 //
+// Two kinds of failed write (events/append.hpp). no_space (the disk is short of its reserve,
+// nothing written): the writer answers at once and fences itself: every later append is
+// refused the same way until unfence, which the scheduler sends once it has dropped what it
+// decided on the refused events (appends decided before that must not land after a gap).
+// Any other failure of a write or of the WAL's sync: nothing more can be promised; everyone
+// waiting is answered with the error and the writer quits with it (batond then exits).
+//
 // Subscribers (projections) get (events_atom, std::vector<event_envelope>) messages in
 // global-sequence order: first a catch-up read from the store from the sequence they
 // asked for, then every commit as it becomes durable.
@@ -15,6 +22,7 @@
 #include <caf/typed_actor.hpp>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "actors/latency_histogram.hpp"
@@ -44,13 +52,18 @@ using log_writer_actor = caf::typed_actor<
     caf::reacts_to<unsubscribe_atom, caf::actor>,
     caf::reacts_to<commit_atom>,
     caf::reacts_to<synced_atom, uint64_t>,  // from the syncer: batches up to this id are durable
-    caf::reacts_to<catchup_atom, caf::actor>>;
+    caf::reacts_to<catchup_atom, caf::actor>,
+    caf::reacts_to<unfence_atom>>;
 
 struct log_writer_options {
   size_t max_batch_events = 4096;  // cap per WriteBatch
   size_t catchup_chunk = 1024;     // events per catch-up message to a subscriber
   std::shared_ptr<log_metrics> metrics;  // fsync and append latencies (none: not measured)
 };
+
+// What a failed append or a stopped writer says: the store's own words (the error's text)
+// rather than CAF's rendering of the error.
+std::string log_error_text(const caf::error& e);
 
 // Spawned detached: its fsync then never stalls a scheduler thread (stack-notes C13).
 log_writer_actor spawn_log_writer(caf::actor_system& sys, std::shared_ptr<events::event_store> store,

@@ -19,6 +19,7 @@ using catchup_atom = caf::atom_constant<caf::atom("catchup")>;
 using events_atom = caf::atom_constant<caf::atom("events")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using synced_atom = caf::atom_constant<caf::atom("synced")>;
+using unfence_atom = caf::atom_constant<caf::atom("unfence")>;
 
 }  // namespace baton::actors
 

@@ -24,6 +24,7 @@ using deliver_fn = std::function<void(core::reply)>;
 // A decided command whose reply waits for its events to be durable.
 struct awaiting_write {
   size_t commands = 0;  // its share of the flushed append commands
+  uint64_t generation = 0;  // of the world it was decided on (see roll_back)
   deliver_fn deliver;   // empty for the loops' own decisions
   core::reply reply;
 };
@@ -47,7 +48,12 @@ struct scheduler_state {
   core::scheduler_settings settings;
   clock_fn clock;
   log_writer_actor log;
-  bool failed = false;  // the log refused a write: nothing more can be promised
+  bool failed = false;  // the log failed a write: nothing more can be promised
+  scheduler_storage storage;
+  // The log refused a write for want of space: the world was rebuilt from the log and every
+  // decision that would write is refused (503 disk_full) until there is room again.
+  std::optional<std::string> log_full;
+  uint64_t generation = 0;  // bumped by each rebuild; replies to older flushes carry no weight
   // Decisions of the current mailbox burst, appended together by one flush: one message to
   // the log writer per burst instead of one per command.
   std::vector<events::append_command> unflushed;
@@ -162,7 +168,7 @@ void persist(self_ptr self, const core::decision& d, core::time_us now, const st
              const std::string& correlation, deliver_fn deliver, core::reply reply) {
   auto& st = self->state;
   auto cmds = to_commands(d, now, actor, correlation);
-  st.awaiting.push_back(awaiting_write{cmds.size(), std::move(deliver), std::move(reply)});
+  st.awaiting.push_back(awaiting_write{cmds.size(), st.generation, std::move(deliver), std::move(reply)});
   std::move(cmds.begin(), cmds.end(), std::back_inserter(st.unflushed));
   if (!st.flush_scheduled) {
     st.flush_scheduled = true;
@@ -171,10 +177,74 @@ void persist(self_ptr self, const core::decision& d, core::time_us now, const st
 }
 
 void fail_all(self_ptr self, std::vector<awaiting_write>& batch, const std::string& why) {
-  spdlog::critical("event log refused a decided write: {}; the scheduler stops deciding", why);
+  spdlog::error("the event log failed a decided write: {}; the scheduler stops deciding", why);
   self->state.failed = true;
   for (auto& w : batch)
     if (w.deliver) w.deliver(log_unavailable(why));
+}
+
+core::reply disk_full(const std::string& why) {
+  return unavailable("disk_full", "nothing was recorded: " + why + "; reads go on, writes resume when there is room");
+}
+
+void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply);
+
+// Drops every decision whose events the log has not taken: the world is rebuilt from the log
+// (what it holds, synced or about to be), the views with it, and decisions in progress end
+// with 503. Then the log writer may take appends again (it fenced itself at the refusal).
+void roll_back(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  ++st.generation;
+  for (auto& w : st.awaiting)
+    if (w.deliver) w.deliver(disk_full(why));
+  st.awaiting.clear();
+  st.unflushed.clear();
+  if (st.staging) {
+    if (st.staging->deliver) st.staging->deliver(disk_full(why));
+    st.staging.reset();
+  }
+  for (auto& [e, deliver] : st.recalculations_waiting) deliver(disk_full(why));
+  st.recalculations_waiting.clear();
+  st.world = st.storage.recover();
+  for (const auto& [id, at] : st.leases.all())
+    if (!st.world.workers.count(id)) st.leases.erase(id);
+  st.views.credentials->rebuild(st.world);
+  st.views.operators->rebuild(st.world);
+  st.views.idle->rebuild(st.world, st.leases);
+  st.log_full = why;
+  self->send(st.log, unfence_atom::value);
+}
+
+// The log refused a burst for want of space (nothing of it written).
+void refused_for_space(self_ptr self, std::vector<awaiting_write>& batch, const std::string& why) {
+  auto& st = self->state;
+  for (auto& w : batch)
+    if (w.deliver) w.deliver(disk_full(why));
+  // Bursts decided on an older world were refused by the fenced writer: already rolled back.
+  if (batch.empty() || batch.front().generation != st.generation) return;
+  if (!st.storage.recover) return fail_all(self, batch, why);
+  spdlog::error("the event log refused a write: {}. Decisions not recorded are dropped (the world is rebuilt from "
+                "the log); writes are refused until there is room",
+                why);
+  roll_back(self, why);
+}
+
+// While the log is full: whether writes are still refused (false once there is room again,
+// which ends the episode).
+bool writes_refused(self_ptr self) {
+  auto& st = self->state;
+  if (!st.log_full) return false;
+  if (st.storage.short_of_space) {
+    auto still = st.storage.short_of_space();
+    if (still) {
+      st.log_full = still;
+      return true;
+    }
+  }
+  spdlog::info("there is room under the event log again: writes resume");
+  st.log_full.reset();
+  if (st.world.priority_pending && !st.staging) begin_staging(self, "loop:priority", "", nullptr, {});
+  return false;
 }
 
 // Appends the burst; on success delivers each reply, on failure stops deciding (the world
@@ -195,12 +265,14 @@ void flush(self_ptr self) {
   self->request(st.log, caf::infinite, append_atom::value, std::move(cmds))
       .then(
           [self, batch](std::vector<events::append_result>& results) {
-            for (const auto& r : results)
+            for (const auto& r : results) {
+              if (r.status == events::append_status::no_space) return refused_for_space(self, *batch, r.message);
               if (!r.ok()) return fail_all(self, *batch, std::string(events::to_string(r.status)) + ": " + r.message);
+            }
             for (auto& w : *batch)
               if (w.deliver) w.deliver(std::move(w.reply));
           },
-          [self, batch](caf::error& e) { fail_all(self, *batch, self->system().render(e)); });
+          [self, batch](caf::error& e) { fail_all(self, *batch, log_error_text(e)); });
 }
 
 void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply) {
@@ -249,7 +321,7 @@ bool may_bring_preemptor(const core::world& w, const core::decision& d) {
 void check_preemptions(self_ptr self) {
   auto& st = self->state;
   st.preempt_queued = false;
-  if (st.failed) return;
+  if (st.failed || writes_refused(self)) return;
   auto now = st.clock();
   if (st.grace_timer_at && *st.grace_timer_at <= now) st.grace_timer_at.reset();
   auto d = core::preemption_check(st.world, st.leases, st.settings, now);
@@ -275,7 +347,7 @@ void check_preemptions(self_ptr self) {
 void stage_slice(self_ptr self) {
   auto& st = self->state;
   if (!st.staging) return;
-  if (st.failed) {
+  if (st.failed) {  // (while the log is full no staging runs: roll_back ended it)
     core::abandon_staging(st.world);
     if (st.staging->deliver) st.staging->deliver(log_unavailable("the event log failed earlier"));
     st.staging.reset();
@@ -317,6 +389,7 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   for (int round = 0; round < 2; ++round) {
     o = core::decide(st.world, st.leases, st.settings, e, now);
     if (o.answer.error) break;
+    if (round == 0 && !o.events.empty() && writes_refused(self)) return deliver(disk_full(*st.log_full));
     if (recalculation && o.events.size() == 2) return recalculate_deferred(self, e, std::move(deliver), o, now);
     core::decision d;
     d.events = std::move(o.events);
@@ -337,8 +410,9 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, core::lease_table leases,
                                          core::scheduler_settings settings, clock_fn clock,
-                                         scheduler_views views) {
+                                         scheduler_views views, scheduler_storage storage) {
   auto& st = self->state;
+  st.storage = std::move(storage);
   st.log = std::move(log);
   st.world = std::move(world);
   st.settings = settings;
@@ -387,14 +461,15 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         self->delayed_send(self, std::chrono::microseconds(st.settings.backfill.interval), plan_atom::value);
         queue_preemption_check(self);  // preemptors that became eligible since (a dependency, a limit)
         if (st.failed || st.planning || (st.world.queued_by_image.empty() && st.world.plan.digest.empty())) return;
+        if (writes_refused(self)) return;
         auto now = st.clock();
         auto snapshot = std::make_shared<core::plan_snapshot>(core::snapshot_for_plan(
             st.world, st.leases.stale(st.settings.liveness, now), st.settings.deadlines, st.settings.backfill, now));
         st.planning = true;
         if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
-        st.planner = std::thread([snapshot, me = caf::actor_cast<scheduler_actor>(self)] {
+        st.planner = std::thread([snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
           auto result = std::make_shared<core::plan>(core::run_planner(*snapshot));
-          caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result});
+          caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result, generation});
         });
       },
       [self](planned_atom, planned_cycle& done) {
@@ -402,7 +477,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         // is caught where the plan is used: a poll takes its planned job only if it still fits.
         auto& st = self->state;
         st.planning = false;
-        if (st.failed) return;
+        if (st.failed || done.generation != st.generation || writes_refused(self)) return;  // planned on a dropped world
         auto now = st.clock();
         auto d = core::decide_plan(st.world, *done.snapshot, *done.result);
         if (d.events.empty()) return;
@@ -415,7 +490,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
       [self](reap_atom) {
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.reap_interval_us), reap_atom::value);
-        if (st.failed) return;
+        if (st.failed || writes_refused(self)) return;
         auto now = st.clock();
         auto d = core::reap(st.world, st.leases, st.settings, now);
         if (d.events.empty()) return;
@@ -433,7 +508,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         // Periodic (priority_calc_period); its events are the loop's, nobody waits for a reply.
         auto& st = self->state;
         self->delayed_send(self, std::chrono::microseconds(st.settings.priority.calc_period), priority_atom::value);
-        if (st.staging) return;  // the last one is still being put in force
+        if (st.staging || writes_refused(self)) return;  // the last one is still being put in force
         if (st.world.queued.empty() && core::policy_recorded(st.world, st.settings.priority)) return;  // nothing to order
         core::envelope e;
         e.caller = core::principal::loop();
@@ -479,9 +554,9 @@ void submit_async(const scheduler_actor& scheduler, core::envelope command, std:
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
                                 core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
-                                scheduler_views views) {
+                                scheduler_views views, scheduler_storage storage) {
   return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock),
-                   std::move(views));
+                   std::move(views), std::move(storage));
 }
 
 }  // namespace baton::actors

@@ -57,6 +57,7 @@ struct reply_slot {
 struct planned_cycle {
   std::shared_ptr<core::plan_snapshot> snapshot;
   std::shared_ptr<core::plan> result;
+  uint64_t generation = 0;  // of the world the snapshot was taken from
 };
 
 using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::envelope>::with<core::reply>,
@@ -100,11 +101,19 @@ struct scheduler_views {
   std::shared_ptr<projections::operator_credentials> operators;  // whose a named operator's token is
 };
 
+// What the scheduler needs of the store when it refuses for want of space (events/free_space.hpp):
+// the world as the log holds it (to drop decisions whose events were refused) and whether
+// the disk is still short. Empty: such a refusal stops the scheduler as any failed write does.
+struct scheduler_storage {
+  std::function<core::world()> recover;
+  std::function<std::optional<std::string>()> short_of_space;
+};
+
 // world: the state recovered from the log. leases: last heartbeats saved by the previous
 // clean stop (workers missing from it count from now); see core::liveness_rule::grace_from_us.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
                                 core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
-                                scheduler_views views = {});
+                                scheduler_views views = {}, scheduler_storage storage = {});
 
 }  // namespace baton::actors
 

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "actors/cluster.hpp"
 #include "actors/log_writer.hpp"
@@ -88,6 +90,29 @@ bool record_priority_policy(const actors::scheduler_actor& scheduler) {
   return true;
 }
 
+// The log writer stopped with an error (a write or a sync failed): nothing more can be
+// promised. Its reason is kept here and the main thread is woken from sigwait to stop.
+constexpr int log_failed_signal = SIGUSR1;
+std::mutex log_failure_mutex;
+std::optional<std::string> log_failure;
+
+void watch_log_writer(const actors::log_writer_actor& log) {
+  log->attach_functor([](const caf::error& reason) {
+    if (reason == caf::make_error(caf::exit_reason::normal) || reason == caf::make_error(caf::exit_reason::user_shutdown))
+      return;
+    {
+      std::lock_guard<std::mutex> lock(log_failure_mutex);
+      log_failure = actors::log_error_text(reason);
+    }
+    ::kill(::getpid(), log_failed_signal);
+  });
+}
+
+std::optional<std::string> failure_of_log() {
+  std::lock_guard<std::mutex> lock(log_failure_mutex);
+  return log_failure;
+}
+
 }  // namespace
 
 int run(const config::settings& settings, const run_options& opts) {
@@ -97,6 +122,7 @@ int run(const config::settings& settings, const run_options& opts) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, log_failed_signal);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   std::string log_dir = settings.data_dir + "/eventlog";
@@ -107,7 +133,9 @@ int run(const config::settings& settings, const run_options& opts) {
   std::string api_token, pilot_token;
   try {
     auto started = std::chrono::steady_clock::now();
-    store = events::event_store::open(log_dir);
+    events::store_options store_opts;
+    store_opts.min_free_bytes = static_cast<uint64_t>(settings.min_free_mb) << 20;
+    store = events::event_store::open(log_dir, store_opts);
     // Every job and worker: the newest state snapshot that checks out, then the events after
     // it, the hash chain verified from there (replay/world_recovery.hpp).
     auto r = replay::recover_world(*store);
@@ -153,6 +181,7 @@ int run(const config::settings& settings, const run_options& opts) {
     log_opts.max_batch_events = static_cast<size_t>(settings.group_commit_max_events);
     log_opts.metrics = log_metrics;
     auto log = actors::spawn_log_writer(sys, store, log_opts);
+    watch_log_writer(log);
     // Job histories are read from the log's stream index when asked: nothing to rebuild.
     history = std::make_shared<projections::job_history>(store);
     // Chain anchors (projections/chain_anchor.hpp): the head found at start, then one every
@@ -223,7 +252,7 @@ int run(const config::settings& settings, const run_options& opts) {
         }
         const uint64_t from = opened.applied;
         core::world at = from == 0 ? core::world{} : replay::recover_world(*store, from).world;
-        view = std::make_shared<projections::sqlite_view>(std::move(opened), std::move(at));
+        view = std::make_shared<projections::sqlite_view>(std::move(opened), std::move(at), store);
         view_run = projections::run_projection(sys, log, view, {true, 10});
         if (auto why = projections::wait_caught_up(view_run, *view, std::chrono::hours(1))) {
           view_off("it did not catch up: " + *why);
@@ -284,8 +313,11 @@ int run(const config::settings& settings, const run_options& opts) {
     auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
     auto credentials = std::make_shared<projections::worker_credentials>();
     auto operator_tokens = std::make_shared<projections::operator_credentials>();
+    actors::scheduler_storage storage;
+    storage.recover = [store] { return replay::recover_world(*store).world; };
+    storage.short_of_space = [store] { return store->short_of_space(); };
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
-                                             {idle_view, credentials, operator_tokens});
+                                             {idle_view, credentials, operator_tokens}, std::move(storage));
     if (record_policy && !record_priority_policy(scheduler)) exit_code = 2;
     http::beast_server_options server_opts;
     server_opts.host = settings.listen.host;
@@ -391,18 +423,29 @@ int run(const config::settings& settings, const run_options& opts) {
       spdlog::info("batond {} listening on {}:{} (data in {})", baton::version, settings.listen.host, port,
                    settings.data_dir);
       int sig = 0;
-      sigwait(&stop_signals, &sig);
-      spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      do sigwait(&stop_signals, &sig);
+      while (sig == log_failed_signal && !failure_of_log());
+      const auto failure = failure_of_log();
+      if (failure) {
+        spdlog::critical("the event log failed ({}): batond stops, nothing more is acknowledged; a restart recovers "
+                         "every acknowledged event from the log",
+                         *failure);
+        exit_code = 3;
+      } else {
+        spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      }
       for (auto& c : clusters) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);  // after its current cycle
       clusters.clear();
       if (salad) caf::anon_send_exit(salad, caf::exit_reason::user_shutdown);
       salad = nullptr;
       server.stop();  // in-flight requests finish; their appends are answered before this returns
-      // The last heartbeats go into the stop event, so a restart shows them unchanged.
-      auto leases = http::ask<core::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);
-      record(sys, log, stopped_type,
-             {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
-              {"worker_last_heartbeats_us", leases.value.value_or(core::lease_table{})}});
+      if (!failure) {
+        // The last heartbeats go into the stop event, so a restart shows them unchanged.
+        auto leases = http::ask<core::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);
+        record(sys, log, stopped_type,
+               {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
+                {"worker_last_heartbeats_us", leases.value.value_or(core::lease_table{})}});
+      }
     }
     if (anchors && exit_code == 0)  // the head at a clean stop (daemon.stopped is durable: it was acknowledged)
       if (auto last = store->read(store->last_seq(), 1); !last.empty())
@@ -436,8 +479,9 @@ int run(const config::settings& settings, const run_options& opts) {
   }  // ~actor_system waits for every actor
   try {
     // The log writer has stopped, so the offset may be written from here (projections/offsets.hpp).
-    if (snapshots) projections::record_offset(*store, *snapshots);
-    store->flush();
+    // Not after the log failed: RocksDB is then in an error state, and the restart replays.
+    if (snapshots && exit_code != 3) projections::record_offset(*store, *snapshots);
+    if (exit_code != 3) store->flush();
   } catch (const events::store_error& e) {
     spdlog::warn("{}", e.what());
   }

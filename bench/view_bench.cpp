@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 2 && which != "postgres"; ++round) {
       const auto path = (dir / ("views-" + std::to_string(round) + ".sqlite")).string();
       auto t = clock_type::now();
-      projections::sqlite_view view(projections::sqlite_view::open(path, true), core::world{});
+      projections::sqlite_view view(projections::sqlite_view::open(path, true), core::world{}, nullptr);
       for (uint64_t seq = 1; seq <= b.store->last_seq();) {
         auto batch = b.store->read(seq, 1000);
         if (!view.apply_batch(batch)) {

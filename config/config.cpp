@@ -53,11 +53,13 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(h, "http", "worker_reply_deadline_ms", 10, 3600000, s.http_worker_reply_deadline_ms);
   }
   if (auto e = root["event_log"]) {
-    check_known_keys(e, "event_log", {"group_commit_max_events", "anchor_interval_minutes", "snapshot_every_events", "snapshots_kept"});
+    check_known_keys(e, "event_log", {"group_commit_max_events", "anchor_interval_minutes", "snapshot_every_events", "snapshots_kept",
+                                   "min_free_mb"});
     read_int(e, "event_log", "group_commit_max_events", 1, 1000000, s.group_commit_max_events);
     read_int(e, "event_log", "anchor_interval_minutes", 0, 1440, s.anchor_interval_minutes);
     read_int(e, "event_log", "snapshot_every_events", 0, 1'000'000'000, s.snapshot_every_events);
     read_int(e, "event_log", "snapshots_kept", 1, 1000, s.snapshots_kept);
+    read_int(e, "event_log", "min_free_mb", 0, 1 << 30, s.min_free_mb);
   }
   if (auto p = root["projections"]) {
     check_known_keys(p, "projections", {"sqlite", "postgres"});

@@ -38,6 +38,7 @@ struct settings {
   int anchor_interval_minutes = 10;      // event_log.anchor_interval_minutes: chain head to <data_dir>/anchors.jsonl (0: off)
   int snapshot_every_events = 100000;    // event_log.snapshot_every_events: a state snapshot every N events (0: off)
   int snapshots_kept = 3;                // event_log.snapshots_kept: the newest N are kept
+  int min_free_mb = 128;                 // event_log.min_free_mb: below this free under data_dir, writes get 503 disk_full
   bool sqlite_view = true;               // projections.sqlite: the SQL view <data_dir>/views.sqlite (docs/db-views.md)
   std::string postgres_dsn;              // projections.postgres.dsn: the same view in PostgreSQL ("" = none)
   std::string postgres_password;         // secret: BATON_POSTGRES_PASSWORD

@@ -9,6 +9,7 @@ const char* to_string(append_status s) {
     case append_status::version_conflict: return "version_conflict";
     case append_status::invalid: return "invalid";
     case append_status::io_error: return "io_error";
+    case append_status::no_space: return "no_space";
   }
   return "unknown";
 }

@@ -36,6 +36,7 @@ enum class append_status : uint8_t {
   version_conflict,  // expected_version did not match; nothing written
   invalid,           // malformed command (empty stream id, no events, ...); nothing written
   io_error,          // the write failed; nothing written
+  no_space,          // refused before writing: the disk is short of the reserve (free_space.hpp)
 };
 
 const char* to_string(append_status s);
@@ -45,7 +46,7 @@ struct append_result {
   uint64_t first_seq = 0;       // appended/duplicate: global positions of the command's events
   uint64_t last_seq = 0;
   uint64_t stream_version = 0;  // appended/duplicate: version after the command; conflict: current version
-  std::string message;          // reason for conflict/invalid/io_error
+  std::string message;          // reason for conflict/invalid/io_error/no_space
 
   bool ok() const { return status == append_status::appended || status == append_status::duplicate; }
 };

@@ -1,4 +1,5 @@
 #include "events/event_store.hpp"
+#include "events/rocksdb_logger.hpp"
 
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/checkpoint.h>
@@ -125,11 +126,13 @@ std::unique_ptr<event_store> event_store::open(const std::string& dir, store_opt
   // Overwrite old WAL files instead of growing new ones: an fdatasync then need not
   // journal a size change, which roughly halves its cost on ext4.
   db_opts.recycle_log_file_num = 4;
+  db_opts.info_log = make_rocksdb_logger();
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   for (size_t i = 0; i < cf_names.size(); ++i) descs.emplace_back(cf_names[i], family_options(static_cast<cf_index>(i)));
 
   std::unique_ptr<event_store> s(new event_store());
   s->opts_ = opts;
+  s->space_ = std::make_unique<free_space_guard>(dir, opts.min_free_bytes);
   rocksdb::DB* raw = nullptr;
   auto status = opts.read_only ? rocksdb::DB::OpenForReadOnly(db_opts, dir, descs, &s->cf_, &raw)
                                : rocksdb::DB::Open(db_opts, dir, descs, &s->cf_, &raw);
@@ -186,6 +189,8 @@ std::vector<append_result> event_store::append(const std::vector<append_command>
                                                std::vector<event_envelope>* committed) {
   return append(cmds, committed, opts_.sync);
 }
+
+std::optional<std::string> event_store::short_of_space() const { return space_->short_of_space(); }
 
 void event_store::sync_wal() { check(db_->SyncWAL(), "cannot sync the event log"); }
 
@@ -265,19 +270,21 @@ std::vector<append_result> event_store::append(const std::vector<append_command>
   }
 
   if (batch.Count() == 0) return results;
-  rocksdb::WriteOptions wo;
-  wo.sync = sync_now;
-  auto s = db_->Write(wo, &batch);
-  if (!s.ok()) {
+  auto refuse = [&](append_status why, const std::string& message) {
     for (auto& r : results)
       if (r.status == append_status::appended || r.status == append_status::duplicate) {
         r = append_result{};
-        r.status = append_status::io_error;
-        r.message = "event log write failed: " + s.ToString();
+        r.status = why;
+        r.message = message;
       }
     if (committed) committed->resize(committed_before);
     return results;
-  }
+  };
+  if (auto short_of = space_->short_of_space()) return refuse(append_status::no_space, "event log write refused: " + *short_of);
+  rocksdb::WriteOptions wo;
+  wo.sync = sync_now;
+  auto s = db_->Write(wo, &batch);
+  if (!s.ok()) return refuse(append_status::io_error, "event log write failed: " + s.ToString());
   for (auto& [stream, version] : batch_heads) heads_[stream] = version;
   last_hash_ = prev_hash;
   last_seq_.store(seq, std::memory_order_release);
@@ -392,6 +399,7 @@ verify_report event_store::verify() const {
 }
 
 void event_store::put_snapshot(const std::string& name, const snapshot& s) {
+  if (auto short_of = space_->short_of_space()) throw store_error("snapshot " + name + " not written: " + *short_of);
   rocksdb::WriteOptions wo;
   wo.sync = opts_.sync;
   check(db_->Put(wo, cf_[cf_snapshots], slice(name_key(name, s.seq)), slice(s.data)), "cannot write snapshot " + name);
@@ -428,6 +436,7 @@ void event_store::delete_snapshot(const std::string& name, uint64_t seq) {
 }
 
 void event_store::set_projection_offset(const std::string& name, uint64_t seq) {
+  if (auto short_of = space_->short_of_space()) throw store_error("offset of " + name + " not written: " + *short_of);
   rocksdb::WriteOptions wo;
   wo.sync = opts_.sync;
   check(db_->Put(wo, cf_[cf_offsets], slice(name), slice(u64be(seq))), "cannot write projection offset " + name);

@@ -22,6 +22,7 @@
 
 #include "events/append.hpp"
 #include "events/envelope.hpp"
+#include "events/free_space.hpp"
 
 namespace rocksdb {
 class DB;
@@ -60,6 +61,9 @@ struct store_options {
   // Open a log whose last event is damaged (malformed, or failing its hash) instead of
   // refusing: only for the repair (truncate_after). last_seq() is then the damaged event's.
   bool allow_damaged_tail = false;
+  // Writes are refused (append: no_space; snapshots, offsets: store_error) while the
+  // filesystem under the log has less free (free_space.hpp). 0: no check.
+  uint64_t min_free_bytes = 0;
 };
 
 // What truncate_after removed.
@@ -87,6 +91,8 @@ class event_store {
                                     std::vector<event_envelope>* committed = nullptr);
   std::vector<append_result> append(const std::vector<append_command>& cmds, std::vector<event_envelope>* committed,
                                     bool sync_now);
+  // Why a write would be refused for want of space now (see store_options::min_free_bytes).
+  std::optional<std::string> short_of_space() const;
   // fdatasyncs the WAL: every batch appended before the call is durable when it returns.
   void sync_wal();
   void put_snapshot(const std::string& name, const snapshot& s);
@@ -137,6 +143,7 @@ class event_store {
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cf_;  // indexed by the cf enum in the .cpp
   store_options opts_;
+  std::unique_ptr<free_space_guard> space_;
   std::atomic<uint64_t> last_seq_{0};
   std::string last_hash_;                                // writer-owned
   std::unordered_map<std::string, uint64_t> heads_;      // writer-owned cache: stream -> version, filled on first use

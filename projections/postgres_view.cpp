@@ -18,7 +18,6 @@ namespace baton::projections {
 namespace {
 
 constexpr size_t commit_every = 4096;  // events per transaction, as the SQLite view
-constexpr size_t catch_up_chunk = 4096;
 
 // libpq's conninfo quoting: 'value' with \ and ' escaped.
 std::string conninfo_value(const std::string& v) {
@@ -68,23 +67,19 @@ void write_rows(pqxx::work& tx, sql_table t, const std::vector<sql_row>& rows) {
 }
 
 // What one transaction step writes, table by table.
-struct row_set : sql_batch_rows {
-  row_set() = default;
-  explicit row_set(sql_batch_rows r) : sql_batch_rows(std::move(r)) {}
-  void write(pqxx::work& tx) const {
-    write_rows(tx, sql_table::events, events);
-    write_rows(tx, sql_table::decisions, decisions);
-    write_rows(tx, sql_table::jobs, jobs);
-    write_rows(tx, sql_table::run_segments, run_segments);
-    write_rows(tx, sql_table::workers, workers);
-    for (auto [table, t, rows] : {std::tuple{"fair_share", sql_table::fair_share, &fair_share},
-                                  std::tuple{"clusters", sql_table::clusters, &clusters}})
-      if (*rows) {
-        tx.exec(std::string("DELETE FROM ") + table);
-        write_rows(tx, t, **rows);
-      }
-  }
-};
+void write_rows(pqxx::work& tx, const sql_batch_rows& rows) {
+  write_rows(tx, sql_table::events, rows.events);
+  write_rows(tx, sql_table::decisions, rows.decisions);
+  write_rows(tx, sql_table::jobs, rows.jobs);
+  write_rows(tx, sql_table::run_segments, rows.run_segments);
+  write_rows(tx, sql_table::workers, rows.workers);
+  for (auto [table, t, list] : {std::tuple{"fair_share", sql_table::fair_share, &rows.fair_share},
+                                std::tuple{"clusters", sql_table::clusters, &rows.clusters}})
+    if (*list) {
+      tx.exec(std::string("DELETE FROM ") + table);
+      write_rows(tx, t, **list);
+    }
+}
 
 }  // namespace
 
@@ -210,37 +205,7 @@ void postgres_view::catch_up() {
   const uint64_t from = stored_.load();
   if (stored_ < target) {
     pqxx::work tx(db_->conn);
-    std::set<std::string> jobs, workers;
-    bool rekeyed = false;  // a recalculation in the range: every job queued now may have another priority
-    for (uint64_t seq = from + 1; seq <= target;) {
-      auto chunk = store_->read(seq, std::min<uint64_t>(catch_up_chunk, target - seq + 1));
-      if (chunk.empty()) throw std::runtime_error("the log has no event " + std::to_string(seq));
-      row_set rows;
-      for (const auto& e : chunk) {
-        auto payload = events::from_payload(e.payload);
-        const sql_touch t = touched_by(e, payload);
-        if (t.job_id) jobs.insert(*t.job_id);
-        if (t.worker_id) workers.insert(*t.worker_id);
-        rekeyed |= changes_priorities(e.type);
-        rows.events.push_back(event_row(e, payload));
-        if (is_decision(e.type)) rows.decisions.push_back(decision_row(e, t));
-      }
-      rows.write(tx);
-      seq = chunk.back().seq + 1;
-    }
-    if (rekeyed)
-      for (const auto& [id, priority] : queued_priorities(world_)) jobs.insert(id);
-    row_set rows;
-    for (const auto& id : jobs)
-      if (auto j = world_.jobs.find(id); j != world_.jobs.end()) {
-        rows.jobs.push_back(job_row(j->second));
-        for (auto& row : segment_rows(j->second, 0)) rows.run_segments.push_back(std::move(row));
-      }
-    for (const auto& id : workers)
-      if (auto w = world_.workers.find(id); w != world_.workers.end()) rows.workers.push_back(worker_row(world_, w->second));
-    rows.fair_share = fair_share_rows(world_);  // a few rows: rewritten whatever the range held
-    rows.clusters = cluster_rows(world_, clusters_);
-    rows.write(tx);
+    rows_to_catch_up(*store_, from, target, world_, clusters_, [&](const sql_batch_rows& rows) { write_rows(tx, rows); });
     tx.exec_prepared("w_offset", std::to_string(target));
     tx.commit();
     stored_ = written_ = target;
@@ -265,8 +230,7 @@ void postgres_view::commit() {
 void postgres_view::write(const std::vector<events::event_envelope>& batch, const sql_batch& changed) {
   if (!db_->tx) db_->tx = std::make_unique<pqxx::work>(db_->conn);
   auto& tx = *db_->tx;
-  const row_set rows(rows_of(world_, batch, changed, clusters_));
-  rows.write(tx);
+  write_rows(tx, rows_of(world_, batch, changed, clusters_));
   tx.exec_prepared("w_offset", std::to_string(batch.back().seq));
   written_ = batch.back().seq;
   uncommitted_ += batch.size();

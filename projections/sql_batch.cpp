@@ -1,5 +1,7 @@
 #include "projections/sql_batch.hpp"
 
+#include <stdexcept>
+
 #include "events/payload.hpp"
 #include "projections/sql_rows.hpp"
 
@@ -63,6 +65,42 @@ sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_env
   if (changed.fair_share) rows.fair_share = fair_share_rows(w);
   if (changed.clusters) rows.clusters = cluster_rows(w, clusters);
   return rows;
+}
+
+void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t target, const core::world& w,
+                      const std::set<std::string>& clusters, const std::function<void(const sql_batch_rows&)>& write) {
+  constexpr size_t chunk_events = 4096;
+  std::set<std::string> jobs, workers;
+  bool rekeyed = false;  // a recalculation in the range: every job queued now may have another priority
+  for (uint64_t seq = from + 1; seq <= target;) {
+    auto chunk = store.read(seq, std::min<uint64_t>(chunk_events, target - seq + 1));
+    if (chunk.empty()) throw std::runtime_error("the log has no event " + std::to_string(seq));
+    sql_batch_rows rows;
+    for (const auto& e : chunk) {
+      auto payload = events::from_payload(e.payload);
+      const sql_touch t = touched_by(e, payload);
+      if (t.job_id) jobs.insert(*t.job_id);
+      if (t.worker_id) workers.insert(*t.worker_id);
+      rekeyed |= changes_priorities(e.type);
+      rows.events.push_back(event_row(e, payload));
+      if (is_decision(e.type)) rows.decisions.push_back(decision_row(e, t));
+    }
+    write(rows);
+    seq = chunk.back().seq + 1;
+  }
+  if (rekeyed)
+    for (const auto& [id, priority] : queued_priorities(w)) jobs.insert(id);
+  sql_batch_rows rows;
+  for (const auto& id : jobs)
+    if (auto j = w.jobs.find(id); j != w.jobs.end()) {
+      rows.jobs.push_back(job_row(j->second));
+      for (auto& row : segment_rows(j->second, 0)) rows.run_segments.push_back(std::move(row));
+    }
+  for (const auto& id : workers)
+    if (auto wk = w.workers.find(id); wk != w.workers.end()) rows.workers.push_back(worker_row(w, wk->second));
+  rows.fair_share = fair_share_rows(w);  // a few rows: rewritten whatever the range held
+  rows.clusters = cluster_rows(w, clusters);
+  write(rows);
 }
 
 }  // namespace baton::projections

@@ -2,6 +2,7 @@
 // What one batch of events changes in the SQL views (SQLite and PostgreSQL alike): the view's
 // world follows every event, and the rows to write again are collected on the way, so both
 // views write the same rows for the same events.
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -12,6 +13,7 @@
 
 #include "core/world.hpp"
 #include "events/envelope.hpp"
+#include "events/event_store.hpp"
 #include "projections/sql_rows.hpp"
 
 namespace baton::projections {
@@ -38,5 +40,12 @@ struct sql_batch_rows {
 };
 sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_envelope>& batch, const sql_batch& changed,
                        const std::set<std::string>& clusters);
+
+// A view whose store fell behind (away, or full) while its world followed the log: the rows
+// that bring its tables from event `from` to `target`, with w already at target. Each event's
+// row (and decision row), handed to `write` chunk by chunk as read from the log, then the rows
+// of every job and worker those events touched as they are now, fair share and clusters.
+void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t target, const core::world& w,
+                      const std::set<std::string>& clusters, const std::function<void(const sql_batch_rows&)>& write);
 
 }  // namespace baton::projections

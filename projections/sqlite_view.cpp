@@ -67,9 +67,9 @@ sqlite_view::opened sqlite_view::open(const std::string& path, bool drop) {
   return o;
 }
 
-sqlite_view::sqlite_view(opened o, core::world at)
+sqlite_view::sqlite_view(opened o, core::world at, std::shared_ptr<const events::event_store> store)
     : projection(projection_name), db_(std::move(o.db)), st_(std::make_unique<statements>()), world_(std::move(at)),
-      clusters_(clusters_known(world_)) {
+      clusters_(clusters_known(world_)), store_(std::move(store)) {
   auto& db = *db_;
   st_->event = db.prepare(sql_write(sql_dialect::sqlite, sql_table::events));
   st_->job = db.prepare(sql_write(sql_dialect::sqlite, sql_table::jobs));
@@ -93,12 +93,21 @@ sqlite_view::~sqlite_view() {
 
 bool sqlite_view::pending() const {
   std::lock_guard<std::mutex> lock(m_);
-  return open_;
+  return open_ || behind_;
 }
 
 void sqlite_view::flush() {
   std::lock_guard<std::mutex> lock(m_);
-  if (open_) commit();
+  try {
+    if (behind_) {
+      if (std::chrono::steady_clock::now() >= retry_at_) catch_up();
+    } else if (open_) {
+      commit();
+    }
+  } catch (const std::exception& e) {
+    fell_behind(e.what());
+    if (!store_) throw;
+  }
 }
 
 void sqlite_view::commit() {
@@ -108,39 +117,70 @@ void sqlite_view::commit() {
   stored_ = written_;
 }
 
+void sqlite_view::fell_behind(const std::string& why) {
+  if (open_) try {
+      db_->exec("ROLLBACK");  // (SQLite may have rolled back already: then this fails, harmlessly)
+    } catch (...) {
+    }
+  open_ = false;
+  uncommitted_ = 0;
+  written_ = stored_;
+  if (!store_) return;  // no log to catch up from: the caller fails the view
+  if (!behind_) {
+    spdlog::error("the SQL view cannot write ({}): it stays at event {} and catches up from the log when it can",
+                  why, stored_.load());
+    pause_ = std::chrono::milliseconds(500);
+  } else {
+    pause_ = std::min<std::chrono::milliseconds>(pause_ * 2, std::chrono::seconds(30));
+  }
+  behind_ = true;
+  retry_at_ = std::chrono::steady_clock::now() + pause_;
+}
+
+void sqlite_view::catch_up() {
+  const uint64_t from = stored_.load(), target = applied_seq();
+  db_->exec("BEGIN IMMEDIATE");
+  open_ = true;
+  rows_to_catch_up(*store_, from, target, world_, clusters_, [&](const sql_batch_rows& rows) { write_rows(rows); });
+  st_->offset->bind(1, std::to_string(target)).run();
+  written_ = target;
+  commit();
+  behind_ = false;
+  spdlog::info("the SQL view caught up from event {} to {}", from, target);
+}
+
+void sqlite_view::write_rows(const sql_batch_rows& rows) {
+  for (auto [st, list] : {std::pair{st_->event.get(), &rows.events}, {st_->decision.get(), &rows.decisions},
+                          {st_->job.get(), &rows.jobs}, {st_->segment.get(), &rows.run_segments},
+                          {st_->worker.get(), &rows.workers}})
+    for (const auto& row : *list) write_row(*st, row);
+  for (auto [table, st, list] : {std::tuple{"fair_share", st_->fair_share.get(), &rows.fair_share},
+                                 std::tuple{"clusters", st_->cluster.get(), &rows.clusters}})
+    if (*list) {
+      db_->exec(std::string("DELETE FROM ") + table);
+      for (const auto& row : **list) write_row(*st, row);
+    }
+}
+
 void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   if (batch.empty()) return;
   std::lock_guard<std::mutex> lock(m_);
-  if (!open_) {
-    db_->exec("BEGIN IMMEDIATE");
-    open_ = true;
-  }
+  // The world follows the log whatever the file does; the rows follow when they can.
+  const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
+  if (behind_) return;  // flush() catches up later, from the log
   try {
-    const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
-    const auto rows = rows_of(world_, batch, changed, clusters_);
-    for (auto [st, list] : {std::pair{st_->event.get(), &rows.events}, {st_->decision.get(), &rows.decisions},
-                            {st_->job.get(), &rows.jobs}, {st_->segment.get(), &rows.run_segments},
-                            {st_->worker.get(), &rows.workers}})
-      for (const auto& row : *list) write_row(*st, row);
-    for (auto [table, st, list] : {std::tuple{"fair_share", st_->fair_share.get(), &rows.fair_share},
-                                   std::tuple{"clusters", st_->cluster.get(), &rows.clusters}})
-      if (*list) {
-        db_->exec(std::string("DELETE FROM ") + table);
-        for (const auto& row : **list) write_row(*st, row);
-      }
+    if (!open_) {
+      db_->exec("BEGIN IMMEDIATE");
+      open_ = true;
+    }
+    write_rows(rows_of(world_, batch, changed, clusters_));
     st_->offset->bind(1, std::to_string(batch.back().seq)).run();
     written_ = batch.back().seq;
     uncommitted_ += batch.size();
     if (uncommitted_ >= 4096) commit();
-  } catch (...) {
-    open_ = false;
-    uncommitted_ = 0;
-    written_ = stored_;
-    try {
-      db_->exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;  // the runner fails the projection: its rows stay at the last commit
+  } catch (const std::exception& e) {
+    fell_behind(e.what());
+    if (!store_) throw;  // the runner fails the projection: its rows stay at the last commit
   }
 }
 

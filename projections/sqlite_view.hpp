@@ -5,17 +5,26 @@
 // themselves, the rows of the jobs and workers they touched (their run segments with them),
 // the decisions, fair share at each recalculation, the clusters, and the last sequence applied. The offset commits with the rows, so after a
 // kill -9 the view resumes exactly after its last commit: every event in it once.
+//
+// A write that fails (a full disk: SQLITE_FULL) rolls back to the last commit; the view's
+// world goes on following the log, and flush() retries after a growing pause (0.5 s doubling
+// to 30 s), catching the rows up from the log in one transaction (as the PostgreSQL view
+// does). So the view never stops batond, and it comes back by itself once it can write.
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include "core/world.hpp"
+#include "events/event_store.hpp"
 #include "projections/projection.hpp"
 #include "projections/sqlite_db.hpp"
 
 namespace baton::projections {
+
+struct sql_batch_rows;
 
 class sqlite_view : public projection {
  public:
@@ -30,8 +39,9 @@ class sqlite_view : public projection {
   // `drop` says so (batond --rebuild-projection views) or its schema is another version.
   static opened open(const std::string& path, bool drop);
 
-  // `at`: the world after event `db.applied` (the daemon recovers it from the log).
-  sqlite_view(opened db, core::world at);
+  // `at`: the world after event `db.applied` (the daemon recovers it from the log). `store`:
+  // the log, read to catch up after a failed write (none: a failed write fails the view).
+  sqlite_view(opened db, core::world at, std::shared_ptr<const events::event_store> store);
   ~sqlite_view() override;  // commits what is pending
 
   // Batches go into one open transaction, committed (with the offset) once 4,096 events are in
@@ -48,6 +58,9 @@ class sqlite_view : public projection {
   struct statements;
 
   void commit();  // with m_ held
+  void fell_behind(const std::string& why);  // with m_ held: rolled back, retried by flush()
+  void catch_up();   // with m_ held
+  void write_rows(const sql_batch_rows& rows);  // with m_ held, in the open transaction
 
   mutable std::mutex m_;
   bool open_ = false;     // a transaction is open
@@ -58,6 +71,10 @@ class sqlite_view : public projection {
   std::unique_ptr<statements> st_;
   core::world world_;
   std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
+  std::shared_ptr<const events::event_store> store_;
+  bool behind_ = false;  // a write failed: the rows stay at stored_ until catch_up() succeeds
+  std::chrono::steady_clock::time_point retry_at_;
+  std::chrono::milliseconds pause_{500};
 };
 
 }  // namespace baton::projections

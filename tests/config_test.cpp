@@ -54,7 +54,7 @@ data_dir: /srv/baton
 threads: {actors: 4, http: 128}
 http: {keep_alive_max: 50, read_timeout_seconds: 7, idle_timeout_seconds: 60, max_connections: 500,
        max_buffered_request_bytes: 33554432, worker_reply_deadline_ms: 2500}
-event_log: {group_commit_max_events: 100}
+event_log: {group_commit_max_events: 100, min_free_mb: 32}
 log_level: debug
 workers: {heartbeat_interval_seconds: 5, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 2, accept_shared_token: true}
 jobs: {max_attempts: 3, default_worker_image: gromacs}
@@ -73,6 +73,7 @@ jobs: {max_attempts: 3, default_worker_image: gromacs}
   EXPECT_EQ(s.http_max_buffered_request_bytes, 33554432);
   EXPECT_EQ(s.http_worker_reply_deadline_ms, 2500);
   EXPECT_EQ(s.group_commit_max_events, 100);
+  EXPECT_EQ(s.min_free_mb, 32);
   EXPECT_EQ(s.log_level, "debug");
   EXPECT_EQ(s.heartbeat_interval_seconds, 5);
   EXPECT_EQ(s.heartbeat_timeout_multiplier, 1.5);
@@ -112,6 +113,7 @@ TEST(Config, OutOfRangeAndUnknownValues) {
   EXPECT_EQ(error_of("listen: {port: -1}\n").key, "listen.port");
   EXPECT_EQ(error_of("threads: {actors: 0}\n").key, "threads.actors");
   EXPECT_EQ(error_of("event_log: {group_commit_max_events: 0}\n").key, "event_log.group_commit_max_events");
+  EXPECT_EQ(error_of("event_log: {min_free_mb: -1}\n").key, "event_log.min_free_mb");
   EXPECT_EQ(error_of("http: {read_timeout_seconds: 0}\n").key, "http.read_timeout_seconds");
   EXPECT_EQ(error_of("http: {idle_timeout_seconds: soon}\n").key, "http.idle_timeout_seconds");
   EXPECT_EQ(error_of("http: {max_connections: 0}\n").key, "http.max_connections");

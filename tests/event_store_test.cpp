@@ -346,3 +346,32 @@ TEST(EventStore, ScanFromTheMiddleChecksTheChainFromThere) {
   });
   EXPECT_EQ(seen, (std::vector<uint64_t>{7, 8, 9, 10, 11, 12}));
 }
+
+// Below its free-space reserve the store writes nothing: appends are refused as no_space
+// (naming the reserve), snapshots and offsets throw, and the log is as it was. A reserve of
+// 2^62 bytes stands for a full disk (no filesystem has that much free).
+TEST(EventStore, ShortOfItsFreeSpaceReserveItRefusesEveryWriteWhole) {
+  temp_dir dir;
+  {
+    auto store = event_store::open(dir.path());
+    ASSERT_EQ(store->append({command("s/1", "t")})[0].status, append_status::appended);
+    EXPECT_FALSE(store->short_of_space());  // no reserve: never short
+  }
+  store_options full;
+  full.min_free_bytes = uint64_t{1} << 62;
+  auto store = event_store::open(dir.path(), full);
+  ASSERT_TRUE(store->short_of_space());
+  EXPECT_NE(store->short_of_space()->find("event_log.min_free_mb"), std::string::npos);
+  auto r = store->append({command("s/2", "t"), command("s/1", "t", nlohmann::json::object(), 1)});
+  ASSERT_EQ(r.size(), 2u);
+  for (const auto& one : r) {
+    EXPECT_EQ(one.status, append_status::no_space);
+    EXPECT_NE(one.message.find(dir.path()), std::string::npos) << one.message;
+  }
+  EXPECT_EQ(store->last_seq(), 1u);
+  EXPECT_THROW(store->put_snapshot("world", {1, "x"}), store_error);
+  EXPECT_THROW(store->set_projection_offset("views", 1), store_error);
+  EXPECT_FALSE(store->latest_snapshot("world"));
+  EXPECT_EQ(store->stream_version("s/2"), std::nullopt);
+  EXPECT_EQ(store->read(1, 10).size(), 1u);  // reads go on
+}

@@ -2,6 +2,8 @@
 // real payloads (/bin/sh scripts) whose bundles are temp dirs. No mocks.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <signal.h>
 
 #include <algorithm>
@@ -187,6 +189,72 @@ TEST_F(worker_e2e, FailedPayloadIsReportedWithoutACheckpoint) {
   ASSERT_TRUE(info.is_object());
   EXPECT_EQ(info["exit_code"], 3);
   EXPECT_TRUE(info["last_checkpoint_manifest_path"].is_null());
+}
+
+// Supervision from baton-job.json, through the real worker: a payload that hangs, one that
+// logs a fatal line and one that runs too long are each stopped (their process group gone)
+// and fail with their own reason, the detail saying what was seen.
+TEST_F(worker_e2e, SupervisionEndsAStalledAFatalAndAnOverlongPayloadEachWithItsReason) {
+  const std::string pids = dir / "pids";
+  create_job("hang", make_bundle("hang", "echo $$ >> " + pids + "\necho started\nsleep 600\n",
+                                 {{"supervision", {{"no_progress_seconds", 2}}}}));
+  create_job("nan", make_bundle("nan", "echo $$ >> " + pids + "\necho step 1\necho 'step 2: NaN detected'\nsleep 600\n",
+                                {{"supervision", {{"fatal_log_patterns", {"CUDA error", "NaN detected"}}}}}));
+  create_job("long", make_bundle("long", "echo $$ >> " + pids + "\nwhile true; do echo tick; sleep 0.2; done\n",
+                                 {{"supervision", {{"max_run_seconds", 2}, {"no_progress_seconds", 60}}}}));
+  auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(w->wait(60s)), 0) << w->err();
+  auto detail_of = [&](const std::string& id) {
+    auto history = get(*op, "/jobs/" + id + "/history");  // (a temporary's ["events"] would dangle in the loop)
+    for (auto& e : history["events"])
+      if (e["event_type"] == "job.failed") return e["payload"].value("detail", "");
+    return std::string();
+  };
+  for (auto [id, reason, seen] : {std::tuple{"hang", "payload_stalled", "no_progress_seconds = 2 s"},
+                                  std::tuple{"nan", "payload_fatal_log", "'NaN detected': step 2: NaN detected"},
+                                  std::tuple{"long", "payload_max_run_time", "max_run_seconds = 2 s"}}) {
+    auto j = job(id);
+    EXPECT_EQ(j["status"], "failed") << j;
+    EXPECT_EQ(j["failure_reason"], reason) << j;
+    EXPECT_NE(detail_of(id).find(seen), std::string::npos) << detail_of(id);
+    auto info = json::parse(test::slurp(j.value("latest_failure_artifact_path", "") + "/failure.json"), nullptr, false);
+    EXPECT_EQ(info.value("reason", ""), reason) << info;
+  }
+  auto running = [](const std::string& pid) {  // a zombie waiting for its reaper is not running
+    std::string stat = test::slurp("/proc/" + pid + "/stat");
+    auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  };
+  std::istringstream lines(test::slurp(pids));
+  int shells = 0;
+  for (std::string pid; std::getline(lines, pid); ++shells)
+    EXPECT_FALSE(running(pid)) << "payload shell " << pid << " outlived its attempt";
+  EXPECT_EQ(shells, 3);
+}
+
+// batond away in the middle of a job (stopped, restarted on the same port a few seconds
+// later): the payload runs on, the worker's calls retry with backoff, and the job completes
+// in its first attempt with batond back, from one start.
+TEST_F(worker_e2e, APayloadRunsOnWhileBatondIsAwayAndItsEndIsReportedWhenItIsBack) {
+  auto log = dir / "payload.log";
+  create_job("o", make_bundle("o", counting_script(60, 0.1, log)));
+  auto w = start_worker();
+  ASSERT_TRUE(wait_until([&] { return checkpointed_steps("o") >= 3; }, 20s)) << w->err();
+  const int port = b->port();
+  ASSERT_EQ(b->stop(), 0) << b->err();
+  const int step_at_stop = last_step_of_attempt(test::slurp(log), 1);
+  ASSERT_TRUE(wait_until([&] { return last_step_of_attempt(test::slurp(log), 1) >= step_at_stop + 15; }, 20s))
+      << "the payload stopped while batond was away\n" << w->err();
+  EXPECT_EQ(w->wait(0ms), -1) << "the worker gave up while batond was away\n" << w->err();
+  b->start({}, port);
+  ASSERT_EQ(b->port(), port) << b->err();
+  op = b->client();
+  ASSERT_TRUE(wait_status("o", "completed", 30s)) << job("o") << "\n" << w->err();
+  auto j = job("o");
+  EXPECT_EQ(j["attempts"], 1) << j;
+  auto runs = starts_in(test::slurp(log));
+  EXPECT_EQ(runs.size(), 1u) << "the payload was started again";
+  EXPECT_NE(test::slurp(log).find("done 60 attempt 1"), std::string::npos);
 }
 
 TEST_F(worker_e2e, FailureAfterAResumeNamesTheRestoredManifest) {
@@ -527,9 +595,19 @@ TEST(worker_pure, GlobsBackoffProgressProvider) {
   EXPECT_TRUE(worker::glob_matches("*.chk", "state.chk"));
   EXPECT_FALSE(worker::glob_matches("*.chk", "sub/state.chk"));
   EXPECT_TRUE(worker::glob_matches("sub/*.chk", "sub/state.chk"));
-  EXPECT_EQ(worker::backoff_seconds(1, 0.5, 30), 0.5);
-  EXPECT_EQ(worker::backoff_seconds(4, 0.5, 30), 4);
-  EXPECT_EQ(worker::backoff_seconds(40, 0.5, 30), 30);
+  EXPECT_EQ(worker::backoff_seconds(1, 0.5, 30, 0), 0.25);  // the least jitter: half the delay
+  EXPECT_EQ(worker::backoff_seconds(4, 0.5, 30, 0.5), 3);
+  EXPECT_EQ(worker::backoff_seconds(40, 0.5, 30, 1), 30);   // capped
+  EXPECT_EQ(worker::backoff_seconds(40, 0.5, 30, 0), 15);
+  double lowest = 1e9, highest = 0;
+  for (int i = 0; i < 1000; ++i) {
+    double d = worker::backoff_seconds(3, 1, 30, worker::retry_jitter());
+    lowest = std::min(lowest, d);
+    highest = std::max(highest, d);
+  }
+  EXPECT_GE(lowest, 2.0);
+  EXPECT_LT(highest, 4.0);
+  EXPECT_GT(highest - lowest, 1.0) << "draws spread over the range";
   EXPECT_EQ(worker::parse_progress(" 0.25\n"), 0.25);
   EXPECT_EQ(worker::parse_progress("1.7"), 1.0);
   EXPECT_FALSE(worker::parse_progress("half"));

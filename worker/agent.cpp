@@ -110,7 +110,7 @@ int agent::poll_loop() {
     }
     if (!flush_pending_report()) {
       if (++failures >= cfg_.retry_attempts) return 1;
-      interruptible_sleep(backoff_seconds(failures, cfg_.retry_base_seconds, cfg_.retry_max_seconds));
+      interruptible_sleep(backoff_seconds(failures, cfg_.retry_base_seconds, cfg_.retry_max_seconds, retry_jitter()));
       continue;
     }
     auto r = api_.request_job(current_session());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <thread>
 
 namespace baton::worker {
@@ -15,10 +16,15 @@ std::string api_result::describe() const {
   return "HTTP " + std::to_string(status) + (body.is_null() ? "" : " " + body.dump());
 }
 
-double backoff_seconds(int retry, double base, double cap) {
+double backoff_seconds(int retry, double base, double cap, double jitter) {
   if (retry < 1) retry = 1;
-  double d = base * std::pow(2.0, std::min(retry - 1, 30));
-  return std::min(d, cap);
+  const double d = std::min(base * std::pow(2.0, std::min(retry - 1, 30)), cap);
+  return d / 2 + d / 2 * std::clamp(jitter, 0.0, 1.0);
+}
+
+double retry_jitter() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
 api_client::api_client(const std::string& url, std::string api_token, retry_policy policy, sleeper sleep)
@@ -58,7 +64,7 @@ api_result api_client::send(const std::string& method, const std::string& path, 
   for (int attempt = 1;; ++attempt) {
     r = once(method, path, text, headers);
     if (!r.retryable() || attempt >= attempts) return r;
-    double delay = std::max(backoff_seconds(attempt, policy_.base_seconds, policy_.max_seconds), r.retry_after_seconds());
+    double delay = std::max(backoff_seconds(attempt, policy_.base_seconds, policy_.max_seconds, retry_jitter()), r.retry_after_seconds());
     spdlog::warn("{} {}: {}; retry {}/{} in {:.1f} s", method, path, r.describe(), attempt, attempts - 1, delay);
     if (!interruptible)
       std::this_thread::sleep_for(std::chrono::duration<double>(delay));

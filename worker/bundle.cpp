@@ -52,6 +52,7 @@ job_spec parse_job_spec(const std::string& text) {
       throw std::runtime_error(std::string(job_spec_file) + ": 'progress_file' must be a relative path without '..'");
     s.progress_file = pf->get<std::string>();
   }
+  if (auto sv = j.find("supervision"); sv != j.end()) s.supervision = parse_supervision(*sv);
   return s;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "worker/supervision.hpp"
+
 namespace baton::worker {
 
 inline const char* job_spec_file = "baton-job.json";
@@ -23,6 +25,7 @@ struct job_spec {
   std::string command;                        // run with /bin/sh -c
   std::vector<std::string> checkpoint_globs;  // relative to the working dir
   std::string progress_file;                  // relative; empty = no progress reporting
+  supervision_rules supervision;              // "supervision": when an attempt ends by itself
 };
 
 // "file:///x/y" -> "/x/y", "/x/y" -> "/x/y"; nullopt for other schemes or relative paths.

@@ -284,6 +284,26 @@ job_outcome agent::run_job(const json& a) {
     }
   };
 
+  // A failed attempt: no checkpoint from it (ADR-0004; RelayMD uploads one anyway), its log
+  // and failure.json kept beside the bundle, and the reason reported.
+  auto fail_attempt = [&](const std::string& reason, const std::string& what, int code) {
+    json fail = {{"reason", reason}, {"detail", what + "; payload log tail:\n" + tail_of(ls.log_path, 1500)}};
+    auto last_manifest = store.manifest_path().empty() ? resume_from : store.manifest_path();
+    auto artifacts = save_failure_artifacts(home, job_id, attempt, ls.log_path,
+                                            {{"job_id", job_id},
+                                             {"attempt", attempt},
+                                             {"worker_id", s.worker_id},
+                                             {"reason", reason},
+                                             {"detail", what},
+                                             {"exit_code", code},
+                                             {"last_checkpoint_manifest_path",
+                                              last_manifest.empty() ? json(nullptr) : json(last_manifest)}});
+    if (!artifacts.empty()) fail["failure_artifact_path"] = artifacts;
+    finish_report(job_id, "fail", fail);
+  };
+
+  payload_watch watch(spec.supervision, ls.log_path, progress_path, clock_type::now());
+  auto next_supervision = clock_type::now() + std::chrono::seconds(1);
   auto next_checkpoint = clock_type::now() + ms(cfg_.checkpoint_seconds);
   while (true) {
     bool stop, cancel, gone, preempted;
@@ -310,25 +330,21 @@ job_outcome agent::run_job(const json& a) {
         checkpoint_cycle(job_id, store, workdir, spec, true);
         finish_report(job_id, "complete", json::object());
       } else {
-        // No checkpoint from a failed payload (ADR-0004; RelayMD uploads one anyway).
-        auto log_tail = tail_of(ls.log_path, 1500);
         spdlog::warn("job {}: payload exited with code {}", job_id, code);
-        json fail = {{"reason", "payload_failed"},
-                     {"detail", "exit code " + std::to_string(code) + "; payload log tail:\n" + log_tail}};
-        auto last_manifest = store.manifest_path().empty() ? resume_from : store.manifest_path();
-        auto artifacts = save_failure_artifacts(home, job_id, attempt, ls.log_path,
-                                                {{"job_id", job_id},
-                                                 {"attempt", attempt},
-                                                 {"worker_id", s.worker_id},
-                                                 {"reason", "payload_failed"},
-                                                 {"exit_code", code},
-                                                 {"last_checkpoint_manifest_path",
-                                                  last_manifest.empty() ? json(nullptr) : json(last_manifest)}});
-        if (!artifacts.empty()) fail["failure_artifact_path"] = artifacts;
-        finish_report(job_id, "fail", fail);
+        fail_attempt("payload_failed", "exit code " + std::to_string(code), code);
       }
       cleanup();
       return job_outcome::finished;
+    }
+    if (clock_type::now() >= next_supervision) {
+      if (auto verdict = watch.check(clock_type::now())) {
+        spdlog::warn("job {}: {}: {}; stopping the payload", job_id, verdict->reason, verdict->detail);
+        int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+        fail_attempt(verdict->reason, verdict->detail, code);
+        cleanup();
+        return job_outcome::finished;
+      }
+      next_supervision = clock_type::now() + std::chrono::seconds(1);
     }
     if (gone) {
       // The job was requeued without us: stop at once and write nothing more (no split brain).

@@ -21,21 +21,24 @@ inline const char* test_token = "test-token-0123456789abcdef";
 class batond_process {
  public:
   // config_yaml is written to <dir>/batond.yaml; data lives in <dir>/data.
-  batond_process(const temp_dir& dir, const std::string& config_yaml, std::vector<std::string> extra_env = {})
+  // first_args: more command-line arguments for the first start.
+  batond_process(const temp_dir& dir, const std::string& config_yaml, std::vector<std::string> extra_env = {},
+                 const std::vector<std::string>& first_args = {})
       : dir_(dir), config_(dir / "batond.yaml") {
     std::ofstream(config_) << config_yaml;
     env_ = {"BATON_CONFIG=" + config_, "BATON_API_TOKEN=" + std::string(test_token), "BATON_DATA_DIR=",
             "BATON_LISTEN=", "BATON_LOG_LEVEL=warn"};
     env_.insert(env_.end(), extra_env.begin(), extra_env.end());
-    start();
+    start(first_args);
   }
 
-  // extra_args: more command-line arguments for this start (e.g. --rebuild-projection views).
-  void start(const std::vector<std::string>& extra_args = {}) {
+  // extra_args: more command-line arguments for this start (e.g. --rebuild-projection views);
+  // port: where to listen (0: an ephemeral port; a restart may ask for the one it had).
+  void start(const std::vector<std::string>& extra_args = {}, int port = 0) {
     std::string port_file = dir_ / "port";
     std::filesystem::remove(port_file);
-    std::vector<std::string> args{BATOND_PATH, "--data-dir", dir_ / "data", "--listen", "127.0.0.1:0", "--port-file",
-                                  port_file};
+    std::vector<std::string> args{BATOND_PATH, "--data-dir", dir_ / "data", "--listen", "127.0.0.1:" + std::to_string(port),
+                                  "--port-file", port_file};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     proc_ = std::make_unique<child_process>(args, dir_ / ("batond-" + std::to_string(++starts_)), env_);
     for (int i = 0; i < 1000 && !std::filesystem::exists(port_file); ++i)
@@ -48,6 +51,8 @@ class batond_process {
     proc_->signal(SIGTERM);
     return exit_code(proc_->wait());
   }
+  // Its exit code once it ends by itself (-1: still running at the deadline).
+  int wait_exit(std::chrono::milliseconds deadline) { return exit_code(proc_->wait(deadline)); }
   void kill() {
     proc_->signal(SIGKILL);
     proc_->wait();

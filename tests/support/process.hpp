@@ -54,8 +54,7 @@ class child_process {
     if (!reaped_) ::kill(pid_, sig);  // a reaped pid may already be another process's
   }
 
-  // Waits for the child; returns its raw wait status, or -1 if it is still running at the deadline.
-  // The exit status (as waitpid gives it), or -1 when still running at the deadline. Once
+  // Waits for the child. The exit status (as waitpid gives it), or -1 when still running at the deadline. Once
   // reaped, the same status again on every call.
   int wait(std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
     if (reaped_) return status_;

@@ -49,7 +49,7 @@ inline void rebuild_view(const std::string& log_dir, const std::string& path) {
   events::store_options ro;
   ro.read_only = true;
   auto store = events::event_store::open(log_dir, ro);
-  projections::sqlite_view view(projections::sqlite_view::open(path, true), core::world{});
+  projections::sqlite_view view(projections::sqlite_view::open(path, true), core::world{}, nullptr);
   for (uint64_t seq = 1; seq <= store->last_seq();) {
     auto batch = store->read(seq, 500);
     ASSERT_FALSE(batch.empty());

@@ -138,12 +138,13 @@ struct worker_e2e : ::testing::Test {
   }
 
   // A bundle dir with run.sh and baton-job.json.
-  std::string make_bundle(const std::string& name, const std::string& script) {
+  // spec: more keys for baton-job.json (e.g. "supervision").
+  std::string make_bundle(const std::string& name, const std::string& script, json spec = json::object()) {
     auto path = dir / ("bundle-" + name);
     fs::create_directories(path);
     std::ofstream(path + "/run.sh") << script;
-    std::ofstream(path + "/baton-job.json")
-        << json({{"command", "sh run.sh"}, {"checkpoint_globs", {"*.chk"}}, {"progress_file", "progress.txt"}}).dump();
+    spec.update(json{{"command", "sh run.sh"}, {"checkpoint_globs", {"*.chk"}}, {"progress_file", "progress.txt"}});
+    std::ofstream(path + "/baton-job.json") << spec.dump();
     return path;
   }
 
