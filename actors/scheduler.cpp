@@ -389,7 +389,12 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
   for (int round = 0; round < 2; ++round) {
     o = core::decide(st.world, st.leases, st.settings, e, now);
     if (o.answer.error) break;
-    if (round == 0 && !o.events.empty() && writes_refused(self)) return deliver(disk_full(*st.log_full));
+    if (round == 0 && !o.events.empty() && writes_refused(self)) {
+      // A heartbeat whose report cannot be recorded still shows the worker alive: no reap
+      // once the disk has room again because the disk was full.
+      if (auto* h = std::get_if<core::commands::heartbeat>(&e.cmd)) st.leases.touch(h->worker_id, now);
+      return deliver(disk_full(*st.log_full));
+    }
     if (recalculation && o.events.size() == 2) return recalculate_deferred(self, e, std::move(deliver), o, now);
     core::decision d;
     d.events = std::move(o.events);

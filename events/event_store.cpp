@@ -285,6 +285,7 @@ std::vector<append_result> event_store::append(const std::vector<append_command>
   wo.sync = sync_now;
   auto s = db_->Write(wo, &batch);
   if (!s.ok()) return refuse(append_status::io_error, "event log write failed: " + s.ToString());
+  if (heads_.size() + batch_heads.size() > opts_.stream_head_cache_max) heads_.clear();
   for (auto& [stream, version] : batch_heads) heads_[stream] = version;
   last_hash_ = prev_hash;
   last_seq_.store(seq, std::memory_order_release);

@@ -64,6 +64,10 @@ struct store_options {
   // Writes are refused (append: no_space; snapshots, offsets: store_error) while the
   // filesystem under the log has less free (free_space.hpp). 0: no check.
   uint64_t min_free_bytes = 0;
+  // The writer caches each stream's head version it has appended to; beyond this many
+  // streams the cache is emptied (heads are read back from the index on their next use), so
+  // a campaign of millions of jobs does not keep one entry per job forever.
+  size_t stream_head_cache_max = 100'000;
 };
 
 // What truncate_after removed.
@@ -130,6 +134,9 @@ class event_store {
   std::optional<uint64_t> projection_offset(const std::string& name) const;
   // Where a command id landed, if it was ever appended.
   std::optional<append_result> find_command(const std::string& command_id) const;
+
+  // Stream heads the writer has cached now (bounded by store_options::stream_head_cache_max).
+  size_t cached_stream_heads() const { return heads_.size(); }
 
   // Raw access for tests that simulate tampering: overwrite one stored event value.
   void overwrite_raw_for_test(uint64_t seq, const std::string& value);

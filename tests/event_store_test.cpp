@@ -375,3 +375,23 @@ TEST(EventStore, ShortOfItsFreeSpaceReserveItRefusesEveryWriteWhole) {
   EXPECT_EQ(store->stream_version("s/2"), std::nullopt);
   EXPECT_EQ(store->read(1, 10).size(), 1u);  // reads go on
 }
+
+// The writer's cache of stream heads stays under its bound however many streams there are,
+// and versions stay right across the times it is emptied.
+TEST(EventStore, TheStreamHeadCacheIsBoundedAndVersionsStayRight) {
+  temp_dir dir;
+  store_options o;
+  o.stream_head_cache_max = 10;
+  auto store = event_store::open(dir.path(), o);
+  for (int round = 1; round <= 3; ++round)
+    for (int s = 0; s < 50; ++s) {
+      auto r = store->append({command("job/" + std::to_string(s), "t", nlohmann::json::object(),
+                                      static_cast<uint64_t>(round - 1))});
+      ASSERT_EQ(r[0].status, append_status::appended) << r[0].message;
+      EXPECT_EQ(r[0].stream_version, static_cast<uint64_t>(round));
+      EXPECT_LE(store->cached_stream_heads(), 10u);
+    }
+  auto conflict = store->append({command("job/7", "t", nlohmann::json::object(), 1)});
+  EXPECT_EQ(conflict[0].status, append_status::version_conflict);
+  EXPECT_EQ(conflict[0].stream_version, 3u);
+}

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "events/envelope.hpp"
@@ -644,6 +645,49 @@ TEST(worker_pure, CheckpointStoreNeverDropsMissingFilesAndRestores) {
   std::ofstream(ck + "/objects/" + m["files"]["b.chk"]["sha256"].get<std::string>()) << "tampered";
   worker::checkpoint_store third(ck, "j", 3, "w3");
   EXPECT_THROW(third.restore(store.manifest_path(), d / "third"), std::runtime_error);
+}
+
+// A file that changes every cycle leaves one object per version; after each commit the
+// versions no manifest names are removed. Another attempt's manifest keeps what it names; an
+// unreadable manifest keeps everything; a copy in progress (temp file) is left alone.
+TEST(worker_pure, CheckpointObjectsNoManifestNamesAreRemovedAfterACommit) {
+  test::temp_dir d;
+  auto work = d / "work", ck = d / "ck";
+  fs::create_directories(work);
+  auto objects = [&] {
+    std::set<std::string> out;
+    for (auto& e : fs::directory_iterator(ck + "/objects")) out.insert(e.path().filename().string());
+    return out;
+  };
+  auto sha_of = [&](const std::string& text) {
+    std::ofstream(d / "probe") << text;
+    return worker::sha256_file(d / "probe");
+  };
+  worker::checkpoint_store first(ck, "j", 1, "w");
+  for (const char* v : {"v1", "v2", "v3"}) {
+    std::ofstream(work + "/traj.chk") << v;
+    auto r = first.sync(work, {"*.chk"});
+    ASSERT_TRUE(r.changed);
+    EXPECT_EQ(r.objects_removed, std::string(v) == "v1" ? 0u : 1u) << v;
+  }
+  EXPECT_EQ(objects(), std::set<std::string>{sha_of("v3")});
+
+  worker::checkpoint_store second(ck, "j", 2, "w2");
+  second.restore(first.manifest_path(), d / "work2");
+  std::ofstream(d / "work2/traj.chk") << "v4";
+  EXPECT_EQ(second.sync(d / "work2", {"*.chk"}).objects_removed, 0u) << "attempt 1's manifest still names v3";
+  EXPECT_EQ(objects(), (std::set<std::string>{sha_of("v3"), sha_of("v4")}));
+
+  const std::string in_progress = sha_of("v5") + ".tmp-1-1";
+  std::ofstream(ck + "/objects/" + in_progress) << "v5";
+  std::ofstream(ck + "/manifest-attempt-9.json") << "{not json";
+  std::ofstream(d / "work2/traj.chk") << "v6";
+  EXPECT_EQ(second.sync(d / "work2", {"*.chk"}).objects_removed, 0u) << "an unreadable manifest might name any";
+  EXPECT_EQ(objects(), (std::set<std::string>{sha_of("v3"), sha_of("v4"), sha_of("v6"), in_progress}));
+  fs::remove(ck + "/manifest-attempt-9.json");
+  std::ofstream(d / "work2/traj.chk") << "v7";
+  EXPECT_EQ(second.sync(d / "work2", {"*.chk"}).objects_removed, 2u);  // v4, v6
+  EXPECT_EQ(objects(), (std::set<std::string>{sha_of("v3"), sha_of("v7"), in_progress}));
 }
 
 // The planning cycle with real workers: a 4-GPU job waits for the only 4-GPU worker, which is

@@ -15,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -337,8 +338,34 @@ sync_result checkpoint_store::sync(const std::string& workdir, const std::vector
     write_atomically(path, to_json(m_).dump(2) + "\n");
     written_path_ = path;
     r.changed = true;
+    r.objects_removed = remove_unreferenced_objects(dir_);
   }
   return r;
+}
+
+uint64_t remove_unreferenced_objects(const std::string& dir) {
+  std::set<std::string> named;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind("manifest-attempt-", 0) != 0 || entry.path().extension() != ".json") continue;
+    try {
+      std::ifstream in(entry.path());
+      for (const auto& [file, e] : manifest_from_json(json::parse(in)).files) named.insert(e.object);
+    } catch (const std::exception&) {
+      return 0;  // an unreadable manifest might name any object: keep them all
+    }
+  }
+  if (ec) return 0;
+  uint64_t removed = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(dir) / "objects", ec)) {
+    const auto name = entry.path().filename().string();
+    const bool object = name.size() == 64 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!object || named.count("objects/" + name)) continue;  // temp files (".tmp-") belong to a copy in progress
+    std::error_code rm;
+    if (fs::remove(entry.path(), rm)) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace baton::worker

@@ -7,6 +7,9 @@
 // every object it names is complete. Entries are never dropped because a file is missing now
 // (RelayMD's delete-on-missing wiped a checkpoint). Each attempt writes its own manifest, so a
 // worker that lost its job cannot overwrite the manifest its successor reports.
+// After each commit, objects that no manifest in the directory names any more (an old version
+// of a file that changes every cycle) are removed, so the directory holds what the manifests
+// need and not every version ever written.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -50,7 +53,13 @@ struct sync_result {
   bool vetoed = false;                // files changed but may_commit() said no
   std::vector<std::string> copied;    // file names whose content was stored
   std::vector<std::string> failures;  // "<name>: <why>" (retried next cycle)
+  uint64_t objects_removed = 0;       // no manifest named them any more
 };
+
+// Removes the objects under dir/objects that no manifest-attempt-*.json in dir names. Leaves
+// everything if a manifest cannot be read (it might name any of them), and temp files alone.
+// Returns how many were removed.
+uint64_t remove_unreferenced_objects(const std::string& dir);
 
 class checkpoint_store {
  public:

@@ -160,8 +160,9 @@ bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store,
   if (progress) body["progress"] = *progress;
   auto rep = api_.job_action(current_session(), job_id, "checkpoint", body, !final);
   if (rep.ok()) {
-    spdlog::info("job {}: checkpoint{} stored {} file(s), manifest {}, progress {}", job_id, final ? " (final)" : "",
-                 r.copied.size(), store.manifest_path(), progress ? std::to_string(*progress) : "n/a");
+    spdlog::info("job {}: checkpoint{} stored {} file(s), manifest {}, progress {}, {} old object(s) removed", job_id,
+                 final ? " (final)" : "", r.copied.size(), store.manifest_path(), progress ? std::to_string(*progress) : "n/a",
+                 r.objects_removed);
     return true;
   }
   spdlog::warn("job {}: checkpoint report failed: {}", job_id, rep.describe());
