@@ -222,7 +222,10 @@ void refused_for_space(self_ptr self, std::vector<awaiting_write>& batch, const 
     if (w.deliver) w.deliver(disk_full(why));
   // Bursts decided on an older world were refused by the fenced writer: already rolled back.
   if (batch.empty() || batch.front().generation != st.generation) return;
-  if (!st.storage.recover) return fail_all(self, batch, why);
+  if (!st.storage.recover) {  // (its callers have their answer already)
+    std::vector<awaiting_write> answered;
+    return fail_all(self, answered, why);
+  }
   spdlog::error("the event log refused a write: {}. Decisions not recorded are dropped (the world is rebuilt from "
                 "the log); writes are refused until there is room",
                 why);

@@ -109,3 +109,17 @@ TEST(Supervision, WithoutRulesNothingEverEndsTheAttempt) {
   append(dir / "log", "FATAL CUDA error\n");
   EXPECT_FALSE(w.check(t0 + std::chrono::hours(1000)));
 }
+
+// A payload that writes one enormous line (a progress bar without newlines, a binary dump)
+// cannot make the matcher run out of stack: lines are matched on their first 4 KiB.
+TEST(Supervision, AnEnormousLineIsMatchedOnItsStartWithoutExhaustingTheStack) {
+  baton::test::temp_dir dir;
+  const std::string log = dir / "log";
+  payload_watch w({0, 0, {"(a|b)*c", "^FATAL"}}, log, "", t0);
+  append(log, std::string(size_t{1} << 20, 'a') + "\n");
+  EXPECT_FALSE(w.check(t0 + seconds(1)));
+  append(log, "FATAL: disk quota exceeded\n");
+  auto v = w.check(t0 + seconds(2));
+  ASSERT_TRUE(v);
+  EXPECT_NE(v->detail.find("disk quota exceeded"), std::string::npos);
+}

@@ -12,7 +12,9 @@ namespace baton::worker {
 namespace {
 
 constexpr size_t max_read_per_check = size_t{4} << 20;  // a chatty payload is scanned over several checks
-constexpr size_t max_line = size_t{64} << 10;           // longer lines are matched on their first 64 KiB
+// Longer lines are matched on their first 4 KiB: libstdc++'s regex matcher recurses per input
+// character for some patterns, so the line length bounds its stack use.
+constexpr size_t max_line = size_t{4} << 10;
 constexpr size_t max_progress_bytes = 4096;
 
 std::string seconds(double s) { return std::to_string(static_cast<int64_t>(std::llround(s))) + " s"; }
