@@ -166,9 +166,16 @@ results refused(const std::vector<events::append_command>& cmds, const std::stri
 void write_some(self_ptr self, bool sync_now) {
   auto& st = self->state;
   if (st.fenced) {
-    for (auto& p : st.pending) p.promise.deliver(refused(p.commands, st.fenced_why));
-    st.pending.clear();
-    return;
+    // Refused now: every append that would write. An empty one (a reply that waits for what
+    // was written before it) goes on below, answered once that is durable.
+    std::deque<pending_append> waiting;
+    for (auto& p : st.pending)
+      if (p.commands.empty())
+        waiting.push_back(std::move(p));
+      else
+        p.promise.deliver(refused(p.commands, st.fenced_why));
+    st.pending = std::move(waiting);
+    if (st.pending.empty()) return;
   }
   std::vector<events::append_command> batch;
   std::vector<std::pair<promise_type, size_t>> owners;  // promise, command count
@@ -195,14 +202,18 @@ void write_some(self_ptr self, bool sync_now) {
     for (auto& [promise, n] : owners) promise.deliver(caf::make_error(caf::sec::runtime_error, e.what()));
     return;
   }
+  bool refused_whole = false;  // one WriteBatch: refused for want of space, nothing of it written
   for (const auto& r : all) {
     if (r.status == events::append_status::io_error) {
       for (auto& [promise, n] : owners) promise.deliver(caf::make_error(caf::sec::runtime_error, r.message));
       return fail_fatally(self, r.message);
     }
-    if (r.status == events::append_status::no_space && !st.fenced) {
-      st.fenced = true;
-      st.fenced_why = r.message;
+    if (r.status == events::append_status::no_space) {
+      refused_whole = true;
+      if (!st.fenced) {
+        st.fenced = true;
+        st.fenced_why = r.message;
+      }
     }
   }
   size_t offset = 0;
@@ -214,9 +225,16 @@ void write_some(self_ptr self, bool sync_now) {
     offset += n;
     replies.emplace_back(std::move(promise), std::move(mine));
   }
-  if (st.fenced) {  // refused whole (one WriteBatch): nothing to sync, answered now
-    for (auto& [promise, res] : replies) promise.deliver(std::move(res));
-    return;
+  if (refused_whole) {  // the refused are answered now; an empty append still waits for the sync
+    std::vector<std::pair<promise_type, results>> waiting;
+    for (auto& [promise, res] : replies)
+      if (res.empty())
+        waiting.emplace_back(std::move(promise), std::move(res));
+      else
+        promise.deliver(std::move(res));
+    if (waiting.empty()) return;
+    replies = std::move(waiting);
+    wb.received.clear();  // (append latencies are measured for written events only)
   }
   ++st.stats.commits;
   wb.last_seq = st.store->last_seq();

@@ -4,6 +4,7 @@
 // returns; a failing fsync of the write-ahead log (an LD_PRELOAD'ed shim answers EIO) stops
 // batond with exit 3 and one line saying why, and it restarts clean. The SQL view on a full
 // disk falls behind and catches up from the log by itself.
+#include <caf/all.hpp>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <thread>
 
+#include "actors/log_writer.hpp"
 #include "core/world.hpp"
 #include "core/world_snapshot.hpp"
 #include "events/event_store.hpp"
@@ -328,4 +330,47 @@ TEST(StorageFaults, AKillInTheMiddleOfAViewRebuildResumesFromItsLastCommit) {
   EXPECT_EQ(view_offset(view), events::event_store::open(dir / "data/eventlog")->last_seq());
   rebuild_view(dir / "data/eventlog", dir / "rebuilt.sqlite");
   EXPECT_EQ(dump_view(view), dump_view(dir / "rebuilt.sqlite"));
+}
+
+// The log writer after a refusal for want of space: it refuses every append that would write
+// until the scheduler unfences it, even once there is room (appends decided on the dropped
+// world must not land); an empty append (a reply waiting for what was written before) is
+// still answered; after unfence appends are written again.
+TEST(StorageFaults, TheLogWriterRefusesEverythingAfterARefusalUntilUnfenced) {
+  temp_dir dir;
+  small_filesystem disk(dir / "log", 32);
+  if (!disk.mounted()) GTEST_SKIP() << disk.why();
+  events::store_options o;
+  o.min_free_bytes = uint64_t{8} << 20;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir / "log", o);
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto log = actors::spawn_log_writer(sys, store);
+  auto append = [&](std::vector<events::append_command> cmds) {
+    caf::scoped_actor self{sys};
+    std::vector<events::append_result> out;
+    self->request(log, caf::infinite, actors::append_atom::value, std::move(cmds))
+        .receive([&](std::vector<events::append_result>& r) { out = std::move(r); },
+                 [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    return out;
+  };
+  auto one = [&](const std::string& stream) {
+    events::append_command c;
+    c.stream_id = stream;
+    c.recorded_at_us = 1;
+    c.events.push_back({"t", 1, events::to_payload(json::object())});
+    auto r = append({c});
+    return r.size() == 1 ? r[0].status : events::append_status::invalid;
+  };
+  EXPECT_EQ(one("a"), events::append_status::appended);
+  disk.fill("filler");
+  EXPECT_EQ(one("b"), events::append_status::no_space);
+  fs::remove(dir / "log/filler");
+  EXPECT_EQ(one("c"), events::append_status::no_space) << "fenced: room again, but not unfenced";
+  EXPECT_TRUE(append({}).empty());  // answered, after the sync of what came before
+  EXPECT_EQ(store->last_seq(), 1u);
+  caf::anon_send(log, actors::unfence_atom::value);
+  EXPECT_EQ(one("d"), events::append_status::appended);
+  EXPECT_EQ(store->last_seq(), 2u);
+  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
 }
