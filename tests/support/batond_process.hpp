@@ -41,7 +41,10 @@ class batond_process {
                                   "--port-file", port_file};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     proc_ = std::make_unique<child_process>(args, dir_ / ("batond-" + std::to_string(++starts_)), env_);
-    for (int i = 0; i < 1000 && !std::filesystem::exists(port_file); ++i)
+    // Until it serves or ends. A start recovers the log and catches the views up first: on a
+    // log of thousands of events in the ASan build on a busy machine that took over 10 s.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline)
       if (proc_->wait(std::chrono::milliseconds(10)) != -1) break;
     auto text = slurp(port_file);
     port_ = text.empty() ? 0 : std::stoi(text);
