@@ -221,15 +221,10 @@ TEST_F(worker_e2e, SupervisionEndsAStalledAFatalAndAnOverlongPayloadEachWithItsR
     auto info = json::parse(test::slurp(j.value("latest_failure_artifact_path", "") + "/failure.json"), nullptr, false);
     EXPECT_EQ(info.value("reason", ""), reason) << info;
   }
-  auto running = [](const std::string& pid) {  // a zombie waiting for its reaper is not running
-    std::string stat = test::slurp("/proc/" + pid + "/stat");
-    auto close = stat.rfind(')');
-    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-  };
   std::istringstream lines(test::slurp(pids));
   int shells = 0;
   for (std::string pid; std::getline(lines, pid); ++shells)
-    EXPECT_FALSE(running(pid)) << "payload shell " << pid << " outlived its attempt";
+    EXPECT_TRUE(process_gone(std::stoi(pid))) << "payload shell " << pid << " outlived its attempt";
   EXPECT_EQ(shells, 3);
 }
 
