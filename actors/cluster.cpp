@@ -139,7 +139,8 @@ class cycle_runner {
     v.sigterm_margin_seconds = c.sigterm_margin_seconds;
     v.handoff_margin_seconds = c.handoff_margin_seconds;
     v.daemon_url = o_.daemon_url;
-    v.api_token = o_.api_token;
+    v.api_token_file = c.pilot_token_file.empty() ? o_.api_token_file : c.pilot_token_file;
+    v.ca_file = c.ca_file;
     v.cluster_name = c.name;
     v.image_key = image;
     v.placeholder_id = worker_id;
@@ -152,7 +153,7 @@ class cycle_runner {
       report_failure(image, "render", 0, script.error, "");
       return false;
     }
-    save_copy(worker_id, script.redacted);
+    save_copy(worker_id, script.text);
     auto out = slurm::submit(target_of(c), script.text, c.log_directory);
     counted("sbatch", out.slurm_id.has_value());
     if (!out.slurm_id) {

@@ -39,7 +39,7 @@ class slurm_call_budget {
 struct cluster_options {
   config::cluster_config cluster;
   std::string daemon_url;   // what the pilot workers call
-  std::string api_token;    // what the pilot registers with (the pilot token); in the script, redacted in the saved copy
+  std::string api_token_file;  // the file holding what the pilots register with (the script names only the file)
   std::string scripts_dir;  // redacted copies of every submitted script
   std::chrono::seconds interval{60};
   int heartbeat_seconds = 60;

@@ -7,6 +7,7 @@
 
 #include <baton/version.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -130,7 +131,7 @@ int run(const config::settings& settings, const run_options& opts) {
   daemon_state state;
   core::world world;
   uint64_t recovered_snapshot_seq = 0;
-  std::string api_token, pilot_token;
+  std::string api_token, pilot_token, pilot_credential;
   try {
     auto started = std::chrono::steady_clock::now();
     events::store_options store_opts;
@@ -145,9 +146,11 @@ int run(const config::settings& settings, const run_options& opts) {
     // Time goes on from the log's last recorded time even if the wall clock was set back.
     const int64_t last_recorded = store->last_seq() ? store->read(store->last_seq(), 1).front().recorded_at_us : 0;
     the_clock = std::make_unique<daemon_clock>(last_recorded);
-    if (the_clock->wall_offset_us() < 0)
+    // Compared directly: wall_offset_us() reads the two clocks one after the other, so on a
+    // healthy restart it is a few microseconds below zero.
+    if (const int64_t wall = daemon_clock::system_wall_us(); wall < last_recorded)
       spdlog::warn("the wall clock reads {}, before the log's last event ({}): batond's time goes on from the log's",
-                   events::format_time_us(daemon_clock::system_wall_us()), events::format_time_us(last_recorded));
+                   events::format_time_us(wall), events::format_time_us(last_recorded));
     // batond's own runs: the daemon stream alone, through its index (two events a run).
     for (const auto& e : store->read_stream(stream, 1, SIZE_MAX)) state = evolve(std::move(state), events::view_of(e));
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -157,6 +160,13 @@ int run(const config::settings& settings, const run_options& opts) {
                  log_dir, ms.count());
     api_token = settings.api_token.empty() ? load_or_create_api_token(settings.data_dir) : settings.api_token;
     pilot_token = settings.pilot_token.empty() ? load_or_create_pilot_token(settings.data_dir) : settings.pilot_token;
+    // Pilots register with the pilot token and then use their own credential; a RelayMD
+    // worker (accept_shared_token) uses the shared token for everything, so it gets that.
+    // Either way the batch script names only this file.
+    if (!settings.clusters.empty()) {
+      pilot_credential = std::filesystem::absolute(settings.data_dir + "/pilot_credential").string();
+      write_secret_file(pilot_credential, settings.accept_shared_token ? api_token : pilot_token);
+    }
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 2;
@@ -329,6 +339,8 @@ int run(const config::settings& settings, const run_options& opts) {
     server_opts.max_connections = settings.http_max_connections;
     server_opts.max_buffered_request_bytes = static_cast<size_t>(settings.http_max_buffered_request_bytes);
     server_opts.async_reply_deadline_ms = settings.http_worker_reply_deadline_ms;
+    server_opts.tls_cert_file = settings.tls.cert_file;
+    server_opts.tls_key_file = settings.tls.key_file;
     auto request_counts = std::make_shared<http::request_counters>();
     server_opts.counters = request_counts;
     http::beast_server server(server_opts);
@@ -364,6 +376,7 @@ int run(const config::settings& settings, const run_options& opts) {
     api.scrape_token = settings.metrics_token;
     api.sessions = std::make_shared<http::ui_sessions>();
     api.feed = feed;
+    api.https = settings.tls.enabled();
     http::add_api_routes(server.routes(), api);
     http::add_ui_routes(server.routes(), api);
     int port = 0;
@@ -392,12 +405,10 @@ int run(const config::settings& settings, const run_options& opts) {
         actors::cluster_options o;
         o.cluster = c;
         o.daemon_url = settings.provisioning.daemon_url.empty()
-                           ? "http://" + (settings.listen.host == "0.0.0.0" ? hostname() : settings.listen.host) + ":" +
+                           ? std::string(settings.tls.enabled() ? "https://" : "http://") + (settings.listen.host == "0.0.0.0" ? hostname() : settings.listen.host) + ":" +
                                  std::to_string(port)
                            : settings.provisioning.daemon_url;
-        // Pilots register with the pilot token and then use their own credential; a RelayMD
-        // worker (accept_shared_token) uses the shared token for everything, so it gets that.
-        o.api_token = settings.accept_shared_token ? api_token : pilot_token;
+        o.api_token_file = pilot_credential;
         o.scripts_dir = settings.provisioning.scripts_dir.empty() ? settings.data_dir + "/slurm-scripts"
                                                                   : settings.provisioning.scripts_dir;
         o.interval = std::chrono::seconds(settings.provisioning.interval_seconds);

@@ -33,7 +33,11 @@ httplib::Headers headers_of(const endpoint& e) {
 }
 
 std::string transport_error(const httplib::Result& r, const endpoint& e) {
-  return httplib::to_string(r.error()) + " (" + e.host + ":" + std::to_string(e.port) + ")";
+  std::string why = httplib::to_string(r.error());
+  if (r.error() == httplib::Error::SSLServerVerification)
+    why += e.ca_file.empty() ? ": batond's certificate is not signed by a CA this machine trusts (set --ca-file)"
+                             : ": batond's certificate is not signed by the CA in " + e.ca_file + " or names another host";
+  return why + " (" + (e.https ? "https://" : "") + e.host + ":" + std::to_string(e.port) + ")";
 }
 
 // A reply body as JSON, or as a JSON string when it is not JSON.
@@ -46,7 +50,8 @@ nlohmann::json body_of(const std::string& text) {
 }  // namespace
 
 result call(const endpoint& e, const std::string& method, const std::string& path, const nlohmann::json& body) {
-  httplib::Client c(e.host, e.port);
+  auto client = connect(e);
+  httplib::Client& c = *client;
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(60, 0);
   c.set_tcp_nodelay(true);
@@ -73,7 +78,8 @@ result call(const endpoint& e, const std::string& method, const std::string& pat
 
 result download(const endpoint& e, const std::string& path, std::ostream& out,
                 const std::function<void(uint64_t, uint64_t)>& progress) {
-  httplib::Client c(e.host, e.port);
+  auto client = connect(e);
+  httplib::Client& c = *client;
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(300, 0);
   int status = 0;
@@ -107,7 +113,9 @@ result download(const endpoint& e, const std::string& path, std::ostream& out,
 
 bool parse_url(const std::string& url, endpoint& e) {
   std::string rest = url;
+  e.https = rest.rfind("https://", 0) == 0;
   if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
+  else if (e.https) rest = rest.substr(8);
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   auto colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
@@ -116,6 +124,15 @@ bool parse_url(const std::string& url, endpoint& e) {
   e.host = rest.substr(0, colon);
   e.port = std::stoi(port);
   return e.port > 0 && e.port < 65536;
+}
+
+std::unique_ptr<httplib::Client> connect(const endpoint& e) {
+  auto c = std::make_unique<httplib::Client>((e.https ? "https://" : "http://") + e.host + ":" + std::to_string(e.port));
+  if (e.https) {
+    c->enable_server_certificate_verification(true);
+    if (!e.ca_file.empty()) c->set_ca_cert_path(e.ca_file.c_str());
+  }
+  return c;
 }
 
 }  // namespace baton::cli

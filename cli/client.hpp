@@ -4,8 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
+
+namespace httplib {
+class Client;
+}
 
 namespace baton::cli {
 
@@ -14,6 +19,8 @@ enum exit_code : int { ok = 0, api_error = 1, usage_error = 2, unreachable = 3, 
 struct endpoint {
   std::string host = "127.0.0.1";
   int port = 36158;
+  bool https = false;
+  std::string ca_file;  // HTTPS: the CA that signed batond's certificate ("" = the system's CAs)
   std::string token;
   std::string operator_name;  // X-Baton-Operator: who the log records
 };
@@ -36,7 +43,12 @@ result call(const endpoint& e, const std::string& method, const std::string& pat
 result download(const endpoint& e, const std::string& path, std::ostream& out,
                 const std::function<void(uint64_t, uint64_t)>& progress = {});
 
-// "http://host:port" or "host:port" -> endpoint host and port; false if malformed.
+// "http://host:port", "https://host:port" or "host:port" -> endpoint host, port and
+// scheme; false if malformed.
 bool parse_url(const std::string& url, endpoint& e);
+
+// A client for the endpoint: HTTPS with the server's certificate verified (against ca_file,
+// or the system's CAs) and its name checked, or plain HTTP.
+std::unique_ptr<httplib::Client> connect(const endpoint& e);
 
 }  // namespace baton::cli

@@ -4,7 +4,7 @@
 
 namespace baton::cli {
 
-event_follower::event_follower(const endpoint& e) : client_(std::make_unique<httplib::Client>(e.host, e.port)) {
+event_follower::event_follower(const endpoint& e) : client_(connect(e)) {
   client_->set_connection_timeout(5, 0);
   client_->set_read_timeout(60, 0);  // batond writes a comment line every 15 s on a quiet stream
   httplib::Headers h = {{"X-API-Token", e.token}};

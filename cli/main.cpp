@@ -16,7 +16,8 @@ namespace {
 
 // --url / $BATON_URL, else batond's listen address from the config; the token from
 // $BATON_API_TOKEN, else <data_dir>/api_token (written by batond).
-bool resolve(const std::string& url, const std::string& config_file, endpoint& e, std::string& why) {
+bool resolve(const std::string& url, const std::string& ca_file, const std::string& config_file, endpoint& e,
+             std::string& why) {
   auto env = baton::config::process_env();
   auto path = config_file.empty() ? baton::config::config_path(env) : config_file;
   auto loaded = baton::config::load(path, env);
@@ -30,10 +31,12 @@ bool resolve(const std::string& url, const std::string& config_file, endpoint& e
   if (target.empty()) {
     e.host = s.listen.host == "0.0.0.0" ? "127.0.0.1" : s.listen.host;
     e.port = s.listen.port;
+    e.https = s.tls.enabled();
   } else if (!parse_url(target, e)) {
-    why = "--url: expected http://HOST:PORT, got '" + target + "'";
+    why = "--url: expected http://HOST:PORT or https://HOST:PORT, got '" + target + "'";
     return false;
   }
+  e.ca_file = ca_file.empty() ? env("BATON_CA_FILE").value_or("") : ca_file;
   e.token = s.api_token;
   if (e.token.empty()) {
     std::ifstream in(s.data_dir + "/api_token");
@@ -51,9 +54,10 @@ bool resolve(const std::string& url, const std::string& config_file, endpoint& e
 int main(int argc, char** argv) {
   CLI::App app{"baton: submit and watch jobs on batond"};
   app.require_subcommand(1);
-  std::string url, config_file, op_name;
+  std::string url, ca_file, config_file, op_name;
   bool json = false;
   app.add_option("--url", url, "batond address (default: $BATON_URL, else the config's listen address)");
+  app.add_option("--ca-file", ca_file, "HTTPS: the CA certificate batond's is checked against (default: $BATON_CA_FILE, else the system's CAs)");
   app.add_option("--config", config_file, "config file (default: $BATON_CONFIG, else ~/.config/baton/config.yaml)");
   app.add_option("--operator", op_name, "who the event log records (default: $USER)");
   app.add_flag("--json", json, "machine-readable output");
@@ -147,6 +151,12 @@ int main(int argc, char** argv) {
   auto* oprev = ops->add_subcommand("revoke", "revoke an operator's token");
   oprev->add_option("name", name, "operator name")->required();
   auto* oplist = ops->add_subcommand("list", "every operator, revoked ones too");
+  int64_t op_grace = 3600;
+  auto* oprot = ops->add_subcommand("rotate", "a new token for an operator (yours, or anyone's for an admin), printed once");
+  oprot->add_option("name", name, "operator name")->required();
+  oprot->add_option("--grace-seconds", op_grace, "the old token keeps working this long (0: stops at once)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{30} * 24 * 3600));
 
   double interval = 2;
   int iterations = 0;
@@ -177,7 +187,7 @@ int main(int argc, char** argv) {
 
   context c{endpoint{}, json, std::cout, std::cerr};
   std::string why;
-  if (!resolve(url, config_file, c.daemon, why)) {
+  if (!resolve(url, ca_file, config_file, c.daemon, why)) {
     std::cerr << "baton: " << why << "\n";
     return usage_error;
   }
@@ -206,6 +216,7 @@ int main(int argc, char** argv) {
     if (*opadd) return operators_add(c, name, op_role, op_accounts);
     if (*oprev) return operators_revoke(c, name);
     if (*oplist) return operators_list(c);
+    if (*oprot) return operators_rotate(c, name, op_grace);
     return usage_error;
   });
 }

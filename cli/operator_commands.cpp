@@ -1,4 +1,5 @@
-// Named operators, for admins: create one (its token is printed once), revoke, list.
+// Named operators, for admins: create one (its token is printed once), revoke, list; and
+// rotate a token (an operator their own, an admin anyone's).
 #include "cli/request_helpers.hpp"
 
 namespace baton::cli {
@@ -27,6 +28,20 @@ int operators_revoke(context& c, const std::string& name) {
   return ok;
 }
 
+int operators_rotate(context& c, const std::string& name, int64_t grace_seconds) {
+  result r;
+  if (int code = run(c, "POST", "/operators/" + encode(name) + "/token", r, json{{"grace_seconds", grace_seconds}}))
+    return code;
+  if (c.json) {
+    c.out << r.body.dump(2) << "\n";
+  } else {
+    c.out << "new token for " << name << " (shown once, keep it secret); the old one works until "
+          << cell(r.body["previous_token_valid_until"]) << ":\n"
+          << cell(r.body["token"]) << "\n";
+  }
+  return ok;
+}
+
 int operators_list(context& c) {
   result r;
   if (int code = run(c, "GET", "/operators", r)) return code;
@@ -37,7 +52,8 @@ int operators_list(context& c) {
     row["accounts"] = joined;
   }
   return print(c, c.json ? r.body : rows,
-               {{"NAME", "name"}, {"ROLE", "role"}, {"ACCOUNTS", "accounts"}, {"REVOKED", "revoked"}, {"CREATED", "created_at"}});
+               {{"NAME", "name"}, {"ROLE", "role"}, {"ACCOUNTS", "accounts"}, {"REVOKED", "revoked"}, {"CREATED", "created_at"},
+                {"ROTATED", "token_rotated_at"}});
 }
 
 }  // namespace baton::cli

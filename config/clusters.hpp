@@ -33,6 +33,11 @@ struct cluster_config {
   // Not set (-1): 600 s, or a quarter of wall_time if that is shorter. 0: only the SIGTERM.
   int handoff_margin_seconds = -1;
   std::string worker_command = "baton-worker";
+  // Where the pilots read their registration token, as the cluster's nodes see it: the batch
+  // script names this file, never the token. "" = batond's <data_dir>/pilot_credential (a
+  // shared filesystem); an ssh cluster without one needs a copy (mode 0600) and this key.
+  std::string pilot_token_file;
+  std::string ca_file;  // https daemon_url: the CA file the pilots check batond's certificate against
   std::map<std::string, image_source> worker_images;  // image key -> where its worker image lives
   std::string template_path;  // operator's own mustache template ("" = built in)
   std::string template_text;  // its content, read at load

@@ -18,7 +18,8 @@ const std::set<std::string> cluster_keys = {
     "name", "extends", "is_template", "partition", "account", "qos", "gres", "memory", "memory_per_gpu",
     "wall_time", "log_directory", "nodes", "ntasks", "gpu_type", "gpu_count", "strategy", "jit_threshold_hours",
     "max_pending_jobs", "ssh_host", "ssh_user", "ssh_key_file", "ssh_port", "ssh_options", "submit_timeout_seconds",
-    "query_timeout_seconds", "sigterm_margin_seconds", "handoff_margin_seconds", "worker_command", "worker_images", "template"};
+    "query_timeout_seconds", "sigterm_margin_seconds", "handoff_margin_seconds", "worker_command", "worker_images", "template",
+    "pilot_token_file", "ca_file"};
 
 // Values that end up in #SBATCH lines: Slurm reads them without a shell, so the only way to
 // inject is a newline or a space-separated extra option; allow none of that.
@@ -69,6 +70,8 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_int(n, p, "sigterm_margin_seconds", 0, 86400, c.sigterm_margin_seconds);
   read_int(n, p, "handoff_margin_seconds", 0, 86400, c.handoff_margin_seconds);
   read_string(n, p, "worker_command", c.worker_command);
+  read_string(n, p, "pilot_token_file", c.pilot_token_file);
+  read_string(n, p, "ca_file", c.ca_file);
   read_string(n, p, "template", c.template_path);
   if (auto imgs = n["worker_images"]) {
     auto ip = join(p, "worker_images");

@@ -27,13 +27,21 @@ void check_log_level(const std::string& key, const std::string& level) {
 void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
-                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits", "projections"});
+                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits", "projections", "tls"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
     read_int(l, "listen", "port", 0, 65535, s.listen.port);
   }
   read_string(root, "", "data_dir", s.data_dir);
+  if (auto t = root["tls"]) {
+    check_known_keys(t, "tls", {"cert_file", "key_file"});
+    read_string(t, "tls", "cert_file", s.tls.cert_file);
+    read_string(t, "tls", "key_file", s.tls.key_file);
+    if (s.tls.cert_file.empty() != s.tls.key_file.empty())
+      throw key_error{s.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
+                      "HTTPS needs both tls.cert_file and tls.key_file; only one is set"};
+  }
   if (auto t = root["threads"]) {
     check_known_keys(t, "threads", {"actors", "http"});
     read_int(t, "threads", "actors", 1, 64, s.actor_threads);

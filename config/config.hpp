@@ -23,8 +23,17 @@ struct listen_config {
   int port = 36158;  // 0 = ephemeral (tests)
 };
 
+// tls: batond serves HTTPS when both files are set (PEM; the certificate file may hold the
+// chain). Relative paths are taken from batond's working directory.
+struct tls_config {
+  std::string cert_file;
+  std::string key_file;
+  bool enabled() const { return !cert_file.empty(); }
+};
+
 struct settings {
   listen_config listen;
+  tls_config tls;
   std::string data_dir = "./var/baton";
   int actor_threads = 2;                 // CAF scheduler.max-threads, 1..64
   int http_threads = 16;                 // pool for blocking HTTP routes (operator calls, lists), 1..4096

@@ -26,6 +26,7 @@ access_class access_of(command_kind k) {
     case command_kind::health_warnings: return access_class::open;
     case command_kind::register_worker: return access_class::registration;
     case command_kind::heartbeat:
+    case command_kind::rotate_worker_credential:
     case command_kind::deregister:
     case command_kind::request_job: return access_class::worker_self;
     case command_kind::job_control:
@@ -70,6 +71,7 @@ access_class access_of(command_kind k) {
     case command_kind::plan_now:
     case command_kind::audit_export: return access_class::admin_only;
     case command_kind::metrics: return access_class::monitoring;
+    case command_kind::rotate_operator_token: return access_class::operator_self;
   }
   return access_class::internal;  // a kind added without a rule reaches nobody from outside
 }
@@ -95,6 +97,11 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
       if (who.k == K::operator_) return deny(error_kind::forbidden, "admin_only", "this endpoint is for admins");
       if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::forbidden, "operator_only", "this endpoint needs the operator token");
+    case access_class::operator_self:
+      if (who.k == K::operator_ && (who.admin || (!who.name.empty() && who.name == target))) return std::nullopt;
+      if (who.k == K::operator_) return deny(error_kind::forbidden, "other_operator", "an operator rotates only their own token");
+      if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
+      return deny(error_kind::forbidden, "operator_only", "this endpoint needs an operator's token");
     case access_class::registration:
       if ((who.k == K::operator_ && who.admin) || who.k == K::pilot) return std::nullopt;
       if (who.k == K::operator_) return deny(error_kind::forbidden, "admin_only", "workers register with the admin or pilot token");

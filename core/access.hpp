@@ -48,6 +48,7 @@ enum class access_class : uint8_t {
   monitoring,    // an admin or the scrape token (GET /metrics)
   registration,  // the operator or the pilot token
   worker_self,   // the worker named by the target (heartbeat, deregister, poll)
+  operator_self, // an admin, or the named operator the target names (their own token)
   worker_job,    // a worker acting on a job it holds (or held, for control)
   internal,      // batond's own actors only
 };

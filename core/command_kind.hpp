@@ -28,6 +28,8 @@ enum class command_kind : uint8_t {
   metrics,
   // GET /events/stream: the live feed (answered by its projection, never by the scheduler)
   event_stream,
+  // credential rotation (core/credential.hpp)
+  rotate_operator_token, rotate_worker_credential,
 };
 
 }  // namespace baton::core

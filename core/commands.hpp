@@ -145,6 +145,18 @@ struct create_operator {
 struct revoke_operator { std::string name; };
 struct list_operators {};
 
+// --- credential rotation (core/credential.hpp): the old token is accepted until now + grace ---
+struct rotate_operator_token {
+  std::string name;
+  std::string token_sha256;   // of the new token, handed out once
+  int64_t grace_seconds = 3600;
+};
+struct rotate_worker_credential {
+  std::string worker_id;
+  std::string credential_sha256;  // of the new token, handed out once
+  int64_t grace_seconds = 300;
+};
+
 // GET /audit/export: the log's events with their hashes (replay/audit_export.hpp). Answered
 // from the log by the HTTP layer once the caller is settled; the scheduler never sees it.
 struct audit_export {
@@ -175,7 +187,8 @@ using command = std::variant<
     commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
     commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
-    commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream>;
+    commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream,
+    commands::rotate_operator_token, commands::rotate_worker_credential>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }
@@ -191,8 +204,9 @@ struct alternative_index<T, std::variant<U, Ts...>>
 template <class Cmd>
 constexpr command_kind kind_of_v = static_cast<command_kind>(alternative_index<Cmd, command>::value);
 
-// What authorize() needs besides the kind: the worker a worker_self command names.
-std::string named_worker(const command& c);
+// What authorize() needs besides the kind: the worker a worker_self command names, or the
+// operator an operator_self command names.
+std::string named_target(const command& c);
 
 // A request's body that did not validate (field and why), carried to decide() so that a
 // worker's access to the job is checked before the body is judged (see core/access.hpp).

@@ -26,7 +26,9 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::list_operators, C::list_operators> && at_kind<command_kind::plan_now, C::plan_now> &&
               at_kind<command_kind::audit_export, C::audit_export> && at_kind<command_kind::metrics, C::metrics> &&
               at_kind<command_kind::event_stream, C::event_stream> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::event_stream) + 1);
+              at_kind<command_kind::rotate_operator_token, C::rotate_operator_token> &&
+              at_kind<command_kind::rotate_worker_credential, C::rotate_worker_credential> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::rotate_worker_credential) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -335,6 +337,13 @@ outcome deregister(const world& w, const C::deregister& c, time_us now) {
   return from(std::move(d), std::monostate{}, now);
 }
 
+outcome rotate_credential(const world& w, const C::rotate_worker_credential& c, time_us now) {
+  const worker* wk = w.find_worker(c.worker_id);
+  if (!wk || wk->gone) return refused(not_found("Worker", c.worker_id), now);
+  return from(decide_rotate_credential(*wk, c.credential_sha256, c.grace_seconds, now),
+              R::rotated{c.worker_id, now + c.grace_seconds * 1'000'000}, now);
+}
+
 outcome no_job(const std::string& reason, time_us now) { return answered(R::poll_answer{std::nullopt, reason}, now); }
 
 outcome poll(const world& w, const lease_book& leases, const scheduler_settings& s, const C::request_job& c, time_us now) {
@@ -599,18 +608,24 @@ outcome operators(const world& w, const scheduler_settings& s, const Cmd& c, tim
     auto it = w.operators.find(c.name);
     auto d = decide_create_operator(it == w.operators.end() ? nullptr : &it->second, c.name, c.admin, c.accounts,
                                     c.token_sha256);
-    operator_account made{c.name, c.admin, c.accounts, "", false, now};
+    operator_account made{c.name, c.admin, c.accounts, {}, false, now, 0};
     return from(std::move(d), R::operators{{made}}, now);
   } else if constexpr (std::is_same_v<Cmd, C::revoke_operator>) {
     auto it = w.operators.find(c.name);
     if (it == w.operators.end()) return refused(not_found("Operator", c.name), now);
     return from(decide_revoke_operator(it->second), std::monostate{}, now);
+  } else if constexpr (std::is_same_v<Cmd, C::rotate_operator_token>) {
+    auto it = w.operators.find(c.name);
+    if (it == w.operators.end()) return refused(not_found("Operator", c.name), now);
+    const int64_t grace = c.grace_seconds;
+    return from(decide_rotate_operator_token(it->second, c.token_sha256, grace, now),
+                R::rotated{c.name, now + grace * 1'000'000}, now);
   } else {
     static_assert(std::is_same_v<Cmd, C::list_operators>);
     R::operators out;
     for (const auto& [name, o] : w.operators) {
       out.items.push_back(o);
-      out.items.back().token_sha256.clear();
+      out.items.back().token = {};
     }
     return answered(std::move(out), now);
   }
@@ -629,7 +644,7 @@ std::set<std::string> known_images(const scheduler_settings& s) {
 outcome decide(const world& w, const lease_book& leases, const scheduler_settings& s, const envelope& e, time_us now) {
   // The HTTP layer asked the same question before reading the request; asked again here so
   // that no path into the core skips it.
-  if (auto denied = authorize(e.caller, kind_of(e.cmd), named_worker(e.cmd), {!s.worker_credentials_required}))
+  if (auto denied = authorize(e.caller, kind_of(e.cmd), named_target(e.cmd), {!s.worker_credentials_required}))
     return refused(*denied, now);
   return std::visit(
       [&](const auto& c) -> outcome {
@@ -641,7 +656,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
                              std::is_same_v<T, C::fairshare> || std::is_same_v<T, C::recalculate_priorities>) {
           return who_goes_first(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::create_operator> || std::is_same_v<T, C::revoke_operator> ||
-                             std::is_same_v<T, C::list_operators>) {
+                             std::is_same_v<T, C::list_operators> || std::is_same_v<T, C::rotate_operator_token>) {
           return operators(w, s, c, now);
         } else if constexpr (std::is_same_v<T, C::plan_now>) {
           auto d = plan_cycle(w, leases, s, now);
@@ -673,6 +688,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return heartbeat(w, c, now);
         } else if constexpr (std::is_same_v<T, C::deregister>) {
           return deregister(w, c, now);
+        } else if constexpr (std::is_same_v<T, C::rotate_worker_credential>) {
+          return rotate_credential(w, c, now);
         } else if constexpr (std::is_same_v<T, C::request_job>) {
           return poll(w, leases, s, c, now);
         } else if constexpr (std::is_same_v<T, C::list_workers>) {
@@ -743,8 +760,10 @@ decision rereap(const world& w, const std::string& worker_id, const json& record
   return reap_one(w, *wk, *last, now, why, s);
 }
 
-std::string named_worker(const command& c) {
+std::string named_target(const command& c) {
   if (auto* h = std::get_if<C::heartbeat>(&c)) return h->worker_id;
+  if (auto* r = std::get_if<C::rotate_worker_credential>(&c)) return r->worker_id;
+  if (auto* o = std::get_if<C::rotate_operator_token>(&c)) return o->name;
   if (auto* d = std::get_if<C::deregister>(&c)) return d->worker_id;
   if (auto* r = std::get_if<C::request_job>(&c)) return r->worker_id;
   return "";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/credential.hpp"
 #include "core/domain.hpp"
 
 namespace baton::core {
@@ -15,9 +16,10 @@ struct operator_account {
   std::string name;
   bool admin = false;
   std::vector<std::string> accounts;  // may charge; empty: the accounts whose users list them
-  std::string token_sha256;
+  rotating_secret token;  // hashes only
   bool revoked = false;
   time_us created_at = 0;
+  time_us token_rotated_at = 0;  // 0: never rotated
 };
 
 std::string operator_stream(const std::string& name);
@@ -25,6 +27,9 @@ std::string operator_stream(const std::string& name);
 decision decide_create_operator(const operator_account* existing, const std::string& name, bool admin,
                                 const std::vector<std::string>& accounts, const std::string& token_sha256);
 decision decide_revoke_operator(const operator_account& o);
+// A new token for o; the old one is accepted for grace_seconds more (0: refused at once).
+decision decide_rotate_operator_token(const operator_account& o, const std::string& token_sha256, int64_t grace_seconds,
+                                      time_us now);
 void evolve(operator_account& o, const std::string& type, const nlohmann::json& payload, time_us at);
 
 }  // namespace baton::core

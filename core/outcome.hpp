@@ -96,6 +96,10 @@ struct fairshare {
   std::map<std::string, priority_state::share> recorded;
 };
 struct operators { std::vector<operator_account> items; };  // token hashes never leave the core in a reply
+struct rotated {  // a credential rotation: the HTTP layer adds the new token, made there
+  std::string name;                  // the operator or worker
+  time_us previous_valid_until = 0;  // the old token is accepted until then
+};
 struct salad_view {
   nlohmann::json last;  // last scaling and last failure, as recorded
   std::string worker_image_key;
@@ -119,7 +123,7 @@ using result = std::variant<std::monostate, results::job_row, results::job_page,
                             results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
                             results::cluster_watch, results::plans, results::placeholder_made, results::counted,
                             results::salad_view, replica_target, results::priorities, results::fairshare, results::operators,
-                            results::heartbeat_ack, results::metrics>;
+                            results::heartbeat_ack, results::metrics, results::rotated>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

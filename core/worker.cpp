@@ -56,6 +56,17 @@ decision decide_deregister(const worker& w, time_us now) {
   return d;
 }
 
+decision decide_rotate_credential(const worker& w, const std::string& credential_sha256, int64_t grace_seconds,
+                                  time_us now) {
+  if (w.gone || w.placeholder) return decision::refuse(not_found("Worker", w.id));
+  decision d;
+  d.events.push_back({worker_stream(w.id), "worker.credential_rotated",
+                      {{"credential_sha256", credential_sha256},
+                       {"grace_seconds", grace_seconds},
+                       {"previous_valid_until_us", now + grace_seconds * 1'000'000}}});
+  return d;
+}
+
 decision decide_reap(const worker& w, time_us last_heartbeat, time_us now) {
   if (w.gone) return {};
   decision d;
@@ -89,13 +100,15 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     w.driver_version = p.value("driver_version", "");
     w.worker_image_key = p.value("worker_image_key", "");
     w.provider_id = p.value("provider_id", "");
-    w.credential_sha256 = p.value("credential_sha256", "");
+    w.credential = rotating_secret{p.value("credential_sha256", ""), "", 0};
     // Written by decide_register from a time it parsed; an unreadable one would be a damaged log.
     w.allocation_ends_at = 0;
     if (auto it = p.find("allocation_ends_at"); it != p.end() && it->is_string())
       w.allocation_ends_at = events::parse_time_us(it->get<std::string>()).value_or(0);
     w.placeholder = false;
     w.registered_at = at;
+  } else if (type == "worker.credential_rotated") {
+    rotate(w.credential, p.value("credential_sha256", ""), p.value("previous_valid_until_us", time_us{0}));
   } else if (type == "worker.deregistered" || type == "worker.reaped") {
     w.gone = true;
     w.gone_reason = type == "worker.deregistered" ? "deregistered" : "reaped";

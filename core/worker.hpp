@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "core/credential.hpp"
 #include "core/domain.hpp"
 
 namespace baton::core {
@@ -27,7 +28,7 @@ struct worker {
   std::string gone_reason;   // "deregistered" | "reaped"
   time_us registered_at = 0;
   time_us gone_at = 0;
-  std::string credential_sha256;  // hex SHA-256 of the worker's own token
+  rotating_secret credential;  // hex SHA-256 of the worker's own token (and the one it replaced)
   // When its allocation ends, as the worker reported at registration (0: unknown or none:
   // it takes any job). Jobs that do not fit the time left are not given to it (core/deadline.hpp).
   time_us allocation_ends_at = 0;
@@ -60,6 +61,9 @@ struct register_worker {
 // placeholder: the live placeholder with the same provider_id, if any.
 decision decide_register(const worker* placeholder, const register_worker& c, time_us now);
 decision decide_deregister(const worker& w, time_us now);
+// A new token for the worker; its old one is accepted for grace_seconds more.
+decision decide_rotate_credential(const worker& w, const std::string& credential_sha256, int64_t grace_seconds,
+                                  time_us now);
 decision decide_reap(const worker& w, time_us last_heartbeat, time_us now);
 
 void evolve(worker& w, const std::string& type, const nlohmann::json& payload, time_us at);

@@ -163,7 +163,9 @@ void put_worker(writer& o, const worker& w) {
   o.s(w.gone_reason);
   o.i(w.registered_at);
   o.i(w.gone_at);
-  o.s(w.credential_sha256);
+  o.s(w.credential.sha256);
+  o.s(w.credential.previous_sha256);
+  o.i(w.credential.previous_valid_until);
   o.i(w.allocation_ends_at);
   o.i(w.wall_time_seconds);
 }
@@ -185,7 +187,9 @@ worker get_worker(reader& in) {
   w.gone_reason = in.s();
   w.registered_at = in.i();
   w.gone_at = in.i();
-  w.credential_sha256 = in.s();
+  w.credential.sha256 = in.s();
+  w.credential.previous_sha256 = in.s();
+  w.credential.previous_valid_until = in.i();
   w.allocation_ends_at = in.i();
   w.wall_time_seconds = in.i();
   return w;
@@ -267,9 +271,12 @@ std::string encode_world(const world& w) {
     o.s(op.name);
     o.b(op.admin);
     o.strings(op.accounts);
-    o.s(op.token_sha256);
+    o.s(op.token.sha256);
+    o.s(op.token.previous_sha256);
+    o.i(op.token.previous_valid_until);
     o.b(op.revoked);
     o.i(op.created_at);
+    o.i(op.token_rotated_at);
   }
   o.strings({w.disabled_clusters.begin(), w.disabled_clusters.end()});
   o.j(json(w.last_submission_failure));
@@ -329,9 +336,12 @@ world decode_world(const std::string& bytes) {
       op.name = in.s();
       op.admin = in.b();
       op.accounts = in.strings();
-      op.token_sha256 = in.s();
+      op.token.sha256 = in.s();
+      op.token.previous_sha256 = in.s();
+      op.token.previous_valid_until = in.i();
       op.revoked = in.b();
       op.created_at = in.i();
+      op.token_rotated_at = in.i();
       std::string name = op.name;
       w.operators.emplace(std::move(name), std::move(op));
     }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <optional>
+#include <tuple>
 
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
@@ -247,6 +248,30 @@ void add_api_routes(router& s, api_context ctx) {
   route(s, "DELETE", R"(/operators/([^/]+))", ctx, K::revoke_operator,
         [](const request& req) -> core::command { return C::revoke_operator{build::path_name(req)}; });
   route(s, "GET", "/operators", ctx, K::list_operators, [](const request&) -> core::command { return C::list_operators{}; });
+
+  // --- credential rotation: a new token, handed back once; the old one still works until
+  // previous_token_valid_until (body: {"grace_seconds": N}), so its holder switches with no
+  // request refused. An operator rotates their own token (an admin anyone's), a worker its own.
+  using rotation_builder = core::command (*)(const request&, const std::string&);
+  for (auto [path, kind, build_cmd] :
+       {std::tuple<std::string, K, rotation_builder>{R"(/operators/([^/]+)/token)", K::rotate_operator_token,
+                                                     [](const request& rq, const std::string& sha) -> core::command {
+                                                       return build::rotate_operator_token(rq, sha);
+                                                     }},
+        {R"(/workers/([^/]+)/credential)", K::rotate_worker_credential,
+         [](const request& rq, const std::string& sha) -> core::command { return build::rotate_worker_credential(rq, sha); }}})
+    s.Post(path, [ctx, kind = kind, build_cmd = build_cmd](const request& req, response& res) {
+      std::string secret = new_secret_hex();
+      auto e = prepare(ctx, req, res, kind, [&](const request& rq) { return build_cmd(rq, hash_of(secret)); });
+      if (!e) return;
+      auto r = ask(ctx, std::move(*e), res);
+      if (!r) return;
+      auto* done = std::get_if<core::results::rotated>(&r->value);
+      if (r->error || !done) return to_response(*r, res);
+      auto body = body_of(r->value, r->at);
+      body["token"] = token_of(done->name, secret);
+      reply_json(res, 200, body);
+    });
 
   // --- clusters, configuration, cloud ---
   for (auto [path, kind] : {std::pair<std::string, K>{"/clusters", K::list_clusters},

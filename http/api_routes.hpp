@@ -47,6 +47,7 @@ struct api_context {
   std::string scrape_token;                            // X-API-Token that may only read GET /metrics ("" = none)
   std::shared_ptr<ui_sessions> sessions;               // the dashboard's logins (none: cookies are not credentials)
   std::shared_ptr<projections::live_feed> feed;        // GET /events/stream (none: 503)
+  bool https = false;                                   // served over TLS: the UI cookie is Secure
 };
 
 void add_api_routes(router& server, api_context ctx);

@@ -36,6 +36,9 @@ struct beast_server_options {
   int async_reply_deadline_ms = 10000;  // an async route's answer; later: 503 not_durable_yet
   int stream_keepalive_seconds = 15;   // a quiet event stream gets a comment line this often
   int stop_grace_seconds = 5;          // stop(): how long requests in flight may still answer
+  // HTTPS when set (PEM files; the certificate file may carry the chain). TLS 1.2 or newer;
+  // the handshake counts against read_timeout_seconds.
+  std::string tls_cert_file, tls_key_file;
   std::shared_ptr<request_counters> counters;  // requests by route and status (none: not counted)
 };
 
@@ -49,7 +52,8 @@ class beast_server {
   router& routes() { return router_; }
 
   // Binds, listens (backlog 1024) and starts the I/O thread and the pool. Returns the bound
-  // port; throws std::runtime_error naming the address if it cannot listen.
+  // port; throws std::runtime_error naming the address if it cannot listen, or naming the
+  // file if the TLS certificate or key cannot be loaded.
   int start();
   // Stops accepting; requests in flight get their answers for up to stop_grace_seconds, then
   // every connection closes. Blocking handlers still running finish before this returns;

@@ -21,24 +21,42 @@ void server_core::retire(uint64_t id) {
   sessions.erase(it);
 }
 
-session::session(server_core& core, net::ip::tcp::socket socket, uint64_t id, bool counted)
-    : core_(core), socket_(std::move(socket)), id_(id), counted_(counted) {
+session::session(server_core& core, connection_stream conn, uint64_t id, bool counted)
+    : core_(core), conn_(std::move(conn)), id_(id), counted_(counted) {
   error_code ec;
-  auto peer = socket_.remote_endpoint(ec);
+  auto peer = conn_.socket().remote_endpoint(ec);
   if (!ec) remote_ = peer.address().to_string(ec);
   deadline_ = steady::now() + std::chrono::seconds(core_.opts.idle_timeout_seconds);
 }
 
-void session::start() { parse(); }
+template <class Next>
+void session::when_ready(Next next) {
+  if (!conn_.is_tls()) return next();
+  state_ = state::handshaking;
+  deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);
+  conn_.handshake([self = shared_from_this(), next = std::move(next)](error_code ec) {
+    if (self->state_ != state::handshaking) return;  // closed by its deadline meanwhile
+    if (ec) {  // not TLS, an untrusted client, a scanner: one line at debug, nothing else
+      spdlog::debug("http: TLS handshake with {} failed: {}", self->remote_, ec.message());
+      return self->close();
+    }
+    self->state_ = state::idle;
+    next();
+  });
+}
+
+void session::start() {
+  when_ready([this] { parse(); });
+}
 
 void session::refuse(int status, const std::string& code, const std::string& message) {
-  write(error_reply(status, code, message), false);
+  when_ready([this, status, code, message] { write(error_reply(status, code, message), false); });
 }
 
 void session::read_some() {
   size_t want = 8192;
   if (expected_ > received_) want = std::min<size_t>(std::max<size_t>(expected_ - received_, want), 65536);
-  socket_.async_read_some(buffer_.prepare(want),
+  conn_.async_read_some(buffer_.prepare(want),
                           [self = shared_from_this()](error_code ec, size_t n) { self->on_read(ec, n); });
 }
 
@@ -123,7 +141,7 @@ bool session::check_head() {
   parser_->eager(true);  // from here on, one put() takes all the body bytes at hand
   if (expect_continue && !parser_->is_done() && buffer_.size() == 0) {
     static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    net::async_write(socket_, net::buffer(interim, sizeof interim - 1),
+    net::async_write(conn_, net::buffer(interim, sizeof interim - 1),
                      [self = shared_from_this()](error_code ec, size_t) {
                        if (ec) return self->close();
                        self->parse();
@@ -240,7 +258,7 @@ void session::write_stream(std::string text) {
   stream_writing_ = true;
   stream_out_ = std::move(text);
   deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);  // a client that stops reading
-  net::async_write(socket_, net::buffer(stream_out_), [self = shared_from_this()](error_code ec, size_t) {
+  net::async_write(conn_, net::buffer(stream_out_), [self = shared_from_this()](error_code ec, size_t) {
     if (self->state_ != state::streaming) return;
     self->stream_writing_ = false;
     self->stream_out_.clear();
@@ -252,7 +270,7 @@ void session::write_stream(std::string text) {
 }
 
 void session::watch_stream_client() {
-  socket_.async_read_some(buffer_.prepare(1024), [self = shared_from_this()](error_code ec, size_t) {
+  conn_.async_read_some(buffer_.prepare(1024), [self = shared_from_this()](error_code ec, size_t) {
     if (self->state_ != state::streaming) return;
     if (ec) return self->close();
     self->buffer_.clear();  // a streaming client has nothing to say: dropped
@@ -267,7 +285,7 @@ void session::write(beast_response res, bool keep_alive) {
   if (!keep_alive_) res.keep_alive(false);
   else if (http10_) res.set(bhttp::field::connection, "keep-alive");
   out_.emplace(std::move(res));
-  bhttp::async_write(socket_, *out_, [self = shared_from_this()](error_code ec, size_t) { self->on_written(ec); });
+  bhttp::async_write(conn_, *out_, [self = shared_from_this()](error_code ec, size_t) { self->on_written(ec); });
 }
 
 void session::on_written(error_code ec) {
@@ -300,14 +318,14 @@ void session::linger() {
   state_ = state::lingering;
   deadline_ = steady::now() + std::chrono::seconds(2);
   error_code ec;
-  socket_.shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  conn_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
   if (ec) return close();
   buffer_.clear();
   discard();
 }
 
 void session::discard() {
-  socket_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t) {
+  conn_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t) {
     if (self->state_ != state::lingering) return;
     if (ec) return self->close();  // the client has closed too
     self->discard();
@@ -352,7 +370,7 @@ void session::close() {
   state_ = state::closed;
   if (stream_) stream_->close();
   error_code ec;
-  socket_.close(ec);
+  conn_.socket().close(ec);
   uncharge();
   parser_.reset();
   if (counted_) --core_.counted;

@@ -6,6 +6,7 @@
 // the answer back to it.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -19,6 +20,7 @@
 
 #include "http/beast_message.hpp"
 #include "http/beast_server.hpp"
+#include "http/connection_stream.hpp"
 #include "http/event_stream.hpp"
 
 namespace baton::http {
@@ -42,6 +44,7 @@ struct server_core {
   const router& routes;
   boost::asio::io_context ioc{1};
   std::unique_ptr<boost::asio::thread_pool> pool;  // blocking routes
+  std::optional<boost::asio::ssl::context> tls;   // set: every connection speaks TLS
   std::shared_ptr<reply_gate> gate = std::make_shared<reply_gate>();
   std::unordered_map<uint64_t, std::shared_ptr<session>> sessions;  // every open connection
   size_t counted = 0;   // connections within max_connections (refused ones are not)
@@ -61,9 +64,9 @@ struct server_core {
 
 class session : public std::enable_shared_from_this<session> {
  public:
-  session(server_core& core, boost::asio::ip::tcp::socket socket, uint64_t id, bool counted);
+  session(server_core& core, connection_stream conn, uint64_t id, bool counted);
 
-  void start();  // reads the first request
+  void start();  // reads the first request (after the TLS handshake, if TLS)
   // Answers at once and closes (the connection cap): no request is read.
   void refuse(int status, const std::string& code, const std::string& message);
   // Enforces the deadline of the current state (idle, reading, answer overdue, writing, lingering).
@@ -79,7 +82,12 @@ class session : public std::enable_shared_from_this<session> {
   void pump();
 
  private:
-  enum class state { idle, reading, handling, writing, streaming, lingering, closed };
+  enum class state { handshaking, idle, reading, handling, writing, streaming, lingering, closed };
+
+  // Runs next once the connection can carry HTTP: at once for TCP, after the TLS handshake
+  // (which must finish within read_timeout_seconds) otherwise.
+  template <class Next>
+  void when_ready(Next next);
 
   void read_some();
   void on_read(boost::system::error_code ec, size_t n);
@@ -99,7 +107,7 @@ class session : public std::enable_shared_from_this<session> {
   void uncharge();
 
   server_core& core_;
-  boost::asio::ip::tcp::socket socket_;
+  connection_stream conn_;
   uint64_t id_;
   bool counted_;
   std::string remote_;

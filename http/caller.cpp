@@ -1,6 +1,7 @@
 #include "http/caller.hpp"
 
 #include <atomic>
+#include <limits>
 
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
@@ -33,10 +34,15 @@ std::optional<presented_token> split_token(const std::string& token) {
   return presented_token{token.substr(0, dot), hash_of(token.substr(dot + 1))};
 }
 
-// The worker a worker_self request names, as sent (its form is checked later, by the builder).
-std::string named_worker(const request& req) {
+// The worker a worker_self request names, or the operator an operator_self one names, as
+// sent (its form is checked later, by the builder).
+std::string named_target(const request& req) {
   return req.path_params.empty() ? req.get_param_value("worker_id") : req.path_params[0];
 }
+
+// The time a replaced credential's deadline is checked against: batond's clock, the one its
+// decisions (and so the deadlines they record) use. Without one, no replaced credential passes.
+core::time_us now_of(const api_context& ctx) { return ctx.clock ? ctx.clock() : std::numeric_limits<core::time_us>::max(); }
 
 }  // namespace
 
@@ -49,7 +55,7 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
   auto worker_token = req.get_header_value("X-Worker-Token");
   if (!worker_token.empty()) {
     auto t = split_token(worker_token);
-    if (!t || !ctx.credentials || !ctx.credentials->verify(t->owner, t->secret_sha256)) {
+    if (!t || !ctx.credentials || !ctx.credentials->verify(t->owner, t->secret_sha256, now_of(ctx))) {
       refuse(res, {core::error_kind::unauthenticated, "invalid_worker_token", "Invalid worker token", {}, ""});
       return std::nullopt;
     }
@@ -98,7 +104,7 @@ std::optional<core::principal> identify_operator(const api_context& ctx, const s
     return core::principal::scrape_token();
   // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.
   if (auto t = split_token(token); t && ctx.operators)
-    if (auto who = ctx.operators->verify(t->owner, t->secret_sha256)) return core::principal::named_operator(who->name, who->admin);
+    if (auto who = ctx.operators->verify(t->owner, t->secret_sha256, now_of(ctx))) return core::principal::named_operator(who->name, who->admin);
   refuse(res, {core::error_kind::unauthenticated, "invalid_api_token", "Invalid API token", {}, ""});
   return std::nullopt;
 }
@@ -108,7 +114,8 @@ std::optional<core::principal> identify_operator(const api_context& ctx, const s
 std::optional<core::envelope> admit(const api_context& ctx, const request& req, response& res, core::command_kind kind) {
   auto who = identify(ctx, req, res);
   if (!who) return std::nullopt;
-  auto named = core::access_of(kind) == core::access_class::worker_self ? named_worker(req) : "";
+  const auto cls = core::access_of(kind);
+  auto named = cls == core::access_class::worker_self || cls == core::access_class::operator_self ? named_target(req) : "";
   if (auto denied = core::authorize(*who, kind, named, {ctx.accept_shared_token})) {
     refuse(res, *denied);
     return std::nullopt;
@@ -125,7 +132,9 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
   core::envelope e;
   e.caller = std::move(*who);
   // A RelayMD worker on the shared token acts for the worker it names.
-  e.actor = e.caller.k == core::principal::kind::operator_ && !named.empty() ? "worker:" + named : e.caller.actor();
+  e.actor = e.caller.k == core::principal::kind::operator_ && cls == core::access_class::worker_self && !named.empty()
+                ? "worker:" + named
+                : e.caller.actor();
   e.request_id = req.get_header_value("X-Request-Id").substr(0, 128);  // it is recorded with every event
   if (e.request_id.empty()) e.request_id = next_request_id();
   return e;

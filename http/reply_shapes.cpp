@@ -202,8 +202,12 @@ json body_of(const core::result& r, core::time_us at) {
                              {"role", o.admin ? "admin" : "user"},
                              {"accounts", o.accounts},
                              {"revoked", o.revoked},
-                             {"created_at", o.created_at ? json(events::format_time_us(o.created_at)) : json(nullptr)}});
+                             {"created_at", o.created_at ? json(events::format_time_us(o.created_at)) : json(nullptr)},
+                             {"token_rotated_at",
+                              o.token_rotated_at ? json(events::format_time_us(o.token_rotated_at)) : json(nullptr)}});
           return items;
+        } else if constexpr (std::is_same_v<T, R::rotated>) {
+          return {{"name", v.name}, {"previous_token_valid_until", events::format_time_us(v.previous_valid_until)}};
         } else if constexpr (std::is_same_v<T, R::counted>) {
           return {{"count", v.count}};
         } else if constexpr (std::is_same_v<T, R::metrics>) {

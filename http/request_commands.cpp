@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/credential.hpp"
 #include "core/ids.hpp"
 #include "events/envelope.hpp"
 #include "http/request_parsing.hpp"
@@ -112,6 +113,24 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
   if (auto cf = opt_string(b, "conformance", 200); cf && !cf->empty()) c.conformance = *cf;
   if (auto h = opt_bool(b, "hold")) c.hold = *h;
   if (auto deps = opt_array(b, "depends_on")) c.depends_on = dependencies(*deps);
+  return c;
+}
+
+C::rotate_operator_token rotate_operator_token(const request& req, const std::string& token_sha256) {
+  C::rotate_operator_token c;
+  c.name = path_name(req);
+  auto b = object_body(req, true);
+  c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
+  c.token_sha256 = token_sha256;
+  return c;
+}
+
+C::rotate_worker_credential rotate_worker_credential(const request& req, const std::string& credential_sha256) {
+  C::rotate_worker_credential c;
+  c.worker_id = path_uuid(req);
+  auto b = object_body(req, true);
+  c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
+  c.credential_sha256 = credential_sha256;
   return c;
 }
 

@@ -19,6 +19,9 @@ core::commands::set_cluster_enabled cluster_enabled(const request& req, bool ena
 // {name, role: admin|user, accounts: [..]}; the name: 1..64 of [A-Za-z0-9_-] (no dot: the
 // token is "<name>.<secret>").
 core::commands::create_operator create_operator(const request& req, const std::string& token_sha256);
+// POST /operators/{name}/token and POST /workers/{id}/credential: {"grace_seconds": N} (optional).
+core::commands::rotate_operator_token rotate_operator_token(const request& req, const std::string& token_sha256);
+core::commands::rotate_worker_credential rotate_worker_credential(const request& req, const std::string& credential_sha256);
 
 // GET /audit/export's query: from, to (RFC 3339 with an offset), stream, type, actor, format
 // (jsonl | csv).

@@ -14,11 +14,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string session_cookie_header(const std::string& sid, int64_t max_age_seconds) {
+std::string session_cookie_header(const std::string& sid, int64_t max_age_seconds, bool https) {
   // SameSite=Strict: the browser never sends it from another site, so no other site can act
-  // with it; HttpOnly: page scripts cannot read it.
-  return std::string(session_cookie) + "=" + sid + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
-         std::to_string(max_age_seconds);
+  // with it; HttpOnly: page scripts cannot read it; Secure (over HTTPS): never sent in clear.
+  return std::string(session_cookie) + "=" + sid + "; Path=/; HttpOnly; SameSite=Strict; " +
+         (https ? "Secure; " : "") + "Max-Age=" + std::to_string(max_age_seconds);
 }
 
 json who_body(const core::principal& who, const std::string& csrf) {
@@ -106,7 +106,7 @@ void add_ui_routes(router& s, api_context ctx) {
     const std::string sid = new_secret_hex();
     auto opened = ctx.sessions->open(sid, token, name, new_secret_hex(), ctx.clock());
     reply_json(res, 200, who_body(*who, opened.csrf));
-    res.set_header("Set-Cookie", session_cookie_header(sid, ctx.sessions->ttl_us() / 1'000'000));
+    res.set_header("Set-Cookie", session_cookie_header(sid, ctx.sessions->ttl_us() / 1'000'000, ctx.https));
   });
   s.Get("/ui/session", [ctx](const request& req, response& res) {
     set_ui_headers(res);
@@ -123,7 +123,7 @@ void add_ui_routes(router& s, api_context ctx) {
     if (!identify(ctx, req, res)) return;  // the session's CSRF token is needed to end it too
     ctx.sessions->close(found->id);
     reply_json(res, 200, {{"logged_out", true}});
-    res.set_header("Set-Cookie", session_cookie_header("", 0));
+    res.set_header("Set-Cookie", session_cookie_header("", 0, ctx.https));
   });
 
   // --- the live stream: the events the caller may see, as they become durable ---

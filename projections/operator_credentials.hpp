@@ -20,15 +20,16 @@ class operator_credentials {
     std::string name;
     bool admin = false;
   };
-  // The operator when name is a live operator and secret_sha256 their token's hash (constant time).
-  std::optional<who> verify(const std::string& name, const std::string& secret_sha256) const;
+  // The operator when name is a live operator and secret_sha256 their token's hash, or the
+  // hash of the token it replaced before that one's deadline (core::accepts; constant time).
+  std::optional<who> verify(const std::string& name, const std::string& secret_sha256, core::time_us now) const;
 
   void rebuild(const core::world& w);
   void update(const core::world& w, const std::vector<std::string>& names);
 
  private:
   struct entry {
-    std::string sha256;
+    core::rotating_secret token;
     bool admin = false;
   };
   mutable std::shared_mutex m_;

@@ -2,29 +2,29 @@
 
 #include <mutex>
 
-#include "core/access.hpp"
+#include "core/credential.hpp"
 
 namespace baton::projections {
 
-bool worker_credentials::verify(const std::string& worker_id, const std::string& secret_sha256) const {
+bool worker_credentials::verify(const std::string& worker_id, const std::string& secret_sha256, core::time_us now) const {
   std::shared_lock<std::shared_mutex> lock(m_);
-  auto it = sha256_by_worker_.find(worker_id);
-  return it != sha256_by_worker_.end() && !it->second.empty() && core::constant_time_equal(it->second, secret_sha256);
+  auto it = by_worker_.find(worker_id);
+  return it != by_worker_.end() && core::accepts(it->second, secret_sha256, now);
 }
 
 void worker_credentials::rebuild(const core::world& w) {
   std::unique_lock<std::shared_mutex> lock(m_);
-  sha256_by_worker_.clear();
+  by_worker_.clear();
   for (const auto& [id, wk] : w.workers)
-    if (!wk.credential_sha256.empty()) sha256_by_worker_[id] = wk.credential_sha256;
+    if (!wk.credential.sha256.empty()) by_worker_[id] = wk.credential;
 }
 
 void worker_credentials::update(const core::world& w, const std::vector<std::string>& touched) {
   for (const auto& id : touched) {
     const core::worker* wk = w.find_worker(id);
-    if (!wk || wk->credential_sha256.empty()) continue;
+    if (!wk || wk->credential.sha256.empty()) continue;
     std::unique_lock<std::shared_mutex> lock(m_);
-    sha256_by_worker_[id] = wk->credential_sha256;
+    by_worker_[id] = wk->credential;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/credential.hpp"
 #include "core/domain.hpp"
 #include "core/world.hpp"
 
@@ -20,8 +21,9 @@ namespace baton::projections {
 
 class worker_credentials {
  public:
-  // True when worker_id is registered and secret_sha256 is its credential (constant time).
-  bool verify(const std::string& worker_id, const std::string& secret_sha256) const;
+  // True when worker_id is registered and secret_sha256 is its credential, or the one it
+  // replaced before that one's deadline (core::accepts; constant time).
+  bool verify(const std::string& worker_id, const std::string& secret_sha256, core::time_us now) const;
 
   // Scheduler side: everything at start-up, then the workers a step touched (as the idle
   // view: their state is read from the world, never from event payloads a second time).
@@ -30,7 +32,7 @@ class worker_credentials {
 
  private:
   mutable std::shared_mutex m_;
-  std::unordered_map<std::string, std::string> sha256_by_worker_;  // lookups only, never iterated
+  std::unordered_map<std::string, core::rotating_secret> by_worker_;  // lookups only, never iterated
 };
 
 }  // namespace baton::projections

@@ -4,6 +4,10 @@
 # complete or fail it, deregister after BATON_IDLE_POLLS empty polls. baton-worker is the
 # real agent; this only proves the provisioning path end to end.
 set -eu
+# The batch script names the file holding the token (BATON_API_TOKEN_FILE), never the token.
+if [ -z "${BATON_API_TOKEN:-}" ] && [ -n "${BATON_API_TOKEN_FILE:-}" ]; then
+  BATON_API_TOKEN=$(head -n 1 "$BATON_API_TOKEN_FILE")
+fi
 : "${BATON_URL:?}" "${BATON_API_TOKEN:?}" "${BATON_WORKER_IMAGE_KEY:?}"
 idle_polls=${BATON_IDLE_POLLS:-5}
 provider=""

@@ -7,7 +7,7 @@
 namespace baton::slurm {
 
 // Triple braces: no HTML escaping; the *_q values are already shell-quoted words.
-const char* const default_template = R"(#!/bin/bash
+const char* const default_template = R"SH(#!/bin/bash
 #SBATCH --job-name={{job_name}}
 #SBATCH --partition={{partition}}
 {{#account}}
@@ -36,7 +36,10 @@ const char* const default_template = R"(#!/bin/bash
 #SBATCH --export=ALL
 set -euo pipefail
 export BATON_URL={{{daemon_url_q}}}
-export BATON_API_TOKEN={{{api_token_q}}}
+export BATON_API_TOKEN_FILE={{{api_token_file_q}}}
+{{#ca_file_q}}
+export BATON_CA_FILE={{{ca_file_q}}}
+{{/ca_file_q}}
 export BATON_CLUSTER_NAME={{{cluster_name_q}}}
 export BATON_WORKER_IMAGE_KEY={{{image_key_q}}}
 export BATON_PLACEHOLDER_ID={{{placeholder_id_q}}}
@@ -49,7 +52,10 @@ if [ -n "$end" ] && deadline=$(date -d "$end" +%s 2>/dev/null); then
   export BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS="$deadline"
 fi
 {{#apptainer_image_q}}
-for v in BATON_URL BATON_API_TOKEN BATON_CLUSTER_NAME BATON_WORKER_IMAGE_KEY BATON_PLACEHOLDER_ID BATON_PLATFORM \
+# The container may not see the token file: its content goes in through the environment.
+APPTAINERENV_BATON_API_TOKEN="$(cat "$BATON_API_TOKEN_FILE")"
+export APPTAINERENV_BATON_API_TOKEN
+for v in BATON_URL BATON_CA_FILE BATON_CLUSTER_NAME BATON_WORKER_IMAGE_KEY BATON_PLACEHOLDER_ID BATON_PLATFORM \
          BATON_HEARTBEAT_SECONDS BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS \
          SLURM_JOB_ID; do
   if [ -n "${!v:-}" ]; then export "APPTAINERENV_$v=${!v}"; fi
@@ -59,7 +65,7 @@ exec apptainer exec --nv --cleanenv --bind /tmp:/tmp {{{apptainer_image_q}}} /bi
 {{^apptainer_image_q}}
 exec /bin/sh -c {{{worker_command_q}}}
 {{/apptainer_image_q}}
-)";
+)SH";
 
 namespace {
 
@@ -68,7 +74,7 @@ using kainjow::mustache::mustache;
 
 data optional(const std::string& v) { return v.empty() ? data(false) : data(v); }
 
-data values_of(const script_values& v, const std::string& token) {
+data values_of(const script_values& v) {
   data d;
   d.set("job_name", v.job_name);
   d.set("partition", v.partition);
@@ -85,7 +91,8 @@ data values_of(const script_values& v, const std::string& token) {
   d.set("heartbeat_seconds", std::to_string(v.heartbeat_seconds));
   d.set("handoff_margin_seconds", std::to_string(v.handoff_margin_seconds));
   d.set("daemon_url_q", shell_quote(v.daemon_url));
-  d.set("api_token_q", shell_quote(token));
+  d.set("api_token_file_q", shell_quote(v.api_token_file));
+  d.set("ca_file_q", v.ca_file.empty() ? data(false) : data(shell_quote(v.ca_file)));
   d.set("cluster_name_q", shell_quote(v.cluster_name));
   d.set("image_key_q", shell_quote(v.image_key));
   d.set("placeholder_id_q", shell_quote(v.placeholder_id));
@@ -108,10 +115,7 @@ rendered render_script(const std::string& template_text, const script_values& v)
     r.error = m.error_message();
     return r;
   }
-  r.text = m.render(values_of(v, v.api_token));
-  // Rendered again rather than searched and replaced: the secret cannot survive in a spot
-  // the search would miss.
-  r.redacted = m.render(values_of(v, "***redacted***"));
+  r.text = m.render(values_of(v));
   return r;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The batch script that starts a pilot worker: a mustache template (built in, or the
 // operator's own) rendered with values that are either validated Slurm directive values or
-// shell-quoted words. The saved copy is rendered again with every secret replaced.
+// shell-quoted words. It holds no secret: the pilot token is read from a file the script
+// names (Slurm keeps scripts and shows them to anyone with scontrol access to the job).
 #include <optional>
 #include <string>
 
@@ -13,17 +14,16 @@ struct script_values {
   int nodes = 1, ntasks = 1, sigterm_margin_seconds = 300;
   int handoff_margin_seconds = 600;  // exported to the worker (0: only Slurm's SIGTERM)
   // Shell values: quoted when rendered, so any content stays inert.
-  std::string daemon_url, api_token, cluster_name, image_key, worker_command = "baton-worker", apptainer_image,
-      placeholder_id;
+  std::string daemon_url, api_token_file, ca_file, cluster_name, image_key, worker_command = "baton-worker",
+      apptainer_image, placeholder_id;
   int heartbeat_seconds = 60;
 };
 
 extern const char* const default_template;
 
 struct rendered {
-  std::string text;      // to sbatch
-  std::string redacted;  // to disk: secrets replaced
-  std::string error;     // template error (then text is empty)
+  std::string text;   // to sbatch, and its copy on disk
+  std::string error;  // template error (then text is empty)
 };
 
 rendered render_script(const std::string& template_text, const script_values& v);

@@ -655,3 +655,47 @@ TEST_F(api, EveryDecisionReDerivesFromTheLog) {
   EXPECT_NE(tool.out().find("ok: 12 assignment decisions"), std::string::npos) << tool.out();
   b->start();  // for TearDown
 }
+
+// A worker rotates its own credential without missing a beat: the new token works at once,
+// the old one until its deadline (grace 0: at once), across a restart too; another worker
+// cannot rotate it, and a job held through the rotation is finished with the new token.
+TEST_F(api, WorkerCredentialsRotateWithoutDowntime) {
+  boot();
+  create("rot-job");
+  auto w = enroll();
+  auto other = enroll();
+  ASSERT_EQ(poll(w).body.value("status", ""), "assigned");
+  ASSERT_EQ(as(w, "POST", "/jobs/rot-job/start").status, 204);
+
+  auto stolen = call(*op, "POST", "/workers/" + w.id + "/credential", {{"grace_seconds", 60}}, other.auth());
+  EXPECT_EQ(stolen.status, 403) << stolen.body;
+  EXPECT_EQ(stolen.body.value("error", ""), "other_worker");
+  EXPECT_EQ(call(*op, "POST", "/workers/" + w.id + "/credential").status, 401) << "the operator token is no worker's";
+
+  auto r = as(w, "POST", "/workers/" + w.id + "/credential", {{"grace_seconds", 3600}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  worker_handle w2{w.id, r.body.value("token", "")};
+  ASSERT_EQ(w2.token.rfind(w.id + ".", 0), 0u);
+  EXPECT_TRUE(r.body["previous_token_valid_until"].is_string());
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 204) << "the old token, within its grace";
+  EXPECT_EQ(as(w2, "POST", "/workers/" + w.id + "/heartbeat").status, 204);
+  EXPECT_EQ(as(w, "POST", "/jobs/rot-job/checkpoint", {{"checkpoint_manifest_path", "/ck/1.json"}}).status, 204);
+
+  // Survives a restart: the rule is derived from the log.
+  ASSERT_EQ(b->stop(), 0);
+  b->start();
+  ASSERT_GT(b->port(), 0) << b->err();
+  op = b->client();
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 204);
+  EXPECT_EQ(as(w2, "POST", "/workers/" + w.id + "/heartbeat").status, 204);
+
+  // Rotated again with no grace: the one before is refused at once (and the first too).
+  auto again = as(w2, "POST", "/workers/" + w.id + "/credential", {{"grace_seconds", 0}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  worker_handle w3{w.id, again.body.value("token", "")};
+  EXPECT_EQ(as(w2, "POST", "/workers/" + w.id + "/heartbeat").status, 401);
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 401);
+  EXPECT_EQ(as(w3, "POST", "/jobs/rot-job/complete").status, 204);
+  EXPECT_EQ(call(*op, "GET", "/jobs/rot-job").body.value("status", ""), "completed");
+  EXPECT_EQ(as(w3, "POST", "/workers/" + w.id + "/credential", {{"grace_seconds", "a while"}}).status, 422);
+}

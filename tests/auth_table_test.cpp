@@ -190,6 +190,8 @@ std::vector<row> rows() {
   t.push_back({"POST", "/workers/register", {{"platform", "hpc"}}, {401, 401, 401, 403, 200, 200, 403, 200, 403, 403, 200},
                std::nullopt, json{{"platform", "cloud"}}, statuses{401, 401, 401, 403, 422, 422, 403, 422, 403, 403, 422}});
   t.push_back({"POST", "/workers/{OWN}/heartbeat", json::object(), self_ok204, std::nullopt, json{{"progress", 5}}, self_bad});
+  t.push_back({"POST", "/workers/{OWN}/credential", {{"grace_seconds", 60}}, {401, 401, 401, 403, 403, 401, 200, 200, 403, 403, 401},
+               std::nullopt, json{{"grace_seconds", -1}}, self_bad});
   t.push_back({"POST", "/workers/{OWN}/deregister", nullptr, self_ok204});
   t.push_back({"GET", "/workers", nullptr, operator_ok200, "/workers?state=bogus", std::nullopt, operator_bad});
   t.push_back({"POST", "/jobs/request?worker_id={OWN}", nullptr, {401, 401, 401, 403, 403, 401, 200, 200, 403, 403, 401},
@@ -228,6 +230,9 @@ std::vector<row> rows() {
   t.push_back({"GET", "/fairshare", nullptr, operator_ok200});
   t.push_back({"POST", "/priority/recalculate", nullptr, operator_write200});
   t.push_back({"POST", "/plan", nullptr, operator_write200});
+  // --- named operators' token rotation (an admin, or the operator themself: none here) ---
+  t.push_back({"POST", "/operators/nobody/token", {{"grace_seconds", 60}}, {401, 401, 401, 403, 403, 404, 403, 404, 403, 403, 404},
+               std::nullopt, json{{"grace_seconds", "soon"}}, operator_write_bad});
   // --- the audit export ---
   t.push_back({"GET", "/audit/export?format=csv", nullptr, operator_ok200, "/audit/export?from=yesterday", std::nullopt,
                operator_bad});

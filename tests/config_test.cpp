@@ -312,3 +312,17 @@ TEST(Config, PreemptionRulesAreReadAndRecordedAndTheirErrorsNameTheKey) {
   EXPECT_EQ(error_of("scheduling: {qos: {q: {preempt: normal}}}\n").key, "scheduling.qos.q.preempt");
   EXPECT_EQ(error_of("scheduling: {preempt_grace_seconds: -1}\n").key, "scheduling.preempt_grace_seconds");
 }
+
+TEST(Config, TlsNeedsBothFilesAndNamesTheMissingOne) {
+  auto off = load_from_string("", "/f.yaml", no_env);
+  ASSERT_TRUE(off.value);
+  EXPECT_FALSE(off.value->tls.enabled());
+  auto on = load_from_string("tls: {cert_file: /etc/baton/cert.pem, key_file: /etc/baton/key.pem}\n", "/f.yaml", no_env);
+  ASSERT_TRUE(on.value) << on.error->what();
+  EXPECT_TRUE(on.value->tls.enabled());
+  EXPECT_EQ(on.value->tls.cert_file, "/etc/baton/cert.pem");
+  EXPECT_EQ(on.value->tls.key_file, "/etc/baton/key.pem");
+  EXPECT_EQ(error_of("tls: {cert_file: /c.pem}\n").key, "tls.key_file");
+  EXPECT_EQ(error_of("tls: {key_file: /k.pem}\n").key, "tls.cert_file");
+  EXPECT_EQ(error_of("tls: {cert_file: /c.pem, key_file: /k.pem, ca: x}\n").key, "tls.ca");
+}

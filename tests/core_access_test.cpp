@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/access.hpp"
+#include "core/credential.hpp"
 #include "core/decide.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
@@ -20,7 +21,7 @@ namespace {
 
 std::vector<command_kind> every_kind() {
   std::vector<command_kind> out;
-  for (int k = 0; k <= static_cast<int>(K::event_stream); ++k) out.push_back(static_cast<command_kind>(k));
+  for (int k = 0; k <= static_cast<int>(K::rotate_worker_credential); ++k) out.push_back(static_cast<command_kind>(k));
   return out;
 }
 
@@ -36,7 +37,8 @@ const std::set<command_kind> operator_kinds = {
     K::prune_jobs,    K::job_history,     K::list_workers,     K::list_clusters,        K::set_cluster_enabled,
     K::set_clusters_enabled, K::list_worker_images, K::salad_status, K::hold_job, K::release_job,
     K::job_priority, K::list_priorities, K::fairshare, K::recalculate_priorities, K::create_operator,
-    K::revoke_operator, K::list_operators, K::plan_now, K::audit_export, K::metrics, K::event_stream};
+    K::revoke_operator, K::list_operators, K::plan_now, K::audit_export, K::metrics, K::event_stream,
+    K::rotate_operator_token};
 // What a named operator with role user may send: their own jobs and the read-only views.
 const std::set<command_kind> user_kinds = {
     K::create_job,   K::get_job,       K::list_jobs,         K::cancel_job,   K::requeue_job,     K::job_history,
@@ -44,7 +46,8 @@ const std::set<command_kind> user_kinds = {
     K::job_priority, K::list_priorities, K::fairshare, K::event_stream};
 const std::set<command_kind> worker_kinds = {K::heartbeat,      K::deregister,       K::request_job, K::job_control,
                                              K::start_job,      K::checkpoint_job,   K::handoff_start,
-                                             K::handoff_complete, K::complete_job,   K::fail_job};
+                                             K::handoff_complete, K::complete_job,   K::fail_job,
+                                             K::rotate_worker_credential};
 
 std::set<command_kind> join(std::set<command_kind> a, const std::set<command_kind>& b) {
   a.insert(b.begin(), b.end());
@@ -63,12 +66,15 @@ TEST(access, WhatEachCallerMaySend) {
       << "RelayMD's shared-token workers, when allowed";
   EXPECT_EQ(allowed_for(principal::named_operator("ann", false), true, "w1"), join(user_kinds, {K::health_warnings}))
       << "a user: no admin commands, no registrations, never a worker's calls even with shared tokens accepted";
+  EXPECT_EQ(allowed_for(principal::named_operator("ann", false), false, "ann"),
+            join(user_kinds, {K::health_warnings, K::rotate_operator_token}))
+      << "a user rotates their own token, no one else's";
   EXPECT_EQ(allowed_for(principal::named_operator("root-op", true), false, "w1"),
             join(operator_kinds, {K::health_warnings, K::register_worker}))
       << "a named admin may do what the admin token does";
   EXPECT_EQ(allowed_for(principal::of_worker("w1"), true, "w1"), join(worker_kinds, {K::health_warnings}));
   auto for_another = join(worker_kinds, {K::health_warnings});
-  for (auto k : {K::heartbeat, K::deregister, K::request_job}) for_another.erase(k);
+  for (auto k : {K::heartbeat, K::deregister, K::request_job, K::rotate_worker_credential}) for_another.erase(k);
   EXPECT_EQ(allowed_for(principal::of_worker("w1"), true, "w2"), for_another) << "a worker acts only for itself";
   EXPECT_EQ(allowed_for(principal::loop(), false, "").size(), every_kind().size()) << "batond's own loops";
   EXPECT_EQ(allowed_for(principal::scrape_token(), true, "w1"), (std::set<command_kind>{K::health_warnings, K::metrics}))
@@ -92,9 +98,32 @@ TEST(access, RefusalsSayWhyWithTheRightStatus) {
   e = core::authorize(principal::pilot_token(), K::heartbeat, "w1", {true});
   ASSERT_TRUE(e);
   EXPECT_EQ(e->code, "pilot_token_register_only");
+  e = core::authorize(principal::named_operator("bob", false), K::rotate_operator_token, "ann", {});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, core::error_kind::forbidden);
+  EXPECT_EQ(e->code, "other_operator");
   e = core::authorize(principal::of_worker("w1"), K::cluster_plan, "", {true});
   ASSERT_TRUE(e);
   EXPECT_EQ(e->code, "internal_only");
+}
+
+// One rule for every rotated credential, at its boundary: the replaced hash passes strictly
+// before its deadline, the current one always, an empty one never.
+TEST(access, ARotatedCredentialIsAcceptedUntilItsDeadlineOnly) {
+  core::rotating_secret s{"aa", "", 0};
+  EXPECT_TRUE(core::accepts(s, "aa", 5));
+  EXPECT_FALSE(core::accepts(s, "", 5));
+  EXPECT_FALSE(core::accepts(s, "bb", 5));
+  core::rotate(s, "bb", 1'000);
+  EXPECT_TRUE(core::accepts(s, "bb", 5));
+  EXPECT_TRUE(core::accepts(s, "aa", 999));
+  EXPECT_FALSE(core::accepts(s, "aa", 1'000)) << "at its deadline the old one is refused";
+  EXPECT_TRUE(core::accepts(s, "bb", 1'000'000));
+  core::rotate(s, "cc", 2'000);
+  EXPECT_FALSE(core::accepts(s, "aa", 5)) << "replaced twice: only the last replaced one has a grace";
+  EXPECT_TRUE(core::accepts(s, "bb", 1'999));
+  core::rotating_secret none;
+  EXPECT_FALSE(core::accepts(none, "", 0));
 }
 
 // The application layer, driven directly: fake clock, no actors, no sockets.

@@ -128,3 +128,73 @@ TEST(operators_http, CreationIsValidated) {
   EXPECT_EQ(acct.status, 422);
   EXPECT_EQ(acct.body.value("field", ""), "accounts");
 }
+
+// Rotation without downtime: the holder (or an admin) gets a new token, the old one keeps
+// working until its deadline (grace_seconds), each rotation is an event, and the rule holds
+// across a restart because it is derived from the log.
+TEST(operators_http, TokensRotateWithTheOldOneAcceptedUntilItsDeadline) {
+  fixture f;
+  auto ann = f.create_operator("ann", "user", {"chem"});
+  auto bob = f.create_operator("bob", "user", json::array());
+
+  // Who may: the operator themself or an admin; nobody else, and a body is not even read
+  // before that is settled (a bad body from a stranger is 403, not 422).
+  EXPECT_EQ(f.call("", "POST", "/operators/ann/token").status, 401);
+  EXPECT_EQ(f.call("ann.0123456789abcdef0123456789abcdef", "POST", "/operators/ann/token").status, 401);
+  auto stranger = f.call(bob, "POST", "/operators/ann/token", {{"grace_seconds", -5}});
+  EXPECT_EQ(stranger.status, 403) << stranger.body.dump();
+  EXPECT_EQ(stranger.body.value("error", ""), "other_operator");
+  auto bad_grace = f.call(ann, "POST", "/operators/ann/token", {{"grace_seconds", 31 * 24 * 3600}});
+  EXPECT_EQ(bad_grace.status, 422);
+  EXPECT_EQ(bad_grace.body.value("field", ""), "grace_seconds");
+  EXPECT_EQ(f.call(test::test_token, "POST", "/operators/nobody/token").status, 404);
+
+  // Ann rotates her own token with an hour's grace: both work.
+  auto rotated = f.call(ann, "POST", "/operators/ann/token", {{"grace_seconds", 3600}});
+  ASSERT_EQ(rotated.status, 200) << rotated.body.dump();
+  const std::string ann2 = rotated.body.value("token", "");
+  ASSERT_EQ(ann2.rfind("ann.", 0), 0u);
+  EXPECT_NE(ann2, ann);
+  EXPECT_TRUE(rotated.body["previous_token_valid_until"].is_string());
+  EXPECT_EQ(f.call(ann2, "GET", "/jobs").status, 200);
+  EXPECT_EQ(f.call(ann, "GET", "/jobs").status, 200) << "the old token works until its deadline";
+
+  // An admin rotates it again with no grace: the one before is refused at once, and so is the
+  // first (it was replaced twice); the newest works.
+  auto forced = f.call(test::test_token, "POST", "/operators/ann/token", {{"grace_seconds", 0}});
+  ASSERT_EQ(forced.status, 200) << forced.body.dump();
+  const std::string ann3 = forced.body.value("token", "");
+  EXPECT_EQ(f.call(ann2, "GET", "/jobs").status, 401);
+  EXPECT_EQ(f.call(ann, "GET", "/jobs").status, 401);
+  EXPECT_EQ(f.call(ann3, "GET", "/jobs").status, 200);
+
+  // Bob rotates with the default grace (an hour); after a restart both of his still work.
+  auto bob_rotated = f.call(bob, "POST", "/operators/bob/token");
+  ASSERT_EQ(bob_rotated.status, 200) << bob_rotated.body.dump();
+  const std::string bob2 = bob_rotated.body.value("token", "");
+  ASSERT_EQ(f.d.stop(), 0);
+  f.d.start();
+  ASSERT_GT(f.d.port(), 0) << f.d.err();
+  EXPECT_EQ(f.call(bob, "GET", "/jobs").status, 200);
+  EXPECT_EQ(f.call(bob2, "GET", "/jobs").status, 200);
+  EXPECT_EQ(f.call(ann3, "GET", "/jobs").status, 200);
+  EXPECT_EQ(f.call(ann2, "GET", "/jobs").status, 401);
+
+  // The list says when; the log has one event per rotation and no token in it.
+  auto list = f.call(test::test_token, "GET", "/operators");
+  ASSERT_EQ(list.status, 200);
+  for (const auto& row : list.body) EXPECT_TRUE(row["token_rotated_at"].is_string()) << row.dump();
+  httplib::Client c("127.0.0.1", f.d.port());
+  auto raw = c.Get("/audit/export?type=operator.token_rotated", {{"X-API-Token", test::test_token}});
+  ASSERT_TRUE(raw);
+  size_t events = 0;
+  for (size_t at = 0; (at = raw->body.find("\"stream\":\"operator/", at)) != std::string::npos; ++at) ++events;
+  EXPECT_EQ(events, 3u) << raw->body;
+  for (const auto& t : {ann, ann2, ann3, bob, bob2})
+    EXPECT_EQ(raw->body.find(t.substr(t.find('.') + 1)), std::string::npos) << "a token secret is in the log";
+
+  // A revoked operator's token rotation is refused (their token no longer works at all).
+  ASSERT_EQ(f.call(test::test_token, "DELETE", "/operators/bob").status / 100, 2);
+  EXPECT_EQ(f.call(bob2, "POST", "/operators/bob/token").status, 401);
+  EXPECT_EQ(f.call(test::test_token, "POST", "/operators/bob/token").status, 409);
+}

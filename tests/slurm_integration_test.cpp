@@ -175,16 +175,20 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   })) << d.err();
   EXPECT_EQ(placeholder["status"], "queued");
   std::string placeholder_id = placeholder["id"];
-  // The script Slurm keeps (readable by the cluster's admins) carries the registration-only
-  // pilot token, never the operator's.
+  // The script Slurm keeps (readable by the cluster's admins) carries no token: it names the
+  // file (mode 0600) that holds the registration-only pilot token.
   auto slurm_id = placeholder["provider_id"].get<std::string>().substr(std::string("local-debug:").size());
   auto script = baton::slurm::run({"scontrol", "write", "batch_script", slurm_id, "-"}, "", std::chrono::seconds(10));
   ASSERT_EQ(script.exit_code, 0) << script.err;
   std::string pilot_token;
   std::getline(std::ifstream(dir / "data/pilot_token"), pilot_token);
   ASSERT_FALSE(pilot_token.empty());
-  EXPECT_NE(script.out.find("BATON_API_TOKEN='" + pilot_token + "'"), std::string::npos) << script.out;
+  EXPECT_EQ(script.out.find(pilot_token), std::string::npos) << "the pilot token is in the batch script";
   EXPECT_EQ(script.out.find(test_token), std::string::npos) << "the operator token is in the batch script";
+  const auto credential = fs::absolute(dir / "data/pilot_credential");
+  EXPECT_NE(script.out.find("BATON_API_TOKEN_FILE='" + credential.string() + "'"), std::string::npos) << script.out;
+  EXPECT_EQ(slurp(credential.string()), pilot_token + "\n");
+  EXPECT_EQ(fs::status(credential).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
 
   json job = wait_for_status(d, job_id, "completed");
   ASSERT_EQ(job["status"], "completed") << job.dump() << "\n" << d.err();
@@ -201,12 +205,13 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   EXPECT_EQ(gone["gone_reason"], "deregistered");
   EXPECT_EQ(gone["provider_id"], placeholder["provider_id"]);
 
-  // The saved script is the submitted one without the token.
+  // The saved script is the submitted one: no token either.
   size_t scripts = 0;
   for (const auto& f : fs::directory_iterator(dir / "data/slurm-scripts")) {
     ++scripts;
     auto text = slurp(f.path().string());
     EXPECT_EQ(text.find(test_token), std::string::npos);
+    EXPECT_EQ(text.find(pilot_token), std::string::npos);
     EXPECT_NE(text.find("#SBATCH --partition=debug"), std::string::npos);
   }
   EXPECT_EQ(scripts, 1u) << "one queued job, one submission";
@@ -281,9 +286,16 @@ TEST_F(SlurmIntegration, SbatchAndSqueueCallsStayWithinTheSlurmCallBudget) {
                                     (dir / "held.mustache") + "\n");
   cfg.replace(cfg.find("provisioning: {interval_seconds: 1}"), 35,
               "provisioning: {interval_seconds: 1, slurm_calls_burst: 2, slurm_calls_per_second: 0.001}");
+  // The five jobs are in the log before the cluster's first cycle: otherwise that cycle may
+  // see one job, submit one pilot and spend the second call on checking it.
+  {
+    batond_process first(dir, "");
+    ASSERT_GT(first.port(), 0) << first.err();
+    for (int i = 0; i < 5; ++i) create_job(first, bundle(dir, "b" + std::to_string(i)));
+    ASSERT_EQ(first.stop(), 0) << first.err();
+  }
   batond_process d(dir, cfg, {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
-  for (int i = 0; i < 5; ++i) create_job(d, bundle(dir, "b" + std::to_string(i)));
   auto spent_reports = [&] {
     std::string err = d.err();
     size_t n = 0;

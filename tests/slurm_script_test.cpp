@@ -55,7 +55,8 @@ TEST(SbatchScript, HostileValuesInEveryInjectedFieldStayInert) {
     s.job_name = "baton-1";
     s.partition = "debug";
     s.daemon_url = "http://x/" + v;
-    s.api_token = v;
+    s.api_token_file = v;
+    s.ca_file = v;
     s.cluster_name = v;
     s.image_key = v;
     s.placeholder_id = v;
@@ -70,7 +71,9 @@ TEST(SbatchScript, HostileValuesInEveryInjectedFieldStayInert) {
     ASSERT_EQ(out.exit_code, 0) << v << "\n" << out.err;
     auto env = env_lines(out.out);
     EXPECT_EQ(env["BATON_URL"], "http://x/" + v);
-    EXPECT_EQ(env["BATON_API_TOKEN"], v);
+    EXPECT_EQ(env["BATON_API_TOKEN_FILE"], v);
+    EXPECT_EQ(env["BATON_CA_FILE"], v);
+    EXPECT_EQ(env.count("BATON_API_TOKEN"), 0u);
     EXPECT_EQ(env["BATON_CLUSTER_NAME"], v);
     EXPECT_EQ(env["BATON_WORKER_IMAGE_KEY"], v);
     EXPECT_EQ(env["BATON_PLACEHOLDER_ID"], v);
@@ -83,13 +86,18 @@ TEST(SbatchScript, WorkerCommandAndImageReachApptainerAsSingleWords) {
   temp_dir dir;
   // A stand-in apptainer that prints the arguments it got, one per line.
   std::filesystem::create_directories(dir / "bin");
-  std::ofstream(dir / "bin/apptainer") << "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n";
+  std::ofstream(dir / "bin/apptainer") << "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n"
+                                          "echo \"token=$APPTAINERENV_BATON_API_TOKEN\"\n";
   std::filesystem::permissions(dir / "bin/apptainer", std::filesystem::perms::owner_all);
   script_values s;
   s.job_name = "j";
   s.partition = "p";
   s.apptainer_image = "/images/x y'$(touch CANARY).sif";
   s.worker_command = "baton-worker --flag 'a b' ; `touch CANARY`";
+  // The container may not see the token file: the script reads it and passes the token in
+  // the container's environment.
+  std::ofstream(dir / "credential") << "pilot-token-7f3a\n";
+  s.api_token_file = dir / "credential";
   auto r = render_script(default_template, s);
   std::ofstream(dir / "job.sh") << r.text;
   auto out = run({"env", "-i", "PATH=" + dir / "bin" + ":/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
@@ -98,18 +106,22 @@ TEST(SbatchScript, WorkerCommandAndImageReachApptainerAsSingleWords) {
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_NE(out.out.find("[" + s.apptainer_image + "]\n[/bin/sh]\n[-c]\n[" + s.worker_command + "]\n"), std::string::npos)
       << out.out;
+  EXPECT_NE(out.out.find("token=pilot-token-7f3a\n"), std::string::npos) << out.out;
+  EXPECT_EQ(r.text.find("pilot-token-7f3a"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir / "CANARY"));
 }
 
-TEST(SbatchScript, SavedCopyHasNoSecretAndTemplateErrorsAreReported) {
+TEST(SbatchScript, NamesTheTokenFileNotTheTokenAndTemplateErrorsAreReported) {
   script_values s;
   s.job_name = "j";
   s.partition = "p";
-  s.api_token = "s3cret-token-value";
+  s.api_token_file = "/shared/baton/pilot_credential";
   auto r = render_script(default_template, s);
-  EXPECT_NE(r.text.find("s3cret-token-value"), std::string::npos);
-  EXPECT_EQ(r.redacted.find("s3cret-token-value"), std::string::npos);
-  EXPECT_NE(r.redacted.find("redacted"), std::string::npos);
+  EXPECT_NE(r.text.find("export BATON_API_TOKEN_FILE='/shared/baton/pilot_credential'\n"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("export BATON_API_TOKEN="), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("BATON_CA_FILE"), std::string::npos) << "no CA file, no line";
+  s.ca_file = "/shared/baton/ca.pem";
+  EXPECT_NE(render_script(default_template, s).text.find("export BATON_CA_FILE='/shared/baton/ca.pem'\n"), std::string::npos);
   EXPECT_NE(r.text.find("#SBATCH --partition=p\n"), std::string::npos);
   EXPECT_EQ(r.text.find("--account"), std::string::npos);  // empty optional directives are left out
 

@@ -732,3 +732,23 @@ TEST_F(worker_e2e, AFourGpuJobIsReservedWhileOneGpuJobsRunOnTheWorkersItDoesNotN
   EXPECT_EQ(tool.out().find(" 0 plans"), std::string::npos) << tool.out();
   b->start();  // for TearDown
 }
+
+// The agent rotates its credential on schedule while it runs a job (heartbeats on one thread,
+// job reports on the other): nothing is refused, and the job completes on the new token.
+TEST_F(worker_e2e, TheAgentRotatesItsCredentialMidJobWithoutARefusedCall) {
+  const std::string go = dir / "go";
+  create_job("rot", make_bundle("rot", "while [ ! -f " + go + " ]; do sleep 0.05; done\necho 1 > steps.chk\n"));
+  auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit", "BATON_CREDENTIAL_ROTATE_SECONDS=1"});
+  auto rotations = [&] {
+    auto err = w->err();
+    size_t n = 0;
+    for (size_t at = 0; (at = err.find("credential rotated", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  ASSERT_TRUE(wait_until([&] { return rotations() >= 2; }, 60s)) << w->err();
+  EXPECT_EQ(status("rot"), "running");
+  std::ofstream(go) << "go\n";
+  EXPECT_EQ(test::exit_code(w->wait(60s)), 0) << w->err();
+  EXPECT_EQ(status("rot"), "completed") << w->err();
+  EXPECT_EQ(w->err().find("HTTP 401"), std::string::npos) << "a call was refused:\n" << w->err();
+}

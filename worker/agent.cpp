@@ -16,7 +16,7 @@ using nlohmann::json;
 agent::agent(worker_config cfg, gpu_info gpu)
     : cfg_(std::move(cfg)),
       gpu_(std::move(gpu)),
-      api_(cfg_.url, cfg_.api_token, {cfg_.retry_attempts, cfg_.retry_base_seconds, cfg_.retry_max_seconds},
+      api_(cfg_.url, cfg_.ca_file, cfg_.api_token, {cfg_.retry_attempts, cfg_.retry_base_seconds, cfg_.retry_max_seconds},
            [this](double s) { return interruptible_sleep(s); }) {}
 
 void agent::request_stop() {
@@ -69,7 +69,8 @@ bool agent::register_worker() {
     return false;
   }
   std::lock_guard<std::mutex> lock(m_);
-  session_ = {r.body["worker_id"].get<std::string>(), r.body["worker_token"].get<std::string>()};
+  session_ = {r.body["worker_id"].get<std::string>(), r.body["worker_token"].get<std::string>(),
+              std::chrono::steady_clock::now()};
   lost_worker_id_.clear();
   spdlog::info("registered as worker {} (platform {}, {} x {} {} GB, image {}{})", session_.worker_id, cfg_.platform,
                gpu_.count, gpu_.model.empty() ? "unknown GPU" : gpu_.model, gpu_.vram_gb, cfg_.worker_image_key,

@@ -53,6 +53,7 @@ class agent {
   // --- heartbeat thread (heartbeat.cpp) ---
   void heartbeat_loop();
   void send_heartbeat(api_client& api);
+  void rotate_credential(api_client& api);  // when cfg_.credential_rotate_seconds have passed
   // Acts on a "preempt" object from batond for the running job `job`: hand off, or stop.
   void note_preemption(const std::string& job, const nlohmann::json& preempt);
 

@@ -27,11 +27,14 @@ double retry_jitter() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
-api_client::api_client(const std::string& url, std::string api_token, retry_policy policy, sleeper sleep)
+api_client::api_client(const std::string& url, const std::string& ca_file, std::string api_token, retry_policy policy,
+                       sleeper sleep)
     : http_(std::make_unique<httplib::Client>(url)),
       api_token_(std::move(api_token)),
       policy_(policy),
       sleep_(std::move(sleep)) {
+  http_->enable_server_certificate_verification(true);
+  if (!ca_file.empty()) http_->set_ca_cert_path(ca_file.c_str());
   http_->set_tcp_nodelay(true);  // stack-notes H3: ~44 ms per request otherwise
   http_->set_connection_timeout(5, 0);
   http_->set_read_timeout(40, 0);  // batond answers within its own 30 s deadline
@@ -49,6 +52,8 @@ api_result api_client::once(const std::string& method, const std::string& path, 
   api_result out;
   if (!r) {
     out.error = httplib::to_string(r.error());
+    if (r.error() == httplib::Error::SSLServerVerification)
+      out.error += ": batond's certificate did not verify (see --ca-file / BATON_CA_FILE)";
     return out;
   }
   out.status = r->status;
@@ -75,6 +80,11 @@ api_result api_client::send(const std::string& method, const std::string& path, 
 
 api_result api_client::register_worker(const json& body) {
   return send("POST", "/workers/register", body, {{"X-API-Token", api_token_}}, policy_.attempts, true);
+}
+
+api_result api_client::rotate_credential(const session& s, int64_t grace_seconds) {
+  return send("POST", "/workers/" + s.worker_id + "/credential", json{{"grace_seconds", grace_seconds}},
+              {{"X-Worker-Token", s.token}}, 1, false);
 }
 
 api_result api_client::heartbeat(const session& s, const json& body) {

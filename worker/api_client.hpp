@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,6 +43,7 @@ double retry_jitter();
 // Who the worker is now (changes when it registers again).
 struct session {
   std::string worker_id, token;
+  std::chrono::steady_clock::time_point credential_since = std::chrono::steady_clock::now();
 };
 
 class api_client {
@@ -49,7 +51,10 @@ class api_client {
   // sleep(seconds) waits between retries of interruptible calls and returns false to give up
   // early (shutdown, cancel); other calls sleep the full delay.
   using sleeper = std::function<bool(double)>;
-  api_client(const std::string& url, std::string api_token, retry_policy policy, sleeper sleep);
+  // An https url is served only by a batond whose certificate verifies against ca_file (or
+  // the system's CAs when it is empty) and names the url's host.
+  api_client(const std::string& url, const std::string& ca_file, std::string api_token, retry_policy policy,
+             sleeper sleep);
 
   api_result register_worker(const nlohmann::json& body);
   api_result heartbeat(const session& s, const nlohmann::json& body);  // one attempt: the next beat is the retry
@@ -59,6 +64,8 @@ class api_client {
   api_result job_action(const session& s, const std::string& job_id, const std::string& action,
                         const nlohmann::json& body = nlohmann::json::object(), bool interruptible = false);
   api_result deregister(const session& s);
+  // POST /workers/{id}/credential: a new token in the reply; the old one is accepted grace_seconds more.
+  api_result rotate_credential(const session& s, int64_t grace_seconds);  // one attempt
 
  private:
   api_result send(const std::string& method, const std::string& path, const nlohmann::json& body,

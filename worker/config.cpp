@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 namespace baton::worker {
@@ -16,11 +18,20 @@ std::string finalize(worker_config& c) {
   if (c.platform.empty()) c.platform = c.slurm_job_id.empty() ? "salad" : "hpc";
   if (c.platform != "hpc" && c.platform != "salad") return "platform must be 'hpc' or 'salad', got '" + c.platform + "'";
   if (c.provider_id.empty()) c.provider_id = derive_provider_id(c.cluster_name, c.slurm_job_id);
-  if (c.api_token.empty()) return "the shared API token is required (BATON_API_TOKEN or --api-token)";
+  if (c.api_token.empty() && !c.api_token_file.empty()) {
+    std::ifstream in(c.api_token_file);
+    if (!in) return "cannot read the API token file " + c.api_token_file;
+    std::getline(in, c.api_token);
+    while (!c.api_token.empty() && std::isspace(static_cast<unsigned char>(c.api_token.back()))) c.api_token.pop_back();
+    if (c.api_token.empty()) return "the API token file " + c.api_token_file + " is empty";
+  }
+  if (c.api_token.empty())
+    return "the shared API token is required (BATON_API_TOKEN or --api-token, or BATON_API_TOKEN_FILE or --api-token-file)";
   if (c.worker_image_key.find_first_not_of(" \t") == std::string::npos) return "worker image key must not be blank";
   if (c.idle_strategy != "immediate_exit" && c.idle_strategy != "poll_then_exit")
     return "idle strategy must be immediate_exit or poll_then_exit, got '" + c.idle_strategy + "'";
   if (!(c.heartbeat_seconds > 0)) return "heartbeat interval must be positive";
+  if (!(c.credential_rotate_seconds >= 0)) return "credential rotation interval must not be negative";
   if (!(c.checkpoint_seconds > 0)) return "checkpoint interval must be positive";
   if (!(c.idle_poll_seconds > 0)) return "idle poll interval must be positive";
   if (c.kill_grace_seconds < 0) return "kill grace must not be negative";
@@ -38,6 +49,10 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
   CLI::App app{"baton-worker: runs baton jobs on this machine, checkpoints them and hands them on"};
   app.add_option("--url", c.url, "batond base URL")->envname("BATON_URL")->capture_default_str();
   app.add_option("--api-token", c.api_token, "shared API token (registration only)")->envname("BATON_API_TOKEN");
+  app.add_option("--api-token-file", c.api_token_file, "file holding the shared API token (instead of --api-token)")
+      ->envname("BATON_API_TOKEN_FILE");
+  app.add_option("--ca-file", c.ca_file, "https URL: CA certificate batond's is checked against (default: the system's CAs)")
+      ->envname("BATON_CA_FILE");
   app.add_option("--worker-image-key", c.worker_image_key, "worker image key")
       ->envname("BATON_WORKER_IMAGE_KEY")->capture_default_str();
   app.add_option("--platform", c.platform, "hpc or salad (default: hpc inside Slurm, else salad)")->envname("BATON_PLATFORM");
@@ -49,6 +64,9 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
   app.add_option("--slurm-job-id", c.slurm_job_id, "Slurm allocation id")->envname("SLURM_JOB_ID");
   app.add_option("--cluster-name", c.cluster_name, "cluster name (provider id = <cluster>:<slurm id>)")
       ->envname("BATON_CLUSTER_NAME");
+  app.add_option("--credential-rotate-seconds", c.credential_rotate_seconds,
+                 "ask batond for a new worker credential this often (0: never); the old one stays valid a while")
+      ->envname("BATON_CREDENTIAL_ROTATE_SECONDS")->capture_default_str();
   app.add_option("--heartbeat-seconds", c.heartbeat_seconds, "heartbeat and cancel-check interval")
       ->envname("BATON_HEARTBEAT_SECONDS")->capture_default_str();
   app.add_option("--idle-strategy", c.idle_strategy, "immediate_exit | poll_then_exit")

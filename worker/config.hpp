@@ -9,6 +9,8 @@ namespace baton::worker {
 struct worker_config {
   std::string url = "http://127.0.0.1:36158";
   std::string api_token;                 // shared X-API-Token, used only to register
+  std::string api_token_file;            // or the file holding it (a pilot's batch script names the file, not the token)
+  std::string ca_file;                   // https URL: the CA batond's certificate is checked against ("" = system CAs)
   std::string worker_image_key = "default";
   std::string platform;                  // hpc | salad; empty = hpc inside Slurm, else salad
   std::string gpu_model;                 // used only when nvidia-smi is absent
@@ -18,6 +20,7 @@ struct worker_config {
   std::string slurm_job_id, cluster_name;
   std::string provider_id;               // derived: "<cluster>:<slurm job id>"
   double heartbeat_seconds = 30;
+  double credential_rotate_seconds = 86400;  // a new worker credential this often (0: never)
   std::string idle_strategy = "immediate_exit";  // immediate_exit | poll_then_exit
   double idle_poll_seconds = 30;
   double idle_max_seconds = 600;

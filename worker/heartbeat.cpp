@@ -73,8 +73,27 @@ void agent::note_preemption(const std::string& job, const json& preempt) {
   cv_.notify_all();
 }
 
+// A new credential for this session; the old one stays valid for the grace batond grants, so
+// a call the main thread has on its way with it still passes. A failure is retried next beat.
+void agent::rotate_credential(api_client& api) {
+  auto s = current_session();
+  const int64_t grace = static_cast<int64_t>(std::max(300.0, 4 * cfg_.heartbeat_seconds));
+  auto r = api.rotate_credential(s, grace);
+  if (!r.ok() || !r.body.is_object() || !r.body["token"].is_string()) {
+    spdlog::warn("credential rotation for worker {} failed: {}; trying again at the next heartbeat", s.worker_id,
+                 r.describe());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(m_);
+  if (session_.worker_id != s.worker_id) return;  // registered again meanwhile: that session has its own
+  session_.token = r.body["token"].get<std::string>();
+  session_.credential_since = std::chrono::steady_clock::now();
+  spdlog::info("worker {}: credential rotated; the old one is accepted until {}", s.worker_id,
+               r.body.value("previous_token_valid_until", "?"));
+}
+
 void agent::heartbeat_loop() {
-  api_client api(cfg_.url, cfg_.api_token, {1, cfg_.retry_base_seconds, cfg_.retry_max_seconds}, nullptr);
+  api_client api(cfg_.url, cfg_.ca_file, cfg_.api_token, {1, cfg_.retry_base_seconds, cfg_.retry_max_seconds}, nullptr);
   while (true) {
     {
       std::unique_lock<std::mutex> lock(m_);
@@ -82,6 +101,10 @@ void agent::heartbeat_loop() {
         return;
     }
     send_heartbeat(api);
+    if (cfg_.credential_rotate_seconds > 0 &&
+        std::chrono::steady_clock::now() - current_session().credential_since >=
+            std::chrono::duration<double>(cfg_.credential_rotate_seconds))
+      rotate_credential(api);
   }
 }
 

@@ -4,7 +4,8 @@ import { h, section } from './dom.js';
 export const live = false;  // no refresh: it would wipe the form
 const TYPES = ['job.created', 'job.assigned', 'job.started', 'job.checkpointed', 'job.completed', 'job.failed',
   'job.cancelled', 'job.held', 'job.released', 'job.requeued_as', 'job.preempted', 'worker.registered', 'worker.reaped',
-  'cluster.enabled', 'cluster.disabled', 'cluster.submission_failed', 'operator.created', 'operator.revoked',
+  'worker.credential_rotated',
+  'cluster.enabled', 'cluster.disabled', 'cluster.submission_failed', 'operator.created', 'operator.revoked', 'operator.token_rotated',
   'scheduler.priorities_recalculated', 'scheduler.plan_made'];
 
 const rfc3339 = (local) => new Date(local).toISOString().replace(/\.\d{3}Z$/, 'Z');
