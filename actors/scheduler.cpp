@@ -13,6 +13,7 @@
 #include "core/staged_rekey.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/operator_credentials.hpp"
+#include "projections/pilot_credential.hpp"
 #include "projections/worker_credentials.hpp"
 #include "events/payload.hpp"
 
@@ -122,9 +123,13 @@ void refresh_views(self_ptr self, const core::decision& d, const std::vector<std
   st.views.credentials->update(st.world, touched);
   st.views.idle->update(st.world, st.leases, touched, decided);
   std::vector<std::string> operators;
-  for (const auto& ev : d.events)
+  bool pilot = false;
+  for (const auto& ev : d.events) {
     if (ev.stream.rfind("operator/", 0) == 0) operators.push_back(ev.stream.substr(9));
+    pilot = pilot || ev.stream == core::pilot_stream;
+  }
   if (!operators.empty()) st.views.operators->update(st.world, operators);
+  if (pilot && st.views.pilot) st.views.pilot->rebuild(st.world);
 }
 
 // Jobs that can no longer run once `d`'s jobs ended (d already applied): decided by the
@@ -210,6 +215,7 @@ void roll_back(self_ptr self, const std::string& why) {
     if (!st.world.workers.count(id)) st.leases.erase(id);
   st.views.credentials->rebuild(st.world);
   st.views.operators->rebuild(st.world);
+  if (st.views.pilot) st.views.pilot->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);
   st.log_full = why;
   self->send(st.log, unfence_atom::value);
@@ -442,6 +448,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   st.views.credentials->rebuild(st.world);
   if (!st.views.operators) st.views.operators = std::make_shared<projections::operator_credentials>();
   st.views.operators->rebuild(st.world);
+  if (st.views.pilot) st.views.pilot->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);
   // A recalculation decided before a stop but never put in force: build its order now.
   if (st.world.priority_pending) begin_staging(self, "loop:priority", "", nullptr, {});

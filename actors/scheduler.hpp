@@ -90,6 +90,7 @@ namespace baton::projections {
 class idle_poll_view;
 class worker_credentials;
 class operator_credentials;
+class pilot_credential;
 }  // namespace baton::projections
 namespace baton::actors {
 
@@ -99,6 +100,7 @@ struct scheduler_views {
   std::shared_ptr<projections::idle_poll_view> idle;             // answers idle polls without a trip here
   std::shared_ptr<projections::worker_credentials> credentials;  // who a worker token belongs to
   std::shared_ptr<projections::operator_credentials> operators;  // whose a named operator's token is
+  std::shared_ptr<projections::pilot_credential> pilot;          // which pilot token is accepted (optional)
 };
 
 // What the scheduler needs of the store when it refuses for want of space (events/free_space.hpp):

@@ -18,6 +18,8 @@
 #include "actors/salad.hpp"
 #include "actors/scheduler.hpp"
 #include "batond/api_token.hpp"
+#include "batond/pilot_token_files.hpp"
+#include "http/caller.hpp"
 #include "core/priority.hpp"
 #include "core/world.hpp"
 #include "http/api_routes.hpp"
@@ -34,6 +36,7 @@
 #include "projections/offsets.hpp"
 #include "projections/runner.hpp"
 #include "projections/operator_credentials.hpp"
+#include "projections/pilot_credential.hpp"
 #include "projections/worker_credentials.hpp"
 #include "core/world_snapshot.hpp"
 #include "projections/sqlite_view.hpp"
@@ -132,6 +135,7 @@ int run(const config::settings& settings, const run_options& opts) {
   core::world world;
   uint64_t recovered_snapshot_seq = 0;
   std::string api_token, pilot_token, pilot_credential;
+  std::shared_ptr<pilot_token_files> pilot_files;  // none: the pilot token comes from BATON_PILOT_TOKEN
   try {
     auto started = std::chrono::steady_clock::now();
     events::store_options store_opts;
@@ -159,14 +163,25 @@ int run(const config::settings& settings, const run_options& opts) {
                  r.last_seq, r.snapshot_seq, r.snapshot_seq, r.events_applied, world.jobs.size(), world.workers.size(),
                  log_dir, ms.count());
     api_token = settings.api_token.empty() ? load_or_create_api_token(settings.data_dir) : settings.api_token;
-    pilot_token = settings.pilot_token.empty() ? load_or_create_pilot_token(settings.data_dir) : settings.pilot_token;
     // Pilots register with the pilot token and then use their own credential; a RelayMD
     // worker (accept_shared_token) uses the shared token for everything, so it gets that.
     // Either way the batch script names only this file.
-    if (!settings.clusters.empty()) {
+    if (!settings.clusters.empty())
       pilot_credential = std::filesystem::absolute(settings.data_dir + "/pilot_credential").string();
-      write_secret_file(pilot_credential, settings.accept_shared_token ? api_token : pilot_token);
+    if (settings.pilot_token.empty()) {
+      pilot_files = std::make_shared<pilot_token_files>(settings.data_dir,
+                                                        settings.accept_shared_token ? "" : pilot_credential);
+      pilot_files->settle(world.pilot_token);
+      pilot_token = load_or_create_pilot_token(settings.data_dir);
+      if (!world.pilot_token.sha256.empty() && world.pilot_token.sha256 != http::hash_of(pilot_token))
+        spdlog::warn("{}/pilot_token is not the pilot token the log's last rotation recorded: pilots reading it are refused "
+                     "(rotate it again: baton pilot-token rotate)", settings.data_dir);
+    } else {
+      pilot_token = settings.pilot_token;
+      if (!world.pilot_token.sha256.empty())
+        spdlog::warn("BATON_PILOT_TOKEN is set: it is the pilot token, and the rotations the log recorded are not used");
     }
+    if (!pilot_credential.empty()) write_secret_file(pilot_credential, settings.accept_shared_token ? api_token : pilot_token);
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 2;
@@ -323,11 +338,13 @@ int run(const config::settings& settings, const run_options& opts) {
     auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
     auto credentials = std::make_shared<projections::worker_credentials>();
     auto operator_tokens = std::make_shared<projections::operator_credentials>();
+    auto pilot = std::make_shared<projections::pilot_credential>(
+        core::pilot_configured{http::hash_of(pilot_token), !settings.pilot_token.empty()});
     actors::scheduler_storage storage;
     storage.recover = [store] { return replay::recover_world(*store).world; };
     storage.short_of_space = [store] { return store->short_of_space(); };
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
-                                             {idle_view, credentials, operator_tokens}, std::move(storage));
+                                             {idle_view, credentials, operator_tokens, pilot}, std::move(storage));
     if (record_policy && !record_priority_policy(scheduler)) exit_code = 2;
     http::beast_server_options server_opts;
     server_opts.host = settings.listen.host;
@@ -362,7 +379,10 @@ int run(const config::settings& settings, const run_options& opts) {
     api.history = history;
     api.idle_view = idle_view;
     api.clock = now_us;
-    api.pilot_token = pilot_token;
+    api.pilot = pilot;
+    if (pilot_files)
+      api.pilot_secrets = {[pilot_files](const std::string& secret) { pilot_files->stage(secret); },
+                           [pilot_files] { pilot_files->commit(); }, [pilot_files] { pilot_files->discard(); }};
     api.credentials = credentials;
     api.accept_shared_token = !sched.worker_credentials_required;
     api.operators = operator_tokens;

@@ -41,6 +41,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* token = "soak-token-0123456789abcdef";
+const char* pilot_token = "soak-pilot-0123456789abcdef";  // what pilots register with, as on a cluster
 
 // --- batond, started and stopped by the soak itself ---
 struct daemon_process {
@@ -51,7 +52,8 @@ struct daemon_process {
   bool start() {
     std::vector<std::string> argv = {binary.string(), "--data-dir", (dir / "data").string(), "--listen",
                                      "127.0.0.1:" + std::to_string(port), "--port-file", (dir / "batond.port").string()};
-    std::vector<std::string> env = {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token)};
+    std::vector<std::string> env = {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token),
+                                    "BATON_PILOT_TOKEN=" + std::string(pilot_token)};
     for (char** e = environ; *e; ++e)
       if (std::string(*e).rfind("BATON_", 0) != 0) env.emplace_back(*e);
     std::vector<char*> args, envp;
@@ -168,10 +170,20 @@ void pilots_thread(int index, int threads, int workers, tally& t, std::atomic<in
   };
   std::unique_ptr<httplib::Client> c;
   int port = 0;
-  const httplib::Headers admin = {{"X-API-Token", token}};
+  const httplib::Headers as_pilot = {{"X-API-Token", pilot_token}};
+  // Registrations share the pilot token's budget: a 429 is waited out (as baton-worker does).
   auto enroll = [&](pilot& p) {
-    auto r = call(c, port, t, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 80}}, admin);
-    if (r.status != 200) return false;
+    call_result r;
+    for (int tries = 0; tries < 100 && !stopping.load(); ++tries) {
+      r = call(c, port, t, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 80}}, as_pilot);
+      if (r.status != 429) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200) + jitter(0, 0.3));
+    }
+    if (r.status != 200) {
+      std::lock_guard<std::mutex> g(t.mu);
+      t.error("register -> " + std::to_string(r.status) + " " + r.body.dump().substr(0, 200));
+      return false;
+    }
     p.id = r.body.value("worker_id", "");
     p.token = r.body.value("worker_token", "");
     return true;
@@ -359,7 +371,7 @@ int main(int argc, char** argv) {
   fs::copy_file(BATOND_PATH, d.binary);
   std::ofstream(d.dir / "batond.yaml")
       << "workers: {heartbeat_interval_seconds: 30, heartbeat_timeout_multiplier: 4, reaper_interval_seconds: 30}\n"
-      << "limits: {operator_requests_per_second: 100}\n"
+      << "limits: {operator_requests_per_second: 100, worker_requests_burst: 2000, worker_requests_per_second: 1000}\n"
       << "scheduling: {max_jobs_per_user: 100000000}\n"
       << "threads: {http: 16}\nlog_level: warn\n";
   if (!d.start()) {

@@ -56,6 +56,7 @@ int audit_export(context& c, const audit_export_options& o);
 // Named operators (cli/operator_commands.cpp), for admins.
 int operators_add(context& c, const std::string& name, const std::string& role, const std::vector<std::string>& accounts);
 int operators_rotate(context& c, const std::string& name, int64_t grace_seconds);
+int pilot_token_rotate(context& c, int64_t grace_seconds);
 int operators_revoke(context& c, const std::string& name);
 int operators_list(context& c);
 

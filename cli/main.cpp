@@ -158,6 +158,14 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{30} * 24 * 3600));
 
+  auto* pilot = app.add_subcommand("pilot-token", "the token pilot jobs and cloud containers register with (admins only)");
+  pilot->require_subcommand(1);
+  int64_t pilot_grace = 3600;
+  auto* pilot_rot = pilot->add_subcommand("rotate", "a new pilot token, printed once and written where batch scripts read it");
+  pilot_rot->add_option("--grace-seconds", pilot_grace, "the old token keeps registering workers this long (0: stops at once)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{30} * 24 * 3600));
+
   double interval = 2;
   int iterations = 0;
   audit_export_options ao;
@@ -217,6 +225,7 @@ int main(int argc, char** argv) {
     if (*oprev) return operators_revoke(c, name);
     if (*oplist) return operators_list(c);
     if (*oprot) return operators_rotate(c, name, op_grace);
+    if (*pilot_rot) return pilot_token_rotate(c, pilot_grace);
     return usage_error;
   });
 }

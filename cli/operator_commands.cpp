@@ -1,5 +1,5 @@
 // Named operators, for admins: create one (its token is printed once), revoke, list; and
-// rotate a token (an operator their own, an admin anyone's).
+// rotate a token (an operator their own, an admin anyone's); rotate the pilot token.
 #include "cli/request_helpers.hpp"
 
 namespace baton::cli {
@@ -36,6 +36,19 @@ int operators_rotate(context& c, const std::string& name, int64_t grace_seconds)
     c.out << r.body.dump(2) << "\n";
   } else {
     c.out << "new token for " << name << " (shown once, keep it secret); the old one works until "
+          << cell(r.body["previous_token_valid_until"]) << ":\n"
+          << cell(r.body["token"]) << "\n";
+  }
+  return ok;
+}
+
+int pilot_token_rotate(context& c, int64_t grace_seconds) {
+  result r;
+  if (int code = run(c, "POST", "/pilot-token", r, json{{"grace_seconds", grace_seconds}})) return code;
+  if (c.json) {
+    c.out << r.body.dump(2) << "\n";
+  } else {
+    c.out << "new pilot token (batond wrote it where batch scripts read it; shown once); the old one registers workers until "
           << cell(r.body["previous_token_valid_until"]) << ":\n"
           << cell(r.body["token"]) << "\n";
   }

@@ -69,6 +69,7 @@ access_class access_of(command_kind k) {
     case command_kind::revoke_operator:
     case command_kind::list_operators:
     case command_kind::plan_now:
+    case command_kind::rotate_pilot_token:
     case command_kind::audit_export: return access_class::admin_only;
     case command_kind::metrics: return access_class::monitoring;
     case command_kind::rotate_operator_token: return access_class::operator_self;

@@ -29,7 +29,7 @@ enum class command_kind : uint8_t {
   // GET /events/stream: the live feed (answered by its projection, never by the scheduler)
   event_stream,
   // credential rotation (core/credential.hpp)
-  rotate_operator_token, rotate_worker_credential,
+  rotate_operator_token, rotate_worker_credential, rotate_pilot_token,
 };
 
 }  // namespace baton::core

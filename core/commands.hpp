@@ -14,6 +14,7 @@
 #include "core/cloud.hpp"
 #include "core/command_kind.hpp"
 #include "core/job.hpp"
+#include "core/pilot_token.hpp"
 #include "core/provisioning.hpp"
 #include "core/worker.hpp"
 #include "events/event_filter.hpp"
@@ -156,6 +157,11 @@ struct rotate_worker_credential {
   std::string credential_sha256;  // of the new token, handed out once
   int64_t grace_seconds = 300;
 };
+struct rotate_pilot_token {
+  std::string token_sha256;          // of the new token, handed out once
+  int64_t grace_seconds = 3600;
+  pilot_configured configured;       // the configured token batond started with (core/pilot_token.hpp)
+};
 
 // GET /audit/export: the log's events with their hashes (replay/audit_export.hpp). Answered
 // from the log by the HTTP layer once the caller is settled; the scheduler never sees it.
@@ -188,7 +194,7 @@ using command = std::variant<
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
     commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
     commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream,
-    commands::rotate_operator_token, commands::rotate_worker_credential>;
+    commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -28,7 +28,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::event_stream, C::event_stream> &&
               at_kind<command_kind::rotate_operator_token, C::rotate_operator_token> &&
               at_kind<command_kind::rotate_worker_credential, C::rotate_worker_credential> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::rotate_worker_credential) + 1);
+              at_kind<command_kind::rotate_pilot_token, C::rotate_pilot_token> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::rotate_pilot_token) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -690,6 +691,9 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return deregister(w, c, now);
         } else if constexpr (std::is_same_v<T, C::rotate_worker_credential>) {
           return rotate_credential(w, c, now);
+        } else if constexpr (std::is_same_v<T, C::rotate_pilot_token>) {
+          return from(decide_rotate_pilot_token(w.pilot_token, c.configured, c.token_sha256, c.grace_seconds, now),
+                      R::rotated{"pilot", now + c.grace_seconds * 1'000'000}, now);
         } else if constexpr (std::is_same_v<T, C::request_job>) {
           return poll(w, leases, s, c, now);
         } else if constexpr (std::is_same_v<T, C::list_workers>) {

@@ -15,6 +15,7 @@
 #include "core/job.hpp"
 #include "core/node_pool.hpp"
 #include "core/operators.hpp"
+#include "core/pilot_token.hpp"
 #include "core/priority_policy.hpp"
 #include "core/worker.hpp"
 
@@ -148,6 +149,8 @@ struct world {
   std::vector<job*> changed_while_staging;
   uint64_t worker_gpus_version = 0;
   std::map<std::string, operator_account> operators;  // named operators, revoked ones too
+  rotating_secret pilot_token;         // as the last pilot.token_rotated left it (core/pilot_token.hpp)
+  time_us pilot_token_rotated_at = 0;  // 0: never rotated (the configured token is in force)
   std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
   std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when

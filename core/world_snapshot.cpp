@@ -278,6 +278,10 @@ std::string encode_world(const world& w) {
     o.i(op.created_at);
     o.i(op.token_rotated_at);
   }
+  o.s(w.pilot_token.sha256);
+  o.s(w.pilot_token.previous_sha256);
+  o.i(w.pilot_token.previous_valid_until);
+  o.i(w.pilot_token_rotated_at);
   o.strings({w.disabled_clusters.begin(), w.disabled_clusters.end()});
   o.j(json(w.last_submission_failure));
   o.j(w.salad_status);
@@ -345,6 +349,10 @@ world decode_world(const std::string& bytes) {
       std::string name = op.name;
       w.operators.emplace(std::move(name), std::move(op));
     }
+    w.pilot_token.sha256 = in.s();
+    w.pilot_token.previous_sha256 = in.s();
+    w.pilot_token.previous_valid_until = in.i();
+    w.pilot_token_rotated_at = in.i();
     for (auto& c : in.strings()) w.disabled_clusters.insert(std::move(c));
     auto failures = in.j();
     if (failures.is_object()) w.last_submission_failure = failures.get<std::map<std::string, json>>();

@@ -273,6 +273,37 @@ void add_api_routes(router& s, api_context ctx) {
       reply_json(res, 200, body);
     });
 
+  // --- the pilot token (admins): a new one, handed back once and put where pilots read it;
+  // the old one still registers workers until previous_token_valid_until. A token from
+  // BATON_PILOT_TOKEN is the operator's to change: 409 pilot_token_from_environment.
+  s.Post("/pilot-token", [ctx](const request& req, response& res) {
+    std::string secret = new_secret_hex();
+    const core::pilot_configured configured = ctx.pilot ? ctx.pilot->configured() : core::pilot_configured{"", true};
+    auto e = prepare(ctx, req, res, K::rotate_pilot_token, [&](const request& rq) -> core::command {
+      return build::rotate_pilot_token(rq, hash_of(secret), configured);
+    });
+    if (!e) return;
+    const bool kept_here = !configured.from_environment && ctx.pilot_secrets.stage;
+    if (kept_here) {
+      try {
+        ctx.pilot_secrets.stage(secret);
+      } catch (const std::exception& x) {
+        return refuse(res, {core::error_kind::unavailable, "pilot_token_not_written", x.what(), {}, ""});
+      }
+    }
+    auto r = ask(ctx, std::move(*e), res);
+    if (!r) return;  // not known to be durable yet: the staged file stays, batond's next start settles it
+    auto* done = std::get_if<core::results::rotated>(&r->value);
+    if (r->error || !done) {
+      if (kept_here) ctx.pilot_secrets.discard();
+      return to_response(*r, res);
+    }
+    if (kept_here) ctx.pilot_secrets.commit();
+    auto body = body_of(r->value, r->at);
+    body["token"] = secret;
+    reply_json(res, 200, body);
+  });
+
   // --- clusters, configuration, cloud ---
   for (auto [path, kind] : {std::pair<std::string, K>{"/clusters", K::list_clusters},
                             {"/config/worker-images", K::list_worker_images},

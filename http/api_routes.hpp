@@ -19,10 +19,19 @@
 #include "http/request_counters.hpp"
 #include "http/ui_sessions.hpp"
 #include "projections/operator_credentials.hpp"
+#include "projections/pilot_credential.hpp"
 #include "projections/projection.hpp"
 #include "projections/worker_credentials.hpp"
 
 namespace baton::http {
+
+// Keeps a rotated pilot token's secret where pilots read it (batond/pilot_token_files.hpp):
+// written aside before the rotation is decided, put in place once it is durable, dropped if
+// it was refused. So a crash between the two loses neither the old token nor the new one.
+struct pilot_secret_store {
+  std::function<void(const std::string& secret)> stage;
+  std::function<void()> commit, discard;
+};
 
 struct api_context {
   caf::actor_system* sys = nullptr;
@@ -33,7 +42,8 @@ struct api_context {
   // clock their lease check uses (the scheduler's).
   std::shared_ptr<const projections::idle_poll_view> idle_view;
   std::function<core::time_us()> clock;
-  std::string pilot_token;  // X-API-Token that may only register workers ("" = none)
+  std::shared_ptr<const projections::pilot_credential> pilot;  // the X-API-Token that may only register workers (none: no pilots)
+  pilot_secret_store pilot_secrets;                            // where a rotated pilot token goes (empty: not rotated by batond)
   std::shared_ptr<const projections::worker_credentials> credentials;  // who a worker token belongs to
   bool accept_shared_token = false;  // workers.accept_shared_token (RelayMD workers)
   std::shared_ptr<const projections::operator_credentials> operators;  // whose a named operator's token is

@@ -98,8 +98,7 @@ std::optional<core::principal> identify_operator(const api_context& ctx, const s
                                                  const std::string& declared_name, response& res) {
   if (!token.empty() && core::constant_time_equal(token, ctx.api_token))
     return core::principal::operator_named(declared_name.substr(0, 64));
-  if (!token.empty() && !ctx.pilot_token.empty() && core::constant_time_equal(token, ctx.pilot_token))
-    return core::principal::pilot_token();
+  if (!token.empty() && ctx.pilot && ctx.pilot->accepts(hash_of(token), now_of(ctx))) return core::principal::pilot_token();
   if (!token.empty() && !ctx.scrape_token.empty() && core::constant_time_equal(token, ctx.scrape_token))
     return core::principal::scrape_token();
   // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.

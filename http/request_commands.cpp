@@ -125,6 +125,16 @@ C::rotate_operator_token rotate_operator_token(const request& req, const std::st
   return c;
 }
 
+C::rotate_pilot_token rotate_pilot_token(const request& req, const std::string& token_sha256,
+                                          const core::pilot_configured& configured) {
+  C::rotate_pilot_token c;
+  auto b = object_body(req, true);
+  c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
+  c.token_sha256 = token_sha256;
+  c.configured = configured;
+  return c;
+}
+
 C::rotate_worker_credential rotate_worker_credential(const request& req, const std::string& credential_sha256) {
   C::rotate_worker_credential c;
   c.worker_id = path_uuid(req);

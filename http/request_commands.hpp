@@ -22,6 +22,8 @@ core::commands::create_operator create_operator(const request& req, const std::s
 // POST /operators/{name}/token and POST /workers/{id}/credential: {"grace_seconds": N} (optional).
 core::commands::rotate_operator_token rotate_operator_token(const request& req, const std::string& token_sha256);
 core::commands::rotate_worker_credential rotate_worker_credential(const request& req, const std::string& credential_sha256);
+core::commands::rotate_pilot_token rotate_pilot_token(const request& req, const std::string& token_sha256,
+                                                      const core::pilot_configured& configured);
 
 // GET /audit/export's query: from, to (RFC 3339 with an offset), stream, type, actor, format
 // (jsonl | csv).

@@ -233,6 +233,9 @@ std::vector<row> rows() {
   // --- named operators' token rotation (an admin, or the operator themself: none here) ---
   t.push_back({"POST", "/operators/nobody/token", {{"grace_seconds", 60}}, {401, 401, 401, 403, 403, 404, 403, 404, 403, 403, 404},
                std::nullopt, json{{"grace_seconds", "soon"}}, operator_write_bad});
+  // --- the pilot token's rotation (admins; this daemon's comes from BATON_PILOT_TOKEN: 409) ---
+  t.push_back({"POST", "/pilot-token", {{"grace_seconds", 60}}, {401, 401, 401, 403, 403, 409, 403, 409, 403, 403, 409},
+               std::nullopt, json{{"grace_seconds", "soon"}}, operator_write_bad});
   // --- the audit export ---
   t.push_back({"GET", "/audit/export?format=csv", nullptr, operator_ok200, "/audit/export?from=yesterday", std::nullopt,
                operator_bad});

@@ -21,7 +21,7 @@ namespace {
 
 std::vector<command_kind> every_kind() {
   std::vector<command_kind> out;
-  for (int k = 0; k <= static_cast<int>(K::rotate_worker_credential); ++k) out.push_back(static_cast<command_kind>(k));
+  for (int k = 0; k <= static_cast<int>(K::rotate_pilot_token); ++k) out.push_back(static_cast<command_kind>(k));
   return out;
 }
 
@@ -38,7 +38,7 @@ const std::set<command_kind> operator_kinds = {
     K::set_clusters_enabled, K::list_worker_images, K::salad_status, K::hold_job, K::release_job,
     K::job_priority, K::list_priorities, K::fairshare, K::recalculate_priorities, K::create_operator,
     K::revoke_operator, K::list_operators, K::plan_now, K::audit_export, K::metrics, K::event_stream,
-    K::rotate_operator_token};
+    K::rotate_operator_token, K::rotate_pilot_token};
 // What a named operator with role user may send: their own jobs and the read-only views.
 const std::set<command_kind> user_kinds = {
     K::create_job,   K::get_job,       K::list_jobs,         K::cancel_job,   K::requeue_job,     K::job_history,
@@ -124,6 +124,55 @@ TEST(access, ARotatedCredentialIsAcceptedUntilItsDeadlineOnly) {
   EXPECT_TRUE(core::accepts(s, "bb", 1'999));
   core::rotating_secret none;
   EXPECT_FALSE(core::accepts(none, "", 0));
+}
+
+// The pilot token: the configured one until the log records a rotation, then the rotations
+// (the one in use keeps its grace); one from the environment is never rotated by batond.
+TEST(access, ThePilotTokenRotatesOnlyWhenBatondKeepsIt) {
+  namespace C = core::commands;
+  const core::pilot_configured from_file{"p0", false}, from_env{"e0", true};
+  core::world w;
+  EXPECT_TRUE(core::pilot_accepts(w.pilot_token, from_file, "p0", 5));
+  EXPECT_FALSE(core::pilot_accepts(w.pilot_token, from_file, "p1", 5));
+  EXPECT_FALSE(core::pilot_accepts(w.pilot_token, {"", false}, "", 5)) << "no configured token: nothing passes";
+
+  test::core_under_test core;
+  auto rotate = [&](principal who, const core::pilot_configured& configured, const std::string& sha, int64_t grace) {
+    C::rotate_pilot_token c;
+    c.token_sha256 = sha;
+    c.grace_seconds = grace;
+    c.configured = configured;
+    return core.run(std::move(who), c);
+  };
+  auto refused = rotate(principal::operator_named("ann"), from_env, "e1", 60);
+  ASSERT_TRUE(refused.answer.error);
+  EXPECT_EQ(refused.answer.error->code, "pilot_token_from_environment");
+  EXPECT_TRUE(refused.events.empty());
+  EXPECT_EQ(rotate(principal::named_operator("bob", false), from_file, "p1", 60).answer.error->code, "admin_only");
+  EXPECT_EQ(rotate(principal::pilot_token(), from_file, "p1", 60).answer.error->code, "pilot_token_register_only")
+      << "the pilot token cannot rotate itself";
+
+  const core::time_us t1 = core.now;
+  auto first = rotate(principal::operator_named("ann"), from_file, "p1", 60);
+  ASSERT_FALSE(first.answer.error);
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_EQ(first.events[0].stream, "pilot");
+  EXPECT_EQ(first.events[0].type, "pilot.token_rotated");
+  EXPECT_EQ(first.events[0].payload["previous_sha256"], "p0") << "the configured token is the one replaced";
+  const auto& recorded = core.w.pilot_token;
+  EXPECT_TRUE(core::pilot_accepts(recorded, from_file, "p1", t1));
+  EXPECT_TRUE(core::pilot_accepts(recorded, from_file, "p0", t1 + 59'999'999));
+  EXPECT_FALSE(core::pilot_accepts(recorded, from_file, "p0", t1 + 60'000'000)) << "past its grace";
+  EXPECT_TRUE(core::pilot_accepts(recorded, from_env, "e0", t1)) << "a token from the environment is accepted alone";
+  EXPECT_FALSE(core::pilot_accepts(recorded, from_env, "p1", t1));
+
+  auto second = rotate(principal::named_operator("root-op", true), from_file, "p2", 0);
+  ASSERT_FALSE(second.answer.error);
+  EXPECT_EQ(second.events[0].payload["previous_sha256"], "p1") << "after a rotation, the rotated one is in use";
+  EXPECT_FALSE(core::pilot_accepts(core.w.pilot_token, from_file, "p1", core.now)) << "grace 0: refused at once";
+  EXPECT_FALSE(core::pilot_accepts(core.w.pilot_token, from_file, "p0", core.now));
+  EXPECT_TRUE(core::pilot_accepts(core.w.pilot_token, from_file, "p2", core.now));
+  EXPECT_EQ(core.w.pilot_token_rotated_at, core.now);
 }
 
 // The application layer, driven directly: fake clock, no actors, no sockets.

@@ -74,7 +74,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     current.body.assign(reinterpret_cast<const char *>(data + 4), size - 4);
   }
   std::ostringstream out, err;
-  context c{endpoint{"127.0.0.1", port, "admin.token", "fuzz"}, (data[1] & 1) != 0, out, err};
+  endpoint server_at;  // by name: a positional list silently shifted when the struct grew
+  server_at.port = port;
+  server_at.token = "admin.token";
+  server_at.operator_name = "fuzz";
+  context c{server_at, (data[1] & 1) != 0, out, err};
   const std::string id = "3f2c1b9e-5a4d-4c3b-9a8f-7e6d5c4b3a21";
   submit_options so;
   so.path = "/data/bundle";
@@ -83,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // shape is a message and exit 1. What the fuzzer looks for is everything else
   // (crashes, UB, leaks).
   guarded(c, [&]() -> int {
-    switch (data[0] % 19) {
+    switch (data[0] % 21) {
       case 0: submit(c, so); break;
       case 1: jobs_list(c, {}, 10); break;
       case 2: jobs_show(c, id); break;
@@ -103,6 +107,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 16: operators_list(c); break;
       case 17: operators_revoke(c, "alice"); break;
       case 18: jobs_export_csv(c, ""); break;
+      case 19: operators_rotate(c, "alice", 60); break;
+      case 20: pilot_token_rotate(c, 60); break;
     }
     return 0;
   });

@@ -73,6 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   expect_422_or_ok([&] { b::audit_export(req); });
   expect_422_or_ok([&] { b::register_worker(req, "3f2c1b9e-5a4d-4c3b-9a8f-7e6d5c4b3a22", std::string(64, 'b')); });
   expect_422_or_ok([&] { b::request_job(req); });
+  expect_422_or_ok([&] { b::rotate_pilot_token(req, std::string(64, 'c'), {std::string(64, 'd'), false}); });
   if (!req.path_params.empty()) {
     expect_422_or_ok([&] { b::path_uuid(req); });
     expect_422_or_ok([&] { b::path_name(req); });
