@@ -1,4 +1,5 @@
 #include "core/deadline.hpp"
+#include "core/payload_numbers.hpp"
 
 namespace baton::core {
 
@@ -9,8 +10,8 @@ nlohmann::json to_json(const deadline_rule& r) {
 deadline_rule deadline_rule_from_json(const nlohmann::json& j) {
   deadline_rule r;
   if (!j.is_object()) return r;
-  r.default_time_limit_seconds = j.value("default_time_limit_seconds", r.default_time_limit_seconds);
-  r.min_useful_seconds = j.value("min_useful_seconds", r.min_useful_seconds);
+  r.default_time_limit_seconds = number_or(j, "default_time_limit_seconds", r.default_time_limit_seconds);
+  r.min_useful_seconds = number_or(j, "min_useful_seconds", r.min_useful_seconds);
   return r;
 }
 

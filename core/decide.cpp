@@ -1,4 +1,5 @@
 #include "core/decide.hpp"
+#include "core/payload_numbers.hpp"
 
 #include "core/dag.hpp"
 #include "core/plan_cycle.hpp"
@@ -752,9 +753,9 @@ decision rereap(const world& w, const std::string& worker_id, const json& record
   auto facts = recorded.find("lease");
   if (!wk || facts == recorded.end() || !facts->is_object()) return {};
   scheduler_settings s;
-  s.liveness.stale_after_us = facts->value("stale_after_us", time_us{0});
+  s.liveness.stale_after_us = number_or(*facts, "stale_after_us", time_us{0});
   s.liveness.grace_from_us = events::parse_time_us(facts->value("grace_from", "")).value_or(0);
-  s.hpc_silent_cap_us = facts->value("hpc_silent_cap_us", s.hpc_silent_cap_us);
+  s.hpc_silent_cap_us = number_or(*facts, "hpc_silent_cap_us", s.hpc_silent_cap_us);
   auto last = events::parse_time_us(recorded.value("last_heartbeat_at", ""));
   const std::string why = recorded.value("why", "");
   if (!last || s.liveness.fresh(*last, now)) return {};  // the one staleness rule: not stale, no reap

@@ -1,4 +1,5 @@
 #include "core/job.hpp"
+#include "core/payload_numbers.hpp"
 
 #include <algorithm>
 
@@ -340,17 +341,18 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.worker_image_key = p.value("worker_image_key", "");
     j.preferred_clusters = p.value("preferred_clusters", std::vector<std::string>{});
     j.comment = p.value("comment", "");
-    j.max_attempts = p.value("max_attempts", 5u);
+    j.max_attempts = number_or(p, "max_attempts", 5u);
     j.requeued_from = p.value("requeued_from", "");
     j.latest_checkpoint_manifest_path = p.value("latest_checkpoint_manifest_path", "");
-    if (p.contains("last_checkpoint_at_us")) j.last_checkpoint_at = p["last_checkpoint_at_us"].get<time_us>();
+    if (p.contains("last_checkpoint_at_us")) j.last_checkpoint_at = number_or(p, "last_checkpoint_at_us", time_us{0});
     j.user = p.value("user", "");
     j.account = p.value("account", "");
     j.partition = p.value("partition", "");
     j.qos = p.value("qos", "");
-    j.nice = p.value("nice", int64_t{0});
-    j.gpu_count = p.value("gpu_count", 1u);
-    if (auto it = p.find("time_limit_seconds"); it != p.end()) j.time_limit_seconds = it->get<int64_t>();
+    j.nice = number_or(p, "nice", int64_t{0});
+    j.gpu_count = number_or(p, "gpu_count", 1u);
+    if (auto it = p.find("time_limit_seconds"); it != p.end() && it->is_number())
+      j.time_limit_seconds = number_or(p, "time_limit_seconds", int64_t{0});
     j.checkpoints = p.value("checkpoints", true);
     j.requeue = p.value("requeue", true);
     j.interactive = p.value("interactive", false);
@@ -362,7 +364,7 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     set_status(j, job_status::queued, at);
   } else if (type == "job.assigned") {
     j.assigned_worker_id = p.at("worker_id").get<std::string>();
-    j.attempts = p.value("attempt", j.attempts + 1);
+    j.attempts = number_or(p, "attempt", j.attempts + 1);
     j.assigned_at = at;
     // lattice:sensitive pins the job to its first worker's fingerprint (the decision records it).
     if (auto d = p.find("decision"); d != p.end() && d->is_object() && d->contains("conformance_pin"))

@@ -1,4 +1,5 @@
 #include "core/operators.hpp"
+#include "core/payload_numbers.hpp"
 
 namespace baton::core {
 
@@ -44,7 +45,7 @@ void evolve(operator_account& o, const std::string& type, const nlohmann::json& 
     o.created_at = at;
     o.token_rotated_at = 0;
   } else if (type == "operator.token_rotated") {
-    rotate(o.token, p.value("token_sha256", ""), p.value("previous_valid_until_us", time_us{0}));
+    rotate(o.token, p.value("token_sha256", ""), number_or(p, "previous_valid_until_us", time_us{0}));
     o.token_rotated_at = at;
   } else if (type == "operator.revoked") {
     o.revoked = true;

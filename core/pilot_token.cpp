@@ -1,4 +1,5 @@
 #include "core/pilot_token.hpp"
+#include "core/payload_numbers.hpp"
 
 #include "core/access.hpp"
 
@@ -33,7 +34,7 @@ void evolve_pilot_token(rotating_secret& recorded, time_us& rotated_at, const st
   if (type != "pilot.token_rotated") return;
   recorded.sha256 = p.value("token_sha256", "");
   recorded.previous_sha256 = p.value("previous_sha256", "");
-  recorded.previous_valid_until = p.value("previous_valid_until_us", time_us{0});
+  recorded.previous_valid_until = number_or(p, "previous_valid_until_us", time_us{0});
   rotated_at = at;
 }
 

@@ -1,4 +1,5 @@
 #include "core/plan_cycle.hpp"
+#include "core/payload_numbers.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -59,16 +60,15 @@ json to_json(const backfill_settings& s) {
 
 backfill_settings backfill_settings_of(const json& j) {
   backfill_settings s;
-  s.interval = j.value("bf_interval_seconds", s.interval / us_per_second) * us_per_second;
-  s.limits.bf_window = j.value("bf_window_minutes", s.limits.bf_window / (60 * us_per_second)) * 60 * us_per_second;
-  s.limits.bf_max_job_test = j.value("bf_max_job_test", s.limits.bf_max_job_test);
-  s.limits.bf_max_job_user = j.value("bf_max_job_user", s.limits.bf_max_job_user);
-  s.limits.bf_max_job_part = j.value("bf_max_job_part", s.limits.bf_max_job_part);
-  s.limits.work_budget = j.value("bf_max_probes", s.limits.work_budget);
-  s.limits.bf_resolution = j.value("bf_resolution_seconds", s.limits.bf_resolution / us_per_second) * us_per_second;
-  s.placeholder_start_estimate =
-      j.value("placeholder_start_estimate_seconds", s.placeholder_start_estimate / us_per_second) * us_per_second;
-  s.recorded_reservations = j.value("recorded_reservations", s.recorded_reservations);
+  s.interval = scaled_or(j, "bf_interval_seconds", s.interval, us_per_second);
+  s.limits.bf_window = scaled_or(j, "bf_window_minutes", s.limits.bf_window, 60 * us_per_second);
+  s.limits.bf_max_job_test = number_or(j, "bf_max_job_test", s.limits.bf_max_job_test);
+  s.limits.bf_max_job_user = number_or(j, "bf_max_job_user", s.limits.bf_max_job_user);
+  s.limits.bf_max_job_part = number_or(j, "bf_max_job_part", s.limits.bf_max_job_part);
+  s.limits.work_budget = number_or(j, "bf_max_probes", s.limits.work_budget);
+  s.limits.bf_resolution = scaled_or(j, "bf_resolution_seconds", s.limits.bf_resolution, us_per_second);
+  s.placeholder_start_estimate = scaled_or(j, "placeholder_start_estimate_seconds", s.placeholder_start_estimate, us_per_second);
+  s.recorded_reservations = number_or(j, "recorded_reservations", s.recorded_reservations);
   return s;
 }
 
@@ -188,7 +188,7 @@ recorded_plan_inputs plan_inputs_of(const json& p) {
   in.rule = deadline_rule_of(p);
   in.settings = backfill_settings_of(p.value("settings", json::object()));
   in.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(0);
-  in.based_on = p.value("based_on", uint64_t{0});
+  in.based_on = number_or(p, "based_on", uint64_t{0});
   return in;
 }
 
@@ -205,7 +205,7 @@ void record_plan(live_plan& plan, const json& p, time_us at) {
     slot.end = r.at("end").is_string() ? events::parse_time_us(r["end"].get<std::string>()).value_or(0) : 0;
     plan.reservations[r.value("job_id", "")] = slot;
   }
-  plan.reservations_total = p.value("reservations_total", size_t{0});
+  plan.reservations_total = number_or(p, "reservations_total", size_t{0});
 }
 
 const std::string* planned_job_for(const world& w, const std::string& worker_id) {

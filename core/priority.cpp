@@ -1,4 +1,5 @@
 #include "core/priority.hpp"
+#include "core/payload_numbers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -282,7 +283,7 @@ void record_recalculation(priority_state& st, const json& p, time_us at) {
                           s.value("target", 0.0), s.value("actual", 0.0), s.value("usage", 0.0)};
   if (auto it = p.find("removed"); it != p.end())
     for (const auto& assoc : *it) st.shares.erase(assoc.get<std::string>());
-  st.max_gpu_count = p.value("max_gpu_count", 1u);
+  st.max_gpu_count = number_or(p, "max_gpu_count", 1u);
   st.backlog = p.value("backlog", 0.0);
 }
 

@@ -1,4 +1,5 @@
 #include "core/priority_policy.hpp"
+#include "core/payload_numbers.hpp"
 
 #include <algorithm>
 #include <set>
@@ -140,42 +141,42 @@ priority_policy policy_from_json(const json& j) {
   priority_policy p;
   if (j.contains("lattice_weights")) p.custom_weights = j["lattice_weights"].get<lattice_weights>();
   set_policy_name(p, j.value("policy", "multifactor"));
-  p.lattice_reference_wait_seconds = j.value("lattice_reference_wait_seconds", p.lattice_reference_wait_seconds);
+  p.lattice_reference_wait_seconds = number_or(j, "lattice_reference_wait_seconds", p.lattice_reference_wait_seconds);
   if (auto it = j.find("weights"); it != j.end()) {
     auto& w = p.multifactor.weights;
-    w.age = it->value("age", w.age);
-    w.fairshare = it->value("fairshare", w.fairshare);
-    w.job_size = it->value("job_size", w.job_size);
-    w.partition = it->value("partition", w.partition);
-    w.qos = it->value("qos", w.qos);
+    w.age = number_or(*it, "age", w.age);
+    w.fairshare = number_or(*it, "fairshare", w.fairshare);
+    w.job_size = number_or(*it, "job_size", w.job_size);
+    w.partition = number_or(*it, "partition", w.partition);
+    w.qos = number_or(*it, "qos", w.qos);
   }
-  p.multifactor.max_age = j.value("max_age_us", p.multifactor.max_age);
+  p.multifactor.max_age = number_or(j, "max_age_us", p.multifactor.max_age);
   p.multifactor.favor_small = j.value("favor_small", p.multifactor.favor_small);
-  p.decay_half_life = j.value("decay_half_life_us", p.decay_half_life);
-  p.calc_period = j.value("calc_period_us", p.calc_period);
+  p.decay_half_life = number_or(j, "decay_half_life_us", p.decay_half_life);
+  p.calc_period = number_or(j, "calc_period_us", p.calc_period);
   if (auto it = j.find("partitions"); it != j.end()) {
     p.partitions.clear();
     for (const auto& x : *it)
-      p.partitions.push_back({x.value("name", ""), x.value("priority_tier", 1), x.value("priority_factor", 1.0),
+      p.partitions.push_back({x.value("name", ""), number_or(x, "priority_tier", 1), x.value("priority_factor", 1.0),
                               x.value("preempt", std::vector<std::string>{})});
   }
   p.default_partition = j.value("default_partition", p.default_partition);
   if (auto it = j.find("qos"); it != j.end()) {
     p.qos.clear();
     for (const auto& q : *it)
-      p.qos.push_back({q.value("name", ""), q.value("priority_factor", 0.0), q.value("max_running_per_user", 0u),
+      p.qos.push_back({q.value("name", ""), q.value("priority_factor", 0.0), number_or(q, "max_running_per_user", 0u),
                        q.value("preempt", std::vector<std::string>{})});
   }
   p.default_qos = j.value("default_qos", p.default_qos);
   if (auto it = j.find("accounts"); it != j.end())
     for (const auto& a : *it)
-      p.accounts.push_back({a.value("name", ""), a.value("parent", "root"), a.value("shares", 1u),
+      p.accounts.push_back({a.value("name", ""), a.value("parent", "root"), number_or(a, "shares", 1u),
                             a.value("users", std::map<std::string, uint32_t>{})});
   p.default_account = j.value("default_account", p.default_account);
-  p.max_jobs_per_user = j.value("max_jobs_per_user", p.max_jobs_per_user);
+  p.max_jobs_per_user = number_or(j, "max_jobs_per_user", p.max_jobs_per_user);
   p.kill_invalid_dependencies = j.value("kill_invalid_dependencies", p.kill_invalid_dependencies);
   p.energy_prices = j.value("energy_prices", std::vector<double>{});
-  p.preempt_grace_seconds = j.value("preempt_grace_seconds", p.preempt_grace_seconds);
+  p.preempt_grace_seconds = number_or(j, "preempt_grace_seconds", p.preempt_grace_seconds);
   return p;
 }
 

@@ -1,4 +1,5 @@
 #include "core/provisioning_basis.hpp"
+#include "core/payload_numbers.hpp"
 
 #include "events/envelope.hpp"
 
@@ -22,11 +23,11 @@ cluster_spec cluster_spec_from_json(const json& j) {
   c.name = j.value("name", "");
   c.images = j.value("images", std::vector<std::string>{});
   c.strategy = j.value("strategy", c.strategy);
-  c.jit_threshold_us = j.value("jit_threshold_seconds", c.jit_threshold_us / 1'000'000) * 1'000'000;
-  c.max_pending = j.value("max_pending", c.max_pending);
+  c.jit_threshold_us = scaled_or(j, "jit_threshold_seconds", c.jit_threshold_us, 1'000'000);
+  c.max_pending = number_or(j, "max_pending", c.max_pending);
   c.gpu_type = j.value("gpu_type", "");
-  c.gpu_count = j.value("gpu_count", 0);
-  c.wall_time_seconds = j.value("wall_time_seconds", int64_t{0});
+  c.gpu_count = number_or(j, "gpu_count", 0);
+  c.wall_time_seconds = number_or(j, "wall_time_seconds", int64_t{0});
   return c;
 }
 
@@ -68,7 +69,8 @@ void record_target_basis(replica_target& t, const world& w, const std::set<std::
 std::optional<uint64_t> basis_point(const json& record) {
   auto b = record.find("basis");
   if (b == record.end() || !b->is_object() || !b->contains("based_on")) return std::nullopt;
-  return b->at("based_on").get<uint64_t>();
+  if (!b->at("based_on").is_number()) return std::nullopt;
+  return number_or(*b, "based_on", uint64_t{0});
 }
 
 json without_basis(json record) {
@@ -81,7 +83,7 @@ json replan_submission(const world& w, const json& record) {
   auto spec = cluster_spec_from_json(b.at("cluster"));
   auto now = events::parse_time_us(b.value("at", "")).value_or(0);
   auto plans = plan_submissions(w, spec, stale_of(b), deadline_rule_from_json(b.value("deadlines", json::object())),
-                                b.value("soon_seconds", int64_t{0}) * 1'000'000, now);
+                                scaled_or(b, "soon_seconds", 0, 1'000'000), now);
   const auto image = record.value("image", "");
   for (const auto& p : plans)
     if (p.image == image) return p.record;
@@ -90,7 +92,7 @@ json replan_submission(const world& w, const json& record) {
 
 json retarget_salad(const world& w, const json& record) {
   const auto& b = record.at("basis");
-  return salad_target(w, record.value("image", ""), record.value("max_replicas", 0), stale_of(b)).record;
+  return salad_target(w, record.value("image", ""), number_or(record, "max_replicas", 0), stale_of(b)).record;
 }
 
 }  // namespace baton::core

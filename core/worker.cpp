@@ -1,4 +1,5 @@
 #include "core/worker.hpp"
+#include "core/payload_numbers.hpp"
 
 #include "events/envelope.hpp"
 
@@ -81,10 +82,10 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     // A pending Slurm allocation (written by the cluster actors): provisioning, never assigned.
     w.kind = platform::hpc;
     w.gpu_model = p.value("gpu_model", "");
-    w.gpu_count = p.value("gpu_count", 0);
+    w.gpu_count = number_or(p, "gpu_count", 0);
     w.worker_image_key = p.value("worker_image_key", "");
     w.provider_id = p.value("provider_id", "");
-    w.wall_time_seconds = p.value("wall_time_seconds", int64_t{0});
+    w.wall_time_seconds = number_or(p, "wall_time_seconds", int64_t{0});
     w.placeholder = true;
     w.registered_at = at;
   } else if (type == "worker.placeholder_removed") {
@@ -95,7 +96,7 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
   } else if (type == "worker.registered" || type == "worker.placeholder_adopted") {
     w.kind = platform_from(p.value("platform", "hpc")).value_or(platform::hpc);
     w.gpu_model = p.value("gpu_model", "");
-    w.gpu_count = p.value("gpu_count", 0);
+    w.gpu_count = number_or(p, "gpu_count", 0);
     w.vram_gb = p.value("vram_gb", 0.0);
     w.driver_version = p.value("driver_version", "");
     w.worker_image_key = p.value("worker_image_key", "");
@@ -108,7 +109,7 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     w.placeholder = false;
     w.registered_at = at;
   } else if (type == "worker.credential_rotated") {
-    rotate(w.credential, p.value("credential_sha256", ""), p.value("previous_valid_until_us", time_us{0}));
+    rotate(w.credential, p.value("credential_sha256", ""), number_or(p, "previous_valid_until_us", time_us{0}));
   } else if (type == "worker.deregistered" || type == "worker.reaped") {
     w.gone = true;
     w.gone_reason = type == "worker.deregistered" ? "deregistered" : "reaped";

@@ -1,0 +1,50 @@
+#pragma once
+// Numbers read from a stored event's payload (or a decision's recorded settings). batond wrote
+// them, but a log is a file: a damaged or hand-made one must not make a read undefined, as
+// nlohmann's value()/get() do when a float lies outside the integer's range (5e199 read as an
+// int), nor a later product overflow. Absent, not a number, or out of range: the fallback.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace baton::core {
+
+template <class T>
+T number_or(const nlohmann::json& j, const char* key, T fallback) {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "numbers only");
+  auto it = j.find(key);  // (a payload that is not an object has no keys: the fallback)
+  if (it == j.end() || !it->is_number()) return fallback;
+  if constexpr (std::is_floating_point_v<T>) {
+    return it->template get<T>();
+  } else {
+    using limits = std::numeric_limits<T>;
+    if (it->is_number_unsigned()) {
+      const auto v = it->template get<uint64_t>();
+      return v <= static_cast<uint64_t>(limits::max()) ? static_cast<T>(v) : fallback;
+    }
+    if (it->is_number_integer()) {
+      const auto v = it->template get<int64_t>();
+      if constexpr (std::is_signed_v<T>)
+        return v >= static_cast<int64_t>(limits::min()) && v <= static_cast<int64_t>(limits::max()) ? static_cast<T>(v) : fallback;
+      else
+        return v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(limits::max()) ? static_cast<T>(v) : fallback;
+    }
+    const double d = it->template get<double>();
+    // Strictly inside the range: limits::max() of a 64-bit type rounds up to 2^63 or 2^64 as a double.
+    if (!std::isfinite(d) || d < static_cast<double>(limits::min()) || d >= static_cast<double>(limits::max())) return fallback;
+    return static_cast<T>(d);
+  }
+}
+
+// A count read as number_or, then times unit (e.g. seconds to microseconds): the fallback
+// (already in the unit) when the product would not fit.
+inline int64_t scaled_or(const nlohmann::json& j, const char* key, int64_t fallback, int64_t unit) {
+  const int64_t n = number_or<int64_t>(j, key, fallback / unit);
+  if (n > std::numeric_limits<int64_t>::max() / unit || n < std::numeric_limits<int64_t>::min() / unit) return fallback;
+  return n * unit;
+}
+
+}  // namespace baton::core
