@@ -5,10 +5,12 @@
 # checked-in corpus once fixed: the corpus tests replay it in every build from then on).
 # Prints executions per target; exits 1 if any target crashed, leaked or timed out.
 #   bench/fuzz.sh 600      # the issue's ten minutes per target
+#   bench/fuzz.sh 600 event_decode cli_reply   # only these targets
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 targets=(event_decode http_request config_yaml swf_reader checkpoint_manifest bundle_archive cli_reply)
+[[ $# -gt 1 ]] && targets=("${@:2}")
 
 cmake --preset fuzz >/dev/null
 log=build/fuzz/build.log

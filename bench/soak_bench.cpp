@@ -22,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -66,6 +67,8 @@ struct daemon_process {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, (dir / "batond.err").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    // Nothing of the soak's own (its samples file, its pilots' sockets) in batond's fd count.
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) return false;
@@ -258,7 +261,9 @@ void pilots_thread(int index, int threads, int workers, tally& t, std::atomic<in
           p.next_step = now + jitter(1, 2);
         }
       } else {
-        const int roll = static_cast<int>(std::hash<std::string>{}(p.job) % 10);
+        // Drawn per report: a roll fixed per job (its id's hash) handed the same tenth of the
+        // jobs back on every attempt, forever (31,871 hand-backs in the first hour's run).
+        const int roll = std::uniform_int_distribution<int>(0, 9)(rng);
         call_result r;
         if (roll < 8) {
           r = call(c, port, t, "POST", "/jobs/" + p.job + "/complete", nullptr, auth);
@@ -331,12 +336,24 @@ void operator_thread(double jobs_per_second, tally& t) {
   }
 }
 
-long rss_kb(pid_t pid) {
+// VmRSS, and its two parts: RssAnon (batond's own memory: heap, memtables, SQLite's page
+// cache) and RssFile (mapped files: libraries, and views.sqlite, which SQLite maps).
+struct rss {
+  long total_kb = 0, anon_kb = 0, file_kb = 0;
+};
+rss rss_of(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return 0;
+  rss r;
+  auto value = [&](const char* key, long& out) {
+    if (line.rfind(key, 0) == 0) out = std::stol(line.substr(std::strlen(key)));
+  };
+  while (std::getline(in, line)) {
+    value("VmRSS:", r.total_kb);
+    value("RssAnon:", r.anon_kb);
+    value("RssFile:", r.file_kb);
+  }
+  return r;
 }
 
 size_t open_fds(pid_t pid) {
@@ -391,8 +408,10 @@ int main(int argc, char** argv) {
   ts.emplace_back(operator_thread, jobs_per_second, std::ref(t));
 
   std::ofstream csv(out / "samples.csv");
-  csv << "minute,rss_kb,open_fds,data_bytes,requests,p50_ms,p99_ms,errors,refused_while_restarting,restarts\n";
-  std::printf("%7s %9s %5s %10s %9s %8s %8s %6s\n", "minute", "rss_kb", "fds", "data_MB", "requests", "p50_ms", "p99_ms", "errors");
+  csv << "minute,rss_kb,rss_anon_kb,rss_file_kb,open_fds,data_bytes,jobs_created,requests,p50_ms,p99_ms,errors,"
+         "refused_while_restarting,restarts\n";
+  std::printf("%7s %9s %9s %5s %10s %9s %8s %8s %6s\n", "minute", "rss_kb", "anon_kb", "fds", "data_MB", "requests", "p50_ms",
+              "p99_ms", "errors");
   int restarts = 0;
   auto next_restart = t0 + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(restart_minutes * 60));
   const auto end = t0 + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(minutes * 60));
@@ -400,25 +419,27 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_until(t0 + std::chrono::seconds(10 * sample));
     const auto now = steady::now();
     std::vector<double> lat;
-    uint64_t requests, errors, refused;
+    uint64_t requests, errors, refused, jobs_created;
     {
       std::lock_guard<std::mutex> g(t.mu);
       lat.swap(t.latencies_ms);
       requests = t.requests;
       errors = t.errors;
       refused = t.refused_while_restarting;
+      jobs_created = t.jobs_submitted + t.requeues;  // every job stays in batond's world (pruned ones too)
     }
     std::sort(lat.begin(), lat.end());
     auto pct = [&](double p) { return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, static_cast<size_t>(p * lat.size()))]; };
     const double minute = std::chrono::duration<double>(now - t0).count() / 60;
-    const long rss = rss_kb(d.pid);
+    const rss mem = rss_of(d.pid);
     const size_t fds = open_fds(d.pid);
     const uint64_t bytes = dir_bytes(d.dir / "data");
-    csv << minute << "," << rss << "," << fds << "," << bytes << "," << requests << "," << pct(0.5) << "," << pct(0.99)
-        << "," << errors << "," << refused << "," << restarts << "\n";
+    csv << minute << "," << mem.total_kb << "," << mem.anon_kb << "," << mem.file_kb << "," << fds << "," << bytes << ","
+        << jobs_created << "," << requests << "," << pct(0.5) << "," << pct(0.99) << "," << errors << "," << refused << ","
+        << restarts << "\n";
     csv.flush();
     if (sample % 6 == 0)
-      std::printf("%7.1f %9ld %5zu %10.1f %9lu %8.2f %8.2f %6lu\n", minute, rss, fds, bytes / 1e6,
+      std::printf("%7.1f %9ld %9ld %5zu %10.1f %9lu %8.2f %8.2f %6lu\n", minute, mem.total_kb, mem.anon_kb, fds, bytes / 1e6,
                   static_cast<unsigned long>(requests), pct(0.5), pct(0.99), static_cast<unsigned long>(errors));
     std::fflush(stdout);
     if (now >= end) break;
