@@ -139,6 +139,41 @@ TEST(pilot_token, ARotationAStopInterruptedIsSettledAtTheNextStart) {
   EXPECT_EQ(register_with(d.port(), p1), 200);
 }
 
+// `baton pilot-token rotate`: the new token printed once, the same one batond wrote for the
+// batch scripts (a configured cluster: <data_dir>/pilot_credential), and a user is refused.
+TEST(pilot_token, TheCliRotatesItAndTheBatchScriptsFileFollows) {
+  test::temp_dir dir;
+  test::batond_process d{dir,
+                         "provisioning: {interval_seconds: 3600}\n"
+                         "clusters:\n  - {name: lab, partition: no-such-partition, worker_images: {default: {}}}\n",
+                         {"BATON_PILOT_TOKEN="}};
+  ASSERT_GT(d.port(), 0) << d.err();
+  const auto credential = dir / "data/pilot_credential";
+  const std::string p0 = first_line(credential);
+  ASSERT_EQ(p0, first_line(dir / "data/pilot_token"));
+  auto baton = [&](const std::string& token, std::vector<std::string> args) {
+    args.insert(args.begin(), BATON_CLI_PATH);
+    test::child_process p(args, dir / ("cli-" + std::to_string(args.size()) + token.substr(0, 4)),
+                          {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + token,
+                           "BATON_CONFIG=" + dir / "none.yaml"});
+    const int code = test::exit_code(p.wait());
+    return std::make_pair(code, p.out());
+  };
+  auto [code, out] = baton(test::test_token, {"--json", "pilot-token", "rotate", "--grace-seconds", "0"});
+  ASSERT_EQ(code, 0) << out;
+  const std::string p1 = json::parse(out).value("token", "");
+  ASSERT_GE(p1.size(), 16u) << out;
+  EXPECT_EQ(first_line(credential), p1) << "the file batch scripts name holds the new token";
+  EXPECT_EQ(register_with(d.port(), p1), 200);
+  EXPECT_EQ(register_with(d.port(), p0), 401);
+
+  auto made = call(d.port(), test::test_token, "POST", "/operators", {{"name", "eve"}, {"role", "user"}});
+  ASSERT_EQ(made.status, 200) << made.body.dump();
+  auto refused = baton(made.body.value("token", ""), {"pilot-token", "rotate"});
+  EXPECT_NE(refused.first, 0);
+  EXPECT_EQ(first_line(credential), p1);
+}
+
 TEST(pilot_token, ATokenFromTheEnvironmentIsNotRotatedByBatond) {
   test::temp_dir dir;
   const std::string env_token = "pilot-from-env-0123456789abcdef";
