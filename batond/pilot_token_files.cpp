@@ -8,8 +8,7 @@
 
 #include "batond/api_token.hpp"
 #include "core/access.hpp"
-#include "events/bytes.hpp"
-#include "events/sha256.hpp"
+#include "http/caller.hpp"
 
 namespace baton::daemon {
 
@@ -31,7 +30,7 @@ pilot_token_files::pilot_token_files(std::string data_dir, std::string credentia
 void pilot_token_files::settle(const core::rotating_secret& recorded) const {
   const std::string staged = first_line(next_path_);
   if (staged.empty()) return;
-  if (!recorded.sha256.empty() && core::constant_time_equal(events::to_hex(events::sha256(staged)), recorded.sha256)) {
+  if (!recorded.sha256.empty() && core::constant_time_equal(http::hash_of(staged), recorded.sha256)) {
     spdlog::warn("the pilot token's last rotation was recorded but not put in place before the stop: done now");
     commit();
   } else {
