@@ -326,8 +326,9 @@ void operator_thread(double jobs_per_second, tally& t) {
         else if (q.status != 0 && q.status != 409) t.error("requeue -> " + std::to_string(q.status));
       }
     }
-    if (n % (every * 6) == 1) {  // prune what ended, every ~minute (kept for the audit, hidden from lists)
-      auto p = call(c, port, t, "DELETE", "/jobs?status=completed&status=failed&status=cancelled", nullptr, admin);
+    if (n % (every * 6) == 1) {  // prune, every ~minute, what ended over 5 minutes ago (its record stays in the log)
+      auto p = call(c, port, t, "DELETE", "/jobs?status=completed&status=failed&status=cancelled&older_than_minutes=5",
+                    nullptr, admin);
       if (p.status != 200 && p.status != 0) {
         std::lock_guard<std::mutex> g(t.mu);
         t.error("prune -> " + std::to_string(p.status));
@@ -426,7 +427,7 @@ int main(int argc, char** argv) {
       requests = t.requests;
       errors = t.errors;
       refused = t.refused_while_restarting;
-      jobs_created = t.jobs_submitted + t.requeues;  // every job stays in batond's world (pruned ones too)
+      jobs_created = t.jobs_submitted + t.requeues;  // batond holds those not yet pruned; the pruned as small stubs
     }
     std::sort(lat.begin(), lat.end());
     auto pct = [&](double p) { return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, static_cast<size_t>(p * lat.size()))]; };

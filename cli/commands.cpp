@@ -148,8 +148,9 @@ int jobs_requeue(context& c, const std::string& id) {
   return ok;
 }
 
-int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_than_days) {
-  std::string path = "/jobs?older_than_days=" + std::to_string(older_than_days);
+int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_than_days, int older_than_minutes) {
+  std::string path = older_than_minutes >= 0 ? "/jobs?older_than_minutes=" + std::to_string(older_than_minutes)
+                                             : "/jobs?older_than_days=" + std::to_string(older_than_days);
   for (const auto& s : statuses) path += "&status=" + encode(s);
   result r;
   if (int code = run(c, "DELETE", path, r)) return code;

@@ -33,7 +33,8 @@ int jobs_show(context& c, const std::string& id);
 int jobs_history(context& c, const std::string& id);
 int jobs_cancel(context& c, const std::string& id, bool force);
 int jobs_requeue(context& c, const std::string& id);
-int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_than_days);
+// older_than_minutes >= 0 replaces the retention in days.
+int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_than_days, int older_than_minutes = -1);
 int jobs_export_csv(context& c, const std::string& output);
 int workers_list(context& c, const std::vector<std::string>& states);
 int clusters_list(context& c);

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   auto* jobs = app.add_subcommand("jobs", "list, inspect and manage jobs");
   jobs->require_subcommand(1);
   std::vector<std::string> statuses;
-  int limit = 500, older = 30;
+  int limit = 500, older = 30, older_minutes = -1;
   std::string id, output;
   bool force = false;
   auto* jl = jobs->add_subcommand("list", "jobs, newest first");
@@ -107,7 +107,11 @@ int main(int argc, char** argv) {
   for (auto* sub : {js, jh, jc, jr, jhold, jrel, jwhy}) sub->add_option("id", id, "job id")->required();
   auto* jp = jobs->add_subcommand("prune", "hide old finished jobs from lists (history stays)");
   jp->add_option("--status", statuses, "completed, failed, cancelled (repeatable; default all three)");
-  jp->add_option("--older-than-days", older, "only jobs last updated this long ago")->check(CLI::Range(1, 100000));
+  auto* older_days =
+      jp->add_option("--older-than-days", older, "only jobs last updated this long ago")->check(CLI::Range(1, 100000));
+  jp->add_option("--older-than-minutes", older_minutes, "a shorter retention, in minutes (0: all that ended)")
+      ->check(CLI::Range(0, 144000000))
+      ->excludes(older_days);
   double wait_timeout_seconds = 0;
   auto* jw = jobs->add_subcommand("wait", "wait until no job is queued or running (a campaign has ended); exit 4 on --timeout");
   jw->add_option("--timeout", wait_timeout_seconds, "give up after this many seconds (0 = never)")->check(CLI::Range(0.0, 31622400.0));
@@ -208,7 +212,7 @@ int main(int argc, char** argv) {
     if (*jh) return jobs_history(c, id);
     if (*jc) return jobs_cancel(c, id, force);
     if (*jr) return jobs_requeue(c, id);
-    if (*jp) return jobs_prune(c, statuses, older);
+    if (*jp) return jobs_prune(c, statuses, older, older_minutes);
     if (*je) return jobs_export_csv(c, output);
     if (*jw) return jobs_wait(c, wait_timeout_seconds);
     if (*ji) return jobs_import(c, import_file);

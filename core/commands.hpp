@@ -52,7 +52,7 @@ struct list_jobs {
 };
 struct cancel_job { std::string id; bool force = false; };
 struct requeue_job { std::string id, new_id; };
-struct prune_jobs { std::set<std::string> statuses; int64_t older_than_days = 30; };
+struct prune_jobs { std::set<std::string> statuses; int64_t older_than_seconds = 30 * 86'400; };  // ended and unchanged that long
 struct job_history { std::string id; };  // answered by a read model, never by the scheduler
 
 // --- workers ---

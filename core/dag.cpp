@@ -28,10 +28,7 @@ dependency_state combined(const std::vector<dependency>& deps, const status_look
 }
 
 status_lookup in_world(const world& w) {
-  return [&w](const std::string& id) -> std::optional<job_status> {
-    const job* j = w.find_job(id);
-    return j ? std::optional<job_status>(j->status) : std::nullopt;
-  };
+  return [&w](const std::string& id) { return w.status_of_job(id); };  // a pruned parent keeps its status
 }
 
 domain_error dependency_error(error_kind kind, const std::string& code, const std::string& message, json details) {
@@ -39,10 +36,10 @@ domain_error dependency_error(error_kind kind, const std::string& code, const st
 }
 
 json never_details(const world& w, const dependency& d) {
-  const job* parent = w.find_job(d.job_id);
+  auto parent = w.status_of_job(d.job_id);
   return {{"dependency_job_id", d.job_id},
           {"condition", to_string(d.condition)},
-          {"dependency_status", parent ? json(to_string(parent->status)) : json(nullptr)}};
+          {"dependency_status", parent ? json(to_string(*parent)) : json(nullptr)}};
 }
 
 // The path from `from` up through parents to `target`, if there is one (depth first;
@@ -52,6 +49,7 @@ bool reaches(const world& w, const std::string& from, const std::string& target,
   if (!seen.insert(from).second) return false;
   path.push_back(from);
   if (from == target) return true;
+  // A pruned job's parents are not kept; no cycle can pass through it (it ended before).
   if (const job* j = w.find_job(from))
     for (const auto& d : j->depends_on)
       if (reaches(w, d.job_id, target, seen, path)) return true;
@@ -71,7 +69,7 @@ std::optional<domain_error> check_new_dependencies(const world& w, const std::st
       return dependency_error(error_kind::invalid, "dependency_cycle", "job " + id + " cannot depend on itself",
                               {{"cycle", {id, id}}});
   for (const auto& d : deps)
-    if (!w.find_job(d.job_id))
+    if (!w.status_of_job(d.job_id))
       return dependency_error(error_kind::invalid, "unknown_dependency", "depends_on names unknown job " + d.job_id,
                               {{"dependency_job_id", d.job_id}});
   // A new id has no children yet, so no cycle can pass through it today; the walk keeps the
@@ -87,7 +85,7 @@ std::optional<domain_error> check_new_dependencies(const world& w, const std::st
   if (p.kill_invalid_dependencies && combined(deps, in_world(w), &never) == dependency_state::never)
     return dependency_error(error_kind::invalid, "dependency_never_satisfied",
                             std::string(to_string(never->condition)) + " on job " + never->job_id + ", which is " +
-                                to_string(w.find_job(never->job_id)->status) + ", can never hold",
+                                to_string(*w.status_of_job(never->job_id)) + ", can never hold",
                             never_details(w, *never));
   return std::nullopt;
 }
@@ -149,7 +147,7 @@ decision dependency_fallout(const world& w, const std::vector<std::string>& ende
 decision dependency_sweep(const world& w, const priority_policy& p, time_us now) {
   std::vector<std::string> ended;
   for (const auto& [parent, children] : w.dependents)
-    if (const job* j = w.find_job(parent); j && is_terminal(j->status)) ended.push_back(parent);
+    if (auto status = w.status_of_job(parent); status && is_terminal(*status)) ended.push_back(parent);
   return dependency_fallout(w, ended, p, now);
 }
 

@@ -155,6 +155,28 @@ const job* visible_job(const world& w, const principal& who, const std::string& 
   return j && may_see(who, *j) ? j : nullptr;
 }
 
+// Why a command on a job visible_job() did not find is refused: the caller's pruned job is a
+// 409 (nothing more can happen to it), anything else not found.
+domain_error no_such_job(const world& w, const principal& who, const std::string& id) {
+  const pruned_job* p = w.find_pruned(id);
+  return p && may_see_user_of(who, p->user) ? job_pruned(id, p->status) : not_found("Job", id);
+}
+
+// A pruned job's row as the world has it: what its stub keeps, marked for the HTTP layer to
+// fill from the job's stream in the log.
+R::job_row archived_row(const std::string& id, const pruned_job& p) {
+  R::job_row row;
+  row.j.id = id;
+  row.j.status = p.status;
+  row.j.created_at = p.created_at;
+  row.j.user = p.user;
+  row.j.worker_image_key = p.worker_image_key;
+  row.j.assigned_worker_id = p.assigned_worker_id;
+  row.j.pruned = true;
+  row.archived = true;
+  return row;
+}
+
 // The accounts a user may charge: those their operator record names, else those whose users
 // list them in the tree (config order).
 std::vector<std::string> chargeable_accounts(const world& w, const priority_policy& pol, const std::string& user) {
@@ -224,6 +246,7 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   if (auto e = unknown_image(s, cj.worker_image_key)) return refused(*e, now);
   if (auto e = fill_priority_fields(w, s.priority, caller, c, cj)) return refused(*e, now);
   cj.depends_on = without_duplicates(c.depends_on);
+  if (w.find_pruned(c.id)) return refused(job_exists(c.id), now);
   auto d = decide_create(w.find_job(c.id), cj, now);
   if (d.error) return refused(*d.error, now);
   if (auto e = check_new_dependencies(w, cj.id, cj.depends_on, s.priority)) return refused(*e, now);
@@ -236,7 +259,16 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
   page.offset = q.offset;
   page.limit = q.limit;
   for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) {
-    const job& j = w.jobs.at(std::get<1>(*it));
+    const std::string& id = std::get<1>(*it);
+    if (const pruned_job* p = w.find_pruned(id)) {
+      if (!q.include_pruned || (!q.statuses.empty() && !q.statuses.count(to_string(p->status))) ||
+          (!q.worker_id.empty() && p->assigned_worker_id != q.worker_id) ||
+          (!q.worker_image_key.empty() && p->worker_image_key != q.worker_image_key) || !may_see_user_of(who, p->user))
+        continue;
+      if (page.total++ >= q.offset && page.items.size() < q.limit) page.items.push_back(archived_row(id, *p));
+      continue;
+    }
+    const job& j = w.jobs.at(id);
     if ((!q.statuses.empty() && !q.statuses.count(to_string(j.status))) ||
         (!q.worker_id.empty() && j.assigned_worker_id != q.worker_id) ||
         (!q.worker_image_key.empty() && j.worker_image_key != q.worker_image_key) || (j.pruned && !q.include_pruned) ||
@@ -249,7 +281,7 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
 
 outcome requeue(const world& w, const scheduler_settings& s, const principal& who, const C::requeue_job& c, time_us now) {
   const job* j = visible_job(w, who, c.id);
-  if (!j) return refused(not_found("Job", c.id), now);
+  if (!j) return refused(no_such_job(w, who, c.id), now);
   auto d = decide_requeue(*j, c.new_id, now);
   if (d.error) return refused(*d.error, now);
   if (auto e = check_requeue_dependencies(w, *j, s.priority)) return refused(*e, now);
@@ -258,7 +290,7 @@ outcome requeue(const world& w, const scheduler_settings& s, const principal& wh
 }
 
 outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
-  time_us cutoff = now - c.older_than_days * 86'400'000'000LL;
+  time_us cutoff = now - c.older_than_seconds * 1'000'000LL;
   decision d;
   for (const auto& [id, j] : w.jobs)
     if (is_terminal(j.status) && !j.pruned && c.statuses.count(to_string(j.status)) && j.updated_at < cutoff)
@@ -414,7 +446,10 @@ outcome list_workers(const world& w, const lease_book& leases, const scheduler_s
 template <class Cmd>
 outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
   const job* j = w.find_job(c.id);
-  if (!j) return refused(not_found("Job", c.id), now);
+  if (!j) {  // a worker reporting on a pruned job hears 409, which RelayMD workers take as "stop"
+    const pruned_job* p = w.find_pruned(c.id);
+    return refused(p ? job_pruned(c.id, p->status) : not_found("Job", c.id), now);
+  }
   if (auto denied = authorize_job(e.caller, kind_of(e.cmd), *j)) return refused(*denied, now);
   if (e.invalid)
     return refused({error_kind::invalid, "validation_error", e.invalid->field + ": " + e.invalid->message,
@@ -565,7 +600,7 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
   if constexpr (std::is_same_v<Cmd, C::hold_job> || std::is_same_v<Cmd, C::release_job> ||
                 std::is_same_v<Cmd, C::job_priority>) {
     const job* j = visible_job(w, who, c.id);
-    if (!j) return refused(not_found("Job", c.id), now);
+    if (!j) return refused(no_such_job(w, who, c.id), now);
     if constexpr (std::is_same_v<Cmd, C::job_priority>) {
       R::priorities out{policy_in_force(w), w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
       out.items.push_back(priority_row_of(w, *j));
@@ -665,13 +700,16 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           size_t starts = d.events.empty() ? w.plan.start_for_worker.size() : d.events[0].payload["starts"].size();
           return from(std::move(d), R::counted{starts}, now);
         } else if constexpr (std::is_same_v<T, C::get_job>) {
-          const job* j = visible_job(w, e.caller, c.id);
-          return j ? answered(row_of(w, s, *j), now) : refused(not_found("Job", c.id), now);
+          if (const job* j = visible_job(w, e.caller, c.id)) return answered(row_of(w, s, *j), now);
+          const pruned_job* p = w.find_pruned(c.id);
+          return p && may_see_user_of(e.caller, p->user) ? answered(archived_row(c.id, *p), now)
+                                                         : refused(not_found("Job", c.id), now);
         } else if constexpr (std::is_same_v<T, C::list_jobs>) {
           return list_jobs(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::cancel_job>) {
           const job* j = visible_job(w, e.caller, c.id);
-          return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now) : refused(not_found("Job", c.id), now);
+          return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now)
+                   : refused(no_such_job(w, e.caller, c.id), now);
         } else if constexpr (std::is_same_v<T, C::requeue_job>) {
           return requeue(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::prune_jobs>) {

@@ -114,11 +114,18 @@ const char* to_string(loss_cause c) {
 
 std::string job_stream(const std::string& id) { return "job/" + id; }
 
+domain_error job_exists(const std::string& id) {
+  return {error_kind::conflict, "job_exists", "Job with id " + id + " already exists", {{"job_id", id}}, ""};
+}
+
+domain_error job_pruned(const std::string& id, job_status status) {
+  return {error_kind::conflict, "job_pruned",
+          "job " + id + " was pruned: its record and history stay in the log, nothing more can happen to it",
+          {{"job_id", id}, {"current_status", to_string(status)}}, ""};
+}
+
 decision decide_create(const job* existing, const create_job& c, time_us now) {
-  if (existing) {
-    std::string msg = "Job with id " + c.id + " already exists";
-    return decision::refuse({error_kind::conflict, "job_exists", msg, {{"job_id", c.id}}, ""});
-  }
+  if (existing) return decision::refuse(job_exists(c.id));
   json p = {{"title", c.title},
             {"input_bundle_path", c.input_bundle_path},
             {"worker_image_key", c.worker_image_key},
@@ -316,7 +323,9 @@ time_us accrued_at(const job& j, time_us at) {
 decision decide_prune(const job& j, time_us now) {
   if (!is_terminal(j.status)) return decision::refuse(conflict(j, j.status));
   if (j.pruned) return {};
-  return emit(j, "job.pruned", json::object());
+  // The queue's last word on it, which its own stream cannot tell: a pruned job is read back
+  // from its stream alone (the world keeps only a stub), and reads as it was.
+  return emit(j, "job.pruned", {{"priority", j.priority}, {"priority_tier", j.priority_tier}});
 }
 
 bool preemptible_state(const job& j) {
@@ -412,6 +421,8 @@ void evolve(job& j, const std::string& type, const json& p, time_us at) {
     j.requeued_to.push_back(p.at("new_job_id").get<std::string>());
   } else if (type == "job.pruned") {
     j.pruned = true;
+    j.priority = number_or(p, "priority", j.priority);
+    j.priority_tier = number_or(p, "priority_tier", j.priority_tier);
   } else if (type == "job.held") {
     j.held = true;
     j.admin_hold = p.value("admin", false);

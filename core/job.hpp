@@ -140,6 +140,9 @@ const char* to_string(loss_cause c);
 bool counts_as_lost(loss_cause c);
 
 decision decide_create(const job* existing, const create_job& c, time_us now);
+// 409s: the id is taken (by a job, pruned or not); the job was pruned (any change to it).
+domain_error job_exists(const std::string& id);
+domain_error job_pruned(const std::string& id, job_status status);
 decision decide_assign(const job& j, const std::string& worker_id, nlohmann::json decision_record, time_us now);
 // Worker reports on a job. Who may send them is core/access.hpp's authorize_job().
 decision decide_start(const job& j, time_us now);

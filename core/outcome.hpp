@@ -22,6 +22,9 @@ struct job_row {
   std::string queue_blocked_reason;  // "" when nothing blocks it
   std::string pending_reason;        // queued jobs: Priority, Resources, JobHeld, ... ("" otherwise)
   std::optional<planned_slot> reservation;  // where and when the last plan expects it to start
+  // A pruned job: j holds only what the world keeps of it (core/world.hpp's pruned_job); the
+  // HTTP layer replaces it with the job read from its stream before answering.
+  bool archived = false;
 };
 struct job_page { std::vector<job_row> items; size_t total = 0, offset = 0, limit = 0; };
 struct worker_row {

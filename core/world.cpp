@@ -172,9 +172,28 @@ bool at_qos_limit(const world& w, const job& j) {
   return it != w.running_by_qos_user.end() && it->second >= limit;
 }
 
+// job.pruned on an ended job: it leaves `jobs` and every index for a stub in `pruned`. Ended,
+// it is in no queue index, holds no worker and counts as no one's active job already.
+void evict_pruned(world& w, job& j) {
+  w.pruned[j.id] = {j.status, j.created_at, j.user, j.worker_image_key, j.assigned_worker_id};
+  for (const auto& d : j.depends_on)
+    if (auto it = w.dependents.find(d.job_id); it != w.dependents.end()) {
+      it->second.erase(j.id);
+      if (it->second.empty()) w.dependents.erase(it);
+    }
+  w.plan.reservations.erase(j.id);
+  auto& changed = w.changed_while_staging;
+  changed.erase(std::remove(changed.begin(), changed.end(), &j), changed.end());
+  w.lookups.jobs.erase(j.id);
+  const std::string id = j.id;  // by_created keeps its entry: pruned jobs are listed on request
+  w.jobs.erase(id);
+}
+
 void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.jobs.find(id);
+  // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
+  if (found == w.lookups.jobs.end() && w.pruned.count(id)) return;
   job& j = found != w.lookups.jobs.end() ? *found->second : w.jobs[id];
   if (found == w.lookups.jobs.end()) w.lookups.jobs.emplace(id, &j);
   j.id = id;
@@ -246,6 +265,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
       if (const worker* wk = w.find_worker(new_worker)) refresh_worker_index(w, *wk);
     }
   }
+  if (type == "job.pruned" && is_terminal(j.status)) evict_pruned(w, j);
 }
 
 // Gives every queued job its priority under the recorded state and rebuilds the
@@ -348,6 +368,7 @@ void rebuild_indexes(world& w) {
     }
     if (eligible(j)) index_insert(w, j);
   }
+  for (const auto& [id, p] : w.pruned) w.by_created.insert({p.created_at, id});
   for (auto& [id, wk] : w.workers) {
     w.by_registered.insert({wk.registered_at, wk.id});
     if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
@@ -406,6 +427,17 @@ const job* world::find_job(const std::string& id) const {
   refresh_lookups();
   auto it = lookups.jobs.find(id);
   return it == lookups.jobs.end() ? nullptr : it->second;
+}
+
+const pruned_job* world::find_pruned(const std::string& id) const {
+  auto it = pruned.find(id);
+  return it == pruned.end() ? nullptr : &it->second;
+}
+
+std::optional<job_status> world::status_of_job(const std::string& id) const {
+  if (const job* j = find_job(id)) return j->status;
+  if (const pruned_job* p = find_pruned(id)) return p->status;
+  return std::nullopt;
 }
 
 const worker* world::find_worker(const std::string& id) const {

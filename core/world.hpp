@@ -98,6 +98,15 @@ struct live_plan {
   size_t reservations_total = 0;
 };
 
+// A pruned job (job.pruned): out of `jobs` and every index, so memory stays bounded however
+// many jobs a campaign submits; kept is only what later decisions and listings ask of it.
+// Its whole record stays in its stream in the log (GET /jobs/{id} reads it from there).
+struct pruned_job {
+  job_status status = job_status::completed;
+  time_us created_at = 0;
+  std::string user, worker_image_key, assigned_worker_id;  // for access checks and list filters
+};
+
 struct world {
   world() = default;
   world(const world&) = delete;  // indexes point into the maps' nodes
@@ -105,11 +114,12 @@ struct world {
   world(world&&) = default;
   world& operator=(world&&) = default;
 
-  std::map<std::string, job> jobs;
+  std::map<std::string, job> jobs;  // every job not pruned
+  std::map<std::string, pruned_job> pruned;  // every pruned job (their ids stay taken)
   std::map<std::string, worker> workers;
   // Every queued job (held and blocked too), oldest first: submit time → the job.
   std::map<std::pair<time_us, std::string_view>, job*> queued;
-  std::set<std::tuple<time_us, std::string>> by_created;     // every job, for listing
+  std::set<std::tuple<time_us, std::string>> by_created;     // every job (pruned ones too), for listing
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
   // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
@@ -156,7 +166,10 @@ struct world {
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when
   nlohmann::json salad_status = nlohmann::json::object();  // last scaling and last failure
 
-  const job* find_job(const std::string& id) const;
+  const job* find_job(const std::string& id) const;  // nullptr for a pruned job too
+  const pruned_job* find_pruned(const std::string& id) const;
+  // A job's status, pruned or not; empty for an id no job has.
+  std::optional<job_status> status_of_job(const std::string& id) const;
   const worker* find_worker(const std::string& id) const;
   // The job a worker occupies (job_of_worker by hash), or nullptr.
   const std::string* held_job(const std::string& worker_id) const;

@@ -234,6 +234,15 @@ std::string encode_world(const world& w) {
   o.u(w.applied);
   o.u(w.jobs.size());
   for (const auto& [id, j] : w.jobs) put_job(o, j);
+  o.u(w.pruned.size());
+  for (const auto& [id, p] : w.pruned) {
+    o.s(id);
+    o.u(static_cast<uint64_t>(p.status));
+    o.i(p.created_at);
+    o.s(p.user);
+    o.s(p.worker_image_key);
+    o.s(p.assigned_worker_id);
+  }
   o.u(w.workers.size());
   for (const auto& [id, wk] : w.workers) put_worker(o, wk);
   o.u(w.usage.size());
@@ -303,6 +312,13 @@ world decode_world(const std::string& bytes) {
       job j = get_job(in);
       std::string id = j.id;
       w.jobs.emplace(std::move(id), std::move(j));
+    }
+    for (size_t n = in.count(); n > 0; --n) {
+      auto id = in.s();
+      auto status = in.u();
+      if (status > static_cast<uint64_t>(job_status::cancelled)) reader::damaged();
+      pruned_job p{static_cast<job_status>(status), in.i(), in.s(), in.s(), in.s()};
+      w.pruned.emplace(std::move(id), std::move(p));
     }
     for (size_t n = in.count(); n > 0; --n) {
       worker wk = get_worker(in);

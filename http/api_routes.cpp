@@ -113,6 +113,30 @@ void job_report(router& s, const std::string& method, const std::string& path, c
   });
 }
 
+// Pruned jobs come back from the scheduler as stubs (core::results::job_row::archived): each
+// is replaced by the job its stream in the log makes. False when res already holds the error.
+bool fill_archived(const api_context& ctx, core::reply& r, response& res) {
+  auto fill = [&](core::results::job_row& row) {
+    if (!row.archived || !ctx.history) return true;
+    try {
+      if (auto j = ctx.history->record(row.j.id)) row.j = std::move(*j);
+      row.archived = false;
+      return true;
+    } catch (const events::store_error& e) {
+      refuse(res, {core::error_kind::unavailable, "history_unavailable", e.what(), {}, ""});
+    } catch (const std::exception& e) {  // recorded events the core cannot read: a 500, said plainly
+      refuse(res, {core::error_kind::internal, "internal", "job " + row.j.id + ": " + e.what(), {}, ""});
+    }
+    return false;
+  };
+  if (r.error) return true;
+  if (auto* row = std::get_if<core::results::job_row>(&r.value)) return fill(*row);
+  if (auto* page = std::get_if<core::results::job_page>(&r.value))
+    for (auto& row : page->items)
+      if (!fill(row)) return false;
+  return true;
+}
+
 // RelayMD clients expect a bare list; the page position travels in headers.
 template <class Page>
 void as_bare_list(const core::reply& r, response& res) {
@@ -130,7 +154,7 @@ void list(router& s, const std::string& path, const api_context& ctx, command_ki
   s.Get(path, [ctx, kind, build = std::move(build)](const request& req, response& res) {
     auto e = prepare(ctx, req, res, kind, build);
     if (!e) return;
-    if (auto r = ask(ctx, std::move(*e), res)) as_bare_list<Page>(*r, res);
+    if (auto r = ask(ctx, std::move(*e), res); r && fill_archived(ctx, *r, res)) as_bare_list<Page>(*r, res);
   });
 }
 
@@ -207,8 +231,11 @@ void add_api_routes(router& s, api_context ctx) {
     run(ctx, req, res, K::create_job, [](const request& rq) -> core::command { return build::create_job(rq, new_uuid()); });
   });
   list<core::results::job_page>(s, "/jobs", ctx, K::list_jobs, build::list_jobs);
-  route(s, "GET", R"(/jobs/([^/]+))", ctx, K::get_job,
-        [](const request& req) -> core::command { return C::get_job{build::path_uuid(req)}; });
+  s.Get(R"(/jobs/([^/]+))", [ctx](const request& req, response& res) {
+    auto e = prepare(ctx, req, res, K::get_job, [](const request& rq) -> core::command { return C::get_job{build::path_uuid(rq)}; });
+    if (!e) return;
+    if (auto r = ask(ctx, std::move(*e), res); r && fill_archived(ctx, *r, res)) to_response(*r, res);
+  });
   route(s, "DELETE", R"(/jobs/([^/]+))", ctx, K::cancel_job, [](const request& req) -> core::command {
     return C::cancel_job{build::path_uuid(req), query_bool(req, "force", false)};
   });

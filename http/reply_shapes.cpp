@@ -20,6 +20,7 @@ json job_json(const R::job_row& row, core::time_us at) {
   // The last plan's reservation: when and on which worker (or pending allocation) it should start.
   out["expected_start"] = row.reservation ? json(events::format_time_us(row.reservation->start)) : json(nullptr);
   out["expected_worker_id"] = row.reservation ? json(row.reservation->worker_id) : json(nullptr);
+  if (row.j.pruned) out["pruned"] = true;  // read from the log (include_pruned, or GET /jobs/{id})
   return out;
 }
 

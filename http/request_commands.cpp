@@ -208,7 +208,15 @@ C::prune_jobs prune_jobs(const request& req) {
       },
       "only terminal statuses (completed, failed, cancelled) can be pruned");
   if (c.statuses.empty()) c.statuses = {"completed", "failed", "cancelled"};
-  c.older_than_days = query_int(req, "older_than_days", 30, 1, 100000);
+  // RelayMD's retention in days (at least one); older_than_minutes, baton's, keeps a shorter one
+  // (0: everything ended so far), so a campaign's memory can stay bounded by its pace.
+  if (req.has_param("older_than_minutes")) {
+    if (req.has_param("older_than_days"))
+      throw invalid_field("older_than_minutes", "give older_than_days or older_than_minutes, not both");
+    c.older_than_seconds = 60 * query_int(req, "older_than_minutes", 0, 0, 100000LL * 1440);
+  } else {
+    c.older_than_seconds = 86'400 * query_int(req, "older_than_days", 30, 1, 100000);
+  }
   return c;
 }
 

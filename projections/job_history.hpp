@@ -35,6 +35,11 @@ class job_history {
   // be interpreted (they were recorded, so the caller answers 500) or the log not read.
   std::optional<nlohmann::json> history(const std::string& job_id) const;
 
+  // The job as its events make it (core::evolve over its stream): how a pruned job, which the
+  // scheduler's world no longer holds, is answered. Empty if the job has no events; throws
+  // events::store_error if the log could not be read.
+  std::optional<core::job> record(const std::string& job_id) const;
+
   // The rendering, from the job's events in stream order.
   static nlohmann::json render(const std::string& job_id, const std::vector<events::event_envelope>& events);
 

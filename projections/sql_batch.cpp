@@ -29,6 +29,12 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
     const bool rekeys = changes_priorities(e.type);
     std::map<std::string, int64_t> before;
     if (rekeys) before = queued_priorities(w);
+    if (e.type == "job.pruned" && t.job_id)
+      if (auto j = w.jobs.find(*t.job_id); j != w.jobs.end()) {
+        core::job last = j->second;
+        core::evolve(last, e.type, out.payloads.back(), e.recorded_at_us);
+        out.pruned.insert_or_assign(*t.job_id, std::move(last));
+      }
     core::apply(w, e.stream_id, e.type, out.payloads.back(), e.recorded_at_us);
     for (const auto& [id, priority] : before)
       if (auto j = w.jobs.find(id); j != w.jobs.end() && j->second.priority != priority)
@@ -52,14 +58,16 @@ sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_env
     rows.events.push_back(event_row(batch[i], changed.payloads[i]));
     if (is_decision(batch[i].type)) rows.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
   }
-  for (const auto& [id, segments_before] : changed.jobs)
-    if (auto j = w.jobs.find(id); j != w.jobs.end()) {
-      rows.jobs.push_back(job_row(j->second));
-      // Segments are only added, and only the last one changes (its start moves to
-      // job.started, it gets an end): the batch changed those from the last it found on.
-      for (auto& row : segment_rows(j->second, segments_before > 0 ? segments_before - 1 : 0))
-        rows.run_segments.push_back(std::move(row));
-    }
+  for (const auto& [id, segments_before] : changed.jobs) {
+    const core::job* j = w.find_job(id);
+    if (!j)
+      if (auto p = changed.pruned.find(id); p != changed.pruned.end()) j = &p->second;
+    if (!j) continue;
+    rows.jobs.push_back(job_row(*j));
+    // Segments are only added, and only the last one changes (its start moves to
+    // job.started, it gets an end): the batch changed those from the last it found on.
+    for (auto& row : segment_rows(*j, segments_before > 0 ? segments_before - 1 : 0)) rows.run_segments.push_back(std::move(row));
+  }
   for (const auto& id : changed.workers)
     if (auto wk = w.workers.find(id); wk != w.workers.end()) rows.workers.push_back(worker_row(w, wk->second));
   if (changed.fair_share) rows.fair_share = fair_share_rows(w);
@@ -91,11 +99,20 @@ void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t 
   if (rekeyed)
     for (const auto& [id, priority] : queued_priorities(w)) jobs.insert(id);
   sql_batch_rows rows;
-  for (const auto& id : jobs)
-    if (auto j = w.jobs.find(id); j != w.jobs.end()) {
-      rows.jobs.push_back(job_row(j->second));
-      for (auto& row : segment_rows(j->second, 0)) rows.run_segments.push_back(std::move(row));
+  for (const auto& id : jobs) {
+    std::optional<core::job> archived;  // a pruned job: as its stream makes it
+    const core::job* j = w.find_job(id);
+    if (!j && w.find_pruned(id)) {
+      core::job last;
+      last.id = id;
+      for (const auto& e : store.read_stream(core::job_stream(id), 1, SIZE_MAX))
+        core::evolve(last, e.type, events::from_payload(e.payload), e.recorded_at_us);
+      j = &archived.emplace(std::move(last));
     }
+    if (!j) continue;
+    rows.jobs.push_back(job_row(*j));
+    for (auto& row : segment_rows(*j, 0)) rows.run_segments.push_back(std::move(row));
+  }
   for (const auto& id : workers)
     if (auto wk = w.workers.find(id); wk != w.workers.end()) rows.workers.push_back(worker_row(w, wk->second));
   rows.fair_share = fair_share_rows(w);  // a few rows: rewritten whatever the range held

@@ -24,6 +24,9 @@ struct sql_batch {
   std::set<std::string> workers;         // touched
   bool fair_share = false;               // a recalculation: the fair_share table is rewritten
   bool clusters = false;                 // a cluster switched or failed, or a first worker of a cluster
+  // Jobs this batch pruned, as they were when pruned: the world keeps only a stub of them, and
+  // their rows are written once more, with pruned set.
+  std::map<std::string, core::job> pruned;
 };
 
 // The clusters the view's world knows of: switched, failed, or some worker's.

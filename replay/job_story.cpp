@@ -79,11 +79,15 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
   json entries = json::array();
   json last_view;
   core::time_us created = 0, first_assigned = 0;
+  std::optional<core::job> last_seen;  // once pruned
   store.scan(1, 0, true, [&](const events::event_view& e) {
     if (progress) progress(e.seq);
     std::string type(e.type);
     auto payload = events::from_payload(e.payload);
+    if (type == "job.pruned" && e.stream_id == stream)  // the world keeps only a stub of it from here on
+      if (const core::job* j = w.find_job(job_id)) last_seen = *j;
     core::apply(w, std::string(e.stream_id), type, payload, e.recorded_at_us);
+    if (last_seen && e.stream_id == stream) core::evolve(*last_seen, type, payload, e.recorded_at_us);
     if (e.stream_id == stream) {
       if (type == "job.created") created = e.recorded_at_us;
       if (type == "job.assigned" && !first_assigned) first_assigned = e.recorded_at_us;
@@ -107,7 +111,7 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
     entries.push_back({{"seq", e.seq}, {"time", events::format_time_us(e.recorded_at_us)}, {"type", type}, {"queue", view}});
     return true;
   });
-  const core::job* j = w.find_job(job_id);
+  const core::job* j = last_seen ? &*last_seen : w.find_job(job_id);
   json summary = nullptr;
   if (j) {
     summary = {{"status", core::to_string(j->status)},

@@ -35,9 +35,12 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
   std::map<std::string, int64_t> reserved_start;  // job -> its latest reservation's start
   std::map<std::string, bool> kept;               // job -> started by its reservation's time (at its first start)
   std::map<std::string, uint64_t> preempted;      // job -> times preempted
+  std::map<std::string, core::job> pruned;        // pruned jobs, as they were when pruned
   store.scan(1, 0, true, [&](const events::event_view& e) {
     std::string stream(e.stream_id), type(e.type);
     auto payload = events::from_payload(e.payload);
+    if (type == "job.pruned")  // the world keeps only a stub of a pruned job; the workload keeps it whole
+      if (const core::job* j = w.find_job(stream.substr(4))) pruned.insert_or_assign(j->id, *j);
     core::apply(w, stream, type, payload, e.recorded_at_us);
     if (stream.rfind("worker/", 0) == 0) {
       const core::worker* wk = w.find_worker(stream.substr(7));
@@ -61,7 +64,8 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
   std::map<std::string, int64_t> account_ids, user_ids;
   std::vector<const core::job*> in_window;
   for (const auto& [key, id] : w.by_created) {
-    const core::job& j = w.jobs.at(id);
+    auto p = pruned.find(id);
+    const core::job& j = p != pruned.end() ? p->second : w.jobs.at(id);
     if ((from_us && j.created_at < *from_us) || (to_us && j.created_at > *to_us)) continue;
     in_window.push_back(&j);
   }

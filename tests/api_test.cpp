@@ -578,6 +578,42 @@ TEST_F(api, PruneKeepsHistoryAuditable) {
   EXPECT_EQ(call(*op, "GET", "/jobs/old/history").status, 200);
 }
 
+TEST_F(api, APrunedJobIsAnsweredFromTheLogAndItsIdStaysTaken) {
+  boot();
+  create("old", {{"comment", "kept in the log"}});
+  create("young");
+  ASSERT_EQ(call(*op, "DELETE", "/jobs/old").status / 100, 2);
+  EXPECT_EQ(call(*op, "DELETE", "/jobs?older_than_minutes=0&older_than_days=1").body["field"], "older_than_minutes");
+  EXPECT_EQ(call(*op, "DELETE", "/jobs?older_than_minutes=-1").body["field"], "older_than_minutes");
+  EXPECT_EQ(call(*op, "DELETE", "/jobs?older_than_minutes=0").body["deleted"], 1) << "everything ended so far";
+  auto check = [&](const char* when) {
+    auto got = call(*op, "GET", "/jobs/old");
+    EXPECT_EQ(got.status, 200) << when << got.body;
+    EXPECT_EQ(got.body["comment"], "kept in the log") << when << ": the whole record, from the job's stream";
+    EXPECT_EQ(got.body["status"], "cancelled") << when;
+    EXPECT_EQ(got.body["pruned"], true) << when;
+    auto listed = call(*op, "GET", "/jobs");
+    ASSERT_EQ(listed.body.size(), 1u) << when;
+    EXPECT_EQ(listed.body[0]["id"], uid("young")) << when;
+    auto all = call(*op, "GET", "/jobs?include_pruned=true&status=cancelled");
+    ASSERT_EQ(all.body.size(), 1u) << when;
+    EXPECT_EQ(all.body[0]["title"], "job old") << when;
+    EXPECT_EQ(all.body[0]["pruned"], true) << when;
+    EXPECT_EQ(call(*op, "GET", "/jobs/old/history").status, 200) << when;
+    EXPECT_EQ(call(*op, "POST", "/jobs", {{"id", uid("old")}, {"title", "t"}, {"input_bundle_path", "/b"}}).body["error"],
+              "job_exists")
+        << when;
+    EXPECT_EQ(call(*op, "POST", "/jobs/old/requeue").status, 409) << when;
+    EXPECT_EQ(call(*op, "DELETE", "/jobs/old").body["error"], "job_pruned") << when;
+  };
+  check("at once");
+  ASSERT_EQ(b->stop(), 0) << b->err();
+  b->start();
+  ASSERT_GT(b->port(), 0) << b->err();
+  op = b->client();
+  check("after a restart");
+}
+
 namespace {
 
 // Fields computed from the clock at request time, not state.

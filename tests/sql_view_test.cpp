@@ -71,13 +71,16 @@ TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuil
 
   // And what the world recovered from the log says of every job and worker.
   auto world = replay::recover_world(*store).world;
-  EXPECT_EQ(query_int(live, "SELECT count(*) FROM jobs"), static_cast<int64_t>(world.jobs.size()));
+  EXPECT_EQ(query_int(live, "SELECT count(*) FROM jobs"), static_cast<int64_t>(world.jobs.size() + world.pruned.size()));
+  EXPECT_GT(world.pruned.size(), 0u) << "the bursts pruned ended jobs";
+  EXPECT_EQ(query_int(live, "SELECT count(*) FROM jobs WHERE pruned = 1"), static_cast<int64_t>(world.pruned.size()));
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM workers"), static_cast<int64_t>(world.workers.size()));
   int64_t completed = 0, running_segments = 0;
   for (const auto& [id, j] : world.jobs) {
     completed += j.status == core::job_status::completed;
     for (const auto& s : j.segments) running_segments += !s.ended_at;
   }
+  for (const auto& [id, p] : world.pruned) completed += p.status == core::job_status::completed;
   EXPECT_GT(completed, 0) << "the bursts ran jobs to the end";
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM jobs WHERE status = 'completed'"), completed);
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM run_segments WHERE ended_at IS NULL"), running_segments);
