@@ -1,6 +1,7 @@
 #include "batond/daemon.hpp"
 
 #include <caf/all.hpp>
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -308,6 +309,10 @@ int run(const config::settings& settings, const run_options& opts) {
         pg.reset();
       }
     }
+    // Start-up decoded snapshots and replayed events into worlds and buffers it has since
+    // dropped: hand those pages back (glibc keeps freed heap), so the daemon's memory is what
+    // it holds, not how much recovery once read.
+    malloc_trim(0);
     core::scheduler_settings sched;
     sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
