@@ -137,6 +137,12 @@ TEST_F(cli, JobsCommands) {
   EXPECT_EQ(pruned.code, 0);
   EXPECT_EQ(pruned.out, "pruned 0 jobs (their history stays in the log)\n");
   EXPECT_EQ(baton({"jobs", "prune", "--status", "running"}).code, 1) << "422: only terminal statuses";
+  EXPECT_NE(baton({"jobs", "prune", "--older-than-days", "1", "--older-than-minutes", "0"}).code, 0) << "one retention";
+  auto all_ended = baton({"jobs", "prune", "--older-than-minutes", "0"});
+  EXPECT_EQ(all_ended.out, "pruned 1 jobs (their history stays in the log)\n") << all_ended.err;  // A, cancelled
+  auto shown = baton({"jobs", "show", A});
+  EXPECT_EQ(shown.code, 0) << "a pruned job is read back from the log: " << shown.err;
+  EXPECT_NE(shown.out.find("cancelled"), std::string::npos) << shown.out;
 
   auto csv = baton({"jobs", "export-csv", "-o", dir / "jobs.csv"});
   ASSERT_EQ(csv.code, 0) << csv.err;
