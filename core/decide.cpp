@@ -155,11 +155,17 @@ const job* visible_job(const world& w, const principal& who, const std::string& 
   return j && may_see(who, *j) ? j : nullptr;
 }
 
+// The same for a pruned job (its stub).
+const pruned_job* visible_pruned(const world& w, const principal& who, const std::string& id) {
+  const pruned_job* p = w.find_pruned(id);
+  return p && may_see_user_of(who, p->user) ? p : nullptr;
+}
+
 // Why a command on a job visible_job() did not find is refused: the caller's pruned job is a
 // 409 (nothing more can happen to it), anything else not found.
 domain_error no_such_job(const world& w, const principal& who, const std::string& id) {
-  const pruned_job* p = w.find_pruned(id);
-  return p && may_see_user_of(who, p->user) ? job_pruned(id, p->status) : not_found("Job", id);
+  const pruned_job* p = visible_pruned(w, who, id);
+  return p ? job_pruned(id, p->status) : not_found("Job", id);
 }
 
 // A pruned job's row as the world has it: what its stub keeps, marked for the HTTP layer to
@@ -258,23 +264,22 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
   R::job_page page;
   page.offset = q.offset;
   page.limit = q.limit;
+  // A job (or a pruned one's stub) the query asks for and the caller may see.
+  auto wanted = [&](job_status status, const std::string& worker_id, const std::string& image, const std::string& user) {
+    return (q.statuses.empty() || q.statuses.count(to_string(status))) && (q.worker_id.empty() || worker_id == q.worker_id) &&
+           (q.worker_image_key.empty() || image == q.worker_image_key) && may_see_user_of(who, user);
+  };
+  auto on_page = [&] { return page.total++ >= q.offset && page.items.size() < q.limit; };
   for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) {
     const std::string& id = std::get<1>(*it);
-    if (const pruned_job* p = w.find_pruned(id)) {
-      if (!q.include_pruned || (!q.statuses.empty() && !q.statuses.count(to_string(p->status))) ||
-          (!q.worker_id.empty() && p->assigned_worker_id != q.worker_id) ||
-          (!q.worker_image_key.empty() && p->worker_image_key != q.worker_image_key) || !may_see_user_of(who, p->user))
-        continue;
-      if (page.total++ >= q.offset && page.items.size() < q.limit) page.items.push_back(archived_row(id, *p));
-      continue;
+    if (const job* j = w.find_job(id)) {
+      if ((!j->pruned || q.include_pruned) && wanted(j->status, j->assigned_worker_id, j->worker_image_key, j->user) &&
+          on_page())
+        page.items.push_back(row_of(w, s, *j));
+    } else if (const pruned_job* p = w.find_pruned(id)) {
+      if (q.include_pruned && wanted(p->status, p->assigned_worker_id, p->worker_image_key, p->user) && on_page())
+        page.items.push_back(archived_row(id, *p));
     }
-    const job& j = w.jobs.at(id);
-    if ((!q.statuses.empty() && !q.statuses.count(to_string(j.status))) ||
-        (!q.worker_id.empty() && j.assigned_worker_id != q.worker_id) ||
-        (!q.worker_image_key.empty() && j.worker_image_key != q.worker_image_key) || (j.pruned && !q.include_pruned) ||
-        !may_see(who, j))
-      continue;
-    if (page.total++ >= q.offset && page.items.size() < q.limit) page.items.push_back(row_of(w, s, j));
   }
   return answered(std::move(page), now);
 }
@@ -701,9 +706,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return from(std::move(d), R::counted{starts}, now);
         } else if constexpr (std::is_same_v<T, C::get_job>) {
           if (const job* j = visible_job(w, e.caller, c.id)) return answered(row_of(w, s, *j), now);
-          const pruned_job* p = w.find_pruned(c.id);
-          return p && may_see_user_of(e.caller, p->user) ? answered(archived_row(c.id, *p), now)
-                                                         : refused(not_found("Job", c.id), now);
+          const pruned_job* p = visible_pruned(w, e.caller, c.id);
+          return p ? answered(archived_row(c.id, *p), now) : refused(not_found("Job", c.id), now);
         } else if constexpr (std::is_same_v<T, C::list_jobs>) {
           return list_jobs(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::cancel_job>) {

@@ -53,6 +53,31 @@ std::optional<core::envelope> prepare(const api_context& ctx, const request& req
   return e;
 }
 
+// Pruned jobs come back from the scheduler as stubs (core::results::job_row::archived): each
+// is replaced by the job its stream in the log makes (for run() and the job list). False when
+// res already holds the error.
+bool fill_archived(const api_context& ctx, core::reply& r, response& res) {
+  auto fill = [&](core::results::job_row& row) {
+    if (!row.archived || !ctx.history) return true;
+    try {
+      if (auto j = ctx.history->record(row.j.id)) row.j = std::move(*j);
+      row.archived = false;
+      return true;
+    } catch (const events::store_error& e) {
+      refuse(res, {core::error_kind::unavailable, "history_unavailable", e.what(), {}, ""});
+    } catch (const std::exception& e) {  // recorded events the core cannot read: a 500, said plainly
+      refuse(res, {core::error_kind::internal, "internal", "job " + row.j.id + ": " + e.what(), {}, ""});
+    }
+    return false;
+  };
+  if (r.error) return true;
+  if (auto* row = std::get_if<core::results::job_row>(&r.value)) return fill(*row);
+  if (auto* page = std::get_if<core::results::job_page>(&r.value))
+    for (auto& row : page->items)
+      if (!fill(row)) return false;
+  return true;
+}
+
 // Blocking: for routes that reshape the scheduler's answer (run on the server's pool).
 std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res) {
   auto r = actors::submit(ctx.scheduler, std::move(e), std::chrono::seconds(30));
@@ -63,7 +88,7 @@ std::optional<core::reply> ask(const api_context& ctx, core::envelope e, respons
 void run(const api_context& ctx, const request& req, response& res, command_kind kind, const builder& build) {
   auto e = prepare(ctx, req, res, kind, build);
   if (!e) return;
-  if (auto r = ask(ctx, std::move(*e), res)) to_response(*r, res);
+  if (auto r = ask(ctx, std::move(*e), res); r && fill_archived(ctx, *r, res)) to_response(*r, res);
 }
 
 // Non-blocking: the scheduler's reply is sent when it comes (after its events are durable);
@@ -111,30 +136,6 @@ void job_report(router& s, const std::string& method, const std::string& path, c
     e->cmd = std::move(c);
     submit(ctx, std::move(*e), std::move(respond));
   });
-}
-
-// Pruned jobs come back from the scheduler as stubs (core::results::job_row::archived): each
-// is replaced by the job its stream in the log makes. False when res already holds the error.
-bool fill_archived(const api_context& ctx, core::reply& r, response& res) {
-  auto fill = [&](core::results::job_row& row) {
-    if (!row.archived || !ctx.history) return true;
-    try {
-      if (auto j = ctx.history->record(row.j.id)) row.j = std::move(*j);
-      row.archived = false;
-      return true;
-    } catch (const events::store_error& e) {
-      refuse(res, {core::error_kind::unavailable, "history_unavailable", e.what(), {}, ""});
-    } catch (const std::exception& e) {  // recorded events the core cannot read: a 500, said plainly
-      refuse(res, {core::error_kind::internal, "internal", "job " + row.j.id + ": " + e.what(), {}, ""});
-    }
-    return false;
-  };
-  if (r.error) return true;
-  if (auto* row = std::get_if<core::results::job_row>(&r.value)) return fill(*row);
-  if (auto* page = std::get_if<core::results::job_page>(&r.value))
-    for (auto& row : page->items)
-      if (!fill(row)) return false;
-  return true;
 }
 
 // RelayMD clients expect a bare list; the page position travels in headers.
@@ -231,10 +232,8 @@ void add_api_routes(router& s, api_context ctx) {
     run(ctx, req, res, K::create_job, [](const request& rq) -> core::command { return build::create_job(rq, new_uuid()); });
   });
   list<core::results::job_page>(s, "/jobs", ctx, K::list_jobs, build::list_jobs);
-  s.Get(R"(/jobs/([^/]+))", [ctx](const request& req, response& res) {
-    auto e = prepare(ctx, req, res, K::get_job, [](const request& rq) -> core::command { return C::get_job{build::path_uuid(rq)}; });
-    if (!e) return;
-    if (auto r = ask(ctx, std::move(*e), res); r && fill_archived(ctx, *r, res)) to_response(*r, res);
+  s.Get(R"(/jobs/([^/]+))", [ctx](const request& req, response& res) {  // blocking: a pruned job is read from the log
+    run(ctx, req, res, K::get_job, [](const request& rq) -> core::command { return C::get_job{build::path_uuid(rq)}; });
   });
   route(s, "DELETE", R"(/jobs/([^/]+))", ctx, K::cancel_job, [](const request& req) -> core::command {
     return C::cancel_job{build::path_uuid(req), query_bool(req, "force", false)};

@@ -27,14 +27,16 @@ std::optional<json> job_history::history(const std::string& job_id) const {
   return render(job_id, evs);
 }
 
-std::optional<core::job> job_history::record(const std::string& job_id) const {
-  auto evs = store_->read_stream(core::job_stream(job_id), 1, SIZE_MAX);
+std::optional<core::job> job_from_log(const events::event_store& store, const std::string& job_id) {
+  auto evs = store.read_stream(core::job_stream(job_id), 1, SIZE_MAX);
   if (evs.empty()) return std::nullopt;
   core::job j;
   j.id = job_id;
   for (const auto& e : evs) core::evolve(j, e.type, events::from_payload(e.payload), e.recorded_at_us);
   return j;
 }
+
+std::optional<core::job> job_history::record(const std::string& job_id) const { return job_from_log(*store_, job_id); }
 
 json job_history::render(const std::string& job_id, const std::vector<events::event_envelope>& events) {
   auto status = [](core::job_status s) { return json(core::to_string(s)); };

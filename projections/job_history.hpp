@@ -20,6 +20,11 @@
 
 namespace baton::projections {
 
+// A job as its events make it (core::evolve over its stream in the log): what is left of a
+// pruned job, which the worlds hold only as a stub. Empty if the job has no events; throws
+// events::store_error if the log could not be read.
+std::optional<core::job> job_from_log(const events::event_store& store, const std::string& job_id);
+
 class job_history {
  public:
   explicit job_history(std::shared_ptr<const events::event_store> store);
@@ -35,9 +40,8 @@ class job_history {
   // be interpreted (they were recorded, so the caller answers 500) or the log not read.
   std::optional<nlohmann::json> history(const std::string& job_id) const;
 
-  // The job as its events make it (core::evolve over its stream): how a pruned job, which the
-  // scheduler's world no longer holds, is answered. Empty if the job has no events; throws
-  // events::store_error if the log could not be read.
+  // The job as its stream makes it (job_from_log): how a pruned job, which the scheduler's
+  // world no longer holds, is answered.
   std::optional<core::job> record(const std::string& job_id) const;
 
   // The rendering, from the job's events in stream order.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "events/payload.hpp"
+#include "projections/job_history.hpp"
 #include "projections/sql_rows.hpp"
 
 namespace baton::projections {
@@ -102,13 +103,7 @@ void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t 
   for (const auto& id : jobs) {
     std::optional<core::job> archived;  // a pruned job: as its stream makes it
     const core::job* j = w.find_job(id);
-    if (!j && w.find_pruned(id)) {
-      core::job last;
-      last.id = id;
-      for (const auto& e : store.read_stream(core::job_stream(id), 1, SIZE_MAX))
-        core::evolve(last, e.type, events::from_payload(e.payload), e.recorded_at_us);
-      j = &archived.emplace(std::move(last));
-    }
+    if (!j && w.find_pruned(id) && (archived = job_from_log(store, id))) j = &*archived;
     if (!j) continue;
     rows.jobs.push_back(job_row(*j));
     for (auto& row : segment_rows(*j, 0)) rows.run_segments.push_back(std::move(row));
