@@ -219,6 +219,8 @@ std::vector<row> rows() {
                operator_write_bad, stage::terminal});
   t.push_back({"DELETE", "/jobs?status=completed", nullptr, operator_write200, "/jobs?status=running", std::nullopt,
                operator_write_bad});
+  t.push_back({"DELETE", "/jobs?older_than_minutes=60", nullptr, operator_write200,
+               "/jobs?older_than_minutes=60&older_than_days=1", std::nullopt, operator_write_bad});
   t.push_back({"GET", "/jobs/{J}/history", nullptr, operator_ok200, bad_id + "/history", std::nullopt, operator_bad});
   // --- who goes first ---
   for (std::string verb : {"hold", "release"})

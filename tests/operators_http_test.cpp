@@ -92,6 +92,36 @@ TEST(operators_http, UsersSeeAndChangeOnlyTheirOwnJobs) {
   }
 }
 
+TEST(operators_http, APrunedJobStaysItsOwnersAlone) {
+  fixture f;
+  auto ann = f.create_operator("ann", "user", {"chem"});
+  auto bob = f.create_operator("bob", "user", json::array());
+  auto carol = f.create_operator("carol", "admin", json::array());
+  std::string id = f.call(ann, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}).body.value("id", "");
+  ASSERT_EQ(f.call(ann, "DELETE", "/jobs/" + id).status / 100, 2);
+  EXPECT_EQ(f.call(ann, "DELETE", "/jobs?older_than_minutes=0").status, 403) << "pruning is an admin's";
+  ASSERT_EQ(f.call(carol, "DELETE", "/jobs?older_than_minutes=0").body.value("deleted", 0), 1);
+
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/jobs/" + id}, {"GET", "/jobs/" + id + "/history"}, {"GET", "/jobs/" + id + "/priority"},
+           {"POST", "/jobs/" + id + "/hold"}, {"POST", "/jobs/" + id + "/release"}, {"DELETE", "/jobs/" + id},
+           {"POST", "/jobs/" + id + "/requeue"}}) {
+    EXPECT_EQ(f.call(bob, method, path).status, 404) << method << " " << path << ": another user's pruned job";
+    auto mine = f.call(ann, method, path);
+    if (method == "GET" && path.find("/priority") == std::string::npos) {
+      EXPECT_EQ(mine.status, 200) << method << " " << path << ": her own, read from the log";
+    } else {
+      EXPECT_EQ(mine.status, 409) << method << " " << path << ": nothing more happens to a pruned job";
+      EXPECT_EQ(mine.body.value("error", ""), "job_pruned") << method << " " << path;
+    }
+  }
+  EXPECT_EQ(f.call(ann, "GET", "/jobs/" + id).body.value("pruned", false), true);
+  EXPECT_EQ(f.call(carol, "GET", "/jobs/" + id).status, 200) << "an admin sees every job";
+  EXPECT_EQ(f.call(bob, "GET", "/jobs?include_pruned=true").body.size(), 0u);
+  EXPECT_EQ(f.call(ann, "GET", "/jobs?include_pruned=true").body.size(), 1u);
+  EXPECT_EQ(f.call(ann, "GET", "/jobs").body.size(), 0u);
+}
+
 TEST(operators_http, ForgedUnknownAndRevokedTokensAre401) {
   fixture f;
   auto ann = f.create_operator("ann", "user", {"chem"});
