@@ -5,6 +5,7 @@
 // Level FS first, ranks every user, and a user's fair-share factor is rank / users.
 // Pure: usage is passed in (decayed GPU-seconds, core/usage.hpp), nothing is read here.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,25 @@ struct fair_share_rank {
   double norm_shares = 0, raw_usage = 0, effective_usage = 0, level_fs = 0, fair_share = 0;
 };
 void fair_tree(const share_node& root, std::vector<fair_share_rank>& out);
+
+// The same ranking over and over for one tree whose users' usage changes between rankings
+// (the trace simulator ranks ~2,000 associations 100,000 times): the tree is laid out once,
+// and each rank() reads every user's raw_usage again and starts each account's sort from its
+// children's last order, which a change of usage seldom disturbs much. The result is
+// fair_tree(root, out)'s, to the last bit. The tree must outlive the ranker and keep its
+// shape, shares and names (only raw_usage may change); after any other change, make a new one.
+class fair_tree_ranker {
+ public:
+  explicit fair_tree_ranker(const share_node& root);
+  ~fair_tree_ranker();
+  fair_tree_ranker(fair_tree_ranker&&) noexcept;
+  fair_tree_ranker& operator=(fair_tree_ranker&&) noexcept;
+  void rank(std::vector<fair_share_rank>& out);
+
+  struct layout;  // (fair_tree.cpp)
+
+ private:
+  std::unique_ptr<layout> layout_;
+};
 
 }  // namespace baton::core

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/backfill.hpp"
@@ -72,7 +73,7 @@ class sim_machine::share_book {
       }
     figures_.resize(closed_.size());  // (every association is a leaf: each is written below)
     std::vector<double> path;  // target share down the walk, as core/priority.cpp takes it
-    core::fair_tree(root_, ranks_);
+    ranker_->rank(ranks_);
     for (const auto& r : ranks_) {
       path.resize(static_cast<size_t>(r.depth));
       double target = (r.depth ? path.back() : 1.0) * r.norm_shares;
@@ -98,6 +99,7 @@ class sim_machine::share_book {
     leaves_.clear();
     first_leaf_.clear();
     const int width = index_of_.size() < 100'000'000 ? 8 : 20;
+    ranker_.reset();
     for (const auto& [k, a] : index_of_) {
       std::string group = "g" + std::to_string(k.first);
       if (root_.children.empty() || root_.children.back().name != group) {
@@ -116,6 +118,7 @@ class sim_machine::share_book {
       root_.children.back().children.push_back(std::move(leaf));
       leaves_.push_back(a);
     }
+    ranker_.emplace(root_);  // the tree's shape is settled until the next association joins
   }
 
   struct closed_usage {
@@ -133,7 +136,8 @@ class sim_machine::share_book {
   std::vector<closed_usage> closed_;
   std::vector<double> usage_;
   std::vector<figures> figures_;
-  std::vector<core::fair_share_rank> ranks_;  // the last ranking, its storage reused
+  std::optional<core::fair_tree_ranker> ranker_;  // over root_, laid out at each rebuild
+  std::vector<core::fair_share_rank> ranks_;      // the last ranking, its storage reused
 };
 
 sim_machine::sim_machine(sim_settings s)

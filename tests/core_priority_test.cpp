@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <limits>
+#include <random>
 
 #include "core/fair_tree.hpp"
 #include "core/lattice.hpp"
@@ -294,6 +297,66 @@ TEST(FairTree, TiesBreakOnWholeNamesBeyondTheirFirstEightBytes) {
   auto rows = fair_tree(root_of({account("p", 1, {user("longname_b", 1, 0), user("longname", 1, 0),
                                                   user("longname_a", 1, 0), user("longnamf", 1, 0)})}));
   EXPECT_EQ(order(rows), (names{"p", "p/longname", "p/longname_a", "p/longname_b", "p/longnamf"}));
+}
+
+// The ranker lays a tree out once and ranks it again after each change of usage, starting
+// each sort from the last order: after every change its ranking is the fresh one, to the bit.
+// A seeded random tree of three levels whose shares and usages come from small sets, so
+// Level FS ties (users with users, users with accounts, accounts with accounts) are common.
+TEST(FairTree, ARankerRanksAsAFreshWalkAfterEveryChangeOfUsage) {
+  std::mt19937 rng(20261126);
+  auto pick = [&](std::initializer_list<double> from) { return *(from.begin() + rng() % from.size()); };
+  std::vector<share_node*> users;
+  share_node root = root_of({});
+  for (int a = 0; a < 12; ++a) {
+    std::vector<share_node> subs;
+    for (int b = 0; b < 1 + static_cast<int>(rng() % 4); ++b) {
+      std::vector<share_node> leaves;
+      for (int u = 0; u < 1 + static_cast<int>(rng() % 9); ++u)
+        leaves.push_back(user("u" + std::to_string(a) + "_" + std::to_string(b) + "_" + std::to_string(u),
+                              static_cast<uint32_t>(pick({0, 1, 1, 2})), pick({0, 0, 1, 2, 4})));
+      if (rng() % 3 == 0) subs.push_back(user("solo" + std::to_string(a) + "_" + std::to_string(b), 1, pick({0, 1, 2})));
+      subs.push_back(account("s" + std::to_string(a) + "_" + std::to_string(b), static_cast<uint32_t>(pick({1, 1, 2})),
+                             std::move(leaves)));
+    }
+    root.children.push_back(account("a" + std::to_string(a), static_cast<uint32_t>(pick({1, 1, 2, 3})), std::move(subs)));
+  }
+  std::function<void(share_node&)> collect = [&](share_node& n) {
+    for (auto& c : n.children) c.user ? users.push_back(&c) : collect(c);
+  };
+  collect(root);
+  ASSERT_GT(users.size(), 80u);
+
+  fair_tree_ranker ranker(root);
+  std::vector<fair_share_rank> kept, fresh;
+  size_t ties_seen = 0;
+  for (int round = 0; round < 300; ++round) {
+    // A few users' usage changes (as running jobs add to it), or everyone's decays alike, or
+    // everything changes at once (the order is then far from the last one's).
+    if (round % 50 == 49) {
+      for (auto* u : users) u->raw_usage = pick({0, 1, 2, 3, 4, 8, 100});
+    } else if (round % 10 == 9) {
+      for (auto* u : users) u->raw_usage *= 0.5;
+    } else {
+      for (int k = 0; k < 1 + round % 5; ++k) users[rng() % users.size()]->raw_usage = pick({0, 1, 2, 3, 4, 8, 100});
+    }
+    ranker.rank(kept);
+    fair_tree(root, fresh);
+    ASSERT_EQ(kept.size(), fresh.size());
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      SCOPED_TRACE("round " + std::to_string(round) + ", row " + std::to_string(i));
+      ASSERT_EQ(kept[i].node, fresh[i].node);
+      ASSERT_EQ(kept[i].parent, fresh[i].parent);
+      ASSERT_EQ(kept[i].depth, fresh[i].depth);
+      ASSERT_EQ(std::memcmp(&kept[i].level_fs, &fresh[i].level_fs, sizeof(double)), 0);
+      ASSERT_EQ(std::memcmp(&kept[i].fair_share, &fresh[i].fair_share, sizeof(double)), 0);
+      ASSERT_EQ(std::memcmp(&kept[i].raw_usage, &fresh[i].raw_usage, sizeof(double)), 0);
+      ASSERT_EQ(std::memcmp(&kept[i].effective_usage, &fresh[i].effective_usage, sizeof(double)), 0);
+      ASSERT_EQ(std::memcmp(&kept[i].norm_shares, &fresh[i].norm_shares, sizeof(double)), 0);
+      ties_seen += i > 0 && fresh[i].depth == fresh[i - 1].depth && fresh[i].level_fs == fresh[i - 1].level_fs;
+    }
+  }
+  EXPECT_GT(ties_seen, 300u) << "the rounds must exercise ties";
 }
 
 // The ranking without names, into a vector used again and again (the simulator's way): the
