@@ -310,10 +310,6 @@ int run(const config::settings& settings, const run_options& opts) {
         pg.reset();
       }
     }
-    // Start-up decoded snapshots and replayed events into worlds and buffers it has since
-    // dropped: hand those pages back (glibc keeps freed heap), so the daemon's memory is what
-    // it holds, not how much recovery once read.
-    malloc_trim(0);
     core::scheduler_settings sched;
     sched.liveness.stale_after_us =
         static_cast<core::time_us>(settings.heartbeat_interval_seconds * settings.heartbeat_timeout_multiplier * 1e6);
@@ -460,8 +456,9 @@ int run(const config::settings& settings, const run_options& opts) {
       spdlog::info("batond {} listening on {}:{} (data in {})", baton::version, settings.listen.host, port,
                    settings.data_dir);
       // While batond serves, this thread waits for a stop signal and, every 30 s, hands the
-      // heap freed since back to the OS: glibc keeps freed pages in its per-thread arenas, so
-      // RSS would follow the high-water mark of every arena instead of what batond holds.
+      // heap freed since back to the OS (recovery's buffers first): glibc keeps freed pages in
+      // its per-thread arenas, so RSS would follow the high-water mark of every arena instead
+      // of what batond holds.
       int sig = 0;
       const timespec trim_every{30, 0};
       for (;;) {

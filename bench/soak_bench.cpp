@@ -3,7 +3,8 @@
 // while idle, poll every 30 s (jittered); an assigned job starts, checkpoints, and ends as
 // completed, failed or handed back; an operator submits jobs, cancels, requeues and prunes.
 // Every 10 s it samples batond's RSS, open fds, the data dir's size and the p99 of the
-// requests answered since the last sample, into OUT/samples.csv.
+// requests answered since the last sample, and what GET /metrics says holds batond's memory
+// (heap, SQLite, RocksDB, pruned stubs), into OUT/samples.csv.
 //   soak_bench MINUTES [WORKERS]        OUT = $SOAK_OUT or build/soak
 //   SOAK_RESTART_MINUTES (default 5): SIGTERM and start again this often (0: never)
 //   SOAK_JOBS_PER_SECOND (default 1): the operator's submission rate
@@ -22,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -339,6 +341,37 @@ void operator_thread(double jobs_per_second, tally& t) {
 
 // VmRSS, and its two parts: RssAnon (batond's own memory: heap, memtables, SQLite's page
 // cache) and RssFile (mapped files: libraries, and views.sqlite, which SQLite maps).
+// What batond says it holds (GET /metrics), sampled beside what /proc shows: who holds the heap.
+struct memory_column {
+  const char* csv;
+  const char* series;
+  bool in_kb;
+};
+const memory_column memory_columns[] = {
+    {"heap_in_use_kb", R"(baton_memory_bytes{part="heap_in_use"})", true},
+    {"heap_free_kb", R"(baton_memory_bytes{part="heap_free"})", true},
+    {"sqlite_kb", R"(baton_memory_bytes{part="sqlite"})", true},
+    {"rocksdb_memtables_kb", R"(baton_memory_bytes{part="rocksdb_memtables"})", true},
+    {"rocksdb_block_cache_kb", R"(baton_memory_bytes{part="rocksdb_block_cache"})", true},
+    {"rocksdb_table_readers_kb", R"(baton_memory_bytes{part="rocksdb_table_readers"})", true},
+    {"jobs_pruned", "baton_jobs_pruned", false},
+};
+
+std::string scrape_metrics(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(2);
+  c.set_read_timeout(5);
+  auto r = c.Get("/metrics", {{"X-API-Token", token}});
+  return r && r->status == 200 ? "\n" + r->body : "";
+}
+
+// One sample line's value, or -1 (no such line, or no scrape).
+long long metric_value(const std::string& text, const std::string& series) {
+  auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::atoll(text.c_str() + at + series.size() + 2);
+}
+
 struct rss {
   long total_kb = 0, anon_kb = 0, file_kb = 0;
 };
@@ -410,7 +443,9 @@ int main(int argc, char** argv) {
 
   std::ofstream csv(out / "samples.csv");
   csv << "minute,rss_kb,rss_anon_kb,rss_file_kb,open_fds,data_bytes,jobs_created,requests,p50_ms,p99_ms,errors,"
-         "refused_while_restarting,restarts\n";
+         "refused_while_restarting,restarts";
+  for (const auto& column : memory_columns) csv << "," << column.csv;
+  csv << "\n";
   std::printf("%7s %9s %9s %5s %10s %9s %8s %8s %6s\n", "minute", "rss_kb", "anon_kb", "fds", "data_MB", "requests", "p50_ms",
               "p99_ms", "errors");
   int restarts = 0;
@@ -435,9 +470,15 @@ int main(int argc, char** argv) {
     const rss mem = rss_of(d.pid);
     const size_t fds = open_fds(d.pid);
     const uint64_t bytes = dir_bytes(d.dir / "data");
+    const std::string metrics = scrape_metrics(d.port);  // after the fd count: its connection is not batond's own
     csv << minute << "," << mem.total_kb << "," << mem.anon_kb << "," << mem.file_kb << "," << fds << "," << bytes << ","
         << jobs_created << "," << requests << "," << pct(0.5) << "," << pct(0.99) << "," << errors << "," << refused << ","
-        << restarts << "\n";
+        << restarts;
+    for (const auto& column : memory_columns) {
+      const long long v = metric_value(metrics, column.series);
+      csv << "," << (v < 0 || !column.in_kb ? v : v / 1024);
+    }
+    csv << "\n";
     csv.flush();
     if (sample % 6 == 0)
       std::printf("%7.1f %9ld %9ld %5zu %10.1f %9lu %8.2f %8.2f %6lu\n", minute, mem.total_kb, mem.anon_kb, fds, bytes / 1e6,

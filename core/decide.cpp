@@ -156,15 +156,16 @@ const job* visible_job(const world& w, const principal& who, const std::string& 
 }
 
 // The same for a pruned job (its stub).
-const pruned_job* visible_pruned(const world& w, const principal& who, const std::string& id) {
-  const pruned_job* p = w.find_pruned(id);
-  return p && may_see_user_of(who, p->user) ? p : nullptr;
+std::optional<pruned_job> visible_pruned(const world& w, const principal& who, const std::string& id) {
+  auto p = w.find_pruned(id);
+  if (p && !may_see_user_of(who, p->user)) return std::nullopt;
+  return p;
 }
 
 // Why a command on a job visible_job() did not find is refused: the caller's pruned job is a
 // 409 (nothing more can happen to it), anything else not found.
 domain_error no_such_job(const world& w, const principal& who, const std::string& id) {
-  const pruned_job* p = visible_pruned(w, who, id);
+  auto p = visible_pruned(w, who, id);
   return p ? job_pruned(id, p->status) : not_found("Job", id);
 }
 
@@ -270,17 +271,20 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
            (q.worker_image_key.empty() || image == q.worker_image_key) && may_see_user_of(who, user);
   };
   auto on_page = [&] { return page.total++ >= q.offset && page.items.size() < q.limit; };
-  for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) {
-    const std::string& id = std::get<1>(*it);
+  auto add_job = [&](const std::string& id) {
     if (const job* j = w.find_job(id)) {
       if ((!j->pruned || q.include_pruned) && wanted(j->status, j->assigned_worker_id, j->worker_image_key, j->user) &&
           on_page())
         page.items.push_back(row_of(w, s, *j));
-    } else if (const pruned_job* p = w.find_pruned(id)) {
-      if (q.include_pruned && wanted(p->status, p->assigned_worker_id, p->worker_image_key, p->user) && on_page())
+    } else if (auto p = w.find_pruned(id)) {
+      if (wanted(p->status, p->assigned_worker_id, p->worker_image_key, p->user) && on_page())
         page.items.push_back(archived_row(id, *p));
     }
-  }
+  };
+  if (q.include_pruned)
+    for_each_job_by_created(w, true, add_job);
+  else
+    for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) add_job(std::get<1>(*it));
   return answered(std::move(page), now);
 }
 
@@ -420,6 +424,7 @@ outcome count_for_metrics(const world& w, const lease_book& leases, const schedu
   R::metrics m;
   for (const auto& [id, j] : w.jobs)
     if (!j.pruned) ++m.jobs[to_string(j.status)];
+  m.pruned = w.pruned.size();
   for (const auto& [id, wk] : w.workers) ++m.workers[{derived_state(w, wk, leases, s, now), wk.cluster()}];
   for (const auto& [image, queue] : w.queued_by_image) m.eligible_queued += queue.size();
   return answered(std::move(m), now);
@@ -452,7 +457,7 @@ template <class Cmd>
 outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
   const job* j = w.find_job(c.id);
   if (!j) {  // a worker reporting on a pruned job hears 409, which RelayMD workers take as "stop"
-    const pruned_job* p = w.find_pruned(c.id);
+    auto p = w.find_pruned(c.id);
     return refused(p ? job_pruned(c.id, p->status) : not_found("Job", c.id), now);
   }
   if (auto denied = authorize_job(e.caller, kind_of(e.cmd), *j)) return refused(*denied, now);
@@ -706,7 +711,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return from(std::move(d), R::counted{starts}, now);
         } else if constexpr (std::is_same_v<T, C::get_job>) {
           if (const job* j = visible_job(w, e.caller, c.id)) return answered(row_of(w, s, *j), now);
-          const pruned_job* p = visible_pruned(w, e.caller, c.id);
+          auto p = visible_pruned(w, e.caller, c.id);
           return p ? answered(archived_row(c.id, *p), now) : refused(not_found("Job", c.id), now);
         } else if constexpr (std::is_same_v<T, C::list_jobs>) {
           return list_jobs(w, s, e.caller, c, now);

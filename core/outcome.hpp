@@ -115,6 +115,7 @@ struct metrics {
   std::map<std::string, uint64_t> jobs;                                   // status -> jobs (pruned ones left out)
   std::map<std::pair<std::string, std::string>, uint64_t> workers;       // (state, cluster) -> workers
   uint64_t eligible_queued = 0;                                           // queued, not held or blocked
+  uint64_t pruned = 0;                                                    // pruned jobs (stubs)
 };
 
 }  // namespace baton::core::results

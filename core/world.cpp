@@ -175,7 +175,8 @@ bool at_qos_limit(const world& w, const job& j) {
 // job.pruned on an ended job: it leaves `jobs` and every index for a stub in `pruned`. Ended,
 // it is in no queue index, holds no worker and counts as no one's active job already.
 void evict_pruned(world& w, job& j) {
-  w.pruned[j.id] = {j.status, j.created_at, j.user, j.worker_image_key, j.assigned_worker_id};
+  w.pruned.add(j.id, {j.status, j.created_at, j.user, j.worker_image_key, j.assigned_worker_id});
+  w.by_created.erase({j.created_at, j.id});
   for (const auto& d : j.depends_on)
     if (auto it = w.dependents.find(d.job_id); it != w.dependents.end()) {
       it->second.erase(j.id);
@@ -185,7 +186,7 @@ void evict_pruned(world& w, job& j) {
   auto& changed = w.changed_while_staging;
   changed.erase(std::remove(changed.begin(), changed.end(), &j), changed.end());
   w.lookups.jobs.erase(j.id);
-  const std::string id = j.id;  // by_created keeps its entry: pruned jobs are listed on request
+  const std::string id = j.id;
   w.jobs.erase(id);
 }
 
@@ -193,7 +194,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   w.refresh_lookups();
   auto found = w.lookups.jobs.find(id);
   // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
-  if (found == w.lookups.jobs.end() && w.pruned.count(id)) return;
+  if (found == w.lookups.jobs.end() && w.pruned.contains(id)) return;
   job& j = found != w.lookups.jobs.end() ? *found->second : w.jobs[id];
   if (found == w.lookups.jobs.end()) w.lookups.jobs.emplace(id, &j);
   j.id = id;
@@ -368,7 +369,6 @@ void rebuild_indexes(world& w) {
     }
     if (eligible(j)) index_insert(w, j);
   }
-  for (const auto& [id, p] : w.pruned) w.by_created.insert({p.created_at, id});
   for (auto& [id, wk] : w.workers) {
     w.by_registered.insert({wk.registered_at, wk.id});
     if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
@@ -429,14 +429,19 @@ const job* world::find_job(const std::string& id) const {
   return it == lookups.jobs.end() ? nullptr : it->second;
 }
 
-const pruned_job* world::find_pruned(const std::string& id) const {
-  auto it = pruned.find(id);
-  return it == pruned.end() ? nullptr : &it->second;
+std::optional<job> as_pruned(const world& w, const std::string& job_id, const nlohmann::json& payload, time_us at) {
+  const job* j = w.find_job(job_id);
+  if (!j) return std::nullopt;
+  job last = *j;
+  evolve(last, "job.pruned", payload, at);
+  return last;
 }
+
+std::optional<pruned_job> world::find_pruned(const std::string& id) const { return pruned.find(id); }
 
 std::optional<job_status> world::status_of_job(const std::string& id) const {
   if (const job* j = find_job(id)) return j->status;
-  if (const pruned_job* p = find_pruned(id)) return p->status;
+  if (auto p = find_pruned(id)) return p->status;
   return std::nullopt;
 }
 

@@ -16,6 +16,7 @@
 #include "core/node_pool.hpp"
 #include "core/operators.hpp"
 #include "core/pilot_token.hpp"
+#include "core/pruned_jobs.hpp"
 #include "core/priority_policy.hpp"
 #include "core/worker.hpp"
 
@@ -98,15 +99,6 @@ struct live_plan {
   size_t reservations_total = 0;
 };
 
-// A pruned job (job.pruned): out of `jobs` and every index, so memory stays bounded however
-// many jobs a campaign submits; kept is only what later decisions and listings ask of it.
-// Its whole record stays in its stream in the log (GET /jobs/{id} reads it from there).
-struct pruned_job {
-  job_status status = job_status::completed;
-  time_us created_at = 0;
-  std::string user, worker_image_key, assigned_worker_id;  // for access checks and list filters
-};
-
 struct world {
   world() = default;
   world(const world&) = delete;  // indexes point into the maps' nodes
@@ -115,11 +107,13 @@ struct world {
   world& operator=(world&&) = default;
 
   std::map<std::string, job> jobs;  // every job not pruned
-  std::map<std::string, pruned_job> pruned;  // every pruned job (their ids stay taken)
+  // Every pruned job (job.pruned): out of `jobs` and every index, so memory stays bounded
+  // however many jobs a campaign submits; its stub keeps its id taken (core/pruned_jobs.hpp).
+  pruned_jobs pruned;
   std::map<std::string, worker> workers;
   // Every queued job (held and blocked too), oldest first: submit time → the job.
   std::map<std::pair<time_us, std::string_view>, job*> queued;
-  std::set<std::tuple<time_us, std::string>> by_created;     // every job (pruned ones too), for listing
+  std::set<std::tuple<time_us, std::string>> by_created;     // every job not pruned, for listing (jobs_by_created)
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
   // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
@@ -167,7 +161,7 @@ struct world {
   nlohmann::json salad_status = nlohmann::json::object();  // last scaling and last failure
 
   const job* find_job(const std::string& id) const;  // nullptr for a pruned job too
-  const pruned_job* find_pruned(const std::string& id) const;
+  std::optional<pruned_job> find_pruned(const std::string& id) const;
   // A job's status, pruned or not; empty for an id no job has.
   std::optional<job_status> status_of_job(const std::string& id) const;
   const worker* find_worker(const std::string& id) const;
@@ -196,6 +190,33 @@ struct world {
   mutable lookup_tables lookups;
   void refresh_lookups() const;  // refills the tables if they fell behind the maps (after a copy)
 };
+
+// The job as a job.pruned event leaves it (marked pruned, its recorded priority), taken
+// before apply() turns it into a stub: for readers that keep pruned jobs whole (the SQL
+// views, the what-if workload, a job's story). Empty if the world holds no such job.
+std::optional<job> as_pruned(const world& w, const std::string& job_id, const nlohmann::json& payload, time_us at);
+
+// Every job's id, pruned ones too, in creation order then id (how jobs are listed): f(id).
+// Oldest first, or newest first.
+template <class F>
+void for_each_job_by_created(const world& w, bool newest_first, F&& f) {
+  // by_created (jobs) and the stubs merged: two sorted sequences, each given in order.
+  std::vector<std::pair<time_us, std::string>> gone;
+  gone.reserve(w.pruned.size());
+  w.pruned.for_each(newest_first, [&](const std::string& id, const pruned_job& p) { gone.emplace_back(p.created_at, id); });
+  auto before = [&](const auto& a, const auto& b) { return newest_first ? a > b : a < b; };
+  auto g = gone.begin();
+  auto live = [&](const auto& key) {
+    std::pair<time_us, std::string_view> k{std::get<0>(key), std::get<1>(key)};
+    for (; g != gone.end() && before(std::pair<time_us, std::string_view>{g->first, g->second}, k); ++g) f(g->second);
+    f(std::get<1>(key));
+  };
+  if (newest_first)
+    for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) live(*it);
+  else
+    for (const auto& key : w.by_created) live(key);
+  for (; g != gone.end(); ++g) f(g->second);
+}
 
 // Fills every index (and the lookup tables) from the jobs, workers and priority state alone:
 // for a world decoded from a snapshot (core/world_snapshot.hpp), whose indexes are not stored.

@@ -235,14 +235,14 @@ std::string encode_world(const world& w) {
   o.u(w.jobs.size());
   for (const auto& [id, j] : w.jobs) put_job(o, j);
   o.u(w.pruned.size());
-  for (const auto& [id, p] : w.pruned) {
+  w.pruned.for_each(false, [&](const std::string& id, const pruned_job& p) {
     o.s(id);
     o.u(static_cast<uint64_t>(p.status));
     o.i(p.created_at);
     o.s(p.user);
     o.s(p.worker_image_key);
     o.s(p.assigned_worker_id);
-  }
+  });
   o.u(w.workers.size());
   for (const auto& [id, wk] : w.workers) put_worker(o, wk);
   o.u(w.usage.size());
@@ -318,7 +318,7 @@ world decode_world(const std::string& bytes) {
       auto status = in.u();
       if (status > static_cast<uint64_t>(job_status::cancelled)) reader::damaged();
       pruned_job p{static_cast<job_status>(status), in.i(), in.s(), in.s(), in.s()};
-      w.pruned.emplace(std::move(id), std::move(p));
+      w.pruned.add(id, p);
     }
     for (size_t n = in.count(); n > 0; --n) {
       worker wk = get_worker(in);

@@ -139,6 +139,7 @@ std::unique_ptr<event_store> event_store::open(const std::string& dir, store_opt
 
   std::unique_ptr<event_store> s(new event_store());
   s->opts_ = opts;
+  s->block_cache_ = cache;
   s->space_ = std::make_unique<free_space_guard>(dir, opts.min_free_bytes);
   rocksdb::DB* raw = nullptr;
   auto status = opts.read_only ? rocksdb::DB::OpenForReadOnly(db_opts, dir, descs, &s->cf_, &raw)
@@ -307,6 +308,14 @@ std::optional<append_result> event_store::find_command(const std::string& comman
   return command_result(v);
 }
 
+event_store::memory_use event_store::memory() const {
+  memory_use m;
+  db_->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &m.memtables);
+  db_->GetAggregatedIntProperty("rocksdb.estimate-table-readers-mem", &m.table_readers);
+  if (block_cache_) m.block_cache = block_cache_->GetUsage();
+  return m;
+}
+
 std::optional<uint64_t> event_store::stream_version(const std::string& stream_id) const {
   // The head is the last index entry of the stream: no separate head record to keep in step.
   std::string prefix = stream_id + std::string(1, '\0');
@@ -417,8 +426,16 @@ std::optional<snapshot> event_store::latest_snapshot(const std::string& name) co
   return snapshot_at_or_before(name, UINT64_MAX);
 }
 
+// Snapshots are read once at a start (or by a tool): read around the block cache, which they
+// would otherwise fill with megabytes nothing reads again.
+static rocksdb::ReadOptions one_off_read() {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  return ro;
+}
+
 std::optional<snapshot> event_store::snapshot_at_or_before(const std::string& name, uint64_t seq) const {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_[cf_snapshots]));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(one_off_read(), cf_[cf_snapshots]));
   std::string prefix = name + std::string(1, '\0');
   it->SeekForPrev(slice(name_key(name, seq)));
   check(it->status(), "cannot read snapshots of " + name);
@@ -429,7 +446,7 @@ std::optional<snapshot> event_store::snapshot_at_or_before(const std::string& na
 
 std::vector<uint64_t> event_store::snapshot_seqs(const std::string& name) const {
   std::vector<uint64_t> out;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_[cf_snapshots]));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(one_off_read(), cf_[cf_snapshots]));
   std::string prefix = name + std::string(1, '\0');
   for (it->Seek(slice(prefix)); it->Valid() && it->key().starts_with(slice(prefix)); it->Next())
     if (it->key().size() == prefix.size() + 8) out.push_back(get_u64be(std::string_view(it->key().data() + prefix.size(), 8)));

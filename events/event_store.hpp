@@ -27,6 +27,7 @@
 namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
+class Cache;
 }  // namespace rocksdb
 
 namespace baton::events {
@@ -116,6 +117,12 @@ class event_store {
 
   // --- reader side: any thread ---
   uint64_t last_seq() const { return last_seq_.load(std::memory_order_acquire); }
+  // What RocksDB holds in memory now (GET /metrics): memtables of every family, the shared
+  // block cache, and the open table files' index and filter blocks. Any thread.
+  struct memory_use {
+    uint64_t memtables = 0, block_cache = 0, table_readers = 0;
+  };
+  memory_use memory() const;
   std::optional<uint64_t> stream_version(const std::string& stream_id) const;
   // Visits events from_seq..to_seq (inclusive, 0 = to the end) in order, checking that
   // sequences have no gaps and, if verify_chain, every hash. Throws store_error on the first
@@ -148,6 +155,7 @@ class event_store {
   std::string hash_before(uint64_t seq) const;
 
   std::unique_ptr<rocksdb::DB> db_;
+  std::shared_ptr<rocksdb::Cache> block_cache_;
   std::vector<rocksdb::ColumnFamilyHandle*> cf_;  // indexed by the cf enum in the .cpp
   store_options opts_;
   std::unique_ptr<free_space_guard> space_;

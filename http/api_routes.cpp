@@ -382,8 +382,16 @@ void add_api_routes(router& s, api_context ctx) {
     const auto* m = std::get_if<core::results::metrics>(&r->value);
     if (!m) return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
     res.status = 200;
-    metrics_sources from{ctx.log ? ctx.log->last_seq() : 0, ctx.log_fed,        ctx.log_metrics.get(),
-                         ctx.requests.get(),                  ctx.polls.get(), ctx.slurm_calls.get(), ctx.feed.get()};
+    metrics_sources from;
+    from.log_last_seq = ctx.log ? ctx.log->last_seq() : 0;
+    from.projections = ctx.log_fed;
+    from.log = ctx.log_metrics.get();
+    from.requests = ctx.requests.get();
+    from.polls = ctx.polls.get();
+    from.slurm = ctx.slurm_calls.get();
+    from.feed = ctx.feed.get();
+    from.process = read_process_figures();
+    if (ctx.log) from.log_memory = ctx.log->memory();
     res.set_content(metrics_text(*m, from), "text/plain; version=0.0.4");
   });
 

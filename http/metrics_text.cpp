@@ -51,6 +51,8 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
     auto it = m.jobs.find(status);
     out += std::string("baton_jobs{status=\"") + status + "\"} " + std::to_string(it == m.jobs.end() ? 0 : it->second) + "\n";
   }
+  header(out, "baton_jobs_pruned", "gauge", "Pruned jobs: what the scheduler keeps of them is a stub each (their records stay in the log).");
+  out += "baton_jobs_pruned " + std::to_string(m.pruned) + "\n";
   header(out, "baton_jobs_eligible", "gauge", "Queued jobs that may be assigned now (not held, blocked or over a limit).");
   out += "baton_jobs_eligible " + std::to_string(m.eligible_queued) + "\n";
   header(out, "baton_workers", "gauge", "Workers by state (as GET /workers shows it) and cluster (\"\" for cloud workers).");
@@ -102,6 +104,31 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
     for (const auto& [key, n] : from.slurm->read())
       out += "baton_slurm_calls_total{cluster=\"" + label(key[0]) + "\",command=\"" + label(key[1]) + "\",result=\"" +
              label(key[2]) + "\"} " + std::to_string(n) + "\n";
+  }
+  if (from.process) {
+    const auto& p = *from.process;
+    header(out, "process_resident_memory_bytes", "gauge", "Resident memory of batond's process.");
+    out += "process_resident_memory_bytes " + std::to_string(p.resident_bytes) + "\n";
+    header(out, "process_open_fds", "gauge", "Open file descriptors of batond's process.");
+    out += "process_open_fds " + std::to_string(p.open_fds) + "\n";
+  }
+  if (from.process || from.log_memory) {
+    header(out, "baton_memory_bytes", "gauge",
+           "Memory by holder: the heap in use and freed but held by the allocator, SQLite (the SQL views' page caches), "
+           "RocksDB's memtables, block cache and table readers (the heap counts these too, except what RocksDB maps).");
+    auto part = [&](const char* name, uint64_t bytes) {
+      out += std::string("baton_memory_bytes{part=\"") + name + "\"} " + std::to_string(bytes) + "\n";
+    };
+    if (from.process) {
+      part("heap_in_use", from.process->heap_in_use_bytes);
+      part("heap_free", from.process->heap_free_bytes);
+      part("sqlite", from.process->sqlite_bytes);
+    }
+    if (from.log_memory) {
+      part("rocksdb_memtables", from.log_memory->memtables);
+      part("rocksdb_block_cache", from.log_memory->block_cache);
+      part("rocksdb_table_readers", from.log_memory->table_readers);
+    }
   }
   return out;
 }

@@ -1,14 +1,17 @@
 #pragma once
 // GET /metrics in Prometheus' text exposition format (version 0.0.4): what the scheduler
-// counts, the log's head and each log-fed projection's progress.
+// counts, the log's head, each log-fed projection's progress, and the process's memory.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "actors/labelled_counters.hpp"
 #include "actors/latency_histogram.hpp"
 #include "core/outcome.hpp"
+#include "events/event_store.hpp"
+#include "http/process_figures.hpp"
 #include "http/request_counters.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/projection.hpp"
@@ -24,6 +27,8 @@ struct metrics_sources {
   const actors::poll_metrics* polls = nullptr;         // polls by result, and their latency
   const actors::slurm_call_counters* slurm = nullptr;  // sbatch/squeue calls by cluster and result
   const projections::live_feed* feed = nullptr;        // clients following GET /events/stream
+  std::optional<process_figures> process;              // memory and descriptors
+  std::optional<events::event_store::memory_use> log_memory;  // what RocksDB holds in memory
 };
 
 std::string metrics_text(const core::results::metrics& m, const metrics_sources& from);

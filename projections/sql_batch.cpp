@@ -31,11 +31,8 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
     std::map<std::string, int64_t> before;
     if (rekeys) before = queued_priorities(w);
     if (e.type == "job.pruned" && t.job_id)
-      if (auto j = w.jobs.find(*t.job_id); j != w.jobs.end()) {
-        core::job last = j->second;
-        core::evolve(last, e.type, out.payloads.back(), e.recorded_at_us);
-        out.pruned.insert_or_assign(*t.job_id, std::move(last));
-      }
+      if (auto last = core::as_pruned(w, *t.job_id, out.payloads.back(), e.recorded_at_us))
+        out.pruned.insert_or_assign(*t.job_id, std::move(*last));
     core::apply(w, e.stream_id, e.type, out.payloads.back(), e.recorded_at_us);
     for (const auto& [id, priority] : before)
       if (auto j = w.jobs.find(id); j != w.jobs.end() && j->second.priority != priority)

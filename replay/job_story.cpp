@@ -84,10 +84,11 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
     if (progress) progress(e.seq);
     std::string type(e.type);
     auto payload = events::from_payload(e.payload);
-    if (type == "job.pruned" && e.stream_id == stream)  // the world keeps only a stub of it from here on
-      if (const core::job* j = w.find_job(job_id)) last_seen = *j;
+    if (e.stream_id == stream) {  // the world keeps only a stub of it once pruned
+      if (type == "job.pruned" && !last_seen) last_seen = core::as_pruned(w, job_id, payload, e.recorded_at_us);
+      else if (last_seen) core::evolve(*last_seen, type, payload, e.recorded_at_us);
+    }
     core::apply(w, std::string(e.stream_id), type, payload, e.recorded_at_us);
-    if (last_seen && e.stream_id == stream) core::evolve(*last_seen, type, payload, e.recorded_at_us);
     if (e.stream_id == stream) {
       if (type == "job.created") created = e.recorded_at_us;
       if (type == "job.assigned" && !first_assigned) first_assigned = e.recorded_at_us;

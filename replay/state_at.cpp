@@ -46,7 +46,8 @@ json state_at(const events::event_store& store, const state_query& q, const prog
   json counts = json::object();
   auto count = [&counts](core::job_status st) { counts[core::to_string(st)] = counts.value(core::to_string(st), 0) + 1; };
   for (const auto& [id, j] : w.jobs) count(j.status);
-  for (const auto& [id, p] : w.pruned) count(p.status);  // pruned jobs count, as they did before they left the world
+  // Pruned jobs count, as they did before they left the world.
+  w.pruned.for_each(false, [&](const std::string&, const core::pruned_job& p) { count(p.status); });
   json starts = json::array(), reservations = json::array();
   for (const auto& [worker_id, job_id] : w.plan.start_for_worker) starts.push_back({{"worker_id", worker_id}, {"job_id", job_id}});
   for (const auto& [job_id, slot] : w.plan.reservations)

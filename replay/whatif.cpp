@@ -40,7 +40,7 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
     std::string stream(e.stream_id), type(e.type);
     auto payload = events::from_payload(e.payload);
     if (type == "job.pruned")  // the world keeps only a stub of a pruned job; the workload keeps it whole
-      if (const core::job* j = w.find_job(stream.substr(4))) pruned.insert_or_assign(j->id, *j);
+      if (auto j = core::as_pruned(w, stream.substr(4), payload, e.recorded_at_us)) pruned.insert_or_assign(j->id, std::move(*j));
     core::apply(w, stream, type, payload, e.recorded_at_us);
     if (stream.rfind("worker/", 0) == 0) {
       const core::worker* wk = w.find_worker(stream.substr(7));
@@ -63,12 +63,12 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
   });
   std::map<std::string, int64_t> account_ids, user_ids;
   std::vector<const core::job*> in_window;
-  for (const auto& [key, id] : w.by_created) {
+  core::for_each_job_by_created(w, false, [&](const std::string& id) {
     auto p = pruned.find(id);
     const core::job& j = p != pruned.end() ? p->second : w.jobs.at(id);
-    if ((from_us && j.created_at < *from_us) || (to_us && j.created_at > *to_us)) continue;
+    if ((from_us && j.created_at < *from_us) || (to_us && j.created_at > *to_us)) return;
     in_window.push_back(&j);
-  }
+  });
   if (!in_window.empty()) r.origin_us = in_window.front()->created_at;
   for (const core::job* j : in_window) {
     int64_t run_us = 0;

@@ -1,8 +1,10 @@
-// Pruned jobs leave the world's memory (core/world.hpp's pruned_job): what stays of them, and
+// Pruned jobs leave the world's memory (core/pruned_jobs.hpp): what stays of them, and
 // that every rule still treats them as before: the id stays taken, a dependency on one still
 // resolves by its final status, nothing more can happen to one, its owner alone sees it, and
 // the world a replay or a snapshot rebuilds is the same.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "core/world_snapshot.hpp"
 #include "support/core_under_test.hpp"
@@ -47,7 +49,9 @@ struct prune_fixture : test::core_under_test {
 TEST(core_prune, APrunedJobLeavesEveryIndexForAStub) {
   prune_fixture f;
   auto gone = f.create("gone", f.alice);
+  f.now += 1;  // created after, though its id sorts before: the listing goes by creation
   auto kept = f.create("kept", f.alice);
+  ASSERT_LT(kept, gone);
   f.cancel(gone);
   f.now += minute;
   EXPECT_EQ(f.prune(30), 1u) << "ended over 30 s ago, and only that one";
@@ -55,13 +59,16 @@ TEST(core_prune, APrunedJobLeavesEveryIndexForAStub) {
 
   EXPECT_EQ(f.w.find_job(gone), nullptr);
   EXPECT_EQ(f.w.jobs.count(gone), 0u);
-  ASSERT_NE(f.w.find_pruned(gone), nullptr);
+  ASSERT_TRUE(f.w.find_pruned(gone));
   EXPECT_EQ(f.w.find_pruned(gone)->status, core::job_status::cancelled);
   EXPECT_EQ(f.w.find_pruned(gone)->user, "alice");
   EXPECT_EQ(f.w.status_of_job(gone), core::job_status::cancelled);
   EXPECT_EQ(f.w.status_of_job(kept), core::job_status::queued);
   EXPECT_FALSE(f.w.status_of_job(test::uid("never")));
-  EXPECT_EQ(f.w.by_created.size(), 2u) << "still listed on request";
+  EXPECT_EQ(f.w.by_created.size(), 1u) << "the live jobs' index";
+  std::vector<std::string> listed;
+  core::for_each_job_by_created(f.w, false, [&](const std::string& id) { listed.push_back(id); });
+  EXPECT_EQ(listed, (std::vector<std::string>{gone, kept})) << "still listed on request, in creation order";
   EXPECT_EQ(f.w.active_jobs_by_user.at("alice"), 1u);
   EXPECT_EQ(f.w.lookups.jobs.count(gone), 0u);
 }
@@ -178,13 +185,58 @@ TEST(core_prune, AReplayAndASnapshotRebuildTheSameWorld) {
   for (const auto& [d, at] : f.log) core::apply(replayed, d, at);
   EXPECT_EQ(core::encode_world(replayed), core::encode_world(f.w));
   EXPECT_EQ(replayed.by_created, f.w.by_created);
+  EXPECT_TRUE(replayed.pruned == f.w.pruned);
 
   auto decoded = core::decode_world(core::encode_world(f.w));
   core::rebuild_indexes(decoded);
   EXPECT_EQ(decoded.pruned.size(), 3u);
   EXPECT_EQ(decoded.by_created, f.w.by_created);
+  EXPECT_TRUE(decoded.pruned == f.w.pruned);
   EXPECT_EQ(core::encode_world(decoded), core::encode_world(f.w));
   EXPECT_EQ(decoded.find_pruned(test::uid("j1"))->user, "alice");
+}
+
+// The packed stubs give back exactly what went in, whatever the ids look like (UUIDs pack
+// into 16 bytes; ids from logs older than the UUID rule, upper-case text and empty worker
+// ids do not), and list in creation order with ties by id across both kinds.
+TEST(core_prune, PackedStubsReadBackAsTheyWereStored) {
+  core::pruned_jobs stubs;
+  const std::string a = test::uid("a"), b = test::uid("b"), upper = "ABCDEF01-2345-6789-ABCD-EF0123456789";
+  core::pruned_job pa{core::job_status::completed, 100, "alice", "md", test::uid("w1")};
+  core::pruned_job pb{core::job_status::failed, 100, "bob", "md", ""};
+  core::pruned_job odd{core::job_status::cancelled, 100, "alice", "fep", "worker-7"};
+  core::pruned_job early{core::job_status::completed, 50, "carol", "", upper};
+  stubs.add(a, pa);
+  stubs.add(b, pb);
+  stubs.add("job-1", odd);
+  stubs.add(upper, early);
+  EXPECT_EQ(stubs.size(), 4u);
+  EXPECT_EQ(stubs.find(a), pa);
+  EXPECT_EQ(stubs.find(b), pb);
+  EXPECT_EQ(stubs.find("job-1"), odd);
+  EXPECT_EQ(stubs.find(upper), early);
+  EXPECT_FALSE(stubs.find(test::uid("c")));
+  EXPECT_FALSE(stubs.contains("job-2"));
+  EXPECT_FALSE(stubs.contains(upper.substr(0, 35)));
+
+  std::vector<std::string> oldest_first, newest_first;
+  stubs.for_each(false, [&](const std::string& id, const core::pruned_job&) { oldest_first.push_back(id); });
+  stubs.for_each(true, [&](const std::string& id, const core::pruned_job&) { newest_first.push_back(id); });
+  std::vector<std::string> expected{upper, a, b, "job-1"};
+  std::sort(expected.begin() + 1, expected.end());  // same creation time: by id text
+  EXPECT_EQ(oldest_first, expected);
+  std::reverse(expected.begin(), expected.end());
+  EXPECT_EQ(newest_first, expected);
+
+  core::pruned_job replaced = pa;
+  replaced.created_at = 10;
+  stubs.add(a, replaced);
+  EXPECT_EQ(stubs.size(), 4u);
+  EXPECT_EQ(stubs.find(a), replaced);
+  oldest_first.clear();
+  stubs.for_each(false, [&](const std::string& id, const core::pruned_job&) { oldest_first.push_back(id); });
+  EXPECT_EQ(oldest_first.front(), a) << "a replaced stub moves to its new place";
+  EXPECT_EQ(oldest_first.size(), 4u);
 }
 
 }  // namespace

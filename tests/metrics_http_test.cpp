@@ -4,9 +4,13 @@
 // API shows them (Slurm calls by cluster and result: slurm_integration_test). Only an admin
 // or the scrape token may scrape: no token and a forged one 401, a worker's 403 (a named
 // user's 403 is in operators_http_test, every caller kind in auth_table_test); the scrape
-// token reads nothing else.
+// token reads nothing else. Memory, descriptors and pruned stubs, as /proc shows them.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -110,6 +114,46 @@ TEST(metrics_http, CountsJobsWorkersTheLogAndTheProjections) {
     EXPECT_LE(last, count);
     EXPECT_NE(text.find("\n" + h + "_sum "), std::string::npos);
   }
+}
+
+// What batond holds: its resident memory and descriptors as /proc shows them, the heap and
+// each big holder (SQLite's caches, RocksDB's memtables), and how many pruned jobs it keeps
+// a stub of.
+TEST(metrics_http, ReportsMemoryDescriptorsAndPrunedStubs) {
+  test::temp_dir dir;
+  test::batond_process d(dir, "");
+  ASSERT_GT(d.port(), 0) << d.err();
+  auto op = d.client();
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(op->Post("/jobs", json{{"id", test::uid("p" + std::to_string(i))}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
+                       "application/json")->status, 200);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(op->Delete(("/jobs/" + test::uid("p" + std::to_string(i))).c_str())->status, 204);
+  auto pruned = op->Delete("/jobs?older_than_minutes=0");
+  ASSERT_EQ(pruned->status, 200) << pruned->body;
+  ASSERT_EQ(json::parse(pruned->body)["deleted"], 2);
+
+  const std::string text = "\n" + get_metrics(d, {{"X-API-Token", test::test_token}})->body;
+  EXPECT_EQ(sample(text, "baton_jobs_pruned"), 2) << text;
+  EXPECT_EQ(sample(text, R"(baton_jobs{status="cancelled"})"), 0) << "pruned jobs are counted apart";
+
+  auto statm = test::slurp("/proc/" + std::to_string(d.pid()) + "/statm");
+  const long long resident = std::stoll(statm.substr(statm.find(' ') + 1)) * sysconf(_SC_PAGESIZE);
+  const long long reported = sample(text, "process_resident_memory_bytes");
+  EXPECT_GT(reported, resident / 2) << text;
+  EXPECT_LT(reported, resident * 2);
+  long long fds = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(d.pid()) + "/fd")) fds += !e.path().empty();
+  EXPECT_GT(sample(text, "process_open_fds"), 10) << "the log's files, the views, the listening socket";
+  EXPECT_LE(std::abs(sample(text, "process_open_fds") - fds), 4) << "the scrape's own connection may come and go";
+
+  EXPECT_GT(sample(text, R"(baton_memory_bytes{part="heap_in_use"})"), 1 << 20) << text;
+  EXPECT_GE(sample(text, R"(baton_memory_bytes{part="heap_free"})"), 0);
+  EXPECT_GT(sample(text, R"(baton_memory_bytes{part="sqlite"})"), 0) << "the SQL view is on by default";
+  EXPECT_GT(sample(text, R"(baton_memory_bytes{part="rocksdb_memtables"})"), 0) << "the events written so far";
+  EXPECT_GE(sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 0);
+  EXPECT_LE(sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 8 << 20) << "one 8 MiB cache for all families";
+  EXPECT_GE(sample(text, R"(baton_memory_bytes{part="rocksdb_table_readers"})"), 0);
 }
 
 TEST(metrics_http, OnlyAnAdminMayScrape) {

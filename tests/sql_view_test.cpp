@@ -80,7 +80,9 @@ TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuil
     completed += j.status == core::job_status::completed;
     for (const auto& s : j.segments) running_segments += !s.ended_at;
   }
-  for (const auto& [id, p] : world.pruned) completed += p.status == core::job_status::completed;
+  world.pruned.for_each(false, [&](const std::string&, const core::pruned_job& p) {
+    completed += p.status == core::job_status::completed;
+  });
   EXPECT_GT(completed, 0) << "the bursts ran jobs to the end";
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM jobs WHERE status = 'completed'"), completed);
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM run_segments WHERE ended_at IS NULL"), running_segments);

@@ -62,6 +62,7 @@ class batond_process {
   }
 
   int port() const { return port_; }
+  pid_t pid() const { return proc_->pid(); }
   std::string err() const { return proc_->err(); }
   // A fresh client (httplib clients are not thread-safe) carrying the shared token.
   std::unique_ptr<httplib::Client> client(const std::string& token = test_token) const {
