@@ -120,8 +120,10 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
       out += std::string("baton_memory_bytes{part=\"") + name + "\"} " + std::to_string(bytes) + "\n";
     };
     if (from.process) {
-      part("heap_in_use", from.process->heap_in_use_bytes);
-      part("heap_free", from.process->heap_free_bytes);
+      if (from.process->heap_counted) {
+        part("heap_in_use", from.process->heap_in_use_bytes);
+        part("heap_free", from.process->heap_free_bytes);
+      }
       part("sqlite", from.process->sqlite_bytes);
     }
     if (from.log_memory) {

@@ -26,6 +26,7 @@ process_figures read_process_figures() {
   const struct mallinfo2 m = mallinfo2();
   f.heap_in_use_bytes = m.uordblks + m.hblkhd;  // small blocks in use, plus those mmapped whole
   f.heap_free_bytes = m.fordblks;
+  f.heap_counted = f.heap_in_use_bytes > 0;
   f.sqlite_bytes = static_cast<uint64_t>(sqlite3_memory_used());
   return f;
 }

@@ -9,6 +9,7 @@ namespace baton::http {
 struct process_figures {
   uint64_t resident_bytes = 0;
   uint64_t open_fds = 0;
+  bool heap_counted = false;  // glibc's allocator counts its heap; another (a sanitizer's) does not
   uint64_t heap_in_use_bytes = 0;
   uint64_t heap_free_bytes = 0;  // held by the allocator's arenas (malloc_trim hands it back)
   uint64_t sqlite_bytes = 0;
