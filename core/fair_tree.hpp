@@ -41,8 +41,8 @@ struct fair_share_row {
 // into one ranking. The root itself is not a row.
 std::vector<fair_share_row> fair_tree(const share_node& root);
 // The same walk without copying names, for callers that rank over and over (the trace
-// simulator): each entry points at its node in `root` (valid while the tree is), and `out`'s
-// storage is reused. fair_tree(root) above is these entries with the names filled in.
+// simulator, through fair_tree_ranker below): each entry points at its node in `root` (valid
+// while the tree is), and `out`'s storage is reused. fair_tree(root) above is these entries with the names filled in.
 struct fair_share_rank {
   const share_node* node = nullptr;
   const share_node* parent = nullptr;  // the account it sits under (the root for depth 0)

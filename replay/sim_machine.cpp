@@ -99,7 +99,6 @@ class sim_machine::share_book {
     leaves_.clear();
     first_leaf_.clear();
     const int width = index_of_.size() < 100'000'000 ? 8 : 20;
-    ranker_.reset();
     for (const auto& [k, a] : index_of_) {
       std::string group = "g" + std::to_string(k.first);
       if (root_.children.empty() || root_.children.back().name != group) {
