@@ -91,6 +91,7 @@ std::vector<events::append_command> to_commands(const core::decision& d, core::t
       out.push_back(std::move(c));
     }
     out.back().events.push_back({e.type, 1, events::to_payload(e.payload)});
+    if (e.type == "job.pruned") out.back().stream_done = true;  // its head need not stay cached
   }
   return out;
 }

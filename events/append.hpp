@@ -28,6 +28,9 @@ struct append_command {
   std::string causation_id;
   std::string actor;
   std::vector<event_draft> events;
+  // The stream's last event for the foreseeable future (a pruned job's): the writer need not
+  // keep its head cached. Nothing else changes: a later append reads the head back.
+  bool stream_done = false;
 };
 
 enum class append_status : uint8_t {

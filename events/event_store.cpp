@@ -295,6 +295,8 @@ std::vector<append_result> event_store::append(const std::vector<append_command>
   if (!s.ok()) return refuse(append_status::io_error, "event log write failed: " + s.ToString());
   if (heads_.size() + batch_heads.size() > opts_.stream_head_cache_max) heads_.clear();
   for (auto& [stream, version] : batch_heads) heads_[stream] = version;
+  for (size_t i = 0; i < cmds.size(); ++i)
+    if (cmds[i].stream_done && results[i].status == append_status::appended) heads_.erase(cmds[i].stream_id);
   last_hash_ = prev_hash;
   last_seq_.store(seq, std::memory_order_release);
   return results;

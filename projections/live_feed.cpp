@@ -12,17 +12,68 @@ constexpr std::string_view job_prefix = "job/";
 std::string job_of(const std::string& stream) {
   return stream.compare(0, job_prefix.size(), job_prefix) == 0 ? stream.substr(job_prefix.size()) : std::string();
 }
+
+// A JSON string as nlohmann's dump() writes it. Summaries are written by hand (per event, with
+// or without subscribers: a JSON object built and dumped cost more than the feed's lookups);
+// text with bytes beyond ASCII goes through nlohmann, which checks its UTF-8.
+void append_json_string(std::string& out, const std::string& s) {
+  for (unsigned char c : s)
+    if (c >= 0x80) {
+      out += nlohmann::json(s).dump();
+      return;
+    }
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          static const char hex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
 }  // namespace
 
-live_feed::live_feed(std::map<std::string, std::string> owners, uint64_t head, size_t backlog)
+live_feed::live_feed(std::unordered_map<std::string, std::string> owners, uint64_t head, size_t backlog)
     : projection("live_feed"), owners_(std::move(owners)), backlog_(backlog) {
   restore_applied(head);
 }
 
 std::string live_feed::message_of(const events::event_envelope& e, const std::string& job_id) {
-  nlohmann::json d{{"seq", e.seq},       {"type", e.type},   {"stream", e.stream_id},
-                   {"time_us", e.recorded_at_us}, {"actor", e.actor}, {"job_id", job_id}};
-  return "id: " + std::to_string(e.seq) + "\ndata: " + d.dump() + "\n\n";
+  // The keys in nlohmann's order (sorted), as the feed wrote them before.
+  std::string seq = std::to_string(e.seq);
+  std::string out;
+  out.reserve(160 + e.stream_id.size() + e.actor.size() + job_id.size());
+  out += "id: ";
+  out += seq;
+  out += "\ndata: {\"actor\":";
+  append_json_string(out, e.actor);
+  out += ",\"job_id\":";
+  append_json_string(out, job_id);
+  out += ",\"seq\":";
+  out += seq;
+  out += ",\"stream\":";
+  append_json_string(out, e.stream_id);
+  out += ",\"time_us\":";
+  out += std::to_string(e.recorded_at_us);
+  out += ",\"type\":";
+  append_json_string(out, e.type);
+  out += "}\n\n";
+  return out;
 }
 
 void live_feed::apply(const std::vector<events::event_envelope>& batch) {

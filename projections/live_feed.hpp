@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/access.hpp"
@@ -28,7 +29,7 @@ class live_feed : public projection {
  public:
   // owners: job id -> the job's user, for the jobs already in the log; head: the log's last
   // sequence (the feed starts after it).
-  live_feed(std::map<std::string, std::string> owners, uint64_t head, size_t backlog = 4096);
+  live_feed(std::unordered_map<std::string, std::string> owners, uint64_t head, size_t backlog = 4096);
 
   // Queues text for one client; false once the client is gone (it is then dropped).
   using sink = std::function<bool(const std::string& text)>;
@@ -65,7 +66,7 @@ class live_feed : public projection {
   }
 
   mutable std::mutex mu_;
-  std::map<std::string, std::string> owners_;
+  std::unordered_map<std::string, std::string> owners_;  // found per event, never iterated
   std::deque<kept> recent_;
   const size_t backlog_;
   std::vector<subscriber> subscribers_;

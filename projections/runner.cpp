@@ -2,11 +2,11 @@
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
+
+#include "projections/background_priority.hpp"
 
 namespace baton::projections {
 namespace {
@@ -20,7 +20,9 @@ struct runner_state {
   std::shared_ptr<std::promise<uint64_t>> caught_up;
   std::optional<uint64_t> target;  // the log's last seq when the subscription was made
   bool signalled = false;
-  int nice = 0;  // still to apply to the actor's own thread (0: nothing to do)
+  bool background = false;                // its own thread at background priority (background_priority.hpp)
+  std::optional<background_mode> mode;    // the thread's, once set
+  bool may_leave_idle = false;
   bool flush_scheduled = false;
   static inline const char* name = "projection";
 };
@@ -42,6 +44,23 @@ void schedule_flush(self_ptr self) {
   self->delayed_send(self, flush_after, flush_atom::value);
 }
 
+// In a handler, so on the actor's own (detached) thread: idle while the projection keeps up,
+// nice once it is far behind (and the process may come back from idle), else nice throughout.
+void set_background_mode(self_ptr self, int64_t newest_recorded_at_us) {
+  auto& st = self->state;
+  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const int64_t lag_us = now_us - newest_recorded_at_us;
+  background_mode want = background_mode::nice;
+  if (st.may_leave_idle) want = next_background_mode(st.mode.value_or(background_mode::idle), lag_us);
+  if (st.mode == want) return;
+  if (!enter_background_mode(want))
+    spdlog::warn("projection {}: cannot set its thread's priority ({})", st.p->name(),
+                 want == background_mode::idle ? "SCHED_IDLE" : "nice");
+  st.mode = want;
+}
+
 void stop(self_ptr self, const std::string& why) {
   auto& st = self->state;
   st.p->fail(why);
@@ -53,11 +72,12 @@ void stop(self_ptr self, const std::string& why) {
 }
 
 caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_writer_actor log,
-                     std::shared_ptr<std::promise<uint64_t>> caught_up, int nice) {
+                     std::shared_ptr<std::promise<uint64_t>> caught_up, bool background) {
   auto& st = self->state;
   st.p = std::move(p);
   st.caught_up = std::move(caught_up);
-  st.nice = nice;
+  st.background = background;
+  st.may_leave_idle = background && may_leave_idle();
   self->monitor(log);
   self->set_down_handler([self](caf::down_msg& msg) {
     stop(self, "projection " + self->state.p->name() + ": the log writer stopped (" + to_string(msg.reason) + ")");
@@ -75,11 +95,7 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
           });
   return {
       [self](actors::events_atom, const std::vector<events::event_envelope>& batch) {
-        if (self->state.nice != 0) {  // in a handler: it runs on the actor's own (detached) thread
-          if (setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), self->state.nice) != 0)
-            spdlog::warn("projection {}: cannot lower its thread's priority", self->state.p->name());
-          self->state.nice = 0;
-        }
+        if (self->state.background && !batch.empty()) set_background_mode(self, batch.back().recorded_at_us);
         if (!self->state.p->apply_batch(batch)) {
           stop(self, *self->state.p->failure());
           return;
@@ -109,9 +125,9 @@ running_projection run_projection(caf::actor_system& sys, actors::log_writer_act
   running_projection r;
   r.caught_up = caught_up->get_future().share();
   if (o.own_thread)
-    r.actor = sys.spawn<caf::detached>(runner, std::move(p), std::move(log), caught_up, o.nice);
+    r.actor = sys.spawn<caf::detached>(runner, std::move(p), std::move(log), caught_up, o.background);
   else
-    r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up, 0);
+    r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up, false);
   return r;
 }
 

@@ -30,12 +30,13 @@ struct running_projection {
 
 // Subscribes from p->applied_seq() + 1. The actor stops (and p fails) if the log writer
 // goes away or the log hands it anything out of order.
-// A projection that writes to disk (the SQL view) gets a thread of its own, so its blocking
-// I/O never holds a scheduler thread, at a lower CPU priority (`nice`), so that on a busy
-// login node it falls behind (and catches up later) rather than slowing the worker API.
+// A projection that writes to disk or keeps a world of its own (the SQL views, the state
+// snapshots) gets a thread of its own, so its work never holds a scheduler thread, at
+// background priority (background_priority.hpp), so that on a busy machine it falls behind
+// (and catches up later) rather than slowing the worker API.
 struct projection_options {
   bool own_thread = false;
-  int nice = 0;  // with own_thread: added to the thread's nice value (Linux: per thread)
+  bool background = false;  // with own_thread
 };
 running_projection run_projection(caf::actor_system& sys, actors::log_writer_actor log, std::shared_ptr<projection> p,
                                   projection_options o = {});

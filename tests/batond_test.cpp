@@ -322,10 +322,23 @@ TEST(Batond, StalledLogSyncAnswersWorkerCalls503AndRecovers) {
   EXPECT_EQ(b.stop(), 0) << b.err();
 }
 
+// With the SQL view on (the default), the snapshots are of the view's world; with it off,
+// of a world the snapshot projection keeps itself (projections/world_snapshots.hpp).
+void snapshots_every_n_events_let_a_restart_after_a_kill_replay_only_the_tail(const std::string& views);
+
 TEST(Batond, StateSnapshotsEveryNEventsLetARestartAfterAKillReplayOnlyTheTail) {
+  snapshots_every_n_events_let_a_restart_after_a_kill_replay_only_the_tail("{sqlite: true}");
+}
+
+TEST(Batond, StateSnapshotsOfTheirOwnWorldWhenTheSqlViewIsOff) {
+  snapshots_every_n_events_let_a_restart_after_a_kill_replay_only_the_tail("{sqlite: false}");
+}
+
+void snapshots_every_n_events_let_a_restart_after_a_kill_replay_only_the_tail(const std::string& views) {
   test::temp_dir dir;
   std::string data = dir / "data";
-  std::ofstream(dir / "snapshots.yaml") << "event_log: {snapshot_every_events: 4, snapshots_kept: 2}\n";
+  std::ofstream(dir / "snapshots.yaml") << "event_log: {snapshot_every_events: 4, snapshots_kept: 2}\nprojections: " << views
+                                        << "\n";
   auto b = start(dir, data, {"--config", dir / "snapshots.yaml"});
   ASSERT_GT(b.port, 0);
   std::string token;

@@ -395,3 +395,24 @@ TEST(EventStore, TheStreamHeadCacheIsBoundedAndVersionsStayRight) {
   EXPECT_EQ(conflict[0].status, append_status::version_conflict);
   EXPECT_EQ(conflict[0].stream_version, 3u);
 }
+
+TEST(EventStore, ADoneStreamLeavesTheHeadCacheAndItsNextAppendStillGetsTheRightVersion) {
+  temp_dir dir;
+  auto store = event_store::open(dir.path());
+  for (const char* s : {"job/a", "job/b"}) ASSERT_EQ(store->append({command(s, "job.created", nlohmann::json::object())})[0].status, append_status::appended);
+  ASSERT_EQ(store->cached_stream_heads(), 2u);
+  auto last = command("job/a", "job.pruned", nlohmann::json::object(), 1);
+  last.stream_done = true;
+  auto refused = last;
+  refused.expected_version = 7;  // a conflict writes nothing: the head stays
+  refused.stream_id = "job/b";
+  auto r = store->append({last, refused});
+  ASSERT_EQ(r[0].status, append_status::appended);
+  EXPECT_EQ(r[0].stream_version, 2u);
+  EXPECT_EQ(r[1].status, append_status::version_conflict);
+  EXPECT_EQ(store->cached_stream_heads(), 1u) << "job/a's head dropped, job/b's kept";
+  auto again = store->append({command("job/a", "job.requeued", nlohmann::json::object(), 2)});
+  ASSERT_EQ(again[0].status, append_status::appended) << again[0].message;
+  EXPECT_EQ(again[0].stream_version, 3u) << "read back from the stream index";
+  EXPECT_EQ(store->cached_stream_heads(), 2u);
+}

@@ -59,6 +59,20 @@ TEST(live_feed, EachSubscriberGetsWhatItMaySee) {
       << admin.text;
 }
 
+TEST(live_feed, SummariesAreTheJsonNlohmannWouldWriteWhateverTheNamesHold) {
+  // Written by hand for speed: every escape, and text beyond ASCII, must come out as
+  // nlohmann's dump() writes it (and still parse as the same strings).
+  for (std::string name : {std::string("operator:x"), std::string("quote\" back\\slash"), std::string("tab\tnl\ncr\rbs\bff\f"),
+                           std::string("ctl\x01\x1f\x7f"), std::string("caf\xc3\xa9 \xe2\x9c\x93"), std::string()}) {
+    auto e = event(7, "job/" + name, "job." + name);
+    e.actor = name;
+    const std::string text = projections::live_feed::message_of(e, name);
+    const nlohmann::json expected{{"seq", 7}, {"type", e.type}, {"stream", e.stream_id}, {"time_us", 7000},
+                                  {"actor", name}, {"job_id", name}};
+    EXPECT_EQ(text, "id: 7\ndata: " + expected.dump() + "\n\n") << name;
+  }
+}
+
 TEST(live_feed, AGoneClientIsDroppedAndAResumeGetsTheBacklogOrAReset) {
   projections::live_feed feed({}, 0, 3);
   collected gone;

@@ -3,6 +3,8 @@
 // after an acknowledged append, gap refusal and offsets.
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
 
 #include <map>
 #include <thread>
@@ -10,6 +12,7 @@
 #include "actors/log_writer.hpp"
 #include "core/job.hpp"
 #include "events/payload.hpp"
+#include "projections/background_priority.hpp"
 #include "projections/job_history.hpp"
 #include "projections/offsets.hpp"
 #include "projections/runner.hpp"
@@ -136,8 +139,8 @@ struct live_log {
 
   explicit live_log(std::shared_ptr<events::event_store> store, actors::log_writer_options o = {})
       : log(actors::spawn_log_writer(sys, std::move(store), o)) {}
-  projections::running_projection start(std::shared_ptr<projections::projection> p) {
-    auto run = projections::run_projection(sys, log, std::move(p));
+  projections::running_projection start(std::shared_ptr<projections::projection> p, projections::projection_options o = {}) {
+    auto run = projections::run_projection(sys, log, std::move(p), o);
     started.push_back(run.actor);
     return run;
   }
@@ -278,4 +281,60 @@ TEST(Projections, AProjectionWhoseLogWriterStopsFailsAndStopsWaiters) {
   EXPECT_FALSE(rec->wait_applied(1, soon()));
   ASSERT_TRUE(rec->failure());
   EXPECT_NE(rec->failure()->find("log writer stopped"), std::string::npos) << *rec->failure();
+}
+
+TEST(BackgroundPriority, IdleWhileKeepingUpNiceOnceFarBehindAndBackWithHysteresis) {
+  using projections::background_mode;
+  projections::background_policy p;  // escalate past 5 s behind, relax within 1 s
+  EXPECT_EQ(projections::next_background_mode(background_mode::idle, 0, p), background_mode::idle);
+  EXPECT_EQ(projections::next_background_mode(background_mode::idle, 5'000'000, p), background_mode::idle);
+  EXPECT_EQ(projections::next_background_mode(background_mode::idle, 5'000'001, p), background_mode::nice);
+  EXPECT_EQ(projections::next_background_mode(background_mode::nice, 3'000'000, p), background_mode::nice)
+      << "between the bounds a mode stays";
+  EXPECT_EQ(projections::next_background_mode(background_mode::nice, 1'000'000, p), background_mode::idle);
+  EXPECT_EQ(projections::next_background_mode(background_mode::nice, -2'000'000, p), background_mode::idle)
+      << "an event from a clock ahead of ours is not behind";
+}
+
+namespace {
+// Records the scheduling policy and nice value of the thread each batch is applied on.
+class policy_recorder : public projections::projection {
+ public:
+  policy_recorder() : projection("policy_recorder") {}
+  std::vector<std::pair<int, int>> seen;  // (policy, nice) per batch; read after wait_applied()
+
+ protected:
+  void apply(const std::vector<events::event_envelope>&) override {
+    seen.emplace_back(sched_getscheduler(0), getpriority(PRIO_PROCESS, 0));  // 0: this thread (Linux)
+  }
+};
+
+int64_t wall_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+TEST(BackgroundPriority, ABackgroundProjectionsThreadIsIdleWhileFreshEventsComeAndNiceWhileOldOnesDo) {
+  if (!projections::may_leave_idle()) GTEST_SKIP() << "this process may not leave SCHED_IDLE: background projections stay at nice 10";
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  live_log live(store);
+  auto rec = std::make_shared<policy_recorder>();
+  auto run = live.start(rec, {true, true});
+  ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
+  auto at = [&](int64_t recorded_at_us, const char* stream) {
+    auto c = test::command(stream, "t");
+    c.recorded_at_us = recorded_at_us;
+    auto r = append(live.sys, live.log, {c});
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_TRUE(rec->wait_applied(r[0].last_seq, soon()));
+  };
+  at(wall_now_us(), "a");
+  ASSERT_EQ(rec->seen.size(), 1u);
+  EXPECT_EQ(rec->seen[0].first, SCHED_IDLE) << "keeping up: idle";
+  at(wall_now_us() - 3'600'000'000, "b");  // an hour behind (a catch-up)
+  EXPECT_EQ(rec->seen[1].first, SCHED_OTHER) << "far behind: a normal thread";
+  EXPECT_EQ(rec->seen[1].second, 10) << "at nice 10";
+  at(wall_now_us(), "c");
+  EXPECT_EQ(rec->seen[2].first, SCHED_IDLE) << "caught up: idle again";
 }
