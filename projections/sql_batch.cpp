@@ -23,20 +23,24 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
     out.payloads.push_back(events::from_payload(e.payload));
     const sql_touch t = touched_by(e, out.payloads.back());
     if (t.job_id && !out.jobs.count(*t.job_id)) {  // its segments before this batch, from the world before this event
-      auto j = w.jobs.find(*t.job_id);
-      out.jobs.emplace(*t.job_id, j == w.jobs.end() ? 0 : j->second.segments.size());
+      const core::job* j = w.find_job(*t.job_id);  // (by hash: the ordered map is for listings)
+      out.jobs.emplace(*t.job_id, j ? j->segments.size() : 0);
     }
     if (t.worker_id) out.workers.insert(*t.worker_id);
     const bool rekeys = changes_priorities(e.type);
-    std::map<std::string, int64_t> before;
-    if (rekeys) before = queued_priorities(w);
+    // Every queued job's priority before a recalculation (which removes no job: the
+    // pointers hold), to find the ones it changed.
+    std::vector<std::pair<const core::job*, int64_t>> before;
+    if (rekeys) {
+      before.reserve(w.queued.size());
+      for (const auto& [key, j] : w.queued) before.emplace_back(j, j->priority);
+    }
     if (e.type == "job.pruned" && t.job_id)
       if (auto last = core::as_pruned(w, *t.job_id, out.payloads.back(), e.recorded_at_us))
         out.pruned.insert_or_assign(*t.job_id, std::move(*last));
     core::apply(w, e.stream_id, e.type, out.payloads.back(), e.recorded_at_us);
-    for (const auto& [id, priority] : before)
-      if (auto j = w.jobs.find(id); j != w.jobs.end() && j->second.priority != priority)
-        out.jobs.emplace(id, j->second.segments.size());
+    for (const auto& [j, priority] : before)
+      if (j->priority != priority) out.jobs.emplace(j->id, j->segments.size());
     out.fair_share |= rekeys;
     if (changes_clusters(e.type)) {
       out.clusters = true;
@@ -44,8 +48,8 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
     }
   }
   for (const auto& id : out.workers)
-    if (auto wk = w.workers.find(id); wk != w.workers.end())
-      if (auto c = wk->second.cluster(); !c.empty() && clusters.insert(c).second) out.clusters = true;
+    if (const core::worker* wk = w.find_worker(id))
+      if (auto c = wk->cluster(); !c.empty() && clusters.insert(c).second) out.clusters = true;
   return out;
 }
 
@@ -67,7 +71,7 @@ sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_env
     for (auto& row : segment_rows(*j, segments_before > 0 ? segments_before - 1 : 0)) rows.run_segments.push_back(std::move(row));
   }
   for (const auto& id : changed.workers)
-    if (auto wk = w.workers.find(id); wk != w.workers.end()) rows.workers.push_back(worker_row(w, wk->second));
+    if (const core::worker* wk = w.find_worker(id)) rows.workers.push_back(worker_row(w, *wk));
   if (changed.fair_share) rows.fair_share = fair_share_rows(w);
   if (changed.clusters) rows.clusters = cluster_rows(w, clusters);
   return rows;

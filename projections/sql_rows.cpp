@@ -155,8 +155,7 @@ bool changes_clusters(const std::string& type) {
 
 std::map<std::string, int64_t> queued_priorities(const core::world& w) {
   std::map<std::string, int64_t> out;
-  for (const auto& [id, j] : w.jobs)
-    if (j.status == core::job_status::queued) out.emplace_hint(out.end(), id, j.priority);
+  for (const auto& [key, j] : w.queued) out.emplace(j->id, j->priority);  // (every queued job, held and blocked too)
   return out;
 }
 
