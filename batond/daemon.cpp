@@ -231,28 +231,24 @@ int run(const config::settings& settings, const run_options& opts) {
     // clean stop, the one recovery loaded); when events were replayed after the last
     // snapshot, the recovered world is encoded and written first, so the next start replays
     // nothing.
-    // The projection itself starts after the SQL view's: it snapshots the view's world when
-    // there is one, else a world of its own (decoded from `snapshot_bytes`).
     projections::running_projection snapshot_run;
-    std::string snapshot_bytes, snapshot_head_hash;
-    uint64_t snapshot_head = 0;
-    bool snapshots_on = false;
     if (settings.snapshot_every_events > 0) {
       try {
-        snapshot_head = store->last_seq();
-        snapshot_head_hash = snapshot_head ? store->read(snapshot_head, 1).front().hash : std::string();
-        if (snapshot_head > 0 && snapshot_head == recovered_snapshot_seq)
-          if (auto at_head = store->snapshot_at_or_before(core::world_snapshot_name, snapshot_head);
-              at_head && at_head->seq == snapshot_head)
-            snapshot_bytes = std::move(at_head->data);
-        if (snapshot_bytes.empty()) {
-          snapshot_bytes = core::encode_world_snapshot(world, snapshot_head_hash);
-          if (snapshot_head > recovered_snapshot_seq) {
-            store->put_snapshot(core::world_snapshot_name, {snapshot_head, snapshot_bytes});
-            projections::world_snapshots::keep_newest(*store, static_cast<size_t>(settings.snapshots_kept));
-          }
+        uint64_t head = store->last_seq();
+        std::string head_hash = head ? store->read(head, 1).front().hash : std::string();
+        std::string bytes;
+        if (head > 0 && head == recovered_snapshot_seq)
+          if (auto at_head = store->snapshot_at_or_before(core::world_snapshot_name, head); at_head && at_head->seq == head)
+            bytes = std::move(at_head->data);
+        if (bytes.empty()) {
+          bytes = core::encode_world_snapshot(world, head_hash);
+          if (head > recovered_snapshot_seq)
+            projections::world_snapshots::put_keeping(*store, {head, bytes}, static_cast<size_t>(settings.snapshots_kept));
         }
-        snapshots_on = true;
+        snapshots = std::make_shared<projections::world_snapshots>(store, core::decode_world_snapshot(bytes).w, head, head_hash,
+                                                                   static_cast<uint64_t>(settings.snapshot_every_events),
+                                                                   static_cast<size_t>(settings.snapshots_kept));
+        snapshot_run = projections::run_projection(sys, log, snapshots, {true, true});
       } catch (const std::exception& e) {
         spdlog::error("state snapshots are off for this run: {}", e.what());
       }
@@ -295,25 +291,6 @@ int run(const config::settings& settings, const run_options& opts) {
         view_off(e.what());
       }
     }
-    if (snapshots_on) {
-      try {
-        const auto every = static_cast<uint64_t>(settings.snapshot_every_events);
-        const auto kept = static_cast<size_t>(settings.snapshots_kept);
-        if (view)
-          snapshots = std::make_shared<projections::world_snapshots>(
-              store, [view](const projections::world_snapshots::world_reader& f) { view->read_world(f); }, snapshot_head,
-              every, kept);
-        else
-          snapshots = std::make_shared<projections::world_snapshots>(
-              store, core::decode_world_snapshot(snapshot_bytes).w, snapshot_head, snapshot_head_hash, every, kept);
-        snapshot_run = projections::run_projection(sys, log, snapshots, {true, true});
-      } catch (const std::exception& e) {
-        spdlog::error("state snapshots are off for this run: {}", e.what());
-        snapshots.reset();
-      }
-    }
-    snapshot_bytes.clear();
-    snapshot_bytes.shrink_to_fit();
     // The PostgreSQL view (projections/postgres_view.hpp): from the log's head on, with the
     // world recovered there; it catches its database up from the log now if it can, else it
     // retries by itself while batond serves.
@@ -525,9 +502,8 @@ int run(const config::settings& settings, const run_options& opts) {
     pg_run.actor = nullptr;
     if (pg) pg->flush();  // (serialised with the projection's own thread)
     if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
-        snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30)) &&
-        (!view || view->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30))))
-      snapshots->write_now();  // (of the view's world, when the snapshots read it: caught up too)
+        snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30)))
+      snapshots->write_now();
     if (snapshot_run.actor) caf::anon_send_exit(snapshot_run.actor, caf::exit_reason::user_shutdown);
     snapshot_run.actor = nullptr;
     if (view && exit_code == 0)  // a clean stop: the view holds every event (it keeps its offset itself)

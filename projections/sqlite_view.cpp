@@ -162,18 +162,11 @@ void sqlite_view::write_rows(const sql_batch_rows& rows) {
     }
 }
 
-void sqlite_view::read_world(const std::function<void(const core::world&, uint64_t, const std::string&)>& f) const {
-  std::lock_guard<std::mutex> lock(m_);
-  f(world_, world_seq_, world_hash_);
-}
-
 void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   if (batch.empty()) return;
   std::lock_guard<std::mutex> lock(m_);
   // The world follows the log whatever the file does; the rows follow when they can.
   const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
-  world_seq_ = batch.back().seq;
-  world_hash_ = batch.back().hash;
   if (behind_) return;  // flush() catches up later, from the log
   try {
     if (!open_) {

@@ -12,7 +12,6 @@
 // does). So the view never stops batond, and it comes back by itself once it can write.
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -52,11 +51,6 @@ class sqlite_view : public projection {
   // The last sequence committed: what another reader of the file sees (/healthz's lag).
   uint64_t stored_seq() const override { return stored_.load(); }
 
-  // f(world, seq, hash): the view's world after the last event it applied (its sequence and
-  // hash; 0 and "" before the first batch), under the view's lock. The state snapshots read
-  // it rather than keep a third world (projections/world_snapshots.hpp).
-  void read_world(const std::function<void(const core::world&, uint64_t, const std::string&)>& f) const;
-
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override;
 
@@ -76,8 +70,6 @@ class sqlite_view : public projection {
   std::unique_ptr<sqlite_db> db_;
   std::unique_ptr<statements> st_;
   core::world world_;
-  uint64_t world_seq_ = 0;  // the last event world_ applied (0: none since the view opened)
-  std::string world_hash_;  // its hash
   std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
   std::shared_ptr<const events::event_store> store_;
   bool behind_ = false;  // a write failed: the rows stay at stored_ until catch_up() succeeds

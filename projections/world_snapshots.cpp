@@ -22,26 +22,8 @@ world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, cor
   restore_applied(start_seq);  // the daemon wrote (or found) a snapshot of the world at start_seq
 }
 
-world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, world_source source, uint64_t start_seq,
-                                 uint64_t every, size_t keep)
-    : projection(projection_name),
-      store_(std::move(store)),
-      source_(std::move(source)),
-      seq_(start_seq),
-      last_snapshot_(start_seq),
-      last_attempt_(start_seq),
-      every_(every),
-      keep_(std::max<size_t>(keep, 1)) {
-  restore_applied(start_seq);
-}
-
 void world_snapshots::apply(const std::vector<events::event_envelope>& batch) {
   std::lock_guard<std::mutex> lock(m_);
-  if (source_) {  // the source's world follows these events on its own thread
-    seq_ = batch.back().seq;
-    if (every_ > 0 && seq_ - last_attempt_ >= every_) write_from_source();
-    return;
-  }
   for (const auto& e : batch) {
     core::apply(world_, e.stream_id, e.type, events::from_payload(e.payload), e.recorded_at_us);
     seq_ = e.seq;
@@ -52,17 +34,7 @@ void world_snapshots::apply(const std::vector<events::event_envelope>& batch) {
 
 void world_snapshots::write_now() {
   std::lock_guard<std::mutex> lock(m_);
-  if (source_) return write_from_source();
   if (seq_ > last_snapshot_) write();
-}
-
-void world_snapshots::write_from_source() {
-  last_attempt_ = seq_;
-  // The source may trail the log (it runs on its own thread): its world is written at the
-  // sequence it is at, if that is past the last snapshot.
-  source_([&](const core::world& w, uint64_t seq, const std::string& hash) {
-    if (seq > last_snapshot_) write(w, seq, hash);
-  });
 }
 
 uint64_t world_snapshots::last_snapshot_seq() const {
@@ -75,22 +47,25 @@ void world_snapshots::keep_newest(events::event_store& store, size_t keep) {
   for (size_t i = 0; i + std::max<size_t>(keep, 1) < seqs.size(); ++i) store.delete_snapshot(core::world_snapshot_name, seqs[i]);
 }
 
-void world_snapshots::write() { write(world_, seq_, hash_); }
+void world_snapshots::put_keeping(events::event_store& store, const events::snapshot& s, size_t keep) {
+  if (keep > 1) keep_newest(store, keep - 1);
+  store.put_snapshot(core::world_snapshot_name, s);
+  keep_newest(store, keep);  // (keep 1: the old one goes only once the new one is there)
+}
 
-void world_snapshots::write(const core::world& w, uint64_t seq, const std::string& hash) {
+void world_snapshots::write() {
   auto started = std::chrono::steady_clock::now();
   try {
-    auto bytes = core::encode_world_snapshot(w, hash);
-    store_->put_snapshot(core::world_snapshot_name, {seq, bytes});
-    last_snapshot_ = seq;
-    keep_newest(*store_, keep_);
+    auto bytes = core::encode_world_snapshot(world_, hash_);
+    put_keeping(*store_, {seq_, bytes}, keep_);
+    last_snapshot_ = seq_;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-    spdlog::info("state snapshot at event {} ({} jobs, {} workers, {} bytes) in {} ms", seq, w.jobs.size(),
-                 w.workers.size(), bytes.size(), ms);
+    spdlog::info("state snapshot at event {} ({} jobs, {} workers, {} bytes) in {} ms", seq_, world_.jobs.size(),
+                 world_.workers.size(), bytes.size(), ms);
   } catch (const std::exception& e) {
     // A snapshot only saves start-up time: without it the log is replayed. Say so, go on.
-    spdlog::error("state snapshot at event {} not written: {}", seq, e.what());
-    last_snapshot_ = seq;  // not again at once
+    spdlog::error("state snapshot at event {} not written: {}", seq_, e.what());
+    last_snapshot_ = seq_;  // not again at once
   }
 }
 
