@@ -13,6 +13,7 @@
 #include "core/provisioning_basis.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
+#include "events/scan_ahead.hpp"
 #include "replay/sim_log.hpp"
 
 namespace baton::replay {
@@ -79,7 +80,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       provisioning_at.erase(due);
     }
   };
-  auto mismatch = [&](const events::event_view& e, const std::string& what, const json& recorded, const json& again) {
+  auto mismatch = [&](const events::decoded_event& e, const std::string& what, const json& recorded, const json& again) {
     ++r.mismatches;
     if (r.problems.size() >= 10) return;
     r.problems.push_back("event " + std::to_string(e.seq) + ": " + what);
@@ -89,13 +90,14 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
   sim_rederiver sim;
-  store.scan(1, to, true, [&](const events::event_view& e) {
+  // (events read, hash-checked and decoded on a second thread, ahead of this one)
+  events::scan_decoded(store, 1, to, true, [&](events::decoded_event& e) {
     if (progress) progress(e.seq);
     const bool check = e.seq >= range.from;
     if (check) ++r.events;
     take_snapshots();  // the world as it was before this event: w.applied events in
-    auto payload = events::from_payload(e.payload);
-    std::string stream(e.stream_id), type(e.type);
+    const json& payload = e.payload;
+    const std::string &stream = e.stream_id, &type = e.type;
     if (sim_rederiver::handles(type)) {  // a simulation's log (baton-replay simulate --log)
       auto v = sim.on(type, payload, e.recorded_at_us, check);
       if (v.decision) ++r.decisions, ++r.sim_passes;

@@ -3,6 +3,7 @@
 #include "core/world_snapshot.hpp"
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
+#include "events/scan_ahead.hpp"
 
 namespace baton::replay {
 
@@ -52,9 +53,9 @@ world_recovery recover_world(const events::event_store& store, uint64_t upto, co
   }
   r.last_seq = r.snapshot_seq;
   if (end > r.snapshot_seq)
-    store.scan(r.snapshot_seq + 1, end, true, [&](const events::event_view& e) {
+    events::scan_decoded(store, r.snapshot_seq + 1, end, true, [&](events::decoded_event& e) {  // (decoded ahead)
       if (progress) progress(e.seq);
-      core::apply(r.world, std::string(e.stream_id), std::string(e.type), events::from_payload(e.payload), e.recorded_at_us);
+      core::apply(r.world, e.stream_id, e.type, e.payload, e.recorded_at_us);
       ++r.events_applied;
       r.last_seq = e.seq;
       return true;

@@ -1,0 +1,127 @@
+#include "events/scan_ahead.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "events/payload.hpp"
+
+namespace baton::events {
+
+namespace {
+
+constexpr size_t batch_size = 256;      // events handed over at once (one lock per batch)
+constexpr size_t batches_ahead = 32;    // how far the reader may run ahead (~8,000 events)
+
+// The hand-over between the reading thread and the visiting one.
+class handover {
+ public:
+  // Reader side. False when the visitor has stopped.
+  bool put(std::vector<decoded_event>&& batch) {
+    std::unique_lock lock(mu_);
+    space_.wait(lock, [&] { return full_.size() < batches_ahead || stopped_; });
+    if (stopped_) return false;
+    full_.push_back(std::move(batch));
+    ready_.notify_one();
+    return true;
+  }
+  void finish(std::exception_ptr error) {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    error_ = error;
+    ready_.notify_one();
+  }
+  bool stopped() const { return stopped_flag_.load(std::memory_order_relaxed); }
+  // A batch the visitor is done with, to be emptied here: freeing the decoded payloads is
+  // a tenth of a replay's time, better spent on the reading thread.
+  std::vector<decoded_event> spent() {
+    std::vector<decoded_event> batch;
+    {
+      std::lock_guard lock(mu_);
+      if (!spent_.empty()) {
+        batch = std::move(spent_.front());
+        spent_.pop_front();
+      }
+    }
+    batch.clear();
+    batch.reserve(batch_size);
+    return batch;
+  }
+
+  // Visitor side. False at the end (then error() says whether reading failed).
+  bool take(std::vector<decoded_event>& batch) {
+    std::unique_lock lock(mu_);
+    if (!batch.empty() && !done_) spent_.push_back(std::move(batch));
+    ready_.wait(lock, [&] { return !full_.empty() || done_; });
+    if (full_.empty()) return false;
+    batch = std::move(full_.front());
+    full_.pop_front();
+    space_.notify_one();
+    return true;
+  }
+  std::exception_ptr error() {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+  void stop() {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    stopped_flag_.store(true, std::memory_order_relaxed);
+    space_.notify_one();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<std::vector<decoded_event>> full_, spent_;
+  bool done_ = false, stopped_ = false;
+  std::atomic<bool> stopped_flag_{false};
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
+                  const std::function<bool(decoded_event&)>& visit) {
+  handover h;
+  std::thread reader([&] {
+    std::exception_ptr error;
+    std::vector<decoded_event> batch = h.spent();
+    bool open = true;
+    try {
+      store.scan(from_seq, to_seq, verify_chain, [&](const event_view& e) {
+        if (h.stopped()) return open = false;
+        batch.push_back({e.seq, std::string(e.stream_id), std::string(e.type), e.recorded_at_us, from_payload(e.payload)});
+        if (batch.size() == batch_size) {
+          open = h.put(std::move(batch));
+          batch = h.spent();
+        }
+        return open;
+      });
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (open && !batch.empty()) h.put(std::move(batch));  // (the events before an error too)
+    h.finish(error);
+  });
+  // Stops and joins the reader however the visiting ends (an exception from visit included).
+  struct joiner {
+    handover& h;
+    std::thread& t;
+    ~joiner() {
+      h.stop();
+      t.join();
+    }
+  } join_at_exit{h, reader};
+  std::vector<decoded_event> batch;
+  while (h.take(batch))
+    for (auto& e : batch)
+      if (!visit(e)) return;
+  if (auto error = h.error()) std::rethrow_exception(error);
+}
+
+}  // namespace baton::events

@@ -1,0 +1,31 @@
+#pragma once
+// A scan of the log whose reading, hash checking and payload decoding run on a second thread,
+// ahead of the caller: a replay that applies every event (re-derivation, recovery) spends a
+// third to a half of its time there, and the second core is otherwise idle.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "events/event_store.hpp"
+
+namespace baton::events {
+
+// An event as decoded ahead of its use: it owns its strings and its payload.
+struct decoded_event {
+  uint64_t seq = 0;
+  std::string stream_id, type;
+  int64_t recorded_at_us = 0;
+  nlohmann::json payload;
+};
+
+// Visits events from_seq..to_seq (0 = to the end) in order on the calling thread, like
+// event_store::scan, with each payload decoded (from_payload). Whatever stops the reading (a
+// gap, a failed hash check, a payload that is not CBOR) is thrown here, after every event
+// before it was visited, as the plain scan would. Return false from visit to stop early; an
+// exception from visit stops the reader before it propagates.
+void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
+                  const std::function<bool(decoded_event&)>& visit);
+
+}  // namespace baton::events

@@ -1,0 +1,128 @@
+// events::scan_decoded: the log read and decoded on a second thread, visited in order on the
+// caller's, with the plain scan's errors at the same place.
+#include "events/scan_ahead.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "events/envelope.hpp"
+#include "support/commands.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace baton::events;
+using baton::test::command;
+using baton::test::temp_dir;
+
+namespace {
+
+// More events than the reader may hold ahead (it must wait for the visitor, and recycle).
+constexpr int many = 20'000;
+
+std::unique_ptr<event_store> log_of(const temp_dir& dir, int n) {
+  auto store = event_store::open(dir.path());
+  std::vector<append_command> batch;
+  for (int i = 1; i <= n; ++i) {
+    batch.push_back(command("job/" + std::to_string(i % 7), "t" + std::to_string(i % 3), {{"i", i}}));
+    if (batch.size() == 1000 || i == n) {
+      store->append(batch);
+      batch.clear();
+    }
+  }
+  return store;
+}
+
+}  // namespace
+
+TEST(ScanAhead, VisitsEveryEventInOrderWithItsPayloadDecoded) {
+  temp_dir dir;
+  auto store = log_of(dir, many);
+  uint64_t expected = 1;
+  scan_decoded(*store, 1, 0, true, [&](decoded_event& e) {
+    EXPECT_EQ(e.seq, expected);
+    EXPECT_EQ(e.payload.at("i").get<int>(), static_cast<int>(expected));
+    EXPECT_EQ(e.stream_id, "job/" + std::to_string(expected % 7));
+    EXPECT_EQ(e.type, "t" + std::to_string(expected % 3));
+    EXPECT_EQ(e.recorded_at_us, 1'700'000'000'000'000);
+    ++expected;
+    return true;
+  });
+  EXPECT_EQ(expected, static_cast<uint64_t>(many) + 1);
+
+  // A range: from its first to its last, checked from the middle of the chain.
+  std::vector<uint64_t> seen;
+  scan_decoded(*store, 9'000, 9'002, true, [&](decoded_event& e) {
+    seen.push_back(e.seq);
+    return true;
+  });
+  EXPECT_EQ(seen, (std::vector<uint64_t>{9'000, 9'001, 9'002}));
+}
+
+TEST(ScanAhead, AnAlteredEventIsThrownAfterEveryEventBeforeItWasVisited) {
+  temp_dir dir;
+  auto store = log_of(dir, many);
+  const uint64_t bad = 12'345;
+  auto raw = *store->read_raw(bad);
+  auto view = *decode(raw);
+  raw[static_cast<size_t>(view.payload.data() - raw.data()) + view.payload.size() - 1] ^= 0x01;
+  store->overwrite_raw_for_test(bad, raw);
+  uint64_t last = 0;
+  try {
+    scan_decoded(*store, 1, 0, true, [&](decoded_event& e) {
+      last = e.seq;
+      return true;
+    });
+    FAIL() << "the altered event was not reported";
+  } catch (const store_error& e) {
+    EXPECT_EQ(e.seq(), bad);
+  }
+  EXPECT_EQ(last, bad - 1);
+
+  // Unchecked, the same scan goes through (the payload still decodes).
+  last = 0;
+  scan_decoded(*store, 1, 0, false, [&](decoded_event& e) {
+    last = e.seq;
+    return true;
+  });
+  EXPECT_EQ(last, static_cast<uint64_t>(many));
+}
+
+TEST(ScanAhead, APayloadThatIsNotCborIsThrownAtItsEvent) {
+  temp_dir dir;
+  auto store = log_of(dir, 3'000);
+  auto c = command("job/x", "t");
+  c.events[0].payload = std::string("\xff\xfe not cbor", 11);
+  store->append({c});
+  store->append({command("job/y", "t")});
+  uint64_t last = 0;
+  EXPECT_THROW(scan_decoded(*store, 1, 0, true,
+                            [&](decoded_event& e) {
+                              last = e.seq;
+                              return true;
+                            }),
+               nlohmann::json::parse_error);
+  EXPECT_EQ(last, 3'000u);
+}
+
+TEST(ScanAhead, TheVisitorStopsItEarlyOrByThrowing) {
+  temp_dir dir;
+  auto store = log_of(dir, many);
+  uint64_t visited = 0;
+  scan_decoded(*store, 1, 0, true, [&](decoded_event&) { return ++visited < 100; });
+  EXPECT_EQ(visited, 100u);  // and the reader, blocked far ahead, was stopped and joined
+
+  visited = 0;
+  EXPECT_THROW(scan_decoded(*store, 1, 0, true,
+                            [&](decoded_event& e) {
+                              ++visited;
+                              if (e.seq == 500) throw std::runtime_error("visitor gave up");
+                              return true;
+                            }),
+               std::runtime_error);
+  EXPECT_EQ(visited, 500u);
+
+  // An empty range visits nothing.
+  visited = 0;
+  scan_decoded(*store, many + 1, 0, true, [&](decoded_event&) { return ++visited, true; });
+  EXPECT_EQ(visited, 0u);
+}
