@@ -226,29 +226,25 @@ int run(const config::settings& settings, const run_options& opts) {
       anchors->resume_from(store->last_seq());
       anchor_run = projections::run_projection(sys, log, anchors);
     }
-    // State snapshots (projections/world_snapshots.hpp): the projection's own copy of the
-    // world starts as the recovered one, decoded from the snapshot at the log's head (after a
-    // clean stop, the one recovery loaded); when events were replayed after the last
-    // snapshot, the recovered world is encoded and written first, so the next start replays
-    // nothing.
+    // State snapshots (projections/world_snapshots.hpp). When events were replayed after the
+    // last snapshot, the recovered world is encoded and written first, so the next start
+    // replays nothing. Then the SQL view's world is lent to them (below), or, without the
+    // view, they keep their own copy of the world, decoded from the snapshot at the log's head.
     projections::running_projection snapshot_run;
+    struct {
+      bool wanted = false;
+      uint64_t head = 0;
+      std::string hash, bytes;
+    } snap;
     if (settings.snapshot_every_events > 0) {
       try {
-        uint64_t head = store->last_seq();
-        std::string head_hash = head ? store->read(head, 1).front().hash : std::string();
-        std::string bytes;
-        if (head > 0 && head == recovered_snapshot_seq)
-          if (auto at_head = store->snapshot_at_or_before(core::world_snapshot_name, head); at_head && at_head->seq == head)
-            bytes = std::move(at_head->data);
-        if (bytes.empty()) {
-          bytes = core::encode_world_snapshot(world, head_hash);
-          if (head > recovered_snapshot_seq)
-            projections::world_snapshots::put_keeping(*store, {head, bytes}, static_cast<size_t>(settings.snapshots_kept));
+        snap.head = store->last_seq();
+        snap.hash = snap.head ? store->read(snap.head, 1).front().hash : std::string();
+        if (snap.head > recovered_snapshot_seq) {
+          snap.bytes = core::encode_world_snapshot(world, snap.hash);
+          projections::world_snapshots::put_keeping(*store, {snap.head, snap.bytes}, static_cast<size_t>(settings.snapshots_kept));
         }
-        snapshots = std::make_shared<projections::world_snapshots>(store, core::decode_world_snapshot(bytes).w, head, head_hash,
-                                                                   static_cast<uint64_t>(settings.snapshot_every_events),
-                                                                   static_cast<size_t>(settings.snapshots_kept));
-        snapshot_run = projections::run_projection(sys, log, snapshots, {true, true});
+        snap.wanted = true;
       } catch (const std::exception& e) {
         spdlog::error("state snapshots are off for this run: {}", e.what());
       }
@@ -290,6 +286,29 @@ int run(const config::settings& settings, const run_options& opts) {
       } catch (const std::exception& e) {
         view_off(e.what());
       }
+    }
+    if (snap.wanted) {
+      try {
+        const auto every = static_cast<uint64_t>(settings.snapshot_every_events);
+        const auto keep = static_cast<size_t>(settings.snapshots_kept);
+        if (view) {
+          snapshots = std::make_shared<projections::world_snapshots>(store, projections::world_snapshots::lent, snap.head,
+                                                                     snap.hash, every, keep);
+          view->feed_snapshots(snapshots);
+        } else {
+          if (snap.bytes.empty() && snap.head > 0)  // after a clean stop: the one recovery loaded
+            if (auto at_head = store->snapshot_at_or_before(core::world_snapshot_name, snap.head); at_head && at_head->seq == snap.head)
+              snap.bytes = std::move(at_head->data);
+          if (snap.bytes.empty()) snap.bytes = core::encode_world_snapshot(world, snap.hash);
+          snapshots = std::make_shared<projections::world_snapshots>(store, core::decode_world_snapshot(snap.bytes).w, snap.head,
+                                                                     snap.hash, every, keep);
+          snapshot_run = projections::run_projection(sys, log, snapshots, {true, true});
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("state snapshots are off for this run: {}", e.what());
+        snapshots.reset();
+      }
+      snap.bytes.clear();
     }
     // The PostgreSQL view (projections/postgres_view.hpp): from the log's head on, with the
     // world recovered there; it catches its database up from the log now if it can, else it
@@ -502,8 +521,12 @@ int run(const config::settings& settings, const run_options& opts) {
     pg_run.actor = nullptr;
     if (pg) pg->flush();  // (serialised with the projection's own thread)
     if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
-        snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30)))
-      snapshots->write_now();
+        snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30))) {
+      if (!snapshots->is_lent())
+        snapshots->write_now();
+      else if (view)
+        view->write_snapshot_now();  // (the view's world, under its lock)
+    }
     if (snapshot_run.actor) caf::anon_send_exit(snapshot_run.actor, caf::exit_reason::user_shutdown);
     snapshot_run.actor = nullptr;
     if (view && exit_code == 0)  // a clean stop: the view holds every event (it keeps its offset itself)

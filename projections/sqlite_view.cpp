@@ -10,6 +10,7 @@
 #include "events/envelope.hpp"
 #include "projections/sql_batch.hpp"
 #include "projections/sql_rows.hpp"
+#include "projections/world_snapshots.hpp"
 
 namespace baton::projections {
 
@@ -162,11 +163,25 @@ void sqlite_view::write_rows(const sql_batch_rows& rows) {
     }
 }
 
+void sqlite_view::feed_snapshots(std::shared_ptr<world_snapshots> snapshots) {
+  std::lock_guard<std::mutex> lock(m_);
+  snapshots_ = std::move(snapshots);
+}
+
+void sqlite_view::write_snapshot_now() {
+  std::lock_guard<std::mutex> lock(m_);
+  if (snapshots_) snapshots_->write_now(world_);
+}
+
 void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   if (batch.empty()) return;
   std::lock_guard<std::mutex> lock(m_);
   // The world follows the log whatever the file does; the rows follow when they can.
   const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
+  if (snapshots_ && !snapshots_->follow(world_, batch)) {  // (they fail alone: the view goes on)
+    spdlog::error("state snapshots stop for this run: {}", snapshots_->failure().value_or("failed"));
+    snapshots_.reset();
+  }
   if (behind_) return;  // flush() catches up later, from the log
   try {
     if (!open_) {

@@ -25,6 +25,7 @@
 namespace baton::projections {
 
 struct sql_batch_rows;
+class world_snapshots;
 
 class sqlite_view : public projection {
  public:
@@ -51,6 +52,11 @@ class sqlite_view : public projection {
   // The last sequence committed: what another reader of the file sees (/healthz's lag).
   uint64_t stored_seq() const override { return stored_.load(); }
 
+  // State snapshots taken of this view's world (projections/world_snapshots.hpp, lent): from
+  // now on every batch applied is handed to them. And at a clean stop, one of everything.
+  void feed_snapshots(std::shared_ptr<world_snapshots> snapshots);
+  void write_snapshot_now();
+
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override;
 
@@ -70,6 +76,7 @@ class sqlite_view : public projection {
   std::unique_ptr<sqlite_db> db_;
   std::unique_ptr<statements> st_;
   core::world world_;
+  std::shared_ptr<world_snapshots> snapshots_;  // fed from world_, if batond lent it
   std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
   std::shared_ptr<const events::event_store> store_;
   bool behind_ = false;  // a write failed: the rows stay at stored_ until catch_up() succeeds

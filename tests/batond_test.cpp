@@ -322,8 +322,8 @@ TEST(Batond, StalledLogSyncAnswersWorkerCalls503AndRecovers) {
   EXPECT_EQ(b.stop(), 0) << b.err();
 }
 
-// With the SQL view on (the default) and off: the snapshots keep their own world either way.
-// (projections/world_snapshots.hpp).
+// With the SQL view on (the default: the snapshots are taken of its world) and off (they keep
+// their own). (projections/world_snapshots.hpp).
 void snapshots_every_n_events_let_a_restart_after_a_kill_replay_only_the_tail(const std::string& views);
 
 TEST(Batond, StateSnapshotsEveryNEventsLetARestartAfterAKillReplayOnlyTheTail) {
