@@ -35,6 +35,9 @@ struct beast_server_options {
   size_t max_buffered_request_bytes = size_t{256} << 20;  // all connections together; beyond: 503
   int async_reply_deadline_ms = 10000;  // an async route's answer; later: 503 not_durable_yet
   int stream_keepalive_seconds = 15;   // a quiet event stream gets a comment line this often
+  // An event stream's client gets at most one write per this many ms, with everything queued
+  // meanwhile: one write per log batch to each of 50 dashboards took the I/O thread from polls.
+  int stream_write_interval_ms = 50;
   int stop_grace_seconds = 5;          // stop(): how long requests in flight may still answer
   // HTTPS when set (PEM files; the certificate file may carry the chain). TLS 1.2 or newer;
   // the handshake counts against read_timeout_seconds.

@@ -247,7 +247,7 @@ void session::start_stream(const beast_response& head, std::shared_ptr<event_str
 }
 
 void session::pump() {
-  if (state_ != state::streaming || stream_writing_) return;
+  if (state_ != state::streaming || stream_writing_ || stream_pausing_) return;
   std::string text = stream_->take();
   if (stream_->closed()) return close();  // too slow a reader, or the server stops
   if (text.empty()) return;
@@ -265,7 +265,15 @@ void session::write_stream(std::string text) {
     if (ec) return self->close();
     // Quiet streams get a comment line now and then, so proxies and clients see it alive.
     self->deadline_ = steady::now() + std::chrono::seconds(self->core_.opts.stream_keepalive_seconds);
-    self->pump();
+    if (self->core_.opts.stream_write_interval_ms <= 0) return self->pump();
+    // What comes meanwhile waits, and goes in one write (event_stream wakes once per take()).
+    if (!self->stream_pause_) self->stream_pause_.emplace(self->core_.ioc);
+    self->stream_pausing_ = true;
+    self->stream_pause_->expires_after(std::chrono::milliseconds(self->core_.opts.stream_write_interval_ms));
+    self->stream_pause_->async_wait([self](error_code) {
+      self->stream_pausing_ = false;
+      self->pump();  // (nothing if the connection closed meanwhile)
+    });
   });
 }
 
@@ -369,6 +377,7 @@ void session::close() {
   if (state_ == state::closed) return;
   state_ = state::closed;
   if (stream_) stream_->close();
+  if (stream_pause_) stream_pause_->cancel();
   error_code ec;
   conn_.socket().close(ec);
   uncharge();

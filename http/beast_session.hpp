@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -129,6 +130,8 @@ class session : public std::enable_shared_from_this<session> {
   std::shared_ptr<event_stream> stream_;
   std::string stream_out_;       // the stream's bytes being written
   bool stream_writing_ = false;
+  std::optional<boost::asio::steady_timer> stream_pause_;  // set: the next write waits for it
+  bool stream_pausing_ = false;
 };
 
 }  // namespace baton::http

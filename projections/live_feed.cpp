@@ -78,6 +78,8 @@ std::string live_feed::message_of(const events::event_envelope& e, const std::st
 
 void live_feed::apply(const std::vector<events::event_envelope>& batch) {
   std::lock_guard<std::mutex> g(mu_);
+  // What each subscriber may see of the batch, handed over at once (one push per batch).
+  std::vector<std::string> out(subscribers_.size());
   for (const auto& e : batch) {
     std::string job = job_of(e.stream_id);
     kept k{e.seq, {}, !job.empty(), {}};
@@ -94,16 +96,19 @@ void live_feed::apply(const std::vector<events::event_envelope>& batch) {
       if (e.type == "job.pruned" && it != owners_.end()) owners_.erase(it);
     }
     k.text = message_of(e, job);
-    for (auto s = subscribers_.begin(); s != subscribers_.end();) {
-      if (s->gone() || (visible(s->who, k) && !s->s(k.text))) {
-        s = subscribers_.erase(s);
-      } else {
-        ++s;
-      }
-    }
+    for (size_t i = 0; i < subscribers_.size(); ++i)
+      if (visible(subscribers_[i].who, k)) out[i] += k.text;
     recent_.push_back(std::move(k));
     if (recent_.size() > backlog_) recent_.pop_front();
   }
+  size_t kept = 0;
+  for (size_t i = 0; i < subscribers_.size(); ++i) {
+    auto& s = subscribers_[i];
+    if (s.gone() || (!out[i].empty() && !s.s(out[i]))) continue;  // gone: dropped
+    if (kept != i) subscribers_[kept] = std::move(s);
+    ++kept;
+  }
+  subscribers_.erase(subscribers_.begin() + static_cast<std::ptrdiff_t>(kept), subscribers_.end());
 }
 
 void live_feed::subscribe(const core::principal& who, uint64_t after, sink s, liveness alive) {

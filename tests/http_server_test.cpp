@@ -21,6 +21,7 @@
 
 #include "http/beast_message.hpp"
 #include "http/beast_server.hpp"
+#include "http/event_stream.hpp"
 #include "support/loopback_socket.hpp"
 
 namespace {
@@ -127,6 +128,14 @@ struct served {
       }).detach();
     });
     r.async("GET", "/held", [this](const baton::http::request&, respond_fn respond) { held.set_value(std::move(respond)); });
+    r.async("GET", "/stream", [this](const baton::http::request&, respond_fn respond) {
+      baton::http::response res;
+      res.status = 200;
+      res.content_type = "text/event-stream";
+      res.stream = std::make_shared<baton::http::event_stream>();
+      stream.set_value(res.stream);
+      respond(std::move(res));
+    });
     port = server.start();
   }
   beast_server server;
@@ -134,6 +143,7 @@ struct served {
   std::atomic<int> started_late{0};
   std::atomic<int> answered_late{0};
   std::promise<respond_fn> held;
+  std::promise<std::shared_ptr<baton::http::event_stream>> stream;
 };
 
 TEST(HttpServer, KeepAliveServesSeveralRequestsOnOneConnection) {
@@ -467,6 +477,39 @@ TEST(HttpServer, AsyncReplyPastItsDeadlineIs503AndTheConnectionGoesOn) {
   f.get()(std::move(late));  // dropped: its request was already answered
   c.send(get("/hello?name=after"));
   EXPECT_EQ(c.next().body, "hello after");
+}
+
+TEST(HttpServer, AnEventStreamIsWrittenAtMostOncePerIntervalWithAllThatCameMeanwhile) {
+  beast_server_options o;
+  o.stream_write_interval_ms = 600;
+  served s(o);
+  int fd = baton::test::connect_loopback(s.port, 5);
+  ASSERT_GE(fd, 0);
+  std::string got;
+  auto read_until = [&](const std::string& needle) {
+    char tmp[4096];
+    while (got.find(needle) == std::string::npos) {
+      ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+      if (n <= 0) return false;
+      got.append(tmp, static_cast<size_t>(n));
+    }
+    return true;
+  };
+  const auto t0 = steady::now();
+  const std::string request = get("/stream");
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  auto made = s.stream.get_future();
+  ASSERT_EQ(made.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  auto stream = made.get();
+  ASSERT_TRUE(read_until("\r\n\r\n")) << got;  // the head: the first write
+  EXPECT_NE(got.find("text/event-stream"), std::string::npos) << got;
+  ASSERT_TRUE(stream->push("data: a\n\n"));
+  ASSERT_TRUE(stream->push("data: b\n\n"));
+  ASSERT_TRUE(read_until("data: b\n\n")) << got;
+  EXPECT_GE(steady::now() - t0, std::chrono::milliseconds(600)) << "the write after the head waited for the interval";
+  EXPECT_LT(got.find("data: a"), got.find("data: b"));
+  ::close(fd);  // the client leaves while nothing is pending: the stream closes, its timer with it
+  EXPECT_TRUE(eventually([&] { return !stream->push("data: c\n\n"); }));
 }
 
 TEST(BeastMessage, RequestIsDecodedWithHeadersAsSent) {

@@ -59,6 +59,27 @@ TEST(live_feed, EachSubscriberGetsWhatItMaySee) {
       << admin.text;
 }
 
+TEST(live_feed, ABatchReachesEachSubscriberInOnePushInOrder) {
+  projections::live_feed feed({{"anns-job", "ann"}}, 0);
+  std::vector<std::string> admin_pushes, ann_pushes, bob_pushes;
+  auto counting = [](std::vector<std::string>& pushes) {
+    return [&pushes](const std::string& t) { return pushes.push_back(t), true; };
+  };
+  feed.subscribe(core::principal::operator_named("root"), 0, counting(admin_pushes));
+  feed.subscribe(core::principal::named_operator("ann", false), 0, counting(ann_pushes));
+  feed.subscribe(core::principal::named_operator("bob", false), 0, counting(bob_pushes));
+  admin_pushes.clear(), ann_pushes.clear(), bob_pushes.clear();  // (the hello)
+  ASSERT_TRUE(feed.apply_batch({event(1, "job/anns-job", "job.held"), event(2, "daemon", "daemon.started"),
+                                event(3, "job/anns-job", "job.released")}));
+  ASSERT_EQ(admin_pushes.size(), 1u);
+  EXPECT_LT(admin_pushes[0].find("id: 1\n"), admin_pushes[0].find("id: 2\n"));
+  EXPECT_LT(admin_pushes[0].find("id: 2\n"), admin_pushes[0].find("id: 3\n"));
+  ASSERT_EQ(ann_pushes.size(), 1u);
+  EXPECT_EQ(ann_pushes[0].find("id: 2\n"), std::string::npos);
+  EXPECT_NE(ann_pushes[0].find("id: 3\n"), std::string::npos);
+  EXPECT_TRUE(bob_pushes.empty()) << "nothing bob may see: no push at all";
+}
+
 TEST(live_feed, SummariesAreTheJsonNlohmannWouldWriteWhateverTheNamesHold) {
   // Written by hand for speed: every escape, and text beyond ASCII, must come out as
   // nlohmann's dump() writes it (and still parse as the same strings).
