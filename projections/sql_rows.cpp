@@ -1,5 +1,6 @@
 #include "projections/sql_rows.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -95,19 +96,27 @@ const std::vector<std::string>& sql_tables() {
 }
 
 namespace {
+// Columns a row never changes once written, left out of the upsert's SET: SQLite rewrites
+// the entries of every index over a column the SET names, even to the same value (the jobs'
+// account index and the segments' worker index, at every job event).
+const std::vector<std::string> job_fixed{"\"user\"", "account"};
+const std::vector<std::string> segment_fixed{"worker_id"};
+const std::vector<std::string> none_fixed;
+
 struct table_shape {
   const std::vector<std::string>* cols;
   const char* name;
   const char* key;  // nullptr: append-only (plain insert)
   size_t keys;
+  const std::vector<std::string>* fixed = &none_fixed;
 };
 table_shape shape_of(sql_table t) {
   switch (t) {
     case sql_table::events: return {&event_columns, "events", nullptr, 0};
     case sql_table::decisions: return {&decision_columns, "decisions", nullptr, 0};
-    case sql_table::jobs: return {&job_columns, "jobs", "id", 1};
+    case sql_table::jobs: return {&job_columns, "jobs", "id", 1, &job_fixed};
     case sql_table::workers: return {&worker_columns, "workers", "id", 1};
-    case sql_table::run_segments: return {&segment_columns, "run_segments", "job_id, n", 2};
+    case sql_table::run_segments: return {&segment_columns, "run_segments", "job_id, n", 2, &segment_fixed};
     case sql_table::fair_share: return {&fair_share_columns, "fair_share", nullptr, 0};
     case sql_table::clusters: return {&cluster_columns, "clusters", nullptr, 0};
   }
@@ -131,10 +140,14 @@ std::string sql_write_many(sql_dialect d, sql_table t, size_t rows) {
   }
   if (!shape.key) return sql;
   // ON CONFLICT ... DO UPDATE (both dialects): unlike a delete and an insert, only the
-  // indexes whose columns changed are touched.
+  // indexes over the columns it sets are touched.
   sql += std::string(" ON CONFLICT (") + shape.key + ") DO UPDATE SET ";
-  for (size_t i = shape.keys; i < cols.size(); ++i)
-    sql += cols[i] + " = excluded." + cols[i] + (i + 1 < cols.size() ? ", " : "");
+  bool first = true;
+  for (size_t i = shape.keys; i < cols.size(); ++i) {
+    if (std::find(shape.fixed->begin(), shape.fixed->end(), cols[i]) != shape.fixed->end()) continue;
+    sql += (first ? "" : ", ") + cols[i] + " = excluded." + cols[i];
+    first = false;
+  }
   return sql;
 }
 

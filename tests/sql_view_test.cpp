@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -37,7 +38,54 @@ int64_t query_int(const std::string& path, const std::string& sql) {
   return v;
 }
 
+// Runs one generated write with every column bound as text: `value(i)` for column i.
+void write_row(sqlite3* db, const std::string& sql, size_t columns, const std::function<std::string(size_t)>& value) {
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::vector<std::string> values;
+  for (size_t i = 0; i < columns; ++i) values.push_back(value(i));
+  for (size_t i = 0; i < columns; ++i)
+    sqlite3_bind_text(st, static_cast<int>(i + 1), values[i].c_str(), -1, SQLITE_TRANSIENT);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db);
+  sqlite3_finalize(st);
+}
+
+std::string text_of(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* st = nullptr;
+  std::string v;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return v;
+}
+
 }  // namespace
+
+// A job's user and account, and a run segment's worker, are written once: the upsert leaves
+// them (and the indexes over them) alone and sets everything else.
+TEST(sql_view, UpsertsSetWhatChangesAndLeaveWhatARowNeverChanges) {
+  using projections::sql_dialect;
+  using projections::sql_table;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, projections::sql_schema(sql_dialect::sqlite).c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  const auto jobs = projections::sql_write(sql_dialect::sqlite, sql_table::jobs);
+  const size_t job_columns = projections::sql_columns(sql_table::jobs);
+  // Columns in schema order: id, title, status, user, account, ...
+  write_row(db, jobs, job_columns, [](size_t i) { return i == 0 ? "j1" : i == 2 ? "queued" : i == 3 ? "ann" : i == 4 ? "chem" : "1"; });
+  write_row(db, jobs, job_columns, [](size_t i) { return i == 0 ? "j1" : i == 2 ? "running" : i == 3 ? "bob" : i == 4 ? "phys" : "2"; });
+  EXPECT_EQ(text_of(db, "SELECT status || ' ' || \"user\" || ' ' || account || ' ' || title FROM jobs WHERE id = 'j1'"),
+            "running ann chem 2");
+  const auto segments = projections::sql_write(sql_dialect::sqlite, sql_table::run_segments);
+  const size_t segment_columns = projections::sql_columns(sql_table::run_segments);
+  // job_id, n, worker_id, started_at, ended_at, ...
+  write_row(db, segments, segment_columns, [](size_t i) { return i == 0 ? "j1" : i == 1 ? "0" : i == 2 ? "w1" : "a"; });
+  write_row(db, segments, segment_columns, [](size_t i) { return i == 0 ? "j1" : i == 1 ? "0" : i == 2 ? "w2" : "b"; });
+  EXPECT_EQ(text_of(db, "SELECT worker_id || ' ' || ended_at FROM run_segments WHERE job_id = 'j1'"), "w1 b");
+  EXPECT_EQ(jobs.find("account = excluded"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find("status = excluded.status"), std::string::npos) << jobs;
+  sqlite3_close(db);
+}
 
 TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuilt) {
   test::temp_dir dir;
