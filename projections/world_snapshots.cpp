@@ -13,28 +13,24 @@ namespace baton::projections {
 
 world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, core::world start, uint64_t start_seq,
                                  std::string start_hash, uint64_t every, size_t keep)
+    : world_snapshots(std::move(store), false, std::move(start), start_seq, std::move(start_hash), every, keep) {}
+
+world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, lent_t, uint64_t start_seq,
+                                 std::string start_hash, uint64_t every, size_t keep)
+    : world_snapshots(std::move(store), true, core::world{}, start_seq, std::move(start_hash), every, keep) {}
+
+world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, bool lent, core::world own,
+                                 uint64_t start_seq, std::string start_hash, uint64_t every, size_t keep)
     : projection(projection_name),
       store_(std::move(store)),
-      world_(std::move(start)),
+      lent_(lent),
+      world_(std::move(own)),
       seq_(start_seq),
       last_snapshot_(start_seq),
       hash_(std::move(start_hash)),
       every_(every),
       keep_(std::max<size_t>(keep, 1)) {
   restore_applied(start_seq);  // the daemon wrote (or found) a snapshot of the world at start_seq
-}
-
-world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, lent_t, uint64_t start_seq,
-                                 std::string start_hash, uint64_t every, size_t keep)
-    : projection(projection_name),
-      store_(std::move(store)),
-      lent_(true),
-      seq_(start_seq),
-      last_snapshot_(start_seq),
-      hash_(std::move(start_hash)),
-      every_(every),
-      keep_(std::max<size_t>(keep, 1)) {
-  restore_applied(start_seq);
 }
 
 void world_snapshots::apply(const std::vector<events::event_envelope>& batch) {

@@ -55,6 +55,8 @@ class world_snapshots : public projection {
   void apply(const std::vector<events::event_envelope>& batch) override;
 
  private:
+  world_snapshots(std::shared_ptr<events::event_store> store, bool lent, core::world own, uint64_t start_seq,
+                  std::string start_hash, uint64_t every, size_t keep);
   void write(const core::world& w);  // with m_ held
 
   std::shared_ptr<events::event_store> store_;
