@@ -38,6 +38,18 @@ find_path(MUSTACHE_INCLUDE_DIR kainjow/mustache.hpp REQUIRED)
 add_library(kainjow::mustache INTERFACE IMPORTED)
 set_target_properties(kainjow::mustache PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${MUSTACHE_INCLUDE_DIR}")
 
+# jemalloc for the tools that build and free millions of small JSON nodes (baton-replay and
+# the benches that time its code): re-derivation ran about a third faster than on glibc's
+# malloc (docs/benchmarks.md). Not under a sanitizer, which brings an allocator of its own.
+if(NOT BATON_SANITIZE AND NOT BATON_FUZZ)
+  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET GLOBAL jemalloc>=5)
+endif()
+function(baton_link_jemalloc target)
+  if(TARGET PkgConfig::JEMALLOC)
+    target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
+  endif()
+endfunction()
+
 if(BATON_BUILD_TESTS)
   find_package(GTest 1.12 CONFIG REQUIRED)
 endif()

@@ -5,7 +5,9 @@
 
 #include <iostream>
 
+#include "baton/version.hpp"
 #include "events/envelope.hpp"
+#include "replay/allocator_info.hpp"
 #include "replay/log_commands.hpp"
 #include "replay/whatif.hpp"
 #include "replay/simulate_command.hpp"
@@ -27,6 +29,7 @@ bool parse_time(const std::string& text, std::optional<int64_t>& out, const char
 int main(int argc, char** argv) {
   CLI::App app{"baton-replay: verify, re-derive, export and simulate schedules (docs/replay.md)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", [] { return std::string("baton-replay ") + baton::version + " (malloc: " + allocator_in_use() + ")"; });
   log_options log;
   auto data_dir = [&](CLI::App* sub, bool required) {
     auto* opt = sub->add_option("--data-dir", log.data_dir, "batond's data dir (the log is read, never written)");

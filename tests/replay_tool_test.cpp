@@ -268,3 +268,18 @@ TEST(replay_tool_simulate, TheSimulationsLogRederivesAndIsNeverOverwritten) {
   EXPECT_EQ(twice.code, 2);
   EXPECT_NE(twice.err.find("already holds a log"), std::string::npos) << twice.err;
 }
+
+// --version names the malloc the tool runs on: jemalloc in a release build (replay/allocator_info.hpp);
+// a sanitizer build keeps the sanitizer's. A link order that let libc's malloc win would fail here.
+TEST(replay_tool_version, NamesTheMallocItRunsOn) {
+  test::temp_dir dir;
+  auto r = replay_tool(dir, {"--version"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("baton-replay ", 0), 0u) << r.out;
+#ifdef BATON_EXPECT_JEMALLOC
+  EXPECT_NE(r.out.find("(malloc: jemalloc 5."), std::string::npos) << r.out;
+#else
+  EXPECT_EQ(r.out.find("jemalloc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(malloc: "), std::string::npos) << r.out;
+#endif
+}
