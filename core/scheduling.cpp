@@ -128,16 +128,26 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
   size_t first_free = 0;
   // Jobs of one class (GPUs, pins, time limit, checkpoints, conformance) compete for the same workers:
   // once a class finds no free worker above the poller, it never will again in this pass.
-  using job_class = std::tuple<uint32_t, std::vector<std::string>, int64_t, bool, std::string>;
+  // (Compared by value, held by reference into the jobs: the world is const during the walk,
+  // and copying the pins and the conformance for every examined job showed in re-derivation.)
+  struct job_class {
+    uint32_t gpus;
+    const std::vector<std::string>* pins;
+    int64_t limit;
+    bool checkpoints;
+    const std::string* conformance;
+    bool operator<(const job_class& o) const {
+      return std::tie(gpus, *pins, limit, checkpoints, *conformance) < std::tie(o.gpus, *o.pins, o.limit, o.checkpoints, *o.conformance);
+    }
+  };
   std::set<job_class> exhausted;
   nlohmann::json ahead = nlohmann::json::array();
   size_t ahead_total = 0, examined = 0;
 
   for (const auto& key : queued) {
-    const std::string job_id(key.id);
     const job& j = *key.owner;
     ++examined;
-    job_class cls{j.gpu_count, j.preferred_clusters, time_limit_of(j, rule), j.checkpoints, j.conformance};
+    const job_class cls{j.gpu_count, &j.preferred_clusters, time_limit_of(j, rule), j.checkpoints, &j.conformance};
     bool taken_above = false;
     if (!exhausted.count(cls)) {
       while (first_free < above.size() && claimed[first_free]) ++first_free;
@@ -145,7 +155,7 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
         if (!claimed[i] && may_take(*above[i], j)) {
           claimed[i] = true;
           taken_above = true;
-          if (ahead.size() < decision_sample_size) ahead.push_back({job_id, above[i]->id});
+          if (ahead.size() < decision_sample_size) ahead.push_back({j.id, above[i]->id});
           ++ahead_total;
           break;
         }
@@ -153,7 +163,7 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
     }
     if (taken_above) continue;
     if (may_take(me, j)) {
-      out.job_id = job_id;
+      out.job_id = j.id;
       break;
     }
   }

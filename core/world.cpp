@@ -206,10 +206,11 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
   bool was_running = occupies_worker(j.status);
+  std::string group = qos_group(j);  // "qos/user": set by job.created, fixed after it
   if (was_queued) {
     w.queued.erase({j.created_at, std::string_view(j.id)});
     track_queued_limit(w, j, false);
-    w.queued_by_qos_user[qos_group(j)].erase({j.created_at, std::string_view(j.id)});
+    w.queued_by_qos_user[group].erase({j.created_at, std::string_view(j.id)});
   }
   if (was_eligible) index_erase(w, j);
   bool was_preempted = !j.preempted_by.empty();
@@ -217,6 +218,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   if (was_preempted != !j.preempted_by.empty()) was_preempted ? --w.preemptions_in_flight : ++w.preemptions_in_flight;
   if (type == "job.preempted") w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
   if (type == "job.created") {
+    group = qos_group(j);
     w.by_created.insert({j.created_at, j.id});
     w.usage[association_of(j)];  // every association with jobs takes part in fair share
     set_priority(w, j);
@@ -226,7 +228,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   bool running = occupies_worker(j.status);
   bool limit_crossed = false;  // the group's count reached its limit, or fell below it
   if (running != was_running) {
-    auto& n = w.running_by_qos_user[qos_group(j)];
+    auto& n = w.running_by_qos_user[group];
     uint32_t limit = qos_limit(w, j);
     bool was_at = limit && n >= limit;
     n = running ? n + 1 : n - 1;
@@ -243,7 +245,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   if (j.status == job_status::queued) {
     w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
     track_queued_limit(w, j, true);
-    w.queued_by_qos_user[qos_group(j)].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    w.queued_by_qos_user[group].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
   }
   if (eligible(j)) index_insert(w, j);
   if (type == "job.assigned") {  // the plan's start for it, or its reservation, is used up
@@ -252,7 +254,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
       w.plan.start_for_worker.erase(s);
   }
   if (limit_crossed)  // the group's other queued jobs now wait, or may go
-    for (auto& [key, other] : w.queued_by_qos_user[qos_group(j)])
+    for (auto& [key, other] : w.queued_by_qos_user[group])
       set_waiting_flag(w, *other, &job::over_limit, at_qos_limit(w, *other), at);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
