@@ -64,6 +64,14 @@ class raw_client {
     buf_.erase(0, end + 4 + length);
     return r;
   }
+  // Reads until what has come so far (kept for next()) holds needle; false if the connection
+  // closed or timed out first.
+  bool read_until(const std::string& needle) {
+    while (buf_.find(needle) == std::string::npos)
+      if (!fill()) return false;
+    return true;
+  }
+  const std::string& received() const { return buf_; }
   // True when the server closed the connection (EOF) within the receive timeout.
   bool closed_by_server() {
     char c;
@@ -483,32 +491,23 @@ TEST(HttpServer, AnEventStreamIsWrittenAtMostOncePerIntervalWithAllThatCameMeanw
   beast_server_options o;
   o.stream_write_interval_ms = 600;
   served s(o);
-  int fd = baton::test::connect_loopback(s.port, 5);
-  ASSERT_GE(fd, 0);
-  std::string got;
-  auto read_until = [&](const std::string& needle) {
-    char tmp[4096];
-    while (got.find(needle) == std::string::npos) {
-      ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
-      if (n <= 0) return false;
-      got.append(tmp, static_cast<size_t>(n));
-    }
-    return true;
-  };
-  const auto t0 = steady::now();
-  const std::string request = get("/stream");
-  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
   auto made = s.stream.get_future();
-  ASSERT_EQ(made.wait_for(std::chrono::seconds(5)), std::future_status::ready);
-  auto stream = made.get();
-  ASSERT_TRUE(read_until("\r\n\r\n")) << got;  // the head: the first write
-  EXPECT_NE(got.find("text/event-stream"), std::string::npos) << got;
-  ASSERT_TRUE(stream->push("data: a\n\n"));
-  ASSERT_TRUE(stream->push("data: b\n\n"));
-  ASSERT_TRUE(read_until("data: b\n\n")) << got;
-  EXPECT_GE(steady::now() - t0, std::chrono::milliseconds(600)) << "the write after the head waited for the interval";
-  EXPECT_LT(got.find("data: a"), got.find("data: b"));
-  ::close(fd);  // the client leaves while nothing is pending: the stream closes, its timer with it
+  std::shared_ptr<baton::http::event_stream> stream;
+  {
+    raw_client c(s.port);
+    ASSERT_TRUE(c.connected());
+    const auto t0 = steady::now();
+    c.send(get("/stream"));
+    ASSERT_EQ(made.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    stream = made.get();
+    ASSERT_TRUE(c.read_until("\r\n\r\n")) << c.received();  // the head: the first write
+    EXPECT_NE(c.received().find("text/event-stream"), std::string::npos) << c.received();
+    ASSERT_TRUE(stream->push("data: a\n\n"));
+    ASSERT_TRUE(stream->push("data: b\n\n"));
+    ASSERT_TRUE(c.read_until("data: b\n\n")) << c.received();
+    EXPECT_GE(steady::now() - t0, std::chrono::milliseconds(600)) << "the write after the head waited for the interval";
+    EXPECT_LT(c.received().find("data: a"), c.received().find("data: b"));
+  }  // the client leaves while nothing is pending: the stream closes, its timer with it
   EXPECT_TRUE(eventually([&] { return !stream->push("data: c\n\n"); }));
 }
 
