@@ -12,21 +12,14 @@ std::string allocator_in_use() {
   if (!in_use || dladdr(in_use, &where) == 0 || !where.dli_fname) return "unknown";
   std::string file = where.dli_fname;
   if (auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
-  if (file.rfind("libjemalloc", 0) == 0) {
-    // jemalloc's own control interface, looked up where that malloc lives (no link-time tie).
-    using mallctl_fn = int (*)(const char*, void*, size_t*, void*, size_t);
-    if (void* self = dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD)) {
-      auto mallctl = reinterpret_cast<mallctl_fn>(dlsym(self, "mallctl"));
-      const char* version = nullptr;
-      size_t size = sizeof version;
-      std::string out = "jemalloc";
-      if (mallctl && mallctl("version", &version, &size, nullptr, 0) == 0 && version) out += std::string(" ") + version;
-      dlclose(self);
-      return out;
-    }
-    return "jemalloc";
-  }
-  return file.empty() ? "the executable" : file;
+  if (file.rfind("libjemalloc", 0) != 0) return file.empty() ? "the executable" : file;
+  // jemalloc's own control interface, found the same way (no link-time tie to it).
+  using mallctl_fn = int (*)(const char*, void*, size_t*, void*, size_t);
+  auto mallctl = reinterpret_cast<mallctl_fn>(dlsym(RTLD_DEFAULT, "mallctl"));
+  const char* version = nullptr;
+  size_t size = sizeof version;
+  if (mallctl && mallctl("version", &version, &size, nullptr, 0) == 0 && version) return std::string("jemalloc ") + version;
+  return "jemalloc";
 }
 
 }  // namespace baton::replay
