@@ -1,4 +1,5 @@
 #include "actors/cluster.hpp"
+#include "actors/thread_name.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -186,6 +187,7 @@ class cycle_runner {
 
 cluster_actor::behavior_type cluster(cluster_actor::stateful_pointer<cluster_state> self, scheduler_actor scheduler,
                                      cluster_options opts) {
+  name_this_thread("slurm:" + opts.cluster.name);
   self->send(self, cycle_atom::value);
   return {
       [self, scheduler, opts](cycle_atom) {

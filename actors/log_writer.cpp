@@ -1,4 +1,5 @@
 #include "actors/log_writer.hpp"
+#include "actors/thread_name.hpp"
 
 #include <caf/all.hpp>
 
@@ -79,6 +80,7 @@ syncer_actor::behavior_type syncer(syncer_actor::stateful_pointer<syncer_state> 
                                    std::shared_ptr<events::event_store> store,
                                    std::shared_ptr<std::atomic<uint64_t>> written_through, log_writer_actor writer,
                                    std::shared_ptr<log_metrics> metrics) {
+  name_this_thread("log_syncer");  // (a detached actor: its behaviour is made on its own thread)
   const char* stall = std::getenv("BATON_FAULT_STALL_SYNC_FILE");
   std::string stall_file = stall ? stall : "";
   // One request at a time: the writer asks again when this one is answered, so batches
@@ -256,6 +258,7 @@ void remove_subscriber(self_ptr self, const caf::actor_addr& who) {
 
 log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events::event_store> store,
                                            log_writer_options opts) {
+  name_this_thread("log_writer");
   auto& st = self->state;
   st.store = std::move(store);
   st.opts = opts;

@@ -1,4 +1,5 @@
 #include "actors/salad.hpp"
+#include "actors/thread_name.hpp"
 
 #include <caf/all.hpp>
 #include <httplib.h>
@@ -104,6 +105,7 @@ void cycle(salad_actor::stateful_pointer<salad_state> self, const scheduler_acto
 
 salad_actor::behavior_type salad(salad_actor::stateful_pointer<salad_state> self, scheduler_actor scheduler,
                                  config::salad_config cfg) {
+  name_this_thread("salad");
   self->send(self, scale_atom::value);
   return {
       [self, scheduler, cfg](scale_atom) {

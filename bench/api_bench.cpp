@@ -16,12 +16,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <string>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -67,8 +70,9 @@ int wait_for_port(const std::string& file) {
 
 // CPU time (user + system) a process has used so far, in µs: a figure per request that does
 // not depend on how fast the clients sharing the machine happened to be.
-double cpu_us(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// (`stat` is /proc/<pid>/stat, or a thread's /proc/<pid>/task/<tid>/stat.)
+double cpu_us_of(const std::string& stat) {
+  std::ifstream in(stat);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto close = text.rfind(')');
   if (close == std::string::npos) return 0;
@@ -78,6 +82,38 @@ double cpu_us(pid_t pid) {
   double utime = 0, stime = 0;
   fields >> utime >> stime;
   return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+double cpu_us(pid_t pid) { return cpu_us_of("/proc/" + std::to_string(pid) + "/stat"); }
+
+// The same per thread, summed by thread name: batond names its own threads by role
+// (actors/thread_name.hpp: log_writer, log_syncer, proj:<projection>, http_io); CAF's
+// scheduler threads, which run the scheduler actor, keep CAF's names.
+std::map<std::string, double> cpu_us_by_thread(pid_t pid) {
+  std::map<std::string, double> by_name;
+  const auto dir = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    by_name[name] += cpu_us_of(task.path() / "stat");
+  }
+  return by_name;
+}
+
+// "name µs, …" per request, largest first, over what each thread name used between two readings.
+std::string cpu_split(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+                      size_t requests) {
+  std::vector<std::pair<double, std::string>> parts;
+  for (const auto& [name, us] : after) {
+    auto was = before.find(name);
+    double per = (us - (was == before.end() ? 0 : was->second)) / static_cast<double>(std::max<size_t>(requests, 1));
+    if (per >= 0.5) parts.emplace_back(per, name);
+  }
+  std::sort(parts.rbegin(), parts.rend());
+  std::string out;
+  for (const auto& [per, name] : parts) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(std::lround(per));
+  return out;
 }
 
 pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env) {
@@ -322,6 +358,7 @@ int main(int argc, char** argv) {
       }
     });
   double cpu_before_assigning = cpu_us(batond);
+  auto threads_before_assigning = cpu_us_by_thread(batond);
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     size_t k = i * conns + t;
     if (k >= workers) return -1;
@@ -333,6 +370,7 @@ int main(int argc, char** argv) {
   // trail the polls; they catch up before the idle phase, and their work is counted apart.
   auto assigning_views = wait_for_projections(port);
   double assigning_cpu_with_views = cpu_us(batond) - cpu_before_assigning;
+  auto threads_after_assigning = cpu_us_by_thread(batond);
   if (recalculator.joinable()) {
     recalculator.join();
     std::printf("%s calls during the assigning polls: %d\n", loop_path, recalculations.load());
@@ -371,6 +409,8 @@ int main(int argc, char** argv) {
               "catch-up %.0f us/poll\n",
               static_cast<unsigned long long>(assigning_views.lag_at_start), assigning_views.seconds,
               assigning_cpu_with_views / std::max<size_t>(assigning.requests, 1));
+  std::printf("  batond CPU by thread, the same (us/poll): %s\n",
+              cpu_split(threads_before_assigning, threads_after_assigning, assigning.requests).c_str());
   std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
               "  batond CPU %.0f us/poll\n",
               idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,

@@ -1,4 +1,5 @@
 #include "http/beast_server.hpp"
+#include "actors/thread_name.hpp"
 
 #include <sys/resource.h>
 
@@ -190,7 +191,10 @@ int beast_server::start() {
   }
   p->accept();
   p->tick();
-  p->io_thread = std::thread([raw = p.get()] { raw->run(); });
+  p->io_thread = std::thread([raw = p.get()] {
+    actors::name_this_thread("http_io");
+    raw->run();
+  });
   impl_ = std::move(p);
   return port;
 }

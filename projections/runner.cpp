@@ -1,4 +1,5 @@
 #include "projections/runner.hpp"
+#include "actors/thread_name.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -72,7 +73,8 @@ void stop(self_ptr self, const std::string& why) {
 }
 
 caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_writer_actor log,
-                     std::shared_ptr<std::promise<uint64_t>> caught_up, bool background) {
+                     std::shared_ptr<std::promise<uint64_t>> caught_up, bool own_thread, bool background) {
+  if (own_thread) actors::name_this_thread("proj:" + p->name());  // (else the thread is CAF's, shared)
   auto& st = self->state;
   st.p = std::move(p);
   st.caught_up = std::move(caught_up);
@@ -125,9 +127,9 @@ running_projection run_projection(caf::actor_system& sys, actors::log_writer_act
   running_projection r;
   r.caught_up = caught_up->get_future().share();
   if (o.own_thread)
-    r.actor = sys.spawn<caf::detached>(runner, std::move(p), std::move(log), caught_up, o.background);
+    r.actor = sys.spawn<caf::detached>(runner, std::move(p), std::move(log), caught_up, true, o.background);
   else
-    r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up, false);
+    r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up, false, false);
   return r;
 }
 

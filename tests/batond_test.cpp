@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "events/event_store.hpp"
@@ -221,6 +222,24 @@ TEST(Batond, BadCommandLineAndBusyPortExitWith2) {
   // The same data dir twice: RocksDB's lock refuses the second.
   std::tie(code, err) = run_to_exit(dir, {"--data-dir", dir / "one", "--listen", "127.0.0.1:0"});
   EXPECT_EQ(code, 2) << err;
+  EXPECT_EQ(stop(b), 0);
+}
+
+// batond's own threads carry their role (actors/thread_name.hpp), as `top -H` and perf show them.
+TEST(Batond, ItsThreadsAreNamedByRole) {
+  test::temp_dir dir;
+  auto b = start(dir, dir / "data");
+  ASSERT_GT(b.port, 0);
+  std::multiset<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(b.proc->pid()) + "/task")) {
+    auto name = test::slurp(task.path() / "comm");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+    names.insert(name);
+  }
+  std::string all;
+  for (const auto& n : names) all += n + " ";
+  for (const char* role : {"log_writer", "log_syncer", "proj:views", "http_io"})
+    EXPECT_EQ(names.count(role), 1u) << role << " in: " << all;
   EXPECT_EQ(stop(b), 0);
 }
 
