@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the release preset and runs the benchmarks named in docs/benchmarks.md.
-# Usage: bench/run.sh [eventlog|api|preemption|sim|rederive|restart]   (default: all). All take about
-# fifteen minutes on 2 cores (restart alone ~5: it writes a 10,000,000-event log first).
+# Usage: bench/run.sh [eventlog|api|preemption|sim|rederive|view|restart]   (default: all). All take
+# about twenty minutes on 2 cores (restart alone ~5: it writes a 10,000,000-event log first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
 cmake --preset release >/dev/null
-cmake --build --preset release --target eventlog_bench api_bench preemption_bench sim_bench rederive_bench restart_bench >/dev/null
+cmake --build --preset release --target eventlog_bench api_bench preemption_bench sim_bench rederive_bench view_bench restart_bench >/dev/null
 what="${1:-all}"
 if [[ "$what" == all || "$what" == eventlog ]]; then
   b=build/release/bench/eventlog_bench
@@ -16,7 +16,15 @@ if [[ "$what" == all || "$what" == eventlog ]]; then
   "$b" replay 1000000
 fi
 if [[ "$what" == all || "$what" == api ]]; then
-  for run in 1 2 3; do build/release/bench/api_bench 10000 100000 32 5; done
+  # The default config, then the request path alone (SQL view and state snapshots off),
+  # alternating so both see the same machine.
+  for run in 1 2 3; do
+    echo "== api run $run: default config"
+    build/release/bench/api_bench 10000 100000 32 5
+    echo "== api run $run: views and snapshots off"
+    API_BENCH_EXTRA_CONFIG=$'projections: {sqlite: false}\nevent_log: {snapshot_every_events: 0}' \
+      build/release/bench/api_bench 10000 100000 32 5
+  done
 fi
 if [[ "$what" == all || "$what" == preemption ]]; then
   build/release/bench/preemption_bench 4 10 1
