@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "events/bytes.hpp"
+#include "events/cbor_decode.hpp"
 
 namespace baton::core::snapshot_codec {
 
@@ -89,9 +90,11 @@ struct reader {
   nlohmann::json j() {
     auto bytes = s();
     if (bytes.empty()) return nlohmann::json::array();
-    auto v = nlohmann::json::from_cbor(bytes, true, false);
-    if (v.is_discarded()) damaged();
-    return v;
+    try {
+      return events::decode_cbor(bytes);
+    } catch (const nlohmann::json::exception&) {
+      damaged();
+    }
   }
   template <class T, class Get>
   std::optional<T> opt(Get get) {

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "events/bytes.hpp"
+#include "events/payload.hpp"
 #include "events/sha256.hpp"
 
 namespace baton::events {
@@ -181,8 +182,7 @@ std::optional<int64_t> parse_time_us(std::string_view text) {
 nlohmann::json to_json(const event_envelope& e) {
   nlohmann::json payload;
   try {
-    payload = e.payload.empty() ? nlohmann::json::object()
-                                : nlohmann::json::from_cbor(e.payload.begin(), e.payload.end());
+    payload = from_payload(e.payload);
   } catch (const nlohmann::json::exception&) {
     payload = {{"undecodable_payload_hex", to_hex(e.payload)}};
   }

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "events/cbor_decode.hpp"
+
 namespace baton::events {
 
 inline std::string to_payload(const nlohmann::json& j) {
@@ -13,10 +15,11 @@ inline std::string to_payload(const nlohmann::json& j) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-// Throws nlohmann::json::parse_error on a payload that is not CBOR.
+// Throws a nlohmann::json::exception (parse_error, or out_of_range for absurd sizes) on a
+// payload that is not CBOR.
 inline nlohmann::json from_payload(std::string_view p) {
   if (p.empty()) return nlohmann::json::object();
-  return nlohmann::json::from_cbor(p.begin(), p.end());
+  return decode_cbor(p);
 }
 
 }  // namespace baton::events

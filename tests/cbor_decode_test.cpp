@@ -1,0 +1,174 @@
+// events::decode_cbor against nlohmann::json::from_cbor: the same value with the same number
+// types for everything to_cbor writes, the same value or the same error for everything else
+// (odd encodings, every truncation, bogus counts).
+#include "events/cbor_decode.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+using nlohmann::json;
+using baton::events::decode_cbor;
+
+namespace {
+
+// Equal values of equal types, floats by their bits (NaN included), object keys in order.
+bool same(const json& a, const json& b) {
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case json::value_t::object: {
+      if (a.size() != b.size()) return false;
+      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y)
+        if (x.key() != y.key() || !same(*x, *y)) return false;
+      return true;
+    }
+    case json::value_t::array:
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!same(a[i], b[i])) return false;
+      return true;
+    case json::value_t::number_float: {
+      double x = a.get<double>(), y = b.get<double>();
+      return std::memcmp(&x, &y, sizeof x) == 0;
+    }
+    default: return a == b;
+  }
+}
+
+std::string bytes_of(std::initializer_list<int> b) {
+  std::string s;
+  for (int c : b) s.push_back(static_cast<char>(c));
+  return s;
+}
+
+// What each decoder made of `in`: the value, or the error text.
+struct outcome {
+  bool ok = false;
+  json value;
+  std::string error;
+};
+outcome nlohmann_of(const std::string& in) {
+  try {
+    return {true, json::from_cbor(in.begin(), in.end()), {}};
+  } catch (const json::exception& e) {
+    return {false, {}, e.what()};
+  }
+}
+outcome ours_of(const std::string& in) {
+  try {
+    return {true, decode_cbor(in), {}};
+  } catch (const json::exception& e) {
+    return {false, {}, e.what()};
+  }
+}
+
+void expect_same_outcome(const std::string& in, const std::string& what) {
+  auto want = nlohmann_of(in), got = ours_of(in);
+  ASSERT_EQ(want.ok, got.ok) << what << ": nlohmann " << (want.ok ? "decoded" : want.error) << ", ours "
+                             << (got.ok ? "decoded" : got.error);
+  if (want.ok)
+    EXPECT_TRUE(same(want.value, got.value)) << what << ": nlohmann " << want.value.dump() << ", ours " << got.value.dump();
+  else
+    EXPECT_EQ(want.error, got.error) << what;
+}
+
+// A random JSON value of every kind the log's payloads hold, and the edges of each encoding.
+json random_value(std::mt19937_64& rng, int depth) {
+  static const std::vector<json> edges = {
+      0u, 23u, 24u, 255u, 256u, 65535u, 65536u, 4294967295u, 4294967296u, std::numeric_limits<uint64_t>::max(),
+      -1, -24, -25, -256, -257, -65536, -65537, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+      0.5, 0.1, -0.0, 1e300, 3.4028234663852886e38, 1.401298464324817e-45, std::nan(""),
+      std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), true, false, nullptr,
+      "", std::string(23, 'a'), std::string(24, 'b'), std::string(255, 'c'), std::string(256, 'd'),
+      std::string(65536, 'e'), "\xc3\xa9t\xc3\xa9"};
+  int kind = static_cast<int>(rng() % (depth > 3 ? 3 : 5));
+  switch (kind) {
+    case 0: return edges[rng() % edges.size()];
+    case 1: return static_cast<int64_t>(rng()) >> (rng() % 64);
+    case 2: {
+      double d;
+      uint64_t bits = rng();
+      std::memcpy(&d, &bits, sizeof d);
+      return rng() % 2 ? json(d) : json(static_cast<double>(static_cast<float>(rng() % 100000) / 8));
+    }
+    case 3: {
+      json a = json::array();
+      for (size_t i = rng() % 8; i > 0; --i) a.push_back(random_value(rng, depth + 1));
+      return a;
+    }
+    default: {
+      json o = json::object();
+      for (size_t i = rng() % 8; i > 0; --i) o["k" + std::to_string(rng() % 1000)] = random_value(rng, depth + 1);
+      return o;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(CborDecode, ReadsWhatToCborWritesAsNlohmannDoes) {
+  std::mt19937_64 rng(20261127);
+  for (int i = 0; i < 3000; ++i) {
+    json v = random_value(rng, 0);
+    auto b = json::to_cbor(v);
+    std::string in(b.begin(), b.end());
+    expect_same_outcome(in, "value " + std::to_string(i));
+  }
+}
+
+TEST(CborDecode, ReadsAnAssignmentPayloadWithoutFallingBack) {
+  json p = {{"worker_id", "6f1c1d8e-2b7a-4c1e-9a51-3b2f0e7d9c11"},
+            {"attempt", 1},
+            {"decision", {{"policy", "greedy-rank-v1"}, {"worker_score", 123456}, {"stale_excluded", json::array()}}},
+            {"progress", 0.25},
+            {"ratio", 0.1},
+            {"offset", -3}};
+  auto b = json::to_cbor(p);
+  json out;
+  ASSERT_TRUE(baton::events::decode_common_cbor(std::string(b.begin(), b.end()), out));
+  EXPECT_TRUE(same(out, json::from_cbor(b)));
+  EXPECT_TRUE(out["attempt"].is_number_unsigned());
+  EXPECT_TRUE(out["offset"].is_number_integer());
+}
+
+TEST(CborDecode, EveryTruncationFailsWithNlohmannsError) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 40; ++i) {
+    auto b = json::to_cbor(random_value(rng, 2));
+    std::string in(b.begin(), b.end());
+    for (size_t n = 0; n < in.size() && n < 400; ++n) expect_same_outcome(in.substr(0, n), "prefix " + std::to_string(n));
+    expect_same_outcome(in + '\x00', "a trailing byte");
+  }
+}
+
+TEST(CborDecode, OtherEncodingsGiveNlohmannsValueOrError) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"map with unsorted keys", bytes_of({0xA2, 0x61, 'b', 0x01, 0x61, 'a', 0x02})},
+      {"map with a repeated key", bytes_of({0xA2, 0x61, 'a', 0x01, 0x61, 'a', 0x02})},
+      {"map with an integer key", bytes_of({0xA1, 0x01, 0x02})},
+      {"indefinite array", bytes_of({0x9F, 0x01, 0x02, 0xFF})},
+      {"indefinite map", bytes_of({0xBF, 0x61, 'a', 0x01, 0xFF})},
+      {"indefinite text", bytes_of({0x7F, 0x61, 'a', 0x61, 'b', 0xFF})},
+      {"half float", bytes_of({0xF9, 0x3C, 0x00})},
+      {"undefined", bytes_of({0xF7})},
+      {"simple value 16", bytes_of({0xF0})},
+      {"byte string", bytes_of({0x42, 0x01, 0x02})},
+      {"tag", bytes_of({0xC1, 0x1A, 0x00, 0x00, 0x00, 0x01})},
+      {"reserved additional info", bytes_of({0x1C})},
+      {"negative beyond int64", bytes_of({0x3B, 0x80, 0, 0, 0, 0, 0, 0, 0})},
+      {"array counting more elements than bytes", bytes_of({0x9B, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF})},
+      {"map counting more pairs than bytes", bytes_of({0xBA, 0xFF, 0xFF, 0xFF, 0xFF, 0x61, 'a'})},
+      {"text longer than the input", bytes_of({0x7A, 0x00, 0x01, 0x00, 0x00, 'x'})},
+      {"non-minimal integer", bytes_of({0x1B, 0, 0, 0, 0, 0, 0, 0, 0x05})},
+      {"empty input", std::string()},
+  };
+  for (const auto& [what, in] : cases) expect_same_outcome(in, what);
+  std::string deep(2000, '\x81');  // arrays nested 2,000 deep, past the fast path's depth
+  deep.push_back('\x00');
+  expect_same_outcome(deep, "deep nesting");
+}
