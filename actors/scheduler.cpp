@@ -7,6 +7,7 @@
 #include <iterator>
 #include <spdlog/spdlog.h>
 
+#include "actors/thread_name.hpp"
 #include "core/dag.hpp"
 #include "core/preemption.hpp"
 #include "core/priority.hpp"
@@ -484,6 +485,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         st.planning = true;
         if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
         st.planner = std::thread([snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
+          name_this_thread("planner");
           auto result = std::make_shared<core::plan>(core::run_planner(*snapshot));
           caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result, generation});
         });

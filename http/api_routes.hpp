@@ -1,7 +1,7 @@
 #pragma once
 #include <vector>
 // The worker and operator HTTP API, path- and payload-compatible with RelayMD's
-// (../shared/reference/relaymd-behaviour.md §1), answered by the scheduler actor.
+// (the paths, bodies and status codes its workers use), answered by the scheduler actor.
 #include <caf/actor_system.hpp>
 #include "http/message.hpp"
 

@@ -9,6 +9,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -148,6 +151,26 @@ net::ssl::context tls_context(const std::string& cert_file, const std::string& k
   return ctx;
 }
 
+// Names each of the pool's threads `http_pool` (asio's pool offers no start hook): one task
+// per thread, each holding its thread until all have started, so no thread takes two.
+void name_pool_threads(net::thread_pool& pool, size_t threads) {
+  struct gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t started = 0;
+  };
+  auto g = std::make_shared<gate>();
+  for (size_t i = 0; i < threads; ++i)
+    net::post(pool, [g, threads] {
+      actors::name_this_thread("http_pool");
+      std::unique_lock<std::mutex> lock(g->mu);
+      if (++g->started == threads) g->cv.notify_all();
+      g->cv.wait(lock, [&] { return g->started == threads; });
+    });
+  std::unique_lock<std::mutex> lock(g->mu);
+  g->cv.wait(lock, [&] { return g->started == threads; });
+}
+
 }  // namespace
 
 beast_server::beast_server(beast_server_options opts) : opts_(std::move(opts)) {}
@@ -184,7 +207,9 @@ int beast_server::start() {
   }
   if (!p->acceptor.is_open()) throw std::runtime_error("cannot listen on " + where + " (" + why + ")");
   int port = p->acceptor.local_endpoint(ec).port();
-  p->core.pool = std::make_unique<net::thread_pool>(static_cast<size_t>(std::max(1, opts_.handler_threads)));
+  const size_t handlers = static_cast<size_t>(std::max(1, opts_.handler_threads));
+  p->core.pool = std::make_unique<net::thread_pool>(handlers);
+  name_pool_threads(*p->core.pool, handlers);
   {
     std::lock_guard<std::mutex> g(p->core.gate->mu);
     p->core.gate->ioc = &p->core.ioc;
