@@ -12,33 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "support/json_same.hpp"
+
 using nlohmann::json;
 using baton::events::decode_cbor;
+using baton::test::same_json;
 
 namespace {
-
-// Equal values of equal types, floats by their bits (NaN included), object keys in order.
-bool same(const json& a, const json& b) {
-  if (a.type() != b.type()) return false;
-  switch (a.type()) {
-    case json::value_t::object: {
-      if (a.size() != b.size()) return false;
-      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y)
-        if (x.key() != y.key() || !same(*x, *y)) return false;
-      return true;
-    }
-    case json::value_t::array:
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (!same(a[i], b[i])) return false;
-      return true;
-    case json::value_t::number_float: {
-      double x = a.get<double>(), y = b.get<double>();
-      return std::memcmp(&x, &y, sizeof x) == 0;
-    }
-    default: return a == b;
-  }
-}
 
 std::string bytes_of(std::initializer_list<int> b) {
   std::string s;
@@ -72,7 +52,7 @@ void expect_same_outcome(const std::string& in, const std::string& what) {
   ASSERT_EQ(want.ok, got.ok) << what << ": nlohmann " << (want.ok ? "decoded" : want.error) << ", ours "
                              << (got.ok ? "decoded" : got.error);
   if (want.ok)
-    EXPECT_TRUE(same(want.value, got.value)) << what << ": nlohmann " << want.value.dump() << ", ours " << got.value.dump();
+    EXPECT_TRUE(same_json(want.value, got.value)) << what << ": nlohmann " << want.value.dump() << ", ours " << got.value.dump();
   else
     EXPECT_EQ(want.error, got.error) << what;
 }
@@ -131,7 +111,7 @@ TEST(CborDecode, ReadsAnAssignmentPayloadWithoutFallingBack) {
   auto b = json::to_cbor(p);
   json out;
   ASSERT_TRUE(baton::events::decode_common_cbor(std::string(b.begin(), b.end()), out));
-  EXPECT_TRUE(same(out, json::from_cbor(b)));
+  EXPECT_TRUE(same_json(out, json::from_cbor(b)));
   EXPECT_TRUE(out["attempt"].is_number_unsigned());
   EXPECT_TRUE(out["offset"].is_number_integer());
 }
