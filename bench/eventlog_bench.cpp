@@ -1,6 +1,7 @@
 // Event log benchmarks (docs/benchmarks.md):
 //   eventlog_bench append PRODUCERS SECONDS   durable appends/s through the log writer actor
 //   eventlog_bench replay EVENTS              replay rate (decode + hash chain + apply)
+//   eventlog_bench create EVENTS              the store's cost of a new stream's first event
 // Each run uses a fresh RocksDB under $TMPDIR (default /tmp) and removes it afterwards.
 #include <caf/all.hpp>
 
@@ -170,12 +171,40 @@ int bench_replay(uint64_t total) {
   return 0;
 }
 
+// Every event opens a new job stream (a submission's job.created): the store looks the
+// stream's head up before numbering it. Batches of 100 as the log writer forms them under
+// load, without the fsync (the log writer overlaps it), timed per 100,000 appends.
+int bench_create(uint64_t total) {
+  auto dir = fresh_dir();
+  {
+    auto store = events::event_store::open(dir, {false});
+    std::vector<events::append_command> batch;
+    auto t0 = clock_type::now();
+    for (uint64_t i = 0; i < total; ++i) {
+      batch.push_back(job_command(i, 0));
+      if (batch.size() == 100 || i + 1 == total) {
+        store->append(batch);
+        batch.clear();
+      }
+      if ((i + 1) % 100'000 == 0 || i + 1 == total) {
+        double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
+        uint64_t n = (i + 1) % 100'000 ? (i + 1) % 100'000 : 100'000;
+        std::printf("create streams=%llu us_per_new_stream_append=%.2f\n", static_cast<unsigned long long>(i + 1), secs / n * 1e6);
+        t0 = clock_type::now();
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "append" && argc == 4) return bench_append(std::stoi(argv[2]), std::stod(argv[3]));
   if (mode == "replay" && argc == 3) return bench_replay(std::stoull(argv[2]));
-  std::fprintf(stderr, "usage: eventlog_bench append PRODUCERS SECONDS | replay EVENTS\n");
+  if (mode == "create" && argc == 3) return bench_create(std::stoull(argv[2]));
+  std::fprintf(stderr, "usage: eventlog_bench append PRODUCERS SECONDS | replay EVENTS | create EVENTS\n");
   return 2;
 }

@@ -378,6 +378,34 @@ TEST(EventStore, ShortOfItsFreeSpaceReserveItRefusesEveryWriteWhole) {
 
 // The writer's cache of stream heads stays under its bound however many streams there are,
 // and versions stay right across the times it is emptied.
+// A stream's head is read back from the index when the writer has not cached it: after a
+// reopen, and for a stream a truncation removed whole (it starts again at version 1).
+TEST(EventStore, StreamHeadsReadBackFromTheIndexAfterReopenAndTruncation) {
+  temp_dir dir;
+  store_options repair;
+  repair.allow_damaged_tail = true;
+  auto store = event_store::open(dir.path(), repair);
+  for (int v = 0; v < 3; ++v) ASSERT_EQ(store->append({command("job/kept", "t", {{"v", v}})})[0].status, append_status::appended);
+  for (int v = 0; v < 2; ++v) ASSERT_EQ(store->append({command("job/gone", "t", {{"v", v}})})[0].status, append_status::appended);
+  ASSERT_EQ(store->append({command("job/kept-too", "t", nlohmann::json::object())})[0].status, append_status::appended);
+  store.reset();
+  store = event_store::open(dir.path(), repair);
+  EXPECT_EQ(store->stream_version("job/kept"), 3u);
+  EXPECT_EQ(store->stream_version("job/gone"), 2u);
+  EXPECT_EQ(store->stream_version("job/kept-too"), 1u);
+  EXPECT_FALSE(store->stream_version("job/kep")) << "a prefix of a stream's name is no stream";
+  EXPECT_FALSE(store->stream_version("job/never"));
+  auto cold = store->append({command("job/kept", "t", nlohmann::json::object(), 2)});
+  EXPECT_EQ(cold[0].status, append_status::version_conflict) << "the head is 3, read back after the reopen";
+  EXPECT_EQ(cold[0].stream_version, 3u);
+  store->truncate_after(3);
+  EXPECT_EQ(store->stream_version("job/kept"), 3u);
+  EXPECT_FALSE(store->stream_version("job/gone")) << "both its events were after 3";
+  auto again = store->append({command("job/gone", "t", nlohmann::json::object(), 0)});
+  ASSERT_EQ(again[0].status, append_status::appended) << again[0].message;
+  EXPECT_EQ(again[0].stream_version, 1u);
+}
+
 TEST(EventStore, TheStreamHeadCacheIsBoundedAndVersionsStayRight) {
   temp_dir dir;
   store_options o;
