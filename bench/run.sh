@@ -14,6 +14,7 @@ if [[ "$what" == all || "$what" == eventlog ]]; then
     for run in 1 2 3; do "$b" append "$producers" 5; done
   done
   "$b" replay 1000000
+  "$b" create 400000
 fi
 if [[ "$what" == all || "$what" == api ]]; then
   # The default config, then the request path alone (SQL view and state snapshots off),
