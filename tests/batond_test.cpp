@@ -240,7 +240,7 @@ TEST(Batond, ItsThreadsAreNamedByRole) {
   for (const auto& n : names) all += n + " ";
   for (const char* role : {"log_writer", "log_syncer", "proj:views", "http_io"})
     EXPECT_EQ(names.count(role), 1u) << role << " in: " << all;
-  EXPECT_EQ(names.count("http_pool"), 16u) << all;  // the handler pool (http.handler_threads)
+  EXPECT_EQ(names.count("http_pool"), 16u) << all;  // the handler pool (http.threads, 16 by default)
   // Only the main thread and RocksDB's periodic-task timer (which RocksDB leaves unnamed) keep
   // the process's name.
   EXPECT_EQ(names.count("batond"), 2u) << all;

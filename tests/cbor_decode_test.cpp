@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "support/json_same.hpp"
+#include "support/cbor_outcome.hpp"
 
 using nlohmann::json;
-using baton::events::decode_cbor;
+using baton::test::nlohmann_cbor;
+using baton::test::our_cbor;
 using baton::test::same_json;
 
 namespace {
@@ -26,29 +27,8 @@ std::string bytes_of(std::initializer_list<int> b) {
   return s;
 }
 
-// What each decoder made of `in`: the value, or the error text.
-struct outcome {
-  bool ok = false;
-  json value;
-  std::string error;
-};
-outcome nlohmann_of(const std::string& in) {
-  try {
-    return {true, json::from_cbor(in.begin(), in.end()), {}};
-  } catch (const json::exception& e) {
-    return {false, {}, e.what()};
-  }
-}
-outcome ours_of(const std::string& in) {
-  try {
-    return {true, decode_cbor(in), {}};
-  } catch (const json::exception& e) {
-    return {false, {}, e.what()};
-  }
-}
-
 void expect_same_outcome(const std::string& in, const std::string& what) {
-  auto want = nlohmann_of(in), got = ours_of(in);
+  auto want = nlohmann_cbor(in), got = our_cbor(in);
   ASSERT_EQ(want.ok, got.ok) << what << ": nlohmann " << (want.ok ? "decoded" : want.error) << ", ours "
                              << (got.ok ? "decoded" : got.error);
   if (want.ok)
