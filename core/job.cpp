@@ -1,4 +1,5 @@
 #include "core/job.hpp"
+#include "core/job_change.hpp"
 #include "core/payload_numbers.hpp"
 
 #include <algorithm>
@@ -33,27 +34,6 @@ json checkpoint_fields(const checkpoint_report& r) {
   if (r.cycle_failures) p["checkpoint_cycle_failures"] = *r.cycle_failures;
   if (r.seconds) p["checkpoint_seconds"] = *r.seconds;
   return p;
-}
-
-void apply_checkpoint_fields(job& j, const json& p, time_us at) {
-  if (auto it = p.find("checkpoint_manifest_path"); it != p.end()) {
-    j.latest_checkpoint_manifest_path = it->get<std::string>();
-    j.last_checkpoint_at = at;
-  }
-  if (auto it = p.find("progress"); it != p.end()) j.progress = it->get<double>();
-  if (auto it = p.find("progress_codes"); it != p.end()) j.progress_codes = *it;
-  if (auto it = p.find("checkpoint_cycle_status"); it != p.end()) j.checkpoint_cycle_status = it->get<std::string>();
-  if (auto it = p.find("checkpoint_cycle_failures"); it != p.end()) j.checkpoint_cycle_failures = *it;
-  if (auto it = p.find("checkpoint_seconds"); it != p.end()) j.checkpoint_seconds = it->get<double>();
-}
-
-void set_status(job& j, job_status s, time_us at) {
-  j.status = s;
-  j.status_changed_at = at;
-}
-
-void close_segment(job& j, time_us at) {
-  if (!j.segments.empty() && !j.segments.back().ended_at) j.segments.back().ended_at = at;
 }
 
 std::string requeue_type(loss_cause c) {
@@ -342,110 +322,7 @@ decision decide_preempt(const job& j, const std::string& by, const std::string& 
   return emit(j, "job.preempted", std::move(p));
 }
 
-void evolve(job& j, const std::string& type, const json& p, time_us at) {
-  j.updated_at = at;
-  if (type == "job.created") {
-    j.title = p.value("title", "");
-    j.input_bundle_path = p.value("input_bundle_path", "");
-    j.worker_image_key = p.value("worker_image_key", "");
-    j.preferred_clusters = p.value("preferred_clusters", std::vector<std::string>{});
-    j.comment = p.value("comment", "");
-    j.max_attempts = number_or(p, "max_attempts", 5u);
-    j.requeued_from = p.value("requeued_from", "");
-    j.latest_checkpoint_manifest_path = p.value("latest_checkpoint_manifest_path", "");
-    if (p.contains("last_checkpoint_at_us")) j.last_checkpoint_at = number_or(p, "last_checkpoint_at_us", time_us{0});
-    j.user = p.value("user", "");
-    j.account = p.value("account", "");
-    j.partition = p.value("partition", "");
-    j.qos = p.value("qos", "");
-    j.nice = number_or(p, "nice", int64_t{0});
-    j.gpu_count = number_or(p, "gpu_count", 1u);
-    if (auto it = p.find("time_limit_seconds"); it != p.end() && it->is_number())
-      j.time_limit_seconds = number_or(p, "time_limit_seconds", int64_t{0});
-    j.checkpoints = p.value("checkpoints", true);
-    j.requeue = p.value("requeue", true);
-    j.interactive = p.value("interactive", false);
-    j.conformance = p.value("conformance", "");
-    if (auto it = p.find("checkpoint_seconds"); it != p.end()) j.checkpoint_seconds = it->get<double>();
-    j.held = p.value("hold", false);
-    j.depends_on = dependencies_from_json(p.value("depends_on", json::array()));
-    j.created_at = at;
-    set_status(j, job_status::queued, at);
-  } else if (type == "job.assigned") {
-    j.assigned_worker_id = p.at("worker_id").get<std::string>();
-    j.attempts = number_or(p, "attempt", j.attempts + 1);
-    j.assigned_at = at;
-    // lattice:sensitive pins the job to its first worker's fingerprint (the decision records it).
-    if (auto d = p.find("decision"); d != p.end() && d->is_object() && d->contains("conformance_pin"))
-      j.conformance = (*d)["conformance_pin"].get<std::string>();
-    close_segment(j, at);
-    j.segments.push_back({j.assigned_worker_id, at, std::nullopt});
-    set_status(j, job_status::assigned, at);
-  } else if (type == "job.started") {
-    j.started_at = at;
-    if (!j.segments.empty() && !j.segments.back().ended_at && j.segments.back().worker_id == j.assigned_worker_id)
-      j.segments.back().started_at = at;  // runtime counts from start, as RelayMD's ADR-0001
-    set_status(j, job_status::running, at);
-  } else if (type == "job.checkpointed") {
-    apply_checkpoint_fields(j, p, at);
-  } else if (type == "job.progress_reported") {
-    apply_checkpoint_fields(j, p, at);
-  } else if (type == "job.handoff_started") {
-    set_status(j, job_status::handoff, at);
-  } else if (type == "job.handoff_completed" || type == "job.requeued_after_deregister" ||
-             type == "job.requeued_after_reap" || type == "job.requeued_after_orphan" ||
-             type == "job.requeued_after_preempt") {
-    if (type == "job.requeued_after_reap" || type == "job.requeued_after_orphan") ++j.lost_workers;
-    apply_checkpoint_fields(j, p, at);
-    close_segment(j, at);
-    j.assigned_worker_id.clear();
-    set_status(j, job_status::queued, at);
-  } else if (type == "job.completed") {
-    close_segment(j, at);
-    set_status(j, job_status::completed, at);
-  } else if (type == "job.failed") {
-    if (auto it = p.find("failure_artifact_path"); it != p.end()) j.latest_failure_artifact_path = it->get<std::string>();
-    j.failure_reason = p.value("reason", "");
-    close_segment(j, at);
-    set_status(j, job_status::failed, at);
-  } else if (type == "job.cancel_requested") {
-    j.cancellation_requested_at = at;
-    set_status(j, job_status::cancelling, at);
-  } else if (type == "job.cancelled") {
-    // Why, when it was not an operator's cancel (dependency_never_satisfied): shown as failure_reason.
-    if (auto it = p.find("reason"); it != p.end()) j.failure_reason = it->get<std::string>();
-    close_segment(j, at);
-    j.assigned_worker_id.clear();
-    set_status(j, job_status::cancelled, at);
-  } else if (type == "job.requeued_as") {
-    j.requeued_to.push_back(p.at("new_job_id").get<std::string>());
-  } else if (type == "job.pruned") {
-    j.pruned = true;
-    j.priority = number_or(p, "priority", j.priority);
-    j.priority_tier = number_or(p, "priority_tier", j.priority_tier);
-  } else if (type == "job.held") {
-    j.held = true;
-    j.admin_hold = p.value("admin", false);
-  } else if (type == "job.released") {
-    j.held = false;
-    j.admin_hold = false;
-  } else if (type == "job.preempted") {
-    j.preempted_by = p.value("by", "");
-    j.preempt_mode = p.value("mode", "requeue");
-    j.preempt_grace_until = events::parse_time_us(p.value("grace_until", "")).value_or(at);
-    ++j.preemptions;
-    if (j.preempt_mode == "cancel") {  // the cancel path: the worker stops, its next poll closes it
-      j.cancellation_requested_at = at;
-      j.failure_reason = "preempted";  // why it ends cancelled
-      set_status(j, job_status::cancelling, at);
-    }
-  }
-  if (!occupies_worker(j.status) && !j.preempted_by.empty()) {  // it left its worker: the preemption is over
-    j.preempted_by.clear();
-    j.preempt_mode.clear();
-    j.preempt_grace_until = 0;
-  }
-}
+void evolve(job& j, const std::string& type, const json& p, time_us at) { evolve(j, read_job_change(type, p), at); }
 
 double runtime_seconds(const job& j, time_us now) {
   time_us total = 0;

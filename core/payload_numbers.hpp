@@ -8,35 +8,45 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace baton::core {
 
+// The number at `key`, or nothing when number_or would give its fallback.
 template <class T>
-T number_or(const nlohmann::json& j, const char* key, T fallback) {
+std::optional<T> number_if(const nlohmann::json& j, const char* key) {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "numbers only");
   auto it = j.find(key);  // (a payload that is not an object has no keys: the fallback)
-  if (it == j.end() || !it->is_number()) return fallback;
+  if (it == j.end() || !it->is_number()) return std::nullopt;
   if constexpr (std::is_floating_point_v<T>) {
     return it->template get<T>();
   } else {
     using limits = std::numeric_limits<T>;
     if (it->is_number_unsigned()) {
       const auto v = it->template get<uint64_t>();
-      return v <= static_cast<uint64_t>(limits::max()) ? static_cast<T>(v) : fallback;
+      if (v <= static_cast<uint64_t>(limits::max())) return static_cast<T>(v);
+      return std::nullopt;
     }
     if (it->is_number_integer()) {
       const auto v = it->template get<int64_t>();
-      if constexpr (std::is_signed_v<T>)
-        return v >= static_cast<int64_t>(limits::min()) && v <= static_cast<int64_t>(limits::max()) ? static_cast<T>(v) : fallback;
-      else
-        return v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(limits::max()) ? static_cast<T>(v) : fallback;
+      if constexpr (std::is_signed_v<T>) {
+        if (v >= static_cast<int64_t>(limits::min()) && v <= static_cast<int64_t>(limits::max())) return static_cast<T>(v);
+      } else {
+        if (v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(limits::max())) return static_cast<T>(v);
+      }
+      return std::nullopt;
     }
     const double d = it->template get<double>();
     // Strictly inside the range: limits::max() of a 64-bit type rounds up to 2^63 or 2^64 as a double.
-    if (!std::isfinite(d) || d < static_cast<double>(limits::min()) || d >= static_cast<double>(limits::max())) return fallback;
+    if (!std::isfinite(d) || d < static_cast<double>(limits::min()) || d >= static_cast<double>(limits::max())) return std::nullopt;
     return static_cast<T>(d);
   }
+}
+
+template <class T>
+T number_or(const nlohmann::json& j, const char* key, T fallback) {
+  return number_if<T>(j, key).value_or(fallback);
 }
 
 // A count read as number_or, then times unit (e.g. seconds to microseconds): the fallback

@@ -31,42 +31,34 @@ constexpr size_t decision_sample_size = 3;
 // Without constrained jobs (pinned to clusters or a fingerprint, or more than one GPU) every idle worker of the image can run every queued job of it, so the
 // greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
 // gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
-poll_choice choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
-                            const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all) {
-  poll_choice out;
+assignment_choice choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
+                                  const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all) {
+  assignment_choice out;
   auto my_rank = rank_of(me);
   size_t k = idle.order_of_key(my_rank);
-  std::vector<std::string> stale;  // stale workers that would otherwise rank above the poller
-  for (const auto& id : stale_all) {
+  auto& r = out.record.emplace();
+  for (const auto& id : stale_all) {  // stale workers that would otherwise rank above the poller
     const worker* s = w.find_worker(id);
     if (s && s->worker_image_key == me.worker_image_key && idle.find(rank_of(*s)) != idle.end() &&
         rank_of(*s) < my_rank) {
-      stale.push_back(id);
+      r.stale_excluded.push_back(id);
       --k;
     }
   }
-  // Built by assignment, not from initializer lists: this runs on every assigning poll and
-  // nlohmann's initializer lists copy every element once more.
-  nlohmann::json ahead(nlohmann::json::value_t::array);
   auto job_it = queued.begin();
   auto worker_it = idle.begin();
   for (size_t i = 0; i < std::min<size_t>({k, decision_sample_size, queued.size()}); ++i, ++job_it, ++worker_it) {
     while (stale_all.count(worker_it->id)) ++worker_it;
-    nlohmann::json pair(nlohmann::json::value_t::array);
-    pair.push_back(std::string(job_it->id));
-    pair.push_back(worker_it->id);
-    ahead.push_back(std::move(pair));
+    r.taken_sample.emplace_back(std::string(job_it->id), worker_it->id);
   }
   if (k < queued.size()) out.job_id = std::string(queued.find_by_order(k)->id);
-  auto& r = out.record;
-  r["policy"] = "greedy-rank-v1";
-  r["worker_id"] = me.id;
-  r["worker_score"] = score_of(me);
-  r["idle_ranked_above"] = k;
-  r["jobs_examined"] = std::min(k + 1, queued.size());
-  r["taken_by_better_workers"] = std::min(k, queued.size());
-  r["taken_by_better_workers_sample"] = std::move(ahead);
-  r["stale_excluded"] = std::move(stale);
+  r.policy = "greedy-rank-v1";
+  r.worker_id = me.id;
+  r.worker_score = score_of(me);
+  r.matched = true;
+  r.idle_ranked_above = k;
+  r.jobs_examined = std::min(k + 1, queued.size());
+  r.taken_by_better_workers = std::min(k, queued.size());
   return out;
 }
 
@@ -109,20 +101,20 @@ bool fits_any(const limits_set& limits, time_us remaining, const deadline_rule& 
 
 // Greedy matching walked job by job: the general case (constrained jobs, or idle workers whose
 // allocations some queued job does not fit). O(idle workers above the poller + jobs walked).
-poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
-                           const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all,
-                           const deadline_rule& rule, time_us now) {
-  poll_choice out;
+assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
+                                 const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all,
+                                 const deadline_rule& rule, time_us now) {
+  assignment_choice out;
+  auto& r = out.record.emplace();
   worker_rank my_rank = rank_of(me);
   auto may_take = [&](const worker& wk, const job& j) { return can_run(wk, j) && fit_of(wk, j, rule, now).admitted; };
   std::vector<const worker*> above;
-  std::vector<std::string> stale;
-  for (const auto& r : idle) {
-    if (!(r < my_rank)) break;
-    if (stale_all.count(r.id))
-      stale.push_back(r.id);
+  for (const auto& rank : idle) {
+    if (!(rank < my_rank)) break;
+    if (stale_all.count(rank.id))
+      r.stale_excluded.push_back(rank.id);
     else
-      above.push_back(w.find_worker(r.id));
+      above.push_back(w.find_worker(rank.id));
   }
   std::vector<bool> claimed(above.size(), false);
   size_t first_free = 0;
@@ -141,7 +133,6 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
     }
   };
   std::set<job_class> exhausted;
-  nlohmann::json ahead = nlohmann::json::array();
   size_t ahead_total = 0, examined = 0;
 
   for (const auto& key : queued) {
@@ -155,7 +146,7 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
         if (!claimed[i] && may_take(*above[i], j)) {
           claimed[i] = true;
           taken_above = true;
-          if (ahead.size() < decision_sample_size) ahead.push_back({j.id, above[i]->id});
+          if (r.taken_sample.size() < decision_sample_size) r.taken_sample.emplace_back(j.id, above[i]->id);
           ++ahead_total;
           break;
         }
@@ -168,14 +159,13 @@ poll_choice choose_by_walk(const world& w, const worker& me, const ranked_set<wo
     }
   }
 
-  out.record = {{"policy", "greedy-rank-v1"},
-                {"worker_id", me.id},
-                {"worker_score", score_of(me)},
-                {"idle_ranked_above", above.size()},
-                {"jobs_examined", examined},
-                {"taken_by_better_workers", ahead_total},
-                {"taken_by_better_workers_sample", ahead},
-                {"stale_excluded", stale}};
+  r.policy = "greedy-rank-v1";
+  r.worker_id = me.id;
+  r.worker_score = score_of(me);
+  r.matched = true;
+  r.idle_ranked_above = above.size();
+  r.jobs_examined = examined;
+  r.taken_by_better_workers = ahead_total;
   return out;
 }
 
@@ -195,9 +185,9 @@ nlohmann::json deadline_record(const world& w, const worker& me, const std::opti
 
 // Under lattice:sensitive a job's first worker fixes the fingerprint every later worker of it
 // must have (the decision records it, job.assigned applies it).
-void pin_conformance(const world& w, const worker& me, poll_choice& out) {
+void pin_conformance(const world& w, const worker& me, assignment_choice& out) {
   if (!out.job_id || !w.priority.recorded || !pins_conformance(w.priority.policy)) return;
-  if (w.find_job(*out.job_id)->conformance.empty()) out.record["conformance_pin"] = fingerprint_of(me);
+  if (w.find_job(*out.job_id)->conformance.empty()) out.record->conformance_pin = fingerprint_of(me);
 }
 
 }  // namespace
@@ -207,9 +197,9 @@ deadline_rule deadline_rule_of(const nlohmann::json& record) {
   return it == record.end() ? deadline_rule{} : deadline_rule_from_json(*it);
 }
 
-poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
-                           const deadline_rule& rule, time_us now) {
-  poll_choice out;
+assignment_choice choose_assignment(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
+                                    const deadline_rule& rule, time_us now) {
+  assignment_choice out;
   const worker* me = w.find_worker(worker_id);
   if (!me) return out;
 
@@ -219,11 +209,12 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
     const job* j = w.find_job(*planned);
     if (j && eligible(*j) && can_run(*me, *j) && fit_of(*me, *j, rule, now).admitted) {
       out.job_id = j->id;
-      out.record = {{"policy", "plan"},
-                    {"worker_id", worker_id},
-                    {"worker_score", score_of(*me)},
-                    {"planned_at", events::format_time_us(w.plan.planned_at)}};
-      if (me->allocation_ends_at) out.record["deadline"] = deadline_record(w, *me, out.job_id, rule, now);
+      auto& r = out.record.emplace();
+      r.policy = "plan";
+      r.worker_id = worker_id;
+      r.worker_score = score_of(*me);
+      r.planned_at = events::format_time_us(w.plan.planned_at);
+      if (me->allocation_ends_at) r.deadline = deadline_record(w, *me, out.job_id, rule, now);
       pin_conformance(w, *me, out);
       return out;
     }
@@ -238,7 +229,10 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
   const auto& idle = idle_it == w.idle_by_image.end() ? no_workers : idle_it->second;
   const auto& queued = queued_it == w.queued_by_image.end() ? no_jobs : queued_it->second;
   if (queued.empty()) {
-    out.record = {{"policy", "greedy-rank-v1"}, {"worker_id", worker_id}, {"worker_score", score_of(*me)}};
+    auto& r = out.record.emplace();
+    r.policy = "greedy-rank-v1";
+    r.worker_id = worker_id;
+    r.worker_score = score_of(*me);
     return out;
   }
   // Allocation ends matter only when some idle worker of the image has too little time left
@@ -256,9 +250,15 @@ poll_choice choose_job_for(const world& w, const std::string& worker_id, const s
     out = choose_unpinned(w, *me, idle, queued, stale_all);
   else
     out = choose_by_walk(w, *me, idle, queued, stale_all, rule, now);
-  if (any_ends) out.record["deadline"] = deadline_record(w, *me, out.job_id, rule, now);
+  if (any_ends) out.record->deadline = deadline_record(w, *me, out.job_id, rule, now);
   pin_conformance(w, *me, out);
   return out;
+}
+
+poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
+                           const deadline_rule& rule, time_us now) {
+  auto c = choose_assignment(w, worker_id, stale_all, rule, now);
+  return {std::move(c.job_id), c.record ? to_json(*c.record) : nlohmann::json()};
 }
 
 }  // namespace baton::core

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "core/assignment_record.hpp"
 #include "core/deadline.hpp"
 #include "core/world.hpp"
 
@@ -30,6 +31,15 @@ struct poll_choice {
 // chosen job ("deadline"), so replay re-derives the choice with the same rule.
 poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale,
                            const deadline_rule& rule, time_us now);
+
+// The same choice with its record as a struct (choose_job_for's record is to_json of it; no
+// record: null). A re-derivation compares it with the recorded one (matches()).
+struct assignment_choice {
+  std::optional<std::string> job_id;
+  std::optional<assignment_record> record;
+};
+assignment_choice choose_assignment(const world& w, const std::string& worker_id, const std::set<std::string>& stale,
+                                    const deadline_rule& rule, time_us now);
 
 // The rule a recorded decision used (its "deadline" entry), for replay; the defaults when
 // the record has none (no idle worker of the image had a known allocation end).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/dag.hpp"
+#include "core/job_change.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
 #include "core/usage.hpp"
@@ -190,7 +191,8 @@ void evict_pruned(world& w, job& j) {
   w.jobs.erase(id);
 }
 
-void apply_job(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
+void apply_job(world& w, const std::string& id, job_change&& change, time_us at) {
+  const job_event kind = change.kind;
   w.refresh_lookups();
   auto found = w.lookups.jobs.find(id);
   // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
@@ -214,10 +216,10 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
   }
   if (was_eligible) index_erase(w, j);
   bool was_preempted = !j.preempted_by.empty();
-  evolve(j, type, p, at);
+  evolve(j, std::move(change), at);
   if (was_preempted != !j.preempted_by.empty()) was_preempted ? --w.preemptions_in_flight : ++w.preemptions_in_flight;
-  if (type == "job.preempted") w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
-  if (type == "job.created") {
+  if (kind == job_event::preempted) w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
+  if (kind == job_event::created) {
     group = qos_group(j);
     w.by_created.insert({j.created_at, j.id});
     w.usage[association_of(j)];  // every association with jobs takes part in fair share
@@ -248,7 +250,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
     w.queued_by_qos_user[group].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
   }
   if (eligible(j)) index_insert(w, j);
-  if (type == "job.assigned") {  // the plan's start for it, or its reservation, is used up
+  if (kind == job_event::assigned) {  // the plan's start for it, or its reservation, is used up
     w.plan.reservations.erase(j.id);
     if (auto s = w.plan.start_for_worker.find(j.assigned_worker_id); s != w.plan.start_for_worker.end() && s->second == j.id)
       w.plan.start_for_worker.erase(s);
@@ -268,7 +270,7 @@ void apply_job(world& w, const std::string& id, const std::string& type, const n
       if (const worker* wk = w.find_worker(new_worker)) refresh_worker_index(w, *wk);
     }
   }
-  if (type == "job.pruned" && is_terminal(j.status)) evict_pruned(w, j);
+  if (kind == job_event::pruned && is_terminal(j.status)) evict_pruned(w, j);
 }
 
 // Gives every queued job its priority under the recorded state and rebuilds the
@@ -459,6 +461,11 @@ const std::string* world::held_job(const std::string& worker_id) const {
   return it == lookups.held.end() ? nullptr : &it->second;
 }
 
+void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at) {
+  ++w.applied;
+  apply_job(w, job_id, std::move(change), at);
+}
+
 void apply(world& w, const decision& d, time_us at) {
   for (const auto& e : d.events) apply(w, e.stream, e.type, e.payload, at);
 }
@@ -467,7 +474,7 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
   if (stream == daemon_stream) return;
   ++w.applied;
   if (stream.rfind("job/", 0) == 0)
-    apply_job(w, stream.substr(4), type, payload, at);
+    apply_job(w, stream.substr(4), read_job_change(type, payload), at);
   else if (stream.rfind("worker/", 0) == 0)
     apply_worker(w, stream.substr(7), type, payload, at);
   else if (stream.rfind("operator/", 0) == 0) {

@@ -240,5 +240,9 @@ inline constexpr const char* daemon_stream = "daemon";
 void apply(world& w, const decision& d, time_us at);
 // Applies one logged event (any stream) to the world.
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at);
+// The same for an event of the stream "job/<job_id>" whose payload was read already
+// (core/job_change.hpp): what a replay that reads ahead on another thread applies.
+struct job_change;
+void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at);
 
 }  // namespace baton::core

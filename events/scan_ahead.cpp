@@ -86,7 +86,7 @@ class handover {
 }  // namespace
 
 void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
-                  const std::function<bool(decoded_event&)>& visit) {
+                  const std::function<bool(decoded_event&)>& visit, const std::function<void(decoded_event&)>& prepare) {
   handover h;
   std::thread reader([&] {
     std::exception_ptr error;
@@ -95,7 +95,8 @@ void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, 
     try {
       store.scan(from_seq, to_seq, verify_chain, [&](const event_view& e) {
         if (h.stopped()) return open = false;
-        batch.push_back({e.seq, std::string(e.stream_id), std::string(e.type), e.recorded_at_us, from_payload(e.payload)});
+        batch.push_back({e.seq, std::string(e.stream_id), std::string(e.type), e.recorded_at_us, from_payload(e.payload), {}});
+        if (prepare) prepare(batch.back());
         if (batch.size() == batch_size) {
           open = h.put(std::move(batch));
           batch = h.spent();

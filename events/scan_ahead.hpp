@@ -2,6 +2,7 @@
 // A scan of the log whose reading, hash checking and payload decoding run on a second thread,
 // ahead of the caller: a replay that applies every event (re-derivation, recovery) spends a
 // third to a half of its time there, and the second core is otherwise idle.
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +19,8 @@ struct decoded_event {
   std::string stream_id, type;
   int64_t recorded_at_us = 0;
   nlohmann::json payload;
+  // What the scan's `prepare` made of it on the reading thread (empty without one).
+  std::any prepared;
 };
 
 // Visits events from_seq..to_seq (0 = to the end) in order on the calling thread, like
@@ -25,7 +28,12 @@ struct decoded_event {
 // gap, a failed hash check, a payload that is not CBOR) is thrown here, after every event
 // before it was visited, as the plain scan would. Return false from visit to stop early; an
 // exception from visit stops the reader before it propagates.
+// `prepare`, if given, runs on the reading thread for each event before it is handed over:
+// work that depends on the event alone (reading its payload into a typed change) moves off
+// the visiting thread, which bounds a replay. It must not throw (leave `prepared` empty
+// instead, so the visitor takes the ordinary path and meets the same error there).
 void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
-                  const std::function<bool(decoded_event&)>& visit);
+                  const std::function<bool(decoded_event&)>& visit,
+                  const std::function<void(decoded_event&)>& prepare = nullptr);
 
 }  // namespace baton::events

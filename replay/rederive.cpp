@@ -14,6 +14,7 @@
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
+#include "replay/prepared_event.hpp"
 #include "replay/sim_log.hpp"
 
 namespace baton::replay {
@@ -102,11 +103,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       auto v = sim.on(type, payload, e.recorded_at_us, check);
       if (v.decision) ++r.decisions, ++r.sim_passes;
       if (v.what) mismatch(e, *v.what, v.recorded, v.rederived);
-      core::apply(w, stream, type, payload, e.recorded_at_us);
+      apply_decoded(w, e);
       return true;
     }
     if (!check) {
-      core::apply(w, stream, type, payload, e.recorded_at_us);
+      apply_decoded(w, e);
       return true;
     }
     if (!expected.empty() && to == 0) {  // (a range may end inside a decision's events)
@@ -173,17 +174,26 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       ++r.decisions;
       ++r.assignments;
       const auto& recorded = payload.at("decision");
-      std::set<std::string> stale;
-      for (const auto& id : recorded.value("stale_excluded", json::array())) stale.insert(id.get<std::string>());
       // The decision's time is the event's; the deadline rule in force is the one it recorded.
-      auto worker_id = payload.at("worker_id").get<std::string>();
-      auto choice = core::choose_job_for(w, worker_id, stale, core::deadline_rule_of(recorded), e.recorded_at_us);
-      std::string job_id = stream.substr(4);
-      if (choice.job_id != job_id || choice.record != recorded)
-        mismatch(e, "logged " + job_id + " for worker " + worker_id + ", re-derived " + choice.job_id.value_or("nothing") +
-                        (choice.record != recorded ? " (decision record differs)" : ""),
+      // (Its inputs were read on the reading thread, unless the payload did not read there.)
+      const prepared_job_event* ready = prepared_job(e);
+      std::set<std::string> stale_read;
+      if (!ready || !ready->has_decision_inputs)
+        for (const auto& id : recorded.value("stale_excluded", json::array())) stale_read.insert(id.get<std::string>());
+      const bool prepared = ready && ready->has_decision_inputs;
+      const std::string worker_id = prepared ? ready->change.worker_id : payload.at("worker_id").get<std::string>();
+      auto choice = core::choose_assignment(w, worker_id, prepared ? ready->stale : stale_read,
+                                            prepared ? ready->rule : core::deadline_rule_of(recorded), e.recorded_at_us);
+      // (Compared field by field: the record's JSON is built only for a report.)
+      const bool same_record = choice.record ? core::matches(*choice.record, recorded) : recorded.is_null();
+      const std::string_view job_id = std::string_view(stream).substr(4);
+      if (!choice.job_id || *choice.job_id != job_id || !same_record) {
+        json again = choice.record ? core::to_json(*choice.record) : json(nullptr);
+        mismatch(e, "logged " + std::string(job_id) + " for worker " + worker_id + ", re-derived " + choice.job_id.value_or("nothing") +
+                        (!same_record ? " (decision record differs)" : ""),
                  {{"job_id", job_id}, {"decision", recorded}},
-                 {{"job_id", choice.job_id ? json(*choice.job_id) : json(nullptr)}, {"decision", choice.record}});
+                 {{"job_id", choice.job_id ? json(*choice.job_id) : json(nullptr)}, {"decision", std::move(again)}});
+      }
     }
     if (type == "scheduler.priorities_recalculated") {
       ++r.decisions;
@@ -207,9 +217,9 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         mismatch(e, "plan re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
                  payload, rederived);
     }
-    core::apply(w, stream, type, payload, e.recorded_at_us);
+    apply_decoded(w, e);
     return true;
-  });
+  }, [](events::decoded_event& e) { prepare_job_event(e, true); });
   if (to == 0) {  // the simulation's last timestamp: its pass, if one was due, must be logged
     auto v = sim.at_end();
     if (v.decision) ++r.decisions, ++r.sim_passes;

@@ -4,6 +4,7 @@
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
+#include "replay/prepared_event.hpp"
 
 namespace baton::replay {
 
@@ -55,11 +56,11 @@ world_recovery recover_world(const events::event_store& store, uint64_t upto, co
   if (end > r.snapshot_seq)
     events::scan_decoded(store, r.snapshot_seq + 1, end, true, [&](events::decoded_event& e) {  // (decoded ahead)
       if (progress) progress(e.seq);
-      core::apply(r.world, e.stream_id, e.type, e.payload, e.recorded_at_us);
+      apply_decoded(r.world, e);
       ++r.events_applied;
       r.last_seq = e.seq;
       return true;
-    });
+    }, [](events::decoded_event& e) { prepare_job_event(e, false); });
   return r;
 }
 

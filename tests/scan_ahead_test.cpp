@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <thread>
 
 #include "events/envelope.hpp"
 #include "support/commands.hpp"
@@ -56,6 +57,34 @@ TEST(ScanAhead, VisitsEveryEventInOrderWithItsPayloadDecoded) {
     return true;
   });
   EXPECT_EQ(seen, (std::vector<uint64_t>{9'000, 9'001, 9'002}));
+}
+
+TEST(ScanAhead, PrepareRunsOnTheReadingThreadAndItsResultArrivesWithTheEvent) {
+  temp_dir dir;
+  auto store = log_of(dir, many);
+  const auto visitor = std::this_thread::get_id();
+  uint64_t expected = 1, prepared_here = 0;
+  scan_decoded(
+      *store, 1, 0, true,
+      [&](decoded_event& e) {
+        auto* p = std::any_cast<std::pair<uint64_t, int>>(&e.prepared);
+        if (e.seq % 5 == 0) {
+          EXPECT_FALSE(e.prepared.has_value()) << "left empty by prepare";
+        } else {
+          EXPECT_NE(p, nullptr);
+          if (p) {
+            EXPECT_EQ(*p, std::make_pair(e.seq, e.payload.at("i").get<int>() * 2)) << "made from the decoded payload";
+          }
+        }
+        EXPECT_EQ(e.seq, expected++);
+        return true;
+      },
+      [&](decoded_event& e) {
+        if (std::this_thread::get_id() == visitor) ++prepared_here;
+        if (e.seq % 5 != 0) e.prepared = std::make_pair(e.seq, e.payload.at("i").get<int>() * 2);
+      });
+  EXPECT_EQ(expected, static_cast<uint64_t>(many) + 1);
+  EXPECT_EQ(prepared_here, 0u) << "prepare ran on the visiting thread";
 }
 
 TEST(ScanAhead, AnAlteredEventIsThrownAfterEveryEventBeforeItWasVisited) {

@@ -129,3 +129,26 @@ TEST(WorldRecovery, TheLastEventAtATimeIsFoundByItsRecordedTime) {
   EXPECT_EQ(replay::last_seq_at_or_before(*log.store, 0), 0u);
   EXPECT_EQ(replay::last_seq_at_or_before(*log.store, INT64_MAX), log.store->last_seq());
 }
+
+// The reading thread reads job payloads ahead (replay/prepared_event.hpp); one it cannot read
+// is read again on the applying thread, so the error comes at that event, after every event
+// before it was applied, as a replay without the reading ahead gives it.
+TEST(WorldRecovery, AJobPayloadThatDoesNotReadStopsRecoveryAtItsEvent) {
+  logged log;
+  size_t next = 0;
+  log.work(3, next);
+  const uint64_t good = log.store->last_seq();
+  const std::string job = "job/" + uuid_of('j', 1);  // created and completed by work()
+  events::append_command bad;
+  bad.stream_id = job;
+  bad.recorded_at_us = log.now + 1'000'000;
+  bad.events.push_back({"job.assigned", 1, events::to_payload({{"worker_id", 42}})});
+  for (const auto& r : log.store->append({bad})) ASSERT_TRUE(r.ok());
+  log.work(2, next);  // more after it
+
+  uint64_t last_seen = 0;
+  EXPECT_THROW(replay::recover_world(*log.store, 0, [&](uint64_t seq) { last_seen = seq; }), nlohmann::json::type_error);
+  EXPECT_EQ(last_seen, good + 1) << "every event before the bad one was applied first";
+  auto upto = replay::recover_world(*log.store, good);
+  EXPECT_EQ(upto.last_seq, good);
+}

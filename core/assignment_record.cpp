@@ -1,0 +1,93 @@
+#include "core/assignment_record.hpp"
+
+namespace baton::core {
+
+using nlohmann::json;
+
+json to_json(const assignment_record& r) {
+  json j(json::value_t::object);
+  j["policy"] = r.policy;
+  j["worker_id"] = r.worker_id;
+  j["worker_score"] = r.worker_score;
+  if (r.planned_at) j["planned_at"] = *r.planned_at;
+  if (r.matched) {
+    j["idle_ranked_above"] = r.idle_ranked_above;
+    j["jobs_examined"] = r.jobs_examined;
+    j["taken_by_better_workers"] = r.taken_by_better_workers;
+    json sample(json::value_t::array);
+    for (const auto& [job_id, worker_id] : r.taken_sample) {
+      json pair(json::value_t::array);
+      pair.push_back(job_id);
+      pair.push_back(worker_id);
+      sample.push_back(std::move(pair));
+    }
+    j["taken_by_better_workers_sample"] = std::move(sample);
+    j["stale_excluded"] = r.stale_excluded;
+  }
+  if (r.deadline) j["deadline"] = *r.deadline;
+  if (r.conformance_pin) j["conformance_pin"] = *r.conformance_pin;
+  return j;
+}
+
+namespace {
+
+bool same_string(const json& v, const std::string& s) { return v.is_string() && v.get_ref<const std::string&>() == s; }
+
+bool same_strings(const json& v, const std::vector<std::string>& list) {
+  if (!v.is_array() || v.size() != list.size()) return false;
+  for (size_t i = 0; i < list.size(); ++i)
+    if (!same_string(v[i], list[i])) return false;
+  return true;
+}
+
+bool same_sample(const json& v, const std::vector<std::pair<std::string, std::string>>& sample) {
+  if (!v.is_array() || v.size() != sample.size()) return false;
+  for (size_t i = 0; i < sample.size(); ++i) {
+    const json& pair = v[i];
+    if (!pair.is_array() || pair.size() != 2 || !same_string(pair[0], sample[i].first) || !same_string(pair[1], sample[i].second))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool matches(const assignment_record& r, const json& recorded) {
+  if (!recorded.is_object()) return false;
+  const size_t keys = 3 + (r.planned_at ? 1 : 0) + (r.matched ? 5 : 0) + (r.deadline ? 1 : 0) + (r.conformance_pin ? 1 : 0);
+  if (recorded.size() != keys) return false;
+  // Each of the recorded keys must be one to_json(r) writes, with its value; the keys of an
+  // object are distinct, so with the count equal the two objects are equal. Numbers compare
+  // as JSON compares them (by value across integer kinds).
+  for (auto it = recorded.begin(); it != recorded.end(); ++it) {
+    const std::string& k = it.key();
+    const json& v = it.value();
+    bool same = false;
+    if (k == "policy")
+      same = same_string(v, r.policy);
+    else if (k == "worker_id")
+      same = same_string(v, r.worker_id);
+    else if (k == "worker_score")
+      same = v == json(r.worker_score);
+    else if (k == "planned_at")
+      same = r.planned_at && same_string(v, *r.planned_at);
+    else if (k == "idle_ranked_above")
+      same = r.matched && v == json(r.idle_ranked_above);
+    else if (k == "jobs_examined")
+      same = r.matched && v == json(r.jobs_examined);
+    else if (k == "taken_by_better_workers")
+      same = r.matched && v == json(r.taken_by_better_workers);
+    else if (k == "taken_by_better_workers_sample")
+      same = r.matched && same_sample(v, r.taken_sample);
+    else if (k == "stale_excluded")
+      same = r.matched && same_strings(v, r.stale_excluded);
+    else if (k == "deadline")
+      same = r.deadline && v == *r.deadline;
+    else if (k == "conformance_pin")
+      same = r.conformance_pin && same_string(v, *r.conformance_pin);
+    if (!same) return false;
+  }
+  return true;
+}
+
+}  // namespace baton::core

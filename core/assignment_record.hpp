@@ -1,0 +1,33 @@
+#pragma once
+// What an assignment decision records (job.assigned's "decision"), as a struct: the scheduler
+// turns it into the event's JSON, and a re-derivation compares a decision made again with
+// the recorded JSON field by field, without building the JSON of every decision it re-makes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace baton::core {
+
+struct assignment_record {
+  std::string policy;  // "greedy-rank-v1", or "plan" (the planning cycle's start for the worker)
+  std::string worker_id;
+  int64_t worker_score = 0;
+  std::optional<std::string> planned_at;  // "plan": when the plan was made
+  // The greedy matching's account (absent when no eligible job of the image was queued).
+  bool matched = false;
+  uint64_t idle_ranked_above = 0, jobs_examined = 0, taken_by_better_workers = 0;
+  std::vector<std::pair<std::string, std::string>> taken_sample;  // (job, the better worker that took it)
+  std::vector<std::string> stale_excluded;
+  std::optional<nlohmann::json> deadline;  // the deadline rule and the chosen job's fit (core/deadline.hpp)
+  std::optional<std::string> conformance_pin;
+};
+
+nlohmann::json to_json(const assignment_record& r);
+// The same answer as to_json(r) == recorded.
+bool matches(const assignment_record& r, const nlohmann::json& recorded);
+
+}  // namespace baton::core

@@ -1,0 +1,70 @@
+#pragma once
+// What one job event changes, read from its payload once. evolve() (core/job.hpp) applies a
+// job_change; the JSON form of evolve reads one and applies it, so there is one rule. A
+// replay reads them on its reading thread, ahead of the thread that applies them
+// (replay/rederive.cpp), which then looks up no payload field and compares no type string.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/job.hpp"
+
+namespace baton::core {
+
+// Every job event type evolve() knows; `other` for any it does not (it changes nothing but
+// the job's updated_at: forward compatibility).
+enum class job_event : uint8_t {
+  created, assigned, started, checkpointed, progress_reported, handoff_started, handoff_completed,
+  requeued_after_deregister, requeued_after_reap, requeued_after_orphan, requeued_after_preempt,
+  completed, failed, cancel_requested, cancelled, requeued_as, pruned, held, released, preempted, other
+};
+job_event job_event_of(std::string_view type);
+
+// job.created's fields (those absent from the payload at the job's defaults).
+struct job_created {
+  std::string title, input_bundle_path, worker_image_key, comment, requeued_from, latest_checkpoint_manifest_path;
+  std::vector<std::string> preferred_clusters;
+  uint32_t max_attempts = 5;
+  std::optional<time_us> last_checkpoint_at;
+  std::string user, account, partition, qos;
+  int64_t nice = 0;
+  uint32_t gpu_count = 1;
+  std::optional<int64_t> time_limit_seconds;
+  bool checkpoints = true, requeue = true, interactive = false, hold = false;
+  std::string conformance;
+  std::optional<double> checkpoint_seconds;
+  std::vector<dependency> depends_on;
+};
+
+struct job_change {
+  job_event kind = job_event::other;
+  std::optional<job_created> created;  // job.created
+  // job.assigned
+  std::string worker_id;
+  std::optional<uint32_t> attempt;              // absent (or not a count): the next attempt
+  std::optional<std::string> conformance_pin;   // lattice:sensitive's pin, from the decision record
+  // job.checkpointed, job.progress_reported, handoffs and requeues
+  checkpoint_report checkpoint;
+  // job.failed ("reason" absent is ""), job.cancelled (only when present)
+  std::optional<std::string> failure_artifact_path, reason;
+  std::string new_job_id;  // job.requeued_as
+  // job.pruned: the queue's last word on it (absent: the job keeps its own)
+  std::optional<int64_t> priority;
+  std::optional<int> priority_tier;
+  bool admin = false;  // job.held
+  // job.preempted
+  std::string by, mode;
+  std::optional<time_us> grace_until;  // absent or unreadable: the event's own time
+};
+
+// Reads the payload as evolve() would; throws where it would (a field of the wrong type).
+job_change read_job_change(std::string_view type, const nlohmann::json& payload);
+
+// Applies one job event (core/job.hpp's evolve on the JSON payload is this on its reading).
+// Takes the change apart (its strings move into the job).
+void evolve(job& j, job_change&& c, time_us at);
+
+}  // namespace baton::core

@@ -1,0 +1,35 @@
+#include "replay/prepared_event.hpp"
+
+#include <utility>
+
+#include "core/scheduling.hpp"
+
+namespace baton::replay {
+
+void prepare_job_event(events::decoded_event& e, bool decision_inputs) {
+  if (e.stream_id.rfind("job/", 0) != 0) return;
+  try {
+    auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
+    p.change = core::read_job_change(e.type, e.payload);
+    if (decision_inputs && p.change.kind == core::job_event::assigned) {
+      const auto& recorded = e.payload.at("decision");
+      for (const auto& id : recorded.value("stale_excluded", nlohmann::json::array())) p.stale.insert(id.get<std::string>());
+      p.rule = core::deadline_rule_of(recorded);
+      p.has_decision_inputs = true;
+    }
+    p.job_id.assign(e.stream_id, 4);
+  } catch (const std::exception&) {
+    e.prepared.reset();  // the applying thread reads it again and meets the error in order
+  }
+}
+
+prepared_job_event* prepared_job(events::decoded_event& e) { return std::any_cast<prepared_job_event>(&e.prepared); }
+
+void apply_decoded(core::world& w, events::decoded_event& e) {
+  if (auto* p = prepared_job(e))
+    core::apply_job_change(w, p->job_id, std::move(p->change), e.recorded_at_us);
+  else
+    core::apply(w, e.stream_id, e.type, e.payload, e.recorded_at_us);
+}
+
+}  // namespace baton::replay

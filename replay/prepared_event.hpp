@@ -1,0 +1,37 @@
+#pragma once
+// A replay's two threads (events/scan_ahead.hpp): the reading thread reads each job event's
+// payload into a typed change (core/job_change.hpp), so the applying thread, which bounds a
+// replay, looks up no payload field. Used by start-up recovery and re-derivation.
+#include <set>
+#include <string>
+
+#include "core/deadline.hpp"
+#include "core/job_change.hpp"
+#include "core/world.hpp"
+#include "events/scan_ahead.hpp"
+
+namespace baton::replay {
+
+struct prepared_job_event {
+  std::string job_id;
+  core::job_change change;
+  // job.assigned, for a re-derivation: the recorded decision's inputs (its stale workers,
+  // the deadline rule in force).
+  bool has_decision_inputs = false;
+  std::set<std::string> stale;
+  core::deadline_rule rule;
+};
+
+// For scan_decoded's prepare: a job stream's event gets its prepared_job_event (with the
+// decision's inputs when asked for); any other event, or one whose payload does not read,
+// gets nothing (the applying thread then meets the same error on the ordinary path).
+void prepare_job_event(events::decoded_event& e, bool decision_inputs);
+
+// The prepared change, or nullptr.
+prepared_job_event* prepared_job(events::decoded_event& e);
+
+// Applies the event to the world: its prepared change if it has one (consumed), else
+// core::apply on the payload. The same world either way.
+void apply_decoded(core::world& w, events::decoded_event& e);
+
+}  // namespace baton::replay

@@ -1,0 +1,98 @@
+// core/assignment_record: matches(record, json) must answer exactly what
+// to_json(record) == json answers, since a re-derivation relies on it instead of the JSON
+// comparison. Checked over random records and random changes to their JSON.
+#include "core/assignment_record.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace baton::core;
+using nlohmann::json;
+
+namespace {
+
+assignment_record random_record(std::mt19937_64& rng) {
+  auto coin = [&] { return rng() % 2 == 0; };
+  auto id = [&] { return "w" + std::to_string(rng() % 5); };
+  assignment_record r;
+  r.policy = coin() ? "greedy-rank-v1" : "plan";
+  r.worker_id = id();
+  r.worker_score = static_cast<int64_t>(rng() % 3) - 1;  // -1, 0, 1: signed and unsigned JSON numbers
+  if (coin()) r.planned_at = "2026-11-27T07:00:00.000000Z";
+  r.matched = coin();
+  if (r.matched) {
+    r.idle_ranked_above = rng() % 3;
+    r.jobs_examined = rng() % 3;
+    r.taken_by_better_workers = rng() % 3;
+    for (size_t i = rng() % 3; i > 0; --i) r.taken_sample.emplace_back("j" + std::to_string(rng() % 3), id());
+    for (size_t i = rng() % 3; i > 0; --i) r.stale_excluded.push_back(id());
+  }
+  if (coin()) r.deadline = json{{"rule", "fits"}, {"remaining_seconds", rng() % 2 ? json(nullptr) : json(60)}};
+  if (coin()) r.conformance_pin = "fp" + std::to_string(rng() % 2);
+  return r;
+}
+
+// One random change to a record's JSON (it may leave it equal: a value set to itself).
+json changed(json j, std::mt19937_64& rng) {
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  const std::string key = keys[rng() % keys.size()];
+  switch (rng() % 9) {
+    case 0: j.erase(key); break;
+    case 1: j["extra"] = 1; break;
+    case 2: j[key] = json(nullptr); break;
+    case 3: j[key] = "w" + std::to_string(rng() % 5); break;
+    case 4: j[key] = static_cast<int64_t>(rng() % 3) - 1; break;
+    case 5: j[key] = static_cast<uint64_t>(rng() % 3); break;
+    case 6: j[key] = 1.0; break;
+    case 7: j[key] = json::array({json::array({"j" + std::to_string(rng() % 3), "w" + std::to_string(rng() % 5)})}); break;
+    case 8: j[key] = json::array({"w" + std::to_string(rng() % 5)}); break;
+  }
+  return j;
+}
+
+}  // namespace
+
+TEST(AssignmentRecord, MatchesAnswersWhatComparingTheJsonAnswers) {
+  std::mt19937_64 rng(20261127);
+  size_t equal = 0, different = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    const auto r = random_record(rng);
+    const json mine = to_json(r);
+    ASSERT_TRUE(matches(r, mine)) << mine.dump();
+    // Through the log and back: numbers come back as the CBOR decoder types them.
+    ASSERT_TRUE(matches(r, json::from_cbor(json::to_cbor(mine)))) << mine.dump();
+    const json other = changed(mine, rng);
+    const bool same = other == mine;
+    ASSERT_EQ(matches(r, other), same) << mine.dump() << " against " << other.dump();
+    ++(same ? equal : different);
+  }
+  EXPECT_GT(different, 10'000u);
+  EXPECT_GT(equal, 100u) << "some changes keep the record equal (an unsigned 1 for a signed 1)";
+  EXPECT_FALSE(matches(assignment_record{}, json(nullptr)));
+  EXPECT_FALSE(matches(assignment_record{}, json::array()));
+}
+
+TEST(AssignmentRecord, ItsJsonIsTheRecordAnAssignmentEventCarries) {
+  assignment_record r;
+  r.policy = "greedy-rank-v1";
+  r.worker_id = "w1";
+  r.worker_score = 1'001'008'006;
+  r.matched = true;
+  r.idle_ranked_above = 2;
+  r.jobs_examined = 3;
+  r.taken_by_better_workers = 2;
+  r.taken_sample = {{"j1", "w0"}, {"j2", "w2"}};
+  r.stale_excluded = {"w9"};
+  EXPECT_EQ(to_json(r), json::parse(R"({"policy":"greedy-rank-v1","worker_id":"w1","worker_score":1001008006,
+      "idle_ranked_above":2,"jobs_examined":3,"taken_by_better_workers":2,
+      "taken_by_better_workers_sample":[["j1","w0"],["j2","w2"]],"stale_excluded":["w9"]})"));
+  assignment_record plan;
+  plan.policy = "plan";
+  plan.worker_id = "w1";
+  plan.planned_at = "2026-11-27T07:00:00.000000Z";
+  plan.conformance_pin = "fp";
+  EXPECT_EQ(to_json(plan), json::parse(R"({"policy":"plan","worker_id":"w1","worker_score":0,
+      "planned_at":"2026-11-27T07:00:00.000000Z","conformance_pin":"fp"})"));
+}
