@@ -1,7 +1,8 @@
 #pragma once
 // A replay's two threads (events/scan_ahead.hpp): the reading thread reads each job event's
-// payload into a typed change (core/job_change.hpp), so the applying thread, which bounds a
-// replay, looks up no payload field. Used by start-up recovery and re-derivation.
+// payload into a typed change (core/job_change.hpp), so the applying thread looks up no
+// payload field. Worth it only where the applying thread bounds the replay: re-derivation
+// (replay/rederive.cpp). Recovery's reading thread is its bound, so it does not use this.
 #include <set>
 #include <string>
 

@@ -4,7 +4,6 @@
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
-#include "replay/prepared_event.hpp"
 
 namespace baton::replay {
 
@@ -56,11 +55,13 @@ world_recovery recover_world(const events::event_store& store, uint64_t upto, co
   if (end > r.snapshot_seq)
     events::scan_decoded(store, r.snapshot_seq + 1, end, true, [&](events::decoded_event& e) {  // (decoded ahead)
       if (progress) progress(e.seq);
-      apply_decoded(r.world, e);
+      // (No reading of job payloads ahead, as rederive does: here the reading thread bounds
+      // the replay, and that would only add to it.)
+      core::apply(r.world, e.stream_id, e.type, e.payload, e.recorded_at_us);
       ++r.events_applied;
       r.last_seq = e.seq;
       return true;
-    }, [](events::decoded_event& e) { prepare_job_event(e, false); });
+    });
   return r;
 }
 

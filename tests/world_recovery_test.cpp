@@ -6,6 +6,7 @@
 
 #include "core/decide.hpp"
 #include "core/world_snapshot.hpp"
+#include "replay/rederive.hpp"
 #include "replay/world_recovery.hpp"
 #include "support/core_log.hpp"
 
@@ -130,10 +131,10 @@ TEST(WorldRecovery, TheLastEventAtATimeIsFoundByItsRecordedTime) {
   EXPECT_EQ(replay::last_seq_at_or_before(*log.store, INT64_MAX), log.store->last_seq());
 }
 
-// The reading thread reads job payloads ahead (replay/prepared_event.hpp); one it cannot read
-// is read again on the applying thread, so the error comes at that event, after every event
-// before it was applied, as a replay without the reading ahead gives it.
-TEST(WorldRecovery, AJobPayloadThatDoesNotReadStopsRecoveryAtItsEvent) {
+// A job payload that does not read stops a replay at its event, after every event before it
+// was applied: recovery, and a re-derivation, whose reading thread reads job payloads ahead
+// (replay/prepared_event.hpp) and leaves one it cannot read to the applying thread.
+TEST(WorldRecovery, AJobPayloadThatDoesNotReadStopsAReplayAtItsEvent) {
   logged log;
   size_t next = 0;
   log.work(3, next);
@@ -142,13 +143,21 @@ TEST(WorldRecovery, AJobPayloadThatDoesNotReadStopsRecoveryAtItsEvent) {
   events::append_command bad;
   bad.stream_id = job;
   bad.recorded_at_us = log.now + 1'000'000;
-  bad.events.push_back({"job.assigned", 1, events::to_payload({{"worker_id", 42}})});
+  bad.events.push_back({"job.assigned", 1, events::to_payload({{"worker_id", 42}, {"decision", nlohmann::json::object()}})});
   for (const auto& r : log.store->append({bad})) ASSERT_TRUE(r.ok());
   log.work(2, next);  // more after it
 
   uint64_t last_seen = 0;
-  EXPECT_THROW(replay::recover_world(*log.store, 0, [&](uint64_t seq) { last_seen = seq; }), nlohmann::json::type_error);
+  auto seen = [&](uint64_t seq) { last_seen = seq; };
+  EXPECT_THROW(replay::recover_world(*log.store, 0, seen), nlohmann::json::type_error);
   EXPECT_EQ(last_seen, good + 1) << "every event before the bad one was applied first";
   auto upto = replay::recover_world(*log.store, good);
   EXPECT_EQ(upto.last_seq, good);
+
+  last_seen = 0;
+  EXPECT_THROW(replay::rederive_decisions(*log.store, {}, seen), nlohmann::json::type_error);
+  EXPECT_EQ(last_seen, good + 1);
+  auto before = replay::rederive_decisions(*log.store, {1, good});
+  EXPECT_EQ(before.mismatches, 0u);
+  EXPECT_GT(before.assignments, 0u);
 }
