@@ -48,6 +48,23 @@ TEST(Scheduling, VramTableOrdersModelsAsTheSeedSays) {
   EXPECT_EQ(order, (std::vector<std::string>{"H100", "A100", "RTX A6000", "RTX 4090", "A10", "A30"}));
 }
 
+// rank_of keeps its answers for the last few model strings: more strings than it keeps, asked
+// in turn and again, still rank by the table.
+TEST(Scheduling, ModelRanksHoldForMoreModelStringsThanAreKept) {
+  const std::vector<std::pair<std::string, int>> models = {
+      {"NVIDIA H100 80GB HBM3", 6}, {"A100-SXM4-80GB", 5}, {"NVIDIA RTX A6000", 4}, {"GeForce RTX 4090", 3},
+      {"NVIDIA A10", 2},            {"A30", 1},            {"Tesla V100", 0},       {"A100-PCIE-40GB", 5},
+      {"H100 NVL", 6},              {"T4", 0},             {"L40S", 0},             {"NVIDIA A10G", 2}};
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < models.size(); ++i) {
+      const auto& [model, rank] = models[(i * 5 + static_cast<size_t>(round)) % models.size()];
+      worker w;
+      w.id = "w";
+      w.gpu_model = model;
+      EXPECT_EQ(rank_of(w).model_rank, rank) << model << " (round " << round << ")";
+    }
+}
+
 TEST(Scheduling, LowerRankedPollerGetsNothingWhileABetterWorkerIsIdle) {
   pool p;
   p.worker("small", platform::hpc, 1, "A10");
