@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string_view>
-#include <vector>
 
 #include "core/dag.hpp"
 #include "core/job_change.hpp"
@@ -24,29 +23,12 @@ struct model_info {
 const model_info known_models[] = {{"H100", 94, 6}, {"A100", 80, 5}, {"A6000", 48, 4},
                                    {"RTX 4090", 24, 3}, {"A10", 24, 2}, {"A30", 24, 1}};
 
-const model_info* find_model(const std::string& gpu_model) {
+const model_info* model_of(const std::string& gpu_model) {
   // Longest name first, so "A100" is not taken for "A10" and "RTX A6000" finds "A6000".
   const model_info* best = nullptr;
   for (const auto& m : known_models)
     if (gpu_model.find(m.name) != std::string::npos && (!best || m.name.size() > best->name.size())) best = &m;
   return best;
-}
-
-// rank_of asks for every index move of a worker and every poll; a deployment has a handful
-// of model strings, so the answers for the last few are kept (per thread: worlds live on
-// several threads).
-const model_info* model_of(const std::string& gpu_model) {
-  struct entry {
-    std::string model;
-    const model_info* info;
-  };
-  thread_local std::vector<entry> recent;
-  for (const auto& e : recent)
-    if (e.model == gpu_model) return e.info;
-  const model_info* info = find_model(gpu_model);
-  if (recent.size() == 8) recent.erase(recent.begin());
-  recent.push_back({gpu_model, info});
-  return info;
 }
 
 // One entry per idle worker with a known allocation end (a multiset: ends can coincide).
@@ -223,11 +205,7 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   bool was_eligible = was_queued && eligible(j);
   std::optional<size_t> open_before;
   if (!j.segments.empty() && !j.segments.back().ended_at) open_before = j.segments.size() - 1;
-  // The worker it holds before the event (the event may change or clear the job's own), in a
-  // buffer this thread reuses: a copy per event showed in replays.
-  thread_local std::string old_worker;
-  old_worker.clear();
-  if (occupies_worker(j.status)) old_worker = j.assigned_worker_id;
+  std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
   bool was_running = occupies_worker(j.status);
   std::string group = qos_group(j);  // "qos/user": set by job.created, fixed after it
@@ -281,8 +259,7 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
     for (auto& [key, other] : w.queued_by_qos_user[group])
       set_waiting_flag(w, *other, &job::over_limit, at_qos_limit(w, *other), at);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
-  static const std::string no_worker;
-  const std::string& new_worker = occupies_worker(j.status) ? j.assigned_worker_id : no_worker;
+  std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   if (old_worker != new_worker) {
     if (!old_worker.empty()) {
       set_held(w, old_worker, nullptr);

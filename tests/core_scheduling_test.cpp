@@ -48,9 +48,9 @@ TEST(Scheduling, VramTableOrdersModelsAsTheSeedSays) {
   EXPECT_EQ(order, (std::vector<std::string>{"H100", "A100", "RTX A6000", "RTX 4090", "A10", "A30"}));
 }
 
-// rank_of keeps its answers for the last few model strings: more strings than it keeps, asked
-// in turn and again, still rank by the table.
-TEST(Scheduling, ModelRanksHoldForMoreModelStringsThanAreKept) {
+// Vendors' model strings rank by the table's longest name they contain ("A10G" is an A10,
+// "A100-PCIE-40GB" an A100), whatever was asked before; unknown models rank last.
+TEST(Scheduling, ModelStringsRankByTheLongestKnownNameTheyContain) {
   const std::vector<std::pair<std::string, int>> models = {
       {"NVIDIA H100 80GB HBM3", 6}, {"A100-SXM4-80GB", 5}, {"NVIDIA RTX A6000", 4}, {"GeForce RTX 4090", 3},
       {"NVIDIA A10", 2},            {"A30", 1},            {"Tesla V100", 0},       {"A100-PCIE-40GB", 5},
