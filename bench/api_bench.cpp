@@ -332,6 +332,23 @@ int main(int argc, char** argv) {
   std::vector<size_t> order(workers);
   for (size_t k = 0; k < workers; ++k) order[k] = k;
   std::shuffle(order.begin(), order.end(), std::mt19937(42));
+  // batond's own log and poll figures (GET /metrics), read around the assigning polls: how
+  // many appends and fsyncs they took and how long each waited, to see where a poll's time goes.
+  auto log_figures = [&] {
+    std::map<std::string, double> m;
+    auto c = client(port);
+    auto r = c->Get("/metrics");
+    if (!r || r->status != 200) return m;
+    std::istringstream in(r->body);
+    std::string line;
+    while (std::getline(in, line)) {
+      for (const char* name : {"baton_log_fsync_seconds", "baton_log_append_seconds", "baton_poll_seconds"})
+        for (const char* part : {"_sum ", "_count "})
+          if (line.rfind(std::string(name) + part, 0) == 0) m[std::string(name) + part] = std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return m;
+  };
+  auto log_before = log_figures();
   std::fprintf(stderr, "phase: assigning\n");  // markers for profiling a phase (perf record -p)
   // API_BENCH_RECALCULATE=1: priority recalculations back to back (POST /priority/recalculate)
   // while the assigning polls run, to see what a recalculation costs a poll; =<ms>: one every
@@ -387,6 +404,9 @@ int main(int argc, char** argv) {
                 during.latencies_ms.size(), during.pct(0.5), during.pct(0.99), outside.latencies_ms.size(),
                 outside.pct(0.5), outside.pct(0.99), outside.pct(0.99) > 0 ? during.pct(0.99) / outside.pct(0.99) : 0.0);
   }
+  auto log_after = log_figures();
+  auto delta = [&](const char* key) { return log_after[key] - log_before[key]; };
+  auto mean_ms = [&](const char* sum, const char* count) { return delta(count) > 0 ? delta(sum) / delta(count) * 1e3 : 0.0; };
   auto constant_between = constant_run();
   std::fprintf(stderr, "phase: idle\n");
   double cpu_before_idle = cpu_us(batond);
@@ -411,6 +431,12 @@ int main(int argc, char** argv) {
               assigning_cpu_with_views / std::max<size_t>(assigning.requests, 1));
   std::printf("  batond CPU by thread, the same (us/poll): %s\n",
               cpu_split(threads_before_assigning, threads_after_assigning, assigning.requests).c_str());
+  std::printf("  inside batond meanwhile: a poll %.2f ms on average from its request to its reply; %.0f appends "
+              "(%.1f polls each, %.2f ms each until durable), %.0f fsyncs (%.2f ms each)\n",
+              mean_ms("baton_poll_seconds_sum ", "baton_poll_seconds_count "), delta("baton_log_append_seconds_count "),
+              delta("baton_log_append_seconds_count ") > 0 ? assigning.requests / delta("baton_log_append_seconds_count ") : 0.0,
+              mean_ms("baton_log_append_seconds_sum ", "baton_log_append_seconds_count "), delta("baton_log_fsync_seconds_count "),
+              mean_ms("baton_log_fsync_seconds_sum ", "baton_log_fsync_seconds_count "));
   std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
               "  batond CPU %.0f us/poll\n",
               idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
