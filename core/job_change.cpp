@@ -44,8 +44,8 @@ void close_segment(job& j, time_us at) {
   if (!j.segments.empty() && !j.segments.back().ended_at) j.segments.back().ended_at = at;
 }
 
-job_created read_created(const json& p) {
-  job_created c;
+create_job read_created(const json& p) {
+  create_job c;
   c.title = p.value("title", "");
   c.input_bundle_path = p.value("input_bundle_path", "");
   c.worker_image_key = p.value("worker_image_key", "");
@@ -157,7 +157,7 @@ void evolve(job& j, job_change&& c, time_us at) {
   j.updated_at = at;
   switch (c.kind) {
     case job_event::created: {
-      job_created& n = *c.created;
+      create_job& n = *c.created;
       j.title = std::move(n.title);
       j.input_bundle_path = std::move(n.input_bundle_path);
       j.worker_image_key = std::move(n.worker_image_key);

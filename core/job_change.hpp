@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,25 +22,11 @@ enum class job_event : uint8_t {
 };
 job_event job_event_of(std::string_view type);
 
-// job.created's fields (those absent from the payload at the job's defaults).
-struct job_created {
-  std::string title, input_bundle_path, worker_image_key, comment, requeued_from, latest_checkpoint_manifest_path;
-  std::vector<std::string> preferred_clusters;
-  uint32_t max_attempts = 5;
-  std::optional<time_us> last_checkpoint_at;
-  std::string user, account, partition, qos;
-  int64_t nice = 0;
-  uint32_t gpu_count = 1;
-  std::optional<int64_t> time_limit_seconds;
-  bool checkpoints = true, requeue = true, interactive = false, hold = false;
-  std::string conformance;
-  std::optional<double> checkpoint_seconds;
-  std::vector<dependency> depends_on;
-};
-
 struct job_change {
   job_event kind = job_event::other;
-  std::optional<job_created> created;  // job.created
+  // job.created: the creation as its payload records it, in the command's shape (fields the
+  // payload leaves out at the command's defaults; the id is the stream's, not read here).
+  std::optional<create_job> created;
   // job.assigned
   std::string worker_id;
   std::optional<uint32_t> attempt;              // absent (or not a count): the next attempt
