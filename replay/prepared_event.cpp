@@ -6,17 +6,20 @@
 
 namespace baton::replay {
 
+assignment_inputs assignment_inputs_of(const nlohmann::json& recorded) {
+  assignment_inputs in;
+  for (const auto& id : recorded.value("stale_excluded", nlohmann::json::array())) in.stale.insert(id.get<std::string>());
+  in.rule = core::deadline_rule_of(recorded);
+  return in;
+}
+
 void prepare_job_event(events::decoded_event& e, bool decision_inputs) {
   if (e.stream_id.rfind("job/", 0) != 0) return;
   try {
     auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
     p.change = core::read_job_change(e.type, e.payload);
-    if (decision_inputs && p.change.kind == core::job_event::assigned) {
-      const auto& recorded = e.payload.at("decision");
-      for (const auto& id : recorded.value("stale_excluded", nlohmann::json::array())) p.stale.insert(id.get<std::string>());
-      p.rule = core::deadline_rule_of(recorded);
-      p.has_decision_inputs = true;
-    }
+    if (decision_inputs && p.change.kind == core::job_event::assigned)
+      p.decision_inputs = assignment_inputs_of(e.payload.at("decision"));
     p.job_id.assign(e.stream_id, 4);
   } catch (const std::exception&) {
     e.prepared.reset();  // the applying thread reads it again and meets the error in order

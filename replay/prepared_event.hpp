@@ -3,6 +3,7 @@
 // payload into a typed change (core/job_change.hpp), so the applying thread looks up no
 // payload field. Worth it only where the applying thread bounds the replay: re-derivation
 // (replay/rederive.cpp). Recovery's reading thread is its bound, so it does not use this.
+#include <optional>
 #include <set>
 #include <string>
 
@@ -13,14 +14,18 @@
 
 namespace baton::replay {
 
+// What a recorded assignment decision was decided on: the stale workers it left out and the
+// deadline rule in force (read from its "decision" record).
+struct assignment_inputs {
+  std::set<std::string> stale;
+  core::deadline_rule rule;
+};
+assignment_inputs assignment_inputs_of(const nlohmann::json& recorded);
+
 struct prepared_job_event {
   std::string job_id;
   core::job_change change;
-  // job.assigned, for a re-derivation: the recorded decision's inputs (its stale workers,
-  // the deadline rule in force).
-  bool has_decision_inputs = false;
-  std::set<std::string> stale;
-  core::deadline_rule rule;
+  std::optional<assignment_inputs> decision_inputs;  // job.assigned, for a re-derivation
 };
 
 // For scan_decoded's prepare: a job stream's event gets its prepared_job_event (with the

@@ -3,7 +3,6 @@
 #include <deque>
 #include <iterator>
 #include <map>
-#include <set>
 #include <vector>
 
 #include "core/decide.hpp"
@@ -177,13 +176,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       // The decision's time is the event's; the deadline rule in force is the one it recorded.
       // (Its inputs were read on the reading thread, unless the payload did not read there.)
       const prepared_job_event* ready = prepared_job(e);
-      std::set<std::string> stale_read;
-      if (!ready || !ready->has_decision_inputs)
-        for (const auto& id : recorded.value("stale_excluded", json::array())) stale_read.insert(id.get<std::string>());
-      const bool prepared = ready && ready->has_decision_inputs;
+      const bool prepared = ready && ready->decision_inputs;
+      assignment_inputs read_here;
+      const assignment_inputs& in = prepared ? *ready->decision_inputs : (read_here = assignment_inputs_of(recorded));
       const std::string worker_id = prepared ? ready->change.worker_id : payload.at("worker_id").get<std::string>();
-      auto choice = core::choose_assignment(w, worker_id, prepared ? ready->stale : stale_read,
-                                            prepared ? ready->rule : core::deadline_rule_of(recorded), e.recorded_at_us);
+      auto choice = core::choose_assignment(w, worker_id, in.stale, in.rule, e.recorded_at_us);
       // (Compared field by field: the record's JSON is built only for a report.)
       const bool same_record = choice.record ? core::matches(*choice.record, recorded) : recorded.is_null();
       const std::string_view job_id = std::string_view(stream).substr(4);
