@@ -28,6 +28,15 @@ namespace {
 // the decision; the sample only shows an auditor who went first, and it costs every poll.
 constexpr size_t decision_sample_size = 3;
 
+// A choice's record, begun with what every record names: the policy and the poller.
+assignment_record& begin_record(assignment_choice& out, const char* policy, const worker& me) {
+  auto& r = out.record.emplace();
+  r.policy = policy;
+  r.worker_id = me.id;
+  r.worker_score = score_of(me);
+  return r;
+}
+
 // Without constrained jobs (pinned to clusters or a fingerprint, or more than one GPU) every idle worker of the image can run every queued job of it, so the
 // greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
 // gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
@@ -36,7 +45,7 @@ assignment_choice choose_unpinned(const world& w, const worker& me, const ranked
   assignment_choice out;
   auto my_rank = rank_of(me);
   size_t k = idle.order_of_key(my_rank);
-  auto& r = out.record.emplace();
+  auto& r = begin_record(out, "greedy-rank-v1", me);
   for (const auto& id : stale_all) {  // stale workers that would otherwise rank above the poller
     const worker* s = w.find_worker(id);
     if (s && s->worker_image_key == me.worker_image_key && idle.find(rank_of(*s)) != idle.end() &&
@@ -52,9 +61,6 @@ assignment_choice choose_unpinned(const world& w, const worker& me, const ranked
     r.taken_sample.emplace_back(std::string(job_it->id), worker_it->id);
   }
   if (k < queued.size()) out.job_id = std::string(queued.find_by_order(k)->id);
-  r.policy = "greedy-rank-v1";
-  r.worker_id = me.id;
-  r.worker_score = score_of(me);
   r.matched = true;
   r.idle_ranked_above = k;
   r.jobs_examined = std::min(k + 1, queued.size());
@@ -105,7 +111,7 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
                                  const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all,
                                  const deadline_rule& rule, time_us now) {
   assignment_choice out;
-  auto& r = out.record.emplace();
+  auto& r = begin_record(out, "greedy-rank-v1", me);
   worker_rank my_rank = rank_of(me);
   auto may_take = [&](const worker& wk, const job& j) { return can_run(wk, j) && fit_of(wk, j, rule, now).admitted; };
   std::vector<const worker*> above;
@@ -159,9 +165,6 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
     }
   }
 
-  r.policy = "greedy-rank-v1";
-  r.worker_id = me.id;
-  r.worker_score = score_of(me);
   r.matched = true;
   r.idle_ranked_above = above.size();
   r.jobs_examined = examined;
@@ -209,10 +212,7 @@ assignment_choice choose_assignment(const world& w, const std::string& worker_id
     const job* j = w.find_job(*planned);
     if (j && eligible(*j) && can_run(*me, *j) && fit_of(*me, *j, rule, now).admitted) {
       out.job_id = j->id;
-      auto& r = out.record.emplace();
-      r.policy = "plan";
-      r.worker_id = worker_id;
-      r.worker_score = score_of(*me);
+      auto& r = begin_record(out, "plan", *me);
       r.planned_at = events::format_time_us(w.plan.planned_at);
       if (me->allocation_ends_at) r.deadline = deadline_record(w, *me, out.job_id, rule, now);
       pin_conformance(w, *me, out);
@@ -229,10 +229,7 @@ assignment_choice choose_assignment(const world& w, const std::string& worker_id
   const auto& idle = idle_it == w.idle_by_image.end() ? no_workers : idle_it->second;
   const auto& queued = queued_it == w.queued_by_image.end() ? no_jobs : queued_it->second;
   if (queued.empty()) {
-    auto& r = out.record.emplace();
-    r.policy = "greedy-rank-v1";
-    r.worker_id = worker_id;
-    r.worker_score = score_of(*me);
+    begin_record(out, "greedy-rank-v1", *me);
     return out;
   }
   // Allocation ends matter only when some idle worker of the image has too little time left
