@@ -341,10 +341,9 @@ int main(int argc, char** argv) {
     if (!r || r->status != 200) return m;
     std::istringstream in(r->body);
     std::string line;
-    while (std::getline(in, line)) {
-      for (const char* name : {"baton_log_fsync_seconds", "baton_log_append_seconds", "baton_poll_seconds"})
-        for (const char* part : {"_sum ", "_count "})
-          if (line.rfind(std::string(name) + part, 0) == 0) m[std::string(name) + part] = std::stod(line.substr(line.rfind(' ') + 1));
+    while (std::getline(in, line)) {  // "name value" (histograms' _sum and _count among them)
+      auto space = line.rfind(' ');
+      if (!line.empty() && line[0] != '#' && space != std::string::npos) m[line.substr(0, space)] = std::atof(line.c_str() + space + 1);
     }
     return m;
   };
@@ -433,10 +432,10 @@ int main(int argc, char** argv) {
               cpu_split(threads_before_assigning, threads_after_assigning, assigning.requests).c_str());
   std::printf("  inside batond meanwhile: a poll %.2f ms on average from its request to its reply; %.0f appends "
               "(%.1f polls each, %.2f ms each until durable), %.0f fsyncs (%.2f ms each)\n",
-              mean_ms("baton_poll_seconds_sum ", "baton_poll_seconds_count "), delta("baton_log_append_seconds_count "),
-              delta("baton_log_append_seconds_count ") > 0 ? assigning.requests / delta("baton_log_append_seconds_count ") : 0.0,
-              mean_ms("baton_log_append_seconds_sum ", "baton_log_append_seconds_count "), delta("baton_log_fsync_seconds_count "),
-              mean_ms("baton_log_fsync_seconds_sum ", "baton_log_fsync_seconds_count "));
+              mean_ms("baton_poll_seconds_sum", "baton_poll_seconds_count"), delta("baton_log_append_seconds_count"),
+              delta("baton_log_append_seconds_count") > 0 ? assigning.requests / delta("baton_log_append_seconds_count") : 0.0,
+              mean_ms("baton_log_append_seconds_sum", "baton_log_append_seconds_count"), delta("baton_log_fsync_seconds_count"),
+              mean_ms("baton_log_fsync_seconds_sum", "baton_log_fsync_seconds_count"));
   std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
               "  batond CPU %.0f us/poll\n",
               idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
