@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <tuple>
+
 #include "core/access.hpp"
 #include "core/job.hpp"
 #include "core/world.hpp"
@@ -279,4 +283,66 @@ TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
   EXPECT_FALSE(w.placeholder_by_provider.count("clusterA:4242"));
   EXPECT_EQ(idle_workers(w).size(), 1u);
   EXPECT_FALSE(w.workers.count("fresh"));
+}
+
+// The world takes a job off its queue maps by the positions it kept when it queued the job
+// (job::queue_at), not by searching: after jobs go in and out in every way, with submit-time
+// ties across "qos/user" groups, the maps hold exactly the queued jobs, as a world rebuilt
+// from scratch holds them; a job copied out of the world carries no positions.
+TEST(JobCore, QueueMapsFollowEveryJobInAndOut) {
+  fixture f;
+  decision batch;  // twelve jobs submitted in one decision: one submit time, ties broken by id
+  for (int i = 0; i < 12; ++i) {
+    create_job c{"j" + std::to_string(i), "t", "/b", "img", ""};
+    c.user = i % 3 ? "alice" : "bob";
+    c.qos = i % 2 ? "normal" : "high";
+    for (auto& e : decide_create(nullptr, c, f.now).events) batch.events.push_back(std::move(e));
+  }
+  f.run(batch);
+  for (int i = 0; i < 4; ++i) f.add_worker("w" + std::to_string(i));
+  f.assign("j0", "w0");
+  f.assign("j5", "w1");
+  f.run(decide_worker_lost(f.j("j5"), loss_cause::reaped, f.now));  // back to the queue
+  f.assign("j7", "w2");
+  f.run(decide_cancel(f.j("j3"), false, f.now));
+  f.run(decide_hold(f.j("j4"), false, f.now));  // held jobs stay queued
+  f.run(decide_requeue(f.j("j3"), "j3-again", f.now));
+  f.run(decide_complete(f.j("j0"), f.now));
+
+  auto keys = [](const queue_by_submit& m) {
+    std::vector<std::string> out;
+    for (const auto& [key, j] : m) out.emplace_back(key.second);
+    return out;
+  };
+  std::vector<const job*> in_order;  // the queued jobs by submit time, then id
+  for (const auto& [id, j] : f.w.jobs) {
+    EXPECT_EQ(j.queue_at.held, j.status == job_status::queued) << id;
+    if (j.status == job_status::queued) in_order.push_back(&j);
+  }
+  std::sort(in_order.begin(), in_order.end(),
+            [](const job* a, const job* b) { return std::tie(a->created_at, a->id) < std::tie(b->created_at, b->id); });
+  std::vector<std::string> queued;
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const job* j : in_order) {
+    queued.push_back(j->id);
+    groups[j->qos + "/" + j->user].push_back(j->id);
+  }
+  EXPECT_EQ(keys(f.w.queued), queued);
+  EXPECT_EQ(queued.size(), 10u);
+  EXPECT_EQ(queued.back(), "j3-again");  // submitted last; the other nine tie on submit time
+  for (const auto& [group, members] : f.w.queued_by_qos_user)
+    EXPECT_EQ(keys(members), groups[group]) << group;
+
+  world rebuilt;
+  for (const auto& [id, j] : f.w.jobs) rebuilt.jobs.emplace(id, j);
+  for (const auto& [id, wk] : f.w.workers) rebuilt.workers.emplace(id, wk);
+  for (const auto& [id, j] : rebuilt.jobs) EXPECT_FALSE(j.queue_at.held) << "a copy carries no positions: " << id;
+  rebuild_indexes(rebuilt);
+  EXPECT_EQ(keys(rebuilt.queued), keys(f.w.queued));
+  for (const auto& [group, members] : f.w.queued_by_qos_user) EXPECT_EQ(keys(rebuilt.queued_by_qos_user[group]), keys(members));
+
+  // Every queued job leaves: the maps empty out.
+  for (const auto& id : queued) f.run(decide_cancel(f.j(id), false, f.now));
+  EXPECT_TRUE(f.w.queued.empty());
+  for (const auto& [group, members] : f.w.queued_by_qos_user) EXPECT_TRUE(members.empty()) << group;
 }
