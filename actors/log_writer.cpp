@@ -111,13 +111,19 @@ size_t event_count(const std::vector<events::append_command>& cmds) {
   return n;
 }
 
-void notify_live(self_ptr self, const std::vector<events::event_envelope>& committed) {
+// Each live subscriber gets its copy of a durable batch; the last one takes the batch itself.
+void notify_live(self_ptr self, std::vector<events::event_envelope>&& committed) {
   if (committed.empty()) return;
+  std::vector<subscriber*> due;
   for (auto& s : self->state.subscribers)
-    if (s.live && s.next_seq == committed.front().seq) {
-      caf::anon_send(s.handle, events_atom::value, committed);  // typed actors may only send() to typed ones
-      s.next_seq = committed.back().seq + 1;
-    }
+    if (s.live && s.next_seq == committed.front().seq) due.push_back(&s);
+  for (size_t i = 0; i < due.size(); ++i) {
+    due[i]->next_seq = committed.back().seq + 1;
+    if (i + 1 < due.size())
+      caf::anon_send(due[i]->handle, events_atom::value, committed);  // typed actors may only send() to typed ones
+    else
+      caf::anon_send(due[i]->handle, events_atom::value, std::move(committed));
+  }
 }
 
 // Answers every batch up to `through` (they are durable) and tells live subscribers.
@@ -137,7 +143,7 @@ void release_synced(self_ptr self, uint64_t through) {
       const auto now = std::chrono::steady_clock::now();
       for (auto t : b.received) st.opts.metrics->append.observe(now - t);
     }
-    notify_live(self, b.committed);
+    notify_live(self, std::move(b.committed));
     st.unsynced.pop_front();
   }
 }

@@ -3,6 +3,8 @@
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -94,6 +96,8 @@ TEST(LogWriter, ConflictsAndDuplicatesComeBackPerCommand) {
   caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
 }
 
+// Three subscribers at once: each has every event once, in order, whole (a durable batch
+// is copied to all but the last live subscriber, which takes the batch itself).
 TEST(LogWriter, SubscriberSeesEveryEventOnceInOrderAcrossCatchUpAndLive) {
   test::temp_dir dir;
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
@@ -101,32 +105,47 @@ TEST(LogWriter, SubscriberSeesEveryEventOnceInOrderAcrossCatchUpAndLive) {
   auto cfg = two_threads();
   caf::actor_system sys{cfg};
   auto log = actors::spawn_log_writer(sys, store, {4096, 1000});
-  caf::scoped_actor sub{sys};
-  uint64_t at_subscribe = 0;
-  sub->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(sub), uint64_t{1})
-      .receive([&](uint64_t last) { at_subscribe = last; }, [&](caf::error& e) { FAIL() << sys.render(e); });
-  EXPECT_EQ(at_subscribe, 2500u);
+  std::vector<std::unique_ptr<caf::scoped_actor>> subs;
+  for (int s = 0; s < 3; ++s) {
+    subs.push_back(std::make_unique<caf::scoped_actor>(sys));
+    auto& sub = *subs.back();
+    uint64_t at_subscribe = 0;
+    sub->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(sub), uint64_t{1})
+        .receive([&](uint64_t last) { at_subscribe = last; }, [&](caf::error& e) { FAIL() << sys.render(e); });
+    EXPECT_EQ(at_subscribe, 2500u);
+  }
 
   // Producers race the catch-up.
   std::vector<std::thread> producers;
   for (int p = 0; p < 8; ++p)
-    producers.emplace_back([&] {
-      for (int i = 0; i < 50; ++i) append(sys, log, {command("new", "t")});
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < 50; ++i) append(sys, log, {command("new/" + std::to_string(p), "t", {{"i", i}})});
     });
-  std::vector<uint64_t> seen;
-  while (seen.size() < 2900) {
-    bool got = false;
-    sub->receive(
-        [&](actors::events_atom, std::vector<events::event_envelope>& evs) {
-          for (auto& e : evs) seen.push_back(e.seq);
-          got = true;
-        },
-        caf::after(std::chrono::seconds(10)) >> [&] {});
-    if (!got) break;
-  }
   for (auto& t : producers) t.join();
-  ASSERT_EQ(seen.size(), 2900u);
-  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1) << "at index " << i;
+  for (auto& sub : subs) {
+    std::vector<events::event_envelope> seen;
+    while (seen.size() < 2900) {
+      bool got = false;
+      (*sub)->receive(
+          [&](actors::events_atom, std::vector<events::event_envelope>& evs) {
+            for (auto& e : evs) seen.push_back(std::move(e));
+            got = true;
+          },
+          caf::after(std::chrono::seconds(10)) >> [&] {});
+      if (!got) break;
+    }
+    ASSERT_EQ(seen.size(), 2900u);
+    for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].seq, i + 1) << "at index " << i;
+    std::map<std::string, int> next_i;  // each producer's events, whole and in its order
+    for (size_t i = 2500; i < seen.size(); ++i) {
+      const auto& e = seen[i];
+      ASSERT_EQ(e.stream_id.rfind("new/", 0), 0u) << e.stream_id;
+      EXPECT_EQ(e.type, "t");
+      EXPECT_EQ(events::from_payload(e.payload)["i"], next_i[e.stream_id]++) << e.stream_id;
+      EXPECT_EQ(e.hash.size(), seen[0].hash.size());
+    }
+    EXPECT_EQ(next_i.size(), 8u);
+  }
   caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
 }
 
