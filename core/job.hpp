@@ -3,11 +3,8 @@
 // (state + event -> state). The transition table is RelayMD's (§2.1 of the reference),
 // with its gaps closed: handoff is recoverable, requeues keep the checkpoint, attempts are
 // capped, and every cause of a requeue has its own event type.
-#include <map>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
 #include "core/dependency.hpp"
@@ -28,31 +25,6 @@ struct runtime_segment {
   std::string worker_id;
   time_us started_at = 0;
   std::optional<time_us> ended_at;
-};
-
-struct job;
-
-// Queued jobs by submit time, then id: the world's queue and each "qos/user" group's.
-using queue_by_submit = std::map<std::pair<time_us, std::string_view>, job*>;
-
-// Where the world's queue maps hold a queued job (core/world.cpp), so taking it off the
-// queue needs no search through the other queued jobs' keys. World bookkeeping, not the
-// job's state: a copied or moved job starts without any (they would point into the maps of
-// the world it came from); the world sets them when it queues the job.
-struct queue_positions {
-  bool held = false;
-  queue_by_submit::iterator in_queue;
-  queue_by_submit* group = nullptr;
-  queue_by_submit::iterator in_group;
-  queue_positions() = default;
-  queue_positions(const queue_positions&) {}
-  queue_positions(queue_positions&&) noexcept {}
-  queue_positions& operator=(const queue_positions&) {
-    held = false;
-    group = nullptr;
-    return *this;
-  }
-  queue_positions& operator=(queue_positions&& o) noexcept { return *this = static_cast<const queue_positions&>(o); }
 };
 
 struct job {
@@ -121,7 +93,6 @@ struct job {
   std::string preempted_by, preempt_mode;
   time_us preempt_grace_until = 0;
   uint32_t preemptions = 0;  // times it was preempted
-  queue_positions queue_at;  // set by the world while it is queued
 };
 
 // Time the job has accrued as eligible up to `at`.

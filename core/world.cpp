@@ -160,27 +160,6 @@ void release_dependents(world& w, const std::string& parent, time_us at) {
 // in a QOS; the rest of that user's queued jobs in the QOS wait (reason QOSMaxJobsPerUser).
 std::string qos_group(const job& j) { return j.qos + "/" + j.user; }
 
-// Puts a queued job in the queue and in its "qos/user" group, keeping where (job::queue_at).
-void enqueue(world& w, job& j, const std::string& group) {
-  const auto key = std::make_pair(j.created_at, std::string_view(j.id));
-  auto& members = w.queued_by_qos_user[group];
-  j.queue_at.in_queue = w.queued.emplace(key, &j).first;
-  j.queue_at.in_group = members.emplace(key, &j).first;
-  j.queue_at.group = &members;
-  j.queue_at.held = true;
-  track_queued_limit(w, j, true);
-}
-
-// Takes a job off the queue and its group: by the positions enqueue kept.
-void dequeue(world& w, job& j) {
-  if (j.queue_at.held) {
-    w.queued.erase(j.queue_at.in_queue);
-    j.queue_at.group->erase(j.queue_at.in_group);
-  }
-  j.queue_at = {};
-  track_queued_limit(w, j, false);
-}
-
 // The recorded policy's running limit for the job's QOS (0: none).
 uint32_t qos_limit(const world& w, const job& j) {
   const qos_def* q = w.priority.policy.find_qos(j.qos);
@@ -230,7 +209,11 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
   bool was_running = occupies_worker(j.status);
   std::string group = qos_group(j);  // "qos/user": set by job.created, fixed after it
-  if (was_queued) dequeue(w, j);
+  if (was_queued) {
+    w.queued.erase({j.created_at, std::string_view(j.id)});
+    track_queued_limit(w, j, false);
+    w.queued_by_qos_user[group].erase({j.created_at, std::string_view(j.id)});
+  }
   if (was_eligible) index_erase(w, j);
   bool was_preempted = !j.preempted_by.empty();
   evolve(j, std::move(change), at);
@@ -261,7 +244,11 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
     n = active ? n + 1 : n - 1;
   }
   if (was_active && !active) release_dependents(w, id, at);
-  if (j.status == job_status::queued) enqueue(w, j, group);
+  if (j.status == job_status::queued) {
+    w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    track_queued_limit(w, j, true);
+    w.queued_by_qos_user[group].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+  }
   if (eligible(j)) index_insert(w, j);
   if (kind == job_event::assigned) {  // the plan's start for it, or its reservation, is used up
     w.plan.reservations.erase(j.id);
@@ -379,7 +366,11 @@ void rebuild_indexes(world& w) {
       ++w.running_by_qos_user[qos_group(j)];
       set_held(w, j.assigned_worker_id, &j.id);
     }
-    if (j.status == job_status::queued) enqueue(w, j, qos_group(j));
+    if (j.status == job_status::queued) {
+      w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+      track_queued_limit(w, j, true);
+      w.queued_by_qos_user[qos_group(j)].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    }
     if (eligible(j)) index_insert(w, j);
   }
   for (auto& [id, wk] : w.workers) {

@@ -112,7 +112,7 @@ struct world {
   pruned_jobs pruned;
   std::map<std::string, worker> workers;
   // Every queued job (held and blocked too), oldest first: submit time → the job.
-  queue_by_submit queued;
+  std::map<std::pair<time_us, std::string_view>, job*> queued;
   std::set<std::tuple<time_us, std::string>> by_created;     // every job not pruned, for listing (jobs_by_created)
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
@@ -134,7 +134,7 @@ struct world {
   std::map<std::string, uint32_t> active_jobs_by_user;  // pending + running (not terminal), for the per-user cap
   // QOS running limits: jobs holding a worker per "qos/user", and that group's queued jobs.
   std::map<std::string, uint32_t> running_by_qos_user;
-  std::map<std::string, queue_by_submit> queued_by_qos_user;
+  std::map<std::string, std::map<std::pair<time_us, std::string_view>, job*>> queued_by_qos_user;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
   priority_state priority;
   live_plan plan;
