@@ -111,19 +111,20 @@ size_t event_count(const std::vector<events::append_command>& cmds) {
   return n;
 }
 
-// Each live subscriber gets its copy of a durable batch; the last one takes the batch itself.
+// Each live subscriber gets its copy of a durable batch; the last one takes the batch itself
+// (a subscriber's send waits until the next one is found, so it knows whether it is the last).
+// (anon_send: typed actors may only send() to typed ones.)
 void notify_live(self_ptr self, std::vector<events::event_envelope>&& committed) {
   if (committed.empty()) return;
-  std::vector<subscriber*> due;
-  for (auto& s : self->state.subscribers)
-    if (s.live && s.next_seq == committed.front().seq) due.push_back(&s);
-  for (size_t i = 0; i < due.size(); ++i) {
-    due[i]->next_seq = committed.back().seq + 1;
-    if (i + 1 < due.size())
-      caf::anon_send(due[i]->handle, events_atom::value, committed);  // typed actors may only send() to typed ones
-    else
-      caf::anon_send(due[i]->handle, events_atom::value, std::move(committed));
+  const uint64_t first = committed.front().seq, next = committed.back().seq + 1;
+  subscriber* pending = nullptr;
+  for (auto& s : self->state.subscribers) {
+    if (!s.live || s.next_seq != first) continue;
+    if (pending) caf::anon_send(pending->handle, events_atom::value, committed);
+    s.next_seq = next;
+    pending = &s;
   }
+  if (pending) caf::anon_send(pending->handle, events_atom::value, std::move(committed));
 }
 
 // Answers every batch up to `through` (they are durable) and tells live subscribers.
