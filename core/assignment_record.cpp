@@ -1,5 +1,7 @@
 #include "core/assignment_record.hpp"
 
+#include <string_view>
+
 namespace baton::core {
 
 using nlohmann::json;
@@ -60,7 +62,7 @@ bool matches(const assignment_record& r, const json& recorded) {
   // object are distinct, so with the count equal the two objects are equal. Numbers compare
   // as JSON compares them (by value across integer kinds).
   for (auto it = recorded.begin(); it != recorded.end(); ++it) {
-    const std::string& k = it.key();
+    const std::string_view k = it.key();  // (compared by length first: no strlen per test)
     const json& v = it.value();
     bool same = false;
     if (k == "policy")

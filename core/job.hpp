@@ -3,8 +3,10 @@
 // (state + event -> state). The transition table is RelayMD's (§2.1 of the reference),
 // with its gaps closed: handoff is recoverable, requeues keep the checkpoint, attempts are
 // capped, and every cause of a requeue has its own event type.
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dependency.hpp"
@@ -25,6 +27,20 @@ struct runtime_segment {
   std::string worker_id;
   time_us started_at = 0;
   std::optional<time_us> ended_at;
+};
+
+struct association_usage;
+// Where a job's figures per group live in the world that holds it: its association's usage,
+// its QOS/user group's running count and queued jobs, its user's active count. Found once,
+// after job.created set the job's qos, user and account (they never change), by
+// core/world.cpp's slots_of(), so applying an event builds and looks up no group key.
+// Not state: never encoded; a job outside a world (a copy, a decoded snapshot's job before
+// its world takes it) has them empty, and only the world that holds the job fills them.
+struct job_group_slots {
+  association_usage* usage = nullptr;
+  uint32_t* running_in_qos = nullptr;
+  std::map<std::pair<time_us, std::string_view>, struct job*>* queued_in_qos = nullptr;
+  uint32_t* active_of_user = nullptr;
 };
 
 struct job {
@@ -93,6 +109,7 @@ struct job {
   std::string preempted_by, preempt_mode;
   time_us preempt_grace_until = 0;
   uint32_t preemptions = 0;  // times it was preempted
+  job_group_slots slots;     // see job_group_slots
 };
 
 // Time the job has accrued as eligible up to `at`.

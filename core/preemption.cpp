@@ -117,8 +117,8 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         const worker* free_worker = nullptr;
         if (idle != w.idle_by_image.end())
           for (const auto& r : idle->second) {
-            if (taken.count(r.id) || stale.count(r.id)) continue;
-            const worker* wk = w.find_worker(r.id);
+            if (taken.count(r.owner->id) || stale.count(r.owner->id)) continue;
+            const worker* wk = r.owner;
             if (wk && fits(*wk)) {
               free_worker = wk;
               break;

@@ -71,7 +71,7 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
     int idle = 0;
     if (auto it = w.idle_by_image.find(image); it != w.idle_by_image.end())
       for (const auto& r : it->second)
-        if (!stale.count(r.id) && !planned_workers.count(r.id)) ++idle;
+        if (!stale.count(r.owner->id) && !planned_workers.count(r.owner->id)) ++idle;
     int pending_here = 0, pending_all = 0, pending_free = 0;
     for (const auto& [provider, worker_id] : w.placeholder_by_provider) {
       const worker& p = w.workers.at(worker_id);

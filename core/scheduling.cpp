@@ -57,8 +57,8 @@ assignment_choice choose_unpinned(const world& w, const worker& me, const ranked
   auto job_it = queued.begin();
   auto worker_it = idle.begin();
   for (size_t i = 0; i < std::min<size_t>({k, decision_sample_size, queued.size()}); ++i, ++job_it, ++worker_it) {
-    while (stale_all.count(worker_it->id)) ++worker_it;
-    r.taken_sample.emplace_back(std::string(job_it->id), worker_it->id);
+    while (stale_all.count(worker_it->owner->id)) ++worker_it;
+    r.taken_sample.emplace_back(std::string(job_it->id), worker_it->owner->id);
   }
   if (k < queued.size()) out.job_id = std::string(queued.find_by_order(k)->id);
   r.matched = true;
@@ -117,10 +117,10 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
   std::vector<const worker*> above;
   for (const auto& rank : idle) {
     if (!(rank < my_rank)) break;
-    if (stale_all.count(rank.id))
-      r.stale_excluded.push_back(rank.id);
+    if (stale_all.count(rank.owner->id))
+      r.stale_excluded.push_back(rank.owner->id);
     else
-      above.push_back(w.find_worker(rank.id));
+      above.push_back(rank.owner);
   }
   std::vector<bool> claimed(above.size(), false);
   size_t first_free = 0;

@@ -15,6 +15,30 @@ std::optional<platform> platform_from(const std::string& s) {
   return std::nullopt;
 }
 
+namespace {
+
+struct known_model {
+  std::string_view name;
+  gpu_model_facts facts;
+};
+const known_model known_models[] = {{"H100", {6, 94}}, {"A100", {5, 80}},     {"A6000", {4, 48}},
+                                    {"RTX 4090", {3, 24}}, {"A10", {2, 24}}, {"A30", {1, 24}}};
+
+}  // namespace
+
+gpu_model_facts facts_of_gpu_model(std::string_view gpu_model) {
+  // Longest name first, so "A100" is not taken for "A10" and "RTX A6000" finds "A6000".
+  const known_model* best = nullptr;
+  for (const auto& m : known_models)
+    if (gpu_model.find(m.name) != std::string_view::npos && (!best || m.name.size() > best->name.size())) best = &m;
+  return best ? best->facts : gpu_model_facts{};
+}
+
+void set_gpu_model(worker& w, std::string gpu_model) {
+  w.model = facts_of_gpu_model(gpu_model);
+  w.gpu_model = std::move(gpu_model);
+}
+
 std::string worker::cluster() const {
   auto colon = provider_id.find(':');
   return colon == std::string::npos ? "" : provider_id.substr(0, colon);
@@ -81,7 +105,7 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
   if (type == "worker.placeholder_created") {
     // A pending Slurm allocation (written by the cluster actors): provisioning, never assigned.
     w.kind = platform::hpc;
-    w.gpu_model = p.value("gpu_model", "");
+    set_gpu_model(w, p.value("gpu_model", ""));
     w.gpu_count = number_or(p, "gpu_count", 0);
     w.worker_image_key = p.value("worker_image_key", "");
     w.provider_id = p.value("provider_id", "");
@@ -95,7 +119,7 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     w.gone_at = at;
   } else if (type == "worker.registered" || type == "worker.placeholder_adopted") {
     w.kind = platform_from(p.value("platform", "hpc")).value_or(platform::hpc);
-    w.gpu_model = p.value("gpu_model", "");
+    set_gpu_model(w, p.value("gpu_model", ""));
     w.gpu_count = number_or(p, "gpu_count", 0);
     w.vram_gb = p.value("vram_gb", 0.0);
     w.driver_version = p.value("driver_version", "");

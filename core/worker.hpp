@@ -4,6 +4,7 @@
 // flood the log without telling an auditor anything the reap events don't.
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/credential.hpp"
 #include "core/domain.hpp"
@@ -11,13 +12,22 @@
 namespace baton::core {
 
 enum class platform : uint8_t { hpc, salad };
+
+// What the table of known GPU models (core/worker.cpp) says of a model string: the model
+// with the longest known name it contains ("A100-PCIE-40GB" is an A100), or nothing.
+struct gpu_model_facts {
+  int rank = 0;       // tie-break among equal VRAM: H100 6 > A100 > A6000 > RTX 4090 > A10 > A30 1; unknown 0
+  double vram_gb = 0;  // the model's VRAM, for workers that did not report theirs
+};
+gpu_model_facts facts_of_gpu_model(std::string_view gpu_model);
 const char* to_string(platform p);
 std::optional<platform> platform_from(const std::string& s);
 
 struct worker {
   std::string id;
   platform kind = platform::hpc;
-  std::string gpu_model;
+  std::string gpu_model;  // set with set_gpu_model(), which keeps `model` in step
+  gpu_model_facts model;  // facts_of_gpu_model(gpu_model), read once instead of at every ranking
   int gpu_count = 0;
   double vram_gb = 0;
   std::string driver_version;  // the GPU driver, as the worker reported it ("" unknown)
@@ -38,6 +48,8 @@ struct worker {
 
   std::string cluster() const;  // text before the first ':' of provider_id, "" if none
 };
+
+void set_gpu_model(worker& w, std::string gpu_model);
 
 std::string worker_stream(const std::string& id);
 

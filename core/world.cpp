@@ -14,23 +14,6 @@
 namespace baton::core {
 namespace {
 
-// Tie-break among equal reported VRAM: H100 > A100 > A6000 > RTX 4090 > A10 > A30.
-struct model_info {
-  std::string_view name;
-  double vram_gb;
-  int rank;
-};
-const model_info known_models[] = {{"H100", 94, 6}, {"A100", 80, 5}, {"A6000", 48, 4},
-                                   {"RTX 4090", 24, 3}, {"A10", 24, 2}, {"A30", 24, 1}};
-
-const model_info* model_of(const std::string& gpu_model) {
-  // Longest name first, so "A100" is not taken for "A10" and "RTX A6000" finds "A6000".
-  const model_info* best = nullptr;
-  for (const auto& m : known_models)
-    if (gpu_model.find(m.name) != std::string::npos && (!best || m.name.size() > best->name.size())) best = &m;
-  return best;
-}
-
 // One entry per idle worker with a known allocation end (a multiset: ends can coincide).
 void track_idle_end(world& w, const worker& wk, bool add) {
   if (!wk.allocation_ends_at) return;
@@ -111,10 +94,27 @@ void track_accrual(job& j, bool was_eligible, time_us at) {
   }
 }
 
+std::string qos_group(const job& j) { return j.qos + "/" + j.user; }
+
+// The job's group slots in this world (job_group_slots), found on first use. job.created
+// empties them (an event before it, in a damaged log, counts in the blank job's groups as it
+// always did).
+job_group_slots& slots_of(world& w, job& j) {
+  auto& s = j.slots;
+  if (!s.usage) {
+    s.usage = &w.usage[association_of(j)];  // every association with jobs takes part in fair share
+    std::string group = qos_group(j);
+    s.running_in_qos = &w.running_by_qos_user[group];
+    s.queued_in_qos = &w.queued_by_qos_user[group];
+    s.active_of_user = &w.active_jobs_by_user[j.user];
+  }
+  return s;
+}
+
 // Folds a run segment that just closed into its association's decayed usage, and keeps the
 // set of associations' running jobs (measured when a recalculation asks).
-void track_usage(world& w, const job& j, std::optional<size_t> open_before) {
-  auto& u = w.usage[association_of(j)];
+void track_usage(world& w, job& j, std::optional<size_t> open_before) {
+  auto& u = *slots_of(w, j).usage;
   time_us half_life = w.priority.policy.decay_half_life;
   if (open_before && *open_before < j.segments.size()) {
     const auto& seg = j.segments[*open_before];
@@ -158,7 +158,6 @@ void release_dependents(world& w, const std::string& parent, time_us at) {
 
 // QOS running limits (seed 004): at most max_running_per_user jobs of a user hold a worker
 // in a QOS; the rest of that user's queued jobs in the QOS wait (reason QOSMaxJobsPerUser).
-std::string qos_group(const job& j) { return j.qos + "/" + j.user; }
 
 // The recorded policy's running limit for the job's QOS (0: none).
 uint32_t qos_limit(const world& w, const job& j) {
@@ -166,11 +165,9 @@ uint32_t qos_limit(const world& w, const job& j) {
   return q ? q->max_running_per_user : 0;
 }
 
-bool at_qos_limit(const world& w, const job& j) {
+bool at_qos_limit(world& w, job& j) {
   uint32_t limit = qos_limit(w, j);
-  if (limit == 0) return false;
-  auto it = w.running_by_qos_user.find(qos_group(j));
-  return it != w.running_by_qos_user.end() && it->second >= limit;
+  return limit != 0 && *slots_of(w, j).running_in_qos >= limit;
 }
 
 // job.pruned on an ended job: it leaves `jobs` and every index for a stub in `pruned`. Ended,
@@ -208,11 +205,10 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
   bool was_running = occupies_worker(j.status);
-  std::string group = qos_group(j);  // "qos/user": set by job.created, fixed after it
   if (was_queued) {
     w.queued.erase({j.created_at, std::string_view(j.id)});
     track_queued_limit(w, j, false);
-    w.queued_by_qos_user[group].erase({j.created_at, std::string_view(j.id)});
+    slots_of(w, j).queued_in_qos->erase({j.created_at, std::string_view(j.id)});
   }
   if (was_eligible) index_erase(w, j);
   bool was_preempted = !j.preempted_by.empty();
@@ -220,9 +216,9 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   if (was_preempted != !j.preempted_by.empty()) was_preempted ? --w.preemptions_in_flight : ++w.preemptions_in_flight;
   if (kind == job_event::preempted) w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
   if (kind == job_event::created) {
-    group = qos_group(j);
+    j.slots = {};  // its groups are set now (found before it, they were an uncreated job's)
+    slots_of(w, j);  // every association with jobs takes part in fair share
     w.by_created.insert({j.created_at, j.id});
-    w.usage[association_of(j)];  // every association with jobs takes part in fair share
     set_priority(w, j);
     for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
     j.blocked = dependencies_state(w, j) != dependency_state::satisfied;
@@ -230,7 +226,7 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   bool running = occupies_worker(j.status);
   bool limit_crossed = false;  // the group's count reached its limit, or fell below it
   if (running != was_running) {
-    auto& n = w.running_by_qos_user[group];
+    auto& n = *slots_of(w, j).running_in_qos;
     uint32_t limit = qos_limit(w, j);
     bool was_at = limit && n >= limit;
     n = running ? n + 1 : n - 1;
@@ -240,14 +236,14 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   track_accrual(j, was_eligible, at);
   bool active = !is_terminal(j.status);
   if (was_active != active) {
-    auto& n = w.active_jobs_by_user[j.user];
+    auto& n = *slots_of(w, j).active_of_user;
     n = active ? n + 1 : n - 1;
   }
   if (was_active && !active) release_dependents(w, id, at);
   if (j.status == job_status::queued) {
     w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
     track_queued_limit(w, j, true);
-    w.queued_by_qos_user[group].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    slots_of(w, j).queued_in_qos->emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
   }
   if (eligible(j)) index_insert(w, j);
   if (kind == job_event::assigned) {  // the plan's start for it, or its reservation, is used up
@@ -256,7 +252,7 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
       w.plan.start_for_worker.erase(s);
   }
   if (limit_crossed)  // the group's other queued jobs now wait, or may go
-    for (auto& [key, other] : w.queued_by_qos_user[group])
+    for (auto& [key, other] : *slots_of(w, j).queued_in_qos)
       set_waiting_flag(w, *other, &job::over_limit, at_qos_limit(w, *other), at);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
   std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
@@ -361,15 +357,17 @@ void rebuild_indexes(world& w) {
     w.by_created.insert({j.created_at, j.id});
     for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
     if (!j.preempted_by.empty()) ++w.preemptions_in_flight;
-    if (!is_terminal(j.status)) ++w.active_jobs_by_user[j.user];
+    j.slots = {};
+    auto& slots = slots_of(w, j);
+    if (!is_terminal(j.status)) ++*slots.active_of_user;
     if (occupies_worker(j.status)) {
-      ++w.running_by_qos_user[qos_group(j)];
+      ++*slots.running_in_qos;
       set_held(w, j.assigned_worker_id, &j.id);
     }
     if (j.status == job_status::queued) {
       w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
       track_queued_limit(w, j, true);
-      w.queued_by_qos_user[qos_group(j)].emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+      slots.queued_in_qos->emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
     }
     if (eligible(j)) index_insert(w, j);
   }
@@ -403,10 +401,9 @@ bool operator<(const worker_rank& a, const worker_rank& b) {
 }
 
 worker_rank rank_of(const worker& w) {
-  const auto* m = model_of(w.gpu_model);
-  double vram = w.vram_gb > 0 ? w.vram_gb : (m ? m->vram_gb : 0);
+  double vram = w.vram_gb > 0 ? w.vram_gb : w.model.vram_gb;
   return {w.kind == platform::hpc ? 1 : 0, w.gpu_count, static_cast<int64_t>(std::llround(vram * 100)),
-          m ? m->rank : 0, w.registered_at, w.id};
+          w.model.rank, w.registered_at, w.id, &w};
 }
 
 int64_t score_of(const worker& w) {

@@ -30,7 +30,10 @@ struct worker_rank {
   int64_t vram_centi_gb = 0;
   int model_rank = 0;
   time_us registered_at = 0;
-  std::string id;
+  // The worker's own id (in its node of world::workers, never erased; or the worker passed to
+  // rank_of, which must outlive the rank), so the idle index allocates nothing per key.
+  std::string_view id;
+  const worker* owner = nullptr;  // the worker itself (same lifetime as id); not part of the order
 };
 bool operator<(const worker_rank& a, const worker_rank& b);  // a ranks better than b
 worker_rank rank_of(const worker& w);

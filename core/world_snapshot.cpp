@@ -176,7 +176,7 @@ worker get_worker(reader& in) {
   auto kind = in.u();
   if (kind > static_cast<uint64_t>(platform::salad)) reader::damaged();
   w.kind = static_cast<platform>(kind);
-  w.gpu_model = in.s();
+  set_gpu_model(w, in.s());
   w.gpu_count = static_cast<int>(in.i());
   w.vram_gb = in.f();
   w.driver_version = in.s();

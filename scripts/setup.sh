@@ -12,7 +12,8 @@ TEST_PKGS=(slurm-wlm munge openssh-server openssh-client curl wrk procps sqlite3
   chromium chromium-driver python3-selenium  # the dashboard's real-browser test
   postgresql  # the PostgreSQL view's tests start their own server
   clang-14 libclang-rt-14-dev  # libFuzzer (bench/fuzz.sh, and briefly in CI)
-  faketime)  # steps batond's wall clock in tests/clock_step_test.cpp
+  faketime  # steps batond's wall clock in tests/clock_step_test.cpp
+  valgrind)  # instruction counts of the core's hot path (bench/rederive_ir.sh)
 
 want=("${BUILD_PKGS[@]}")
 [[ "${1:-}" == "--build-only" ]] || want+=("${TEST_PKGS[@]}")

@@ -36,7 +36,7 @@ TEST(Scheduling, RankOrderPlatformThenGpusThenVram) {
   p.worker("hpc2-a10", platform::hpc, 2, "A10");
   p.worker("hpc1-reported", platform::hpc, 1, "A30", 100);  // reported vram_gb wins over the model table
   std::vector<std::string> order;
-  for (const auto& r : idle_workers(p.w)) order.push_back(r.id);
+  for (const auto& r : idle_workers(p.w)) order.emplace_back(r.id);
   EXPECT_EQ(order, (std::vector<std::string>{"hpc2-a10", "hpc1-reported", "hpc1-h100", "hpc1-a30", "salad4"}));
 }
 
@@ -44,7 +44,7 @@ TEST(Scheduling, VramTableOrdersModelsAsTheSeedSays) {
   pool p;
   for (auto m : {"A30", "A10", "RTX 4090", "RTX A6000", "A100", "H100"}) p.worker(m, platform::hpc, 1, m);
   std::vector<std::string> order;
-  for (const auto& r : idle_workers(p.w)) order.push_back(r.id);
+  for (const auto& r : idle_workers(p.w)) order.emplace_back(r.id);
   EXPECT_EQ(order, (std::vector<std::string>{"H100", "A100", "RTX A6000", "RTX 4090", "A10", "A30"}));
 }
 
@@ -58,7 +58,7 @@ TEST(Scheduling, ModelStringsRankByTheLongestKnownNameTheyContain) {
   for (const auto& [model, rank] : models) {
     worker w;
     w.id = "w";
-    w.gpu_model = model;
+    set_gpu_model(w, model);
     EXPECT_EQ(rank_of(w).model_rank, rank) << model;
   }
 }

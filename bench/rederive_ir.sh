@@ -1,0 +1,34 @@
+#!/bin/bash
+# Instructions executed by a re-derivation's applying thread (apply and decide: the core's hot
+# path), counted by valgrind's callgrind. Unlike wall-clock figures on this VM, which swing by
+# half within minutes, the count comes out the same run after run, so two builds of the core
+# compare by a change of a per cent or two.
+#
+#   bench/rederive_ir.sh [EVENTS] [BUILD_DIR]      # defaults: 50000, build/release
+#
+# Runs rederive_bench EVENTS under callgrind (about a minute and a half at 50,000 events),
+# collecting only inside rederive_decisions on the thread that calls it (the reading thread
+# and the log's writing are not counted), and prints the count per pass, per event and per
+# decision. The profile is left in the printed directory for callgrind_annotate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events=${1:-50000}
+build=${2:-build/release}
+bench="$build/bench/rederive_bench"
+[ -x "$bench" ] || { echo "no $bench: build the release preset first" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+out=$(mktemp -d /tmp/rederive_ir.XXXXXX)
+# The whole signature: a bare prefix would also match the lambdas inside the function, whose
+# entry toggles collection off again.
+valgrind --tool=callgrind --separate-threads=yes --collect-atstart=no \
+  --toggle-collect='baton::replay::rederive_decisions(baton::events::event_store const&, baton::replay::rederive_range, std::function<void (unsigned long)> const&)' \
+  --callgrind-out-file="$out/callgrind.out" "$bench" "$events" >"$out/bench.txt" 2>"$out/valgrind.txt"
+total=$(grep -h '^totals:' "$out"/callgrind.out-01 | awk '{print $2}')
+passes=$(grep -c '^rederive:' "$out/bench.txt")
+decisions=$(grep -m1 '^rederive:' "$out/bench.txt" | awk '{print $2}')
+applied=$(grep -m1 '^rederive:' "$out/bench.txt" | sed 's/.* in \([0-9]*\) events.*/\1/')
+mismatches=$(grep -o 'mismatches [0-9]*' "$out/bench.txt" | awk '{s += $2} END {print s}')
+echo "rederive_bench $events: $passes passes of $decisions decisions in $applied events, mismatches $mismatches"
+awk -v t="$total" -v p="$passes" -v d="$decisions" -v e="$applied" 'BEGIN {
+  printf "applying thread: %.0f instructions per pass, %.0f per event, %.0f per decision\n", t / p, t / p / e, t / p / d }'
+echo "profile: $out/callgrind.out-01 (callgrind_annotate --inclusive=yes)"
