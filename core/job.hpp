@@ -34,13 +34,25 @@ struct association_usage;
 // its QOS/user group's running count and queued jobs, its user's active count. Found once,
 // after job.created set the job's qos, user and account (they never change), by
 // core/world.cpp's slots_of(), so applying an event builds and looks up no group key.
-// Not state: never encoded; a job outside a world (a copy, a decoded snapshot's job before
-// its world takes it) has them empty, and only the world that holds the job fills them.
+// Not state: never encoded, and a copied or moved job starts without them (it is not the job
+// its world holds); only the world that holds the job fills them.
 struct job_group_slots {
   association_usage* usage = nullptr;
+  const std::string* association = nullptr;  // "account/user", the key of `usage` in the world
   uint32_t* running_in_qos = nullptr;
   std::map<std::pair<time_us, std::string_view>, struct job*>* queued_in_qos = nullptr;
   uint32_t* active_of_user = nullptr;
+
+  job_group_slots() = default;
+  job_group_slots(const job_group_slots&) noexcept {}
+  job_group_slots& operator=(const job_group_slots&) noexcept {
+    usage = nullptr;
+    association = nullptr;
+    running_in_qos = nullptr;
+    queued_in_qos = nullptr;
+    active_of_user = nullptr;
+    return *this;
+  }
 };
 
 struct job {

@@ -28,6 +28,12 @@ double from_finite_or_null(const json& j) {
   return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
 }
 
+// The recorded fair-share figures of the job's association, if any (its key read from the
+// job's slots when a world holds it, else built).
+auto share_of(const priority_state& st, const job& j) {
+  return j.slots.association ? st.shares.find(*j.slots.association) : st.shares.find(association_of(j));
+}
+
 lattice_inputs lattice_inputs_of(const world& w, const priority_state& st, const job& j) {
   const auto& pol = st.policy;
   lattice_inputs in;
@@ -36,7 +42,7 @@ lattice_inputs lattice_inputs_of(const world& w, const priority_state& st, const
   in.priority_class = 10 * ratio(q ? q->priority_factor : 0, pol.max_qos_factor());
   in.wait_seconds = accrued_at(j, st.calculated_at) / 1e6;
   in.reference_wait_seconds = pol.lattice_reference_wait_seconds;
-  if (auto it = st.shares.find(association_of(j)); it != st.shares.end()) {
+  if (auto it = share_of(st, j); it != st.shares.end()) {
     in.target_share = it->second.target;
     in.actual_share = it->second.actual;
   }
@@ -155,7 +161,7 @@ priority_explained explain_priority(const world& w, const priority_state& st, co
   if (pol.kind == policy_kind::multifactor) {
     multifactor_inputs in;
     in.accrued_age = accrued_at(j, st.calculated_at);
-    if (auto it = st.shares.find(association_of(j)); it != st.shares.end()) in.fair_share = it->second.fair_share;
+    if (auto it = share_of(st, j); it != st.shares.end()) in.fair_share = it->second.fair_share;
     in.gpu_count = j.gpu_count;
     in.max_gpu_count = std::max(st.max_gpu_count, 1u);
     in.partition_factor = part ? part->priority_factor : 0;

@@ -102,6 +102,7 @@ std::optional<pruned_job> pruned_jobs::find(const std::string& id) const {
 }
 
 bool pruned_jobs::contains(const std::string& id) const {
+  if (empty()) return false;  // (asked for every new job: most campaigns prune nothing for a while)
   if (auto b = parse_uuid(id)) return by_uuid_.count(*b) > 0;
   return by_name_.count(id) > 0;
 }

@@ -115,6 +115,8 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
   worker_rank my_rank = rank_of(me);
   auto may_take = [&](const worker& wk, const job& j) { return can_run(wk, j) && fit_of(wk, j, rule, now).admitted; };
   std::vector<const worker*> above;
+  above.reserve(idle.order_of_key(my_rank));  // the idle workers ranked above the poller, stale ones included
+  r.taken_sample.reserve(decision_sample_size);
   for (const auto& rank : idle) {
     if (!(rank < my_rank)) break;
     if (stale_all.count(rank.owner->id))

@@ -102,7 +102,9 @@ std::string qos_group(const job& j) { return j.qos + "/" + j.user; }
 job_group_slots& slots_of(world& w, job& j) {
   auto& s = j.slots;
   if (!s.usage) {
-    s.usage = &w.usage[association_of(j)];  // every association with jobs takes part in fair share
+    auto usage = w.usage.try_emplace(association_of(j)).first;  // every association with jobs takes part in fair share
+    s.usage = &usage->second;
+    s.association = &usage->first;
     std::string group = qos_group(j);
     s.running_in_qos = &w.running_by_qos_user[group];
     s.queued_in_qos = &w.queued_by_qos_user[group];

@@ -342,3 +342,46 @@ TEST(JobCore, QueueMapsFollowEveryJobInAndOut) {
   EXPECT_TRUE(f.w.queued.empty());
   for (const auto& [group, members] : f.w.queued_by_qos_user) EXPECT_TRUE(members.empty()) << group;
 }
+
+// A job reaches its association's usage and its QOS/user and user counters through slots the
+// world fills once (job_group_slots); they must be its own groups', and a copy of the job,
+// which is not the job the world holds, must not carry them.
+TEST(JobCore, GroupSlotsAreTheJobsOwnGroupsAndStayWithTheJobTheWorldHolds) {
+  fixture f;
+  auto create_for = [&](const std::string& id, const std::string& user, const std::string& account) {
+    create_job c{id, "t", "/bundles/" + id, "img", "", {}, 5};
+    c.user = user;
+    c.account = account;
+    c.qos = "normal";
+    ASSERT_TRUE(f.run(decide_create(f.w.find_job(id), c, f.now)).ok());
+  };
+  create_for("a1", "alice", "physics");
+  create_for("b1", "bob", "chemistry");
+  create_for("a2", "alice", "physics");
+  f.add_worker("w0");
+  f.assign("b1", "w0");
+
+  const job& b1 = f.j("b1");
+  ASSERT_NE(b1.slots.usage, nullptr);
+  EXPECT_EQ(*b1.slots.association, "chemistry/bob");
+  EXPECT_EQ(b1.slots.usage, &f.w.usage.at("chemistry/bob"));
+  EXPECT_EQ(b1.slots.running_in_qos, &f.w.running_by_qos_user.at("normal/bob"));
+  EXPECT_EQ(*b1.slots.running_in_qos, 1u);
+  EXPECT_EQ(f.w.running_by_qos_user.at("normal/alice"), 0u) << "alice's group counts nothing of bob's";
+  EXPECT_EQ(b1.slots.active_of_user, &f.w.active_jobs_by_user.at("bob"));
+  EXPECT_EQ(f.w.active_jobs_by_user.at("alice"), 2u);
+  EXPECT_EQ(f.j("a1").slots.queued_in_qos, &f.w.queued_by_qos_user.at("normal/alice"));
+  EXPECT_EQ(f.w.queued_by_qos_user.at("normal/alice").size(), 2u);
+  EXPECT_TRUE(f.w.queued_by_qos_user.at("normal/bob").empty());
+
+  job copy = b1;
+  EXPECT_EQ(copy.slots.usage, nullptr);
+  EXPECT_EQ(copy.slots.association, nullptr);
+  EXPECT_EQ(copy.slots.running_in_qos, nullptr);
+  job moved = std::move(copy);
+  EXPECT_EQ(moved.slots.queued_in_qos, nullptr);
+  EXPECT_EQ(moved.slots.active_of_user, nullptr);
+  copy = b1;
+  EXPECT_EQ(copy.slots.usage, nullptr) << "assigned from the world's job";
+  EXPECT_NE(b1.slots.usage, nullptr) << "the world's job keeps its own";
+}
