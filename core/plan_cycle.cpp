@@ -78,12 +78,13 @@ planner_view planner_input(const world& w, const std::set<std::string>& stale, c
   v.input.now = now;
   // Workers in rank order (HPC before Salad, more GPUs, ...): node names sort the same way,
   // so the planner's ties (node name) go to the better worker.
-  std::vector<std::pair<worker_rank, const worker*>> ranked;  // each rank computed once
+  std::vector<worker_rank> ranked;  // each rank computed once; its owner is the worker
   for (const auto& [id, wk] : w.workers)
-    if (!wk.gone && !stale.count(id) && (wk.placeholder || wk.registered_at != 0)) ranked.emplace_back(rank_of(wk), &wk);
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (!wk.gone && !stale.count(id) && (wk.placeholder || wk.registered_at != 0)) ranked.push_back(rank_of(wk));
+  std::sort(ranked.begin(), ranked.end());
   std::vector<const worker*> node_workers;
-  for (const auto& [rank, wk] : ranked) {
+  for (const auto& rank : ranked) {
+    const worker* wk = rank.owner;
     plan_node n;
     n.capacity = 1;
     if (wk->placeholder) {

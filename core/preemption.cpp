@@ -118,9 +118,8 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         if (idle != w.idle_by_image.end())
           for (const auto& r : idle->second) {
             if (taken.count(r.owner->id) || stale.count(r.owner->id)) continue;
-            const worker* wk = r.owner;
-            if (wk && fits(*wk)) {
-              free_worker = wk;
+            if (fits(*r.owner)) {
+              free_worker = r.owner;
               break;
             }
           }
