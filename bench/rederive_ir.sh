@@ -7,9 +7,10 @@
 #   bench/rederive_ir.sh [EVENTS] [BUILD_DIR]      # defaults: 50000, build/release
 #
 # Runs rederive_bench EVENTS under callgrind (about a minute and a half at 50,000 events),
-# collecting only inside rederive_decisions on the thread that calls it (the reading thread
-# and the log's writing are not counted), and prints the count per pass and per decision,
-# and that of the per-event callback alone (deciding and applying), the steadiest figure.
+# collecting only inside rederive_decisions on the thread that calls it and on the reading
+# thread it starts (the log's writing is not counted), and prints the applying thread's count
+# per pass and per decision, that of its per-event callback alone (deciding and applying),
+# the steadiest figure, and the reading thread's per pass and per event.
 # The profile is left in the printed directory for callgrind_annotate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +24,13 @@ out=$(mktemp -d /tmp/rederive_ir.XXXXXX)
 # entry toggles collection off again.
 valgrind --tool=callgrind --separate-threads=yes --collect-atstart=no \
   --toggle-collect='baton::replay::rederive_decisions(baton::events::event_store const&, baton::replay::rederive_range, std::function<void (unsigned long)> const&)' \
+  --toggle-collect='std::thread::_State_impl<*scan_decoded*>::_M_run()' \
   --callgrind-out-file="$out/callgrind.out" "$bench" "$events" >"$out/bench.txt" 2>"$out/valgrind.txt"
 total=$(grep -h '^totals:' "$out"/callgrind.out-01 | awk '{print $2}')
+# The reading threads (one per pass) are the other threads with a count.
+reading=$(for f in "$out"/callgrind.out-*; do [ "$f" = "$out/callgrind.out-01" ] || grep -h '^totals:' "$f"; done | awk '{s += $2} END {print s + 0}')
+sha=$(for f in "$out"/callgrind.out-*; do [ "$f" = "$out/callgrind.out-01" ] && continue; [ "$(grep -h '^totals:' "$f" | awk '{print $2}')" = 0 ] && continue
+  callgrind_annotate --inclusive=yes "$f" 2>/dev/null | grep -m1 'baton::events::sha256' | awk '{gsub(",", "", $1); print $1}'; done | awk '{s += $1} END {print s + 0}')
 passes=$(grep -c '^rederive:' "$out/bench.txt")
 decisions=$(grep -m1 '^rederive:' "$out/bench.txt" | awk '{print $2}')
 applied=$(grep -m1 '^rederive:' "$out/bench.txt" | sed 's/.* in \([0-9]*\) events.*/\1/')
@@ -38,4 +44,6 @@ per_event=$(callgrind_annotate --inclusive=yes "$out"/callgrind.out-01 2>/dev/nu
 awk -v t="$total" -v c="$per_event" -v p="$passes" -v d="$decisions" -v e="$applied" 'BEGIN {
   printf "applying thread: %.0f instructions per pass, %.0f per decision\n", t / p, t / p / d
   printf "of which deciding and applying each event: %.0f per pass, %.0f per event, %.0f per decision\n", c / p, c / p / e, c / p / d }'
-echo "profile: $out/callgrind.out-01 (callgrind_annotate --inclusive=yes)"
+awk -v r="$reading" -v s="$sha" -v p="$passes" -v e="$applied" 'BEGIN {
+  printf "reading thread: %.0f instructions per pass, %.0f per event; without SHA-256 (which valgrind runs without the CPU'"'"'s SHA instructions) %.0f per pass, %.0f per event\n", r / p, r / p / e, (r - s) / p, (r - s) / p / e }'
+echo "profile: $out/callgrind.out-01, the reading thread's in the others (callgrind_annotate --inclusive=yes)"

@@ -13,35 +13,42 @@
 
 namespace baton::core {
 
-// The number at `key`, or nothing when number_or would give its fallback.
+// A JSON value read as a number of type T: nothing when it is not a number or out of T's range.
 template <class T>
-std::optional<T> number_if(const nlohmann::json& j, const char* key) {
+std::optional<T> number_value(const nlohmann::json& v) {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "numbers only");
-  auto it = j.find(key);  // (a payload that is not an object has no keys: the fallback)
-  if (it == j.end() || !it->is_number()) return std::nullopt;
+  if (!v.is_number()) return std::nullopt;
   if constexpr (std::is_floating_point_v<T>) {
-    return it->template get<T>();
+    return v.template get<T>();
   } else {
     using limits = std::numeric_limits<T>;
-    if (it->is_number_unsigned()) {
-      const auto v = it->template get<uint64_t>();
-      if (v <= static_cast<uint64_t>(limits::max())) return static_cast<T>(v);
+    if (v.is_number_unsigned()) {
+      const auto n = v.template get<uint64_t>();
+      if (n <= static_cast<uint64_t>(limits::max())) return static_cast<T>(n);
       return std::nullopt;
     }
-    if (it->is_number_integer()) {
-      const auto v = it->template get<int64_t>();
+    if (v.is_number_integer()) {
+      const auto n = v.template get<int64_t>();
       if constexpr (std::is_signed_v<T>) {
-        if (v >= static_cast<int64_t>(limits::min()) && v <= static_cast<int64_t>(limits::max())) return static_cast<T>(v);
+        if (n >= static_cast<int64_t>(limits::min()) && n <= static_cast<int64_t>(limits::max())) return static_cast<T>(n);
       } else {
-        if (v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(limits::max())) return static_cast<T>(v);
+        if (n >= 0 && static_cast<uint64_t>(n) <= static_cast<uint64_t>(limits::max())) return static_cast<T>(n);
       }
       return std::nullopt;
     }
-    const double d = it->template get<double>();
+    const double d = v.template get<double>();
     // Strictly inside the range: limits::max() of a 64-bit type rounds up to 2^63 or 2^64 as a double.
     if (!std::isfinite(d) || d < static_cast<double>(limits::min()) || d >= static_cast<double>(limits::max())) return std::nullopt;
     return static_cast<T>(d);
   }
+}
+
+// The number at `key`, or nothing when number_or would give its fallback.
+template <class T>
+std::optional<T> number_if(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);  // (a payload that is not an object has no keys: the fallback)
+  if (it == j.end()) return std::nullopt;
+  return number_value<T>(*it);
 }
 
 template <class T>

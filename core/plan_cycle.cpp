@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/scheduling.hpp"
+#include "core/streams.hpp"
 #include "events/bytes.hpp"
 #include "events/envelope.hpp"
 #include "events/sha256.hpp"
@@ -160,7 +161,7 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   json stale_ids = json::array();
   for (const auto& id : snap.stale) stale_ids.push_back(id);
   decision d;
-  d.events.push_back({"scheduler", "scheduler.plan_made",
+  d.events.push_back({scheduler_stream, "scheduler.plan_made",
                       {{"digest", digest},
                        {"planned_at", events::format_time_us(snap.planned_at)},
                        {"based_on", snap.based_on},

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/scheduling.hpp"
+#include "core/streams.hpp"
 #include "events/envelope.hpp"
 
 namespace baton::core {
@@ -177,7 +178,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
   record["grace_seconds"] = policy.preempt_grace_seconds;
   record["deadline"] = to_json(rule);
   record["stale_excluded"] = std::move(stale_ids);
-  out.events.insert(out.events.begin(), {"scheduler", "scheduler.preemptions_decided", std::move(record)});
+  out.events.insert(out.events.begin(), {scheduler_stream, "scheduler.preemptions_decided", std::move(record)});
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/dag.hpp"
 #include "core/plan_cycle.hpp"
+#include "core/streams.hpp"
 #include "core/usage.hpp"
 #include "events/envelope.hpp"
 
@@ -249,7 +250,7 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   auto policy_json = to_json(policy);
   bool deferred = base.recorded && base.policy_json == policy_json;
   decision d;
-  d.events.push_back({"scheduler", "scheduler.priorities_recalculated",
+  d.events.push_back({scheduler_stream, "scheduler.priorities_recalculated",
                       {{"policy", std::move(policy_json)},
                        {"shares", std::move(shares)},
                        {"removed", std::move(removed)},
@@ -264,7 +265,7 @@ bool is_deferred(const decision& recalculation) {
 }
 
 domain_event priorities_applied_event(time_us calculated_at) {
-  return {"scheduler", "scheduler.priorities_applied", {{"calculated_at", events::format_time_us(calculated_at)}}};
+  return {scheduler_stream, "scheduler.priorities_applied", {{"calculated_at", events::format_time_us(calculated_at)}}};
 }
 
 decision decide_priorities_applied(const world& w) {

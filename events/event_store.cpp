@@ -410,6 +410,24 @@ std::vector<event_envelope> event_store::read_stream(const std::string& stream_i
   return out;
 }
 
+std::vector<uint64_t> event_store::first_events_of_streams(const std::string& prefix) const {
+  std::vector<uint64_t> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_[cf_stream_index]));
+  it->Seek(slice(prefix));
+  while (it->Valid() && it->key().starts_with(slice(prefix))) {
+    const std::string_view key(it->key().data(), it->key().size());
+    const size_t end = key.find('\0', prefix.size());  // stream_id \0 u64be version
+    if (end == std::string_view::npos || key.size() != end + 9 || it->value().size() != 8)
+      throw store_error("malformed stream index entry under " + prefix);
+    out.push_back(get_u64be(std::string_view(it->value().data(), 8)));
+    std::string next(key.substr(0, end));  // past every entry of this stream
+    next.push_back('\1');
+    it->Seek(slice(next));
+  }
+  check(it->status(), "cannot read the stream index under " + prefix);
+  return out;
+}
+
 verify_report event_store::verify() const {
   verify_report r;
   try {

@@ -133,6 +133,9 @@ class event_store {
             const std::function<bool(const event_view&)>& visit) const;
   std::vector<event_envelope> read(uint64_t from_seq, size_t max) const;
   std::vector<event_envelope> read_stream(const std::string& stream_id, uint64_t from_version, size_t max) const;
+  // The sequence of the first event of every stream whose id starts with `prefix`, in the
+  // streams' order: one seek in the stream index per stream, whatever its length.
+  std::vector<uint64_t> first_events_of_streams(const std::string& prefix) const;
   // Walks the whole log and reports the first gap, malformed record or broken hash.
   verify_report verify() const;
   std::optional<snapshot> latest_snapshot(const std::string& name) const;

@@ -85,8 +85,17 @@ class handover {
 
 }  // namespace
 
+const nlohmann::json& payload_of(decoded_event& e) {
+  if (e.payload_deferred) {
+    e.payload = from_payload(e.cbor);
+    e.payload_deferred = false;
+  }
+  return e.payload;
+}
+
 void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
-                  const std::function<bool(decoded_event&)>& visit, const std::function<void(decoded_event&)>& prepare) {
+                  const std::function<bool(decoded_event&)>& visit,
+                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare) {
   handover h;
   std::thread reader([&] {
     std::exception_ptr error;
@@ -95,8 +104,17 @@ void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, 
     try {
       store.scan(from_seq, to_seq, verify_chain, [&](const event_view& e) {
         if (h.stopped()) return open = false;
-        batch.push_back({e.seq, std::string(e.stream_id), std::string(e.type), e.recorded_at_us, from_payload(e.payload), {}});
-        if (prepare) prepare(batch.back());
+        auto& d = batch.emplace_back();
+        d.seq = e.seq;
+        d.stream_id.assign(e.stream_id);
+        d.type.assign(e.type);
+        d.recorded_at_us = e.recorded_at_us;
+        if (prepare && prepare(d, e.payload)) {
+          d.cbor.assign(e.payload);
+          d.payload_deferred = true;
+        } else {
+          d.payload = from_payload(e.payload);
+        }
         if (batch.size() == batch_size) {
           open = h.put(std::move(batch));
           batch = h.spent();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,22 +19,33 @@ struct decoded_event {
   uint64_t seq = 0;
   std::string stream_id, type;
   int64_t recorded_at_us = 0;
+  // The payload, decoded (from_payload); unless the scan's `prepare` read it from its bytes
+  // itself: then it is null and `cbor` keeps the bytes, for payload_of.
   nlohmann::json payload;
+  std::string cbor;
+  bool payload_deferred = false;
   // What the scan's `prepare` made of it on the reading thread (empty without one).
   std::any prepared;
 };
+
+// The event's payload, decoded here first if `prepare` left it as bytes.
+const nlohmann::json& payload_of(decoded_event& e);
 
 // Visits events from_seq..to_seq (0 = to the end) in order on the calling thread, like
 // event_store::scan, with each payload decoded (from_payload). Whatever stops the reading (a
 // gap, a failed hash check, a payload that is not CBOR) is thrown here, after every event
 // before it was visited, as the plain scan would. Return false from visit to stop early; an
 // exception from visit stops the reader before it propagates.
-// `prepare`, if given, runs on the reading thread for each event before it is handed over:
-// work that depends on the event alone (reading its payload into a typed change) moves off
-// the visiting thread, which bounds a replay. It must not throw (leave `prepared` empty
-// instead, so the visitor takes the ordinary path and meets the same error there).
+// `prepare`, if given, runs on the reading thread for each event, with its payload's bytes,
+// before the payload is decoded: work that depends on the event alone (reading its payload
+// into a typed change) moves off the visiting thread, which bounds a replay. It returns true
+// when it read what the visitor needs from the bytes itself: the payload is then not decoded
+// (building and freeing its JSON tree is most of the reading thread's work), which it may
+// claim only for bytes that decode. False: the payload is decoded as without it. It must not
+// throw (leave `prepared` empty and answer false instead, so the visitor takes the ordinary
+// path and meets the same error there).
 void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
                   const std::function<bool(decoded_event&)>& visit,
-                  const std::function<void(decoded_event&)>& prepare = nullptr);
+                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare = nullptr);
 
 }  // namespace baton::events

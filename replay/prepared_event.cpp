@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/scheduling.hpp"
+#include "replay/job_payload_cbor.hpp"
 
 namespace baton::replay {
 
@@ -13,16 +14,20 @@ assignment_inputs assignment_inputs_of(const nlohmann::json& recorded) {
   return in;
 }
 
-void prepare_job_event(events::decoded_event& e, bool decision_inputs) {
-  if (e.stream_id.rfind("job/", 0) != 0) return;
+bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool decision_inputs) {
+  if (e.stream_id.rfind("job/", 0) != 0) return false;
   try {
+    auto read = read_job_payload(e.type, cbor);
+    if (!read) return false;
     auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
-    p.change = core::read_job_change(e.type, e.payload);
-    if (decision_inputs && p.change.kind == core::job_event::assigned)
-      p.decision_inputs = assignment_inputs_of(e.payload.at("decision"));
+    p.change = std::move(read->change);
+    if (decision_inputs && p.change.kind == core::job_event::assigned) p.decision_inputs = assignment_inputs_of(read->decision);
+    p.recorded_decision = std::move(read->decision);
     p.job_id.assign(e.stream_id, 4);
+    return true;
   } catch (const std::exception&) {
     e.prepared.reset();  // the applying thread reads it again and meets the error in order
+    return false;
   }
 }
 

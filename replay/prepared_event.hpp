@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "core/deadline.hpp"
 #include "core/job_change.hpp"
@@ -26,12 +27,15 @@ struct prepared_job_event {
   std::string job_id;
   core::job_change change;
   std::optional<assignment_inputs> decision_inputs;  // job.assigned, for a re-derivation
+  nlohmann::json recorded_decision;                  // job.assigned: its "decision" record
 };
 
-// For scan_decoded's prepare: a job stream's event gets its prepared_job_event (with the
-// decision's inputs when asked for); any other event, or one whose payload does not read,
-// gets nothing (the applying thread then meets the same error on the ordinary path).
-void prepare_job_event(events::decoded_event& e, bool decision_inputs);
+// For scan_decoded's prepare: a job stream's event whose payload replay/job_payload_cbor.hpp
+// reads from its bytes gets its prepared_job_event (with the decision's inputs when asked
+// for), and its payload is left undecoded (true). Any other event, a job event of a rarer
+// type, or one whose payload does not read that way gets nothing (false): its payload is
+// decoded and the applying thread reads it the ordinary way (meeting any error there).
+bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool decision_inputs);
 
 // The prepared change, or nullptr.
 prepared_job_event* prepared_job(events::decoded_event& e);

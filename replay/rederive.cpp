@@ -3,15 +3,18 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string_view>
 #include <vector>
 
+#include "core/cloud.hpp"
 #include "core/decide.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/preemption.hpp"
 #include "core/priority.hpp"
 #include "core/provisioning_basis.hpp"
 #include "core/scheduling.hpp"
+#include "core/streams.hpp"
 #include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
 #include "replay/prepared_event.hpp"
@@ -53,17 +56,36 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     json record;
   };
   std::map<uint64_t, std::vector<provisioning_record>> provisioning_at;  // applied -> the records decided there
-  store.scan(std::max<uint64_t>(range.from, 1), to, false, [&](const events::event_view& e) {  // (the main pass verifies the chain)
-    if (e.type == "scheduler.plan_made") {
-      auto in = core::plan_inputs_of(events::from_payload(e.payload));
-      snapshot_at[in.based_on].emplace_back(e.seq, std::move(in));
-    } else if (is_provisioning(e.type)) {
-      json record = provisioning_record_of(e.type, events::from_payload(e.payload));
-      if (auto point = core::basis_point(record))
-        provisioning_at[*point].push_back({e.seq, e.type == "cloud.scaled", std::move(record)});
+  std::set<uint64_t> found_provisioning;  // the provisioning events found so (seq)
+  const uint64_t first = std::max<uint64_t>(range.from, 1), last = to == 0 ? UINT64_MAX : to;
+  auto note = [&](uint64_t seq, std::string_view type, std::string_view bytes) {
+    if (seq < first || seq > last) return;
+    if (type == "scheduler.plan_made") {
+      auto in = core::plan_inputs_of(events::from_payload(bytes));
+      snapshot_at[in.based_on].emplace_back(seq, std::move(in));
+    } else if (is_provisioning(type)) {
+      json record = provisioning_record_of(type, events::from_payload(bytes));
+      if (auto point = core::basis_point(record)) {
+        provisioning_at[*point].push_back({seq, type == "cloud.scaled", std::move(record)});
+        found_provisioning.insert(seq);
+      }
     }
-    return true;
-  });
+  };
+  // Found through the stream index instead of a pass over the whole log: plans are on the
+  // scheduler's stream, Salad targets on the cloud's, and a placeholder is its worker
+  // stream's first event (core/provisioning.cpp creates it for a worker id no event has
+  // named). The main pass checks that none was missed (a damaged index).
+  for (const std::string stream : {core::scheduler_stream, core::salad_stream})
+    for (uint64_t version = 1;;) {
+      auto batch = store.read_stream(stream, version, 4096);
+      for (const auto& e : batch) note(e.seq, e.type, e.payload);
+      if (batch.size() < 4096) break;
+      version += batch.size();
+    }
+  for (uint64_t seq : store.first_events_of_streams("worker/"))
+    if (seq >= first && seq <= last)
+      for (const auto& e : store.read(seq, 1))
+        if (e.type == "worker.placeholder_created") note(e.seq, e.type, e.payload);
   std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
   std::map<uint64_t, json> redecided;                 // provisioning event seq -> its record decided again
   core::world w;
@@ -97,6 +119,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     const bool check = e.seq >= range.from;
     if (check) ++r.events;
     take_snapshots();  // the world as it was before this event: w.applied events in
+    // (null for a job event read from its bytes on the reading thread: payload_of decodes it)
     const json& payload = e.payload;
     const std::string &stream = e.stream_id, &type = e.type;
     const std::string_view kind = type;  // compared by length first, without a strlen per test
@@ -114,10 +137,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     if (!expected.empty() && to == 0) {  // (a range may end inside a decision's events)
       auto want = std::move(expected.front());
       expected.pop_front();
-      if (want.stream != stream || want.type != type || want.payload != payload)
+      const json& logged = events::payload_of(e);
+      if (want.stream != stream || want.type != type || want.payload != logged)
         mismatch(e, "the decision's event re-derived as " + want.type + " on " + want.stream + " " +
-                        want.payload.dump() + ", logged " + type + " on " + stream + " " + payload.dump(),
-                 {{"stream", stream}, {"type", type}, {"payload", payload}},
+                        want.payload.dump() + ", logged " + type + " on " + stream + " " + logged.dump(),
+                 {{"stream", stream}, {"type", type}, {"payload", logged}},
                  {{"stream", want.stream}, {"type", want.type}, {"payload", want.payload}});
     }
     if (kind == "scheduler.preemptions_decided") {
@@ -138,8 +162,13 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       const bool salad = kind == "cloud.scaled";
       json recorded = provisioning_record_of(type, payload);
       auto again = redecided.find(e.seq);
-      if (again == redecided.end()) {
-        ++r.unchecked;  // no basis recorded (an older log), or decided before the range began
+      if (again == redecided.end() && !found_provisioning.count(e.seq) && core::basis_point(recorded)) {
+        mismatch(e,
+                 "a provisioning decision with a basis that the stream index did not lead to (it is not its worker "
+                 "stream's first event, or the index is damaged)",
+                 recorded, json(nullptr));
+      } else if (again == redecided.end()) {
+        ++r.unchecked;  // no basis recorded (an older log)
       } else {
         ++r.decisions;
         ++(salad ? r.salad_targets : r.provisioning_plans);
@@ -174,10 +203,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     if (kind == "job.assigned") {
       ++r.decisions;
       ++r.assignments;
-      const auto& recorded = payload.at("decision");
       // The decision's time is the event's; the deadline rule in force is the one it recorded.
-      // (Its inputs were read on the reading thread, unless the payload did not read there.)
+      // (Its record and inputs were read on the reading thread, unless the payload did not
+      // read there.)
       const prepared_job_event* ready = prepared_job(e);
+      const json& recorded = e.payload_deferred ? ready->recorded_decision : payload.at("decision");
       const bool prepared = ready && ready->decision_inputs;
       assignment_inputs read_here;
       const assignment_inputs& in = prepared ? *ready->decision_inputs : (read_here = assignment_inputs_of(recorded));
@@ -218,7 +248,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     }
     apply_decoded(w, e);
     return true;
-  }, [](events::decoded_event& e) { prepare_job_event(e, true); });
+  }, [](events::decoded_event& e, std::string_view cbor) { return prepare_job_event(e, cbor, true); });
   if (to == 0) {  // the simulation's last timestamp: its pass, if one was due, must be logged
     auto v = sim.at_end();
     if (v.decision) ++r.decisions, ++r.sim_passes;

@@ -85,6 +85,28 @@ TEST(RederiveProvisioning, ASlurmSubmissionPlanReDerivesAndAForgedCountIsNamed) 
   EXPECT_EQ(d.diff, nlohmann::json::parse(R"([{"op":"replace","path":"/count","value":2}])")) << d.diff;
 }
 
+TEST(RederiveProvisioning, APlanThatIsNotItsWorkerStreamsFirstEventIsReportedNotSkipped) {
+  // Re-derivation finds placeholders through the stream index, as their worker stream's
+  // first event (batond creates one only for a worker id no event has named). In a hand-made
+  // log where another event comes first, the decision is not quietly left unchecked.
+  logged_world log;
+  core::time_us t = 100 * s_;
+  queue_jobs(log, 2, t);
+  const auto spec = cluster();
+  auto plans = core::plan_submissions(log.w, spec, {}, {}, 600 * s_, t + s_);
+  core::record_plan_basis(plans, log.w, spec, {}, {}, 600 * s_, t + s_);
+  ASSERT_EQ(plans.size(), 1u);
+  auto placeholder = core::decide_placeholder(log.w, spec, "p1", "img", "101", plans[0].record, t + 5 * s_);
+  ASSERT_EQ(placeholder.events.size(), 1u);
+  log.record({{"worker/p1", "worker.note", {{"text", "first"}}}}, t + 4 * s_);
+  log.step(placeholder, t + 5 * s_);
+  auto r = replay::rederive_decisions(*log.store);
+  ASSERT_EQ(r.mismatches, 1u);
+  EXPECT_EQ(r.divergences.at(0).type, "worker.placeholder_created");
+  EXPECT_EQ(r.divergences.at(0).stream, "worker/p1");
+  EXPECT_NE(r.divergences.at(0).what.find("stream index"), std::string::npos) << r.divergences.at(0).what;
+}
+
 TEST(RederiveProvisioning, ASaladTargetReDerivesOnTheWorldItWasDecidedOn) {
   logged_world log;
   core::time_us t = 100 * s_;

@@ -63,28 +63,44 @@ TEST(ScanAhead, PrepareRunsOnTheReadingThreadAndItsResultArrivesWithTheEvent) {
   temp_dir dir;
   auto store = log_of(dir, many);
   const auto visitor = std::this_thread::get_id();
-  uint64_t expected = 1, prepared_here = 0;
+  uint64_t expected = 1, prepared_here = 0, deferred = 0;
   scan_decoded(
       *store, 1, 0, true,
       [&](decoded_event& e) {
         auto* p = std::any_cast<std::pair<uint64_t, int>>(&e.prepared);
         if (e.seq % 5 == 0) {
           EXPECT_FALSE(e.prepared.has_value()) << "left empty by prepare";
+          EXPECT_FALSE(e.payload_deferred);
+          EXPECT_EQ(e.payload.at("i").get<uint64_t>(), e.seq) << "decoded as without prepare";
         } else {
           EXPECT_NE(p, nullptr);
           if (p) {
-            EXPECT_EQ(*p, std::make_pair(e.seq, e.payload.at("i").get<int>() * 2)) << "made from the decoded payload";
+            EXPECT_EQ(*p, std::make_pair(e.seq, static_cast<int>(e.seq) * 2)) << "made from the payload's bytes";
+          }
+          if (e.seq % 5 == 1) {  // taken from its bytes: not decoded, until asked for
+            ++deferred;
+            EXPECT_TRUE(e.payload_deferred);
+            EXPECT_TRUE(e.payload.is_null());
+            EXPECT_EQ(payload_of(e).at("i").get<uint64_t>(), e.seq);
+            EXPECT_FALSE(e.payload_deferred);
+            EXPECT_EQ(e.payload.at("i").get<uint64_t>(), e.seq);
+          } else {
+            EXPECT_FALSE(e.payload_deferred);
+            EXPECT_EQ(payload_of(e).at("i").get<uint64_t>(), e.seq);
           }
         }
         EXPECT_EQ(e.seq, expected++);
         return true;
       },
-      [&](decoded_event& e) {
+      [&](decoded_event& e, std::string_view cbor) {
         if (std::this_thread::get_id() == visitor) ++prepared_here;
-        if (e.seq % 5 != 0) e.prepared = std::make_pair(e.seq, e.payload.at("i").get<int>() * 2);
+        if (e.seq % 5 == 0) return false;
+        e.prepared = std::make_pair(e.seq, from_payload(cbor).at("i").get<int>() * 2);
+        return e.seq % 5 == 1;
       });
   EXPECT_EQ(expected, static_cast<uint64_t>(many) + 1);
   EXPECT_EQ(prepared_here, 0u) << "prepare ran on the visiting thread";
+  EXPECT_EQ(deferred, static_cast<uint64_t>(many + 4) / 5);
 }
 
 TEST(ScanAhead, AnAlteredEventIsThrownAfterEveryEventBeforeItWasVisited) {

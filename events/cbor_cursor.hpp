@@ -1,0 +1,49 @@
+#pragma once
+// A reader that walks CBOR item by item, for readers that want a few fields of a payload
+// without building its JSON tree (replay/job_payload_cbor.hpp). It reads the encodings
+// nlohmann::json::to_cbor writes for JSON values: definite lengths, integers, single and
+// double floats, text strings, false/true/null. Every read answers false on anything else
+// (another kind of item, half floats, byte strings, tags, indefinite lengths, truncated
+// input), after which the cursor's position is unspecified: the caller then declines and
+// takes the ordinary path (events/cbor_decode.hpp), which gives the exact result or error.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace baton::events {
+
+class cbor_cursor {
+ public:
+  explicit cbor_cursor(std::string_view in)
+      : p_(reinterpret_cast<const uint8_t*>(in.data())), end_(p_ + in.size()) {}
+
+  bool at_end() const { return p_ == end_; }
+
+  // The header of a map (n key/value pairs follow) or an array (n items follow). A count
+  // the remaining bytes cannot hold is refused, so a bogus one cannot make a caller reserve.
+  bool map_header(uint64_t& n);
+  bool array_header(uint64_t& n);
+  // A text string; the view points into the input.
+  bool text(std::string_view& s);
+  bool text(std::string& s);
+  bool boolean(bool& v);
+  // The next item, whatever it is (of the subset above), as decode_cbor would give it.
+  bool item(nlohmann::json& out) { return value(out, 0); }
+  // Steps over the next item.
+  bool skip();
+
+ private:
+  static constexpr int max_depth = 512;  // deeper nesting is left to nlohmann's decoder
+  const uint8_t* p_;
+  const uint8_t* end_;
+
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+  bool argument(uint8_t ai, uint64_t& v);  // the argument of an initial byte (RFC 8949 §3)
+  bool header(uint8_t major, uint64_t& n);
+  bool value(nlohmann::json& out, int depth);
+  bool skip(int depth);
+};
+
+}  // namespace baton::events

@@ -1,0 +1,182 @@
+#include "replay/job_payload_cbor.hpp"
+
+#include <cstdint>
+#include <string>
+
+#include "core/dependency.hpp"
+#include "core/payload_numbers.hpp"
+#include "events/cbor_cursor.hpp"
+
+namespace baton::replay {
+namespace {
+
+using events::cbor_cursor;
+using nlohmann::json;
+
+// Visits the payload's fields: `field(key)` reads the value (or skips it) and answers false
+// to decline. The payload must be one map, its keys sorted and distinct as to_cbor writes a
+// JSON object (so no repeated key can mean what the decoded object would make of it).
+template <class Field>
+bool each_field(cbor_cursor& c, Field&& field) {
+  uint64_t n = 0;
+  if (!c.map_header(n)) return false;
+  std::string_view previous;
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!c.text(key) || (i > 0 && !(previous < key)) || !field(key)) return false;
+    previous = key;
+  }
+  return c.at_end();
+}
+
+// A number field as number_or / number_if read it: anything but a number gives the fallback.
+template <class T>
+bool number(cbor_cursor& c, std::optional<T>& out) {
+  json v;
+  if (!c.item(v)) return false;
+  out = core::number_value<T>(v);
+  return true;
+}
+
+// A field read with get<double>(): a number of any kind; anything else is a type error there.
+bool real(cbor_cursor& c, std::optional<double>& out) {
+  json v;
+  if (!c.item(v) || !v.is_number()) return false;
+  out = v.get<double>();
+  return true;
+}
+
+bool text_list(cbor_cursor& c, std::vector<std::string>& out) {
+  uint64_t n = 0;
+  if (!c.array_header(n)) return false;
+  out.resize(static_cast<size_t>(n));
+  for (auto& s : out)
+    if (!c.text(s)) return false;
+  return true;
+}
+
+bool created(cbor_cursor& c, core::create_job& n) {
+  // Every field's default as the ordinary reading leaves it when the field is absent.
+  static const core::create_job defaults = *core::read_job_change("job.created", json::object()).created;
+  n = defaults;
+  return each_field(c, [&](std::string_view k) {
+    if (k == "title") return c.text(n.title);
+    if (k == "input_bundle_path") return c.text(n.input_bundle_path);
+    if (k == "worker_image_key") return c.text(n.worker_image_key);
+    if (k == "preferred_clusters") return text_list(c, n.preferred_clusters);
+    if (k == "comment") return c.text(n.comment);
+    if (k == "requeued_from") return c.text(n.requeued_from);
+    if (k == "latest_checkpoint_manifest_path") return c.text(n.latest_checkpoint_manifest_path);
+    if (k == "user") return c.text(n.user);
+    if (k == "account") return c.text(n.account);
+    if (k == "partition") return c.text(n.partition);
+    if (k == "qos") return c.text(n.qos);
+    if (k == "conformance") return c.text(n.conformance);
+    if (k == "checkpoints") return c.boolean(n.checkpoints);
+    if (k == "requeue") return c.boolean(n.requeue);
+    if (k == "interactive") return c.boolean(n.interactive);
+    if (k == "hold") return c.boolean(n.hold);
+    if (k == "checkpoint_seconds") return real(c, n.checkpoint_seconds);
+    if (k == "max_attempts" || k == "gpu_count") {
+      std::optional<uint32_t> v;
+      if (!number(c, v)) return false;
+      (k == "max_attempts" ? n.max_attempts : n.gpu_count) = v.value_or(k == "max_attempts" ? defaults.max_attempts : defaults.gpu_count);
+      return true;
+    }
+    if (k == "nice") {
+      std::optional<int64_t> v;
+      if (!number(c, v)) return false;
+      n.nice = v.value_or(defaults.nice);
+      return true;
+    }
+    if (k == "last_checkpoint_at_us") {  // present: its number, or 0
+      std::optional<core::time_us> v;
+      if (!number(c, v)) return false;
+      n.last_checkpoint_at = v.value_or(0);
+      return true;
+    }
+    if (k == "time_limit_seconds") {  // only a number counts; any number, 0 when out of range
+      json v;
+      if (!c.item(v)) return false;
+      if (v.is_number()) n.time_limit_seconds = core::number_value<int64_t>(v).value_or(0);
+      return true;
+    }
+    if (k == "depends_on") {
+      json v;
+      if (!c.item(v)) return false;
+      try {
+        n.depends_on = core::dependencies_from_json(v);
+      } catch (const std::exception&) {
+        return false;
+      }
+      return true;
+    }
+    return c.skip();
+  });
+}
+
+bool assigned(cbor_cursor& c, job_payload& out) {
+  core::job_change& ch = out.change;
+  bool has_worker = false, has_decision = false;
+  bool ok = each_field(c, [&](std::string_view k) {
+    if (k == "worker_id") return has_worker = c.text(ch.worker_id);
+    if (k == "attempt") return number(c, ch.attempt);
+    if (k == "decision") return has_decision = c.item(out.decision);
+    return c.skip();
+  });
+  if (!ok || !has_worker || !has_decision) return false;
+  if (out.decision.is_object())
+    if (auto pin = out.decision.find("conformance_pin"); pin != out.decision.end()) {
+      if (!pin->is_string()) return false;
+      ch.conformance_pin = pin->get<std::string>();
+    }
+  return true;
+}
+
+bool checkpoint_fields(cbor_cursor& c, core::checkpoint_report& r) {
+  return each_field(c, [&](std::string_view k) {
+    if (k == "checkpoint_manifest_path") return c.text(r.manifest_path.emplace());
+    if (k == "progress") return real(c, r.progress);
+    if (k == "progress_codes") return c.item(r.progress_codes.emplace());
+    if (k == "checkpoint_cycle_status") return c.text(r.cycle_status.emplace());
+    if (k == "checkpoint_cycle_failures") return c.item(r.cycle_failures.emplace());
+    if (k == "checkpoint_seconds") return real(c, r.seconds);
+    return c.skip();
+  });
+}
+
+}  // namespace
+
+std::optional<job_payload> read_job_payload(std::string_view type, std::string_view cbor) {
+  std::optional<job_payload> out(std::in_place);
+  core::job_change& ch = out->change;
+  ch.kind = core::job_event_of(type);
+  cbor_cursor c(cbor);
+  bool ok = false;
+  switch (ch.kind) {
+    case core::job_event::created:
+      ok = created(c, ch.created.emplace());
+      break;
+    case core::job_event::assigned:
+      ok = assigned(c, *out);
+      break;
+    case core::job_event::checkpointed:
+    case core::job_event::progress_reported:
+    case core::job_event::handoff_completed:
+      ok = checkpoint_fields(c, ch.checkpoint);
+      break;
+    case core::job_event::started:  // (the change reads nothing of these: the bytes need only be a payload)
+    case core::job_event::completed:
+    case core::job_event::handoff_started:
+    case core::job_event::cancel_requested:
+    case core::job_event::released:
+      ok = each_field(c, [&](std::string_view) { return c.skip(); });
+      break;
+    default:  // the rarer events are read the ordinary way
+      break;
+  }
+  if (!ok) out.reset();
+  return out;
+}
+
+}  // namespace baton::replay
