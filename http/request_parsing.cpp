@@ -19,11 +19,32 @@ json validation_body(const invalid_field& e) {
           {"message", e.field + ": " + e.what()}};
 }
 
+bool nests_deeper_than(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 json object_body(const request& req, bool allow_empty) {
   if (req.body.empty()) {
     if (allow_empty) return json::object();
     throw invalid_field("body", "a JSON object is required");
   }
+  if (nests_deeper_than(req.body, max_body_nesting))
+    throw invalid_field("body", "nests arrays and objects deeper than " + std::to_string(max_body_nesting) + " levels");
   json b = json::parse(req.body, nullptr, false);
   if (b.is_discarded()) throw invalid_field("body", "is not valid JSON");
   if (b.is_null() && allow_empty) return json::object();

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace baton::http {
 
@@ -19,8 +20,16 @@ struct invalid_field : std::runtime_error {
 
 nlohmann::json validation_body(const invalid_field& e);
 
-// The body as a JSON object; empty body -> {} when allowed. Throws invalid_field("body").
+// The body as a JSON object; empty body -> {} when allowed. Throws invalid_field("body"),
+// also for a body whose arrays and objects nest deeper than max_body_nesting: parsing,
+// copying and encoding a JSON value recurse once per level, and a body of a few hundred
+// kilobytes of brackets would exhaust the stack (no request of the API nests past a few).
+constexpr int max_body_nesting = 64;
 nlohmann::json object_body(const request& req, bool allow_empty);
+
+// Whether the JSON text nests arrays and objects deeper than `limit` (brackets inside
+// strings do not count). Any text: it does not check that the JSON is valid.
+bool nests_deeper_than(std::string_view text, int limit);
 
 // Field readers: absent -> nullopt; wrong type or bad value -> invalid_field naming it.
 std::optional<std::string> opt_string(const nlohmann::json& b, const std::string& field, size_t max_len = 4096);

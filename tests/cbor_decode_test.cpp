@@ -128,7 +128,34 @@ TEST(CborDecode, OtherEncodingsGiveNlohmannsValueOrError) {
       {"empty input", std::string()},
   };
   for (const auto& [what, in] : cases) expect_same_outcome(in, what);
-  std::string deep(2000, '\x81');  // arrays nested 2,000 deep, past the fast path's depth
+  std::string deep(400, '\x81');  // arrays nested 400 deep: within the limit
   deep.push_back('\x00');
   expect_same_outcome(deep, "deep nesting");
+  std::string half_float_then_deep = "\x82\xF9\x3C\x00" + std::string(400, '\x81') + '\x00';  // handed to nlohmann at once
+  expect_same_outcome(half_float_then_deep, "a half float, then deep nesting");
+}
+
+TEST(CborDecode, NestingPastTheLimitIsRefusedWithoutRecursingOnIt) {
+  // nlohmann's decoder recurses once per level: a few hundred kilobytes of nested arrays (or
+  // indefinite ones, or tags) would exhaust the stack. Refused with a parse error instead,
+  // however the bytes begin.
+  for (const auto& [what, in] : std::vector<std::pair<std::string, std::string>>{
+           {"definite arrays", std::string(300'000, '\x81') + '\x00'},
+           {"indefinite arrays", std::string(300'000, '\x9F')},
+           {"maps", [] { std::string s; for (int i = 0; i < 100'000; ++i) s += "\xA1\x61k"; return s + '\x00'; }()},
+           {"tags", std::string(300'000, '\xC1') + '\x00'},
+           {"after a half float", "\x82\xF9\x3C\x00" + std::string(300'000, '\x81') + '\x00'},
+       }) {
+    try {
+      baton::events::decode_cbor(in);
+      ADD_FAILURE() << what << ": decoded";
+    } catch (const json::parse_error& e) {
+      EXPECT_NE(std::string(e.what()).find("nested deeper than 512 levels"), std::string::npos) << what << ": " << e.what();
+    }
+    EXPECT_TRUE(baton::events::cbor_nests_deeper_than(in, baton::events::max_cbor_nesting)) << what;
+  }
+  EXPECT_FALSE(baton::events::cbor_nests_deeper_than(std::string(512, '\x81') + '\x00', 512));
+  EXPECT_TRUE(baton::events::cbor_nests_deeper_than(std::string(513, '\x81') + '\x00', 512));
+  EXPECT_FALSE(baton::events::cbor_nests_deeper_than(bytes_of({0x83, 0x81, 0x81, 0x00, 0x81, 0x00, 0x00}), 3)) << "siblings are not deeper";
+  EXPECT_TRUE(baton::events::cbor_nests_deeper_than(bytes_of({0x83, 0x81, 0x81, 0x00, 0x81, 0x81, 0x81, 0x00, 0x00}), 3));
 }

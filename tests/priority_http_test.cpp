@@ -149,6 +149,46 @@ TEST(priority_http, JobFieldsAreValidatedNamingTheField) {
   EXPECT_EQ(j["priority_tier"], 100);
 }
 
+TEST(priority_http, ABodyNestedTooDeepIsRefusedNamingTheBodyAndTheDaemonServesOn) {
+  // A few hundred kilobytes of brackets would exhaust the stack of whatever parses, copies or
+  // encodes the value (each level a call): refused before it is parsed, on any route.
+  daemon_under_test t;
+  auto send = [&](const std::string& path, const std::string& text) {
+    auto r = t.op->Post(path.c_str(), text, "application/json");
+    EXPECT_TRUE(r);
+    return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
+  };
+  const int levels = 200'000;
+  const std::string deep = std::string(levels, '[') + std::string(levels, ']');
+  for (const std::string path : {"/jobs", "/workers/register"}) {
+    auto [status, body] = send(path, R"({"title": "t", "input_bundle_path": "/b", "comment": )" + deep + "}");
+    EXPECT_EQ(status, 422) << path;
+    auto reply = json::parse(body, nullptr, false);
+    EXPECT_EQ(reply.value("field", ""), "body") << path << ": " << body.substr(0, 200);
+  }
+  // A checkpoint's progress codes are any JSON a worker sends, kept in the event as sent:
+  // without the limit this one took the daemon down encoding it.
+  auto running = t.job("running");
+  auto w = t.worker(1);
+  ASSERT_EQ(t.poll(w), running);
+  httplib::Client as_worker("127.0.0.1", t.d.port());
+  const httplib::Headers token{{"X-Worker-Token", w.second}};
+  auto r = as_worker.Post(("/jobs/" + running + "/checkpoint").c_str(), token,
+                          R"({"checkpoint_manifest_path": "/c/1", "progress_codes": )" + deep + "}", "application/json");
+  ASSERT_TRUE(r) << "no reply: the daemon is gone";
+  EXPECT_EQ(r->status, 422) << r->body.substr(0, 200);
+  EXPECT_EQ(json::parse(r->body, nullptr, false).value("field", ""), "body");
+  // At the limit it is read as any other body (and the job's fields are checked as usual);
+  // brackets inside strings do not count.
+  const std::string at_limit = std::string(63, '[') + std::string(63, ']');
+  auto [status, body] = send("/jobs", R"({"title": ")" + std::string(500, '[') + R"(", "input_bundle_path": "/b", "comment": )" + at_limit + "}");
+  EXPECT_EQ(status, 422) << "comment must be a string";
+  EXPECT_EQ(json::parse(body).value("field", ""), "comment") << body;
+  auto ok = send("/jobs", R"({"title": ")" + std::string(500, '{') + R"(", "input_bundle_path": "/b"})");
+  EXPECT_EQ(ok.first, 200) << ok.second;
+  EXPECT_EQ(t.get("/jobs").size(), 2u) << "the daemon serves on";
+}
+
 TEST(priority_http, HoldReleaseAndThePerUserCap) {
   daemon_under_test t;
   auto a = t.job("a", {{"user", "ann"}, {"hold", true}});
