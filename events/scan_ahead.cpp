@@ -104,7 +104,7 @@ void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, 
     try {
       store.scan(from_seq, to_seq, verify_chain, [&](const event_view& e) {
         if (h.stopped()) return open = false;
-        auto& d = batch.emplace_back();
+        decoded_event d;  // (joins the batch only once it decoded: an error stops the batch before it)
         d.seq = e.seq;
         d.stream_id.assign(e.stream_id);
         d.type.assign(e.type);
@@ -115,6 +115,7 @@ void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, 
         } else {
           d.payload = from_payload(e.payload);
         }
+        batch.push_back(std::move(d));
         if (batch.size() == batch_size) {
           open = h.put(std::move(batch));
           batch = h.spent();
