@@ -38,6 +38,15 @@ bool number(cbor_cursor& c, std::optional<T>& out) {
   return true;
 }
 
+// The same, with the fallback number_or gives.
+template <class T>
+bool number_or(cbor_cursor& c, T& out, T fallback) {
+  std::optional<T> v;
+  if (!number(c, v)) return false;
+  out = v.value_or(fallback);
+  return true;
+}
+
 // A field read with get<double>(): a number of any kind; anything else is a type error there.
 bool real(cbor_cursor& c, std::optional<double>& out) {
   json v;
@@ -77,24 +86,10 @@ bool created(cbor_cursor& c, core::create_job& n) {
     if (k == "interactive") return c.boolean(n.interactive);
     if (k == "hold") return c.boolean(n.hold);
     if (k == "checkpoint_seconds") return real(c, n.checkpoint_seconds);
-    if (k == "max_attempts" || k == "gpu_count") {
-      std::optional<uint32_t> v;
-      if (!number(c, v)) return false;
-      (k == "max_attempts" ? n.max_attempts : n.gpu_count) = v.value_or(k == "max_attempts" ? defaults.max_attempts : defaults.gpu_count);
-      return true;
-    }
-    if (k == "nice") {
-      std::optional<int64_t> v;
-      if (!number(c, v)) return false;
-      n.nice = v.value_or(defaults.nice);
-      return true;
-    }
-    if (k == "last_checkpoint_at_us") {  // present: its number, or 0
-      std::optional<core::time_us> v;
-      if (!number(c, v)) return false;
-      n.last_checkpoint_at = v.value_or(0);
-      return true;
-    }
+    if (k == "max_attempts") return number_or(c, n.max_attempts, defaults.max_attempts);
+    if (k == "gpu_count") return number_or(c, n.gpu_count, defaults.gpu_count);
+    if (k == "nice") return number_or(c, n.nice, defaults.nice);
+    if (k == "last_checkpoint_at_us") return number_or(c, n.last_checkpoint_at.emplace(), core::time_us{0});  // present: its number, or 0
     if (k == "time_limit_seconds") {  // only a number counts; any number, 0 when out of range
       json v;
       if (!c.item(v)) return false;

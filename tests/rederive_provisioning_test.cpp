@@ -55,15 +55,22 @@ void queue_jobs(logged_world& log, int n, core::time_us at) {
   for (int i = 0; i < n; ++i) log.step(core::decide_create(nullptr, job_named("j" + std::to_string(i)), at), at);
 }
 
+// Two jobs queued at t, and the one submission plan the cluster makes for them a second later
+// (its record names that point as its basis).
+std::vector<core::submission_plan> two_jobs_and_their_plan(logged_world& log, core::time_us t) {
+  queue_jobs(log, 2, t);
+  auto plans = core::plan_submissions(log.w, cluster(), {}, {}, 600 * s_, t + s_);
+  core::record_plan_basis(plans, log.w, cluster(), {}, {}, 600 * s_, t + s_);
+  return plans;
+}
+
 }  // namespace
 
 TEST(RederiveProvisioning, ASlurmSubmissionPlanReDerivesAndAForgedCountIsNamed) {
   logged_world log;
   core::time_us t = 100 * s_;
-  queue_jobs(log, 2, t);
   const auto spec = cluster();
-  auto plans = core::plan_submissions(log.w, spec, {}, {}, 600 * s_, t + s_);
-  core::record_plan_basis(plans, log.w, spec, {}, {}, 600 * s_, t + s_);
+  auto plans = two_jobs_and_their_plan(log, t);
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_EQ(plans[0].count, 2);
   // sbatch answered later; meanwhile a third job arrived (the plan was made before it).
@@ -91,10 +98,8 @@ TEST(RederiveProvisioning, APlanThatIsNotItsWorkerStreamsFirstEventIsReportedNot
   // log where another event comes first, the decision is not quietly left unchecked.
   logged_world log;
   core::time_us t = 100 * s_;
-  queue_jobs(log, 2, t);
   const auto spec = cluster();
-  auto plans = core::plan_submissions(log.w, spec, {}, {}, 600 * s_, t + s_);
-  core::record_plan_basis(plans, log.w, spec, {}, {}, 600 * s_, t + s_);
+  auto plans = two_jobs_and_their_plan(log, t);
   ASSERT_EQ(plans.size(), 1u);
   auto placeholder = core::decide_placeholder(log.w, spec, "p1", "img", "101", plans[0].record, t + 5 * s_);
   ASSERT_EQ(placeholder.events.size(), 1u);
