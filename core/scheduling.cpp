@@ -136,8 +136,15 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
     int64_t limit;
     bool checkpoints;
     const std::string* conformance;
+    // Only membership is asked of the set, so any strict order will do: the numbers first, and
+    // the lists and strings (almost always empty) only between classes equal in those.
     bool operator<(const job_class& o) const {
-      return std::tie(gpus, *pins, limit, checkpoints, *conformance) < std::tie(o.gpus, *o.pins, o.limit, o.checkpoints, *o.conformance);
+      if (gpus != o.gpus) return gpus < o.gpus;
+      if (limit != o.limit) return limit < o.limit;
+      if (checkpoints != o.checkpoints) return checkpoints < o.checkpoints;
+      if (pins->size() != o.pins->size()) return pins->size() < o.pins->size();
+      if (int c = conformance->compare(*o.conformance)) return c < 0;
+      return *pins < *o.pins;
     }
   };
   std::set<job_class> exhausted;
