@@ -6,17 +6,17 @@ namespace baton::events {
 
 using json = nlohmann::json;
 
-bool cbor_cursor::argument(uint8_t ai, uint64_t& v) {
+bool read_cbor_argument(const uint8_t*& p, const uint8_t* end, uint8_t ai, uint64_t& v) {
   if (ai < 24) {
     v = ai;
     return true;
   }
   if (ai > 27) return false;  // indefinite length or reserved
   const size_t n = size_t{1} << (ai - 24);
-  if (left() < n) return false;
+  if (static_cast<size_t>(end - p) < n) return false;
   v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | p_[i];
-  p_ += n;
+  for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
+  p += n;
   return true;
 }
 

@@ -14,6 +14,10 @@
 
 namespace baton::events {
 
+// The argument of an initial byte with additional info `ai` (RFC 8949 §3), read from `p`
+// (advanced past it). False for an indefinite length, a reserved value or too few bytes.
+bool read_cbor_argument(const uint8_t*& p, const uint8_t* end, uint8_t ai, uint64_t& v);
+
 class cbor_cursor {
  public:
   explicit cbor_cursor(std::string_view in)
@@ -40,7 +44,7 @@ class cbor_cursor {
   const uint8_t* end_;
 
   size_t left() const { return static_cast<size_t>(end_ - p_); }
-  bool argument(uint8_t ai, uint64_t& v);  // the argument of an initial byte (RFC 8949 §3)
+  bool argument(uint8_t ai, uint64_t& v) { return read_cbor_argument(p_, end_, ai, v); }
   bool header(uint8_t major, uint64_t& n);
   bool value(nlohmann::json& out, int depth);
   bool skip(int depth);

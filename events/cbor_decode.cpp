@@ -27,18 +27,10 @@ bool cbor_nests_deeper_than(std::string_view bytes, int limit) {
       if (open.empty() || open.back() != indefinite) return false;
       open.pop_back();
     } else {
-      uint64_t n = 0;
-      if (ai >= 24 && ai <= 27) {
-        const size_t bytes_of_n = size_t{1} << (ai - 24);
-        if (static_cast<size_t>(end - p) < bytes_of_n) return false;
-        for (size_t i = 0; i < bytes_of_n; ++i) n = (n << 8) | p[i];
-        p += bytes_of_n;
-      } else if (ai < 24) {
-        n = ai;
-      } else if (ai != 31 || major == 0 || major == 1 || major == 6 || major == 7) {
-        return false;  // reserved, or an indefinite length where none can be
-      }
       const bool unbounded = ai == 31;
+      uint64_t n = 0;
+      if (unbounded ? major == 0 || major == 1 || major == 6 || major == 7 : !read_cbor_argument(p, end, ai, n))
+        return false;  // an indefinite length where none can be, a reserved value, or truncated
       uint64_t items = 0;  // what this item opens
       switch (major) {
         case 2:
