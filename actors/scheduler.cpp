@@ -9,6 +9,7 @@
 
 #include "actors/thread_name.hpp"
 #include "core/dag.hpp"
+#include "core/event_payload.hpp"
 #include "core/preemption.hpp"
 #include "core/priority.hpp"
 #include "core/staged_rekey.hpp"
@@ -91,7 +92,7 @@ std::vector<events::append_command> to_commands(const core::decision& d, core::t
       c.correlation_id = correlation;
       out.push_back(std::move(c));
     }
-    out.back().events.push_back({e.type, 1, events::to_payload(e.payload)});
+    out.back().events.push_back({e.type, 1, core::payload_bytes(e)});
     if (e.type == "job.pruned") out.back().stream_done = true;  // its head need not stay cached
   }
   return out;

@@ -6,6 +6,9 @@
 // Usage: api_bench [WORKERS JOBS CONNECTIONS SECONDS]   (default 10000 100000 32 5)
 // API_BENCH_SSE=N: N clients follow GET /events/stream (as dashboards do) through both phases.
 // API_BENCH_POSTGRES=1: batond also writes the PostgreSQL view, to a server the bench starts.
+// API_BENCH_BATOND=PATH: load another build's batond (comparing two builds in turn).
+// API_BENCH_CALLGRIND=DIR: batond runs under valgrind's callgrind, counting instructions only
+// through the assigning phase and the views' catch-up after it (bench/api_ir.sh reads DIR).
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -244,8 +247,15 @@ int main(int argc, char** argv) {
                                      // Extra batond settings for experiments, e.g. "event_log: {...}".
                                      << (std::getenv("API_BENCH_EXTRA_CONFIG") ? std::getenv("API_BENCH_EXTRA_CONFIG") : "")
                                      << "\n";
-  pid_t batond = spawn({BATOND_PATH, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--port-file",
-                        (dir / "batond.port").string()},
+  const char* callgrind_dir = std::getenv("API_BENCH_CALLGRIND");
+  const char* batond_path = std::getenv("API_BENCH_BATOND") ? std::getenv("API_BENCH_BATOND") : BATOND_PATH;
+  std::vector<std::string> batond_argv = {batond_path, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0",
+                                          "--port-file", (dir / "batond.port").string()};
+  if (callgrind_dir)
+    batond_argv.insert(batond_argv.begin(), {"/usr/bin/valgrind", "--tool=callgrind", "--separate-threads=yes",
+                                             "--instr-atstart=no",
+                                             "--callgrind-out-file=" + std::string(callgrind_dir) + "/callgrind.out"});
+  pid_t batond = spawn(batond_argv,
                        {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token),
                         "BATON_POSTGRES_PASSWORD=" + std::string(baton::test::postgres_server::password)});
   pid_t constant = spawn({argv[0], "--constant-server", (dir / "constant.port").string(), std::to_string(conns + 8)}, {});
@@ -373,6 +383,13 @@ int main(int argc, char** argv) {
         ++recalculations;
       }
     });
+  // Under callgrind: count from here until the views have caught up after the phase.
+  auto callgrind = [&](const char* what) {
+    if (!callgrind_dir) return;
+    const std::string cmd = std::string("callgrind_control ") + what + " " + std::to_string(batond) + " >/dev/null";
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "%s failed\n", cmd.c_str());
+  };
+  callgrind("--instr=on");
   double cpu_before_assigning = cpu_us(batond);
   auto threads_before_assigning = cpu_us_by_thread(batond);
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
@@ -387,6 +404,20 @@ int main(int argc, char** argv) {
   auto assigning_views = wait_for_projections(port);
   double assigning_cpu_with_views = cpu_us(batond) - cpu_before_assigning;
   auto threads_after_assigning = cpu_us_by_thread(batond);
+  callgrind("--instr=off");
+  if (callgrind_dir) {  // the threads' names in the order callgrind numbers them (by creation)
+    callgrind("--dump=assigning");
+    std::vector<std::pair<long, std::string>> tasks;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(batond) + "/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      tasks.emplace_back(std::stol(task.path().filename().string()), name);
+    }
+    std::sort(tasks.begin(), tasks.end());
+    std::ofstream names(std::string(callgrind_dir) + "/threads.txt");
+    for (const auto& [tid, name] : tasks) names << name << "\n";
+  }
   if (recalculator.joinable()) {
     recalculator.join();
     std::printf("%s calls during the assigning polls: %d\n", loop_path, recalculations.load());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/decide.hpp"
+#include "core/event_payload.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 
@@ -43,7 +44,7 @@ struct log_builder {
       events::append_command c;
       c.stream_id = e.stream;
       c.recorded_at_us = now;
-      c.events.push_back({e.type, 1, events::to_payload(e.payload)});
+      c.events.push_back({e.type, 1, core::payload_bytes(e)});
       pending.push_back(std::move(c));
     }
     written += d.events.size();

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "events/cbor_encode.hpp"
+
 namespace baton::core {
 
 using nlohmann::json;
@@ -90,6 +92,72 @@ bool matches(const assignment_record& r, const json& recorded) {
     if (!same) return false;
   }
   return true;
+}
+
+json to_json(const assigned_payload& p) {
+  json j(json::value_t::object);
+  j["worker_id"] = p.worker_id;
+  j["attempt"] = p.attempt;
+  j["decision"] = to_json(p.decision);
+  return j;
+}
+
+namespace {
+
+// The record's map, its keys in the order to_json's object (a std::map) keeps them.
+void encode_record(const assignment_record& r, std::string& out) {
+  const size_t keys = 3 + (r.planned_at ? 1 : 0) + (r.matched ? 5 : 0) + (r.deadline ? 1 : 0) + (r.conformance_pin ? 1 : 0);
+  events::encode_cbor_head(0xA0, keys, out);
+  if (r.conformance_pin) {
+    events::encode_cbor_text("conformance_pin", out);
+    events::encode_cbor_text(*r.conformance_pin, out);
+  }
+  if (r.deadline) {
+    events::encode_cbor_text("deadline", out);
+    events::encode_cbor(*r.deadline, out);
+  }
+  if (r.matched) {
+    events::encode_cbor_text("idle_ranked_above", out);
+    events::encode_cbor_unsigned(r.idle_ranked_above, out);
+    events::encode_cbor_text("jobs_examined", out);
+    events::encode_cbor_unsigned(r.jobs_examined, out);
+  }
+  if (r.planned_at) {
+    events::encode_cbor_text("planned_at", out);
+    events::encode_cbor_text(*r.planned_at, out);
+  }
+  events::encode_cbor_text("policy", out);
+  events::encode_cbor_text(r.policy, out);
+  if (r.matched) {
+    events::encode_cbor_text("stale_excluded", out);
+    events::encode_cbor_head(0x80, r.stale_excluded.size(), out);
+    for (const auto& id : r.stale_excluded) events::encode_cbor_text(id, out);
+    events::encode_cbor_text("taken_by_better_workers", out);
+    events::encode_cbor_unsigned(r.taken_by_better_workers, out);
+    events::encode_cbor_text("taken_by_better_workers_sample", out);
+    events::encode_cbor_head(0x80, r.taken_sample.size(), out);
+    for (const auto& [job_id, worker_id] : r.taken_sample) {
+      events::encode_cbor_head(0x80, 2, out);
+      events::encode_cbor_text(job_id, out);
+      events::encode_cbor_text(worker_id, out);
+    }
+  }
+  events::encode_cbor_text("worker_id", out);
+  events::encode_cbor_text(r.worker_id, out);
+  events::encode_cbor_text("worker_score", out);
+  events::encode_cbor_integer(r.worker_score, out);
+}
+
+}  // namespace
+
+void encode_cbor(const assigned_payload& p, std::string& out) {
+  events::encode_cbor_head(0xA0, 3, out);
+  events::encode_cbor_text("attempt", out);
+  events::encode_cbor_unsigned(p.attempt, out);
+  events::encode_cbor_text("decision", out);
+  encode_record(p.decision, out);
+  events::encode_cbor_text("worker_id", out);
+  events::encode_cbor_text(p.worker_id, out);
 }
 
 }  // namespace baton::core

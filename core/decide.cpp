@@ -412,11 +412,11 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
     o.again = true;
     return o;
   }
-  auto choice = choose_job_for(w, wk->id, stale_workers(leases, s, now), s.deadlines, now);
+  auto choice = choose_assignment(w, wk->id, stale_workers(leases, s, now), s.deadlines, now);
   if (!choice.job_id) return no_job("no_job_for_this_worker", now);
   const job& j = *w.find_job(*choice.job_id);
   R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, j.attempts + 1};
-  return from(decide_assign(j, wk->id, std::move(choice.record), now), R::poll_answer{a, ""}, now);
+  return from(decide_assign(j, wk->id, std::move(*choice.record), now), R::poll_answer{a, ""}, now);
 }
 
 // Jobs by status, workers by the state GET /workers shows and their cluster.

@@ -1,4 +1,5 @@
 #include "core/job.hpp"
+#include "core/assignment_record.hpp"
 #include "core/job_change.hpp"
 #include "core/payload_numbers.hpp"
 
@@ -134,13 +135,22 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   return d;
 }
 
-decision decide_assign(const job& j, const std::string& worker_id, json decision_record, time_us now) {
+decision decide_assign_json(const job& j, const std::string& worker_id, json decision_record, time_us now) {
   if (j.status != job_status::queued) return decision::refuse(conflict(j, job_status::assigned));
   json p(json::value_t::object);
   p["worker_id"] = worker_id;
   p["attempt"] = j.attempts + 1;
   p["decision"] = std::move(decision_record);
   return emit(j, "job.assigned", std::move(p));
+}
+
+decision decide_assign(const job& j, const std::string& worker_id, assignment_record decision_record, time_us now) {
+  if (j.status != job_status::queued) return decision::refuse(conflict(j, job_status::assigned));
+  decision d;
+  d.events.push_back({job_stream(j.id), "job.assigned", nullptr,
+                      std::make_shared<const assigned_payload>(
+                          assigned_payload{worker_id, j.attempts + 1, std::move(decision_record)})});
+  return d;
 }
 
 decision decide_start(const job& j, time_us now) {

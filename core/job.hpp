@@ -172,7 +172,11 @@ decision decide_create(const job* existing, const create_job& c, time_us now);
 // 409s: the id is taken (by a job, pruned or not); the job was pruned (any change to it).
 domain_error job_exists(const std::string& id);
 domain_error job_pruned(const std::string& id, job_status status);
-decision decide_assign(const job& j, const std::string& worker_id, nlohmann::json decision_record, time_us now);
+// A poll's assignment: the event carries its payload typed (core/domain.hpp's assigned).
+struct assignment_record;
+decision decide_assign(const job& j, const std::string& worker_id, assignment_record decision_record, time_us now);
+// The same with any JSON as the record (tests forge records a poll would not make).
+decision decide_assign_json(const job& j, const std::string& worker_id, nlohmann::json decision_record, time_us now);
 // Worker reports on a job. Who may send them is core/access.hpp's authorize_job().
 decision decide_start(const job& j, time_us now);
 decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now);

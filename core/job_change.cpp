@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "core/assignment_record.hpp"
 #include "core/payload_numbers.hpp"
 #include "events/envelope.hpp"
 
@@ -276,6 +277,15 @@ void evolve(job& j, job_change&& c, time_us at) {
     j.preempt_mode.clear();
     j.preempt_grace_until = 0;
   }
+}
+
+job_change assigned_change(const assigned_payload& p) {
+  job_change c;
+  c.kind = job_event::assigned;
+  c.worker_id = p.worker_id;
+  c.attempt = p.attempt;
+  c.conformance_pin = p.decision.conformance_pin;
+  return c;
 }
 
 }  // namespace baton::core

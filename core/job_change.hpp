@@ -48,6 +48,10 @@ struct job_change {
 // Reads the payload as evolve() would; throws where it would (a field of the wrong type).
 job_change read_job_change(std::string_view type, const nlohmann::json& payload);
 
+// The change a typed job.assigned makes: what read_job_change reads from its JSON.
+struct assigned_payload;
+job_change assigned_change(const assigned_payload& p);
+
 // Applies one job event (core/job.hpp's evolve on the JSON payload is this on its reading).
 // Takes the change apart (its strings move into the job).
 void evolve(job& j, job_change&& c, time_us at);

@@ -466,7 +466,10 @@ void apply_job_change(world& w, const std::string& job_id, job_change&& change, 
 }
 
 void apply(world& w, const decision& d, time_us at) {
-  for (const auto& e : d.events) apply(w, e.stream, e.type, e.payload, at);
+  for (const auto& e : d.events) {
+    if (e.assigned) apply_job_change(w, e.stream.substr(4), assigned_change(*e.assigned), at);
+    else apply(w, e.stream, e.type, e.payload, at);
+  }
 }
 
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at) {

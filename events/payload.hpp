@@ -7,13 +7,11 @@
 #include <string_view>
 
 #include "events/cbor_decode.hpp"
+#include "events/cbor_encode.hpp"
 
 namespace baton::events {
 
-inline std::string to_payload(const nlohmann::json& j) {
-  auto bytes = nlohmann::json::to_cbor(j);
-  return std::string(bytes.begin(), bytes.end());
-}
+inline std::string to_payload(const nlohmann::json& j) { return encode_cbor(j); }
 
 // Throws a nlohmann::json::exception (parse_error, or out_of_range for absurd sizes) on a
 // payload that is not CBOR.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "events/envelope.hpp"
+#include "events/json_text.hpp"
 #include "http/json_reply.hpp"
 
 namespace baton::http {
@@ -223,8 +224,46 @@ json body_of(const core::result& r, core::time_us at) {
       r);
 }
 
+namespace {
+
+// A poll's answer, the most frequent reply, written by hand: the JSON body_of builds, dumped
+// (keys in nlohmann's order), cost a fifth of an assigning poll's instructions on the
+// scheduler's thread.
+std::string poll_answer_text(const R::poll_answer& v) {
+  using events::append_json_string;
+  using events::invalid_utf8;
+  std::string out;
+  if (!v.assigned) {
+    out.reserve(48 + v.no_job_reason.size());
+    out += "{\"reason\":";
+    append_json_string(out, v.no_job_reason, invalid_utf8::replace);
+    out += ",\"status\":\"no_job_available\"}";
+    return out;
+  }
+  const auto& a = *v.assigned;
+  out.reserve(140 + a.job_id.size() + a.input_bundle_path.size() + a.latest_checkpoint_manifest_path.size());
+  out += "{\"attempt\":";
+  out += std::to_string(a.attempt);
+  out += ",\"input_bundle_path\":";
+  append_json_string(out, a.input_bundle_path, invalid_utf8::replace);
+  out += ",\"job_id\":";
+  append_json_string(out, a.job_id, invalid_utf8::replace);
+  out += ",\"latest_checkpoint_manifest_path\":";
+  if (a.latest_checkpoint_manifest_path.empty()) out += "null";
+  else append_json_string(out, a.latest_checkpoint_manifest_path, invalid_utf8::replace);
+  out += ",\"status\":\"assigned\"}";
+  return out;
+}
+
+}  // namespace
+
 void to_response(const core::reply& r, response& res) {
   if (r.error) return reply_json(res, status_of(r.error->kind), error_body(*r.error));
+  if (const auto* poll = std::get_if<R::poll_answer>(&r.value)) {
+    res.status = 200;
+    res.set_content(poll_answer_text(*poll), "application/json");
+    return;
+  }
   auto body = body_of(r.value, r.at);
   if (body.is_null()) {
     res.status = 204;

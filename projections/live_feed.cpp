@@ -2,48 +2,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "events/json_text.hpp"
 #include "events/payload.hpp"
 
 namespace baton::projections {
 
 namespace {
+// Summaries are written by hand: a JSON object built and dumped per event cost more than the
+// feed's lookups.
+using events::append_json_string;
 constexpr std::string_view job_prefix = "job/";
 
 std::string job_of(const std::string& stream) {
   return stream.compare(0, job_prefix.size(), job_prefix) == 0 ? stream.substr(job_prefix.size()) : std::string();
-}
-
-// A JSON string as nlohmann's dump() writes it. Summaries are written by hand (per event, with
-// or without subscribers: a JSON object built and dumped cost more than the feed's lookups);
-// text with bytes beyond ASCII goes through nlohmann, which checks its UTF-8.
-void append_json_string(std::string& out, const std::string& s) {
-  for (unsigned char c : s)
-    if (c >= 0x80) {
-      out += nlohmann::json(s).dump();
-      return;
-    }
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          static const char hex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 15];
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
 }
 
 }  // namespace

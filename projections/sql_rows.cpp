@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "events/json_text.hpp"
+
 namespace baton::projections {
 
 namespace {
@@ -186,7 +188,7 @@ sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payl
 
 sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload) {
   return {static_cast<int64_t>(e.seq), events::format_time_us(e.recorded_at_us), e.stream_id,
-          static_cast<int64_t>(e.stream_version), e.type, e.actor, payload.dump()};
+          static_cast<int64_t>(e.stream_version), e.type, e.actor, events::json_text(payload)};
 }
 
 sql_row decision_row(const events::event_envelope& e, const sql_touch& t) {

@@ -1,11 +1,17 @@
 // core/assignment_record: matches(record, json) must answer exactly what
 // to_json(record) == json answers, since a re-derivation relies on it instead of the JSON
-// comparison. Checked over random records and random changes to their JSON.
+// comparison. Checked over random records and random changes to their JSON. And a poll's
+// typed job.assigned payload must be logged and applied as its JSON would be.
 #include "core/assignment_record.hpp"
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
+#include <string>
+#include <vector>
+
+#include "core/job_change.hpp"
 
 using namespace baton::core;
 using nlohmann::json;
@@ -95,4 +101,53 @@ TEST(AssignmentRecord, ItsJsonIsTheRecordAnAssignmentEventCarries) {
   plan.conformance_pin = "fp";
   EXPECT_EQ(to_json(plan), json::parse(R"({"policy":"plan","worker_id":"w1","worker_score":0,
       "planned_at":"2026-11-27T07:00:00.000000Z","conformance_pin":"fp"})"));
+}
+
+namespace {
+
+// A payload with the edges of each CBOR encoding in its numbers and strings.
+assigned_payload random_payload(std::mt19937_64& rng) {
+  static const std::vector<uint64_t> edges = {0, 23, 24, 255, 256, 65535, 65536, 4294967295u, 4294967296u,
+                                              std::numeric_limits<uint64_t>::max()};
+  auto edge = [&] { return edges[rng() % edges.size()]; };
+  auto text = [&] { return std::string(rng() % 2 ? 36 : rng() % 300, static_cast<char>('a' + rng() % 26)); };
+  assigned_payload p;
+  p.decision = random_record(rng);
+  p.worker_id = rng() % 2 ? p.decision.worker_id : text();
+  p.attempt = static_cast<uint32_t>(rng() % 3 ? rng() % 7 : edge());
+  auto& r = p.decision;
+  if (rng() % 2) r.worker_score = rng() % 2 ? static_cast<int64_t>(edge() >> 1) : -static_cast<int64_t>(edge() >> 1) - 1;
+  if (rng() % 2) r.worker_id = text();
+  if (r.matched && rng() % 2) {
+    r.idle_ranked_above = edge();
+    r.jobs_examined = edge();
+    r.taken_by_better_workers = edge();
+    for (auto& [job, worker] : r.taken_sample) job = text(), worker = text();
+    for (size_t i = rng() % 30; i > 0; --i) r.stale_excluded.push_back(text());
+  }
+  if (r.deadline && rng() % 2) (*r.deadline)["remaining_seconds"] = -1.5;
+  return p;
+}
+
+}  // namespace
+
+TEST(AssignmentRecord, ATypedPayloadIsWrittenAsItsJsonWouldBe) {
+  // The log stores what encode_cbor writes from the struct: the bytes nlohmann's to_cbor
+  // writes for to_json(payload), and so the same hash chain and the same reading.
+  std::mt19937_64 rng(20261128);
+  for (int i = 0; i < 5'000; ++i) {
+    const auto p = random_payload(rng);
+    const json as_json = to_json(p);
+    const auto want = json::to_cbor(as_json);
+    std::string got;
+    encode_cbor(p, got);
+    ASSERT_EQ(got, std::string(want.begin(), want.end())) << as_json.dump().substr(0, 400);
+    // What applying it changes is what the JSON's reading would change.
+    const auto typed = assigned_change(p), read = read_job_change("job.assigned", as_json);
+    EXPECT_EQ(typed.kind, job_event::assigned);
+    EXPECT_EQ(typed.worker_id, read.worker_id);
+    EXPECT_EQ(typed.attempt, read.attempt);
+    EXPECT_EQ(typed.conformance_pin, read.conformance_pin);
+  }
+  EXPECT_EQ(to_json(assigned_payload{"w1", 2, {}})["attempt"], 2);
 }

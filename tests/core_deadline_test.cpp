@@ -34,7 +34,7 @@ struct pool {
   }
   poll_choice poll(const std::string& worker_id) { return choose_job_for(w, worker_id, {}, rule, now); }
   void assign(const std::string& job_id, const std::string& worker_id, const nlohmann::json& record) {
-    apply(w, decide_assign(w.jobs.at(job_id), worker_id, record, now), now);
+    apply(w, decide_assign_json(w.jobs.at(job_id), worker_id, record, now), now);
   }
 };
 

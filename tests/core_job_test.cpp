@@ -36,7 +36,7 @@ struct fixture {
     ASSERT_TRUE(run(decide_register(nullptr, r, now)).ok());
   }
   void assign(const std::string& job_id, const std::string& worker_id) {
-    ASSERT_TRUE(run(decide_assign(j(job_id), worker_id, json::object(), now)).ok());
+    ASSERT_TRUE(run(decide_assign_json(j(job_id), worker_id, json::object(), now)).ok());
   }
 };
 

@@ -4,6 +4,7 @@
 // writing nothing; and every recorded plan re-deriving from the events before it.
 #include <gtest/gtest.h>
 
+#include "core/event_payload.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
 #include "events/envelope.hpp"
@@ -126,7 +127,7 @@ TEST(plan_cycle, AFourGpuTopJobIsReservedWhileOneGpuJobsTakeTheWorkersItDoesNotN
   ASSERT_TRUE(answer.assigned);
   EXPECT_EQ(answer.assigned->job_id, two);
   ASSERT_FALSE(o.events.empty());
-  EXPECT_EQ(o.events[0].payload["decision"]["policy"], "plan") << "taken from the plan, not by the direct choice";
+  EXPECT_EQ(core::payload_json(o.events[0])["decision"]["policy"], "plan") << "taken from the plan, not by the direct choice";
   EXPECT_EQ(f.w.find_job(two)->assigned_worker_id, small_b);
   EXPECT_FALSE(core::planned_job_for(f.w, small_b)) << "a planned start is used once";
   EXPECT_EQ(f.poll(small_a), one);
@@ -151,7 +152,7 @@ TEST(plan_cycle, APollFallsBackWhenItsPlannedJobNoLongerWaits) {
   auto& answer = std::get<core::results::poll_answer>(o.answer.value);
   ASSERT_TRUE(answer.assigned);
   EXPECT_EQ(answer.assigned->job_id, second) << "the direct choice, not the stale plan";
-  EXPECT_EQ(o.events[0].payload["decision"]["policy"], "greedy-rank-v1");
+  EXPECT_EQ(core::payload_json(o.events[0])["decision"]["policy"], "greedy-rank-v1");
   EXPECT_EQ(f.w.find_job(second)->status, core::job_status::assigned);
   EXPECT_EQ(f.w.find_job(first)->status, core::job_status::queued);
 }

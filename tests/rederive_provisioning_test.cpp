@@ -144,7 +144,7 @@ TEST(RederiveProvisioning, AReapReDerivesFromItsLeaseFactsWithTheJobsLoss) {
   queue_jobs(log, 1, t);
   auto pick = core::choose_job_for(log.w, "w1", {}, {}, t + s_);
   ASSERT_EQ(pick.job_id, "j0");
-  log.step(core::decide_assign(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
+  log.step(core::decide_assign_json(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
   core::lease_book leases;
   leases.touch("w1", t + 2 * s_);
   core::scheduler_settings s;  // stale after 120 s
@@ -178,7 +178,7 @@ TEST(RederiveProvisioning, AReapWhoseJobLossWasNotRecordedIsCaught) {
   log.step(core::decide_register(nullptr, gpu_worker("w1"), t), t);
   queue_jobs(log, 1, t);
   auto pick = core::choose_job_for(log.w, "w1", {}, {}, t + s_);
-  log.step(core::decide_assign(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
+  log.step(core::decide_assign_json(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
   core::lease_book leases;
   leases.touch("w1", t + 2 * s_);
   auto reap = core::reap(log.w, leases, core::scheduler_settings{}, t + 200 * s_);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/event_payload.hpp"
 #include "core/priority.hpp"
 #include "core/scheduling.hpp"
 #include "events/payload.hpp"
@@ -17,7 +18,7 @@ void put(events::event_store& s, const core::decision& d, core::time_us at) {
     events::append_command c;
     c.stream_id = e.stream;
     c.recorded_at_us = at;
-    c.events.push_back({e.type, 1, events::to_payload(e.payload)});
+    c.events.push_back({e.type, 1, core::payload_bytes(e)});
     cmds.push_back(c);
   }
   for (const auto& r : s.append(cmds)) ASSERT_TRUE(r.ok());
@@ -50,12 +51,12 @@ TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
   // A legitimate decision: the big worker polls and takes j1.
   auto fair = core::choose_job_for(w, "big", std::set<std::string>{}, {}, t);
   ASSERT_EQ(fair.job_id, "j1");
-  step(core::decide_assign(w.jobs.at("j1"), "big", fair.record, t));
+  step(core::decide_assign_json(w.jobs.at("j1"), "big", fair.record, t));
   auto ok = replay::rederive_decisions(*store);
   EXPECT_EQ(ok.decisions, 1u);
   EXPECT_EQ(ok.mismatches, 0u);
   // A decision the policy would not make: j2 given to a worker with a made-up record.
-  step(core::decide_assign(w.jobs.at("j2"), "small", {{"policy", "greedy-rank-v1"}, {"worker_id", "small"}}, t));
+  step(core::decide_assign_json(w.jobs.at("j2"), "small", {{"policy", "greedy-rank-v1"}, {"worker_id", "small"}}, t));
   auto bad = replay::rederive_decisions(*store);
   EXPECT_EQ(bad.decisions, 2u);
   EXPECT_EQ(bad.mismatches, 1u);
@@ -113,11 +114,11 @@ TEST(Rederive, DeadlineShapedAssignmentsReDeriveWithTheirRecordedRule) {
   // The better-ranked pilot cannot take "long", so "plain" gets it; the pilot gets "short".
   auto plain = core::choose_job_for(w, "plain", {}, rule, t + 1);
   ASSERT_EQ(plain.job_id, "long");
-  step(core::decide_assign(w.jobs.at("long"), "plain", plain.record, t));
+  step(core::decide_assign_json(w.jobs.at("long"), "plain", plain.record, t));
   auto mine = core::choose_job_for(w, "pilot", {}, rule, t + 1);
   ASSERT_EQ(mine.job_id, "short");
   EXPECT_EQ(mine.record["deadline"]["rule"], "fits");
-  step(core::decide_assign(w.jobs.at("short"), "pilot", mine.record, t));
+  step(core::decide_assign_json(w.jobs.at("short"), "pilot", mine.record, t));
   auto ok = replay::rederive_decisions(*log.store);
   EXPECT_EQ(ok.decisions, 2u);
   EXPECT_EQ(ok.mismatches, 0u) << (ok.problems.empty() ? "" : ok.problems[0]);
@@ -128,7 +129,7 @@ TEST(Rederive, DeadlineShapedAssignmentsReDeriveWithTheirRecordedRule) {
   ASSERT_FALSE(core::choose_job_for(w, "pilot2", {}, rule, t + 1).job_id);
   auto forged = mine.record;
   forged["worker_id"] = "pilot2";
-  step(core::decide_assign(w.jobs.at("long2"), "pilot2", forged, t));
+  step(core::decide_assign_json(w.jobs.at("long2"), "pilot2", forged, t));
   auto bad = replay::rederive_decisions(*log.store);
   EXPECT_EQ(bad.decisions, 3u);
   EXPECT_EQ(bad.mismatches, 1u);

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/decide.hpp"
+#include "core/event_payload.hpp"
 #include "core/world_snapshot.hpp"
 #include "http/reply_shapes.hpp"
 
@@ -27,7 +28,7 @@ std::string uuid_of(char kind, size_t n) {
 
 json events_json(const std::vector<core::domain_event>& evs) {
   json out = json::array();
-  for (const auto& e : evs) out.push_back({e.stream, e.type, e.payload});
+  for (const auto& e : evs) out.push_back({e.stream, e.type, core::payload_json(e)});
   return out;
 }
 

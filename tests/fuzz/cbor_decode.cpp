@@ -1,10 +1,14 @@
 // Fuzz target: events::decode_cbor against nlohmann::json::from_cbor on any bytes. Both must
 // decode to the same value with the same number types, or fail with the same error (below
-// the nesting limit, past which only ours can run).
+// the nesting limit, past which only ours can run). A decoded value is then encoded again by
+// events::encode_cbor, which must write the bytes nlohmann::json::to_cbor writes, and written
+// as JSON text by events::json_text, which must write what dump() writes (or fail as it does).
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "events/cbor_encode.hpp"
+#include "events/json_text.hpp"
 #include "tests/support/cbor_outcome.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -15,6 +19,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)baton::test::our_cbor(in);
     return 0;
   }
-  if (!baton::test::same_outcome(baton::test::nlohmann_cbor(in), baton::test::our_cbor(in))) std::abort();
+  auto want = baton::test::nlohmann_cbor(in);
+  if (!baton::test::same_outcome(want, baton::test::our_cbor(in))) std::abort();
+  if (want.ok) {
+    auto bytes = nlohmann::json::to_cbor(want.value);
+    if (baton::events::encode_cbor(want.value) != std::string(bytes.begin(), bytes.end())) std::abort();
+    std::string text, ours;
+    try {
+      text = want.value.dump();
+    } catch (const nlohmann::json::exception& e) {
+      text = e.what();
+    }
+    try {
+      ours = baton::events::json_text(want.value);
+    } catch (const nlohmann::json::exception& e) {
+      ours = e.what();
+    }
+    if (text != ours) std::abort();
+  }
   return 0;
 }

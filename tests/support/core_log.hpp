@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/decide.hpp"
+#include "core/event_payload.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 #include "support/temp_dir.hpp"
@@ -29,7 +30,7 @@ struct core_log {
       events::append_command c;
       c.stream_id = e.stream;
       c.recorded_at_us = at;
-      c.events.push_back({e.type, 1, events::to_payload(e.payload)});
+      c.events.push_back({e.type, 1, core::payload_bytes(e)});
       cmds.push_back(std::move(c));
     }
     for (const auto& r : store->append(cmds)) EXPECT_TRUE(r.ok());
