@@ -74,20 +74,13 @@ void put_float(double d, std::string& out) {
 }
 
 void put_binary(const json::binary_t& b, std::string& out) {
-  if (b.has_subtype()) {  // a tag, its number in the fewest bytes (to_cbor's choice)
+  if (b.has_subtype()) {  // a tag: to_cbor writes one below 24 in a byte of its own too
     const uint64_t tag = b.subtype();
     if (tag <= std::numeric_limits<uint8_t>::max()) {
       out.push_back('\xD8');
       out.push_back(static_cast<char>(tag));
-    } else if (tag <= std::numeric_limits<uint16_t>::max()) {
-      out.push_back('\xD9');
-      put_big_endian(static_cast<uint16_t>(tag), out);
-    } else if (tag <= std::numeric_limits<uint32_t>::max()) {
-      out.push_back('\xDA');
-      put_big_endian(static_cast<uint32_t>(tag), out);
     } else {
-      out.push_back('\xDB');
-      put_big_endian(tag, out);
+      encode_cbor_head(0xC0, tag, out);
     }
   }
   encode_cbor_head(0x40, b.size(), out);

@@ -88,18 +88,18 @@ std::string chain_hash(std::string_view previous_hash, std::string_view body) { 
 
 namespace {
 
-// Seconds rounded down and the µs past them (0 to 999,999), for any time (no negation that
-// overflows at the most negative one).
-std::pair<int64_t, int64_t> whole_seconds(int64_t us) {
-  int64_t frac = us % 1000000;
-  int64_t secs = us / 1000000;
-  if (frac < 0) frac += 1000000, --secs;
-  return {secs, frac};
+// v divided by unit rounded down, and what is left (0 to unit - 1), for any v (no negation
+// that overflows at the most negative one).
+std::pair<int64_t, int64_t> floor_divide(int64_t v, int64_t unit) {
+  int64_t rest = v % unit;
+  int64_t whole = v / unit;
+  if (rest < 0) rest += unit, --whole;
+  return {whole, rest};
 }
 
 // The C library's rendering: any time gmtime_r takes (years before 1000 or after 9999 too).
 std::string format_time_us_slowly(int64_t us) {
-  const auto [secs, frac] = whole_seconds(us);
+  const auto [secs, frac] = floor_divide(us, 1000000);
   std::time_t t = static_cast<std::time_t>(secs);
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -122,9 +122,8 @@ void put_digits(char* at, int64_t v, int width) {
 std::string format_time_us(int64_t us) {
   constexpr int64_t first = -30610224000LL * 1000000, end = 253402300800LL * 1000000;  // 1000-01-01, 10000-01-01
   if (us < first || us >= end) return format_time_us_slowly(us);
-  const auto [secs, frac] = whole_seconds(us);
-  const int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
-  const int64_t of_day = secs - days * 86400;
+  const auto [secs, frac] = floor_divide(us, 1000000);
+  const auto [days, of_day] = floor_divide(secs, 86400);
   const int64_t z = days + 719468;
   const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
   const int64_t doe = z - era * 146097;
