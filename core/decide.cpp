@@ -415,7 +415,7 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
   auto choice = choose_assignment(w, wk->id, stale_workers(leases, s, now), s.deadlines, now);
   if (!choice.job_id) return no_job("no_job_for_this_worker", now);
   const job& j = *w.find_job(*choice.job_id);
-  R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, j.attempts + 1};
+  R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, next_attempt(j)};
   return from(decide_assign(j, wk->id, std::move(*choice.record), now), R::poll_answer{a, ""}, now);
 }
 

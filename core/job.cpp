@@ -139,7 +139,7 @@ decision decide_assign_json(const job& j, const std::string& worker_id, json dec
   if (j.status != job_status::queued) return decision::refuse(conflict(j, job_status::assigned));
   json p(json::value_t::object);
   p["worker_id"] = worker_id;
-  p["attempt"] = j.attempts + 1;
+  p["attempt"] = next_attempt(j);
   p["decision"] = std::move(decision_record);
   return emit(j, "job.assigned", std::move(p));
 }
@@ -149,7 +149,7 @@ decision decide_assign(const job& j, const std::string& worker_id, assignment_re
   decision d;
   d.events.push_back({job_stream(j.id), "job.assigned", nullptr,
                       std::make_shared<const assigned_payload>(
-                          assigned_payload{worker_id, j.attempts + 1, std::move(decision_record)})});
+                          assigned_payload{worker_id, next_attempt(j), std::move(decision_record)})});
   return d;
 }
 

@@ -163,6 +163,11 @@ struct checkpoint_report {
 // Why a job lost its worker; each has its own event type.
 enum class loss_cause { deregistered, reaped, orphaned, preempted };
 const char* to_string(loss_cause c);
+
+// The attempt number the job's next assignment gets: its job.assigned event and the poll's
+// answer, and the count an older job.assigned without one implies.
+inline uint32_t next_attempt(const job& j) { return j.attempts + 1; }
+
 // Whether the loss counts against the job's max_attempts: a reaped or vanished worker does,
 // a worker that deregistered (gave the job back on purpose) or was taken back for a
 // preemptor does not.

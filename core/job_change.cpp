@@ -188,7 +188,7 @@ void evolve(job& j, job_change&& c, time_us at) {
     }
     case job_event::assigned:
       j.assigned_worker_id = std::move(c.worker_id);
-      j.attempts = c.attempt.value_or(j.attempts + 1);
+      j.attempts = c.attempt.value_or(next_attempt(j));
       j.assigned_at = at;
       // lattice:sensitive pins the job to its first worker's fingerprint (the decision records it).
       if (c.conformance_pin) j.conformance = std::move(*c.conformance_pin);

@@ -68,7 +68,7 @@ assignment_choice choose_unpinned(const world& w, const worker& me, const ranked
   return out;
 }
 
-using limits_set = std::multiset<std::pair<bool, int64_t>>;  // world::queued_limits_by_image
+using limits_set = std::map<std::pair<bool, int64_t>, uint32_t>;  // world::queued_limits_by_image: (checkpoints, limit) -> jobs
 
 // The limits that decide whether a worker fits all (longest: wants_longest) or any (shortest)
 // queued job: per checkpoint class, the extreme explicit limit and, when some job of the class
@@ -83,10 +83,10 @@ extreme_limits extremes(const limits_set& limits, bool wants_longest) {
     auto first = limits.lower_bound({cp, INT64_MIN});
     auto end = cp ? limits.end() : limits.lower_bound({true, INT64_MIN});
     if (first == end) continue;
-    if (first->second < 0) out.items[out.n++] = {cp, std::nullopt};  // -1 sorts first: a job without a limit
+    if (first->first.second < 0) out.items[out.n++] = {cp, std::nullopt};  // -1 sorts first: a job without a limit
     auto explicit_first = limits.lower_bound({cp, 0});
     if (explicit_first == end) continue;
-    out.items[out.n++] = {cp, wants_longest ? std::prev(end)->second : explicit_first->second};
+    out.items[out.n++] = {cp, wants_longest ? std::prev(end)->first.second : explicit_first->first.second};
   }
   return out;
 }

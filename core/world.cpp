@@ -46,9 +46,9 @@ void track_queued_limit(world& w, const job& j, bool add) {
   auto& limits = w.queued_limits_by_image[j.worker_image_key];
   std::pair<bool, int64_t> key{j.checkpoints, j.time_limit_seconds.value_or(-1)};
   if (add) {
-    limits.insert(key);
+    ++limits[key];
   } else {
-    if (auto it = limits.find(key); it != limits.end()) limits.erase(it);
+    if (auto it = limits.find(key); it != limits.end() && --it->second == 0) limits.erase(it);
     if (limits.empty()) w.queued_limits_by_image.erase(j.worker_image_key);
   }
 }
@@ -96,19 +96,41 @@ void track_accrual(job& j, bool was_eligible, time_us at) {
 
 std::string qos_group(const job& j) { return j.qos + "/" + j.user; }
 
-// The job's group slots in this world (job_group_slots), found on first use. job.created
-// empties them (an event before it, in a damaged log, counts in the blank job's groups as it
-// always did).
+// (account, user, qos) as one key: each part's length, then its bytes, so no two groups share one.
+std::string group_key(const job& j) {
+  std::string key;
+  key.reserve(3 * sizeof(uint32_t) + j.account.size() + j.user.size() + j.qos.size());
+  for (const std::string* part : {&j.account, &j.user, &j.qos}) {
+    const auto n = static_cast<uint32_t>(part->size());
+    key.append(reinterpret_cast<const char*>(&n), sizeof n).append(*part);
+  }
+  return key;
+}
+
+// The job's group slots in this world (job_group_slots), found on first use, each group's
+// once (world::group_slots). job.created empties them (an event before it, in a damaged log,
+// counts in the blank job's groups as it always did).
 job_group_slots& slots_of(world& w, job& j) {
   auto& s = j.slots;
   if (!s.usage) {
-    auto usage = w.usage.try_emplace(association_of(j)).first;  // every association with jobs takes part in fair share
-    s.usage = &usage->second;
-    s.association = &usage->first;
-    std::string group = qos_group(j);
-    s.running_in_qos = &w.running_by_qos_user[group];
-    s.queued_in_qos = &w.queued_by_qos_user[group];
-    s.active_of_user = &w.active_jobs_by_user[j.user];
+    auto [group, added] = w.group_slots.try_emplace(group_key(j));
+    if (added) {
+      auto& g = group->second;
+      auto usage = w.usage.try_emplace(association_of(j)).first;  // every association with jobs takes part in fair share
+      g.usage = &usage->second;
+      g.association = &usage->first;
+      std::string qos_user = qos_group(j);
+      g.running_in_qos = &w.running_by_qos_user[qos_user];
+      g.queued_in_qos = &w.queued_by_qos_user[qos_user];
+      g.active_of_user = &w.active_jobs_by_user[j.user];
+    }
+    // Field by field: copying job_group_slots gives empty slots (a copied job is not this world's).
+    const auto& g = group->second;
+    s.usage = g.usage;
+    s.association = g.association;
+    s.running_in_qos = g.running_in_qos;
+    s.queued_in_qos = g.queued_in_qos;
+    s.active_of_user = g.active_of_user;
   }
   return s;
 }
@@ -197,14 +219,17 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
   if (found == w.lookups.jobs.end() && w.pruned.contains(id)) return;
   job& j = found != w.lookups.jobs.end() ? *found->second : w.jobs[id];
-  if (found == w.lookups.jobs.end()) w.lookups.jobs.emplace(id, &j);
-  j.id = id;
+  if (found == w.lookups.jobs.end()) {
+    w.lookups.jobs.emplace(id, &j);
+    j.id = id;  // (a job found by its id has it already)
+  }
   note_change(w, j);
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
   bool was_eligible = was_queued && eligible(j);
   std::optional<size_t> open_before;
   if (!j.segments.empty() && !j.segments.back().ended_at) open_before = j.segments.size() - 1;
-  std::string old_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
+  std::string old_worker;
+  if (occupies_worker(j.status)) old_worker = j.assigned_worker_id;
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
   bool was_running = occupies_worker(j.status);
   if (was_queued) {
@@ -220,7 +245,8 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   if (kind == job_event::created) {
     j.slots = {};  // its groups are set now (found before it, they were an uncreated job's)
     slots_of(w, j);  // every association with jobs takes part in fair share
-    w.by_created.insert({j.created_at, j.id});
+    // (Hinted at the end: a new job is most often the newest, and then no search is made.)
+    w.by_created.emplace_hint(w.by_created.end(), j.created_at, j.id);
     set_priority(w, j);
     for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
     j.blocked = dependencies_state(w, j) != dependency_state::satisfied;
@@ -243,9 +269,10 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
   }
   if (was_active && !active) release_dependents(w, id, at);
   if (j.status == job_status::queued) {
-    w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    w.queued.emplace_hint(w.queued.end(), std::make_pair(j.created_at, std::string_view(j.id)), &j);  // (as by_created)
     track_queued_limit(w, j, true);
-    slots_of(w, j).queued_in_qos->emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
+    auto& in_qos = *slots_of(w, j).queued_in_qos;
+    in_qos.emplace_hint(in_qos.end(), std::make_pair(j.created_at, std::string_view(j.id)), &j);
   }
   if (eligible(j)) index_insert(w, j);
   if (kind == job_event::assigned) {  // the plan's start for it, or its reservation, is used up
@@ -257,7 +284,8 @@ void apply_job(world& w, const std::string& id, job_change&& change, time_us at)
     for (auto& [key, other] : *slots_of(w, j).queued_in_qos)
       set_waiting_flag(w, *other, &job::over_limit, at_qos_limit(w, *other), at);
   if (open_before || (!j.segments.empty() && !j.segments.back().ended_at)) track_usage(w, j, open_before);
-  std::string new_worker = occupies_worker(j.status) ? j.assigned_worker_id : "";
+  static const std::string none;
+  const std::string& new_worker = occupies_worker(j.status) ? j.assigned_worker_id : none;  // (j stays put until evict_pruned)
   if (old_worker != new_worker) {
     if (!old_worker.empty()) {
       set_held(w, old_worker, nullptr);

@@ -132,12 +132,18 @@ struct world {
   // and blocked too). A poll keeps the O(log n) path when the tightest idle worker fits the
   // most demanding job.
   std::map<std::string, std::multiset<time_us>> idle_allocation_ends_by_image;
-  std::map<std::string, std::multiset<std::pair<bool, int64_t>>> queued_limits_by_image;
+  // (A count per distinct pair: the queue's jobs share a few, and a node per job cost an allocation.)
+  std::map<std::string, std::map<std::pair<bool, int64_t>, uint32_t>> queued_limits_by_image;
   std::map<std::string, association_usage> usage;  // "account/user" -> decayed GPU-seconds
   std::map<std::string, uint32_t> active_jobs_by_user;  // pending + running (not terminal), for the per-user cap
   // QOS running limits: jobs holding a worker per "qos/user", and that group's queued jobs.
   std::map<std::string, uint32_t> running_by_qos_user;
   std::map<std::string, std::map<std::pair<time_us, std::string_view>, job*>> queued_by_qos_user;
+  // Each (account, user, qos) group's slots in the four maps above, found once per group: a
+  // new job takes them from here instead of building "account/user" and "qos/user" keys and
+  // searching four maps. Those maps never erase an entry, so the pointers hold.
+  // Keyed by group_key() (core/world.cpp); only looked up, never iterated.
+  std::unordered_map<std::string, job_group_slots> group_slots;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
   priority_state priority;
   live_plan plan;

@@ -225,3 +225,21 @@ TEST(TimeParsing, Rfc3339RoundTripsFormatTimeUs) {
                           "2030-01-01T24:00:00Z", "2030-01-01T12:00:00Zjunk", "soon", "2030-01-01T12:00:00.Z"})
     EXPECT_FALSE(parse_time_us(bad)) << bad;
 }
+
+// The queued limits count the jobs that share one: a job that leaves takes its limit out only
+// when it was the last to have it, else a worker would be offered a job it cannot finish.
+TEST(DeadlineAssignment, AJobLeavingKeepsTheLimitOthersShare) {
+  pool p;
+  p.worker("pilot", 1, 5400);  // an hour and a half left
+  p.job("a", 7200, false);
+  p.job("b", 7200, false);
+  p.job("c", 3600, false);
+  EXPECT_EQ(p.w.queued_limits_by_image.at("img").size(), 2u) << "one entry per (checkpoints, limit)";
+  apply(p.w, decide_cancel(p.w.jobs.at("a"), false, p.now), p.now);
+  auto choice = p.poll("pilot");
+  ASSERT_TRUE(choice.job_id);
+  EXPECT_EQ(*choice.job_id, "c") << "b's two hours still do not fit";
+  apply(p.w, decide_cancel(p.w.jobs.at("b"), false, p.now), p.now);
+  EXPECT_EQ(p.w.queued_limits_by_image.at("img").size(), 1u);
+  EXPECT_EQ(*p.poll("pilot").job_id, "c");
+}

@@ -385,3 +385,27 @@ TEST(JobCore, GroupSlotsAreTheJobsOwnGroupsAndStayWithTheJobTheWorldHolds) {
   EXPECT_EQ(copy.slots.usage, nullptr) << "assigned from the world's job";
   EXPECT_NE(b1.slots.usage, nullptr) << "the world's job keeps its own";
 }
+
+// The world finds a group's slots once, by account, user and QOS together: two groups whose
+// names run together alike ("a" + "bc" and "ab" + "c") are still two groups.
+TEST(JobCore, GroupSlotsTellApartGroupsWhoseNamesRunTogether) {
+  fixture f;
+  auto create_for = [&](const std::string& id, const std::string& user, const std::string& account) {
+    create_job c{id, "t", "/bundles/" + id, "img", "", {}, 5};
+    c.user = user;
+    c.account = account;
+    c.qos = "normal";
+    ASSERT_TRUE(f.run(decide_create(f.w.find_job(id), c, f.now)).ok());
+  };
+  create_for("x", "bc", "a");
+  create_for("y", "c", "ab");
+  create_for("z", "bc", "a");
+  EXPECT_EQ(*f.j("x").slots.association, "a/bc");
+  EXPECT_EQ(*f.j("y").slots.association, "ab/c");
+  EXPECT_EQ(f.j("y").slots.active_of_user, &f.w.active_jobs_by_user.at("c"));
+  EXPECT_EQ(f.j("y").slots.queued_in_qos, &f.w.queued_by_qos_user.at("normal/c"));
+  EXPECT_EQ(f.w.active_jobs_by_user.at("bc"), 2u);
+  EXPECT_EQ(f.w.active_jobs_by_user.at("c"), 1u);
+  EXPECT_EQ(f.j("z").slots.usage, f.j("x").slots.usage) << "one group, one set of slots";
+  EXPECT_EQ(f.w.group_slots.size(), 2u);
+}
