@@ -29,6 +29,14 @@ struct fixture {
     create_job c{id, "t", "/bundles/" + id, "img", "", {}, max_attempts};
     ASSERT_TRUE(run(decide_create(w.find_job(id), c, now)).ok());
   }
+  // A job of a user in an account, QOS "normal".
+  void create_for(const std::string& id, const std::string& user, const std::string& account) {
+    create_job c{id, "t", "/bundles/" + id, "img", "", {}, 5};
+    c.user = user;
+    c.account = account;
+    c.qos = "normal";
+    ASSERT_TRUE(run(decide_create(w.find_job(id), c, now)).ok());
+  }
   void add_worker(const std::string& id) {
     register_worker r;
     r.id = id;
@@ -348,16 +356,9 @@ TEST(JobCore, QueueMapsFollowEveryJobInAndOut) {
 // which is not the job the world holds, must not carry them.
 TEST(JobCore, GroupSlotsAreTheJobsOwnGroupsAndStayWithTheJobTheWorldHolds) {
   fixture f;
-  auto create_for = [&](const std::string& id, const std::string& user, const std::string& account) {
-    create_job c{id, "t", "/bundles/" + id, "img", "", {}, 5};
-    c.user = user;
-    c.account = account;
-    c.qos = "normal";
-    ASSERT_TRUE(f.run(decide_create(f.w.find_job(id), c, f.now)).ok());
-  };
-  create_for("a1", "alice", "physics");
-  create_for("b1", "bob", "chemistry");
-  create_for("a2", "alice", "physics");
+  f.create_for("a1", "alice", "physics");
+  f.create_for("b1", "bob", "chemistry");
+  f.create_for("a2", "alice", "physics");
   f.add_worker("w0");
   f.assign("b1", "w0");
 
@@ -390,16 +391,9 @@ TEST(JobCore, GroupSlotsAreTheJobsOwnGroupsAndStayWithTheJobTheWorldHolds) {
 // names run together alike ("a" + "bc" and "ab" + "c") are still two groups.
 TEST(JobCore, GroupSlotsTellApartGroupsWhoseNamesRunTogether) {
   fixture f;
-  auto create_for = [&](const std::string& id, const std::string& user, const std::string& account) {
-    create_job c{id, "t", "/bundles/" + id, "img", "", {}, 5};
-    c.user = user;
-    c.account = account;
-    c.qos = "normal";
-    ASSERT_TRUE(f.run(decide_create(f.w.find_job(id), c, f.now)).ok());
-  };
-  create_for("x", "bc", "a");
-  create_for("y", "c", "ab");
-  create_for("z", "bc", "a");
+  f.create_for("x", "bc", "a");
+  f.create_for("y", "c", "ab");
+  f.create_for("z", "bc", "a");
   EXPECT_EQ(*f.j("x").slots.association, "a/bc");
   EXPECT_EQ(*f.j("y").slots.association, "ab/c");
   EXPECT_EQ(f.j("y").slots.active_of_user, &f.w.active_jobs_by_user.at("c"));
