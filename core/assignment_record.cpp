@@ -35,6 +35,12 @@ json to_json(const assignment_record& r) {
 
 namespace {
 
+// How many keys to_json(r) writes: three always, five more for a matched walk, one each for
+// planned_at, deadline and conformance_pin.
+size_t key_count(const assignment_record& r) {
+  return 3 + (r.planned_at ? 1 : 0) + (r.matched ? 5 : 0) + (r.deadline ? 1 : 0) + (r.conformance_pin ? 1 : 0);
+}
+
 bool same_string(const json& v, const std::string& s) { return v.is_string() && v.get_ref<const std::string&>() == s; }
 
 bool same_strings(const json& v, const std::vector<std::string>& list) {
@@ -58,8 +64,7 @@ bool same_sample(const json& v, const std::vector<std::pair<std::string, std::st
 
 bool matches(const assignment_record& r, const json& recorded) {
   if (!recorded.is_object()) return false;
-  const size_t keys = 3 + (r.planned_at ? 1 : 0) + (r.matched ? 5 : 0) + (r.deadline ? 1 : 0) + (r.conformance_pin ? 1 : 0);
-  if (recorded.size() != keys) return false;
+  if (recorded.size() != key_count(r)) return false;
   // Each of the recorded keys must be one to_json(r) writes, with its value; the keys of an
   // object are distinct, so with the count equal the two objects are equal. Numbers compare
   // as JSON compares them (by value across integer kinds).
@@ -106,8 +111,7 @@ namespace {
 
 // The record's map, its keys in the order to_json's object (a std::map) keeps them.
 void encode_record(const assignment_record& r, std::string& out) {
-  const size_t keys = 3 + (r.planned_at ? 1 : 0) + (r.matched ? 5 : 0) + (r.deadline ? 1 : 0) + (r.conformance_pin ? 1 : 0);
-  events::encode_cbor_head(0xA0, keys, out);
+  events::encode_cbor_head(0xA0, key_count(r), out);
   if (r.conformance_pin) {
     events::encode_cbor_text("conformance_pin", out);
     events::encode_cbor_text(*r.conformance_pin, out);

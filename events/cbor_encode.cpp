@@ -101,7 +101,7 @@ void encode_cbor(const json& v, std::string& out) {
       encode_cbor_integer(v.get<int64_t>(), out);
       break;
     case json::value_t::number_unsigned:
-      encode_cbor_head(0x00, v.get<uint64_t>(), out);
+      encode_cbor_unsigned(v.get<uint64_t>(), out);
       break;
     case json::value_t::number_float:
       put_float(v.get<double>(), out);
