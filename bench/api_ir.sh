@@ -16,10 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 workers=${1:-2000}
 build=${2:-build/release}
-bench="$build/bench/api_bench"
-[ -x "$bench" ] || { echo "no $bench: build the release preset first" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
-out=$(mktemp -d /tmp/api_ir.XXXXXX)
+source bench/ir_prepare.sh
+ir_prepare "$build" api_bench
 extra=$'projections: {sqlite: false}\nevent_log: {snapshot_every_events: 0}'
 [ -n "${API_IR_VIEWS:-}" ] && extra=""
 API_BENCH_CALLGRIND="$out" API_BENCH_EXTRA_CONFIG="$extra" "$bench" "$workers" $((workers * 5)) 8 20 >"$out/bench.txt" 2>&1

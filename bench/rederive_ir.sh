@@ -16,10 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 events=${1:-50000}
 build=${2:-build/release}
-bench="$build/bench/rederive_bench"
-[ -x "$bench" ] || { echo "no $bench: build the release preset first" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
-out=$(mktemp -d /tmp/rederive_ir.XXXXXX)
+source bench/ir_prepare.sh
+ir_prepare "$build" rederive_bench
 # The whole signature: a bare prefix would also match the lambdas inside the function, whose
 # entry toggles collection off again.
 valgrind --tool=callgrind --separate-threads=yes --collect-atstart=no \
