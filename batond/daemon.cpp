@@ -352,7 +352,7 @@ int run(const config::settings& settings, const run_options& opts) {
     // The live feed (GET /events/stream, the dashboard): from the log's head on, knowing whose
     // the jobs already in it are.
     std::unordered_map<std::string, std::string> job_users(world.jobs.size());
-    for (const auto& [id, j] : world.jobs) job_users.emplace(id, j.user);
+    world.jobs.for_each_unordered([&](const core::job& j) { job_users.emplace(j.id, j.user); });
     auto feed = std::make_shared<projections::live_feed>(std::move(job_users), store->last_seq());
     auto feed_run = projections::run_projection(sys, log, feed);
     auto idle_view = std::make_shared<projections::idle_poll_view>(sched);

@@ -301,7 +301,7 @@ outcome requeue(const world& w, const scheduler_settings& s, const principal& wh
 outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
   time_us cutoff = now - c.older_than_seconds * 1'000'000LL;
   decision d;
-  for (const auto& [id, j] : w.jobs)
+  for (const auto& [id, j] : w.jobs.by_id())  // (the events in id order)
     if (is_terminal(j.status) && !j.pruned && c.statuses.count(to_string(j.status)) && j.updated_at < cutoff)
       append(d, decide_prune(j, now));
   size_t n = d.events.size();
@@ -422,8 +422,9 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
 // Jobs by status, workers by the state GET /workers shows and their cluster.
 outcome count_for_metrics(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
   R::metrics m;
-  for (const auto& [id, j] : w.jobs)
+  w.jobs.for_each_unordered([&](const job& j) {
     if (!j.pruned) ++m.jobs[to_string(j.status)];
+  });
   m.pruned = w.pruned.size();
   for (const auto& [id, wk] : w.workers) ++m.workers[{derived_state(w, wk, leases, s, now), wk.cluster()}];
   for (const auto& [image, queue] : w.queued_by_image) m.eligible_queued += queue.size();

@@ -174,7 +174,7 @@ void release_dependents(world& w, const std::string& parent, time_us at) {
   auto it = w.dependents.find(parent);
   if (it == w.dependents.end()) return;
   for (const auto& child_id : it->second) {
-    job& c = *w.lookups.jobs.at(child_id);
+    job& c = w.jobs.at(child_id);
     if (c.status != job_status::queued) continue;
     set_waiting_flag(w, c, &job::blocked, dependencies_state(w, c) != dependency_state::satisfied, at);
   }
@@ -207,22 +207,16 @@ void evict_pruned(world& w, job& j) {
   w.plan.reservations.erase(j.id);
   auto& changed = w.changed_while_staging;
   changed.erase(std::remove(changed.begin(), changed.end(), &j), changed.end());
-  w.lookups.jobs.erase(j.id);
-  const std::string id = j.id;
+  const std::string id = j.id;  // (j's own id goes with it)
   w.jobs.erase(id);
 }
 
 void apply_job(world& w, const std::string& id, job_change&& change, time_us at) {
   const job_event kind = change.kind;
-  w.refresh_lookups();
-  auto found = w.lookups.jobs.find(id);
+  job* found = w.jobs.find(id);
   // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
-  if (found == w.lookups.jobs.end() && w.pruned.contains(id)) return;
-  job& j = found != w.lookups.jobs.end() ? *found->second : w.jobs[id];
-  if (found == w.lookups.jobs.end()) {
-    w.lookups.jobs.emplace(id, &j);
-    j.id = id;  // (a job found by its id has it already)
-  }
+  if (!found && w.pruned.contains(id)) return;
+  job& j = found ? *found : w.jobs.find_or_add(id);
   note_change(w, j);
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
   bool was_eligible = was_queued && eligible(j);
@@ -383,7 +377,8 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
 void rebuild_indexes(world& w) {
   w.lookups = {};
   w.refresh_lookups();
-  for (auto& [id, j] : w.jobs) {
+  // (In id order: should two jobs claim one worker, the same one wins whatever the hashing.)
+  w.jobs.for_each_by_id([&](job& j) {
     w.by_created.insert({j.created_at, j.id});
     for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
     if (!j.preempted_by.empty()) ++w.preemptions_in_flight;
@@ -400,7 +395,7 @@ void rebuild_indexes(world& w) {
       slots.queued_in_qos->emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
     }
     if (eligible(j)) index_insert(w, j);
-  }
+  });
   for (auto& [id, wk] : w.workers) {
     w.by_registered.insert({wk.registered_at, wk.id});
     if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
@@ -442,23 +437,15 @@ int64_t score_of(const worker& w) {
 }
 
 void world::refresh_lookups() const {
-  if (lookups.jobs.size() == jobs.size() && lookups.workers.size() == workers.size() &&
-      lookups.held.size() == job_of_worker.size())
-    return;
-  lookups.jobs.clear();
+  if (lookups.workers.size() == workers.size() && lookups.held.size() == job_of_worker.size()) return;
   lookups.workers.clear();
   lookups.held.clear();
   auto& self = const_cast<world&>(*this);  // the tables point at elements; the maps stay unchanged
-  for (auto& [id, j] : self.jobs) lookups.jobs.emplace(id, &j);
   for (auto& [id, wk] : self.workers) lookups.workers.emplace(id, &wk);
   lookups.held.insert(job_of_worker.begin(), job_of_worker.end());
 }
 
-const job* world::find_job(const std::string& id) const {
-  refresh_lookups();
-  auto it = lookups.jobs.find(id);
-  return it == lookups.jobs.end() ? nullptr : it->second;
-}
+const job* world::find_job(const std::string& id) const { return jobs.find(id); }
 
 std::optional<job> as_pruned(const world& w, const std::string& job_id, const nlohmann::json& payload, time_us at) {
   const job* j = w.find_job(job_id);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "core/job.hpp"
+#include "core/job_table.hpp"
 #include "core/node_pool.hpp"
 #include "core/operators.hpp"
 #include "core/pilot_token.hpp"
@@ -109,7 +110,7 @@ struct world {
   world(world&&) = default;
   world& operator=(world&&) = default;
 
-  std::map<std::string, job> jobs;  // every job not pruned
+  job_table jobs;  // every job not pruned (core/job_table.hpp: by id, walked in id order)
   // Every pruned job (job.pruned): out of `jobs` and every index, so memory stays bounded
   // however many jobs a campaign submits; its stub keeps its id taken (core/pruned_jobs.hpp).
   pruned_jobs pruned;
@@ -178,17 +179,16 @@ struct world {
   const std::string* held_job(const std::string& worker_id) const;
 
   // Hash lookups beside the ordered maps, for the per-poll finds (a 100k-entry std::map of
-  // UUID strings costs ~17 cache-missing string compares per find). Never iterated, so
-  // hashing never decides an order. A copied world starts with empty tables (their pointers
-  // would point into the source) and refills them on first use, noticed by the sizes.
+  // UUID strings costs ~17 cache-missing string compares per find; jobs are found in their
+  // own table). Never iterated, so hashing never decides an order. A copied world starts with
+  // empty tables (their pointers would point into the source) and refills them on first use,
+  // noticed by the sizes.
   struct lookup_tables {
-    std::unordered_map<std::string, job*> jobs;
     std::unordered_map<std::string, worker*> workers;
     std::unordered_map<std::string, std::string> held;  // = job_of_worker
     lookup_tables() = default;
     lookup_tables(const lookup_tables&) {}
     lookup_tables& operator=(const lookup_tables&) {
-      jobs.clear();
       workers.clear();
       held.clear();
       return *this;

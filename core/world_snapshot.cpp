@@ -233,7 +233,7 @@ std::string encode_world(const world& w) {
   o.u(world_snapshot_version);
   o.u(w.applied);
   o.u(w.jobs.size());
-  for (const auto& [id, j] : w.jobs) put_job(o, j);
+  for (const auto& [id, j] : w.jobs.by_id()) put_job(o, j);
   o.u(w.pruned.size());
   w.pruned.for_each(false, [&](const std::string& id, const pruned_job& p) {
     o.s(id);

@@ -45,7 +45,7 @@ json state_at(const events::event_store& store, const state_query& q, const prog
 
   json counts = json::object();
   auto count = [&counts](core::job_status st) { counts[core::to_string(st)] = counts.value(core::to_string(st), 0) + 1; };
-  for (const auto& [id, j] : w.jobs) count(j.status);
+  w.jobs.for_each_unordered([&](const core::job& j) { count(j.status); });
   // Pruned jobs count, as they did before they left the world.
   w.pruned.for_each(false, [&](const std::string&, const core::pruned_job& p) { count(p.status); });
   json starts = json::array(), reservations = json::array();

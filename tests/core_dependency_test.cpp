@@ -281,7 +281,7 @@ TEST(dependencies, ReplayingTheLogGivesTheSameQueueAndBlockedSet) {
   for (const auto& [d, at] : f.log) core::apply(replayed, d, at);
   EXPECT_EQ(core::queue_in_evaluation_order(replayed), core::queue_in_evaluation_order(f.w));
   size_t blocked = 0;
-  for (const auto& [id, j] : f.w.jobs) {
+  for (const auto& [id, j] : f.w.jobs.by_id()) {
     const auto& r = *replayed.find_job(id);
     EXPECT_EQ(core::to_string(r.status), core::to_string(j.status)) << j.title;
     EXPECT_EQ(r.blocked, j.blocked) << j.title;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/access.hpp"
 #include "core/job.hpp"
@@ -322,7 +325,7 @@ TEST(JobCore, QueueMapsFollowEveryJobInAndOut) {
     return out;
   };
   std::vector<const job*> in_order;  // the queued jobs by submit time, then id
-  for (const auto& [id, j] : f.w.jobs)
+  for (const auto& [id, j] : f.w.jobs.by_id())
     if (j.status == job_status::queued) in_order.push_back(&j);
   std::sort(in_order.begin(), in_order.end(),
             [](const job* a, const job* b) { return std::tie(a->created_at, a->id) < std::tie(b->created_at, b->id); });
@@ -339,7 +342,7 @@ TEST(JobCore, QueueMapsFollowEveryJobInAndOut) {
     EXPECT_EQ(keys(members), groups[group]) << group;
 
   world rebuilt;
-  for (const auto& [id, j] : f.w.jobs) rebuilt.jobs.emplace(id, j);
+  for (const auto& [id, j] : f.w.jobs.by_id()) rebuilt.jobs.emplace(id, j);
   for (const auto& [id, wk] : f.w.workers) rebuilt.workers.emplace(id, wk);
   rebuild_indexes(rebuilt);
   EXPECT_EQ(keys(rebuilt.queued), keys(f.w.queued));
@@ -402,4 +405,44 @@ TEST(JobCore, GroupSlotsTellApartGroupsWhoseNamesRunTogether) {
   EXPECT_EQ(f.w.active_jobs_by_user.at("c"), 1u);
   EXPECT_EQ(f.j("z").slots.usage, f.j("x").slots.usage) << "one group, one set of slots";
   EXPECT_EQ(f.w.group_slots.size(), 2u);
+}
+
+// The world's job table (core/job_table.hpp) is a hash table: its walks must still go in id
+// order whatever order the jobs came in, and a job must stay where it is while the table
+// grows (indexes point at jobs and at their ids).
+TEST(JobTable, WalksInIdOrderAndKeepsEachJobInPlaceAsItGrows) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5000; ++i) ids.push_back("job-" + std::to_string(i * 7919 % 5000));
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(20261128));
+  job_table table;
+  std::vector<std::pair<std::string, const job*>> early;
+  for (const auto& id : ids) {
+    job& j = table.find_or_add(id);
+    EXPECT_EQ(j.id, id);
+    if (early.size() < 50) early.emplace_back(id, &j);
+  }
+  ASSERT_EQ(table.size(), ids.size());
+  for (const auto& [id, at] : early) EXPECT_EQ(table.find(id), at) << id << " moved while the table grew";
+
+  table.find_or_add(ids[0]).title = "kept";
+  EXPECT_EQ(table.find_or_add(ids[0]).title, "kept") << "an existing job is found, not made again";
+  job other;
+  other.title = "other";
+  EXPECT_EQ(table.emplace(ids[0], other).title, "kept") << "emplace keeps the job already there";
+
+  table.erase(ids[1]);
+  EXPECT_EQ(table.find(ids[1]), nullptr);
+  EXPECT_EQ(table.count(ids[1]), 0u);
+  std::vector<std::string> want(ids.begin(), ids.end());
+  want.erase(std::find(want.begin(), want.end(), ids[1]));
+  std::sort(want.begin(), want.end());
+  std::vector<std::string> walked;
+  for (const auto& [id, j] : table.by_id()) {
+    EXPECT_EQ(id, j.id);
+    walked.push_back(id);
+  }
+  EXPECT_EQ(walked, want);
+  size_t folded = 0;
+  table.for_each_unordered([&](const job&) { ++folded; });
+  EXPECT_EQ(folded, want.size());
 }

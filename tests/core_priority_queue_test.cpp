@@ -194,7 +194,7 @@ TEST(queue_order, ReplayingTheEventsGivesTheSameQueue) {
   core::world replayed;
   for (const auto& [d, at] : f.log) core::apply(replayed, d, at);
   EXPECT_EQ(core::queue_in_evaluation_order(replayed), core::queue_in_evaluation_order(f.w));
-  for (const auto& [id, j] : f.w.jobs) EXPECT_EQ(replayed.find_job(id)->priority, j.priority) << id;
+  for (const auto& [id, j] : f.w.jobs.by_id()) EXPECT_EQ(replayed.find_job(id)->priority, j.priority) << id;
 }
 
 TEST(queue_order, AQosRunningLimitHoldsBackTheUsersOtherJobsAndTheirAge) {

@@ -103,7 +103,7 @@ std::vector<std::string> queue_state(const core::world& w) {
     for (const auto& k : keys)
       out.push_back(image + " " + std::string(k.id) + " " + std::to_string(k.tier) + " " + std::to_string(k.priority));
   for (const auto& [image, n] : w.constrained_queued_by_image) out.push_back(image + " constrained " + std::to_string(n));
-  for (const auto& [id, j] : w.jobs)
+  for (const auto& [id, j] : w.jobs.by_id())
     out.push_back(id + " " + std::to_string(j.priority_tier) + " " + std::to_string(j.priority) + " " +
                   std::to_string(j.over_limit) + std::to_string(j.blocked) + std::to_string(j.held));
   return out;

@@ -170,8 +170,8 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
     size_t rows = 0, mismatched = 0, prioritised = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
       ++rows;
-      auto j = world.jobs.find(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-      mismatched += j == world.jobs.end() || j->second.priority != sqlite3_column_int64(st, 1);
+      const core::job* j = world.find_job(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      mismatched += !j || j->priority != sqlite3_column_int64(st, 1);
       prioritised += sqlite3_column_int64(st, 1) != 0;
     }
     sqlite3_finalize(st);

@@ -124,7 +124,7 @@ TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuil
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM jobs WHERE pruned = 1"), static_cast<int64_t>(world.pruned.size()));
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM workers"), static_cast<int64_t>(world.workers.size()));
   int64_t completed = 0, running_segments = 0;
-  for (const auto& [id, j] : world.jobs) {
+  for (const auto& [id, j] : world.jobs.by_id()) {
     completed += j.status == core::job_status::completed;
     for (const auto& s : j.segments) running_segments += !s.ended_at;
   }
@@ -146,9 +146,9 @@ TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuil
   std::set<int64_t> seen;
   while (sqlite3_step(st) == SQLITE_ROW) {
     ++queued;
-    auto j = world.jobs.find(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    ASSERT_NE(j, world.jobs.end());
-    EXPECT_EQ(j->second.priority, sqlite3_column_int64(st, 1)) << j->first;
+    const core::job* j = world.find_job(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    ASSERT_NE(j, nullptr);
+    EXPECT_EQ(j->priority, sqlite3_column_int64(st, 1)) << j->id;
     seen.insert(sqlite3_column_int64(st, 1));
   }
   sqlite3_finalize(st);
