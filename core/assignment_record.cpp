@@ -107,10 +107,8 @@ json to_json(const assigned_payload& p) {
   return j;
 }
 
-namespace {
-
 // The record's map, its keys in the order to_json's object (a std::map) keeps them.
-void encode_record(const assignment_record& r, std::string& out) {
+void encode_cbor(const assignment_record& r, std::string& out) {
   events::encode_cbor_head(0xA0, key_count(r), out);
   if (r.conformance_pin) {
     events::encode_cbor_text("conformance_pin", out);
@@ -152,14 +150,12 @@ void encode_record(const assignment_record& r, std::string& out) {
   events::encode_cbor_integer(r.worker_score, out);
 }
 
-}  // namespace
-
 void encode_cbor(const assigned_payload& p, std::string& out) {
   events::encode_cbor_head(0xA0, 3, out);
   events::encode_cbor_text("attempt", out);
   events::encode_cbor_unsigned(p.attempt, out);
   events::encode_cbor_text("decision", out);
-  encode_record(p.decision, out);
+  encode_cbor(p.decision, out);
   events::encode_cbor_text("worker_id", out);
   events::encode_cbor_text(p.worker_id, out);
 }

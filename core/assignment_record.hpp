@@ -28,6 +28,9 @@ struct assignment_record {
 };
 
 nlohmann::json to_json(const assignment_record& r);
+// Appends the record's CBOR, byte for byte events::encode_cbor(to_json(r)): a
+// re-derivation compares it with the recorded bytes before it decodes them.
+void encode_cbor(const assignment_record& r, std::string& out);
 // The same answer as to_json(r) == recorded.
 bool matches(const assignment_record& r, const nlohmann::json& recorded);
 

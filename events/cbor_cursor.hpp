@@ -24,6 +24,8 @@ class cbor_cursor {
       : p_(reinterpret_cast<const uint8_t*>(in.data())), end_(p_ + in.size()) {}
 
   bool at_end() const { return p_ == end_; }
+  // Bytes not read yet: two readings' difference spans the items read in between.
+  size_t remaining() const { return left(); }
 
   // The header of a map (n key/value pairs follow) or an array (n items follow). A count
   // the remaining bytes cannot hold is refused, so a bogus one cannot make a caller reserve.

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/dependency.hpp"
 #include "core/payload_numbers.hpp"
@@ -13,11 +14,11 @@ namespace {
 using events::cbor_cursor;
 using nlohmann::json;
 
-// Visits the payload's fields: `field(key)` reads the value (or skips it) and answers false
-// to decline. The payload must be one map, its keys sorted and distinct as to_cbor writes a
-// JSON object (so no repeated key can mean what the decoded object would make of it).
+// Visits a map's fields: `field(key)` reads the value (or skips it) and answers false to
+// decline. Its keys must be sorted and distinct, as to_cbor writes a JSON object (so no
+// repeated key can mean what the decoded object would make of it).
 template <class Field>
-bool each_field(cbor_cursor& c, Field&& field) {
+bool each_entry(cbor_cursor& c, Field&& field) {
   uint64_t n = 0;
   if (!c.map_header(n)) return false;
   std::string_view previous;
@@ -26,7 +27,13 @@ bool each_field(cbor_cursor& c, Field&& field) {
     if (!c.text(key) || (i > 0 && !(previous < key)) || !field(key)) return false;
     previous = key;
   }
-  return c.at_end();
+  return true;
+}
+
+// The same for the whole payload, which must be that one map.
+template <class Field>
+bool each_field(cbor_cursor& c, Field&& field) {
+  return each_entry(c, std::forward<Field>(field)) && c.at_end();
 }
 
 // A number field as number_or / number_if read it: anything but a number gives the fallback.
@@ -110,13 +117,40 @@ bool created(cbor_cursor& c, core::create_job& n) {
   });
 }
 
-bool assigned(cbor_cursor& c, job_payload& out) {
+// A decision record read in place (job_payload::decision_at): a map whose "stale_excluded"
+// is a list of strings, whose "conformance_pin" is a string (job.assigned applies it), and
+// whose "deadline" decodes; false for anything else, which is then decoded whole.
+bool decision_in_place(cbor_cursor& c, job_payload& out, size_t payload_size) {
+  const size_t before = c.remaining();
+  job_payload::decision_bytes d;
+  std::optional<std::string> pin;
+  bool ok = each_entry(c, [&](std::string_view k) {
+    if (k == "stale_excluded") return text_list(c, d.stale_excluded);
+    if (k == "conformance_pin") return c.text(pin.emplace());
+    if (k == "deadline") return c.item(d.deadline.emplace());
+    return c.skip();
+  });
+  if (!ok) return false;
+  d.offset = payload_size - before;
+  d.size = before - c.remaining();
+  out.decision_at = std::move(d);
+  out.change.conformance_pin = std::move(pin);
+  return true;
+}
+
+bool assigned(cbor_cursor& c, job_payload& out, size_t payload_size) {
   core::job_change& ch = out.change;
   bool has_worker = false, has_decision = false;
   bool ok = each_field(c, [&](std::string_view k) {
     if (k == "worker_id") return has_worker = c.text(ch.worker_id);
     if (k == "attempt") return number(c, ch.attempt);
-    if (k == "decision") return has_decision = c.item(out.decision);
+    if (k == "decision") {
+      if (cbor_cursor in_place = c; decision_in_place(in_place, out, payload_size)) {
+        c = in_place;
+        return has_decision = true;
+      }
+      return has_decision = c.item(out.decision);
+    }
     return c.skip();
   });
   if (!ok || !has_worker || !has_decision) return false;
@@ -153,7 +187,7 @@ std::optional<job_payload> read_job_payload(std::string_view type, std::string_v
       ok = created(c, ch.created.emplace());
       break;
     case core::job_event::assigned:
-      ok = assigned(c, *out);
+      ok = assigned(c, *out, cbor.size());
       break;
     case core::job_event::checkpointed:
     case core::job_event::progress_reported:

@@ -13,7 +13,9 @@
 // the exact result or error. A property test holds the two readings equal
 // (tests/job_payload_cbor_test.cpp).
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,7 +25,17 @@ namespace baton::replay {
 
 struct job_payload {
   core::job_change change;
-  nlohmann::json decision;  // job.assigned: its "decision" record as recorded (else null)
+  // job.assigned: its "decision" record. A record that is a map whose fields a
+  // re-derivation decides on ("stale_excluded", "deadline") have the types it reads is
+  // left as bytes: `decision_at` says where they are in the payload and holds those fields.
+  // Any other record is decoded into `decision` (null otherwise, and for other types).
+  nlohmann::json decision;
+  struct decision_bytes {
+    size_t offset = 0, size = 0;  // of the record's CBOR item in the payload
+    std::vector<std::string> stale_excluded;  // as recorded ("stale_excluded", or none)
+    std::optional<nlohmann::json> deadline;   // its "deadline" entry, when it has one
+  };
+  std::optional<decision_bytes> decision_at;
 };
 
 // nullopt: declined (see above). job.assigned is declined without a "decision" field.

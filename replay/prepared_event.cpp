@@ -21,7 +21,16 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
     if (!read) return false;
     auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
     p.change = std::move(read->change);
-    if (decision_inputs && p.change.kind == core::job_event::assigned) p.decision_inputs = assignment_inputs_of(read->decision);
+    if (auto& at = read->decision_at) {  // (left as bytes, its inputs read: as assignment_inputs_of reads them)
+      p.decision_span.emplace(at->offset, at->size);
+      if (decision_inputs) {
+        auto& in = p.decision_inputs.emplace();
+        in.stale.insert(at->stale_excluded.begin(), at->stale_excluded.end());
+        if (at->deadline) in.rule = core::deadline_rule_from_json(*at->deadline);
+      }
+    } else if (decision_inputs && p.change.kind == core::job_event::assigned) {
+      p.decision_inputs = assignment_inputs_of(read->decision);
+    }
     p.recorded_decision = std::move(read->decision);
     p.job_id.assign(e.stream_id, 4);
     return true;
@@ -29,6 +38,11 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
     e.prepared.reset();  // the applying thread reads it again and meets the error in order
     return false;
   }
+}
+
+std::string_view recorded_decision_bytes(const events::decoded_event& e, const prepared_job_event& p) {
+  if (!p.decision_span) return {};
+  return std::string_view(e.cbor).substr(p.decision_span->first, p.decision_span->second);
 }
 
 prepared_job_event* prepared_job(events::decoded_event& e) { return std::any_cast<prepared_job_event>(&e.prepared); }

@@ -27,8 +27,14 @@ struct prepared_job_event {
   std::string job_id;
   core::job_change change;
   std::optional<assignment_inputs> decision_inputs;  // job.assigned, for a re-derivation
-  nlohmann::json recorded_decision;                  // job.assigned: its "decision" record
+  // job.assigned: its "decision" record, either left as bytes (where they are in the
+  // event's payload: recorded_decision_bytes) or decoded (recorded_decision).
+  nlohmann::json recorded_decision;
+  std::optional<std::pair<size_t, size_t>> decision_span;  // (offset, size) in the payload
 };
+
+// The recorded decision's bytes when the reading thread left them so (else empty).
+std::string_view recorded_decision_bytes(const events::decoded_event& e, const prepared_job_event& p);
 
 // For scan_decoded's prepare: a job stream's event whose payload replay/job_payload_cbor.hpp
 // reads from its bytes gets its prepared_job_event (with the decision's inputs when asked

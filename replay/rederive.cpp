@@ -112,6 +112,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   };
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
+  std::string record_bytes;  // an assignment's record decided again, as CBOR (reused)
   sim_rederiver sim;
   // (events read, hash-checked and decoded on a second thread, ahead of this one)
   events::scan_decoded(store, 1, to, true, [&](events::decoded_event& e) {
@@ -207,16 +208,32 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       // (Its record and inputs were read on the reading thread, unless the payload did not
       // read there.)
       const prepared_job_event* ready = prepared_job(e);
-      const json& recorded = e.payload_deferred ? ready->recorded_decision : payload.at("decision");
+      // The record left as bytes by the reading thread (a map, never null), or decoded.
+      const std::string_view recorded_bytes = ready ? recorded_decision_bytes(e, *ready) : std::string_view();
+      json decoded_here;
+      auto recorded_json = [&]() -> const json& {
+        if (!recorded_bytes.empty()) return decoded_here.is_null() ? (decoded_here = events::from_payload(recorded_bytes)) : decoded_here;
+        return e.payload_deferred ? ready->recorded_decision : payload.at("decision");
+      };
       const bool prepared = ready && ready->decision_inputs;
       assignment_inputs read_here;
-      const assignment_inputs& in = prepared ? *ready->decision_inputs : (read_here = assignment_inputs_of(recorded));
+      const assignment_inputs& in = prepared ? *ready->decision_inputs : (read_here = assignment_inputs_of(recorded_json()));
       const std::string worker_id = prepared ? ready->change.worker_id : payload.at("worker_id").get<std::string>();
       auto choice = core::choose_assignment(w, worker_id, in.stale, in.rule, e.recorded_at_us);
-      // (Compared field by field: the record's JSON is built only for a report.)
-      const bool same_record = choice.record ? core::matches(*choice.record, recorded) : recorded.is_null();
+      // The record decided again, written as batond writes it, is the same record when its
+      // bytes are the recorded ones; otherwise (another writer's encoding, or a divergence)
+      // it is compared field by field with the decoded record. Its JSON is built only for a report.
+      bool same_record;
+      if (!recorded_bytes.empty() && choice.record) {
+        record_bytes.clear();
+        core::encode_cbor(*choice.record, record_bytes);
+        same_record = record_bytes == recorded_bytes || core::matches(*choice.record, recorded_json());
+      } else {
+        same_record = choice.record ? core::matches(*choice.record, recorded_json()) : recorded_json().is_null();
+      }
       const std::string_view job_id = std::string_view(stream).substr(4);
       if (!choice.job_id || *choice.job_id != job_id || !same_record) {
+        const json& recorded = recorded_json();
         json again = choice.record ? core::to_json(*choice.record) : json(nullptr);
         mismatch(e, "logged " + std::string(job_id) + " for worker " + worker_id + ", re-derived " + choice.job_id.value_or("nothing") +
                         (!same_record ? " (decision record differs)" : ""),

@@ -106,6 +106,30 @@ TEST(JobPayloadCbor, NumbersOfEveryKindReadAsTheOrdinaryReadingReadsThem) {
   EXPECT_GT(answered, 150) << "the numbers' common shapes are read, not declined";
 }
 
+// A decision record as batond writes it stays bytes (a re-derivation compares bytes first);
+// one whose fields a re-derivation reads have another shape is decoded whole, and still read.
+TEST(JobPayloadCbor, LeavesTheDecisionRecordAsBytesOnlyWhenItsInputsReadInPlace) {
+  const auto written = as_written();
+  for (const auto& [type, payload] : written) {
+    if (type != "job.assigned" || !payload.at("decision").is_object()) continue;
+    auto read = read_job_payload(type, baton::events::to_payload(payload));
+    ASSERT_TRUE(read);
+    ASSERT_TRUE(read->decision_at) << payload.dump();
+    EXPECT_TRUE(read->decision.is_null());
+    EXPECT_EQ(read->decision_at->stale_excluded, std::vector<std::string>{"w7"});
+    EXPECT_EQ(read->decision_at->deadline, payload.at("decision").at("deadline"));
+  }
+  for (const json& decision : {json{{"stale_excluded", nullptr}}, json{{"stale_excluded", "w7"}}, json{{"stale_excluded", {1}}},
+                               json(nullptr), json::array(), json("plan")}) {
+    const json payload = {{"worker_id", "w1"}, {"decision", decision}};
+    EXPECT_TRUE(check("job.assigned", payload)) << decision.dump();
+    auto read = read_job_payload("job.assigned", baton::events::to_payload(payload));
+    ASSERT_TRUE(read) << decision.dump();
+    EXPECT_FALSE(read->decision_at) << decision.dump();
+    EXPECT_EQ(read->decision, decision);
+  }
+}
+
 TEST(JobPayloadCbor, KeysOutOfOrderOrRepeatedAreDeclined) {
   // {"worker_id": "a", "decision": {}} in that order, then "worker_id" twice: to_cbor never
   // writes either, and a repeated key's meaning is the decoded object's to decide.

@@ -64,6 +64,24 @@ TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
   EXPECT_NE(bad.problems[0].find("decision record differs"), std::string::npos) << bad.problems[0];
 }
 
+// The re-derived record is first compared by its bytes; a record of the same values in
+// another encoding (a number written as a float) must still be found the same.
+TEST(Rederive, FindsARecordOfTheSameValuesInAnotherEncodingTheSame) {
+  logged_world log;
+  log.step(core::decide_register(nullptr, {"w1", core::platform::hpc, "A10", 1, 0, "img", "", ""}, log.t));
+  log.step(core::decide_create(nullptr, {"j1", "t", "/b", "img", "", {}, 5}, log.t));
+  auto pick = core::choose_job_for(log.w, "w1", std::set<std::string>{}, {}, log.t);
+  ASSERT_EQ(pick.job_id, "j1");
+  nlohmann::json as_float = pick.record;
+  as_float["worker_score"] = as_float.at("worker_score").get<double>();
+  ASSERT_EQ(as_float, pick.record) << "the same values";
+  ASSERT_NE(events::to_payload(as_float), events::to_payload(pick.record)) << "in other bytes";
+  log.step(core::decide_assign_json(log.w.jobs.at("j1"), "w1", as_float, log.t));
+  auto r = replay::rederive_decisions(*log.store);
+  EXPECT_EQ(r.assignments, 1u);
+  EXPECT_EQ(r.mismatches, 0u) << (r.problems.empty() ? "" : r.problems[0]);
+}
+
 TEST(Rederive, DetectsAPriorityRecalculationWithFiguresThePolicyWouldNotGive) {
   logged_world log;
   auto& store = log.store;

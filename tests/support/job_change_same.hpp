@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/job_change.hpp"
 #include "events/payload.hpp"
@@ -79,9 +80,32 @@ inline std::string job_change_difference(const core::job_change& a, const core::
   return "";
 }
 
+// job.assigned's decision record as read_job_payload gave it against the decoded one: decoded
+// the same, or left in place as bytes that decode to it, with the fields read from them
+// ("stale_excluded", "deadline") those of the decoded record. The empty string, or what differs.
+inline std::string decision_difference(const replay::job_payload& fast, std::string_view bytes, const nlohmann::json& want) {
+  if (!fast.decision_at) return json_text(fast.decision) != json_text(want) ? "a different decision record" : "";
+  const auto& d = *fast.decision_at;
+  if (!fast.decision.is_null()) return "a decision record both decoded and left as bytes";
+  if (d.offset > bytes.size() || d.size > bytes.size() - d.offset) return "a decision record's place outside the payload";
+  try {
+    if (json_text(events::from_payload(bytes.substr(d.offset, d.size))) != json_text(want)) return "a different decision record in place";
+    std::vector<std::string> stale;
+    if (want.contains("stale_excluded"))
+      for (const auto& id : want.at("stale_excluded")) stale.push_back(id.get<std::string>());
+    if (stale != d.stale_excluded) return "different stale workers";
+    if (want.contains("deadline") != d.deadline.has_value() || (d.deadline && json_text(*d.deadline) != json_text(want.at("deadline"))))
+      return "a different deadline entry";
+  } catch (const std::exception& e) {
+    return std::string("a decision record in place that the ordinary reading does not read: ") + e.what();
+  }
+  return "";
+}
+
 // The property replay::read_job_payload keeps, on one payload's bytes: where it answers, the
 // ordinary reading (decode, then core::read_job_change) succeeds with the same change, and
-// job.assigned's decision record is the decoded one. The empty string, or what broke it.
+// job.assigned's decision record is the decoded one (decision_difference). The empty string,
+// or what broke it.
 inline std::string fast_reading_difference(const std::string& type, std::string_view bytes, bool* answered = nullptr) {
   auto fast = replay::read_job_payload(type, bytes);
   if (answered) *answered = fast.has_value();
@@ -95,8 +119,8 @@ inline std::string fast_reading_difference(const std::string& type, std::string_
     return std::string("answered where the ordinary reading fails: ") + e.what();
   }
   if (auto field = job_change_difference(fast->change, ordinary); !field.empty()) return "a different " + field;
-  if (type == "job.assigned" ? json_text(fast->decision) != json_text(decoded.at("decision")) : !fast->decision.is_null())
-    return "a different decision record";
+  if (type == "job.assigned") return decision_difference(*fast, bytes, decoded.at("decision"));
+  if (!fast->decision.is_null() || fast->decision_at) return "a decision record for another type";
   return "";
 }
 
