@@ -18,8 +18,12 @@ std::string allocator_in_use() {
   auto mallctl = reinterpret_cast<mallctl_fn>(dlsym(RTLD_DEFAULT, "mallctl"));
   const char* version = nullptr;
   size_t size = sizeof version;
-  if (mallctl && mallctl("version", &version, &size, nullptr, 0) == 0 && version) return std::string("jemalloc ") + version;
-  return "jemalloc";
+  if (!mallctl || mallctl("version", &version, &size, nullptr, 0) != 0 || !version) return "jemalloc";
+  std::string out = std::string("jemalloc ") + version;
+  const char* thp = nullptr;  // its transparent huge pages option (replay/jemalloc_options.cpp)
+  size = sizeof thp;
+  if (mallctl("opt.thp", &thp, &size, nullptr, 0) == 0 && thp) out += std::string(", huge pages: ") + thp;
+  return out;
 }
 
 }  // namespace baton::replay

@@ -8,8 +8,9 @@
 
 namespace baton::replay {
 
-// "jemalloc <version>" when jemalloc serves this process's malloc; otherwise the file the
-// malloc in use comes from (e.g. "libc.so.6"), or "the executable" when it is linked in.
+// "jemalloc <version>, huge pages: <its thp option>" when jemalloc serves this process's
+// malloc; otherwise the file the malloc in use comes from (e.g. "libc.so.6"), or "the
+// executable" when it is linked in.
 std::string allocator_in_use();
 
 }  // namespace baton::replay

@@ -269,8 +269,10 @@ TEST(replay_tool_simulate, TheSimulationsLogRederivesAndIsNeverOverwritten) {
   EXPECT_NE(twice.err.find("already holds a log"), std::string::npos) << twice.err;
 }
 
-// --version names the malloc the tool runs on: jemalloc in a release build (replay/allocator_info.hpp);
-// a sanitizer build keeps the sanitizer's. A link order that let libc's malloc win would fail here.
+// --version names the malloc the tool runs on: jemalloc in a release build (replay/allocator_info.hpp),
+// with the transparent huge pages replay/jemalloc_options.cpp asks for; a sanitizer build keeps
+// the sanitizer's. A link order that let libc's malloc win, or options jemalloc did not take,
+// would fail here.
 TEST(replay_tool_version, NamesTheMallocItRunsOn) {
   test::temp_dir dir;
   auto r = replay_tool(dir, {"--version"});
@@ -278,6 +280,7 @@ TEST(replay_tool_version, NamesTheMallocItRunsOn) {
   EXPECT_EQ(r.out.rfind("baton-replay ", 0), 0u) << r.out;
 #ifdef BATON_EXPECT_JEMALLOC
   EXPECT_NE(r.out.find("(malloc: jemalloc 5."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", huge pages: always)"), std::string::npos) << r.out;
 #else
   EXPECT_EQ(r.out.find("jemalloc"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(malloc: "), std::string::npos) << r.out;
