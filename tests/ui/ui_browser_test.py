@@ -196,13 +196,18 @@ class Browser:
         self.wait('the login form', lambda: self.d.find_element(By.ID, 'login-token').is_displayed())
 
     def click(self, element_id, timeout=10):
+        self.click_css(f'#{element_id}', timeout)
+
+    # Found and clicked again if a live refresh replaced the element in between (a stale
+    # reference is refused before any click is sent, so nothing is clicked twice).
+    def click_css(self, css, timeout=10):
         def attempt():
-            el = self.d.find_element(By.ID, element_id)
+            el = self.d.find_element(By.CSS_SELECTOR, css)
             if not el.is_enabled():
                 return False
             el.click()
             return True
-        self.wait(f'#{element_id} clicked', attempt, timeout)
+        self.wait(f'{css} clicked', attempt, timeout)
 
     def queue_ids(self):
         return self.d.execute_script(
@@ -424,7 +429,7 @@ def main():
                 browser.wait('the hpc-b-long switch', lambda: browser.d.find_element(
                     By.CSS_SELECTOR, 'button[data-cluster="hpc-b-long"]').text == ('Disable' if not want else 'Enable'))
                 browser.d.find_element(By.ID, 'cluster-reason').send_keys('maintenance')
-                browser.d.find_element(By.CSS_SELECTOR, 'button[data-cluster="hpc-b-long"]').click()
+                browser.click_css('button[data-cluster="hpc-b-long"]')
                 wait_until(f'hpc-b-long enabled={want}', lambda: enabled()['hpc-b-long'] is want, 10)
             # Each switch records the reason typed for it (the box is emptied after a switch).
             status, text = b.call('GET', '/audit/export')
