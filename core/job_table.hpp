@@ -1,19 +1,27 @@
 #pragma once
 // Every job not pruned, by id (world::jobs).
 //
-// A hash table, not an ordered map: at 250,000 jobs, adding a job to a std::map of UUID
-// strings descended ~18 nodes, each a cache miss plus one more for its key's bytes, and a
-// second hash table beside it answered the finds. Here a find or an add costs one hash and a
-// bucket or two. Jobs never move while they are in the table (its nodes are allocated one by
-// one and only relinked on a rehash), so indexes may point at a job and at its id.
+// A flat hash index over jobs allocated one by one. At 250,000 jobs a std::unordered_map
+// find walked bucket -> the node before -> the node -> the key's bytes, each a cache miss,
+// and a replay spent a third of its applying thread there (docs/benchmarks.md). Here a find
+// probes a slot array that holds each id's hash beside its entry (open addressing, linear
+// probing, at most half full), so it touches one slot line, then the entry it found. A caller
+// that knows the hash already passes it (a replay's reading thread hashes each id ahead:
+// replay/prepared_event.hpp). Jobs never move while in the table (only the slots move on a
+// growth or an erase), so indexes may point at a job and at its id.
 //
 // Hashing must decide no order: the table is walked either in id order (by_id(): listings,
 // snapshots, decisions over every job) or, for folds whose result does not depend on the
 // order (counts, filling other indexes), with for_each_unordered.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
 #include <string>
-#include <unordered_map>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,30 +32,80 @@ namespace baton::core {
 class job_table {
  public:
   using entry = std::pair<const std::string, job>;
+  // An id with its hash (hash_of), to hash it once.
+  struct key {
+    std::string_view id;
+    uint64_t hash;
+  };
+  static uint64_t hash_of(std::string_view id) { return std::hash<std::string_view>{}(id); }
+  static key key_of(std::string_view id) { return {id, hash_of(id)}; }
 
-  job* find(const std::string& id) {
-    auto it = jobs_.find(id);
-    return it == jobs_.end() ? nullptr : &it->second;
+  job_table() = default;
+  job_table(const job_table&) = delete;  // (the world is not copied: indexes point at jobs)
+  job_table& operator=(const job_table&) = delete;
+  job_table(job_table&& o) noexcept : slots_(std::move(o.slots_)), size_(o.size_) {
+    o.slots_.clear();
+    o.size_ = 0;
   }
-  const job* find(const std::string& id) const {
-    auto it = jobs_.find(id);
-    return it == jobs_.end() ? nullptr : &it->second;
+  job_table& operator=(job_table&& o) noexcept {
+    if (this != &o) {
+      clear();
+      slots_.swap(o.slots_);
+      std::swap(size_, o.size_);
+    }
+    return *this;
   }
-  job& at(const std::string& id) { return jobs_.at(id); }  // std::out_of_range for an unknown id
-  const job& at(const std::string& id) const { return jobs_.at(id); }
-  size_t count(const std::string& id) const { return jobs_.count(id); }
-  size_t size() const { return jobs_.size(); }
-  bool empty() const { return jobs_.empty(); }
+  ~job_table() { clear(); }
 
-  // The job under this id, added blank (its id set) if there is none.
-  job& find_or_add(const std::string& id) {
-    auto [it, added] = jobs_.try_emplace(id);
-    if (added) it->second.id = id;
-    return it->second;
+  job* find(const key& k) {
+    size_t i = locate(k);
+    return i == npos ? nullptr : &slots_[i].e->second;
   }
+  const job* find(const key& k) const { return const_cast<job_table*>(this)->find(k); }
+  job* find(std::string_view id) { return find(key_of(id)); }
+  const job* find(std::string_view id) const { return find(key_of(id)); }
+  job& at(std::string_view id) {  // std::out_of_range for an unknown id
+    if (job* j = find(id)) return *j;
+    throw std::out_of_range("job_table::at: no job " + std::string(id));
+  }
+  const job& at(std::string_view id) const { return const_cast<job_table*>(this)->at(id); }
+  size_t count(std::string_view id) const { return find(id) ? 1 : 0; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // The job under this id, added blank (its id set) if there is none: one probe either way.
+  job& find_or_add(const key& k) {
+    if (job* j = find(k)) return *j;
+    // (Made in place: a job is a kilobyte of members, too large to build and then move.)
+    entry* e = insert_new(k.hash, std::make_unique<entry>(std::piecewise_construct, std::forward_as_tuple(k.id),
+                                                          std::forward_as_tuple()));
+    e->second.id = e->first;
+    return e->second;
+  }
+  job& find_or_add(std::string_view id) { return find_or_add(key_of(id)); }
   // Adds j under id unless a job is there already; the job in the table either way.
-  job& emplace(std::string id, job j) { return jobs_.try_emplace(std::move(id), std::move(j)).first->second; }
-  void erase(const std::string& id) { jobs_.erase(id); }
+  job& emplace(std::string id, job j) {
+    const key k = key_of(id);
+    if (job* there = find(k)) return *there;
+    return insert_new(k.hash, std::make_unique<entry>(std::move(id), std::move(j)))->second;
+  }
+  void erase(std::string_view id) {
+    size_t i = locate(key_of(id));
+    if (i == npos) return;
+    delete slots_[i].e;
+    --size_;
+    // Backward shift (no tombstones): each following entry of the probe run moves into the
+    // hole when the hole lies between its home slot and where it sits.
+    const size_t mask = slots_.size() - 1;
+    for (size_t j = (i + 1) & mask; slots_[j].e; j = (j + 1) & mask) {
+      const size_t home = slots_[j].hash & mask;
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = slot{};
+  }
 
   // Every job in id order: a list of the entries sorted when asked (n log n), for walks over
   // all jobs, not for a per-event path.
@@ -78,8 +136,9 @@ class job_table {
   };
   ordered by_id() const {
     std::vector<const entry*> sorted;
-    sorted.reserve(jobs_.size());
-    for (const auto& e : jobs_) sorted.push_back(&e);
+    sorted.reserve(size_);
+    for (const slot& s : slots_)
+      if (s.e) sorted.push_back(s.e);
     std::sort(sorted.begin(), sorted.end(), [](const entry* a, const entry* b) { return a->first < b->first; });
     return ordered(std::move(sorted));
   }
@@ -93,15 +152,59 @@ class job_table {
   // Every job, in no particular order: only for folds whose result the order cannot change.
   template <class F>
   void for_each_unordered(F&& f) {
-    for (auto& e : jobs_) f(e.second);
+    for (slot& s : slots_)
+      if (s.e) f(s.e->second);
   }
   template <class F>
   void for_each_unordered(F&& f) const {
-    for (const auto& e : jobs_) f(e.second);
+    for (const slot& s : slots_)
+      if (s.e) f(static_cast<const job&>(s.e->second));
   }
 
  private:
-  std::unordered_map<std::string, job> jobs_;
+  struct slot {
+    uint64_t hash = 0;
+    entry* e = nullptr;  // owned; null: an empty slot
+  };
+  static constexpr size_t npos = SIZE_MAX;
+
+  size_t locate(const key& k) const {
+    if (slots_.empty()) return npos;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = k.hash & mask;; i = (i + 1) & mask) {
+      const slot& s = slots_[i];
+      if (!s.e) return npos;
+      if (s.hash == k.hash && s.e->first == k.id) return i;
+    }
+  }
+  entry* insert_new(uint64_t hash, std::unique_ptr<entry> e) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    size_t i = hash & mask;
+    while (slots_[i].e) i = (i + 1) & mask;
+    slots_[i] = {hash, e.release()};
+    ++size_;
+    return slots_[i].e;
+  }
+  void grow() {
+    std::vector<slot> old(std::max<size_t>(16, slots_.size() * 2));
+    old.swap(slots_);
+    const size_t mask = slots_.size() - 1;
+    for (const slot& s : old)
+      if (s.e) {
+        size_t i = s.hash & mask;
+        while (slots_[i].e) i = (i + 1) & mask;
+        slots_[i] = s;
+      }
+  }
+  void clear() {
+    for (slot& s : slots_) delete s.e;
+    slots_.clear();
+    size_ = 0;
+  }
+
+  std::vector<slot> slots_;  // a power of two in size, or empty
+  size_t size_ = 0;
 };
 
 }  // namespace baton::core

@@ -211,12 +211,13 @@ void evict_pruned(world& w, job& j) {
   w.jobs.erase(id);
 }
 
-void apply_job(world& w, const std::string& id, job_change&& change, time_us at) {
+void apply_job(world& w, const std::string& id, uint64_t id_hash, job_change&& change, time_us at) {
   const job_event kind = change.kind;
-  job* found = w.jobs.find(id);
+  const job_table::key key{id, id_hash};
+  job* found = w.jobs.find(key);
   // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
   if (!found && w.pruned.contains(id)) return;
-  job& j = found ? *found : w.jobs.find_or_add(id);
+  job& j = found ? *found : w.jobs.find_or_add(key);
   note_change(w, j);
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
   bool was_eligible = was_queued && eligible(j);
@@ -476,8 +477,12 @@ const std::string* world::held_job(const std::string& worker_id) const {
 }
 
 void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at) {
+  apply_job_change(w, job_id, job_table::hash_of(job_id), std::move(change), at);
+}
+
+void apply_job_change(world& w, const std::string& job_id, uint64_t job_id_hash, job_change&& change, time_us at) {
   ++w.applied;
-  apply_job(w, job_id, std::move(change), at);
+  apply_job(w, job_id, job_id_hash, std::move(change), at);
 }
 
 void apply(world& w, const decision& d, time_us at) {
@@ -490,9 +495,10 @@ void apply(world& w, const decision& d, time_us at) {
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at) {
   if (stream == daemon_stream) return;
   ++w.applied;
-  if (stream.rfind("job/", 0) == 0)
-    apply_job(w, stream.substr(4), read_job_change(type, payload), at);
-  else if (stream.rfind("worker/", 0) == 0)
+  if (stream.rfind("job/", 0) == 0) {
+    const std::string id = stream.substr(4);
+    apply_job(w, id, job_table::hash_of(id), read_job_change(type, payload), at);
+  } else if (stream.rfind("worker/", 0) == 0)
     apply_worker(w, stream.substr(7), type, payload, at);
   else if (stream.rfind("operator/", 0) == 0) {
     auto& o = w.operators[stream.substr(9)];

@@ -253,5 +253,8 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
 // (core/job_change.hpp): what a replay that reads ahead on another thread applies.
 struct job_change;
 void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at);
+// The same with the id's hash taken already (job_table::hash_of), as a replay's reading
+// thread does, ahead of the thread that applies.
+void apply_job_change(world& w, const std::string& job_id, uint64_t job_id_hash, job_change&& change, time_us at);
 
 }  // namespace baton::core

@@ -33,6 +33,7 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
     }
     p.recorded_decision = std::move(read->decision);
     p.job_id.assign(e.stream_id, 4);
+    p.job_id_hash = core::job_table::hash_of(p.job_id);  // (here, not on the applying thread)
     return true;
   } catch (const std::exception&) {
     e.prepared.reset();  // the applying thread reads it again and meets the error in order
@@ -49,7 +50,7 @@ prepared_job_event* prepared_job(events::decoded_event& e) { return std::any_cas
 
 void apply_decoded(core::world& w, events::decoded_event& e) {
   if (auto* p = prepared_job(e))
-    core::apply_job_change(w, p->job_id, std::move(p->change), e.recorded_at_us);
+    core::apply_job_change(w, p->job_id, p->job_id_hash, std::move(p->change), e.recorded_at_us);
   else
     core::apply(w, e.stream_id, e.type, e.payload, e.recorded_at_us);
 }

@@ -25,6 +25,7 @@ assignment_inputs assignment_inputs_of(const nlohmann::json& recorded);
 
 struct prepared_job_event {
   std::string job_id;
+  uint64_t job_id_hash = 0;  // core::job_table::hash_of(job_id)
   core::job_change change;
   std::optional<assignment_inputs> decision_inputs;  // job.assigned, for a re-derivation
   // job.assigned: its "decision" record, either left as bytes (where they are in the

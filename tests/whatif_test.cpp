@@ -17,7 +17,7 @@ constexpr core::time_us s_ = 1'000'000;
 const core::time_us t0 = 1'700'000'000 * s_;
 
 std::string uuid_of(char kind, size_t n) {
-  char buf[40];
+  char buf[64];  // (room for any size_t in both fields)
   std::snprintf(buf, sizeof buf, "%08zx-0000-4000-8000-%012zx", n, static_cast<size_t>(kind));
   return buf;
 }
