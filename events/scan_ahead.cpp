@@ -95,7 +95,8 @@ const nlohmann::json& payload_of(decoded_event& e) {
 
 void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
                   const std::function<bool(decoded_event&)>& visit,
-                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare) {
+                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare,
+                  const look_ahead* ahead) {
   handover h;
   std::thread reader([&] {
     std::exception_ptr error;
@@ -139,8 +140,12 @@ void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, 
   } join_at_exit{h, reader};
   std::vector<decoded_event> batch;
   while (h.take(batch))
-    for (auto& e : batch)
-      if (!visit(e)) return;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (ahead)  // (within the batch: its first events get less lead than the rest)
+        for (size_t stage = 0; stage < ahead->leads.size(); ++stage)
+          if (i + ahead->leads[stage] < batch.size()) ahead->hint(batch[i + ahead->leads[stage]], stage);
+      if (!visit(batch[i])) return;
+    }
   if (auto error = h.error()) std::rethrow_exception(error);
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,16 @@ struct decoded_event {
   std::any prepared;
 };
 
+// Optional hints to the visiting thread's memory: before visiting an event, the scan shows
+// `hint` the events leads[0], leads[1], ... places further on (those already handed over),
+// each with its stage (the lead's index). A replay prefetches there what those events will
+// touch, in stages, so each stage finds the last one's loads in the cache. A hint must not
+// change what the visitor reads: it runs between visits, on the visiting thread.
+struct look_ahead {
+  std::vector<size_t> leads;  // decreasing: stage 0 sees each event first
+  std::function<void(const decoded_event& upcoming, size_t stage)> hint;
+};
+
 // The event's payload, decoded here first if `prepare` left it as bytes.
 const nlohmann::json& payload_of(decoded_event& e);
 
@@ -46,6 +57,7 @@ const nlohmann::json& payload_of(decoded_event& e);
 // path and meets the same error there).
 void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
                   const std::function<bool(decoded_event&)>& visit,
-                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare = nullptr);
+                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare = nullptr,
+                  const look_ahead* ahead = nullptr);
 
 }  // namespace baton::events

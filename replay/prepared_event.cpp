@@ -47,6 +47,9 @@ std::string_view recorded_decision_bytes(const events::decoded_event& e, const p
 }
 
 prepared_job_event* prepared_job(events::decoded_event& e) { return std::any_cast<prepared_job_event>(&e.prepared); }
+const prepared_job_event* prepared_job(const events::decoded_event& e) {
+  return std::any_cast<prepared_job_event>(&e.prepared);
+}
 
 void apply_decoded(core::world& w, events::decoded_event& e) {
   if (auto* p = prepared_job(e))

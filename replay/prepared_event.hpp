@@ -46,6 +46,7 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
 
 // The prepared change, or nullptr.
 prepared_job_event* prepared_job(events::decoded_event& e);
+const prepared_job_event* prepared_job(const events::decoded_event& e);
 
 // Applies the event to the world: its prepared change if it has one (consumed), else
 // core::apply on the payload. The same world either way.

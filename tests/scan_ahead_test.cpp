@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -170,4 +172,39 @@ TEST(ScanAhead, TheVisitorStopsItEarlyOrByThrowing) {
   visited = 0;
   scan_decoded(*store, many + 1, 0, true, [&](decoded_event&) { return ++visited, true; });
   EXPECT_EQ(visited, 0u);
+}
+
+// The look-ahead hints (what a replay prefetches by): each event shown to each stage in
+// stage order, before it is visited and never after, ahead by at most the stage's lead; and
+// all but a batch's first few events shown to every stage.
+TEST(ScanAhead, ShowsEachEventToEveryHintStageBeforeItIsVisited) {
+  temp_dir dir;
+  auto store = log_of(dir, many);
+  const std::vector<size_t> leads{12, 5, 2};
+  std::map<uint64_t, std::vector<size_t>> stages_seen;  // seq -> the stages it was shown to, in order
+  uint64_t visited = 0;
+  look_ahead ahead{leads, [&](const decoded_event& e, size_t stage) {
+    ASSERT_LT(stage, leads.size());
+    EXPECT_GT(e.seq, visited) << "a hint for an event already visited";
+    EXPECT_LE(e.seq, visited + 1 + leads[stage]) << "a hint further ahead than its stage's lead";
+    EXPECT_EQ(e.payload.at("i").get<uint64_t>(), e.seq) << "shown whole, as it will be visited";
+    stages_seen[e.seq].push_back(stage);
+  }};
+  size_t shown_every_stage = 0;
+  scan_decoded(
+      *store, 1, 0, true,
+      [&](decoded_event& e) {
+        visited = e.seq;
+        auto it = stages_seen.find(e.seq);
+        if (it != stages_seen.end()) {
+          EXPECT_TRUE(std::is_sorted(it->second.begin(), it->second.end())) << e.seq;
+          if (it->second == std::vector<size_t>{0, 1, 2}) ++shown_every_stage;
+          stages_seen.erase(it);
+        }
+        return true;
+      },
+      nullptr, &ahead);
+  EXPECT_EQ(visited, static_cast<uint64_t>(many));
+  EXPECT_TRUE(stages_seen.empty()) << "a hint for an event never visited";
+  EXPECT_GT(shown_every_stage, static_cast<size_t>(many) * 9 / 10);
 }
