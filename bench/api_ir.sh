@@ -11,7 +11,9 @@
 # counting only through the assigning phase and the views' catch-up after it (about two minutes
 # at 2,000 workers). SHA-256 is left out of the log writer's count: valgrind runs it without
 # the CPU's SHA instructions. The profiles are left in the printed directory for
-# callgrind_annotate --inclusive=yes.
+# callgrind_annotate --inclusive=yes. The periodic planning cycle and priority recalculation
+# are turned off (API_BENCH_NO_CYCLES): whether one fell into the counted phase decided a tenth
+# of the count per poll. API_IR_CYCLES=1 keeps them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 workers=${1:-2000}
@@ -20,7 +22,9 @@ source bench/ir_prepare.sh
 ir_prepare "$build" api_bench
 extra=$'projections: {sqlite: false}\nevent_log: {snapshot_every_events: 0}'
 [ -n "${API_IR_VIEWS:-}" ] && extra=""
-API_BENCH_CALLGRIND="$out" API_BENCH_EXTRA_CONFIG="$extra" "$bench" "$workers" $((workers * 5)) 8 20 >"$out/bench.txt" 2>&1
+no_cycles=1
+[ -n "${API_IR_CYCLES:-}" ] && no_cycles=""
+API_BENCH_NO_CYCLES="$no_cycles" API_BENCH_CALLGRIND="$out" API_BENCH_EXTRA_CONFIG="$extra" "$bench" "$workers" $((workers * 5)) 8 20 >"$out/bench.txt" 2>&1
 polls=$(grep -o '([0-9]* of [0-9]* assigned' "$out/bench.txt" | tr -d '(' | awk '{print $1}')
 [ "${polls:-0}" -gt 0 ] || { echo "no assigning polls: see $out/bench.txt" >&2; exit 1; }
 # Callgrind numbers threads in the order they were created, as threads.txt lists their names.
