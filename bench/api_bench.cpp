@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
                                      // after start-up (bench/api_ir.sh: under valgrind a poll takes ~50 times
                                      // as long, so a periodic cycle landing in the counted phase or not
                                      // moved the count per poll by a tenth)
-                                     << (std::getenv("API_BENCH_NO_CYCLES") && *std::getenv("API_BENCH_NO_CYCLES") && !std::getenv("API_BENCH_PLAN")
+                                     << (std::getenv("API_BENCH_NO_CYCLES") && !std::getenv("API_BENCH_PLAN")
                                              ? ", backfill: {bf_interval_seconds: 86400}, priority_calc_period_seconds: 86400"
                                              : "")
                                      << "}\n"

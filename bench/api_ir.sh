@@ -22,9 +22,9 @@ source bench/ir_prepare.sh
 ir_prepare "$build" api_bench
 extra=$'projections: {sqlite: false}\nevent_log: {snapshot_every_events: 0}'
 [ -n "${API_IR_VIEWS:-}" ] && extra=""
-no_cycles=1
-[ -n "${API_IR_CYCLES:-}" ] && no_cycles=""
-API_BENCH_NO_CYCLES="$no_cycles" API_BENCH_CALLGRIND="$out" API_BENCH_EXTRA_CONFIG="$extra" "$bench" "$workers" $((workers * 5)) 8 20 >"$out/bench.txt" 2>&1
+no_cycles=(API_BENCH_NO_CYCLES=1)
+[ -n "${API_IR_CYCLES:-}" ] && no_cycles=()
+env "${no_cycles[@]}" API_BENCH_CALLGRIND="$out" API_BENCH_EXTRA_CONFIG="$extra" "$bench" "$workers" $((workers * 5)) 8 20 >"$out/bench.txt" 2>&1
 polls=$(grep -o '([0-9]* of [0-9]* assigned' "$out/bench.txt" | tr -d '(' | awk '{print $1}')
 [ "${polls:-0}" -gt 0 ] || { echo "no assigning polls: see $out/bench.txt" >&2; exit 1; }
 # Callgrind numbers threads in the order they were created, as threads.txt lists their names.

@@ -183,42 +183,40 @@ class job_table {
   };
   static constexpr size_t npos = SIZE_MAX;
 
-  size_t locate(const key& k) const {
+  // The slot of the hash's probe run whose entry has that hash and `match`es, or npos.
+  template <class Match>
+  size_t probe(uint64_t hash, Match&& match) const {
     if (slots_.empty()) return npos;
     const size_t mask = slots_.size() - 1;
-    for (size_t i = k.hash & mask;; i = (i + 1) & mask) {
-      const slot& s = slots_[i];
-      if (!s.e) return npos;
-      if (s.hash == k.hash && s.e->first == k.id) return i;
-    }
+    for (size_t i = hash & mask; slots_[i].e; i = (i + 1) & mask)
+      if (slots_[i].hash == hash && match(*slots_[i].e)) return i;
+    return npos;
+  }
+  size_t locate(const key& k) const {
+    return probe(k.hash, [&](const entry& e) { return e.first == k.id; });
   }
   // The first entry of the hash's probe run with that hash (its id not compared), or null.
   const entry* candidate(uint64_t hash) const {
-    if (slots_.empty()) return nullptr;
+    size_t i = probe(hash, [](const entry&) { return true; });
+    return i == npos ? nullptr : slots_[i].e;
+  }
+  // Puts s in the first empty slot from its home on (there is one: the table is at most half full).
+  slot& place(const slot& s) {
     const size_t mask = slots_.size() - 1;
-    for (size_t i = hash & mask; slots_[i].e; i = (i + 1) & mask)
-      if (slots_[i].hash == hash) return slots_[i].e;
-    return nullptr;
+    size_t i = s.hash & mask;
+    while (slots_[i].e) i = (i + 1) & mask;
+    return slots_[i] = s;
   }
   entry* insert_new(uint64_t hash, std::unique_ptr<entry> e) {
     if ((size_ + 1) * 2 > slots_.size()) grow();
-    const size_t mask = slots_.size() - 1;
-    size_t i = hash & mask;
-    while (slots_[i].e) i = (i + 1) & mask;
-    slots_[i] = {hash, e.release()};
     ++size_;
-    return slots_[i].e;
+    return place({hash, e.release()}).e;
   }
   void grow() {
     std::vector<slot> old(std::max<size_t>(16, slots_.size() * 2));
     old.swap(slots_);
-    const size_t mask = slots_.size() - 1;
     for (const slot& s : old)
-      if (s.e) {
-        size_t i = s.hash & mask;
-        while (slots_[i].e) i = (i + 1) & mask;
-        slots_[i] = s;
-      }
+      if (s.e) place(s);
   }
   void clear() {
     for (slot& s : slots_) delete s.e;
