@@ -28,7 +28,7 @@ total=$(grep -h '^totals:' "$out"/callgrind.out-01 | awk '{print $2}')
 # The reading threads (one per pass) are the other threads with a count.
 reading=$(for f in "$out"/callgrind.out-*; do [ "$f" = "$out/callgrind.out-01" ] || grep -h '^totals:' "$f"; done | awk '{s += $2} END {print s + 0}')
 sha=$(for f in "$out"/callgrind.out-*; do [ "$f" = "$out/callgrind.out-01" ] && continue; [ "$(grep -h '^totals:' "$f" | awk '{print $2}')" = 0 ] && continue
-  callgrind_annotate --inclusive=yes "$f" 2>/dev/null | grep -m1 'baton::events::sha256' | awk '{gsub(",", "", $1); print $1}'; done | awk '{s += $1} END {print s + 0}')
+  callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk '!n && /baton::events::sha256/ {gsub(",", "", $1); print $1; n = 1}'; done | awk '{s += $1} END {print s + 0}')
 passes=$(grep -c '^rederive:' "$out/bench.txt")
 decisions=$(grep -m1 '^rederive:' "$out/bench.txt" | awk '{print $2}')
 applied=$(grep -m1 '^rederive:' "$out/bench.txt" | sed 's/.* in \([0-9]*\) events.*/\1/')
@@ -36,9 +36,11 @@ mismatches=$(grep -o 'mismatches [0-9]*' "$out/bench.txt" | awk '{s += $2} END {
 echo "rederive_bench $events: $passes passes of $decisions decisions in $applied events, mismatches $mismatches"
 # The part that decides and applies (the callback per event): the rest of the thread's count
 # (waiting for the reader, freeing spent batches) moves by a few per cent with timing.
+# (Every filter reads its input to the end: one that stopped early, like grep -m1 or head -1,
+# could kill the writer with SIGPIPE, and pipefail then ended this script without a word.)
 per_event=$(callgrind_annotate --inclusive=yes "$out"/callgrind.out-01 2>/dev/null |
-  grep 'rederive.cpp:baton::replay::rederive_decisions(' | grep -F 'lambda(baton::events::decoded_event&)' |
-  head -1 | awk '{gsub(",", "", $1); print $1}')
+  awk -v f='lambda(baton::events::decoded_event&)' '!n && /rederive.cpp:baton::replay::rederive_decisions\(/ && index($0, f) {
+    gsub(",", "", $1); print $1; n = 1 }')
 awk -v t="$total" -v c="$per_event" -v p="$passes" -v d="$decisions" -v e="$applied" 'BEGIN {
   printf "applying thread: %.0f instructions per pass, %.0f per decision\n", t / p, t / p / d
   printf "of which deciding and applying each event: %.0f per pass, %.0f per event, %.0f per decision\n", c / p, c / p / e, c / p / d }'

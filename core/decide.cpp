@@ -284,7 +284,7 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
   if (q.include_pruned)
     for_each_job_by_created(w, true, add_job);
   else
-    for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) add_job(std::get<1>(*it));
+    for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) add_job(w.jobs.find(it->second)->id);
   return answered(std::move(page), now);
 }
 

@@ -55,6 +55,8 @@ struct job_group_slots {
   }
 };
 
+// Every member has a default initializer (or a constructor): the job table builds jobs
+// default-initialised, without zeroing them first (core/job_table.hpp).
 struct job {
   std::string id;
   std::string title;

@@ -8,7 +8,10 @@
 // probing, at most half full), so it touches one slot line, then the entry it found. A caller
 // that knows the hash already passes it (a replay's reading thread hashes each id ahead:
 // replay/prepared_event.hpp). Jobs never move while in the table (only the slots move on a
-// growth or an erase), so indexes may point at a job and at its id.
+// growth or an erase), so indexes may point at a job and at its id. They live in the table's
+// own blocks (core/job_pool.hpp). The key is the job's own
+// id (job::id, never changed while the job is in the table): a second copy beside it cost an
+// allocation per job and took the record past a kilobyte, into the allocator's next size.
 //
 // Hashing must decide no order: the table is walked either in id order (by_id(): listings,
 // snapshots, decisions over every job) or, for folds whose result does not depend on the
@@ -26,12 +29,14 @@
 #include <vector>
 
 #include "core/job.hpp"
+#include "core/job_pool.hpp"
 
 namespace baton::core {
 
 class job_table {
  public:
-  using entry = std::pair<const std::string, job>;
+  // What a walk in id order yields: the job's id and the job.
+  using entry = std::pair<const std::string&, const job&>;
   // An id with its hash (hash_of), to hash it once.
   struct key {
     std::string_view id;
@@ -43,7 +48,7 @@ class job_table {
   job_table() = default;
   job_table(const job_table&) = delete;  // (the world is not copied: indexes point at jobs)
   job_table& operator=(const job_table&) = delete;
-  job_table(job_table&& o) noexcept : slots_(std::move(o.slots_)), size_(o.size_) {
+  job_table(job_table&& o) noexcept : slots_(std::move(o.slots_)), size_(o.size_), pool_(std::move(o.pool_)) {
     o.slots_.clear();
     o.size_ = 0;
   }
@@ -52,6 +57,7 @@ class job_table {
       clear();
       slots_.swap(o.slots_);
       std::swap(size_, o.size_);
+      pool_ = std::move(o.pool_);
     }
     return *this;
   }
@@ -59,7 +65,7 @@ class job_table {
 
   job* find(const key& k) {
     size_t i = locate(k);
-    return i == npos ? nullptr : &slots_[i].e->second;
+    return i == npos ? nullptr : slots_[i].e;
   }
   const job* find(const key& k) const { return const_cast<job_table*>(this)->find(k); }
   job* find(std::string_view id) { return find(key_of(id)); }
@@ -76,23 +82,26 @@ class job_table {
   // The job under this id, added blank (its id set) if there is none: one probe either way.
   job& find_or_add(const key& k) {
     if (job* j = find(k)) return *j;
-    // (Made in place: a job is a kilobyte of members, too large to build and then move.)
-    entry* e = insert_new(k.hash, std::make_unique<entry>(std::piecewise_construct, std::forward_as_tuple(k.id),
-                                                          std::forward_as_tuple()));
-    e->second.id = e->first;
-    return e->second;
+    // (Made in place: a job is a kilobyte of members, too large to build and then move. Made
+    // with `new (at) job`, not `new (at) job()`, which zeroes the kilobyte before the
+    // constructor sets every member again: each has its own initializer, core/job.hpp.)
+    job& j = insert_new(k.hash, [](void* at) { return new (at) job; });
+    j.id = k.id;
+    return j;
   }
   job& find_or_add(std::string_view id) { return find_or_add(key_of(id)); }
-  // Adds j under id unless a job is there already; the job in the table either way.
+  // Adds j under id (its id set to it) unless a job is there already; the job in the table
+  // either way.
   job& emplace(std::string id, job j) {
     const key k = key_of(id);
     if (job* there = find(k)) return *there;
-    return insert_new(k.hash, std::make_unique<entry>(std::move(id), std::move(j)))->second;
+    j.id = std::move(id);
+    return insert_new(k.hash, [&j](void* at) { return new (at) job(std::move(j)); });
   }
   void erase(std::string_view id) {
     size_t i = locate(key_of(id));
     if (i == npos) return;
-    delete slots_[i].e;
+    destroy(slots_[i].e);
     --size_;
     // Backward shift (no tombstones): each following entry of the probe run moves into the
     // hole when the hole lies between its home slot and where it sits.
@@ -115,11 +124,11 @@ class job_table {
     if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
   }
   void prefetch_entry(uint64_t hash) const {
-    if (const entry* e = candidate(hash))
-      for (size_t at = 0; at < sizeof(entry); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(e) + at);
+    if (const job* j = candidate(hash))
+      for (size_t at = 0; at < sizeof(job); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(j) + at);
   }
   void prefetch_id(uint64_t hash) const {
-    if (const entry* e = candidate(hash)) __builtin_prefetch(e->first.data());
+    if (const job* j = candidate(hash)) __builtin_prefetch(j->id.data());
   }
 
   // Every job in id order: a list of the entries sorted when asked (n log n), for walks over
@@ -128,9 +137,8 @@ class job_table {
    public:
     class iterator {
      public:
-      explicit iterator(std::vector<const entry*>::const_iterator at) : at_(at) {}
-      const entry& operator*() const { return **at_; }
-      const entry* operator->() const { return *at_; }
+      explicit iterator(std::vector<const job*>::const_iterator at) : at_(at) {}
+      entry operator*() const { return {(*at_)->id, **at_}; }
       iterator& operator++() {
         ++at_;
         return *this;
@@ -139,47 +147,47 @@ class job_table {
       bool operator==(const iterator& o) const { return at_ == o.at_; }
 
      private:
-      std::vector<const entry*>::const_iterator at_;
+      std::vector<const job*>::const_iterator at_;
     };
-    explicit ordered(std::vector<const entry*> sorted) : sorted_(std::move(sorted)) {}
+    explicit ordered(std::vector<const job*> sorted) : sorted_(std::move(sorted)) {}
     iterator begin() const { return iterator(sorted_.begin()); }
     iterator end() const { return iterator(sorted_.end()); }
     size_t size() const { return sorted_.size(); }
 
    private:
-    std::vector<const entry*> sorted_;
+    std::vector<const job*> sorted_;
   };
   ordered by_id() const {
-    std::vector<const entry*> sorted;
+    std::vector<const job*> sorted;
     sorted.reserve(size_);
     for (const slot& s : slots_)
       if (s.e) sorted.push_back(s.e);
-    std::sort(sorted.begin(), sorted.end(), [](const entry* a, const entry* b) { return a->first < b->first; });
+    std::sort(sorted.begin(), sorted.end(), [](const job* a, const job* b) { return a->id < b->id; });
     return ordered(std::move(sorted));
   }
 
   // The same walk with the jobs to change (rebuilding indexes over them).
   template <class F>
   void for_each_by_id(F&& f) {
-    for (const entry& e : by_id()) f(const_cast<job&>(e.second));  // (the table's own entries)
+    for (const auto& [id, j] : by_id()) f(const_cast<job&>(j));  // (the table's own jobs)
   }
 
   // Every job, in no particular order: only for folds whose result the order cannot change.
   template <class F>
   void for_each_unordered(F&& f) {
     for (slot& s : slots_)
-      if (s.e) f(s.e->second);
+      if (s.e) f(*s.e);
   }
   template <class F>
   void for_each_unordered(F&& f) const {
     for (const slot& s : slots_)
-      if (s.e) f(static_cast<const job&>(s.e->second));
+      if (s.e) f(static_cast<const job&>(*s.e));
   }
 
  private:
   struct slot {
     uint64_t hash = 0;
-    entry* e = nullptr;  // owned; null: an empty slot
+    job* e = nullptr;  // owned (built in pool_); null: an empty slot
   };
   static constexpr size_t npos = SIZE_MAX;
 
@@ -193,11 +201,11 @@ class job_table {
     return npos;
   }
   size_t locate(const key& k) const {
-    return probe(k.hash, [&](const entry& e) { return e.first == k.id; });
+    return probe(k.hash, [&](const job& j) { return j.id == k.id; });
   }
-  // The first entry of the hash's probe run with that hash (its id not compared), or null.
-  const entry* candidate(uint64_t hash) const {
-    size_t i = probe(hash, [](const entry&) { return true; });
+  // The first job of the hash's probe run with that hash (its id not compared), or null.
+  const job* candidate(uint64_t hash) const {
+    size_t i = probe(hash, [](const job&) { return true; });
     return i == npos ? nullptr : slots_[i].e;
   }
   // Puts s in the first empty slot from its home on (there is one: the table is at most half full).
@@ -207,10 +215,25 @@ class job_table {
     while (slots_[i].e) i = (i + 1) & mask;
     return slots_[i] = s;
   }
-  entry* insert_new(uint64_t hash, std::unique_ptr<entry> e) {
+  // Adds the job build(memory) makes (from the pool) under the hash; the table grows first,
+  // so nothing throws once the job is built.
+  template <class Build>
+  job& insert_new(uint64_t hash, Build&& build) {
     if ((size_ + 1) * 2 > slots_.size()) grow();
+    void* at = pool_.take();
+    job* j;
+    try {
+      j = build(at);
+    } catch (...) {
+      pool_.give_back(at);
+      throw;
+    }
     ++size_;
-    return place({hash, e.release()}).e;
+    return *place({hash, j}).e;
+  }
+  void destroy(job* j) {
+    j->~job();
+    pool_.give_back(j);
   }
   void grow() {
     std::vector<slot> old(std::max<size_t>(16, slots_.size() * 2));
@@ -219,13 +242,16 @@ class job_table {
       if (s.e) place(s);
   }
   void clear() {
-    for (slot& s : slots_) delete s.e;
+    for (slot& s : slots_)
+      if (s.e) s.e->~job();  // (their memory goes with the pool's blocks)
     slots_.clear();
     size_ = 0;
+    pool_.release();
   }
 
   std::vector<slot> slots_;  // a power of two in size, or empty
   size_t size_ = 0;
+  job_pool pool_;
 };
 
 }  // namespace baton::core

@@ -23,7 +23,7 @@ size_t pruned_jobs::uuid_hash::operator()(const uuid_bytes& b) const {
   return static_cast<size_t>((lo * 0x9e3779b97f4a7c15ULL) ^ hi);
 }
 
-std::optional<pruned_jobs::uuid_bytes> pruned_jobs::parse_uuid(const std::string& s) {
+std::optional<pruned_jobs::uuid_bytes> pruned_jobs::parse_uuid(std::string_view s) {
   if (s.size() != 36) return std::nullopt;
   uuid_bytes b{};
   size_t nibble = 0;
@@ -101,7 +101,7 @@ std::optional<pruned_job> pruned_jobs::find(const std::string& id) const {
   return unpack(it->second);
 }
 
-bool pruned_jobs::contains(const std::string& id) const {
+bool pruned_jobs::contains(std::string_view id) const {
   if (empty()) return false;  // (asked for every new job: most campaigns prune nothing for a while)
   if (auto b = parse_uuid(id)) return by_uuid_.count(*b) > 0;
   return by_name_.count(id) > 0;

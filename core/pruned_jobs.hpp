@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -34,7 +35,7 @@ class pruned_jobs {
  public:
   void add(const std::string& id, const pruned_job& stub);  // replaces a stub of the same id
   std::optional<pruned_job> find(const std::string& id) const;
-  bool contains(const std::string& id) const;
+  bool contains(std::string_view id) const;
   size_t size() const { return by_uuid_.size() + by_name_.size(); }
   bool empty() const { return size() == 0; }
 
@@ -61,7 +62,7 @@ class pruned_jobs {
     job_status status = job_status::completed;
   };
 
-  static std::optional<uuid_bytes> parse_uuid(const std::string& s);
+  static std::optional<uuid_bytes> parse_uuid(std::string_view s);
   static std::string format_uuid(const uuid_bytes& b);
   uint32_t intern(const std::string& s);
   name_ref ref_of(const std::string& s);
@@ -69,7 +70,7 @@ class pruned_jobs {
   pruned_job unpack(const packed& p) const;
   std::unordered_map<uuid_bytes, packed, uuid_hash> by_uuid_;
   std::set<std::pair<time_us, uuid_bytes>> uuid_order_;
-  std::map<std::string, packed> by_name_;  // ids that are not canonical UUIDs (logs from before ids were checked)
+  std::map<std::string, packed, std::less<>> by_name_;  // ids that are not canonical UUIDs (logs from before ids were checked)
   std::set<std::pair<time_us, std::string>> name_order_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> name_index_;  // names_[i] -> i; never iterated

@@ -69,8 +69,9 @@ void index_erase(world& w, const job& j) {
 
 void set_held(world& w, const std::string& worker_id, const std::string* job_id) {
   if (job_id) {
-    w.job_of_worker[worker_id] = *job_id;
-    w.lookups.held[worker_id] = *job_id;
+    std::string& held = w.job_of_worker[worker_id];
+    held = *job_id;
+    w.lookups.held[worker_id] = &held;  // (map nodes stay put: the pointer holds while the entry does)
   } else {
     w.job_of_worker.erase(worker_id);
     w.lookups.held.erase(worker_id);
@@ -211,13 +212,14 @@ void evict_pruned(world& w, job& j) {
   w.jobs.erase(id);
 }
 
-void apply_job(world& w, const std::string& id, uint64_t id_hash, job_change&& change, time_us at) {
+void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, job_change&& change, time_us at) {
   const job_event kind = change.kind;
-  const job_table::key key{id, id_hash};
+  const job_table::key key{id_seen, id_hash};
   job* found = w.jobs.find(key);
   // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
-  if (!found && w.pruned.contains(id)) return;
+  if (!found && w.pruned.contains(id_seen)) return;
   job& j = found ? *found : w.jobs.find_or_add(key);
+  const std::string& id = j.id;  // (the same id, as a string that lives as long as the job)
   note_change(w, j);
   bool was_queued = j.status == job_status::queued && j.created_at != 0;
   bool was_eligible = was_queued && eligible(j);
@@ -443,7 +445,7 @@ void world::refresh_lookups() const {
   lookups.held.clear();
   auto& self = const_cast<world&>(*this);  // the tables point at elements; the maps stay unchanged
   for (auto& [id, wk] : self.workers) lookups.workers.emplace(id, &wk);
-  lookups.held.insert(job_of_worker.begin(), job_of_worker.end());
+  for (const auto& [worker_id, job_id] : job_of_worker) lookups.held.emplace(worker_id, &job_id);
 }
 
 const job* world::find_job(const std::string& id) const { return jobs.find(id); }
@@ -473,14 +475,14 @@ const worker* world::find_worker(const std::string& id) const {
 const std::string* world::held_job(const std::string& worker_id) const {
   refresh_lookups();
   auto it = lookups.held.find(worker_id);
-  return it == lookups.held.end() ? nullptr : &it->second;
+  return it == lookups.held.end() ? nullptr : it->second;
 }
 
 void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at) {
   apply_job_change(w, job_id, job_table::hash_of(job_id), std::move(change), at);
 }
 
-void apply_job_change(world& w, const std::string& job_id, uint64_t job_id_hash, job_change&& change, time_us at) {
+void apply_job_change(world& w, std::string_view job_id, uint64_t job_id_hash, job_change&& change, time_us at) {
   ++w.applied;
   apply_job(w, job_id, job_id_hash, std::move(change), at);
 }

@@ -117,7 +117,9 @@ struct world {
   std::map<std::string, worker> workers;
   // Every queued job (held and blocked too), oldest first: submit time → the job.
   std::map<std::pair<time_us, std::string_view>, job*> queued;
-  std::set<std::tuple<time_us, std::string>> by_created;     // every job not pruned, for listing (jobs_by_created)
+  // Every job not pruned, for listing (jobs_by_created): its id viewed in the job itself (a job
+  // leaves this index before it leaves `jobs`).
+  std::set<std::pair<time_us, std::string_view>> by_created;
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
   std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
   // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
@@ -185,7 +187,7 @@ struct world {
   // noticed by the sizes.
   struct lookup_tables {
     std::unordered_map<std::string, worker*> workers;
-    std::unordered_map<std::string, std::string> held;  // = job_of_worker
+    std::unordered_map<std::string, const std::string*> held;  // = job_of_worker, pointing at its values
     lookup_tables() = default;
     lookup_tables(const lookup_tables&) {}
     lookup_tables& operator=(const lookup_tables&) {
@@ -215,10 +217,9 @@ void for_each_job_by_created(const world& w, bool newest_first, F&& f) {
   w.pruned.for_each(newest_first, [&](const std::string& id, const pruned_job& p) { gone.emplace_back(p.created_at, id); });
   auto before = [&](const auto& a, const auto& b) { return newest_first ? a > b : a < b; };
   auto g = gone.begin();
-  auto live = [&](const auto& key) {
-    std::pair<time_us, std::string_view> k{std::get<0>(key), std::get<1>(key)};
+  auto live = [&](const std::pair<time_us, std::string_view>& k) {
     for (; g != gone.end() && before(std::pair<time_us, std::string_view>{g->first, g->second}, k); ++g) f(g->second);
-    f(std::get<1>(key));
+    f(w.jobs.find(k.second)->id);  // (the job's own id: the index only views it)
   };
   if (newest_first)
     for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) live(*it);
@@ -255,6 +256,6 @@ struct job_change;
 void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at);
 // The same with the id's hash taken already (job_table::hash_of), as a replay's reading
 // thread does, ahead of the thread that applies.
-void apply_job_change(world& w, const std::string& job_id, uint64_t job_id_hash, job_change&& change, time_us at);
+void apply_job_change(world& w, std::string_view job_id, uint64_t job_id_hash, job_change&& change, time_us at);
 
 }  // namespace baton::core

@@ -178,7 +178,12 @@ bool checkpoint_fields(cbor_cursor& c, core::checkpoint_report& r) {
 
 std::optional<job_payload> read_job_payload(std::string_view type, std::string_view cbor) {
   std::optional<job_payload> out(std::in_place);
-  core::job_change& ch = out->change;
+  if (!read_job_payload(type, cbor, *out)) out.reset();
+  return out;
+}
+
+bool read_job_payload(std::string_view type, std::string_view cbor, job_payload& out) {
+  core::job_change& ch = out.change;
   ch.kind = core::job_event_of(type);
   cbor_cursor c(cbor);
   bool ok = false;
@@ -187,7 +192,7 @@ std::optional<job_payload> read_job_payload(std::string_view type, std::string_v
       ok = created(c, ch.created.emplace());
       break;
     case core::job_event::assigned:
-      ok = assigned(c, *out, cbor.size());
+      ok = assigned(c, out, cbor.size());
       break;
     case core::job_event::checkpointed:
     case core::job_event::progress_reported:
@@ -204,8 +209,7 @@ std::optional<job_payload> read_job_payload(std::string_view type, std::string_v
     default:  // the rarer events are read the ordinary way
       break;
   }
-  if (!ok) out.reset();
-  return out;
+  return ok;
 }
 
 }  // namespace baton::replay

@@ -40,5 +40,9 @@ struct job_payload {
 
 // nullopt: declined (see above). job.assigned is declined without a "decision" field.
 std::optional<job_payload> read_job_payload(std::string_view type, std::string_view cbor);
+// The same into `out`, a job_payload as default-constructed (a caller that keeps it in a
+// larger record reads it in place instead of moving a change of a kilobyte there). False:
+// declined, and `out` then holds whatever was read before the bytes were declined.
+bool read_job_payload(std::string_view type, std::string_view cbor, job_payload& out);
 
 }  // namespace baton::replay

@@ -12,6 +12,7 @@
 #include "core/job_change.hpp"
 #include "core/world.hpp"
 #include "events/scan_ahead.hpp"
+#include "replay/job_payload_cbor.hpp"
 
 namespace baton::replay {
 
@@ -23,16 +24,17 @@ struct assignment_inputs {
 };
 assignment_inputs assignment_inputs_of(const nlohmann::json& recorded);
 
+// (The job's id is its stream's, after "job/": prepared_job_id.)
 struct prepared_job_event {
-  std::string job_id;
-  uint64_t job_id_hash = 0;  // core::job_table::hash_of(job_id)
-  core::job_change change;
+  uint64_t job_id_hash = 0;  // core::job_table::hash_of(the job's id)
+  // The change, and job.assigned's "decision" record: either left as bytes (where they are
+  // in the event's payload: recorded_decision_bytes) or decoded (read.decision).
+  job_payload read;
   std::optional<assignment_inputs> decision_inputs;  // job.assigned, for a re-derivation
-  // job.assigned: its "decision" record, either left as bytes (where they are in the
-  // event's payload: recorded_decision_bytes) or decoded (recorded_decision).
-  nlohmann::json recorded_decision;
-  std::optional<std::pair<size_t, size_t>> decision_span;  // (offset, size) in the payload
 };
+
+// The job id of an event on a job stream (a view into its stream id).
+inline std::string_view prepared_job_id(const events::decoded_event& e) { return std::string_view(e.stream_id).substr(4); }
 
 // The recorded decision's bytes when the reading thread left them so (else empty).
 std::string_view recorded_decision_bytes(const events::decoded_event& e, const prepared_job_event& p);

@@ -128,7 +128,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         break;
       case 1:
         w.jobs.prefetch_slot(p->job_id_hash);
-        __builtin_prefetch(p->job_id.data());
+        __builtin_prefetch(next.stream_id.data());  // (the job's id is in it)
         break;
       case 2:
         w.jobs.prefetch_entry(p->job_id_hash);
@@ -236,12 +236,12 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       json decoded_here;
       auto recorded_json = [&]() -> const json& {
         if (!recorded_bytes.empty()) return decoded_here.is_null() ? (decoded_here = events::from_payload(recorded_bytes)) : decoded_here;
-        return e.payload_deferred ? ready->recorded_decision : payload.at("decision");
+        return e.payload_deferred ? ready->read.decision : payload.at("decision");
       };
       const bool prepared = ready && ready->decision_inputs;
       assignment_inputs read_here;
       const assignment_inputs& in = prepared ? *ready->decision_inputs : (read_here = assignment_inputs_of(recorded_json()));
-      const std::string worker_id = prepared ? ready->change.worker_id : payload.at("worker_id").get<std::string>();
+      const std::string worker_id = prepared ? ready->read.change.worker_id : payload.at("worker_id").get<std::string>();
       auto choice = core::choose_assignment(w, worker_id, in.stale, in.rule, e.recorded_at_us);
       // The record decided again, written as batond writes it, is the same record when its
       // bytes are the recorded ones; otherwise (another writer's encoding, or a divergence)

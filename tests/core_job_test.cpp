@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <random>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "core/access.hpp"
 #include "core/job.hpp"
+#include "core/job_pool.hpp"
 #include "core/world.hpp"
 
 using namespace baton::core;
@@ -431,6 +433,10 @@ TEST(JobTable, WalksInIdOrderAndKeepsEachJobInPlaceAsItGrows) {
   job other;
   other.title = "other";
   EXPECT_EQ(table.emplace(ids[0], other).title, "kept") << "emplace keeps the job already there";
+  other.id = "not its key";
+  EXPECT_EQ(table.emplace("fresh", other).id, "fresh") << "a job is kept under its own id: emplace sets it";
+  EXPECT_EQ(table.find("fresh")->title, "other");
+  table.erase("fresh");
 
   table.erase(ids[1]);
   EXPECT_EQ(table.find(ids[1]), nullptr);
@@ -452,6 +458,30 @@ TEST(JobTable, WalksInIdOrderAndKeepsEachJobInPlaceAsItGrows) {
 // The table's slots are probed linearly and an erase shifts the run after its hole back
 // (core/job_table.hpp): a random mix of adds and erases, checked against a std::set after
 // every step, finds every job left and none gone, at every size the table passes through.
+// The job table's jobs live in a pool (core/job_pool.hpp): places a cache line aligned, an odd
+// number of lines apart within a block, never handed out twice while taken, and memory given
+// back is taken first (under AddressSanitizer it is poisoned until then).
+TEST(JobPool, HandsOutAlignedPlacesAnOddNumberOfLinesApartAndReusesWhatComesBack) {
+  static_assert(job_pool::stride >= sizeof(job));
+  static_assert(job_pool::stride % job_pool::line == 0 && (job_pool::stride / job_pool::line) % 2 == 1);
+  job_pool pool;
+  std::vector<char*> at;
+  for (size_t i = 0; i < job_pool::per_block + 3; ++i) at.push_back(static_cast<char*>(pool.take()));
+  for (char* p : at) EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % job_pool::line, 0u);
+  for (size_t i = 1; i < job_pool::per_block; ++i)
+    EXPECT_EQ(at[i] - at[i - 1], static_cast<std::ptrdiff_t>(job_pool::stride)) << "place " << i;
+  EXPECT_EQ(std::set<char*>(at.begin(), at.end()).size(), at.size()) << "no place handed out twice";
+  pool.give_back(at[5]);
+  pool.give_back(at[9]);
+  EXPECT_EQ(pool.take(), at[9]) << "memory given back is taken first";
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_TRUE(__asan_address_is_poisoned(at[5])) << "memory holding no job is poisoned";
+  EXPECT_FALSE(__asan_address_is_poisoned(at[9]));
+  EXPECT_TRUE(__asan_address_is_poisoned(at.back() + job_pool::stride)) << "a block's places not taken yet";
+#endif
+  EXPECT_EQ(pool.take(), at[5]);
+}
+
 TEST(JobTable, FindsEveryJobLeftAfterAnyMixOfAddsAndErases) {
   std::mt19937 rng(20261128);
   job_table table;
