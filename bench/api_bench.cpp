@@ -88,6 +88,28 @@ double cpu_us_of(const std::string& stat) {
 }
 double cpu_us(pid_t pid) { return cpu_us_of("/proc/" + std::to_string(pid) + "/stat"); }
 
+// The same for a process and its children (a PostgreSQL server: the postmaster and its
+// backends, which the other readings do not count).
+double cpu_us_with_children(pid_t pid) {
+  if (pid <= 0) return 0;
+  double sum = cpu_us(pid);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(text.substr(close + 2));
+    std::string state;
+    long parent = 0;
+    fields >> state >> parent;
+    if (parent == pid) sum += cpu_us_of((entry.path() / "stat").string());
+  }
+  return sum;
+}
+
 // The same per thread, summed by thread name: batond names its own threads by role
 // (actors/thread_name.hpp: log_writer, log_syncer, proj:<projection>, http_io); CAF's
 // scheduler threads, which run the scheduler actor, keep CAF's names.
@@ -398,6 +420,8 @@ int main(int argc, char** argv) {
   };
   callgrind("--instr=on");
   double cpu_before_assigning = cpu_us(batond);
+  const pid_t postmaster = pg ? pg->postmaster() : 0;
+  const double pg_cpu_before_assigning = cpu_us_with_children(postmaster);
   auto threads_before_assigning = cpu_us_by_thread(batond);
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     size_t k = i * conns + t;
@@ -411,6 +435,7 @@ int main(int argc, char** argv) {
   auto assigning_views = wait_for_projections(port);
   double assigning_cpu_with_views = cpu_us(batond) - cpu_before_assigning;
   auto threads_after_assigning = cpu_us_by_thread(batond);
+  const double pg_cpu_assigning = cpu_us_with_children(postmaster) - pg_cpu_before_assigning;
   callgrind("--instr=off");
   if (callgrind_dir) {  // the threads' names in the order callgrind numbers them (by creation)
     callgrind("--dump=assigning");
@@ -444,6 +469,7 @@ int main(int argc, char** argv) {
   auto log_after = log_figures();
   auto delta = [&](const char* key) { return log_after[key] - log_before[key]; };
   auto mean_ms = [&](const char* sum, const char* count) { return delta(count) > 0 ? delta(sum) / delta(count) * 1e3 : 0.0; };
+  std::fprintf(stderr, "phase: constant\n");
   auto constant_between = constant_run();
   std::fprintf(stderr, "phase: idle\n");
   double cpu_before_idle = cpu_us(batond);
@@ -468,6 +494,9 @@ int main(int argc, char** argv) {
               assigning_cpu_with_views / std::max<size_t>(assigning.requests, 1));
   std::printf("  batond CPU by thread, the same (us/poll): %s\n",
               cpu_split(threads_before_assigning, threads_after_assigning, assigning.requests).c_str());
+  if (postmaster)
+    std::printf("  the PostgreSQL server's CPU, the same: %.0f us/poll\n",
+                pg_cpu_assigning / std::max<size_t>(assigning.requests, 1));
   std::printf("  inside batond meanwhile: a poll %.2f ms on average from its request to its reply; %.0f appends "
               "(%.1f polls each, %.2f ms each until durable), %.0f fsyncs (%.2f ms each)\n",
               mean_ms("baton_poll_seconds_sum", "baton_poll_seconds_count"), delta("baton_log_append_seconds_count"),

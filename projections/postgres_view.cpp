@@ -17,7 +17,7 @@ namespace baton::projections {
 
 namespace {
 
-constexpr size_t commit_every = 4096;  // events per transaction, as the SQLite view
+constexpr size_t commit_every = 4096;  // events held back at most before they are written
 
 // libpq's conninfo quoting: 'value' with \ and ' escaped.
 std::string conninfo_value(const std::string& v) {
@@ -86,7 +86,6 @@ void write_rows(pqxx::work& tx, const sql_batch_rows& rows) {
 struct postgres_view::session {
   explicit session(const std::string& info) : conn(info) {}
   pqxx::connection conn;
-  std::unique_ptr<pqxx::work> tx;  // the transaction rows are written in, until commit
 };
 
 postgres_view::postgres_view(postgres_options o, std::shared_ptr<const events::event_store> store, core::world at,
@@ -112,7 +111,7 @@ uint64_t postgres_view::stored_seq() const { return stored_.load(); }
 
 bool postgres_view::pending() const {
   std::lock_guard<std::mutex> lock(m_);
-  return (db_ && db_->tx) || !synced_;  // (the runner asks between batches, on the thread that applies)
+  return held_events_ > 0 || !synced_;  // (the runner asks between batches, on the thread that applies)
 }
 
 bool postgres_view::sync_now() {
@@ -132,7 +131,7 @@ void postgres_view::flush() {
   std::lock_guard<std::mutex> lock(m_);
   try {
     if (synced_) {
-      if (db_->tx) commit();
+      if (held_events_ > 0) store_held();
       return;
     }
     if (std::chrono::steady_clock::now() < retry_at_) return;
@@ -152,8 +151,9 @@ void postgres_view::lost(const std::string& why) {
   }
   db_.reset();
   synced_ = false;
-  written_ = stored_;
-  uncommitted_ = 0;
+  held_ = {};  // (catch_up() writes them again from the log)
+  held_changes_ = {};
+  held_events_ = 0;
   retry_at_ = std::chrono::steady_clock::now() + pause_;
   if (first)
     spdlog::error("the PostgreSQL view is behind the log (stored up to event {}, the log is at {}); retrying every {} ms up to {} s: {}",
@@ -194,7 +194,7 @@ void postgres_view::connect() {
   tx.commit();
   o_.rebuild = false;  // once
   db_->conn.prepare("w_offset", "UPDATE meta SET value = $1 WHERE key = 'applied_seq'");
-  stored_ = written_ = stored;
+  stored_ = stored;
 }
 
 // The events after the stored offset, read from the log, then the current rows of everything
@@ -208,7 +208,7 @@ void postgres_view::catch_up() {
     rows_to_catch_up(*store_, from, target, world_, clusters_, [&](const sql_batch_rows& rows) { write_rows(tx, rows); });
     tx.exec_prepared("w_offset", std::to_string(target));
     tx.commit();
-    stored_ = written_ = target;
+    stored_ = target;
   }
   synced_ = true;
   {
@@ -220,31 +220,34 @@ void postgres_view::catch_up() {
   spdlog::info("the PostgreSQL view is caught up at event {} ({} written in {} ms)", target, target - from, ms.count());
 }
 
-void postgres_view::commit() {
-  db_->tx->commit();
-  db_->tx.reset();
-  stored_ = written_;
-  uncommitted_ = 0;
-}
-
-void postgres_view::write(const std::vector<events::event_envelope>& batch, const sql_batch& changed) {
-  if (!db_->tx) db_->tx = std::make_unique<pqxx::work>(db_->conn);
-  auto& tx = *db_->tx;
-  write_rows(tx, rows_of(world_, batch, changed, clusters_));
-  tx.exec_prepared("w_offset", std::to_string(batch.back().seq));
-  written_ = batch.back().seq;
-  uncommitted_ += batch.size();
-  if (uncommitted_ >= commit_every) commit();
+void postgres_view::store_held() {
+  pqxx::work tx(db_->conn);
+  add_state_rows(world_, held_changes_, clusters_, held_);
+  write_rows(tx, held_);
+  tx.exec_prepared("w_offset", std::to_string(held_to_));
+  tx.commit();
+  stored_ = held_to_;
+  held_ = {};
+  held_changes_ = {};
+  held_events_ = 0;
 }
 
 void postgres_view::apply(const std::vector<events::event_envelope>& batch) {
   if (batch.empty()) return;
   std::lock_guard<std::mutex> lock(m_);
   // The world follows the log whatever the database does; the rows follow when it is there.
-  const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
+  auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
   if (!synced_) return;  // flush() catches up later, from the log
+  // Held back until the runner's flush (or commit_every events), then written in one
+  // transaction: a statement per table per flush instead of per log batch, and a job or
+  // worker that several batches touched is written once, as it is then.
+  add_event_rows(batch, changed, held_);
+  merge_changes(held_changes_, std::move(changed));
+  held_events_ += batch.size();
+  held_to_ = batch.back().seq;
+  if (held_events_ < commit_every) return;
   try {
-    write(batch, changed);
+    store_held();
   } catch (const std::exception& e) {
     lost(e.what());
   }

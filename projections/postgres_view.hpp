@@ -48,10 +48,10 @@ class postgres_view : public projection {
   // Connects and catches the database up now (batond does this once before it serves).
   // False, with why in last_error(), when it could not; the view retries later by itself.
   bool sync_now();
-  // Uncommitted rows, or a database that is behind and due a retry.
+  // Rows held back, or a database that is behind and due a retry.
   bool pending() const override;
-  // Commits what is pending; when the database is behind, reconnects and catches up if the
-  // pause since the last try is over.
+  // Writes and commits the rows held back; when the database is behind, reconnects and
+  // catches up if the pause since the last try is over.
   void flush() override;
   // The last sequence committed to the database (what its readers see).
   uint64_t stored_seq() const override;
@@ -63,8 +63,7 @@ class postgres_view : public projection {
  private:
   void connect();          // opens the connection, creates or checks the schema, reads its offset
   void catch_up();         // the events after the stored offset, the rows they touched, the offset
-  void write(const std::vector<events::event_envelope>& batch, const sql_batch& changed);
-  void commit();
+  void store_held();        // the rows held back and their offset, in one transaction
   void lost(const std::string& why);  // drops the connection; the next try comes after the pause
 
   postgres_options o_;
@@ -75,10 +74,14 @@ class postgres_view : public projection {
   mutable std::mutex m_;  // apply, flush and sync_now (the runner's thread; batond's at start and stop)
   struct session;                    // the libpqxx connection and its open transaction
   std::unique_ptr<session> db_;      // null while disconnected
-  bool synced_ = false;     // connected, and the database holds everything up to applied (committed or in the open transaction)
+  bool synced_ = false;     // connected, and the database holds everything up to applied but the rows held back
   std::atomic<uint64_t> stored_{0};  // committed offset (read by GET /metrics and /healthz without the lock)
-  uint64_t written_ = 0;    // offset of the rows written (== stored_ without an open transaction)
-  size_t uncommitted_ = 0;  // events in the open transaction
+  // Applied to the world, not yet written: the events' own rows, what they changed (whose rows
+  // are built when written), how many events and the last one's sequence.
+  sql_batch_rows held_;
+  sql_batch held_changes_;
+  size_t held_events_ = 0;
+  uint64_t held_to_ = 0;
   std::chrono::steady_clock::time_point retry_at_{};
   std::chrono::milliseconds pause_;
   mutable std::mutex error_m_;

@@ -53,28 +53,46 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
   return out;
 }
 
-sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_envelope>& batch, const sql_batch& changed,
-                       const std::set<std::string>& clusters) {
-  sql_batch_rows rows;
+void add_event_rows(const std::vector<events::event_envelope>& batch, const sql_batch& changed, sql_batch_rows& into) {
   for (size_t i = 0; i < batch.size(); ++i) {
-    rows.events.push_back(event_row(batch[i], changed.payloads[i]));
-    if (is_decision(batch[i].type)) rows.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
+    into.events.push_back(event_row(batch[i], changed.payloads[i]));
+    if (is_decision(batch[i].type)) into.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
   }
+}
+
+void add_state_rows(const core::world& w, const sql_batch& changed, const std::set<std::string>& clusters,
+                    sql_batch_rows& into) {
   for (const auto& [id, segments_before] : changed.jobs) {
     const core::job* j = w.find_job(id);
     if (!j)
       if (auto p = changed.pruned.find(id); p != changed.pruned.end()) j = &p->second;
     if (!j) continue;
-    rows.jobs.push_back(job_row(*j));
+    into.jobs.push_back(job_row(*j));
     // Segments are only added, and only the last one changes (its start moves to
     // job.started, it gets an end): the batch changed those from the last it found on.
-    for (auto& row : segment_rows(*j, segments_before > 0 ? segments_before - 1 : 0)) rows.run_segments.push_back(std::move(row));
+    for (auto& row : segment_rows(*j, segments_before > 0 ? segments_before - 1 : 0)) into.run_segments.push_back(std::move(row));
   }
   for (const auto& id : changed.workers)
-    if (const core::worker* wk = w.find_worker(id)) rows.workers.push_back(worker_row(w, *wk));
-  if (changed.fair_share) rows.fair_share = fair_share_rows(w);
-  if (changed.clusters) rows.clusters = cluster_rows(w, clusters);
+    if (const core::worker* wk = w.find_worker(id)) into.workers.push_back(worker_row(w, *wk));
+  if (changed.fair_share) into.fair_share = fair_share_rows(w);
+  if (changed.clusters) into.clusters = cluster_rows(w, clusters);
+}
+
+sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_envelope>& batch, const sql_batch& changed,
+                       const std::set<std::string>& clusters) {
+  sql_batch_rows rows;
+  add_event_rows(batch, changed, rows);
+  add_state_rows(w, changed, clusters, rows);
   return rows;
+}
+
+void merge_changes(sql_batch& earlier, sql_batch&& later) {
+  earlier.payloads.clear();
+  earlier.jobs.merge(later.jobs);  // (keeps earlier's entry where both have one)
+  earlier.workers.merge(later.workers);
+  earlier.fair_share |= later.fair_share;
+  earlier.clusters |= later.clusters;
+  for (auto& [id, j] : later.pruned) earlier.pruned.insert_or_assign(id, std::move(j));
 }
 
 void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t target, const core::world& w,

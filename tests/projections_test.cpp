@@ -16,6 +16,7 @@
 #include "projections/job_history.hpp"
 #include "projections/offsets.hpp"
 #include "projections/runner.hpp"
+#include "projections/sql_batch.hpp"
 #include "support/commands.hpp"
 #include "support/temp_dir.hpp"
 
@@ -281,6 +282,29 @@ TEST(Projections, AProjectionWhoseLogWriterStopsFailsAndStopsWaiters) {
   EXPECT_FALSE(rec->wait_applied(1, soon()));
   ASSERT_TRUE(rec->failure());
   EXPECT_NE(rec->failure()->find("log writer stopped"), std::string::npos) << *rec->failure();
+}
+
+// The PostgreSQL view holds several batches' changes until a flush: what each batch changed
+// merged, so that the rows written then cover every batch (tests/postgres_view_test.cpp
+// compares the rows themselves with a view rebuilt from the log).
+TEST(SqlBatch, ChangesMergedOverBatchesKeepTheFirstSegmentCountAndTheLastPrunedForm) {
+  projections::sql_batch first, second;
+  first.payloads.push_back(json::object());
+  first.jobs = {{"a", 1}, {"b", 0}};
+  first.workers = {"w1"};
+  first.pruned["b"].priority = 1;
+  second.jobs = {{"a", 2}, {"c", 3}};  // "a" had a segment more by the second batch
+  second.workers = {"w1", "w2"};
+  second.fair_share = true;
+  second.pruned["b"].priority = 2;
+  projections::merge_changes(first, std::move(second));
+  EXPECT_TRUE(first.payloads.empty()) << "payloads belong to one batch's events";
+  EXPECT_EQ(first.jobs, (std::map<std::string, size_t>{{"a", 1}, {"b", 0}, {"c", 3}}));
+  EXPECT_EQ(first.workers, (std::set<std::string>{"w1", "w2"}));
+  EXPECT_TRUE(first.fair_share);
+  EXPECT_FALSE(first.clusters);
+  ASSERT_EQ(first.pruned.count("b"), 1u);
+  EXPECT_EQ(first.pruned.at("b").priority, 2) << "the later pruned form";
 }
 
 TEST(BackgroundPriority, IdleWhileKeepingUpNiceOnceFarBehindAndBackWithHysteresis) {

@@ -54,6 +54,13 @@ class postgres_server {
     std::system((run_as_ + bin_ + "/pg_ctl -D " + dir_ + "/data -w -m immediate stop > /dev/null 2>&1").c_str());
   }
 
+  // The server's main process (its backends are its children), from the data dir's lock file; 0 when stopped.
+  pid_t postmaster() const {
+    std::ifstream in(dir_ + "/data/postmaster.pid");
+    long pid = 0;
+    return in >> pid ? static_cast<pid_t>(pid) : 0;
+  }
+
   // The connection string batond is configured with (the password comes from the environment).
   std::string dsn() const { return "host=" + dir_ + " dbname=postgres user=baton"; }
   // The same with the password, for the test's own queries.
