@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release preset and runs the benchmarks named in docs/benchmarks.md.
 # Usage: bench/run.sh [eventlog|api|preemption|sim|rederive|view|restart]   (default: all). All take
-# about twenty minutes on 2 cores (restart alone ~5: it writes a 10,000,000-event log first).
+# about half an hour on 2 cores (restart alone ~5: it writes a 10,000,000-event log first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
@@ -17,14 +17,17 @@ if [[ "$what" == all || "$what" == eventlog ]]; then
   "$b" create 400000
 fi
 if [[ "$what" == all || "$what" == api ]]; then
-  # The default config, then the request path alone (SQL view and state snapshots off),
-  # alternating so both see the same machine.
+  # The default config, the request path alone (SQL view and state snapshots off), and issue
+  # 15's condition (the PostgreSQL view too, and 50 live-stream clients), in turn so all three
+  # see the same machine.
   for run in 1 2 3; do
     echo "== api run $run: default config"
     build/release/bench/api_bench 10000 100000 32 5
     echo "== api run $run: views and snapshots off"
     API_BENCH_EXTRA_CONFIG=$'projections: {sqlite: false}\nevent_log: {snapshot_every_events: 0}' \
       build/release/bench/api_bench 10000 100000 32 5
+    echo "== api run $run: both SQL views and 50 live-stream clients"
+    API_BENCH_SSE=50 API_BENCH_POSTGRES=1 build/release/bench/api_bench 10000 100000 32 5
   done
 fi
 if [[ "$what" == all || "$what" == preemption ]]; then

@@ -271,8 +271,9 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
            (q.worker_image_key.empty() || image == q.worker_image_key) && may_see_user_of(who, user);
   };
   auto on_page = [&] { return page.total++ >= q.offset && page.items.size() < q.limit; };
-  auto add_job = [&](const std::string& id) {
-    if (const job* j = w.find_job(id)) {
+  // j: the job, found once by the walk; nullptr for a pruned job's stub.
+  auto add_job = [&](const std::string& id, const job* j) {
+    if (j) {
       if ((!j->pruned || q.include_pruned) && wanted(j->status, j->assigned_worker_id, j->worker_image_key, j->user) &&
           on_page())
         page.items.push_back(row_of(w, s, *j));
@@ -284,7 +285,10 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
   if (q.include_pruned)
     for_each_job_by_created(w, true, add_job);
   else
-    for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) add_job(w.jobs.find(it->second)->id);
+    for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) {
+      const job* j = w.jobs.find(it->second);
+      add_job(j->id, j);
+    }
   return answered(std::move(page), now);
 }
 

@@ -1,17 +1,19 @@
 #pragma once
 // Every job not pruned, by id (world::jobs).
 //
-// A flat hash index over jobs allocated one by one. At 250,000 jobs a std::unordered_map
-// find walked bucket -> the node before -> the node -> the key's bytes, each a cache miss,
-// and a replay spent a third of its applying thread there (docs/benchmarks.md). Here a find
-// probes a slot array that holds each id's hash beside its entry (open addressing, linear
-// probing, at most half full), so it touches one slot line, then the entry it found. A caller
-// that knows the hash already passes it (a replay's reading thread hashes each id ahead:
-// replay/prepared_event.hpp). Jobs never move while in the table (only the slots move on a
-// growth or an erase), so indexes may point at a job and at its id. They live in the table's
-// own blocks (core/job_pool.hpp). The key is the job's own
-// id (job::id, never changed while the job is in the table): a second copy beside it cost an
-// allocation per job and took the record past a kilobyte, into the allocator's next size.
+// A flat hash index over jobs. At 250,000 jobs a std::unordered_map find walked bucket ->
+// the node before -> the node -> the key's bytes, each a cache miss, and a replay spent a
+// third of its applying thread there (docs/benchmarks.md). Here a find probes a slot array
+// that holds each id's hash beside its entry (open addressing, linear probing, at most half
+// full), so it touches one slot line, then the entry it found. A caller that knows the hash
+// already passes it (a replay's reading thread hashes each id ahead:
+// replay/prepared_event.hpp).
+//
+// The jobs live in the table's own blocks (core/job_pool.hpp) and never move while in the
+// table (only the slots move, on a growth or an erase), so indexes may point at a job and at
+// its id. The key is the job's own id (job::id, never changed while the job is in the
+// table): a second copy beside it cost an allocation per job and took the record past a
+// kilobyte, into the allocator's next size.
 //
 // Hashing must decide no order: the table is walked either in id order (by_id(): listings,
 // snapshots, decisions over every job) or, for folds whose result does not depend on the
@@ -20,7 +22,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>

@@ -207,8 +207,9 @@ struct world {
 // views, the what-if workload, a job's story). Empty if the world holds no such job.
 std::optional<job> as_pruned(const world& w, const std::string& job_id, const nlohmann::json& payload, time_us at);
 
-// Every job's id, pruned ones too, in creation order then id (how jobs are listed): f(id).
-// Oldest first, or newest first.
+// Every job's id, pruned ones too, in creation order then id (how jobs are listed):
+// f(id, j), j the job when the table holds it, nullptr for a pruned job's stub (so a
+// listing does not look each job up again). Oldest first, or newest first.
 template <class F>
 void for_each_job_by_created(const world& w, bool newest_first, F&& f) {
   // by_created (jobs) and the stubs merged: two sorted sequences, each given in order.
@@ -218,14 +219,16 @@ void for_each_job_by_created(const world& w, bool newest_first, F&& f) {
   auto before = [&](const auto& a, const auto& b) { return newest_first ? a > b : a < b; };
   auto g = gone.begin();
   auto live = [&](const std::pair<time_us, std::string_view>& k) {
-    for (; g != gone.end() && before(std::pair<time_us, std::string_view>{g->first, g->second}, k); ++g) f(g->second);
-    f(w.jobs.find(k.second)->id);  // (the job's own id: the index only views it)
+    for (; g != gone.end() && before(std::pair<time_us, std::string_view>{g->first, g->second}, k); ++g)
+      f(g->second, static_cast<const job*>(nullptr));
+    const job* j = w.jobs.find(k.second);
+    f(j->id, j);  // (the job's own id: the index only views it)
   };
   if (newest_first)
     for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) live(*it);
   else
     for (const auto& key : w.by_created) live(key);
-  for (; g != gone.end(); ++g) f(g->second);
+  for (; g != gone.end(); ++g) f(g->second, static_cast<const job*>(nullptr));
 }
 
 // Fills every index (and the lookup tables) from the jobs, workers and priority state alone:

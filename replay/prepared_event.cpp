@@ -1,5 +1,6 @@
 #include "replay/prepared_event.hpp"
 
+#include <iterator>
 #include <utility>
 
 #include "core/scheduling.hpp"
@@ -25,7 +26,8 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
     if (auto& at = p.read.decision_at) {  // (left as bytes, its inputs read: as assignment_inputs_of reads them)
       if (decision_inputs) {
         auto& in = p.decision_inputs.emplace();
-        in.stale.insert(at->stale_excluded.begin(), at->stale_excluded.end());
+        in.stale.insert(std::make_move_iterator(at->stale_excluded.begin()),  // (read nowhere after this)
+                        std::make_move_iterator(at->stale_excluded.end()));
         if (at->deadline) in.rule = core::deadline_rule_from_json(*at->deadline);
       }
     } else if (decision_inputs && p.read.change.kind == core::job_event::assigned) {

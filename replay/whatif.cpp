@@ -63,9 +63,9 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
   });
   std::map<std::string, int64_t> account_ids, user_ids;
   std::vector<const core::job*> in_window;
-  core::for_each_job_by_created(w, false, [&](const std::string& id) {
+  core::for_each_job_by_created(w, false, [&](const std::string& id, const core::job* live) {
     auto p = pruned.find(id);
-    const core::job& j = p != pruned.end() ? p->second : w.jobs.at(id);
+    const core::job& j = p != pruned.end() ? p->second : *live;
     if ((from_us && j.created_at < *from_us) || (to_us && j.created_at > *to_us)) return;
     in_window.push_back(&j);
   });

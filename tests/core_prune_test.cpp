@@ -67,8 +67,16 @@ TEST(core_prune, APrunedJobLeavesEveryIndexForAStub) {
   EXPECT_FALSE(f.w.status_of_job(test::uid("never")));
   EXPECT_EQ(f.w.by_created.size(), 1u) << "the live jobs' index";
   std::vector<std::string> listed;
-  core::for_each_job_by_created(f.w, false, [&](const std::string& id) { listed.push_back(id); });
+  std::vector<bool> whole;
+  core::for_each_job_by_created(f.w, false, [&](const std::string& id, const core::job* j) {
+    listed.push_back(id);
+    whole.push_back(j != nullptr);
+    if (j) {
+      EXPECT_EQ(j->id, id);
+    }
+  });
   EXPECT_EQ(listed, (std::vector<std::string>{gone, kept})) << "still listed on request, in creation order";
+  EXPECT_EQ(whole, (std::vector<bool>{false, true})) << "the job handed with its id, none for the pruned one's stub";
   EXPECT_EQ(f.w.active_jobs_by_user.at("alice"), 1u);
 }
 
