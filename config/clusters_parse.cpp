@@ -76,6 +76,7 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   if (auto imgs = n["worker_images"]) {
     auto ip = join(p, "worker_images");
     if (!imgs.IsMap()) throw key_error{ip, "expected a map of image key -> {sif_path | image_uri}, got " + describe(imgs)};
+    check_unique_keys(imgs, ip);
     for (const auto& kv : imgs) {
       auto key = kv.first.as<std::string>();
       auto kp = join(ip, key);

@@ -36,6 +36,7 @@ template <class Fn>
 void for_each_named(const YAML::Node& map, const std::string& key, const std::string& what, bool allow_empty, Fn fn) {
   if (!map.IsMap() || (!allow_empty && map.size() == 0))
     throw key_error{key, "expected a map of " + what + ", got " + describe(map)};
+  check_unique_keys(map, key);
   for (const auto& kv : map) {
     auto name = kv.first.as<std::string>();
     std::string entry = key + "." + name;

@@ -1,5 +1,7 @@
 #include "config/yaml_read.hpp"
 
+#include <map>
+
 namespace baton::config::detail {
 
 std::string describe(const YAML::Node& n) {
@@ -13,8 +15,22 @@ std::string describe(const YAML::Node& n) {
 
 std::string join(const std::string& prefix, const std::string& key) { return prefix.empty() ? key : prefix + "." + key; }
 
+void check_unique_keys(const YAML::Node& map, const std::string& prefix) {
+  if (!map.IsMap()) return;
+  std::map<std::string, int> first_line;  // (yaml-cpp counts lines from 0)
+  for (const auto& kv : map) {
+    auto key = kv.first.as<std::string>();
+    const int line = kv.first.Mark().line + 1;
+    auto [at, fresh] = first_line.emplace(key, line);
+    if (!fresh)
+      throw key_error{join(prefix, key), "given twice (lines " + std::to_string(at->second) + " and " + std::to_string(line) +
+                                             "); only the first would count, so write it once"};
+  }
+}
+
 void check_known_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& allowed) {
   if (!map.IsMap()) throw key_error{prefix.empty() ? "(top level)" : prefix, "expected a map, got " + describe(map)};
+  check_unique_keys(map, prefix);
   for (const auto& kv : map) {
     auto key = kv.first.as<std::string>();
     if (key == "api_token" && prefix.empty())

@@ -17,6 +17,10 @@ struct key_error {
 std::string describe(const YAML::Node& n);
 std::string join(const std::string& prefix, const std::string& key);
 void check_known_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& allowed);
+// Refuses a key the map gives twice, naming it and both lines: YAML parsers keep both, and a
+// lookup sees only the first, so the second would be ignored without a word. check_known_keys
+// calls it; maps of names (partitions, accounts, image keys) call it themselves.
+void check_unique_keys(const YAML::Node& map, const std::string& prefix);
 void read_int(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, int& out);
 void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
                  double& out);

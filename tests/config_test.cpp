@@ -134,6 +134,21 @@ TEST(Config, UnknownKeysAreTypos) {
   EXPECT_EQ(error_of("listen: {prot: 1}\n").key, "listen.prot");
 }
 
+// YAML keeps both entries of a repeated key and a lookup finds the first: the second block
+// would be dropped without a word (as an operator adding a second `projections:` found).
+TEST(Config, AKeyGivenTwiceIsRefusedNamingItAndBothLines) {
+  auto top = error_of("projections: {postgres: {dsn: \"host=/tmp\"}}\nlog_level: warn\nprojections: {sqlite: false}\n");
+  EXPECT_EQ(top.key, "projections");
+  EXPECT_NE(top.message.find("given twice (lines 1 and 3)"), std::string::npos) << top.message;
+  EXPECT_EQ(error_of("event_log:\n  snapshot_every_events: 10\n  snapshot_every_events: 0\n").key,
+            "event_log.snapshot_every_events");
+  EXPECT_EQ(error_of("accounts: {a: {shares: 1}, a: {shares: 2}}\n").key, "accounts.a");
+  EXPECT_EQ(error_of("scheduling: {partitions: {gpu: {}, gpu: {priority_tier: 2}}}\n").key, "scheduling.partitions.gpu");
+  // Different keys, and the same key in two different maps, are fine.
+  EXPECT_TRUE(load_from_string("listen: {port: 1}\nhttp: {}\nevent_log: {snapshot_every_events: 0}\n", "f.yaml", no_env)
+                  .value.has_value());
+}
+
 TEST(Config, SecretsAreRefusedInTheFile) {
   auto e = error_of("api_token: hunter2\n");
   EXPECT_EQ(e.key, "api_token");
