@@ -6,6 +6,7 @@
 // Usage: api_bench [WORKERS JOBS CONNECTIONS SECONDS]   (default 10000 100000 32 5)
 // API_BENCH_SSE=N: N clients follow GET /events/stream (as dashboards do) through both phases.
 // API_BENCH_POSTGRES=1: batond also writes the PostgreSQL view, to a server the bench starts.
+// API_BENCH_SQLITE=0: without the SQLite view (with or without the PostgreSQL one).
 // API_BENCH_BATOND=PATH: load another build's batond (comparing two builds in turn).
 // API_BENCH_CALLGRIND=DIR: batond runs under valgrind's callgrind, counting instructions only
 // through the assigning phase and the views' catch-up after it (bench/api_ir.sh reads DIR).
@@ -253,7 +254,13 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   std::unique_ptr<baton::test::postgres_server> pg;
   if (std::getenv("API_BENCH_POSTGRES")) pg = std::make_unique<baton::test::postgres_server>();
-  std::ofstream(dir / "batond.yaml") << (pg ? "projections: {postgres: {dsn: \"" + pg->dsn() + "\"}}\n" : std::string())
+  // One projections block (batond refuses a key given twice): the SQLite view off with
+  // API_BENCH_SQLITE=0, the PostgreSQL view on with API_BENCH_POSTGRES=1.
+  const bool no_sqlite = std::getenv("API_BENCH_SQLITE") && std::string(std::getenv("API_BENCH_SQLITE")) == "0";
+  std::string projections;
+  if (no_sqlite) projections += "sqlite: false";
+  if (pg) projections += std::string(no_sqlite ? ", " : "") + "postgres: {dsn: \"" + pg->dsn() + "\"}";
+  std::ofstream(dir / "batond.yaml") << (projections.empty() ? std::string() : "projections: {" + projections + "}\n")
                                      << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
                                      << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n"
                                      << "jobs: {worker_images: [no-jobs-image]}\n"  // the idle pool's image
