@@ -72,15 +72,20 @@ int wait_for_port(const std::string& file) {
   return 0;
 }
 
+// The fields of a /proc stat file after the command name, from the state (field 3) on; empty
+// if the process is gone.
+std::istringstream stat_fields(const std::string& stat) {
+  std::ifstream in(stat);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  return std::istringstream(close == std::string::npos ? std::string() : text.substr(close + 2));
+}
+
 // CPU time (user + system) a process has used so far, in µs: a figure per request that does
 // not depend on how fast the clients sharing the machine happened to be.
 // (`stat` is /proc/<pid>/stat, or a thread's /proc/<pid>/task/<tid>/stat.)
 double cpu_us_of(const std::string& stat) {
-  std::ifstream in(stat);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
+  auto fields = stat_fields(stat);
   std::string skip;
   for (int i = 0; i < 11; ++i) fields >> skip;  // state .. cmajflt: fields 3..13
   double utime = 0, stime = 0;
@@ -98,11 +103,7 @@ double cpu_us_with_children(pid_t pid) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(text.substr(close + 2));
+    auto fields = stat_fields((entry.path() / "stat").string());
     std::string state;
     long parent = 0;
     fields >> state >> parent;

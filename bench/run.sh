@@ -24,7 +24,7 @@ if [[ "$what" == all || "$what" == api ]]; then
     echo "== api run $run: default config"
     build/release/bench/api_bench 10000 100000 32 5
     echo "== api run $run: views and snapshots off"
-    API_BENCH_EXTRA_CONFIG=$'projections: {sqlite: false}\nevent_log: {snapshot_every_events: 0}' \
+    API_BENCH_SQLITE=0 API_BENCH_EXTRA_CONFIG='event_log: {snapshot_every_events: 0}' \
       build/release/bench/api_bench 10000 100000 32 5
     echo "== api run $run: both SQL views and 50 live-stream clients"
     API_BENCH_SSE=50 API_BENCH_POSTGRES=1 build/release/bench/api_bench 10000 100000 32 5

@@ -72,7 +72,7 @@ class postgres_view : public projection {
   std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
 
   mutable std::mutex m_;  // apply, flush and sync_now (the runner's thread; batond's at start and stop)
-  struct session;                    // the libpqxx connection and its open transaction
+  struct session;                    // the libpqxx connection
   std::unique_ptr<session> db_;      // null while disconnected
   bool synced_ = false;     // connected, and the database holds everything up to applied but the rows held back
   std::atomic<uint64_t> stored_{0};  // committed offset (read by GET /metrics and /healthz without the lock)
