@@ -76,16 +76,19 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
   json expired = json::array(), preemptions = json::array(), placed = json::array();
   size_t waiting = 0;
 
-  // One pass over the occupied workers: the grace periods that ended, the preemptors whose
-  // victim is still leaving, and per image the jobs that could be preempted (best victim first).
-  std::set<std::string> preemptor_in_progress;
+  // One pass over the occupied workers: the grace periods that ended, the workers a victim is
+  // leaving, and per image the jobs that could be preempted (best victim first).
   std::map<std::string, std::vector<occupied>> candidates;  // image -> victims in victim order
+  std::map<std::string, std::vector<occupied>> leaving;     // image -> victims' workers, by worker id
   for (const auto& [worker_id, job_id] : w.job_of_worker) {  // ordered by worker id
     const job* j = w.find_job(job_id);
     const worker* wk = w.find_worker(worker_id);
     if (!j || !wk) continue;
     if (!j->preempted_by.empty()) {
-      preemptor_in_progress.insert(j->preempted_by);
+      // A freed worker goes to the first preemptor in the evaluation order that it can run,
+      // which need not be the one its victim was chosen for: a cancelled victim leaves long
+      // before one handing off. So the workers being left are counted, not who they were for.
+      if (!stale.count(worker_id) && !wk->gone) leaving[wk->worker_image_key].push_back({j, wk});
       if (j->preempt_grace_until > now) continue;
       // Its grace ended: batond takes the worker back (the worker is told to stop when it next asks).
       auto d = j->status == job_status::cancelling ? decide_finish_cancel(*j, now)
@@ -109,10 +112,10 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
     for (const auto& [image, queued] : w.queued_by_image) {
       auto victims = candidates.find(image);
       auto idle = w.idle_by_image.find(image);
+      auto left = leaving.find(image);
       for (const auto& key : queued) {
         if (!key.preemptor) break;  // preemptors come first in the evaluation order
         const job& p = *key.owner;
-        if (preemptor_in_progress.count(p.id)) continue;  // its victim is leaving: that worker is its
         auto fits = [&](const worker& wk) { return can_run(wk, p) && fit_of(wk, p, rule, now).admitted; };
         // First without preempting: a fresh idle worker that can run it takes it at its next poll.
         const worker* free_worker = nullptr;
@@ -127,6 +130,19 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         if (free_worker) {
           taken.insert(free_worker->id);
           placed.push_back({{"job_id", p.id}, {"worker_id", free_worker->id}});
+          continue;
+        }
+        // Then a worker an earlier victim is leaving: it is free soon, without a new victim.
+        const occupied* being_left = nullptr;
+        if (left != leaving.end())
+          for (const auto& l : left->second)
+            if (!taken.count(l.wk->id) && fits(*l.wk)) {
+              being_left = &l;
+              break;
+            }
+        if (being_left) {
+          taken.insert(being_left->wk->id);
+          placed.push_back({{"job_id", p.id}, {"worker_id", being_left->wk->id}, {"when_left_by", being_left->j->id}});
           continue;
         }
         const occupied* victim = nullptr;

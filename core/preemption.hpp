@@ -8,7 +8,10 @@
 // candidates the victim is the one considered last in the evaluation order (not a preemptor,
 // lowest tier, lowest priority), then the one that started last (least work lost), then the
 // smaller id. A job never preempts one that comes before it in the evaluation order, so two
-// preemptors never take turns preempting each other.
+// preemptors never take turns preempting each other. A worker whose victim is still leaving
+// counts as free for the first waiting preemptor it can run, whichever preemptor chose that
+// victim: a freed worker goes to the first preemptor in the order, and a cancelled victim
+// leaves long before one that hands off, so counting by preemptor preempted a third job.
 //
 // A victim that may be requeued (requeue true, not interactive) is told to hand off: it
 // checkpoints, goes back to the queue through the hand-off path and later resumes from that

@@ -222,6 +222,35 @@ TEST_F(preemption_fixture, InteractiveAndNoRequeueVictimsAreCancelledAndTheWorke
   EXPECT_EQ((std::set<std::optional<std::string>>{got_a, got_b}), (std::set<std::optional<std::string>>{o1, o2}));
 }
 
+TEST_F(preemption_fixture, AVictimsWorkerTakenByAnotherPreemptorStillCountsAsBeingLeft) {
+  auto [a, batch] = running("batch", nice(100));
+  auto [b, session] = running("session", [](C::create_job& c) {
+    c.nice = 50;
+    c.interactive = true;
+  });
+  auto [c, high] = running("high");
+  auto o1 = job("owner1", in("owner")), o2 = job("owner2", in("owner"));
+  auto record = check();
+  ASSERT_EQ(record["preemptions"].size(), 2u) << record.dump();
+  EXPECT_EQ(record["preemptions"][0]["job_id"], batch);
+  EXPECT_EQ(record["preemptions"][0]["by"], o1);
+  EXPECT_EQ(record["preemptions"][1]["job_id"], session);
+  EXPECT_EQ(record["preemptions"][1]["by"], o2);
+  // The cancelled session leaves first, and its worker goes to the first preemptor in the
+  // order, owner1, whose victim is still handing off. That worker is now owner2's.
+  EXPECT_EQ(take(b), o1);
+  EXPECT_EQ(j(session).status, core::job_status::cancelled);
+  auto again = check();
+  EXPECT_TRUE(again.is_null()) << "no third victim while batch's worker is being left: " << again.dump();
+  EXPECT_TRUE(j(high).preempted_by.empty());
+  ASSERT_FALSE(run(principal::of_worker(a), handoff(batch)).answer.error);
+  ASSERT_FALSE(run(principal::of_worker(a), C::handoff_complete{batch, report("/ck/m1.json")}).answer.error);
+  EXPECT_EQ(take(a), o2);
+  EXPECT_TRUE(check().is_null());
+  EXPECT_EQ(j(high).status, core::job_status::running);
+  (void)c;
+}
+
 TEST_F(preemption_fixture, AJobNotYetStartedGoesStraightBackToTheQueue) {
   auto a = worker("a");
   auto low = job("low");

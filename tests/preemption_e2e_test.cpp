@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <set>
 
@@ -51,14 +52,23 @@ TEST_F(preemption_e2e, AnOwnerJobPreemptsTheLowestBatchJobWhichResumesLaterWhile
   ASSERT_TRUE(wait_until([&] { return checkpointed_steps("low") >= 3; }, 15s));
   auto low_worker = job("low")["assigned_worker_id"], session_worker = job("session")["assigned_worker_id"];
 
-  create_job("owner1", make_bundle("owner1", "echo \"ran owner1\" >> " + log + "\n"), {{"partition", "owner"}});
-  create_job("owner2", make_bundle("owner2", "echo \"ran owner2\" >> " + log + "\n"), {{"partition", "owner"}});
+  // Each preemptor waits at a gate the test opens only once both run, so the two cannot take
+  // turns on the first worker freed (the cancelled session's frees long before the hand-off).
+  auto gate = dir / "owners-may-finish";
+  auto owner_script = [&](const std::string& name) {
+    return "while [ ! -e " + gate + " ]; do sleep 0.05; done\necho \"ran " + name + "\" >> " + log + "\n";
+  };
+  create_job("owner1", make_bundle("owner1", owner_script("owner1")), {{"partition", "owner"}});
+  create_job("owner2", make_bundle("owner2", owner_script("owner2")), {{"partition", "owner"}});
 
   // The batch victim is told within a heartbeat, checkpoints, hands off and goes back to the queue.
   ASSERT_TRUE(wait_until([&] { return job("low")["preemptions"] == 1 && status("low") != "running"; }, 15s))
       << job("low");
   ASSERT_TRUE(wait_status("session", "cancelled", 15s)) << job("session");
   EXPECT_EQ(job("session")["failure_reason"], "preempted");
+  ASSERT_TRUE(wait_status("owner1", "running", 15s)) << job("owner1");
+  ASSERT_TRUE(wait_status("owner2", "running", 15s)) << job("owner2");
+  std::ofstream{gate};
   ASSERT_TRUE(wait_status("owner1", "completed", 15s)) << job("owner1");
   ASSERT_TRUE(wait_status("owner2", "completed", 15s)) << job("owner2");
   std::set<json> owner_workers{job("owner1")["assigned_worker_id"], job("owner2")["assigned_worker_id"]};
@@ -85,7 +95,7 @@ TEST_F(preemption_e2e, AnOwnerJobPreemptsTheLowestBatchJobWhichResumesLaterWhile
     if (attempt == 2) resumed_at = step;  // "low" is the only job with a second attempt
   EXPECT_GT(resumed_at, 0) << "it resumed from its checkpoint, not from zero:\n" << text;
   EXPECT_NE(text.find("done 40 attempt 2"), std::string::npos) << text;
-  EXPECT_EQ(job("high")["attempts"], 1) << "the job of normal priority was never preempted";
+  EXPECT_EQ(job("high")["attempts"], 1) << "the job of normal priority was never preempted: " << get(*op, "/jobs/high/history").dump(1);
 
   auto submitted = event_time("owner1", "job.created"), told = event_time("low", "job.preempted"),
        handed = event_time("low", "job.handoff_started");
