@@ -2,7 +2,9 @@
 // and kill -9 in between: afterwards `batond --rederive` must re-derive every recorded
 // assignment, priority recalculation, plan and preemption identically from the log. An owner
 // partition and an urgent QOS preempt normal jobs; victims hand off when their worker next
-// acts, or are taken back when their (one second) grace ends. The SQL view written through it
+// acts, or are taken back when their grace ends (ten seconds: long enough that a slow build's
+// workers still act within it; the campaign ends by letting each worker act once more, then
+// stages one preemption whose victim certainly hands off). The SQL view written through it
 // all equals, row for row, the view rebuilt from sequence 1.
 #include <gtest/gtest.h>
 
@@ -14,7 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <random>
+#include <thread>
 
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
@@ -32,7 +36,8 @@ std::string config_for(const std::string& policy) {
                owner: {priority_tier: 10, priority_factor: 1, preempt: [normal]}}
   qos: {normal: {priority_factor: 0}, 2h: {priority_factor: 100}, interactive: {priority_factor: 1000},
         urgent: {priority_factor: 500, preempt: [normal, 2h]}}
-  preempt_grace_seconds: 1
+  preempt_grace_seconds: 10
+jobs: {worker_images: [solo]}
 accounts:
   chem: {shares: 60, users: {ann: 1, bob: 2}}
   phys: {shares: 40, users: {cy: 1}}
@@ -76,6 +81,22 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
     return r ? json::parse(r->body.empty() ? "null" : r->body) : json(nullptr);
   };
 
+  // A worker holding a job acts on it: told to make room, it hands off (or stops, for a
+  // cancel); otherwise it finishes.
+  auto finish = [&](worker_handle& w) {
+    httplib::Client c("127.0.0.1", d->port());
+    auto ctl = c.Get(("/jobs/" + w.job + "/control").c_str(), {{"X-Worker-Token", w.token}});
+    auto control = ctl && ctl->status == 200 ? json::parse(ctl->body) : json::object();
+    if (control.value("preemption_requested", false) && control["preempt"]["mode"] == "requeue") {
+      as_worker(w, "/jobs/" + w.job + "/handoff/start");
+      as_worker(w, "/jobs/" + w.job + "/handoff/complete");
+      ++handoffs;
+    } else if (!control.value("cancellation_requested", false)) {
+      as_worker(w, "/jobs/" + w.job + (pick(5) ? "/complete" : "/fail"));
+    }
+    w.job.clear();
+  };
+
   for (int step = 0; step < 500; ++step) {
     int what = pick(100);
     if (what < 30) {  // a submission
@@ -103,18 +124,7 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
           as_worker(w, "/jobs/" + w.job + "/start");
         }
       } else {
-        // A worker told to make room hands off (or stops, for a cancel); otherwise it finishes.
-        httplib::Client c("127.0.0.1", d->port());
-        auto ctl = c.Get(("/jobs/" + w.job + "/control").c_str(), {{"X-Worker-Token", w.token}});
-        auto control = ctl && ctl->status == 200 ? json::parse(ctl->body) : json::object();
-        if (control.value("preemption_requested", false) && control["preempt"]["mode"] == "requeue") {
-          as_worker(w, "/jobs/" + w.job + "/handoff/start");
-          as_worker(w, "/jobs/" + w.job + "/handoff/complete");
-          ++handoffs;
-        } else if (!control.value("cancellation_requested", false)) {
-          as_worker(w, "/jobs/" + w.job + (pick(5) ? "/complete" : "/fail"));
-        }
-        w.job.clear();
+        finish(w);
       }
     } else if (what < 85) {  // an operator recalculates, or releases a held job
       int action = pick(3);
@@ -142,6 +152,41 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
       ASSERT_GT(d->port(), 0) << d->err();
     }
   }
+  for (auto& w : workers)  // (a victim told near the end hands off now, within its grace)
+    if (!w.job.empty()) finish(w);
+  const int campaign_handoffs = handoffs;
+  // Then one preemption whose victim certainly hands off, however the timing went above: on an
+  // image of its own, a normal job runs on that image's only worker, and an owner job comes.
+  {
+    auto c = d->client();
+    auto r = c->Post("/workers/register", json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1},
+                                               {"worker_image_key", "solo"}}.dump(), "application/json");
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    auto j = json::parse(r->body);
+    worker_handle solo{j["worker_id"], j["worker_token"], ""};
+    json victim = {{"id", test::uid("solo-victim")}, {"title", "v"}, {"input_bundle_path", "/b"}, {"user", "ann"},
+                   {"partition", "normal"}, {"qos", "normal"}, {"requeue", true}, {"worker_image_key", "solo"}};
+    ASSERT_EQ(op_call("POST", "/jobs", victim), 200);
+    auto got = as_worker(solo, "/jobs/request?worker_id=" + solo.id);
+    ASSERT_EQ(got.value("job_id", ""), victim["id"]) << got;
+    ++assigned;
+    solo.job = victim["id"];
+    as_worker(solo, "/jobs/" + solo.job + "/start");
+    json owner = {{"id", test::uid("solo-owner")}, {"title", "o"}, {"input_bundle_path", "/b"}, {"user", "ann"},
+                  {"partition", "owner"}, {"worker_image_key", "solo"}};
+    ASSERT_EQ(op_call("POST", "/jobs", owner), 200);
+    // (the scheduler checks right after a submission that may preempt; its grace is ten seconds)
+    auto told = [&] {
+      httplib::Client cc("127.0.0.1", d->port());
+      auto ctl = cc.Get(("/jobs/" + solo.job + "/control").c_str(), {{"X-Worker-Token", solo.token}});
+      return ctl && ctl->status == 200 && json::parse(ctl->body).value("preemption_requested", false);
+    };
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!told() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(told()) << "the owner job preempts the only job on its image";
+    finish(solo);
+    ASSERT_EQ(handoffs, campaign_handoffs + 1);
+  }
   EXPECT_GT(assigned, 50) << "the campaign must exercise the policy";
   EXPECT_GT(plans_asked, 5) << "and the planning cycle";
   ASSERT_EQ(d->stop(), 0) << d->err();
@@ -152,7 +197,6 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
       << tool.out() << tool.err();
   EXPECT_EQ(tool.out().find(" 0 plans"), std::string::npos) << "plans were recorded and re-derived: " << tool.out();
   EXPECT_EQ(tool.out().find(" 0 preemption decisions"), std::string::npos) << "preemptions too: " << tool.out();
-  EXPECT_GT(handoffs, 0) << "victims handed off";
   // The SQL view, written through the restarts and kills above, row for row as a rebuild.
   const std::string rebuilt = dir / "rebuilt.sqlite";
   test::rebuild_view(dir / "data/eventlog", rebuilt);
@@ -199,7 +243,7 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
       EXPECT_GT(prioritised, 0u) << "the campaign gave jobs priorities";
     }
   }
-  std::cout << "[ info ] " << tool.out() << "[ info ] " << handoffs << " hand-offs after a preemption\n";
+  std::cout << "[ info ] " << tool.out() << "[ info ] " << campaign_handoffs << " hand-offs after a preemption in the campaign\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(policies, campaign, ::testing::Values("multifactor", "lattice:ml_training", "fifo"),
