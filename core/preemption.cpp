@@ -117,16 +117,16 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         if (!key.preemptor) break;  // preemptors come first in the evaluation order
         const job& p = *key.owner;
         auto fits = [&](const worker& wk) { return can_run(wk, p) && fit_of(wk, p, rule, now).admitted; };
+        // A fresh worker not given to another preemptor in this decision that can run it.
+        auto free_for_it = [&](const worker& wk) { return !taken.count(wk.id) && !stale.count(wk.id) && fits(wk); };
         // First without preempting: a fresh idle worker that can run it takes it at its next poll.
         const worker* free_worker = nullptr;
         if (idle != w.idle_by_image.end())
-          for (const auto& r : idle->second) {
-            if (taken.count(r.owner->id) || stale.count(r.owner->id)) continue;
-            if (fits(*r.owner)) {
+          for (const auto& r : idle->second)
+            if (free_for_it(*r.owner)) {
               free_worker = r.owner;
               break;
             }
-          }
         if (free_worker) {
           taken.insert(free_worker->id);
           placed.push_back({{"job_id", p.id}, {"worker_id", free_worker->id}});
@@ -136,7 +136,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         const occupied* being_left = nullptr;
         if (left != leaving.end())
           for (const auto& l : left->second)
-            if (!taken.count(l.wk->id) && fits(*l.wk)) {
+            if (free_for_it(*l.wk)) {
               being_left = &l;
               break;
             }

@@ -18,11 +18,11 @@
 
 #include <chrono>
 #include <random>
-#include <thread>
 
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
 #include "support/sql_view.hpp"
+#include "support/wait_until.hpp"
 
 using namespace baton;
 using nlohmann::json;
@@ -83,10 +83,14 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
 
   // A worker holding a job acts on it: told to make room, it hands off (or stops, for a
   // cancel); otherwise it finishes.
-  auto finish = [&](worker_handle& w) {
+  // What a worker's control check says about the job it holds ({} without an answer).
+  auto control_of = [&](const worker_handle& w) {
     httplib::Client c("127.0.0.1", d->port());
     auto ctl = c.Get(("/jobs/" + w.job + "/control").c_str(), {{"X-Worker-Token", w.token}});
-    auto control = ctl && ctl->status == 200 ? json::parse(ctl->body) : json::object();
+    return ctl && ctl->status == 200 ? json::parse(ctl->body) : json::object();
+  };
+  auto finish = [&](worker_handle& w) {
+    auto control = control_of(w);
     if (control.value("preemption_requested", false) && control["preempt"]["mode"] == "requeue") {
       as_worker(w, "/jobs/" + w.job + "/handoff/start");
       as_worker(w, "/jobs/" + w.job + "/handoff/complete");
@@ -176,14 +180,9 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
                   {"partition", "owner"}, {"worker_image_key", "solo"}};
     ASSERT_EQ(op_call("POST", "/jobs", owner), 200);
     // (the scheduler checks right after a submission that may preempt; its grace is ten seconds)
-    auto told = [&] {
-      httplib::Client cc("127.0.0.1", d->port());
-      auto ctl = cc.Get(("/jobs/" + solo.job + "/control").c_str(), {{"X-Worker-Token", solo.token}});
-      return ctl && ctl->status == 200 && json::parse(ctl->body).value("preemption_requested", false);
-    };
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!told() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(told()) << "the owner job preempts the only job on its image";
+    ASSERT_TRUE(test::wait_until([&] { return control_of(solo).value("preemption_requested", false); },
+                                 std::chrono::seconds(5)))
+        << "the owner job preempts the only job on its image";
     finish(solo);
     ASSERT_EQ(handoffs, campaign_handoffs + 1);
   }

@@ -18,6 +18,7 @@
 
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
+#include "support/wait_until.hpp"
 
 namespace baton::test {
 
@@ -57,15 +58,6 @@ inline nlohmann::json get(httplib::Client& c, const std::string& named_path) {
   auto r = c.Get(test::uid_path(named_path).c_str());
   if (!r || r->body.empty()) return nullptr;
   return json::parse(r->body, nullptr, false);
-}
-
-inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return pred();
 }
 
 // The "start <n> attempt <a>" values of a log, in order.
