@@ -47,6 +47,7 @@ int rederive_log(const std::string& data_dir) {
   try {
     auto store = open_log_read_only(data_dir);
     auto r = replay::rederive_decisions(*store);
+    replay::leave_world_to_exit(r);  // (batond --rederive exits next)
     for (const auto& p : r.problems) std::cerr << "mismatch: " << p << "\n";
     if (r.mismatches) {
       std::cerr << "batond: " << r.mismatches << " of " << r.decisions << " decisions did not re-derive\n";

@@ -58,6 +58,7 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
       progress_bar bar("rederive", to ? to : store->last_seq());  // cleared before anything is printed
       return rederive_decisions(*store, {from, to}, bar.fn());
     }();
+    leave_world_to_exit(r);  // (this command exits next)
     const uint64_t assignments = r.assignments;
     if (o.json) {
       json out = {{"ok", r.mismatches == 0},

@@ -41,6 +41,11 @@ json provisioning_record_of(std::string_view type, const json& payload) {
 
 }  // namespace
 
+void leave_world_to_exit(rederive_report& r) {
+  static auto* left = new std::vector<core::world*>;  // (never destroyed: reachable at exit)
+  if (r.world) left->push_back(r.world.release());
+}
+
 rederive_report rederive_decisions(const events::event_store& store, rederive_range range, const progress_fn& progress) {
   rederive_report r;
   const uint64_t to = range.to;
@@ -88,7 +93,8 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         if (e.type == "worker.placeholder_created") note(e.seq, e.type, e.payload);
   std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
   std::map<uint64_t, json> redecided;                 // provisioning event seq -> its record decided again
-  core::world w;
+  r.world = std::make_unique<core::world>();
+  core::world& w = *r.world;
   auto take_snapshots = [&] {
     if (auto due = snapshot_at.find(w.applied); due != snapshot_at.end()) {
       for (const auto& [seq, in] : due->second) {

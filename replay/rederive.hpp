@@ -11,11 +11,13 @@
 // reap is decided again from the lease facts it recorded, and the job events it caused must
 // follow it as re-derived. A simulation's log (replay/sim_log.hpp) has its passes decided
 // again on the simulated machine folded from its facts.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/world.hpp"
 #include "events/event_store.hpp"
 #include "replay/progress.hpp"
 
@@ -53,9 +55,18 @@ struct rederive_report {
   uint64_t mismatches = 0;
   std::vector<std::string> problems;     // the first few mismatches, one line each
   std::vector<divergence> divergences;   // the same, in full
+  // The world after the last event replayed. Handed back rather than freed inside the pass:
+  // freeing a replay's world (a quarter of a million jobs at 1,000,000 events) took about a
+  // tenth of the pass, and baton-replay, which exits after printing the report, leaves that
+  // to the kernel instead (docs/benchmarks.md).
+  std::unique_ptr<core::world> world;
 };
 
 rederive_report rederive_decisions(const events::event_store& store, rederive_range range = {},
                                    const progress_fn& progress = {});
+
+// For a program about to exit: keeps the report's world, never freed, where a leak checker
+// still sees it (the kernel takes its pages back at exit at once).
+void leave_world_to_exit(rederive_report& r);
 
 }  // namespace baton::replay
