@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <ctime>
 #include <utility>
 
@@ -85,6 +86,12 @@ event_envelope event_view::to_envelope() const {
 }
 
 std::string chain_hash(std::string_view previous_hash, std::string_view body) { return sha256(previous_hash, body); }
+
+bool chain_hash_matches(std::string_view previous_hash, std::string_view body, std::string_view hash) {
+  unsigned char h[hash_size];
+  sha256_into(previous_hash, body, h);
+  return hash.size() == hash_size && std::memcmp(h, hash.data(), hash_size) == 0;
+}
 
 namespace {
 

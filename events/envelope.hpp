@@ -62,6 +62,8 @@ std::string encode(const event_envelope& e);
 std::optional<event_view> decode(std::string_view stored);
 // Hash of an event body given the hash of the event before it ("" before seq 1).
 std::string chain_hash(std::string_view previous_hash, std::string_view body);
+// Whether `hash` is that hash (computed without allocating: a scan checks every event).
+bool chain_hash_matches(std::string_view previous_hash, std::string_view body, std::string_view hash);
 
 // Human rendering: every field, recorded_at as ISO-8601 UTC, payload decoded from CBOR
 // (or as hex if it is not valid CBOR), hash as hex.

@@ -23,14 +23,17 @@ struct digest_context {
 
 }  // namespace
 
-std::string sha256(std::string_view a, std::string_view b) {
+void sha256_into(std::string_view a, std::string_view b, unsigned char* out) {
   thread_local digest_context d;
-  std::string out(hash_size, '\0');
   unsigned len = 0;
   if (EVP_DigestInit_ex(d.ctx, d.md, nullptr) != 1 || EVP_DigestUpdate(d.ctx, a.data(), a.size()) != 1 ||
-      EVP_DigestUpdate(d.ctx, b.data(), b.size()) != 1 ||
-      EVP_DigestFinal_ex(d.ctx, reinterpret_cast<unsigned char*>(out.data()), &len) != 1 || len != hash_size)
+      EVP_DigestUpdate(d.ctx, b.data(), b.size()) != 1 || EVP_DigestFinal_ex(d.ctx, out, &len) != 1 || len != hash_size)
     throw std::runtime_error("OpenSSL: SHA-256 failed");
+}
+
+std::string sha256(std::string_view a, std::string_view b) {
+  std::string out(hash_size, '\0');
+  sha256_into(a, b, reinterpret_cast<unsigned char*>(out.data()));
   return out;
 }
 
