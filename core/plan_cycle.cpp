@@ -144,19 +144,30 @@ plan run_planner(const plan_snapshot& snap) { return backfill(snap.view.input, s
 decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   const auto& v = snap.view;
   const auto& s = snap.settings;
+  // (Rows built member by member: an initializer list of pairs copies each value twice.)
+  auto row_of = [&](const std::string& job_id, uint32_t node, time_us end) {
+    json row(json::value_t::object);
+    auto& fields = *row.get_ptr<json::object_t*>();
+    fields.emplace("end", time_or_null(end));
+    fields.emplace("job_id", job_id);
+    fields.emplace("worker_id", v.worker_of_node[node]);
+    return row;
+  };
   json starts = json::array(), reservations = json::array(), all = json::array();
-  for (const auto& st : p.starts)
-    starts.push_back({{"job_id", st.job_id}, {"worker_id", v.worker_of_node[st.node]}, {"end", time_or_null(st.end)}});
+  for (const auto& st : p.starts) starts.push_back(row_of(st.job_id, st.node, st.end));
   for (const auto& r : p.reservations) {
-    json row = {{"job_id", r.job_id}, {"worker_id", v.worker_of_node[r.node]},
-                {"start", events::format_time_us(r.start)}, {"end", time_or_null(r.end)}};
+    json row = row_of(r.job_id, r.node, r.end);
+    row.get_ptr<json::object_t*>()->emplace("start", events::format_time_us(r.start));
     if (reservations.size() < s.recorded_reservations) reservations.push_back(row);
     all.push_back(std::move(row));
   }
   json skipped = json::object();
   for (const auto& k : p.skipped) skipped[to_string(k.reason)] = skipped.value(to_string(k.reason), 0) + 1;
-  // The digest covers what the plan decided, not when: an unchanged plan writes no event.
-  auto digest = events::to_hex(events::sha256(json{{"starts", starts}, {"reservations", all}}.dump()));
+  // The digest covers what the plan decided, not when: an unchanged plan writes no event. Its
+  // text is the dump of {"reservations": all, "starts": starts} (keys in order), written
+  // without copying both lists into that object first.
+  const std::string digest_text = "{\"reservations\":" + all.dump() + ",\"starts\":" + starts.dump() + "}";
+  auto digest = events::to_hex(events::sha256(digest_text));
   if (digest == w.plan.digest) return {};
   json stale_ids = json::array();
   for (const auto& id : snap.stale) stale_ids.push_back(id);

@@ -212,6 +212,7 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
     return account_target[account] = above * (norm == account_norm.end() ? 0.0 : norm->second);
   };
   json shares = json::object();
+  auto& shares_out = *shares.get_ptr<json::object_t*>();
   std::set<std::string> present;
   for (const auto& r : rows) {
     if (r.user.empty()) continue;
@@ -223,9 +224,16 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
     bool same = old != base.shares.end() && old->second.fair_share == s.fair_share &&
                 old->second.target == s.target && old->second.actual == s.actual && old->second.usage == s.usage &&
                 (old->second.level_fs == s.level_fs || (std::isinf(old->second.level_fs) && std::isinf(s.level_fs)));
-    if (!same)
-      shares[assoc] = {{"fair_share", s.fair_share}, {"level_fs", finite_or_null(s.level_fs)},
-                       {"target", s.target}, {"actual", s.actual}, {"usage", s.usage}};
+    if (!same) {  // (built member by member: an initializer list of pairs copies each value twice)
+      json row(json::value_t::object);
+      auto& fields = *row.get_ptr<json::object_t*>();
+      fields.emplace("actual", s.actual);
+      fields.emplace("fair_share", s.fair_share);
+      fields.emplace("level_fs", finite_or_null(s.level_fs));
+      fields.emplace("target", s.target);
+      fields.emplace("usage", s.usage);
+      shares_out.insert_or_assign(std::move(assoc), std::move(row));
+    }
   }
   json removed = json::array();
   for (const auto& [assoc, s] : base.shares)
@@ -280,9 +288,13 @@ bool policy_recorded(const world& w, const priority_policy& policy) {
 
 void record_recalculation(priority_state& st, const json& p, time_us at) {
   st.recorded = true;
-  auto policy = p.value("policy", json::object());
-  if (policy != st.policy_json) st.policy = policy_from_json(policy);  // usually the same one again
-  st.policy_json = std::move(policy);
+  static const json no_policy = json::object();
+  const auto recorded = p.find("policy");  // (compared in place, copied only when it changed)
+  const json& policy = recorded != p.end() ? *recorded : no_policy;
+  if (policy != st.policy_json) {  // usually the same one again
+    st.policy = policy_from_json(policy);
+    st.policy_json = policy;
+  }
   st.calculated_at = at;
   if (auto it = p.find("shares"); it != p.end())
     for (const auto& [assoc, s] : it->items())

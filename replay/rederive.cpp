@@ -273,9 +273,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     if (kind == "scheduler.priorities_recalculated") {
       ++r.decisions;
       ++r.recalculations;
-      auto policy = core::policy_from_json(payload.value("policy", json::object()));
+      static const json no_policy = json::object();
+      const auto recorded_policy = payload.find("policy");  // (read in place: value() would copy it)
+      auto policy = core::policy_from_json(recorded_policy != payload.end() ? *recorded_policy : no_policy);
       auto again = core::decide_recalculation(w, policy, e.recorded_at_us);
-      json rederived = again.events.size() == 1 ? again.events[0].payload : json(nullptr);
+      json rederived = again.events.size() == 1 ? std::move(again.events[0].payload) : json(nullptr);
       if (rederived != payload)
         mismatch(e, "priority recalculation re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
                  payload, rederived);
@@ -287,7 +289,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       auto again = snap == snapshots.end() ? core::decision{}
                                            : core::decide_plan(w, snap->second, core::run_planner(snap->second));
       if (snap != snapshots.end()) snapshots.erase(snap);
-      json rederived = again.events.size() == 1 ? again.events[0].payload : json(nullptr);
+      json rederived = again.events.size() == 1 ? std::move(again.events[0].payload) : json(nullptr);
       if (rederived != payload)
         mismatch(e, "plan re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
                  payload, rederived);
