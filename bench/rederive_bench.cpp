@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   const size_t workers = argc > 2 ? std::stoul(argv[2]) : 64;
   auto dir = std::filesystem::temp_directory_path() / ("rederive_bench." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  log_builder b(dir.string());
+  const bool keep = std::getenv("REDERIVE_BENCH_KEEP") != nullptr;  // the log, for baton-replay
+  log_builder b((dir / "eventlog").string());  // (where baton-replay reads a data dir's log)
   auto t0 = clock_type::now();
   const size_t jobs = bench::write_campaign_log(b, target, workers);
   std::printf("log: %llu events (%zu jobs, %zu workers) written in %.1f s\n", static_cast<unsigned long long>(b.store->last_seq()),
@@ -84,12 +85,9 @@ int main(int argc, char** argv) {
   auto v = replay::verify_log(*b.store, {});
   std::printf("verify (decode every payload, hash chain): %llu events in %.2f s\n", static_cast<unsigned long long>(v.events),
               seconds_since(t));
-  if (std::getenv("REDERIVE_BENCH_KEEP")) b.store->flush();  // (as batond leaves it at a clean shutdown)
+  if (keep) b.store->flush();  // (as batond leaves it at a clean shutdown)
   b.store.reset();
-  if (std::getenv("REDERIVE_BENCH_KEEP")) {  // the log kept where baton-replay reads a data dir's
-    std::filesystem::rename(dir, dir.string() + ".log");
-    std::filesystem::create_directories(dir);
-    std::filesystem::rename(dir.string() + ".log", dir / "eventlog");
+  if (keep) {
     std::printf("kept: baton-replay rederive --data-dir %s\n", dir.c_str());
     return 0;
   }
