@@ -75,6 +75,15 @@ rocksdb::ColumnFamilyOptions family_options(cf_index cf, const std::shared_ptr<r
     o.memtable_whole_key_filtering = true;
     o.memtable_prefix_bloom_size_ratio = 0.1;
   }
+  // The log is read mostly in long scans (start-up, replay, projections): LZ4 decompresses a
+  // block in half of Snappy's time (the default) at the same size on disk, and 16 KiB blocks
+  // mean a quarter of the blocks fetched and compress a sixth smaller than 4 KiB ones. A point
+  // read (a job's history) decompresses 16 KiB instead of 4: microseconds. Old blocks keep
+  // their own compression, so a log written before reads as it did.
+  if (cf == cf_events) {
+    o.compression = rocksdb::kLZ4Compression;
+    t.block_size = 16 << 10;
+  }
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   return o;
 }
