@@ -70,9 +70,11 @@ struct job {
   std::string latest_checkpoint_manifest_path;
   std::string latest_failure_artifact_path;
   std::optional<double> progress;
-  nlohmann::json progress_codes = nlohmann::json::array();
+  // (Built by type: array() goes through an initializer list, and braces, {value_t::array},
+  // would make the array [[]].)
+  nlohmann::json progress_codes = nlohmann::json(nlohmann::json::value_t::array);
   std::string checkpoint_cycle_status;
-  nlohmann::json checkpoint_cycle_failures = nlohmann::json::array();
+  nlohmann::json checkpoint_cycle_failures = nlohmann::json(nlohmann::json::value_t::array);
   // How long its last checkpoint took to write, as its worker measured it (Lattice f8); kept
   // by requeue clones.
   std::optional<double> checkpoint_seconds;

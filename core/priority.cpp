@@ -286,12 +286,16 @@ bool policy_recorded(const world& w, const priority_policy& policy) {
   return w.priority.recorded && w.priority.policy_json == to_json(policy);
 }
 
+const json& recorded_policy(const json& payload) {
+  static const json no_policy = json::object();
+  const auto it = payload.find("policy");  // (value() would copy it)
+  return it != payload.end() ? *it : no_policy;
+}
+
 void record_recalculation(priority_state& st, const json& p, time_us at) {
   st.recorded = true;
-  static const json no_policy = json::object();
-  const auto recorded = p.find("policy");  // (compared in place, copied only when it changed)
-  const json& policy = recorded != p.end() ? *recorded : no_policy;
-  if (policy != st.policy_json) {  // usually the same one again
+  const json& policy = recorded_policy(p);
+  if (policy != st.policy_json) {  // usually the same one again: compared in place, copied only when it changed
     st.policy = policy_from_json(policy);
     st.policy_json = policy;
   }

@@ -273,9 +273,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     if (kind == "scheduler.priorities_recalculated") {
       ++r.decisions;
       ++r.recalculations;
-      static const json no_policy = json::object();
-      const auto recorded_policy = payload.find("policy");  // (read in place: value() would copy it)
-      auto policy = core::policy_from_json(recorded_policy != payload.end() ? *recorded_policy : no_policy);
+      auto policy = core::policy_from_json(core::recorded_policy(payload));
       auto again = core::decide_recalculation(w, policy, e.recorded_at_us);
       json rederived = again.events.size() == 1 ? std::move(again.events[0].payload) : json(nullptr);
       if (rederived != payload)

@@ -135,6 +135,8 @@ TEST_F(api, CreateGetDuplicateAndDefaults) {
   EXPECT_EQ(j["worker_image_key"], "default");
   EXPECT_EQ(j["preferred_clusters"], json({"clusterA", "clusterB"}));
   EXPECT_EQ(j["comment"], "hi");
+  EXPECT_EQ(j["progress_codes"], json::array()) << "a new job has reported no progress codes";
+  EXPECT_EQ(j["checkpoint_cycle_failures"], json::array());
   auto dup = call(*op, "POST", "/jobs", {{"id", uid("job-1")}, {"title", "again"}, {"input_bundle_path", "/b"}});
   EXPECT_EQ(dup.status, 409);
   EXPECT_EQ(dup.body["job_id"], uid("job-1"));
