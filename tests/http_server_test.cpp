@@ -23,8 +23,14 @@
 #include "http/beast_server.hpp"
 #include "http/event_stream.hpp"
 #include "support/loopback_socket.hpp"
+#include "support/wait_until.hpp"
 
 namespace {
+
+using baton::test::wait_until;
+// How long a test waits for something the server does, and how often it looks (its
+// latencies are milliseconds).
+constexpr std::chrono::milliseconds within_5s{5000}, every_5ms{5};
 
 using baton::http::beast_server;
 using baton::http::beast_server_options;
@@ -90,17 +96,6 @@ class raw_client {
   bool connected_ = false;
   std::string buf_;
 };
-
-// Polls cond until it holds or the deadline passes.
-template <class Cond>
-bool eventually(Cond cond, std::chrono::milliseconds deadline = std::chrono::milliseconds(5000)) {
-  auto until = steady::now() + deadline;
-  while (!cond()) {
-    if (steady::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
 
 std::string get(const std::string& path, const std::string& extra = "") {
   return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n";
@@ -308,7 +303,7 @@ TEST(HttpServer, StopDeliversRepliesAlreadyInFlight) {
   auto s = std::make_unique<served>();
   raw_client c(s->port);
   c.send(get("/later?ms=300"));
-  ASSERT_TRUE(eventually([&] { return s->started_late > 0; })) << "the request never reached its handler";
+  ASSERT_TRUE(wait_until([&] { return s->started_late > 0; }, within_5s, every_5ms)) << "the request never reached its handler";
   s->server.stop();
   auto r = c.next();
   EXPECT_EQ(r.status, 200);
@@ -427,11 +422,11 @@ TEST(HttpServer, ConnectionsBeyondTheCapGet503AndAFreedSlotIsReused) {
     EXPECT_TRUE(fourth.closed_by_server());
   }
   admitted.front().reset();  // frees a slot once the server sees the close
-  EXPECT_TRUE(eventually([&] {
+  EXPECT_TRUE(wait_until([&] {
     raw_client c(s.port);
     c.send(get("/hello?name=again"));
     return c.next().body == "hello again";
-  }));
+  }, within_5s, every_5ms));
   admitted[1]->send(get("/hello?name=still"));  // the others were never disturbed
   EXPECT_EQ(admitted[1]->next().body, "hello still");
 }
@@ -508,7 +503,7 @@ TEST(HttpServer, AnEventStreamIsWrittenAtMostOncePerIntervalWithAllThatCameMeanw
     EXPECT_GE(steady::now() - t0, std::chrono::milliseconds(600)) << "the write after the head waited for the interval";
     EXPECT_LT(c.received().find("data: a"), c.received().find("data: b"));
   }  // the client leaves while nothing is pending: the stream closes, its timer with it
-  EXPECT_TRUE(eventually([&] { return !stream->push("data: c\n\n"); }));
+  EXPECT_TRUE(wait_until([&] { return !stream->push("data: c\n\n"); }, within_5s, every_5ms));
 }
 
 TEST(BeastMessage, RequestIsDecodedWithHeadersAsSent) {

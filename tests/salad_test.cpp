@@ -9,11 +9,14 @@
 
 #include "support/batond_process.hpp"
 #include "support/replay_tool.hpp"
+#include "support/wait_until.hpp"
 
 using namespace baton::test;
 using nlohmann::json;
 
 namespace {
+
+constexpr std::chrono::seconds autoscaler_deadline{20};  // a few of its 1 s intervals, on a busy machine
 
 class fake_salad {
  public:
@@ -70,16 +73,6 @@ class fake_salad {
   std::vector<int> patches_;
 };
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
 std::string salad_config(const fake_salad& salad) {
   return "salad: {organization: org, project: proj, container_group: grp, max_replicas: 5, interval_seconds: 1,"
          " api_base_url: \"http://127.0.0.1:" + std::to_string(salad.port()) + "/api/public\"}\n";
@@ -110,7 +103,7 @@ TEST(Salad, ReplicasFollowDemandAndNeverDropBelowBusyWorkers) {
   std::vector<std::string> jobs;
   for (int i = 0; i < 3; ++i) jobs.push_back(call(d, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}).body["id"]);
   call(d, "POST", "/jobs", {{"title", "pinned"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"hpc-a"}}});
-  ASSERT_TRUE(eventually([&] { return salad.replicas == 3; })) << d.err();  // 3 unpinned queued, no HPC worker
+  ASSERT_TRUE(wait_until([&] { return salad.replicas == 3; }, autoscaler_deadline)) << d.err();  // 3 unpinned queued, no HPC worker
 
   // A Salad worker comes up and takes a job.
   auto reg = call(d, "POST", "/workers/register", {{"platform", "salad"}, {"gpu_model", "RTX 4090"}, {"gpu_count", 1}});
@@ -125,7 +118,7 @@ TEST(Salad, ReplicasFollowDemandAndNeverDropBelowBusyWorkers) {
   // The other unpinned jobs are cancelled: demand is gone, but the busy Salad worker stays.
   for (const auto& j : jobs)
     if (j != running) call(d, "DELETE", "/jobs/" + j);
-  ASSERT_TRUE(eventually([&] { return salad.replicas == 1; })) << d.err();
+  ASSERT_TRUE(wait_until([&] { return salad.replicas == 1; }, autoscaler_deadline)) << d.err();
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   EXPECT_EQ(salad.replicas, 1) << "RelayMD would scale to 0 under a running job";
   for (int p : salad.patches()) EXPECT_GE(p, 1);
@@ -138,7 +131,7 @@ TEST(Salad, ReplicasFollowDemandAndNeverDropBelowBusyWorkers) {
 
   // The job finishes: nothing left for Salad.
   ASSERT_EQ(call(d, "POST", "/jobs/" + running + "/complete", nullptr, wt).status / 100, 2);
-  ASSERT_TRUE(eventually([&] { return salad.replicas == 0; }));
+  ASSERT_TRUE(wait_until([&] { return salad.replicas == 0; }, autoscaler_deadline));
   EXPECT_EQ(salad.unauthorised, 0) << "every call carried the API key";
 
   // Every replica target was decided on the world its basis names: replay decides each again.
@@ -157,14 +150,14 @@ TEST(Salad, IdleHpcWorkersComeFirstAndApiFailuresAreRecordedOnce) {
   ASSERT_GT(d.port(), 0) << d.err();
   ASSERT_EQ(call(d, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}}).status, 200);
   call(d, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}});
-  ASSERT_TRUE(eventually([&] { return salad.replicas == 0; })) << "one job, one idle HPC worker: no cloud needed";
+  ASSERT_TRUE(wait_until([&] { return salad.replicas == 0; }, autoscaler_deadline)) << "one job, one idle HPC worker: no cloud needed";
 
   salad.fail_status = 500;
   json failure;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     failure = call(d, "GET", "/cloud/salad").body["last_failure"];
     return failure.is_object();
-  }));
+  }, autoscaler_deadline));
   EXPECT_EQ(failure["stage"], "get");
   EXPECT_NE(failure["message"].get<std::string>().find("HTTP 500"), std::string::npos);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // more failing cycles

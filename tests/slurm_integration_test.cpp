@@ -20,12 +20,15 @@
 #include "support/batond_process.hpp"
 #include "support/replay_tool.hpp"
 #include "support/sshd_process.hpp"
+#include "support/wait_until.hpp"
 
 using namespace baton::test;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr std::chrono::seconds slurm_deadline{60};  // a real sbatch, a pilot starting and registering
 
 std::string slurm_dir;
 std::string slurm_conf;
@@ -115,23 +118,13 @@ class SlurmIntegration : public ::testing::Test {
     return r ? json::parse(r->body)["id"].get<std::string>() : "";
   }
 
-  template <class Pred>
-  static bool eventually(Pred pred, std::chrono::seconds limit = std::chrono::seconds(60)) {
-    auto until = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < until) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
-
   // The job once it has this status (or as last seen, after a minute).
   static json wait_for_status(const batond_process& d, const std::string& job_id, const std::string& status) {
     json job;
-    eventually([&] {
+    wait_until([&] {
       job = get(d, "/jobs/" + job_id);
       return job.is_object() && job["status"] == status;
-    });
+    }, slurm_deadline);
     return job;
   }
 
@@ -169,10 +162,10 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   auto job_id = create_job(d, b1);
 
   json placeholder;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     placeholder = worker_with_provider_prefix(d, "local-debug:", "state=provisioning");
     return !placeholder.is_null();
-  })) << d.err();
+  }, slurm_deadline)) << d.err();
   EXPECT_EQ(placeholder["status"], "queued");
   std::string placeholder_id = placeholder["id"];
   // The script Slurm keeps (readable by the cluster's admins) carries no token: it names the
@@ -197,10 +190,10 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
 
   // The worker deregisters after two idle polls; its row is the placeholder's, adopted.
   json gone;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     gone = worker_with_provider_prefix(d, "local-debug:", "state=gone");
     return !gone.is_null();
-  }));
+  }, slurm_deadline));
   EXPECT_EQ(gone["id"], placeholder_id);
   EXPECT_EQ(gone["gone_reason"], "deregistered");
   EXPECT_EQ(gone["provider_id"], placeholder["provider_id"]);
@@ -239,10 +232,10 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   ASSERT_GT(d.port(), 0) << d.err();
   create_job(d, bundle(dir, "b2"));
   json placeholder;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     placeholder = worker_with_provider_prefix(d, "held:", "state=provisioning");
     return !placeholder.is_null();
-  })) << d.err();
+  }, slurm_deadline)) << d.err();
   std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(5);
   // A registration naming this allocation must bring the placeholder's image.
   auto reg = d.client()->Post("/workers/register",
@@ -258,7 +251,7 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
   auto cancelled_at = std::chrono::steady_clock::now();
   json gone;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     gone = worker_with_provider_prefix(d, "held:", "state=gone");
     return !gone.is_null();
   }, std::chrono::seconds(20))) << d.err();
@@ -267,7 +260,7 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   EXPECT_EQ(gone["gone_reason"], "allocation_gone");
   // The job is still queued, so the next cycle submits a new (held) allocation; cancel it too.
   json next;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     next = worker_with_provider_prefix(d, "held:", "state=provisioning");
     return !next.is_null();
   }, std::chrono::seconds(20)));
@@ -303,7 +296,7 @@ TEST_F(SlurmIntegration, SbatchAndSqueueCallsStayWithinTheSlurmCallBudget) {
       ++n;
     return n;
   };
-  ASSERT_TRUE(eventually([&] { return spent_reports() >= 3; }, std::chrono::seconds(30))) << d.err();
+  ASSERT_TRUE(wait_until([&] { return spent_reports() >= 3; }, std::chrono::seconds(30))) << d.err();
   auto list = get(d, "/workers?state=provisioning");
   ASSERT_TRUE(list.is_array());
   std::vector<std::string> slurm_ids;
@@ -374,15 +367,15 @@ TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
                     {"SLURM_CONF="});
   create_job(d2, bundle(dir2, "b5"));
   json placeholder;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     placeholder = worker_with_provider_prefix(d2, "remote-held:", "state=provisioning");
     return !placeholder.is_null();
-  })) << d2.err();
+  }, slurm_deadline)) << d2.err();
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   EXPECT_FALSE(worker_with_provider_prefix(d2, "remote-held:", "state=provisioning").is_null()) << "squeue over ssh saw it pending";
   std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(12);
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
-  ASSERT_TRUE(eventually([&] { return !worker_with_provider_prefix(d2, "remote-held:", "state=gone").is_null(); },
+  ASSERT_TRUE(wait_until([&] { return !worker_with_provider_prefix(d2, "remote-held:", "state=gone").is_null(); },
                          std::chrono::seconds(20)));
   d2.stop();
   sh("scancel --partition=debug --state=PENDING");
@@ -410,7 +403,7 @@ TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSa
   EXPECT_EQ(worker_by_id(d, worker_id)["state"], "stale");
 
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
-  ASSERT_TRUE(eventually([&] { return worker_by_id(d, worker_id)["state"] == "gone"; }, std::chrono::seconds(10)))
+  ASSERT_TRUE(wait_until([&] { return worker_by_id(d, worker_id)["state"] == "gone"; }, std::chrono::seconds(10)))
       << d.err();
   auto history = get(d, "/jobs/" + job_id + "/history");
   bool requeued = false;

@@ -24,6 +24,7 @@
 #include "projections/sqlite_view.hpp"
 #include "support/batond_process.hpp"
 #include "support/sql_view.hpp"
+#include "support/wait_until.hpp"
 
 using namespace baton;
 using namespace baton::test;
@@ -31,6 +32,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr std::chrono::seconds recovery_deadline{30};
 
 // A tmpfs of `mib` MiB mounted at path (created) for the test's life. Root only: the test
 // says so and skips elsewhere (CI runs as root).
@@ -133,16 +136,6 @@ constexpr int killed = -1000 - SIGKILL;  // exit_code() of a process that SIGKIL
 // The 2,000th lands after the rebuild's first commits and before its last.
 constexpr int kill_at_view_page = 2000;
 
-template <class F>
-bool eventually(F f, std::chrono::seconds within = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return f();
-}
-
 }  // namespace
 
 TEST(StorageFaults, AFullDiskRefusesWritesKeepsReadsAndResumesByItself) {
@@ -177,16 +170,16 @@ TEST(StorageFaults, AFullDiskRefusesWritesKeepsReadsAndResumesByItself) {
 
   // Space returns: writes resume by themselves.
   fs::remove(dir / "data/filler");
-  ASSERT_TRUE(eventually([&] { return post(*admin, "/jobs", {{"title", "after"}, {"input_bundle_path", "/b"}}).first == 200; }))
+  ASSERT_TRUE(wait_until([&] { return post(*admin, "/jobs", {{"title", "after"}, {"input_bundle_path", "/b"}}).first == 200; }, recovery_deadline))
       << d.err();
   auto [assign_status, assigned] = post(anon, "/jobs/request?worker_id=" + worker_id, json::object(), as_worker);
   EXPECT_EQ(assign_status, 200) << assigned;
   EXPECT_TRUE(assigned.contains("job_id")) << assigned;
   // The SQL view holds every job once it has caught up.
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     auto [s, h] = get(*admin, "/healthz");
     return s == 200 && h["projections"]["views"].value("lag_events", -1) == 0;
-  })) << d.err();
+  }, recovery_deadline)) << d.err();
   ASSERT_EQ(d.stop(), 0) << d.err();
   EXPECT_NE(d.err().find("the event log refused a write"), std::string::npos) << d.err();
   EXPECT_EQ(titles_in_log(dir / "data"), (std::vector<std::string>{"after", "before-1", "before-2"}));
@@ -267,10 +260,10 @@ TEST(StorageFaults, TheSqlViewOnAFullDiskFallsBehindAndCatchesUpFromTheLog) {
   EXPECT_TRUE(view.pending());
 
   fs::remove(dir / "views/filler");
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wait_until([&] {
     view.flush();
     return view.stored_seq() == 400u;
-  }));
+  }, recovery_deadline));
   EXPECT_FALSE(view.pending());
   rebuild_view(dir / "log", dir / "rebuilt.sqlite");
   EXPECT_EQ(dump_view(path), dump_view(dir / "rebuilt.sqlite"));
