@@ -23,6 +23,7 @@ class fake_salad {
   fake_salad() {
     const char* path = "/api/public/organizations/org/projects/proj/containers/grp";
     srv_.Get(path, [this](const httplib::Request& req, httplib::Response& res) {
+      ++gets;
       if (!authorised(req, res)) return;
       if (int st = fail_status.load()) {
         res.status = st;
@@ -55,7 +56,15 @@ class fake_salad {
     std::lock_guard<std::mutex> lock(m_);
     return patches_;
   }
+  // Waits until the autoscaler has run `cycles` more whole cycles. Each cycle reads the
+  // replicas first and the cycles run one after another, so once `cycles` + 1 more reads have
+  // arrived, the first `cycles` of them have ended (with their writes and events).
+  bool await_cycles(int cycles) {
+    const int seen = gets.load();
+    return wait_until([&] { return gets.load() >= seen + cycles + 1; }, autoscaler_deadline);
+  }
   std::atomic<int> replicas{0};
+  std::atomic<int> gets{0};  // replica reads (GET), failed ones included
   std::atomic<int> fail_status{0};
   std::atomic<int> unauthorised{0};
 
@@ -119,7 +128,7 @@ TEST(Salad, ReplicasFollowDemandAndNeverDropBelowBusyWorkers) {
   for (const auto& j : jobs)
     if (j != running) call(d, "DELETE", "/jobs/" + j);
   ASSERT_TRUE(wait_until([&] { return salad.replicas == 1; }, autoscaler_deadline)) << d.err();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_TRUE(salad.await_cycles(2)) << d.err();
   EXPECT_EQ(salad.replicas, 1) << "RelayMD would scale to 0 under a running job";
   for (int p : salad.patches()) EXPECT_GE(p, 1);
 
@@ -160,7 +169,7 @@ TEST(Salad, IdleHpcWorkersComeFirstAndApiFailuresAreRecordedOnce) {
   }, autoscaler_deadline));
   EXPECT_EQ(failure["stage"], "get");
   EXPECT_NE(failure["message"].get<std::string>().find("HTTP 500"), std::string::npos);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // more failing cycles
+  ASSERT_TRUE(salad.await_cycles(2)) << "more failing cycles";
   EXPECT_EQ(call(d, "GET", "/cloud/salad").body["last_failure"]["at"], failure["at"]) << "one event per outage";
   EXPECT_EQ(call(d, "GET", "/healthz").status, 200);
 }
