@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -116,6 +117,27 @@ class SlurmIntegration : public ::testing::Test {
     auto r = d.client()->Post("/jobs", json{{"title", "t"}, {"input_bundle_path", bundle_path}}.dump(), "application/json");
     EXPECT_TRUE(r && r->status == 200);
     return r ? json::parse(r->body)["id"].get<std::string>() : "";
+  }
+
+  // The squeue calls batond has made, whatever their result (its own /metrics).
+  static long squeue_calls(const batond_process& d) {
+    httplib::Client c("127.0.0.1", d.port());
+    auto m = c.Get("/metrics", {{"X-API-Token", test_token}});
+    if (!m || m->status != 200) return -1;
+    long total = 0;
+    std::istringstream lines(m->body);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("baton_slurm_calls_total{", 0) == 0 && line.find("command=\"squeue\"") != std::string::npos)
+        total += std::stol(line.substr(line.rfind(' ') + 1));
+    return total;
+  }
+
+  // Waits until the cluster actor has run `cycles` more cycles that asked squeue. A call is
+  // counted when it returns, before its cycle reports what it saw, and the cycles run one
+  // after another: once `cycles` + 1 more calls are counted, the first `cycles` have reported.
+  static bool await_squeue_cycles(const batond_process& d, int cycles) {
+    const long seen = squeue_calls(d);
+    return seen >= 0 && wait_until([&] { return squeue_calls(d) >= seen + cycles + 1; }, slurm_deadline);
   }
 
   // The job once it has this status (or as last seen, after a minute).
@@ -244,8 +266,8 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   ASSERT_TRUE(reg);
   EXPECT_EQ(reg->status, 409);
   EXPECT_EQ(json::parse(reg->body)["error"], "worker_image_mismatch");
-  // Still pending after a few cycles: squeue lists it, so it stays.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // Still pending after two more cycles: squeue lists it, so it stays.
+  ASSERT_TRUE(await_squeue_cycles(d, 2)) << d.err();
   EXPECT_FALSE(worker_with_provider_prefix(d, "held:", "state=provisioning").is_null());
 
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
@@ -371,7 +393,7 @@ TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
     placeholder = worker_with_provider_prefix(d2, "remote-held:", "state=provisioning");
     return !placeholder.is_null();
   }, slurm_deadline)) << d2.err();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_TRUE(await_squeue_cycles(d2, 2)) << d2.err();
   EXPECT_FALSE(worker_with_provider_prefix(d2, "remote-held:", "state=provisioning").is_null()) << "squeue over ssh saw it pending";
   std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(12);
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
@@ -397,7 +419,9 @@ TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSa
   auto worker = worker_by_id(d, worker_id);
   std::string slurm_id = worker["provider_id"].get<std::string>().substr(7);
 
-  std::this_thread::sleep_for(std::chrono::seconds(4));  // two stale periods, several reaper and squeue cycles
+  // Stale, and then two more cycles in which squeue still lists its allocation.
+  ASSERT_TRUE(wait_until([&] { return worker_by_id(d, worker_id)["state"] == "stale"; }, slurm_deadline)) << d.err();
+  ASSERT_TRUE(await_squeue_cycles(d, 2)) << d.err();
   job = get(d, "/jobs/" + job_id);
   EXPECT_EQ(job["status"], "running") << "squeue lists the allocation: the job must not go to a second worker";
   EXPECT_EQ(worker_by_id(d, worker_id)["state"], "stale");
