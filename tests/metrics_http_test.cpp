@@ -16,22 +16,18 @@
 
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
+#include "support/metrics_text.hpp"
 
 using namespace baton;
 using nlohmann::json;
 
 namespace {
 
+using test::metric_sample;
+
 httplib::Result get_metrics(const test::batond_process& d, const httplib::Headers& h) {
   httplib::Client c("127.0.0.1", d.port());
   return c.Get("/metrics", h);
-}
-
-// The value of one sample line ("name{labels} value"), or -1 when there is no such line.
-long long sample(const std::string& text, const std::string& series) {
-  auto at = text.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stoll(text.substr(at + series.size() + 2));
 }
 
 }  // namespace
@@ -61,28 +57,28 @@ TEST(metrics_http, CountsJobsWorkersTheLogAndTheProjections) {
   EXPECT_EQ(r->get_header_value("Content-Type").rfind("text/plain", 0), 0u);
   const std::string text = "\n" + r->body;
   EXPECT_NE(text.find("# TYPE baton_jobs gauge"), std::string::npos) << text;
-  EXPECT_EQ(sample(text, R"(baton_jobs{status="queued"})"), 2) << text;
-  EXPECT_EQ(sample(text, R"(baton_jobs{status="assigned"})"), 1);
-  EXPECT_EQ(sample(text, R"(baton_jobs{status="completed"})"), 0) << "every status has a line, zero included";
-  EXPECT_EQ(sample(text, "baton_jobs_eligible"), 2);
-  EXPECT_EQ(sample(text, R"(baton_workers{state="busy",cluster=""})"), 1) << text;
-  EXPECT_EQ(sample(text, R"(baton_workers{state="idle",cluster=""})"), 1);
+  EXPECT_EQ(metric_sample(text, R"(baton_jobs{status="queued"})"), 2) << text;
+  EXPECT_EQ(metric_sample(text, R"(baton_jobs{status="assigned"})"), 1);
+  EXPECT_EQ(metric_sample(text, R"(baton_jobs{status="completed"})"), 0) << "every status has a line, zero included";
+  EXPECT_EQ(metric_sample(text, "baton_jobs_eligible"), 2);
+  EXPECT_EQ(metric_sample(text, R"(baton_workers{state="busy",cluster=""})"), 1) << text;
+  EXPECT_EQ(metric_sample(text, R"(baton_workers{state="idle",cluster=""})"), 1);
   auto health = json::parse(d.client()->Get("/healthz")->body);
-  EXPECT_GE(sample(text, "baton_log_last_sequence"), 6);
-  EXPECT_LE(sample(text, "baton_log_last_sequence"), health["last_sequence"].get<long long>());
-  EXPECT_GE(sample(text, R"(baton_projection_lag_events{projection="views"})"), 0) << text;
-  EXPECT_EQ(sample(text, R"(baton_projection_failed{projection="views"})"), 0);
-  EXPECT_GE(sample(text, R"(baton_projection_applied_sequence{projection="world_snapshots"})"), 0);
+  EXPECT_GE(metric_sample(text, "baton_log_last_sequence"), 6);
+  EXPECT_LE(metric_sample(text, "baton_log_last_sequence"), health["last_sequence"].get<long long>());
+  EXPECT_GE(metric_sample(text, R"(baton_projection_lag_events{projection="views"})"), 0) << text;
+  EXPECT_EQ(metric_sample(text, R"(baton_projection_failed{projection="views"})"), 0);
+  EXPECT_GE(metric_sample(text, R"(baton_projection_applied_sequence{projection="world_snapshots"})"), 0);
 
   // Every answer the server gave, by route and status: the submissions, the registrations,
   // the worker's poll, and an unknown path.
-  EXPECT_EQ(sample(text, R"(baton_http_requests_total{route="POST /jobs",status="200"})"), 3) << text;
-  EXPECT_EQ(sample(text, R"(baton_http_requests_total{route="POST /workers/register",status="200"})"), 2);
-  EXPECT_EQ(sample(text, R"(baton_http_requests_total{route="POST /jobs/request",status="200"})"), 1);
+  EXPECT_EQ(metric_sample(text, R"(baton_http_requests_total{route="POST /jobs",status="200"})"), 3) << text;
+  EXPECT_EQ(metric_sample(text, R"(baton_http_requests_total{route="POST /workers/register",status="200"})"), 2);
+  EXPECT_EQ(metric_sample(text, R"(baton_http_requests_total{route="POST /jobs/request",status="200"})"), 1);
   EXPECT_EQ(d.client()->Get("/no/such/route")->status, 404);
   auto again = "\n" + get_metrics(d, {{"X-API-Token", test::test_token}})->body;
-  EXPECT_EQ(sample(again, R"(baton_http_requests_total{route="unmatched",status="404"})"), 1) << again;
-  EXPECT_EQ(sample(again, R"(baton_http_requests_total{route="GET /metrics",status="200"})"), 1) << "the scrape before";
+  EXPECT_EQ(metric_sample(again, R"(baton_http_requests_total{route="unmatched",status="404"})"), 1) << again;
+  EXPECT_EQ(metric_sample(again, R"(baton_http_requests_total{route="GET /metrics",status="200"})"), 1) << "the scrape before";
 
   // Polls by result: the two assignments and a poll with another worker's token; and their
   // latency, one sample each.
@@ -94,20 +90,20 @@ TEST(metrics_http, CountsJobsWorkersTheLogAndTheProjections) {
                           {{"X-Worker-Token", workers[0]["worker_token"].get<std::string>()}}, "", "application/json");
   EXPECT_EQ(forged->status, 403);
   auto polls = "\n" + get_metrics(d, {{"X-API-Token", test::test_token}})->body;
-  EXPECT_EQ(sample(polls, R"(baton_polls_total{result="assigned",reason=""})"), 2) << polls;
-  EXPECT_EQ(sample(polls, R"(baton_polls_total{result="refused",reason="403"})"), 1) << polls;
-  EXPECT_EQ(sample(polls, "baton_poll_seconds_count"), 3);
+  EXPECT_EQ(metric_sample(polls, R"(baton_polls_total{result="assigned",reason=""})"), 2) << polls;
+  EXPECT_EQ(metric_sample(polls, R"(baton_polls_total{result="refused",reason="403"})"), 1) << polls;
+  EXPECT_EQ(metric_sample(polls, "baton_poll_seconds_count"), 3);
 
   // The log writer's latencies: every append so far (jobs, registrations, the assignment) was
   // acknowledged after an fsync, and each histogram's buckets only grow up to the count.
   EXPECT_NE(text.find("# TYPE baton_log_fsync_seconds histogram"), std::string::npos);
   for (std::string h : {"baton_log_fsync_seconds", "baton_log_append_seconds"}) {
-    const long long count = sample(text, h + "_count");
+    const long long count = metric_sample(text, h + "_count");
     EXPECT_GE(count, h == "baton_log_append_seconds" ? 6 : 1) << h;
-    EXPECT_EQ(sample(text, h + R"(_bucket{le="+Inf"})"), count) << h;
+    EXPECT_EQ(metric_sample(text, h + R"(_bucket{le="+Inf"})"), count) << h;
     long long last = 0;
     for (const char* le : {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5"}) {
-      const long long b = sample(text, h + "_bucket{le=\"" + le + "\"}");
+      const long long b = metric_sample(text, h + "_bucket{le=\"" + le + "\"}");
       EXPECT_GE(b, last) << h << " le " << le;
       last = b;
     }
@@ -134,30 +130,30 @@ TEST(metrics_http, ReportsMemoryDescriptorsAndPrunedStubs) {
   ASSERT_EQ(json::parse(pruned->body)["deleted"], 2);
 
   const std::string text = "\n" + get_metrics(d, {{"X-API-Token", test::test_token}})->body;
-  EXPECT_EQ(sample(text, "baton_jobs_pruned"), 2) << text;
-  EXPECT_EQ(sample(text, R"(baton_jobs{status="cancelled"})"), 0) << "pruned jobs are counted apart";
+  EXPECT_EQ(metric_sample(text, "baton_jobs_pruned"), 2) << text;
+  EXPECT_EQ(metric_sample(text, R"(baton_jobs{status="cancelled"})"), 0) << "pruned jobs are counted apart";
 
   auto statm = test::slurp("/proc/" + std::to_string(d.pid()) + "/statm");
   const long long resident = std::stoll(statm.substr(statm.find(' ') + 1)) * sysconf(_SC_PAGESIZE);
-  const long long reported = sample(text, "process_resident_memory_bytes");
+  const long long reported = metric_sample(text, "process_resident_memory_bytes");
   EXPECT_GT(reported, resident / 2) << text;
   EXPECT_LT(reported, resident * 2);
   long long fds = 0;
   for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(d.pid()) + "/fd")) fds += !e.path().empty();
-  EXPECT_GT(sample(text, "process_open_fds"), 10) << "the log's files, the views, the listening socket";
-  EXPECT_LE(std::abs(sample(text, "process_open_fds") - fds), 4) << "the scrape's own connection may come and go";
+  EXPECT_GT(metric_sample(text, "process_open_fds"), 10) << "the log's files, the views, the listening socket";
+  EXPECT_LE(std::abs(metric_sample(text, "process_open_fds") - fds), 4) << "the scrape's own connection may come and go";
 
 #if defined(__SANITIZE_ADDRESS__)
-  EXPECT_EQ(sample(text, R"(baton_memory_bytes{part="heap_in_use"})"), -1) << "ASan's allocator counts nothing: no line";
+  EXPECT_EQ(metric_sample(text, R"(baton_memory_bytes{part="heap_in_use"})"), -1) << "ASan's allocator counts nothing: no line";
 #else
-  EXPECT_GT(sample(text, R"(baton_memory_bytes{part="heap_in_use"})"), 1 << 20) << text;
-  EXPECT_GE(sample(text, R"(baton_memory_bytes{part="heap_free"})"), 0);
+  EXPECT_GT(metric_sample(text, R"(baton_memory_bytes{part="heap_in_use"})"), 1 << 20) << text;
+  EXPECT_GE(metric_sample(text, R"(baton_memory_bytes{part="heap_free"})"), 0);
 #endif
-  EXPECT_GT(sample(text, R"(baton_memory_bytes{part="sqlite"})"), 0) << "the SQL view is on by default";
-  EXPECT_GT(sample(text, R"(baton_memory_bytes{part="rocksdb_memtables"})"), 0) << "the events written so far";
-  EXPECT_GE(sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 0);
-  EXPECT_LE(sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 8 << 20) << "one 8 MiB cache for all families";
-  EXPECT_GE(sample(text, R"(baton_memory_bytes{part="rocksdb_table_readers"})"), 0);
+  EXPECT_GT(metric_sample(text, R"(baton_memory_bytes{part="sqlite"})"), 0) << "the SQL view is on by default";
+  EXPECT_GT(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_memtables"})"), 0) << "the events written so far";
+  EXPECT_GE(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 0);
+  EXPECT_LE(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 8 << 20) << "one 8 MiB cache for all families";
+  EXPECT_GE(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_table_readers"})"), 0);
 }
 
 TEST(metrics_http, OnlyAnAdminMayScrape) {

@@ -56,12 +56,9 @@ class fake_salad {
     std::lock_guard<std::mutex> lock(m_);
     return patches_;
   }
-  // Waits until the autoscaler has run `cycles` more whole cycles. Each cycle reads the
-  // replicas first and the cycles run one after another, so once `cycles` + 1 more reads have
-  // arrived, the first `cycles` of them have ended (with their writes and events).
+  // Waits until the autoscaler has run `cycles` more whole cycles (each reads the replicas once).
   bool await_cycles(int cycles) {
-    const int seen = gets.load();
-    return wait_until([&] { return gets.load() >= seen + cycles + 1; }, autoscaler_deadline);
+    return wait_for_cycles([&] { return gets.load(); }, cycles, autoscaler_deadline);
   }
   std::atomic<int> replicas{0};
   std::atomic<int> gets{0};  // replica reads (GET), failed ones included

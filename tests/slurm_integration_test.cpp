@@ -12,13 +12,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "slurm/sbatch_script.hpp"
 #include "slurm/subprocess.hpp"
 #include "support/batond_process.hpp"
+#include "support/metrics_text.hpp"
 #include "support/replay_tool.hpp"
 #include "support/sshd_process.hpp"
 #include "support/wait_until.hpp"
@@ -119,25 +119,15 @@ class SlurmIntegration : public ::testing::Test {
     return r ? json::parse(r->body)["id"].get<std::string>() : "";
   }
 
-  // The squeue calls batond has made, whatever their result (its own /metrics).
-  static long squeue_calls(const batond_process& d) {
-    httplib::Client c("127.0.0.1", d.port());
-    auto m = c.Get("/metrics", {{"X-API-Token", test_token}});
-    if (!m || m->status != 200) return -1;
-    long total = 0;
-    std::istringstream lines(m->body);
-    for (std::string line; std::getline(lines, line);)
-      if (line.rfind("baton_slurm_calls_total{", 0) == 0 && line.find("command=\"squeue\"") != std::string::npos)
-        total += std::stol(line.substr(line.rfind(' ') + 1));
-    return total;
-  }
-
-  // Waits until the cluster actor has run `cycles` more cycles that asked squeue. A call is
-  // counted when it returns, before its cycle reports what it saw, and the cycles run one
-  // after another: once `cycles` + 1 more calls are counted, the first `cycles` have reported.
+  // Waits until the cluster actor has run `cycles` more cycles that asked squeue, counted by
+  // batond's own /metrics (a call is counted when it returns, before its cycle reports what
+  // it saw), whatever the calls' results.
   static bool await_squeue_cycles(const batond_process& d, int cycles) {
-    const long seen = squeue_calls(d);
-    return seen >= 0 && wait_until([&] { return squeue_calls(d) >= seen + cycles + 1; }, slurm_deadline);
+    auto squeue_calls = [&]() -> long long {
+      auto m = d.client()->Get("/metrics");
+      return m && m->status == 200 ? metric_total(m->body, "baton_slurm_calls_total", "command=\"squeue\"") : -1;
+    };
+    return wait_for_cycles(squeue_calls, cycles, slurm_deadline);
   }
 
   // The job once it has this status (or as last seen, after a minute).

@@ -18,4 +18,13 @@ inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseco
   return pred();
 }
 
+// Whether a loop that runs its cycles one after another ran `cycles` more whole cycles before
+// the timeout. count() counts something each cycle does once (a call it makes; -1 when it
+// cannot be read): once cycles + 1 more are counted, the cycles of the first `cycles` of
+// them have ended, with whatever they did after it.
+inline bool wait_for_cycles(const std::function<long long()>& count, int cycles, std::chrono::milliseconds timeout) {
+  const long long seen = count();
+  return seen >= 0 && wait_until([&] { return count() >= seen + cycles + 1; }, timeout);
+}
+
 }  // namespace baton::test
