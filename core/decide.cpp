@@ -448,9 +448,8 @@ outcome list_workers(const world& w, const lease_book& leases, const scheduler_s
         (!q.cluster.empty() && wk.cluster() != q.cluster))
       continue;
     if (page.total++ >= q.offset && page.items.size() < q.limit) {
-      auto held = w.job_of_worker.find(wk.id);
-      page.items.push_back({wk, state, leases.last(wk.id),
-                            held == w.job_of_worker.end() ? std::nullopt : std::optional<std::string>(held->second),
+      const std::string* held = w.held_job(wk.id);
+      page.items.push_back({wk, state, leases.last(wk.id), held ? std::optional<std::string>(*held) : std::nullopt,
                             score_of(wk)});
     }
   }
@@ -793,10 +792,10 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
   }
   append(out, decide_unconfigured_placeholders(w, s.clusters));
   // Jobs still held by a worker that is gone (or never known): nothing else will free them.
-  for (const auto& [worker_id, job_id] : w.job_of_worker) {
+  w.job_of_worker.for_each([&](const std::string& worker_id, const std::string& job_id) {
     const worker* wk = w.find_worker(worker_id);
     if (!wk || wk->gone) append(out, decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
-  }
+  });
   return out;
 }
 

@@ -1,7 +1,7 @@
 #include "core/fair_tree.hpp"
+#include "core/text_order.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 namespace baton::core {
@@ -30,16 +30,6 @@ struct level_entry {
 struct sibling_group {
   uint32_t first = 0, count = 0;
 };
-
-// The first eight bytes of a name as one number that orders as they do (unsigned, zero-padded):
-// two names with different prefixes compare as their prefixes; equal prefixes say nothing.
-uint64_t prefix_of(const std::string& name) {
-  unsigned char bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::memcpy(bytes, name.data(), std::min<size_t>(name.size(), 8));
-  uint64_t p = 0;
-  for (unsigned char b : bytes) p = p << 8 | b;
-  return p;
-}
 
 double level_fs_of(double shares_norm, double effective_usage) {
   if (shares_norm == 0) return 0;  // no shares: lowest, even with no usage
@@ -109,7 +99,7 @@ struct fair_tree_ranker::layout {
         e.parent = &account;
         e.user = c.user;
         e.raw_shares = c.raw_shares;
-        e.name_prefix = prefix_of(c.name);
+        e.name_prefix = order_prefix(c.name);
         e.depth = depth;
       }
       if (c.user) {

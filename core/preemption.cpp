@@ -55,10 +55,10 @@ bool preemption_in_play(const world& w) { return w.preemptions_in_flight > 0 || 
 std::optional<time_us> next_grace_end(const world& w) {
   if (w.preemptions_in_flight == 0) return std::nullopt;
   std::optional<time_us> out;
-  for (const auto& [worker_id, job_id] : w.job_of_worker) {
+  w.job_of_worker.for_each([&](const std::string&, const std::string& job_id) {
     const job* j = w.find_job(job_id);
     if (j && !j->preempted_by.empty() && (!out || j->preempt_grace_until < *out)) out = j->preempt_grace_until;
-  }
+  });
   return out;
 }
 
@@ -80,31 +80,31 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
   // leaving, and per image the jobs that could be preempted (best victim first).
   std::map<std::string, std::vector<occupied>> candidates;  // image -> victims in victim order
   std::map<std::string, std::vector<occupied>> leaving;     // image -> victims' workers, by worker id
-  for (const auto& [worker_id, job_id] : w.job_of_worker) {  // ordered by worker id
+  w.job_of_worker.for_each([&](const std::string& worker_id, const std::string& job_id) {  // ordered by worker id
     const job* j = w.find_job(job_id);
     const worker* wk = w.find_worker(worker_id);
-    if (!j || !wk) continue;
+    if (!j || !wk) return;
     if (!j->preempted_by.empty()) {
       // A freed worker goes to the first preemptor in the evaluation order that it can run,
       // which need not be the one its victim was chosen for: a cancelled victim leaves long
       // before one handing off. So the workers being left are counted, not who they were for.
       if (!stale.count(worker_id) && !wk->gone) leaving[wk->worker_image_key].push_back({j, wk});
-      if (j->preempt_grace_until > now) continue;
+      if (j->preempt_grace_until > now) return;
       // Its grace ended: batond takes the worker back (the worker is told to stop when it next asks).
       auto d = j->status == job_status::cancelling ? decide_finish_cancel(*j, now)
                                                    : decide_worker_lost(*j, loss_cause::preempted, now);
-      if (d.error) continue;
+      if (d.error) return;
       for (auto& e : d.events) {
         e.payload["reason"] = "preempted";
         e.payload["by"] = j->preempted_by;
       }
       expired.push_back({{"job_id", j->id}, {"worker_id", worker_id}, {"mode", j->preempt_mode}, {"by", j->preempted_by}});
       append(out, std::move(d));
-      continue;
+      return;
     }
-    if (!preemptible_state(*j) || stale.count(worker_id) || wk->gone) continue;
+    if (!preemptible_state(*j) || stale.count(worker_id) || wk->gone) return;
     candidates[wk->worker_image_key].push_back({j, wk});
-  }
+  });
 
   if (policy.preemption_configured()) {
     for (auto& [image, list] : candidates) std::sort(list.begin(), list.end(), victim_before);

@@ -250,7 +250,7 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   if (policy.kind == policy_kind::lattice) {
     for (const auto& [image, keys] : w.queued_by_image)
       for (const auto& k : keys) queued_h += gpu_hours(*k.owner);
-    for (const auto& [worker_id, job_id] : w.job_of_worker) running_h += gpu_hours(*w.find_job(job_id));
+    w.job_of_worker.for_each([&](const std::string&, const std::string& job_id) { running_h += gpu_hours(*w.find_job(job_id)); });
   }
   double backlog = running_h > 0 ? std::min(1.0, queued_h / running_h) : (queued_h > 0 ? 1.0 : 0.0);
   // Under an unchanged policy the queue can keep its order while the new one is built:

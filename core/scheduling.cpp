@@ -12,8 +12,12 @@
 
 namespace baton::core {
 
-bool can_run(const worker& w, const job& j) {
-  if (w.worker_image_key != j.worker_image_key) return false;
+namespace {
+
+// can_run for a worker and a job already known to share an image: the walk below takes both
+// from one image's indexes, and comparing the image strings again was one memcmp for every
+// (worker, job) pair it looked at.
+bool can_run_same_image(const worker& w, const job& j) {
   if (w.gpu_count < static_cast<int>(j.gpu_count)) return false;
   // A pending allocation's driver is not known yet: it is checked when the worker registers.
   if (!j.conformance.empty() && !w.placeholder && fingerprint_of(w) != j.conformance) return false;
@@ -21,6 +25,10 @@ bool can_run(const worker& w, const job& j) {
   auto c = w.cluster();
   return !c.empty() && std::find(j.preferred_clusters.begin(), j.preferred_clusters.end(), c) != j.preferred_clusters.end();
 }
+
+}  // namespace
+
+bool can_run(const worker& w, const job& j) { return w.worker_image_key == j.worker_image_key && can_run_same_image(w, j); }
 
 namespace {
 
@@ -113,7 +121,8 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
   assignment_choice out;
   auto& r = begin_record(out, "greedy-rank-v1", me);
   worker_rank my_rank = rank_of(me);
-  auto may_take = [&](const worker& wk, const job& j) { return can_run(wk, j) && fit_of(wk, j, rule, now).admitted; };
+  // (Every worker and job of the walk is of the poller's image: see choose_assignment.)
+  auto may_take = [&](const worker& wk, const job& j) { return can_run_same_image(wk, j) && fit_of(wk, j, rule, now).admitted; };
   std::vector<const worker*> above;
   above.reserve(idle.order_of_key(my_rank));  // the idle workers ranked above the poller, stale ones included
   r.taken_sample.reserve(decision_sample_size);

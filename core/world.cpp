@@ -8,6 +8,7 @@
 #include "core/job_change.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
+#include "core/text_order.hpp"
 #include "core/usage.hpp"
 #include "events/envelope.hpp"
 
@@ -30,15 +31,20 @@ void index_remove(world& w, const worker& wk) {
   auto it = w.idle_by_image.find(wk.worker_image_key);
   if (it == w.idle_by_image.end() || !it->second.erase(rank_of(wk))) return;
   track_idle_end(w, wk, false);
-  if (it->second.empty()) w.idle_by_image.erase(it);
+  // (An image's set stays when its last idle worker leaves: in a busy system it empties and
+  // fills again with every poll, and erasing it cost a node, a copy of the image's name and
+  // the tree's own allocation each time. Readers take an empty set as no idle worker.)
+}
+
+// Into the idle index, unless it is gone or a placeholder (the caller knows it holds no job).
+void add_idle(world& w, const worker& wk) {
+  if (wk.gone || wk.placeholder) return;
+  if (w.idle_by_image[wk.worker_image_key].insert(rank_of(wk)).second) track_idle_end(w, wk, true);
 }
 
 void refresh_worker_index(world& w, const worker& wk) {
   index_remove(w, wk);
-  if (!wk.gone && !wk.placeholder && !w.held_job(wk.id)) {
-    w.idle_by_image[wk.worker_image_key].insert(rank_of(wk));
-    track_idle_end(w, wk, true);
-  }
+  if (!w.held_job(wk.id)) add_idle(w, wk);
 }
 
 // What a queued job asks of a worker's remaining allocation (see world::queued_limits_by_image).
@@ -64,17 +70,6 @@ void index_erase(world& w, const job& j) {
   if (auto it = w.queued_by_image.find(j.worker_image_key); it != w.queued_by_image.end()) {
     it->second.erase(queue_key_of(j));
     if (it->second.empty()) w.queued_by_image.erase(it);
-  }
-}
-
-void set_held(world& w, const std::string& worker_id, const std::string* job_id) {
-  if (job_id) {
-    std::string& held = w.job_of_worker[worker_id];
-    held = *job_id;
-    w.lookups.held[worker_id] = &held;  // (map nodes stay put: the pointer holds while the entry does)
-  } else {
-    w.job_of_worker.erase(worker_id);
-    w.lookups.held.erase(worker_id);
   }
 }
 
@@ -225,8 +220,15 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, job_change&
   bool was_eligible = was_queued && eligible(j);
   std::optional<size_t> open_before;
   if (!j.segments.empty() && !j.segments.back().ended_at) open_before = j.segments.size() - 1;
-  std::string old_worker;
-  if (occupies_worker(j.status)) old_worker = j.assigned_worker_id;
+  // The worker it occupies before the change, viewed in the worker itself (workers are never
+  // erased), or in a copy when no such worker is known.
+  const worker* old_wk = nullptr;
+  std::string unknown_worker;
+  std::string_view old_worker;
+  if (occupies_worker(j.status)) {
+    old_wk = w.find_worker(j.assigned_worker_id);
+    old_worker = old_wk ? std::string_view(old_wk->id) : std::string_view(unknown_worker = j.assigned_worker_id);
+  }
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
   bool was_running = occupies_worker(j.status);
   if (was_queued) {
@@ -285,12 +287,12 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, job_change&
   const std::string& new_worker = occupies_worker(j.status) ? j.assigned_worker_id : none;  // (j stays put until evict_pruned)
   if (old_worker != new_worker) {
     if (!old_worker.empty()) {
-      set_held(w, old_worker, nullptr);
-      if (const worker* wk = w.find_worker(old_worker)) refresh_worker_index(w, *wk);
+      w.job_of_worker.clear(old_worker);
+      if (old_wk) add_idle(w, *old_wk);  // (a busy worker is never in the idle index, and now holds nothing)
     }
     if (!new_worker.empty()) {
-      set_held(w, new_worker, &id);
-      if (const worker* wk = w.find_worker(new_worker)) refresh_worker_index(w, *wk);
+      w.job_of_worker.set(new_worker, id);
+      if (const worker* wk = w.find_worker(new_worker)) index_remove(w, *wk);
     }
   }
   if (kind == job_event::pruned && is_terminal(j.status)) evict_pruned(w, j);
@@ -390,7 +392,7 @@ void rebuild_indexes(world& w) {
     if (!is_terminal(j.status)) ++*slots.active_of_user;
     if (occupies_worker(j.status)) {
       ++*slots.running_in_qos;
-      set_held(w, j.assigned_worker_id, &j.id);
+      w.job_of_worker.set(j.assigned_worker_id, j.id);
     }
     if (j.status == job_status::queued) {
       w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
@@ -418,14 +420,22 @@ bool eligible(const job& j) { return j.status == job_status::queued && !j.held &
 bool constrained(const job& j) { return !j.preferred_clusters.empty() || j.gpu_count > 1 || !j.conformance.empty(); }
 
 bool operator<(const queue_key& a, const queue_key& b) {
-  return std::tie(b.preemptor, b.tier, b.priority, a.submitted, a.id) < std::tie(a.preemptor, a.tier, a.priority, b.submitted, b.id);
+  if (a.preemptor != b.preemptor) return a.preemptor;
+  if (a.tier != b.tier) return a.tier > b.tier;
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.submitted != b.submitted) return a.submitted < b.submitted;
+  return text_less(a.id, b.id);
 }
 
 queue_key queue_key_of(const job& j) { return {j.preemptor, j.priority_tier, j.priority, j.created_at, j.id, &j}; }
 
 bool operator<(const worker_rank& a, const worker_rank& b) {
-  return std::tie(b.hpc, b.gpu_count, b.vram_centi_gb, b.model_rank, a.registered_at, a.id) <
-         std::tie(a.hpc, a.gpu_count, a.vram_centi_gb, a.model_rank, b.registered_at, b.id);
+  if (a.hpc != b.hpc) return a.hpc > b.hpc;
+  if (a.gpu_count != b.gpu_count) return a.gpu_count > b.gpu_count;
+  if (a.vram_centi_gb != b.vram_centi_gb) return a.vram_centi_gb > b.vram_centi_gb;
+  if (a.model_rank != b.model_rank) return a.model_rank > b.model_rank;
+  if (a.registered_at != b.registered_at) return a.registered_at < b.registered_at;
+  return text_less(a.id, b.id);
 }
 
 worker_rank rank_of(const worker& w) {
@@ -440,12 +450,10 @@ int64_t score_of(const worker& w) {
 }
 
 void world::refresh_lookups() const {
-  if (lookups.workers.size() == workers.size() && lookups.held.size() == job_of_worker.size()) return;
+  if (lookups.workers.size() == workers.size()) return;
   lookups.workers.clear();
-  lookups.held.clear();
-  auto& self = const_cast<world&>(*this);  // the tables point at elements; the maps stay unchanged
+  auto& self = const_cast<world&>(*this);  // the table points at elements; the map stays unchanged
   for (auto& [id, wk] : self.workers) lookups.workers.emplace(id, &wk);
-  for (const auto& [worker_id, job_id] : job_of_worker) lookups.held.emplace(worker_id, &job_id);
 }
 
 const job* world::find_job(const std::string& id) const { return jobs.find(id); }
@@ -472,11 +480,7 @@ const worker* world::find_worker(const std::string& id) const {
   return it == lookups.workers.end() ? nullptr : it->second;
 }
 
-const std::string* world::held_job(const std::string& worker_id) const {
-  refresh_lookups();
-  auto it = lookups.held.find(worker_id);
-  return it == lookups.held.end() ? nullptr : it->second;
-}
+const std::string* world::held_job(const std::string& worker_id) const { return job_of_worker.find(worker_id); }
 
 void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at) {
   apply_job_change(w, job_id, job_table::hash_of(job_id), std::move(change), at);

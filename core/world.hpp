@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "core/job.hpp"
+#include "core/held_jobs.hpp"
 #include "core/job_table.hpp"
 #include "core/node_pool.hpp"
 #include "core/operators.hpp"
@@ -121,7 +122,7 @@ struct world {
   // leaves this index before it leaves `jobs`).
   std::set<std::pair<time_us, std::string_view>> by_created;
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
-  std::map<std::string, std::string> job_of_worker;    // worker id -> job it occupies
+  held_jobs job_of_worker;  // worker id -> the job it occupies (core/held_jobs.hpp)
   // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
   // (not held, not blocked) in evaluation order, and the idle workers best first.
   std::map<std::string, ranked_set<queue_key>> queued_by_image;
@@ -177,7 +178,7 @@ struct world {
   // A job's status, pruned or not; empty for an id no job has.
   std::optional<job_status> status_of_job(const std::string& id) const;
   const worker* find_worker(const std::string& id) const;
-  // The job a worker occupies (job_of_worker by hash), or nullptr.
+  // The job a worker occupies (job_of_worker.find), or nullptr.
   const std::string* held_job(const std::string& worker_id) const;
 
   // Hash lookups beside the ordered maps, for the per-poll finds (a 100k-entry std::map of
@@ -187,12 +188,10 @@ struct world {
   // noticed by the sizes.
   struct lookup_tables {
     std::unordered_map<std::string, worker*> workers;
-    std::unordered_map<std::string, const std::string*> held;  // = job_of_worker, pointing at its values
     lookup_tables() = default;
     lookup_tables(const lookup_tables&) {}
     lookup_tables& operator=(const lookup_tables&) {
       workers.clear();
-      held.clear();
       return *this;
     }
     lookup_tables(lookup_tables&&) = default;  // map nodes move with their map: pointers stay valid

@@ -226,8 +226,8 @@ sql_row job_row(const core::job& j) {
 }
 
 sql_row worker_row(const core::world& w, const core::worker& wk) {
-  auto job = w.job_of_worker.find(wk.id);
-  const bool busy = job != w.job_of_worker.end();
+  const std::string* job = w.held_job(wk.id);
+  const bool busy = job != nullptr;
   // What the log says of it (whether it still heartbeats is a lease, not an event: /workers has that).
   const char* state = wk.gone ? "gone" : wk.placeholder ? "placeholder" : busy ? "busy" : "idle";
   return {wk.id,
@@ -244,7 +244,7 @@ sql_row worker_row(const core::world& w, const core::worker& wk) {
           events::format_time_us(wk.registered_at),
           time_or_null(wk.gone_at),
           time_or_null(wk.allocation_ends_at),
-          busy ? sql_value{job->second} : sql_value{},
+          busy ? sql_value{*job} : sql_value{},
           std::string(state)};
 }
 

@@ -79,7 +79,8 @@ TEST(JobCore, HappyPathAndIdempotentStart) {
   EXPECT_EQ(f.w.queued.size(), 1u);
   f.assign("j1", "w1");
   EXPECT_EQ(f.j("j1").status, job_status::assigned);
-  EXPECT_EQ(f.w.job_of_worker.at("w1"), "j1");
+  ASSERT_NE(f.w.held_job("w1"), nullptr);
+  EXPECT_EQ(*f.w.held_job("w1"), "j1");
   EXPECT_TRUE(f.w.queued.empty());
   EXPECT_TRUE(idle_workers(f.w).empty());
   EXPECT_EQ(f.run(decide_start(f.j("j1"), f.now)).events.size(), 1u);
