@@ -107,36 +107,55 @@ json to_json(const assigned_payload& p) {
   return j;
 }
 
+namespace {
+
+// The records' keys, as encoded (events/cbor_encode.hpp).
+constexpr events::cbor_text_constant key_attempt("attempt");
+constexpr events::cbor_text_constant key_conformance_pin("conformance_pin");
+constexpr events::cbor_text_constant key_deadline("deadline");
+constexpr events::cbor_text_constant key_decision("decision");
+constexpr events::cbor_text_constant key_idle_ranked_above("idle_ranked_above");
+constexpr events::cbor_text_constant key_jobs_examined("jobs_examined");
+constexpr events::cbor_text_constant key_planned_at("planned_at");
+constexpr events::cbor_text_constant key_policy("policy");
+constexpr events::cbor_text_constant key_stale_excluded("stale_excluded");
+constexpr events::cbor_text_constant key_taken_by_better_workers("taken_by_better_workers");
+constexpr events::cbor_text_constant key_taken_by_better_workers_sample("taken_by_better_workers_sample");
+constexpr events::cbor_text_constant key_worker_id("worker_id");
+constexpr events::cbor_text_constant key_worker_score("worker_score");
+
+}  // namespace
+
 // The record's map, its keys in the order to_json's object (a std::map) keeps them.
 void encode_cbor(const assignment_record& r, std::string& out) {
   events::encode_cbor_head(0xA0, key_count(r), out);
   if (r.conformance_pin) {
-    events::encode_cbor_text("conformance_pin", out);
+    out.append(key_conformance_pin.view());
     events::encode_cbor_text(*r.conformance_pin, out);
   }
   if (r.deadline) {
-    events::encode_cbor_text("deadline", out);
+    out.append(key_deadline.view());
     events::encode_cbor(*r.deadline, out);
   }
   if (r.matched) {
-    events::encode_cbor_text("idle_ranked_above", out);
+    out.append(key_idle_ranked_above.view());
     events::encode_cbor_unsigned(r.idle_ranked_above, out);
-    events::encode_cbor_text("jobs_examined", out);
+    out.append(key_jobs_examined.view());
     events::encode_cbor_unsigned(r.jobs_examined, out);
   }
   if (r.planned_at) {
-    events::encode_cbor_text("planned_at", out);
+    out.append(key_planned_at.view());
     events::encode_cbor_text(*r.planned_at, out);
   }
-  events::encode_cbor_text("policy", out);
+  out.append(key_policy.view());
   events::encode_cbor_text(r.policy, out);
   if (r.matched) {
-    events::encode_cbor_text("stale_excluded", out);
+    out.append(key_stale_excluded.view());
     events::encode_cbor_head(0x80, r.stale_excluded.size(), out);
     for (const auto& id : r.stale_excluded) events::encode_cbor_text(id, out);
-    events::encode_cbor_text("taken_by_better_workers", out);
+    out.append(key_taken_by_better_workers.view());
     events::encode_cbor_unsigned(r.taken_by_better_workers, out);
-    events::encode_cbor_text("taken_by_better_workers_sample", out);
+    out.append(key_taken_by_better_workers_sample.view());
     events::encode_cbor_head(0x80, r.taken_sample.size(), out);
     for (const auto& [job_id, worker_id] : r.taken_sample) {
       events::encode_cbor_head(0x80, 2, out);
@@ -144,19 +163,19 @@ void encode_cbor(const assignment_record& r, std::string& out) {
       events::encode_cbor_text(worker_id, out);
     }
   }
-  events::encode_cbor_text("worker_id", out);
+  out.append(key_worker_id.view());
   events::encode_cbor_text(r.worker_id, out);
-  events::encode_cbor_text("worker_score", out);
+  out.append(key_worker_score.view());
   events::encode_cbor_integer(r.worker_score, out);
 }
 
 void encode_cbor(const assigned_payload& p, std::string& out) {
   events::encode_cbor_head(0xA0, 3, out);
-  events::encode_cbor_text("attempt", out);
+  out.append(key_attempt.view());
   events::encode_cbor_unsigned(p.attempt, out);
-  events::encode_cbor_text("decision", out);
+  out.append(key_decision.view());
   encode_cbor(p.decision, out);
-  events::encode_cbor_text("worker_id", out);
+  out.append(key_worker_id.view());
   events::encode_cbor_text(p.worker_id, out);
 }
 

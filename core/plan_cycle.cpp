@@ -10,6 +10,7 @@
 #include "core/streams.hpp"
 #include "events/bytes.hpp"
 #include "events/envelope.hpp"
+#include "events/json_text.hpp"
 #include "events/sha256.hpp"
 
 namespace baton::core {
@@ -44,6 +45,27 @@ std::vector<const job*> pending_in_order(const world& w, size_t cap) {
 }
 
 json time_or_null(time_us t) { return t >= time_never ? json(nullptr) : json(events::format_time_us(t)); }
+
+// A plan row's text as dump() writes row_of's object (keys in order; "start" for a
+// reservation), written straight from the plan for its digest: building every reservation as
+// a JSON value to dump it was most of what an unchanged plan cost.
+void append_row_text(std::string& out, const std::string& job_id, const std::string& worker_id, time_us end,
+                     const time_us* start) {
+  out += "{\"end\":";
+  if (end >= time_never)
+    out += "null";
+  else
+    events::append_json_string(out, events::format_time_us(end));
+  out += ",\"job_id\":";
+  events::append_json_string(out, job_id);
+  if (start) {
+    out += ",\"start\":";
+    events::append_json_string(out, events::format_time_us(*start));
+  }
+  out += ",\"worker_id\":";
+  events::append_json_string(out, worker_id);
+  out += '}';
+}
 
 }  // namespace
 
@@ -153,22 +175,34 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
     fields.emplace("worker_id", v.worker_of_node[node]);
     return row;
   };
-  json starts = json::array(), reservations = json::array(), all = json::array();
+  // The digest covers what the plan decided, not when: an unchanged plan writes no event. Its
+  // text is the dump of {"reservations": every reservation's row, "starts": the starts' rows}
+  // (keys in order), written from the plan (append_row_text) before any JSON is built.
+  std::string digest_text = "{\"reservations\":[";
+  for (size_t i = 0; i < p.reservations.size(); ++i) {
+    const auto& r = p.reservations[i];
+    if (i) digest_text += ',';
+    append_row_text(digest_text, r.job_id, v.worker_of_node[r.node], r.end, &r.start);
+  }
+  digest_text += "],\"starts\":[";
+  for (size_t i = 0; i < p.starts.size(); ++i) {
+    const auto& st = p.starts[i];
+    if (i) digest_text += ',';
+    append_row_text(digest_text, st.job_id, v.worker_of_node[st.node], st.end, nullptr);
+  }
+  digest_text += "]}";
+  auto digest = events::to_hex(events::sha256(digest_text));
+  if (digest == w.plan.digest) return {};
+  json starts = json::array(), reservations = json::array();
   for (const auto& st : p.starts) starts.push_back(row_of(st.job_id, st.node, st.end));
   for (const auto& r : p.reservations) {
+    if (reservations.size() >= s.recorded_reservations) break;
     json row = row_of(r.job_id, r.node, r.end);
     row.get_ptr<json::object_t*>()->emplace("start", events::format_time_us(r.start));
-    if (reservations.size() < s.recorded_reservations) reservations.push_back(row);
-    all.push_back(std::move(row));
+    reservations.push_back(std::move(row));
   }
   json skipped = json::object();
   for (const auto& k : p.skipped) skipped[to_string(k.reason)] = skipped.value(to_string(k.reason), 0) + 1;
-  // The digest covers what the plan decided, not when: an unchanged plan writes no event. Its
-  // text is the dump of {"reservations": all, "starts": starts} (keys in order), written
-  // without copying both lists into that object first.
-  const std::string digest_text = "{\"reservations\":" + all.dump() + ",\"starts\":" + starts.dump() + "}";
-  auto digest = events::to_hex(events::sha256(digest_text));
-  if (digest == w.plan.digest) return {};
   json stale_ids = json::array();
   for (const auto& id : snap.stale) stale_ids.push_back(id);
   decision d;

@@ -149,11 +149,15 @@ std::string policy_in_force(const world& w) { return w.priority.recorded ? polic
 
 priority_explained explain_priority(const world& w, const job& j) { return explain_priority(w, w.priority, j); }
 
-priority_explained explain_priority(const world& w, const priority_state& st, const job& j) {
+namespace {
+
+// explain_priority, and set_priority without the policy's name (a string built for every new
+// job and every queued job at a recalculation, which only an explanation shows).
+priority_explained explained(const world& w, const priority_state& st, const job& j, bool with_policy_name) {
   const auto& pol = st.policy;
   priority_explained out;
   out.calculated_at = st.calculated_at;
-  out.policy = st.recorded ? policy_name(pol) : "fifo";
+  if (with_policy_name) out.policy = st.recorded ? policy_name(pol) : "fifo";
   if (!st.recorded) return out;
   const partition_def* part = pol.partition(j.partition);
   out.tier = part ? part->priority_tier : 0;
@@ -181,8 +185,12 @@ priority_explained explain_priority(const world& w, const priority_state& st, co
   return out;
 }
 
+}  // namespace
+
+priority_explained explain_priority(const world& w, const priority_state& st, const job& j) { return explained(w, st, j, true); }
+
 void set_priority(const world& w, job& j) {
-  auto e = explain_priority(w, j);
+  auto e = explained(w, w.priority, j, false);
   j.priority_tier = e.tier;
   j.preemptor = e.preemptor;
   j.priority = e.priority;

@@ -20,10 +20,8 @@ void put_big_endian(T v, std::string& out) {
 
 }  // namespace
 
-void encode_cbor_head(uint8_t major, uint64_t n, std::string& out) {
-  if (n <= 0x17) {
-    out.push_back(static_cast<char>(major + n));
-  } else if (n <= std::numeric_limits<uint8_t>::max()) {
+void encode_cbor_head_wide(uint8_t major, uint64_t n, std::string& out) {
+  if (n <= std::numeric_limits<uint8_t>::max()) {
     out.push_back(static_cast<char>(major + 0x18));
     out.push_back(static_cast<char>(n));
   } else if (n <= std::numeric_limits<uint16_t>::max()) {
@@ -36,11 +34,6 @@ void encode_cbor_head(uint8_t major, uint64_t n, std::string& out) {
     out.push_back(static_cast<char>(major + 0x1B));
     put_big_endian(n, out);
   }
-}
-
-void encode_cbor_text(std::string_view s, std::string& out) {
-  encode_cbor_head(0x60, s.size(), out);
-  out.append(s);
 }
 
 void encode_cbor_integer(int64_t n, std::string& out) {

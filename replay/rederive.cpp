@@ -119,6 +119,10 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
   std::string record_bytes;  // an assignment's record decided again, as CBOR (reused)
+  // The policy the last recalculation recorded, read once: almost every recalculation records
+  // the one before's, and reading it from JSON cost more than comparing the JSON.
+  json last_policy_json;
+  core::priority_policy last_policy;
   sim_rederiver sim;
   // Prefetches for the job events coming (no effect on any result): most of this thread's
   // time went to cache misses on memory the reading thread wrote or that an event finds by
@@ -273,8 +277,12 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     if (kind == "scheduler.priorities_recalculated") {
       ++r.decisions;
       ++r.recalculations;
-      auto policy = core::policy_from_json(core::recorded_policy(payload));
-      auto again = core::decide_recalculation(w, policy, e.recorded_at_us);
+      const json& recorded_policy = core::recorded_policy(payload);
+      if (last_policy_json.is_null() || recorded_policy != last_policy_json) {
+        last_policy = core::policy_from_json(recorded_policy);
+        last_policy_json = recorded_policy;
+      }
+      auto again = core::decide_recalculation(w, last_policy, e.recorded_at_us);
       json rederived = again.events.size() == 1 ? std::move(again.events[0].payload) : json(nullptr);
       if (rederived != payload)
         mismatch(e, "priority recalculation re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),

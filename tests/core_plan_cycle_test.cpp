@@ -7,7 +7,9 @@
 #include "core/event_payload.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
+#include "events/bytes.hpp"
 #include "events/envelope.hpp"
+#include "events/sha256.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 
@@ -70,6 +72,12 @@ struct plan_fixture : test::core_under_test {
     if (!again.events.empty()) {
       EXPECT_EQ(again.events[0].payload, d.events[0].payload);
     }
+    // Its digest is the SHA-256 of dump() of {"reservations", "starts"} (the plan writes that
+    // text without building the JSON; every reservation is in the payload here).
+    const auto& p = d.events[0].payload;
+    EXPECT_EQ(p["reservations_total"], p["reservations"].size());
+    const nlohmann::json decided = {{"reservations", p["reservations"]}, {"starts", p["starts"]}};
+    EXPECT_EQ(p["digest"], events::to_hex(events::sha256(decided.dump())));
     core::apply(w, d, now);
     log.emplace_back(d, now);
     return d.events[0].payload;
