@@ -5,7 +5,6 @@
 // a job, finishes it and takes the next one all day, and erasing its entry at each finish cost
 // a map node, a hash node and three copies of ids, made again at its next assignment. Only
 // held entries are ever seen from outside.
-#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -16,10 +15,9 @@ namespace baton::core {
 class held_jobs {
  public:
   held_jobs() = default;
-  held_jobs(const held_jobs& o) : by_worker_(o.by_worker_), held_(o.held_) { reindex(); }
+  held_jobs(const held_jobs& o) : by_worker_(o.by_worker_) { reindex(); }
   held_jobs& operator=(const held_jobs& o) {
     by_worker_ = o.by_worker_;
-    held_ = o.held_;
     reindex();
     return *this;
   }
@@ -42,17 +40,11 @@ class held_jobs {
       index_.emplace(node->first, &node->second);
       slot = &node->second;
     }
-    if (slot->empty()) ++held_;
     *slot = job_id;  // (into the capacity its last job left)
   }
   void clear(std::string_view worker_id) {
-    auto it = index_.find(worker_id);
-    if (it == index_.end() || it->second->empty()) return;
-    it->second->clear();
-    --held_;
+    if (auto it = index_.find(worker_id); it != index_.end()) it->second->clear();
   }
-  size_t size() const { return held_; }  // workers holding a job
-  bool empty() const { return held_ == 0; }
   // f(worker id, job id) for every worker holding a job, in worker id order.
   template <class F>
   void for_each(F&& f) const {
@@ -70,7 +62,6 @@ class held_jobs {
   // By hash, for the per-poll finds; keys view by_worker_'s keys. Never iterated, so hashing
   // never decides an order.
   std::unordered_map<std::string_view, std::string*> index_;
-  size_t held_ = 0;
 };
 
 }  // namespace baton::core

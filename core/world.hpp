@@ -181,11 +181,11 @@ struct world {
   // The job a worker occupies (job_of_worker.find), or nullptr.
   const std::string* held_job(const std::string& worker_id) const;
 
-  // Hash lookups beside the ordered maps, for the per-poll finds (a 100k-entry std::map of
-  // UUID strings costs ~17 cache-missing string compares per find; jobs are found in their
-  // own table). Never iterated, so hashing never decides an order. A copied world starts with
-  // empty tables (their pointers would point into the source) and refills them on first use,
-  // noticed by the sizes.
+  // A hash lookup beside `workers`, for the per-poll finds (a 100k-entry std::map of UUID
+  // strings costs ~17 cache-missing string compares per find; jobs are found in their own
+  // table, held jobs in held_jobs). Never iterated, so hashing never decides an order. A
+  // copied world starts with an empty table (its pointers would point into the source) and
+  // refills it on first use, noticed by the size.
   struct lookup_tables {
     std::unordered_map<std::string, worker*> workers;
     lookup_tables() = default;
