@@ -1,33 +1,23 @@
 #include "events/sha256.hpp"
 
-#include <openssl/evp.h>
+// OpenSSL 3 marks the one-shot SHA256_* functions deprecated in favour of EVP, but EVP's
+// per-call set-up (finding the provider's implementation, allocating and cleansing its
+// context) cost ~600 instructions per hash, more than a tenth of a replay's reading thread
+// besides the hash itself (docs/benchmarks.md). Both run the same block function (with the
+// CPU's SHA instructions where it has them).
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
-#include <memory>
 #include <stdexcept>
 
 namespace baton::events {
-namespace {
 
-struct digest_context {
-  // Fetch the algorithm once: EVP_Digest's implicit fetch per call costs more than the hash.
-  EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  digest_context() {
-    if (!md || !ctx) throw std::runtime_error("OpenSSL: SHA-256 is unavailable");
-  }
-  ~digest_context() {
-    EVP_MD_CTX_free(ctx);
-    EVP_MD_free(md);
-  }
-};
-
-}  // namespace
+static_assert(SHA256_DIGEST_LENGTH == hash_size);
 
 void sha256_into(std::string_view a, std::string_view b, unsigned char* out) {
-  thread_local digest_context d;
-  unsigned len = 0;
-  if (EVP_DigestInit_ex(d.ctx, d.md, nullptr) != 1 || EVP_DigestUpdate(d.ctx, a.data(), a.size()) != 1 ||
-      EVP_DigestUpdate(d.ctx, b.data(), b.size()) != 1 || EVP_DigestFinal_ex(d.ctx, out, &len) != 1 || len != hash_size)
+  SHA256_CTX c;
+  if (SHA256_Init(&c) != 1 || SHA256_Update(&c, a.data(), a.size()) != 1 || SHA256_Update(&c, b.data(), b.size()) != 1 ||
+      SHA256_Final(out, &c) != 1)
     throw std::runtime_error("OpenSSL: SHA-256 failed");
 }
 

@@ -460,17 +460,32 @@ TEST(JobTable, WalksInIdOrderAndKeepsEachJobInPlaceAsItGrows) {
 // (core/job_table.hpp): a random mix of adds and erases, checked against a std::set after
 // every step, finds every job left and none gone, at every size the table passes through.
 // The job table's jobs live in a pool (core/job_pool.hpp): places a cache line aligned, an odd
-// number of lines apart within a block, never handed out twice while taken, and memory given
-// back is taken first (under AddressSanitizer it is poisoned until then).
+// number of lines apart within a block, blocks doubling up to the most places 2 MiB holds,
+// never handed out twice while taken, and memory given back is taken first (under
+// AddressSanitizer it is poisoned until then).
 TEST(JobPool, HandsOutAlignedPlacesAnOddNumberOfLinesApartAndReusesWhatComesBack) {
   static_assert(job_pool::stride >= sizeof(job));
   static_assert(job_pool::stride % job_pool::line == 0 && (job_pool::stride / job_pool::line) % 2 == 1);
+  static_assert(job_pool::max_block * job_pool::stride <= (size_t{2} << 20));
+  static_assert((job_pool::max_block + 1) * job_pool::stride > (size_t{2} << 20));
+  std::vector<size_t> blocks;  // places per block, up to and past the largest
+  for (size_t places = job_pool::first_block; blocks.size() < 2 || blocks[blocks.size() - 2] < job_pool::max_block;
+       places = job_pool::next_block(places))
+    blocks.push_back(places);
+  EXPECT_EQ(blocks.back(), job_pool::max_block);
+  for (size_t b = 1; b < blocks.size(); ++b) EXPECT_LE(blocks[b - 1], blocks[b]);
   job_pool pool;
   std::vector<char*> at;
-  for (size_t i = 0; i < job_pool::per_block + 3; ++i) at.push_back(static_cast<char*>(pool.take()));
+  size_t total = 0;
+  for (size_t places : blocks) total += places;
+  for (size_t i = 0; i < total + 3; ++i) at.push_back(static_cast<char*>(pool.take()));
   for (char* p : at) EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % job_pool::line, 0u);
-  for (size_t i = 1; i < job_pool::per_block; ++i)
-    EXPECT_EQ(at[i] - at[i - 1], static_cast<std::ptrdiff_t>(job_pool::stride)) << "place " << i;
+  size_t first = 0;
+  for (size_t places : blocks) {
+    for (size_t i = first + 1; i < first + places; ++i)
+      EXPECT_EQ(at[i] - at[i - 1], static_cast<std::ptrdiff_t>(job_pool::stride)) << "place " << i;
+    first += places;
+  }
   EXPECT_EQ(std::set<char*>(at.begin(), at.end()).size(), at.size()) << "no place handed out twice";
   pool.give_back(at[5]);
   pool.give_back(at[9]);

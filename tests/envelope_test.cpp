@@ -10,6 +10,7 @@
 
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
+#include "events/sha256.hpp"
 
 using namespace baton::events;
 
@@ -127,6 +128,28 @@ TEST(Envelope, HashCoversEveryBodyByte) {
     EXPECT_NE(chain_hash("prev", changed), h) << "byte " << i;
   }
   EXPECT_NE(chain_hash("other", body), h);
+}
+
+// The chain's hash is SHA-256 of the previous hash followed by the body: FIPS 180-4's
+// examples, and any split of a message between the two parts hashes as the whole does
+// (splits on and around the 64-byte block edges included).
+TEST(Envelope, ChainHashIsSha256OfPreviousThenBody) {
+  EXPECT_EQ(to_hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(to_hex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  EXPECT_EQ(to_hex(sha256(two_blocks)), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  std::string message;
+  for (int i = 0; i < 200; ++i) message.push_back(static_cast<char>(i * 37 + 11));
+  for (size_t length : {0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 200}) {
+    const std::string whole = message.substr(0, length);
+    const std::string expected = sha256(whole);
+    for (size_t split = 0; split <= length; ++split)
+      EXPECT_EQ(sha256(whole.substr(0, split), whole.substr(split)), expected) << length << " split at " << split;
+    if (length >= 32) {
+      EXPECT_EQ(chain_hash(whole.substr(0, 32), whole.substr(32)), expected);
+      EXPECT_TRUE(chain_hash_matches(whole.substr(0, 32), whole.substr(32), expected));
+    }
+  }
 }
 
 TEST(Envelope, JsonRenderingIsReadable) {
