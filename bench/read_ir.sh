@@ -2,8 +2,8 @@
 # Instructions executed by a replay's reading thread over a log's tables, counted by valgrind's
 # callgrind: the thread `events/scan_ahead` starts while `baton-replay rederive` runs on a data
 # dir (as batond reads its own log from sequence 1, as a projection catches up).
-# bench/rederive_ir.sh cannot show this: at its 50,000 events the whole log is still in
-# RocksDB's memtable, so a change to how the log is stored or read never reaches it.
+# bench/rederive_ir.sh counts that thread too, but over 50,000 events in one small table;
+# here it reads a log of several tables, and collects nothing else.
 #
 #   bench/read_ir.sh [EVENTS] [BUILD_DIR]      # defaults: 200000, build/release
 #

@@ -1,5 +1,6 @@
 #include "core/assignment_record.hpp"
 
+#include <cstring>
 #include <string_view>
 
 #include "events/cbor_encode.hpp"
@@ -124,49 +125,108 @@ constexpr events::cbor_text_constant key_taken_by_better_workers_sample("taken_b
 constexpr events::cbor_text_constant key_worker_id("worker_id");
 constexpr events::cbor_text_constant key_worker_score("worker_score");
 
-}  // namespace
+// Where write_record puts the record's bytes: appended to a string (encode_cbor), or
+// compared with bytes already written (encodes_to), piece by piece, without building them.
+struct appending {
+  std::string& out;
+  void raw(std::string_view v) { out.append(v); }
+  void head(uint8_t major, uint64_t n) { events::encode_cbor_head(major, n, out); }
+  void text(std::string_view v) { events::encode_cbor_text(v, out); }
+  void integer(int64_t n) { events::encode_cbor_integer(n, out); }
+  void value(const json& v) { events::encode_cbor(v, out); }
+};
 
-// The record's map, its keys in the order to_json's object (a std::map) keeps them.
-void encode_cbor(const assignment_record& r, std::string& out) {
-  events::encode_cbor_head(0xA0, key_count(r), out);
-  if (r.conformance_pin) {
-    out.append(key_conformance_pin.view());
-    events::encode_cbor_text(*r.conformance_pin, out);
+struct comparing {
+  std::string_view rest;  // the bytes not compared yet
+  bool same = true;       // so far
+  std::string scratch;    // a piece that is not one byte or a text's bytes (rare)
+  void raw(std::string_view v) {
+    if (!same) return;
+    same = rest.size() >= v.size() && std::memcmp(rest.data(), v.data(), v.size()) == 0;
+    if (same) rest.remove_prefix(v.size());
   }
-  if (r.deadline) {
-    out.append(key_deadline.view());
-    events::encode_cbor(*r.deadline, out);
-  }
-  if (r.matched) {
-    out.append(key_idle_ranked_above.view());
-    events::encode_cbor_unsigned(r.idle_ranked_above, out);
-    out.append(key_jobs_examined.view());
-    events::encode_cbor_unsigned(r.jobs_examined, out);
-  }
-  if (r.planned_at) {
-    out.append(key_planned_at.view());
-    events::encode_cbor_text(*r.planned_at, out);
-  }
-  out.append(key_policy.view());
-  events::encode_cbor_text(r.policy, out);
-  if (r.matched) {
-    out.append(key_stale_excluded.view());
-    events::encode_cbor_head(0x80, r.stale_excluded.size(), out);
-    for (const auto& id : r.stale_excluded) events::encode_cbor_text(id, out);
-    out.append(key_taken_by_better_workers.view());
-    events::encode_cbor_unsigned(r.taken_by_better_workers, out);
-    out.append(key_taken_by_better_workers_sample.view());
-    events::encode_cbor_head(0x80, r.taken_sample.size(), out);
-    for (const auto& [job_id, worker_id] : r.taken_sample) {
-      events::encode_cbor_head(0x80, 2, out);
-      events::encode_cbor_text(job_id, out);
-      events::encode_cbor_text(worker_id, out);
+  void head(uint8_t major, uint64_t n) {
+    if (n <= 0x17) {
+      const char c = static_cast<char>(major + n);
+      raw(std::string_view(&c, 1));
+    } else {
+      scratch.clear();
+      events::encode_cbor_head(major, n, scratch);
+      raw(scratch);
     }
   }
-  out.append(key_worker_id.view());
-  events::encode_cbor_text(r.worker_id, out);
-  out.append(key_worker_score.view());
-  events::encode_cbor_integer(r.worker_score, out);
+  void text(std::string_view v) {
+    head(0x60, v.size());
+    raw(v);
+  }
+  void integer(int64_t n) {
+    scratch.clear();
+    events::encode_cbor_integer(n, scratch);
+    raw(scratch);
+  }
+  void value(const json& v) {
+    scratch.clear();
+    events::encode_cbor(v, scratch);
+    raw(scratch);
+  }
+};
+
+// The record's map, its keys in the order to_json's object (a std::map) keeps them: the one
+// description of its bytes, for both sinks.
+template <class Sink>
+void write_record(const assignment_record& r, Sink& out) {
+  out.head(0xA0, key_count(r));
+  if (r.conformance_pin) {
+    out.raw(key_conformance_pin.view());
+    out.text(*r.conformance_pin);
+  }
+  if (r.deadline) {
+    out.raw(key_deadline.view());
+    out.value(*r.deadline);
+  }
+  if (r.matched) {
+    out.raw(key_idle_ranked_above.view());
+    out.head(0x00, r.idle_ranked_above);
+    out.raw(key_jobs_examined.view());
+    out.head(0x00, r.jobs_examined);
+  }
+  if (r.planned_at) {
+    out.raw(key_planned_at.view());
+    out.text(*r.planned_at);
+  }
+  out.raw(key_policy.view());
+  out.text(r.policy);
+  if (r.matched) {
+    out.raw(key_stale_excluded.view());
+    out.head(0x80, r.stale_excluded.size());
+    for (const auto& id : r.stale_excluded) out.text(id);
+    out.raw(key_taken_by_better_workers.view());
+    out.head(0x00, r.taken_by_better_workers);
+    out.raw(key_taken_by_better_workers_sample.view());
+    out.head(0x80, r.taken_sample.size());
+    for (const auto& [job_id, worker_id] : r.taken_sample) {
+      out.head(0x80, 2);
+      out.text(job_id);
+      out.text(worker_id);
+    }
+  }
+  out.raw(key_worker_id.view());
+  out.text(r.worker_id);
+  out.raw(key_worker_score.view());
+  out.integer(r.worker_score);
+}
+
+}  // namespace
+
+void encode_cbor(const assignment_record& r, std::string& out) {
+  appending sink{out};
+  write_record(r, sink);
+}
+
+bool encodes_to(const assignment_record& r, std::string_view bytes) {
+  comparing sink{bytes, true, {}};
+  write_record(r, sink);
+  return sink.same && sink.rest.empty();
 }
 
 void encode_cbor(const assigned_payload& p, std::string& out) {

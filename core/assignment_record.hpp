@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,9 @@ nlohmann::json to_json(const assignment_record& r);
 // Appends the record's CBOR, byte for byte events::encode_cbor(to_json(r)): a
 // re-derivation compares it with the recorded bytes before it decodes them.
 void encode_cbor(const assignment_record& r, std::string& out);
+// Whether encode_cbor(r) would write exactly `bytes`, found without writing them (a
+// re-derivation asks it of every recorded assignment).
+bool encodes_to(const assignment_record& r, std::string_view bytes);
 // The same answer as to_json(r) == recorded.
 bool matches(const assignment_record& r, const nlohmann::json& recorded);
 

@@ -383,7 +383,7 @@ void event_store::scan(uint64_t from_seq, uint64_t to_seq, bool verify_chain,
     if (verify_chain) {
       if (!chain_hash_matches(prev, view->body, view->hash))
         throw store_error("event " + std::to_string(seq) + " fails its hash check (altered or reordered)", seq);
-      prev.assign(view->hash.data(), view->hash.size());
+      copy_into(prev, view->hash);
     }
     if (!visit(*view)) return;
   }

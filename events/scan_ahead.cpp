@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "events/bytes.hpp"
 #include "events/payload.hpp"
 
 namespace baton::events {
@@ -110,12 +111,12 @@ void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, 
         // (counts in the batch only once it decoded: an error stops the batch before it)
         decoded_event& d = n < batch.size() ? batch[n] : batch.emplace_back();
         d.seq = e.seq;
-        d.stream_id.assign(e.stream_id);
-        d.type.assign(e.type);
+        copy_into(d.stream_id, e.stream_id);
+        copy_into(d.type, e.type);
         d.recorded_at_us = e.recorded_at_us;
         d.prepared.reset();
         if (prepare && prepare(d, e.payload)) {
-          d.cbor.assign(e.payload);
+          copy_into(d.cbor, e.payload);
           d.payload = nullptr;
           d.payload_deferred = true;
         } else {

@@ -118,7 +118,6 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   };
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
-  std::string record_bytes;  // an assignment's record decided again, as CBOR (reused)
   // The policy the last recalculation recorded, read once: almost every recalculation records
   // the one before's, and reading it from JSON cost more than comparing the JSON.
   json last_policy_json;
@@ -258,9 +257,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       // it is compared field by field with the decoded record. Its JSON is built only for a report.
       bool same_record;
       if (!recorded_bytes.empty() && choice.record) {
-        record_bytes.clear();
-        core::encode_cbor(*choice.record, record_bytes);
-        same_record = record_bytes == recorded_bytes || core::matches(*choice.record, recorded_json());
+        same_record = core::encodes_to(*choice.record, recorded_bytes) || core::matches(*choice.record, recorded_json());
       } else {
         same_record = choice.record ? core::matches(*choice.record, recorded_json()) : recorded_json().is_null();
       }

@@ -151,3 +151,28 @@ TEST(AssignmentRecord, ATypedPayloadIsWrittenAsItsJsonWouldBe) {
   }
   EXPECT_EQ(to_json(assigned_payload{"w1", 2, {}})["attempt"], 2);
 }
+
+// encodes_to(record, bytes) answers whether encode_cbor(record) writes exactly those bytes:
+// true for its own encoding, false for any byte changed, one dropped or one added, and
+// for another record's encoding unless the two encode alike.
+TEST(AssignmentRecord, EncodesToAnswersWhetherTheBytesAreItsEncoding) {
+  std::mt19937_64 rng(20261129);
+  for (int i = 0; i < 2'000; ++i) {
+    auto r = random_record(rng);
+    if (rng() % 4 == 0) r.worker_score = static_cast<int64_t>(rng() % 100'000) - 50'000;  // (wide heads)
+    std::string bytes;
+    encode_cbor(r, bytes);
+    ASSERT_TRUE(encodes_to(r, bytes));
+    const size_t at = rng() % bytes.size();
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ (1 << (rng() % 8)));
+    EXPECT_FALSE(encodes_to(r, flipped)) << "byte " << at;
+    EXPECT_FALSE(encodes_to(r, bytes.substr(0, bytes.size() - 1)));
+    EXPECT_FALSE(encodes_to(r, bytes + '\0'));
+    EXPECT_FALSE(encodes_to(r, ""));
+    const auto other = random_record(rng);
+    std::string other_bytes;
+    encode_cbor(other, other_bytes);
+    EXPECT_EQ(encodes_to(r, other_bytes), other_bytes == bytes);
+  }
+}
