@@ -99,8 +99,10 @@ job_event job_event_of(std::string_view type) {
       {"job.released", job_event::released},
       {"job.preempted", job_event::preempted},
   }};
+  // (Every name is "job." and a word: the word's first letter, then the whole, so that a name
+  // of the same length compares in full only when it is likely the one.)
   for (const auto& [name, kind] : names)
-    if (name == type) return kind;
+    if (name.size() == type.size() && name[4] == type[4] && name == type) return kind;
   return job_event::other;
 }
 

@@ -36,29 +36,59 @@ namespace {
 // the decision; the sample only shows an auditor who went first, and it costs every poll.
 constexpr size_t decision_sample_size = 3;
 
-// A choice's record, begun with what every record names: the policy and the poller.
+// A choice's record, begun with what every record names: the policy and the poller. A record
+// left in `out` by an earlier choice is written over (choose_assignment_into): its fields are
+// reset, and its lists keep their entries, for list_writer to write over and trim.
 assignment_record& begin_record(assignment_choice& out, const char* policy, const worker& me) {
-  auto& r = out.record.emplace();
-  r.policy = policy;
-  r.worker_id = me.id;
+  auto& r = out.record ? *out.record : out.record.emplace();
+  r.policy.assign(policy);
+  r.worker_id.assign(me.id);
   r.worker_score = score_of(me);
+  r.planned_at.reset();
+  r.matched = false;
+  r.idle_ranked_above = r.jobs_examined = r.taken_by_better_workers = 0;
+  r.deadline.reset();
+  r.conformance_pin.reset();
   return r;
+}
+
+// Writes a record's list entry by entry over the entries an earlier choice left there (the
+// ids' memory kept: in a re-derivation these copies were most of a choice's allocations),
+// and drops the rest at finish(). Every record begun must have both lists finished.
+template <class T>
+class list_writer {
+ public:
+  explicit list_writer(std::vector<T>& items) : items_(items) {}
+  T& next() { return n_ < items_.size() ? items_[n_++] : (++n_, items_.emplace_back()); }
+  size_t size() const { return n_; }
+  void finish() { items_.resize(n_); }
+
+ private:
+  std::vector<T>& items_;
+  size_t n_ = 0;
+};
+
+// A record without a sample or stale workers (a plan's start, an empty queue).
+void no_lists(assignment_record& r) {
+  r.taken_sample.clear();
+  r.stale_excluded.clear();
 }
 
 // Without constrained jobs (pinned to clusters or a fingerprint, or more than one GPU) every idle worker of the image can run every queued job of it, so the
 // greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
 // gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
-assignment_choice choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
-                                  const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all) {
-  assignment_choice out;
+void choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
+                     const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all, assignment_choice& out) {
   auto my_rank = rank_of(me);
   size_t k = idle.order_of_key(my_rank);
   auto& r = begin_record(out, "greedy-rank-v1", me);
+  list_writer<std::string> stale_excluded(r.stale_excluded);
+  list_writer<std::pair<std::string, std::string>> taken_sample(r.taken_sample);
   for (const auto& id : stale_all) {  // stale workers that would otherwise rank above the poller
     const worker* s = w.find_worker(id);
     if (s && s->worker_image_key == me.worker_image_key && idle.find(rank_of(*s)) != idle.end() &&
         rank_of(*s) < my_rank) {
-      r.stale_excluded.push_back(id);
+      stale_excluded.next().assign(id);
       --k;
     }
   }
@@ -66,14 +96,17 @@ assignment_choice choose_unpinned(const world& w, const worker& me, const ranked
   auto worker_it = idle.begin();
   for (size_t i = 0; i < std::min<size_t>({k, decision_sample_size, queued.size()}); ++i, ++job_it, ++worker_it) {
     while (stale_all.count(worker_it->owner->id)) ++worker_it;
-    r.taken_sample.emplace_back(std::string(job_it->id), worker_it->owner->id);
+    auto& [job_id, worker_id] = taken_sample.next();
+    job_id.assign(job_it->id);
+    worker_id.assign(worker_it->owner->id);
   }
+  stale_excluded.finish();
+  taken_sample.finish();
   if (k < queued.size()) out.job_id = std::string(queued.find_by_order(k)->id);
   r.matched = true;
   r.idle_ranked_above = k;
   r.jobs_examined = std::min(k + 1, queued.size());
   r.taken_by_better_workers = std::min(k, queued.size());
-  return out;
 }
 
 using limits_set = std::map<std::pair<bool, int64_t>, uint32_t>;  // world::queued_limits_by_image: (checkpoints, limit) -> jobs
@@ -115,25 +148,25 @@ bool fits_any(const limits_set& limits, time_us remaining, const deadline_rule& 
 
 // Greedy matching walked job by job: the general case (constrained jobs, or idle workers whose
 // allocations some queued job does not fit). O(idle workers above the poller + jobs walked).
-assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
-                                 const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all,
-                                 const deadline_rule& rule, time_us now) {
-  assignment_choice out;
+void choose_by_walk(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
+                    const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all,
+                    const deadline_rule& rule, time_us now, assignment_choice& out) {
   auto& r = begin_record(out, "greedy-rank-v1", me);
+  list_writer<std::string> stale_excluded(r.stale_excluded);
+  list_writer<std::pair<std::string, std::string>> taken_sample(r.taken_sample);
   worker_rank my_rank = rank_of(me);
   // (Every worker and job of the walk is of the poller's image: see choose_assignment.)
   auto may_take = [&](const worker& wk, const job& j) { return can_run_same_image(wk, j) && fit_of(wk, j, rule, now).admitted; };
   std::vector<const worker*> above;
   above.reserve(idle.order_of_key(my_rank));  // the idle workers ranked above the poller, stale ones included
-  r.taken_sample.reserve(decision_sample_size);
   for (const auto& rank : idle) {
     if (!(rank < my_rank)) break;
     if (stale_all.count(rank.owner->id))
-      r.stale_excluded.push_back(rank.owner->id);
+      stale_excluded.next().assign(rank.owner->id);
     else
       above.push_back(rank.owner);
   }
-  std::vector<bool> claimed(above.size(), false);
+  std::vector<char> claimed(above.size(), 0);  // (bytes: a bit vector cost a mask and shift per look)
   size_t first_free = 0;
   // Jobs of one class (GPUs, pins, time limit, checkpoints, conformance) compete for the same workers:
   // once a class finds no free worker above the poller, it never will again in this pass.
@@ -168,9 +201,13 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
       while (first_free < above.size() && claimed[first_free]) ++first_free;
       for (size_t i = first_free; i < above.size(); ++i)
         if (!claimed[i] && may_take(*above[i], j)) {
-          claimed[i] = true;
+          claimed[i] = 1;
           taken_above = true;
-          if (r.taken_sample.size() < decision_sample_size) r.taken_sample.emplace_back(j.id, above[i]->id);
+          if (taken_sample.size() < decision_sample_size) {
+            auto& [job_id, worker_id] = taken_sample.next();
+            job_id.assign(j.id);
+            worker_id.assign(above[i]->id);
+          }
           ++ahead_total;
           break;
         }
@@ -183,11 +220,12 @@ assignment_choice choose_by_walk(const world& w, const worker& me, const ranked_
     }
   }
 
+  stale_excluded.finish();
+  taken_sample.finish();
   r.matched = true;
   r.idle_ranked_above = above.size();
   r.jobs_examined = examined;
   r.taken_by_better_workers = ahead_total;
-  return out;
 }
 
 // What a decision shaped by allocation ends records: the rule (replay uses it) and why the
@@ -221,8 +259,18 @@ deadline_rule deadline_rule_of(const nlohmann::json& record) {
 assignment_choice choose_assignment(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
                                     const deadline_rule& rule, time_us now) {
   assignment_choice out;
+  choose_assignment_into(w, worker_id, stale_all, rule, now, out);
+  return out;
+}
+
+void choose_assignment_into(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
+                            const deadline_rule& rule, time_us now, assignment_choice& out) {
+  out.job_id.reset();
   const worker* me = w.find_worker(worker_id);
-  if (!me) return out;
+  if (!me) {
+    out.record.reset();
+    return;
+  }
 
   // The last planning cycle's start for this worker, if the job still waits and still fits;
   // a plan overtaken by events falls through to the direct choice below.
@@ -231,10 +279,11 @@ assignment_choice choose_assignment(const world& w, const std::string& worker_id
     if (j && eligible(*j) && can_run(*me, *j) && fit_of(*me, *j, rule, now).admitted) {
       out.job_id = j->id;
       auto& r = begin_record(out, "plan", *me);
+      no_lists(r);
       r.planned_at = events::format_time_us(w.plan.planned_at);
       if (me->allocation_ends_at) r.deadline = deadline_record(w, *me, out.job_id, rule, now);
       pin_conformance(w, *me, out);
-      return out;
+      return;
     }
   }
 
@@ -247,8 +296,8 @@ assignment_choice choose_assignment(const world& w, const std::string& worker_id
   const auto& idle = idle_it == w.idle_by_image.end() ? no_workers : idle_it->second;
   const auto& queued = queued_it == w.queued_by_image.end() ? no_jobs : queued_it->second;
   if (queued.empty()) {
-    begin_record(out, "greedy-rank-v1", *me);
-    return out;
+    no_lists(begin_record(out, "greedy-rank-v1", *me));
+    return;
   }
   // Allocation ends matter only when some idle worker of the image has too little time left
   // for some queued job: the tightest one fitting the most demanding job rules that out.
@@ -260,14 +309,16 @@ assignment_choice choose_assignment(const world& w, const std::string& worker_id
   const auto& limits = limits_it == w.queued_limits_by_image.end() ? no_limits : limits_it->second;
   bool deadlines_bind = any_ends && !fits_all(limits, *ends->second.begin() - now, rule);
   // A poller no queued job fits gets nothing, without a walk (and without an event to record).
-  if (me->allocation_ends_at && !fits_any(limits, me->allocation_ends_at - now, rule)) return out;
+  if (me->allocation_ends_at && !fits_any(limits, me->allocation_ends_at - now, rule)) {
+    out.record.reset();
+    return;
+  }
   if (!deadlines_bind && !w.constrained_queued_by_image.count(image))
-    out = choose_unpinned(w, *me, idle, queued, stale_all);
+    choose_unpinned(w, *me, idle, queued, stale_all, out);
   else
-    out = choose_by_walk(w, *me, idle, queued, stale_all, rule, now);
+    choose_by_walk(w, *me, idle, queued, stale_all, rule, now, out);
   if (any_ends) out.record->deadline = deadline_record(w, *me, out.job_id, rule, now);
   pin_conformance(w, *me, out);
-  return out;
 }
 
 poll_choice choose_job_for(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,

@@ -40,6 +40,11 @@ struct assignment_choice {
 };
 assignment_choice choose_assignment(const world& w, const std::string& worker_id, const std::set<std::string>& stale,
                                     const deadline_rule& rule, time_us now);
+// The same choice into `out`, written over the one it held: the record's strings keep their
+// memory (a re-derivation makes a choice per recorded assignment, and copying the ids into new
+// strings each time was most of its allocations). `out` ends as choose_assignment's answer.
+void choose_assignment_into(const world& w, const std::string& worker_id, const std::set<std::string>& stale,
+                            const deadline_rule& rule, time_us now, assignment_choice& out);
 
 // The rule a recorded decision used (its "deadline" entry), for replay; the defaults when
 // the record has none (no idle worker of the image had a known allocation end).

@@ -27,7 +27,19 @@ struct decoded_event {
   bool payload_deferred = false;
   // What the scan's `prepare` made of it on the reading thread (empty without one).
   std::any prepared;
+  // Where `prepared` keeps its value, when `prepare` says so (prepared_memory): the reader
+  // loads it a few places before it writes this place over. By then the visiting thread has
+  // used it on the other core, and freeing it cold stalled the reader on every line it read.
+  const void* prepared_at = nullptr;
+  size_t prepared_size = 0;
 };
+
+// For `prepare`: the memory that holds what it made of the event (see prepared_at).
+template <class T>
+void prepared_memory(decoded_event& e, const T& value) {
+  e.prepared_at = &value;
+  e.prepared_size = sizeof(T);
+}
 
 // Optional hints to the visiting thread's memory: before visiting an event, the scan shows
 // `hint` the events leads[0], leads[1], ... places further on (those already handed over),

@@ -17,6 +17,14 @@ using nlohmann::json;
 // Visits a map's fields: `field(key)` reads the value (or skips it) and answers false to
 // decline. Its keys must be sorted and distinct, as to_cbor writes a JSON object (so no
 // repeated key can mean what the decoded object would make of it).
+// previous < key, for a map's keys: most neighbours differ in their first byte, which decides
+// without a call to memcmp (one per key had shown among the reading thread's costs).
+inline bool key_before(std::string_view previous, std::string_view key) {
+  if (!previous.empty() && !key.empty() && previous[0] != key[0])
+    return static_cast<unsigned char>(previous[0]) < static_cast<unsigned char>(key[0]);
+  return previous < key;
+}
+
 template <class Field>
 bool each_entry(cbor_cursor& c, Field&& field) {
   uint64_t n = 0;
@@ -24,7 +32,7 @@ bool each_entry(cbor_cursor& c, Field&& field) {
   std::string_view previous;
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view key;
-    if (!c.text(key) || (i > 0 && !(previous < key)) || !field(key)) return false;
+    if (!c.text(key) || (i > 0 && !key_before(previous, key)) || !field(key)) return false;
     previous = key;
   }
   return true;

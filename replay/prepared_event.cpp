@@ -34,6 +34,7 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
       p.decision_inputs = assignment_inputs_of(p.read.decision);
     }
     p.job_id_hash = core::job_table::hash_of(prepared_job_id(e));  // (here, not on the applying thread)
+    events::prepared_memory(e, p);
     return true;
   } catch (const std::exception&) {
     e.prepared.reset();  // the applying thread reads it again and meets the error in order

@@ -123,6 +123,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   json last_policy_json;
   core::priority_policy last_policy;
   sim_rederiver sim;
+  core::assignment_choice choice;  // each assignment's, made again over the last one's (choose_assignment_into)
   // Prefetches for the job events coming (no effect on any result): most of this thread's
   // time went to cache misses on memory the reading thread wrote or that an event finds by
   // hashing (the job table's slot, then the job). In stages, some events ahead, each stage
@@ -250,8 +251,9 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       const bool prepared = ready && ready->decision_inputs;
       assignment_inputs read_here;
       const assignment_inputs& in = prepared ? *ready->decision_inputs : (read_here = assignment_inputs_of(recorded_json()));
-      const std::string worker_id = prepared ? ready->read.change.worker_id : payload.at("worker_id").get<std::string>();
-      auto choice = core::choose_assignment(w, worker_id, in.stale, in.rule, e.recorded_at_us);
+      std::string worker_read_here;
+      const std::string& worker_id = prepared ? ready->read.change.worker_id : (worker_read_here = payload.at("worker_id").get<std::string>());
+      core::choose_assignment_into(w, worker_id, in.stale, in.rule, e.recorded_at_us, choice);
       // The record decided again, written as batond writes it, is the same record when its
       // bytes are the recorded ones; otherwise (another writer's encoding, or a divergence)
       // it is compared field by field with the decoded record. Its JSON is built only for a report.

@@ -116,3 +116,34 @@ TEST(Scheduling, OldestFirstTiesById) {
   apply(p.w, decide_create(nullptr, a, 5), 5);
   EXPECT_EQ(p.poll("w"), "a");
 }
+
+// A choice made into one reused by the choices before it (a re-derivation's way) is the
+// choice made fresh: longer and shorter samples and stale lists after each other, a walk and
+// the unpinned shortcut, an empty queue and an unknown poller (no record at all).
+TEST(Scheduling, AChoiceMadeIntoAReusedOneIsTheFreshChoice) {
+  pool p;
+  for (int i = 0; i < 6; ++i) p.worker("w" + std::to_string(i), platform::hpc, 1 + i % 3, i % 2 ? "A100" : "H100");
+  p.worker("lonely", platform::hpc, 2, "A10", 0, "empty-image");
+  for (int i = 0; i < 8; ++i) p.job("j" + std::to_string(i));
+  auto same = [&](const std::string& poller, const std::set<std::string>& stale, assignment_choice& reused) {
+    choose_assignment_into(p.w, poller, stale, {}, p.now, reused);
+    const auto fresh = choose_assignment(p.w, poller, stale, {}, p.now);
+    EXPECT_EQ(reused.job_id, fresh.job_id) << poller;
+    ASSERT_EQ(reused.record.has_value(), fresh.record.has_value()) << poller;
+    if (fresh.record) {
+      EXPECT_EQ(to_json(*reused.record), to_json(*fresh.record)) << poller;
+    }
+  };
+  // (Each list grows and shrinks between neighbours: three samples, none, one, three with two
+  // stale workers, three with none, one.)
+  const std::vector<std::pair<std::string, std::set<std::string>>> polls = {
+      {"w0", {}}, {"w5", {"w0", "w1", "w2"}}, {"w4", {"w2"}}, {"w3", {"w0", "w4"}}, {"w1", {}},
+      {"w5", {}}, {"lonely", {}},             {"w0", {}},     {"nobody", {}},       {"w3", {"w0", "w4"}}};
+  assignment_choice reused;
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [poller, stale] : polls) same(poller, stale, reused);
+    p.job("pinned", "img", {"nowhere"});  // a constrained job: the second round walks
+  }
+  EXPECT_FALSE(reused.record->taken_sample.empty() && reused.record->stale_excluded.empty())
+      << "the last poll should have had something to write over";
+}
