@@ -30,27 +30,29 @@ struct runtime_segment {
 };
 
 struct association_usage;
-// Where a job's figures per group live in the world that holds it: its association's usage,
-// its QOS/user group's running count and queued jobs, its user's active count. Found once,
-// after job.created set the job's qos, user and account (they never change), by
-// core/world.cpp's slots_of(), so applying an event builds and looks up no group key.
-// Not state: never encoded, and a copied or moved job starts without them (it is not the job
-// its world holds); only the world that holds the job fills them.
+// Where the figures of a group of jobs (account, user, QOS) live in a world: its association's
+// usage, its QOS/user group's running count and queued jobs, its user's active count. One per
+// group, in world::group_slots, found once by core/world.cpp's slots_of().
 struct job_group_slots {
   association_usage* usage = nullptr;
   const std::string* association = nullptr;  // "account/user", the key of `usage` in the world
   uint32_t* running_in_qos = nullptr;
   std::map<std::pair<time_us, std::string_view>, struct job*>* queued_in_qos = nullptr;
   uint32_t* active_of_user = nullptr;
+};
 
-  job_group_slots() = default;
-  job_group_slots(const job_group_slots&) noexcept {}
-  job_group_slots& operator=(const job_group_slots&) noexcept {
-    usage = nullptr;
-    association = nullptr;
-    running_in_qos = nullptr;
-    queued_in_qos = nullptr;
-    active_of_user = nullptr;
+// A job's group in the world that holds it, set after job.created set the job's qos, user and
+// account (they never change), so applying an event builds and looks up no group key. One
+// pointer, not the group's five: a quarter of a million jobs are a replay's largest memory.
+// Not state: never encoded, and a copied or moved job starts without it (it is not the job
+// its world holds); only the world that holds the job sets it.
+struct job_group_ref {
+  job_group_slots* group = nullptr;
+
+  job_group_ref() = default;
+  job_group_ref(const job_group_ref&) noexcept {}
+  job_group_ref& operator=(const job_group_ref&) noexcept {
+    group = nullptr;
     return *this;
   }
 };
@@ -65,6 +67,11 @@ struct job {
   std::vector<std::string> preferred_clusters;
   std::string comment;
   job_status status = job_status::queued;
+  // (Small fields of other groups below, kept here where the padding after `status` had room:
+  // the struct fits 15 cache lines, the job table's place for it, core/job_pool.hpp.)
+  bool pruned = false;
+  bool held = false;        // by an operator: waits with reason JobHeld
+  bool admin_hold = false;  // held by an admin: only an admin releases it
   time_us created_at = 0, updated_at = 0, status_changed_at = 0;
   std::optional<time_us> assigned_at, started_at, cancellation_requested_at, last_checkpoint_at;
   std::string latest_checkpoint_manifest_path;
@@ -86,7 +93,6 @@ struct job {
   std::string requeued_from;             // job this one was cloned from
   std::vector<std::string> requeued_to;  // clones made from this one
   std::vector<runtime_segment> segments;
-  bool pruned = false;
   // Who goes first (core/priority.hpp). Defaults keep RelayMD clients working unchanged.
   std::string user, account, partition, qos;  // set at creation (the policy's defaults when absent)
   int64_t nice = 0;
@@ -104,8 +110,7 @@ struct job {
   // it must have: asked for at submission, or pinned by its first assignment under
   // lattice:sensitive (seed 002's hard conformance filter). "" any worker.
   std::string conformance;
-  bool held = false;                           // by an operator: waits with reason JobHeld
-  bool admin_hold = false;                     // held by an admin: only an admin releases it
+  // (Held by an operator or an admin: `held` and `admin_hold`, after `status` above.)
   // Age accrual (Slurm's accrue time): time spent eligible in the queue, held or blocked
   // periods excluded. Kept by the world, which knows what makes a job eligible.
   time_us accrued_us = 0;
@@ -125,7 +130,7 @@ struct job {
   std::string preempted_by, preempt_mode;
   time_us preempt_grace_until = 0;
   uint32_t preemptions = 0;  // times it was preempted
-  job_group_slots slots;     // see job_group_slots
+  job_group_ref slots;       // see job_group_ref
 };
 
 // Time the job has accrued as eligible up to `at`.

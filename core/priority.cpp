@@ -32,7 +32,7 @@ double from_finite_or_null(const json& j) {
 // The recorded fair-share figures of the job's association, if any (its key read from the
 // job's slots when a world holds it, else built).
 auto share_of(const priority_state& st, const job& j) {
-  return j.slots.association ? st.shares.find(*j.slots.association) : st.shares.find(association_of(j));
+  return j.slots.group ? st.shares.find(*j.slots.group->association) : st.shares.find(association_of(j));
 }
 
 lattice_inputs lattice_inputs_of(const world& w, const priority_state& st, const job& j) {

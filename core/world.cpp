@@ -107,8 +107,7 @@ std::string group_key(const job& j) {
 // once (world::group_slots). job.created empties them (an event before it, in a damaged log,
 // counts in the blank job's groups as it always did).
 job_group_slots& slots_of(world& w, job& j) {
-  auto& s = j.slots;
-  if (!s.usage) {
+  if (!j.slots.group) {
     auto [group, added] = w.group_slots.try_emplace(group_key(j));
     if (added) {
       auto& g = group->second;
@@ -120,15 +119,9 @@ job_group_slots& slots_of(world& w, job& j) {
       g.queued_in_qos = &w.queued_by_qos_user[qos_user];
       g.active_of_user = &w.active_jobs_by_user[j.user];
     }
-    // Field by field: copying job_group_slots gives empty slots (a copied job is not this world's).
-    const auto& g = group->second;
-    s.usage = g.usage;
-    s.association = g.association;
-    s.running_in_qos = g.running_in_qos;
-    s.queued_in_qos = g.queued_in_qos;
-    s.active_of_user = g.active_of_user;
+    j.slots.group = &group->second;
   }
-  return s;
+  return *j.slots.group;
 }
 
 // Folds a run segment that just closed into its association's decayed usage, and keeps the

@@ -144,8 +144,9 @@ struct world {
   std::map<std::string, uint32_t> running_by_qos_user;
   std::map<std::string, std::map<std::pair<time_us, std::string_view>, job*>> queued_by_qos_user;
   // Each (account, user, qos) group's slots in the four maps above, found once per group: a
-  // new job takes them from here instead of building "account/user" and "qos/user" keys and
-  // searching four maps. Those maps never erase an entry, so the pointers hold.
+  // new job points to its group's entry here (job_group_ref) instead of building
+  // "account/user" and "qos/user" keys and searching four maps. Those maps never erase an
+  // entry, so the pointers hold; this map's entries never move (a rehash keeps its nodes).
   // Keyed by group_key() (core/world.cpp); only looked up, never iterated.
   std::unordered_map<std::string, job_group_slots> group_slots;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it

@@ -359,9 +359,10 @@ TEST(JobCore, QueueMapsFollowEveryJobInAndOut) {
   for (const auto& [group, members] : f.w.queued_by_qos_user) EXPECT_TRUE(members.empty()) << group;
 }
 
-// A job reaches its association's usage and its QOS/user and user counters through slots the
-// world fills once (job_group_slots); they must be its own groups', and a copy of the job,
-// which is not the job the world holds, must not carry them.
+// A job reaches its association's usage and its QOS/user and user counters through its group's
+// slots, which the world finds once (job_group_slots, pointed to by the job's job_group_ref);
+// they must be its own group's, and a copy of the job, which is not the job the world holds,
+// must not point to them.
 TEST(JobCore, GroupSlotsAreTheJobsOwnGroupsAndStayWithTheJobTheWorldHolds) {
   fixture f;
   f.create_for("a1", "alice", "physics");
@@ -371,28 +372,26 @@ TEST(JobCore, GroupSlotsAreTheJobsOwnGroupsAndStayWithTheJobTheWorldHolds) {
   f.assign("b1", "w0");
 
   const job& b1 = f.j("b1");
-  ASSERT_NE(b1.slots.usage, nullptr);
-  EXPECT_EQ(*b1.slots.association, "chemistry/bob");
-  EXPECT_EQ(b1.slots.usage, &f.w.usage.at("chemistry/bob"));
-  EXPECT_EQ(b1.slots.running_in_qos, &f.w.running_by_qos_user.at("normal/bob"));
-  EXPECT_EQ(*b1.slots.running_in_qos, 1u);
+  ASSERT_NE(b1.slots.group, nullptr);
+  ASSERT_NE(b1.slots.group->usage, nullptr);
+  EXPECT_EQ(*b1.slots.group->association, "chemistry/bob");
+  EXPECT_EQ(b1.slots.group->usage, &f.w.usage.at("chemistry/bob"));
+  EXPECT_EQ(b1.slots.group->running_in_qos, &f.w.running_by_qos_user.at("normal/bob"));
+  EXPECT_EQ(*b1.slots.group->running_in_qos, 1u);
   EXPECT_EQ(f.w.running_by_qos_user.at("normal/alice"), 0u) << "alice's group counts nothing of bob's";
-  EXPECT_EQ(b1.slots.active_of_user, &f.w.active_jobs_by_user.at("bob"));
+  EXPECT_EQ(b1.slots.group->active_of_user, &f.w.active_jobs_by_user.at("bob"));
   EXPECT_EQ(f.w.active_jobs_by_user.at("alice"), 2u);
-  EXPECT_EQ(f.j("a1").slots.queued_in_qos, &f.w.queued_by_qos_user.at("normal/alice"));
+  EXPECT_EQ(f.j("a1").slots.group->queued_in_qos, &f.w.queued_by_qos_user.at("normal/alice"));
   EXPECT_EQ(f.w.queued_by_qos_user.at("normal/alice").size(), 2u);
   EXPECT_TRUE(f.w.queued_by_qos_user.at("normal/bob").empty());
 
   job copy = b1;
-  EXPECT_EQ(copy.slots.usage, nullptr);
-  EXPECT_EQ(copy.slots.association, nullptr);
-  EXPECT_EQ(copy.slots.running_in_qos, nullptr);
+  EXPECT_EQ(copy.slots.group, nullptr);
   job moved = std::move(copy);
-  EXPECT_EQ(moved.slots.queued_in_qos, nullptr);
-  EXPECT_EQ(moved.slots.active_of_user, nullptr);
+  EXPECT_EQ(moved.slots.group, nullptr);
   copy = b1;
-  EXPECT_EQ(copy.slots.usage, nullptr) << "assigned from the world's job";
-  EXPECT_NE(b1.slots.usage, nullptr) << "the world's job keeps its own";
+  EXPECT_EQ(copy.slots.group, nullptr) << "assigned from the world's job";
+  EXPECT_NE(b1.slots.group, nullptr) << "the world's job keeps its own";
 }
 
 // The world finds a group's slots once, by account, user and QOS together: two groups whose
@@ -402,13 +401,13 @@ TEST(JobCore, GroupSlotsTellApartGroupsWhoseNamesRunTogether) {
   f.create_for("x", "bc", "a");
   f.create_for("y", "c", "ab");
   f.create_for("z", "bc", "a");
-  EXPECT_EQ(*f.j("x").slots.association, "a/bc");
-  EXPECT_EQ(*f.j("y").slots.association, "ab/c");
-  EXPECT_EQ(f.j("y").slots.active_of_user, &f.w.active_jobs_by_user.at("c"));
-  EXPECT_EQ(f.j("y").slots.queued_in_qos, &f.w.queued_by_qos_user.at("normal/c"));
+  EXPECT_EQ(*f.j("x").slots.group->association, "a/bc");
+  EXPECT_EQ(*f.j("y").slots.group->association, "ab/c");
+  EXPECT_EQ(f.j("y").slots.group->active_of_user, &f.w.active_jobs_by_user.at("c"));
+  EXPECT_EQ(f.j("y").slots.group->queued_in_qos, &f.w.queued_by_qos_user.at("normal/c"));
   EXPECT_EQ(f.w.active_jobs_by_user.at("bc"), 2u);
   EXPECT_EQ(f.w.active_jobs_by_user.at("c"), 1u);
-  EXPECT_EQ(f.j("z").slots.usage, f.j("x").slots.usage) << "one group, one set of slots";
+  EXPECT_EQ(f.j("z").slots.group, f.j("x").slots.group) << "one group, one set of slots";
   EXPECT_EQ(f.w.group_slots.size(), 2u);
 }
 
