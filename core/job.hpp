@@ -68,7 +68,8 @@ struct job {
   std::string comment;
   job_status status = job_status::queued;
   // (Small fields of other groups below, kept here where the padding after `status` had room:
-  // the struct fits 15 cache lines, the job table's place for it, core/job_pool.hpp.)
+  // so the struct came to 960 bytes, 15 cache lines, the job table's place for it rather than
+  // 17, core/job_pool.hpp; a replay holds a quarter of a million jobs.)
   bool pruned = false;
   bool held = false;        // by an operator: waits with reason JobHeld
   bool admin_hold = false;  // held by an admin: only an admin releases it

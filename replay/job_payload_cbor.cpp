@@ -14,9 +14,6 @@ namespace {
 using events::cbor_cursor;
 using nlohmann::json;
 
-// Visits a map's fields: `field(key)` reads the value (or skips it) and answers false to
-// decline. Its keys must be sorted and distinct, as to_cbor writes a JSON object (so no
-// repeated key can mean what the decoded object would make of it).
 // previous < key, for a map's keys: most neighbours differ in their first byte, which decides
 // without a call to memcmp (one per key had shown among the reading thread's costs).
 inline bool key_before(std::string_view previous, std::string_view key) {
@@ -25,6 +22,9 @@ inline bool key_before(std::string_view previous, std::string_view key) {
   return previous < key;
 }
 
+// Visits a map's fields: `field(key)` reads the value (or skips it) and answers false to
+// decline. Its keys must be sorted and distinct, as to_cbor writes a JSON object (so no
+// repeated key can mean what the decoded object would make of it).
 template <class Field>
 bool each_entry(cbor_cursor& c, Field&& field) {
   uint64_t n = 0;
