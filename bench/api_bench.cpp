@@ -235,7 +235,10 @@ projections_wait wait_for_projections(int port) {
     auto r = c->Get("/healthz");
     if (!r || r->status != 200) break;
     uint64_t lag = 0;
-    for (const auto& [name, p] : json::parse(r->body)["projections"].items()) lag += p.value("lag_events", 0ull);
+    // (The parsed body is named: a range-for over a member of a temporary would iterate a
+    // destroyed value, and that read 0 until the range-for's lifetime rules change in C++23.)
+    const json health = json::parse(r->body);
+    for (const auto& [name, p] : health.at("projections").items()) lag += p.value("lag_events", 0ull);
     if (first) out.lag_at_start = lag;
     if (lag == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -4,15 +4,19 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <vector>
 
 #include "projections/background_priority.hpp"
+#include "projections/hold_while_busy.hpp"
 
 namespace baton::projections {
 namespace {
 
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using hold_check_atom = caf::atom_constant<caf::atom("holdcheck")>;
 constexpr auto flush_after = std::chrono::milliseconds(200);  // how long applied events may wait for a flush
 
 struct runner_state {
@@ -25,6 +29,11 @@ struct runner_state {
   std::optional<background_mode> mode;    // the thread's, once set
   bool may_leave_idle = false;
   bool flush_scheduled = false;
+  // A background projection's batches held while the log is busy (hold_while_busy.hpp).
+  hold_policy hold;
+  std::vector<std::vector<events::event_envelope>> held;
+  held_events held_info;
+  bool hold_check_scheduled = false;
   static inline const char* name = "projection";
 };
 
@@ -45,14 +54,19 @@ void schedule_flush(self_ptr self) {
   self->delayed_send(self, flush_after, flush_atom::value);
 }
 
+int64_t steady_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int64_t wall_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // In a handler, so on the actor's own (detached) thread: idle while the projection keeps up,
 // nice once it is far behind (and the process may come back from idle), else nice throughout.
 void set_background_mode(self_ptr self, int64_t newest_recorded_at_us) {
   auto& st = self->state;
-  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  const int64_t lag_us = now_us - newest_recorded_at_us;
+  const int64_t lag_us = wall_now_us() - newest_recorded_at_us;
   background_mode want = background_mode::nice;
   if (st.may_leave_idle) want = next_background_mode(st.mode.value_or(background_mode::idle), lag_us);
   if (st.mode == want) return;
@@ -72,14 +86,60 @@ void stop(self_ptr self, const std::string& why) {
   self->quit(caf::make_error(caf::sec::runtime_error, why));
 }
 
+// Applies a batch on the projection; false once it has failed (the actor is then stopping).
+bool apply_now(self_ptr self, const std::vector<events::event_envelope>& batch) {
+  if (self->state.background && !batch.empty()) set_background_mode(self, batch.back().recorded_at_us);
+  if (!self->state.p->apply_batch(batch)) {
+    stop(self, *self->state.p->failure());
+    return false;
+  }
+  return true;
+}
+
+// Applies what is held, in order, if it is due; else looks again a little later.
+void release_if_due(self_ptr self) {
+  auto& st = self->state;
+  if (st.held.empty()) return;
+  if (!release_held(st.held_info, steady_now_us(), wall_now_us(), st.hold)) {
+    if (!st.hold_check_scheduled) {
+      st.hold_check_scheduled = true;
+      self->delayed_send(self, std::chrono::microseconds(st.hold.quiet_us), hold_check_atom::value);
+    }
+    return;
+  }
+  auto held = std::move(st.held);
+  st.held.clear();
+  st.held_info = {};
+  for (const auto& batch : held)
+    if (!apply_now(self, batch)) return;
+  schedule_flush(self);
+  signal_caught_up(self);
+}
+
+void hold(self_ptr self, std::vector<events::event_envelope>&& batch) {
+  auto& st = self->state;
+  auto& h = st.held_info;
+  const int64_t now = steady_now_us();
+  if (st.held.empty()) {
+    h.first_arrival_us = now;
+    h.oldest_recorded_at_us = batch.front().recorded_at_us;
+  }
+  for (const auto& e : batch) h.oldest_recorded_at_us = std::min(h.oldest_recorded_at_us, e.recorded_at_us);
+  h.last_arrival_us = now;
+  h.events += batch.size();
+  st.held.push_back(std::move(batch));
+  release_if_due(self);
+}
+
 caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_writer_actor log,
-                     std::shared_ptr<std::promise<uint64_t>> caught_up, bool own_thread, bool background) {
-  if (own_thread) actors::name_this_thread("proj:" + p->name());  // (else the thread is CAF's, shared)
+                     std::shared_ptr<std::promise<uint64_t>> caught_up, projection_options o) {
+  if (o.own_thread) actors::name_this_thread("proj:" + p->name());  // (else the thread is CAF's, shared)
   auto& st = self->state;
   st.p = std::move(p);
   st.caught_up = std::move(caught_up);
-  st.background = background;
-  st.may_leave_idle = background && may_leave_idle();
+  st.background = o.own_thread && o.background;
+  st.may_leave_idle = st.background && may_leave_idle();
+  st.hold = o.hold;
   self->monitor(log);
   self->set_down_handler([self](caf::down_msg& msg) {
     stop(self, "projection " + self->state.p->name() + ": the log writer stopped (" + to_string(msg.reason) + ")");
@@ -96,14 +156,20 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
             stop(self, "projection " + self->state.p->name() + " cannot subscribe to the log: " + to_string(e));
           });
   return {
-      [self](actors::events_atom, const std::vector<events::event_envelope>& batch) {
-        if (self->state.background && !batch.empty()) set_background_mode(self, batch.back().recorded_at_us);
-        if (!self->state.p->apply_batch(batch)) {
-          stop(self, *self->state.p->failure());
+      // (Each subscriber gets a batch of its own from the log writer: taking it mutable copies nothing.)
+      [self](actors::events_atom, std::vector<events::event_envelope>& batch) {
+        if (batch.empty()) return;
+        if (self->state.background) {
+          hold(self, std::move(batch));
           return;
         }
+        if (!apply_now(self, batch)) return;
         schedule_flush(self);
         signal_caught_up(self);
+      },
+      [self](hold_check_atom) {
+        self->state.hold_check_scheduled = false;
+        release_if_due(self);
       },
       [self](flush_atom) {
         self->state.flush_scheduled = false;
@@ -127,9 +193,9 @@ running_projection run_projection(caf::actor_system& sys, actors::log_writer_act
   running_projection r;
   r.caught_up = caught_up->get_future().share();
   if (o.own_thread)
-    r.actor = sys.spawn<caf::detached>(runner, std::move(p), std::move(log), caught_up, true, o.background);
+    r.actor = sys.spawn<caf::detached>(runner, std::move(p), std::move(log), caught_up, o);
   else
-    r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up, false, false);
+    r.actor = sys.spawn(runner, std::move(p), std::move(log), caught_up, o);
   return r;
 }
 

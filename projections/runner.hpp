@@ -17,6 +17,7 @@
 #include <string>
 
 #include "actors/log_writer.hpp"
+#include "projections/hold_while_busy.hpp"
 #include "projections/projection.hpp"
 
 namespace baton::projections {
@@ -32,11 +33,13 @@ struct running_projection {
 // goes away or the log hands it anything out of order.
 // A projection that writes to disk or keeps a world of its own (the SQL views, the state
 // snapshots) gets a thread of its own, so its work never holds a scheduler thread, at
-// background priority (background_priority.hpp), so that on a busy machine it falls behind
-// (and catches up later) rather than slowing the worker API.
+// background priority (background_priority.hpp), and holds what the log hands it while the
+// log is busy (hold_while_busy.hpp), so that on a busy machine it falls behind (and catches
+// up later) rather than slowing the worker API.
 struct projection_options {
   bool own_thread = false;
   bool background = false;  // with own_thread
+  hold_policy hold = {};    // when background
 };
 running_projection run_projection(caf::actor_system& sys, actors::log_writer_actor log, std::shared_ptr<projection> p,
                                   projection_options o = {});

@@ -362,3 +362,108 @@ TEST(BackgroundPriority, ABackgroundProjectionsThreadIsIdleWhileFreshEventsComeA
   at(wall_now_us(), "c");
   EXPECT_EQ(rec->seen[2].first, SCHED_IDLE) << "caught up: idle again";
 }
+
+TEST(HoldWhileBusy, HeldEventsGoWhenTheLogIsQuietOrNotBusyOrTheyAreOldOrMany) {
+  using projections::held_events;
+  projections::hold_policy p;  // quiet 50 ms, judged after 100 ms at 1,000 events/s, at most 5 s and 32,768 events
+  const int64_t wall = 1'800'000'000'000'000, steady = 1'000'000'000;
+  auto held = [&](size_t events, int64_t first_ago_us, int64_t last_ago_us, int64_t oldest_recorded_ago_us) {
+    return held_events{events, steady - first_ago_us, steady - last_ago_us, wall - oldest_recorded_ago_us};
+  };
+  EXPECT_FALSE(projections::release_held({}, steady, wall, p)) << "nothing held";
+  EXPECT_FALSE(projections::release_held(held(400, 90'000, 1'000, 90'000), steady, wall, p))
+      << "batches still coming, not yet judged";
+  EXPECT_FALSE(projections::release_held(held(500, 400'000, 1'000, 400'000), steady, wall, p))
+      << "1,250 events/s over 0.4 s: busy";
+  EXPECT_TRUE(projections::release_held(held(399, 400'000, 1'000, 400'000), steady, wall, p))
+      << "fewer than 1,000 events/s over 0.4 s: not busy";
+  EXPECT_FALSE(projections::release_held(held(99, 99'999, 1'000, 99'999), steady, wall, p)) << "not judged before 100 ms";
+  EXPECT_TRUE(projections::release_held(held(99, 100'000, 1'000, 100'000), steady, wall, p)) << "judged at 100 ms";
+  EXPECT_FALSE(projections::release_held(held(5'000, 2'000'000, 49'999, 2'000'000), steady, wall, p)) << "not quiet yet";
+  EXPECT_TRUE(projections::release_held(held(5'000, 2'000'000, 50'000, 2'000'000), steady, wall, p)) << "quiet for 50 ms";
+  EXPECT_FALSE(projections::release_held(held(20'000, 4'000'000, 1'000, 4'999'999), steady, wall, p)) << "busy, 5 s not reached";
+  EXPECT_TRUE(projections::release_held(held(20'000, 4'000'000, 1'000, 5'000'000), steady, wall, p))
+      << "the oldest held event recorded 5 s ago";
+  EXPECT_TRUE(projections::release_held(held(1, 0, 0, 3'600'000'000), steady, wall, p)) << "a catch-up's old events go at once";
+  EXPECT_FALSE(projections::release_held(held(32'767, 1'000'000, 0, 1'000'000), steady, wall, p));
+  EXPECT_TRUE(projections::release_held(held(32'768, 1'000'000, 0, 1'000'000), steady, wall, p)) << "the memory bound";
+  EXPECT_FALSE(projections::release_held(held(20'000, 4'000'000, 1'000, -3'600'000'000), steady, wall, p))
+      << "events from a clock an hour ahead are not old: busy still holds them";
+  EXPECT_TRUE(projections::release_held(held(20'000, 4'000'000, 60'000, -3'600'000'000), steady, wall, p))
+      << "and quiet still releases them";
+}
+
+namespace {
+// Records, for each event applied, the log's last sequence at that moment.
+class log_head_recorder : public projections::projection {
+ public:
+  explicit log_head_recorder(std::shared_ptr<events::event_store> store) : projection("log_head"), store_(std::move(store)) {}
+  std::vector<std::pair<uint64_t, uint64_t>> seen;  // (seq, the log's last seq then); read after wait_applied()
+
+ protected:
+  void apply(const std::vector<events::event_envelope>& batch) override {
+    for (const auto& e : batch) seen.emplace_back(e.seq, store_->last_seq());
+  }
+
+ private:
+  std::shared_ptr<events::event_store> store_;
+};
+
+constexpr int64_t an_hour_us = 3'600'000'000;
+
+// An event recorded now (test::command's are recorded in 2023: old, so never held).
+events::append_command fresh(const char* stream) {
+  auto c = test::command(stream, "t");
+  c.recorded_at_us = wall_now_us();
+  return c;
+}
+}  // namespace
+
+TEST(HoldWhileBusy, ABackgroundProjectionHoldsFreshBatchesUntilItsPolicyReleasesThemInOrder) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  live_log live(store);
+  projections::projection_options o{true, true};
+  o.hold = {an_hour_us, an_hour_us, 0, an_hour_us, 3};  // only the count releases: at 3 events
+  auto rec = std::make_shared<log_head_recorder>(store);
+  auto run = live.start(rec, o);
+  ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
+  for (const char* stream : {"a", "b", "c", "d"}) ASSERT_EQ(append(live.sys, live.log, {fresh(stream)}).size(), 1u);
+  ASSERT_TRUE(rec->wait_applied(3, soon()));
+  ASSERT_EQ(rec->seen.size(), 3u) << "the fourth is held until two more come";
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(rec->seen[i].first, i + 1);
+    EXPECT_GE(rec->seen[i].second, 3u) << "event " << i + 1 << " was applied before the third was in the log: not held";
+  }
+}
+
+TEST(HoldWhileBusy, AQuietLogReleasesWhatIsHeld) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  live_log live(store);
+  projections::projection_options o{true, true};
+  o.hold = {20'000, an_hour_us, 0, an_hour_us, 1'000'000};  // only quiet releases (20 ms without a batch)
+  auto rec = std::make_shared<log_head_recorder>(store);
+  auto run = live.start(rec, o);
+  ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
+  auto r = append(live.sys, live.log, {fresh("a"), fresh("b")});
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_TRUE(rec->wait_applied(r.back().last_seq, soon()));
+  ASSERT_EQ(rec->seen.size(), 2u);
+  EXPECT_EQ(rec->seen[0].first, 1u);
+  EXPECT_EQ(rec->seen[1].first, 2u);
+}
+
+TEST(HoldWhileBusy, AForegroundProjectionAppliesEachBatchAsItComes) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  live_log live(store);
+  projections::projection_options o;  // on CAF's threads, not background: the policy is not used
+  o.hold = {an_hour_us, an_hour_us, 0, an_hour_us, 1'000'000};
+  auto rec = std::make_shared<log_head_recorder>(store);
+  auto run = live.start(rec, o);
+  ASSERT_EQ(projections::wait_caught_up(run, *rec, seconds(30)), std::nullopt);
+  auto r = append(live.sys, live.log, {fresh("a")});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(rec->wait_applied(r.back().last_seq, soon()));
+}
