@@ -1,5 +1,9 @@
 #include "projections/live_feed.hpp"
 
+#include <iterator>
+#include <map>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "events/json_text.hpp"
@@ -22,6 +26,7 @@ std::string job_of(const std::string& stream) {
 live_feed::live_feed(std::unordered_map<std::string, std::string> owners, uint64_t head, size_t backlog)
     : projection("live_feed"), owners_(std::move(owners)), backlog_(backlog) {
   restore_applied(head);
+  sent_ = head;
 }
 
 std::string live_feed::message_of(const events::event_envelope& e, const std::string& job_id) {
@@ -49,8 +54,6 @@ std::string live_feed::message_of(const events::event_envelope& e, const std::st
 
 void live_feed::apply(const std::vector<events::event_envelope>& batch) {
   std::lock_guard<std::mutex> g(mu_);
-  // What each subscriber may see of the batch, handed over at once (one push per batch).
-  std::vector<std::string> out(subscribers_.size());
   for (const auto& e : batch) {
     std::string job = job_of(e.stream_id);
     kept k{e.seq, {}, !job.empty(), {}};
@@ -67,31 +70,68 @@ void live_feed::apply(const std::vector<events::event_envelope>& batch) {
       if (e.type == "job.pruned" && it != owners_.end()) owners_.erase(it);
     }
     k.text = message_of(e, job);
-    for (size_t i = 0; i < subscribers_.size(); ++i)
-      if (visible(subscribers_[i].who, k)) out[i] += k.text;
+    // Never drop an event from the backlog before the subscribers have it.
+    if (!recent_.empty() && recent_.size() >= backlog_ && recent_.front().seq > sent_) deliver();
     recent_.push_back(std::move(k));
     if (recent_.size() > backlog_) recent_.pop_front();
   }
+}
+
+bool live_feed::pending() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return !recent_.empty() && recent_.back().seq > sent_;
+}
+
+void live_feed::flush() {
+  std::lock_guard<std::mutex> g(mu_);
+  deliver();
+}
+
+void live_feed::deliver() {
+  if (recent_.empty() || recent_.back().seq <= sent_) return;
+  // The events not yet sent are the backlog's last ones; each text is built once for every
+  // client that may see all of them, and once per user for the others.
+  auto first = recent_.end();
+  while (first != recent_.begin() && std::prev(first)->seq > sent_) --first;
+  std::optional<std::string> all;
+  std::map<std::string, std::string> of_user;
+  auto text_for = [&](const core::principal& who) -> const std::string& {
+    if (sees_all(who)) {
+      if (!all) {
+        all.emplace();
+        for (auto it = first; it != recent_.end(); ++it) *all += it->text;
+      }
+      return *all;
+    }
+    auto [at, fresh] = of_user.try_emplace(who.name);
+    if (fresh)
+      for (auto it = first; it != recent_.end(); ++it)
+        if (visible(who, *it)) at->second += it->text;
+    return at->second;
+  };
   size_t kept = 0;
   for (size_t i = 0; i < subscribers_.size(); ++i) {
     auto& s = subscribers_[i];
-    if (s.gone() || (!out[i].empty() && !s.s(out[i]))) continue;  // gone: dropped
+    if (s.gone()) continue;  // dropped
+    const std::string& text = text_for(s.who);
+    if (!text.empty() && !s.s(text)) continue;
     if (kept != i) subscribers_[kept] = std::move(s);
     ++kept;
   }
   subscribers_.erase(subscribers_.begin() + static_cast<std::ptrdiff_t>(kept), subscribers_.end());
+  sent_ = recent_.back().seq;
 }
 
 void live_feed::subscribe(const core::principal& who, uint64_t after, sink s, liveness alive) {
   std::lock_guard<std::mutex> g(mu_);
-  const uint64_t at = applied_seq();
+  const uint64_t at = sent_;  // (events after it reach this client at the next flush)
   std::string first;
   if (after > 0 && after < at) {
     if (recent_.empty() || recent_.front().seq > after + 1) {
       first = "event: reset\ndata: {}\n\n";  // some were dropped from the backlog: reload
     } else {
       for (const auto& k : recent_)
-        if (k.seq > after && visible(who, k)) first += k.text;
+        if (k.seq > after && k.seq <= at && visible(who, k)) first += k.text;
     }
   }
   first += "retry: 2000\nevent: hello\ndata: {\"seq\":" + std::to_string(at) + "}\n\n";

@@ -9,6 +9,12 @@
 // kept, so a client that reconnects with Last-Event-ID gets what it missed; one that missed
 // more is told to reload (event "reset").
 //
+// Events reach the subscribers at the runner's flush (a fifth of a second after a batch,
+// runner.cpp), all that came meanwhile in one push per client: while the worker API is busy
+// the log hands over a batch every millisecond or so, and a push per client per batch had
+// cost a wake and a socket write each (docs/benchmarks.md). Clients that may see the same
+// events share one text.
+//
 // Subscribers are plain sinks (a function that queues text and says whether the client is
 // still there), so this knows nothing of HTTP.
 #include <cstdint>
@@ -45,6 +51,10 @@ class live_feed : public projection {
   // One event as an SSE message: "id: <seq>\ndata: {...}\n\n".
   static std::string message_of(const events::event_envelope& e, const std::string& job_id);
 
+  // Events applied and not yet handed to the subscribers; flush() hands them over.
+  bool pending() const override;
+  void flush() override;
+
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override;
 
@@ -61,13 +71,17 @@ class live_feed : public projection {
     liveness alive;
     bool gone() const { return alive && !alive(); }
   };
+  static bool sees_all(const core::principal& who) { return who.k != core::principal::kind::operator_ || who.admin; }
   static bool visible(const core::principal& who, const kept& k) {
-    return k.of_job ? core::may_see_user_of(who, k.owner) : who.k != core::principal::kind::operator_ || who.admin;
+    return k.of_job ? core::may_see_user_of(who, k.owner) : sees_all(who);
   }
+  // Hands the events after sent_ to the subscribers (with mu_ held).
+  void deliver();
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::string> owners_;  // found per event, never iterated
   std::deque<kept> recent_;
+  uint64_t sent_ = 0;  // the last event handed to the subscribers (a new one's "hello" names it)
   const size_t backlog_;
   std::vector<subscriber> subscribers_;
 };

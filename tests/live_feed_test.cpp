@@ -47,6 +47,7 @@ TEST(live_feed, EachSubscriberGetsWhatItMaySee) {
   EXPECT_NE(admin.text.find("event: hello\ndata: {\"seq\":10}"), std::string::npos) << admin.text;
   ASSERT_TRUE(feed.apply_batch({event(11, "job/old-job", "job.held"), event(12, "job/new", "job.created", {{"user", "bob"}}),
                                 event(13, "daemon", "daemon.started"), event(14, "job/new", "job.assigned")}));
+  feed.flush();
   for (auto seq : {"id: 11\n", "id: 12\n", "id: 13\n", "id: 14\n"}) EXPECT_NE(admin.text.find(seq), std::string::npos) << seq;
   EXPECT_NE(ann.text.find("id: 11\n"), std::string::npos) << "a job in the log before the feed started is still ann's";
   EXPECT_EQ(ann.text.find("id: 12\n"), std::string::npos);
@@ -71,6 +72,7 @@ TEST(live_feed, ABatchReachesEachSubscriberInOnePushInOrder) {
   admin_pushes.clear(), ann_pushes.clear(), bob_pushes.clear();  // (the hello)
   ASSERT_TRUE(feed.apply_batch({event(1, "job/anns-job", "job.held"), event(2, "daemon", "daemon.started"),
                                 event(3, "job/anns-job", "job.released")}));
+  feed.flush();
   ASSERT_EQ(admin_pushes.size(), 1u);
   EXPECT_LT(admin_pushes[0].find("id: 1\n"), admin_pushes[0].find("id: 2\n"));
   EXPECT_LT(admin_pushes[0].find("id: 2\n"), admin_pushes[0].find("id: 3\n"));
@@ -78,6 +80,42 @@ TEST(live_feed, ABatchReachesEachSubscriberInOnePushInOrder) {
   EXPECT_EQ(ann_pushes[0].find("id: 2\n"), std::string::npos);
   EXPECT_NE(ann_pushes[0].find("id: 3\n"), std::string::npos);
   EXPECT_TRUE(bob_pushes.empty()) << "nothing bob may see: no push at all";
+}
+
+TEST(live_feed, BatchesReachTheSubscribersAtTheFlushInOnePushAndAClientJoiningBetweenGetsThemOnce) {
+  projections::live_feed feed({}, 0);
+  std::vector<std::string> early, late;
+  feed.subscribe(core::principal::operator_named("root"), 0, [&](const std::string& t) { return early.push_back(t), true; });
+  early.clear();  // (the hello)
+  ASSERT_TRUE(feed.apply_batch({event(1, "daemon", "a")}));
+  ASSERT_TRUE(feed.apply_batch({event(2, "daemon", "b"), event(3, "daemon", "c")}));
+  EXPECT_TRUE(early.empty()) << "nothing before the flush";
+  EXPECT_TRUE(feed.pending());
+  feed.subscribe(core::principal::operator_named("root"), 0, [&](const std::string& t) { return late.push_back(t), true; });
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_NE(late[0].find("event: hello\ndata: {\"seq\":0}"), std::string::npos)
+      << "the hello names the last event handed over, not the last applied: " << late[0];
+  feed.flush();
+  EXPECT_FALSE(feed.pending());
+  ASSERT_EQ(early.size(), 1u) << "two batches, one push";
+  EXPECT_EQ(early[0].rfind("id: 1\n", 0), 0u) << early[0];
+  EXPECT_LT(early[0].find("id: 2\n"), early[0].find("id: 3\n"));
+  for (auto id : {"id: 1\n", "id: 2\n", "id: 3\n"}) EXPECT_EQ(early[0].find(id), early[0].rfind(id)) << id << " once";
+  ASSERT_EQ(late.size(), 2u);
+  EXPECT_EQ(late[1], early[0]) << "the client that joined in between gets the same events, once";
+  feed.flush();
+  EXPECT_EQ(early.size(), 1u) << "nothing new: no push";
+}
+
+TEST(live_feed, AFullBacklogHandsItsEventsOverBeforeDroppingThem) {
+  projections::live_feed feed({}, 0, 2);
+  collected admin;
+  feed.subscribe(core::principal::operator_named("root"), 0, admin.sink());
+  ASSERT_TRUE(feed.apply_batch({event(1, "daemon", "a"), event(2, "daemon", "b"), event(3, "daemon", "c")}));
+  for (auto id : {"id: 1\n", "id: 2\n"}) EXPECT_NE(admin.text.find(id), std::string::npos) << id;
+  EXPECT_EQ(admin.text.find("id: 3\n"), std::string::npos) << "the last is kept for the flush";
+  feed.flush();
+  EXPECT_NE(admin.text.find("id: 3\n"), std::string::npos);
 }
 
 TEST(live_feed, SummariesAreTheJsonNlohmannWouldWriteWhateverTheNamesHold) {
@@ -100,6 +138,7 @@ TEST(live_feed, AGoneClientIsDroppedAndAResumeGetsTheBacklogOrAReset) {
   feed.subscribe(core::principal::operator_named("root"), 0, gone.sink());
   gone.open = false;
   ASSERT_TRUE(feed.apply_batch({event(1, "daemon", "a"), event(2, "daemon", "b")}));
+  feed.flush();
   EXPECT_EQ(feed.subscribers(), 0u);
   bool there = true;
   collected quiet;
@@ -108,12 +147,14 @@ TEST(live_feed, AGoneClientIsDroppedAndAResumeGetsTheBacklogOrAReset) {
   there = false;
   EXPECT_EQ(feed.subscribers(), 0u) << "a client known to be gone is not counted, even before the next event";
   ASSERT_TRUE(feed.apply_batch({event(3, "daemon", "c"), event(4, "daemon", "d")}));
+  feed.flush();
   collected resumed, too_late;
   feed.subscribe(core::principal::operator_named("root"), 2, resumed.sink());
   EXPECT_EQ(resumed.text.find("id: 2\n"), std::string::npos);
   EXPECT_NE(resumed.text.find("id: 3\n"), std::string::npos);
   EXPECT_LT(resumed.text.find("id: 4\n"), resumed.text.find("event: hello")) << resumed.text;
   ASSERT_TRUE(feed.apply_batch({event(5, "daemon", "e")}));  // the backlog of 3 now starts at event 3
+  feed.flush();
   EXPECT_NE(resumed.text.find("id: 5\n"), std::string::npos);
   feed.subscribe(core::principal::operator_named("root"), 1, too_late.sink());
   EXPECT_EQ(too_late.text.rfind("event: reset\n", 0), 0u) << too_late.text;

@@ -222,11 +222,14 @@ TEST(ui_http, TheLiveStreamCarriesWhatEachCallerMaySee) {
   EXPECT_EQ(anns_stream.text().find("operator.created"), std::string::npos) << "events of no job are an admin's";
   EXPECT_NE(admin.text().find("operator.created"), std::string::npos) << admin.text();
 
-  // A client that reconnects with Last-Event-ID gets what it missed, and only that.
-  auto hello = admin.text();
-  auto seq_at = hello.find("\"seq\":") + 6;
-  auto first_seq = std::stoull(hello.substr(seq_at));
-  test::sse_reader resumed(f.d.port(), {{"X-API-Token", ann}, {"Last-Event-ID", std::to_string(first_seq)}});
+  // A client that reconnects with Last-Event-ID gets what it missed, and only that: here it
+  // last saw carol's creation, which came before both jobs.
+  const auto& seen = admin.text();
+  const auto carol = seen.find("\"stream\":\"operator/carol\"");
+  ASSERT_NE(carol, std::string::npos) << seen;
+  const auto seq_at = seen.rfind("\"seq\":", carol) + 6;
+  const auto last_seen = std::stoull(seen.substr(seq_at));
+  test::sse_reader resumed(f.d.port(), {{"X-API-Token", ann}, {"Last-Event-ID", std::to_string(last_seen)}});
   ASSERT_TRUE(resumed.wait_for("event: hello")) << resumed.text();
   EXPECT_NE(resumed.text().find(anns), std::string::npos) << resumed.text();
   EXPECT_EQ(resumed.text().find(bobs), std::string::npos);
