@@ -443,6 +443,7 @@ int main(int argc, char** argv) {
   assigning_done = true;
   // The views run at background priority (projections/background_priority.hpp): they may
   // trail the polls; they catch up before the idle phase, and their work is counted apart.
+  std::fprintf(stderr, "phase: views\n");
   auto assigning_views = wait_for_projections(port);
   double assigning_cpu_with_views = cpu_us(batond) - cpu_before_assigning;
   auto threads_after_assigning = cpu_us_by_thread(batond);
