@@ -2,9 +2,10 @@
 // When a background projection (a SQL view, the state snapshots) applies what the log hands
 // it. While batches come fast, the worker API is busy: the projection holds them and applies
 // them once the log slows down, in one piece. Running beside the API costs it even at the
-// lowest priority: on the VM this was measured on, a thread under SCHED_IDLE that only used
-// spare CPU still cost a third of the assigning polls per second (docs/benchmarks.md), so a
-// projection keeps out of the API's way by not running while the API is busy.
+// lowest priority: on the VM this was measured on, two busy loops under SCHED_IDLE, using only
+// spare CPU, cost the request path 40 % of its assigning polls per second, and the SQL view
+// applying each batch as it came a sixth (docs/benchmarks.md); so a projection keeps out of
+// the API's way by not running while the API is busy.
 //
 // Held events are released when any of these holds:
 //   - the log is quiet: no batch for `quiet_us`;

@@ -12,7 +12,7 @@
 // Events reach the subscribers at the runner's flush (a fifth of a second after a batch,
 // runner.cpp), all that came meanwhile in one push per client: while the worker API is busy
 // the log hands over a batch every millisecond or so, and a push per client per batch had
-// cost a wake and a socket write each (docs/benchmarks.md). Clients that may see the same
+// cost the scheduler's threads a lock, a copy and a wake each. Clients that may see the same
 // events share one text.
 //
 // Subscribers are plain sinks (a function that queues text and says whether the client is
