@@ -5,11 +5,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace baton::actors {
 namespace {
@@ -38,6 +40,7 @@ struct subscriber {
   caf::actor handle;
   uint64_t next_seq = 1;
   bool live = false;  // caught up: receives batches as they become durable
+  std::vector<events::event_envelope> unsent;  // durable, waiting for the next delivery (live only)
 };
 
 // The syncer: one fdatasync at a time, each covering every batch written before it began.
@@ -61,6 +64,7 @@ struct log_writer_state {
   std::shared_ptr<std::atomic<uint64_t>> written_through;  // last batch id handed to RocksDB
   syncer_actor syncer;
   std::vector<subscriber> subscribers;
+  bool delivery_scheduled = false;
   log_status stats;
   bool fenced = false;  // a write was refused for want of space: refuse all until unfence
   std::string fenced_why;
@@ -111,20 +115,51 @@ size_t event_count(const std::vector<events::append_command>& cmds) {
   return n;
 }
 
+// Hands each live subscriber what waits for it, in one message.
+void deliver_unsent(self_ptr self) {
+  for (auto& s : self->state.subscribers)
+    if (!s.unsent.empty()) caf::anon_send(s.handle, events_atom::value, std::exchange(s.unsent, {}));
+}
+
 // Each live subscriber gets its copy of a durable batch; the last one takes the batch itself
-// (a subscriber's send waits until the next one is found, so it knows whether it is the last).
+// (a subscriber's copy waits until the next one is found, so it knows whether it is the last).
+// The copies wait in `unsent` for the delivery timer, unless deliver_every is zero or a
+// subscriber already has max_batch_events waiting.
 // (anon_send: typed actors may only send() to typed ones.)
 void notify_live(self_ptr self, std::vector<events::event_envelope>&& committed) {
   if (committed.empty()) return;
+  auto& st = self->state;
+  const bool at_once = st.opts.deliver_every.count() <= 0;
   const uint64_t first = committed.front().seq, next = committed.back().seq + 1;
+  auto hand = [&](subscriber& s, bool last) {
+    if (at_once) {
+      if (last)
+        caf::anon_send(s.handle, events_atom::value, std::move(committed));
+      else
+        caf::anon_send(s.handle, events_atom::value, committed);
+      return;
+    }
+    if (last && s.unsent.empty())
+      s.unsent = std::move(committed);
+    else if (last)
+      s.unsent.insert(s.unsent.end(), std::make_move_iterator(committed.begin()), std::make_move_iterator(committed.end()));
+    else
+      s.unsent.insert(s.unsent.end(), committed.begin(), committed.end());
+    if (s.unsent.size() >= st.opts.max_batch_events) caf::anon_send(s.handle, events_atom::value, std::exchange(s.unsent, {}));
+  };
   subscriber* pending = nullptr;
-  for (auto& s : self->state.subscribers) {
+  for (auto& s : st.subscribers) {
     if (!s.live || s.next_seq != first) continue;
-    if (pending) caf::anon_send(pending->handle, events_atom::value, committed);
+    if (pending) hand(*pending, false);
     s.next_seq = next;
     pending = &s;
   }
-  if (pending) caf::anon_send(pending->handle, events_atom::value, std::move(committed));
+  if (pending) hand(*pending, true);
+  if (!at_once && !st.delivery_scheduled &&
+      std::any_of(st.subscribers.begin(), st.subscribers.end(), [](auto& s) { return !s.unsent.empty(); })) {
+    st.delivery_scheduled = true;
+    self->delayed_send(self, st.opts.deliver_every, deliver_atom::value);
+  }
 }
 
 // Answers every batch up to `through` (they are durable) and tells live subscribers.
@@ -292,6 +327,7 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
         st.unsynced.clear();
       }
     }
+    deliver_unsent(self);
     st.subscribers.clear();
     self->send_exit(st.syncer, msg.reason);
     st.syncer = nullptr;
@@ -348,6 +384,10 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
       [self](unsubscribe_atom, caf::actor who) {
         self->demonitor(who);
         remove_subscriber(self, who.address());
+      },
+      [self](deliver_atom) {
+        self->state.delivery_scheduled = false;
+        deliver_unsent(self);
       },
       [self](unfence_atom) {
         auto& st = self->state;

@@ -15,12 +15,16 @@
 //
 // Subscribers (projections) get (events_atom, std::vector<event_envelope>) messages in
 // global-sequence order: first a catch-up read from the store from the sequence they
-// asked for, then every commit as it becomes durable.
+// asked for, then what became durable since the last message, at most every `deliver_every`
+// (one timer while something waits for it: an idle log still has none). Each message wakes
+// the subscriber's thread: at one per commit, the SQL views' threads cost the worker API's
+// polls while they held every batch unapplied (docs/benchmarks.md).
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,11 +57,15 @@ using log_writer_actor = caf::typed_actor<
     caf::reacts_to<commit_atom>,
     caf::reacts_to<synced_atom, uint64_t>,  // from the syncer: batches up to this id are durable
     caf::reacts_to<catchup_atom, caf::actor>,
-    caf::reacts_to<unfence_atom>>;
+    caf::reacts_to<unfence_atom>,
+    caf::reacts_to<deliver_atom>>;  // (its own timer: what waits goes to live subscribers)
 
 struct log_writer_options {
   size_t max_batch_events = 4096;  // cap per WriteBatch
   size_t catchup_chunk = 1024;     // events per catch-up message to a subscriber
+  // Live subscribers get what became durable at most this often, all since the last in one
+  // message, or at once when max_batch_events wait (zero: every durable batch as it comes).
+  std::chrono::microseconds deliver_every{20'000};
   std::shared_ptr<log_metrics> metrics;  // fsync and append latencies (none: not measured)
 };
 

@@ -20,6 +20,7 @@ using events_atom = caf::atom_constant<caf::atom("events")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using synced_atom = caf::atom_constant<caf::atom("synced")>;
 using unfence_atom = caf::atom_constant<caf::atom("unfence")>;
+using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
 
 }  // namespace baton::actors
 
