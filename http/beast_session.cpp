@@ -243,25 +243,28 @@ void session::start_stream(const beast_response& head, std::shared_ptr<event_str
     });
   });
   watch_stream_client();
-  write_stream(std::move(text));
+  write_stream({std::make_shared<const std::string>(std::move(text))});
 }
 
 void session::pump() {
   if (state_ != state::streaming || stream_writing_ || stream_pausing_) return;
-  std::string text = stream_->take();
+  auto texts = stream_->take();
   if (stream_->closed()) return close();  // too slow a reader, or the server stops
-  if (text.empty()) return;
-  write_stream(std::move(text));
+  if (texts.empty()) return;
+  write_stream(std::move(texts));
 }
 
-void session::write_stream(std::string text) {
+void session::write_stream(std::vector<event_stream::shared_text> texts) {
   stream_writing_ = true;
-  stream_out_ = std::move(text);
+  stream_out_ = std::move(texts);
+  stream_buffers_.clear();
+  for (const auto& t : stream_out_) stream_buffers_.push_back(net::buffer(*t));
   deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);  // a client that stops reading
-  net::async_write(conn_, net::buffer(stream_out_), [self = shared_from_this()](error_code ec, size_t) {
+  net::async_write(conn_, stream_buffers_, [self = shared_from_this()](error_code ec, size_t) {
     if (self->state_ != state::streaming) return;
     self->stream_writing_ = false;
     self->stream_out_.clear();
+    self->stream_buffers_.clear();
     if (ec) return self->close();
     // Quiet streams get a comment line now and then, so proxies and clients see it alive.
     self->deadline_ = steady::now() + std::chrono::seconds(self->core_.opts.stream_keepalive_seconds);
@@ -344,7 +347,8 @@ void session::tick(steady::time_point now) {
   if (now < deadline_) return;
   if (state_ == state::streaming) {
     if (stream_writing_ || core_.stopping) return close();  // the client stopped reading
-    return write_stream(":\n\n");                     // a quiet stream's keep-alive
+    static const event_stream::shared_text keep_alive = std::make_shared<const std::string>(":\n\n");
+    return write_stream({keep_alive});  // a quiet stream's keep-alive
   }
   if (state_ == state::handling) {
     if (!async_route_) return;

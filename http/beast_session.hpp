@@ -4,6 +4,7 @@
 // what is already buffered: pipelined requests are answered in order by construction.
 // Everything here runs on the server's single I/O thread except the responders, which post
 // the answer back to it.
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "http/beast_message.hpp"
 #include "http/beast_server.hpp"
@@ -102,7 +104,7 @@ class session : public std::enable_shared_from_this<session> {
   void linger();   // after a last answer: stop sending, read and drop until the client closes
   void discard();
   void start_stream(const beast_response& head, std::shared_ptr<event_stream> stream);
-  void write_stream(std::string text);
+  void write_stream(std::vector<event_stream::shared_text> texts);
   void watch_stream_client();  // a streaming client sends nothing: a read ends only when it goes
   bool charge(size_t total);  // grows this request's share of the global budget to total
   void uncharge();
@@ -128,7 +130,8 @@ class session : public std::enable_shared_from_this<session> {
   int served_ = 0;
   std::optional<beast_response> out_;
   std::shared_ptr<event_stream> stream_;
-  std::string stream_out_;       // the stream's bytes being written
+  std::vector<event_stream::shared_text> stream_out_;  // the stream's texts being written (held until written)
+  std::vector<boost::asio::const_buffer> stream_buffers_;  // their bytes, for one gathered write
   bool stream_writing_ = false;
   std::optional<boost::asio::steady_timer> stream_pause_;  // set: the next write waits for it
   bool stream_pausing_ = false;

@@ -1,18 +1,24 @@
 #include "http/event_stream.hpp"
 
+#include <utility>
+
 namespace baton::http {
 
-bool event_stream::push(const std::string& text) {
+bool event_stream::push(shared_text text) {
+  if (!text) return !closed();
   std::function<void()> wake;
   {
     std::lock_guard<std::mutex> g(mu_);
     if (closed_) return false;
-    if (queued_.size() + text.size() > max_queued_) {  // the client is not reading: let it reconnect
+    if (queued_bytes_ + text->size() > max_queued_) {  // the client is not reading: let it reconnect
       closed_ = true;
       queued_.clear();
+      queued_bytes_ = 0;
       wake = wake_;  // the connection closes once it looks
     } else {
-      queued_ += text;
+      if (text->empty()) return true;
+      queued_bytes_ += text->size();
+      queued_.push_back(std::move(text));
       if (!wake_ || wake_pending_) return true;
       wake_pending_ = true;
       wake = wake_;
@@ -38,18 +44,18 @@ void event_stream::attach(std::function<void()> wake) {
   if (now) now();
 }
 
-std::string event_stream::take() {
+std::vector<event_stream::shared_text> event_stream::take() {
   std::lock_guard<std::mutex> g(mu_);
   wake_pending_ = false;
-  std::string out;
-  out.swap(queued_);
-  return out;
+  queued_bytes_ = 0;
+  return std::exchange(queued_, {});
 }
 
 void event_stream::close() {
   std::lock_guard<std::mutex> g(mu_);
   closed_ = true;
   queued_.clear();
+  queued_bytes_ = 0;
   wake_ = nullptr;  // it holds the connection's handles; the connection is going
 }
 

@@ -144,7 +144,7 @@ void add_ui_routes(router& s, api_context ctx) {
     }
     auto stream = std::make_shared<event_stream>();
     ctx.feed->subscribe(
-        e->caller, after, [stream](const std::string& text) { return stream->push(text); },
+        e->caller, after, [stream](const projections::live_feed::shared_text& text) { return stream->push(text); },
         [weak = std::weak_ptr<event_stream>(stream)] {
           auto s = weak.lock();
           return s && !s->closed();

@@ -93,28 +93,32 @@ void live_feed::deliver() {
   // client that may see all of them, and once per user for the others.
   auto first = recent_.end();
   while (first != recent_.begin() && std::prev(first)->seq > sent_) --first;
-  std::optional<std::string> all;
-  std::map<std::string, std::string> of_user;
-  auto text_for = [&](const core::principal& who) -> const std::string& {
+  shared_text all;
+  std::map<std::string, shared_text> of_user;
+  auto text_for = [&](const core::principal& who) -> const shared_text& {
     if (sees_all(who)) {
       if (!all) {
-        all.emplace();
-        for (auto it = first; it != recent_.end(); ++it) *all += it->text;
+        std::string t;
+        for (auto it = first; it != recent_.end(); ++it) t += it->text;
+        all = std::make_shared<const std::string>(std::move(t));
       }
-      return *all;
+      return all;
     }
     auto [at, fresh] = of_user.try_emplace(who.name);
-    if (fresh)
+    if (fresh) {
+      std::string t;
       for (auto it = first; it != recent_.end(); ++it)
-        if (visible(who, *it)) at->second += it->text;
+        if (visible(who, *it)) t += it->text;
+      at->second = std::make_shared<const std::string>(std::move(t));
+    }
     return at->second;
   };
   size_t kept = 0;
   for (size_t i = 0; i < subscribers_.size(); ++i) {
     auto& s = subscribers_[i];
     if (s.gone()) continue;  // dropped
-    const std::string& text = text_for(s.who);
-    if (!text.empty() && !s.s(text)) continue;
+    const shared_text& text = text_for(s.who);
+    if (!text->empty() && !s.s(text)) continue;
     if (kept != i) subscribers_[kept] = std::move(s);
     ++kept;
   }
@@ -135,7 +139,7 @@ void live_feed::subscribe(const core::principal& who, uint64_t after, sink s, li
     }
   }
   first += "retry: 2000\nevent: hello\ndata: {\"seq\":" + std::to_string(at) + "}\n\n";
-  if (s(first)) subscribers_.push_back({who, std::move(s), std::move(alive)});
+  if (s(std::make_shared<const std::string>(std::move(first)))) subscribers_.push_back({who, std::move(s), std::move(alive)});
 }
 
 size_t live_feed::subscribers() const {

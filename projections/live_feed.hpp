@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <string>
@@ -37,8 +38,10 @@ class live_feed : public projection {
   // sequence (the feed starts after it).
   live_feed(std::unordered_map<std::string, std::string> owners, uint64_t head, size_t backlog = 4096);
 
-  // Queues text for one client; false once the client is gone (it is then dropped).
-  using sink = std::function<bool(const std::string& text)>;
+  // Queues text for one client; false once the client is gone (it is then dropped). A flush's
+  // text is one object shared by every client it is for: a sink keeps the pointer, not a copy.
+  using shared_text = std::shared_ptr<const std::string>;
+  using sink = std::function<bool(const shared_text& text)>;
   // Whether the client is still there, asked without sending (none: only a failed push tells).
   using liveness = std::function<bool()>;
   // Starts a subscription: first an "hello" event naming the sequence the feed is at (every

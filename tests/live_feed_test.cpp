@@ -29,8 +29,8 @@ struct collected {
   std::string text;
   bool open = true;
   projections::live_feed::sink sink() {
-    return [this](const std::string& t) {
-      text += t;
+    return [this](const projections::live_feed::shared_text& t) {
+      text += *t;
       return open;
     };
   }
@@ -64,7 +64,7 @@ TEST(live_feed, ABatchReachesEachSubscriberInOnePushInOrder) {
   projections::live_feed feed({{"anns-job", "ann"}}, 0);
   std::vector<std::string> admin_pushes, ann_pushes, bob_pushes;
   auto counting = [](std::vector<std::string>& pushes) {
-    return [&pushes](const std::string& t) { return pushes.push_back(t), true; };
+    return [&pushes](const projections::live_feed::shared_text& t) { return pushes.push_back(*t), true; };
   };
   feed.subscribe(core::principal::operator_named("root"), 0, counting(admin_pushes));
   feed.subscribe(core::principal::named_operator("ann", false), 0, counting(ann_pushes));
@@ -85,13 +85,13 @@ TEST(live_feed, ABatchReachesEachSubscriberInOnePushInOrder) {
 TEST(live_feed, BatchesReachTheSubscribersAtTheFlushInOnePushAndAClientJoiningBetweenGetsThemOnce) {
   projections::live_feed feed({}, 0);
   std::vector<std::string> early, late;
-  feed.subscribe(core::principal::operator_named("root"), 0, [&](const std::string& t) { return early.push_back(t), true; });
+  feed.subscribe(core::principal::operator_named("root"), 0, [&](const projections::live_feed::shared_text& t) { return early.push_back(*t), true; });
   early.clear();  // (the hello)
   ASSERT_TRUE(feed.apply_batch({event(1, "daemon", "a")}));
   ASSERT_TRUE(feed.apply_batch({event(2, "daemon", "b"), event(3, "daemon", "c")}));
   EXPECT_TRUE(early.empty()) << "nothing before the flush";
   EXPECT_TRUE(feed.pending());
-  feed.subscribe(core::principal::operator_named("root"), 0, [&](const std::string& t) { return late.push_back(t), true; });
+  feed.subscribe(core::principal::operator_named("root"), 0, [&](const projections::live_feed::shared_text& t) { return late.push_back(*t), true; });
   ASSERT_EQ(late.size(), 1u);
   EXPECT_NE(late[0].find("event: hello\ndata: {\"seq\":0}"), std::string::npos)
       << "the hello names the last event handed over, not the last applied: " << late[0];
@@ -169,11 +169,13 @@ TEST(event_stream, AClientThatDoesNotReadIsClosedAtTheCap) {
   EXPECT_TRUE(s.push(std::string(60, 'a')));
   EXPECT_TRUE(s.push(std::string(30, 'b')));
   EXPECT_EQ(wakes, 1) << "a burst costs one wake until the connection takes";
-  EXPECT_EQ(s.take().size(), 90u);
+  auto taken = s.take();
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(*taken[0] + *taken[1], std::string(60, 'a') + std::string(30, 'b')) << "in order";
   EXPECT_TRUE(s.push(std::string(100, 'c'))) << "exactly at the cap";
   EXPECT_FALSE(s.push("d")) << "one byte beyond";
   EXPECT_TRUE(s.closed());
-  EXPECT_EQ(s.take(), "");
+  EXPECT_TRUE(s.take().empty());
   EXPECT_FALSE(s.push("e"));
 }
 
@@ -199,4 +201,27 @@ TEST(ui_sessions, TheCookieIsReadByItsExactName) {
   EXPECT_EQ(http::cookie_value(req, "baton_session"), "yes");
   EXPECT_EQ(http::cookie_value(req, "z"), "2");
   EXPECT_EQ(http::cookie_value(req, "missing"), "");
+}
+
+// A flush's text is built once for every client who sees all events and handed to each as the
+// same object (a stream queues the pointer: no copy per client).
+TEST(live_feed, ClientsWhoSeeAllEventsShareOneTextPerFlush) {
+  projections::live_feed feed({{"anns-job", "ann"}}, 0);
+  std::vector<projections::live_feed::shared_text> root, admin, ann;
+  auto keeping = [](std::vector<projections::live_feed::shared_text>& got) {
+    return [&got](const projections::live_feed::shared_text& t) { return got.push_back(t), true; };
+  };
+  feed.subscribe(core::principal::operator_named("root"), 0, keeping(root));
+  feed.subscribe(core::principal::named_operator("boss", true), 0, keeping(admin));
+  feed.subscribe(core::principal::named_operator("ann", false), 0, keeping(ann));
+  root.clear(), admin.clear(), ann.clear();  // (the hellos)
+  ASSERT_TRUE(feed.apply_batch({event(1, "job/anns-job", "job.held"), event(2, "daemon", "daemon.started")}));
+  feed.flush();
+  ASSERT_EQ(root.size(), 1u);
+  ASSERT_EQ(admin.size(), 1u);
+  ASSERT_EQ(ann.size(), 1u);
+  EXPECT_EQ(root[0].get(), admin[0].get()) << "one text for both";
+  EXPECT_NE(root[0]->find("id: 2\n"), std::string::npos);
+  EXPECT_NE(ann[0].get(), root[0].get());
+  EXPECT_EQ(ann[0]->find("id: 2\n"), std::string::npos) << "ann's own text, without the daemon's event";
 }
