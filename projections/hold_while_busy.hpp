@@ -8,7 +8,9 @@
 // the API's way by not running while the API is busy.
 //
 // Held events are released when any of these holds:
-//   - the log is quiet: no batch for `quiet_us`;
+//   - the log is quiet: no batch for `quiet_us` (the log writer delivers every 20 ms while it
+//     is busy, actors/log_writer.hpp, but only what is durable: at 50 ms, a slow fsync beside
+//     PostgreSQL's or SQLite's writes passed for a quiet log mid-burst, docs/benchmarks.md);
 //   - the log is not busy: after `sample_us` of holding, fewer than `busy_events_per_second`
 //     came (a login node's usual load: what the projection holds is a tenth of a second old);
 //   - the oldest held event was recorded `max_hold_us` ago or more (a catch-up's old events
@@ -21,7 +23,7 @@
 namespace baton::projections {
 
 struct hold_policy {
-  int64_t quiet_us = 50'000;
+  int64_t quiet_us = 200'000;
   int64_t sample_us = 100'000;
   int64_t busy_events_per_second = 1'000;
   int64_t max_hold_us = 5'000'000;

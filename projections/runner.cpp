@@ -34,6 +34,7 @@ struct runner_state {
   std::vector<std::vector<events::event_envelope>> held;
   held_events held_info;
   bool hold_check_scheduled = false;
+  bool hold_check_requeued = false;  // the timer's check, sent again behind what waited in the mailbox
   static inline const char* name = "projection";
 };
 
@@ -168,7 +169,18 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
         signal_caught_up(self);
       },
       [self](hold_check_atom) {
-        self->state.hold_check_scheduled = false;
+        auto& st = self->state;
+        // A batch's arrival is when this thread takes it. The timer's check may come before
+        // batches that waited in the mailbox while the thread did not run (a background
+        // thread on a busy machine): look again behind them, or a busy log passes for a
+        // quiet one (it did, in a burst of polls with 50 live-stream clients).
+        if (!st.hold_check_requeued) {
+          st.hold_check_requeued = true;
+          self->send(self, hold_check_atom::value);
+          return;
+        }
+        st.hold_check_requeued = false;
+        st.hold_check_scheduled = false;
         release_if_due(self);
       },
       [self](flush_atom) {
