@@ -440,6 +440,7 @@ int main(int argc, char** argv) {
     return poll(c, order[k], "\"assigned\"");
   });
   double assigning_cpu = cpu_us(batond) - cpu_before_assigning;
+  auto threads_at_assigning_end = cpu_us_by_thread(batond);
   assigning_done = true;
   // The views run at background priority (projections/background_priority.hpp): they may
   // trail the polls; they catch up before the idle phase, and their work is counted apart.
@@ -506,6 +507,8 @@ int main(int argc, char** argv) {
               assigning_cpu_with_views / std::max<size_t>(assigning.requests, 1));
   std::printf("  batond CPU by thread, the same (us/poll): %s\n",
               cpu_split(threads_before_assigning, threads_after_assigning, assigning.requests).c_str());
+  std::printf("  batond CPU by thread, the polls alone (us/poll): %s\n",
+              cpu_split(threads_before_assigning, threads_at_assigning_end, assigning.requests).c_str());
   if (postmaster)
     std::printf("  the PostgreSQL server's CPU, the same: %.0f us/poll\n",
                 pg_cpu_assigning / std::max<size_t>(assigning.requests, 1));
