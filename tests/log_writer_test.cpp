@@ -170,62 +170,61 @@ TEST(LogWriter, ExitFlushesParkedAppendsAndAnswersThem) {
   EXPECT_EQ(answered_ok, 200);
 }
 
-// A live subscriber gets what became durable in one message per delivery: nothing before the
-// delivery is due, everything at once when max_batch_events wait, and what waits when the
-// writer stops. (The delivery timer is an hour away here, so only those two hand anything over.)
-TEST(LogWriter, LiveSubscriberGetsDurableBatchesTogetherAtTheCapAndAtShutdown) {
+namespace {
+// A log writer with the given options and one subscriber from sequence 1, live (the log is
+// empty, so its catch-up ends at once: an append answered after the status reply lands live).
+struct subscribed_log {
   test::temp_dir dir;
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
-  auto cfg = two_threads();
+  caf::actor_system_config cfg = two_threads();
   caf::actor_system sys{cfg};
-  actors::log_writer_options o;
-  o.max_batch_events = 4;
-  o.deliver_every = std::chrono::hours(1);
-  auto log = actors::spawn_log_writer(sys, store, o);
+  actors::log_writer_actor log;
   caf::scoped_actor sub{sys};
-  sub->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(sub), uint64_t{1})
-      .receive([&](uint64_t last) { EXPECT_EQ(last, 0u); }, [&](caf::error& e) { FAIL() << sys.render(e); });
-  // Live once the (empty) catch-up is done: an append answered after the status reply lands live.
-  status(sys, log);
-  auto next_message = [&](std::chrono::milliseconds wait) {
+
+  explicit subscribed_log(actors::log_writer_options o) : log(actors::spawn_log_writer(sys, store, o)) {
+    sub->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(sub), uint64_t{1})
+        .receive([&](uint64_t last) { EXPECT_EQ(last, 0u); }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    status(sys, log);
+  }
+  ~subscribed_log() { caf::anon_send_exit(log, caf::exit_reason::user_shutdown); }
+  void append_one(const std::string& stream) { ASSERT_EQ(append(sys, log, {command(stream, "t")}).size(), 1u); }
+  // The sequences of the next message's events (none if nothing came within `wait`).
+  std::vector<uint64_t> next_message(std::chrono::milliseconds wait) {
     std::vector<uint64_t> seqs;
     sub->receive([&](actors::events_atom, std::vector<events::event_envelope>& evs) {
                    for (auto& e : evs) seqs.push_back(e.seq);
                  },
                  caf::after(wait) >> [&] {});
     return seqs;
-  };
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(append(sys, log, {command("s/" + std::to_string(i), "t")}).size(), 1u);
-  EXPECT_TRUE(next_message(std::chrono::milliseconds(200)).empty()) << "three durable batches, delivered before the cap";
-  ASSERT_EQ(append(sys, log, {command("s/3", "t")}).size(), 1u);
-  EXPECT_EQ(next_message(std::chrono::seconds(10)), (std::vector<uint64_t>{1, 2, 3, 4}));
-  for (int i = 4; i < 6; ++i) ASSERT_EQ(append(sys, log, {command("s/" + std::to_string(i), "t")}).size(), 1u);
-  EXPECT_TRUE(next_message(std::chrono::milliseconds(200)).empty());
-  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
-  EXPECT_EQ(next_message(std::chrono::seconds(10)), (std::vector<uint64_t>{5, 6}));
+  }
+};
+}  // namespace
+
+// A live subscriber gets what became durable in one message per delivery: nothing before the
+// delivery is due, everything at once when max_batch_events wait, and what waits when the
+// writer stops. (The delivery timer is an hour away here, so only those two hand anything over.)
+TEST(LogWriter, LiveSubscriberGetsDurableBatchesTogetherAtTheCapAndAtShutdown) {
+  actors::log_writer_options o;
+  o.max_batch_events = 4;
+  o.deliver_every = std::chrono::hours(1);
+  subscribed_log l(o);
+  for (int i = 0; i < 3; ++i) l.append_one("s/" + std::to_string(i));
+  EXPECT_TRUE(l.next_message(std::chrono::milliseconds(200)).empty()) << "three durable batches, delivered before the cap";
+  l.append_one("s/3");
+  EXPECT_EQ(l.next_message(std::chrono::seconds(10)), (std::vector<uint64_t>{1, 2, 3, 4}));
+  for (int i = 4; i < 6; ++i) l.append_one("s/" + std::to_string(i));
+  EXPECT_TRUE(l.next_message(std::chrono::milliseconds(200)).empty());
+  caf::anon_send_exit(l.log, caf::exit_reason::user_shutdown);
+  EXPECT_EQ(l.next_message(std::chrono::seconds(10)), (std::vector<uint64_t>{5, 6}));
 }
 
 // With deliver_every zero, every durable batch is its own message, as it becomes durable.
 TEST(LogWriter, LiveSubscriberGetsEachDurableBatchAtOnceWithoutADeliveryInterval) {
-  test::temp_dir dir;
-  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
-  auto cfg = two_threads();
-  caf::actor_system sys{cfg};
   actors::log_writer_options o;
   o.deliver_every = std::chrono::microseconds(0);
-  auto log = actors::spawn_log_writer(sys, store, o);
-  caf::scoped_actor sub{sys};
-  sub->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(sub), uint64_t{1})
-      .receive([&](uint64_t) {}, [&](caf::error& e) { FAIL() << sys.render(e); });
-  status(sys, log);
+  subscribed_log l(o);
   for (uint64_t i = 1; i <= 3; ++i) {
-    ASSERT_EQ(append(sys, log, {command("s/" + std::to_string(i), "t")}).size(), 1u);
-    std::vector<uint64_t> seqs;
-    sub->receive([&](actors::events_atom, std::vector<events::event_envelope>& evs) {
-                   for (auto& e : evs) seqs.push_back(e.seq);
-                 },
-                 caf::after(std::chrono::seconds(10)) >> [&] {});
-    EXPECT_EQ(seqs, std::vector<uint64_t>{i});
+    l.append_one("s/" + std::to_string(i));
+    EXPECT_EQ(l.next_message(std::chrono::seconds(10)), std::vector<uint64_t>{i});
   }
-  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
 }
