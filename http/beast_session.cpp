@@ -257,14 +257,14 @@ void session::pump() {
 void session::write_stream(std::vector<event_stream::shared_text> texts) {
   stream_writing_ = true;
   stream_out_ = std::move(texts);
-  stream_buffers_.clear();
-  for (const auto& t : stream_out_) stream_buffers_.push_back(net::buffer(*t));
+  // One gathered write (async_write keeps its own copy of the buffer list; the texts stay in stream_out_).
+  std::vector<net::const_buffer> buffers;
+  for (const auto& t : stream_out_) buffers.push_back(net::buffer(*t));
   deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);  // a client that stops reading
-  net::async_write(conn_, stream_buffers_, [self = shared_from_this()](error_code ec, size_t) {
+  net::async_write(conn_, buffers, [self = shared_from_this()](error_code ec, size_t) {
     if (self->state_ != state::streaming) return;
     self->stream_writing_ = false;
     self->stream_out_.clear();
-    self->stream_buffers_.clear();
     if (ec) return self->close();
     // Quiet streams get a comment line now and then, so proxies and clients see it alive.
     self->deadline_ = steady::now() + std::chrono::seconds(self->core_.opts.stream_keepalive_seconds);

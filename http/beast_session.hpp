@@ -4,7 +4,6 @@
 // what is already buffered: pipelined requests are answered in order by construction.
 // Everything here runs on the server's single I/O thread except the responders, which post
 // the answer back to it.
-#include <boost/asio/buffer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -131,7 +130,6 @@ class session : public std::enable_shared_from_this<session> {
   std::optional<beast_response> out_;
   std::shared_ptr<event_stream> stream_;
   std::vector<event_stream::shared_text> stream_out_;  // the stream's texts being written (held until written)
-  std::vector<boost::asio::const_buffer> stream_buffers_;  // their bytes, for one gathered write
   bool stream_writing_ = false;
   std::optional<boost::asio::steady_timer> stream_pause_;  // set: the next write waits for it
   bool stream_pausing_ = false;
