@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "events/bytes.hpp"
 #include "support/commands.hpp"
@@ -404,6 +405,61 @@ TEST(EventStore, StreamHeadsReadBackFromTheIndexAfterReopenAndTruncation) {
   auto again = store->append({command("job/gone", "t", nlohmann::json::object(), 0)});
   ASSERT_EQ(again[0].status, append_status::appended) << again[0].message;
   EXPECT_EQ(again[0].stream_version, 1u);
+}
+
+// The stream index's memtable is hashed by stream (events/event_store.cpp): heads of every
+// length (the search doubles, then halves), entries half in a flushed table and half in the
+// memtable, and enough streams that some share a bucket; reads within a stream and across
+// streams see every entry in order.
+TEST(EventStore, StreamHeadsAndReadsAcrossTheHashedIndexAndItsFlushedPart) {
+  temp_dir dir;
+  constexpr int streams = 3000, longest = 70;
+  auto name = [](int i) { return "job/" + std::to_string(i); };
+  auto head_of = [&](int i) { return i < longest ? i + 1 : 1 + i % 3; };  // 1..70, then 1..3
+  {
+    auto store = event_store::open(dir.path());
+    auto append_versions = [&](int from, int to) {  // versions from..to of every stream that has them
+      std::vector<append_command> batch;
+      for (int i = 0; i < streams; ++i)
+        for (int v = from; v <= std::min(to, head_of(i)); ++v) batch.push_back(command(name(i), "t", {{"v", v}}));
+      ASSERT_FALSE(batch.empty());
+      for (const auto& r : store->append(batch)) ASSERT_EQ(r.status, append_status::appended) << r.message;
+    };
+    append_versions(1, 20);
+    store->flush();  // versions 1..20 in a table, the rest in the memtable
+    append_versions(21, longest);
+    for (int i : {0, 1, 2, 3, 6, 7, 8, 15, 16, 19, 20, 31, 32, 63, 64, 69, 70, streams - 1})
+      EXPECT_EQ(store->stream_version(name(i)), static_cast<uint64_t>(head_of(i))) << name(i);
+  }
+  auto store = event_store::open(dir.path());  // (the memtable's part now comes back from the WAL)
+  size_t total = 0;
+  for (int i = 0; i < streams; ++i) {
+    ASSERT_EQ(store->stream_version(name(i)), static_cast<uint64_t>(head_of(i))) << name(i);
+    auto events = store->read_stream(name(i), 1, 1000);
+    ASSERT_EQ(events.size(), static_cast<size_t>(head_of(i))) << name(i);
+    for (size_t v = 0; v < events.size(); ++v) {
+      EXPECT_EQ(events[v].stream_id, name(i));
+      EXPECT_EQ(events[v].stream_version, v + 1);
+    }
+    total += events.size();
+  }
+  EXPECT_FALSE(store->stream_version("job/" + std::to_string(streams)));
+  auto tail = store->read_stream(name(50), 40, 5);
+  ASSERT_EQ(tail.size(), 5u);
+  EXPECT_EQ(tail.front().stream_version, 40u);
+  // Across streams: each stream's first event, every stream of the prefix, once.
+  auto firsts = store->first_events_of_streams("job/");
+  EXPECT_EQ(firsts.size(), static_cast<size_t>(streams));
+  std::set<uint64_t> distinct(firsts.begin(), firsts.end());
+  EXPECT_EQ(distinct.size(), firsts.size());
+  for (uint64_t seq : firsts) EXPECT_EQ(store->read(seq, 1).at(0).stream_version, 1u);
+  EXPECT_EQ(store->last_seq(), total);
+  // The next append continues each stream's versions, wherever its head was read from.
+  auto next = store->append({command(name(69), "t", nlohmann::json::object(), 70), command(name(5), "t", nlohmann::json::object(), 5)});
+  EXPECT_EQ(next[0].status, append_status::appended) << next[0].message;
+  EXPECT_EQ(next[0].stream_version, 71u);
+  EXPECT_EQ(next[1].status, append_status::version_conflict) << "the head of job/5 is 6";
+  EXPECT_EQ(next[1].stream_version, 6u);
 }
 
 TEST(EventStore, TheStreamHeadCacheIsBoundedAndVersionsStayRight) {
