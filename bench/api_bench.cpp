@@ -31,6 +31,7 @@
 #include <string>
 #include <cstdlib>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bench/constant_server.hpp"
@@ -84,14 +85,20 @@ std::istringstream stat_fields(const std::string& stat) {
 // CPU time (user + system) a process has used so far, in µs: a figure per request that does
 // not depend on how fast the clients sharing the machine happened to be.
 // (`stat` is /proc/<pid>/stat, or a thread's /proc/<pid>/task/<tid>/stat.)
-double cpu_us_of(const std::string& stat) {
+struct cpu_time {
+  double user_us = 0, system_us = 0;
+  double total() const { return user_us + system_us; }
+};
+cpu_time cpu_time_of(const std::string& stat) {
   auto fields = stat_fields(stat);
   std::string skip;
   for (int i = 0; i < 11; ++i) fields >> skip;  // state .. cmajflt: fields 3..13
   double utime = 0, stime = 0;
   fields >> utime >> stime;
-  return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double tick_us = 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return {utime * tick_us, stime * tick_us};
 }
+double cpu_us_of(const std::string& stat) { return cpu_time_of(stat).total(); }
 double cpu_us(pid_t pid) { return cpu_us_of("/proc/" + std::to_string(pid) + "/stat"); }
 
 // The same for a process and its children (a PostgreSQL server: the postmaster and its
@@ -115,32 +122,60 @@ double cpu_us_with_children(pid_t pid) {
 // The same per thread, summed by thread name: batond names its own threads by role
 // (actors/thread_name.hpp: log_writer, log_syncer, proj:<projection>, http_io); CAF's
 // scheduler threads, which run the scheduler actor, keep CAF's names.
-std::map<std::string, double> cpu_us_by_thread(pid_t pid) {
-  std::map<std::string, double> by_name;
+std::map<std::string, cpu_time> cpu_us_by_thread(pid_t pid) {
+  std::map<std::string, cpu_time> by_name;
   const auto dir = "/proc/" + std::to_string(pid) + "/task";
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator(dir, ec)) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
     std::getline(comm, name);
-    by_name[name] += cpu_us_of(task.path() / "stat");
+    auto t = cpu_time_of(task.path() / "stat");
+    by_name[name].user_us += t.user_us;
+    by_name[name].system_us += t.system_us;
   }
   return by_name;
 }
 
-// "name µs, …" per request, largest first, over what each thread name used between two readings.
-std::string cpu_split(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+// "name µs (kernel µs), …" per request, largest first, over what each thread name used
+// between two readings: the kernel's part (system time: syscalls, page faults) apart, since
+// it is not in bench/api_ir.sh's instruction counts.
+std::string cpu_split(const std::map<std::string, cpu_time>& before, const std::map<std::string, cpu_time>& after,
                       size_t requests) {
-  std::vector<std::pair<double, std::string>> parts;
-  for (const auto& [name, us] : after) {
+  std::vector<std::tuple<double, double, std::string>> parts;
+  const double n = static_cast<double>(std::max<size_t>(requests, 1));
+  for (const auto& [name, t] : after) {
     auto was = before.find(name);
-    double per = (us - (was == before.end() ? 0 : was->second)) / static_cast<double>(std::max<size_t>(requests, 1));
-    if (per >= 0.5) parts.emplace_back(per, name);
+    const cpu_time base = was == before.end() ? cpu_time{} : was->second;
+    const double per = (t.total() - base.total()) / n, kernel = (t.system_us - base.system_us) / n;
+    if (per >= 0.5) parts.emplace_back(per, kernel, name);
   }
   std::sort(parts.rbegin(), parts.rend());
   std::string out;
-  for (const auto& [per, name] : parts) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(std::lround(per));
+  for (const auto& [per, kernel, name] : parts)
+    out += (out.empty() ? "" : ", ") + name + " " + std::to_string(std::lround(per)) + " (kernel " +
+           std::to_string(std::lround(kernel)) + ")";
   return out;
+}
+
+// The machine's idle time so far (idle + iowait over all CPUs, /proc/stat), and its total, in
+// clock ticks: over a phase, whether the cores were busy (the path CPU-bound) or waiting (bound
+// by its latency: fsync and thread hand-overs).
+struct machine_ticks {
+  double idle = 0, total = 0;
+};
+machine_ticks machine_ticks_now() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;  // "cpu": the sum over all CPUs
+  machine_ticks t;
+  for (int field = 0; field < 8; ++field) {  // user nice system idle iowait irq softirq steal
+    double v = 0;
+    in >> v;
+    t.total += v;
+    if (field == 3 || field == 4) t.idle += v;
+  }
+  return t;
 }
 
 pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env) {
@@ -434,6 +469,7 @@ int main(int argc, char** argv) {
   const pid_t postmaster = pg ? pg->postmaster() : 0;
   const double pg_cpu_before_assigning = cpu_us_with_children(postmaster);
   auto threads_before_assigning = cpu_us_by_thread(batond);
+  const machine_ticks machine_before_assigning = machine_ticks_now();
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     size_t k = i * conns + t;
     if (k >= workers) return -1;
@@ -441,6 +477,7 @@ int main(int argc, char** argv) {
   });
   double assigning_cpu = cpu_us(batond) - cpu_before_assigning;
   auto threads_at_assigning_end = cpu_us_by_thread(batond);
+  const machine_ticks machine_at_assigning_end = machine_ticks_now();
   assigning_done = true;
   // The views run at background priority (projections/background_priority.hpp): they may
   // trail the polls; they catch up before the idle phase, and their work is counted apart.
@@ -509,6 +546,12 @@ int main(int argc, char** argv) {
               cpu_split(threads_before_assigning, threads_after_assigning, assigning.requests).c_str());
   std::printf("  batond CPU by thread, the polls alone (us/poll): %s\n",
               cpu_split(threads_before_assigning, threads_at_assigning_end, assigning.requests).c_str());
+  {
+    const double total = machine_at_assigning_end.total - machine_before_assigning.total;
+    const double idle = machine_at_assigning_end.idle - machine_before_assigning.idle;
+    std::printf("  the machine during the polls: %.0f%% of its CPU time idle (%ld CPUs)\n",
+                total > 0 ? 100 * idle / total : 0.0, sysconf(_SC_NPROCESSORS_ONLN));
+  }
   if (postmaster)
     std::printf("  the PostgreSQL server's CPU, the same: %.0f us/poll\n",
                 pg_cpu_assigning / std::max<size_t>(assigning.requests, 1));
