@@ -376,7 +376,7 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
       [self](subscribe_atom, caf::actor who, uint64_t from) -> uint64_t {
         if (!find_subscriber(self, who)) {
           self->monitor(who);
-          self->state.subscribers.push_back(subscriber{who, std::max<uint64_t>(from, 1), false});
+          self->state.subscribers.push_back(subscriber{who, std::max<uint64_t>(from, 1), false, {}});
           self->send(self, catchup_atom::value, who);
         }
         return self->state.store->last_seq();
