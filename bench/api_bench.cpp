@@ -82,8 +82,8 @@ std::istringstream stat_fields(const std::string& stat) {
   return std::istringstream(close == std::string::npos ? std::string() : text.substr(close + 2));
 }
 
-// CPU time (user + system) a process has used so far, in µs: a figure per request that does
-// not depend on how fast the clients sharing the machine happened to be.
+// CPU time a process has used so far, in µs, user and system apart: a figure per request that
+// does not depend on how fast the clients sharing the machine happened to be.
 // (`stat` is /proc/<pid>/stat, or a thread's /proc/<pid>/task/<tid>/stat.)
 struct cpu_time {
   double user_us = 0, system_us = 0;
@@ -122,7 +122,7 @@ double cpu_us_with_children(pid_t pid) {
 // The same per thread, summed by thread name: batond names its own threads by role
 // (actors/thread_name.hpp: log_writer, log_syncer, proj:<projection>, http_io); CAF's
 // scheduler threads, which run the scheduler actor, keep CAF's names.
-std::map<std::string, cpu_time> cpu_us_by_thread(pid_t pid) {
+std::map<std::string, cpu_time> cpu_by_thread(pid_t pid) {
   std::map<std::string, cpu_time> by_name;
   const auto dir = "/proc/" + std::to_string(pid) + "/task";
   std::error_code ec;
@@ -468,7 +468,7 @@ int main(int argc, char** argv) {
   double cpu_before_assigning = cpu_us(batond);
   const pid_t postmaster = pg ? pg->postmaster() : 0;
   const double pg_cpu_before_assigning = cpu_us_with_children(postmaster);
-  auto threads_before_assigning = cpu_us_by_thread(batond);
+  auto threads_before_assigning = cpu_by_thread(batond);
   const machine_ticks machine_before_assigning = machine_ticks_now();
   auto assigning = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
     size_t k = i * conns + t;
@@ -476,7 +476,7 @@ int main(int argc, char** argv) {
     return poll(c, order[k], "\"assigned\"");
   });
   double assigning_cpu = cpu_us(batond) - cpu_before_assigning;
-  auto threads_at_assigning_end = cpu_us_by_thread(batond);
+  auto threads_at_assigning_end = cpu_by_thread(batond);
   const machine_ticks machine_at_assigning_end = machine_ticks_now();
   assigning_done = true;
   // The views run at background priority (projections/background_priority.hpp): they may
@@ -484,7 +484,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "phase: views\n");
   auto assigning_views = wait_for_projections(port);
   double assigning_cpu_with_views = cpu_us(batond) - cpu_before_assigning;
-  auto threads_after_assigning = cpu_us_by_thread(batond);
+  auto threads_after_assigning = cpu_by_thread(batond);
   const double pg_cpu_assigning = cpu_us_with_children(postmaster) - pg_cpu_before_assigning;
   callgrind("--instr=off");
   if (callgrind_dir) {  // the threads' names in the order callgrind numbers them (by creation)
