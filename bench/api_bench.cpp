@@ -130,9 +130,10 @@ std::map<std::string, cpu_time> cpu_by_thread(pid_t pid) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
     std::getline(comm, name);
-    auto t = cpu_time_of(task.path() / "stat");
-    by_name[name].user_us += t.user_us;
-    by_name[name].system_us += t.system_us;
+    const cpu_time t = cpu_time_of(task.path() / "stat");
+    cpu_time& sum = by_name[name];
+    sum.user_us += t.user_us;
+    sum.system_us += t.system_us;
   }
   return by_name;
 }
