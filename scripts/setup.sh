@@ -6,7 +6,8 @@ set -euo pipefail
 BUILD_PKGS=(g++ cmake make pkg-config
   libcaf-dev librocksdb-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev
   libgtest-dev libyaml-cpp-dev libcli11-dev libkainjow-mustache-dev libssl-dev libboost-dev zlib1g-dev libsqlite3-dev libpqxx-dev libarchive-dev
-  libjemalloc-dev)  # baton-replay's malloc (cmake/Dependencies.cmake)
+  libjemalloc-dev  # baton-replay's malloc (cmake/Dependencies.cmake)
+  ccache)  # unchanged files compile from the cache (CMakeLists.txt)
 # Integration tests (real local Slurm, SSH submission) and benchmarks.
 TEST_PKGS=(slurm-wlm munge openssh-server openssh-client curl wrk procps sqlite3
   chromium chromium-driver python3-selenium  # the dashboard's real-browser test
