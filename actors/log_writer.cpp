@@ -40,7 +40,7 @@ struct subscriber {
   caf::actor handle;
   uint64_t next_seq = 1;
   bool live = false;  // caught up: receives batches as they become durable
-  std::vector<events::event_envelope> unsent;  // durable, waiting for the next delivery (live only)
+  uint64_t owed_from = 0;  // live: the first event of the writer's live_unsent not yet handed to it (0: none)
 };
 
 // The syncer: one fdatasync at a time, each covering every batch written before it began.
@@ -64,6 +64,9 @@ struct log_writer_state {
   std::shared_ptr<std::atomic<uint64_t>> written_through;  // last batch id handed to RocksDB
   syncer_actor syncer;
   std::vector<subscriber> subscribers;
+  // Durable events not yet handed to the live subscribers, consecutive: one batch for all of
+  // them at the next delivery.
+  std::vector<events::event_envelope> live_unsent;
   bool delivery_scheduled = false;
   log_status stats;
   bool fenced = false;  // a write was refused for want of space: refuse all until unfence
@@ -115,48 +118,51 @@ size_t event_count(const std::vector<events::append_command>& cmds) {
   return n;
 }
 
-// Hands each live subscriber what waits for it, in one message.
+// Hands each live subscriber what waits for it, in one message: every subscriber that has
+// waited since the first waiting event gets the same shared batch; one that went live after
+// that (its catch-up read the rest) a batch of its own with its part.
+// (anon_send: typed actors may only send() to typed ones.)
 void deliver_unsent(self_ptr self) {
-  for (auto& s : self->state.subscribers)
-    if (!s.unsent.empty()) caf::anon_send(s.handle, events_atom::value, std::exchange(s.unsent, {}));
+  auto& st = self->state;
+  if (st.live_unsent.empty()) return;
+  auto all = std::make_shared<const std::vector<events::event_envelope>>(std::exchange(st.live_unsent, {}));
+  const uint64_t first = all->front().seq;
+  for (auto& s : st.subscribers) {
+    const uint64_t from = std::exchange(s.owed_from, 0);
+    if (!from) continue;
+    if (from == first) {
+      caf::anon_send(s.handle, events_atom::value, event_batch(all));
+      continue;
+    }
+    auto part = std::make_shared<const std::vector<events::event_envelope>>(all->begin() + (from - first), all->end());
+    caf::anon_send(s.handle, events_atom::value, event_batch(std::move(part)));
+  }
 }
 
-// Each live subscriber gets its copy of a durable batch; the last one takes the batch itself
-// (a subscriber's copy waits until the next one is found, so it knows whether it is the last).
-// The copies wait in `unsent` for the delivery timer, unless deliver_every is zero or a
-// subscriber already has max_batch_events waiting.
-// (anon_send: typed actors may only send() to typed ones.)
+// A durable batch joins what waits for the live subscribers whose next event it starts with.
+// It is handed over by the delivery timer, or at once when deliver_every is zero or
+// max_batch_events wait.
 void notify_live(self_ptr self, std::vector<events::event_envelope>&& committed) {
   if (committed.empty()) return;
   auto& st = self->state;
-  const bool at_once = st.opts.deliver_every.count() <= 0;
   const uint64_t first = committed.front().seq, next = committed.back().seq + 1;
-  auto hand = [&](subscriber& s, bool last) {
-    if (at_once) {
-      if (last)
-        caf::anon_send(s.handle, events_atom::value, std::move(committed));
-      else
-        caf::anon_send(s.handle, events_atom::value, committed);
-      return;
-    }
-    if (last && s.unsent.empty())
-      s.unsent = std::move(committed);
-    else if (last)
-      s.unsent.insert(s.unsent.end(), std::make_move_iterator(committed.begin()), std::make_move_iterator(committed.end()));
-    else
-      s.unsent.insert(s.unsent.end(), committed.begin(), committed.end());
-    if (s.unsent.size() >= st.opts.max_batch_events) caf::anon_send(s.handle, events_atom::value, std::exchange(s.unsent, {}));
-  };
-  subscriber* pending = nullptr;
+  // (Kept consecutive, so a subscriber's part is a suffix; batches are, so this never hands early.)
+  if (!st.live_unsent.empty() && st.live_unsent.back().seq + 1 != first) deliver_unsent(self);
+  bool owed = false;
   for (auto& s : st.subscribers) {
     if (!s.live || s.next_seq != first) continue;
-    if (pending) hand(*pending, false);
     s.next_seq = next;
-    pending = &s;
+    if (!s.owed_from) s.owed_from = first;
+    owed = true;
   }
-  if (pending) hand(*pending, true);
-  if (!at_once && !st.delivery_scheduled &&
-      std::any_of(st.subscribers.begin(), st.subscribers.end(), [](auto& s) { return !s.unsent.empty(); })) {
+  if (!owed) return;
+  if (st.live_unsent.empty())
+    st.live_unsent = std::move(committed);
+  else
+    st.live_unsent.insert(st.live_unsent.end(), std::make_move_iterator(committed.begin()),
+                          std::make_move_iterator(committed.end()));
+  if (st.opts.deliver_every.count() <= 0 || st.live_unsent.size() >= st.opts.max_batch_events) return deliver_unsent(self);
+  if (!st.delivery_scheduled) {
     st.delivery_scheduled = true;
     self->delayed_send(self, st.opts.deliver_every, deliver_atom::value);
   }
@@ -376,7 +382,7 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
       [self](subscribe_atom, caf::actor who, uint64_t from) -> uint64_t {
         if (!find_subscriber(self, who)) {
           self->monitor(who);
-          self->state.subscribers.push_back(subscriber{who, std::max<uint64_t>(from, 1), false, {}});
+          self->state.subscribers.push_back(subscriber{who, std::max<uint64_t>(from, 1), false, 0});
           self->send(self, catchup_atom::value, who);
         }
         return self->state.store->last_seq();
@@ -413,7 +419,8 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
         }
         if (!chunk.empty()) {
           s->next_seq = chunk.back().seq + 1;
-          caf::anon_send(who, events_atom::value, std::move(chunk));
+          caf::anon_send(who, events_atom::value,
+                         event_batch(std::make_shared<const std::vector<events::event_envelope>>(std::move(chunk))));
         }
         // Go live once caught up, unless a batch written before anyone subscribed is still
         // unsynced (it kept no events to forward): then retry after its sync.

@@ -13,8 +13,8 @@
 // Any other failure of a write or of the WAL's sync: nothing more can be promised; everyone
 // waiting is answered with the error and the writer quits with it (batond then exits).
 //
-// Subscribers (projections) get (events_atom, std::vector<event_envelope>) messages in
-// global-sequence order: first a catch-up read from the store from the sequence they
+// Subscribers (projections) get (events_atom, event_batch) messages in global-sequence
+// order (actors/messages.hpp: one read-only batch shared by every subscriber it goes to): first a catch-up read from the store from the sequence they
 // asked for, then what became durable since the last message, at most every `deliver_every`
 // (one timer while something waits for it: an idle log still has none). Each message wakes
 // the subscriber's thread: at one per commit, the SQL views' threads cost the worker API's

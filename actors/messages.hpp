@@ -1,8 +1,12 @@
 #pragma once
 // Atoms and CAF inspection for the types actors exchange. Local messaging only needs
 // inspect() for to_string/copying; nothing here crosses a process boundary.
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/meta/type_name.hpp>
+
+#include <memory>
+#include <vector>
 
 #include "events/append.hpp"
 #include "events/envelope.hpp"
@@ -22,7 +26,15 @@ using synced_atom = caf::atom_constant<caf::atom("synced")>;
 using unfence_atom = caf::atom_constant<caf::atom("unfence")>;
 using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
 
+// Durable events as the log writer hands them to its subscribers, with events_atom: one
+// read-only batch shared by every subscriber it goes to. (A copy per subscriber, nine strings
+// an event, was the log writer's extra work per poll with the SQL views and the live feed
+// subscribed: docs/benchmarks.md.)
+using event_batch = std::shared_ptr<const std::vector<events::event_envelope>>;
+
 }  // namespace baton::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(baton::actors::event_batch)
 
 namespace baton::events {
 

@@ -31,7 +31,7 @@ struct runner_state {
   bool flush_scheduled = false;
   // A background projection's batches held while the log is busy (hold_while_busy.hpp).
   hold_policy hold;
-  std::vector<std::vector<events::event_envelope>> held;
+  std::vector<actors::event_batch> held;
   held_events held_info;
   bool hold_check_scheduled = false;
   bool hold_check_requeued = false;  // the timer's check, sent again behind what waited in the mailbox
@@ -112,22 +112,22 @@ void release_if_due(self_ptr self) {
   st.held.clear();
   st.held_info = {};
   for (const auto& batch : held)
-    if (!apply_now(self, batch)) return;
+    if (!apply_now(self, *batch)) return;
   schedule_flush(self);
   signal_caught_up(self);
 }
 
-void hold(self_ptr self, std::vector<events::event_envelope>&& batch) {
+void hold(self_ptr self, actors::event_batch&& batch) {
   auto& st = self->state;
   auto& h = st.held_info;
   const int64_t now = steady_now_us();
   if (st.held.empty()) {
     h.first_arrival_us = now;
-    h.oldest_recorded_at_us = batch.front().recorded_at_us;
+    h.oldest_recorded_at_us = batch->front().recorded_at_us;
   }
-  for (const auto& e : batch) h.oldest_recorded_at_us = std::min(h.oldest_recorded_at_us, e.recorded_at_us);
+  for (const auto& e : *batch) h.oldest_recorded_at_us = std::min(h.oldest_recorded_at_us, e.recorded_at_us);
   h.last_arrival_us = now;
-  h.events += batch.size();
+  h.events += batch->size();
   st.held.push_back(std::move(batch));
   release_if_due(self);
 }
@@ -157,14 +157,14 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
             stop(self, "projection " + self->state.p->name() + " cannot subscribe to the log: " + to_string(e));
           });
   return {
-      // (Each subscriber gets a batch of its own from the log writer: taking it mutable copies nothing.)
-      [self](actors::events_atom, std::vector<events::event_envelope>& batch) {
-        if (batch.empty()) return;
+      // (The batch is shared with the log's other subscribers: read, never changed.)
+      [self](actors::events_atom, actors::event_batch& batch) {
+        if (!batch || batch->empty()) return;
         if (self->state.background) {
           hold(self, std::move(batch));
           return;
         }
-        if (!apply_now(self, batch)) return;
+        if (!apply_now(self, *batch)) return;
         schedule_flush(self);
         signal_caught_up(self);
       },

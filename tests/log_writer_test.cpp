@@ -96,8 +96,8 @@ TEST(LogWriter, ConflictsAndDuplicatesComeBackPerCommand) {
   caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
 }
 
-// Three subscribers at once: each has every event once, in order, whole (a durable batch
-// is copied to all but the last live subscriber, which takes the batch itself).
+// Three subscribers at once: each has every event once, in order, whole (live subscribers
+// share one batch per delivery; one that went live later gets its part of it).
 TEST(LogWriter, SubscriberSeesEveryEventOnceInOrderAcrossCatchUpAndLive) {
   test::temp_dir dir;
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
@@ -127,8 +127,8 @@ TEST(LogWriter, SubscriberSeesEveryEventOnceInOrderAcrossCatchUpAndLive) {
     while (seen.size() < 2900) {
       bool got = false;
       (*sub)->receive(
-          [&](actors::events_atom, std::vector<events::event_envelope>& evs) {
-            for (auto& e : evs) seen.push_back(std::move(e));
+          [&](actors::events_atom, actors::event_batch& evs) {
+            for (const auto& e : *evs) seen.push_back(e);
             got = true;
           },
           caf::after(std::chrono::seconds(10)) >> [&] {});
@@ -191,8 +191,8 @@ struct subscribed_log {
   // The sequences of the next message's events (none if nothing came within `wait`).
   std::vector<uint64_t> next_message(std::chrono::milliseconds wait) {
     std::vector<uint64_t> seqs;
-    sub->receive([&](actors::events_atom, std::vector<events::event_envelope>& evs) {
-                   for (auto& e : evs) seqs.push_back(e.seq);
+    sub->receive([&](actors::events_atom, actors::event_batch& evs) {
+                   for (const auto& e : *evs) seqs.push_back(e.seq);
                  },
                  caf::after(wait) >> [&] {});
     return seqs;
@@ -227,4 +227,46 @@ TEST(LogWriter, LiveSubscriberGetsEachDurableBatchAtOnceWithoutADeliveryInterval
     l.append_one("s/" + std::to_string(i));
     EXPECT_EQ(l.next_message(std::chrono::seconds(10)), std::vector<uint64_t>{i});
   }
+}
+
+// Live subscribers in step share one batch per delivery (not a copy each); one that went live
+// while events waited for the others gets only the events after its catch-up.
+TEST(LogWriter, LiveSubscribersShareOneBatchAndALateOneGetsOnlyItsPart) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  auto cfg = two_threads();
+  caf::actor_system sys{cfg};
+  actors::log_writer_options o;
+  o.deliver_every = std::chrono::hours(1);  // only the stop hands anything over
+  auto log = actors::spawn_log_writer(sys, store, o);
+  caf::scoped_actor a{sys}, b{sys}, late{sys};
+  auto subscribe = [&](caf::scoped_actor& sub) {
+    sub->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(sub), uint64_t{1})
+        .receive([&](uint64_t) {}, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    status(sys, log);  // (the catch-up queued behind the subscription has run)
+  };
+  auto next = [&](caf::scoped_actor& sub) {
+    actors::event_batch got;
+    sub->receive([&](actors::events_atom, actors::event_batch& evs) { got = evs; },
+                 caf::after(std::chrono::seconds(10)) >> [&] { ADD_FAILURE() << "no batch"; });
+    return got;
+  };
+  auto seqs = [](const actors::event_batch& batch) {
+    std::vector<uint64_t> out;
+    if (batch)
+      for (const auto& e : *batch) out.push_back(e.seq);
+    return out;
+  };
+  subscribe(a);
+  subscribe(b);
+  append(sys, log, {command("s/1", "t")});
+  append(sys, log, {command("s/2", "t")});
+  subscribe(late);  // its catch-up reads 1 and 2, which still wait for a and b
+  EXPECT_EQ(seqs(next(late)), (std::vector<uint64_t>{1, 2}));
+  append(sys, log, {command("s/3", "t")});
+  caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
+  auto to_a = next(a), to_b = next(b), to_late = next(late);
+  EXPECT_EQ(seqs(to_a), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(to_a.get(), to_b.get()) << "a and b got a copy each";
+  EXPECT_EQ(seqs(to_late), (std::vector<uint64_t>{3}));
 }
