@@ -28,8 +28,8 @@ using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
 
 // Durable events as the log writer hands them to its subscribers, with events_atom: one
 // read-only batch shared by every subscriber it goes to. (A copy per subscriber, nine strings
-// an event, was the log writer's extra work per poll with the SQL views and the live feed
-// subscribed: docs/benchmarks.md.)
+// an event, was about a third of the log writer's time per poll with the SQL views and the
+// live feed subscribed: docs/benchmarks.md.)
 using event_batch = std::shared_ptr<const std::vector<events::event_envelope>>;
 
 }  // namespace baton::actors
