@@ -14,9 +14,10 @@
 // waiting is answered with the error and the writer quits with it (batond then exits).
 //
 // Subscribers (projections) get (events_atom, event_batch) messages in global-sequence
-// order (actors/messages.hpp: one read-only batch shared by every subscriber it goes to): first a catch-up read from the store from the sequence they
-// asked for, then what became durable since the last message, at most every `deliver_every`
-// (one timer while something waits for it: an idle log still has none). Each message wakes
+// order (actors/messages.hpp: one read-only batch shared by every subscriber it goes to):
+// first a catch-up read from the store from the sequence they asked for, then what became
+// durable since the last message, at most every `deliver_every` (one timer while something
+// waits for it: an idle log still has none). Each message wakes
 // the subscriber's thread: at one per commit, the SQL views' threads cost the worker API's
 // polls while they held every batch unapplied (docs/benchmarks.md).
 #include <caf/actor.hpp>
