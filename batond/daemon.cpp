@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -122,6 +123,32 @@ std::optional<std::string> failure_of_log() {
 
 }  // namespace
 
+namespace {
+
+// The data dir and everything in it: directories 0700, other files 0600 (links not followed).
+// "" or why it cannot be done.
+std::string close_data_dir(const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(data_dir, ec);
+  if (ec) return "cannot create the data dir " + data_dir + ": " + ec.message();
+  auto close = [&](const fs::path& p, bool dir) {
+    fs::permissions(p, dir ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace,
+                    ec);
+    return !ec;
+  };
+  if (!close(data_dir, true)) return "cannot make the data dir " + data_dir + " private (mode 0700): " + ec.message();
+  for (auto it = fs::recursive_directory_iterator(data_dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_symlink(ec)) continue;
+    std::error_code ignored;
+    if (!close(it->path(), it->is_directory(ignored)))
+      return "cannot make " + it->path().string() + " private: " + ec.message();
+  }
+  return ec ? "cannot read the data dir " + data_dir + ": " + ec.message() : "";
+}
+
+}  // namespace
+
 int run(const config::settings& settings, const run_options& opts) {
   // Block the stop signals before any thread exists so every CAF, RocksDB and HTTP
   // thread inherits the mask and only sigwait below sees them (stack-notes C11e).
@@ -132,6 +159,14 @@ int run(const config::settings& settings, const run_options& opts) {
   sigaddset(&stop_signals, log_failed_signal);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  // Everything batond writes is its own, whatever umask it was started with: the log, the
+  // views, the snapshots and the secrets (0700 directories, 0600 files); a data dir made
+  // earlier under a looser umask is closed the same way.
+  ::umask(077);
+  if (auto why = close_data_dir(settings.data_dir); !why.empty()) {
+    spdlog::critical("{}", why);
+    return 2;
+  }
   std::string log_dir = settings.data_dir + "/eventlog";
   std::shared_ptr<events::event_store> store;
   daemon_state state;
@@ -185,6 +220,14 @@ int run(const config::settings& settings, const run_options& opts) {
         spdlog::warn("BATON_PILOT_TOKEN is set: it is the pilot token, and the rotations the log recorded are not used");
     }
     if (!pilot_credential.empty()) write_secret_file(pilot_credential, settings.accept_shared_token ? api_token : pilot_token);
+    // The environment's were checked at load; these may have come from the data dir's files.
+    auto where = [&](const std::string& from_env, const char* var, const char* file) {
+      return from_env.empty() ? settings.data_dir + "/" + file : std::string(var);
+    };
+    if (auto bad = config::check_secrets({{where(settings.api_token, "BATON_API_TOKEN", "api_token"), api_token},
+                                          {where(settings.pilot_token, "BATON_PILOT_TOKEN", "pilot_token"), pilot_token},
+                                          {"BATON_METRICS_TOKEN", settings.metrics_token}}))
+      throw std::runtime_error(bad->what());
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 2;

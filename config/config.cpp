@@ -117,6 +117,23 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   check_scheduling(s.priority);
 }
 
+}  // namespace
+
+std::optional<config_error> check_secrets(const std::vector<std::pair<std::string, std::string>>& named) {
+  for (size_t i = 0; i < named.size(); ++i) {
+    const auto& [name, value] = named[i];
+    if (value.empty()) continue;
+    if (value.size() < min_secret_length)
+      return config_error{"", name, "a credential of " + std::to_string(value.size()) + " characters is too easy to guess; use at least " +
+                                        std::to_string(min_secret_length) + " (e.g. openssl rand -hex 32)"};
+    for (size_t k = 0; k < i; ++k)
+      if (named[k].second == value) return config_error{"", name, "is the same value as " + named[k].first + "; each credential must be its own"};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 void apply_env(const env_lookup& env, settings& s) {
   auto get = [&](const char* name) -> std::optional<std::string> {
     auto v = env(name);
@@ -128,6 +145,9 @@ void apply_env(const env_lookup& env, settings& s) {
   if (auto v = get("BATON_METRICS_TOKEN")) s.metrics_token = *v;
   if (auto v = get("BATON_POSTGRES_PASSWORD")) s.postgres_password = *v;
   if (auto v = get("BATON_SALAD_API_KEY")) s.salad.api_key = *v;
+  if (auto e = check_secrets({{"BATON_API_TOKEN", s.api_token}, {"BATON_PILOT_TOKEN", s.pilot_token},
+                              {"BATON_METRICS_TOKEN", s.metrics_token}}))
+    throw key_error{e->key, e->message};
   if (s.salad.enabled() && s.salad.api_key.empty())
     throw key_error{"BATON_SALAD_API_KEY", "the salad: section is configured, but its API key is not set"};
   if (auto v = get("BATON_DATA_DIR")) s.data_dir = *v;

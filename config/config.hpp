@@ -96,6 +96,13 @@ std::string config_path(const env_lookup& env);
 // Reads path (a missing file means defaults plus a warning), then applies the environment.
 load_result load(const std::string& path, const env_lookup& env);
 load_result load_from_string(const std::string& yaml_text, const std::string& path, const env_lookup& env);
+// batond's own credentials as (where it came from, value), "" for unset: each at least
+// min_secret_length characters (a short token falls to guessing) and no two the same (a pilot
+// token equal to the admin token would make every pilot an admin). The first problem, naming
+// the variable or file; load() applies it to the environment's, batond to those it read from files.
+inline constexpr size_t min_secret_length = 16;
+std::optional<config_error> check_secrets(const std::vector<std::pair<std::string, std::string>>& named);
+
 // "host:port" with port 0..65535; nullopt if malformed.
 std::optional<listen_config> parse_listen(const std::string& text);
 

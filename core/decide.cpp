@@ -313,7 +313,8 @@ outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
 }
 
 // --- workers ---
-outcome register_worker_cmd(const world& w, const scheduler_settings& s, const C::register_worker& c, time_us now) {
+outcome register_worker_cmd(const world& w, const scheduler_settings& s, const principal& who, const C::register_worker& c,
+                            time_us now) {
   register_worker r;
   r.id = c.new_id;
   r.kind = c.kind;
@@ -341,10 +342,17 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const C
   auto d = decide_register(placeholder, r, now);
   if (d.error) return refused(*d.error, now);
   // One live worker per allocation: a worker registering again from the same allocation
-  // (its agent restarted) retires the earlier one, whose job goes back to the queue.
+  // (its agent restarted) retires the earlier one, whose job goes back to the queue. Only an
+  // admin may do that: with the pilot token or a user's, anyone could evict any worker by
+  // naming its provider id, and fail its job through max_attempts.
   if (!placeholder && !r.provider_id.empty())
     for (const auto& [id, old] : w.workers)
       if (!old.gone && !old.placeholder && old.provider_id == r.provider_id) {
+        if (!(who.k == principal::kind::operator_ && who.admin))
+          return refused({error_kind::conflict, "provider_id_in_use",
+                          "a live worker holds provider_id " + r.provider_id + "; only an admin may replace it",
+                          {{"provider_id", r.provider_id}}, "provider_id"},
+                         now);
         auto retire = decide_deregister(old, now);
         for (auto& e : retire.events) e.payload["replaced_by"] = r.id;
         if (const std::string* held = w.held_job(old.id))
@@ -736,7 +744,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
         } else if constexpr (std::is_same_v<T, C::audit_export>) {
           return refused({error_kind::internal, "internal", "the audit export is answered from the log", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::register_worker>) {
-          return register_worker_cmd(w, s, c, now);
+          return register_worker_cmd(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::heartbeat>) {
           return heartbeat(w, c, now);
         } else if constexpr (std::is_same_v<T, C::deregister>) {

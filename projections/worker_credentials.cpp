@@ -16,7 +16,7 @@ void worker_credentials::rebuild(const core::world& w) {
   std::unique_lock<std::shared_mutex> lock(m_);
   by_worker_.clear();
   for (const auto& [id, wk] : w.workers)
-    if (!wk.credential.sha256.empty()) by_worker_[id] = wk.credential;
+    if (!wk.gone && !wk.credential.sha256.empty()) by_worker_[id] = wk.credential;
 }
 
 void worker_credentials::update(const core::world& w, const std::vector<std::string>& touched) {
@@ -24,7 +24,10 @@ void worker_credentials::update(const core::world& w, const std::vector<std::str
     const core::worker* wk = w.find_worker(id);
     if (!wk || wk->credential.sha256.empty()) continue;
     std::unique_lock<std::shared_mutex> lock(m_);
-    by_worker_[id] = wk->credential;
+    if (wk->gone)
+      by_worker_.erase(id);  // a worker that is gone has no credential: its token is 401 from now on
+    else
+      by_worker_[id] = wk->credential;
   }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Which credential each registered worker holds (the SHA-256 of its token; the token itself
 // is never stored), so the HTTP layer can tell who is calling before it reads a request.
-// Workers that are gone keep their entry: they are told 404 ("register again"), not 401.
+// A worker that is gone (deregistered, reaped, replaced) has no credential: its token is 401,
+// as a forged one, also after a restart; the worker registers again.
 //
 // Written in step by the scheduler, not fed from the log like chain_anchor: a worker's first
 // call after registering must be recognised, and a log-fed view would apply the

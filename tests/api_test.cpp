@@ -265,9 +265,10 @@ TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
   create("for-other", {{"worker_image_key", "other"}});
   EXPECT_EQ(poll(w).body["reason"], "no_job_for_this_worker");
   EXPECT_EQ(poll(other).body["job_id"], uid("for-other"));
-  // Gone and stale workers get the scheduler's reasons, not the idle answer.
+  // A gone worker's token is no credential; a stale worker gets the scheduler's reason, not
+  // the idle answer.
   EXPECT_EQ(as(leaver, "POST", "/workers/" + leaver.id + "/deregister").status, 204);
-  EXPECT_EQ(poll(leaver).body["reason"], "worker_deregistered");
+  EXPECT_EQ(poll(leaver).status, 401);
   std::this_thread::sleep_for(std::chrono::milliseconds(1700));  // w stops heartbeating: stale after 1.5 s
   auto reason = poll(w).body["reason"].get<std::string>();
   EXPECT_TRUE(reason == "stale_worker" || reason == "worker_reaped") << reason;
@@ -481,7 +482,25 @@ TEST_F(api, UnknownImagesAreRefusedAndOneWorkerPerAllocation) {
   EXPECT_EQ(live[0]["id"], second.id);
   EXPECT_EQ(call(*op, "GET", "/jobs/alloc").body["status"], "queued");
   EXPECT_EQ(poll(second).body["job_id"], uid("alloc"));
-  EXPECT_EQ(as(first, "POST", "/jobs/alloc/start").status, 409) << "the retired worker no longer holds the job";
+  EXPECT_EQ(as(first, "POST", "/jobs/alloc/start").status, 401) << "the retired worker has no credential any more";
+
+  // Only an admin replaces a live worker: with the pilot token, naming its provider id
+  // evicts nothing (it would requeue the job as lost, and five times fail it).
+  std::string pilot = test::slurp(dir / "data/pilot_token");
+  pilot = pilot.substr(0, pilot.find('\n'));
+  ASSERT_FALSE(pilot.empty());
+  httplib::Client as_pilot("127.0.0.1", b->port());
+  as_pilot.set_default_headers({{"X-API-Token", pilot}});
+  auto evict = call(as_pilot, "POST", "/workers/register",
+                    {{"platform", "hpc"}, {"provider_id", "clusterA:7"}, {"worker_image_key", "gromacs"}});
+  EXPECT_EQ(evict.status, 409) << evict.body;
+  EXPECT_EQ(evict.body["error"], "provider_id_in_use");
+  EXPECT_EQ(evict.body["field"], "provider_id");
+  live = call(*op, "GET", "/workers?cluster=clusterA&state=idle&state=busy&state=stale").body;
+  ASSERT_EQ(live.size(), 1u) << live;
+  EXPECT_EQ(live[0]["id"], second.id);
+  EXPECT_EQ(call(*op, "GET", "/jobs/alloc").body["assigned_worker_id"], second.id);
+  EXPECT_EQ(as(second, "POST", "/jobs/alloc/start").status, 204);
 }
 
 TEST_F(api, PaginationAndFilters) {
@@ -520,8 +539,13 @@ TEST_F(api, StaleWorkerIsReapedAndItsJobRequeued) {
   auto events = call(*op, "GET", "/jobs/s/history").body["events"];
   EXPECT_EQ(events.back()["event_type"], "job.requeued_after_reap");
   EXPECT_EQ(events.back()["actor"], "loop:reaper");
-  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 404) << "a reaped worker must register again";
-  EXPECT_EQ(as(w, "POST", "/jobs/s/complete").status, 409) << "the reaped worker can no longer finish the job";
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 401) << "a reaped worker has no credential: it registers again";
+  EXPECT_EQ(as(w, "POST", "/jobs/s/complete").status, 401) << "the reaped worker can no longer finish the job";
+  ASSERT_EQ(b->stop(), 0) << b->err();
+  b->start();
+  ASSERT_GT(b->port(), 0) << b->err();
+  op = b->client();
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 401) << "nor after a restart";
 }
 
 TEST_F(api, HandoffIsRecoveredWhenTheWorkerDies) {

@@ -7,7 +7,8 @@
 // another worker's own token; the pilot token; the operator (shared) token; the worker's own
 // token; the shared token on a daemon with workers.accept_shared_token (RelayMD workers); the
 // Prometheus scrape token; the dashboard's session cookie without its CSRF header; the
-// session cookie with it (a session opened with the operator token).
+// session cookie with it (a session opened with the operator token). Beside the columns, a
+// deregistered worker's own token on every route: answered as the forged one.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -79,6 +80,7 @@ struct world_under_test {
   test::temp_dir dir;
   std::unique_ptr<test::batond_process> d;
   std::string job, own_id, own_token, other_token;
+  std::string gone_token;  // a worker that deregistered: its token is no credential any more
   std::string session_a, session_b, csrf_b;  // two dashboard sessions (a: used without its CSRF token)
 
   world_under_test(bool accept_shared, stage at) {
@@ -95,6 +97,9 @@ struct world_under_test {
     };
     std::tie(own_id, own_token) = reg();
     other_token = reg().second;
+    auto [gone_id, gone] = reg();
+    gone_token = gone;
+    EXPECT_EQ(send(d->port(), "POST", "/workers/" + gone_id + "/deregister", nullptr, {{"X-Worker-Token", gone_token}}).status, 204);
     auto login = [&](std::string& sid, std::string* csrf) {
       httplib::Client c("127.0.0.1", d->port());
       auto r = c.Post("/ui/login", json{{"token", test::test_token}}.dump(), "application/json");
@@ -164,6 +169,9 @@ void run_row(const row& r) {
     auto ok = send(w.d->port(), r.method, w.expand(r.path), r.body, creds);
     EXPECT_EQ(ok.status, r.valid[c]) << "valid request, caller: " << col_names[c] << "\n" << ok.body;
   }
+  // A gone worker's own token is answered as a forged one, on every route.
+  auto gone = send(a.d->port(), r.method, a.expand(r.path), r.body, {{"X-Worker-Token", a.gone_token}});
+  EXPECT_EQ(gone.status, r.valid[forged_secret]) << "valid request, caller: a gone worker\n" << gone.body;
 }
 
 // A session acts as the operator it logged in with; without its CSRF header a change is

@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -165,6 +167,55 @@ TEST(Batond, UnusableDataDirStopsWithExitCode2) {
   std::tie(code, err) = run_to_exit(dir, {"--data-dir", data});
   EXPECT_EQ(code, 2) << err;
   EXPECT_NE(last_line(err).find("cannot open event log"), std::string::npos) << err;
+}
+
+// Started under umask 022, into a data dir made earlier with 0755 and a 0644 file in it: every
+// directory batond keeps ends up 0700 and every file 0600 (the log, the views, the secrets).
+TEST(Batond, DataDirIsPrivateWhateverTheUmask) {
+  namespace fs = std::filesystem;
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  fs::create_directories(data + "/slurm-scripts");
+  std::ofstream(data + "/slurm-scripts/old.sbatch") << "#!/bin/sh\n";
+  fs::permissions(data, fs::perms(0755));
+  fs::permissions(data + "/slurm-scripts/old.sbatch", fs::perms(0644));
+  mode_t before = ::umask(022);
+  auto b = start(dir, data);
+  ::umask(before);
+  ASSERT_GT(b.port, 0) << b.proc->err();
+  ASSERT_EQ(stop(b), 0);
+  auto mode = [](const fs::path& p) { return static_cast<int>(fs::status(p).permissions() & fs::perms::all); };
+  EXPECT_EQ(mode(data), 0700);
+  EXPECT_EQ(mode(data + "/slurm-scripts"), 0700);
+  EXPECT_EQ(mode(data + "/slurm-scripts/old.sbatch"), 0600);
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(data)) {
+    if (e.is_symlink()) continue;
+    EXPECT_EQ(mode(e.path()), e.is_directory() ? 0700 : 0600) << e.path();
+    ++files;
+  }
+  EXPECT_TRUE(fs::exists(data + "/api_token"));
+  EXPECT_TRUE(fs::exists(data + "/views.sqlite"));
+  EXPECT_GT(files, 10) << "the log's files were looked at";
+}
+
+// A guessable or repeated credential stops batond at start with one line naming it.
+TEST(Batond, WeakOrRepeatedSecretsStopWithExitCode2NamingThem) {
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  auto [code, err] = run_to_exit(dir, {"--data-dir", data}, {"BATON_API_TOKEN=a"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find("BATON_API_TOKEN"), std::string::npos) << err;
+  const std::string strong = "0123456789abcdef0123";
+  std::tie(code, err) = run_to_exit(dir, {"--data-dir", data}, {"BATON_API_TOKEN=" + strong, "BATON_PILOT_TOKEN=" + strong});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find("BATON_PILOT_TOKEN"), std::string::npos) << err;
+  // The pilot token batond keeps in its data dir, edited to the admin token's value.
+  std::filesystem::create_directories(data);
+  std::ofstream(data + "/pilot_token") << strong << "\n";
+  std::tie(code, err) = run_to_exit(dir, {"--data-dir", data}, {"BATON_API_TOKEN=" + strong});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find(data + "/pilot_token"), std::string::npos) << err;
 }
 
 TEST(Batond, TamperedLogStopsStartupNamingTheEvent) {

@@ -164,13 +164,13 @@ TEST(Config, BadYamlSyntaxIsReportedWithItsPosition) {
 }
 
 TEST(Config, EnvironmentOverridesTheFile) {
-  auto env = env_of({{"BATON_API_TOKEN", "s3cret"},
+  auto env = env_of({{"BATON_API_TOKEN", "s3cret-0123456789abcdef"},
                      {"BATON_DATA_DIR", "/env/data"},
                      {"BATON_LISTEN", "10.1.2.3:9000"},
                      {"BATON_LOG_LEVEL", "warn"}});
   auto r = load_from_string("data_dir: /file/data\nlisten: {port: 1}\nlog_level: debug\n", "/f.yaml", env);
   ASSERT_TRUE(r.value) << r.error->what();
-  EXPECT_EQ(r.value->api_token, "s3cret");
+  EXPECT_EQ(r.value->api_token, "s3cret-0123456789abcdef");
   EXPECT_EQ(r.value->data_dir, "/env/data");
   EXPECT_EQ(r.value->listen.host, "10.1.2.3");
   EXPECT_EQ(r.value->listen.port, 9000);
@@ -191,6 +191,31 @@ TEST(Config, BadEnvironmentValuesNameTheVariable) {
   auto r = load_from_string("", "/f.yaml", env_of({{"BATON_LOG_LEVEL", "chatty"}}));
   ASSERT_FALSE(r.value);
   EXPECT_EQ(r.error->key, "BATON_LOG_LEVEL");
+}
+
+// BATON_API_TOKEN=a would start and fall to guessing; the same value as admin and pilot token
+// would make every pilot an admin. Both stop batond at start, naming the variable.
+TEST(Config, WeakOrRepeatedSecretsAreRefusedNamingTheVariable) {
+  const std::string strong = "0123456789abcdef", other = "fedcba9876543210";
+  for (auto name : {"BATON_API_TOKEN", "BATON_PILOT_TOKEN", "BATON_METRICS_TOKEN"}) {
+    auto r = load_from_string("", "/f.yaml", env_of({{name, "a"}}));
+    ASSERT_FALSE(r.value) << name;
+    EXPECT_EQ(r.error->key, name);
+    EXPECT_NE(r.error->message.find("at least 16"), std::string::npos) << r.error->message;
+    auto fifteen = load_from_string("", "/f.yaml", env_of({{name, strong.substr(1)}}));
+    EXPECT_FALSE(fifteen.value) << name;
+    EXPECT_TRUE(load_from_string("", "/f.yaml", env_of({{name, strong}})).value) << name;
+  }
+  auto same = load_from_string("", "/f.yaml", env_of({{"BATON_API_TOKEN", strong}, {"BATON_PILOT_TOKEN", strong}}));
+  ASSERT_FALSE(same.value);
+  EXPECT_EQ(same.error->key, "BATON_PILOT_TOKEN");
+  EXPECT_NE(same.error->message.find("BATON_API_TOKEN"), std::string::npos) << same.error->message;
+  auto scrape = load_from_string("", "/f.yaml", env_of({{"BATON_PILOT_TOKEN", other}, {"BATON_METRICS_TOKEN", other}}));
+  ASSERT_FALSE(scrape.value);
+  EXPECT_EQ(scrape.error->key, "BATON_METRICS_TOKEN");
+  EXPECT_TRUE(load_from_string("", "/f.yaml",
+                               env_of({{"BATON_API_TOKEN", strong}, {"BATON_PILOT_TOKEN", other}, {"BATON_METRICS_TOKEN", strong + "x"}}))
+                  .value);
 }
 
 TEST(Config, ConfigPathFollowsBatonConfigThenHome) {

@@ -752,3 +752,69 @@ TEST_F(worker_e2e, TheAgentRotatesItsCredentialMidJobWithoutARefusedCall) {
   EXPECT_EQ(status("rot"), "completed") << w->err();
   EXPECT_EQ(w->err().find("HTTP 401"), std::string::npos) << "a call was refused:\n" << w->err();
 }
+
+// A job's payload hunts for credentials as an attacker would: its environment, and the
+// environment, command line and memory of every process above it (the supervisor, the
+// worker), run under the worker's own account (as root the kernel would let it read
+// everything, so the worker runs as nobody then). It finds neither the token nor the path of
+// the file the worker read it from.
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(worker_e2e, APayloadFindsNoCredentialNorThePathToOne) {
+  const bool as_root = ::geteuid() == 0;
+  const uid_t nobody = 65534;
+  auto token_file = dir / "pilot-credential";
+  std::ofstream(token_file) << test::test_token << "\n";
+  ::chmod(token_file.c_str(), 0600);
+  auto hunt = dir / "hunt";
+  fs::create_directories(hunt);
+  auto bundle = make_bundle("hunter", R"SH(
+out="$HUNT/found.txt"
+{
+  echo "== env"; env
+  pid=$$
+  while [ "$pid" -gt 1 ]; do
+    pid=$(awk '/^PPid:/ {print $2}' /proc/$pid/status)
+    [ -n "$pid" ] && [ "$pid" -gt 1 ] || break
+    comm=$(cat /proc/$pid/comm)
+    echo "== ancestor $pid $comm"
+    # The shells between the payload and the supervisor are its own; above the worker is the test.
+    if [ "$comm" != baton-worker ]; then [ -n "$seen" ] && break; continue; fi
+    seen=1
+    tr '\0' '\n' < /proc/$pid/environ 2>/dev/null && echo "environ-read $pid"
+    tr '\0' ' ' < /proc/$pid/cmdline 2>/dev/null; echo
+    if (exec 3< /proc/$pid/mem) 2>/dev/null; then echo "mem-open $pid"; fi
+  done
+} > "$out" 2>&1
+echo done > "$HUNT/done"
+)SH");
+  create_job("hunter", bundle);
+  if (as_root) {
+    for (auto p : {dir.path(), hunt, bundle}) ::chown(p.c_str(), nobody, nobody);
+    for (const auto& e : fs::recursive_directory_iterator(bundle)) ::chown(e.path().c_str(), nobody, nobody);
+    ::chown(token_file.c_str(), nobody, nobody);
+    ::chmod(dir.path().c_str(), 0755);
+    fs::create_directories(dir / "work-1");
+    ::chown((dir / "work-1").c_str(), nobody, nobody);
+  }
+  auto w = start_worker({"BATON_API_TOKEN=", "BATON_API_TOKEN_FILE=" + token_file, "HUNT=" + hunt,
+                         "BATON_IDLE_STRATEGY=immediate_exit"},
+                        as_root ? std::vector<std::string>{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+                                : std::vector<std::string>{});
+  ASSERT_EQ(test::exit_code(w->wait(20s)), 0) << w->err();
+  ASSERT_EQ(status("hunter"), "completed") << w->err();
+  auto found = test::slurp(hunt + "/found.txt");
+  // The hunt ran: it saw its own environment and reached the supervisor and the worker.
+  ASSERT_NE(found.find("BATON_JOB_ID="), std::string::npos) << found;
+  ASSERT_GE(count_of(found, " baton-worker\n"), 2u) << found;
+  EXPECT_EQ(found.find(test::test_token), std::string::npos) << found;
+  EXPECT_EQ(found.find(token_file), std::string::npos) << "the path of the credential file\n" << found;
+  EXPECT_EQ(found.find("BATON_API_TOKEN"), std::string::npos) << found;
+  EXPECT_EQ(found.find("mem-open"), std::string::npos) << "a process above the payload let it open its memory\n" << found;
+  EXPECT_EQ(found.find("environ-read"), std::string::npos) << "a process above the payload let it read its environment\n"
+                                                             << found;
+}

@@ -192,7 +192,7 @@ int agent::run() {
   }
   auto s = current_session();
   auto r = api_.deregister(s);
-  if (r.ok() || r.status == 404)
+  if (r.ok() || r.status == 404 || r.status == 401)  // 401: already gone, its token with it
     spdlog::info("deregistered worker {}", s.worker_id);
   else
     spdlog::warn("deregister of worker {} failed: {}", s.worker_id, r.describe());

@@ -25,8 +25,8 @@ void agent::send_heartbeat(api_client& api) {
     if (auto p = read_progress(progress_path)) body["progress"] = *p;
   }
   auto r = api.heartbeat(s, body);
-  if (r.status == 404) {
-    spdlog::warn("heartbeat: batond no longer knows worker {} (404)", s.worker_id);
+  if (r.status == 404 || r.status == 401) {  // 401: a worker that is gone has no credential
+    spdlog::warn("heartbeat: batond no longer knows worker {} ({})", s.worker_id, r.status);
     std::lock_guard<std::mutex> lock(m_);
     lost_worker_id_ = s.worker_id;
     cv_.notify_all();

@@ -11,6 +11,7 @@
 #include "worker/bundle.hpp"
 #include "worker/bundle_archive.hpp"
 #include "worker/checkpoint.hpp"
+#include "worker/credential_guard.hpp"
 #include "worker/progress.hpp"
 #include "worker/runner.hpp"
 
@@ -127,7 +128,7 @@ bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store,
   // its lease, so no reap can follow before the rename): a reaped worker writes nothing more.
   auto still_ours = [&] {
     auto hb = api_.heartbeat(current_session(), {{"job_id", job_id}});
-    if (hb.status != 404) return true;  // no answer: keep checkpointing to disk meanwhile
+    if (hb.status != 404 && hb.status != 401) return true;  // no answer: keep checkpointing to disk meanwhile
     std::lock_guard<std::mutex> lock(m_);
     lost_worker_id_ = session_.worker_id;
     cv_.notify_all();
@@ -256,7 +257,7 @@ job_outcome agent::run_job(const json& a) {
                  workdir,
                  {"BATON_JOB_ID=" + job_id, "BATON_ATTEMPT=" + std::to_string(attempt), "BATON_CHECKPOINT_DIR=" + ckdir,
                   "BATON_WORKER_ID=" + s.worker_id, "BATON_WORK_DIR=" + workdir},
-                 {"BATON_API_TOKEN"},
+                 credential_env_names(),
                  (fs::path(workdir) / "baton-payload.log").string()};
   std::optional<payload> p;
   try {

@@ -9,19 +9,26 @@
 
 #include "worker/agent.hpp"
 #include "worker/config.hpp"
+#include "worker/credential_guard.hpp"
 #include "worker/gpu.hpp"
 
 using namespace baton::worker;
 
 int main(int argc, char** argv) {
+  // Before any secret is read: a payload under this account may not read this process's
+  // memory or start-up environment (worker/credential_guard.hpp).
+  const bool undumpable = make_undumpable();
   worker_config cfg;
-  if (auto rc = parse_args(argc, argv, cfg)) return *rc;
+  auto rc = parse_args(argc, argv, cfg);
+  wipe_credentials(argc, argv);  // the token is in cfg now, and nowhere a payload can look
+  if (rc) return *rc;
 
   auto logger = spdlog::stderr_logger_mt("baton-worker");
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ baton-worker[%P] %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(cfg.log_level));
   spdlog::flush_on(spdlog::level::trace);
+  if (!undumpable) spdlog::warn("prctl(PR_SET_DUMPABLE, 0) failed: payloads under this account may read this process's memory");
 
   // Block the stop signals before any thread exists; one thread takes them with sigwait.
   sigset_t stop_signals;

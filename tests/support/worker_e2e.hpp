@@ -104,7 +104,9 @@ struct worker_e2e : ::testing::Test {
     }
   }
 
-  std::unique_ptr<test::child_process> start_worker(std::vector<std::string> extra = {}) {
+  // run_as: words before the worker's path (e.g. setpriv to run it as another user).
+  std::unique_ptr<test::child_process> start_worker(std::vector<std::string> extra = {},
+                                                    std::vector<std::string> run_as = {}) {
     auto n = std::to_string(++workers);
     std::vector<std::string> env = {"BATON_URL=http://127.0.0.1:" + std::to_string(b->port()),
                                     "BATON_API_TOKEN=" + std::string(test::test_token),
@@ -126,7 +128,8 @@ struct worker_e2e : ::testing::Test {
                                     "SLURM_JOB_ID=",
                                     "BATON_CLUSTER_NAME="};
     env.insert(env.end(), extra.begin(), extra.end());
-    return std::make_unique<test::child_process>(std::vector<std::string>{BATON_WORKER_PATH}, dir / ("worker-" + n), env);
+    run_as.push_back(BATON_WORKER_PATH);
+    return std::make_unique<test::child_process>(run_as, dir / ("worker-" + n), env);
   }
 
   // A bundle dir with run.sh and baton-job.json.
