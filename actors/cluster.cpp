@@ -6,8 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "events/bytes.hpp"
 #include "events/envelope.hpp"
+#include "events/sha256.hpp"
 #include "slurm/cluster_client.hpp"
 #include "slurm/sbatch_script.hpp"
 
@@ -140,7 +143,20 @@ class cycle_runner {
     v.sigterm_margin_seconds = c.sigterm_margin_seconds;
     v.handoff_margin_seconds = c.handoff_margin_seconds;
     v.daemon_url = o_.daemon_url;
-    v.api_token_file = c.pilot_token_file.empty() ? o_.api_token_file : c.pilot_token_file;
+    // Each pilot registers with a credential of its own, good once, for this placeholder only:
+    // the batch script names its file; batond keeps only its hash.
+    std::optional<slurm::secret_file> secret;
+    std::string registration_sha256;
+    if (!o_.pilot_credential_dir.empty()) {
+      const auto dir = c.pilot_credential_dir.empty() ? o_.pilot_credential_dir : c.pilot_credential_dir;
+      const auto s = o_.new_secret();
+      secret = slurm::secret_file{dir + "/" + worker_id, worker_id + "." + s};
+      registration_sha256 = events::to_hex(events::sha256(s));
+      v.api_token_file = secret->path;
+      v.api_token_file_once = true;
+    } else {
+      v.api_token_file = c.pilot_token_file.empty() ? o_.api_token_file : c.pilot_token_file;
+    }
     v.ca_file = c.ca_file;
     v.cluster_name = c.name;
     v.image_key = image;
@@ -155,7 +171,7 @@ class cycle_runner {
       return false;
     }
     save_copy(worker_id, script.text);
-    auto out = slurm::submit(target_of(c), script.text, c.log_directory);
+    auto out = slurm::submit(target_of(c), script.text, c.log_directory, secret ? &*secret : nullptr);
     counted("sbatch", out.slurm_id.has_value());
     if (!out.slurm_id) {
       spdlog::warn("cluster {}: sbatch failed ({}, exit {}): {}", c.name, out.stage, out.exit_code, out.stderr_text);
@@ -163,7 +179,7 @@ class cycle_runner {
       return false;
     }
     spdlog::info("cluster {}: submitted Slurm job {} for image {} (placeholder {})", c.name, *out.slurm_id, image, worker_id);
-    ask(core::commands::placeholder_submitted{c.name, worker_id, image, *out.slurm_id, record});
+    ask(core::commands::placeholder_submitted{c.name, worker_id, image, *out.slurm_id, record, registration_sha256});
     return true;
   }
 

@@ -3,12 +3,15 @@
 #include <caf/all.hpp>
 #include <malloc.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <baton/version.hpp>
 #include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -126,25 +129,49 @@ std::optional<std::string> failure_of_log() {
 namespace {
 
 // The data dir and everything in it: directories 0700, other files 0600 (links not followed).
+// With a view group (projections.sqlite_group): the data dir 02710 and the SQL view's files
+// 0640, both of that group, so its members can read the view and nothing else (SQLite gives
+// the view's -wal and -shm files the database file's mode; the directory's setgid bit, its
+// group; every other file stays 0600).
 // "" or why it cannot be done.
-std::string close_data_dir(const std::string& data_dir) {
+std::string close_data_dir(const std::string& data_dir, const std::string& view_group) {
   namespace fs = std::filesystem;
+  gid_t gid = 0;
+  if (!view_group.empty()) {
+    const group* g = ::getgrnam(view_group.c_str());
+    if (!g) return "config: key 'projections.sqlite_group': no Unix group named '" + view_group + "'";
+    gid = g->gr_gid;
+  }
   std::error_code ec;
   fs::create_directories(data_dir, ec);
   if (ec) return "cannot create the data dir " + data_dir + ": " + ec.message();
-  auto close = [&](const fs::path& p, bool dir) {
-    fs::permissions(p, dir ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace,
-                    ec);
+  const bool shared = !view_group.empty();
+  auto close = [&](const fs::path& p, bool dir, bool view) {
+    auto mode = dir ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write;
+    if (view) mode |= dir ? fs::perms::group_exec | fs::perms::set_gid : fs::perms::group_read;
+    fs::permissions(p, mode, fs::perm_options::replace, ec);
+    if (!ec && view && ::chown(p.c_str(), static_cast<uid_t>(-1), gid) != 0) ec = std::error_code(errno, std::generic_category());
     return !ec;
   };
-  if (!close(data_dir, true)) return "cannot make the data dir " + data_dir + " private (mode 0700): " + ec.message();
+  if (!close(data_dir, true, shared)) return "cannot make the data dir " + data_dir + " private: " + ec.message();
   for (auto it = fs::recursive_directory_iterator(data_dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_symlink(ec)) continue;
     std::error_code ignored;
-    if (!close(it->path(), it->is_directory(ignored)))
+    const bool view = shared && it.depth() == 0 && it->path().filename().string().rfind("views.sqlite", 0) == 0;
+    if (!close(it->path(), it->is_directory(ignored), view))
       return "cannot make " + it->path().string() + " private: " + ec.message();
   }
-  return ec ? "cannot read the data dir " + data_dir + ": " + ec.message() : "";
+  if (ec) return "cannot read the data dir " + data_dir + ": " + ec.message();
+  // A view made on this start is made with the group's read from the first byte.
+  if (shared && !fs::exists(data_dir + "/views.sqlite")) {
+    int fd = ::open((data_dir + "/views.sqlite").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0 || ::fchown(fd, static_cast<uid_t>(-1), gid) != 0 || ::fchmod(fd, 0640) != 0) {
+      if (fd >= 0) ::close(fd);
+      return "cannot give " + data_dir + "/views.sqlite to the group " + view_group + ": " + std::strerror(errno);
+    }
+    ::close(fd);
+  }
+  return "";
 }
 
 }  // namespace
@@ -163,7 +190,15 @@ int run(const config::settings& settings, const run_options& opts) {
   // views, the snapshots and the secrets (0700 directories, 0600 files); a data dir made
   // earlier under a looser umask is closed the same way.
   ::umask(077);
-  if (auto why = close_data_dir(settings.data_dir); !why.empty()) {
+  // Its credentials from the environment, before anything is opened (those it keeps in the
+  // data dir are checked once read, below).
+  if (auto bad = config::check_secrets({{"BATON_API_TOKEN", settings.api_token},
+                                        {"BATON_PILOT_TOKEN", settings.pilot_token},
+                                        {"BATON_METRICS_TOKEN", settings.metrics_token}})) {
+    spdlog::critical("{}", bad->what());
+    return 2;
+  }
+  if (auto why = close_data_dir(settings.data_dir, settings.sqlite_view ? settings.sqlite_group : ""); !why.empty()) {
     spdlog::critical("{}", why);
     return 2;
   }
@@ -201,14 +236,16 @@ int run(const config::settings& settings, const run_options& opts) {
                  r.last_seq, r.snapshot_seq, r.snapshot_seq, r.events_applied, world.jobs.size(), world.workers.size(),
                  log_dir, ms.count());
     api_token = settings.api_token.empty() ? load_or_create_api_token(settings.data_dir) : settings.api_token;
-    // Pilots register with the pilot token and then use their own credential; a RelayMD
-    // worker (accept_shared_token) uses the shared token for everything, so it gets that.
-    // Either way the batch script names only this file.
-    if (!settings.clusters.empty())
+    // Slurm pilots register with a one-time credential each (actors/cluster.cpp); a RelayMD
+    // worker (accept_shared_token) uses the shared token for everything, so its pilots read
+    // that from this file. The batch script names only a file, never a secret. A copy of the
+    // pilot token an earlier version left here is removed: nothing reads it any more.
+    if (!settings.clusters.empty() && settings.accept_shared_token)
       pilot_credential = std::filesystem::absolute(settings.data_dir + "/pilot_credential").string();
+    else
+      std::remove((settings.data_dir + "/pilot_credential").c_str());
     if (settings.pilot_token.empty()) {
-      pilot_files = std::make_shared<pilot_token_files>(settings.data_dir,
-                                                        settings.accept_shared_token ? "" : pilot_credential);
+      pilot_files = std::make_shared<pilot_token_files>(settings.data_dir);
       pilot_files->settle(world.pilot_token);
       pilot_token = load_or_create_pilot_token(settings.data_dir);
       if (!world.pilot_token.sha256.empty() && world.pilot_token.sha256 != http::hash_of(pilot_token))
@@ -219,15 +256,15 @@ int run(const config::settings& settings, const run_options& opts) {
       if (!world.pilot_token.sha256.empty())
         spdlog::warn("BATON_PILOT_TOKEN is set: it is the pilot token, and the rotations the log recorded are not used");
     }
-    if (!pilot_credential.empty()) write_secret_file(pilot_credential, settings.accept_shared_token ? api_token : pilot_token);
-    // The environment's were checked at load; these may have come from the data dir's files.
+    if (!pilot_credential.empty()) write_secret_file(pilot_credential, api_token);
+    // Again with the ones read from the data dir's files, named by their paths.
     auto where = [&](const std::string& from_env, const char* var, const char* file) {
       return from_env.empty() ? settings.data_dir + "/" + file : std::string(var);
     };
     if (auto bad = config::check_secrets({{where(settings.api_token, "BATON_API_TOKEN", "api_token"), api_token},
                                           {where(settings.pilot_token, "BATON_PILOT_TOKEN", "pilot_token"), pilot_token},
                                           {"BATON_METRICS_TOKEN", settings.metrics_token}}))
-      throw std::runtime_error(bad->what());
+      throw std::runtime_error(bad->key + ": " + bad->message);
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 2;
@@ -492,6 +529,12 @@ int run(const config::settings& settings, const run_options& opts) {
                                  std::to_string(port)
                            : settings.provisioning.daemon_url;
         o.api_token_file = pilot_credential;
+        if (!settings.accept_shared_token) {
+          o.pilot_credential_dir = settings.provisioning.pilot_credential_dir.empty()
+                                       ? std::filesystem::absolute(settings.data_dir + "/pilot-credentials").string()
+                                       : settings.provisioning.pilot_credential_dir;
+          o.new_secret = [] { return http::new_secret_hex(); };
+        }
         o.scripts_dir = settings.provisioning.scripts_dir.empty() ? settings.data_dir + "/slurm-scripts"
                                                                   : settings.provisioning.scripts_dir;
         o.interval = std::chrono::seconds(settings.provisioning.interval_seconds);

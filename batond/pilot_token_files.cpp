@@ -23,9 +23,8 @@ std::string first_line(const std::string& path) {
 
 }  // namespace
 
-pilot_token_files::pilot_token_files(std::string data_dir, std::string credential_path)
-    : token_path_(data_dir + "/pilot_token"), next_path_(data_dir + "/pilot_token.next"),
-      credential_path_(std::move(credential_path)) {}
+pilot_token_files::pilot_token_files(const std::string& data_dir)
+    : token_path_(data_dir + "/pilot_token"), next_path_(data_dir + "/pilot_token.next") {}
 
 void pilot_token_files::settle(const core::rotating_secret& recorded) const {
   const std::string staged = first_line(next_path_);
@@ -45,7 +44,6 @@ void pilot_token_files::commit() const {
   const std::string secret = first_line(next_path_);
   try {
     if (secret.empty()) throw std::runtime_error("cannot read " + next_path_);
-    if (!credential_path_.empty()) write_secret_file(credential_path_, secret);
     if (std::rename(next_path_.c_str(), token_path_.c_str()) != 0)
       throw std::runtime_error("cannot rename " + next_path_ + " to " + token_path_);
   } catch (const std::exception& e) {

@@ -1,7 +1,7 @@
 #pragma once
-// Where batond keeps the pilot token it manages (no BATON_PILOT_TOKEN): <data_dir>/pilot_token,
-// and the copy batch scripts name, <data_dir>/pilot_credential (when clusters are configured and
-// pilots use the pilot token). A rotation writes the new secret aside first
+// Where batond keeps the pilot token it manages (no BATON_PILOT_TOKEN): <data_dir>/pilot_token
+// (what Salad containers are given; Slurm pilots have one-time credentials of their own). A
+// rotation writes the new secret aside first
 // (pilot_token.next), is decided and made durable, and only then puts it in place; at start,
 // a secret left aside is put in place if the log recorded its rotation and dropped if not.
 #include <string>
@@ -12,8 +12,7 @@ namespace baton::daemon {
 
 class pilot_token_files {
  public:
-  // credential_path: the file pilots read ("" = none, or one batond does not rewrite).
-  pilot_token_files(std::string data_dir, std::string credential_path);
+  explicit pilot_token_files(const std::string& data_dir);
 
   // At start, before the token is read: settles a rotation a stop interrupted.
   void settle(const core::rotating_secret& recorded) const;
@@ -22,7 +21,7 @@ class pilot_token_files {
   void discard() const;
 
  private:
-  std::string token_path_, next_path_, credential_path_;
+  std::string token_path_, next_path_;
 };
 
 }  // namespace baton::daemon

@@ -33,9 +33,14 @@ struct cluster_config {
   // Not set (-1): 600 s, or a quarter of wall_time if that is shorter. 0: only the SIGTERM.
   int handoff_margin_seconds = -1;
   std::string worker_command = "baton-worker";
-  // Where the pilots read their registration token, as the cluster's nodes see it: the batch
-  // script names this file, never the token. "" = batond's <data_dir>/pilot_credential (a
-  // shared filesystem); an ssh cluster without one needs a copy (mode 0600) and this key.
+  // Where batond writes each pilot's one-time registration credential, one file per pilot
+  // (mode 0600 in a 0700 directory; over ssh on the cluster's side), as the nodes see it: an
+  // absolute path on a filesystem they share with the submitting host. "" = the top-level
+  // provisioning.pilot_credential_dir. The batch script names the file, never the credential.
+  std::string pilot_credential_dir;
+  // workers.accept_shared_token only (RelayMD workers use the operator token for every call, so
+  // one-time credentials do not apply): where the nodes read that token; "" = batond's
+  // <data_dir>/pilot_credential.
   std::string pilot_token_file;
   std::string ca_file;  // https daemon_url: the CA file the pilots check batond's certificate against
   std::map<std::string, image_source> worker_images;  // image key -> where its worker image lives
@@ -51,6 +56,10 @@ struct provisioning_config {
   double slurm_calls_per_second = 2;
   std::string daemon_url;     // what pilot workers call ("" = http://<listen host>:<port>)
   std::string scripts_dir;    // redacted copies of submitted scripts ("" = <data_dir>/slurm-scripts)
+  // Each pilot's one-time registration credential, one file per pilot, where the compute nodes
+  // read it (a cluster entry may name its own): "" = <data_dir>/pilot-credentials, a directory
+  // of its own, apart from the admin token (docs/security.md).
+  std::string pilot_credential_dir;
 };
 
 // Salad Cloud: one container group whose replica count follows cloud-eligible demand.

@@ -19,7 +19,7 @@ const std::set<std::string> cluster_keys = {
     "wall_time", "log_directory", "nodes", "ntasks", "gpu_type", "gpu_count", "strategy", "jit_threshold_hours",
     "max_pending_jobs", "ssh_host", "ssh_user", "ssh_key_file", "ssh_port", "ssh_options", "submit_timeout_seconds",
     "query_timeout_seconds", "sigterm_margin_seconds", "handoff_margin_seconds", "worker_command", "worker_images", "template",
-    "pilot_token_file", "ca_file"};
+    "pilot_token_file", "pilot_credential_dir", "ca_file"};
 
 // Values that end up in #SBATCH lines: Slurm reads them without a shell, so the only way to
 // inject is a newline or a space-separated extra option; allow none of that.
@@ -71,6 +71,9 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_int(n, p, "handoff_margin_seconds", 0, 86400, c.handoff_margin_seconds);
   read_string(n, p, "worker_command", c.worker_command);
   read_string(n, p, "pilot_token_file", c.pilot_token_file);
+  read_string(n, p, "pilot_credential_dir", c.pilot_credential_dir);
+  if (!c.pilot_credential_dir.empty() && c.pilot_credential_dir.front() != '/')
+    throw key_error{join(p, "pilot_credential_dir"), "must be an absolute path (the compute nodes read it), got '" + c.pilot_credential_dir + "'"};
   read_string(n, p, "ca_file", c.ca_file);
   read_string(n, p, "template", c.template_path);
   if (auto imgs = n["worker_images"]) {
@@ -228,12 +231,16 @@ std::vector<cluster_config> parse_clusters(const YAML::Node& list, const std::st
 provisioning_config parse_provisioning(const YAML::Node& n) {
   provisioning_config p;
   check_known_keys(n, "provisioning",
-                   {"interval_seconds", "daemon_url", "scripts_dir", "slurm_calls_burst", "slurm_calls_per_second"});
+                   {"interval_seconds", "daemon_url", "scripts_dir", "pilot_credential_dir", "slurm_calls_burst",
+                    "slurm_calls_per_second"});
   read_int(n, "provisioning", "interval_seconds", 1, 86400, p.interval_seconds);
   read_double(n, "provisioning", "slurm_calls_burst", 1, 1e6, p.slurm_calls_burst);
   read_double(n, "provisioning", "slurm_calls_per_second", 0.001, 1e6, p.slurm_calls_per_second);
   read_string(n, "provisioning", "daemon_url", p.daemon_url);
   read_string(n, "provisioning", "scripts_dir", p.scripts_dir);
+  read_string(n, "provisioning", "pilot_credential_dir", p.pilot_credential_dir);
+  if (!p.pilot_credential_dir.empty() && p.pilot_credential_dir.front() != '/')
+    throw key_error{"provisioning.pilot_credential_dir", "must be an absolute path (the compute nodes read it), got '" + p.pilot_credential_dir + "'"};
   return p;
 }
 

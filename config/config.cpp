@@ -70,8 +70,9 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(e, "event_log", "min_free_mb", 0, 1 << 30, s.min_free_mb);
   }
   if (auto p = root["projections"]) {
-    check_known_keys(p, "projections", {"sqlite", "postgres"});
+    check_known_keys(p, "projections", {"sqlite", "sqlite_group", "postgres"});
     read_bool(p, "projections", "sqlite", s.sqlite_view);
+    read_string(p, "projections", "sqlite_group", s.sqlite_group);
     if (auto pg = p["postgres"]) {
       check_known_keys(pg, "projections.postgres", {"dsn"});
       read_string(pg, "projections.postgres", "dsn", s.postgres_dsn);
@@ -145,9 +146,6 @@ void apply_env(const env_lookup& env, settings& s) {
   if (auto v = get("BATON_METRICS_TOKEN")) s.metrics_token = *v;
   if (auto v = get("BATON_POSTGRES_PASSWORD")) s.postgres_password = *v;
   if (auto v = get("BATON_SALAD_API_KEY")) s.salad.api_key = *v;
-  if (auto e = check_secrets({{"BATON_API_TOKEN", s.api_token}, {"BATON_PILOT_TOKEN", s.pilot_token},
-                              {"BATON_METRICS_TOKEN", s.metrics_token}}))
-    throw key_error{e->key, e->message};
   if (s.salad.enabled() && s.salad.api_key.empty())
     throw key_error{"BATON_SALAD_API_KEY", "the salad: section is configured, but its API key is not set"};
   if (auto v = get("BATON_DATA_DIR")) s.data_dir = *v;

@@ -49,6 +49,7 @@ struct settings {
   int snapshots_kept = 3;                // event_log.snapshots_kept: the newest N are kept
   int min_free_mb = 128;                 // event_log.min_free_mb: below this free under data_dir, writes get 503 disk_full
   bool sqlite_view = true;               // projections.sqlite: the SQL view <data_dir>/views.sqlite (docs/db-views.md)
+  std::string sqlite_group;              // projections.sqlite_group: a Unix group that may read the SQL view ("" = none)
   std::string postgres_dsn;              // projections.postgres.dsn: the same view in PostgreSQL ("" = none)
   std::string postgres_password;         // secret: BATON_POSTGRES_PASSWORD
   std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
@@ -99,7 +100,8 @@ load_result load_from_string(const std::string& yaml_text, const std::string& pa
 // batond's own credentials as (where it came from, value), "" for unset: each at least
 // min_secret_length characters (a short token falls to guessing) and no two the same (a pilot
 // token equal to the admin token would make every pilot an admin). The first problem, naming
-// the variable or file; load() applies it to the environment's, batond to those it read from files.
+// the variable or file. batond checks its own at start (the CLI, reading the same variables
+// for its own token, does not).
 inline constexpr size_t min_secret_length = 16;
 std::optional<config_error> check_secrets(const std::vector<std::pair<std::string, std::string>>& named);
 

@@ -12,7 +12,7 @@ domain_error deny(error_kind kind, const std::string& code, const std::string& m
 std::string principal::actor() const {
   switch (k) {
     case kind::operator_: return name.empty() ? "operator:api-token" : "operator:" + name;
-    case kind::pilot: return "pilot";
+    case kind::pilot: return worker_id.empty() ? "pilot" : "pilot:" + worker_id;
     case kind::scraper: return "scraper";
     case kind::worker: return "worker:" + worker_id;
     case kind::internal: return "loop";

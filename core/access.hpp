@@ -22,7 +22,7 @@ struct principal {
     scraper,   // the scrape token (BATON_METRICS_TOKEN): GET /metrics only
   };
   kind k = kind::nobody;
-  std::string worker_id;  // for kind::worker
+  std::string worker_id;  // kind::worker: its id; kind::pilot: the placeholder whose one-time credential it is ("": the pilot token)
   std::string name;       // operator: a named operator's name, or for the admin token what X-Baton-Operator says
   bool admin = true;      // operator: the admin token, or a named operator with role admin
   bool named = false;     // operator: identified by their own token (the name is theirs, not declared)
@@ -33,10 +33,13 @@ struct principal {
   static principal named_operator(std::string n, bool is_admin) { return {kind::operator_, {}, std::move(n), is_admin, true}; }
   static principal of_worker(std::string id) { return {kind::worker, std::move(id), {}}; }
   static principal pilot_token() { return {kind::pilot, {}, {}}; }
+  // A pilot that presented its placeholder's one-time registration credential.
+  static principal pilot_of(std::string placeholder_id) { return {kind::pilot, std::move(placeholder_id), {}}; }
   static principal scrape_token() { return {kind::scraper, {}, {}, false}; }
   static principal loop() { return {kind::internal, {}, {}}; }
 
-  // The envelope's actor: "worker:<id>", "operator:<name>", "pilot", "loop".
+  // The envelope's actor: "worker:<id>", "operator:<name>", "pilot" (the pilot token),
+  // "pilot:<placeholder id>" (a one-time credential), "loop".
   std::string actor() const;
 };
 

@@ -115,6 +115,7 @@ struct cluster_plan { std::string cluster; };
 struct placeholder_submitted {
   std::string cluster, worker_id, image, slurm_id;
   nlohmann::json plan_record;  // the plan's inputs, recorded with the placeholder
+  std::string registration_sha256;  // of the one-time credential its pilot registers with ("" none)
 };
 struct submission_failed {
   std::string cluster, image, stage, stderr_text, target;

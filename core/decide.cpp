@@ -313,6 +313,40 @@ outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
 }
 
 // --- workers ---
+// What a pilot's credential may register (operators: anything). A placeholder's one-time
+// credential registers its own pilot once, as that placeholder's provider id (filled in when
+// the worker named none); the pilot token registers Salad workers only, while fewer than
+// salad.max_replicas are live. So a stolen credential registers nothing new: a one-time one
+// is spent or bound to an allocation that already has its worker, and the pilot token cannot
+// pose as a Slurm pilot nor grow past the container group.
+std::optional<domain_error> pilot_scope(const world& w, const scheduler_settings& s, const principal& who, register_worker& r) {
+  if (who.k != principal::kind::pilot) return std::nullopt;
+  if (!who.worker_id.empty()) {
+    const worker* ph = w.find_worker(who.worker_id);
+    if (!ph || !ph->placeholder || ph->gone || ph->registration_sha256.empty())
+      return domain_error{error_kind::unauthenticated, "pilot_credential_spent",
+                          "this one-time pilot credential has registered its worker already, or its allocation ended", {}, ""};
+    if (r.kind != platform::hpc || (!r.provider_id.empty() && r.provider_id != ph->provider_id))
+      return domain_error{error_kind::forbidden, "pilot_credential_scope",
+                          "this pilot credential registers only the worker of allocation " + ph->provider_id,
+                          {{"provider_id", ph->provider_id}}, "provider_id"};
+    r.provider_id = ph->provider_id;
+    return std::nullopt;
+  }
+  if (r.kind != platform::salad)
+    return domain_error{error_kind::forbidden, "pilot_token_scope",
+                        "the pilot token registers Salad workers only; Slurm pilots register with their own one-time credential",
+                        {}, "platform"};
+  int live = 0;
+  for (const auto& [id, wk] : w.workers) live += !wk.gone && !wk.placeholder && wk.kind == platform::salad;
+  if (!s.salad_enabled || live >= s.salad_max_replicas)
+    return domain_error{error_kind::over_limit, "salad_replicas_registered",
+                        std::to_string(live) + " Salad workers are registered, as many as salad.max_replicas (" +
+                            std::to_string(s.salad_enabled ? s.salad_max_replicas : 0) + ")",
+                        {{"limit", s.salad_enabled ? s.salad_max_replicas : 0}}, "platform"};
+  return std::nullopt;
+}
+
 outcome register_worker_cmd(const world& w, const scheduler_settings& s, const principal& who, const C::register_worker& c,
                             time_us now) {
   register_worker r;
@@ -336,6 +370,7 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const p
                      now);
     r.allocation_ends_at = *c.allocation_ends_at;
   }
+  if (auto e = pilot_scope(w, s, who, r)) return refused(*e, now);
   const worker* placeholder = nullptr;
   if (auto it = w.placeholder_by_provider.find(r.provider_id); !r.provider_id.empty() && it != w.placeholder_by_provider.end())
     placeholder = w.find_worker(it->second);
@@ -586,7 +621,7 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
     record_plan_basis(plans, w, *spec, stale, s.deadlines, s.backfill.placeholder_start_estimate, now);
     return answered(R::plans{std::move(plans)}, now);
   } else if constexpr (std::is_same_v<Cmd, C::placeholder_submitted>) {
-    return from(decide_placeholder(w, *spec, c.worker_id, c.image, c.slurm_id, c.plan_record, now),
+    return from(decide_placeholder(w, *spec, c.worker_id, c.image, c.slurm_id, c.plan_record, now, c.registration_sha256),
                 R::placeholder_made{c.worker_id}, now);
   } else if constexpr (std::is_same_v<Cmd, C::submission_failed>) {
     json failure = {{"stage", c.stage}, {"exit_code", c.exit_code}, {"stderr", c.stderr_text}};

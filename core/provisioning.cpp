@@ -121,7 +121,8 @@ std::vector<std::string> placeholder_slurm_ids(const world& w, const std::string
 }
 
 decision decide_placeholder(const world& w, const cluster_spec& c, const std::string& worker_id,
-                            const std::string& image, const std::string& slurm_id, const json& plan_record, time_us now) {
+                            const std::string& image, const std::string& slurm_id, const json& plan_record, time_us now,
+                            const std::string& registration_sha256) {
   std::string provider = c.name + ":" + slurm_id;
   if (w.placeholder_by_provider.count(provider) || w.find_worker(worker_id))
     return decision::refuse({error_kind::conflict, "duplicate_placeholder", "placeholder exists: " + provider, {{"provider_id", provider}}, ""});
@@ -139,6 +140,7 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
                        {"gpu_count", c.gpu_count},
                        {"wall_time_seconds", c.wall_time_seconds},
                        {"plan", plan_record}}});
+  if (!registration_sha256.empty()) d.events.back().payload["registration_sha256"] = registration_sha256;
   return d;
 }
 

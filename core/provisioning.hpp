@@ -44,9 +44,11 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
 // Slurm ids ("123") of this cluster's live placeholders, ascending.
 std::vector<std::string> placeholder_slurm_ids(const world& w, const std::string& cluster);
 
+// registration_sha256: the hash of the one-time credential the pilot registers with ("" none:
+// older logs, and RelayMD-style pilots on the shared token), recorded with the placeholder.
 decision decide_placeholder(const world& w, const cluster_spec& c, const std::string& worker_id,
                             const std::string& image, const std::string& slurm_id, const nlohmann::json& plan_record,
-                            time_us now);
+                            time_us now, const std::string& registration_sha256 = "");
 // checked: the ids squeue was asked about; alive: those it listed. Placeholders among checked
 // that are not alive (and not adopted meanwhile) are removed.
 decision decide_placeholders_checked(const world& w, const std::string& cluster, const std::vector<std::string>& checked,

@@ -110,9 +110,11 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     w.worker_image_key = p.value("worker_image_key", "");
     w.provider_id = p.value("provider_id", "");
     w.wall_time_seconds = number_or(p, "wall_time_seconds", int64_t{0});
+    w.registration_sha256 = p.value("registration_sha256", "");
     w.placeholder = true;
     w.registered_at = at;
   } else if (type == "worker.placeholder_removed") {
+    w.registration_sha256.clear();
     w.gone = true;
     w.placeholder = false;
     w.gone_reason = p.value("reason", "allocation_gone");
@@ -131,6 +133,7 @@ void evolve(worker& w, const std::string& type, const json& p, time_us at) {
     if (auto it = p.find("allocation_ends_at"); it != p.end() && it->is_string())
       w.allocation_ends_at = events::parse_time_us(it->get<std::string>()).value_or(0);
     w.placeholder = false;
+    w.registration_sha256.clear();  // spent
     w.registered_at = at;
   } else if (type == "worker.credential_rotated") {
     rotate(w.credential, p.value("credential_sha256", ""), number_or(p, "previous_valid_until_us", time_us{0}));

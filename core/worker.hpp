@@ -45,6 +45,9 @@ struct worker {
   // A placeholder's requested Slurm wall time (0: unlimited or unknown): the capacity it will
   // be, from when its allocation starts.
   int64_t wall_time_seconds = 0;
+  // A placeholder's one-time registration credential (hex SHA-256 of its secret): its own
+  // pilot registers with it once, adopting this placeholder; "" once adopted or ended.
+  std::string registration_sha256;
 
   std::string cluster() const;  // text before the first ':' of provider_id, "" if none
 };

@@ -168,6 +168,7 @@ void put_worker(writer& o, const worker& w) {
   o.i(w.credential.previous_valid_until);
   o.i(w.allocation_ends_at);
   o.i(w.wall_time_seconds);
+  o.s(w.registration_sha256);
 }
 
 worker get_worker(reader& in) {
@@ -192,6 +193,7 @@ worker get_worker(reader& in) {
   w.credential.previous_valid_until = in.i();
   w.allocation_ends_at = in.i();
   w.wall_time_seconds = in.i();
+  w.registration_sha256 = in.s();
   return w;
 }
 

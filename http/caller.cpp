@@ -101,6 +101,9 @@ std::optional<core::principal> identify_operator(const api_context& ctx, const s
   if (!token.empty() && ctx.pilot && ctx.pilot->accepts(hash_of(token), now_of(ctx))) return core::principal::pilot_token();
   if (!token.empty() && !ctx.scrape_token.empty() && core::constant_time_equal(token, ctx.scrape_token))
     return core::principal::scrape_token();
+  // A placeholder's one-time registration credential: "<placeholder id>.<secret>".
+  if (auto t = split_token(token); t && ctx.credentials && ctx.credentials->verify_registration(t->owner, t->secret_sha256))
+    return core::principal::pilot_of(t->owner);
   // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.
   if (auto t = split_token(token); t && ctx.operators)
     if (auto who = ctx.operators->verify(t->owner, t->secret_sha256, now_of(ctx))) return core::principal::named_operator(who->name, who->admin);

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "core/access.hpp"
 #include "core/credential.hpp"
 
 namespace baton::projections {
@@ -12,18 +13,32 @@ bool worker_credentials::verify(const std::string& worker_id, const std::string&
   return it != by_worker_.end() && core::accepts(it->second, secret_sha256, now);
 }
 
+bool worker_credentials::verify_registration(const std::string& placeholder_id, const std::string& secret_sha256) const {
+  std::shared_lock<std::shared_mutex> lock(m_);
+  auto it = registration_by_placeholder_.find(placeholder_id);
+  return it != registration_by_placeholder_.end() && core::constant_time_equal(it->second, secret_sha256);
+}
+
 void worker_credentials::rebuild(const core::world& w) {
   std::unique_lock<std::shared_mutex> lock(m_);
   by_worker_.clear();
-  for (const auto& [id, wk] : w.workers)
+  registration_by_placeholder_.clear();
+  for (const auto& [id, wk] : w.workers) {
     if (!wk.gone && !wk.credential.sha256.empty()) by_worker_[id] = wk.credential;
+    if (wk.placeholder && !wk.gone && !wk.registration_sha256.empty()) registration_by_placeholder_[id] = wk.registration_sha256;
+  }
 }
 
 void worker_credentials::update(const core::world& w, const std::vector<std::string>& touched) {
   for (const auto& id : touched) {
     const core::worker* wk = w.find_worker(id);
-    if (!wk || wk->credential.sha256.empty()) continue;
+    if (!wk) continue;
     std::unique_lock<std::shared_mutex> lock(m_);
+    if (wk->placeholder && !wk->gone && !wk->registration_sha256.empty())
+      registration_by_placeholder_[id] = wk->registration_sha256;
+    else
+      registration_by_placeholder_.erase(id);  // adopted or ended: the credential is spent
+    if (wk->credential.sha256.empty()) continue;
     if (wk->gone)
       by_worker_.erase(id);  // a worker that is gone has no credential: its token is 401 from now on
     else

@@ -25,6 +25,9 @@ class worker_credentials {
   // True when worker_id is registered and secret_sha256 is its credential, or the one it
   // replaced before that one's deadline (core::accepts; constant time).
   bool verify(const std::string& worker_id, const std::string& secret_sha256, core::time_us now) const;
+  // True when placeholder_id is a live placeholder whose one-time registration credential
+  // hashes to secret_sha256 (constant time). Gone once the placeholder is adopted or ended.
+  bool verify_registration(const std::string& placeholder_id, const std::string& secret_sha256) const;
 
   // Scheduler side: everything at start-up, then the workers a step touched (as the idle
   // view: their state is read from the world, never from event payloads a second time).
@@ -34,6 +37,7 @@ class worker_credentials {
  private:
   mutable std::shared_mutex m_;
   std::unordered_map<std::string, core::rotating_secret> by_worker_;  // lookups only, never iterated
+  std::unordered_map<std::string, std::string> registration_by_placeholder_;  // likewise
 };
 
 }  // namespace baton::projections

@@ -7,6 +7,8 @@ set -eu
 # The batch script names the file holding the token (BATON_API_TOKEN_FILE), never the token.
 if [ -z "${BATON_API_TOKEN:-}" ] && [ -n "${BATON_API_TOKEN_FILE:-}" ]; then
   BATON_API_TOKEN=$(head -n 1 "$BATON_API_TOKEN_FILE")
+  # A one-time credential, spent once this worker registers: no payload finds it later.
+  if [ "${BATON_API_TOKEN_FILE_REMOVE:-}" = 1 ]; then rm -f "$BATON_API_TOKEN_FILE"; fi
 fi
 : "${BATON_URL:?}" "${BATON_API_TOKEN:?}" "${BATON_WORKER_IMAGE_KEY:?}"
 idle_polls=${BATON_IDLE_POLLS:-5}

@@ -1,7 +1,13 @@
 #include "slurm/cluster_client.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "slurm/shell_quote.hpp"
@@ -21,9 +27,35 @@ std::vector<std::string> command_for(const target& t, const std::string& program
   return argv;
 }
 
-submit_outcome submit(const target& t, const std::string& script, const std::string& log_dir) {
+namespace {
+
+// The secret's file on this machine; "" or why not.
+std::string write_local_secret(const secret_file& s) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto dir = fs::path(s.path).parent_path();
+  fs::create_directories(dir, ec);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (ec) return "cannot make the directory " + dir.string() + " (mode 0700): " + ec.message();
+  const std::string tmp = s.path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return "cannot write " + tmp + ": " + std::strerror(errno);
+  const std::string line = s.content + "\n";
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), s.path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return "cannot write " + s.path + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
+}  // namespace
+
+submit_outcome submit(const target& t, const std::string& script, const std::string& log_dir, const secret_file* secret) {
   submit_outcome o;
   auto argv = command_for(t, "sbatch", {"--parsable"});
+  std::string stdin_text = script;
   if (!log_dir.empty()) {
     if (t.ssh_host.empty()) {
       std::error_code ec;
@@ -32,7 +64,22 @@ submit_outcome submit(const target& t, const std::string& script, const std::str
       argv.back() = "mkdir -p " + shell_quote(log_dir) + " && " + argv.back();
     }
   }
-  auto r = run(argv, script, t.submit_timeout);
+  if (secret && t.ssh_host.empty()) {
+    if (auto why = write_local_secret(*secret); !why.empty()) {
+      o.stage = "not_started";
+      o.stderr_text = why;
+      return o;
+    }
+  } else if (secret) {
+    // The remote shell reads the secret's line from stdin (read takes one byte at a time from
+    // a pipe, so sbatch gets the script that follows it whole) and writes it before sbatch runs.
+    const auto dir = shell_quote(std::filesystem::path(secret->path).parent_path().string());
+    const auto file = shell_quote(secret->path), tmp = shell_quote(secret->path + ".tmp");
+    argv.back() = "umask 077 && mkdir -p " + dir + " && IFS= read -r c && printf '%s\\n' \"$c\" > " + tmp + " && mv " + tmp +
+                  " " + file + " && " + argv.back();
+    stdin_text = secret->content + "\n" + script;
+  }
+  auto r = run(argv, stdin_text, t.submit_timeout);
   o.exit_code = r.exit_code;
   o.stderr_text = r.err.substr(0, 4000);
   if (r.not_started) {
@@ -51,6 +98,7 @@ submit_outcome submit(const target& t, const std::string& script, const std::str
       o.slurm_id = id;
     }
   }
+  if (!o.slurm_id && secret && t.ssh_host.empty()) std::remove(secret->path.c_str());  // no job will read it
   return o;
 }
 

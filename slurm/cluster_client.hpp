@@ -31,9 +31,20 @@ struct submit_outcome {
 // The argv that runs `program args...` on the target.
 std::vector<std::string> command_for(const target& t, const std::string& program, const std::vector<std::string>& args);
 
+// A secret the job reads at start, written on the target before the job is submitted: the
+// pilot's one-time registration credential. Its directory is made 0700 and the file 0600
+// (written aside and renamed, so a starting job never reads half of it).
+struct secret_file {
+  std::string path;     // absolute, as the compute nodes see it
+  std::string content;  // one line, no newline
+};
+
 // sbatch --parsable with the script on stdin. log_dir (may be ""): created first, on the
-// target, since Slurm fails a job whose output directory is missing.
-submit_outcome submit(const target& t, const std::string& script, const std::string& log_dir = "");
+// target, since Slurm fails a job whose output directory is missing. secret (may be null):
+// written first, on the target (over ssh it travels on stdin ahead of the script, never in an
+// argument); the local copy is removed again when sbatch fails.
+submit_outcome submit(const target& t, const std::string& script, const std::string& log_dir = "",
+                      const secret_file* secret = nullptr);
 // squeue for these ids: alive jobs, or nullopt when the answer cannot be trusted.
 std::optional<std::map<std::string, job_state>> query(const target& t, const std::vector<std::string>& ids);
 

@@ -37,6 +37,9 @@ const char* const default_template = R"SH(#!/bin/bash
 set -euo pipefail
 export BATON_URL={{{daemon_url_q}}}
 export BATON_API_TOKEN_FILE={{{api_token_file_q}}}
+{{#api_token_file_once}}
+export BATON_API_TOKEN_FILE_REMOVE=1
+{{/api_token_file_once}}
 {{#ca_file_q}}
 export BATON_CA_FILE={{{ca_file_q}}}
 {{/ca_file_q}}
@@ -55,6 +58,9 @@ fi
 # The container may not see the token file: its content goes in through the environment.
 APPTAINERENV_BATON_API_TOKEN="$(cat "$BATON_API_TOKEN_FILE")"
 export APPTAINERENV_BATON_API_TOKEN
+{{#api_token_file_once}}
+rm -f "$BATON_API_TOKEN_FILE"
+{{/api_token_file_once}}
 for v in BATON_URL BATON_CA_FILE BATON_CLUSTER_NAME BATON_WORKER_IMAGE_KEY BATON_PLACEHOLDER_ID BATON_PLATFORM \
          BATON_HEARTBEAT_SECONDS BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS \
          SLURM_JOB_ID; do
@@ -92,6 +98,7 @@ data values_of(const script_values& v) {
   d.set("handoff_margin_seconds", std::to_string(v.handoff_margin_seconds));
   d.set("daemon_url_q", shell_quote(v.daemon_url));
   d.set("api_token_file_q", shell_quote(v.api_token_file));
+  d.set("api_token_file_once", v.api_token_file_once ? data(true) : data(false));
   d.set("ca_file_q", v.ca_file.empty() ? data(false) : data(shell_quote(v.ca_file)));
   d.set("cluster_name_q", shell_quote(v.cluster_name));
   d.set("image_key_q", shell_quote(v.image_key));

@@ -1,8 +1,8 @@
 #pragma once
 // The batch script that starts a pilot worker: a mustache template (built in, or the
 // operator's own) rendered with values that are either validated Slurm directive values or
-// shell-quoted words. It holds no secret: the pilot token is read from a file the script
-// names (Slurm keeps scripts and shows them to anyone with scontrol access to the job).
+// shell-quoted words. It holds no secret: the pilot's credential is read from a file the
+// script names (Slurm keeps scripts and shows them to anyone with scontrol access to the job).
 #include <optional>
 #include <string>
 
@@ -17,6 +17,9 @@ struct script_values {
   std::string daemon_url, api_token_file, ca_file, cluster_name, image_key, worker_command = "baton-worker",
       apptainer_image, placeholder_id;
   int heartbeat_seconds = 60;
+  // api_token_file holds this pilot's one-time registration credential: the worker (or the
+  // script, for a container) removes it once read (BATON_API_TOKEN_FILE_REMOVE=1).
+  bool api_token_file_once = false;
 };
 
 extern const char* const default_template;

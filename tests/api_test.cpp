@@ -270,8 +270,8 @@ TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
   EXPECT_EQ(as(leaver, "POST", "/workers/" + leaver.id + "/deregister").status, 204);
   EXPECT_EQ(poll(leaver).status, 401);
   std::this_thread::sleep_for(std::chrono::milliseconds(1700));  // w stops heartbeating: stale after 1.5 s
-  auto reason = poll(w).body["reason"].get<std::string>();
-  EXPECT_TRUE(reason == "stale_worker" || reason == "worker_reaped") << reason;
+  auto stale = poll(w);  // stale, or already reaped (then its token is no credential)
+  EXPECT_TRUE(stale.status == 401 || stale.body.value("reason", "") == "stale_worker") << stale.body;
 }
 
 // RelayMD's operator endpoints around configured clusters: pins are validated against them,
@@ -333,11 +333,17 @@ TEST_F(api, PilotTokenOnlyRegistersWorkers) {
   std::getline(std::ifstream(file), pilot);
   ASSERT_GE(pilot.size(), 16u);
   httplib::Headers as_pilot = {{"X-API-Token", pilot}};
+  // Slurm pilots register with one-time credentials of their own; the pilot token, Salad
+  // workers only (none here: Salad is not configured).
   auto reg = call(*op, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}}, as_pilot);
-  ASSERT_EQ(reg.status, 200) << reg.body;
-  worker_handle w{reg.body["worker_id"], reg.body["worker_token"]};
+  EXPECT_EQ(reg.status, 403) << reg.body;
+  EXPECT_EQ(reg.body.value("error", ""), "pilot_token_scope");
+  reg = call(*op, "POST", "/workers/register", {{"platform", "salad"}, {"gpu_model", "A100"}, {"gpu_count", 1}}, as_pilot);
+  EXPECT_EQ(reg.status, 429) << reg.body;
+  EXPECT_EQ(reg.body.value("error", ""), "salad_replicas_registered");
+  EXPECT_EQ(call(*op, "GET", "/workers").body.size(), 0u) << "nothing registered";
+  auto w = enroll();
   create("for-pilot");
-  EXPECT_EQ(poll(w).body.value("job_id", ""), uid("for-pilot")) << "the worker goes on with its own credential";
   for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
            {"GET", "/jobs"}, {"POST", "/jobs"}, {"GET", "/jobs/for-pilot/history"}, {"DELETE", "/jobs/for-pilot"},
            {"POST", "/jobs/request?worker_id=" + w.id}, {"GET", "/workers"}}) {
@@ -484,18 +490,23 @@ TEST_F(api, UnknownImagesAreRefusedAndOneWorkerPerAllocation) {
   EXPECT_EQ(poll(second).body["job_id"], uid("alloc"));
   EXPECT_EQ(as(first, "POST", "/jobs/alloc/start").status, 401) << "the retired worker has no credential any more";
 
-  // Only an admin replaces a live worker: with the pilot token, naming its provider id
-  // evicts nothing (it would requeue the job as lost, and five times fail it).
+  // Only an admin replaces a live worker: naming its provider id with a user's token or the
+  // pilot token evicts nothing (it would requeue the job as lost, and five times fail it).
+  auto made = call(*op, "POST", "/operators", {{"name", "mallory"}, {"role", "user"}});
+  ASSERT_EQ(made.status, 200) << made.body;
+  httplib::Client as_user("127.0.0.1", b->port());
+  as_user.set_default_headers({{"X-API-Token", made.body["token"].get<std::string>()}});
+  auto evict = call(as_user, "POST", "/workers/register",
+                    {{"platform", "hpc"}, {"provider_id", "clusterA:7"}, {"worker_image_key", "gromacs"}});
+  EXPECT_EQ(evict.status, 403) << evict.body;
   std::string pilot = test::slurp(dir / "data/pilot_token");
   pilot = pilot.substr(0, pilot.find('\n'));
   ASSERT_FALSE(pilot.empty());
   httplib::Client as_pilot("127.0.0.1", b->port());
   as_pilot.set_default_headers({{"X-API-Token", pilot}});
-  auto evict = call(as_pilot, "POST", "/workers/register",
-                    {{"platform", "hpc"}, {"provider_id", "clusterA:7"}, {"worker_image_key", "gromacs"}});
-  EXPECT_EQ(evict.status, 409) << evict.body;
-  EXPECT_EQ(evict.body["error"], "provider_id_in_use");
-  EXPECT_EQ(evict.body["field"], "provider_id");
+  auto as_pilot_token = call(as_pilot, "POST", "/workers/register",
+                             {{"platform", "hpc"}, {"provider_id", "clusterA:7"}, {"worker_image_key", "gromacs"}});
+  EXPECT_EQ(as_pilot_token.status, 403) << as_pilot_token.body;
   live = call(*op, "GET", "/workers?cluster=clusterA&state=idle&state=busy&state=stale").body;
   ASSERT_EQ(live.size(), 1u) << live;
   EXPECT_EQ(live[0]["id"], second.id);

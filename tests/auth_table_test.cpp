@@ -195,7 +195,8 @@ std::vector<row> rows() {
   std::vector<row> t;
   //                                  none  x.y  <id>. other pilot  op   own  shared scrape no-csrf session
   // --- workers ---
-  t.push_back({"POST", "/workers/register", {{"platform", "hpc"}}, {401, 401, 401, 403, 200, 200, 403, 200, 403, 403, 200},
+  // The pilot token registers Salad workers only (pilot_token_scope): Slurm pilots have one-time credentials.
+  t.push_back({"POST", "/workers/register", {{"platform", "hpc"}}, {401, 401, 401, 403, 403, 200, 403, 200, 403, 403, 200},
                std::nullopt, json{{"platform", "cloud"}}, statuses{401, 401, 401, 403, 422, 422, 403, 422, 403, 403, 422}});
   t.push_back({"POST", "/workers/{OWN}/heartbeat", json::object(), self_ok204, std::nullopt, json{{"progress", 5}}, self_bad});
   t.push_back({"POST", "/workers/{OWN}/credential", {{"grace_seconds", 60}}, {401, 401, 401, 403, 403, 401, 200, 200, 403, 403, 401},

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include <grp.h>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
@@ -197,6 +198,38 @@ TEST(Batond, DataDirIsPrivateWhateverTheUmask) {
   EXPECT_TRUE(fs::exists(data + "/api_token"));
   EXPECT_TRUE(fs::exists(data + "/views.sqlite"));
   EXPECT_GT(files, 10) << "the log's files were looked at";
+}
+
+// projections.sqlite_group: that group's members read the SQL view (sqlite3 -readonly, as
+// docs/db-views.md shows) and nothing else of the data dir; a group that does not exist stops
+// batond at start naming the key.
+TEST(Batond, TheSqlViewGroupReadsTheViewAndNothingElse) {
+  test::temp_dir dir;
+  std::string data = dir / "data";
+  std::ofstream(dir / "nogroup.yaml") << "projections: {sqlite_group: no-such-group-here}\n";
+  auto [code, err] = run_to_exit(dir, {"--data-dir", data, "--config", dir / "nogroup.yaml"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(last_line(err).find("projections.sqlite_group"), std::string::npos) << err;
+  if (::geteuid() != 0) GTEST_SKIP() << "reading as another user needs root";
+  const group* users = ::getgrnam("users");
+  ASSERT_NE(users, nullptr) << "Debian's group 'users'";
+  std::ofstream(dir / "view.yaml") << "projections: {sqlite_group: users}\n";
+  auto b = start(dir, data, {"--config", dir / "view.yaml"});
+  ASSERT_GT(b.port, 0) << b.proc->err();
+  ::chmod(dir.path().c_str(), 0755);
+  auto as_member = [&](const std::string& command) {
+    const std::string gid = std::to_string(users->gr_gid);
+    return std::system(("setpriv --reuid=65534 --regid=" + gid + " --clear-groups -- sh -c '" + command + "' >/dev/null 2>&1").c_str());
+  };
+  EXPECT_EQ(as_member("sqlite3 -readonly " + data + "/views.sqlite \"SELECT count(*) FROM jobs\""), 0) << "a member reads the view";
+  EXPECT_NE(as_member("cat " + data + "/api_token"), 0) << "and not the admin token";
+  EXPECT_NE(as_member("ls " + data + "/eventlog"), 0) << "nor the log";
+  ASSERT_EQ(stop(b), 0);
+  // Without the option, the same member reads nothing.
+  b = start(dir, data);
+  ASSERT_GT(b.port, 0) << b.proc->err();
+  EXPECT_NE(as_member("sqlite3 -readonly " + data + "/views.sqlite \"SELECT count(*) FROM jobs\""), 0);
+  ASSERT_EQ(stop(b), 0);
 }
 
 // A guessable or repeated credential stops batond at start with one line naming it.

@@ -192,12 +192,12 @@ TEST(access, DispatchAppliesTheSameRules) {
   C::register_worker reg;
   reg.new_id = "w1";
   reg.credential_sha256 = "aa";
-  EXPECT_FALSE(run(principal::pilot_token(), reg).error);
+  EXPECT_FALSE(run(principal::operator_named("ann"), reg).error);
   reg.new_id = "w9";
   EXPECT_EQ(kind(run(principal::of_worker("w1"), reg)), core::error_kind::forbidden)
       << "a worker token cannot register another worker";
   reg.new_id = "w2";
-  EXPECT_FALSE(run(principal::pilot_token(), reg).error);
+  EXPECT_FALSE(run(principal::operator_named("ann"), reg).error);
 
   EXPECT_EQ(kind(run(principal::of_worker("w2"), C::request_job{"w1"})), core::error_kind::forbidden) << "w2 cannot poll as w1";
   auto got = run(principal::of_worker("w1"), C::request_job{"w1"});
@@ -264,7 +264,7 @@ TEST(access, APollRepeatedBeforeTheStartIsToldTheSameJobOnceDurable) {
   run(principal::operator_named(""), C::create_job{"job-2", "t", "/b", std::nullopt, {}, "", std::nullopt});
   C::register_worker reg;
   reg.new_id = "w1";
-  run(principal::pilot_token(), reg);
+  run(principal::operator_named("ann"), reg);
   auto first = run(principal::of_worker("w1"), C::request_job{"w1"});
   ASSERT_EQ(first.events.size(), 1u);
   auto again = run(principal::of_worker("w1"), C::request_job{"w1"});
@@ -337,4 +337,76 @@ TEST(access, AnAdminsHoldIsReleasedOnlyByAnAdmin) {
   EXPECT_TRUE(core.w.find_job(create.id)->admin_hold) << "and does not weaken the admin's hold";
   EXPECT_FALSE(core.run(admin, C::release_job{create.id}).answer.error);
   EXPECT_FALSE(core.w.find_job(create.id)->held);
+}
+
+// A placeholder's one-time credential registers its own pilot once, as its own allocation;
+// then it is spent, and so is one whose placeholder ended. The pilot token registers Salad
+// workers only, up to salad.max_replicas live ones.
+TEST(access, PilotCredentialsRegisterTheirOwnAllocationOnceAndThePilotTokenOnlySalad) {
+  namespace C = core::commands;
+  test::core_under_test core;
+  core::cluster_spec a;
+  a.name = "a";
+  a.images = {"default"};
+  core.s.clusters = {a};
+  auto code = [](const core::outcome& o) { return o.answer.error ? o.answer.error->code : std::string(); };
+  auto placeholder = [&](const std::string& id, const std::string& slurm_id) {
+    C::placeholder_submitted p{"a", id, "default", slurm_id, nlohmann::json::object(), "hash-" + id};
+    auto o = core.run(principal::loop(), p);
+    ASSERT_FALSE(o.answer.error) << o.answer.error->message;
+    EXPECT_EQ(core.w.find_worker(id)->registration_sha256, "hash-" + id);
+  };
+  placeholder("p1", "11");
+  placeholder("p2", "12");
+  C::register_worker reg;
+  reg.new_id = "fresh-1";
+  reg.credential_sha256 = "aa";
+  reg.provider_id = "a:12";  // another pilot's allocation
+  auto other = core.run(principal::pilot_of("p1"), reg);
+  EXPECT_EQ(code(other), "pilot_credential_scope");
+  EXPECT_EQ(other.answer.error->kind, core::error_kind::forbidden);
+  EXPECT_FALSE(core.w.find_worker("p2")->gone);
+  reg.provider_id = "";  // the worker need not say: the credential knows its allocation
+  auto own = core.run(principal::pilot_of("p1"), reg);
+  ASSERT_FALSE(own.answer.error) << own.answer.error->message;
+  const core::worker* adopted = core.w.find_worker("p1");
+  EXPECT_FALSE(adopted->placeholder);
+  EXPECT_EQ(adopted->provider_id, "a:11");
+  EXPECT_EQ(adopted->registration_sha256, "") << "spent";
+  EXPECT_EQ(own.events.back().type, "worker.placeholder_adopted");
+  reg.new_id = "fresh-2";
+  auto again = core.run(principal::pilot_of("p1"), reg);
+  EXPECT_EQ(code(again), "pilot_credential_spent");
+  EXPECT_EQ(again.answer.error->kind, core::error_kind::unauthenticated);
+  EXPECT_TRUE(again.events.empty());
+  // p2's allocation ended before its pilot registered: its credential ends with it.
+  core.run(principal::loop(), C::placeholders_checked{"a", {"12"}, {}});
+  ASSERT_TRUE(core.w.find_worker("p2")->gone);
+  EXPECT_EQ(code(core.run(principal::pilot_of("p2"), reg)), "pilot_credential_spent");
+  EXPECT_EQ(code(core.run(principal::pilot_of("nowhere"), reg)), "pilot_credential_spent");
+
+  // The pilot token: never a Slurm pilot; Salad workers up to the group's replica count.
+  reg.new_id = "s1";
+  reg.kind = core::platform::salad;
+  EXPECT_EQ(code(core.run(principal::pilot_token(), reg)), "salad_replicas_registered") << "Salad not configured";
+  core.s.salad_enabled = true;
+  core.s.salad_max_replicas = 2;
+  reg.kind = core::platform::hpc;
+  EXPECT_EQ(code(core.run(principal::pilot_token(), reg)), "pilot_token_scope");
+  reg.kind = core::platform::salad;
+  EXPECT_FALSE(core.run(principal::pilot_token(), reg).answer.error);
+  reg.new_id = "s2";
+  EXPECT_FALSE(core.run(principal::pilot_token(), reg).answer.error);
+  reg.new_id = "s3";
+  auto third = core.run(principal::pilot_token(), reg);
+  EXPECT_EQ(code(third), "salad_replicas_registered");
+  EXPECT_EQ(third.answer.error->kind, core::error_kind::over_limit);
+  core.run(principal::of_worker("s1"), C::deregister{"s1"});
+  reg.provider_id = "a:11";  // the allocation p1's worker runs in: only an admin may replace it
+  auto evict = core.run(principal::pilot_token(), reg);
+  EXPECT_EQ(code(evict), "provider_id_in_use");
+  EXPECT_EQ(evict.answer.error->field, "provider_id");
+  EXPECT_FALSE(core.w.find_worker("p1")->gone);
+  reg.provider_id = "";
+  EXPECT_FALSE(core.run(principal::pilot_token(), reg).answer.error) << "a replica that left frees its place";
 }

@@ -29,7 +29,7 @@ struct conformance_fixture : test::core_under_test, ::testing::Test {
     r.gpu_count = 1;
     r.driver_version = driver;
     r.credential_sha256 = "00";
-    auto o = run(principal::pilot_token(), r);
+    auto o = run(principal::operator_named("admin"), r);
     EXPECT_FALSE(o.answer.error) << o.answer.error->message;
     return r.new_id;
   }

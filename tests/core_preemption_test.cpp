@@ -70,7 +70,7 @@ struct preemption_fixture : test::core_under_test, ::testing::Test {
     r.gpu_count = gpus;
     r.credential_sha256 = "00";
     r.allocation_ends_at = ends;
-    auto o = run(principal::pilot_token(), r);
+    auto o = run(principal::operator_named("admin"), r);
     EXPECT_FALSE(o.answer.error) << o.answer.error->message;
     return r.new_id;
   }

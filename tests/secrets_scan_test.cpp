@@ -18,6 +18,7 @@ namespace {
 
 const std::string pilot_token = "pilot-secret-5f0c2a9e71d34b86a0e1";
 const std::string metrics_token = "scrape-secret-c81d3e2f9a4b47d0b6c5";
+const std::string salad_key = "salad-secret-7a1e04b9c3d2f5e68a90";
 
 std::string bytes_of(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -34,10 +35,15 @@ std::string secret_part(const std::string& token) {
 
 TEST(Secrets, NoCredentialAppearsInTheLogTheViewsTheExportOrBatondsOutput) {
   temp_dir dir;
-  batond_process d{dir, "", {"BATON_PILOT_TOKEN=" + pilot_token, "BATON_METRICS_TOKEN=" + metrics_token}};
+  // Salad configured (its API unreachable: nothing here needs it), so the pilot token registers
+  // a Salad worker.
+  batond_process d{dir,
+                   "salad: {organization: o, project: p, container_group: g, api_base_url: 'http://127.0.0.1:9', "
+                   "interval_seconds: 3600}\n",
+                   {"BATON_PILOT_TOKEN=" + pilot_token, "BATON_METRICS_TOKEN=" + metrics_token, "BATON_SALAD_API_KEY=" + salad_key}};
   ASSERT_GT(d.port(), 0) << d.err();
   auto admin = d.client();
-  std::vector<std::string> secrets = {test_token, pilot_token, metrics_token};
+  std::vector<std::string> secrets = {test_token, pilot_token, metrics_token, salad_key};
 
   auto post = [&](httplib::Client& c, const std::string& path, const json& body, httplib::Headers h = {}) {
     auto r = c.Post(path.c_str(), h, body.dump(), "application/json");
@@ -51,7 +57,8 @@ TEST(Secrets, NoCredentialAppearsInTheLogTheViewsTheExportOrBatondsOutput) {
   httplib::Client anon("127.0.0.1", d.port());
   std::vector<std::pair<std::string, std::string>> workers;  // id, token
   for (auto& reg_token : {std::string(test_token), pilot_token}) {
-    auto [st, w] = post(anon, "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}},
+    auto [st, w] = post(anon, "/workers/register",
+                        {{"platform", reg_token == pilot_token ? "salad" : "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}},
                         {{"X-API-Token", reg_token}});
     ASSERT_EQ(st, 200) << w;
     workers.emplace_back(w["worker_id"], w["worker_token"]);
@@ -85,7 +92,7 @@ TEST(Secrets, NoCredentialAppearsInTheLogTheViewsTheExportOrBatondsOutput) {
 
   // Every event decoded, as `batond --dump` prints it (the table files on disk are compressed:
   // a byte scan of them alone could miss a secret).
-  auto dump = batond_tool(dir, {"--dump"});
+  auto dump = batond_tool(dir, {"--dump"}, {"BATON_SALAD_API_KEY=" + salad_key});
   ASSERT_EQ(dump.code, 0) << dump.err;
   std::vector<std::pair<std::string, std::string>> places = {
       {"batond's stderr", d.err()}, {"the audit export", exported->body}, {"batond --dump", dump.out}};
@@ -97,8 +104,8 @@ TEST(Secrets, NoCredentialAppearsInTheLogTheViewsTheExportOrBatondsOutput) {
   for (auto& e : fs::recursive_directory_iterator(dir / "data")) {
     if (!e.is_regular_file()) continue;
     const auto name = e.path().filename().string();
-    // where a generated token is kept, and the copy the pilots' batch scripts name (0600)
-    if (name == "api_token" || name == "pilot_token" || name == "pilot_credential") continue;
+    // where a generated token is kept (0600)
+    if (name == "api_token" || name == "pilot_token") continue;
     places.emplace_back(e.path().string(), bytes_of(e.path()));
     ++files;
   }

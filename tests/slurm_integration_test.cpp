@@ -181,7 +181,8 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   EXPECT_EQ(placeholder["status"], "queued");
   std::string placeholder_id = placeholder["id"];
   // The script Slurm keeps (readable by the cluster's admins) carries no token: it names the
-  // file (mode 0600) that holds the registration-only pilot token.
+  // file (mode 0600, in a 0700 directory of its own) that holds this pilot's one-time
+  // registration credential, which the worker removes once read.
   auto slurm_id = placeholder["provider_id"].get<std::string>().substr(std::string("local-debug:").size());
   auto script = baton::slurm::run({"scontrol", "write", "batch_script", slurm_id, "-"}, "", std::chrono::seconds(10));
   ASSERT_EQ(script.exit_code, 0) << script.err;
@@ -190,14 +191,15 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   ASSERT_FALSE(pilot_token.empty());
   EXPECT_EQ(script.out.find(pilot_token), std::string::npos) << "the pilot token is in the batch script";
   EXPECT_EQ(script.out.find(test_token), std::string::npos) << "the operator token is in the batch script";
-  const auto credential = fs::absolute(dir / "data/pilot_credential");
+  const auto credential = fs::absolute(dir / ("data/pilot-credentials/" + placeholder_id));
   EXPECT_NE(script.out.find("BATON_API_TOKEN_FILE='" + credential.string() + "'"), std::string::npos) << script.out;
-  EXPECT_EQ(slurp(credential.string()), pilot_token + "\n");
-  EXPECT_EQ(fs::status(credential).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_NE(script.out.find("BATON_API_TOKEN_FILE_REMOVE=1"), std::string::npos) << script.out;
+  EXPECT_EQ(fs::status(credential.parent_path()).permissions() & fs::perms::all, fs::perms::owner_all);
 
   json job = wait_for_status(d, job_id, "completed");
   ASSERT_EQ(job["status"], "completed") << job.dump() << "\n" << d.err();
   EXPECT_EQ(job["assigned_worker_id"], placeholder_id) << "the real worker took over the placeholder's row";
+  EXPECT_FALSE(fs::exists(credential)) << "the worker removed its spent credential before any payload ran";
   EXPECT_EQ(slurp(dir / "b1-out.txt"), "ran in debug as attempt 1\n");
 
   // The worker deregisters after two idle polls; its row is the placeholder's, adopted.
@@ -249,6 +251,25 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
     return !placeholder.is_null();
   }, slurm_deadline)) << d.err();
   std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(5);
+  // The pilot's one-time credential (mode 0600) registers this allocation's worker and no other.
+  auto credential_of = [&](const json& p) {
+    const auto path = dir / ("data/pilot-credentials/" + p["id"].get<std::string>());
+    EXPECT_EQ(fs::status(path).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+    std::string line;
+    std::getline(std::ifstream(path), line);
+    return line;
+  };
+  const std::string credential = credential_of(placeholder);
+  ASSERT_FALSE(credential.empty());
+  auto register_as = [&](const std::string& token, const std::string& provider) {
+    httplib::Client c("127.0.0.1", d.port());
+    auto r = c.Post("/workers/register", {{"X-API-Token", token}},
+                    json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"slurm_job_id", provider}}.dump(), "application/json");
+    return r ? std::make_pair(r->status, json::parse(r->body, nullptr, false)) : std::make_pair(-1, json());
+  };
+  auto elsewhere = register_as(credential, "held:999999");
+  EXPECT_EQ(elsewhere.first, 403) << elsewhere.second;
+  EXPECT_EQ(elsewhere.second["error"], "pilot_credential_scope");
   // A registration naming this allocation must bring the placeholder's image.
   auto reg = d.client()->Post("/workers/register",
                               json{{"platform", "hpc"}, {"worker_image_key", "other"}, {"slurm_job_id", "held:" + slurm_id}}.dump(),
@@ -270,6 +291,7 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(4)) << "one 1 s cycle, plus squeue";
   EXPECT_EQ(gone["id"], placeholder["id"]);
   EXPECT_EQ(gone["gone_reason"], "allocation_gone");
+  EXPECT_EQ(register_as(credential, "held:" + slurm_id).first, 401) << "its allocation ended: so did its credential";
   // The job is still queued, so the next cycle submits a new (held) allocation; cancel it too.
   json next;
   ASSERT_TRUE(wait_until([&] {
@@ -277,6 +299,14 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
     return !next.is_null();
   }, std::chrono::seconds(20)));
   EXPECT_NE(next["id"], placeholder["id"]);
+  // Its credential registers its worker once (the pilot itself would, on release); used again, 401.
+  const std::string next_credential = credential_of(next);
+  auto first = register_as(next_credential, next["provider_id"]);
+  ASSERT_EQ(first.first, 200) << first.second;
+  EXPECT_EQ(first.second["worker_id"], next["id"]) << "it adopted its own placeholder";
+  auto again = register_as(next_credential, next["provider_id"]);
+  EXPECT_EQ(again.first, 401) << again.second;
+  EXPECT_EQ(register_as(next_credential, "").first, 401);
   sh("scancel " + next["provider_id"].get<std::string>().substr(5));
 }
 

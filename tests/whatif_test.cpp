@@ -38,7 +38,7 @@ void fifo_campaign(logged& log) {
   reg.new_id = uuid_of('w', 0);
   reg.gpu_model = "A100";
   reg.credential_sha256 = "00";
-  log.run(core::principal::pilot_token(), reg, t0);
+  log.run(core::principal::operator_named("admin"), reg, t0);
   std::vector<std::string> users = {"bob", "bob", "bob", "ann", "ann", "ann"};
   for (size_t i = 0; i < users.size(); ++i) {
     C::create_job c;

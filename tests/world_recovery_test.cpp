@@ -35,7 +35,7 @@ struct logged : test::core_log {
     reg.new_id = uuid_of('w', next++);
     reg.gpu_model = "A100";
     reg.credential_sha256 = "00";
-    run(core::principal::pilot_token(), reg);
+    run(core::principal::operator_named("admin"), reg);
     auto me = core::principal::of_worker(reg.new_id);
     for (size_t i = 0; i < jobs; ++i) {
       C::create_job c;

@@ -134,7 +134,7 @@ void campaign(twin_run& t, uint32_t seed, int steps, const std::vector<int>& sna
       r.gpu_count = 1 + static_cast<int>(pick(4));
       r.credential_sha256 = "00";
       if (pick(2)) r.allocation_ends_at = t.now + static_cast<core::time_us>(1800 + pick(7200)) * 1'000'000;
-      t.run(core::principal::pilot_token(), r);
+      t.run(core::principal::operator_named("admin"), r);
       workers.push_back(r.new_id);
       t.leases.touch(r.new_id, t.now);
     } else if (what < 70 && !workers.empty()) {  // a worker's turn

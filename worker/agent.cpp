@@ -64,6 +64,14 @@ bool agent::register_worker() {
   // batond gives it only jobs that fit the time left (or checkpoint and can be handed on).
   if (cfg_.allocation_deadline > 0) body["allocation_ends_at"] = rfc3339_utc(cfg_.allocation_deadline);
   auto r = api_.register_worker(body);
+  // A pilot can start before batond has recorded its allocation (sbatch's answer still on its
+  // way): its one-time credential is not known yet, so a 401 is worth a few more tries.
+  for (int attempt = 1; r.status == 401 && cfg_.api_token_file_remove && attempt < cfg_.retry_attempts && !stopping(); ++attempt) {
+    spdlog::warn("register refused ({}); the allocation may not be recorded yet, retry {}/{}", r.describe(), attempt,
+                 cfg_.retry_attempts - 1);
+    interruptible_sleep(backoff_seconds(attempt, cfg_.retry_base_seconds, cfg_.retry_max_seconds, retry_jitter()));
+    r = api_.register_worker(body);
+  }
   if (!r.ok() || !r.body.is_object() || !r.body.contains("worker_id") || !r.body.contains("worker_token")) {
     spdlog::error("register failed: {}", r.describe());
     return false;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -24,6 +25,10 @@ std::string finalize(worker_config& c) {
     std::getline(in, c.api_token);
     while (!c.api_token.empty() && std::isspace(static_cast<unsigned char>(c.api_token.back()))) c.api_token.pop_back();
     if (c.api_token.empty()) return "the API token file " + c.api_token_file + " is empty";
+    // A one-time credential is spent once this worker registers; removed now, no payload that
+    // runs later finds it where the batch script said it was.
+    if (c.api_token_file_remove && std::remove(c.api_token_file.c_str()) != 0)
+      return "cannot remove the one-time credential file " + c.api_token_file;
   }
   if (c.api_token.empty())
     return "the shared API token is required (BATON_API_TOKEN or --api-token, or BATON_API_TOKEN_FILE or --api-token-file)";
@@ -51,6 +56,9 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
   app.add_option("--api-token", c.api_token, "shared API token (registration only)")->envname("BATON_API_TOKEN");
   app.add_option("--api-token-file", c.api_token_file, "file holding the shared API token (instead of --api-token)")
       ->envname("BATON_API_TOKEN_FILE");
+  app.add_flag("--api-token-file-remove", c.api_token_file_remove,
+               "the token file holds a one-time credential (a pilot's): remove it once read")
+      ->envname("BATON_API_TOKEN_FILE_REMOVE");
   app.add_option("--ca-file", c.ca_file, "https URL: CA certificate batond's is checked against (default: the system's CAs)")
       ->envname("BATON_CA_FILE");
   app.add_option("--worker-image-key", c.worker_image_key, "worker image key")

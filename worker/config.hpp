@@ -10,6 +10,7 @@ struct worker_config {
   std::string url = "http://127.0.0.1:36158";
   std::string api_token;                 // shared X-API-Token, used only to register
   std::string api_token_file;            // or the file holding it (a pilot's batch script names the file, not the token)
+  bool api_token_file_remove = false;    // the file holds a one-time credential: removed once read
   std::string ca_file;                   // https URL: the CA batond's certificate is checked against ("" = system CAs)
   std::string worker_image_key = "default";
   std::string platform;                  // hpc | salad; empty = hpc inside Slurm, else salad

@@ -48,14 +48,14 @@ struct core_under_test {
     return o;
   }
 
-  // A worker registered now with the pilot token (an A100 with `gpus` GPUs): its id.
+  // A worker registered now by an admin (an A100 with `gpus` GPUs): its id.
   std::string register_worker(const std::string& id, int gpus = 1) {
     core::commands::register_worker r;
     r.new_id = id;
     r.gpu_model = "A100";
     r.gpu_count = gpus;
     r.credential_sha256 = "00";
-    auto o = run(core::principal::pilot_token(), r);
+    auto o = run(core::principal::operator_named("admin"), r);
     if (o.answer.error) ADD_FAILURE() << "registration refused: " << o.answer.error->message;
     return id;
   }
