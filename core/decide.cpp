@@ -466,7 +466,8 @@ outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
   }
   if (auto denied = authorize_job(e.caller, kind_of(e.cmd), *j)) return refused(*denied, now);
   if (e.invalid)
-    return refused({error_kind::invalid, "validation_error", e.invalid->field + ": " + e.invalid->message,
+    return refused({e.invalid->too_large ? error_kind::too_large : error_kind::invalid, "validation_error",
+                    e.invalid->field + ": " + e.invalid->message,
                     e.invalid->details, e.invalid->field},
                    now);
   if constexpr (std::is_same_v<Cmd, C::job_control>) {

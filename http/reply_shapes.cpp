@@ -87,6 +87,7 @@ int status_of(core::error_kind k) {
     case core::error_kind::mismatch: return 400;
     case core::error_kind::unavailable: return 503;
     case core::error_kind::over_limit: return 429;
+    case core::error_kind::too_large: return 413;
     case core::error_kind::internal: break;
   }
   return 500;
