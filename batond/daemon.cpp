@@ -466,6 +466,8 @@ int run(const config::settings& settings, const run_options& opts) {
     if (view) reported.push_back(view);
     if (pg) reported.push_back(pg);
     if (snapshots) reported.push_back(snapshots);
+    reported.push_back(feed);  // (every log-fed projection: none may stop unseen)
+    if (anchors) reported.push_back(anchors);
     http::add_health_routes(server.routes(), sys, log, scheduler, reported, [] {
       const int64_t now = now_us(), wall = daemon_clock::system_wall_us();
       return nlohmann::json{{"time", events::format_time_us(now)},

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "events/csv.hpp"
+
 namespace baton::cli {
 
 const nlohmann::json& field(const nlohmann::json& o, const std::string& key) {
@@ -55,11 +57,6 @@ void print_table(std::ostream& out, const nlohmann::json& rows, const std::vecto
   for (const auto& line : cells) print_line(line);
 }
 
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+std::string csv_field(const std::string& v) { return events::csv_field(v); }
 
 }  // namespace baton::cli

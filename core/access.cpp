@@ -144,8 +144,10 @@ std::optional<domain_error> authorize_job(const principal& who, command_kind k, 
 
 bool may_see(const principal& who, const job& j) { return may_see_user_of(who, j.user); }
 
+bool sees_every_job(const principal& who) { return who.k != principal::kind::operator_ || who.admin; }
+
 bool may_see_user_of(const principal& who, const std::string& job_user) {
-  return who.k != principal::kind::operator_ || who.admin || job_user == who.name;
+  return sees_every_job(who) || job_user == who.name;
 }
 
 std::optional<domain_error> authorize_owner(const principal& who, const job& j) {

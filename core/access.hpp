@@ -81,6 +81,8 @@ std::optional<domain_error> authorize_owner(const principal& who, const job& j);
 bool may_see(const principal& who, const job& j);
 // The same rule for what only names a job's user (the live event stream).
 bool may_see_user_of(const principal& who, const std::string& job_user);
+// Whether who sees every job (admins, workers, batond's loops): else only their own.
+bool sees_every_job(const principal& who);
 
 // Equal strings, in time that depends only on their lengths (credentials).
 bool constant_time_equal(const std::string& a, const std::string& b);

@@ -220,6 +220,7 @@ std::string named_target(const command& c);
 struct invalid_field_report {
   std::string field, message;
   nlohmann::json details;  // the reply body the HTTP layer built for it
+  bool too_large = false;  // the body past its size limit (413), else a field (422)
 };
 
 // A command with who sent it and how it is recorded.

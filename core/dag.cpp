@@ -61,15 +61,22 @@ bool reaches(const world& w, const std::string& from, const std::string& target,
 
 dependency_state dependencies_state(const world& w, const job& j) { return combined(j.depends_on, in_world(w)); }
 
-std::optional<domain_error> check_new_dependencies(const world& w, const std::string& id,
+std::optional<domain_error> check_new_dependencies(const world& w, const principal& who, const std::string& id,
                                                    const std::vector<dependency>& deps, const priority_policy& p) {
   if (deps.empty()) return std::nullopt;
   for (const auto& d : deps)
     if (d.job_id == id)
       return dependency_error(error_kind::invalid, "dependency_cycle", "job " + id + " cannot depend on itself",
                               {{"cycle", {id, id}}});
+  // A job the caller may not see is answered as one that does not exist: its status, and
+  // that it exists at all, are its owner's (core::may_see, as GET /jobs/{id}'s 404).
+  auto visible = [&](const std::string& job_id) {
+    if (const job* j = w.find_job(job_id)) return may_see(who, *j);
+    auto p = w.find_pruned(job_id);
+    return p && may_see_user_of(who, p->user);
+  };
   for (const auto& d : deps)
-    if (!w.status_of_job(d.job_id))
+    if (!visible(d.job_id))
       return dependency_error(error_kind::invalid, "unknown_dependency", "depends_on names unknown job " + d.job_id,
                               {{"dependency_job_id", d.job_id}});
   // A new id has no children yet, so no cycle can pass through it today; the walk keeps the

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/access.hpp"
 #include "core/world.hpp"
 
 namespace baton::core {
@@ -17,11 +18,12 @@ namespace baton::core {
 // counts as never.
 dependency_state dependencies_state(const world& w, const job& j);
 
-// What a new job `id` may depend on: jobs the world knows, no cycle (through itself or
-// any ancestor), and, with kill_invalid_dependencies, none that can already never hold.
-// Refusals are 422s naming the field depends_on: unknown_dependency, dependency_cycle,
-// dependency_never_satisfied.
-std::optional<domain_error> check_new_dependencies(const world& w, const std::string& id,
+// What a new job `id` may depend on: jobs the world knows and `who` may see (another
+// user's job is unknown_dependency, exactly as a job that does not exist), no cycle
+// (through itself or any ancestor), and, with kill_invalid_dependencies, none that can
+// already never hold. Refusals are 422s naming the field depends_on: unknown_dependency,
+// dependency_cycle, dependency_never_satisfied.
+std::optional<domain_error> check_new_dependencies(const world& w, const principal& who, const std::string& id,
                                                    const std::vector<dependency>& deps, const priority_policy& p);
 
 // A requeue clone keeps its job's dependencies: with kill_invalid_dependencies a clone

@@ -256,7 +256,7 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   if (w.find_pruned(c.id)) return refused(job_exists(c.id), now);
   auto d = decide_create(w.find_job(c.id), cj, now);
   if (d.error) return refused(*d.error, now);
-  if (auto e = check_new_dependencies(w, cj.id, cj.depends_on, s.priority)) return refused(*e, now);
+  if (auto e = check_new_dependencies(w, caller, cj.id, cj.depends_on, s.priority)) return refused(*e, now);
   auto preview = preview_of(c.id, d, now);
   return from(std::move(d), row_of(w, s, preview), now);
 }
@@ -478,8 +478,11 @@ outcome count_for_metrics(const world& w, const lease_book& leases, const schedu
   return answered(std::move(m), now);
 }
 
-outcome list_workers(const world& w, const lease_book& leases, const scheduler_settings& s, const C::list_workers& q,
-                     time_us now) {
+// GET /workers: every worker, for capacity, but a user (core::may_see) sees which job a
+// worker runs, and its allocation (provider id: the Slurm job that links a job to a node and
+// its files), only when the job is theirs; an admin sees all.
+outcome list_workers(const world& w, const lease_book& leases, const scheduler_settings& s, const principal& who,
+                     const C::list_workers& q, time_us now) {
   R::worker_page page;
   page.offset = q.offset;
   page.limit = q.limit;
@@ -492,8 +495,10 @@ outcome list_workers(const world& w, const lease_book& leases, const scheduler_s
       continue;
     if (page.total++ >= q.offset && page.items.size() < q.limit) {
       const std::string* held = w.held_job(wk.id);
-      page.items.push_back({wk, state, leases.last(wk.id), held ? std::optional<std::string>(*held) : std::nullopt,
-                            score_of(wk)});
+      const job* j = held ? w.find_job(*held) : nullptr;
+      const bool theirs = j && may_see(who, *j);
+      page.items.push_back({wk, state, leases.last(wk.id), theirs ? std::optional<std::string>(*held) : std::nullopt,
+                            score_of(wk), !theirs && !sees_every_job(who)});
     }
   }
   return answered(std::move(page), now);
@@ -509,7 +514,8 @@ outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
   }
   if (auto denied = authorize_job(e.caller, kind_of(e.cmd), *j)) return refused(*denied, now);
   if (e.invalid)
-    return refused({error_kind::invalid, "validation_error", e.invalid->field + ": " + e.invalid->message,
+    return refused({e.invalid->too_large ? error_kind::too_large : error_kind::invalid, "validation_error",
+                    e.invalid->field + ": " + e.invalid->message,
                     e.invalid->details, e.invalid->field},
                    now);
   if constexpr (std::is_same_v<Cmd, C::job_control>) {
@@ -792,7 +798,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
         } else if constexpr (std::is_same_v<T, C::request_job>) {
           return poll(w, leases, s, c, now);
         } else if constexpr (std::is_same_v<T, C::list_workers>) {
-          return list_workers(w, leases, s, c, now);
+          return list_workers(w, leases, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::job_control> || std::is_same_v<T, C::start_job> ||
                              std::is_same_v<T, C::checkpoint_job> || std::is_same_v<T, C::handoff_start> ||
                              std::is_same_v<T, C::handoff_complete> || std::is_same_v<T, C::complete_job> ||

@@ -1,7 +1,8 @@
 #include "core/dependency.hpp"
 
-#include <algorithm>
+#include <tuple>
 
+#include "core/first_seen.hpp"
 #include "core/job.hpp"
 
 namespace baton::core {
@@ -33,10 +34,9 @@ dependency_state state_of(dependency_condition c, job_status parent) {
 }
 
 std::vector<dependency> without_duplicates(const std::vector<dependency>& deps) {
-  std::vector<dependency> out;
-  for (const auto& d : deps)
-    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
-  return out;
+  return first_seen(deps, [](const dependency& a, const dependency& b) {
+    return std::tie(a.job_id, a.condition) < std::tie(b.job_id, b.condition);
+  });
 }
 
 nlohmann::json to_json(const std::vector<dependency>& deps) {

@@ -37,6 +37,7 @@ enum class error_kind : uint8_t {
   mismatch,         // a request that must name exactly what is configured, and does not
   unavailable,      // nothing can be promised now (the log failed, the scheduler is gone)
   over_limit,       // a configured limit (jobs per user, request rate) says not now
+  too_large,        // a request body past its size limit (http/field_limits.hpp)
   internal,
 };
 

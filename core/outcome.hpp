@@ -31,8 +31,9 @@ struct worker_row {
   worker w;
   std::string state;  // idle, busy, stale, provisioning, gone
   std::optional<time_us> last_heartbeat;
-  std::optional<std::string> job_id;
+  std::optional<std::string> job_id;  // none also for a job the caller may not see
   int64_t score = 0;
+  bool provider_hidden = false;  // a user's view of a worker not running their job (decide.cpp's list_workers)
 };
 struct worker_page { std::vector<worker_row> items; size_t total = 0, offset = 0, limit = 0; };
 struct registered {

@@ -51,7 +51,7 @@ void append_number(std::string& out, Number n) {
 
 }  // namespace
 
-void append_json(std::string& out, const nlohmann::json& v) {
+void append_json(std::string& out, const nlohmann::json& v, invalid_utf8 bad) {
   using nlohmann::json;
   switch (v.type()) {
     case json::value_t::null:
@@ -67,7 +67,7 @@ void append_json(std::string& out, const nlohmann::json& v) {
       append_number(out, v.get<uint64_t>());
       break;
     case json::value_t::string:
-      append_json_string(out, v.get_ref<const std::string&>());
+      append_json_string(out, v.get_ref<const std::string&>(), bad);
       break;
     case json::value_t::array: {
       out += '[';
@@ -75,7 +75,7 @@ void append_json(std::string& out, const nlohmann::json& v) {
       for (const auto& e : v.get_ref<const json::array_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json(out, e);
+        append_json(out, e, bad);
       }
       out += ']';
       break;
@@ -86,9 +86,9 @@ void append_json(std::string& out, const nlohmann::json& v) {
       for (const auto& [key, value] : v.get_ref<const json::object_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json_string(out, key);
+        append_json_string(out, key, bad);
         out += ':';
-        append_json(out, value);
+        append_json(out, value, bad);
       }
       out += '}';
       break;
@@ -96,6 +96,38 @@ void append_json(std::string& out, const nlohmann::json& v) {
     default:  // floats (nlohmann's shortest round-trip form), binary values, discarded
       out += v.dump();
   }
+}
+
+bool is_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range (RFC 3629: no overlongs, surrogates or > U+10FFFF)
+    if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) n = 2, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4) n = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else return false;
+    if (i + n >= s.size()) return false;  // cut short
+    for (size_t k = 1; k <= n; ++k) {
+      const unsigned char b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+std::string utf8_replaced(std::string_view s) {
+  if (is_utf8(s)) return std::string(s);
+  // nlohmann's replacement (U+FFFD per bad sequence), read back from the JSON text it writes.
+  std::string text;
+  append_json_string(text, s, invalid_utf8::replace);
+  return nlohmann::json::parse(text).get<std::string>();
 }
 
 }  // namespace baton::events

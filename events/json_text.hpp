@@ -19,9 +19,14 @@ enum class invalid_utf8 {
 void append_json_string(std::string& out, std::string_view s, invalid_utf8 bad = invalid_utf8::refuse);
 
 // Appends v as dump() writes it (compact; invalid UTF-8 in a string throws nlohmann's
-// type_error, as dump() does). Strings and integers are written here, floats and binary
-// values by nlohmann. About three times faster on the log's payloads.
-void append_json(std::string& out, const nlohmann::json& v);
+// type_error, as dump() does, unless `bad` says replace). Strings and integers are written
+// here, floats and binary values by nlohmann. About three times faster on the log's payloads.
+void append_json(std::string& out, const nlohmann::json& v, invalid_utf8 bad = invalid_utf8::refuse);
+
+// Whether s is well-formed UTF-8 (ASCII is).
+bool is_utf8(std::string_view s);
+// s with each sequence that is not UTF-8 replaced by U+FFFD (s itself when it is UTF-8).
+std::string utf8_replaced(std::string_view s);
 
 inline std::string json_text(const nlohmann::json& v) {
   std::string out;

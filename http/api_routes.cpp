@@ -46,7 +46,7 @@ std::optional<core::envelope> prepare(const api_context& ctx, const request& req
   try {
     e->cmd = build(req);
   } catch (const invalid_field& bad) {
-    reply_json(res, 422, validation_body(bad));
+    reply_json(res, bad.status, validation_body(bad));
     return std::nullopt;
   }
   if (answered_from_view(ctx, *e, res)) return std::nullopt;
@@ -125,13 +125,13 @@ void job_report(router& s, const std::string& method, const std::string& path, c
     try {
       c.id = build::path_uuid(req);
     } catch (const invalid_field& bad) {
-      reply_json(res, 422, validation_body(bad));
+      reply_json(res, bad.status, validation_body(bad));
       return respond(std::move(res));
     }
     try {
       build::fill(req, c);
     } catch (const invalid_field& bad) {
-      e->invalid = core::invalid_field_report{bad.field, bad.what(), validation_body(bad)};
+      e->invalid = core::invalid_field_report{bad.field, bad.what(), validation_body(bad), bad.status == 413};
     }
     e->cmd = std::move(c);
     submit(ctx, std::move(*e), std::move(respond));

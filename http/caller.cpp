@@ -97,7 +97,7 @@ std::optional<session_found> session_of(const api_context& ctx, const request& r
 std::optional<core::principal> identify_operator(const api_context& ctx, const std::string& token,
                                                  const std::string& declared_name, response& res) {
   if (!token.empty() && core::constant_time_equal(token, ctx.api_token))
-    return core::principal::operator_named(declared_name.substr(0, 64));
+    return core::principal::operator_named(declared_name.substr(0, limits::operator_name_bytes));  // (admit() refuses longer)
   if (!token.empty() && ctx.pilot && ctx.pilot->accepts(hash_of(token), now_of(ctx))) return core::principal::pilot_token();
   if (!token.empty() && !ctx.scrape_token.empty() && core::constant_time_equal(token, ctx.scrape_token))
     return core::principal::scrape_token();
@@ -131,14 +131,24 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
     res.set_header("Retry-After", std::to_string(seconds));
     return std::nullopt;
   }
+  // The headers recorded with every event this request causes: checked before anything is
+  // (a byte that is not UTF-8 stopped the SQL view and broke the audit export's JSON lines;
+  // a leading '=' is a spreadsheet formula in its CSV).
+  std::string request_id;
+  try {
+    recorded_header(req, "X-Baton-Operator", limits::operator_name_bytes);  // (identify() read it as the actor's name)
+    request_id = recorded_header(req, "X-Request-Id", limits::request_id_bytes);
+  } catch (const invalid_field& bad) {
+    reply_json(res, bad.status, validation_body(bad));
+    return std::nullopt;
+  }
   core::envelope e;
   e.caller = std::move(*who);
   // A RelayMD worker on the shared token acts for the worker it names.
   e.actor = e.caller.k == core::principal::kind::operator_ && cls == core::access_class::worker_self && !named.empty()
                 ? "worker:" + named
                 : e.caller.actor();
-  e.request_id = req.get_header_value("X-Request-Id").substr(0, 128);  // it is recorded with every event
-  if (e.request_id.empty()) e.request_id = next_request_id();
+  e.request_id = request_id.empty() ? next_request_id() : std::move(request_id);
   return e;
 }
 

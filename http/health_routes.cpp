@@ -27,12 +27,27 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
       reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", why}});
       return;
     }
+    // A projection that stopped, cannot store, or went past events it could not apply says
+    // so here and in the warnings (and in GET /metrics), never only by a lag that grows.
     nlohmann::json views = nlohmann::json::object();
+    auto list = warnings->items;
     for (const auto& p : projections) {
       const uint64_t applied = p->stored_seq();
       auto& v = views[p->name()];
       v = {{"applied_sequence", applied}, {"lag_events", r.value->last_seq > applied ? r.value->last_seq - applied : 0}};
-      if (auto why = p->failure()) v["failed"] = *why;
+      if (auto why = p->failure()) {
+        v["failed"] = *why;
+        list.push_back("projection " + p->name() + " has stopped: " + *why);
+      } else if (auto stalled = p->stalled()) {
+        v["stalled"] = *stalled;
+        list.push_back("projection " + p->name() + " " + *stalled);
+      }
+      if (auto skipped = p->skipped(); skipped.count > 0) {
+        v["skipped_events"] = skipped.count;
+        v["last_skipped"] = {{"sequence", skipped.last_seq}, {"why", skipped.last_why}};
+        list.push_back("projection " + p->name() + " could not apply " + std::to_string(skipped.count) +
+                       " event(s) as recorded, the last " + std::to_string(skipped.last_seq) + ": " + skipped.last_why);
+      }
     }
     nlohmann::json body = {{"status", "ok"},
                            {"version", baton::version},
@@ -40,7 +55,7 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
                            {"commits", r.value->commits},
                            {"events_written", r.value->events_written},
                            {"projections", views},
-                           {"warnings", warnings->items}};
+                           {"warnings", list}};
     if (clock) body["clock"] = clock();
     reply_json(res, 200, body);
   });

@@ -72,6 +72,11 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
   header(out, "baton_projection_failed", "gauge", "1 when a projection stopped on an error (GET /healthz says why).");
   for (const auto& p : projections)
     out += "baton_projection_failed{projection=\"" + label(p->name()) + "\"} " + (p->failure() ? "1" : "0") + "\n";
+  header(out, "baton_projection_skipped_events_total", "counter",
+         "Events a projection could not apply as recorded and went past since batond started (GET /healthz says which).");
+  for (const auto& p : projections)
+    out += "baton_projection_skipped_events_total{projection=\"" + label(p->name()) + "\"} " +
+           std::to_string(p->skipped().count) + "\n";
   if (log) {
     histogram(out, "baton_log_fsync_seconds", "Time each fdatasync of the log's WAL took (each covers a group of appends).",
               log->fsync);

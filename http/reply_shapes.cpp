@@ -64,6 +64,7 @@ json priority_row_json(const R::priority_row& r) {
 json worker_json(const R::worker_row& row) {
   auto out = core::to_json(row.w, row.state, row.last_heartbeat);
   out["job_id"] = row.job_id ? json(*row.job_id) : json(nullptr);
+  if (row.provider_hidden) out["provider_id"] = nullptr;  // (its cluster stays)
   out["score"] = row.score;
   return out;
 }
@@ -87,6 +88,7 @@ int status_of(core::error_kind k) {
     case core::error_kind::mismatch: return 400;
     case core::error_kind::unavailable: return 503;
     case core::error_kind::over_limit: return 429;
+    case core::error_kind::too_large: return 413;
     case core::error_kind::internal: break;
   }
   return 500;

@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "core/credential.hpp"
+#include "core/first_seen.hpp"
 #include "core/ids.hpp"
 #include "events/envelope.hpp"
+#include "http/field_limits.hpp"
 #include "http/request_parsing.hpp"
 
 namespace baton::http::build {
@@ -21,23 +23,22 @@ std::string trimmed(const std::string& s, const char* blanks) {
 core::checkpoint_report checkpoint_report(const request& req, bool require_path) {
   auto b = object_body(req, true);
   core::checkpoint_report r;
-  r.manifest_path = opt_string(b, "checkpoint_manifest_path");
-  if (!r.manifest_path) r.manifest_path = opt_string(b, "checkpoint_path");  // RelayMD's deprecated alias
+  r.manifest_path = opt_string(b, "checkpoint_manifest_path", limits::path_bytes);
+  if (!r.manifest_path) r.manifest_path = opt_string(b, "checkpoint_path", limits::path_bytes);  // RelayMD's deprecated alias
   if (require_path && !r.manifest_path)
     throw invalid_field("checkpoint_manifest_path", "checkpoint_manifest_path is required");
   r.progress = opt_number(b, "progress", 0, 1);
-  r.progress_codes = opt_array(b, "progress_codes");
-  r.cycle_status = opt_string(b, "checkpoint_cycle_status", 64);
-  r.cycle_failures = opt_array(b, "checkpoint_cycle_failures");
+  r.progress_codes = opt_worker_json(b, "progress_codes");
+  r.cycle_status = opt_string(b, "checkpoint_cycle_status", limits::short_text_bytes);
+  r.cycle_failures = opt_worker_json(b, "checkpoint_cycle_failures");
   r.seconds = opt_number(b, "checkpoint_seconds", 0, 1e7);
   return r;
 }
 
-// depends_on's shape: at most 100 {job_id: UUID, condition?} entries; what they name is
-// the core's to judge (unknown jobs, cycles).
+// depends_on's shape: {job_id: UUID, condition?} entries (opt_array counted them); what
+// they name is the core's to judge (unknown jobs, cycles).
 std::vector<core::dependency> dependencies(const json& list) {
   const std::string field = "depends_on";
-  if (list.size() > 100) throw invalid_field(field, "must have at most 100 entries, got " + std::to_string(list.size()));
   std::vector<core::dependency> out;
   for (size_t i = 0; i < list.size(); ++i) {
     const auto& e = list[i];
@@ -79,40 +80,46 @@ std::string path_name(const request& req) { return checked_id(req.path_params.at
 C::create_job create_job(const request& req, const std::string& fresh_id) {
   auto b = object_body(req, false);
   C::create_job c;
-  auto id = opt_string(b, "id", 128);
+  auto id = opt_string(b, "id", limits::id_bytes);
   c.id = id ? checked_uuid(*id, "id") : fresh_id;
-  c.title = req_string(b, "title", 512);
-  c.input_bundle_path = req_string(b, "input_bundle_path");
-  if (auto img = opt_string(b, "worker_image_key", 128)) {
+  c.title = req_string(b, "title", limits::title_bytes);
+  c.input_bundle_path = req_string(b, "input_bundle_path", limits::path_bytes);
+  if (auto img = opt_string(b, "worker_image_key", limits::image_key_bytes)) {
     if (img->find_first_not_of(" \t") == std::string::npos) throw invalid_field("worker_image_key", "must not be blank");
     c.worker_image_key = *img;
   }
-  if (auto arr = opt_array(b, "preferred_clusters"))
+  if (auto arr = opt_array(b, "preferred_clusters", limits::preferred_clusters_entries)) {
+    std::vector<std::string> pins;
     for (const auto& p : *arr) {
       if (!p.is_string()) throw invalid_field("preferred_clusters", "must be a list of cluster names");
       auto name = trimmed(p.get<std::string>(), " \t");
       if (name.empty()) throw invalid_field("preferred_clusters", "must not contain blank names");
-      auto& pins = c.preferred_clusters;
-      if (std::find(pins.begin(), pins.end(), name) == pins.end()) pins.push_back(name);  // first-seen order
+      if (name.size() > limits::id_bytes)
+        throw invalid_field("preferred_clusters", "names must be at most " + std::to_string(limits::id_bytes) + " bytes");
+      pins.push_back(std::move(name));
     }
-  if (auto comment = opt_string(b, "comment", 100000)) {
+    c.preferred_clusters = core::first_seen(std::move(pins));
+  }
+  // (Surrounding blanks do not count: the body's own limit bounds them.)
+  if (auto comment = opt_string(b, "comment", limits::body_bytes)) {
     c.comment = trimmed(*comment, " \t\r\n");
-    if (c.comment.size() > 2000) throw invalid_field("comment", "must be at most 2000 characters");
+    if (c.comment.size() > limits::message_bytes)
+      throw invalid_field("comment", "must be at most " + std::to_string(limits::message_bytes) + " characters");
   }
   if (auto m = opt_int(b, "max_attempts", 1, 1000)) c.max_attempts = static_cast<uint32_t>(*m);
   // Who goes first: names the policy knows (checked by the core against the config).
   for (auto [field, slot] : {std::pair<const char*, std::optional<std::string>*>{"user", &c.user},
                              {"account", &c.account}, {"partition", &c.partition}, {"qos", &c.qos}})
-    if (auto v = opt_string(b, field, 64)) *slot = checked_name(*v, field);
+    if (auto v = opt_string(b, field, limits::name_bytes)) *slot = checked_name(*v, field);
   if (auto n = opt_int(b, "nice", 0, 2147483645)) c.nice = *n;
   if (auto g = opt_int(b, "gpu_count", 1, 1024)) c.gpu_count = static_cast<uint32_t>(*g);
   if (auto t = opt_int(b, "time_limit_seconds", 1, 366LL * 86400)) c.time_limit_seconds = *t;
   if (auto cp = opt_bool(b, "checkpoints")) c.checkpoints = *cp;
   if (auto rq = opt_bool(b, "requeue")) c.requeue = *rq;
   if (auto in = opt_bool(b, "interactive")) c.interactive = *in;
-  if (auto cf = opt_string(b, "conformance", 200); cf && !cf->empty()) c.conformance = *cf;
+  if (auto cf = opt_string(b, "conformance", limits::conformance_bytes); cf && !cf->empty()) c.conformance = *cf;
   if (auto h = opt_bool(b, "hold")) c.hold = *h;
-  if (auto deps = opt_array(b, "depends_on")) c.depends_on = dependencies(*deps);
+  if (auto deps = opt_array(b, "depends_on", limits::depends_on_entries)) c.depends_on = dependencies(*deps);
   return c;
 }
 
@@ -147,14 +154,14 @@ C::rotate_worker_credential rotate_worker_credential(const request& req, const s
 C::create_operator create_operator(const request& req, const std::string& token_sha256) {
   auto b = object_body(req, false);
   C::create_operator c;
-  c.name = req_string(b, "name", 64);
+  c.name = req_string(b, "name", limits::name_bytes);
   if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
                             std::string::npos)
     throw invalid_field("name", "must be 1 to 64 letters, digits, _ or -");
-  auto role = opt_string(b, "role", 16).value_or("user");
+  auto role = opt_string(b, "role", limits::platform_bytes).value_or("user");
   if (role != "admin" && role != "user") throw invalid_field("role", "must be admin or user");
   c.admin = role == "admin";
-  if (auto arr = opt_array(b, "accounts"))
+  if (auto arr = opt_array(b, "accounts", limits::accounts_entries))
     for (const auto& a : *arr) {
       if (!a.is_string()) throw invalid_field("accounts", "must be a list of account names");
       c.accounts.push_back(checked_name(a.get<std::string>(), "accounts"));
@@ -170,8 +177,8 @@ C::list_jobs list_jobs(const request& req) {
   q.include_pruned = query_bool(req, "include_pruned", false);
   q.statuses = repeated(req, "status", [](const std::string& s) { return core::job_status_from(s).has_value(); },
                         "unknown job status");
-  if (req.has_param("worker_id")) q.worker_id = req.get_param_value("worker_id");
-  if (req.has_param("worker_image_key")) q.worker_image_key = req.get_param_value("worker_image_key");
+  q.worker_id = query_text(req, "worker_id", limits::id_bytes);
+  q.worker_image_key = query_text(req, "worker_image_key", limits::image_key_bytes);
   return q;
 }
 
@@ -188,7 +195,8 @@ C::audit_export audit_export(const request& req) {
   for (auto [name, out] : {std::pair<const char*, std::string*>{"stream", &f.stream}, {"type", &f.type}, {"actor", &f.actor}}) {
     if (!req.has_param(name)) continue;
     *out = req.get_param_value(name);
-    if (out->empty() || out->size() > 200) throw invalid_field(name, std::string(name) + " must be 1 to 200 characters");
+    if (out->empty() || out->size() > limits::query_text_bytes)
+      throw invalid_field(name, std::string(name) + " must be 1 to " + std::to_string(limits::query_text_bytes) + " characters");
   }
   if (req.has_param("format")) {
     auto f = req.get_param_value("format");
@@ -228,8 +236,8 @@ C::list_workers list_workers(const request& req) {
       req, "state",
       [](const std::string& s) { return s == "idle" || s == "busy" || s == "stale" || s == "provisioning" || s == "gone"; },
       "must be one of idle, busy, stale, provisioning, gone");
-  if (req.has_param("worker_image_key")) q.worker_image_key = req.get_param_value("worker_image_key");
-  if (req.has_param("cluster")) q.cluster = req.get_param_value("cluster");
+  q.worker_image_key = query_text(req, "worker_image_key", limits::image_key_bytes);
+  q.cluster = query_text(req, "cluster", limits::id_bytes);
   return q;
 }
 
@@ -237,12 +245,16 @@ C::set_clusters_enabled clusters_enabled(const request& req) {
   auto b = object_body(req, false);
   if (!b.contains("enabled") || !b["enabled"].is_object())
     throw invalid_field("enabled", "enabled must be an object of cluster name -> true/false");
+  if (b["enabled"].size() > limits::clusters_enabled_entries)
+    throw invalid_field("enabled", "enabled must name at most " + std::to_string(limits::clusters_enabled_entries) + " clusters");
   C::set_clusters_enabled c;
   for (const auto& [name, value] : b["enabled"].items()) {
+    if (name.size() > limits::id_bytes)
+      throw invalid_field("enabled", "cluster names must be at most " + std::to_string(limits::id_bytes) + " bytes");
     if (!value.is_boolean()) throw invalid_field("enabled." + name, "must be true or false");
     c.enabled[name] = value.get<bool>();
   }
-  c.reason = opt_string(b, "reason", 500).value_or("");
+  c.reason = opt_string(b, "reason", limits::cluster_reason_bytes).value_or("");
   return c;
 }
 
@@ -251,27 +263,27 @@ C::set_cluster_enabled cluster_enabled(const request& req, bool enable) {
   c.cluster = path_name(req);
   auto b = object_body(req, true);
   c.enabled = enable;
-  c.reason = opt_string(b, "reason", 500).value_or("");
+  c.reason = opt_string(b, "reason", limits::cluster_reason_bytes).value_or("");
   return c;
 }
 
 C::register_worker register_worker(const request& req, const std::string& fresh_id, const std::string& credential_sha256) {
   auto b = object_body(req, false);
   C::register_worker c;
-  auto platform = core::platform_from(req_string(b, "platform", 16));
+  auto platform = core::platform_from(req_string(b, "platform", limits::platform_bytes));
   if (!platform) throw invalid_field("platform", "must be 'hpc' or 'salad'");
   c.kind = *platform;
-  c.gpu_model = opt_string(b, "gpu_model", 128).value_or("");
+  c.gpu_model = opt_string(b, "gpu_model", limits::gpu_model_bytes).value_or("");
   c.gpu_count = static_cast<int>(opt_int(b, "gpu_count", 0, 1024).value_or(1));
   c.vram_gb = opt_number(b, "vram_gb", 0, 100000).value_or(0);
-  if (auto v = opt_string(b, "driver_version", 64); v && !v->empty()) c.driver_version = checked_name(*v, "driver_version");
-  c.worker_image_key = opt_string(b, "worker_image_key", 128);
+  if (auto v = opt_string(b, "driver_version", limits::name_bytes); v && !v->empty()) c.driver_version = checked_name(*v, "driver_version");
+  c.worker_image_key = opt_string(b, "worker_image_key", limits::image_key_bytes);
   // RelayMD sends provider_id; baton-worker may send slurm_job_id as "<cluster>:<id>".
-  auto provider = opt_string(b, "provider_id", 256);
-  if (!provider) provider = opt_string(b, "slurm_job_id", 256);
+  auto provider = opt_string(b, "provider_id", limits::id_bytes);
+  if (!provider) provider = opt_string(b, "slurm_job_id", limits::id_bytes);
   if (provider && !provider->empty()) c.provider_id = checked_id(*provider, "provider_id");
   // When the worker's allocation ends (pilot workers know it); whether it is still ahead is the core's to judge.
-  if (auto ends = opt_string(b, "allocation_ends_at", 64)) {
+  if (auto ends = opt_string(b, "allocation_ends_at", limits::short_text_bytes)) {
     c.allocation_ends_at = events::parse_time_us(*ends);
     if (!c.allocation_ends_at)
       throw invalid_field("allocation_ends_at",
@@ -286,9 +298,9 @@ C::heartbeat heartbeat(const request& req) {
   C::heartbeat c;
   c.worker_id = path_uuid(req);
   auto b = object_body(req, true);
-  if (auto j = opt_string(b, "job_id", 128)) c.job_id = *j;
+  if (auto j = opt_string(b, "job_id", limits::id_bytes)) c.job_id = *j;
   c.progress = opt_number(b, "progress", 0, 1);
-  c.progress_codes = opt_array(b, "progress_codes");
+  c.progress_codes = opt_worker_json(b, "progress_codes");
   return c;
 }
 
@@ -303,18 +315,18 @@ void fill(const request& req, C::handoff_complete& c) { c.report = checkpoint_re
 
 void fill(const request& req, C::handoff_start& c) {
   auto b = object_body(req, false);
-  c.reason = req_string(b, "reason", 256);
-  c.progress_codes = opt_array(b, "progress_codes").value_or(json::array());
+  c.reason = req_string(b, "reason", limits::reason_bytes);
+  c.progress_codes = opt_worker_json(b, "progress_codes").value_or(json::array());
   c.progress = opt_number(b, "progress", 0, 1);
   c.deadline_epoch_seconds = opt_number(b, "deadline_epoch_seconds", 0, 1e12);
-  c.message = opt_string(b, "message", 2000);
+  c.message = opt_string(b, "message", limits::message_bytes);
 }
 
 void fill(const request& req, C::fail_job& c) {
   auto b = object_body(req, true);
-  c.failure_artifact_path = opt_string(b, "failure_artifact_path");
-  c.reason = opt_string(b, "reason", 256);
-  c.detail = opt_string(b, "detail", 10000);
+  c.failure_artifact_path = opt_string(b, "failure_artifact_path", limits::path_bytes);
+  c.reason = opt_string(b, "reason", limits::reason_bytes);
+  c.detail = opt_string(b, "detail", limits::detail_bytes);
 }
 
 }  // namespace baton::http::build

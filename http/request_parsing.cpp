@@ -4,6 +4,7 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "events/bytes.hpp"
@@ -13,14 +14,14 @@ namespace baton::http {
 using nlohmann::json;
 
 json validation_body(const invalid_field& e) {
-  return {{"detail", json::array({{{"loc", json::array({"body", e.field})}, {"msg", e.what()}, {"type", "value_error"}}})},
+  return {{"detail", json::array({{{"loc", json::array({e.where, e.field})}, {"msg", e.what()}, {"type", "value_error"}}})},
           {"error", "validation_error"},
           {"field", e.field},
           {"message", e.field + ": " + e.what()}};
 }
 
-bool nests_deeper_than(std::string_view text, int limit) {
-  int depth = 0;
+bool nests_deeper_than(std::string_view text, size_t limit) {
+  size_t depth = 0;
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
@@ -31,7 +32,7 @@ bool nests_deeper_than(std::string_view text, int limit) {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > limit) return true;
-    } else if (c == ']' || c == '}') {
+    } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
   }
@@ -43,8 +44,11 @@ json object_body(const request& req, bool allow_empty) {
     if (allow_empty) return json::object();
     throw invalid_field("body", "a JSON object is required");
   }
-  if (nests_deeper_than(req.body, max_body_nesting))
-    throw invalid_field("body", "nests arrays and objects deeper than " + std::to_string(max_body_nesting) + " levels");
+  if (req.body.size() > limits::body_bytes)
+    throw invalid_field("body", "is " + std::to_string(req.body.size()) + " bytes, more than " +
+                                    std::to_string(limits::body_bytes) + " (each field has its own limit)", 413);
+  if (nests_deeper_than(req.body, limits::body_nesting))
+    throw invalid_field("body", "nests arrays and objects deeper than " + std::to_string(limits::body_nesting) + " levels");
   json b = json::parse(req.body, nullptr, false);
   if (b.is_discarded()) throw invalid_field("body", "is not valid JSON");
   if (b.is_null() && allow_empty) return json::object();
@@ -57,7 +61,7 @@ std::optional<std::string> opt_string(const json& b, const std::string& field, s
   if (it == b.end() || it->is_null()) return std::nullopt;
   if (!it->is_string()) throw invalid_field(field, "must be a string");
   auto s = it->get<std::string>();
-  if (s.size() > max_len) throw invalid_field(field, "is longer than " + std::to_string(max_len) + " characters");
+  if (s.size() > max_len) throw invalid_field(field, "is longer than " + std::to_string(max_len) + " bytes");
   return s;
 }
 
@@ -93,15 +97,60 @@ std::optional<bool> opt_bool(const json& b, const std::string& field) {
   return it->get<bool>();
 }
 
-std::optional<json> opt_array(const json& b, const std::string& field) {
+std::optional<json> opt_array(const json& b, const std::string& field, size_t max_entries) {
   auto it = b.find(field);
   if (it == b.end() || it->is_null()) return std::nullopt;
   if (!it->is_array()) throw invalid_field(field, "must be a list");
+  if (it->size() > max_entries)
+    throw invalid_field(field, "must have at most " + std::to_string(max_entries) + " entries, got " + std::to_string(it->size()));
   return *it;
 }
 
+namespace {
+// Levels of arrays and objects in v (a scalar is 0, [] is 1); stops counting past `limit`.
+size_t depth_of(const json& v, size_t limit) {
+  if (!v.is_structured() || limit == 0) return v.is_structured() ? 1 : 0;
+  size_t deepest = 0;
+  for (const auto& e : v) deepest = std::max(deepest, depth_of(e, limit - 1));
+  return deepest + 1;
+}
+}  // namespace
+
+std::optional<json> opt_worker_json(const json& b, const std::string& field) {
+  auto list = opt_array(b, field, limits::worker_json_entries);
+  if (!list) return list;
+  if (depth_of(*list, limits::worker_json_nesting) > limits::worker_json_nesting)
+    throw invalid_field(field, "nests deeper than " + std::to_string(limits::worker_json_nesting) + " levels");
+  // Encoded as the log's JSON views write it (invalid UTF-8 is refused with the same message).
+  std::string text;
+  try {
+    text = list->dump();
+  } catch (const json::exception&) {
+    throw invalid_field(field, "holds text that is not UTF-8");
+  }
+  if (text.size() > limits::worker_json_bytes)
+    throw invalid_field(field, "is " + std::to_string(text.size()) + " bytes as JSON, more than " +
+                                   std::to_string(limits::worker_json_bytes));
+  return list;
+}
+
+void check_printable(const std::string& v, const std::string& field, size_t max_len, int status, const std::string& where) {
+  if (v.size() > max_len)
+    throw invalid_field(field, "is longer than " + std::to_string(max_len) + " bytes", status, where);
+  for (char c : v)
+    if (c < 0x20 || c > 0x7e)
+      throw invalid_field(field, "may contain only printable ASCII (0x20-0x7E)", status, where);
+}
+
+std::string recorded_header(const request& req, const std::string& name, size_t max_len) {
+  auto v = req.get_header_value(name);
+  check_printable(v, name, max_len, 400, "header");
+  return v;
+}
+
 std::string checked_id(const std::string& v, const std::string& field) {
-  if (v.empty() || v.size() > 128) throw invalid_field(field, "must be 1 to 128 characters");
+  if (v.empty() || v.size() > limits::id_bytes)
+    throw invalid_field(field, "must be 1 to " + std::to_string(limits::id_bytes) + " characters");
   for (char c : v)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':'))
       throw invalid_field(field, "may contain only letters, digits and . _ : -");
@@ -109,7 +158,8 @@ std::string checked_id(const std::string& v, const std::string& field) {
 }
 
 std::string checked_name(const std::string& v, const std::string& field) {
-  if (v.empty() || v.size() > 64) throw invalid_field(field, "must be 1 to 64 characters");
+  if (v.empty() || v.size() > limits::name_bytes)
+    throw invalid_field(field, "must be 1 to " + std::to_string(limits::name_bytes) + " characters");
   for (char c : v)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
       throw invalid_field(field, "may contain only letters, digits and . _ -");
@@ -132,6 +182,13 @@ int64_t query_int(const request& req, const std::string& name, int64_t dflt, int
   } catch (const std::exception&) {
   }
   throw invalid_field(name, "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi));
+}
+
+std::string query_text(const request& req, const std::string& name, size_t max_len) {
+  if (!req.has_param(name.c_str())) return "";
+  auto v = req.get_param_value(name.c_str());
+  if (v.size() > max_len) throw invalid_field(name, "is longer than " + std::to_string(max_len) + " bytes");
+  return v;
 }
 
 bool query_bool(const request& req, const std::string& name, bool dflt) {

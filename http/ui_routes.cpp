@@ -94,10 +94,11 @@ void add_ui_routes(router& s, api_context ctx) {
     std::string token, name;
     try {
       auto body = object_body(req, false);
-      token = req_string(body, "token", 512);
-      name = opt_string(body, "name", 64).value_or("");
+      token = req_string(body, "token", limits::token_bytes);
+      name = opt_string(body, "name", limits::operator_name_bytes).value_or("");
+      check_printable(name, "name", limits::operator_name_bytes);  // recorded as the actor, as X-Baton-Operator
     } catch (const invalid_field& bad) {
-      return reply_json(res, 422, validation_body(bad));
+      return reply_json(res, bad.status, validation_body(bad));
     }
     auto who = identify_operator(ctx, token, name, res);
     if (!who) return;
@@ -135,7 +136,7 @@ void add_ui_routes(router& s, api_context ctx) {
     try {
       after = resume_after(req);
     } catch (const invalid_field& bad) {
-      reply_json(res, 422, validation_body(bad));
+      reply_json(res, bad.status, validation_body(bad));
       return respond(std::move(res));
     }
     if (!ctx.feed) {

@@ -37,17 +37,17 @@ std::string live_feed::message_of(const events::event_envelope& e, const std::st
   out += "id: ";
   out += seq;
   out += "\ndata: {\"actor\":";
-  append_json_string(out, e.actor);
+  append_json_string(out, e.actor, events::invalid_utf8::replace);
   out += ",\"job_id\":";
-  append_json_string(out, job_id);
+  append_json_string(out, job_id, events::invalid_utf8::replace);
   out += ",\"seq\":";
   out += seq;
   out += ",\"stream\":";
-  append_json_string(out, e.stream_id);
+  append_json_string(out, e.stream_id, events::invalid_utf8::replace);
   out += ",\"time_us\":";
   out += std::to_string(e.recorded_at_us);
   out += ",\"type\":";
-  append_json_string(out, e.type);
+  append_json_string(out, e.type, events::invalid_utf8::replace);
   out += "}\n\n";
   return out;
 }
@@ -69,6 +69,13 @@ void live_feed::apply(const std::vector<events::event_envelope>& batch) {
       if (it != owners_.end()) k.owner = it->second;
       if (e.type == "job.pruned" && it != owners_.end()) owners_.erase(it);
     }
+    // Text that is not UTF-8 (a log from before batond checked the headers it records) is sent
+    // with U+FFFD in its place, counted: it had stopped the feed for every client.
+    for (const auto* text : {&e.actor, &e.stream_id, &e.type})
+      if (!events::is_utf8(*text)) {
+        skip(e.seq, "its actor, stream or type is not UTF-8: sent with U+FFFD in its place");
+        break;
+      }
     k.text = message_of(e, job);
     // Never drop an event from the backlog before the subscribers have it.
     if (!recent_.empty() && recent_.size() >= backlog_ && recent_.front().seq > sent_) deliver();

@@ -205,7 +205,10 @@ void postgres_view::catch_up() {
   const uint64_t from = stored_.load();
   if (stored_ < target) {
     pqxx::work tx(db_->conn);
-    rows_to_catch_up(*store_, from, target, world_, clusters_, [&](const sql_batch_rows& rows) { write_rows(tx, rows); });
+    rows_to_catch_up(*store_, from, target, world_, clusters_, [&](const sql_batch_rows& rows) {
+      for (const auto& [seq, why] : rows.damaged) skip(seq, why + ": written with U+FFFD in its place");
+      write_rows(tx, rows);
+    });
     tx.exec_prepared("w_offset", std::to_string(target));
     tx.commit();
     stored_ = target;
@@ -242,6 +245,8 @@ void postgres_view::apply(const std::vector<events::event_envelope>& batch) {
   // transaction: a statement per table per flush instead of per log batch, and a job or
   // worker that several batches touched is written once, as it is then.
   add_event_rows(batch, changed, held_);
+  for (const auto& [seq, why] : held_.damaged) skip(seq, why + ": written with U+FFFD in its place");
+  held_.damaged.clear();
   merge_changes(held_changes_, std::move(changed));
   held_events_ += batch.size();
   held_to_ = batch.back().seq;

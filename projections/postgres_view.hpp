@@ -56,6 +56,7 @@ class postgres_view : public projection {
   // The last sequence committed to the database (what its readers see).
   uint64_t stored_seq() const override;
   std::optional<std::string> last_error() const;
+  std::optional<std::string> stalled() const override { return last_error(); }
 
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override;

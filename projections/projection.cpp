@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include <spdlog/spdlog.h>
+
 namespace baton::projections {
 
 uint64_t projection::applied_seq() const {
@@ -33,7 +35,9 @@ bool projection::apply_batch(const std::vector<events::event_envelope>& batch) {
   try {
     apply(batch);
   } catch (const std::exception& e) {
-    // Its state may now be half-applied: stop serving it rather than answer from it.
+    // Its state may now be half-applied: stop serving it rather than answer from it (loudly:
+    // /healthz and /metrics report it, the runner logs it). Events a projection can meet
+    // and not apply are its apply()'s to skip().
     fail("projection " + name_ + " cannot apply events " + std::to_string(batch.front().seq) + ".." +
          std::to_string(batch.back().seq) + ": " + e.what());
     return false;
@@ -52,6 +56,22 @@ void projection::fail(const std::string& why) {
     if (!failure_) failure_ = why;
   }
   advanced_.notify_all();
+}
+
+projection::skipped_events projection::skipped() const {
+  std::lock_guard<std::mutex> lock(m_);
+  return skipped_;
+}
+
+void projection::skip(uint64_t seq, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    if (seq <= skipped_.last_seq) return;
+    ++skipped_.count;
+    skipped_.last_seq = seq;
+    skipped_.last_why = why;
+  }
+  spdlog::error("projection {}: event {} could not be applied as recorded ({}); the projection goes on", name_, seq, why);
 }
 
 void projection::restore_applied(uint64_t seq) {

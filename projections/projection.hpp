@@ -32,6 +32,15 @@ class projection {
   bool wait_applied(uint64_t seq, std::chrono::steady_clock::time_point deadline) const;
   // Why the projection stopped advancing, if it did.
   std::optional<std::string> failure() const;
+  // Events it could not apply as recorded and went past (left out, or, in the SQL views,
+  // written with U+FFFD for text that is not UTF-8): no event may stop a projection for good,
+  // nor pass unseen. GET /healthz and GET /metrics report them.
+  struct skipped_events {
+    uint64_t count = 0;
+    uint64_t last_seq = 0;
+    std::string last_why;
+  };
+  skipped_events skipped() const;
 
   // --- the projection's feeder only (one thread at a time) ---
   // Checks that the batch continues exactly where the last one ended (seq = last + 1 for
@@ -48,6 +57,9 @@ class projection {
   // The last sequence whose effects the projection's readers can see (a view on disk or in a
   // database may lag the events it has applied while its store is away).
   virtual uint64_t stored_seq() const { return applied_seq(); }
+  // Why stored_seq() is not following the log while the projection goes on (a store it
+  // cannot write, retried by itself), if so: /healthz says it rather than only a growing lag.
+  virtual std::optional<std::string> stalled() const { return std::nullopt; }
 
  protected:
   // Applies events in order; the base class has checked their sequences. Subclasses guard
@@ -55,6 +67,9 @@ class projection {
   virtual void apply(const std::vector<events::event_envelope>& batch) = 0;
   // A persistent projection that resumes from a stored offset sets it before it is run.
   void restore_applied(uint64_t seq);
+  // Event `seq` could not be applied as recorded: counted (once per sequence, so a view that
+  // writes an event again after a failed write does not count it twice) and logged.
+  void skip(uint64_t seq, const std::string& why);
 
  private:
   const std::string name_;
@@ -62,6 +77,7 @@ class projection {
   mutable std::condition_variable advanced_;
   uint64_t applied_ = 0;
   std::optional<std::string> failure_;
+  skipped_events skipped_;
 };
 
 }  // namespace baton::projections

@@ -79,6 +79,7 @@ void set_background_mode(self_ptr self, int64_t newest_recorded_at_us) {
 
 void stop(self_ptr self, const std::string& why) {
   auto& st = self->state;
+  spdlog::error("{}: it stops (GET /healthz and /metrics report it until batond restarts)", why);
   st.p->fail(why);
   if (!st.signalled) {
     st.signalled = true;

@@ -8,6 +8,20 @@
 
 namespace baton::projections {
 
+namespace {
+
+// The state rows' text as the events' (sql_rows.hpp's event_row): a job's user or a worker's
+// model from an event whose text was not UTF-8 is written with U+FFFD in its place.
+void repair_state_text(sql_batch_rows& rows) {
+  for (auto* list : {&rows.jobs, &rows.run_segments, &rows.workers})
+    for (auto& row : *list) repair_text(row);
+  for (auto* list : {&rows.fair_share, &rows.clusters})
+    if (*list)
+      for (auto& row : **list) repair_text(row);
+}
+
+}  // namespace
+
 std::set<std::string> clusters_known(const core::world& w) {
   std::set<std::string> out(w.disabled_clusters.begin(), w.disabled_clusters.end());
   for (const auto& [name, failure] : w.last_submission_failure) out.insert(name);
@@ -55,7 +69,9 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
 
 void add_event_rows(const std::vector<events::event_envelope>& batch, const sql_batch& changed, sql_batch_rows& into) {
   for (size_t i = 0; i < batch.size(); ++i) {
-    into.events.push_back(event_row(batch[i], changed.payloads[i]));
+    std::string damaged;
+    into.events.push_back(event_row(batch[i], changed.payloads[i], &damaged));
+    if (!damaged.empty()) into.damaged.emplace_back(batch[i].seq, std::move(damaged));
     if (is_decision(batch[i].type)) into.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
   }
 }
@@ -76,6 +92,7 @@ void add_state_rows(const core::world& w, const sql_batch& changed, const std::s
     if (const core::worker* wk = w.find_worker(id)) into.workers.push_back(worker_row(w, *wk));
   if (changed.fair_share) into.fair_share = fair_share_rows(w);
   if (changed.clusters) into.clusters = cluster_rows(w, clusters);
+  repair_state_text(into);
 }
 
 sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_envelope>& batch, const sql_batch& changed,
@@ -110,7 +127,9 @@ void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t 
       if (t.job_id) jobs.insert(*t.job_id);
       if (t.worker_id) workers.insert(*t.worker_id);
       rekeyed |= changes_priorities(e.type);
-      rows.events.push_back(event_row(e, payload));
+      std::string damaged;
+      rows.events.push_back(event_row(e, payload, &damaged));
+      if (!damaged.empty()) rows.damaged.emplace_back(e.seq, std::move(damaged));
       if (is_decision(e.type)) rows.decisions.push_back(decision_row(e, t));
     }
     write(rows);
@@ -131,6 +150,7 @@ void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t 
     if (auto wk = w.workers.find(id); wk != w.workers.end()) rows.workers.push_back(worker_row(w, wk->second));
   rows.fair_share = fair_share_rows(w);  // a few rows: rewritten whatever the range held
   rows.clusters = cluster_rows(w, clusters);
+  repair_state_text(rows);
   write(rows);
 }
 

@@ -40,6 +40,9 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
 struct sql_batch_rows {
   std::vector<sql_row> events, decisions, jobs, run_segments, workers;
   std::optional<std::vector<sql_row>> fair_share, clusters;  // set: the table is emptied and written whole
+  // Events whose rows hold U+FFFD for text that was not UTF-8 (sql_rows.hpp's event_row),
+  // and why: the view reports them (projection::skip) and goes on.
+  std::vector<std::pair<uint64_t, std::string>> damaged;
 };
 sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_envelope>& batch, const sql_batch& changed,
                        const std::set<std::string>& clusters);

@@ -186,9 +186,28 @@ sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payl
   return t;
 }
 
-sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload) {
-  return {static_cast<int64_t>(e.seq), events::format_time_us(e.recorded_at_us), e.stream_id,
-          static_cast<int64_t>(e.stream_version), e.type, e.actor, events::json_text(payload)};
+sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload, std::string* damaged) {
+  std::string text;
+  text.reserve(256);
+  try {
+    events::append_json(text, payload);
+  } catch (const nlohmann::json::exception&) {
+    text.clear();
+    events::append_json(text, payload, events::invalid_utf8::replace);
+    if (damaged) *damaged = "its payload holds text that is not UTF-8";
+  }
+  sql_row row{static_cast<int64_t>(e.seq), events::format_time_us(e.recorded_at_us), e.stream_id,
+              static_cast<int64_t>(e.stream_version), e.type, e.actor, std::move(text)};
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"actor", &e.actor}, {"stream", &e.stream_id},
+                                    {"type", &e.type}})
+    if (!events::is_utf8(*value) && damaged && damaged->empty()) *damaged = std::string("its ") + name + " is not UTF-8";
+  repair_text(row);
+  return row;
+}
+
+void repair_text(sql_row& row) {
+  for (auto& v : row)
+    if (auto* text = std::get_if<std::string>(&v); text && !events::is_utf8(*text)) *text = events::utf8_replaced(*text);
 }
 
 sql_row decision_row(const events::event_envelope& e, const sql_touch& t) {
@@ -286,7 +305,7 @@ std::vector<sql_row> cluster_rows(const core::world& w, const std::set<std::stri
       auto failure = f->second;
       r[3] = text_or_null(failure.value("at", ""));
       failure.erase("at");
-      r[2] = failure.dump();
+      r[2] = failure.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     rows.push_back(std::move(r));
   }

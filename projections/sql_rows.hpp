@@ -52,7 +52,12 @@ bool changes_priorities(const std::string& type);
 bool changes_clusters(const std::string& type);
 std::map<std::string, int64_t> queued_priorities(const core::world& w);
 
-sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload);
+// The event's row. Text in it that is not UTF-8 (a log written before batond checked the
+// headers it records: one such byte stopped the view for good) is written with U+FFFD in its
+// place, and `damaged` (when given) says why; else it is left empty.
+sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload, std::string* damaged = nullptr);
+// The row with U+FFFD in place of any text that is not UTF-8 (PostgreSQL refuses such text).
+void repair_text(sql_row& row);
 sql_row decision_row(const events::event_envelope& e, const sql_touch& t);
 sql_row job_row(const core::job& j);
 sql_row worker_row(const core::world& w, const core::worker& wk);

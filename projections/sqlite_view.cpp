@@ -92,6 +92,12 @@ sqlite_view::~sqlite_view() {
   }
 }
 
+std::optional<std::string> sqlite_view::stalled() const {
+  std::lock_guard<std::mutex> lock(why_m_);
+  if (behind_why_.empty()) return std::nullopt;
+  return "cannot write its file (" + behind_why_ + "); retrying, it catches up from the log";
+}
+
 bool sqlite_view::pending() const {
   std::lock_guard<std::mutex> lock(m_);
   return open_ || behind_;
@@ -135,6 +141,10 @@ void sqlite_view::fell_behind(const std::string& why) {
     pause_ = std::min<std::chrono::milliseconds>(pause_ * 2, std::chrono::seconds(30));
   }
   behind_ = true;
+  {
+    std::lock_guard<std::mutex> lock(why_m_);
+    behind_why_ = why.empty() ? "unknown error" : why;
+  }
   retry_at_ = std::chrono::steady_clock::now() + pause_;
 }
 
@@ -147,10 +157,15 @@ void sqlite_view::catch_up() {
   written_ = target;
   commit();
   behind_ = false;
+  {
+    std::lock_guard<std::mutex> lock(why_m_);
+    behind_why_.clear();
+  }
   spdlog::info("the SQL view caught up from event {} to {}", from, target);
 }
 
 void sqlite_view::write_rows(const sql_batch_rows& rows) {
+  for (const auto& [seq, why] : rows.damaged) skip(seq, why + ": written with U+FFFD in its place");
   for (auto [st, list] : {std::pair{st_->event.get(), &rows.events}, {st_->decision.get(), &rows.decisions},
                           {st_->job.get(), &rows.jobs}, {st_->segment.get(), &rows.run_segments},
                           {st_->worker.get(), &rows.workers}})

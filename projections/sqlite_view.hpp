@@ -51,6 +51,7 @@ class sqlite_view : public projection {
   void flush() override;
   // The last sequence committed: what another reader of the file sees (/healthz's lag).
   uint64_t stored_seq() const override { return stored_.load(); }
+  std::optional<std::string> stalled() const override;
 
   // State snapshots taken of this view's world (projections/world_snapshots.hpp, lent): from
   // now on every batch applied is handed to them. And at a clean stop, one of everything.
@@ -80,6 +81,8 @@ class sqlite_view : public projection {
   std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
   std::shared_ptr<const events::event_store> store_;
   bool behind_ = false;  // a write failed: the rows stay at stored_ until catch_up() succeeds
+  mutable std::mutex why_m_;  // (not m_, which a long catch-up holds: /healthz asks)
+  std::string behind_why_;   // the failed write's error while behind_, else ""
   std::chrono::steady_clock::time_point retry_at_;
   std::chrono::milliseconds pause_{500};
 };

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "events/bytes.hpp"
+#include "events/csv.hpp"
 #include "events/payload.hpp"
 
 namespace baton::replay {
@@ -36,13 +37,7 @@ json record_of(const events::event_view& e, const std::string& prev_hash) {
           {"hash", events::to_hex(e.hash)}};
 }
 
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
+using events::csv_field;
 std::string csv_cell(const json& v) { return csv_field(v.is_string() ? v.get<std::string>() : v.dump()); }
 
 // One CSV record (RFC 4180: quoted fields may hold commas, quotes and newlines).
@@ -168,6 +163,7 @@ export_verify_report verify_export(const std::string& path, const events::event_
     while (true) {
       size_t at = line + 1;
       if (!read_csv_record(in, fields, line)) break;
+      for (auto& f : fields) f = events::csv_text(std::move(f));
       if (fields.size() == 2 && fields[0] == "trailer") {
         trailer = json::parse(fields[1], nullptr, false);
         continue;

@@ -1,5 +1,5 @@
 // events/json_text: append_json_string and append_json write exactly what nlohmann's dump()
-// writes, and fail where it fails (invalid UTF-8).
+// writes, and fail where it fails (invalid UTF-8); is_utf8 and utf8_replaced agree with it.
 #include "events/json_text.hpp"
 
 #include <gtest/gtest.h>
@@ -65,4 +65,23 @@ TEST(JsonText, StringsAreWrittenAsDumpWritesThemEitherWayOfHandlingBadUtf8) {
       EXPECT_THROW((void)json(t).dump(), json::type_error) << t;
     }
   }
+}
+
+// is_utf8 agrees with nlohmann's strict dump on every kind of sequence (overlong, surrogate,
+// past U+10FFFF, cut short), and utf8_replaced gives dump(replace)'s text.
+TEST(JsonText, Utf8IsCheckedAsDumpChecksItAndReplacedAsItReplaces) {
+  const std::vector<std::string> texts = {
+      "", "plain", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "a\xc3", "\xc0\xaf", "\xe0\x80\xaf",
+      "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf0\x9f\x98", "ok\x80", "\xc2\xa0tail"};
+  for (const auto& t : texts) {
+    bool strict_ok = true;
+    try {
+      (void)json(t).dump();
+    } catch (const json::exception&) {
+      strict_ok = false;
+    }
+    EXPECT_EQ(baton::events::is_utf8(t), strict_ok) << json(t).dump(-1, ' ', true, json::error_handler_t::replace);
+    EXPECT_EQ(json(baton::events::utf8_replaced(t)).dump(), json(t).dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  EXPECT_EQ(baton::events::utf8_replaced("operator:\xff"), "operator:\xef\xbf\xbd");
 }

@@ -132,6 +132,22 @@ TEST(live_feed, SummariesAreTheJsonNlohmannWouldWriteWhateverTheNamesHold) {
   }
 }
 
+// An actor that is not UTF-8 (a log from before batond refused such headers) had stopped the
+// feed for every client: it is sent with U+FFFD, counted, and the feed goes on.
+TEST(live_feed, AnActorThatIsNotUtf8IsSentWithAReplacementAndCounted) {
+  projections::live_feed feed({}, 0);
+  collected admin;
+  feed.subscribe(core::principal::operator_named("root"), 0, admin.sink());
+  auto bad = event(1, "daemon", "a");
+  bad.actor = "operator:\xff";
+  ASSERT_TRUE(feed.apply_batch({bad, event(2, "daemon", "b")})) << feed.failure().value_or("");
+  feed.flush();
+  EXPECT_NE(admin.text.find("\"actor\":\"operator:\xef\xbf\xbd\""), std::string::npos) << admin.text;
+  EXPECT_NE(admin.text.find("id: 2\n"), std::string::npos) << admin.text;
+  EXPECT_EQ(feed.skipped().count, 1u);
+  EXPECT_EQ(feed.skipped().last_seq, 1u);
+}
+
 TEST(live_feed, AGoneClientIsDroppedAndAResumeGetsTheBacklogOrAReset) {
   projections::live_feed feed({}, 0, 3);
   collected gone;

@@ -158,7 +158,7 @@ TEST(priority_http, ABodyNestedTooDeepIsRefusedNamingTheBodyAndTheDaemonServesOn
     EXPECT_TRUE(r);
     return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
   };
-  const int levels = 200'000;
+  const int levels = 100'000;  // 200 KB: under the body's 256 KiB (past it a body is 413 before its depth is read)
   const std::string deep = std::string(levels, '[') + std::string(levels, ']');
   for (const std::string path : {"/jobs", "/workers/register"}) {
     auto [status, body] = send(path, R"({"title": "t", "input_bundle_path": "/b", "comment": )" + deep + "}");

@@ -1,6 +1,7 @@
 // Projections fed by a real log writer on a real RocksDB log in a temp dir: catch-up,
 // rebuild from sequence 1 after a restart, events racing the catch-up, read consistency
-// after an acknowledged append, gap refusal and offsets.
+// after an acknowledged append, gap refusal and offsets, and an event a projection cannot
+// apply as recorded counted while everything goes on.
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -16,7 +17,9 @@
 #include "projections/job_history.hpp"
 #include "projections/offsets.hpp"
 #include "projections/runner.hpp"
+#include "events/json_text.hpp"
 #include "projections/sql_batch.hpp"
+#include "projections/sql_rows.hpp"
 #include "support/commands.hpp"
 #include "support/temp_dir.hpp"
 
@@ -123,6 +126,23 @@ class recording_projection : public projections::projection {
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override {
     for (const auto& e : batch) seen.push_back(e.seq);
+  }
+};
+
+// Applies what it can read, as the SQL views and the live feed do: an event whose actor is not
+// UTF-8 (a log from before batond checked the headers it records) is skipped and counted.
+class fussy_projection : public projections::projection {
+ public:
+  fussy_projection() : projection("fussy") {}
+  std::vector<uint64_t> seen;  // read only after wait_applied() returned
+
+ protected:
+  void apply(const std::vector<events::event_envelope>& batch) override {
+    for (const auto& e : batch) {
+      if (!events::is_utf8(e.actor)) skip(e.seq, "its actor is not UTF-8");
+      else seen.push_back(e.seq);
+      if (!events::is_utf8(e.actor)) skip(e.seq, "counted once");
+    }
   }
 };
 
@@ -468,4 +488,44 @@ TEST(HoldWhileBusy, AForegroundProjectionAppliesEachBatchAsItComes) {
   auto r = append(live.sys, live.log, {fresh("a")});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_TRUE(rec->wait_applied(r.back().last_seq, soon()));
+}
+
+// An event a projection cannot apply as recorded stops nothing: it is counted once with its
+// sequence and why, and that projection, the others and the later events go on. The SQL
+// views' row for it holds U+FFFD where its text was not UTF-8 (PostgreSQL refuses such text).
+TEST(Projections, AnEventAProjectionCannotApplyIsCountedAndEveryProjectionGoesOn) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  live_log live(store);
+  auto rec = std::make_shared<recording_projection>();
+  auto fussy = std::make_shared<fussy_projection>();
+  live.start(rec);
+  live.start(fussy);
+  auto r = append(live.sys, live.log,
+                  {job_event("a", "job.created", {{"title", "A"}}, 0), job_event("b", "job.created", {{"title", "B"}}, 1, "operator:\xff"),
+                   job_event("c", "job.created", {{"title", "C"}}, 2)});
+  ASSERT_EQ(r.size(), 3u);
+  ASSERT_TRUE(fussy->wait_applied(3, soon())) << fussy->failure().value_or("");
+  ASSERT_TRUE(rec->wait_applied(3, soon())) << rec->failure().value_or("");
+  EXPECT_EQ(fussy->seen, (std::vector<uint64_t>{1, 3}));
+  EXPECT_EQ(rec->seen, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_FALSE(fussy->failure());
+  auto skipped = fussy->skipped();
+  EXPECT_EQ(skipped.count, 1u);
+  EXPECT_EQ(skipped.last_seq, 2u);
+  EXPECT_EQ(skipped.last_why, "its actor is not UTF-8");
+  EXPECT_EQ(rec->skipped().count, 0u);
+  ASSERT_FALSE(append(live.sys, live.log, {job_event("d", "job.created", {{"title", "D"}}, 3)}).empty());
+  EXPECT_TRUE(fussy->wait_applied(4, soon())) << "later events go on";
+
+  auto bad = store->read(2, 1).front();
+  std::string damaged;
+  auto row = projections::event_row(bad, json{{"user", "\xff"}}, &damaged);
+  EXPECT_FALSE(damaged.empty());
+  for (const auto& v : row)
+    if (auto* text = std::get_if<std::string>(&v)) EXPECT_TRUE(events::is_utf8(*text)) << *text;
+  EXPECT_EQ(std::get<std::string>(row[5]), "operator:\xef\xbf\xbd") << "U+FFFD for the byte";
+  std::string none;
+  projections::event_row(store->read(1, 1).front(), json{{"title", "A"}}, &none);
+  EXPECT_TRUE(none.empty()) << none;
 }
