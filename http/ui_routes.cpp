@@ -64,14 +64,14 @@ std::string_view ui_content_type(std::string_view name) {
   return "application/octet-stream";
 }
 
-void set_ui_headers(response& res) {
+void set_ui_headers(response& res, const char* cache_control) {
   res.set_header("Content-Security-Policy",
                  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
                  "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_header("X-Frame-Options", "DENY");
   res.set_header("Referrer-Policy", "no-referrer");
-  res.set_header("Cache-Control", "no-cache");
+  res.set_header("Cache-Control", cache_control);
 }
 
 void add_ui_routes(router& s, api_context ctx) {
@@ -85,7 +85,7 @@ void add_ui_routes(router& s, api_context ctx) {
 
   // --- logging in and out ---
   s.Post("/ui/login", [ctx](const request& req, response& res) {
-    set_ui_headers(res);
+    set_ui_headers(res, "no-store");  // the answer carries the session's CSRF token
     if (!ctx.sessions || !ctx.clock) return reply_error(res, 503, "sessions_unavailable", "the dashboard's logins are off");
     // Another site's page can send a form or text/plain without asking, never application/json:
     // so no other site can log a browser in to an account of its choosing.
@@ -109,7 +109,7 @@ void add_ui_routes(router& s, api_context ctx) {
     res.set_header("Set-Cookie", session_cookie_header(sid, ctx.sessions->ttl_us() / 1'000'000, ctx.https));
   });
   s.Get("/ui/session", [ctx](const request& req, response& res) {
-    set_ui_headers(res);
+    set_ui_headers(res, "no-store");
     auto found = session_of(ctx, req);
     if (!found) return reply_error(res, 401, "no_session", "not logged in");
     auto who = identify_operator(ctx, found->s.credential, found->s.declared_name, res);  // revoked since: 401
@@ -117,7 +117,7 @@ void add_ui_routes(router& s, api_context ctx) {
     reply_json(res, 200, who_body(*who, found->s.csrf));
   });
   s.Post("/ui/logout", [ctx](const request& req, response& res) {
-    set_ui_headers(res);
+    set_ui_headers(res, "no-store");
     auto found = session_of(ctx, req);
     if (!found) return reply_error(res, 401, "no_session", "not logged in");
     if (!identify(ctx, req, res)) return;  // the session's CSRF token is needed to end it too

@@ -450,6 +450,16 @@ TEST(HttpServer, AnEventStreamIsWrittenAtMostOncePerIntervalWithAllThatCameMeanw
   EXPECT_TRUE(wait_until([&] { return !stream->push("data: c\n\n"); }, within_5s, every_5ms));
 }
 
+TEST(ClientGroup, PerAddressLimitsCountIpv4ByAddressAndIpv6ByItsSlash64) {
+  using baton::http::client_group;
+  EXPECT_EQ(client_group("10.1.2.3"), "10.1.2.3");
+  EXPECT_EQ(client_group("::ffff:10.1.2.3"), "10.1.2.3") << "IPv4 on a dual-stack socket";
+  EXPECT_EQ(client_group("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+  EXPECT_EQ(client_group("2001:db8:1:2::1"), client_group("2001:db8:1:2:ffff::9")) << "one host's /64";
+  EXPECT_NE(client_group("2001:db8:1:2::1"), client_group("2001:db8:1:3::1"));
+  EXPECT_EQ(client_group(""), "");
+}
+
 TEST(BeastMessage, RequestIsDecodedWithHeadersAsSent) {
   baton::http::beast_request in{boost::beast::http::verb::get, "/a%2Fb?x=1&x=2&y=%20", 11};
   in.insert("host", "x");
