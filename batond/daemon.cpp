@@ -394,6 +394,8 @@ int run(const config::settings& settings, const run_options& opts) {
     api.slurm_calls = std::make_shared<actors::slurm_call_counters>();
     api.scrape_token = settings.metrics_token;
     api.sessions = std::make_shared<http::ui_sessions>();
+    api.login_limits = std::make_shared<http::login_failures>(settings.login_failures);
+    api.streams = std::make_shared<http::stream_slots>(settings.event_streams_per_operator);
     api.feed = feed;
     api.https = settings.tls.enabled();
     http::beast_server_options server_opts;

@@ -111,11 +111,15 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (auto a = root["accounts"]) parse_accounts(a, s.priority);
   if (auto l = root["limits"]) {
     check_known_keys(l, "limits", {"operator_requests_burst", "operator_requests_per_second", "worker_requests_burst",
-                                   "worker_requests_per_second"});
+                                   "worker_requests_per_second", "login_failures_burst", "login_failures_per_second",
+                                   "event_streams_per_operator"});
     read_double(l, "limits", "operator_requests_burst", 1, 1e9, s.operator_requests.capacity);
     read_double(l, "limits", "operator_requests_per_second", 0, 1e9, s.operator_requests.refill_per_second);
     read_double(l, "limits", "worker_requests_burst", 1, 1e9, s.worker_requests.capacity);
     read_double(l, "limits", "worker_requests_per_second", 0, 1e9, s.worker_requests.refill_per_second);
+    read_double(l, "limits", "login_failures_burst", 1, 1e9, s.login_failures.capacity);
+    read_double(l, "limits", "login_failures_per_second", 0, 1e9, s.login_failures.refill_per_second);
+    read_int(l, "limits", "event_streams_per_operator", 1, 1000000, s.event_streams_per_operator);
   }
   check_scheduling(s.priority);
 }

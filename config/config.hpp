@@ -75,6 +75,8 @@ struct settings {
   // limits: per-caller request budgets (token buckets); a rate of 0 turns one off.
   core::bucket_rule operator_requests{1000, 2};  // limits.operator_requests_burst / _per_second
   core::bucket_rule worker_requests{600, 50};    // limits.worker_requests_burst / _per_second
+  core::bucket_rule login_failures{10, 0.1};     // limits.login_failures_burst / _per_second: per address and per operator
+  int event_streams_per_operator = 16;           // limits.event_streams_per_operator: live GET /events/stream each
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
   std::string metrics_token;             // secret, GET /metrics only: BATON_METRICS_TOKEN (empty: admins only)

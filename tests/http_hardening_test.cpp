@@ -1,7 +1,8 @@
 // The attacks of an outside review on batond's HTTP server, each replayed against a real
 // batond over loopback: callers without a credential announcing large bodies (the request
-// budget), asking for 100 Continue, or holding connections open; and the headers every
-// answer carries. Clients from 127.0.0.2, 127.0.0.3, ... stand for other hosts (per-address limits).
+// budget), asking for 100 Continue, or holding connections open; one operator's many event
+// streams; floods of dashboard logins, failed and successful; and the headers every answer
+// carries. Clients from 127.0.0.2, 127.0.0.3, ... stand for other hosts (per-address limits).
 // TLS's side (suites, HSTS, the key file's mode) is in tests/tls_test.cpp.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -52,6 +53,18 @@ int heartbeat(const test::batond_process& d, const worker& w) {
   httplib::Client c("127.0.0.1", d.port());
   auto r = c.Post(("/workers/" + w.id + "/heartbeat").c_str(), {{"X-Worker-Token", w.token}}, "{}", "application/json");
   return r ? r->status : 0;
+}
+
+std::string create_operator(const test::batond_process& d, const std::string& name) {
+  auto r = d.client()->Post("/operators", json{{"name", name}, {"role", "user"}, {"accounts", json::array()}}.dump(),
+                            "application/json");
+  return r && r->status == 200 ? json::parse(r->body).value("token", "") : "";
+}
+
+test::raw_client::response login_from(const test::batond_process& d, int host, const std::string& token) {
+  test::raw_client c(d.port(), 10, from(host).c_str());
+  c.send(http("POST", "/ui/login", "Content-Type: application/json\r\n", json{{"token", token}}.dump()));
+  return c.next();
 }
 
 }  // namespace
@@ -189,6 +202,86 @@ TEST(http_hardening, AConnectionWithoutACredentialHasAShortTimeout) {
   EXPECT_TRUE(probe.closed_by_server()) << "idle past 1 s after a request without a credential";
   op.send(http("GET", "/jobs", admin));  // idle longer than any of them, and still open
   EXPECT_EQ(op.next().status, 200);
+}
+
+// Finding: one role-user's 200 live event streams held every connection slot.
+TEST(http_hardening, AnOperatorsLiveEventStreamsAreCapped) {
+  test::temp_dir dir;
+  test::batond_process d(dir, "limits: {event_streams_per_operator: 2}\n");
+  ASSERT_GT(d.port(), 0) << d.err();
+  const std::string ann = create_operator(d, "ann"), bob = create_operator(d, "bob");
+  ASSERT_FALSE(ann.empty());
+  // The stream's answer (its head; an error's body too), on a connection kept in `held`.
+  std::vector<std::unique_ptr<test::raw_client>> held;
+  auto follow = [&](const std::string& token) {
+    held.push_back(std::make_unique<test::raw_client>(d.port()));
+    held.back()->send(http("GET", "/events/stream", "X-API-Token: " + token + "\r\n"));
+    return held.back()->next();
+  };
+  EXPECT_EQ(follow(ann).status, 200);
+  EXPECT_EQ(follow(ann).status, 200);
+  auto third = follow(ann);
+  EXPECT_EQ(third.status, 429);
+  EXPECT_EQ(body_of(third).value("error", ""), "too_many_streams") << third.body;
+  EXPECT_EQ(body_of(third).value("limit", ""), "event_streams_per_operator") << third.body;
+  EXPECT_EQ(follow(bob).status, 200) << "bob's streams are not ann's";
+  held[0].reset();  // ann closes one: her place comes back once batond sees it closed
+  EXPECT_TRUE(test::wait_until([&] { return follow(ann).status == 200; }, 10s));
+  EXPECT_EQ(follow(ann).status, 429);
+}
+
+// Finding: wrong tokens were tried at ~4,300 logins a second.
+TEST(http_hardening, FailedLoginsAreLimitedPerAddressAndPerOperator) {
+  test::temp_dir dir;
+  test::batond_process d(dir, "limits: {login_failures_burst: 3, login_failures_per_second: 0.01}\n");
+  ASSERT_GT(d.port(), 0) << d.err();
+  const std::string ann = create_operator(d, "ann"), bob = create_operator(d, "bob");
+  ASSERT_FALSE(ann.empty());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(login_from(d, 2, "wrong-" + std::to_string(i)).status, 401);
+  auto limited = login_from(d, 2, ann);
+  EXPECT_EQ(limited.status, 429) << "from that address, even the right token waits for the bucket";
+  EXPECT_EQ(limited.header("Retry-After"), "100") << limited.head;
+  EXPECT_EQ(body_of(limited).value("limit", ""), "login_failures_per_address") << limited.body;
+  EXPECT_EQ(login_from(d, 3, ann).status, 200) << "another address";
+
+  // Three addresses guessing ann's secret use up her name's bucket.
+  for (int host = 4; host <= 6; ++host) EXPECT_EQ(login_from(d, host, "ann.guess-" + std::to_string(host)).status, 401);
+  auto guessing = login_from(d, 7, "ann.guess-7");
+  EXPECT_EQ(guessing.status, 429);
+  EXPECT_EQ(body_of(guessing).value("limit", ""), "login_failures_per_operator") << guessing.body;
+  EXPECT_EQ(login_from(d, 7, bob).status, 200) << "bob's logins are not ann's";
+}
+
+// Finding: 10,000 logins in 3 s ended another operator's session (the store holds 10,000).
+TEST(http_hardening, OneOperatorsLoginsNeverEndAnothersSession) {
+  test::temp_dir dir;
+  test::batond_process d(dir, "");
+  ASSERT_GT(d.port(), 0) << d.err();
+  const std::string ann = create_operator(d, "ann"), bob = create_operator(d, "bob");
+  ASSERT_FALSE(ann.empty());
+  httplib::Client c("127.0.0.1", d.port());
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);  // (a request's head and body go in two writes)
+  auto login = [&](const std::string& token) {
+    auto r = c.Post("/ui/login", json{{"token", token}}.dump(), "application/json");
+    if (!r || r->status != 200) return std::string();
+    auto cookie = r->get_header_value("Set-Cookie");
+    return cookie.substr(0, cookie.find(';'));
+  };
+  auto live = [&](const std::string& cookie) {
+    auto r = c.Get("/ui/session", {{"Cookie", cookie}});
+    return r && r->status == 200;
+  };
+  const std::string anns = login(ann), bobs_first = login(bob);
+  ASSERT_FALSE(anns.empty());
+  std::string bobs_last;
+  for (int i = 0; i < 10000 && !HasFailure(); ++i) {
+    bobs_last = login(bob);
+    ASSERT_FALSE(bobs_last.empty()) << "login " << i;
+  }
+  EXPECT_TRUE(live(anns)) << "ann's session outlives bob's 10,000 logins";
+  EXPECT_TRUE(live(bobs_last));
+  EXPECT_FALSE(live(bobs_first)) << "bob's own oldest sessions made room";
 }
 
 // No answer may be sniffed into another type or kept by a cache: some carry a new token.
