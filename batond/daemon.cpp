@@ -446,34 +446,13 @@ int run(const config::settings& settings, const run_options& opts) {
     auto scheduler = actors::spawn_scheduler(sys, log, std::move(world), std::move(leases), sched, now_us,
                                              {idle_view, credentials, operator_tokens, pilot}, std::move(storage));
     if (record_policy && !record_priority_policy(scheduler)) exit_code = 2;
-    http::beast_server_options server_opts;
-    server_opts.host = settings.listen.host;
-    server_opts.port = settings.listen.port;
-    server_opts.handler_threads = settings.http_threads;
-    server_opts.max_requests_per_connection = settings.keep_alive_max;
-    server_opts.read_timeout_seconds = settings.http_read_timeout_seconds;
-    server_opts.idle_timeout_seconds = settings.http_idle_timeout_seconds;
-    server_opts.max_connections = settings.http_max_connections;
-    server_opts.max_buffered_request_bytes = static_cast<size_t>(settings.http_max_buffered_request_bytes);
-    server_opts.async_reply_deadline_ms = settings.http_worker_reply_deadline_ms;
-    server_opts.tls_cert_file = settings.tls.cert_file;
-    server_opts.tls_key_file = settings.tls.key_file;
     auto request_counts = std::make_shared<http::request_counters>();
-    server_opts.counters = request_counts;
-    http::beast_server server(server_opts);
-    http::add_error_handlers(server.routes());
     std::vector<std::shared_ptr<const projections::projection>> reported;
     if (view) reported.push_back(view);
     if (pg) reported.push_back(pg);
     if (snapshots) reported.push_back(snapshots);
     reported.push_back(feed);  // (every log-fed projection: none may stop unseen)
     if (anchors) reported.push_back(anchors);
-    http::add_health_routes(server.routes(), sys, log, scheduler, reported, [] {
-      const int64_t now = now_us(), wall = daemon_clock::system_wall_us();
-      return nlohmann::json{{"time", events::format_time_us(now)},
-                            {"wall_clock", events::format_time_us(wall)},
-                            {"wall_clock_offset_seconds", static_cast<double>(wall - now) / 1e6}};
-    });
     http::api_context api;
     api.sys = &sys;
     api.scheduler = scheduler;
@@ -497,8 +476,38 @@ int run(const config::settings& settings, const run_options& opts) {
     api.slurm_calls = std::make_shared<actors::slurm_call_counters>();
     api.scrape_token = settings.metrics_token;
     api.sessions = std::make_shared<http::ui_sessions>();
+    api.login_limits = std::make_shared<http::login_failures>(settings.login_failures);
+    api.streams = std::make_shared<http::stream_slots>(settings.event_streams_per_operator);
     api.feed = feed;
     api.https = settings.tls.enabled();
+    http::beast_server_options server_opts;
+    server_opts.host = settings.listen.host;
+    server_opts.port = settings.listen.port;
+    server_opts.handler_threads = settings.http_threads;
+    server_opts.max_requests_per_connection = settings.keep_alive_max;
+    server_opts.read_timeout_seconds = settings.http_read_timeout_seconds;
+    server_opts.idle_timeout_seconds = settings.http_idle_timeout_seconds;
+    server_opts.max_connections = settings.http_max_connections;
+    server_opts.max_buffered_request_bytes = static_cast<size_t>(settings.http_max_buffered_request_bytes);
+    server_opts.async_reply_deadline_ms = settings.http_worker_reply_deadline_ms;
+    server_opts.unauthenticated_timeout_seconds = settings.http_unauthenticated_timeout_seconds;
+    server_opts.max_unauthenticated_per_address = settings.http_max_unauthenticated_per_address;
+    // The same check the routes make, on the head alone (a credential is all headers).
+    server_opts.authenticates = [api](const http::request& head) {
+      http::response ignored;
+      return http::identify(api, head, ignored).has_value();
+    };
+    server_opts.tls_cert_file = settings.tls.cert_file;
+    server_opts.tls_key_file = settings.tls.key_file;
+    server_opts.counters = request_counts;
+    http::beast_server server(server_opts);
+    http::add_error_handlers(server.routes());
+    http::add_health_routes(server.routes(), sys, log, scheduler, reported, [] {
+      const int64_t now = now_us(), wall = daemon_clock::system_wall_us();
+      return nlohmann::json{{"time", events::format_time_us(now)},
+                            {"wall_clock", events::format_time_us(wall)},
+                            {"wall_clock_offset_seconds", static_cast<double>(wall - now) / 1e6}};
+    });
     http::add_api_routes(server.routes(), api);
     http::add_ui_routes(server.routes(), api);
     int port = 0;

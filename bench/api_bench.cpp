@@ -304,10 +304,11 @@ int main(int argc, char** argv) {
                                      << "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
                                      << "threads: {http: " << conns + 8 << "}\nlog_level: warn\n"
                                      << "jobs: {worker_images: [no-jobs-image]}\n"  // the idle pool's image
-                                     // One token stands for many users and 11,000 workers share 32
-                                     // connections: the per-caller budgets and the per-user job cap
-                                     // would measure the load generator, not batond.
-                                     << "limits: {operator_requests_per_second: 0, worker_requests_per_second: 0}\n"
+                                     // One token stands for many users (and API_BENCH_SSE's dashboards)
+                                     // and 11,000 workers share 32 connections: the per-caller budgets,
+                                     // stream cap and per-user job cap would measure the load generator, not batond.
+                                     << "limits: {operator_requests_per_second: 0, worker_requests_per_second: 0, "
+                                        "event_streams_per_operator: 1000000}\n"
                                      << "scheduling: {max_jobs_per_user: 100000000"
                                      // API_BENCH_PLAN=1: a planning cycle every second, as batond runs it
                                      // (the snapshot on the scheduler's thread, the planner on its own)

@@ -50,7 +50,8 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (auto h = root["http"]) {
     check_known_keys(h, "http",
                      {"keep_alive_max", "read_timeout_seconds", "idle_timeout_seconds", "max_connections",
-                      "max_buffered_request_bytes", "worker_reply_deadline_ms"});
+                      "max_buffered_request_bytes", "worker_reply_deadline_ms", "unauthenticated_timeout_seconds",
+                      "max_unauthenticated_connections_per_address"});
     read_int(h, "http", "keep_alive_max", 1, 1000000000, s.keep_alive_max);
     read_int(h, "http", "read_timeout_seconds", 1, 3600, s.http_read_timeout_seconds);
     read_int(h, "http", "idle_timeout_seconds", 1, 86400, s.http_idle_timeout_seconds);
@@ -59,6 +60,8 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(h, "http", "max_buffered_request_bytes", (16 << 20) + (64 << 10), 2147483647,
              s.http_max_buffered_request_bytes);
     read_int(h, "http", "worker_reply_deadline_ms", 10, 3600000, s.http_worker_reply_deadline_ms);
+    read_int(h, "http", "unauthenticated_timeout_seconds", 1, 3600, s.http_unauthenticated_timeout_seconds);
+    read_int(h, "http", "max_unauthenticated_connections_per_address", 1, 1000000, s.http_max_unauthenticated_per_address);
   }
   if (auto e = root["event_log"]) {
     check_known_keys(e, "event_log", {"group_commit_max_events", "anchor_interval_minutes", "snapshot_every_events", "snapshots_kept",
@@ -109,11 +112,15 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (auto a = root["accounts"]) parse_accounts(a, s.priority);
   if (auto l = root["limits"]) {
     check_known_keys(l, "limits", {"operator_requests_burst", "operator_requests_per_second", "worker_requests_burst",
-                                   "worker_requests_per_second"});
+                                   "worker_requests_per_second", "login_failures_burst", "login_failures_per_second",
+                                   "event_streams_per_operator"});
     read_double(l, "limits", "operator_requests_burst", 1, 1e9, s.operator_requests.capacity);
     read_double(l, "limits", "operator_requests_per_second", 0, 1e9, s.operator_requests.refill_per_second);
     read_double(l, "limits", "worker_requests_burst", 1, 1e9, s.worker_requests.capacity);
     read_double(l, "limits", "worker_requests_per_second", 0, 1e9, s.worker_requests.refill_per_second);
+    read_double(l, "limits", "login_failures_burst", 1, 1e9, s.login_failures.capacity);
+    read_double(l, "limits", "login_failures_per_second", 0, 1e9, s.login_failures.refill_per_second);
+    read_int(l, "limits", "event_streams_per_operator", 1, 1000000, s.event_streams_per_operator);
   }
   check_scheduling(s.priority);
 }

@@ -43,6 +43,11 @@ struct settings {
   int http_max_connections = 20000;      // http.max_connections: beyond, 503 and close
   int http_max_buffered_request_bytes = 256 << 20;  // http.max_buffered_request_bytes: all connections together
   int http_worker_reply_deadline_ms = 10000;  // http.worker_reply_deadline_ms: later, 503 not_durable_yet
+  // A connection before its first authenticated request: http.unauthenticated_timeout_seconds
+  // for its handshake, each request and each idle wait; at most
+  // http.max_unauthenticated_connections_per_address such from one address (IPv6: one /64).
+  int http_unauthenticated_timeout_seconds = 10;
+  int http_max_unauthenticated_per_address = 32;
   int group_commit_max_events = 4096;    // cap per WriteBatch
   int anchor_interval_minutes = 10;      // event_log.anchor_interval_minutes: chain head to <data_dir>/anchors.jsonl (0: off)
   int snapshot_every_events = 100000;    // event_log.snapshot_every_events: a state snapshot every N events (0: off)
@@ -71,6 +76,8 @@ struct settings {
   // limits: per-caller request budgets (token buckets); a rate of 0 turns one off.
   core::bucket_rule operator_requests{1000, 2};  // limits.operator_requests_burst / _per_second
   core::bucket_rule worker_requests{600, 50};    // limits.worker_requests_burst / _per_second
+  core::bucket_rule login_failures{10, 0.1};     // limits.login_failures_burst / _per_second: per address and per operator
+  int event_streams_per_operator = 16;           // limits.event_streams_per_operator: live GET /events/stream each
   std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
                                          // (empty: batond makes one in <data_dir>/api_token)
   std::string metrics_token;             // secret, GET /metrics only: BATON_METRICS_TOKEN (empty: admins only)

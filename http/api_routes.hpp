@@ -56,6 +56,8 @@ struct api_context {
   std::shared_ptr<actors::slurm_call_counters> slurm_calls;  // the cluster actors' Slurm calls, for GET /metrics
   std::string scrape_token;                            // X-API-Token that may only read GET /metrics ("" = none)
   std::shared_ptr<ui_sessions> sessions;               // the dashboard's logins (none: cookies are not credentials)
+  std::shared_ptr<login_failures> login_limits;        // failed logins per address and operator (none: unlimited)
+  std::shared_ptr<stream_slots> streams;               // live event streams per operator (none: unlimited)
   std::shared_ptr<projections::live_feed> feed;        // GET /events/stream (none: 503)
   bool https = false;                                   // served over TLS: the UI cookie is Secure
 };

@@ -6,15 +6,20 @@ namespace baton::http {
 
 namespace bhttp = boost::beast::http;
 
-request from_beast(beast_request&& in, const std::string& remote_addr) {
+request head_of(const beast_request& in, const std::string& remote_addr) {
   request out;
   out.method = std::string(to_std(in.method_string()));
   out.target = std::string(to_std(in.target()));
   parse_target(out.target, out.path, out.params);
   out.headers.reserve(8);
   for (const auto& f : in) out.headers.emplace_back(std::string(to_std(f.name_string())), std::string(to_std(f.value())));
-  out.body = std::move(in.body());
   out.remote_addr = remote_addr;
+  return out;
+}
+
+request from_beast(beast_request&& in, const std::string& remote_addr) {
+  request out = head_of(in, remote_addr);
+  out.body = std::move(in.body());
   return out;
 }
 

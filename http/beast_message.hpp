@@ -19,6 +19,8 @@ using beast_response = boost::beast::http::response<boost::beast::http::string_b
 
 // Moves a parsed request into batond's type: decoded path and query, headers as sent.
 request from_beast(beast_request&& in, const std::string& remote_addr);
+// The same for a head alone (no body): what the credential check reads before the body comes.
+request head_of(const beast_request& in, const std::string& remote_addr);
 
 // An HTTP/1.1 response with Content-Type and Content-Length set (none on 1xx/204/304);
 // Content-Length, Connection and Transfer-Encoding headers the route set are ignored (the

@@ -2,6 +2,7 @@
 #include "actors/thread_name.hpp"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -10,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -60,15 +62,27 @@ struct beast_server::impl {
     accept();  // also after a connection that died in the backlog
   }
 
+  // A connection that does not fit takes the place of the oldest unauthenticated one, from its
+  // own address first: strangers' idle connections never keep out a caller with a credential.
   void admit(tcp::socket socket) {
     error_code ec;
     socket.set_option(tcp::no_delay(true), ec);
-    bool within = core.counted < static_cast<size_t>(core.opts.max_connections);
     auto conn = core.tls ? connection_stream(std::move(socket), *core.tls) : connection_stream(std::move(socket));
-    auto s = std::make_shared<session>(core, std::move(conn), ++next_id, within);
+    auto s = std::make_shared<session>(core, std::move(conn), ++next_id);
     core.sessions.emplace(next_id, s);
-    if (!within) return s->refuse(503, "too_many_connections", "the server is at its connection limit; retry later");
-    ++core.counted;
+    if (!s->authenticated()) {
+      auto mine = core.unauthenticated_from.find(s->group());
+      const size_t held = mine == core.unauthenticated_from.end() ? 0 : mine->second.size();
+      if (held >= static_cast<size_t>(core.opts.max_unauthenticated_per_address) &&
+          !core.evict_unauthenticated(&s->group()))
+        return s->refuse(429, "too_many_unauthenticated_connections",
+                         "this address already has " + std::to_string(held) +
+                             " connections without an authenticated request (http.max_unauthenticated_connections_per_address); "
+                             "retry later");
+    }
+    if (core.counted >= static_cast<size_t>(core.opts.max_connections) && !core.evict_unauthenticated(nullptr))
+      return s->refuse(503, "too_many_connections", "the server is at its connection limit; retry later");
+    s->count();
     s->start();
   }
 
@@ -133,15 +147,38 @@ struct beast_server::impl {
 
 namespace {
 
-// The server's TLS settings: TLS 1.2 or newer, the certificate chain and its key, which must match.
+// TLS 1.2's suites with forward secrecy (ECDHE) and an AEAD cipher; OpenSSL's defaults also
+// offered CBC with SHA-1 MACs. TLS 1.3's suites are all AEAD and keep OpenSSL's list.
+constexpr const char* tls12_ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+// A private key others on the host can read is no longer private (a login node has many
+// users); refused as ssh refuses such a key, rather than served with.
+void check_key_mode(const std::string& key_file) {
+  struct stat st{};
+  if (::stat(key_file.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;  // (a missing file: the load says so)
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  throw std::runtime_error("tls.key_file: " + key_file + " is open to its group or others (mode " + mode +
+                           "); make it readable by batond's account only (chmod 600 " + key_file + ")");
+}
+
+// The server's TLS settings: the versions and suites above, the certificate chain and its key,
+// which must match and be private.
 net::ssl::context tls_context(const std::string& cert_file, const std::string& key_file) {
   net::ssl::context ctx(net::ssl::context::tls_server);
   ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
                   net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 |
-                  net::ssl::context::single_dh_use);
+                  net::ssl::context::single_dh_use | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                  SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  if (SSL_CTX_set_cipher_list(ctx.native_handle(), tls12_ciphers) != 1)
+    throw std::runtime_error("TLS: this OpenSSL offers none of batond's TLS 1.2 cipher suites");
   error_code ec;
   ctx.use_certificate_chain_file(cert_file, ec);
   if (ec) throw std::runtime_error("tls.cert_file: cannot load " + cert_file + " (" + ec.message() + ")");
+  check_key_mode(key_file);
   ctx.use_private_key_file(key_file, net::ssl::context::pem, ec);
   // OpenSSL checks the pair as it loads the key ("key values mismatch"); checked again after,
   // so a mismatch gets the same clear line whichever step notices it.

@@ -14,9 +14,20 @@
 // together hold at most max_buffered_request_bytes (beyond: 503). An async route that has not
 // answered within async_reply_deadline_ms gets 503 not_durable_yet with Retry-After; the
 // connection goes on with its next request and the late answer is dropped.
+//
+// Who may hold those resources: a connection is authenticated from its first request whose
+// head carries a valid credential (`authenticates`). Until then it has the shorter
+// unauthenticated_timeout_seconds for everything, a client address holds at most
+// max_unauthenticated_per_address of them, and when connections or request bytes run out
+// they are closed, oldest first, to make room: so callers without a credential cannot take
+// either from those with one. A body over max_unauthenticated_body_bytes, or Expect:
+// 100-continue, needs a valid credential in that request's head, else 401 at once: the
+// budget is reserved from Content-Length, and 16 strangers announcing 16 MiB had taken it all.
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "http/message.hpp"
 #include "http/request_counters.hpp"
 #include "http/router.hpp"
 
@@ -39,8 +50,15 @@ struct beast_server_options {
   // meanwhile: one write per log batch to each of 50 dashboards took the I/O thread from polls.
   int stream_write_interval_ms = 50;
   int stop_grace_seconds = 5;          // stop(): how long requests in flight may still answer
-  // HTTPS when set (PEM files; the certificate file may carry the chain). TLS 1.2 or newer;
-  // the handshake counts against read_timeout_seconds.
+  // Whether a request's head carries a valid credential (batond: http::identify()); unset,
+  // every connection counts as authenticated from the start. Runs on the I/O thread.
+  std::function<bool(const request& head)> authenticates;
+  int unauthenticated_timeout_seconds = 10;  // before authenticating: handshake, each request, each idle wait
+  int max_unauthenticated_per_address = 32;  // per client_group(); beyond, that address's oldest closes
+  size_t max_unauthenticated_body_bytes = 64 << 10;  // larger, or Expect: 100-continue, without a credential: 401
+  // HTTPS when set (PEM files; the certificate file may carry the chain). TLS 1.2 with ECDHE
+  // and an AEAD cipher only, or TLS 1.3; the handshake is the unauthenticated connection's
+  // first step. The key file must not be open to group or others (start() refuses it).
   std::string tls_cert_file, tls_key_file;
   std::shared_ptr<request_counters> counters;  // requests by route and status (none: not counted)
 };
@@ -56,7 +74,7 @@ class beast_server {
 
   // Binds, listens (backlog 1024) and starts the I/O thread and the pool. Returns the bound
   // port; throws std::runtime_error naming the address if it cannot listen, or naming the
-  // file if the TLS certificate or key cannot be loaded.
+  // file if the TLS certificate or key cannot be loaded or the key is open to others.
   int start();
   // Stops accepting; requests in flight get their answers for up to stop_grace_seconds, then
   // every connection closes. Blocking handlers still running finish before this returns;

@@ -21,19 +21,81 @@ void server_core::retire(uint64_t id) {
   sessions.erase(it);
 }
 
-session::session(server_core& core, connection_stream conn, uint64_t id, bool counted)
-    : core_(core), conn_(std::move(conn)), id_(id), counted_(counted) {
+bool server_core::evict_unauthenticated(const std::string* group) {
+  const std::set<uint64_t>* among = &unauthenticated;
+  if (group) {
+    auto it = unauthenticated_from.find(*group);
+    if (it == unauthenticated_from.end()) return false;
+    among = &it->second;
+  }
+  for (uint64_t id : *among) {
+    auto s = sessions.at(id);
+    if (s->busy()) continue;  // its answer is on its way: it frees its place by itself
+    spdlog::debug("http: closing the unauthenticated connection from {} to make room", s->group());
+    s->close();  // (edits *among: nothing more is read from it)
+    return true;
+  }
+  return false;
+}
+
+bool server_core::make_room(size_t n, uint64_t except) {
+  std::vector<std::shared_ptr<session>> victims;
+  size_t freed = 0;
+  for (uint64_t id : unauthenticated) {
+    if (buffered - freed + n <= opts.max_buffered_request_bytes) break;
+    const auto& s = sessions.at(id);
+    if (id == except || s->busy() || s->held() == 0) continue;
+    freed += s->held();
+    victims.push_back(s);
+  }
+  if (buffered - freed + n > opts.max_buffered_request_bytes) return false;
+  for (auto& s : victims) s->close();
+  if (!victims.empty()) spdlog::debug("http: closed {} unauthenticated connections to make room for request bytes", victims.size());
+  return true;
+}
+
+session::session(server_core& core, connection_stream conn, uint64_t id)
+    : core_(core), conn_(std::move(conn)), id_(id), authenticated_(!core.opts.authenticates) {
   error_code ec;
   auto peer = conn_.socket().remote_endpoint(ec);
   if (!ec) remote_ = peer.address().to_string(ec);
-  deadline_ = steady::now() + std::chrono::seconds(core_.opts.idle_timeout_seconds);
+  group_ = client_group(remote_);
+  deadline_ = steady::now() + limit(core_.opts.idle_timeout_seconds);
+}
+
+void session::count() {
+  counted_ = true;
+  ++core_.counted;
+  if (authenticated_) return;
+  core_.unauthenticated.insert(id_);
+  core_.unauthenticated_from[group_].insert(id_);
+}
+
+steady::duration session::limit(int seconds) const {
+  if (!authenticated_) seconds = std::min(seconds, core_.opts.unauthenticated_timeout_seconds);
+  return std::chrono::seconds(seconds);
+}
+
+void session::authenticate() {
+  if (authenticated_) return;
+  authenticated_ = true;
+  if (state_ == state::reading) deadline_ = started_ + std::chrono::seconds(core_.opts.read_timeout_seconds);
+  leave_unauthenticated();
+}
+
+void session::leave_unauthenticated() {
+  if (!counted_) return;
+  core_.unauthenticated.erase(id_);
+  auto it = core_.unauthenticated_from.find(group_);
+  if (it != core_.unauthenticated_from.end() && it->second.erase(id_) && it->second.empty())
+    core_.unauthenticated_from.erase(it);
 }
 
 template <class Next>
 void session::when_ready(Next next) {
   if (!conn_.is_tls()) return next();
   state_ = state::handshaking;
-  deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);
+  deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);
   conn_.handshake([self = shared_from_this(), next = std::move(next)](error_code ec) {
     if (self->state_ != state::handshaking) return;  // closed by its deadline meanwhile
     if (ec) {  // not TLS, an untrusted client, a scanner: one line at debug, nothing else
@@ -77,12 +139,13 @@ void session::parse() {
   if (!parser_ && buffer_.size() == 0) {
     if (core_.stopping) return close();
     state_ = state::idle;
-    deadline_ = now + std::chrono::seconds(core_.opts.idle_timeout_seconds);
+    deadline_ = now + limit(core_.opts.idle_timeout_seconds);
     return read_some();
   }
   if (state_ == state::idle) {  // the first bytes of a request: its whole-request deadline starts
     state_ = state::reading;
-    deadline_ = now + std::chrono::seconds(core_.opts.read_timeout_seconds);
+    started_ = now;
+    deadline_ = now + limit(core_.opts.read_timeout_seconds);
   }
   if (!parser_) {
     parser_.emplace();
@@ -133,7 +196,22 @@ bool session::check_head() {
     }
     expect_continue = true;
   }
-  expected_ = consumed_ + static_cast<size_t>(parser_->content_length().value_or(0));
+  const size_t body = static_cast<size_t>(parser_->content_length().value_or(0));
+  // The budget is reserved from Content-Length, and a 100 Continue invites the body: both
+  // only for a caller known by this head. Others may send a small body (a dashboard login).
+  const bool needs_caller = expect_continue || body > core_.opts.max_unauthenticated_body_bytes;
+  if (!authenticated_ || needs_caller) {
+    if (caller_known()) {
+      authenticate();
+    } else if (needs_caller) {
+      reject(401, "credential_required",
+             "a request with a body over " + std::to_string(core_.opts.max_unauthenticated_body_bytes) +
+                 " bytes, or with Expect: 100-continue, needs a valid credential (X-API-Token, X-Worker-Token or a "
+                 "dashboard session)");
+      return false;
+    }
+  }
+  expected_ = consumed_ + body;
   if (!charge(std::max(received_, expected_))) {
     reject(503, "request_memory_exhausted", "the server holds too many request bytes; retry later");
     return false;
@@ -149,6 +227,16 @@ bool session::check_head() {
     return false;
   }
   return true;
+}
+
+bool session::caller_known() {
+  if (!core_.opts.authenticates) return true;
+  try {
+    return core_.opts.authenticates(head_of(parser_->get(), remote_));
+  } catch (const std::exception& e) {  // a failing check must not take the I/O thread down
+    spdlog::error("http: checking the credential of a request from {}: {}", remote_, e.what());
+    return false;
+  }
 }
 
 void session::dispatch() {
@@ -218,10 +306,20 @@ void session::deliver(uint64_t request, beast_response res, std::shared_ptr<even
   write(std::move(res), keep_alive_);
 }
 
+// Every answer, unless its route said otherwise: not to be sniffed into another type (an
+// error echoing input must not become a page), not to be kept by a browser or a proxy (an
+// answer may carry a new token), and over TLS, HTTPS only from now on for this host.
+void session::secure_headers(beast_response& res) const {
+  if (res.find("X-Content-Type-Options") == res.end()) res.set("X-Content-Type-Options", "nosniff");
+  if (res.find(bhttp::field::cache_control) == res.end()) res.set(bhttp::field::cache_control, "no-store");
+  if (conn_.is_tls()) res.set(bhttp::field::strict_transport_security, "max-age=31536000");
+}
+
 // --- streams (Server-Sent Events) ---
 // The head has no Content-Length: the body ends when the connection does. Nothing more is
 // read as a request on this connection; a read stays open only to learn that the client left.
-void session::start_stream(const beast_response& head, std::shared_ptr<event_stream> stream) {
+void session::start_stream(beast_response& head, std::shared_ptr<event_stream> stream) {
+  secure_headers(head);
   state_ = state::streaming;
   keep_alive_ = false;
   uncharge();
@@ -234,7 +332,7 @@ void session::start_stream(const beast_response& head, std::shared_ptr<event_str
     if (iequals(name, "Content-Length") || iequals(name, "Connection")) continue;
     text.append(name).append(": ").append(to_std(f.value())).append("\r\n");
   }
-  text += "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n";
+  text += "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n";
   stream_->attach([gate = core_.gate, weak = weak_from_this()] {
     std::lock_guard<std::mutex> g(gate->mu);
     if (!gate->ioc) return;
@@ -291,7 +389,8 @@ void session::watch_stream_client() {
 
 void session::write(beast_response res, bool keep_alive) {
   state_ = state::writing;
-  deadline_ = steady::now() + std::chrono::seconds(core_.opts.read_timeout_seconds);
+  deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);
+  secure_headers(res);
   keep_alive_ = keep_alive && !core_.stopping;
   if (!keep_alive_) res.keep_alive(false);
   else if (http10_) res.set(bhttp::field::connection, "keep-alive");
@@ -365,7 +464,8 @@ void session::tick(steady::time_point now) {
 
 bool session::charge(size_t total) {
   if (total <= charged_) return true;
-  if (!core_.reserve(total - charged_)) return false;
+  const size_t more = total - charged_;
+  if (!core_.reserve(more) && !(core_.make_room(more, id_) && core_.reserve(more))) return false;
   charged_ = total;
   return true;
 }
@@ -386,6 +486,7 @@ void session::close() {
   conn_.socket().close(ec);
   uncharge();
   parser_.reset();
+  if (!authenticated_) leave_unauthenticated();
   if (counted_) --core_.counted;
   counted_ = false;
   core_.retire(id_);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +53,9 @@ struct server_core {
   size_t counted = 0;   // connections within max_connections (refused ones are not)
   size_t buffered = 0;  // request bytes held by every connection together
   bool stopping = false;
+  // Counted connections not yet authenticated, oldest first (ids grow), and by client group.
+  std::set<uint64_t> unauthenticated;
+  std::unordered_map<std::string, std::set<uint64_t>> unauthenticated_from;
 
   // Takes n more bytes from the global budget; false (nothing taken) if that would exceed it.
   bool reserve(size_t n) {
@@ -62,12 +66,21 @@ struct server_core {
   void release(size_t n) { buffered -= n; }
   // Forgets a closed connection; it is destroyed once the handler running now has returned.
   void retire(uint64_t id);
+
+  // Closes the oldest unauthenticated connection (of `group`, or of all) that has no request
+  // being handled; false when there is none.
+  bool evict_unauthenticated(const std::string* group);
+  // Closes unauthenticated connections holding request bytes (but none being handled), oldest
+  // first, until n more bytes fit the budget; false (nothing closed) when even that is not enough.
+  bool make_room(size_t n, uint64_t except);
 };
 
 class session : public std::enable_shared_from_this<session> {
  public:
-  session(server_core& core, connection_stream conn, uint64_t id, bool counted);
+  session(server_core& core, connection_stream conn, uint64_t id);
 
+  // Takes one of max_connections (and, until authenticated, a place among its address's).
+  void count();
   void start();  // reads the first request (after the TLS handshake, if TLS)
   // Answers at once and closes (the connection cap): no request is read.
   void refuse(int status, const std::string& code, const std::string& message);
@@ -76,6 +89,9 @@ class session : public std::enable_shared_from_this<session> {
   steady::time_point deadline() const { return deadline_; }
   // A request is being handled or its answer written (stop() waits for these).
   bool busy() const { return state_ == state::handling || state_ == state::writing; }
+  bool authenticated() const { return authenticated_; }
+  const std::string& group() const { return group_; }  // client_group() of its address
+  size_t held() const { return charged_; }             // its request bytes in the budget
   void close();
   // The route's answer to request number `request`, on the I/O thread; dropped when that
   // request is no longer the one waiting (answered by the deadline, or the connection closed).
@@ -95,6 +111,11 @@ class session : public std::enable_shared_from_this<session> {
   void on_read(boost::system::error_code ec, size_t n);
   void parse();
   bool check_head();  // false: rejected, or a 100 Continue is being written (parse() resumes after it)
+  bool caller_known();  // the head being parsed carries a valid credential (opts.authenticates)
+  void authenticate();
+  void leave_unauthenticated();  // out of core_.unauthenticated and unauthenticated_from
+  // The unauthenticated get the shorter timeout for everything.
+  steady::duration limit(int seconds) const;
   void dispatch();
   respond_fn responder(uint64_t request, std::string route);
   void write(beast_response res, bool keep_alive);
@@ -102,19 +123,23 @@ class session : public std::enable_shared_from_this<session> {
   void reject(int status, const std::string& code, const std::string& message);
   void linger();   // after a last answer: stop sending, read and drop until the client closes
   void discard();
-  void start_stream(const beast_response& head, std::shared_ptr<event_stream> stream);
+  void start_stream(beast_response& head, std::shared_ptr<event_stream> stream);
   void write_stream(std::vector<event_stream::shared_text> texts);
   void watch_stream_client();  // a streaming client sends nothing: a read ends only when it goes
   bool charge(size_t total);  // grows this request's share of the global budget to total
   void uncharge();
+  void secure_headers(beast_response& res) const;  // what every answer carries (nosniff, no-store, HSTS)
 
   server_core& core_;
   connection_stream conn_;
   uint64_t id_;
-  bool counted_;
+  bool counted_ = false;
+  bool authenticated_;
   std::string remote_;
+  std::string group_;
   state state_ = state::idle;
   steady::time_point deadline_;
+  steady::time_point started_;  // the current request's first byte
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   bool head_checked_ = false;

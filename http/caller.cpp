@@ -14,6 +14,14 @@ namespace baton::http {
 
 void refuse(response& res, const core::domain_error& e) { reply_json(res, status_of(e.kind), error_body(e)); }
 
+void refuse_over_limit(response& res, const std::string& what, const std::string& limit, core::time_us wait_us) {
+  auto seconds = (wait_us + 999'999) / 1'000'000;  // Retry-After is whole seconds, rounded up
+  refuse(res, {core::error_kind::over_limit, "rate_limited",
+               what + " (" + limit + "); retry after " + std::to_string(seconds) + " s",
+               {{"limit", limit}, {"retry_after_seconds", seconds}}, ""});
+  res.set_header("Retry-After", std::to_string(seconds));
+}
+
 std::string hash_of(const std::string& secret) { return events::to_hex(events::sha256(secret)); }
 std::string token_of(const std::string& owner, const std::string& secret) { return owner + "." + secret; }
 namespace {
@@ -123,12 +131,7 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
     return std::nullopt;
   }
   if (auto wait = ctx.limiter && ctx.clock ? ctx.limiter->admit(*who, ctx.clock()) : std::nullopt) {
-    auto seconds = (*wait + 999'999) / 1'000'000;  // Retry-After is whole seconds, rounded up
-    const char* limit = rate_limiter::limit_name(*who);
-    refuse(res, {core::error_kind::over_limit, "rate_limited",
-                 std::string("too many requests (") + limit + "); retry after " + std::to_string(seconds) + " s",
-                 {{"limit", limit}, {"retry_after_seconds", seconds}}, ""});
-    res.set_header("Retry-After", std::to_string(seconds));
+    refuse_over_limit(res, "too many requests", rate_limiter::limit_name(*who), *wait);
     return std::nullopt;
   }
   // The headers recorded with every event this request causes: checked before anything is

@@ -16,6 +16,9 @@ namespace baton::http {
 
 // Answers res with the error's status and JSON body.
 void refuse(response& res, const core::domain_error& e);
+// 429 rate_limited: "<what> (<limit>); retry after N s", the limit's name in the body, and
+// Retry-After: the wait in whole seconds, rounded up.
+void refuse_over_limit(response& res, const std::string& what, const std::string& limit, core::time_us wait_us);
 
 // The tokens batond hands out (workers', named operators') are "<owner>.<secret>": the owner
 // finds the stored hash, and only SHA-256(secret) is ever kept.

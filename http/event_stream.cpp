@@ -51,12 +51,19 @@ std::vector<event_stream::shared_text> event_stream::take() {
   return std::exchange(queued_, {});
 }
 
+void event_stream::hold(std::shared_ptr<void> held) {
+  std::lock_guard<std::mutex> g(mu_);
+  held_ = std::move(held);
+}
+
 void event_stream::close() {
+  std::shared_ptr<void> held;  // given back once the lock is released
   std::lock_guard<std::mutex> g(mu_);
   closed_ = true;
   queued_.clear();
   queued_bytes_ = 0;
   wake_ = nullptr;  // it holds the connection's handles; the connection is going
+  held = std::move(held_);  // the live feed may keep this object a while: the slot goes now
 }
 
 }  // namespace baton::http

@@ -29,6 +29,8 @@ class event_stream {
   bool push(shared_text text);
   bool push(const std::string& text) { return push(std::make_shared<const std::string>(text)); }
   bool closed() const;
+  // Keeps `held` (a slot of a per-caller cap) until the stream closes, when it is dropped.
+  void hold(std::shared_ptr<void> held);
 
   // --- the server's connection ---
   // Called once the head is written: `wake` (any thread, cheap) asks the connection to take().
@@ -46,6 +48,7 @@ class event_stream {
   std::function<void()> wake_;
   bool wake_pending_ = false;  // one wake in flight at a time: a burst of pushes costs one post
   bool closed_ = false;
+  std::shared_ptr<void> held_;
 };
 
 }  // namespace baton::http

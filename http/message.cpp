@@ -1,5 +1,9 @@
 #include "http/message.hpp"
 
+#include <arpa/inet.h>
+
+#include <cstring>
+
 namespace baton::http {
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -11,6 +15,19 @@ bool iequals(std::string_view a, std::string_view b) {
     if (x != y) return false;
   }
   return true;
+}
+
+std::string client_group(const std::string& address) {
+  in6_addr a6{};
+  if (inet_pton(AF_INET6, address.c_str(), &a6) != 1) return address;  // IPv4 (or not an address)
+  char text[INET6_ADDRSTRLEN] = {};
+  if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+    in_addr a4{};
+    std::memcpy(&a4, a6.s6_addr + 12, 4);
+    return inet_ntop(AF_INET, &a4, text, sizeof text) ? text : address;
+  }
+  std::memset(a6.s6_addr + 8, 0, 8);
+  return inet_ntop(AF_INET6, &a6, text, sizeof text) ? std::string(text) + "/64" : address;
 }
 
 namespace {

@@ -56,4 +56,9 @@ std::string percent_decode(std::string_view s, bool plus_is_space);
 
 bool iequals(std::string_view a, std::string_view b);
 
+// The client that per-address limits count by: an IPv4 address as it is (also when it comes
+// IPv4-mapped), an IPv6 address by its /64, which one host usually holds whole (counted one
+// address at a time, a single host could pass for millions of clients). Anything else as is.
+std::string client_group(const std::string& address);
+
 }  // namespace baton::http

@@ -64,14 +64,14 @@ std::string_view ui_content_type(std::string_view name) {
   return "application/octet-stream";
 }
 
-void set_ui_headers(response& res) {
+void set_ui_headers(response& res, const char* cache_control) {
   res.set_header("Content-Security-Policy",
                  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
                  "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_header("X-Frame-Options", "DENY");
   res.set_header("Referrer-Policy", "no-referrer");
-  res.set_header("Cache-Control", "no-cache");
+  res.set_header("Cache-Control", cache_control);
 }
 
 void add_ui_routes(router& s, api_context ctx) {
@@ -85,7 +85,7 @@ void add_ui_routes(router& s, api_context ctx) {
 
   // --- logging in and out ---
   s.Post("/ui/login", [ctx](const request& req, response& res) {
-    set_ui_headers(res);
+    set_ui_headers(res, "no-store");  // the answer carries the session's CSRF token
     if (!ctx.sessions || !ctx.clock) return reply_error(res, 503, "sessions_unavailable", "the dashboard's logins are off");
     // Another site's page can send a form or text/plain without asking, never application/json:
     // so no other site can log a browser in to an account of its choosing.
@@ -100,17 +100,28 @@ void add_ui_routes(router& s, api_context ctx) {
     } catch (const invalid_field& bad) {
       return reply_json(res, bad.status, validation_body(bad));
     }
+    // Failed logins are limited by address and by the operator a token names, before the token is looked at.
+    const std::string address = client_group(req.remote_addr);
+    const std::string named = token.find('.') == std::string::npos ? "" : token.substr(0, token.find('.'));
+    const core::time_us now = ctx.clock();
+    if (auto over = ctx.login_limits ? ctx.login_limits->check(address, named, now) : std::nullopt)
+      return refuse_over_limit(res, "too many failed logins", over->limit, over->wait_us);
     auto who = identify_operator(ctx, token, name, res);
-    if (!who) return;
+    if (!who) {
+      if (ctx.login_limits) ctx.login_limits->failed(address, named, now);
+      return;
+    }
     if (who->k != core::principal::kind::operator_)
       return reply_error(res, 403, "operators_only", "only an operator's token opens a dashboard session", "token");
     const std::string sid = new_secret_hex();
-    auto opened = ctx.sessions->open(sid, token, name, new_secret_hex(), ctx.clock());
-    reply_json(res, 200, who_body(*who, opened.csrf));
+    auto opened = ctx.sessions->open(sid, rate_limiter::key_of(*who), token, name, new_secret_hex(), now);
+    if (!opened)
+      return reply_error(res, 503, "sessions_full", "every dashboard session is in use by other operators; retry later");
+    reply_json(res, 200, who_body(*who, opened->csrf));
     res.set_header("Set-Cookie", session_cookie_header(sid, ctx.sessions->ttl_us() / 1'000'000, ctx.https));
   });
   s.Get("/ui/session", [ctx](const request& req, response& res) {
-    set_ui_headers(res);
+    set_ui_headers(res, "no-store");
     auto found = session_of(ctx, req);
     if (!found) return reply_error(res, 401, "no_session", "not logged in");
     auto who = identify_operator(ctx, found->s.credential, found->s.declared_name, res);  // revoked since: 401
@@ -118,7 +129,7 @@ void add_ui_routes(router& s, api_context ctx) {
     reply_json(res, 200, who_body(*who, found->s.csrf));
   });
   s.Post("/ui/logout", [ctx](const request& req, response& res) {
-    set_ui_headers(res);
+    set_ui_headers(res, "no-store");
     auto found = session_of(ctx, req);
     if (!found) return reply_error(res, 401, "no_session", "not logged in");
     if (!identify(ctx, req, res)) return;  // the session's CSRF token is needed to end it too
@@ -143,7 +154,16 @@ void add_ui_routes(router& s, api_context ctx) {
       refuse(res, {core::error_kind::unavailable, "stream_unavailable", "the live feed is off", {}, ""});
       return respond(std::move(res));
     }
+    std::shared_ptr<void> slot;
+    if (ctx.streams && !(slot = ctx.streams->take(e->caller))) {
+      const int max = ctx.streams->max_per_caller();
+      refuse(res, {core::error_kind::over_limit, "too_many_streams",
+                   "at most " + std::to_string(max) + " live event streams per operator (event_streams_per_operator); close one first",
+                   {{"limit", "event_streams_per_operator"}, {"max", max}}, ""});
+      return respond(std::move(res));
+    }
     auto stream = std::make_shared<event_stream>();
+    stream->hold(std::move(slot));
     ctx.feed->subscribe(
         e->caller, after, [stream](const projections::live_feed::shared_text& text) { return stream->push(text); },
         [weak = std::weak_ptr<event_stream>(stream)] {

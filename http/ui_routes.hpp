@@ -12,7 +12,8 @@ namespace baton::http {
 void add_ui_routes(router& server, api_context ctx);
 
 // The headers every dashboard page and file carries: a strict Content-Security-Policy (no
-// inline script or style, nothing from elsewhere), no framing, no sniffing, no referrer.
-void set_ui_headers(response& res);
+// inline script or style, nothing from elsewhere), no framing, no sniffing, no referrer; files
+// are revalidated (no-cache), logins and sessions never kept (no-store).
+void set_ui_headers(response& res, const char* cache_control = "no-cache");
 
 }  // namespace baton::http

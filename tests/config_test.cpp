@@ -42,6 +42,11 @@ TEST(Config, MissingFileMeansDefaultsAndAWarning) {
   EXPECT_EQ(r.value->http_max_connections, 20000);
   EXPECT_EQ(r.value->http_max_buffered_request_bytes, 256 << 20);
   EXPECT_EQ(r.value->http_worker_reply_deadline_ms, 10000);
+  EXPECT_EQ(r.value->http_unauthenticated_timeout_seconds, 10);
+  EXPECT_EQ(r.value->http_max_unauthenticated_per_address, 32);
+  EXPECT_EQ(r.value->event_streams_per_operator, 16);
+  EXPECT_DOUBLE_EQ(r.value->login_failures.capacity, 10);
+  EXPECT_DOUBLE_EQ(r.value->login_failures.refill_per_second, 0.1);
   EXPECT_EQ(r.value->source, "");
   ASSERT_EQ(r.value->warnings.size(), 1u);
   EXPECT_NE(r.value->warnings[0].find("/nonexistent/baton.yaml"), std::string::npos);
@@ -53,7 +58,9 @@ listen: {host: 0.0.0.0, port: 8080}
 data_dir: /srv/baton
 threads: {actors: 4, http: 128}
 http: {keep_alive_max: 50, read_timeout_seconds: 7, idle_timeout_seconds: 60, max_connections: 500,
-       max_buffered_request_bytes: 33554432, worker_reply_deadline_ms: 2500}
+       max_buffered_request_bytes: 33554432, worker_reply_deadline_ms: 2500, unauthenticated_timeout_seconds: 3,
+       max_unauthenticated_connections_per_address: 8}
+limits: {login_failures_burst: 5, login_failures_per_second: 0.5, event_streams_per_operator: 4}
 event_log: {group_commit_max_events: 100, min_free_mb: 32}
 log_level: debug
 workers: {heartbeat_interval_seconds: 5, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 2, accept_shared_token: true}
@@ -72,6 +79,11 @@ jobs: {max_attempts: 3, default_worker_image: gromacs}
   EXPECT_EQ(s.http_max_connections, 500);
   EXPECT_EQ(s.http_max_buffered_request_bytes, 33554432);
   EXPECT_EQ(s.http_worker_reply_deadline_ms, 2500);
+  EXPECT_EQ(s.http_unauthenticated_timeout_seconds, 3);
+  EXPECT_EQ(s.http_max_unauthenticated_per_address, 8);
+  EXPECT_DOUBLE_EQ(s.login_failures.capacity, 5);
+  EXPECT_DOUBLE_EQ(s.login_failures.refill_per_second, 0.5);
+  EXPECT_EQ(s.event_streams_per_operator, 4);
   EXPECT_EQ(s.group_commit_max_events, 100);
   EXPECT_EQ(s.min_free_mb, 32);
   EXPECT_EQ(s.log_level, "debug");
@@ -122,6 +134,12 @@ TEST(Config, OutOfRangeAndUnknownValues) {
   EXPECT_NE(small.message.find("1000"), std::string::npos) << small.message;
   EXPECT_EQ(error_of("http: {worker_reply_deadline_ms: -5}\n").key, "http.worker_reply_deadline_ms");
   EXPECT_EQ(error_of("http: {reply_deadline: 5}\n").key, "http.reply_deadline");
+  EXPECT_EQ(error_of("http: {unauthenticated_timeout_seconds: 0}\n").key, "http.unauthenticated_timeout_seconds");
+  EXPECT_EQ(error_of("http: {max_unauthenticated_connections_per_address: 0}\n").key,
+            "http.max_unauthenticated_connections_per_address");
+  EXPECT_EQ(error_of("limits: {login_failures_burst: 0}\n").key, "limits.login_failures_burst");
+  EXPECT_EQ(error_of("limits: {login_failures_per_second: -1}\n").key, "limits.login_failures_per_second");
+  EXPECT_EQ(error_of("limits: {event_streams_per_operator: 0}\n").key, "limits.event_streams_per_operator");
   auto e = error_of("log_level: loud\n");
   EXPECT_EQ(e.key, "log_level");
   EXPECT_NE(e.message.find("'loud'"), std::string::npos);

@@ -23,6 +23,7 @@
 #include "http/beast_server.hpp"
 #include "http/event_stream.hpp"
 #include "support/loopback_socket.hpp"
+#include "support/raw_client.hpp"
 #include "support/wait_until.hpp"
 
 namespace {
@@ -38,64 +39,7 @@ using steady = std::chrono::steady_clock;
 using baton::http::respond_fn;
 using nlohmann::json;
 
-// A raw client: sends bytes, reads responses by Content-Length.
-class raw_client {
- public:
-  explicit raw_client(int port) : fd_(baton::test::connect_loopback(port, 5)), connected_(fd_ >= 0) {}
-  ~raw_client() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool connected() const { return connected_; }
-  void send(const std::string& bytes) { ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size())); }
-
-  struct response {
-    int status = 0;
-    std::string head;
-    std::string body;
-  };
-  // The next response; status 0 if the connection closed or timed out first.
-  response next() {
-    response r;
-    size_t end;
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos)
-      if (!fill()) return r;
-    r.head = buf_.substr(0, end);
-    r.status = std::stoi(r.head.substr(9, 3));
-    size_t length = 0;
-    auto cl = r.head.find("Content-Length: ");
-    if (cl != std::string::npos) length = std::stoul(r.head.substr(cl + 16));
-    while (buf_.size() < end + 4 + length)
-      if (!fill()) return response{};
-    r.body = buf_.substr(end + 4, length);
-    buf_.erase(0, end + 4 + length);
-    return r;
-  }
-  // Reads until what has come so far (kept for next()) holds needle; false if the connection
-  // closed or timed out first.
-  bool read_until(const std::string& needle) {
-    while (buf_.find(needle) == std::string::npos)
-      if (!fill()) return false;
-    return true;
-  }
-  const std::string& received() const { return buf_; }
-  // True when the server closed the connection (EOF) within the receive timeout.
-  bool closed_by_server() {
-    char c;
-    return ::recv(fd_, &c, 1, 0) == 0;
-  }
-
- private:
-  bool fill() {
-    char tmp[4096];
-    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-    if (n <= 0) return false;
-    buf_.append(tmp, static_cast<size_t>(n));
-    return true;
-  }
-  int fd_ = -1;
-  bool connected_ = false;
-  std::string buf_;
-};
+using baton::test::raw_client;
 
 std::string get(const std::string& path, const std::string& extra = "") {
   return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n";
@@ -504,6 +448,16 @@ TEST(HttpServer, AnEventStreamIsWrittenAtMostOncePerIntervalWithAllThatCameMeanw
     EXPECT_LT(c.received().find("data: a"), c.received().find("data: b"));
   }  // the client leaves while nothing is pending: the stream closes, its timer with it
   EXPECT_TRUE(wait_until([&] { return !stream->push("data: c\n\n"); }, within_5s, every_5ms));
+}
+
+TEST(ClientGroup, PerAddressLimitsCountIpv4ByAddressAndIpv6ByItsSlash64) {
+  using baton::http::client_group;
+  EXPECT_EQ(client_group("10.1.2.3"), "10.1.2.3");
+  EXPECT_EQ(client_group("::ffff:10.1.2.3"), "10.1.2.3") << "IPv4 on a dual-stack socket";
+  EXPECT_EQ(client_group("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+  EXPECT_EQ(client_group("2001:db8:1:2::1"), client_group("2001:db8:1:2:ffff::9")) << "one host's /64";
+  EXPECT_NE(client_group("2001:db8:1:2::1"), client_group("2001:db8:1:3::1"));
+  EXPECT_EQ(client_group(""), "");
 }
 
 TEST(BeastMessage, RequestIsDecodedWithHeadersAsSent) {

@@ -197,18 +197,32 @@ TEST(event_stream, AClientThatDoesNotReadIsClosedAtTheCap) {
 
 TEST(ui_sessions, ExpireAndStayBounded) {
   http::ui_sessions store(2, 1000);
-  store.open("a", "tok-a", "", "csrf-a", 0);
-  store.open("b", "tok-b", "", "csrf-b", 10);
+  store.open("a", "o:ann", "tok-a", "", "csrf-a", 0);
+  store.open("b", "o:ann", "tok-b", "", "csrf-b", 10);
   ASSERT_TRUE(store.find("a", 999));
   EXPECT_EQ(store.find("a", 999)->credential, "tok-a");
   EXPECT_FALSE(store.find("a", 1000)) << "ends ttl after login";
-  store.open("a", "tok-a", "", "csrf-a", 20);
-  store.open("c", "tok-c", "", "csrf-c", 30);  // full: the one closest to expiring (b) goes
+  store.open("a", "o:ann", "tok-a", "", "csrf-a", 20);
+  store.open("c", "o:ann", "tok-c", "", "csrf-c", 30);  // full: ann's oldest (b) goes
   EXPECT_EQ(store.size(), 2u);
   EXPECT_FALSE(store.find("b", 30));
   EXPECT_TRUE(store.find("a", 30));
+  EXPECT_FALSE(store.open("d", "o:bob", "tok-d", "", "csrf-d", 40)) << "full of ann's: bob ends none of them";
+  EXPECT_TRUE(store.find("a", 40));
   store.close("a");
   EXPECT_FALSE(store.find("a", 30));
+  EXPECT_TRUE(store.open("d", "o:bob", "tok-d", "", "csrf-d", 40));
+}
+
+TEST(ui_sessions, AnOperatorsOwnLoginsEndOnlyTheirOwnOldest) {
+  http::ui_sessions store(100, 1000, 2);
+  store.open("ann-1", "o:ann", "tok-a", "", "c", 0);
+  for (int i = 1; i <= 5; ++i) store.open("bob-" + std::to_string(i), "o:bob", "tok-b", "", "c", i);
+  EXPECT_TRUE(store.find("ann-1", 10));
+  EXPECT_FALSE(store.find("bob-3", 10)) << "bob keeps his 2 newest";
+  EXPECT_TRUE(store.find("bob-4", 10));
+  EXPECT_TRUE(store.find("bob-5", 10));
+  EXPECT_EQ(store.size(), 3u);
 }
 
 TEST(ui_sessions, TheCookieIsReadByItsExactName) {

@@ -2,7 +2,8 @@
 // openssl tool, then checks that clients holding that CA are served (httplib, baton-worker
 // running a job, the baton CLI), that clients without it, with another CA or reaching a name
 // the certificate does not carry are refused by their own verification, that plain HTTP and a
-// silent client on the TLS port cost batond nothing, and that bad TLS files stop it at start.
+// silent client on the TLS port cost batond nothing, that only strong suites are offered and
+// every answer carries HSTS, and that bad TLS files, or a key others can read, stop it at start.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -38,6 +39,13 @@ void make_server_cert(const std::string& dir, const std::string& ca, const std::
          " && openssl x509 -req -in " + out + ".csr -CA " + ca + "-ca.pem -CAkey " + ca + "-ca.key -CAcreateserial"
          " -days 2 -out " + out + ".pem -extfile " + out + ".ext",
      dir + "/openssl.log");
+}
+
+// Whether `openssl s_client` completes a handshake with batond when it offers only what args
+// say (e.g. "-tls1_2 -cipher <suite>"); its output goes to log.
+bool handshakes(int port, const std::string& args, const std::string& log) {
+  return std::system(("timeout 60 openssl s_client -connect 127.0.0.1:" + std::to_string(port) + " " + args + " </dev/null >" +
+                      log + " 2>&1").c_str()) == 0;
 }
 
 std::unique_ptr<httplib::Client> https_client(int port, const std::string& ca_file, const std::string& host = "127.0.0.1") {
@@ -148,6 +156,40 @@ TEST_F(Https, TheCliVerifiesAgainstItsCaFile) {
   auto refused = cli({"--ca-file", pki() + "/theirs-ca.pem", "jobs", "list"}, "cli-refused");
   EXPECT_EQ(refused.code, 3) << refused.out;  // unreachable: batond could not be verified
   EXPECT_NE(refused.err.find("certificate"), std::string::npos) << refused.err;
+}
+
+// TLS 1.2 only with forward secrecy and an AEAD cipher (OpenSSL's defaults also took CBC with
+// SHA-1 MACs), TLS 1.3; and every answer tells browsers to come back over HTTPS only.
+TEST_F(Https, OffersOnlyEcdheWithAeadSuitesAndSaysHttpsOnly) {
+  const std::string log = dir / "s_client.log";
+  EXPECT_FALSE(handshakes(b->port(), "-tls1_2 -cipher ECDHE-ECDSA-AES128-SHA", log)) << "CBC, SHA-1\n" << slurp(log);
+  EXPECT_FALSE(handshakes(b->port(), "-tls1_2 -cipher ECDHE-ECDSA-AES256-SHA384", log)) << "CBC\n" << slurp(log);
+  EXPECT_TRUE(handshakes(b->port(), "-tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256", log)) << slurp(log);
+  EXPECT_TRUE(handshakes(b->port(), "-tls1_2 -cipher ECDHE-ECDSA-CHACHA20-POLY1305", log)) << slurp(log);
+  EXPECT_TRUE(handshakes(b->port(), "-tls1_3", log)) << slurp(log);
+  for (const char* path : {"/jobs", "/healthz", "/ui/"}) {
+    auto r = op->Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->get_header_value("Strict-Transport-Security"), "max-age=31536000") << path;
+  }
+}
+
+TEST(HttpsStart, AKeyFileOpenToGroupOrOthersStopsBatondNamingIt) {
+  temp_dir dir;
+  const std::string pki = dir / "pki", key = pki + "/a.key";
+  make_ca(pki, "ours");
+  make_server_cert(pki, "ours", "a", "IP:127.0.0.1");
+  const std::string config = "tls: {cert_file: " + pki + "/a.pem, key_file: " + key + "}\n";
+  for (auto open_to : {fs::perms::group_read, fs::perms::others_read}) {
+    fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write | open_to);
+    batond_process d{dir, config};
+    EXPECT_EQ(d.wait_exit(60s), 2) << d.err();
+    EXPECT_NE(d.err().find("tls.key_file: " + key + " is open to its group or others"), std::string::npos) << d.err();
+  }
+  fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write);
+  batond_process d{dir, config};
+  ASSERT_GT(d.port(), 0) << d.err();
+  EXPECT_EQ(d.stop(), 0) << d.err();
 }
 
 TEST(HttpsStart, BadCertificateFilesStopBatondNamingTheKey) {
