@@ -17,6 +17,7 @@
 
 #include "slurm/sbatch_script.hpp"
 #include "slurm/subprocess.hpp"
+#include "support/access_table.hpp"
 #include "support/batond_process.hpp"
 #include "support/metrics_text.hpp"
 #include "support/replay_tool.hpp"
@@ -307,6 +308,12 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   auto again = register_as(next_credential, next["provider_id"]);
   EXPECT_EQ(again.first, 401) << again.second;
   EXPECT_EQ(register_as(next_credential, "").first, 401);
+  // Spent, it is no credential on any route of the access table: answered as a forged one.
+  for (const auto& r : access_table::rows()) {
+    auto spent = access_table::send(d.port(), r.method, access_table::expand(r.path, next["id"], next["id"]), r.body,
+                                    {{"X-API-Token", next_credential}});
+    EXPECT_EQ(spent.status, r.valid[access_table::forged_secret]) << r.method << " " << r.path << "\n" << spent.body;
+  }
   sh("scancel " + next["provider_id"].get<std::string>().substr(5));
 }
 
