@@ -33,7 +33,7 @@ inline size_t write_campaign_log(log_builder& b, uint64_t target, size_t workers
     reg.gpu_model = i % 2 ? "A100" : "H100";
     reg.gpu_count = 1 + static_cast<int>(i % 4);
     reg.credential_sha256 = "00";
-    b.run(core::principal::pilot_token(), reg);
+    b.run(core::principal::operator_named("admin"), reg);
     worker_ids.push_back(reg.new_id);
   }
   std::vector<std::string> held(workers);

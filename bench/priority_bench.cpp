@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   reg.gpu_model = "A100";
   reg.gpu_count = 8;
   reg.credential_sha256 = "00";
-  b.run(core::principal::pilot_token(), reg);
+  b.run(core::principal::operator_named("admin"), reg);
   auto worker = core::principal::of_worker(reg.new_id);
   for (size_t u = 0; u < user_names.size(); ++u) {
     C::create_job c;

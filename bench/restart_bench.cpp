@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     reg.new_id = uuid_of('w', i);
     reg.gpu_model = "A100";
     reg.credential_sha256 = "00";
-    b.run(core::principal::pilot_token(), reg);
+    b.run(core::principal::operator_named("admin"), reg);
     ids.push_back(reg.new_id);
   }
   std::vector<std::string> held(workers);

@@ -44,7 +44,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* token = "soak-token-0123456789abcdef";
-const char* pilot_token = "soak-pilot-0123456789abcdef";  // what pilots register with, as on a cluster
 
 // --- batond, started and stopped by the soak itself ---
 struct daemon_process {
@@ -55,8 +54,7 @@ struct daemon_process {
   bool start() {
     std::vector<std::string> argv = {binary.string(), "--data-dir", (dir / "data").string(), "--listen",
                                      "127.0.0.1:" + std::to_string(port), "--port-file", (dir / "batond.port").string()};
-    std::vector<std::string> env = {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token),
-                                    "BATON_PILOT_TOKEN=" + std::string(pilot_token)};
+    std::vector<std::string> env = {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token)};
     for (char** e = environ; *e; ++e)
       if (std::string(*e).rfind("BATON_", 0) != 0) env.emplace_back(*e);
     std::vector<char*> args, envp;
@@ -175,8 +173,10 @@ void pilots_thread(int index, int threads, int workers, tally& t, std::atomic<in
   };
   std::unique_ptr<httplib::Client> c;
   int port = 0;
-  const httplib::Headers as_pilot = {{"X-API-Token", pilot_token}};
-  // Registrations share the pilot token's budget: a 429 is waited out (as baton-worker does).
+  // The simulated pilots register as an admin starting pilots by hand would (a Slurm pilot's
+  // one-time credential needs a placeholder; the pilot token registers Salad workers only).
+  // Registrations share the admin's budget: a 429 is waited out (as baton-worker does).
+  const httplib::Headers as_pilot = {{"X-API-Token", token}};
   auto enroll = [&](pilot& p) {
     call_result r;
     for (int tries = 0; tries < 100 && !stopping.load(); ++tries) {
@@ -422,7 +422,8 @@ int main(int argc, char** argv) {
   fs::copy_file(BATOND_PATH, d.binary);
   std::ofstream(d.dir / "batond.yaml")
       << "workers: {heartbeat_interval_seconds: 30, heartbeat_timeout_multiplier: 4, reaper_interval_seconds: 30}\n"
-      << "limits: {operator_requests_per_second: 100, worker_requests_burst: 2000, worker_requests_per_second: 1000}\n"
+      << "limits: {operator_requests_burst: 10000, operator_requests_per_second: 100, worker_requests_burst: 2000, "
+         "worker_requests_per_second: 1000}\n"
       << "scheduling: {max_jobs_per_user: 100000000}\n"
       << "threads: {http: 16}\nlog_level: warn\n";
   if (!d.start()) {
