@@ -87,7 +87,8 @@ TEST(SbatchScript, WorkerCommandAndImageReachApptainerAsSingleWords) {
   // A stand-in apptainer that prints the arguments it got, one per line.
   std::filesystem::create_directories(dir / "bin");
   std::ofstream(dir / "bin/apptainer") << "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n"
-                                          "echo \"token=$APPTAINERENV_BATON_API_TOKEN\"\n";
+                                          "echo \"token=$APPTAINERENV_BATON_API_TOKEN\"\n"
+                                          "echo \"once=${APPTAINERENV_BATON_API_TOKEN_FILE_REMOVE:-}\"\n";
   std::filesystem::permissions(dir / "bin/apptainer", std::filesystem::perms::owner_all);
   script_values s;
   s.job_name = "j";
@@ -107,8 +108,22 @@ TEST(SbatchScript, WorkerCommandAndImageReachApptainerAsSingleWords) {
   EXPECT_NE(out.out.find("[" + s.apptainer_image + "]\n[/bin/sh]\n[-c]\n[" + s.worker_command + "]\n"), std::string::npos)
       << out.out;
   EXPECT_NE(out.out.find("token=pilot-token-7f3a\n"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("once=\n"), std::string::npos) << out.out;
   EXPECT_EQ(r.text.find("pilot-token-7f3a"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir / "CANARY"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "credential")) << "a shared token's file stays";
+  // A pilot's one-time credential: read, removed before the container starts, and the worker
+  // inside told it is one (so it retries a registration refused before sbatch's answer arrived).
+  s.api_token_file_once = true;
+  r = render_script(default_template, s);
+  std::ofstream(dir / "job.sh") << r.text;
+  out = run({"env", "-i", "PATH=" + dir / "bin" + ":/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
+             "cd " + shell_quote(dir.path()) + " && bash job.sh"},
+            "", std::chrono::seconds(20));
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.out.find("token=pilot-token-7f3a\n"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("once=1\n"), std::string::npos) << out.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "credential")) << "the spent credential's file is gone";
 }
 
 TEST(SbatchScript, NamesTheTokenFileNotTheTokenAndTemplateErrorsAreReported) {
