@@ -1,12 +1,6 @@
 #include "batond/api_token.hpp"
 
 #include <spdlog/spdlog.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include <fstream>
 #include <stdexcept>
@@ -33,20 +27,6 @@ std::string load_or_create(const std::string& data_dir, const std::string& file,
 }
 
 }  // namespace
-
-void write_secret_file(const std::string& path, const std::string& token) {
-  const std::string tmp = path + ".tmp";
-  ::unlink(tmp.c_str());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot write " + path + " (" + std::strerror(errno) + ")");
-  const std::string text = token + "\n";
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write " + path);
-  }
-}
 
 std::string load_or_create_api_token(const std::string& data_dir) {
   return load_or_create(data_dir, "api_token", "BATON_API_TOKEN");

@@ -1,6 +1,8 @@
 #pragma once
 #include <string>
 
+#include "slurm/secret_file.hpp"
+
 namespace baton::daemon {
 
 // The shared API token when BATON_API_TOKEN is not set: read from <data_dir>/api_token, or
@@ -12,10 +14,7 @@ std::string load_or_create_api_token(const std::string& data_dir);
 // way. It only registers workers, so it is what pilots get instead of the operator token.
 std::string load_or_create_pilot_token(const std::string& data_dir);
 
-// Writes token to path with mode 0600 from its first byte (created under a temporary name,
-// then renamed over the old file); throws naming the path if it cannot. The pilots' batch
-// script names this file rather than carrying the token (a script sits in Slurm's spool and
-// is shown by `scontrol write batch_script` to the cluster's admins).
-void write_secret_file(const std::string& path, const std::string& token);
+// A token's file: mode 0600 from its first byte, written aside and renamed (slurm/secret_file.hpp).
+using slurm::write_secret_file;
 
 }  // namespace baton::daemon

@@ -1,15 +1,11 @@
 #include "slurm/cluster_client.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
+#include "slurm/secret_file.hpp"
 #include "slurm/shell_quote.hpp"
 #include "slurm/subprocess.hpp"
 
@@ -29,7 +25,7 @@ std::vector<std::string> command_for(const target& t, const std::string& program
 
 namespace {
 
-// The secret's file on this machine; "" or why not.
+// The secret's file on this machine, in a directory of its own (0700); "" or why not.
 std::string write_local_secret(const secret_file& s) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -37,15 +33,10 @@ std::string write_local_secret(const secret_file& s) {
   fs::create_directories(dir, ec);
   fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
   if (ec) return "cannot make the directory " + dir.string() + " (mode 0700): " + ec.message();
-  const std::string tmp = s.path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return "cannot write " + tmp + ": " + std::strerror(errno);
-  const std::string line = s.content + "\n";
-  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), s.path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return "cannot write " + s.path + ": " + std::strerror(errno);
+  try {
+    write_secret_file(s.path, s.content);
+  } catch (const std::exception& e) {
+    return e.what();
   }
   return "";
 }
