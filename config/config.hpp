@@ -31,6 +31,31 @@ struct tls_config {
   bool enabled() const { return !cert_file.empty(); }
 };
 
+// storage: where bundles, checkpoints and outputs live (docs/storage.md).
+struct s3_config {
+  std::string endpoint;        // storage.s3.endpoint: "https://s3.us-east-1.amazonaws.com", "http://127.0.0.1:9000"
+  std::string bucket;          // storage.s3.bucket
+  std::string region = "us-east-1";  // storage.s3.region
+  std::string prefix;          // storage.s3.prefix: put before every key ("baton/")
+  bool path_style = true;      // storage.s3.path_style: endpoint/bucket/key (false: bucket.endpoint/key)
+  std::string access_key_id;   // storage.s3.access_key_id (or BATON_S3_ACCESS_KEY_ID)
+  std::string secret_access_key;  // secret: only from BATON_S3_SECRET_ACCESS_KEY, never from the file
+  std::string ca_file;         // storage.s3.ca_file: CA for an https endpoint ("" = the system's)
+  int url_expiry_seconds = 900;        // storage.s3.url_expiry_seconds: presigned URLs' lifetime, 1..604800
+  int multipart_threshold_mb = 64;     // storage.s3.multipart_threshold_mb: larger blobs go in parts
+  int part_size_mb = 64;               // storage.s3.part_size_mb: 5..5120
+};
+
+struct storage_config {
+  std::string backend = "local";       // storage.backend: local or s3
+  int64_t user_quota_bytes = 0;        // storage.user_quota_bytes: per user, 0 = none
+  int keep_checkpoints = 3;            // storage.keep_checkpoints: per job, 1..1000
+  int unclaimed_upload_hours = 24;     // storage.unclaimed_upload_hours: a bundle no job used is released after
+  int transfer_expiry_seconds = 900;   // storage.transfer_expiry_seconds: local transfers' lifetime
+  int collect_interval_seconds = 300;  // storage.collect_interval_seconds: the collector's pass
+  s3_config s3;
+};
+
 struct settings {
   listen_config listen;
   tls_config tls;
@@ -68,6 +93,7 @@ struct settings {
   // clusters' and Salad's (a key nobody configured is refused with 422).
   std::vector<std::string> worker_images;
   provisioning_config provisioning;
+  storage_config storage;                // storage: docs/storage.md
   std::vector<cluster_config> clusters;  // Slurm partitions to provision pilot workers on
   salad_config salad;                    // disabled unless the salad: section is present
   core::priority_policy priority;        // scheduling: and accounts: (who goes first)
