@@ -44,6 +44,10 @@ struct s3_config {
   int url_expiry_seconds = 900;        // storage.s3.url_expiry_seconds: presigned URLs' lifetime, 1..604800
   int multipart_threshold_mb = 64;     // storage.s3.multipart_threshold_mb: larger blobs go in parts
   int part_size_mb = 64;               // storage.s3.part_size_mb: 5..5120
+  // storage.s3.verify: how batond checks an upload's digest before recording it: "read" (it
+  // reads the staged object back and hashes it; any store) or "store_checksum" (the store's
+  // own SHA-256 checksum, for stores that verify x-amz-checksum-sha256 as AWS does).
+  std::string verify = "read";
 };
 
 struct storage_config {
