@@ -460,10 +460,9 @@ s3_backend::reply s3_backend::call(const std::string& method, const std::string&
     throw std::logic_error("s3 backend: no call for method " + method);
   }
   if (!res) {
-    out.error = httplib::to_string(res.error());
+    out.error = method + " " + p.base + ": " + httplib::to_string(res.error()) + " error";
     if (res.error() == httplib::Error::SSLServerVerification)
       out.error += ": the store's certificate did not verify (storage.s3.ca_file)";
-    out.error += " at " + p.base;
     return out;
   }
   out.status = res->status;
