@@ -169,6 +169,9 @@ TEST_F(s3_backend_test, single_put_is_stored_under_its_digest_and_the_staging_ke
   auto blob = get_key(b, b.blob_key(digest));
   EXPECT_EQ(blob.status, 200);
   EXPECT_TRUE(blob.body == data) << "the stored blob differs from what was uploaded";
+  // A commit retried after its answer was lost: still stored.
+  auto again = b.finish_upload("up-1", digest, data.size(), {});
+  EXPECT_EQ(again.status, finish_status::stored) << again.detail;
 }
 
 TEST_F(s3_backend_test, multipart_upload_in_5_mib_parts) {

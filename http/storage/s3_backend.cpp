@@ -193,17 +193,16 @@ upload_grant s3_backend::grant_upload(const holder&, const std::string& upload_i
   // Multipart: the same upload_id (and size) gets the same multipart upload again, so parts
   // already sent stay valid when a worker asks anew.
   multipart mp;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = multiparts_.find(upload_id);
-    if (it != multiparts_.end() && it->second.size == size) mp = it->second;
-  }
+  if (auto known = find_multipart(upload_id, key); known && (known->size == 0 || known->size == size))
+    mp = {known->s3_upload_id, size, part_size_for(size)};
   if (mp.s3_upload_id.empty()) {
     reply r = call("POST", key, {{"uploads", ""}}, {});
     std::string id = xml_field(r.body, "UploadId");
     if (r.status != 200 || id.empty())
       throw std::runtime_error("s3 backend: CreateMultipartUpload of " + key + " failed: " + r.describe());
     mp = {id, size, part_size_for(size)};
+  }
+  {
     std::lock_guard<std::mutex> lock(mu_);
     multiparts_[upload_id] = mp;
   }
@@ -232,7 +231,7 @@ std::optional<s3_backend::multipart> s3_backend::find_multipart(const std::strin
   }
   reply r = call("GET", "", {{"prefix", key}, {"uploads", ""}}, {});
   if (r.status != 200) return std::nullopt;
-  // The newest upload of exactly this key.
+  // The newest upload of exactly this key (size 0: not known from the list).
   std::optional<multipart> found;
   for (size_t pos = 0; (pos = r.body.find("<Upload>", pos)) != std::string::npos; ++pos) {
     std::string one = r.body.substr(pos, r.body.find("</Upload>", pos) - pos);
@@ -277,8 +276,12 @@ finish_result s3_backend::finish_upload(const std::string& upload_id, const std:
   sigv4::pairs head_headers;
   if (by_checksum) head_headers.emplace_back("x-amz-checksum-mode", "ENABLED");
   reply head = call("HEAD", key, {}, head_headers);
-  if (head.status == 404)
+  if (head.status == 404) {
+    // Finished before (a commit retried after its answer was lost): only batond writes
+    // blobs/, and only what it verified.
+    if (contains(sha256, size)) return {finish_status::stored, blob_key(sha256) + " (stored before)"};
     return {finish_status::incomplete, "0 of " + std::to_string(size) + " bytes arrived (nothing at " + key + ")"};
+  }
   if (head.status != 200) return unavailable("HEAD " + key, head);
   const std::string length = head.header("content-length");
   if (length != std::to_string(size)) {
