@@ -222,6 +222,25 @@ TEST_F(s3_backend_test, other_bytes_are_a_digest_mismatch_and_nothing_is_stored)
   EXPECT_EQ(get_key(b, b.staging_key("up-bad")).status, 404);  // discarded
 }
 
+// Parts sent to each other's places: the store assembles them as numbered, the digest differs.
+TEST_F(s3_backend_test, multipart_parts_swapped_are_a_digest_mismatch) {
+  s3_backend b(config());
+  const std::string data = bytes(12 * mib, 8), digest = sigv4::sha256_hex(data);
+  auto g = b.grant_upload("worker:w1", "up-swap", digest, data.size(), now_us(), 600);
+  ASSERT_EQ(g.parts.size(), 3u);
+  std::vector<part_etag> etags;
+  for (int i = 0; i < 3; ++i) {
+    const auto& from = g.parts[i == 0 ? 1 : i == 1 ? 0 : 2];  // parts 1 and 2 (both 5 MiB) swapped
+    auto a = follow(g.parts[i], data.substr(from.offset, from.size));
+    ASSERT_EQ(a.status, 200) << a.body;
+    etags.push_back({g.parts[i].part_number, a.etag});
+  }
+  auto f = b.finish_upload("up-swap", digest, data.size(), etags);
+  EXPECT_EQ(f.status, finish_status::digest_mismatch) << f.detail;
+  EXPECT_FALSE(b.contains(digest, data.size()));
+  EXPECT_EQ(get_key(b, b.staging_key("up-swap")).status, 404);
+}
+
 TEST_F(s3_backend_test, wrong_size_or_nothing_sent_is_incomplete) {
   s3_backend b(config());
   const std::string data = bytes(50000, 5), digest = sigv4::sha256_hex(data);

@@ -9,7 +9,9 @@
 // bytes under a digest another user's jobs refer to.
 //
 // grant_upload throws std::runtime_error (naming the store's answer) when it must ask the
-// store for a multipart upload and cannot; the other calls report through their results.
+// store for a multipart upload and cannot, and grant_* throw std::invalid_argument for a name
+// that is not a digest or a size S3 cannot hold; the other calls report through their results
+// (contains answers false, and remove false, when the store cannot be asked).
 #include <cstdint>
 #include <functional>
 #include <map>
