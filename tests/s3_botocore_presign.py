@@ -6,8 +6,10 @@ A case: {"mode": "client" | "auth", "endpoint", "bucket", "key", "region", "path
 "access_key", "secret_key", "time" (seconds since the epoch), "expires",
 "client_method" and "params" (mode client: generate_presigned_url's), or "method", "path"
 (encoded), "params" ([[name, value]], the operation's query) and "headers" ([[name, value]])
-(mode auth: S3SigV4QueryAuth on a request built here)}. The clock botocore reads is fixed at
-"time". Needs Debian's python3-botocore (scripts/setup.sh), run by /usr/bin/python3.
+(mode auth: S3SigV4QueryAuth on a request built here)}. Mode "header": S3SigV4Auth (the
+Authorization header) on a request to "url" with "method", "headers" and "body"; the answer is
+that header instead of a URL. The clock botocore reads is fixed at "time". Needs Debian's
+python3-botocore (scripts/setup.sh), run by /usr/bin/python3.
 """
 import datetime
 import json
@@ -20,7 +22,7 @@ os.environ["AWS_SHARED_CREDENTIALS_FILE"] = "/dev/null"
 
 try:
     import botocore.session
-    from botocore.auth import S3SigV4QueryAuth
+    from botocore.auth import S3SigV4Auth, S3SigV4QueryAuth
     from botocore.awsrequest import AWSRequest
     from botocore.config import Config
     from botocore.credentials import Credentials
@@ -42,6 +44,11 @@ def presign(case):
             params = dict(case["params"])
             params.update(Bucket=case["bucket"], Key=case["key"])
             return client.generate_presigned_url(case["client_method"], Params=params, ExpiresIn=case["expires"])
+        if case["mode"] == "header":
+            request = AWSRequest(method=case["method"], url=case["url"], headers=dict(case["headers"]),
+                                 data=case["body"].encode())
+            S3SigV4Auth(Credentials(case["access_key"], case["secret_key"]), "s3", case["region"]).add_auth(request)
+            return request.headers["Authorization"]
         request = AWSRequest(method=case["method"], url=case["endpoint"] + case["path"],
                              headers=dict(case["headers"]), params=dict(case["params"]))
         creds = Credentials(case["access_key"], case["secret_key"])

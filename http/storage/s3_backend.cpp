@@ -399,9 +399,8 @@ bool s3_backend::remove(const std::string& sha256) {
   return false;
 }
 
-s3_backend::reply s3_backend::call(const std::string& method, const std::string& key, const sigv4::pairs& query,
-                                   sigv4::pairs headers, const std::string& body,
-                                   const std::function<bool(const char*, size_t)>& sink) {
+s3_backend::prepared s3_backend::prepare(const std::string& method, const std::string& key, const sigv4::pairs& query,
+                                         sigv4::pairs headers, const std::string& body, int64_t now_unix_seconds) const {
   const place p = locate(key);
   // A bucket-level call (key "") addresses "/bucket/" path-style; S3 wants "/bucket" there.
   std::string path = p.path;
@@ -409,21 +408,29 @@ s3_backend::reply s3_backend::call(const std::string& method, const std::string&
   const std::string payload = body.empty() ? sigv4::empty_payload_sha256 : sigv4::sha256_hex(body);
   headers.emplace_back("x-amz-content-sha256", payload);
   const auto s = sigv4::sign_headers({cfg_.access_key_id, cfg_.secret_access_key}, {cfg_.region, "s3"},
-                                     sigv4::request{method, p.host, path, query, headers}, now_seconds(), payload);
-
-  std::string target = path.empty() ? "/" : sigv4::uri_encode(path, true);
+                                     sigv4::request{method, p.host, path, query, headers}, now_unix_seconds, payload);
+  prepared out;
+  out.base = p.base;
+  out.target = path.empty() ? "/" : sigv4::uri_encode(path, true);
   std::string q;
   for (const auto& [n, v] : query)
     q += (q.empty() ? "?" : "&") + sigv4::uri_encode(n, false) + (v.empty() ? "" : "=" + sigv4::uri_encode(v, false));
-  target += q;
+  out.target += q;
+  out.headers.emplace_back("Host", p.host);
+  out.headers.emplace_back("x-amz-date", s.amz_date);
+  out.headers.emplace_back("Authorization", s.authorization);
+  out.headers.insert(out.headers.end(), headers.begin(), headers.end());
+  return out;
+}
 
-  httplib::Headers h;
-  h.emplace("Host", p.host);
-  h.emplace("x-amz-date", s.amz_date);
-  h.emplace("Authorization", s.authorization);
-  for (const auto& [n, v] : headers) h.emplace(n, v);
+s3_backend::reply s3_backend::call(const std::string& method, const std::string& key, const sigv4::pairs& query,
+                                   sigv4::pairs headers, const std::string& body,
+                                   const std::function<bool(const char*, size_t)>& sink) {
+  const prepared req = prepare(method, key, query, std::move(headers), body, now_seconds());
+  const std::string& target = req.target;
+  httplib::Headers h(req.headers.begin(), req.headers.end());
 
-  httplib::Client cli(p.base);
+  httplib::Client cli(req.base);
   cli.set_url_encode(false);  // the target is encoded already, as it was signed
   cli.set_connection_timeout(opt_.connect_timeout_seconds, 0);
   cli.set_read_timeout(opt_.io_timeout_seconds, 0);
@@ -463,7 +470,7 @@ s3_backend::reply s3_backend::call(const std::string& method, const std::string&
     throw std::logic_error("s3 backend: no call for method " + method);
   }
   if (!res) {
-    out.error = method + " " + p.base + ": " + httplib::to_string(res.error()) + " error";
+    out.error = method + " " + req.base + ": " + httplib::to_string(res.error()) + " error";
     if (res.error() == httplib::Error::SSLServerVerification)
       out.error += ": the store's certificate did not verify (storage.s3.ca_file)";
     return out;

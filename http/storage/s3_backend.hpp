@@ -59,6 +59,16 @@ class s3_backend : public backend {
   // upload needs more than S3's 10000 parts).
   uint64_t part_size_for(uint64_t size) const;
 
+  // One of batond's own calls, signed in header form at the time given: where to connect, the
+  // encoded path and query to send, and every header to send with it (Host and Authorization too).
+  struct prepared {
+    std::string base;
+    std::string target;
+    sigv4::pairs headers;
+  };
+  prepared prepare(const std::string& method, const std::string& key, const sigv4::pairs& query, sigv4::pairs headers,
+                   const std::string& body, int64_t now_unix_seconds) const;
+
   // What one of batond's own calls got back; status 0 when no answer came.
   struct reply {
     int status = 0;
