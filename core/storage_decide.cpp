@@ -253,6 +253,34 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const princi
   return answer({{storage_stream, "storage.blob_corrupt", {{"sha256", c.sha256}, {"found", c.found}}}}, std::monostate{}, now);
 }
 
+bool is_storage_decision(const std::string& type) {
+  return type == "storage.files_stored" || type == "storage.blob_removing" || type == "storage.blob_removed";
+}
+
+std::optional<std::string> rederive_storage(const world& w, const std::string& type, const json& p) {
+  const storage_book& b = w.storage;
+  if (type == "storage.files_stored") {
+    const file_set s = file_set_from_json(p.at("set"));
+    json want = json::array();
+    if (s.kind == "checkpoint") {
+      const job_storage* js = job_files_of(b, p.at("job_id").get<std::string>());
+      size_t have = js ? js->checkpoints.size() : 0;
+      size_t keep = std::max<uint32_t>(1, p.value("keep", 3u));
+      for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) want.push_back(js->checkpoints[i].id);
+    }
+    if (want != p.value("released", json::array()))
+      return "checkpoints released re-derived as " + want.dump() + ", logged " + p.value("released", json::array()).dump();
+    return std::nullopt;
+  }
+  for (const auto& s : p.at("sha256s")) {
+    auto it = b.blobs.find(s.get<std::string>());
+    if (it == b.blobs.end()) return "blob " + s.get<std::string>() + " was not stored";
+    if (it->second.holds) return "blob " + s.get<std::string>() + " was still held " + std::to_string(it->second.holds) + " times";
+    if (type == "storage.blob_removed" && !it->second.removing) return "blob " + s.get<std::string>() + " was removed unmarked";
+  }
+  return std::nullopt;
+}
+
 bundle_binding bind_bundle(const world& w, const principal& caller, const std::string& job_id, const std::string& job_user,
                            const std::optional<blob_ref>& bundle) {
   bundle_binding out;

@@ -27,4 +27,11 @@ std::optional<domain_event> bind_clone(const world& w, const job& original, cons
 // A pruned job's references go with it.
 std::optional<domain_event> release_pruned(const world& w, const std::string& job_id);
 
+// Replay (baton-replay rederive): a storage decision checked against the book as it was
+// before it. storage.files_stored released the oldest checkpoints beyond its recorded keep;
+// storage.blob_removing and storage.blob_removed named only blobs nothing held. Empty when it
+// agrees, else what differs.
+bool is_storage_decision(const std::string& type);
+std::optional<std::string> rederive_storage(const world& w, const std::string& type, const nlohmann::json& payload);
+
 }  // namespace baton::core
