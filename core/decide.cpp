@@ -823,7 +823,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
                              std::is_same_v<T, C::files_begin> || std::is_same_v<T, C::files_commit> ||
                              std::is_same_v<T, C::job_files> || std::is_same_v<T, C::storage_collect> ||
                              std::is_same_v<T, C::storage_removed> || std::is_same_v<T, C::blob_corrupt>) {
-          return decide_storage(w, s, e.caller, e.cmd, now);
+          return decide_storage(w, s, e, now);
         } else if constexpr (std::is_same_v<T, C::list_clusters>) {
           return list_clusters(w, s, now);
         } else if constexpr (std::is_same_v<T, C::set_clusters_enabled>) {

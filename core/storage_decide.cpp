@@ -169,8 +169,21 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
 
 }  // namespace
 
-outcome decide_storage(const world& w, const scheduler_settings& s, const principal& who, const command& cmd, time_us now) {
+outcome decide_storage(const world& w, const scheduler_settings& s, const envelope& env, time_us now) {
+  const principal& who = env.caller;
+  const command& cmd = env.cmd;
   const storage_book& b = w.storage;
+  // A file set's body that did not read: refused once the caller is known to hold the job.
+  if (env.invalid && (std::holds_alternative<C::files_begin>(cmd) || std::holds_alternative<C::files_commit>(cmd))) {
+    const std::string& id = std::holds_alternative<C::files_begin>(cmd) ? std::get<C::files_begin>(cmd).job_id
+                                                                        : std::get<C::files_commit>(cmd).job_id;
+    const job* j = w.find_job(id);
+    if (!j) return refused(not_found("Job", id), now);
+    if (auto e = authorize_job(who, kind_of(cmd), *j)) return refused(*e, now);
+    return refused({env.invalid->too_large ? error_kind::too_large : error_kind::invalid, "validation_error",
+                    env.invalid->field + ": " + env.invalid->message, env.invalid->details, env.invalid->field},
+                   now);
+  }
   if (auto* c = std::get_if<C::blob_upload>(&cmd)) {
     const std::string user = upload_user(who.name);
     if (holds_blob(b, user, c->blob.sha256) && is_stored(b, c->blob)) return answer({}, R::storage_plan{user, {}, {}}, now);

@@ -11,7 +11,9 @@
 namespace baton::core {
 
 // Any of the data plane's commands (blob_upload … blob_corrupt).
-outcome decide_storage(const world& w, const scheduler_settings& s, const principal& who, const command& c, time_us now);
+// A worker's file set is judged as its reports are: first whether it holds the job, then the
+// body (e.invalid, what the HTTP layer could not read).
+outcome decide_storage(const world& w, const scheduler_settings& s, const envelope& e, time_us now);
 
 // A new job's stored bundle: that the caller may use it (an admin any stored blob, a user
 // one they hold), and the event binding it to the job. Empty error and event when the job
