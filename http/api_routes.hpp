@@ -17,6 +17,7 @@
 #include "projections/job_history.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/request_counters.hpp"
+#include "http/storage/backend.hpp"
 #include "http/ui_sessions.hpp"
 #include "projections/operator_credentials.hpp"
 #include "projections/pilot_credential.hpp"
@@ -60,6 +61,7 @@ struct api_context {
   std::shared_ptr<stream_slots> streams;               // live event streams per operator (none: unlimited)
   std::shared_ptr<projections::live_feed> feed;        // GET /events/stream (none: 503)
   bool https = false;                                   // served over TLS: the UI cookie is Secure
+  std::shared_ptr<storage::backend> storage;            // where blobs live (docs/storage.md; none: no blob routes)
 };
 
 void add_api_routes(router& server, api_context ctx);
