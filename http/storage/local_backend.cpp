@@ -139,6 +139,7 @@ local_backend::local_backend(local_options o)
       blobs_(opts_.data_dir + "/blobs/sha256"),
       incoming_(opts_.data_dir + "/blobs/incoming"),
       space_(opts_.data_dir, opts_.min_free_bytes) {
+  make_dir(opts_.data_dir);  // (batond made it already; a test or a tool may not have)
   make_dir(opts_.data_dir + "/blobs");
   make_dir(blobs_);
   make_dir(incoming_);
