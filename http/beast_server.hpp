@@ -66,6 +66,11 @@ struct beast_server_options {
   // Their body arrives (or leaves) with no whole-request deadline: each read or write of it
   // must progress within read_timeout_seconds.
   size_t transfer_chunk_bytes = size_t{1} << 20;
+  // Their disk reads, writes and hashing run on a pool of their own, at a lower CPU priority
+  // (nice, within batond): a busy transfer then yields the cores to the I/O thread and the
+  // scheduler, so polls are not slowed, and the blocking routes' pool stays free for them.
+  int transfer_threads = 4;
+  int transfer_nice = 10;
 };
 
 class beast_server {

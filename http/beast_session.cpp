@@ -476,7 +476,7 @@ void session::discard() {
 
 // --- streamed bodies (http/body_transfer.hpp) ---
 // The I/O thread only moves buffers: the sink's writes and the source's reads (disk) run on
-// the handler pool, one chunk at a time per transfer, while the I/O thread reads the next
+// the transfer pool, one chunk at a time per transfer, while the I/O thread reads the next
 // chunk from the socket (upload) or writes the last one to it (download). A transfer holds at
 // most two chunks; while the pool holds one and the other is full, the socket waits (TCP's
 // window holds the client back), so a fast client cannot fill batond's memory.
@@ -493,8 +493,10 @@ session::chunk session::take_chunk() {
 
 template <class Work, class Done>
 void session::off_thread(Work work, Done done) {
-  net::post(*core_.pool, [gate = core_.gate, weak = weak_from_this(), work = std::move(work), done = std::move(done)]() mutable {
-    auto result = work();
+  net::post(*core_.transfer_pool, [gate = core_.gate, weak = weak_from_this(), work = std::optional<Work>(std::move(work)),
+                                   done = std::move(done)]() mutable {
+    auto result = (*work)();
+    work.reset();  // what it holds (a sink, a source) goes before the answer can be seen
     std::lock_guard<std::mutex> g(gate->mu);
     if (!gate->ioc) return;  // the server has stopped
     net::post(*gate->ioc, [weak, done = std::move(done), result = std::move(result)]() mutable {
@@ -504,7 +506,7 @@ void session::off_thread(Work work, Done done) {
 }
 
 // The head is whole and no body byte has been taken: the route decides on the head alone (on
-// the pool: it may look at the disk, e.g. re-hash what an interrupted upload left).
+// the transfer pool: it may look at the disk, e.g. re-hash what an interrupted upload left).
 void session::begin_upload(const router::route& r, request head, bool expect_continue, uint64_t length, bool keep_alive) {
   parser_.reset();  // the body goes to the sink, never to the parser; what follows it is the next request
   keep_alive_ = keep_alive;

@@ -48,6 +48,7 @@ struct server_core {
   const router& routes;
   boost::asio::io_context ioc{1};
   std::unique_ptr<boost::asio::thread_pool> pool;  // blocking routes
+  std::unique_ptr<boost::asio::thread_pool> transfer_pool;  // streamed bodies' disk work (opts.transfer_threads)
   std::optional<boost::asio::ssl::context> tls;   // set: every connection speaks TLS
   std::shared_ptr<reply_gate> gate = std::make_shared<reply_gate>();
   std::unordered_map<uint64_t, std::shared_ptr<session>> sessions;  // every open connection

@@ -63,6 +63,7 @@ class blob_sink : public body_sink {
             {{"offset", w_->held()}, {"limit", "event_log.min_free_mb"}});
     else
       reply(res, 500, "storage_io_error", why, {{"offset", w_->held()}});
+    w_.reset();  // the upload is free for a retry before the client hears the answer
     return res;
   }
 
@@ -86,6 +87,7 @@ class blob_sink : public body_sink {
       default:
         reply(res, 503, "storage_unavailable", r.detail + "; retry", {{"offset", w_->held()}});
     }
+    w_.reset();  // the upload is free for a retry before the client hears the answer
     return res;
   }
 
