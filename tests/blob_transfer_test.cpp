@@ -174,6 +174,40 @@ TEST(BlobTransfer, WholeUploadIsStoredUnderItsDigest) {
   EXPECT_TRUE(again.parts.empty());
 }
 
+TEST(BlobTransfer, UploadsKeepTheConnectionForTheNextRequest) {
+  blob_server s(64 * 1024);
+  auto a = grant(s, "up-keep-a", random_bytes(200001, 21));
+  auto b = grant(s, "up-keep-b", random_bytes(3000, 22));
+  raw_client c(s.port);
+  // An upload, then a pipelined request in the same write: the body ends where
+  // Content-Length says, and what follows is the next request.
+  c.send(put_head(a.id, 0, a.data.size(), worker(w1_token)) + a.data + "GET /blobs/uploads/" + b.id +
+         " HTTP/1.1\r\nHost: x\r\n" + worker(w1_token) + "\r\n");
+  auto r = c.next();
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = c.next();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body), (json{{"offset", 0}, {"size", b.data.size()}}));
+  // Expect: 100-continue: the body goes once batond has accepted the head.
+  c.send("PUT /blobs/uploads/" + b.id + "?offset=0 HTTP/1.1\r\nHost: x\r\n" + worker(w1_token) +
+         "Expect: 100-continue\r\nContent-Length: " + std::to_string(b.data.size()) + "\r\n\r\n");
+  ASSERT_TRUE(c.read_until("HTTP/1.1 100 Continue\r\n\r\n"));
+  EXPECT_EQ(c.next().status, 100);
+  c.send(b.data);
+  r = c.next();
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(s.blobs->contains(a.sha, a.data.size()));
+  EXPECT_TRUE(s.blobs->contains(b.sha, b.data.size()));
+  // Refused on its head with 100-continue: no body is asked for, and the answer comes.
+  auto d = grant(s, "up-keep-d", random_bytes(3000, 23));
+  raw_client e(s.port);
+  e.send("PUT /blobs/uploads/" + d.id + "?offset=5 HTTP/1.1\r\nHost: x\r\n" + worker(w1_token) +
+         "Expect: 100-continue\r\nContent-Length: " + std::to_string(d.data.size() - 5) + "\r\n\r\n");
+  r = e.next();
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(json::parse(r.body)["offset"], 0);
+}
+
 TEST(BlobTransfer, UploadCutMidwayResumesFromWhatBatondHolds) {
   blob_server s;
   auto g = grant(s, "up-cut", random_bytes(5 * 1024 * 1024 + 3, 2));
