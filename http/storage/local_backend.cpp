@@ -166,7 +166,13 @@ upload_grant local_backend::grant_upload(const holder& who, const std::string& u
   upload_grant g;
   g.upload_id = upload_id;
   if (contains(sha256, size)) {  // stored already (another scope's upload): nothing to send
-    ::unlink(incoming_path(upload_id).c_str());
+    bool writing = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = uploads_.find(upload_id);
+      writing = it != uploads_.end() && it->second.writing;
+    }
+    if (!writing) ::unlink(incoming_path(upload_id).c_str());  // (a connection still sending finishes on its own)
     g.have = size;
   } else {
     int64_t have = file_size(incoming_path(upload_id));
