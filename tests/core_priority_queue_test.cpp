@@ -255,3 +255,23 @@ TEST(FairShare, TargetsFollowTheAccountTreeWhenSiblingAccountsTie) {
   EXPECT_DOUBLE_EQ(shares.at("phys/di").at("target").get<double>(), 0.4 * 3 / 14);
   EXPECT_DOUBLE_EQ(shares.at("bio/eve").at("target").get<double>(), 0.4 * 10 / 14);
 }
+
+// The answer to a creation shows the priority the job has once created (what GET shows right
+// after), not 0.
+TEST(queue_order, ACreatedJobIsAnsweredWithItsPriority) {
+  queue_fixture f;
+  f.s.priority.multifactor.weights.partition = 1000;
+  f.s.priority.multifactor.weights.fairshare = 5000;
+  f.recalculate();
+  C::create_job c;
+  c.id = test::uid("answered");
+  c.title = "answered";
+  c.input_bundle_path = "/b";
+  c.partition = "test";
+  auto o = f.run(f.admin, c);
+  ASSERT_FALSE(o.answer.error);
+  const auto& row = std::get<core::results::job_row>(o.answer.value);
+  EXPECT_GT(f.w.find_job(c.id)->priority, 0);
+  EXPECT_EQ(row.j.priority, f.w.find_job(c.id)->priority);
+  EXPECT_EQ(row.j.priority_tier, f.w.find_job(c.id)->priority_tier);
+}
