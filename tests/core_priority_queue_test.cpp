@@ -275,3 +275,27 @@ TEST(queue_order, ACreatedJobIsAnsweredWithItsPriority) {
   EXPECT_EQ(row.j.priority, f.w.find_job(c.id)->priority);
   EXPECT_EQ(row.j.priority_tier, f.w.find_job(c.id)->priority_tier);
 }
+
+// Usage is charged from a job's start, as Slurm's: an assignment whose payload never started
+// (the worker vanished before it) charges nothing; a started one from its start.
+TEST(queue_order, UsageIsChargedFromTheStartNotTheAssignment) {
+  queue_fixture f;
+  f.recalculate();
+  auto never = f.job("never", [](C::create_job& c) { c.user = "ann"; c.account = "chem"; });
+  auto w1 = f.worker("w1");
+  ASSERT_EQ(f.poll(w1), never);
+  f.now += 3600 * second;
+  ASSERT_FALSE(f.run(principal::of_worker(w1), C::deregister{w1}).answer.error);  // requeued, never started
+  const auto& u = f.w.usage.at("chem/ann");
+  EXPECT_EQ(u.closed, 0.0) << "an hour assigned, never started: no usage";
+  EXPECT_TRUE(u.running.empty());
+  auto w2 = f.worker("w2");
+  ASSERT_EQ(f.poll(w2), never);
+  f.now += 600 * second;  // assigned, not started yet
+  ASSERT_FALSE(f.run(principal::of_worker(w2), C::start_job{never}).answer.error);
+  ASSERT_EQ(f.w.usage.at("chem/ann").running.count(never), 1u);
+  EXPECT_EQ(f.w.usage.at("chem/ann").running.at(never).started_at, f.now) << "open from the start";
+  f.now += 100 * second;
+  ASSERT_FALSE(f.run(principal::of_worker(w2), C::complete_job{never}).answer.error);
+  EXPECT_NEAR(f.w.usage.at("chem/ann").closed, 100.0, 0.5) << "100 GPU-seconds from the start, not 700 from the assignment";
+}
