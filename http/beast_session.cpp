@@ -481,6 +481,17 @@ void session::discard() {
 // most two chunks; while the pool holds one and the other is full, the socket waits (TCP's
 // window holds the client back), so a fast client cannot fill batond's memory.
 
+namespace {
+response failed_sink(const std::exception& e) {
+  spdlog::error("http: an upload's sink failed: {}", e.what());
+  response res;
+  res.status = 500;
+  res.set_content(R"({"error":"internal_error","message":"the upload failed on the server; retry from the offset batond holds"})",
+                  "application/json");
+  return res;
+}
+}  // namespace
+
 session::chunk session::take_chunk() {
   if (spare_.data) {
     chunk c = std::move(spare_);
@@ -560,7 +571,12 @@ void session::upload_step() {
     pool_busy_ = true;
     off_thread(
         [sink = sink_, c = std::move(filling_)]() mutable {
-          std::optional<response> stop = sink->write(c.data.get(), c.size);
+          std::optional<response> stop;
+          try {
+            stop = sink->write(c.data.get(), c.size);
+          } catch (const std::exception& e) {  // (a pool thread must not end on a sink's failure)
+            stop = failed_sink(e);
+          }
           return std::make_pair(std::move(stop), std::move(c));
         },
         [](session& self, std::pair<std::optional<response>, chunk> done) {
@@ -582,7 +598,14 @@ void session::upload_step() {
       deadline_ = steady::time_point::max();
       filling_ = chunk{};
       spare_ = chunk{};
-      off_thread([sink = std::move(sink_)] { return sink->finish(); },
+      off_thread(
+          [sink = std::move(sink_)] {
+            try {
+              return sink->finish();
+            } catch (const std::exception& e) {
+              return failed_sink(e);
+            }
+          },
                  [id = request_](session& self, response res) {
                    if (self.state_ != state::handling || self.request_ != id) return;
                    self.upload_answer(std::move(res));
