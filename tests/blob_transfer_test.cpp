@@ -170,8 +170,16 @@ TEST(BlobTransfer, WholeUploadIsStoredUnderItsDigest) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat((s.dir.path() + "/blobs/sha256/" + g.sha.substr(0, 2)).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // Sent again once stored: complete at once, nothing read or written.
+  r = call(s.port, put_head(g.id, 0, g.data.size(), worker(w1_token)) + g.data);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body), (json{{"offset", g.data.size()}, {"complete", true}}));
+  EXPECT_FALSE(fs::exists(s.blobs->incoming_path(g.id)));
+  EXPECT_EQ(s.blobs->counters().bytes_received.load(), g.data.size());
   EXPECT_EQ(s.blobs->finish_upload(g.id, g.sha, g.data.size(), {}).status, baton::storage::finish_status::stored);
   EXPECT_TRUE(s.blobs->contains(g.sha, g.data.size()));
+  // The upload is over: its grant is gone.
+  EXPECT_EQ(call(s.port, put_head(g.id, 0, g.data.size(), worker(w1_token)) + g.data).status, 404);
   EXPECT_EQ(s.blobs->counters().bytes_received.load(), g.data.size());
   EXPECT_EQ(s.blobs->counters().uploads_in_flight.load(), 0);
   // A grant for a blob already stored has nothing to send.
