@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/thread_name.hpp"
+
 namespace baton::batond {
 namespace {
 
@@ -52,6 +54,7 @@ size_t storage_collector::pass() {
 }
 
 void storage_collector::loop() {
+  actors::name_this_thread("storage_gc");
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     if (wake_.wait_for(lock, interval_, [this] { return stop_; })) break;

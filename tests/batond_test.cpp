@@ -322,7 +322,7 @@ TEST(Batond, ItsThreadsAreNamedByRole) {
   }
   std::string all;
   for (const auto& n : names) all += n + " ";
-  for (const char* role : {"log_writer", "log_syncer", "proj:views", "http_io"})
+  for (const char* role : {"log_writer", "log_syncer", "proj:views", "http_io", "storage_gc"})
     EXPECT_EQ(names.count(role), 1u) << role << " in: " << all;
   EXPECT_EQ(names.count("http_pool"), 16u) << all;  // the handler pool (http.threads, 16 by default)
   EXPECT_EQ(names.count("http_transfer"), 4u) << all;  // streamed bodies' disk work (beast_server_options::transfer_threads)

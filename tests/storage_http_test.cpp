@@ -19,6 +19,7 @@
 #include "support/batond_process.hpp"
 #include "support/loopback_socket.hpp"
 #include "support/process.hpp"
+#include "support/replay_tool.hpp"
 #include "support/temp_dir.hpp"
 #include "support/wait_until.hpp"
 
@@ -381,6 +382,10 @@ TEST(storage_http, AcknowledgedCheckpointsSurviveKill9MidUploadAndNothingPartial
   test::child_process verify({BATOND_PATH, "--data-dir", f.dir / "data", "--verify"}, f.dir / "verify",
                              {"BATON_CONFIG=" + (f.dir / "no-such-config.yaml"), "BATON_DATA_DIR="});
   EXPECT_EQ(test::exit_code(verify.wait()), 0) << verify.err();
+  // What was kept and released re-derives from the log (baton-replay rederive).
+  auto report = test::rederive_report(f.dir / "data", f.dir / "rederive");
+  EXPECT_EQ(report.value("mismatches", -1), 0) << report.dump(1);
+  EXPECT_GE(report.value("storage_decisions", 0), 6) << report.dump(1);
 }
 
 }  // namespace
