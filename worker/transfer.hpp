@@ -84,7 +84,8 @@ struct answer {
   nlohmann::json body;
   std::string error;
   bool ok() const { return status >= 200 && status < 300; }
-  bool retryable() const { return status == 0 || status == 429 || status >= 500; }
+  // No answer, over the request budget, or a server error (507, a quota refusal, is not one).
+  bool retryable() const { return status == 0 || status == 429 || (status >= 500 && status != 507); }
   std::string error_code() const { return body.is_object() ? body.value("error", "") : ""; }
   std::string describe() const;
 };
