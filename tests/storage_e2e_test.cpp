@@ -1,0 +1,137 @@
+// Stored bundles end to end (docs/storage.md): a real batond, the real CLI and two real
+// baton-workers at two "sites" that share no filesystem with each other nor with the
+// submitter. `baton submit ./dir` uploads the bundle (the directory is gone right after), site
+// A's worker downloads it, checkpoints as blobs and hands the job off at its allocation's end,
+// site B's worker resumes from A's last stored checkpoint, completes and stores the outputs,
+// and `baton jobs fetch` brings back exactly what the payload wrote.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/worker_e2e.hpp"
+
+using namespace baton;
+using nlohmann::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::worker_e2e;
+
+namespace {
+
+// Counts steps in state.chk (one file, replaced whole, so a checkpoint never holds half a
+// step): "start <n> attempt <a>" when an attempt begins at step n, "step <n> attempt <a>" for
+// each step. A later attempt that finds no steps would have restarted from scratch: it fails.
+// At the end: out/history.txt (the state), out/big.bin (3 MB of random bytes), out/result.txt.
+const char* payload = R"(set -e
+touch state.chk
+n=$(grep -c '^step' state.chk || true)
+if [ "$BATON_ATTEMPT" -gt 1 ] && [ "$n" -eq 0 ]; then echo "attempt $BATON_ATTEMPT found no checkpoint"; exit 3; fi
+cp state.chk s.tmp && echo "start $n attempt $BATON_ATTEMPT" >> s.tmp && mv s.tmp state.chk
+while [ "$n" -lt 40 ]; do
+  sleep 0.25
+  n=$((n+1))
+  cp state.chk s.tmp && echo "step $n attempt $BATON_ATTEMPT" >> s.tmp && mv s.tmp state.chk
+  echo "$n" | awk '{print $1/40}' > p.tmp && mv p.tmp progress.txt
+done
+mkdir -p out
+cp state.chk out/history.txt
+head -c 3000000 /dev/urandom > out/big.bin
+echo "done $n attempt $BATON_ATTEMPT" > out/result.txt
+)";
+
+int64_t epoch_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+struct storage_e2e : worker_e2e {
+  test::tool_result baton(std::vector<std::string> args) {
+    static int n = 0;
+    args.insert(args.begin(), BATON_CLI_PATH);
+    test::child_process p(args, dir / ("cli-" + std::to_string(++n)),
+                          {"BATON_URL=http://127.0.0.1:" + std::to_string(b->port()), "BATON_API_TOKEN=" + std::string(test::test_token),
+                           "BATON_CONFIG=" + dir / "none.yaml", "USER=submitter"});
+    int code = test::exit_code(p.wait(60s));
+    return {code, p.out(), p.err()};
+  }
+};
+
+TEST_F(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCheckpointAndTheOutputsComeBack) {
+  // The submitter's directory: the bundle, with its spec.
+  const auto bundle = dir / "submitter/md-run";
+  fs::create_directories(bundle + "/inputs");
+  std::ofstream(bundle + "/run.sh") << payload;
+  std::ofstream(bundle + "/inputs/params.txt") << "temperature 300\n";
+  std::ofstream(bundle + "/baton-job.json")
+      << json{{"command", "sh run.sh"}, {"checkpoint_globs", {"*.chk"}}, {"progress_file", "progress.txt"}, {"output_globs", {"out/*"}}}
+             .dump();
+  const std::string id = test::uid("stored");
+  auto sub = baton({"submit", bundle, "--id", id, "--title", "stored-bundle"});
+  ASSERT_EQ(sub.code, 0) << sub.out << sub.err;
+  EXPECT_EQ(sub.out, "submitted " + id + " (queued)\n");
+  EXPECT_NE(sub.err.find("uploaded"), std::string::npos) << sub.err;
+  fs::remove_all(dir / "submitter");  // no site can read the submitter's files from now on
+  auto j = job("stored");
+  ASSERT_TRUE(j["input_bundle"].is_object()) << j;
+  EXPECT_FALSE(j.contains("input_bundle_path") && j["input_bundle_path"].is_string()) << j;
+
+  // Site A: its allocation ends 10 s from now; the worker hands off 2 s before.
+  const auto deadline = epoch_now() + 10;
+  auto a = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(deadline),
+                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  ASSERT_TRUE(wait_status("stored", "running", 15s)) << a->err();
+  ASSERT_EQ(test::exit_code(a->wait(30s)), 0) << a->err();
+  EXPECT_EQ(status("stored"), "queued") << job("stored");
+  auto types = event_types("stored");
+  auto handoff = std::find(types.begin(), types.end(), "job.handoff_started");
+  ASSERT_NE(handoff, types.end()) << json(types);
+  auto stored_before_handoff = std::count(types.begin(), handoff, "job.files_stored");
+  EXPECT_GE(stored_before_handoff, 2) << "site A committed at least two checkpoints before it handed off: " << json(types);
+  EXPECT_NE(a->err().find("checkpoint stored as set"), std::string::npos) << a->err();
+  EXPECT_NE(a->err().find("checkpoint (final) stored as set"), std::string::npos) << a->err();
+  fs::remove_all(dir / "work-1");  // site A is gone, with everything it had on disk
+
+  // Site B: its own work dir, nothing else; it keeps the working dir so the test can compare.
+  auto bw = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"}, {"/bin/sh", "-c", "exec \"$0\" --keep-work-dirs"});
+  ASSERT_EQ(test::exit_code(bw->wait(60s)), 0) << bw->err();
+  ASSERT_EQ(status("stored"), "completed") << job("stored") << "\n" << bw->err();
+  EXPECT_NE(bw->err().find("restored"), std::string::npos) << bw->err();
+  EXPECT_NE(bw->err().find("outputs stored: 3 file(s)"), std::string::npos) << bw->err();
+
+  // What the payload wrote at site B, fetched by the submitter.
+  auto fetched = baton({"jobs", "fetch", id, dir / "fetched"});
+  ASSERT_EQ(fetched.code, 0) << fetched.out << fetched.err;
+  const auto wrote = dir / ("work-2/" + id + "-attempt-2/out");
+  for (auto name : {"history.txt", "big.bin", "result.txt"}) {
+    auto got = test::slurp(dir / ("fetched/out/" + std::string(name)));
+    EXPECT_FALSE(got.empty()) << name;
+    EXPECT_TRUE(got == test::slurp(wrote + "/" + name)) << name << " differs from what the payload wrote";
+    EXPECT_NE(fetched.out.find("wrote " + dir / ("fetched/out/" + std::string(name))), std::string::npos) << fetched.out;
+  }
+  EXPECT_EQ(fs::file_size(dir / "fetched/out/big.bin"), 3000000u);
+  EXPECT_EQ(test::slurp(dir / "fetched/out/result.txt"), "done 40 attempt 2\n");
+
+  // The history proves the continuation: attempt 1 from 0, attempt 2 from where the last
+  // stored checkpoint of attempt 1 left off, every step once and in order.
+  auto history = test::slurp(dir / "fetched/out/history.txt");
+  std::vector<std::pair<int, int>> starts, steps;
+  std::regex line_re(R"((start|step) (\d+) attempt (\d+))");
+  for (std::sregex_iterator it(history.begin(), history.end(), line_re), end; it != end; ++it)
+    ((*it)[1] == "start" ? starts : steps).emplace_back(std::stoi((*it)[2]), std::stoi((*it)[3]));
+  ASSERT_EQ(starts.size(), 2u) << history;
+  EXPECT_EQ(starts[0], std::make_pair(0, 1));
+  EXPECT_GT(starts[1].first, 0) << "site B resumed from site A's checkpoint, not from scratch";
+  EXPECT_EQ(starts[1].second, 2);
+  ASSERT_EQ(steps.size(), 40u) << history;
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_EQ(steps[i].first, i + 1) << history;
+    EXPECT_EQ(steps[i].second, i < starts[1].first ? 1 : 2) << history;
+  }
+}
+
+}  // namespace
