@@ -46,6 +46,7 @@ std::string sha_of(const std::string& bytes) {
 // query, status on GET) and store-style parts (all or nothing, ETag), with faults to inject.
 struct fake_server {
   httplib::Server svr;
+  int store_port = 0;  // where store URLs point (the proxy in front of this server)
   std::thread thread;
   int port = 0;
 
@@ -67,6 +68,9 @@ struct fake_server {
   uint64_t bytes_received = 0;            // over all local PUTs
   std::map<int, std::string> parts;       // store part number -> bytes of its last whole PUT
   std::map<int, int> part_attempts;
+  // The protocol steps' routes: what they were sent, and faults.
+  std::vector<json> bundle_posts, completes, set_posts, commits;
+  int commit_conflicts = 0;  // answer this many commits 409 upload_incomplete
 
   bool take_503(httplib::Response& res) {
     std::lock_guard<std::mutex> lock(m);
@@ -168,6 +172,48 @@ struct fake_server {
       parts[part] = body;
       res.set_header("ETag", "\"etag-" + std::to_string(part) + "\"");
     });
+    // POST /blobs/uploads: a one-part store upload (its URL through the same port).
+    svr.Post("/blobs/uploads", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(m);
+      auto b = json::parse(req.body);
+      bundle_posts.push_back(b);
+      json part = {{"url", "http://127.0.0.1:" + std::to_string(store_port) + "/store/bucket/key?partNumber=1"},
+                   {"method", "PUT"}, {"offset", 0}, {"size", b["size"]}, {"part_number", 1}};
+      res.set_content(json{{"status", "upload"}, {"upload_id", "up" + std::to_string(bundle_posts.size())}, {"sha256", b["sha256"]},
+                           {"size", b["size"]}, {"parts", {part}}}.dump(), "application/json");
+    });
+    svr.Post(R"(/blobs/uploads/(\w+)/complete)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(m);
+      completes.push_back({{"id", req.matches[1]}, {"body", json::parse(req.body)}});
+      res.set_content(R"({"status":"stored"})", "application/json");
+    });
+    // POST /jobs/j/files: uploads (local style) for the files whose digest is not in `uploads` yet.
+    svr.Post("/jobs/j/files", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(m);
+      auto b = json::parse(req.body);
+      set_posts.push_back(b);
+      json ups = json::array();
+      for (const auto& f : b["files"]) {
+        std::string sha = f["sha256"];
+        auto id = sha.substr(0, 12);
+        if (uploads.count(id) && uploads[id].complete) continue;  // held: not asked again
+        uploads[id] = {"", f["size"].get<uint64_t>(), sha};
+        ups.push_back({{"upload_id", id}, {"sha256", sha}, {"size", f["size"]},
+                       {"parts", {{{"url", "/blobs/uploads/" + id}, {"method", "PUT"}, {"offset", 0}, {"size", f["size"]}}}}});
+      }
+      res.set_content(json{{"set_id", "set" + std::to_string(set_posts.size())}, {"uploads", ups}}.dump(), "application/json");
+    });
+    svr.Post(R"(/jobs/j/files/(\w+)/commit)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(m);
+      commits.push_back(json::parse(req.body));
+      if (commit_conflicts > 0) {
+        --commit_conflicts;
+        res.status = 409;
+        res.set_content(R"({"error":"upload_incomplete"})", "application/json");
+        return;
+      }
+      res.set_content(json{{"set_id", req.matches[1]}, {"status", "stored"}}.dump(), "application/json");
+    });
     port = svr.bind_to_any_port("127.0.0.1");
     thread = std::thread([this] { svr.listen_after_bind(); });
     // bind_to_any_port already listens: a connection made before the accept loop starts waits in the backlog.
@@ -185,6 +231,7 @@ struct transfer_test : ::testing::Test {
   xfer::link l;
 
   void SetUp() override {
+    server.store_port = proxy.port();
     l.base_url = "http://127.0.0.1:" + std::to_string(proxy.port());
     l.credential = {{"X-Worker-Token", "worker-secret"}};
     l.attempts = 6;
@@ -394,6 +441,58 @@ TEST_F(transfer_test, TransfersWithoutAUrlOrWithAForeignSchemeAreRefusedNamingTh
   EXPECT_THROW(xfer::transfer_from_json({{"url", "file:///etc/passwd"}}, "x"), std::runtime_error);
   EXPECT_THROW(xfer::transfer_from_json({{"url", "/x"}, {"offset", -1}}, "x"), std::runtime_error);
   EXPECT_THROW(xfer::transfer_from_json({{"url", "/x"}, {"headers", {{"a", 1}}}}, "x"), std::runtime_error);
+}
+
+TEST_F(transfer_test, ABundleWhoseStoreTransferExpiredIsAskedForAgainAndCompletedWithItsETags) {
+  const auto blob = random_bytes(50000, 8);
+  auto file = write_file("bundle.tar.gz", blob);
+  server.refuse_store_with_403 = 1;
+  EXPECT_FALSE(xfer::store_bundle(l, file, sha_of(blob), blob.size()));
+  std::lock_guard<std::mutex> lock(server.m);
+  ASSERT_EQ(server.bundle_posts.size(), 2u) << "asked again after the store's 403";
+  EXPECT_EQ(server.bundle_posts[0], (json{{"purpose", "bundle"}, {"sha256", sha_of(blob)}, {"size", blob.size()}}));
+  ASSERT_EQ(server.completes.size(), 1u);
+  EXPECT_EQ(server.completes[0]["id"], "up2");
+  EXPECT_EQ(server.completes[0]["body"], (json{{"parts", {{{"part_number", 1}, {"etag", "\"etag-1\""}}}}}));
+  EXPECT_EQ(server.parts[1], blob);
+  for (const auto& h : server.store_headers) EXPECT_EQ(h.count("X-Worker-Token"), 0u);
+}
+
+TEST_F(transfer_test, AFileSetSendsWhatBatondLacksAndCommitsAgainAfterAnIncompleteAnswer) {
+  const auto a = random_bytes(80000, 9), b = random_bytes(1000, 10);
+  std::vector<xfer::set_file> files = {{"state.chk", sha_of(a), a.size(), write_file("copy-a", a)},
+                                       {"sub/progress.txt", sha_of(b), b.size(), write_file("copy-b", b)}};
+  server.uploads[sha_of(b).substr(0, 12)] = {b, b.size(), sha_of(b), true};  // already held
+  server.commit_conflicts = 1;
+  auto set = xfer::store_file_set(l, "j", "checkpoint", 2, files, {{"progress", 0.5}, {"checkpoint_seconds", 0.1}});
+  EXPECT_EQ(set, "set1");
+  std::lock_guard<std::mutex> lock(server.m);
+  ASSERT_EQ(server.set_posts.size(), 1u);
+  const auto& post = server.set_posts[0];
+  EXPECT_EQ(post["kind"], "checkpoint");
+  EXPECT_EQ(post["attempt"], 2);
+  EXPECT_EQ(post["progress"], 0.5) << "the report fields ride along";
+  EXPECT_EQ(post["files"], (json{{{"path", "state.chk"}, {"sha256", sha_of(a)}, {"size", a.size()}},
+                                 {{"path", "sub/progress.txt"}, {"sha256", sha_of(b)}, {"size", b.size()}}}));
+  EXPECT_EQ(server.uploads[sha_of(a).substr(0, 12)].held, a);
+  ASSERT_EQ(server.commits.size(), 2u) << "committed again after 409 upload_incomplete";
+  EXPECT_EQ(server.commits[1], (json{{"uploads", {{{"upload_id", sha_of(a).substr(0, 12)}, {"parts", json::array()}}}}}));
+}
+
+TEST_F(transfer_test, AFileSetThatCannotBeCommittedIsAnErrorNotASilentSuccess) {
+  const auto a = random_bytes(1000, 11);
+  server.commit_conflicts = 100;
+  EXPECT_THROW(xfer::store_file_set(l, "j", "output", 1, {{"r.txt", sha_of(a), a.size(), write_file("r", a)}}), xfer::transfer_error);
+  // And a batond that is not there is "unavailable", after the link's attempts.
+  xfer::link gone = l;
+  gone.base_url = "http://127.0.0.1:1";
+  gone.attempts = 2;
+  try {
+    xfer::store_file_set(gone, "j", "checkpoint", 1, {{"r.txt", sha_of(a), a.size(), dir / "r"}});
+    FAIL();
+  } catch (const xfer::transfer_error& e) {
+    EXPECT_EQ(e.kind, xfer::failure::unavailable) << e.what();
+  }
 }
 
 TEST(transfer_hash, IncrementalHashingMatchesTheKnownDigest) {
