@@ -347,6 +347,23 @@ TEST_F(transfer_test, AnUploadCutAfterSomeBytesResumesFromTheOffsetBatondHolds) 
   EXPECT_LT(server.bytes_received, blob.size() + blob.size() / 2) << "not sent again from the start";
 }
 
+TEST_F(transfer_test, AnEmptyFileGoesUpAndComesDown) {
+  auto file = write_file("empty", "");
+  server.uploads["e0"] = {"", 0, sha_of("")};
+  auto g = xfer::upload_from_json({{"upload_id", "e0"}, {"sha256", sha_of("")}, {"size", 0},
+                                   {"parts", {{{"url", "/blobs/uploads/e0"}, {"method", "PUT"}, {"offset", 0}, {"size", 0}}}}},
+                                  "test");
+  xfer::upload(l, g, file);
+  {
+    std::lock_guard<std::mutex> lock(server.m);
+    EXPECT_TRUE(server.uploads["e0"].complete);
+  }
+  server.blobs["e0"] = "";
+  xfer::download(l, get_transfer("/blob/e0", 0), sha_of(""), 0, dir / "e0.out");
+  EXPECT_TRUE(fs::exists(dir / "e0.out"));
+  EXPECT_EQ(fs::file_size(dir / "e0.out"), 0u);
+}
+
 TEST_F(transfer_test, AConflictingOffsetIsCorrectedFromTheConflictAnswer) {
   const auto blob = random_bytes(300000, 5);
   auto file = write_file("u2", blob);

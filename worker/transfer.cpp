@@ -391,8 +391,11 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
         if (progress) progress(start + off + static_cast<uint64_t>(n), u.size);
         return true;
       };
-      httplib::Result r = part.method == "POST" ? p.client->Post(p.target.c_str(), p.headers, length, provider, "")
-                                                : p.client->Put(p.target.c_str(), p.headers, length, provider, "");
+      // An empty body goes as one (a provider is never asked for zero bytes).
+      httplib::Result r = length == 0 ? (part.method == "POST" ? p.client->Post(p.target.c_str(), p.headers, "", 0, "")
+                                                              : p.client->Put(p.target.c_str(), p.headers, "", 0, ""))
+                          : part.method == "POST" ? p.client->Post(p.target.c_str(), p.headers, length, provider, "")
+                                                  : p.client->Put(p.target.c_str(), p.headers, length, provider, "");
       if (read_failed) throw transfer_error(failure::local, errno_text("cannot read", path));
       if (r && r->status >= 200 && r->status < 300) {
         if (part.part_number > 0) {
