@@ -35,7 +35,15 @@ access_class access_of(command_kind k) {
     case command_kind::handoff_start:
     case command_kind::handoff_complete:
     case command_kind::complete_job:
-    case command_kind::fail_job: return access_class::worker_job;
+    case command_kind::fail_job:
+    case command_kind::files_begin:
+    case command_kind::files_commit: return access_class::worker_job;
+    case command_kind::job_files: return access_class::job_reader;
+    case command_kind::blob_upload:
+    case command_kind::blob_uploaded: return access_class::operator_only;
+    case command_kind::storage_collect:
+    case command_kind::storage_removed:
+    case command_kind::blob_corrupt: return access_class::internal;
     case command_kind::cluster_placeholders:
     case command_kind::placeholders_checked:
     case command_kind::cluster_plan:
@@ -120,6 +128,11 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
       if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::unauthenticated, "worker_token_required",
                   "worker calls need X-Worker-Token (set workers.accept_shared_token to allow the shared token)");
+    case access_class::job_reader:
+      // Which job: the operator's own (authorize_owner), the worker's held one (core/storage_decide).
+      if (who.k == K::operator_ || who.k == K::worker) return std::nullopt;
+      if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
+      return deny(error_kind::forbidden, "operator_only", "this endpoint needs an operator's or a worker's token");
     case access_class::internal:
       return deny(error_kind::forbidden, "internal_only", "only batond's own loops send this command");
     case access_class::open: break;

@@ -53,6 +53,7 @@ enum class access_class : uint8_t {
   worker_self,   // the worker named by the target (heartbeat, deregister, poll)
   operator_self, // an admin, or the named operator the target names (their own token)
   worker_job,    // a worker acting on a job it holds (or held, for control)
+  job_reader,    // a job's files: any operator (their own jobs) or a worker (the job it holds)
   internal,      // batond's own actors only
 };
 access_class access_of(command_kind k);

@@ -30,6 +30,9 @@ enum class command_kind : uint8_t {
   event_stream,
   // credential rotation (core/credential.hpp)
   rotate_operator_token, rotate_worker_credential, rotate_pilot_token,
+  // the data plane (core/storage_decide.hpp, docs/storage.md)
+  blob_upload, blob_uploaded, files_begin, files_commit, job_files,
+  storage_collect, storage_removed, blob_corrupt,
 };
 
 }  // namespace baton::core

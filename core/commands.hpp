@@ -16,6 +16,7 @@
 #include "core/job.hpp"
 #include "core/pilot_token.hpp"
 #include "core/provisioning.hpp"
+#include "core/storage.hpp"
 #include "core/worker.hpp"
 #include "events/event_filter.hpp"
 
@@ -42,6 +43,7 @@ struct create_job {
   bool hold = false;
   // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
   std::vector<dependency> depends_on;
+  std::optional<blob_ref> input_bundle;  // a stored bundle instead of input_bundle_path (docs/storage.md)
 };
 struct get_job { std::string id; };
 struct list_jobs {
@@ -179,6 +181,29 @@ struct event_stream {
   uint64_t after = 0;  // Last-Event-ID: resume after this sequence (0 = from now)
 };
 
+// --- the data plane (core/storage_decide.hpp) ---
+struct blob_upload { blob_ref blob; };    // an operator's bundle: held already, or an upload (within the quota)
+struct blob_uploaded { blob_ref blob; };  // that upload arrived and verified: stored, held for the uploader
+// A worker's file set (checkpoint or outputs): which files the job does not hold yet.
+struct files_begin {
+  std::string job_id, kind;
+  uint32_t attempt = 0;
+  std::vector<stored_file> files;
+};
+// The set's files are stored (`verified`: the blobs this commit's uploads stored, as the shell
+// checked them): record the set, keep the last checkpoints.
+struct files_commit {
+  std::string job_id, set_id, kind;
+  uint32_t attempt = 0;
+  std::vector<stored_file> files;
+  std::vector<blob_ref> verified;
+  checkpoint_report report;
+};
+struct job_files { std::string job_id; };  // GET /jobs/{id}/files
+struct storage_collect { size_t max = 256; };  // the collector: blobs nothing holds, marked for removal
+struct storage_removed { std::vector<std::string> sha256s; };
+struct blob_corrupt { std::string sha256, found; };
+
 }  // namespace baton::core::commands
 
 namespace baton::core {
@@ -195,7 +220,9 @@ using command = std::variant<
     commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
     commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
     commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream,
-    commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token>;
+    commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token,
+    commands::blob_upload, commands::blob_uploaded, commands::files_begin, commands::files_commit, commands::job_files,
+    commands::storage_collect, commands::storage_removed, commands::blob_corrupt>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

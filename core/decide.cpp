@@ -1,3 +1,4 @@
+#include "core/storage_decide.hpp"
 #include "core/decide.hpp"
 #include "core/payload_numbers.hpp"
 
@@ -30,7 +31,9 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::rotate_operator_token, C::rotate_operator_token> &&
               at_kind<command_kind::rotate_worker_credential, C::rotate_worker_credential> &&
               at_kind<command_kind::rotate_pilot_token, C::rotate_pilot_token> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::rotate_pilot_token) + 1);
+              at_kind<command_kind::blob_upload, C::blob_upload> && at_kind<command_kind::files_commit, C::files_commit> &&
+              at_kind<command_kind::blob_corrupt, C::blob_corrupt> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::blob_corrupt) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -245,7 +248,7 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   create_job cj;
   cj.id = c.id;
   cj.title = c.title;
-  cj.input_bundle_path = c.input_bundle_path;
+  cj.input_bundle_path = c.input_bundle ? blob_uri(*c.input_bundle) : c.input_bundle_path;
   cj.worker_image_key = c.worker_image_key.value_or(s.default_worker_image);
   cj.comment = c.comment;
   cj.preferred_clusters = c.preferred_clusters;
@@ -257,6 +260,9 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   auto d = decide_create(w.find_job(c.id), cj, now);
   if (d.error) return refused(*d.error, now);
   if (auto e = check_new_dependencies(w, caller, cj.id, cj.depends_on, s.priority)) return refused(*e, now);
+  auto bound = bind_bundle(w, caller, cj.id, cj.user, c.input_bundle);
+  if (bound.error) return refused(*bound.error, now);
+  if (bound.bound) d.events.push_back(std::move(*bound.bound));
   auto preview = preview_of(c.id, d, now);
   return from(std::move(d), row_of(w, s, preview), now);
 }
@@ -298,6 +304,7 @@ outcome requeue(const world& w, const scheduler_settings& s, const principal& wh
   auto d = decide_requeue(*j, c.new_id, now);
   if (d.error) return refused(*d.error, now);
   if (auto e = check_requeue_dependencies(w, *j, s.priority)) return refused(*e, now);
+  if (auto bound = bind_clone(w, *j, c.new_id)) d.events.push_back(std::move(*bound));
   auto preview = preview_of(c.new_id, d, now);
   return from(std::move(d), row_of(w, s, preview), now);
 }
@@ -306,9 +313,12 @@ outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
   time_us cutoff = now - c.older_than_seconds * 1'000'000LL;
   decision d;
   for (const auto& [id, j] : w.jobs.by_id())  // (the events in id order)
-    if (is_terminal(j.status) && !j.pruned && c.statuses.count(to_string(j.status)) && j.updated_at < cutoff)
+    if (is_terminal(j.status) && !j.pruned && c.statuses.count(to_string(j.status)) && j.updated_at < cutoff) {
       append(d, decide_prune(j, now));
-  size_t n = d.events.size();
+      if (auto gone = release_pruned(w, j.id)) d.events.push_back(std::move(*gone));
+    }
+  size_t n = 0;
+  for (const auto& e : d.events) n += e.type == "job.pruned";
   return from(std::move(d), R::pruned{n}, now);
 }
 
@@ -804,6 +814,11 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
                              std::is_same_v<T, C::handoff_complete> || std::is_same_v<T, C::complete_job> ||
                              std::is_same_v<T, C::fail_job>) {
           return on_job(w, e, c, now);
+        } else if constexpr (std::is_same_v<T, C::blob_upload> || std::is_same_v<T, C::blob_uploaded> ||
+                             std::is_same_v<T, C::files_begin> || std::is_same_v<T, C::files_commit> ||
+                             std::is_same_v<T, C::job_files> || std::is_same_v<T, C::storage_collect> ||
+                             std::is_same_v<T, C::storage_removed> || std::is_same_v<T, C::blob_corrupt>) {
+          return decide_storage(w, s, e.caller, e.cmd, now);
         } else if constexpr (std::is_same_v<T, C::list_clusters>) {
           return list_clusters(w, s, now);
         } else if constexpr (std::is_same_v<T, C::set_clusters_enabled>) {

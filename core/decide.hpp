@@ -35,6 +35,7 @@ struct scheduler_settings {
   priority_policy priority;  // as configured; recorded by each recalculation
   backfill_settings backfill;  // the planning cycle (core/plan_cycle.hpp)
   deadline_rule deadlines;   // which jobs fit a pilot's remaining allocation (recorded by each assignment it shaped)
+  storage_rules storage;     // quotas and retention (core/storage.hpp)
 };
 
 // Every image key batond knows from its config: the default, jobs.worker_images, the

@@ -38,6 +38,7 @@ enum class error_kind : uint8_t {
   unavailable,      // nothing can be promised now (the log failed, the scheduler is gone)
   over_limit,       // a configured limit (jobs per user, request rate) says not now
   too_large,        // a request body past its size limit (http/field_limits.hpp)
+  no_space,         // a storage quota (or the disk) has no room for it (507)
   internal,
 };
 

@@ -13,6 +13,7 @@
 #include "core/job.hpp"
 #include "core/priority.hpp"
 #include "core/provisioning.hpp"
+#include "core/storage.hpp"
 #include "core/worker.hpp"
 
 namespace baton::core::results {
@@ -119,6 +120,24 @@ struct metrics {
   uint64_t pruned = 0;                                                    // pruned jobs (stubs)
 };
 
+// The data plane (core/storage_decide.hpp). Which blobs of a request the caller must send
+// (the others its user holds already); `refused` when the quota has no room (its event is
+// recorded all the same, so the answer is a result, not an error).
+struct storage_plan {
+  std::string user;  // whose quota (and whose upload ids)
+  std::vector<blob_ref> to_upload;
+  std::optional<domain_error> refused;
+};
+struct stored { blob_ref blob; std::string set_id; };
+// GET /jobs/{id}/files: what the caller may read of the job.
+struct job_files {
+  std::string job_id;
+  std::optional<blob_ref> bundle;
+  std::vector<file_set> checkpoints;  // oldest first (a worker sees the latest only)
+  std::optional<file_set> outputs;
+};
+struct blobs_to_remove { std::vector<blob_ref> items; };
+
 }  // namespace baton::core::results
 
 namespace baton::core {
@@ -128,7 +147,8 @@ using result = std::variant<std::monostate, results::job_row, results::job_page,
                             results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
                             results::cluster_watch, results::plans, results::placeholder_made, results::counted,
                             results::salad_view, replica_target, results::priorities, results::fairshare, results::operators,
-                            results::heartbeat_ack, results::metrics, results::rotated>;
+                            results::heartbeat_ack, results::metrics, results::rotated, results::storage_plan,
+                            results::stored, results::job_files, results::blobs_to_remove>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

@@ -503,6 +503,8 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
     auto& o = w.operators[stream.substr(9)];
     o.name = stream.substr(9);
     evolve(o, type, payload, at);
+  } else if (stream == storage_stream) {
+    evolve_storage(w.storage, type, payload, at);
   } else if (stream == pilot_stream) {
     evolve_pilot_token(w.pilot_token, w.pilot_token_rotated_at, type, payload, at);
   } else if (type == "scheduler.priorities_recalculated")

@@ -20,6 +20,7 @@
 #include "core/pilot_token.hpp"
 #include "core/pruned_jobs.hpp"
 #include "core/priority_policy.hpp"
+#include "core/storage.hpp"
 #include "core/worker.hpp"
 
 namespace baton::core {
@@ -173,6 +174,7 @@ struct world {
   std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when
   nlohmann::json salad_status = nlohmann::json::object();  // last scaling and last failure
+  storage_book storage;  // who holds which blob (core/storage.hpp), from the storage stream
 
   const job* find_job(const std::string& id) const;  // nullptr for a pruned job too
   std::optional<pruned_job> find_pruned(const std::string& id) const;

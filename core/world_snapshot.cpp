@@ -296,6 +296,7 @@ std::string encode_world(const world& w) {
   o.strings({w.disabled_clusters.begin(), w.disabled_clusters.end()});
   o.j(json(w.last_submission_failure));
   o.j(w.salad_status);
+  o.j(to_json(w.storage));
   return std::move(o.out);
 }
 
@@ -376,6 +377,7 @@ world decode_world(const std::string& bytes) {
     if (failures.is_object()) w.last_submission_failure = failures.get<std::map<std::string, json>>();
     w.salad_status = in.j();
     if (w.salad_status.is_array() && w.salad_status.empty()) w.salad_status = json::object();
+    w.storage = storage_book_from_json(in.j());
     if (in.pos != bytes.size()) reader::damaged();
     rebuild_indexes(w);
     return w;

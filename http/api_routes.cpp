@@ -7,6 +7,7 @@
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
 #include "http/caller.hpp"
+#include "http/file_routes.hpp"
 #include "http/json_reply.hpp"
 #include "http/metrics_text.hpp"
 #include "http/reply_shapes.hpp"
@@ -171,6 +172,7 @@ core::command no_args(command_kind k) {
 
 void add_api_routes(router& s, api_context ctx) {
   using K = command_kind;
+  add_file_routes(s, ctx);
 
   // --- workers ---
   s.Post("/workers/register", [ctx](const request& req, response& res) {

@@ -12,6 +12,7 @@
 #include "actors/scheduler.hpp"
 #include "events/event_store.hpp"
 #include "http/router.hpp"
+#include "http/storage/backend.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/job_history.hpp"
@@ -60,6 +61,11 @@ struct api_context {
   std::shared_ptr<stream_slots> streams;               // live event streams per operator (none: unlimited)
   std::shared_ptr<projections::live_feed> feed;        // GET /events/stream (none: 503)
   bool https = false;                                   // served over TLS: the UI cookie is Secure
+  // The data plane (docs/storage.md): where blobs live, the uploads and file sets granted and
+  // not yet committed (http/file_routes.hpp), and how long a transfer is good for.
+  std::shared_ptr<storage::backend> storage;
+  std::shared_ptr<class transfer_book> transfers;
+  int transfer_ttl_seconds = 900;
 };
 
 void add_api_routes(router& server, api_context ctx);

@@ -18,6 +18,8 @@ json job_json(const R::job_row& row, core::time_us at) {
   auto out = core::to_json(row.j, at);
   out["queue_blocked_reason"] = or_null(row.queue_blocked_reason);
   out["pending_reason"] = or_null(row.pending_reason);
+  // A stored bundle (docs/storage.md): its digest and size beside the path that names it.
+  if (auto b = core::parse_blob_uri(row.j.input_bundle_path)) out["input_bundle"] = {{"sha256", b->sha256}, {"size", b->size}};
   // The last plan's reservation: when and on which worker (or pending allocation) it should start.
   out["expected_start"] = row.reservation ? json(events::format_time_us(row.reservation->start)) : json(nullptr);
   out["expected_worker_id"] = row.reservation ? json(row.reservation->worker_id) : json(nullptr);
@@ -89,6 +91,7 @@ int status_of(core::error_kind k) {
     case core::error_kind::unavailable: return 503;
     case core::error_kind::over_limit: return 429;
     case core::error_kind::too_large: return 413;
+    case core::error_kind::no_space: return 507;
     case core::error_kind::internal: break;
   }
   return 500;
@@ -125,6 +128,9 @@ json body_of(const core::result& r, core::time_us at) {
                   {"input_bundle_path", a.input_bundle_path},
                   {"latest_checkpoint_manifest_path", or_null(a.latest_checkpoint_manifest_path)},
                   {"attempt", a.attempt}};
+        } else if constexpr (std::is_same_v<T, R::storage_plan> || std::is_same_v<T, R::stored> ||
+                             std::is_same_v<T, R::job_files> || std::is_same_v<T, R::blobs_to_remove>) {
+          return nullptr;  // shaped by http/file_routes.cpp, which adds the transfers
         } else if constexpr (std::is_same_v<T, R::control>) {
           json out = {{"job_id", v.job_id}, {"status", core::to_string(v.status)}, {"cancellation_requested", v.cancellation_requested}};
           out["preemption_requested"] = v.preempt.has_value();
@@ -246,6 +252,9 @@ std::string poll_answer_text(const R::poll_answer& v) {
   out.reserve(140 + a.job_id.size() + a.input_bundle_path.size() + a.latest_checkpoint_manifest_path.size());
   out += "{\"attempt\":";
   out += std::to_string(a.attempt);
+  if (auto b = core::parse_blob_uri(a.input_bundle_path)) {
+    out += ",\"input_bundle\":{\"sha256\":\"" + b->sha256 + "\",\"size\":" + std::to_string(b->size) + "}";
+  }
   out += ",\"input_bundle_path\":";
   append_json_string(out, a.input_bundle_path, invalid_utf8::replace);
   out += ",\"job_id\":";

@@ -77,13 +77,35 @@ std::set<std::string> repeated(const request& req, const std::string& name, cons
 std::string path_uuid(const request& req) { return checked_uuid(req.path_params.at(0), "id"); }
 std::string path_name(const request& req) { return checked_id(req.path_params.at(0), "name"); }
 
+core::blob_ref blob_of(const json& v, const std::string& field) {
+  if (!v.is_object()) throw invalid_field(field, field + " must be an object {sha256, size}");
+  auto sha = req_string(v, "sha256", 64);
+  if (!core::is_sha256_hex(sha)) throw invalid_field(field + ".sha256", "must be 64 lowercase hex digits");
+  auto size = opt_int(v, "size", 0, static_cast<int64_t>(core::max_blob_bytes));
+  if (!size) throw invalid_field(field + ".size", "is required");
+  return {sha, static_cast<uint64_t>(*size)};
+}
+
 C::create_job create_job(const request& req, const std::string& fresh_id) {
   auto b = object_body(req, false);
   C::create_job c;
   auto id = opt_string(b, "id", limits::id_bytes);
   c.id = id ? checked_uuid(*id, "id") : fresh_id;
   c.title = req_string(b, "title", limits::title_bytes);
-  c.input_bundle_path = req_string(b, "input_bundle_path", limits::path_bytes);
+  // A stored bundle (docs/storage.md) or a path every site sees; a path that names a stored
+  // bundle ("blob:…", as GET shows it) is that bundle, checked as one.
+  if (b.contains("input_bundle")) {
+    if (b.contains("input_bundle_path")) throw invalid_field("input_bundle", "give input_bundle or input_bundle_path, not both");
+    c.input_bundle = blob_of(b["input_bundle"], "input_bundle");
+  } else {
+    c.input_bundle_path = req_string(b, "input_bundle_path", limits::path_bytes);
+    if (auto blob = core::parse_blob_uri(c.input_bundle_path)) {
+      c.input_bundle = *blob;
+      c.input_bundle_path.clear();
+    } else if (c.input_bundle_path.rfind("blob:", 0) == 0) {
+      throw invalid_field("input_bundle_path", "a blob: path is blob:<sha256>:<size>");
+    }
+  }
   if (auto img = opt_string(b, "worker_image_key", limits::image_key_bytes)) {
     if (img->find_first_not_of(" \t") == std::string::npos) throw invalid_field("worker_image_key", "must not be blank");
     c.worker_image_key = *img;

@@ -11,6 +11,8 @@ namespace baton::http::build {
 
 // --- operator side ---
 core::commands::create_job create_job(const request& req, const std::string& fresh_id);
+// A blob named in a body, {"sha256": 64 lowercase hex, "size": bytes}; invalid_field naming it.
+core::blob_ref blob_of(const nlohmann::json& v, const std::string& field);
 core::commands::list_jobs list_jobs(const request& req);
 core::commands::prune_jobs prune_jobs(const request& req);
 core::commands::list_workers list_workers(const request& req);
