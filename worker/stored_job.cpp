@@ -154,7 +154,8 @@ bool agent::store_checkpoint_set(const std::string& job_id, const checkpoint_sto
     return true;
   } catch (const xfer::transfer_error& e) {
     auto code = e.error_code();
-    if (code == "job_not_assigned_to_worker" || code == "attempt_mismatch" || code == "not_current_attempt") lost = true;
+    // Refusals that say the job moved on without this worker (batond's worker_may_write).
+    if (code == "job_not_assigned_to_worker" || code == "attempt_finished" || code == "job_not_accepting_files") lost = true;
     spdlog::warn("job {}: checkpoint not stored: {}; its files stay in {}{}", job_id, e.what(), store.dir(),
                  final ? "" : " for the next cycle");
     return false;
