@@ -28,28 +28,43 @@ namespace {
 // step): "start <n> attempt <a>" when an attempt begins at step n, "step <n> attempt <a>" for
 // each step. A later attempt that finds no steps would have restarted from scratch: it fails.
 // At the end: out/history.txt (the state), out/big.bin (3 MB of random bytes), out/result.txt.
-const char* payload = R"(set -e
+std::string payload(int steps) {
+  return R"(set -e
 touch state.chk
 n=$(grep -c '^step' state.chk || true)
 if [ "$BATON_ATTEMPT" -gt 1 ] && [ "$n" -eq 0 ]; then echo "attempt $BATON_ATTEMPT found no checkpoint"; exit 3; fi
 cp state.chk s.tmp && echo "start $n attempt $BATON_ATTEMPT" >> s.tmp && mv s.tmp state.chk
-while [ "$n" -lt 40 ]; do
+while [ "$n" -lt )" + std::to_string(steps) + R"( ]; do
   sleep 0.25
   n=$((n+1))
   cp state.chk s.tmp && echo "step $n attempt $BATON_ATTEMPT" >> s.tmp && mv s.tmp state.chk
-  echo "$n" | awk '{print $1/40}' > p.tmp && mv p.tmp progress.txt
+  echo "$n" | awk '{print $1/)" + std::to_string(steps) + R"(}' > p.tmp && mv p.tmp progress.txt
 done
 mkdir -p out
 cp state.chk out/history.txt
 head -c 3000000 /dev/urandom > out/big.bin
 echo "done $n attempt $BATON_ATTEMPT" > out/result.txt
 )";
+}
 
 int64_t epoch_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 struct storage_e2e : worker_e2e {
+  // The submitter's bundle directory with the payload and its spec.
+  std::string make_stored_bundle(int steps) {
+    const auto bundle = dir / "submitter/md-run";
+    fs::create_directories(bundle + "/inputs");
+    std::ofstream(bundle + "/run.sh") << payload(steps);
+    std::ofstream(bundle + "/inputs/params.txt") << "temperature 300\n";
+    std::ofstream(bundle + "/baton-job.json") << json{{"command", "sh run.sh"},
+                                                      {"checkpoint_globs", {"*.chk"}},
+                                                      {"progress_file", "progress.txt"},
+                                                      {"output_globs", {"out/*"}}}
+                                                     .dump();
+    return bundle;
+  }
   test::tool_result baton(std::vector<std::string> args) {
     static int n = 0;
     args.insert(args.begin(), BATON_CLI_PATH);
@@ -62,14 +77,7 @@ struct storage_e2e : worker_e2e {
 };
 
 TEST_F(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCheckpointAndTheOutputsComeBack) {
-  // The submitter's directory: the bundle, with its spec.
-  const auto bundle = dir / "submitter/md-run";
-  fs::create_directories(bundle + "/inputs");
-  std::ofstream(bundle + "/run.sh") << payload;
-  std::ofstream(bundle + "/inputs/params.txt") << "temperature 300\n";
-  std::ofstream(bundle + "/baton-job.json")
-      << json{{"command", "sh run.sh"}, {"checkpoint_globs", {"*.chk"}}, {"progress_file", "progress.txt"}, {"output_globs", {"out/*"}}}
-             .dump();
+  const auto bundle = make_stored_bundle(40);
   const std::string id = test::uid("stored");
   auto sub = baton({"submit", bundle, "--id", id, "--title", "stored-bundle"});
   ASSERT_EQ(sub.code, 0) << sub.out << sub.err;
@@ -132,6 +140,42 @@ TEST_F(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCh
     EXPECT_EQ(steps[i].first, i + 1) << history;
     EXPECT_EQ(steps[i].second, i < starts[1].first ? 1 : 2) << history;
   }
+}
+
+// Checkpoints wait in the worker's copies while batond is away, are never reported as stored
+// meanwhile, and go in once it is back; the job completes without a restart.
+TEST_F(storage_e2e, CheckpointsWaitLocallyWhileBatondIsAwayAndAreStoredWhenItIsBack) {
+  const auto bundle = make_stored_bundle(60);
+  const std::string id = test::uid("away");
+  auto sub = baton({"submit", bundle, "--id", id, "--title", "away"});
+  ASSERT_EQ(sub.code, 0) << sub.out << sub.err;
+  fs::remove_all(dir / "submitter");
+  auto w = start_worker();
+  auto checkpoints = [&] {
+    auto t = event_types("away");
+    return std::count(t.begin(), t.end(), "job.checkpointed");
+  };
+  ASSERT_TRUE(wait_until([&] { return checkpoints() >= 2; }, 30s)) << w->err();
+  const int port = b->port();
+  ASSERT_EQ(b->stop(), 0) << b->err();
+  ASSERT_TRUE(wait_until([&] { return w->err().find("checkpoint not stored") != std::string::npos; }, 20s)) << w->err();
+  EXPECT_EQ(w->wait(0ms), -1) << "the worker gave up while batond was away\n" << w->err();
+  b->start({}, port);
+  ASSERT_EQ(b->port(), port) << b->err();
+  op = b->client();
+  ASSERT_TRUE(wait_until([&] {
+    auto log = w->err();
+    auto away = log.find("checkpoint not stored");
+    return away != std::string::npos && log.find("checkpoint stored as set", away) != std::string::npos;
+  }, 30s)) << w->err();
+  ASSERT_TRUE(wait_status("away", "completed", 40s)) << job("away") << "\n" << w->err();
+  EXPECT_EQ(job("away")["attempts"], 1);
+  auto fetched = baton({"jobs", "fetch", id, dir / "fetched"});
+  ASSERT_EQ(fetched.code, 0) << fetched.err;
+  EXPECT_EQ(test::slurp(dir / "fetched/out/result.txt"), "done 60 attempt 1\n");
+  auto history = test::slurp(dir / "fetched/out/history.txt");
+  EXPECT_EQ(history.find("start 0 attempt 1"), 0u) << history;
+  EXPECT_EQ(history.find("start", 1), std::string::npos) << "the payload was never started again: " << history;
 }
 
 }  // namespace
