@@ -26,6 +26,9 @@
 #include "actors/scheduler.hpp"
 #include "batond/api_token.hpp"
 #include "batond/pilot_token_files.hpp"
+#include "batond/storage_collector.hpp"
+#include "http/file_routes.hpp"
+#include "http/storage/s3_backend.hpp"
 #include "http/caller.hpp"
 #include "core/priority.hpp"
 #include "core/world.hpp"
@@ -55,6 +58,12 @@
 
 namespace baton::daemon {
 namespace {
+
+// Where blobs live (docs/storage.md): the configured backend.
+std::shared_ptr<storage::backend> make_storage_backend(const config::settings& settings) {
+  if (settings.storage.backend == "s3") return std::make_shared<storage::s3_backend>(settings.storage.s3);
+  return nullptr;  // local: see below
+}
 
 // The shell's clock (batond/daemon_clock.hpp): read here, passed into commands, recorded in
 // their events. Set once the log's last recorded time is known, before anything is recorded.
@@ -426,6 +435,9 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.priority = settings.priority;
     sched.deadlines = settings.deadlines;
     sched.backfill = settings.backfill;
+    sched.storage.user_quota_bytes = static_cast<uint64_t>(settings.storage.user_quota_bytes);
+    sched.storage.keep_checkpoints = static_cast<uint32_t>(settings.storage.keep_checkpoints);
+    sched.storage.unclaimed_upload_seconds = int64_t{settings.storage.unclaimed_upload_hours} * 3600;
     core::lease_table leases;
     if (previous_clean) leases.insert(state.saved_leases.begin(), state.saved_leases.end());
     bool record_policy = !core::policy_recorded(world, sched.priority);
@@ -480,6 +492,14 @@ int run(const config::settings& settings, const run_options& opts) {
     api.streams = std::make_shared<http::stream_slots>(settings.event_streams_per_operator);
     api.feed = feed;
     api.https = settings.tls.enabled();
+    api.storage = make_storage_backend(settings);
+    api.transfers = std::make_shared<http::transfer_book>();
+    api.transfer_ttl_seconds = settings.storage.backend == "s3" ? settings.storage.s3.url_expiry_seconds
+                                                                : settings.storage.transfer_expiry_seconds;
+    std::unique_ptr<batond::storage_collector> collector;
+    if (api.storage)
+      collector = std::make_unique<batond::storage_collector>(scheduler, api.storage,
+                                                      std::chrono::seconds(settings.storage.collect_interval_seconds));
     http::beast_server_options server_opts;
     server_opts.host = settings.listen.host;
     server_opts.port = settings.listen.port;

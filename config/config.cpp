@@ -24,10 +24,54 @@ void check_log_level(const std::string& key, const std::string& level) {
     throw key_error{key, "expected one of trace, debug, info, warn, error, critical, off, got '" + level + "'"};
 }
 
+// storage: (docs/storage.md). The S3 secret never comes from the file.
+void parse_storage(const YAML::Node& st, storage_config& out) {
+  check_known_keys(st, "storage", {"backend", "user_quota_bytes", "keep_checkpoints", "unclaimed_upload_hours",
+                                   "transfer_expiry_seconds", "collect_interval_seconds", "s3"});
+  read_string(st, "storage", "backend", out.backend);
+  if (out.backend != "local" && out.backend != "s3")
+    throw key_error{"storage.backend", "expected local or s3, got '" + out.backend + "'"};
+  if (auto q = st["user_quota_bytes"]) {
+    int64_t v = -1;
+    try {
+      v = q.as<int64_t>();
+    } catch (const YAML::Exception&) {
+    }
+    if (v < 0) throw key_error{"storage.user_quota_bytes", "expected a byte count (0 = no quota), got " + describe(q)};
+    out.user_quota_bytes = v;
+  }
+  read_int(st, "storage", "keep_checkpoints", 1, 1000, out.keep_checkpoints);
+  read_int(st, "storage", "unclaimed_upload_hours", 1, 24 * 365, out.unclaimed_upload_hours);
+  read_int(st, "storage", "transfer_expiry_seconds", 60, 7 * 86400, out.transfer_expiry_seconds);
+  read_int(st, "storage", "collect_interval_seconds", 1, 86400, out.collect_interval_seconds);
+  if (auto s3 = st["s3"]) {
+    check_known_keys(s3, "storage.s3", {"endpoint", "bucket", "region", "prefix", "path_style", "access_key_id", "ca_file",
+                                        "url_expiry_seconds", "multipart_threshold_mb", "part_size_mb", "verify"});
+    auto& c = out.s3;
+    read_string(s3, "storage.s3", "endpoint", c.endpoint);
+    read_string(s3, "storage.s3", "bucket", c.bucket);
+    read_string(s3, "storage.s3", "region", c.region);
+    read_string(s3, "storage.s3", "prefix", c.prefix);
+    read_bool(s3, "storage.s3", "path_style", c.path_style);
+    read_string(s3, "storage.s3", "access_key_id", c.access_key_id);
+    read_string(s3, "storage.s3", "ca_file", c.ca_file);
+    read_int(s3, "storage.s3", "url_expiry_seconds", 1, 604800, c.url_expiry_seconds);
+    read_int(s3, "storage.s3", "multipart_threshold_mb", 5, 5120, c.multipart_threshold_mb);
+    read_int(s3, "storage.s3", "part_size_mb", 5, 5120, c.part_size_mb);
+    read_string(s3, "storage.s3", "verify", c.verify);
+    if (c.verify != "read" && c.verify != "store_checksum")
+      throw key_error{"storage.s3.verify", "expected read or store_checksum, got '" + c.verify + "'"};
+  }
+  if (out.backend == "s3") {
+    if (out.s3.endpoint.empty()) throw key_error{"storage.s3.endpoint", "storage.backend is s3, but no endpoint is set"};
+    if (out.s3.bucket.empty()) throw key_error{"storage.s3.bucket", "storage.backend is s3, but no bucket is set"};
+  }
+}
+
 void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
-                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits", "projections", "tls"});
+                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits", "projections", "tls", "storage"});
   if (auto l = root["listen"]) {
     check_known_keys(l, "listen", {"host", "port"});
     read_string(l, "listen", "host", s.listen.host);
@@ -101,6 +145,7 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_string(j, "jobs", "default_worker_image", s.default_worker_image);
     read_string_list(j, "jobs", "worker_images", s.worker_images);
   }
+  if (auto st = root["storage"]) parse_storage(st, s.storage);
   if (auto p = root["provisioning"]) s.provisioning = parse_provisioning(p);
   if (auto c = root["clusters"]) s.clusters = parse_clusters(c, file);
   if (auto sc = root["salad"]) s.salad = parse_salad(sc);
@@ -155,6 +200,14 @@ void apply_env(const env_lookup& env, settings& s) {
   if (auto v = get("BATON_SALAD_API_KEY")) s.salad.api_key = *v;
   if (s.salad.enabled() && s.salad.api_key.empty())
     throw key_error{"BATON_SALAD_API_KEY", "the salad: section is configured, but its API key is not set"};
+  if (auto v = get("BATON_S3_ACCESS_KEY_ID")) s.storage.s3.access_key_id = *v;
+  if (auto v = get("BATON_S3_SECRET_ACCESS_KEY")) s.storage.s3.secret_access_key = *v;
+  if (s.storage.backend == "s3") {
+    if (s.storage.s3.access_key_id.empty())
+      throw key_error{"storage.s3.access_key_id", "storage.backend is s3, but no access key id is set (or BATON_S3_ACCESS_KEY_ID)"};
+    if (s.storage.s3.secret_access_key.empty())
+      throw key_error{"BATON_S3_SECRET_ACCESS_KEY", "storage.backend is s3, but its secret access key is not set"};
+  }
   if (auto v = get("BATON_DATA_DIR")) s.data_dir = *v;
   if (auto v = get("BATON_LISTEN")) {
     auto l = parse_listen(*v);
