@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "support/s3rver_process.hpp"
 #include "support/worker_e2e.hpp"
 
 using namespace baton;
 using nlohmann::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using test::wait_until;
 using test::worker_e2e;
 
 namespace {
@@ -27,7 +29,7 @@ namespace {
 // Counts steps in state.chk (one file, replaced whole, so a checkpoint never holds half a
 // step): "start <n> attempt <a>" when an attempt begins at step n, "step <n> attempt <a>" for
 // each step. A later attempt that finds no steps would have restarted from scratch: it fails.
-// At the end: out/history.txt (the state), out/big.bin (3 MB of random bytes), out/result.txt.
+// At the end: out/history.txt (the state), out/big.bin (12 MB of random bytes: three parts), out/result.txt.
 std::string payload(int steps) {
   return R"(set -e
 touch state.chk
@@ -42,7 +44,7 @@ while [ "$n" -lt )" + std::to_string(steps) + R"( ]; do
 done
 mkdir -p out
 cp state.chk out/history.txt
-head -c 3000000 /dev/urandom > out/big.bin
+head -c 12000000 /dev/urandom > out/big.bin
 echo "done $n attempt $BATON_ATTEMPT" > out/result.txt
 )";
 }
@@ -51,7 +53,16 @@ int64_t epoch_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// batond stores blobs in s3rver (storage.backend s3): every byte goes to presigned URLs,
+// 5 MiB parts above 5 MiB. batond reads its secret from the environment it inherits.
 struct storage_e2e : worker_e2e {
+  test::s3rver_process store{"baton-e2e"};
+  storage_e2e() { ::setenv("BATON_S3_SECRET_ACCESS_KEY", "S3RVER", 1); }
+  std::string config() const override {
+    return std::string(test::fast_config) + "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:" + std::to_string(store.port()) +
+           "\", bucket: baton-e2e, access_key_id: S3RVER, multipart_threshold_mb: 5, part_size_mb: 5}}\n";
+  }
+
   // The submitter's bundle directory with the payload and its spec.
   std::string make_stored_bundle(int steps) {
     const auto bundle = dir / "submitter/md-run";
@@ -121,7 +132,7 @@ TEST_F(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCh
     EXPECT_TRUE(got == test::slurp(wrote + "/" + name)) << name << " differs from what the payload wrote";
     EXPECT_NE(fetched.out.find("wrote " + dir / ("fetched/out/" + std::string(name))), std::string::npos) << fetched.out;
   }
-  EXPECT_EQ(fs::file_size(dir / "fetched/out/big.bin"), 3000000u);
+  EXPECT_EQ(fs::file_size(dir / "fetched/out/big.bin"), 12000000u);
   EXPECT_EQ(test::slurp(dir / "fetched/out/result.txt"), "done 40 attempt 2\n");
 
   // The history proves the continuation: attempt 1 from 0, attempt 2 from where the last

@@ -54,6 +54,8 @@ std::optional<agent::refusal> agent::fetch_stored_bundle(const std::string& job_
     return refusal{"bundle_digest_mismatch", "GET /jobs/" + job_id + "/files lists bundle " + listed.value("sha256", "?") +
                                                  ", the assignment names " + sha};
   const auto archive = workdir + ".bundle.tar.gz";  // beside the working dir, which the archive is unpacked into
+  if (std::error_code ec; !fs::create_directories(fs::path(workdir).parent_path(), ec) && ec)
+    return refusal{"bundle_unavailable", "cannot create " + fs::path(workdir).parent_path().string() + ": " + ec.message()};
   auto pick = [](const json& fresh) { return fresh.contains("input_bundle") ? fresh["input_bundle"] : json(); };
   // A second try for a digest mismatch: bytes damaged on their way are worth one more download.
   for (int tries = 1;; ++tries) {
