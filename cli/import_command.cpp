@@ -141,6 +141,9 @@ int jobs_import(context& c, const std::string& file, bool shared_path) {
           return api_error;
         }
         it = uploaded.emplace(to_upload[i], sb).first;
+        if (!c.json)
+          c.err << "line " << line.number << ": bundle " << to_upload[i] << ": " << sb.sha256 << " ("
+                << (sb.already_stored ? "already stored" : "uploaded") << ")\n";
       }
       line.body.erase("input_bundle_path");
       line.body["input_bundle"] = it->second.as_json();

@@ -8,14 +8,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "support/s3rver_process.hpp"
 #include "support/worker_e2e.hpp"
+#include "worker/transfer.hpp"
 
 using namespace baton;
 using nlohmann::json;
@@ -187,6 +190,51 @@ TEST_F(storage_e2e, CheckpointsWaitLocallyWhileBatondIsAwayAndAreStoredWhenItIsB
   auto history = test::slurp(dir / "fetched/out/history.txt");
   EXPECT_EQ(history.find("start 0 attempt 1"), 0u) << history;
   EXPECT_EQ(history.find("start", 1), std::string::npos) << "the payload was never started again: " << history;
+}
+
+// `baton jobs import` packs and uploads each bundle directory once however many lines name
+// it, takes a .tar.gz as it is, and a rerun finds every job already there.
+TEST_F(storage_e2e, ImportUploadsEachBundleOnceAndARerunSubmitsNothing) {
+  for (auto name : {"lig-1", "lig-2"}) {
+    fs::create_directories(dir / ("campaign/" + std::string(name)));
+    std::ofstream(dir / ("campaign/" + std::string(name) + "/baton-job.json")) << R"({"command": "true"})";
+    std::ofstream(dir / ("campaign/" + std::string(name) + "/input.txt")) << name;
+  }
+  // An archive made by the CLI's own packing of lig-2 (the same bytes: the same blob).
+  auto sub = baton({"submit", dir / "campaign/lig-2", "--hold", "--title", "packed"});
+  ASSERT_EQ(sub.code, 0) << sub.err;
+  const auto file = dir / "campaign.jsonl";
+  std::ofstream(file) << json{{"title", "a"}, {"input_bundle_path", dir / "campaign/lig-1"}} << "\n"
+                      << json{{"title", "b"}, {"input_bundle_path", dir / "campaign/lig-1"}, {"nice", 1}} << "\n"
+                      << json{{"title", "c"}, {"input_bundle_path", dir / "campaign/lig-2"}} << "\n";
+  auto first = baton({"jobs", "import", file});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(first.out, "submitted 3, already there 0, refused 0\n");
+  std::regex line_re(R"(line (\d+): bundle \S+: ([0-9a-f]{64}) \((uploaded|already stored)\))");
+  std::vector<std::string> said;
+  for (std::sregex_iterator it(first.err.begin(), first.err.end(), line_re), end; it != end; ++it)
+    said.push_back((*it)[1].str() + " " + (*it)[3].str());
+  EXPECT_EQ(said, (std::vector<std::string>{"1 uploaded", "3 already stored"})) << first.err;
+  auto jobs = test::get(*op, "/jobs?limit=10");
+  std::map<std::string, std::string> bundle_of;
+  for (const auto& j : jobs) bundle_of[j["title"]] = j["input_bundle"].value("sha256", "");
+  EXPECT_EQ(bundle_of["a"], bundle_of["b"]) << jobs;
+  EXPECT_NE(bundle_of["a"], bundle_of["c"]) << jobs;
+  EXPECT_EQ(bundle_of["c"], bundle_of["packed"]) << "the same directory packs to the same blob";
+  // An archive is uploaded as it is: its own bytes are the blob.
+  ASSERT_EQ(std::system(("tar -czf " + dir / "lig-1.tar.gz" + " -C " + dir / "campaign/lig-1 .").c_str()), 0);
+  auto tgz = baton({"--json", "submit", dir / "lig-1.tar.gz", "--hold"});
+  ASSERT_EQ(tgz.code, 0) << tgz.err;
+  EXPECT_EQ(json::parse(tgz.out)["input_bundle"]["sha256"], xfer::hash_file(dir / "lig-1.tar.gz").first) << tgz.out;
+  EXPECT_EQ(baton({"submit", dir / "lig-1.tar.gz", "--command", "true"}).code, 2) << "--command cannot write into an archive";
+  auto again = baton({"jobs", "import", file});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.out, "submitted 0, already there 3, refused 0\n") << again.err;
+  // A line naming a directory that is not there stops the import before anything is sent.
+  std::ofstream(dir / "missing.jsonl") << json{{"title", "d"}, {"input_bundle_path", dir / "campaign/nope"}} << "\n";
+  auto missing = baton({"jobs", "import", dir / "missing.jsonl"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("line 1: input_bundle_path " + dir / "campaign/nope"), std::string::npos) << missing.err;
 }
 
 }  // namespace
