@@ -237,4 +237,59 @@ TEST_F(storage_e2e, ImportUploadsEachBundleOnceAndARerunSubmitsNothing) {
   EXPECT_NE(missing.err.find("line 1: input_bundle_path " + dir / "campaign/nope"), std::string::npos) << missing.err;
 }
 
+// A stored blob damaged in the store: the worker notices before anything runs. A damaged
+// bundle fails the job with bundle_digest_mismatch; a damaged checkpoint file with
+// checkpoint_hydration_failed (never a silent restart from scratch).
+TEST_F(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) {
+  auto damage = [&](const std::string& sha) {
+    auto f = store.object_file("baton-e2e", "blobs/" + sha);
+    ASSERT_TRUE(fs::exists(f)) << f;
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    char c = 0;
+    io.seekg(0);
+    io.get(c);
+    io.seekp(0);
+    io.put(static_cast<char>(c ^ 0x5a));
+  };
+  auto failed_with = [&](const std::string& name) {
+    auto history = test::get(*op, "/jobs/" + name + "/history");
+    for (auto& e : history["events"])
+      if (e["event_type"] == "job.failed") return e["payload"];
+    return json();
+  };
+
+  // The bundle.
+  const auto bundle = make_stored_bundle(40);
+  auto sub = baton({"--json", "submit", bundle, "--id", test::uid("bad-bundle"), "--title", "bad-bundle"});
+  ASSERT_EQ(sub.code, 0) << sub.err;
+  damage(json::parse(sub.out)["input_bundle"]["sha256"]);
+  auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(w->wait(30s)), 0) << w->err();
+  auto failed = failed_with("bad-bundle");
+  EXPECT_EQ(failed.value("reason", ""), "bundle_digest_mismatch") << failed << "\n" << w->err();
+  EXPECT_EQ(w->err().find("payload started"), std::string::npos) << w->err();
+
+  // A checkpoint: site A runs and hands off, the state file's blob is damaged, site B refuses.
+  std::ofstream(bundle + "/inputs/params.txt") << "temperature 310\n";  // another bundle: the first one is damaged
+  auto sub2 = baton({"submit", bundle, "--id", test::uid("bad-checkpoint"), "--title", "bad-checkpoint"});
+  ASSERT_EQ(sub2.code, 0) << sub2.err;
+  auto a = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 6),
+                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  ASSERT_EQ(test::exit_code(a->wait(30s)), 0) << a->err();
+  ASSERT_EQ(status("bad-checkpoint"), "queued") << job("bad-checkpoint") << a->err();
+  auto files = test::get(*op, "/jobs/bad-checkpoint/files");
+  ASSERT_FALSE(files["checkpoints"].empty()) << files;
+  std::string state_sha;
+  for (const auto& f : files["checkpoints"].back()["files"])
+    if (f["path"] == "state.chk") state_sha = f["sha256"];
+  ASSERT_FALSE(state_sha.empty()) << files;
+  damage(state_sha);
+  auto bw = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"});
+  ASSERT_EQ(test::exit_code(bw->wait(30s)), 0) << bw->err();
+  auto failed2 = failed_with("bad-checkpoint");
+  EXPECT_EQ(failed2.value("reason", ""), "checkpoint_hydration_failed") << failed2 << "\n" << bw->err();
+  EXPECT_NE(failed2.value("detail", "").find("state.chk"), std::string::npos) << failed2;
+  EXPECT_EQ(bw->err().find("payload started"), std::string::npos) << bw->err();
+}
+
 }  // namespace

@@ -43,6 +43,10 @@ class s3rver_process {
     proc_->wait(std::chrono::seconds(10));
   }
   int port() const { return port_; }
+  // Where s3rver keeps an object's bytes (a test damages one there).
+  std::string object_file(const std::string& bucket, const std::string& key) const {
+    return dir_ / ("data/" + bucket + "/" + key + "._S3rver_object");
+  }
   std::string log() const { return proc_->out() + proc_->err(); }
 
  private:
