@@ -101,6 +101,7 @@ xfer::link link_of(const endpoint& e) {
   xfer::link l;
   l.base_url = std::string(e.https ? "https://" : "http://") + e.host + ":" + std::to_string(e.port);
   l.ca_file = e.ca_file;
+  l.store_ca_file = e.store_ca_file;
   l.credential = {{"X-API-Token", e.token}};
   if (!e.operator_name.empty()) l.credential.emplace("X-Baton-Operator", e.operator_name);
   l.attempts = 6;

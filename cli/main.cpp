@@ -54,10 +54,13 @@ bool resolve(const std::string& url, const std::string& ca_file, const std::stri
 int main(int argc, char** argv) {
   CLI::App app{"baton: submit and watch jobs on batond"};
   app.require_subcommand(1);
-  std::string url, ca_file, config_file, op_name;
+  std::string url, ca_file, config_file, op_name, store_ca_file;
   bool json = false;
   app.add_option("--url", url, "batond address (default: $BATON_URL, else the config's listen address)");
   app.add_option("--ca-file", ca_file, "HTTPS: the CA certificate batond's is checked against (default: $BATON_CA_FILE, else the system's CAs)");
+  app.add_option("--store-ca-file", store_ca_file,
+                 "bundles and outputs in an https object store: the CA its certificate is checked against "
+                 "(default: $BATON_STORE_CA_FILE, else the system's CAs)");
   app.add_option("--config", config_file, "config file (default: $BATON_CONFIG, else ~/.config/baton/config.yaml)");
   app.add_option("--operator", op_name, "who the event log records (default: $USER)");
   app.add_flag("--json", json, "machine-readable output");
@@ -210,6 +213,9 @@ int main(int argc, char** argv) {
     std::cerr << "baton: " << why << "\n";
     return usage_error;
   }
+  c.daemon.store_ca_file = !store_ca_file.empty() ? store_ca_file
+                          : std::getenv("BATON_STORE_CA_FILE") ? std::getenv("BATON_STORE_CA_FILE")
+                                                                : "";
   c.daemon.operator_name = op_name.empty() ? std::string(std::getenv("USER") ? std::getenv("USER") : "") : op_name;
 
   return guarded(c, [&]() -> int {

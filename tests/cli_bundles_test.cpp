@@ -95,7 +95,7 @@ struct fetch : ::testing::Test {
   test::temp_dir dir;
   fake_batond b;
   std::ostringstream out, err;
-  cli::context c{cli::endpoint{"127.0.0.1", b.port, false, "", "op-token", "carol"}, false, out, err};
+  cli::context c{cli::endpoint{"127.0.0.1", b.port, false, "", "op-token", "carol", ""}, false, out, err};
 };
 
 TEST_F(fetch, OutputsLandUnderTheirRelativePathsEachDigestChecked) {

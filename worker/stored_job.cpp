@@ -20,6 +20,7 @@ xfer::link agent::blob_link(bool interruptible) {
   xfer::link l;
   l.base_url = cfg_.url;
   l.ca_file = cfg_.ca_file;
+  l.store_ca_file = cfg_.store_ca_file;
   l.credential = {{"X-Worker-Token", current_session().token}};
   l.attempts = cfg_.retry_attempts;
   l.base_seconds = cfg_.retry_base_seconds;

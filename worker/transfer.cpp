@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "worker/backoff.hpp"
@@ -83,7 +84,7 @@ prepared prepare(const link& l, const transfer& t) {
     auto path_start = t.url.find('/', scheme_end);
     auto origin = path_start == std::string::npos ? t.url : t.url.substr(0, path_start);
     p.target = path_start == std::string::npos ? "/" : t.url.substr(path_start);
-    p.client = client_for(origin, "", l.read_timeout_seconds);
+    p.client = client_for(origin, l.store_ca_file, l.read_timeout_seconds);
   } else {
     p.target = t.url;
     p.client = client_for(l.base_url, l.ca_file, l.read_timeout_seconds);
@@ -409,8 +410,17 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
       if (r && r->status == 409 && !part.absolute()) {
         // upload_offset: batond holds another number of bytes than we sent from; it names them.
         auto b = json::parse(r->body, nullptr, false);
-        if (b.is_object() && b.value("error", "") == "upload_offset" && b.contains("offset") && b["offset"].is_number_unsigned()) {
-          start = std::clamp<uint64_t>(b["offset"].get<uint64_t>(), part.offset, end);
+        std::optional<uint64_t> named;
+        if (b.is_object() && b.value("error", "") == "upload_offset") {
+          if (b.contains("offset") && b["offset"].is_number_unsigned()) named = b["offset"].get<uint64_t>();
+          if (!named) {  // not in the answer: ask
+            auto held = call(l, "GET", path_of(part.url));
+            if (held.ok() && held.body.is_object() && held.body.contains("offset") && held.body["offset"].is_number_unsigned())
+              named = held.body["offset"].get<uint64_t>();
+          }
+        }
+        if (named) {
+          start = std::clamp<uint64_t>(*named, part.offset, end);
           if (start == end) break;  // it holds them all already
           if (++failures >= l.attempts)
             throw transfer_error(failure::unavailable, where_of(part) + ": offsets keep disagreeing: " + r->body.substr(0, 200));

@@ -52,7 +52,8 @@ upload_grant upload_from_json(const nlohmann::json& j, const std::string& where)
 // Who calls batond, and how hard to retry.
 struct link {
   std::string base_url;         // "http://host:port" or "https://host:port"
-  std::string ca_file;          // an https batond's CA ("" = the system's); stores use the system's
+  std::string ca_file;          // an https batond's CA ("" = the system's)
+  std::string store_ca_file;    // an https store's CA, for presigned URLs ("" = the system's)
   httplib::Headers credential;  // e.g. {"X-Worker-Token", t}: sent to batond only, never to a store
   int attempts = 8;             // per request (connection errors, 5xx and 429 are retried)
   double base_seconds = 1, max_seconds = 30;
