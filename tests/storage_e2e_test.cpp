@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <regex>
 #include <string>
 #include <vector>
@@ -56,16 +57,27 @@ int64_t epoch_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// batond stores blobs in s3rver (storage.backend s3): every byte goes to presigned URLs,
-// 5 MiB parts above 5 MiB. batond reads its secret from the environment it inherits.
-struct storage_e2e : worker_e2e {
-  test::s3rver_process store{"baton-e2e"};
-  storage_e2e() { ::setenv("BATON_S3_SECRET_ACCESS_KEY", "S3RVER", 1); }
+// Each test runs with each backend batond has (the parameter, storage.backend): s3 stores
+// blobs in s3rver, every byte going to presigned URLs, 5 MiB parts above 5 MiB (batond reads
+// its secret from the environment it inherits).
+struct storage_e2e : worker_e2e, ::testing::WithParamInterface<std::string> {
+  std::unique_ptr<test::s3rver_process> s3;
+  storage_e2e() {
+    if (GetParam() == "s3") {
+      s3 = std::make_unique<test::s3rver_process>("baton-e2e");
+      ::setenv("BATON_S3_SECRET_ACCESS_KEY", "S3RVER", 1);
+    }
+  }
   std::string config() const override {
-    return std::string(test::fast_config) + "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:" + std::to_string(store.port()) +
+    if (!s3) return std::string(test::fast_config) + "storage: {backend: " + GetParam() + "}\n";
+    return std::string(test::fast_config) + "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:" + std::to_string(s3->port()) +
            "\", bucket: baton-e2e, access_key_id: S3RVER, multipart_threshold_mb: 5, part_size_mb: 5}}\n";
   }
-
+  // Where the backend keeps a stored blob's bytes (a test damages one there).
+  std::string blob_file(const std::string& sha) const {
+    if (s3) return s3->object_file("baton-e2e", "blobs/" + sha);
+    return dir / ("data/blobs/sha256/" + sha.substr(0, 2) + "/" + sha);
+  }
   // The submitter's bundle directory with the payload and its spec.
   std::string make_stored_bundle(int steps) {
     const auto bundle = dir / "submitter/md-run";
@@ -90,7 +102,7 @@ struct storage_e2e : worker_e2e {
   }
 };
 
-TEST_F(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCheckpointAndTheOutputsComeBack) {
+TEST_P(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCheckpointAndTheOutputsComeBack) {
   const auto bundle = make_stored_bundle(40);
   const std::string id = test::uid("stored");
   auto sub = baton({"submit", bundle, "--id", id, "--title", "stored-bundle"});
@@ -158,7 +170,7 @@ TEST_F(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCh
 
 // Checkpoints wait in the worker's copies while batond is away, are never reported as stored
 // meanwhile, and go in once it is back; the job completes without a restart.
-TEST_F(storage_e2e, CheckpointsWaitLocallyWhileBatondIsAwayAndAreStoredWhenItIsBack) {
+TEST_P(storage_e2e, CheckpointsWaitLocallyWhileBatondIsAwayAndAreStoredWhenItIsBack) {
   const auto bundle = make_stored_bundle(60);
   const std::string id = test::uid("away");
   auto sub = baton({"submit", bundle, "--id", id, "--title", "away"});
@@ -194,7 +206,7 @@ TEST_F(storage_e2e, CheckpointsWaitLocallyWhileBatondIsAwayAndAreStoredWhenItIsB
 
 // `baton jobs import` packs and uploads each bundle directory once however many lines name
 // it, takes a .tar.gz as it is, and a rerun finds every job already there.
-TEST_F(storage_e2e, ImportUploadsEachBundleOnceAndARerunSubmitsNothing) {
+TEST_P(storage_e2e, ImportUploadsEachBundleOnceAndARerunSubmitsNothing) {
   for (auto name : {"lig-1", "lig-2"}) {
     fs::create_directories(dir / ("campaign/" + std::string(name)));
     std::ofstream(dir / ("campaign/" + std::string(name) + "/baton-job.json")) << R"({"command": "true"})";
@@ -240,9 +252,9 @@ TEST_F(storage_e2e, ImportUploadsEachBundleOnceAndARerunSubmitsNothing) {
 // A stored blob damaged in the store: the worker notices before anything runs. A damaged
 // bundle fails the job with bundle_digest_mismatch; a damaged checkpoint file with
 // checkpoint_hydration_failed (never a silent restart from scratch).
-TEST_F(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) {
+TEST_P(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) {
   auto damage = [&](const std::string& sha) {
-    auto f = store.object_file("baton-e2e", "blobs/" + sha);
+    auto f = blob_file(sha);
     ASSERT_TRUE(fs::exists(f)) << f;
     std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
     char c = 0;
@@ -291,5 +303,8 @@ TEST_F(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) 
   EXPECT_NE(failed2.value("detail", "").find("state.chk"), std::string::npos) << failed2;
   EXPECT_EQ(bw->err().find("payload started"), std::string::npos) << bw->err();
 }
+
+// The local backend joins once batond has it.
+INSTANTIATE_TEST_SUITE_P(backends, storage_e2e, ::testing::Values("s3"), [](const auto& info) { return info.param; });
 
 }  // namespace
