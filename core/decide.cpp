@@ -483,6 +483,11 @@ outcome count_for_metrics(const world& w, const lease_book& leases, const schedu
     if (!j.pruned) ++m.jobs[to_string(j.status)];
   });
   m.pruned = w.pruned.size();
+  m.stored_blobs = w.storage.blobs.size();
+  m.stored_bytes = w.storage.stored_bytes;
+  m.unreferenced_blobs = w.storage.unreferenced.size();
+  m.storage_used_by_user = w.storage.used_by_user;
+  m.storage_quota_bytes = s.storage.user_quota_bytes;
   for (const auto& [id, wk] : w.workers) ++m.workers[{derived_state(w, wk, leases, s, now), wk.cluster()}];
   for (const auto& [image, queue] : w.queued_by_image) m.eligible_queued += queue.size();
   return answered(std::move(m), now);
@@ -818,7 +823,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
                              std::is_same_v<T, C::files_begin> || std::is_same_v<T, C::files_commit> ||
                              std::is_same_v<T, C::job_files> || std::is_same_v<T, C::storage_collect> ||
                              std::is_same_v<T, C::storage_removed> || std::is_same_v<T, C::blob_corrupt>) {
-          return decide_storage(w, s, e.caller, e.cmd, now);
+          return decide_storage(w, s, e, now);
         } else if constexpr (std::is_same_v<T, C::list_clusters>) {
           return list_clusters(w, s, now);
         } else if constexpr (std::is_same_v<T, C::set_clusters_enabled>) {

@@ -118,6 +118,9 @@ struct metrics {
   std::map<std::pair<std::string, std::string>, uint64_t> workers;       // (state, cluster) -> workers
   uint64_t eligible_queued = 0;                                           // queued, not held or blocked
   uint64_t pruned = 0;                                                    // pruned jobs (stubs)
+  uint64_t stored_blobs = 0, stored_bytes = 0, unreferenced_blobs = 0;    // the storage book (core/storage.hpp)
+  std::map<std::string, uint64_t> storage_used_by_user;                  // bytes each user holds
+  uint64_t storage_quota_bytes = 0;                                       // storage.user_quota_bytes (0: none)
 };
 
 // The data plane (core/storage_decide.hpp). Which blobs of a request the caller must send

@@ -169,8 +169,21 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
 
 }  // namespace
 
-outcome decide_storage(const world& w, const scheduler_settings& s, const principal& who, const command& cmd, time_us now) {
+outcome decide_storage(const world& w, const scheduler_settings& s, const envelope& env, time_us now) {
+  const principal& who = env.caller;
+  const command& cmd = env.cmd;
   const storage_book& b = w.storage;
+  // A file set's body that did not read: refused once the caller is known to hold the job.
+  if (env.invalid && (std::holds_alternative<C::files_begin>(cmd) || std::holds_alternative<C::files_commit>(cmd))) {
+    const std::string& id = std::holds_alternative<C::files_begin>(cmd) ? std::get<C::files_begin>(cmd).job_id
+                                                                        : std::get<C::files_commit>(cmd).job_id;
+    const job* j = w.find_job(id);
+    if (!j) return refused(not_found("Job", id), now);
+    if (auto e = authorize_job(who, kind_of(cmd), *j)) return refused(*e, now);
+    return refused({env.invalid->too_large ? error_kind::too_large : error_kind::invalid, "validation_error",
+                    env.invalid->field + ": " + env.invalid->message, env.invalid->details, env.invalid->field},
+                   now);
+  }
   if (auto* c = std::get_if<C::blob_upload>(&cmd)) {
     const std::string user = upload_user(who.name);
     if (holds_blob(b, user, c->blob.sha256) && is_stored(b, c->blob)) return answer({}, R::storage_plan{user, {}, {}}, now);
@@ -251,6 +264,34 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const princi
   }
   const auto& c = std::get<C::blob_corrupt>(cmd);
   return answer({{storage_stream, "storage.blob_corrupt", {{"sha256", c.sha256}, {"found", c.found}}}}, std::monostate{}, now);
+}
+
+bool is_storage_decision(const std::string& type) {
+  return type == "storage.files_stored" || type == "storage.blob_removing" || type == "storage.blob_removed";
+}
+
+std::optional<std::string> rederive_storage(const world& w, const std::string& type, const json& p) {
+  const storage_book& b = w.storage;
+  if (type == "storage.files_stored") {
+    const file_set s = file_set_from_json(p.at("set"));
+    json want = json::array();
+    if (s.kind == "checkpoint") {
+      const job_storage* js = job_files_of(b, p.at("job_id").get<std::string>());
+      size_t have = js ? js->checkpoints.size() : 0;
+      size_t keep = std::max<uint32_t>(1, p.value("keep", 3u));
+      for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) want.push_back(js->checkpoints[i].id);
+    }
+    if (want != p.value("released", json::array()))
+      return "checkpoints released re-derived as " + want.dump() + ", logged " + p.value("released", json::array()).dump();
+    return std::nullopt;
+  }
+  for (const auto& s : p.at("sha256s")) {
+    auto it = b.blobs.find(s.get<std::string>());
+    if (it == b.blobs.end()) return "blob " + s.get<std::string>() + " was not stored";
+    if (it->second.holds) return "blob " + s.get<std::string>() + " was still held " + std::to_string(it->second.holds) + " times";
+    if (type == "storage.blob_removed" && !it->second.removing) return "blob " + s.get<std::string>() + " was removed unmarked";
+  }
+  return std::nullopt;
 }
 
 bundle_binding bind_bundle(const world& w, const principal& caller, const std::string& job_id, const std::string& job_user,

@@ -176,6 +176,10 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
   core::checkpoint_report report;
   try {
     c.job_id = build::path_uuid(req);
+  } catch (const invalid_field& bad) {
+    return reply_json(res, bad.status, validation_body(bad));
+  }
+  try {
     auto b = object_body(req, false);
     c.kind = req_string(b, "kind", 16);
     auto attempt = opt_int(b, "attempt", 1, 1 << 30);
@@ -187,7 +191,8 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
     report = fields.report;
     report.manifest_path.reset();
   } catch (const invalid_field& bad) {
-    return reply_json(res, bad.status, validation_body(bad));
+    // Whether this caller holds the job is the scheduler's to say, and comes first.
+    e->invalid = core::invalid_field_report{bad.field, bad.what(), validation_body(bad), bad.status == 413};
   }
   const std::string holder = e->caller.actor();
   e->cmd = c;

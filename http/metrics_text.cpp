@@ -55,6 +55,16 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
   out += "baton_jobs_pruned " + std::to_string(m.pruned) + "\n";
   header(out, "baton_jobs_eligible", "gauge", "Queued jobs that may be assigned now (not held, blocked or over a limit).");
   out += "baton_jobs_eligible " + std::to_string(m.eligible_queued) + "\n";
+  header(out, "baton_storage_blobs", "gauge", "Blobs stored (bundles, checkpoint and output files), each digest once.");
+  out += "baton_storage_blobs " + std::to_string(m.stored_blobs) + "\n";
+  header(out, "baton_storage_bytes", "gauge", "Bytes of every stored blob.");
+  out += "baton_storage_bytes " + std::to_string(m.stored_bytes) + "\n";
+  header(out, "baton_storage_unreferenced_blobs", "gauge", "Stored blobs nothing refers to any more: the collector's next work.");
+  out += "baton_storage_unreferenced_blobs " + std::to_string(m.unreferenced_blobs) + "\n";
+  header(out, "baton_storage_user_bytes", "gauge", "Bytes each user holds (each digest once), what storage.user_quota_bytes limits.");
+  for (const auto& [user, n] : m.storage_used_by_user) out += "baton_storage_user_bytes{user=\"" + label(user) + "\"} " + std::to_string(n) + "\n";
+  header(out, "baton_storage_quota_bytes", "gauge", "storage.user_quota_bytes (0: no quota).");
+  out += "baton_storage_quota_bytes " + std::to_string(m.storage_quota_bytes) + "\n";
   header(out, "baton_workers", "gauge", "Workers by state (as GET /workers shows it) and cluster (\"\" for cloud workers).");
   for (const auto& [key, n] : m.workers)
     out += "baton_workers{state=\"" + label(key.first) + "\",cluster=\"" + label(key.second) + "\"} " + std::to_string(n) + "\n";

@@ -71,6 +71,7 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
                   {"provisioning_plans", r.provisioning_plans},
                   {"salad_targets", r.salad_targets},
                   {"reaps", r.reaps},
+                  {"storage_decisions", r.storage_decisions},
                   {"simulation_passes", r.sim_passes},
                   {"unchecked", r.unchecked},
                   {"mismatches", r.mismatches}};
@@ -80,7 +81,8 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
       std::cout << "ok: " << r.decisions << " decisions in " << r.events << " events re-derived identically ("
                 << assignments << " assignments, " << r.recalculations << " priority recalculations, " << r.plans
                 << " plans, " << r.preemption_decisions << " preemption decisions, " << r.provisioning_plans
-                << " Slurm submission plans, " << r.salad_targets << " Salad targets, " << r.reaps << " reaps";
+                << " Slurm submission plans, " << r.salad_targets << " Salad targets, " << r.reaps << " reaps, "
+                << r.storage_decisions << " storage decisions";
       if (r.sim_passes) std::cout << ", " << r.sim_passes << " simulation passes";
       std::cout << ")";
       if (r.unchecked) std::cout << "; " << r.unchecked << " older records carry no basis and were replayed unchecked";

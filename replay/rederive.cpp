@@ -10,6 +10,7 @@
 #include "core/cloud.hpp"
 #include "core/decide.hpp"
 #include "core/plan_cycle.hpp"
+#include "core/storage_decide.hpp"
 #include "core/preemption.hpp"
 #include "core/priority.hpp"
 #include "core/provisioning_basis.hpp"
@@ -286,6 +287,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       if (rederived != payload)
         mismatch(e, "priority recalculation re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
                  payload, rederived);
+    }
+    if (core::is_storage_decision(type)) {
+      ++r.decisions;
+      ++r.storage_decisions;
+      if (auto why = core::rederive_storage(w, type, payload)) mismatch(e, *why, payload, json(nullptr));
     }
     if (kind == "scheduler.plan_made") {
       ++r.decisions;

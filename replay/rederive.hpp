@@ -50,6 +50,7 @@ struct rederive_report {
   uint64_t provisioning_plans = 0;  // of which Slurm submission plans (one per placeholder made)
   uint64_t salad_targets = 0;       // of which Salad replica targets
   uint64_t reaps = 0;               // of which reaps
+  uint64_t storage_decisions = 0;   // of which storage decisions: checkpoints released, blobs removed
   uint64_t sim_passes = 0;          // of which passes of a simulation (a log written by simulate --log)
   uint64_t unchecked = 0;  // recorded before their basis was (older logs): replayed, not re-derived
   uint64_t mismatches = 0;

@@ -24,9 +24,10 @@ export async function render(id, ctx) {
     }
     throw e;
   }
-  const [history, prio] = await Promise.all([
+  const [history, prio, files] = await Promise.all([
     get(`/jobs/${id}/history`),
     job.status === 'queued' ? get(`/jobs/${id}/priority`).catch(() => null) : null,
+    get(`/jobs/${id}/files`).catch(() => null),
   ]);
   const row = prio && prio.jobs && prio.jobs[0];
   const fields = FIELDS.filter((k) => k in job).map((k) => [k, TIMES.has(k) ? when(job[k]) : k === 'runtime_seconds' ? dur(job[k]) : job[k]]);
@@ -59,6 +60,7 @@ export async function render(id, ctx) {
     h('div', { class: 'row' },
       section('Run segments', segments(history)),
       section('Checkpoints', checkpoints(history.events || [], job))),
+    files ? section('Stored files', storedFiles(files)) : null,
     h('details', { class: 'card' }, h('summary', null, 'All fields'), kv(Object.entries(job))));
 }
 
@@ -94,6 +96,25 @@ function segments(history) {
     ['runtime', (t) => dur(t.total_runtime_seconds), 'num'],
   ], history.worker_totals || [], { empty: '' });
   return [segs, h('h3', null, 'Per worker'), totals];
+}
+
+// The job's stored bundle, checkpoints and outputs (docs/storage.md): each file with its
+// size, digest and a download link (a transfer batond granted this session, short-lived).
+function storedFiles(f) {
+  const bytes = (n) => (n >= 1 << 30 ? `${num(n / (1 << 30))} GiB` : n >= 1 << 20 ? `${num(n / (1 << 20))} MiB` : `${n} B`);
+  const link = (path, t) => (t ? h('a', { href: t.url, download: path.split('/').pop(), class: 'mono' }, path) : path);
+  const fileTable = (files, id) => table([
+    ['file', (x) => link(x.path, x.download)], ['size', (x) => bytes(x.size), 'num'],
+    ['sha256', (x) => h('span', { class: 'mono', title: x.sha256 }, x.sha256.slice(0, 16))]], files || [], { id, empty: 'none' });
+  const sets = (f.checkpoints || []).slice().reverse();
+  return h('div', { id: 'stored-files' },
+    f.input_bundle ? h('p', null, 'bundle: ', link('bundle.tar.gz', f.input_bundle.download),
+      ` ${bytes(f.input_bundle.size)} `, h('span', { class: 'mono', title: f.input_bundle.sha256 }, f.input_bundle.sha256.slice(0, 16)))
+      : h('p', { class: 'note' }, 'bundle: a path every site sees'),
+    h('h3', null, 'Outputs'), f.outputs ? fileTable(f.outputs.files, 'stored-outputs') : h('p', { class: 'note' }, 'none yet'),
+    h('h3', null, `Checkpoints kept (${sets.length})`),
+    sets.map((s) => h('details', { class: 'checkpoint-set', open: s === sets[0] },
+      h('summary', null, `attempt ${s.attempt} · ${when(s.stored_at)} · ${s.files.length} files`), fileTable(s.files))));
 }
 
 function checkpoints(events, job) {

@@ -87,6 +87,22 @@ inline std::vector<row> rows() {
                job_bad_body, stage::handoff});
   t.push_back({"POST", "/jobs/{J}/complete", nullptr, job_ok204, bad_id + "/complete", std::nullopt, job_bad_id});
   t.push_back({"POST", "/jobs/{J}/fail", {{"reason", "boom"}}, job_ok204, std::nullopt, json{{"reason", 5}}, job_bad_body});
+  // --- the data plane (docs/storage.md): a worker's file sets, a job's files, operators' bundles ---
+  const std::string digest(64, 'a');
+  const json manifest{{"kind", "checkpoint"}, {"attempt", 1}, {"files", {{{"path", "state.chk"}, {"sha256", digest}, {"size", 3}}}}};
+  t.push_back({"POST", "/jobs/{J}/files", manifest, {401, 401, 401, 409, 403, 401, 200, 200, 403, 403, 401}, std::nullopt,
+               json{{"kind", "checkpoint"}, {"attempt", 1}, {"files", {{{"path", "../up"}, {"sha256", digest}, {"size", 3}}}}},
+               statuses{401, 401, 401, 409, 403, 401, 422, 422, 403, 403, 401}});
+  // (a set nobody opened: its holder alone would find it, so every worker hears 404)
+  t.push_back({"POST", "/jobs/{J}/files/00000000-0000-4000-8000-000000000001/commit", json::object(),
+               {401, 401, 401, 404, 403, 401, 404, 404, 403, 403, 401}, bad_id + "/files/x/commit", std::nullopt,
+               statuses{401, 401, 401, 422, 403, 401, 422, 422, 403, 403, 401}});
+  t.push_back({"GET", "/jobs/{J}/files", nullptr, {401, 401, 401, 409, 403, 200, 200, 200, 403, 200, 200},
+               bad_id + "/files", std::nullopt, statuses{401, 401, 401, 422, 403, 422, 422, 422, 403, 422, 422}});
+  t.push_back({"POST", "/blobs/uploads", {{"purpose", "bundle"}, {"sha256", digest}, {"size", 3}}, operator_write200,
+               std::nullopt, json{{"sha256", "zz"}, {"size", 3}}, operator_write_bad});
+  t.push_back({"POST", "/blobs/uploads/0123456789abcdef/complete", json::object(),
+               {401, 401, 401, 403, 403, 404, 403, 404, 403, 403, 404}, std::nullopt, json{{"parts", 5}}, operator_write_bad});
   // --- jobs, operator side ---
   t.push_back({"POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}, operator_write200, std::nullopt,
                json{{"title", 5}}, operator_write_bad});
