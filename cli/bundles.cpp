@@ -152,6 +152,8 @@ bool upload_bundle(context& c, const std::string& path, stored_bundle& out) {
     return true;
   } catch (const xfer::transfer_error& e) {
     c.err << "baton: " << path << ": bundle not uploaded: " << e.what() << "\n";
+    if (e.error_code() == "storage_unavailable")
+      c.err << "baton: (--shared-path sends the bundle's path instead, for workers that all see it)\n";
   } catch (const std::exception& e) {
     c.err << "baton: " << path << ": " << e.what() << "\n";
   }
