@@ -39,6 +39,8 @@
 #include "http/actor_bridge.hpp"
 #include "http/health_routes.hpp"
 #include "http/beast_server.hpp"
+#include "http/blob_routes.hpp"
+#include "http/storage/local_backend.hpp"
 #include "http/request_parsing.hpp"
 #include "projections/chain_anchor.hpp"
 #include "projections/idle_poll_view.hpp"
@@ -492,14 +494,37 @@ int run(const config::settings& settings, const run_options& opts) {
     api.streams = std::make_shared<http::stream_slots>(settings.event_streams_per_operator);
     api.feed = feed;
     api.https = settings.tls.enabled();
-    api.storage = make_storage_backend(settings);
+    // Blobs (docs/storage.md): the local backend's bytes travel through batond's /blobs/... routes;
+    // S3's go straight to the store with presigned URLs.
+    std::shared_ptr<storage::local_backend> local_blobs;
+    if (settings.storage.backend == "local") {
+      storage::local_options blob_opts;
+      blob_opts.data_dir = settings.data_dir;
+      blob_opts.min_free_bytes = static_cast<uint64_t>(settings.min_free_mb) << 20;
+      blob_opts.on_corrupt = [scheduler](const std::string& sha256, const std::string& found) {
+        core::envelope e;
+        e.caller = core::principal::loop();
+        e.actor = "loop:storage";
+        e.cmd = core::commands::blob_corrupt{sha256, found};
+        actors::submit_async(scheduler, std::move(e), [](core::reply) {});
+      };
+      try {
+        local_blobs = storage::local_backend::open(blob_opts);
+      } catch (const std::exception& e) {
+        spdlog::critical("{}", e.what());
+        exit_code = 2;
+      }
+      api.storage = local_blobs;
+    } else {
+      api.storage = make_storage_backend(settings);
+    }
     api.transfers = std::make_shared<http::transfer_book>();
     api.transfer_ttl_seconds = settings.storage.backend == "s3" ? settings.storage.s3.url_expiry_seconds
                                                                 : settings.storage.transfer_expiry_seconds;
     std::unique_ptr<batond::storage_collector> collector;
     if (api.storage)
       collector = std::make_unique<batond::storage_collector>(scheduler, api.storage,
-                                                      std::chrono::seconds(settings.storage.collect_interval_seconds));
+                                                              std::chrono::seconds(settings.storage.collect_interval_seconds));
     http::beast_server_options server_opts;
     server_opts.host = settings.listen.host;
     server_opts.port = settings.listen.port;
@@ -530,6 +555,7 @@ int run(const config::settings& settings, const run_options& opts) {
     });
     http::add_api_routes(server.routes(), api);
     http::add_ui_routes(server.routes(), api);
+    if (local_blobs) http::add_blob_routes(server.routes(), api, local_blobs);
     int port = 0;
     if (exit_code != 0) {
       // the policy could not be recorded (logged above)
@@ -599,7 +625,10 @@ int run(const config::settings& settings, const run_options& opts) {
       for (;;) {
         sig = sigtimedwait(&stop_signals, nullptr, &trim_every);
         if (sig < 0) {
-          if (errno == EAGAIN) malloc_trim(0);
+          if (errno == EAGAIN) {
+            malloc_trim(0);
+            if (local_blobs) local_blobs->sweep(now_us());  // uploads nobody resumed for a day
+          }
           continue;
         }
         if (sig != log_failed_signal || failure_of_log()) break;

@@ -42,7 +42,7 @@ void parse_storage(const YAML::Node& st, storage_config& out) {
   }
   read_int(st, "storage", "keep_checkpoints", 1, 1000, out.keep_checkpoints);
   read_int(st, "storage", "unclaimed_upload_hours", 1, 24 * 365, out.unclaimed_upload_hours);
-  read_int(st, "storage", "transfer_expiry_seconds", 60, 7 * 86400, out.transfer_expiry_seconds);
+  read_int(st, "storage", "transfer_expiry_seconds", 1, 7 * 86400, out.transfer_expiry_seconds);
   read_int(st, "storage", "collect_interval_seconds", 1, 86400, out.collect_interval_seconds);
   if (auto s3 = st["s3"]) {
     check_known_keys(s3, "storage.s3", {"endpoint", "bucket", "region", "prefix", "path_style", "access_key_id", "ca_file",

@@ -18,6 +18,7 @@
 #include "projections/job_history.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/request_counters.hpp"
+#include "http/storage/backend.hpp"
 #include "http/ui_sessions.hpp"
 #include "projections/operator_credentials.hpp"
 #include "projections/pilot_credential.hpp"

@@ -3,6 +3,7 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -190,7 +191,7 @@ net::ssl::context tls_context(const std::string& cert_file, const std::string& k
 
 // Names each of the pool's threads `http_pool` (asio's pool offers no start hook): one task
 // per thread, each holding its thread until all have started, so no thread takes two.
-void name_pool_threads(net::thread_pool& pool, size_t threads) {
+void name_pool_threads(net::thread_pool& pool, size_t threads, const char* name = "http_pool", int nice = 0) {
   struct gate {
     std::mutex mu;
     std::condition_variable cv;
@@ -198,8 +199,9 @@ void name_pool_threads(net::thread_pool& pool, size_t threads) {
   };
   auto g = std::make_shared<gate>();
   for (size_t i = 0; i < threads; ++i)
-    net::post(pool, [g, threads] {
-      actors::name_this_thread("http_pool");
+    net::post(pool, [g, threads, name, nice] {
+      actors::name_this_thread(name);
+      if (nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice);  // (this thread only, on Linux)
       std::unique_lock<std::mutex> lock(g->mu);
       if (++g->started == threads) g->cv.notify_all();
       g->cv.wait(lock, [&] { return g->started == threads; });
@@ -247,6 +249,9 @@ int beast_server::start() {
   const size_t handlers = static_cast<size_t>(std::max(1, opts_.handler_threads));
   p->core.pool = std::make_unique<net::thread_pool>(handlers);
   name_pool_threads(*p->core.pool, handlers);
+  const size_t movers = static_cast<size_t>(std::max(1, opts_.transfer_threads));
+  p->core.transfer_pool = std::make_unique<net::thread_pool>(movers);
+  name_pool_threads(*p->core.transfer_pool, movers, "http_transfer", opts_.transfer_nice);
   {
     std::lock_guard<std::mutex> g(p->core.gate->mu);
     p->core.gate->ioc = &p->core.ioc;
@@ -270,7 +275,9 @@ void beast_server::stop() {
     impl_->core.gate->ioc = nullptr;  // answers from now on are dropped
   }
   impl_->core.pool->stop();  // blocking handlers still running finish; queued ones are dropped
+  impl_->core.transfer_pool->stop();
   impl_->core.pool->join();
+  impl_->core.transfer_pool->join();
   impl_->core.sessions.clear();
   impl_.reset();
 }

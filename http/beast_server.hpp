@@ -61,6 +61,16 @@ struct beast_server_options {
   // first step. The key file must not be open to group or others (start() refuses it).
   std::string tls_cert_file, tls_key_file;
   std::shared_ptr<request_counters> counters;  // requests by route and status (none: not counted)
+  // Streamed bodies (router::upload, response::source) move in chunks of this size, two per
+  // transfer at most, each charged to max_buffered_request_bytes while the transfer runs.
+  // Their body arrives (or leaves) with no whole-request deadline: each read or write of it
+  // must progress within read_timeout_seconds.
+  size_t transfer_chunk_bytes = size_t{1} << 20;
+  // Their disk reads, writes and hashing run on a pool of their own, at a lower CPU priority
+  // (nice, within batond): a busy transfer then yields the cores to the I/O thread and the
+  // scheduler, so polls are not slowed, and the blocking routes' pool stays free for them.
+  int transfer_threads = 4;
+  int transfer_nice = 10;
 };
 
 class beast_server {

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <limits>
+
 namespace baton::http {
 
 namespace net = boost::asio;
@@ -150,7 +152,10 @@ void session::parse() {
   if (!parser_) {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(core_.opts.max_header_bytes));
-    parser_->body_limit(static_cast<std::uint64_t>(core_.opts.max_body_bytes));
+    // The body's limit is checked on the head (check_head), where an upload route, which
+    // takes larger bodies, is known; Beast's own check would refuse it before that. (Not
+    // boost::none: Boost 1.74 compares a Content-Length against an unset limit as larger.)
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     head_checked_ = false;
     consumed_ = 0;
   }
@@ -197,6 +202,23 @@ bool session::check_head() {
     expect_continue = true;
   }
   const size_t body = static_cast<size_t>(parser_->content_length().value_or(0));
+  // A route that streams its body (router::upload) is looked for only for the methods some
+  // such route has: other requests (worker polls) cost nothing more.
+  const router::route* upload = nullptr;
+  std::optional<request> head;
+  if (core_.routes.has_upload(std::string(to_std(m.method_string())))) {
+    head = head_of(m, remote_);
+    upload = core_.routes.match(*head);
+    if (upload && !upload->upload) upload = nullptr;
+  }
+  if (!upload && body > core_.opts.max_body_bytes) {
+    reject(413, "body_too_large", "request body exceeds " + std::to_string(core_.opts.max_body_bytes) + " bytes");
+    return false;
+  }
+  if (upload && !parser_->content_length()) {
+    reject(411, "length_required", "this upload needs a Content-Length header");
+    return false;
+  }
   // The budget is reserved from Content-Length, and a 100 Continue invites the body: both
   // only for a caller known by this head. Others may send a small body (a dashboard login).
   const bool needs_caller = expect_continue || body > core_.opts.max_unauthenticated_body_bytes;
@@ -210,6 +232,12 @@ bool session::check_head() {
                  "dashboard session)");
       return false;
     }
+  }
+  if (upload) {
+    http10_ = m.version() == 10;
+    const bool keep_alive = m.keep_alive() && ++served_ < core_.opts.max_requests_per_connection && !core_.stopping;
+    begin_upload(*upload, std::move(*head), expect_continue, body, keep_alive);
+    return false;
   }
   expected_ = consumed_ + body;
   if (!charge(std::max(received_, expected_))) {
@@ -252,6 +280,7 @@ void session::dispatch() {
   const uint64_t id = ++request_;
   try {
     const router::route* r = core_.routes.match(req);
+    if (r && r->upload) r = nullptr;  // (check_head sends those bodies to their sink)
     auto respond = responder(id, r ? r->method + " " + r->pattern : "unmatched");
     if (!r) {
       respond(core_.routes.not_found(req));
@@ -283,25 +312,28 @@ respond_fn session::responder(uint64_t request, std::string route) {
           route = std::move(route)](response res) {
     if (counters) counters->count(route, res.status);
     auto stream = std::move(res.stream);
+    auto source = std::move(res.source);
     beast_response out = to_beast(std::move(res));
     std::lock_guard<std::mutex> g(gate->mu);
     if (!gate->ioc) {  // the server has stopped
       if (stream) stream->close();
       return;
     }
-    net::post(*gate->ioc, [weak, request, out = std::move(out), stream = std::move(stream)]() mutable {
-      if (auto self = weak.lock()) return self->deliver(request, std::move(out), std::move(stream));
+    net::post(*gate->ioc, [weak, request, out = std::move(out), stream = std::move(stream), source = std::move(source)]() mutable {
+      if (auto self = weak.lock()) return self->deliver(request, std::move(out), std::move(stream), std::move(source));
       if (stream) stream->close();
     });
   };
 }
 
-void session::deliver(uint64_t request, beast_response res, std::shared_ptr<event_stream> stream) {
+void session::deliver(uint64_t request, beast_response res, std::shared_ptr<event_stream> stream,
+                      std::shared_ptr<body_source> source) {
   if (state_ != state::handling || request != request_) {  // answered by the deadline, or closed
     if (stream) stream->close();
     return;
   }
   if (stream && res.result_int() == 200) return start_stream(res, std::move(stream));
+  if (source && (res.result_int() == 200 || res.result_int() == 206)) return start_download(res, std::move(source));
   if (stream) stream->close();
   write(std::move(res), keep_alive_);
 }
@@ -442,6 +474,247 @@ void session::discard() {
   });
 }
 
+// --- streamed bodies (http/body_transfer.hpp) ---
+// The I/O thread only moves buffers: the sink's writes and the source's reads (disk) run on
+// the transfer pool, one chunk at a time per transfer, while the I/O thread reads the next
+// chunk from the socket (upload) or writes the last one to it (download). A transfer holds at
+// most two chunks; while the pool holds one and the other is full, the socket waits (TCP's
+// window holds the client back), so a fast client cannot fill batond's memory.
+
+session::chunk session::take_chunk() {
+  if (spare_.data) {
+    chunk c = std::move(spare_);
+    spare_ = chunk{};
+    c.size = 0;
+    return c;
+  }
+  return chunk{std::unique_ptr<char[]>(new char[core_.opts.transfer_chunk_bytes]), 0};
+}
+
+template <class Work, class Done>
+void session::off_thread(Work work, Done done) {
+  net::post(*core_.transfer_pool, [gate = core_.gate, weak = weak_from_this(), work = std::optional<Work>(std::move(work)),
+                                   done = std::move(done)]() mutable {
+    auto result = (*work)();
+    work.reset();  // what it holds (a sink, a source) goes before the answer can be seen
+    std::lock_guard<std::mutex> g(gate->mu);
+    if (!gate->ioc) return;  // the server has stopped
+    net::post(*gate->ioc, [weak, done = std::move(done), result = std::move(result)]() mutable {
+      if (auto self = weak.lock()) done(*self, std::move(result));
+    });
+  });
+}
+
+// The head is whole and no body byte has been taken: the route decides on the head alone (on
+// the transfer pool: it may look at the disk, e.g. re-hash what an interrupted upload left).
+void session::begin_upload(const router::route& r, request head, bool expect_continue, uint64_t length, bool keep_alive) {
+  parser_.reset();  // the body goes to the sink, never to the parser; what follows it is the next request
+  keep_alive_ = keep_alive;
+  state_ = state::handling;
+  async_route_ = false;
+  deadline_ = steady::time_point::max();
+  const uint64_t id = ++request_;
+  transfer_route_ = r.method + " " + r.pattern;
+  body_left_ = length;
+  client_gone_ = false;
+  // The request's share of the budget: its two chunks, not its Content-Length.
+  uncharge();
+  if (!charge(2 * core_.opts.transfer_chunk_bytes)) {
+    reject(503, "request_memory_exhausted", "the server holds too many request bytes; retry later");
+    return;
+  }
+  off_thread([&routes = core_.routes, &r, head = std::move(head)] { return routes.run_upload(r, head); },
+             [id, expect_continue](session& self, upload_start start) {
+               if (self.state_ != state::handling || self.request_ != id) return;
+               if (start.refusal) return self.upload_answer(std::move(*start.refusal));
+               self.sink_ = std::move(start.sink);
+               self.state_ = state::uploading;
+               if (!expect_continue || self.buffer_.size() > 0 || self.body_left_ == 0) return self.upload_step();
+               static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+               self.socket_busy_ = true;
+               self.deadline_ = steady::now() + self.limit(self.core_.opts.read_timeout_seconds);
+               net::async_write(self.conn_, net::buffer(interim, sizeof interim - 1),
+                                [s = self.shared_from_this()](error_code ec, size_t) {
+                                  if (s->state_ != state::uploading) return;
+                                  s->socket_busy_ = false;
+                                  if (ec) return s->close();
+                                  s->upload_step();
+                                });
+             });
+}
+
+void session::upload_step() {
+  if (state_ != state::uploading) return;
+  const size_t cap = core_.opts.transfer_chunk_bytes;
+  if (!filling_.data) filling_ = take_chunk();
+  // Body bytes that came with the head (or with an earlier read) first.
+  if (!socket_busy_ && buffer_.size() > 0 && body_left_ > 0 && filling_.size < cap) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>({buffer_.size(), body_left_, cap - filling_.size}));
+    net::buffer_copy(net::buffer(filling_.data.get() + filling_.size, n), buffer_.data(), n);
+    buffer_.consume(n);
+    filling_.size += n;
+    body_left_ -= n;
+  }
+  const bool full = filling_.size == cap || ((body_left_ == 0 || client_gone_) && filling_.size > 0);
+  if (full && !pool_busy_) {
+    pool_busy_ = true;
+    off_thread(
+        [sink = sink_, c = std::move(filling_)]() mutable {
+          std::optional<response> stop = sink->write(c.data.get(), c.size);
+          return std::make_pair(std::move(stop), std::move(c));
+        },
+        [](session& self, std::pair<std::optional<response>, chunk> done) {
+          if (self.state_ != state::uploading) return;
+          self.pool_busy_ = false;
+          self.spare_ = std::move(done.second);
+          if (done.first) return self.client_gone_ ? self.close() : self.upload_answer(std::move(*done.first));
+          self.upload_step();
+        });
+    filling_ = take_chunk();
+  }
+  if (client_gone_) {  // what it sent is written; then the connection goes
+    if (!pool_busy_ && filling_.size == 0) close();
+    return;
+  }
+  if (body_left_ == 0) {
+    if (filling_.size == 0 && !pool_busy_) {  // every byte is with the sink: its answer (on the pool: it may fsync)
+      state_ = state::handling;
+      deadline_ = steady::time_point::max();
+      filling_ = chunk{};
+      spare_ = chunk{};
+      off_thread([sink = std::move(sink_)] { return sink->finish(); },
+                 [id = request_](session& self, response res) {
+                   if (self.state_ != state::handling || self.request_ != id) return;
+                   self.upload_answer(std::move(res));
+                 });
+    }
+    return;
+  }
+  if (filling_.size == cap) {  // both chunks taken: the socket waits for the disk
+    if (!socket_busy_) deadline_ = steady::time_point::max();
+    return;
+  }
+  if (socket_busy_) return;
+  if (buffer_.size() > 0) return upload_step();  // (bytes read with the head, not yet taken)
+  socket_busy_ = true;
+  deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(body_left_, cap - filling_.size));
+  conn_.async_read_some(net::buffer(filling_.data.get() + filling_.size, want),
+                        [self = shared_from_this()](error_code ec, size_t n) {
+                          if (self->state_ != state::uploading) return;
+                          self->socket_busy_ = false;
+                          if (ec) {  // the client went: the bytes it sent are written first, for a resume
+                            self->client_gone_ = true;
+                            self->deadline_ = steady::time_point::max();
+                            return self->upload_step();
+                          }
+                          self->filling_.size += n;
+                          self->body_left_ -= n;
+                          self->upload_step();
+                        });
+}
+
+void session::upload_answer(response res) {
+  const bool whole = body_left_ == 0 && filling_.size == 0 && !pool_busy_;
+  sink_.reset();
+  filling_ = chunk{};
+  spare_ = chunk{};
+  if (res.status == -1) res.status = 200;
+  if (!whole) keep_alive_ = false;  // the rest of the body is still coming: answer, then close
+  state_ = state::handling;
+  if (core_.opts.counters) core_.opts.counters->count(transfer_route_, res.status);
+  write(to_beast(std::move(res)), keep_alive_);
+}
+
+// The head goes as the route made it, with the source's size as Content-Length.
+void session::start_download(beast_response& head, std::shared_ptr<body_source> source) {
+  if (!charge(charged_ + 2 * core_.opts.transfer_chunk_bytes))
+    return write(error_reply(503, "request_memory_exhausted", "the server holds too many transfer buffers; retry later"),
+                 false);
+  secure_headers(head);
+  keep_alive_ = keep_alive_ && !core_.stopping;
+  source_ = std::move(source);
+  body_left_ = source_->size();
+  state_ = state::downloading;
+  std::string text = "HTTP/1.1 " + std::to_string(head.result_int()) + " " + std::string(to_std(head.reason())) + "\r\n";
+  for (const auto& f : head) {
+    auto name = to_std(f.name_string());
+    if (iequals(name, "Content-Length") || iequals(name, "Connection") || iequals(name, "Transfer-Encoding")) continue;
+    text.append(name).append(": ").append(to_std(f.value())).append("\r\n");
+  }
+  text += "Content-Length: " + std::to_string(body_left_) + "\r\n";
+  if (!keep_alive_) text += "Connection: close\r\n";
+  else if (http10_) text += "Connection: keep-alive\r\n";
+  text += "\r\n";
+  download_head_ = std::move(text);
+  socket_busy_ = true;
+  deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);
+  net::async_write(conn_, net::buffer(download_head_), [self = shared_from_this()](error_code ec, size_t) {
+    if (self->state_ != state::downloading) return;
+    self->socket_busy_ = false;
+    if (ec) return self->close();
+    self->download_step();
+  });
+  download_step();  // the first chunk is read while the head goes
+}
+
+void session::download_step() {
+  if (state_ != state::downloading) return;
+  // Write what is ready.
+  if (!socket_busy_ && ready_.data) {
+    writing_chunk_ = std::move(ready_);
+    ready_ = chunk{};
+    socket_busy_ = true;
+    deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);  // a client that stops reading
+    net::async_write(conn_, net::buffer(writing_chunk_.data.get(), writing_chunk_.size),
+                     [self = shared_from_this()](error_code ec, size_t) {
+                       if (self->state_ != state::downloading) return;
+                       self->socket_busy_ = false;
+                       self->spare_ = std::move(self->writing_chunk_);
+                       self->writing_chunk_ = chunk{};
+                       if (ec) return self->close();
+                       self->download_step();
+                     });
+  }
+  // Read the next chunk while that one goes.
+  if (!pool_busy_ && !ready_.data && body_left_ > 0) {
+    pool_busy_ = true;
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(body_left_, core_.opts.transfer_chunk_bytes));
+    off_thread(
+        [source = source_, c = take_chunk(), want]() mutable {
+          int64_t n = -1;
+          try {
+            n = source->read(c.data.get(), want);
+          } catch (const std::exception& e) {
+            spdlog::warn("http: a download stops: {}", e.what());
+          }
+          c.size = n > 0 ? static_cast<size_t>(n) : 0;
+          return std::make_pair(n, std::move(c));
+        },
+        [](session& self, std::pair<int64_t, chunk> done) {
+          if (self.state_ != state::downloading) return;
+          self.pool_busy_ = false;
+          // Nothing more may go (a damaged blob, a read error, a file cut short): the client
+          // gets fewer bytes than Content-Length and a closed connection.
+          if (done.first <= 0) return self.close();
+          self.body_left_ -= std::min<uint64_t>(self.body_left_, static_cast<uint64_t>(done.first));
+          self.ready_ = std::move(done.second);
+          self.download_step();
+        });
+  }
+  if (body_left_ == 0 && !pool_busy_ && !socket_busy_ && !ready_.data) {  // all sent: the next request
+    source_.reset();
+    ready_ = chunk{};
+    spare_ = chunk{};
+    download_head_.clear();
+    download_head_.shrink_to_fit();
+    state_ = state::writing;
+    on_written(error_code{});
+    return;
+  }
+  if (!socket_busy_) deadline_ = steady::time_point::max();  // waiting for the disk, not the client
+}
+
 void session::tick(steady::time_point now) {
   if (now < deadline_) return;
   if (state_ == state::streaming) {
@@ -480,6 +753,10 @@ void session::uncharge() {
 void session::close() {
   if (state_ == state::closed) return;
   state_ = state::closed;
+  // A transfer's sink or source goes once the chunk on the pool (if any) is back: an upload
+  // keeps what was written, for a resume.
+  sink_.reset();
+  source_.reset();
   if (stream_) stream_->close();
   if (stream_pause_) stream_pause_->cancel();
   error_code ec;

@@ -23,6 +23,7 @@
 
 #include "http/beast_message.hpp"
 #include "http/beast_server.hpp"
+#include "http/body_transfer.hpp"
 #include "http/connection_stream.hpp"
 #include "http/event_stream.hpp"
 
@@ -47,6 +48,7 @@ struct server_core {
   const router& routes;
   boost::asio::io_context ioc{1};
   std::unique_ptr<boost::asio::thread_pool> pool;  // blocking routes
+  std::unique_ptr<boost::asio::thread_pool> transfer_pool;  // streamed bodies' disk work (opts.transfer_threads)
   std::optional<boost::asio::ssl::context> tls;   // set: every connection speaks TLS
   std::shared_ptr<reply_gate> gate = std::make_shared<reply_gate>();
   std::unordered_map<uint64_t, std::shared_ptr<session>> sessions;  // every open connection
@@ -88,19 +90,22 @@ class session : public std::enable_shared_from_this<session> {
   void tick(steady::time_point now);
   steady::time_point deadline() const { return deadline_; }
   // A request is being handled or its answer written (stop() waits for these).
-  bool busy() const { return state_ == state::handling || state_ == state::writing; }
+  bool busy() const {
+    return state_ == state::handling || state_ == state::writing || state_ == state::uploading || state_ == state::downloading;
+  }
   bool authenticated() const { return authenticated_; }
   const std::string& group() const { return group_; }  // client_group() of its address
   size_t held() const { return charged_; }             // its request bytes in the budget
   void close();
   // The route's answer to request number `request`, on the I/O thread; dropped when that
   // request is no longer the one waiting (answered by the deadline, or the connection closed).
-  void deliver(uint64_t request, beast_response res, std::shared_ptr<event_stream> stream);
+  void deliver(uint64_t request, beast_response res, std::shared_ptr<event_stream> stream,
+               std::shared_ptr<body_source> source = nullptr);
   // A stream's connection: writes what its producers pushed (I/O thread).
   void pump();
 
  private:
-  enum class state { handshaking, idle, reading, handling, writing, streaming, lingering, closed };
+  enum class state { handshaking, idle, reading, handling, writing, streaming, lingering, uploading, downloading, closed };
 
   // Runs next once the connection can carry HTTP: at once for TCP, after the TLS handshake
   // (which must finish within read_timeout_seconds) otherwise.
@@ -126,6 +131,23 @@ class session : public std::enable_shared_from_this<session> {
   void start_stream(beast_response& head, std::shared_ptr<event_stream> stream);
   void write_stream(std::vector<event_stream::shared_text> texts);
   void watch_stream_client();  // a streaming client sends nothing: a read ends only when it goes
+  // --- streamed bodies (http/body_transfer.hpp): at most two chunks per transfer in memory,
+  // one on the handler pool (disk) while the I/O thread fills or drains the other (socket).
+  struct chunk {
+    std::unique_ptr<char[]> data;
+    size_t size = 0;  // bytes in it
+  };
+  chunk take_chunk();  // a spare chunk, or a new one
+  // Runs work() on the handler pool, then done(session, result) back on the I/O thread (not
+  // at all once the session or the server is gone).
+  template <class Work, class Done>
+  void off_thread(Work work, Done done);
+  void begin_upload(const router::route& r, request head, bool expect_continue, uint64_t length, bool keep_alive);
+  void upload_step();  // moves the body along: socket -> chunk -> sink, then the sink's answer
+  void upload_answer(response res);  // the upload's answer (a refusal closes the connection after it)
+  void start_download(beast_response& head, std::shared_ptr<body_source> source);
+  void download_step();  // source -> chunk -> socket, then the next request
+
   bool charge(size_t total);  // grows this request's share of the global budget to total
   void uncharge();
   void secure_headers(beast_response& res) const;  // what every answer carries (nosniff, no-store, HSTS)
@@ -158,6 +180,19 @@ class session : public std::enable_shared_from_this<session> {
   bool stream_writing_ = false;
   std::optional<boost::asio::steady_timer> stream_pause_;  // set: the next write waits for it
   bool stream_pausing_ = false;
+  // The body being streamed (state uploading or downloading).
+  std::shared_ptr<body_sink> sink_;
+  std::shared_ptr<body_source> source_;
+  std::string transfer_route_;       // the route's name, for the request counters
+  uint64_t body_left_ = 0;           // upload: bytes still to read from the socket; download: from the source
+  chunk filling_;                    // upload: read into from the socket
+  chunk ready_;                      // download: read from the source, next to write
+  chunk spare_;
+  bool pool_busy_ = false;           // a chunk is with the sink or source on the pool
+  bool socket_busy_ = false;         // a read (upload) or write (download) of body bytes is in flight
+  bool client_gone_ = false;         // upload: the client closed midway (what it sent still goes to the sink)
+  std::string download_head_;        // the download's head, while it is written
+  chunk writing_chunk_;              // download: being written
 };
 
 }  // namespace baton::http

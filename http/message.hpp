@@ -12,6 +12,7 @@
 namespace baton::http {
 
 class event_stream;  // http/event_stream.hpp
+class body_source;   // http/body_transfer.hpp
 
 struct request {
   std::string method;
@@ -40,6 +41,9 @@ struct response {
   // Set by a route that answers with a stream (Server-Sent Events): the server writes the
   // head, then what is pushed to it, and the connection ends with the stream.
   std::shared_ptr<event_stream> stream;
+  // Set by a route whose body is read from disk chunk by chunk (a blob download): the server
+  // sends Content-Length = source->size() and then what the source gives, never all at once.
+  std::shared_ptr<body_source> source;
 
   void set_header(const std::string& name, const std::string& value);
   std::string get_header_value(std::string_view name) const;

@@ -1,6 +1,7 @@
 #include "http/router.hpp"
 
 #include <atomic>
+#include <stdexcept>
 
 namespace baton::http {
 
@@ -15,6 +16,35 @@ router& router::add(const std::string& method, const std::string& pattern, block
   if (r->literal) literal_.emplace(method + " " + pattern, r.get());
   routes_.push_back(std::move(r));
   return *this;
+}
+
+router& router::upload(const std::string& method, const std::string& pattern, upload_handler h) {
+  add(method, pattern, nullptr, nullptr);
+  routes_.back()->upload = std::move(h);
+  upload_methods_.push_back(method);
+  return *this;
+}
+
+bool router::has_upload(const std::string& method) const {
+  for (const auto& m : upload_methods_)
+    if (m == method) return true;
+  return false;
+}
+
+upload_start router::run_upload(const route& r, const request& head) const {
+  upload_start s;
+  try {
+    s = r.upload(head);
+    if (!s.refusal && !s.sink) throw std::logic_error("an upload route answered neither a refusal nor a sink");
+  } catch (...) {
+    s.sink.reset();
+    response res;
+    res.status = 500;
+    if (on_exception_) on_exception_(head, res, std::current_exception());
+    s.refusal = std::move(res);
+  }
+  if (s.refusal) finish(head, *s.refusal);
+  return s;
 }
 
 const router::route* router::match(request& req) const {

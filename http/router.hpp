@@ -7,6 +7,10 @@
 // - async: fn(req, respond), run on the event loop itself; must not block. It answers by
 //   calling respond(res) exactly once, from any thread, now or later (e.g. from the
 //   scheduler once a decision is durable), so no thread is parked while a reply is pending.
+// - upload: fn(head) on the handler pool, with the head alone (req.body empty), before any
+//   body byte is read: a refusal, or a sink the body is streamed into (http/body_transfer.hpp).
+//   Only these routes take bodies over the server's max_body_bytes.
+#include "http/body_transfer.hpp"
 #include "http/message.hpp"
 
 #include <functional>
@@ -21,6 +25,7 @@ namespace baton::http {
 using respond_fn = std::function<void(response)>;
 using blocking_handler = std::function<void(const request&, response&)>;
 using async_handler = std::function<void(const request&, respond_fn)>;
+using upload_handler = std::function<upload_start(const request& head)>;
 // Runs after a handler that left status >= 400 with an empty body (e.g. 404 no route).
 using error_handler = std::function<void(const request&, response&)>;
 using exception_handler = std::function<void(const request&, response&, std::exception_ptr)>;
@@ -34,6 +39,9 @@ class router {
   router& async(const std::string& method, const std::string& pattern, async_handler h) {
     return add(method, pattern, nullptr, std::move(h));
   }
+  router& upload(const std::string& method, const std::string& pattern, upload_handler h);
+  // Whether some upload route takes this method (the server looks for one only then).
+  bool has_upload(const std::string& method) const;
   void set_error_handler(error_handler h) { on_error_ = std::move(h); }
   void set_exception_handler(exception_handler h) { on_exception_ = std::move(h); }
 
@@ -44,6 +52,7 @@ class router {
     std::regex re;
     blocking_handler blocking;
     async_handler async;
+    upload_handler upload;
   };
 
   // The route for req (method + path), with req.path_params filled (owned copies of the
@@ -53,6 +62,8 @@ class router {
 
   // Runs a blocking handler with the error and exception handlers around it.
   void run_blocking(const route& r, const request& req, response& res) const;
+  // Runs an upload route's opener; an exception becomes the refusal.
+  upload_start run_upload(const route& r, const request& head) const;
   // Runs an async handler; an exception thrown before it answered becomes the response.
   void run_async(const route& r, const request& req, respond_fn respond) const;
   // The answer when no route matches (404 through the error handler).
@@ -64,6 +75,7 @@ class router {
   router& add(const std::string& method, const std::string& pattern, blocking_handler b, async_handler a);
   std::vector<std::unique_ptr<route>> routes_;
   std::unordered_map<std::string, const route*> literal_;  // "METHOD path" -> route
+  std::vector<std::string> upload_methods_;
   error_handler on_error_;
   exception_handler on_exception_;
 };
