@@ -253,9 +253,19 @@ TEST_P(storage_e2e, ImportUploadsEachBundleOnceAndARerunSubmitsNothing) {
 // bundle fails the job with bundle_digest_mismatch; a damaged checkpoint file with
 // checkpoint_hydration_failed (never a silent restart from scratch).
 TEST_P(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) {
+  // In s3rver a byte is flipped (the worker's digest check finds it). batond's local backend
+  // never serves a blob whose size is wrong (500 blob_damaged, which the worker takes as a
+  // mismatch at once), so there the file loses its last byte. (A same-size change is found by
+  // batond as it sends the blob, which it then cuts short every time: the worker sees an
+  // unavailable bundle.)
   auto damage = [&](const std::string& sha) {
     auto f = blob_file(sha);
     ASSERT_TRUE(fs::exists(f)) << f;
+    if (!s3) {
+      fs::permissions(f, fs::perms::owner_write, fs::perm_options::add);
+      fs::resize_file(f, fs::file_size(f) - 1);
+      return;
+    }
     std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
     char c = 0;
     io.seekg(0);
@@ -304,7 +314,6 @@ TEST_P(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) 
   EXPECT_EQ(bw->err().find("payload started"), std::string::npos) << bw->err();
 }
 
-// The local backend joins once batond has it.
-INSTANTIATE_TEST_SUITE_P(backends, storage_e2e, ::testing::Values("s3"), [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(backends, storage_e2e, ::testing::Values("local", "s3"), [](const auto& info) { return info.param; });
 
 }  // namespace

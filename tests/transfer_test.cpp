@@ -16,6 +16,7 @@
 #include <mutex>
 #include <random>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "support/cutting_proxy.hpp"
@@ -53,6 +54,8 @@ struct fake_server {
   std::mutex m;
   std::map<std::string, std::string> blobs;  // name -> bytes served at /blob/<name>
   int fail_next_with_503 = 0;                // answer this many requests 503 first
+  int busy_next = 0;                         // answer this many local PUTs 409 upload_busy first
+  std::set<std::string> damaged;             // blobs answered 500 blob_damaged
   int refuse_store_with_403 = 0;             // answer this many store PUTs 403 (expired)
   std::vector<std::string> ranges;           // Range headers of blob GETs
   std::vector<httplib::Headers> store_headers;  // headers of every store PUT
@@ -87,6 +90,11 @@ struct fake_server {
       std::lock_guard<std::mutex> lock(m);
       batond_headers.push_back(req.headers);
       ranges.push_back(req.get_header_value("Range"));
+      if (damaged.count(req.matches[1])) {
+        res.status = 500;
+        res.set_content(R"({"error":"blob_damaged","message":"damaged on disk"})", "application/json");
+        return;
+      }
       auto it = blobs.find(req.matches[1]);
       if (it == blobs.end()) {
         res.status = 404;
@@ -118,6 +126,12 @@ struct fake_server {
         std::lock_guard<std::mutex> lock(m);
         batond_headers.push_back(req.headers);
         put_offsets.push_back(offset);
+        if (busy_next > 0) {
+          --busy_next;
+          res.status = 409;
+          res.set_content(R"({"error":"upload_busy"})", "application/json");
+          return;
+        }
         auto it = uploads.find(id);
         if (it == uploads.end()) {
           res.status = 404;
@@ -377,6 +391,31 @@ TEST_F(transfer_test, AConflictingOffsetIsCorrectedFromTheConflictAnswer) {
   EXPECT_EQ(server.put_offsets, (std::vector<uint64_t>{0, 1234}));
   EXPECT_EQ(server.uploads["u2"].held, blob);
   EXPECT_TRUE(server.uploads["u2"].complete);
+}
+
+TEST_F(transfer_test, ABusyUploadIsTriedAgainAndADamagedBlobIsAMismatchAtOnce) {
+  const auto blob = random_bytes(5000, 12);
+  auto file = write_file("busy", blob);
+  server.uploads["busy"] = {"", blob.size(), sha_of(blob)};
+  server.busy_next = 2;  // the previous, cut connection still holds it
+  auto g = xfer::upload_from_json({{"upload_id", "busy"}, {"sha256", sha_of(blob)}, {"size", blob.size()},
+                                   {"parts", {{{"url", "/blobs/uploads/busy"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
+                                  "test");
+  xfer::upload(l, g, file);
+  {
+    std::lock_guard<std::mutex> lock(server.m);
+    EXPECT_TRUE(server.uploads["busy"].complete);
+    EXPECT_EQ(server.busy_next, 0);
+  }
+  server.blobs["dmg"] = blob;
+  server.damaged.insert("dmg");
+  try {
+    xfer::download(l, get_transfer("/blob/dmg", blob.size()), sha_of(blob), blob.size(), dir / "dmg");
+    FAIL();
+  } catch (const xfer::transfer_error& e) {
+    EXPECT_EQ(e.kind, xfer::failure::mismatch) << e.what();
+  }
+  EXPECT_EQ(server.ranges.size(), 1u) << "the damaged blob was not asked for again";
 }
 
 TEST_F(transfer_test, ALocalUploadAnswered503IsResumedAfterAskingTheOffset) {

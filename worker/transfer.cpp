@@ -142,6 +142,8 @@ double retry_after_of(const httplib::Result& r) {
   json b = json::parse(body, nullptr, false);
   if (b.is_discarded()) b = body.empty() ? json(nullptr) : json(body);
   auto what = where_of(t) + ": " + describe_status(status, body);
+  const std::string code = b.is_object() ? b.value("error", "") : "";
+  if (code == "blob_missing") throw transfer_error(failure::refused, what, status, b);  // asking again would not bring it
   if ((t.absolute() && status == 403) || (!t.absolute() && status == 404))
     throw transfer_error(failure::expired, what + " (the transfer expired or is unknown)", status, b);
   if (status == 422) throw transfer_error(failure::mismatch, what, status, b);
@@ -337,6 +339,9 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
     if (write_failed) throw transfer_error(failure::local, errno_text("cannot write", path));
     if (too_long) throw fail_removing(failure::mismatch, where_of(t) + ": more than the " + std::to_string(size) + " bytes of blob " + sha256 + " arrived");
     if (r && (status == 200 || status == 206) && have == size) break;
+    // batond found the stored bytes do not hash to their digest: no retry brings others.
+    if (r && status >= 500 && !t.absolute() && error_body.find("\"blob_damaged\"") != std::string::npos)
+      throw fail_removing(failure::mismatch, where_of(t) + ": " + describe_status(status, error_body));
     if ((from_start || (r && status == 416)) && !restart())  // a range the server cannot serve: all of it again
       throw transfer_error(failure::local, errno_text("cannot truncate", path));
     if (r && !retryable_status(status) && !(status >= 200 && status < 300) && status != 416) {
@@ -427,7 +432,9 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
           continue;
         }
       }
-      if (r && !retryable_status(r->status)) throw_for_status(part, r->status, r->body);
+      // upload_busy: batond has not yet seen the end of our previous, cut connection.
+      const bool busy = r && r->status == 409 && !part.absolute() && r->body.find("\"upload_busy\"") != std::string::npos;
+      if (r && !busy && !retryable_status(r->status)) throw_for_status(part, r->status, r->body);
       if (part.absolute()) {
         start = part.offset;  // a store part is all or nothing: from its start again
       } else {
