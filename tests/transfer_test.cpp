@@ -111,8 +111,7 @@ struct fake_server {
         res.set_content(R"({"error":"upload_unknown"})", "application/json");
         return;
       }
-      res.set_content(json{{"offset", it->second.held.size()}, {"size", it->second.size}, {"complete", it->second.complete}}.dump(),
-                      "application/json");
+      res.set_content(json{{"offset", it->second.held.size()}, {"size", it->second.size}}.dump(), "application/json");  // as batond
     });
     svr.Put(R"(/blobs/uploads/(\w+))", [this](const httplib::Request& req, httplib::Response& res,
                                                 const httplib::ContentReader& reader) {
@@ -376,6 +375,21 @@ TEST_F(transfer_test, AnEmptyFileGoesUpAndComesDown) {
   xfer::download(l, get_transfer("/blob/e0", 0), sha_of(""), 0, dir / "e0.out");
   EXPECT_TRUE(fs::exists(dir / "e0.out"));
   EXPECT_EQ(fs::file_size(dir / "e0.out"), 0u);
+}
+
+TEST_F(transfer_test, BytesHeldButNotVerifiedAreFinishedWithAnEmptyPutAtTheEnd) {
+  // batond stopped between the last byte and its check: it holds them all, unverified.
+  const auto blob = random_bytes(20000, 13);
+  auto file = write_file("held", blob);
+  server.uploads["held"] = {blob, blob.size(), sha_of(blob), false};
+  auto g = xfer::upload_from_json({{"upload_id", "held"}, {"sha256", sha_of(blob)}, {"size", blob.size()},
+                                   {"parts", {{{"url", "/blobs/uploads/held"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
+                                  "test");
+  xfer::upload(l, g, file);
+  std::lock_guard<std::mutex> lock(server.m);
+  EXPECT_EQ(server.put_offsets, (std::vector<uint64_t>{0, blob.size()}));
+  EXPECT_TRUE(server.uploads["held"].complete);
+  EXPECT_EQ(server.bytes_received, 0u) << "nothing sent again";
 }
 
 TEST_F(transfer_test, AConflictingOffsetIsCorrectedFromTheConflictAnswer) {

@@ -403,6 +403,18 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
                           : part.method == "POST" ? p.client->Post(p.target.c_str(), p.headers, length, provider, "")
                                                   : p.client->Put(p.target.c_str(), p.headers, length, provider, "");
       if (read_failed) throw transfer_error(failure::local, errno_text("cannot read", path));
+      // batond answers a local PUT {"offset", "complete"}: not complete means bytes are still
+      // missing (or held but not verified): go on from the offset it names.
+      if (r && r->status >= 200 && r->status < 300 && !part.absolute()) {
+        auto b = json::parse(r->body, nullptr, false);
+        if (b.is_object() && b.contains("complete") && b["complete"] == false) {
+          uint64_t named = b.contains("offset") && b["offset"].is_number_unsigned() ? b["offset"].get<uint64_t>() : start;
+          start = std::clamp<uint64_t>(named, part.offset, end);
+          if (++failures >= l.attempts)
+            throw transfer_error(failure::unavailable, where_of(part) + ": batond keeps answering incomplete: " + r->body.substr(0, 200));
+          continue;
+        }
+      }
       if (r && r->status >= 200 && r->status < 300) {
         if (part.part_number > 0) {
           auto etag = r->get_header_value("ETag");
@@ -425,8 +437,8 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
           }
         }
         if (named) {
+          // From there; when it holds every byte, an empty PUT at the end has them verified.
           start = std::clamp<uint64_t>(*named, part.offset, end);
-          if (start == end) break;  // it holds them all already
           if (++failures >= l.attempts)
             throw transfer_error(failure::unavailable, where_of(part) + ": offsets keep disagreeing: " + r->body.substr(0, 200));
           continue;
@@ -442,7 +454,7 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
         auto held = call(l, "GET", path_of(part.url));
         if (held.ok() && held.body.is_object() && held.body.contains("offset") && held.body["offset"].is_number_unsigned()) {
           start = std::clamp<uint64_t>(held.body["offset"].get<uint64_t>(), part.offset, end);
-          if (start == end || held.body.value("complete", false)) break;
+          if (held.body.value("complete", false)) break;  // (start == end: an empty PUT has them verified)
         } else if (held.status == 404) {
           throw transfer_error(failure::expired, "GET " + path_of(part.url) + ": " + held.describe() + " (the upload expired or is unknown)",
                                404, held.body);
