@@ -503,7 +503,7 @@ bool store_bundle(const link& l, const std::string& path, const std::string& sha
       auto etags = upload(l, g, path, progress);
       auto done = call(l, "POST", "/blobs/uploads/" + g.upload_id + "/complete", {{"parts", etags_json(etags)}});
       if (done.ok()) return false;
-      if (done.status != 404 || renewal >= max_renewals) throw_answer("POST /blobs/uploads/" + g.upload_id + "/complete", done);
+      if ((done.status != 404 && done.error_code() != "blob_being_removed") || renewal >= max_renewals) throw_answer("POST /blobs/uploads/" + g.upload_id + "/complete", done);
     } catch (const transfer_error& e) {
       if (e.kind != failure::expired || renewal >= max_renewals) throw;
     }
@@ -552,7 +552,9 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
         for (size_t i = 0; i < grants.size(); ++i) ups.push_back({{"upload_id", grants[i].upload_id}, {"parts", etags_json(etags[i])}});
         auto c = call(l, "POST", base + "/" + set_id + "/commit", {{"uploads", ups}});
         if (c.ok()) return set_id;
-        if (c.status == 404 && renewal < max_renewals) break;  // the set is gone: post it again
+        // The set is gone (404: batond restarted, or it expired), or a blob of it raced the
+        // collector (409 blob_being_removed: its bytes are wanted again): post it again.
+        if ((c.status == 404 || c.error_code() == "blob_being_removed") && renewal < max_renewals) break;
         if (c.status != 409 || c.error_code() != "upload_incomplete" || commits >= max_renewals)
           throw_answer("POST " + base + "/" + set_id + "/commit", c);
         // Send again what batond lacks: the upload it names, else all (a complete local upload
