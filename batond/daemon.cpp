@@ -515,6 +515,7 @@ int run(const config::settings& settings, const run_options& opts) {
         exit_code = 2;
       }
       api.storage = local_blobs;
+      if (local_blobs) api.transfer_counts = std::shared_ptr<const storage::transfer_counters>(local_blobs, &local_blobs->counters());
     } else {
       api.storage = make_storage_backend(settings);
     }

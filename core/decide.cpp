@@ -264,6 +264,7 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   if (bound.error) return refused(*bound.error, now);
   if (bound.bound) d.events.push_back(std::move(*bound.bound));
   auto preview = preview_of(c.id, d, now);
+  set_priority(w, preview);  // the priority GET shows right after, as applying the creation sets it
   return from(std::move(d), row_of(w, s, preview), now);
 }
 
@@ -306,6 +307,7 @@ outcome requeue(const world& w, const scheduler_settings& s, const principal& wh
   if (auto e = check_requeue_dependencies(w, *j, s.priority)) return refused(*e, now);
   if (auto bound = bind_clone(w, *j, c.new_id)) d.events.push_back(std::move(*bound));
   auto preview = preview_of(c.new_id, d, now);
+  set_priority(w, preview);
   return from(std::move(d), row_of(w, s, preview), now);
 }
 

@@ -25,8 +25,9 @@ bool occupies_worker(job_status s);
 
 struct runtime_segment {
   std::string worker_id;
-  time_us started_at = 0;
+  time_us started_at = 0;  // assignment, then the payload's start once it started
   std::optional<time_us> ended_at;
+  bool started = false;  // the payload started (job.started): only then is usage charged, as Slurm's
 };
 
 struct association_usage;

@@ -200,8 +200,10 @@ void evolve(job& j, job_change&& c, time_us at) {
       break;
     case job_event::started:
       j.started_at = at;
-      if (!j.segments.empty() && !j.segments.back().ended_at && j.segments.back().worker_id == j.assigned_worker_id)
+      if (!j.segments.empty() && !j.segments.back().ended_at && j.segments.back().worker_id == j.assigned_worker_id) {
         j.segments.back().started_at = at;  // runtime counts from start, as RelayMD's ADR-0001
+        j.segments.back().started = true;
+      }
       set_status(j, job_status::running, at);
       break;
     case job_event::checkpointed:

@@ -249,6 +249,32 @@ void pin_conformance(const world& w, const worker& me, assignment_choice& out) {
   if (w.find_job(*out.job_id)->conformance.empty()) out.record->conformance_pin = fingerprint_of(me);
 }
 
+// Whether the plan's start for `me` is still the job it should take: no job ahead of it in
+// the evaluation order that `me` could run waits unplanned. A recalculation, a new job or a
+// release since the plan can have put one there, and the plan would then hand the worker a
+// lower-priority job (priority inversion). Jobs ahead that hold a reservation on another
+// worker, or are the plan's start for another worker, are the plan's to keep: that is
+// backfill. (Jobs ahead are walked until the planned one; the planned-elsewhere check scans
+// the plan's starts, a list as long as the idle workers it placed.)
+bool plan_still_first(const world& w, const worker& me, const job& planned, const deadline_rule& rule, time_us now) {
+  auto q = w.queued_by_image.find(me.worker_image_key);
+  if (q == w.queued_by_image.end()) return true;
+  for (const auto& key : q->second) {
+    if (key.owner == &planned) return true;
+    const job& j = *key.owner;
+    if (!can_run(me, j) || !fit_of(me, j, rule, now).admitted) continue;
+    if (const planned_slot* r = reservation_of(w, j.id); r && r->worker_id != me.id) continue;
+    bool planned_elsewhere = false;
+    for (const auto& [worker_id, job_id] : w.plan.start_for_worker)
+      if (job_id == j.id && worker_id != me.id) {
+        planned_elsewhere = true;
+        break;
+      }
+    if (!planned_elsewhere) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 deadline_rule deadline_rule_of(const nlohmann::json& record) {
@@ -276,7 +302,7 @@ void choose_assignment_into(const world& w, const std::string& worker_id, const 
   // a plan overtaken by events falls through to the direct choice below.
   if (const std::string* planned = planned_job_for(w, worker_id)) {
     const job* j = w.find_job(*planned);
-    if (j && eligible(*j) && can_run(*me, *j) && fit_of(*me, *j, rule, now).admitted) {
+    if (j && eligible(*j) && can_run(*me, *j) && fit_of(*me, *j, rule, now).admitted && plan_still_first(w, *me, *j, rule, now)) {
       out.job_id = j->id;
       auto& r = begin_record(out, "plan", *me);
       no_lists(r);

@@ -131,14 +131,14 @@ void track_usage(world& w, job& j, std::optional<size_t> open_before) {
   time_us half_life = w.priority.policy.decay_half_life;
   if (open_before && *open_before < j.segments.size()) {
     const auto& seg = j.segments[*open_before];
-    if (seg.ended_at) {
+    if (seg.ended_at && seg.started) {  // an assignment that never started used nothing
       time_us end = *seg.ended_at;
       u.closed = decay(u.closed, u.as_of, std::max(u.as_of, end), half_life) +
                  decayed_gpu_seconds(static_cast<int>(j.gpu_count), seg.started_at, end, end, half_life);
       u.as_of = std::max(u.as_of, end);
     }
   }
-  if (!j.segments.empty() && !j.segments.back().ended_at)
+  if (!j.segments.empty() && !j.segments.back().ended_at && j.segments.back().started)
     u.running.insert_or_assign(j.id, association_usage::open_segment{j.segments.back().started_at, static_cast<int>(j.gpu_count)});
   else
     u.running.erase(j.id);

@@ -52,6 +52,7 @@ void put_job(writer& o, const job& j) {
     o.s(s.worker_id);
     o.i(s.started_at);
     o.opt(s.ended_at, t);
+    o.b(s.started);
   }
   o.b(j.pruned);
   o.s(j.user);
@@ -118,6 +119,7 @@ job get_job(reader& in) {
     s.worker_id = in.s();
     s.started_at = in.i();
     s.ended_at = in.opt<time_us>(t);
+    s.started = in.b();
     j.segments.push_back(std::move(s));
   }
   j.pruned = in.b();

@@ -385,6 +385,7 @@ void add_api_routes(router& s, api_context ctx) {
     if (!m) return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
     res.status = 200;
     metrics_sources from;
+    from.transfers = ctx.transfer_counts.get();
     from.log_last_seq = ctx.log ? ctx.log->last_seq() : 0;
     from.projections = ctx.log_fed;
     from.log = ctx.log_metrics.get();

@@ -65,6 +65,7 @@ struct api_context {
   // The data plane (docs/storage.md): where blobs live, the uploads and file sets granted and
   // not yet committed (http/file_routes.hpp), and how long a transfer is good for.
   std::shared_ptr<storage::backend> storage;
+  std::shared_ptr<const storage::transfer_counters> transfer_counts;  // the local backend's, for GET /metrics
   std::shared_ptr<class transfer_book> transfers;
   int transfer_ttl_seconds = 900;
 };

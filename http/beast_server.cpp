@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <memory>
+#include <future>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -258,10 +259,15 @@ int beast_server::start() {
   }
   p->accept();
   p->tick();
-  p->io_thread = std::thread([raw = p.get()] {
+  // Named before start() returns: whoever learns the port may already look at the threads.
+  std::promise<void> named;
+  auto named_now = named.get_future();
+  p->io_thread = std::thread([raw = p.get(), &named] {
     actors::name_this_thread("http_io");
+    named.set_value();
     raw->run();
   });
+  named_now.wait();
   impl_ = std::move(p);
   return port;
 }

@@ -66,6 +66,9 @@ struct beast_server_options {
   // Their body arrives (or leaves) with no whole-request deadline: each read or write of it
   // must progress within read_timeout_seconds.
   size_t transfer_chunk_bytes = size_t{1} << 20;
+  // Each read or write of their bytes on the socket moves at most this much, one turn of the
+  // I/O thread each: requests on other connections (polls) wait behind one such copy at most.
+  size_t transfer_io_bytes = size_t{128} << 10;
   // Their disk reads, writes and hashing run on a pool of their own, at a lower CPU priority
   // (nice, within batond): a busy transfer then yields the cores to the I/O thread and the
   // scheduler, so polls are not slowed, and the blocking routes' pool stays free for them.

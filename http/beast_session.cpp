@@ -481,6 +481,17 @@ void session::discard() {
 // most two chunks; while the pool holds one and the other is full, the socket waits (TCP's
 // window holds the client back), so a fast client cannot fill batond's memory.
 
+namespace {
+response failed_sink(const std::exception& e) {
+  spdlog::error("http: an upload's sink failed: {}", e.what());
+  response res;
+  res.status = 500;
+  res.set_content(R"({"error":"internal_error","message":"the upload failed on the server; retry from the offset batond holds"})",
+                  "application/json");
+  return res;
+}
+}  // namespace
+
 session::chunk session::take_chunk() {
   if (spare_.data) {
     chunk c = std::move(spare_);
@@ -560,7 +571,12 @@ void session::upload_step() {
     pool_busy_ = true;
     off_thread(
         [sink = sink_, c = std::move(filling_)]() mutable {
-          std::optional<response> stop = sink->write(c.data.get(), c.size);
+          std::optional<response> stop;
+          try {
+            stop = sink->write(c.data.get(), c.size);
+          } catch (const std::exception& e) {  // (a pool thread must not end on a sink's failure)
+            stop = failed_sink(e);
+          }
           return std::make_pair(std::move(stop), std::move(c));
         },
         [](session& self, std::pair<std::optional<response>, chunk> done) {
@@ -582,7 +598,14 @@ void session::upload_step() {
       deadline_ = steady::time_point::max();
       filling_ = chunk{};
       spare_ = chunk{};
-      off_thread([sink = std::move(sink_)] { return sink->finish(); },
+      off_thread(
+          [sink = std::move(sink_)] {
+            try {
+              return sink->finish();
+            } catch (const std::exception& e) {
+              return failed_sink(e);
+            }
+          },
                  [id = request_](session& self, response res) {
                    if (self.state_ != state::handling || self.request_ != id) return;
                    self.upload_answer(std::move(res));
@@ -598,7 +621,7 @@ void session::upload_step() {
   if (buffer_.size() > 0) return upload_step();  // (bytes read with the head, not yet taken)
   socket_busy_ = true;
   deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);
-  const size_t want = static_cast<size_t>(std::min<uint64_t>(body_left_, cap - filling_.size));
+  const size_t want = static_cast<size_t>(std::min<uint64_t>({body_left_, cap - filling_.size, core_.opts.transfer_io_bytes}));
   conn_.async_read_some(net::buffer(filling_.data.get() + filling_.size, want),
                         [self = shared_from_this()](error_code ec, size_t n) {
                           if (self->state_ != state::uploading) return;
@@ -658,23 +681,33 @@ void session::start_download(beast_response& head, std::shared_ptr<body_source> 
   download_step();  // the first chunk is read while the head goes
 }
 
+// A chunk goes in slices of transfer_io_bytes, each its own turn of the I/O thread: a poll
+// waits behind one slice's copy into the socket, never behind a whole chunk's.
+void session::write_slice() {
+  deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);  // a client that stops reading
+  const size_t n = std::min(core_.opts.transfer_io_bytes, writing_chunk_.size - written_);
+  net::async_write(conn_, net::buffer(writing_chunk_.data.get() + written_, n),
+                   [self = shared_from_this()](error_code ec, size_t done) {
+                     if (self->state_ != state::downloading) return;
+                     if (ec) return self->close();
+                     self->written_ += done;
+                     if (self->written_ < self->writing_chunk_.size) return self->write_slice();
+                     self->socket_busy_ = false;
+                     self->spare_ = std::move(self->writing_chunk_);
+                     self->writing_chunk_ = chunk{};
+                     self->download_step();
+                   });
+}
+
 void session::download_step() {
   if (state_ != state::downloading) return;
   // Write what is ready.
   if (!socket_busy_ && ready_.data) {
     writing_chunk_ = std::move(ready_);
     ready_ = chunk{};
+    written_ = 0;
     socket_busy_ = true;
-    deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);  // a client that stops reading
-    net::async_write(conn_, net::buffer(writing_chunk_.data.get(), writing_chunk_.size),
-                     [self = shared_from_this()](error_code ec, size_t) {
-                       if (self->state_ != state::downloading) return;
-                       self->socket_busy_ = false;
-                       self->spare_ = std::move(self->writing_chunk_);
-                       self->writing_chunk_ = chunk{};
-                       if (ec) return self->close();
-                       self->download_step();
-                     });
+    write_slice();
   }
   // Read the next chunk while that one goes.
   if (!pool_busy_ && !ready_.data && body_left_ > 0) {

@@ -147,6 +147,7 @@ class session : public std::enable_shared_from_this<session> {
   void upload_answer(response res);  // the upload's answer (a refusal closes the connection after it)
   void start_download(beast_response& head, std::shared_ptr<body_source> source);
   void download_step();  // source -> chunk -> socket, then the next request
+  void write_slice();    // the next slice of writing_chunk_
 
   bool charge(size_t total);  // grows this request's share of the global budget to total
   void uncharge();
@@ -193,6 +194,7 @@ class session : public std::enable_shared_from_this<session> {
   bool client_gone_ = false;         // upload: the client closed midway (what it sent still goes to the sink)
   std::string download_head_;        // the download's head, while it is written
   chunk writing_chunk_;              // download: being written
+  size_t written_ = 0;               // of it, so far
 };
 
 }  // namespace baton::http

@@ -145,6 +145,10 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
           {{"field", "Content-Length"}, {"size", u->size}});
     return refused(std::move(res));
   }
+  if (blobs.contains(u->sha256, u->size)) {  // stored already (this upload, or another with the same bytes)
+    reply_json(res, 200, {{"offset", u->size}, {"complete", true}});
+    return refused(std::move(res));  // (answered on the head: a body sent anyway is not read)
+  }
   if (auto why = blobs.short_of_space()) {
     reply(res, 507, "storage_full", *why, {{"offset", blobs.held(id, *u)}, {"limit", "event_log.min_free_mb"}});
     return refused(std::move(res));

@@ -65,6 +65,15 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
   for (const auto& [user, n] : m.storage_used_by_user) out += "baton_storage_user_bytes{user=\"" + label(user) + "\"} " + std::to_string(n) + "\n";
   header(out, "baton_storage_quota_bytes", "gauge", "storage.user_quota_bytes (0: no quota).");
   out += "baton_storage_quota_bytes " + std::to_string(m.storage_quota_bytes) + "\n";
+  if (const auto* t = from.transfers) {
+    header(out, "baton_storage_received_bytes_total", "counter", "Blob bytes uploaded through batond (the local backend).");
+    out += "baton_storage_received_bytes_total " + std::to_string(t->bytes_received.load()) + "\n";
+    header(out, "baton_storage_served_bytes_total", "counter", "Blob bytes downloaded through batond (the local backend).");
+    out += "baton_storage_served_bytes_total " + std::to_string(t->bytes_served.load()) + "\n";
+    header(out, "baton_storage_transfers_in_flight", "gauge", "Uploads and downloads through batond now.");
+    out += "baton_storage_transfers_in_flight{direction=\"upload\"} " + std::to_string(t->uploads_in_flight.load()) + "\n";
+    out += "baton_storage_transfers_in_flight{direction=\"download\"} " + std::to_string(t->downloads_in_flight.load()) + "\n";
+  }
   header(out, "baton_workers", "gauge", "Workers by state (as GET /workers shows it) and cluster (\"\" for cloud workers).");
   for (const auto& [key, n] : m.workers)
     out += "baton_workers{state=\"" + label(key.first) + "\",cluster=\"" + label(key.second) + "\"} " + std::to_string(n) + "\n";

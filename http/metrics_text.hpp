@@ -13,6 +13,7 @@
 #include "events/event_store.hpp"
 #include "http/process_figures.hpp"
 #include "http/request_counters.hpp"
+#include "http/storage/backend.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/projection.hpp"
 
@@ -27,6 +28,7 @@ struct metrics_sources {
   const actors::poll_metrics* polls = nullptr;         // polls by result, and their latency
   const actors::slurm_call_counters* slurm = nullptr;  // sbatch/squeue calls by cluster and result
   const projections::live_feed* feed = nullptr;        // clients following GET /events/stream
+  const storage::transfer_counters* transfers = nullptr;  // blob bytes through batond (local backend)
   std::optional<process_figures> process;              // memory and descriptors
   std::optional<events::event_store::memory_use> log_memory;  // what RocksDB holds in memory
 };

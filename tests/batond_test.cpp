@@ -325,6 +325,7 @@ TEST(Batond, ItsThreadsAreNamedByRole) {
   for (const char* role : {"log_writer", "log_syncer", "proj:views", "http_io"})
     EXPECT_EQ(names.count(role), 1u) << role << " in: " << all;
   EXPECT_EQ(names.count("http_pool"), 16u) << all;  // the handler pool (http.threads, 16 by default)
+  EXPECT_EQ(names.count("http_transfer"), 4u) << all;  // streamed bodies' disk work (beast_server_options::transfer_threads)
   // Only the main thread and RocksDB's periodic-task timer (which RocksDB leaves unnamed) keep
   // the process's name.
   EXPECT_EQ(names.count("batond"), 2u) << all;

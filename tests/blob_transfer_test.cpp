@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
 
 #include <atomic>
 #include <filesystem>
@@ -69,7 +70,7 @@ std::string slurp(const std::string& path) {
 // batond's HTTP layer with the local backend: two registered workers (w1, w2) and the admin
 // token; the clock is the test's.
 struct blob_server {
-  explicit blob_server(size_t chunk = size_t{1} << 20) {
+  explicit blob_server(size_t chunk = size_t{1} << 20, uint64_t min_free_bytes = 0, std::string tls_dir = "") {
     baton::core::world w;
     w.workers["w1"].credential.sha256 = baton::http::hash_of("secret-one");
     w.workers["w2"].credential.sha256 = baton::http::hash_of("secret-two");
@@ -80,6 +81,7 @@ struct blob_server {
     ctx.clock = [this] { return now.load(); };
     baton::storage::local_options o;
     o.data_dir = dir.path();
+    o.min_free_bytes = min_free_bytes;
     o.on_corrupt = [this](const std::string& sha, const std::string& found) {
       std::lock_guard<std::mutex> g(mu);
       corrupt.emplace_back(sha, found);
@@ -88,6 +90,10 @@ struct blob_server {
     ctx.storage = blobs;
     baton::http::beast_server_options so;
     so.transfer_chunk_bytes = chunk;
+    if (!tls_dir.empty()) {
+      so.tls_cert_file = tls_dir + "/cert.pem";
+      so.tls_key_file = tls_dir + "/key.pem";
+    }
     so.authenticates = [c = ctx](const baton::http::request& head) {
       baton::http::response ignored;
       return baton::http::identify(c, head, ignored).has_value();
@@ -164,8 +170,16 @@ TEST(BlobTransfer, WholeUploadIsStoredUnderItsDigest) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat((s.dir.path() + "/blobs/sha256/" + g.sha.substr(0, 2)).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // Sent again once stored: complete at once, nothing read or written.
+  r = call(s.port, put_head(g.id, 0, g.data.size(), worker(w1_token)) + g.data);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body), (json{{"offset", g.data.size()}, {"complete", true}}));
+  EXPECT_FALSE(fs::exists(s.blobs->incoming_path(g.id)));
+  EXPECT_EQ(s.blobs->counters().bytes_received.load(), g.data.size());
   EXPECT_EQ(s.blobs->finish_upload(g.id, g.sha, g.data.size(), {}).status, baton::storage::finish_status::stored);
   EXPECT_TRUE(s.blobs->contains(g.sha, g.data.size()));
+  // The upload is over: its grant is gone.
+  EXPECT_EQ(call(s.port, put_head(g.id, 0, g.data.size(), worker(w1_token)) + g.data).status, 404);
   EXPECT_EQ(s.blobs->counters().bytes_received.load(), g.data.size());
   EXPECT_EQ(s.blobs->counters().uploads_in_flight.load(), 0);
   // Another upload of a blob stored already must still send its bytes: naming a digest proves
@@ -422,6 +436,64 @@ TEST(BlobTransfer, ABlobDamagedOnDiskNeverArrivesWholeAndIsReported) {
   EXPECT_EQ(t.status, 500);
   EXPECT_EQ(json::parse(t.body)["error"], "blob_damaged");
   EXPECT_EQ(s.corrupt_reports().size(), 2u);
+}
+
+TEST(BlobTransfer, NoRoomBelowTheReserveKeepsWhatIsHeld) {
+  // A reserve no disk has: every upload is short of space.
+  blob_server s(size_t{1} << 20, uint64_t{1} << 62);
+  auto g = grant(s, "up-full", random_bytes(300000, 14));
+  std::ofstream(s.blobs->incoming_path(g.id), std::ios::binary) << g.data.substr(0, 1000);  // held from before
+  auto r = call(s.port, put_head(g.id, 1000, g.data.size() - 1000, worker(w1_token)) + g.data.substr(1000));
+  EXPECT_EQ(r.status, 507);
+  auto body = json::parse(r.body);
+  EXPECT_EQ(body["error"], "storage_full");
+  EXPECT_EQ(body["offset"], 1000);
+  EXPECT_EQ(body["limit"], "event_log.min_free_mb");
+  EXPECT_EQ(fs::file_size(s.blobs->incoming_path(g.id)), 1000u);
+  EXPECT_EQ(s.blobs->counters().bytes_received.load(), 0u);
+}
+
+// One request over TLS (no certificate check: the test's own server); everything the server
+// sent until it closed.
+std::string over_tls(int port, const std::string& request) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = SSL_new(ctx);
+  int fd = baton::test::connect_loopback(port, 30);
+  SSL_set_fd(ssl, fd);
+  std::string got;
+  if (SSL_connect(ssl) == 1) {
+    for (size_t at = 0; at < request.size();) {
+      int n = SSL_write(ssl, request.data() + at, static_cast<int>(std::min<size_t>(request.size() - at, 1 << 20)));
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    char buf[65536];
+    for (int n; (n = SSL_read(ssl, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  }
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  ::close(fd);
+  return got;
+}
+
+TEST(BlobTransfer, UploadAndDownloadOverTls) {
+  baton::test::temp_dir pki;
+  const std::string line = "cd " + pki.path() +
+                           " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
+                           " -subj /CN=batond -addext subjectAltName=IP:127.0.0.1 -keyout key.pem -out cert.pem"
+                           " >openssl.log 2>&1 && chmod 600 key.pem";
+  ASSERT_EQ(std::system(line.c_str()), 0) << slurp(pki / "openssl.log");
+  blob_server s(64 * 1024, 0, pki.path());
+  auto g = grant(s, "up-tls", random_bytes(2 * 1024 * 1024 + 9, 15));
+  std::string answer = over_tls(s.port, put_head(g.id, 0, g.data.size(), worker(w1_token) + "Connection: close\r\n") + g.data);
+  ASSERT_EQ(answer.substr(0, 12), "HTTP/1.1 200") << answer.substr(0, 300);
+  EXPECT_TRUE(s.blobs->contains(g.sha, g.data.size()));
+  auto d = s.blobs->grant_download("worker:w1", g.sha, g.data.size(), s.now, minute);
+  answer = over_tls(s.port, "GET " + d.url + " HTTP/1.1\r\nHost: x\r\n" + worker(w1_token) + "Connection: close\r\n\r\n");
+  ASSERT_EQ(answer.substr(0, 12), "HTTP/1.1 200") << answer.substr(0, 300);
+  const size_t body = answer.find("\r\n\r\n") + 4;
+  EXPECT_EQ(answer.size() - body, g.data.size());
+  EXPECT_TRUE(answer.compare(body, std::string::npos, g.data) == 0);
 }
 
 TEST(BlobTransfer, RemoveAndSweep) {

@@ -4,8 +4,11 @@
 // writing nothing; and every recorded plan re-deriving from the events before it.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "core/event_payload.hpp"
 #include "core/plan_cycle.hpp"
+#include "core/scheduling.hpp"
 #include "core/priority.hpp"
 #include "events/bytes.hpp"
 #include "events/envelope.hpp"
@@ -206,4 +209,85 @@ TEST(plan_cycle, APendingAllocationIsPlannedAsStartingLaterForItsWallTime) {
   EXPECT_EQ(plan["reservations"][0]["job_id"], job);
   EXPECT_EQ(plan["reservations"][0]["worker_id"], test::uid("ph"));
   EXPECT_EQ(plan["reservations"][0]["start"], at(f.now + 5 * minute));
+}
+
+// A plan made before the order changed (a release, a recalculation, a higher-tier job) must not
+// hand a worker a lower-priority job while one ahead of it that the worker could run waits
+// unplanned (Slurm's rule; issue: priority inversion through a stale plan).
+TEST(plan_cycle, AStalePlanNeverHandsAWorkerAJobBehindOneItCouldRun) {
+  plan_fixture f;
+  auto a = f.worker("a", 1);
+  auto old = f.job("old", 1, 600);
+  f.run(f.admin, C::hold_job{old});
+  auto young = f.job("young", 1, 600);
+  auto plan = f.cycle();
+  ASSERT_EQ(plan["starts"].size(), 1u);
+  EXPECT_EQ(plan["starts"][0]["job_id"], young);
+  // The older job is released: it is ahead in the order again, and the plan is stale for it.
+  f.run(f.admin, C::release_job{old});
+  f.heartbeat_all();
+  EXPECT_EQ(f.poll(a), old) << "the job ahead, not the plan's";
+  // A higher-tier job arriving after a plan goes first too.
+  auto b = f.worker("b", 1);
+  auto low = f.job("low", 1, 600);
+  ASSERT_TRUE(f.cycle().is_object());
+  auto high = f.job("high", 1, 600, true, "test");
+  f.heartbeat_all();
+  EXPECT_EQ(f.poll(b), high);
+  EXPECT_EQ(f.w.find_job(low)->status, core::job_status::queued);
+}
+
+// A seeded random campaign: at every assignment taken from a plan, no job ahead of it in the
+// evaluation order that the worker could run waits unplanned and unreserved elsewhere.
+TEST(plan_cycle, EveryPlannedAssignmentOfARandomCampaignKeepsThePriorityOrder) {
+  plan_fixture f;
+  std::mt19937 rng(20261206);
+  std::vector<std::string> workers, jobs;
+  size_t planned_checked = 0;
+  for (int step = 0; step < 600; ++step) {
+    f.now += second;
+    int op = static_cast<int>(rng() % 10);
+    if (op == 0 || workers.size() < 2) {
+      workers.push_back(f.worker("w" + std::to_string(step), 1 + static_cast<int>(rng() % 4)));
+    } else if (op <= 3) {
+      jobs.push_back(f.job("j" + std::to_string(step), 1 + rng() % 4, 600 + rng() % 3600, true, rng() % 5 ? "normal" : "test"));
+    } else if (op == 4 && !jobs.empty()) {
+      const auto& id = jobs[rng() % jobs.size()];
+      if (const auto* j = f.w.find_job(id); j && j->status == core::job_status::queued)
+        f.run(f.admin, j->held ? core::command{C::release_job{id}} : core::command{C::hold_job{id}});
+    } else if (op == 5) {
+      f.cycle();
+    } else if (op == 6 && !jobs.empty()) {
+      const auto& id = jobs[rng() % jobs.size()];
+      if (const auto* j = f.w.find_job(id); j && j->status == core::job_status::assigned)
+        f.run(principal::of_worker(j->assigned_worker_id), C::complete_job{id});
+    } else {
+      const auto& wid = workers[rng() % workers.size()];
+      f.heartbeat_all();
+      const core::world& before = f.w;
+      const core::worker& me = *before.find_worker(wid);
+      // The evaluation order before the poll, with what the rule needs of each job.
+      struct ahead { std::string id; bool runnable, elsewhere; };
+      std::vector<ahead> order;
+      if (auto q = before.queued_by_image.find(me.worker_image_key); q != before.queued_by_image.end())
+        for (const auto& key : q->second) {
+          const core::job& j = *key.owner;
+          bool elsewhere = false;
+          if (const auto* r = core::reservation_of(before, j.id); r && r->worker_id != wid) elsewhere = true;
+          for (const auto& [w2, j2] : before.plan.start_for_worker) elsewhere |= j2 == j.id && w2 != wid;
+          order.push_back({j.id, core::can_run(me, j), elsewhere});
+        }
+      auto o = f.run(principal::of_worker(wid), C::request_job{wid});
+      auto* answer = std::get_if<core::results::poll_answer>(&o.answer.value);
+      if (!answer || !answer->assigned || o.events.empty()) continue;
+      if (core::payload_json(o.events[0])["decision"]["policy"] != "plan") continue;
+      ++planned_checked;
+      for (const auto& a : order) {
+        if (a.id == answer->assigned->job_id) break;
+        EXPECT_FALSE(a.runnable && !a.elsewhere) << "step " << step << ": worker " << wid << " was planned "
+                                                 << answer->assigned->job_id << " while " << a.id << " waited ahead";
+      }
+    }
+  }
+  EXPECT_GT(planned_checked, 10u) << "the campaign exercised planned assignments";
 }

@@ -255,3 +255,47 @@ TEST(FairShare, TargetsFollowTheAccountTreeWhenSiblingAccountsTie) {
   EXPECT_DOUBLE_EQ(shares.at("phys/di").at("target").get<double>(), 0.4 * 3 / 14);
   EXPECT_DOUBLE_EQ(shares.at("bio/eve").at("target").get<double>(), 0.4 * 10 / 14);
 }
+
+// The answer to a creation shows the priority the job has once created (what GET shows right
+// after), not 0.
+TEST(queue_order, ACreatedJobIsAnsweredWithItsPriority) {
+  queue_fixture f;
+  f.s.priority.multifactor.weights.partition = 1000;
+  f.s.priority.multifactor.weights.fairshare = 5000;
+  f.recalculate();
+  C::create_job c;
+  c.id = test::uid("answered");
+  c.title = "answered";
+  c.input_bundle_path = "/b";
+  c.partition = "test";
+  auto o = f.run(f.admin, c);
+  ASSERT_FALSE(o.answer.error);
+  const auto& row = std::get<core::results::job_row>(o.answer.value);
+  EXPECT_GT(f.w.find_job(c.id)->priority, 0);
+  EXPECT_EQ(row.j.priority, f.w.find_job(c.id)->priority);
+  EXPECT_EQ(row.j.priority_tier, f.w.find_job(c.id)->priority_tier);
+}
+
+// Usage is charged from a job's start, as Slurm's: an assignment whose payload never started
+// (the worker vanished before it) charges nothing; a started one from its start.
+TEST(queue_order, UsageIsChargedFromTheStartNotTheAssignment) {
+  queue_fixture f;
+  f.recalculate();
+  auto never = f.job("never", [](C::create_job& c) { c.user = "ann"; c.account = "chem"; });
+  auto w1 = f.worker("w1");
+  ASSERT_EQ(f.poll(w1), never);
+  f.now += 3600 * second;
+  ASSERT_FALSE(f.run(principal::of_worker(w1), C::deregister{w1}).answer.error);  // requeued, never started
+  const auto& u = f.w.usage.at("chem/ann");
+  EXPECT_EQ(u.closed, 0.0) << "an hour assigned, never started: no usage";
+  EXPECT_TRUE(u.running.empty());
+  auto w2 = f.worker("w2");
+  ASSERT_EQ(f.poll(w2), never);
+  f.now += 600 * second;  // assigned, not started yet
+  ASSERT_FALSE(f.run(principal::of_worker(w2), C::start_job{never}).answer.error);
+  ASSERT_EQ(f.w.usage.at("chem/ann").running.count(never), 1u);
+  EXPECT_EQ(f.w.usage.at("chem/ann").running.at(never).started_at, f.now) << "open from the start";
+  f.now += 100 * second;
+  ASSERT_FALSE(f.run(principal::of_worker(w2), C::complete_job{never}).answer.error);
+  EXPECT_NEAR(f.w.usage.at("chem/ann").closed, 100.0, 0.5) << "100 GPU-seconds from the start, not 700 from the assignment";
+}

@@ -34,6 +34,7 @@ storage:
   user_quota_bytes: 3000000
   transfer_expiry_seconds: 2
   keep_checkpoints: 2
+  collect_interval_seconds: 1
 accounts:
   chem: {shares: 1, users: {alice: 1, bob: 1}}
 )";
@@ -245,6 +246,57 @@ TEST(storage_http, AFinishedAttemptStoresNothingAndTheQuotaAnswers507) {
   EXPECT_EQ(after.status, 409) << after.raw;
   auto files = f.call(alice, "GET", "/jobs/" + job + "/files");
   EXPECT_EQ(files.body["checkpoints"].size(), 1u);
+}
+
+size_t blob_files(const test::temp_dir& dir) {
+  size_t n = 0;
+  if (!std::filesystem::exists(dir / "data/blobs/sha256")) return 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir / "data/blobs/sha256")) n += e.is_regular_file();
+  return n;
+}
+
+TEST(storage_http, APrunedJobsBlobsAreCollectedAndADamagedBlobIsReported) {
+  fixture f;
+  auto alice = f.op(f.create_operator("alice"));
+  const std::string bundle_bytes = random_bytes(3000, 11);
+  auto bundle = f.upload_bundle(alice, bundle_bytes);
+  f.create_job(alice, bundle);
+  auto w = f.register_worker();
+  auto job = f.poll(w);
+  ASSERT_EQ(f.checkpoint(w, job, {{"a", random_bytes(100, 12)}}).status, 200);
+  ASSERT_EQ(f.checkpoint(w, job, {{"a", random_bytes(100, 13)}}).status, 200);
+  ASSERT_EQ(f.checkpoint(w, job, {{"a", random_bytes(100, 14)}}).status, 200);
+  // keep_checkpoints: 2, so the first checkpoint's file goes by itself.
+  EXPECT_TRUE(test::wait_until([&] { return blob_files(f.dir) == 3; }, std::chrono::seconds(20))) << blob_files(f.dir);
+  // A blob damaged on disk is never handed out whole, and the log says so.
+  const std::string path = f.dir / ("data/blobs/sha256/" + bundle["sha256"].get<std::string>().substr(0, 2) + "/" +
+                                    bundle["sha256"].get<std::string>());
+  {
+    std::fstream damage(path, std::ios::in | std::ios::out | std::ios::binary);
+    damage.seekp(10);
+    damage.put(static_cast<char>(bundle_bytes[10] ^ 0xff));
+  }
+  auto files = f.call(w.h, "GET", "/jobs/" + job + "/files");
+  auto got = f.get_bytes(w.h, files.body["input_bundle"]["download"]["url"]);
+  EXPECT_NE(got.raw, bundle_bytes);
+  EXPECT_NE(got.raw.size(), bundle_bytes.size()) << "the last bytes are held back";
+  EXPECT_TRUE(test::wait_until([&] {
+    return f.call(f.admin, "GET", "/audit/export?type=storage.blob_corrupt").raw.find(bundle["sha256"].get<std::string>()) !=
+           std::string::npos;
+  }, std::chrono::seconds(20)));
+  auto metrics = f.call(f.admin, "GET", "/metrics").raw;
+  EXPECT_NE(metrics.find("baton_storage_blobs 3"), std::string::npos) << metrics.substr(0, 2000);
+  EXPECT_NE(metrics.find("baton_storage_user_bytes{user=\"alice\"} 3200"), std::string::npos);
+  EXPECT_NE(metrics.find("baton_storage_received_bytes_total"), std::string::npos);
+  // Once the job is pruned, nothing holds its blobs: the collector removes them.
+  ASSERT_EQ(f.call(w.h, "POST", "/jobs/" + job + "/complete").status, 204);
+  httplib::Client c("127.0.0.1", f.d.port());
+  auto del = c.Delete("/jobs?status=completed&older_than_minutes=0", f.admin);
+  ASSERT_TRUE(del);
+  ASSERT_EQ(del->status, 200) << del->body;
+  EXPECT_TRUE(test::wait_until([&] { return blob_files(f.dir) == 0; }, std::chrono::seconds(20))) << blob_files(f.dir);
+  EXPECT_NE(f.call(f.admin, "GET", "/audit/export?type=storage.blob_removed").raw.find(bundle["sha256"].get<std::string>()),
+            std::string::npos);
 }
 
 // A body sent by hand: the head, then the first `n` bytes of `bytes`, and the connection cut

@@ -5,6 +5,7 @@
 // the scheduler: they hand out transfers (a URL, a method, the headers to send) that the
 // caller follows. A relative URL ("/blobs/...") is batond itself (the caller adds its own
 // credential); an absolute one is a presigned object-store URL (no credential added).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -50,6 +51,14 @@ enum class finish_status {
 struct finish_result {
   finish_status status = finish_status::unavailable;
   std::string detail;
+};
+
+// Bytes moved through batond itself (the local backend; S3's go straight to the store).
+struct transfer_counters {
+  std::atomic<uint64_t> bytes_received{0};   // upload bytes written to incoming files
+  std::atomic<uint64_t> bytes_served{0};     // download bytes handed to connections
+  std::atomic<int64_t> uploads_in_flight{0};
+  std::atomic<int64_t> downloads_in_flight{0};
 };
 
 // Who a transfer is for ("worker:<id>", "operator:<name>"): the local backend serves a

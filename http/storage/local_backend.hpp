@@ -28,13 +28,6 @@
 
 namespace baton::storage {
 
-// For GET /metrics.
-struct transfer_counters {
-  std::atomic<uint64_t> bytes_received{0};   // upload bytes written to incoming files
-  std::atomic<uint64_t> bytes_served{0};     // download bytes handed to connections
-  std::atomic<int64_t> uploads_in_flight{0};
-  std::atomic<int64_t> downloads_in_flight{0};
-};
 
 struct local_options {
   std::string data_dir;

@@ -8,6 +8,7 @@ Usage: /usr/bin/python3 tests/ui/ui_browser_test.py --batond PATH --screenshots 
 Prints one line per check; exits 1 when any check fails.
 """
 import argparse
+import hashlib
 import json
 import os
 import secrets
@@ -258,7 +259,22 @@ def campaign(b):
     as_worker(f'/jobs/{running}/checkpoint', {'checkpoint_manifest_path': f'/campaign/ckpt-{running[:8]}.json', 'progress': 0.35})
     as_worker(f'/workers/{wid}/heartbeat', {'job_id': running, 'progress': 0.4})
     b.ok('POST', '/workers/register', {'platform': 'hpc', 'gpu_model': 'V100', 'gpu_count': 1, 'provider_id': 'hpc-b-long:77'})
+    jobs['stored'] = stored_bundle_job(b, alice)
     return alice, bob, jobs, running
+
+
+def stored_bundle_job(b, token):
+    """A job of the user's whose bundle batond stores (docs/storage.md): uploaded through the API."""
+    data = secrets.token_bytes(4096)
+    digest = hashlib.sha256(data).hexdigest()
+    plan = b.ok('POST', '/blobs/uploads', {'purpose': 'bundle', 'sha256': digest, 'size': len(data)}, token)
+    part = plan['parts'][0]
+    req = urllib.request.Request(b.base + part['url'] + '?offset=0', data=data, method='PUT',
+                                 headers={'X-API-Token': token, 'Content-Type': 'application/octet-stream'})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        assert r.status == 200, r.status
+    b.ok('POST', f"/blobs/uploads/{plan['upload_id']}/complete", {}, token)
+    return b.ok('POST', '/jobs', {'title': 'stored-bundle', 'input_bundle': {'sha256': digest, 'size': len(data)}}, token)['id'], digest
 
 
 def main():
@@ -274,7 +290,7 @@ def main():
     try:
         b = Batond(os.path.abspath(args.batond), work)
         alice, bob, jobs, running = campaign(b)
-        mine, bobs = jobs['alice'], jobs['bob']
+        mine, bobs = jobs['alice'] + [jobs['stored'][0]], jobs['bob']
         browser = Browser(b.base, os.path.join(work, 'chromium-profile'))
         shot = lambda name: browser.screenshot(os.path.join(args.screenshots, f'{name}.png'))
         prio = lambda: [j['job_id'] for j in b.ok('GET', '/priority', token=alice)['jobs']]
@@ -400,7 +416,22 @@ def main():
                     shot(f'{who}-{page}')
             return shoot
         checks.run('screenshots of every page as alice', every_page('alice'))
+
         checks.run('the audit page tells a user it is for admins', lambda: browser.wait('the note', lambda: browser.text('#audit-note')))
+        def stored_files():
+            stored, digest = jobs['stored']
+            browser.go(f'#/job/{stored}')
+            browser.wait('the stored job', lambda: browser.text('#job-id') == stored)
+            browser.wait('its stored files', lambda: digest[:16] in browser.text('#stored-files'))
+            href = browser.d.find_element(By.CSS_SELECTOR, '#stored-files a[download]').get_attribute('href')
+            got = browser.d.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "fetch(arguments[0]).then(r => r.arrayBuffer().then(b => crypto.subtle.digest('SHA-256', b)))"
+                ".then(h => done([...new Uint8Array(h)].map(x => x.toString(16).padStart(2, '0')).join('')))"
+                ".catch(e => done(String(e)));", href)
+            assert got == digest, f'the download link gave {got}'
+            shot('alice-job-stored-files')
+        checks.run("a stored bundle is listed on its job's page and downloads with the session", stored_files)
 
         def login_admin():
             browser.logout()
