@@ -2,6 +2,7 @@
 // through the same config file batond reads.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -52,6 +53,9 @@ bool resolve(const std::string& url, const std::string& ca_file, const std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A connection cut while a bundle is being sent must be an error the transfer retries, not
+  // the end of the process.
+  signal(SIGPIPE, SIG_IGN);
   CLI::App app{"baton: submit and watch jobs on batond"};
   app.require_subcommand(1);
   std::string url, ca_file, config_file, op_name, store_ca_file;

@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,6 +93,7 @@ struct fake_batond {
 };
 
 struct fetch : ::testing::Test {
+  fetch() { ::signal(SIGPIPE, SIG_IGN); }  // as baton does
   test::temp_dir dir;
   fake_batond b;
   std::ostringstream out, err;

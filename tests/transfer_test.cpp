@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -244,6 +245,7 @@ struct transfer_test : ::testing::Test {
   xfer::link l;
 
   void SetUp() override {
+    ::signal(SIGPIPE, SIG_IGN);  // as baton-worker and baton do (worker/transfer.hpp)
     server.store_port = proxy.port();
     l.base_url = "http://127.0.0.1:" + std::to_string(proxy.port());
     l.credential = {{"X-Worker-Token", "worker-secret"}};

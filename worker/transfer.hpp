@@ -7,7 +7,8 @@
 //
 // Bytes are streamed from and to disk, never held whole in memory. A relative transfer url is
 // batond (the caller's credential is added); an absolute one is a presigned store URL, sent
-// with exactly the transfer's headers and nothing else.
+// with exactly the transfer's headers and nothing else. The process must ignore SIGPIPE (a
+// connection cut while a body is sent is then an error that is retried, not the process's end).
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
