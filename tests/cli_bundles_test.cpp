@@ -14,6 +14,7 @@
 #include "cli/bundles.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/wait_until.hpp"
 #include "worker/bundle_archive.hpp"
 
 using namespace baton;
@@ -78,6 +79,8 @@ struct fake_batond {
     });
     port = svr.bind_to_any_port("127.0.0.1");
     thread = std::thread([this] { svr.listen_after_bind(); });
+    // Until its loop runs: a stop() before that would be lost and join() would wait forever.
+    EXPECT_TRUE(test::wait_until([this] { return svr.is_running(); }, std::chrono::seconds(10), std::chrono::milliseconds(1)));
   }
   ~fake_batond() {
     svr.stop();

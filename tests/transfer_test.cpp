@@ -23,6 +23,7 @@
 #include "support/cutting_proxy.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/wait_until.hpp"
 #include "worker/transfer.hpp"
 
 using namespace baton;
@@ -230,7 +231,8 @@ struct fake_server {
     });
     port = svr.bind_to_any_port("127.0.0.1");
     thread = std::thread([this] { svr.listen_after_bind(); });
-    // bind_to_any_port already listens: a connection made before the accept loop starts waits in the backlog.
+    // Until its loop runs: a stop() before that would be lost and join() would wait forever.
+    EXPECT_TRUE(test::wait_until([this] { return svr.is_running(); }, std::chrono::seconds(10), std::chrono::milliseconds(1)));
   }
   ~fake_server() {
     svr.stop();
