@@ -435,6 +435,8 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_image = settings.salad.worker_image_key.empty() ? settings.default_worker_image : settings.salad.worker_image_key;
     sched.salad_max_replicas = settings.salad.max_replicas;
     sched.priority = settings.priority;
+    for (const auto& c : settings.clusters)
+      sched.priority.offered_gpu_count = std::max<uint32_t>(sched.priority.offered_gpu_count, static_cast<uint32_t>(std::max(0, c.gpu_count)));
     sched.deadlines = settings.deadlines;
     sched.backfill = settings.backfill;
     sched.storage.user_quota_bytes = static_cast<uint64_t>(settings.storage.user_quota_bytes);

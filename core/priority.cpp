@@ -246,9 +246,12 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   json removed = json::array();
   for (const auto& [assoc, s] : base.shares)
     if (!present.count(assoc)) removed.push_back(assoc);
-  uint32_t max_gpus = 1;
-  for (const auto& [image, gpus] : w.worker_gpus_by_image)
-    if (!gpus.empty()) max_gpus = std::max<uint32_t>(max_gpus, static_cast<uint32_t>(*gpus.rbegin()));
+  // Job size is normalised by the largest worker the sites offer: the configured clusters'
+  // (recorded with the policy) and every worker ever registered, gone ones too (workers stay
+  // in the world), not only those registered at this instant (none, at start-up).
+  uint32_t max_gpus = std::max<uint32_t>(1, policy.offered_gpu_count);
+  for (const auto& [id, wk] : w.workers)
+    if (!wk.placeholder && wk.gpu_count > 0) max_gpus = std::max<uint32_t>(max_gpus, static_cast<uint32_t>(wk.gpu_count));
   // Lattice f6: queued GPU-hours (time limits, one hour when absent) over running GPU-hours.
   // Only Lattice reads it (a walk over the whole queue).
   double queued_h = 0, running_h = 0;

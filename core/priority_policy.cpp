@@ -134,6 +134,7 @@ json to_json(const priority_policy& p) {
   if (!p.kill_invalid_dependencies) j["kill_invalid_dependencies"] = false;
   if (!p.energy_prices.empty()) j["energy_prices"] = p.energy_prices;  // only when set: older records stay equal
   if (p.preemption_configured()) j["preempt_grace_seconds"] = p.preempt_grace_seconds;
+  if (p.offered_gpu_count) j["offered_gpu_count"] = p.offered_gpu_count;  // only when set: older records stay equal
   return j;
 }
 
@@ -177,6 +178,7 @@ priority_policy policy_from_json(const json& j) {
   p.kill_invalid_dependencies = j.value("kill_invalid_dependencies", p.kill_invalid_dependencies);
   p.energy_prices = j.value("energy_prices", std::vector<double>{});
   p.preempt_grace_seconds = number_or(j, "preempt_grace_seconds", p.preempt_grace_seconds);
+  p.offered_gpu_count = number_or(j, "offered_gpu_count", 0u);
   return p;
 }
 

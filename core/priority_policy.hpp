@@ -61,6 +61,10 @@ struct priority_policy {
   std::vector<account_def> accounts;  // parents before children is not required
   std::string default_account = "root";
   uint32_t max_jobs_per_user = 3000;  // pending + running; the next submit answers 429
+  // The most GPUs one worker of a configured site offers (the clusters' gpu_count): with the
+  // largest worker ever registered, what normalises the job-size factor, so that a
+  // recalculation made before any worker registered does not take the largest job to be 1 GPU.
+  uint32_t offered_gpu_count = 0;
   // A job whose dependency can never hold is cancelled (dependency_never_satisfied); off, it
   // waits with pending_reason DependencyNeverSatisfied (Slurm's default).
   bool kill_invalid_dependencies = true;

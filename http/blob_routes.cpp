@@ -145,7 +145,7 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
           {{"field", "Content-Length"}, {"size", u->size}});
     return refused(std::move(res));
   }
-  if (blobs.contains(u->sha256, u->size)) {  // stored already (this upload, or another with the same bytes)
+  if (blobs.proven(id, u->sha256, u->size)) {  // this upload's bytes arrived already (its answer was lost)
     reply_json(res, 200, {{"offset", u->size}, {"complete", true}});
     return refused(std::move(res));  // (answered on the head: a body sent anyway is not read)
   }

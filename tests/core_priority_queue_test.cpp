@@ -299,3 +299,20 @@ TEST(queue_order, UsageIsChargedFromTheStartNotTheAssignment) {
   ASSERT_FALSE(f.run(principal::of_worker(w2), C::complete_job{never}).answer.error);
   EXPECT_NEAR(f.w.usage.at("chem/ann").closed, 100.0, 0.5) << "100 GPU-seconds from the start, not 700 from the assignment";
 }
+
+// Job size is normalised by what the sites offer, also before any worker registered (at
+// start-up) and after the largest one left.
+TEST(queue_order, JobSizeIsNormalisedByWhatTheSitesOfferNotWhoIsRegisteredNow) {
+  queue_fixture f;
+  f.s.priority.offered_gpu_count = 4;  // a configured cluster's workers have 4 GPUs
+  f.recalculate();
+  EXPECT_EQ(f.w.priority.max_gpu_count, 4u) << "no worker yet: the configured sites' largest";
+  auto big = f.worker("big", 8);
+  f.recalculate();
+  EXPECT_EQ(f.w.priority.max_gpu_count, 8u);
+  ASSERT_FALSE(f.run(principal::of_worker(big), C::deregister{big}).answer.error);
+  f.recalculate();
+  EXPECT_EQ(f.w.priority.max_gpu_count, 8u) << "the largest worker seen, gone or not";
+  auto recorded = core::policy_from_json(core::to_json(f.s.priority));
+  EXPECT_EQ(recorded.offered_gpu_count, 4u) << "recorded with the policy, so replay re-derives it";
+}

@@ -292,6 +292,13 @@ std::optional<local_backend::upload_info> local_backend::find_upload(const std::
   return upload_info{it->second.who, it->second.sha256, it->second.size};
 }
 
+bool local_backend::proven(const std::string& upload_id, const std::string& sha256, uint64_t size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = uploads_.find(upload_id);
+  return it != uploads_.end() && it->second.proven && it->second.sha256 == sha256 && it->second.size == size &&
+         contains(sha256, size);
+}
+
 uint64_t local_backend::held(const std::string& upload_id, const upload_info& u) {
   {
     std::lock_guard<std::mutex> lock(mu_);

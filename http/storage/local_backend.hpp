@@ -66,6 +66,9 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
   size_t sweep(time_us now);
 
   const transfer_counters& counters() const { return counters_; }
+  // Whether this upload's own bytes arrived and verified in this run (only then is it stored
+  // for its caller: a blob stored for someone else proves nothing about this one).
+  bool proven(const std::string& upload_id, const std::string& sha256, uint64_t size);
   // Why an upload may not write now (free space below min_free_bytes); empty when it may.
   std::optional<std::string> short_of_space() const { return space_.short_of_space(); }
   std::string blob_path(const std::string& sha256) const;
