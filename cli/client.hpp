@@ -23,6 +23,7 @@ struct endpoint {
   std::string ca_file;  // HTTPS: the CA that signed batond's certificate ("" = the system's CAs)
   std::string token;
   std::string operator_name;  // X-Baton-Operator: who the log records
+  std::string store_ca_file;  // an https object store's CA, for presigned transfers ("" = the system's CAs)
 };
 
 struct result {

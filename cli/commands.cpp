@@ -12,6 +12,7 @@
 #include <thread>
 #include <tuple>
 
+#include "cli/bundles.hpp"
 #include "cli/format.hpp"
 #include "cli/request_helpers.hpp"
 
@@ -50,12 +51,20 @@ int submit(context& c, const submit_options& o) {
     c.err << "baton: " << o.path << ": no such file or directory\n";
     return usage_error;
   }
-  if (!fs::is_directory(bundle, ec)) {
-    c.err << "baton: " << o.path << ": the input bundle must be a directory on the shared filesystem\n";
+  const bool archive = !o.shared_path && fs::is_regular_file(bundle, ec) && is_targz(bundle.string());
+  if (archive && !o.command.empty()) {
+    c.err << "baton: --command writes baton-job.json into a bundle directory; " << o.path
+          << " is an archive (put baton-job.json in it)\n";
+    return usage_error;
+  }
+  if (!archive && !fs::is_directory(bundle, ec)) {
+    c.err << "baton: " << o.path
+          << (o.shared_path ? ": with --shared-path the input bundle must be a directory on the shared filesystem\n"
+                            : ": the input bundle must be a directory or a .tar.gz/.tgz file\n");
     return usage_error;
   }
   auto spec_path = bundle / "baton-job.json";
-  if (o.command.empty() && !fs::exists(spec_path, ec)) {
+  if (!archive && o.command.empty() && !fs::exists(spec_path, ec)) {
     c.err << "baton: give --command, or put a baton-job.json in " << bundle.string() << "\n";
     return usage_error;
   }
@@ -74,7 +83,18 @@ int submit(context& c, const submit_options& o) {
       return usage_error;
     }
   }
-  json body = {{"title", o.title.empty() ? bundle.filename().string() : o.title}, {"input_bundle_path", bundle.string()}};
+  json body = {{"title", o.title.empty() ? bundle.filename().string() : o.title}};
+  if (o.shared_path) {
+    body["input_bundle_path"] = bundle.string();
+  } else {
+    // Packed (a directory) and uploaded: the job names its bundle by digest, and any site's
+    // worker downloads it from batond (docs/storage.md).
+    stored_bundle sb;
+    if (!upload_bundle(c, bundle.string(), sb)) return api_error;
+    if (!c.json)  // on stderr: stdout stays the job's line for scripts
+      c.err << "bundle " << sb.sha256 << " (" << sb.size << " bytes) " << (sb.already_stored ? "already stored" : "uploaded") << "\n";
+    body["input_bundle"] = sb.as_json();
+  }
   if (!o.image.empty()) body["worker_image_key"] = o.image;
   if (!o.comment.empty()) body["comment"] = o.comment;
   if (!o.id.empty()) body["id"] = o.id;

@@ -25,6 +25,7 @@ struct submit_options {
   bool hold = false;
   bool no_requeue = false, interactive = false;  // a preemption cancels such a job instead of requeueing it
   std::vector<std::string> after_ok, after_any, after_not_ok;  // job ids this one waits for (depends_on)
+  bool shared_path = false;  // send the bundle's path (every site sees it) instead of uploading it
 };
 
 int submit(context& c, const submit_options& o);
@@ -41,7 +42,10 @@ int clusters_list(context& c);
 int clusters_set(context& c, const std::string& name, bool enable, const std::string& reason);
 int monitor(context& c, double interval_seconds, int iterations);
 // A campaign from a JSON-lines file ("-": stdin), one POST /jobs body per line (cli/import_command.cpp).
-int jobs_import(context& c, const std::string& file);
+// Bundle directories named by input_bundle_path are packed and uploaded (once each) unless shared_path.
+int jobs_import(context& c, const std::string& file, bool shared_path = false);
+// A job's stored outputs downloaded into dir (default ./<id>-outputs), each digest checked (cli/bundles.cpp).
+int jobs_fetch(context& c, const std::string& id, const std::string& dir);
 // Until no job is active (exit 0) or timeout_seconds passed (exit 4; 0 = no timeout).
 int jobs_wait(context& c, double timeout_seconds);
 // Who goes first (cli/priority_commands.cpp).

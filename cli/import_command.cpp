@@ -8,16 +8,23 @@
 // waits its Retry-After, a 503 or a lost connection is retried with backoff (the same id
 // makes a retry safe), a refusal of one line is reported with its line number and the
 // import goes on, a refusal of the caller (401/403) stops it.
+//
+// A line's input_bundle_path that is a directory (or a .tar.gz) here is packed and uploaded,
+// and the line sent with "input_bundle" {sha256, size} instead (the id derived from the line
+// as written, so a rerun finds the same ids); a directory named by many lines is uploaded
+// once. --shared-path sends the paths as they are.
 #include <openssl/sha.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <thread>
 #include <variant>
 
+#include "cli/bundles.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/request_helpers.hpp"
@@ -61,9 +68,11 @@ std::variant<std::vector<import_line>, std::string> read_lines(std::istream& in)
     auto body = json::parse(text, nullptr, false);
     if (body.is_discarded() || !body.is_object())
       return "line " + std::to_string(n) + ": not a JSON object (one job's POST /jobs body per line)";
-    for (const char* field : {"title", "input_bundle_path"})
-      if (!body.contains(field) || !body[field].is_string())
-        return "line " + std::to_string(n) + ": \"" + field + "\" is required and must be a string";
+    if (!body.contains("title") || !body["title"].is_string())
+      return "line " + std::to_string(n) + ": \"title\" is required and must be a string";
+    if (body.contains("input_bundle") ? !body["input_bundle"].is_object()
+                                      : !body.contains("input_bundle_path") || !body["input_bundle_path"].is_string())
+      return "line " + std::to_string(n) + ": \"input_bundle_path\" (a string) or \"input_bundle\" ({sha256, size}) is required";
     if (body.contains("id") && !(body["id"].is_string() && core::canonical_uuid(body["id"].get<std::string>())))
       return "line " + std::to_string(n) + ": \"id\" must be a UUID";
     if (!body.contains("id")) body["id"] = derived_id(body, seen[body.dump()]++);
@@ -86,7 +95,7 @@ std::optional<std::chrono::milliseconds> retry_after(const result& r, int attemp
 
 }  // namespace
 
-int jobs_import(context& c, const std::string& file) {
+int jobs_import(context& c, const std::string& file, bool shared_path) {
   std::ifstream f;
   if (file != "-") {
     f.open(file);
@@ -100,11 +109,45 @@ int jobs_import(context& c, const std::string& file) {
     c.err << "baton: " << (file == "-" ? "stdin" : file) << ": " << *bad << "; nothing was sent\n";
     return usage_error;
   }
-  const auto& lines = std::get<std::vector<import_line>>(parsed);
+  auto lines = std::get<std::vector<import_line>>(parsed);
+  // Which lines name a bundle to upload; all of them must be there before anything is sent.
+  std::vector<std::string> to_upload(lines.size());
+  if (!shared_path)
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const auto& body = lines[i].body;
+      if (!body.contains("input_bundle_path") || body.contains("input_bundle")) continue;
+      auto p = body["input_bundle_path"].get<std::string>();
+      std::error_code ec;
+      if (!std::filesystem::is_directory(p, ec) && !(std::filesystem::is_regular_file(p, ec) && is_targz(p))) {
+        c.err << "baton: " << (file == "-" ? "stdin" : file) << ": line " << lines[i].number << ": input_bundle_path " << p
+              << " is neither a directory nor a .tar.gz here (--shared-path sends paths every site sees); nothing was sent\n";
+        return usage_error;
+      }
+      to_upload[i] = std::filesystem::absolute(p, ec).lexically_normal().string();
+    }
+  std::map<std::string, stored_bundle> uploaded;  // path -> its blob: a directory many lines share goes once
   tally t;
   progress_bar bar(c.err, "jobs imported", "jobs", isatty(2) && !c.json);
   for (size_t i = 0; i < lines.size(); ++i) {
-    const auto& line = lines[i];
+    auto& line = lines[i];
+    if (!to_upload[i].empty()) {
+      auto it = uploaded.find(to_upload[i]);
+      if (it == uploaded.end()) {
+        stored_bundle sb;
+        if (!upload_bundle(c, to_upload[i], sb)) {
+          bar.finish();
+          c.err << "baton: line " << line.number << ": stopped after " << t.submitted.size() << " submitted, " << t.existing.size()
+                << " already there; running the same file again goes on from here\n";
+          return api_error;
+        }
+        it = uploaded.emplace(to_upload[i], sb).first;
+        if (!c.json)
+          c.err << "line " << line.number << ": bundle " << to_upload[i] << ": " << sb.sha256 << " ("
+                << (sb.already_stored ? "already stored" : "uploaded") << ")\n";
+      }
+      line.body.erase("input_bundle_path");
+      line.body["input_bundle"] = it->second.as_json();
+    }
     result r;
     for (int attempt = 0;; ++attempt) {
       r = call(c.daemon, "POST", "/jobs", line.body);

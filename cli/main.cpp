@@ -2,6 +2,7 @@
 // through the same config file batond reads.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -52,19 +53,26 @@ bool resolve(const std::string& url, const std::string& ca_file, const std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A connection cut while a bundle is being sent must be an error the transfer retries, not
+  // the end of the process.
+  signal(SIGPIPE, SIG_IGN);
   CLI::App app{"baton: submit and watch jobs on batond"};
   app.require_subcommand(1);
-  std::string url, ca_file, config_file, op_name;
+  std::string url, ca_file, config_file, op_name, store_ca_file;
   bool json = false;
   app.add_option("--url", url, "batond address (default: $BATON_URL, else the config's listen address)");
   app.add_option("--ca-file", ca_file, "HTTPS: the CA certificate batond's is checked against (default: $BATON_CA_FILE, else the system's CAs)");
+  app.add_option("--store-ca-file", store_ca_file,
+                 "bundles and outputs in an https object store: the CA its certificate is checked against "
+                 "(default: $BATON_STORE_CA_FILE, else the system's CAs)");
   app.add_option("--config", config_file, "config file (default: $BATON_CONFIG, else ~/.config/baton/config.yaml)");
   app.add_option("--operator", op_name, "who the event log records (default: $USER)");
   app.add_flag("--json", json, "machine-readable output");
 
   submit_options so;
-  auto* submit_cmd = app.add_subcommand("submit", "submit a job: a bundle directory on the shared filesystem");
-  submit_cmd->add_option("bundle", so.path, "the input bundle directory")->required();
+  auto* submit_cmd = app.add_subcommand("submit", "submit a job: a bundle directory or .tar.gz, uploaded to batond");
+  submit_cmd->add_option("bundle", so.path, "the input bundle: a directory (packed and uploaded) or a .tar.gz")->required();
+  submit_cmd->add_flag("--shared-path", so.shared_path, "send the bundle's path instead: a directory every site's workers see");
   submit_cmd->add_option("--command", so.command, "what to run in the working copy (written to baton-job.json)");
   submit_cmd->add_option("--checkpoint", so.checkpoints, "checkpoint glob, relative (repeatable)");
   submit_cmd->add_option("--progress-file", so.progress_file, "file the payload writes its progress (0..1) to");
@@ -119,6 +127,12 @@ int main(int argc, char** argv) {
   auto* ji = jobs->add_subcommand("import", "submit a campaign: one POST /jobs body per line of a JSON-lines file; "
                                             "running it again submits only what is missing");
   ji->add_option("file", import_file, "the file, or - for stdin")->required();
+  bool import_shared = false;
+  ji->add_flag("--shared-path", import_shared, "send input_bundle_path as it is (every site sees it) instead of uploading it");
+  std::string fetch_dir;
+  auto* jf = jobs->add_subcommand("fetch", "download a job's stored outputs, each digest checked");
+  jf->add_option("id", id, "job id")->required();
+  jf->add_option("dir", fetch_dir, "where to write them (default: ./<job id>-outputs)");
   auto* je = jobs->add_subcommand("export-csv", "every job as CSV");
   je->add_option("--output,-o", output, "file (default: stdout)");
 
@@ -203,6 +217,9 @@ int main(int argc, char** argv) {
     std::cerr << "baton: " << why << "\n";
     return usage_error;
   }
+  c.daemon.store_ca_file = !store_ca_file.empty() ? store_ca_file
+                          : std::getenv("BATON_STORE_CA_FILE") ? std::getenv("BATON_STORE_CA_FILE")
+                                                                : "";
   c.daemon.operator_name = op_name.empty() ? std::string(std::getenv("USER") ? std::getenv("USER") : "") : op_name;
 
   return guarded(c, [&]() -> int {
@@ -215,7 +232,8 @@ int main(int argc, char** argv) {
     if (*jp) return jobs_prune(c, statuses, older, older_minutes);
     if (*je) return jobs_export_csv(c, output);
     if (*jw) return jobs_wait(c, wait_timeout_seconds);
-    if (*ji) return jobs_import(c, import_file);
+    if (*ji) return jobs_import(c, import_file, import_shared);
+    if (*jf) return jobs_fetch(c, id, fetch_dir);
     if (*wl) return workers_list(c, states);
     if (*cl) return clusters_list(c);
     if (*ce || *cd) return clusters_set(c, name, static_cast<bool>(*ce), reason);

@@ -54,7 +54,7 @@ class cli : public ::testing::Test {
 
 TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
   auto b = bundle("md1");
-  auto r = baton({"submit", b, "--command", "sh run.sh", "--checkpoint", "*.chk", "--progress-file", "progress.txt",
+  auto r = baton({"submit", "--shared-path", b, "--command", "sh run.sh", "--checkpoint", "*.chk", "--progress-file", "progress.txt",
                   "--title", "alanine, run 1", "--comment", "first"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("submitted ", 0), 0u) << r.out;
@@ -63,19 +63,19 @@ TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
   EXPECT_EQ(spec["checkpoint_globs"], json::array({"*.chk"}));
   EXPECT_EQ(spec["progress_file"], "progress.txt");
 
-  EXPECT_EQ(baton({"submit", b, "--id", "not-a-uuid"}).code, 2) << "ids are UUIDs: refused before sending";
-  auto j = baton({"--json", "submit", b, "--id", uid("fixed-id-1")});  // the spec file is there now
+  EXPECT_EQ(baton({"submit", "--shared-path", b, "--id", "not-a-uuid"}).code, 2) << "ids are UUIDs: refused before sending";
+  auto j = baton({"--json", "submit", "--shared-path", b, "--id", uid("fixed-id-1")});  // the spec file is there now
   ASSERT_EQ(j.code, 0) << j.err;
   EXPECT_EQ(json::parse(j.out)["id"], uid("fixed-id-1"));
   EXPECT_EQ(json::parse(j.out)["input_bundle_path"], b);
 
-  EXPECT_EQ(baton({"submit", dir / "missing"}).code, 2);
-  auto no_cmd = baton({"submit", bundle("md2")});
+  EXPECT_EQ(baton({"submit", "--shared-path", dir / "missing"}).code, 2);
+  auto no_cmd = baton({"submit", "--shared-path", bundle("md2")});
   EXPECT_EQ(no_cmd.code, 2);
   EXPECT_NE(no_cmd.err.find("--command"), std::string::npos);
-  EXPECT_EQ(baton({"submit", b, "--command", "x", "--checkpoint", "/etc/*"}).code, 2);
-  EXPECT_EQ(baton({"submit", b, "--command", "x", "--checkpoint", "../up/*"}).code, 2);
-  auto dup = baton({"submit", b, "--id", uid("fixed-id-1")});
+  EXPECT_EQ(baton({"submit", "--shared-path", b, "--command", "x", "--checkpoint", "/etc/*"}).code, 2);
+  EXPECT_EQ(baton({"submit", "--shared-path", b, "--command", "x", "--checkpoint", "../up/*"}).code, 2);
+  auto dup = baton({"submit", "--shared-path", b, "--id", uid("fixed-id-1")});
   EXPECT_EQ(dup.code, 1);
   EXPECT_NE(dup.err.find("409"), std::string::npos) << dup.err;
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 2u) << "nothing was sent for the refused ones";
@@ -84,18 +84,18 @@ TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
 TEST_F(cli, SubmitWithDependencies) {
   auto b = bundle("dag");
   const std::string P = uid("dag-parent");
-  ASSERT_EQ(baton({"submit", b, "--command", "true", "--id", P}).code, 0);
-  auto child = baton({"--json", "submit", b, "--after-ok", P, "--after-any", P, "--after-not-ok", P});
+  ASSERT_EQ(baton({"submit", "--shared-path", b, "--command", "true", "--id", P}).code, 0);
+  auto child = baton({"--json", "submit", "--shared-path", b, "--after-ok", P, "--after-any", P, "--after-not-ok", P});
   ASSERT_EQ(child.code, 0) << child.err;
   auto j = json::parse(child.out);
   EXPECT_EQ(j["depends_on"], json::array({{{"job_id", P}, {"condition", "afterok"}},
                                           {{"job_id", P}, {"condition", "afterany"}},
                                           {{"job_id", P}, {"condition", "afternotok"}}}));
   EXPECT_EQ(j["pending_reason"], "Dependency");
-  auto bad = baton({"submit", b, "--after-ok", "not-a-uuid"});
+  auto bad = baton({"submit", "--shared-path", b, "--after-ok", "not-a-uuid"});
   EXPECT_EQ(bad.code, 2) << "refused before sending";
   EXPECT_NE(bad.err.find("--after-ok"), std::string::npos) << bad.err;
-  auto unknown = baton({"submit", b, "--after-any", uid("nobody")});
+  auto unknown = baton({"submit", "--shared-path", b, "--after-any", uid("nobody")});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.err.find("422"), std::string::npos) << unknown.err;
 }
@@ -103,8 +103,8 @@ TEST_F(cli, SubmitWithDependencies) {
 TEST_F(cli, JobsCommands) {
   const std::string A = uid("job-a"), B = uid("job-b");
   auto b = bundle("md");
-  ASSERT_EQ(baton({"submit", b, "--command", "sh run.sh", "--id", A, "--title", "has, comma \"quoted\""}).code, 0);
-  ASSERT_EQ(baton({"submit", b, "--id", B}).code, 0);
+  ASSERT_EQ(baton({"submit", "--shared-path", b, "--command", "sh run.sh", "--id", A, "--title", "has, comma \"quoted\""}).code, 0);
+  ASSERT_EQ(baton({"submit", "--shared-path", b, "--id", B}).code, 0);
 
   auto list = baton({"jobs", "list"});
   ASSERT_EQ(list.code, 0) << list.err;
@@ -177,7 +177,7 @@ TEST_F(cli, WorkersClustersAndMonitor) {
   EXPECT_EQ(baton({"clusters", "enable", "lab"}).code, 0);
   EXPECT_EQ(json::parse(baton({"--json", "clusters", "list"}).out)[0]["enabled"], true);
 
-  ASSERT_EQ(baton({"submit", bundle("m"), "--command", "true"}).code, 0);
+  ASSERT_EQ(baton({"submit", "--shared-path", bundle("m"), "--command", "true"}).code, 0);
   // monitor follows the live stream: it redraws when events come (and says it is live).
   child_process mon({BATON_CLI_PATH, "--json", "monitor", "--interval", "0.1"}, dir / "monitor",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
@@ -195,7 +195,7 @@ TEST_F(cli, WorkersClustersAndMonitor) {
   ASSERT_TRUE(first.is_object()) << mon.out() << mon.err();
   EXPECT_EQ(first["workers"]["idle"], 1);
   EXPECT_EQ(first["live"], true);
-  ASSERT_EQ(baton({"submit", bundle("m2"), "--command", "true"}).code, 0);
+  ASSERT_EQ(baton({"submit", "--shared-path", bundle("m2"), "--command", "true"}).code, 0);
   auto second = line_with(R"("queued":2)");
   EXPECT_TRUE(second.is_object()) << mon.out();
   mon.signal(SIGTERM);
@@ -208,7 +208,7 @@ TEST_F(cli, WorkersClustersAndMonitor) {
 TEST_F(cli, JobsWaitReturnsOnceTheCampaignHasEnded) {
   std::vector<std::string> ids;
   for (int i = 0; i < 2; ++i) {
-    auto r = baton({"--json", "submit", bundle("w" + std::to_string(i)), "--command", "true"});
+    auto r = baton({"--json", "submit", "--shared-path", bundle("w" + std::to_string(i)), "--command", "true"});
     ASSERT_EQ(r.code, 0) << r.err;
     ids.push_back(json::parse(r.out)["id"]);
   }
@@ -286,7 +286,7 @@ TEST_F(cli, RepliesOfAnotherShapeEndWithAMessageNotACrash) {
 TEST_F(cli, PriorityFairshareHoldWhyAndOperators) {
   const std::string A = uid("prio-a");
   auto b = bundle("prio");
-  auto submitted = baton({"submit", b, "--command", "sh run.sh", "--id", A, "--nice", "10", "--gpus", "2",
+  auto submitted = baton({"submit", "--shared-path", b, "--command", "sh run.sh", "--id", A, "--nice", "10", "--gpus", "2",
                           "--time-limit", "3600", "--hold"});
   ASSERT_EQ(submitted.code, 0) << submitted.err;
   auto why = baton({"jobs", "why", A});
@@ -316,7 +316,7 @@ TEST_F(cli, PriorityFairshareHoldWhyAndOperators) {
 }
 
 TEST_F(cli, AuditExportWritesAVerifiableFileAndNamesABadField) {
-  ASSERT_EQ(baton({"submit", bundle("audit"), "--command", "true"}).code, 0);
+  ASSERT_EQ(baton({"submit", "--shared-path", bundle("audit"), "--command", "true"}).code, 0);
   auto r = baton({"audit", "export", "-o", dir / "audit.jsonl"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("verify-export"), std::string::npos) << r.err;
@@ -343,20 +343,20 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
                       << R"({"title": "lig-1", "input_bundle_path": "/campaign/lig-1", "nice": 3})" << "\n\n"
                       << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})" << "\n"
                       << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})" << "\n";
-  auto first = baton({"--json", "jobs", "import", file});
+  auto first = baton({"--json", "jobs", "import", "--shared-path", file});
   ASSERT_EQ(first.code, 0) << first.err;
   auto tally = json::parse(first.out);
   ASSERT_EQ(tally["submitted"].size(), 3u) << first.out;
   EXPECT_NE(tally["submitted"][1], tally["submitted"][2]) << "a repeated line is another job";
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "show", tally["submitted"][0]}).out)["nice"], 3);
   // Again (an interrupted import run a second time): nothing new, everything already there.
-  auto again = baton({"jobs", "import", file});
+  auto again = baton({"jobs", "import", "--shared-path", file});
   EXPECT_EQ(again.code, 0) << again.err;
   EXPECT_EQ(again.out, "submitted 0, already there 3, refused 0\n");
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 3u);
   EXPECT_EQ(again.err.find("jobs imported ["), std::string::npos) << "no progress bar when stderr is not a terminal";
   // On a terminal (script gives it one): the bar, ending full.
-  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs import " + file, "/dev/null"}, dir / "tty",
+  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs import --shared-path " + file, "/dev/null"}, dir / "tty",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
                      "BATON_CONFIG=" + dir / "none.yaml"});
   EXPECT_EQ(exit_code(tty.wait()), 0);
@@ -366,16 +366,16 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
   const auto broken = dir / "broken.jsonl";
   std::ofstream(broken) << R"({"title": "lig-9", "input_bundle_path": "/campaign/lig-9"})" << "\n"
                         << R"({"title": "lig-10"})" << "\n";
-  auto bad = baton({"jobs", "import", broken});
+  auto bad = baton({"jobs", "import", "--shared-path", broken});
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.err.find("line 2: \"input_bundle_path\" is required"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("line 2: \"input_bundle_path\" (a string) or \"input_bundle\""), std::string::npos) << bad.err;
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 3u) << "nothing sent";
 
   // A line batond refuses: reported with its line and field, the others still go in.
   const auto mixed = dir / "mixed.jsonl";
   std::ofstream(mixed) << R"({"title": "lig-11", "input_bundle_path": "/campaign/lig-11", "nice": -4})" << "\n"
                        << R"({"title": "lig-12", "input_bundle_path": "/campaign/lig-12"})" << "\n";
-  auto partly = baton({"jobs", "import", mixed});
+  auto partly = baton({"jobs", "import", "--shared-path", mixed});
   EXPECT_EQ(partly.code, 1);
   EXPECT_EQ(partly.out, "submitted 1, already there 0, refused 1\n");
   EXPECT_NE(partly.err.find("line 1: batond answered 422"), std::string::npos) << partly.err;
@@ -395,7 +395,7 @@ TEST_F(cli, JobsImportWaitsOutTheRequestBudget) {
     for (int i = 0; i < 10; ++i) f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(slow.port());
-  auto r = baton({"jobs", "import", file}, url);
+  auto r = baton({"jobs", "import", "--shared-path", file}, url);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "submitted 10, already there 0, refused 0\n");
   auto m = slow.client("scrape-0123456789abcdef")->Get("/metrics");  // the scraper's own budget

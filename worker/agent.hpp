@@ -10,6 +10,7 @@
 #include "worker/api_client.hpp"
 #include "worker/config.hpp"
 #include "worker/gpu.hpp"
+#include "worker/transfer.hpp"
 
 namespace baton::worker {
 
@@ -64,6 +65,29 @@ class agent {
   bool checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir,
                         const job_spec& spec, bool final);
   void finish_report(const std::string& job_id, const std::string& action, const nlohmann::json& body);
+
+  // --- stored-bundle jobs: bundle, checkpoints and outputs as blobs (stored_job.cpp) ---
+  // batond's data plane with this worker's credential; `interruptible`: a stop or cancel ends
+  // the waits between retries.
+  xfer::link blob_link(bool interruptible);
+  struct refusal {
+    std::string reason, detail;
+  };
+  // GET /jobs/{id}/files into `listing`, then the bundle downloaded, checked against
+  // `wanted` (the poll's input_bundle) and unpacked into workdir (which must not exist).
+  std::optional<refusal> fetch_stored_bundle(const std::string& job_id, const nlohmann::json& wanted,
+                                             const std::string& workdir, nlohmann::json& listing);
+  // The latest checkpoint of `listing` (if any) downloaded, each file's digest checked, and
+  // restored into workdir through the store. Throws std::runtime_error naming the file.
+  bool restore_stored_checkpoint(const std::string& job_id, const nlohmann::json& listing, checkpoint_store& store,
+                                 const std::string& workdir);
+  // Sends the store's current manifest as a checkpoint file set. True once committed; false
+  // (kept for the next cycle) when batond or the store cannot be reached; `lost` set when
+  // batond says the job is not this worker's any more.
+  bool store_checkpoint_set(const std::string& job_id, const checkpoint_store& store, const nlohmann::json& report,
+                            bool final, bool& lost);
+  // The files matching output_globs as the job's outputs; "" once committed, else why not.
+  std::string store_outputs(const std::string& job_id, int attempt, const std::string& workdir, const job_spec& spec);
   // Stops nothing: sends handoff/start (with reason and extra fields) and handoff/complete.
   void report_handoff(const std::string& job_id, const checkpoint_store& store, const std::string& progress_path,
                       nlohmann::json start);
@@ -91,6 +115,15 @@ class agent {
     nlohmann::json body;
   };
   std::optional<pending_report> pending_;  // a complete/fail that did not get through yet
+
+  // The running job's checkpoints, when its bundle is a stored blob: they go to batond's file
+  // sets; `unsent` while the local manifest holds a change that is not stored yet.
+  struct stored_checkpoints {
+    bool on = false;
+    int attempt = 0;
+    bool unsent = false;
+    std::string set_id;  // the last committed set
+  } stored_;
 };
 
 }  // namespace baton::worker

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <thread>
 
 namespace baton::worker {
@@ -14,17 +13,6 @@ using nlohmann::json;
 std::string api_result::describe() const {
   if (status == 0) return "no answer (" + error + ")";
   return "HTTP " + std::to_string(status) + (body.is_null() ? "" : " " + body.dump());
-}
-
-double backoff_seconds(int retry, double base, double cap, double jitter) {
-  if (retry < 1) retry = 1;
-  const double d = std::min(base * std::pow(2.0, std::min(retry - 1, 30)), cap);
-  return d / 2 + d / 2 * std::clamp(jitter, 0.0, 1.0);
-}
-
-double retry_jitter() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
 api_client::api_client(const std::string& url, const std::string& ca_file, std::string api_token, retry_policy policy,

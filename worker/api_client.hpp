@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "worker/backoff.hpp"
+
 namespace baton::worker {
 
 struct api_result {
@@ -32,13 +34,6 @@ struct retry_policy {
   double base_seconds = 1;
   double max_seconds = 30;
 };
-
-// Delay before retry number `retry` (1-based): d = base * 2^(retry-1), capped, then spread
-// over [d/2, d) by `jitter` in [0, 1): workers that lost batond together (a restart, a
-// network cut) come back spread out instead of all at once.
-double backoff_seconds(int retry, double base, double cap, double jitter);
-// A draw for backoff_seconds (uniform in [0, 1), per thread).
-double retry_jitter();
 
 // Who the worker is now (changes when it registers again).
 struct session {

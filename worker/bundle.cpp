@@ -39,14 +39,18 @@ job_spec parse_job_spec(const std::string& text) {
   if (cmd == j.end() || !cmd->is_string() || cmd->get<std::string>().find_first_not_of(" \t\r\n") == std::string::npos)
     throw std::runtime_error(std::string(job_spec_file) + ": 'command' must be a non-empty string");
   s.command = cmd->get<std::string>();
-  if (auto g = j.find("checkpoint_globs"); g != j.end() && !g->is_null()) {
-    if (!g->is_array()) throw std::runtime_error(std::string(job_spec_file) + ": 'checkpoint_globs' must be a list");
+  auto globs = [&](const char* key, std::vector<std::string>& out) {
+    auto g = j.find(key);
+    if (g == j.end() || g->is_null()) return;
+    if (!g->is_array()) throw std::runtime_error(std::string(job_spec_file) + ": '" + key + "' must be a list");
     for (const auto& p : *g) {
       if (!p.is_string() || !is_safe_relative(p.get<std::string>()))
-        throw std::runtime_error(std::string(job_spec_file) + ": checkpoint globs must be relative paths without '..'");
-      s.checkpoint_globs.push_back(p.get<std::string>());
+        throw std::runtime_error(std::string(job_spec_file) + ": '" + key + "' must hold relative paths without '..'");
+      out.push_back(p.get<std::string>());
     }
-  }
+  };
+  globs("checkpoint_globs", s.checkpoint_globs);
+  globs("output_globs", s.output_globs);
   if (auto pf = j.find("progress_file"); pf != j.end() && !pf->is_null()) {
     if (!pf->is_string() || !is_safe_relative(pf->get<std::string>()))
       throw std::runtime_error(std::string(job_spec_file) + ": 'progress_file' must be a relative path without '..'");

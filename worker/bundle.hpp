@@ -25,6 +25,7 @@ struct job_spec {
   std::string command;                        // run with /bin/sh -c
   std::vector<std::string> checkpoint_globs;  // relative to the working dir
   std::string progress_file;                  // relative; empty = no progress reporting
+  std::vector<std::string> output_globs;      // stored-bundle jobs: uploaded as the job's outputs on exit 0
   supervision_rules supervision;              // "supervision": when an attempt ends by itself
 };
 

@@ -61,6 +61,9 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
       ->envname("BATON_API_TOKEN_FILE_REMOVE");
   app.add_option("--ca-file", c.ca_file, "https URL: CA certificate batond's is checked against (default: the system's CAs)")
       ->envname("BATON_CA_FILE");
+  app.add_option("--store-ca-file", c.store_ca_file,
+                 "stored bundles in an https object store: CA certificate its certificate is checked against (default: the system's CAs)")
+      ->envname("BATON_STORE_CA_FILE");
   app.add_option("--worker-image-key", c.worker_image_key, "worker image key")
       ->envname("BATON_WORKER_IMAGE_KEY")->capture_default_str();
   app.add_option("--platform", c.platform, "hpc or salad (default: hpc inside Slurm, else salad)")->envname("BATON_PLATFORM");

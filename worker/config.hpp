@@ -12,6 +12,7 @@ struct worker_config {
   std::string api_token_file;            // or the file holding it (a pilot's batch script names the file, not the token)
   bool api_token_file_remove = false;    // the file holds a one-time credential: removed once read
   std::string ca_file;                   // https URL: the CA batond's certificate is checked against ("" = system CAs)
+  std::string store_ca_file;             // an https object store's CA, for presigned transfers ("" = system CAs)
   std::string worker_image_key = "default";
   std::string platform;                  // hpc | salad; empty = hpc inside Slurm, else salad
   std::string gpu_model;                 // used only when nvidia-smi is absent

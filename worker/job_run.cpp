@@ -110,10 +110,14 @@ void agent::report_handoff(const std::string& job_id, const checkpoint_store& st
     return;
   }
   json done = json::object();
-  if (!store.manifest_path().empty()) done["checkpoint_manifest_path"] = store.manifest_path();
+  // A stored-bundle job's checkpoint is its latest committed file set: no path to name.
+  if (!stored_.on && !store.manifest_path().empty()) done["checkpoint_manifest_path"] = store.manifest_path();
   if (progress) done["progress"] = *progress;
   auto hc = api_.job_action(current_session(), job_id, "handoff/complete", done, false);
-  if (hc.ok())
+  if (hc.ok() && stored_.on)
+    spdlog::info("job {}: handed off ({}; checkpoint set {})", job_id, start.value("reason", ""),
+                 stored_.set_id.empty() ? "none" : stored_.set_id);
+  else if (hc.ok())
     spdlog::info("job {}: handed off ({}; manifest {})", job_id, start.value("reason", ""),
                  store.manifest_path().empty() ? "unchanged" : store.manifest_path());
   else
@@ -147,7 +151,8 @@ bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store,
     spdlog::warn("job {}: batond no longer knows worker {}; checkpoint not committed", job_id, current_session().worker_id);
     return false;
   }
-  if (!r.changed) {
+  if (r.changed && stored_.on) stored_.unsent = true;
+  if (!r.changed && !(stored_.on && stored_.unsent)) {
     spdlog::debug("job {}: checkpoint cycle: nothing changed", job_id);
     return true;
   }
@@ -159,6 +164,19 @@ bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store,
                {"checkpoint_seconds", took}};
   if (!r.failures.empty()) body["checkpoint_cycle_failures"] = r.failures;
   if (progress) body["progress"] = *progress;
+  if (stored_.on) {
+    // Stored only once batond committed the set; until then the files wait in the store's
+    // local directory and the next cycle sends them (nothing is reported that is not stored).
+    body.erase("checkpoint_manifest_path");
+    bool lost = false;
+    if (store_checkpoint_set(job_id, store, body, final, lost)) {
+      spdlog::info("job {}: checkpoint{} stored as set {}: {} file(s), {} changed this cycle, progress {}", job_id,
+                   final ? " (final)" : "", stored_.set_id, store.current().files.size(), r.copied.size(),
+                   progress ? std::to_string(*progress) : "n/a");
+      return true;
+    }
+    return !lost;
+  }
   auto rep = api_.job_action(current_session(), job_id, "checkpoint", body, !final);
   if (rep.ok()) {
     spdlog::info("job {}: checkpoint{} stored {} file(s), manifest {}, progress {}, {} old object(s) removed", job_id,
@@ -178,59 +196,91 @@ job_outcome agent::run_job(const json& a) {
                                 ? a["latest_checkpoint_manifest_path"].get<std::string>()
                                 : "";
   auto s = current_session();
-  spdlog::info("job {}: assigned (attempt {}, bundle {}, resume from {})", job_id, attempt, bundle_path,
-               resume_from.empty() ? "scratch" : resume_from);
+  // A stored bundle (named by digest) comes through batond's data plane, with its checkpoints
+  // and outputs; a bundle path is read from a filesystem this machine shares with the others.
+  const bool stored = a.contains("input_bundle") && a["input_bundle"].is_object();
+  stored_ = stored_checkpoints{};
+  stored_.on = stored;
+  stored_.attempt = attempt;
+  const auto& ib = stored ? a["input_bundle"] : a;
+  const std::string bundle_name =
+      stored ? "blob " + (ib.contains("sha256") && ib["sha256"].is_string() ? ib["sha256"].get<std::string>() : "?") : bundle_path;
+  spdlog::info("job {}: assigned (attempt {}, bundle {}, resume from {})", job_id, attempt, bundle_name,
+               stored ? "its latest stored checkpoint, if any" : resume_from.empty() ? "scratch" : resume_from);
 
-  // Bundle: a directory (copied) or a tar archive (checked, then unpacked) into the working dir.
-  auto bundle = resolve_bundle_dir(bundle_path);
-  if (!bundle) return refuse_job(job_id, "bundle_unavailable", "input_bundle_path must be an absolute path or file:// URL: " + bundle_path);
-  std::error_code sec;
-  auto bundle_status = fs::status(*bundle, sec);
-  bool is_tar = fs::is_regular_file(bundle_status) && is_tar_path(*bundle);
-  if (!is_tar && !fs::is_directory(bundle_status)) {
-    if (fs::is_regular_file(bundle_status))
-      return refuse_job(job_id, "invalid_bundle", "bundle " + *bundle + " is neither a directory nor a .tar/.tar.gz/.tgz archive");
-    return refuse_job(job_id, "bundle_unavailable", "bundle " + *bundle + " is not readable here");
-  }
-  // Checkpoints and failure artifacts live next to the bundle: in its dir, or beside the archive.
-  auto home = is_tar ? fs::path(*bundle).parent_path().string() : *bundle;
   auto workdir = (fs::path(cfg_.work_dir) / (job_id + "-attempt-" + std::to_string(attempt))).string();
+  std::string home, ckdir;  // where failure artifacts and the checkpoint copies go
+  auto remove_local = [&] {
+    if (cfg_.keep_work_dirs) return;
+    std::error_code ec;
+    fs::remove_all(workdir, ec);
+    if (stored) fs::remove_all(ckdir, ec);
+  };
   auto refuse_clean = [&](const std::string& reason, const std::string& detail) {
-    if (!cfg_.keep_work_dirs) {
-      std::error_code ec;
-      fs::remove_all(workdir, ec);
-    }
+    remove_local();
     return refuse_job(job_id, reason, detail);
   };
-  try {
-    fs::remove_all(workdir);
-    if (is_tar)
-      extract_bundle_archive(*bundle, workdir, {cfg_.bundle_max_bytes, cfg_.bundle_max_members});
-    else
-      copy_bundle(*bundle, workdir);
-  } catch (const invalid_bundle& e) {
-    return refuse_clean("invalid_bundle", e.what());
-  } catch (const std::exception& e) {
-    return refuse_clean("bundle_unavailable", e.what());
+  bool is_tar = false;
+  nlohmann::json listing;  // GET /jobs/{id}/files, for a stored bundle
+  if (stored) {
+    // Failure artifacts stay on this machine, under the work dir (the log says where), and the
+    // checkpoint copies beside the working dir, where the payload does not write.
+    home = cfg_.work_dir;
+    ckdir = workdir + ".checkpoints";
+    std::error_code ec;
+    fs::remove_all(workdir, ec);
+    fs::remove_all(ckdir, ec);
+    if (auto no = fetch_stored_bundle(job_id, a["input_bundle"], workdir, listing)) return refuse_clean(no->reason, no->detail);
+    spdlog::info("job {}: bundle unpacked to {}", job_id, workdir);
+  } else {
+    // Bundle: a directory (copied) or a tar archive (checked, then unpacked) into the working dir.
+    auto bundle = resolve_bundle_dir(bundle_path);
+    if (!bundle) return refuse_job(job_id, "bundle_unavailable", "input_bundle_path must be an absolute path or file:// URL: " + bundle_path);
+    std::error_code sec;
+    auto bundle_status = fs::status(*bundle, sec);
+    is_tar = fs::is_regular_file(bundle_status) && is_tar_path(*bundle);
+    if (!is_tar && !fs::is_directory(bundle_status)) {
+      if (fs::is_regular_file(bundle_status))
+        return refuse_job(job_id, "invalid_bundle", "bundle " + *bundle + " is neither a directory nor a .tar/.tar.gz/.tgz archive");
+      return refuse_job(job_id, "bundle_unavailable", "bundle " + *bundle + " is not readable here");
+    }
+    // Checkpoints and failure artifacts live next to the bundle: in its dir, or beside the archive.
+    home = is_tar ? fs::path(*bundle).parent_path().string() : *bundle;
+    ckdir = (fs::path(home) / checkpoint_subdir / job_id).string();
+    try {
+      fs::remove_all(workdir);
+      if (is_tar)
+        extract_bundle_archive(*bundle, workdir, {cfg_.bundle_max_bytes, cfg_.bundle_max_members});
+      else
+        copy_bundle(*bundle, workdir);
+    } catch (const invalid_bundle& e) {
+      return refuse_clean("invalid_bundle", e.what());
+    } catch (const std::exception& e) {
+      return refuse_clean("bundle_unavailable", e.what());
+    }
+    spdlog::info("job {}: bundle {} to {}", job_id, is_tar ? "unpacked" : "copied", workdir);
   }
-  spdlog::info("job {}: bundle {} to {}", job_id, is_tar ? "unpacked" : "copied", workdir);
   job_spec spec;
   auto spec_path = fs::path(workdir) / job_spec_file;
   if (std::error_code ec; !fs::is_regular_file(fs::symlink_status(spec_path, ec)))
     return refuse_clean("invalid_bundle", std::string(job_spec_file) + " is missing from the top of " +
-                                              (is_tar ? "the archive " : "the bundle ") + *bundle);
+                                              (stored || is_tar ? "the archive " : "the bundle ") + bundle_name);
   try {
     spec = parse_job_spec(read_text(spec_path.string()));
   } catch (const std::exception& e) {
     return refuse_clean("invalid_bundle", e.what());
   }
+  if (!stored && !spec.output_globs.empty())
+    spdlog::info("job {}: output_globs is for stored bundles; this job's outputs stay in its bundle's filesystem", job_id);
 
-  // Checkpoint location on the shared filesystem, and the restore.
-  auto ckdir = (fs::path(home) / checkpoint_subdir / job_id).string();
+  // The restore: from the manifest on the shared filesystem, or the latest stored checkpoint.
   checkpoint_store store(ckdir, job_id, attempt, s.worker_id);
   try {
     fs::create_directories(ckdir);
-    if (!resume_from.empty()) {
+    if (stored) {
+      if (restore_stored_checkpoint(job_id, listing, store, workdir))
+        spdlog::info("job {}: restored {} checkpoint file(s) from set {}", job_id, store.current().files.size(), stored_.set_id);
+    } else if (!resume_from.empty()) {
       store.restore(resume_from, workdir);
       spdlog::info("job {}: restored {} checkpoint file(s) from {}", job_id, store.current().files.size(), resume_from);
     }
@@ -241,14 +291,14 @@ job_outcome agent::run_job(const json& a) {
   if (stopping() || inside_handoff_margin()) {  // before the payload ran: deregistering hands the job straight back
     spdlog::info("job {}: {} before start; giving it back", job_id,
                  stopping() ? "shutdown requested" : "the allocation is ending");
-    if (!cfg_.keep_work_dirs) fs::remove_all(workdir);
+    remove_local();
     return job_outcome::handed_off;
   }
   // Start: tell batond first, so a job cancelled while assigned never runs.
   auto started = api_.job_action(s, job_id, "start", json::object(), true);
   if (!started.ok()) {
     spdlog::warn("job {}: start refused: {}; not running it", job_id, started.describe());
-    if (!cfg_.keep_work_dirs) fs::remove_all(workdir);
+    remove_local();
     if (started.status == 409) return job_outcome::cancelled;  // the next poll settles the job
     return job_outcome::lost;
   }
@@ -280,26 +330,23 @@ job_outcome agent::run_job(const json& a) {
   };
   auto cleanup = [&] {
     clear_job();
-    if (!cfg_.keep_work_dirs) {
-      std::error_code ec;
-      fs::remove_all(workdir, ec);
-    }
+    remove_local();
   };
 
   // A failed attempt: no checkpoint from it (ADR-0004; RelayMD uploads one anyway), its log
   // and failure.json kept beside the bundle, and the reason reported.
   auto fail_attempt = [&](const std::string& reason, const std::string& what, int code) {
     json fail = {{"reason", reason}, {"detail", what + "; payload log tail:\n" + tail_of(ls.log_path, 1500)}};
-    auto last_manifest = store.manifest_path().empty() ? resume_from : store.manifest_path();
-    auto artifacts = save_failure_artifacts(home, job_id, attempt, ls.log_path,
-                                            {{"job_id", job_id},
-                                             {"attempt", attempt},
-                                             {"worker_id", s.worker_id},
-                                             {"reason", reason},
-                                             {"detail", what},
-                                             {"exit_code", code},
-                                             {"last_checkpoint_manifest_path",
-                                              last_manifest.empty() ? json(nullptr) : json(last_manifest)}});
+    auto last_manifest = stored ? "" : store.manifest_path().empty() ? resume_from : store.manifest_path();
+    json info = {{"job_id", job_id},
+                 {"attempt", attempt},
+                 {"worker_id", s.worker_id},
+                 {"reason", reason},
+                 {"detail", what},
+                 {"exit_code", code},
+                 {"last_checkpoint_manifest_path", last_manifest.empty() ? json(nullptr) : json(last_manifest)}};
+    if (stored) info["last_checkpoint_set_id"] = stored_.set_id.empty() ? json(nullptr) : json(stored_.set_id);
+    auto artifacts = save_failure_artifacts(home, job_id, attempt, ls.log_path, info);
     if (!artifacts.empty()) fail["failure_artifact_path"] = artifacts;
     finish_report(job_id, "fail", fail);
   };
@@ -330,7 +377,14 @@ job_outcome agent::run_job(const json& a) {
       if (code == 0) {
         spdlog::info("job {}: payload exited 0", job_id);
         checkpoint_cycle(job_id, store, workdir, spec, true);
-        finish_report(job_id, "complete", json::object());
+        std::string outputs_failed = stored && !spec.output_globs.empty() ? store_outputs(job_id, attempt, workdir, spec) : "";
+        if (outputs_failed.empty()) {
+          finish_report(job_id, "complete", json::object());
+        } else {
+          // Its results could not be stored: not complete (a retry runs from the last checkpoint).
+          spdlog::error("job {}: outputs not stored: {}", job_id, outputs_failed);
+          fail_attempt("output_upload_failed", "outputs not stored: " + outputs_failed, 0);
+        }
       } else {
         spdlog::warn("job {}: payload exited with code {}", job_id, code);
         fail_attempt("payload_failed", "exit code " + std::to_string(code), code);
