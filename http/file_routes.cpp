@@ -131,7 +131,12 @@ void post_bundle_upload(const api_context& ctx, const request& req, response& re
     return reply_json(res, 200, {{"status", "stored"}, {"sha256", blob.sha256}, {"size", blob.size}});
   const auto now = now_of(ctx);
   const std::string id = upload_id_of(plan.user, blob);
-  auto grant = ctx.storage->grant_upload(holder, id, blob.sha256, blob.size, now, ctx.transfer_ttl_seconds);
+  storage::upload_grant grant;
+  try {
+    grant = ctx.storage->grant_upload(holder, id, blob.sha256, blob.size, now, ctx.transfer_ttl_seconds);
+  } catch (const std::exception& e) {  // (S3: the store refused to start a multipart upload)
+    return refuse(res, {core::error_kind::unavailable, "storage_unavailable", std::string("the store: ") + e.what(), {}, ""});
+  }
   if (!ctx.transfers->put_upload(id, {holder, blob, now + ctx.transfer_ttl_seconds * second}, now))
     return refuse(res, {core::error_kind::over_limit, "too_many_uploads", "too many uploads are open; finish some first", {}, ""});
   json out = grant_json(grant, blob);
@@ -202,11 +207,16 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
   if (quota_refused(*r, res)) return;
   const auto& plan = std::get<R::storage_plan>(r->value);
   const auto now = now_of(ctx);
-  transfer_book::file_set set{holder, c.job_id, c.kind, c.attempt, c.files, {}, report, now + ctx.transfer_ttl_seconds * second};
+  transfer_book::file_set set{holder, c.job_id, c.kind, c.attempt, c.files, {}, report, now + ctx.transfer_ttl_seconds * second, false, {}};
   json uploads = json::array();
   for (const auto& blob : plan.to_upload) {
     const std::string id = upload_id_of(plan.user, blob);
-    auto grant = ctx.storage->grant_upload(holder, id, blob.sha256, blob.size, now, ctx.transfer_ttl_seconds);
+    storage::upload_grant grant;
+    try {
+      grant = ctx.storage->grant_upload(holder, id, blob.sha256, blob.size, now, ctx.transfer_ttl_seconds);
+    } catch (const std::exception& e) {  // (S3: the store refused to start a multipart upload)
+      return refuse(res, {core::error_kind::unavailable, "storage_unavailable", std::string("the store: ") + e.what(), {}, ""});
+    }
     json u = grant_json(grant, blob);
     json paths = json::array();
     for (const auto& f : c.files)
