@@ -20,6 +20,7 @@
 #include "http/storage/s3_backend.hpp"
 #include "http/storage/sigv4.hpp"
 #include "support/process.hpp"
+#include "support/s3rver_process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/wait_until.hpp"
 
@@ -34,44 +35,9 @@ namespace {
 constexpr uint64_t mib = 1 << 20;
 const char* const bucket = "bkt";
 
-// s3rver on a port of its own choosing on 127.0.0.1, with a fresh data directory; the
-// port is read from the line it prints once it listens.
-class s3rver {
- public:
-  s3rver() {
-    const std::string js = std::string(BATON_S3RVER_DIR) + "/node_modules/s3rver/bin/s3rver.js";
-    if (!std::filesystem::exists(js))
-      throw std::runtime_error("s3rver is not installed at " + js + " (scripts/setup.sh installs s3rver@3.7.1 there)");
-    const std::string node = "/usr/bin/node";
-    if (!std::filesystem::exists(node)) throw std::runtime_error("no " + node + " (scripts/setup.sh installs nodejs)");
-    std::filesystem::create_directories(dir_ / "data");
-    proc_ = std::make_unique<baton::test::child_process>(
-        std::vector<std::string>{node, js, "-d", dir_ / "data", "-a", "127.0.0.1", "-p", "0", "--configure-bucket", bucket},
-        dir_ / "s3rver");
-    const std::regex listening("S3rver listening on 127\\.0\\.0\\.1:([0-9]+)");
-    std::smatch m;
-    bool up = baton::test::wait_until(
-        [&] {
-          std::string out = proc_->out();
-          if (!std::regex_search(out, m, listening)) return false;
-          port_ = std::stoi(m[1]);
-          return true;
-        },
-        std::chrono::seconds(30));
-    if (!up)
-      throw std::runtime_error("s3rver did not say it was listening within 30 s; stdout: " + proc_->out() + " stderr: " + proc_->err());
-  }
-  ~s3rver() {
-    proc_->signal(SIGTERM);
-    proc_->wait(std::chrono::seconds(10));
-  }
-  int port() const { return port_; }
-  std::string log() const { return proc_->out() + proc_->err(); }
-
- private:
-  baton::test::temp_dir dir_;
-  std::unique_ptr<baton::test::child_process> proc_;
-  int port_ = 0;
+// s3rver (tests/support/s3rver_process.hpp) with this suite's bucket.
+struct s3rver : baton::test::s3rver_process {
+  s3rver() : s3rver_process(bucket) {}
 };
 
 int64_t now_us() {
