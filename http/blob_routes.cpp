@@ -39,6 +39,12 @@ void reply(response& res, int status, const std::string& code, const std::string
 std::optional<std::string> caller_of(const api_context& ctx, const request& req, response& res) {
   auto who = identify(ctx, req, res);
   if (!who) return std::nullopt;
+  // Transfers are for the callers that may read a job's files (core/access: operators and
+  // workers); the pilot and scrape tokens are refused as on every other route of theirs.
+  if (auto denied = core::authorize(*who, core::command_kind::job_files, "", {ctx.accept_shared_token})) {
+    refuse(res, *denied);
+    return std::nullopt;
+  }
   if (ctx.limiter && ctx.clock)
     if (auto wait = ctx.limiter->admit(*who, ctx.clock())) {
       refuse_over_limit(res, "too many requests", rate_limiter::limit_name(*who), *wait);

@@ -103,6 +103,14 @@ inline std::vector<row> rows() {
                std::nullopt, json{{"sha256", "zz"}, {"size", 3}}, operator_write_bad});
   t.push_back({"POST", "/blobs/uploads/0123456789abcdef/complete", json::object(),
                {401, 401, 401, 403, 403, 404, 403, 404, 403, 403, 404}, std::nullopt, json{{"parts", 5}}, operator_write_bad});
+  // The local backend's byte routes, with grants nobody was given: every credential that may
+  // hold one hears 404 (a grant is found before its holder is compared; blob_transfer_test
+  // covers another holder's grant, 403).
+  t.push_back({"PUT", "/blobs/uploads/0123456789abcdef?offset=0", json::object(),
+               {401, 401, 401, 404, 403, 404, 404, 404, 403, 403, 404}});
+  t.push_back({"GET", "/blobs/uploads/0123456789abcdef", nullptr, {401, 401, 401, 404, 403, 404, 404, 404, 403, 404, 404}});
+  t.push_back({"GET", "/blobs/downloads/00112233445566778899aabbccddeeff", nullptr,
+               {401, 401, 401, 404, 403, 404, 404, 404, 403, 404, 404}});
   // --- jobs, operator side ---
   t.push_back({"POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}, operator_write200, std::nullopt,
                json{{"title", 5}}, operator_write_bad});
