@@ -211,7 +211,7 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
   if (user_caller && c.user && *c.user != caller.name)
     return domain_error{error_kind::forbidden, "submit_for_another_user", "only an admin submits jobs for another user",
                         {{"user", *c.user}}, "user"};
-  cj.user = c.user.value_or(caller.name.empty() ? "admin" : caller.name);
+  cj.user = c.user.value_or(caller_user(caller.name));
   cj.partition = c.partition.value_or(pol.default_partition);
   if (!pol.partition(cj.partition)) return unknown("partition", cj.partition, names(pol.partitions));
   cj.qos = c.qos.value_or(pol.default_qos);

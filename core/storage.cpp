@@ -94,7 +94,7 @@ std::string stored_path_problem(const std::string& path) {
   return "";
 }
 
-std::string upload_user(const std::string& caller_name) { return caller_name.empty() ? "admin" : caller_name; }
+std::string caller_user(const std::string& caller_name) { return caller_name.empty() ? "admin" : caller_name; }
 
 bool holds_blob(const storage_book& b, const std::string& user, const std::string& sha256) {
   auto it = b.blobs.find(sha256);

@@ -87,8 +87,9 @@ std::optional<std::string> parse_set_uri(const std::string& s);
 bool is_sha256_hex(const std::string& s);
 // "" when the path may name a stored file, else why not.
 std::string stored_path_problem(const std::string& path);
-// The user a caller's uploads belong to (as a job they submit would be charged).
-std::string upload_user(const std::string& caller_name);
+// The user an operator acts as when naming none: their name, "admin" for the admin token's
+// holder who declared none. Jobs they submit and bundles they upload are that user's.
+std::string caller_user(const std::string& caller_name);
 
 bool holds_blob(const storage_book& b, const std::string& user, const std::string& sha256);
 bool is_stored(const storage_book& b, const blob_ref& r);  // stored, with that size, not being removed

@@ -185,13 +185,13 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
                    now);
   }
   if (auto* c = std::get_if<C::blob_upload>(&cmd)) {
-    const std::string user = upload_user(who.name);
+    const std::string user = caller_user(who.name);
     if (holds_blob(b, user, c->blob.sha256) && is_stored(b, c->blob)) return answer({}, R::storage_plan{user, {}, {}}, now);
     if (auto q = over_quota(b, s.storage, user, c->blob.size)) return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
     return answer({}, R::storage_plan{user, {c->blob}, {}}, now);
   }
   if (auto* c = std::get_if<C::blob_uploaded>(&cmd)) {
-    const std::string user = upload_user(who.name);
+    const std::string user = caller_user(who.name);
     auto st = b.blobs.find(c->blob.sha256);
     if (st != b.blobs.end() && st->second.removing) return refused(being_removed(c->blob.sha256), now);
     std::vector<domain_event> events;
@@ -298,7 +298,7 @@ bundle_binding bind_bundle(const world& w, const principal& caller, const std::s
                            const std::optional<blob_ref>& bundle) {
   bundle_binding out;
   if (!bundle) return out;
-  const std::string uploader = upload_user(caller.name);
+  const std::string uploader = caller_user(caller.name);
   bool mine = holds_blob(w.storage, uploader, bundle->sha256) || holds_blob(w.storage, job_user, bundle->sha256);
   if (!is_stored(w.storage, *bundle) || (!mine && !sees_every_job(caller))) {
     // (Another user's blob is answered like a missing one: its existence is theirs to know.)
