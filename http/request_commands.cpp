@@ -87,7 +87,10 @@ core::blob_ref blob_of(const json& v, const std::string& field) {
 }
 
 C::create_job create_job(const request& req, const std::string& fresh_id) {
-  auto b = object_body(req, false);
+  return create_job(object_body(req, false), fresh_id);
+}
+
+C::create_job create_job(const json& b, const std::string& fresh_id) {
   C::create_job c;
   auto id = opt_string(b, "id", limits::id_bytes);
   c.id = id ? checked_uuid(*id, "id") : fresh_id;

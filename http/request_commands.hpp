@@ -4,6 +4,8 @@
 // field) on bad input; none looks at who is calling (api_routes settles that first).
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/commands.hpp"
 #include "http/message.hpp"
 
@@ -11,6 +13,8 @@ namespace baton::http::build {
 
 // --- operator side ---
 core::commands::create_job create_job(const request& req, const std::string& fresh_id);
+// One job's object (POST /jobs's body, or one entry of POST /jobs/batch's `jobs`).
+core::commands::create_job create_job(const nlohmann::json& body, const std::string& fresh_id);
 // A blob named in a body, {"sha256": 64 lowercase hex, "size": bytes}; invalid_field naming it.
 core::blob_ref blob_of(const nlohmann::json& v, const std::string& field);
 core::commands::list_jobs list_jobs(const request& req);
