@@ -437,6 +437,13 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.priority = settings.priority;
     for (const auto& c : settings.clusters)
       sched.priority.offered_gpu_count = std::max<uint32_t>(sched.priority.offered_gpu_count, static_cast<uint32_t>(std::max(0, c.gpu_count)));
+    // Salad and an UNLIMITED partition give no wall time: then no time limit is too long.
+    bool every_site_limited = !settings.clusters.empty() && !settings.salad.enabled();
+    for (const auto& c : settings.clusters) {
+      every_site_limited = every_site_limited && c.wall_time_seconds > 0;
+      sched.priority.offered_wall_seconds = std::max(sched.priority.offered_wall_seconds, c.wall_time_seconds);
+    }
+    if (!every_site_limited) sched.priority.offered_wall_seconds = 0;
     sched.deadlines = settings.deadlines;
     sched.backfill = settings.backfill;
     sched.storage.user_quota_bytes = static_cast<uint64_t>(settings.storage.user_quota_bytes);

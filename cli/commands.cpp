@@ -29,6 +29,10 @@ const std::vector<column> job_columns = {{"ID", "id"},         {"STATUS", "statu
 }  // namespace
 
 int submit(context& c, const submit_options& o) {
+  if (!o.id.empty() && !o.array.empty()) {
+    c.err << "baton: --id names one job; an array's tasks each get their own (the array gets an id too)\n";
+    return usage_error;
+  }
   if (!o.id.empty() && !core::canonical_uuid(o.id)) {
     c.err << "baton: --id must be a UUID (8-4-4-4-12 hexadecimal digits), got '" << o.id << "'\n";
     return usage_error;
@@ -110,7 +114,20 @@ int submit(context& c, const submit_options& o) {
   if (o.interactive) body["interactive"] = true;
   if (!depends_on.empty()) body["depends_on"] = std::move(depends_on);
   result r;
+  if (!o.array.empty()) {  // one request for every task (POST /jobs/batch)
+    if (int code = run(c, "POST", "/jobs/batch", r, json{{"array", o.array}, {"job", std::move(body)}})) return code;
+    if (!r.body["jobs"].empty() && r.body["jobs"][0].contains("pending_detail"))
+      c.err << "baton: warning: no site could ever run these tasks: " << r.body["jobs"][0]["pending_detail"].get<std::string>() << "\n";
+    if (c.json)
+      c.out << r.body.dump(2) << "\n";
+    else
+      c.out << "submitted array " << r.body.value("array_id", "") << ": " << r.body.value("created", 0)
+            << " tasks (baton jobs list --array " << r.body.value("array_id", "") << ")\n";
+    return ok;
+  }
   if (int code = run(c, "POST", "/jobs", r, body)) return code;
+  if (r.body.value("pending_detail", json()).is_string())
+    c.err << "baton: warning: no site could ever run this job: " << r.body["pending_detail"].get<std::string>() << "\n";
   if (c.json)
     c.out << r.body.dump(2) << "\n";
   else
@@ -118,8 +135,24 @@ int submit(context& c, const submit_options& o) {
   return ok;
 }
 
-int jobs_list(context& c, const std::vector<std::string>& statuses, int limit) {
+// A cancel, hold or release that named a job array: how many tasks it changed, and the rest by status.
+int array_acted(context& c, const json& body, const std::string& verb) {
+  if (c.json) {
+    c.out << body.dump(2) << "\n";
+    return ok;
+  }
+  c.out << "array " << body.value("array_id", "") << ": " << verb << " " << body.value("changed", 0) << " tasks";
+  if (body.contains("unchanged") && body["unchanged"].is_object() && !body["unchanged"].empty()) {
+    c.out << "; left as they were:";
+    for (const auto& [status, n] : body["unchanged"].items()) c.out << " " << n.get<size_t>() << " " << status;
+  }
+  c.out << "\n";
+  return ok;
+}
+
+int jobs_list(context& c, const std::vector<std::string>& statuses, int limit, const std::string& array_id) {
   std::string path = "/jobs?limit=" + std::to_string(limit);
+  if (!array_id.empty()) path += "&array_id=" + encode(array_id);
   for (const auto& s : statuses) path += "&status=" + encode(s);
   result r;
   if (int code = run(c, "GET", path, r)) return code;
@@ -151,6 +184,7 @@ int jobs_history(context& c, const std::string& id) {
 int jobs_cancel(context& c, const std::string& id, bool force) {
   result r;
   if (int code = run(c, "DELETE", "/jobs/" + encode(id) + (force ? "?force=true" : ""), r)) return code;
+  if (r.body.is_object() && r.body.contains("array_id")) return array_acted(c, r.body, "cancelled");
   if (c.json)
     c.out << json{{"job_id", id}, {"cancel_requested", true}}.dump(2) << "\n";
   else

@@ -26,11 +26,14 @@ struct submit_options {
   bool no_requeue = false, interactive = false;  // a preemption cancels such a job instead of requeueing it
   std::vector<std::string> after_ok, after_any, after_not_ok;  // job ids this one waits for (depends_on)
   bool shared_path = false;  // send the bundle's path (every site sees it) instead of uploading it
+  std::string array;         // a job array's indices ("0-999"): one task each, in one request
 };
 
 int submit(context& c, const submit_options& o);
-int jobs_list(context& c, const std::vector<std::string>& statuses, int limit);
+int jobs_list(context& c, const std::vector<std::string>& statuses, int limit, const std::string& array_id = "");
 int jobs_show(context& c, const std::string& id);
+// The answer to a cancel, hold or release that named a job array (verb: what was done).
+int array_acted(context& c, const nlohmann::json& body, const std::string& verb);
 int jobs_history(context& c, const std::string& id);
 int jobs_cancel(context& c, const std::string& id, bool force);
 int jobs_requeue(context& c, const std::string& id);

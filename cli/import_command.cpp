@@ -1,13 +1,15 @@
 // baton jobs import FILE: a campaign's jobs from a JSON-lines file, one POST /jobs body per
-// line, sent one after another with a progress bar on a terminal.
+// line, sent in batches (POST /jobs/batch: up to 10,000 lines a request, each batch one
+// durable commit) with a progress bar on a terminal.
 //
 // Every line is read and checked before anything is sent. A line without "id" gets one
 // derived from its content (and which repeat of that content it is), so running the same
-// file again after an interruption submits only what is missing: the rest answer 409
-// job_exists and are counted as already there. The daemon's answers are followed: a 429
-// waits its Retry-After, a 503 or a lost connection is retried with backoff (the same id
-// makes a retry safe), a refusal of one line is reported with its line number and the
-// import goes on, a refusal of the caller (401/403) stops it.
+// file again after an interruption submits only what is missing: the rest are refused as
+// job_exists and counted as already there. The daemon's answers are followed: a 429 waits
+// its Retry-After, a 503 or a lost connection is retried with backoff (the same ids make a
+// retry safe; a batch that went in before the connection broke is then counted as already
+// there), a refused line is reported with its line number and the rest of its batch is sent
+// again, a refusal of the caller (401/403 with no line named) stops it.
 //
 // A line's input_bundle_path that is a directory (or a .tar.gz) here is packed and uploaded,
 // and the line sent with "input_bundle" {sha256, size} instead (the id derived from the line
@@ -84,6 +86,7 @@ std::variant<std::vector<import_line>, std::string> read_lines(std::istream& in)
 
 struct tally {
   json submitted = json::array(), existing = json::array(), refused = json::array();
+  json warned = json::array();  // submitted, but no site could ever run them
 };
 
 // How long to wait before sending a line again (nullopt: do not).
@@ -126,59 +129,108 @@ int jobs_import(context& c, const std::string& file, bool shared_path) {
       to_upload[i] = std::filesystem::absolute(p, ec).lexically_normal().string();
     }
   std::map<std::string, stored_bundle> uploaded;  // path -> its blob: a directory many lines share goes once
-  tally t;
-  progress_bar bar(c.err, "jobs imported", "jobs", isatty(2) && !c.json);
   for (size_t i = 0; i < lines.size(); ++i) {
     auto& line = lines[i];
-    if (!to_upload[i].empty()) {
-      auto it = uploaded.find(to_upload[i]);
-      if (it == uploaded.end()) {
-        stored_bundle sb;
-        if (!upload_bundle(c, to_upload[i], sb)) {
-          bar.finish();
-          c.err << "baton: line " << line.number << ": stopped after " << t.submitted.size() << " submitted, " << t.existing.size()
-                << " already there; running the same file again goes on from here\n";
-          return api_error;
-        }
-        it = uploaded.emplace(to_upload[i], sb).first;
-        if (!c.json)
-          c.err << "line " << line.number << ": bundle " << to_upload[i] << ": " << sb.sha256 << " ("
-                << (sb.already_stored ? "already stored" : "uploaded") << ")\n";
+    if (to_upload[i].empty()) continue;
+    auto it = uploaded.find(to_upload[i]);
+    if (it == uploaded.end()) {
+      stored_bundle sb;
+      if (!upload_bundle(c, to_upload[i], sb)) {
+        c.err << "baton: line " << line.number << ": stopped before any job was sent; running the same file again goes on from here\n";
+        return api_error;
       }
-      line.body.erase("input_bundle_path");
-      line.body["input_bundle"] = it->second.as_json();
+      it = uploaded.emplace(to_upload[i], sb).first;
+      if (!c.json)
+        c.err << "line " << line.number << ": bundle " << to_upload[i] << ": " << sb.sha256 << " ("
+              << (sb.already_stored ? "already stored" : "uploaded") << ")\n";
     }
-    result r;
-    for (int attempt = 0;; ++attempt) {
-      r = call(c.daemon, "POST", "/jobs", line.body);
-      auto wait = retry_after(r, attempt);
-      if (!wait) break;
-      std::this_thread::sleep_for(*wait);  // the daemon said how long (429), or backoff
+    line.body.erase("input_bundle_path");
+    line.body["input_bundle"] = it->second.as_json();
+  }
+  tally t;
+  progress_bar bar(c.err, "jobs imported", "jobs", isatty(2) && !c.json);
+  size_t done = 0;
+  auto stop = [&](const std::string& where, const result& r) {
+    bar.finish();
+    c.err << "baton: " << where << ": " << r.message() << "\n"
+          << "baton: stopped after " << t.submitted.size() << " submitted, " << t.existing.size()
+          << " already there; running the same file again goes on from here\n";
+    return r.code();
+  };
+  // Batches of up to 10,000 lines and 12 MiB (POST /jobs/batch takes 16): all of a batch goes
+  // in, or none. A refusal names its entries; those are taken out (an existing id counts as
+  // already there, anything else is reported with its line) and the rest sent again.
+  for (size_t first = 0; first < lines.size();) {
+    std::vector<const import_line*> batch;
+    size_t bytes = 0;
+    for (size_t i = first; i < lines.size() && batch.size() < 10'000; ++i) {
+      size_t n = lines[i].body.dump().size() + 1;
+      if (!batch.empty() && bytes + n > (12u << 20)) break;
+      batch.push_back(&lines[i]);
+      bytes += n;
     }
-    const std::string id = line.body["id"].get<std::string>();
-    if (r.status == 200) {
-      t.submitted.push_back(id);
-    } else if (r.status == 409 && r.body.is_object() && r.body.value("error", "") == "job_exists") {
-      t.existing.push_back(id);
-    } else if (r.status == 401 || r.status == 403 || r.status == 0 || r.status >= 500) {
-      bar.finish();
-      c.err << "baton: line " << line.number << ": " << r.message() << "\n"
-            << "baton: stopped after " << t.submitted.size() << " submitted, " << t.existing.size()
-            << " already there; running the same file again goes on from here\n";
-      return r.code();
-    } else {
-      t.refused.push_back({{"line", line.number}, {"id", id}, {"status", r.status}, {"message", r.message()}, {"error", r.body}});
+    first += batch.size();
+    for (int attempt = 0; !batch.empty();) {
+      json jobs = json::array();
+      for (const auto* l : batch) jobs.push_back(l->body);
+      result r = call(c.daemon, "POST", "/jobs/batch", json{{"jobs", std::move(jobs)}});
+      if (r.status == 200) {
+        for (const auto* l : batch) t.submitted.push_back(l->body["id"]);
+        const auto& made = r.body["jobs"];
+        for (size_t i = 0; i < made.size() && i < batch.size(); ++i)
+          if (made[i].contains("pending_detail"))
+            t.warned.push_back({{"line", batch[i]->number}, {"id", made[i]["id"]}, {"pending_detail", made[i]["pending_detail"]}});
+        done += batch.size();
+        break;
+      }
+      const json* refused = r.body.is_object() && r.body.contains("refused") && r.body["refused"].is_array() &&
+                                    !r.body["refused"].empty()
+                                ? &r.body["refused"]
+                                : nullptr;
+      if (!refused) {
+        auto wait = retry_after(r, attempt++);
+        if (!wait) return stop("lines " + std::to_string(batch.front()->number) + "-" + std::to_string(batch.back()->number), r);
+        std::this_thread::sleep_for(*wait);  // the daemon said how long (429), or backoff (the same ids make a retry safe)
+        continue;
+      }
+      std::vector<bool> out(batch.size(), false);
+      for (const auto& x : *refused) {
+        auto index = x.value("index", batch.size());
+        if (index >= batch.size() || out[index]) continue;
+        out[index] = true;
+        ++done;
+        const auto& line = *batch[index];
+        if (x.value("error", "") == "job_exists")
+          t.existing.push_back(line.body["id"]);
+        else
+          t.refused.push_back({{"line", line.number},
+                               {"id", line.body["id"]},
+                               {"status", r.status},
+                               {"message", "batond answered " + std::to_string(r.status) + ": " + x.value("field", "") +
+                                              (x.contains("field") ? ": " : "") + x.value("detail", "")},
+                               {"error", x}});
+      }
+      std::vector<const import_line*> rest;
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (!out[i]) rest.push_back(batch[i]);
+      if (rest.size() == batch.size()) return stop("lines " + std::to_string(batch.front()->number) + "-" + std::to_string(batch.back()->number), r);
+      batch = std::move(rest);
+      attempt = 0;
     }
-    bar.update(i + 1, lines.size());
+    bar.update(done, lines.size());
   }
   bar.finish();
   if (c.json) {
-    c.out << json{{"submitted", t.submitted}, {"existing", t.existing}, {"refused", t.refused}}.dump(2) << "\n";
+    c.out << json{{"submitted", t.submitted}, {"existing", t.existing}, {"refused", t.refused}, {"cannot_run", t.warned}}.dump(2)
+          << "\n";
   } else {
     c.out << "submitted " << t.submitted.size() << ", already there " << t.existing.size() << ", refused "
           << t.refused.size() << "\n";
     for (const auto& x : t.refused)
       c.err << "baton: line " << x["line"].get<size_t>() << ": " << x["message"].get<std::string>() << "\n";
+    for (const auto& x : t.warned)
+      c.err << "baton: warning: line " << x["line"].get<size_t>() << ": no site could ever run it: "
+            << x["pending_detail"].get<std::string>() << "\n";
   }
   return t.refused.empty() ? ok : api_error;
 }

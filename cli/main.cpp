@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--gpus", so.gpus, "GPUs the job needs on one worker")->check(CLI::Range(1, 1024));
   submit_cmd->add_option("--time-limit", so.time_limit_seconds, "run-time estimate in seconds")->check(CLI::Range(1LL, 31622400LL));
   submit_cmd->add_flag("--hold", so.hold, "submit held (release with baton jobs release)");
+  submit_cmd->add_option("--array", so.array,
+                         "a job array, one task per index (0-999, 1,3,5-7, 0-99:2; at most 10,000): each task's payload "
+                         "gets BATON_ARRAY_INDEX; cancel, hold and release take the array's id");
   submit_cmd->add_flag("--no-requeue", so.no_requeue, "if preempted, cancel it rather than requeue it");
   submit_cmd->add_flag("--interactive", so.interactive, "an interactive session: if preempted, it is cancelled");
   submit_cmd->add_option("--after-ok", so.after_ok, "run only once this job completed (repeatable)");
@@ -104,6 +107,8 @@ int main(int argc, char** argv) {
   auto* jl = jobs->add_subcommand("list", "jobs, newest first");
   jl->add_option("--status", statuses, "only these statuses (repeatable)");
   jl->add_option("--limit", limit, "at most this many")->check(CLI::Range(1, 10000));
+  std::string list_array;
+  jl->add_option("--array", list_array, "only this job array's tasks, by index");
   auto* js = jobs->add_subcommand("show", "one job");
   auto* jh = jobs->add_subcommand("history", "a job's events and runtime per worker");
   auto* jc = jobs->add_subcommand("cancel", "cancel a job (running jobs need --force)");
@@ -112,7 +117,7 @@ int main(int argc, char** argv) {
   auto* jhold = jobs->add_subcommand("hold", "keep a queued job from starting");
   auto* jrel = jobs->add_subcommand("release", "let a held job start again");
   auto* jwhy = jobs->add_subcommand("why", "why a job waits: its pending reason and priority factors");
-  for (auto* sub : {js, jh, jc, jr, jhold, jrel, jwhy}) sub->add_option("id", id, "job id")->required();
+  for (auto* sub : {js, jh, jc, jr, jhold, jrel, jwhy}) sub->add_option("id", id, "job id (cancel, hold, release: or a job array's id)")->required();
   auto* jp = jobs->add_subcommand("prune", "hide old finished jobs from lists (history stays)");
   jp->add_option("--status", statuses, "completed, failed, cancelled (repeatable; default all three)");
   auto* older_days =
@@ -224,7 +229,7 @@ int main(int argc, char** argv) {
 
   return guarded(c, [&]() -> int {
     if (*submit_cmd) return submit(c, so);
-    if (*jl) return jobs_list(c, statuses, limit);
+    if (*jl) return jobs_list(c, statuses, limit, list_array);
     if (*js) return jobs_show(c, id);
     if (*jh) return jobs_history(c, id);
     if (*jc) return jobs_cancel(c, id, force);

@@ -37,6 +37,8 @@ json sprio_line(const json& row) {
 int jobs_hold(context& c, const std::string& id, bool hold) {
   result r;
   if (int code = run(c, "POST", "/jobs/" + encode(id) + (hold ? "/hold" : "/release"), r)) return code;
+  if (r.body.is_object() && r.body.contains("array_id") && r.body.contains("changed"))
+    return array_acted(c, r.body, hold ? "held" : "released");
   if (c.json)
     c.out << r.body.dump(2) << "\n";
   else
@@ -102,6 +104,16 @@ int jobs_why(context& c, const std::string& id) {
   if (job.body["pending_reason"].is_string()) c.out << ", waiting: " << cell(job.body["pending_reason"]);
   if (job.body["queue_blocked_reason"].is_string()) c.out << " (" << cell(job.body["queue_blocked_reason"]) << ")";
   c.out << "\n";
+  if (job.body.value("pending_detail", json()).is_string())  // no site could ever run it
+    c.out << "can never run: " << job.body["pending_detail"].get<std::string>() << "\n";
+  // The parents it waits on (or waited on), each with its condition and status now.
+  if (job.body.contains("depends_on") && job.body["depends_on"].is_array())
+    for (const auto& d : job.body["depends_on"]) {
+      std::string parent = d.value("job_id", "");
+      result p = call(c.daemon, "GET", "/jobs/" + encode(parent));
+      c.out << "depends on " << parent << " (" << d.value("condition", "afterok") << "): "
+            << (p.status == 200 ? p.body.value("status", "?") : "not visible") << "\n";
+    }
   if (job.body.value("expected_start", json()).is_string())  // the last plan's reservation
     c.out << "expected to start " << cell(job.body["expected_start"]) << " on worker " << cell(job.body["expected_worker_id"])
           << "\n";
@@ -110,7 +122,9 @@ int jobs_why(context& c, const std::string& id) {
           << "), leaves its worker by " << cell(job.body["preempt_grace_until"]) << "\n";
   c.out << "policy " << cell(prio.body["policy"]) << ", priority " << cell(row.value("priority", json())) << ", tier "
         << cell(row.value("priority_tier", json())) << ", user " << cell(job.body["user"]) << ", account "
-        << cell(job.body["account"]) << "\n";
+        << cell(job.body["account"]);
+  if (job.body.value("nice", 0) != 0) c.out << ", nice " << job.body["nice"].get<int64_t>();
+  c.out << "\n";
   json factors = json::array();
   const json named = row.value("factors", json::object());  // kept alive: items() refers into it
   for (const auto& [name, f] : named.items()) {

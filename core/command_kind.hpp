@@ -33,6 +33,8 @@ enum class command_kind : uint8_t {
   // the data plane (core/storage_decide.hpp, docs/storage.md)
   blob_upload, blob_uploaded, files_begin, files_commit, job_files,
   storage_collect, storage_removed, blob_corrupt,
+  // POST /jobs/batch (job arrays)
+  create_jobs,
 };
 
 }  // namespace baton::core

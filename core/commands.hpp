@@ -44,13 +44,25 @@ struct create_job {
   // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
   std::vector<dependency> depends_on;
   std::optional<blob_ref> input_bundle;  // a stored bundle instead of input_bundle_path (docs/storage.md)
+  // A job array's task: set by the shell when it expands POST /jobs/batch's "array", never
+  // read from a job's body (no one joins another's array).
+  std::string array_id;
+  uint32_t array_index = 0;
 };
+// POST /jobs/batch: many jobs, all or none, in one decision and so one durable commit. A
+// job may depend on one before it in the batch. At most max_batch_jobs.
+struct create_jobs {
+  std::vector<create_job> jobs;
+  std::string array_id;  // "" unless the batch is one job array's tasks
+};
+inline constexpr size_t max_batch_jobs = 10'000;
 struct get_job { std::string id; };
 struct list_jobs {
   std::set<std::string> statuses;  // empty: any
   std::string worker_id, worker_image_key;  // empty: any
   bool include_pruned = false;
   size_t limit = 500, offset = 0;
+  std::string array_id;  // a job array's tasks only, by index; "" any
 };
 struct cancel_job { std::string id; bool force = false; };
 struct requeue_job { std::string id, new_id; };
@@ -222,7 +234,7 @@ using command = std::variant<
     commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream,
     commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token,
     commands::blob_upload, commands::blob_uploaded, commands::files_begin, commands::files_commit, commands::job_files,
-    commands::storage_collect, commands::storage_removed, commands::blob_corrupt>;
+    commands::storage_collect, commands::storage_removed, commands::blob_corrupt, commands::create_jobs>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -33,7 +33,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::rotate_pilot_token, C::rotate_pilot_token> &&
               at_kind<command_kind::blob_upload, C::blob_upload> && at_kind<command_kind::files_commit, C::files_commit> &&
               at_kind<command_kind::blob_corrupt, C::blob_corrupt> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::blob_corrupt) + 1);
+              at_kind<command_kind::create_jobs, C::create_jobs> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::create_jobs) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -115,7 +116,9 @@ decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, 
 R::job_row row_of(const world& w, const scheduler_settings& s, const job& j) {
   std::optional<planned_slot> slot;
   if (const planned_slot* r = reservation_of(w, j.id); r && j.status == job_status::queued) slot = *r;
-  return {j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j), slot};
+  R::job_row row{j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j), cannot_run_reason(w, j), slot};
+  if (const array_task* a = w.array_of(j.id)) row.array = *a;
+  return row;
 }
 
 // --- validation the domain owns (what the config knows) ---
@@ -195,10 +198,19 @@ std::vector<std::string> chargeable_accounts(const world& w, const priority_poli
   return pol.accounts_of(user);
 }
 
+// What the jobs before this one in a batch (POST /jobs/batch) change for it: their ids are
+// taken, they count against their users' caps, a later one may depend on them, and only the
+// first of them claims an unclaimed upload. Empty for POST /jobs.
+struct batch_so_far {
+  std::set<std::string> ids;
+  std::map<std::string, uint32_t> jobs_of_user;
+  std::set<std::pair<std::string, std::string>> claimed;  // (uploader, sha256)
+};
+
 // The priority fields of a new job, with the policy's defaults; an unknown name is a 422
 // naming the field, a user at the job cap a 429 naming the limit.
 std::optional<domain_error> fill_priority_fields(const world& w, const priority_policy& pol, const principal& caller,
-                                                 const C::create_job& c, create_job& cj) {
+                                                 const C::create_job& c, create_job& cj, const batch_so_far& batch) {
   auto unknown = [](const std::string& field, const std::string& value, json known) {
     return domain_error{error_kind::invalid, "unknown_" + field, "unknown " + field + " '" + value + "'",
                         {{"known", std::move(known)}}, field};
@@ -234,16 +246,19 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
   cj.conformance = c.conformance;
   cj.hold = c.hold;
   auto active = w.active_jobs_by_user.find(cj.user);
-  if (active != w.active_jobs_by_user.end() && active->second >= pol.max_jobs_per_user)
+  auto earlier = batch.jobs_of_user.find(cj.user);
+  uint64_t n = (active == w.active_jobs_by_user.end() ? 0 : active->second) +
+               (earlier == batch.jobs_of_user.end() ? 0 : earlier->second);
+  if (n >= pol.max_jobs_per_user)
     return domain_error{error_kind::over_limit, "max_jobs_per_user",
-                        "user '" + cj.user + "' has " + std::to_string(active->second) +
+                        "user '" + cj.user + "' has " + std::to_string(n) +
                             " pending or running jobs, the limit (max_jobs_per_user)",
                         {{"limit", "max_jobs_per_user"}, {"max", pol.max_jobs_per_user}, {"user", cj.user}}, ""};
   return std::nullopt;
 }
 
 outcome create(const world& w, const scheduler_settings& s, const principal& caller, const C::create_job& c,
-               time_us now) {
+               time_us now, const batch_so_far& batch = {}) {
   if (auto e = unknown_pin(s, c.preferred_clusters)) return refused(*e, now);
   create_job cj;
   cj.id = c.id;
@@ -254,18 +269,116 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   cj.preferred_clusters = c.preferred_clusters;
   cj.max_attempts = c.max_attempts.value_or(s.max_attempts);
   if (auto e = unknown_image(s, cj.worker_image_key)) return refused(*e, now);
-  if (auto e = fill_priority_fields(w, s.priority, caller, c, cj)) return refused(*e, now);
+  if (auto e = fill_priority_fields(w, s.priority, caller, c, cj, batch)) return refused(*e, now);
   cj.depends_on = without_duplicates(c.depends_on);
-  if (w.find_pruned(c.id)) return refused(job_exists(c.id), now);
+  cj.array_id = c.array_id;
+  cj.array_index = c.array_index;
+  if (w.find_pruned(c.id) || batch.ids.count(c.id)) return refused(job_exists(c.id), now);
   auto d = decide_create(w.find_job(c.id), cj, now);
   if (d.error) return refused(*d.error, now);
-  if (auto e = check_new_dependencies(w, caller, cj.id, cj.depends_on, s.priority)) return refused(*e, now);
+  // Parents made earlier in the same batch are the caller's new, queued jobs: nothing to
+  // check (and no cycle can pass through a job that has no children yet).
+  std::vector<dependency> in_world;
+  for (const auto& dep : cj.depends_on)
+    if (!batch.ids.count(dep.job_id)) in_world.push_back(dep);
+  if (auto e = check_new_dependencies(w, caller, cj.id, in_world, s.priority)) return refused(*e, now);
   auto bound = bind_bundle(w, caller, cj.id, cj.user, c.input_bundle);
   if (bound.error) return refused(*bound.error, now);
-  if (bound.bound) d.events.push_back(std::move(*bound.bound));
+  if (bound.bound) {
+    if (auto claim = bound.bound->payload.find("claimed"); claim != bound.bound->payload.end() &&
+        batch.claimed.count({(*claim)["user"].get<std::string>(), (*claim)["sha256"].get<std::string>()}))
+      bound.bound->payload.erase("claimed");  // an earlier job of the batch claimed it
+    d.events.push_back(std::move(*bound.bound));
+  }
   auto preview = preview_of(c.id, d, now);
   set_priority(w, preview);  // the priority GET shows right after, as applying the creation sets it
   return from(std::move(d), row_of(w, s, preview), now);
+}
+
+// POST /jobs/batch: each job decided as POST /jobs decides it, after the ones before it; all
+// are made, or none. Every refusal is reported with its index (a batch is bounded, so its
+// refusals are: a rerun of an import finds each existing id in one answer).
+outcome create_batch(const world& w, const scheduler_settings& s, const principal& caller, const C::create_jobs& c,
+                     time_us now) {
+  batch_so_far so_far;
+  decision all;
+  R::jobs_created made;
+  made.array_id = c.array_id;
+  made.items.reserve(c.jobs.size());
+  json refusals = json::array();
+  size_t refused_count = 0;
+  std::optional<error_kind> kind;  // the refusals' kind when they share one
+  bool mixed = false;
+  for (size_t i = 0; i < c.jobs.size(); ++i) {
+    const auto& job_cmd = c.jobs[i];
+    outcome o = create(w, s, caller, job_cmd, now, so_far);
+    if (o.answer.error) {
+      const auto& e = *o.answer.error;
+      if (kind && *kind != e.kind) mixed = true;
+      kind = e.kind;
+      ++refused_count;
+      json r = {{"index", i}, {"error", e.code}, {"detail", e.message}};
+      if (!e.field.empty()) r["field"] = e.field;
+      if (!job_cmd.id.empty()) r["id"] = job_cmd.id;
+      if (e.details.is_object() && e.details.contains("known")) r["known"] = e.details["known"];
+      refusals.push_back(std::move(r));
+      continue;
+    }
+    const auto& row = std::get<R::job_row>(o.answer.value);
+    so_far.ids.insert(row.j.id);
+    ++so_far.jobs_of_user[row.j.user];
+    for (auto& ev : o.events) {
+      if (ev.type == "storage.job_bound")
+        if (auto claim = ev.payload.find("claimed"); claim != ev.payload.end())
+          so_far.claimed.emplace((*claim)["user"].get<std::string>(), (*claim)["sha256"].get<std::string>());
+      all.events.push_back(std::move(ev));
+    }
+    std::optional<uint32_t> index;
+    if (!c.array_id.empty()) index = job_cmd.array_index;
+    made.items.push_back({row.j.id, row.j.priority, index, row.pending_detail});
+  }
+  if (refused_count)
+    return refused({mixed ? error_kind::invalid : *kind, "batch_refused",
+                    std::to_string(refused_count) + " of " + std::to_string(c.jobs.size()) +
+                        " jobs refused; none was created (each refusal names its index)",
+                    {{"refused", std::move(refusals)}, {"refused_count", refused_count}, {"jobs", c.jobs.size()}},
+                    "jobs"},
+                   now);
+  return from(std::move(all), std::move(made), now);
+}
+
+// A cancel, hold or release naming a job array's id: applied to each task it applies to
+// (Slurm's scancel and scontrol hold of an array job), in index order, in one decision.
+// Empty when the id names no array the caller may see.
+enum class array_action { cancel, hold, release };
+std::optional<outcome> act_on_array(const world& w, const principal& who, const std::string& id, array_action action,
+                                    bool force, time_us now) {
+  auto arr = w.arrays.find(id);
+  if (arr == w.arrays.end()) return std::nullopt;
+  bool by_admin = who.k != principal::kind::operator_ || who.admin;
+  R::array_acted out;
+  out.array_id = id;
+  decision all;
+  bool any_visible = false;
+  for (const auto& [index, job_id] : arr->second) {
+    const job* j = visible_job(w, who, job_id);
+    if (!j) continue;
+    any_visible = true;
+    decision d;
+    if (action == array_action::cancel) {
+      if (!is_terminal(j->status) && j->status != job_status::cancelling) d = decide_cancel(*j, force, now);
+    } else if (j->status == job_status::queued) {
+      d = action == array_action::hold ? decide_hold(*j, by_admin, now) : decide_release(*j, by_admin, now);
+    }
+    if (d.error || d.events.empty()) {
+      ++out.unchanged[to_string(j->status)];
+      continue;
+    }
+    append(all, d);
+    ++out.changed;
+  }
+  if (!any_visible) return std::nullopt;
+  return from(std::move(all), std::move(out), now);
 }
 
 outcome list_jobs(const world& w, const scheduler_settings& s, const principal& who, const C::list_jobs& q, time_us now) {
@@ -289,7 +402,10 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
         page.items.push_back(archived_row(id, *p));
     }
   };
-  if (q.include_pruned)
+  if (!q.array_id.empty()) {
+    if (auto arr = w.arrays.find(q.array_id); arr != w.arrays.end())
+      for (const auto& [index, id] : arr->second) add_job(id, w.jobs.find(id));
+  } else if (q.include_pruned)
     for_each_job_by_created(w, true, add_job);
   else
     for (auto it = w.by_created.rbegin(); it != w.by_created.rend(); ++it) {
@@ -458,10 +574,9 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
       // The worker polls again before starting the job it won: the reply of that poll was lost
       // (a dropped connection, a 503 not_durable_yet). Without the same assignment again it
       // would hold a job it knows nothing of, heartbeating, never reaped.
-      outcome o = answered(R::poll_answer{R::assignment{held.id, held.input_bundle_path,
-                                                        held.latest_checkpoint_manifest_path, held.attempts},
-                                          ""},
-                           now);
+      R::assignment again{held.id, held.input_bundle_path, held.latest_checkpoint_manifest_path, held.attempts};
+      if (const array_task* t = w.array_of(held.id)) again.array = *t;
+      outcome o = answered(R::poll_answer{std::move(again), ""}, now);
       o.after_durable = true;
       return o;
     }
@@ -475,6 +590,7 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
   if (!choice.job_id) return no_job("no_job_for_this_worker", now);
   const job& j = *w.find_job(*choice.job_id);
   R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, next_attempt(j)};
+  if (const array_task* t = w.array_of(j.id)) a.array = *t;
   return from(decide_assign(j, wk->id, std::move(*choice.record), now), R::poll_answer{a, ""}, now);
 }
 
@@ -673,13 +789,20 @@ outcome salad(const world& w, const lease_book& leases, const scheduler_settings
 }
 
 // --- who goes first ---
-R::priority_row priority_row_of(const world& w, const job& j) { return {j, explain_priority(w, j), pending_reason(w, j)}; }
+R::priority_row priority_row_of(const world& w, const job& j) {
+  return {j, explain_priority(w, j), pending_reason(w, j), cannot_run_reason(w, j)};
+}
 
 template <class Cmd>
 outcome who_goes_first(const world& w, const scheduler_settings& s, const principal& who, const Cmd& c, time_us now) {
   if constexpr (std::is_same_v<Cmd, C::hold_job> || std::is_same_v<Cmd, C::release_job> ||
                 std::is_same_v<Cmd, C::job_priority>) {
     const job* j = visible_job(w, who, c.id);
+    if constexpr (!std::is_same_v<Cmd, C::job_priority>)
+      if (!j)
+        if (auto o = act_on_array(w, who, c.id, std::is_same_v<Cmd, C::hold_job> ? array_action::hold : array_action::release,
+                                  false, now))
+          return std::move(*o);
     if (!j) return refused(no_such_job(w, who, c.id), now);
     if constexpr (std::is_same_v<Cmd, C::job_priority>) {
       R::priorities out{policy_in_force(w), w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
@@ -768,6 +891,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, C::create_job>) {
           return create(w, s, e.caller, c, now);
+        } else if constexpr (std::is_same_v<T, C::create_jobs>) {
+          return create_batch(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::hold_job> || std::is_same_v<T, C::release_job> ||
                              std::is_same_v<T, C::job_priority> || std::is_same_v<T, C::list_priorities> ||
                              std::is_same_v<T, C::fairshare> || std::is_same_v<T, C::recalculate_priorities>) {
@@ -787,6 +912,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return list_jobs(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::cancel_job>) {
           const job* j = visible_job(w, e.caller, c.id);
+          if (!j)
+            if (auto o = act_on_array(w, e.caller, c.id, array_action::cancel, c.force, now)) return std::move(*o);
           return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now)
                    : refused(no_such_job(w, e.caller, c.id), now);
         } else if constexpr (std::is_same_v<T, C::requeue_job>) {

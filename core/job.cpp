@@ -130,6 +130,10 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (c.checkpoint_seconds) p["checkpoint_seconds"] = *c.checkpoint_seconds;
   if (c.hold) p["hold"] = true;
   if (!c.depends_on.empty()) p["depends_on"] = to_json(c.depends_on);
+  if (!c.array_id.empty()) {
+    p["array_id"] = c.array_id;
+    p["array_index"] = c.array_index;
+  }
   decision d;
   d.events.push_back({job_stream(c.id), "job.created", std::move(p)});
   return d;

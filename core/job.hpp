@@ -140,6 +140,12 @@ time_us accrued_at(const job& j, time_us at);
 
 std::string job_stream(const std::string& id);
 
+// A job array's task (create_job::array_id): which array, and its index there.
+struct array_task {
+  std::string array_id;
+  uint32_t index = 0;
+};
+
 // --- commands -------------------------------------------------------------------------
 struct create_job {
   std::string id, title, input_bundle_path, worker_image_key, comment;
@@ -159,6 +165,11 @@ struct create_job {
   std::optional<double> checkpoint_seconds;     // carried over by requeue clones
   bool hold = false;
   std::vector<dependency> depends_on;  // checked by the caller (core/dag.hpp); kept by requeue clones
+  // A task of a job array (POST /jobs/batch's "array"): the array's id and the task's index
+  // (BATON_ARRAY_INDEX in its payload). Kept by the world beside the job (world::array_of_job),
+  // not in it: most jobs are no array's, and a replay holds a quarter of a million.
+  std::string array_id;
+  uint32_t array_index = 0;
 };
 
 // Optional fields a worker may send with checkpoint / handoff-complete reports.

@@ -71,6 +71,8 @@ create_job read_created(const json& p) {
   if (auto it = p.find("checkpoint_seconds"); it != p.end()) c.checkpoint_seconds = it->get<double>();
   c.hold = p.value("hold", false);
   c.depends_on = dependencies_from_json(p.value("depends_on", json::array()));
+  c.array_id = p.value("array_id", "");
+  c.array_index = number_or(p, "array_index", 0u);
   return c;
 }
 

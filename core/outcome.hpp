@@ -22,10 +22,12 @@ struct job_row {
   job j;
   std::string queue_blocked_reason;  // "" when nothing blocks it
   std::string pending_reason;        // queued jobs: Priority, Resources, JobHeld, ... ("" otherwise)
+  std::string pending_detail;        // PartitionConfig: why no site could ever run it (core::cannot_run_reason)
   std::optional<planned_slot> reservation;  // where and when the last plan expects it to start
   // A pruned job: j holds only what the world keeps of it (core/world.hpp's pruned_job); the
   // HTTP layer replaces it with the job read from its stream before answering.
   bool archived = false;
+  std::optional<array_task> array;
 };
 struct job_page { std::vector<job_row> items; size_t total = 0, offset = 0, limit = 0; };
 struct worker_row {
@@ -45,6 +47,7 @@ struct registered {
 struct assignment {
   std::string job_id, input_bundle_path, latest_checkpoint_manifest_path;
   uint32_t attempt = 1;
+  std::optional<array_task> array;  // a job array's task: BATON_ARRAY_INDEX for its payload
 };
 // A poll's answer: a job, or why none (no_job_for_this_worker, worker_busy, stale_worker, …).
 struct poll_answer {
@@ -85,7 +88,7 @@ struct counted { size_t count = 0; };  // placeholders removed, events written
 struct priority_row {
   job j;
   priority_explained explained;
-  std::string pending_reason;
+  std::string pending_reason, pending_detail;
 };
 struct priorities {
   std::string policy;
@@ -140,6 +143,24 @@ struct job_files {
   std::optional<file_set> outputs;
 };
 struct blobs_to_remove { std::vector<blob_ref> items; };
+// POST /jobs/batch: the jobs made, in the batch's order, with the priorities they start with.
+struct jobs_created {
+  struct item {
+    std::string id;
+    int64_t priority = 0;
+    std::optional<uint32_t> array_index;
+    std::string pending_detail;  // no site could ever run it (core::cannot_run_reason): a warning
+  };
+  std::vector<item> items;
+  std::string array_id;
+};
+// A cancel, hold or release of a whole job array: how many tasks it changed, and how many it
+// left as they were, by status (a finished task is not cancelled, a running one not held).
+struct array_acted {
+  std::string array_id;
+  size_t changed = 0;
+  std::map<std::string, size_t> unchanged;  // status -> tasks
+};
 
 }  // namespace baton::core::results
 
@@ -151,7 +172,8 @@ using result = std::variant<std::monostate, results::job_row, results::job_page,
                             results::cluster_watch, results::plans, results::placeholder_made, results::counted,
                             results::salad_view, replica_target, results::priorities, results::fairshare, results::operators,
                             results::heartbeat_ack, results::metrics, results::rotated, results::storage_plan,
-                            results::stored, results::job_files, results::blobs_to_remove>;
+                            results::stored, results::job_files, results::blobs_to_remove, results::jobs_created,
+                            results::array_acted>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

@@ -331,10 +331,25 @@ std::string pending_reason(const world& w, const job& j) {
     case dependency_state::satisfied: break;
   }
   if (j.over_limit) return "QOSMaxJobsPerUserLimit";
+  if (!cannot_run_reason(w, j).empty()) return "PartitionConfig";
   auto it = w.queued_by_image.find(j.worker_image_key);
   if (it == w.queued_by_image.end() || it->second.order_of_key(queue_key_of(j)) == 0) return "Resources";
   // Behind others, but the last plan found it a place (core/plan_cycle.hpp).
   return reservation_of(w, j.id) ? "Reservation" : "Priority";
+}
+
+std::string cannot_run_reason(const world& w, const job& j) {
+  if (j.status != job_status::queued) return "";
+  const auto& offered = w.priority.policy;
+  // The largest worker a site offers: as configured, or as ever registered (gone ones too).
+  uint32_t largest = std::max(offered.offered_gpu_count, w.largest_worker_gpus);
+  if (largest > 0 && j.gpu_count > largest)
+    return "gpu_count " + std::to_string(j.gpu_count) + " > largest offered " + std::to_string(largest);
+  if (!j.checkpoints && j.time_limit_seconds && offered.offered_wall_seconds > 0 &&
+      *j.time_limit_seconds > offered.offered_wall_seconds)
+    return "time_limit_seconds " + std::to_string(*j.time_limit_seconds) + " > longest wall time " +
+           std::to_string(offered.offered_wall_seconds) + " and the job does not checkpoint";
+  return "";
 }
 
 std::vector<std::string> queue_in_evaluation_order(const world& w) {

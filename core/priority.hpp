@@ -71,6 +71,12 @@ const nlohmann::json& recorded_policy(const nlohmann::json& recalculation_payloa
 // kill_invalid_dependencies is off), Priority (others come first), Resources (it is first in
 // line for its image and no worker takes it); "" when it is not queued.
 std::string pending_reason(const world& w, const job& j);
+// Why no site could ever run the queued job, for people: "gpu_count 4 > largest offered 2"
+// (the configured clusters' gpu_count as the policy in force recorded it, and every worker
+// ever registered: a Salad site counts once its workers registered), or a time limit over every site's wall time for a job that does not
+// checkpoint. "" when some site could, or nothing is known yet of what the sites offer. Its
+// pending_reason is then PartitionConfig (Slurm's, for a request no partition can meet).
+std::string cannot_run_reason(const world& w, const job& j);
 
 // Every queued job in evaluation order: eligible jobs (tier, priority, submit, id), then
 // those held or waiting on a dependency, in the same order.

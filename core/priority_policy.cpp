@@ -135,6 +135,7 @@ json to_json(const priority_policy& p) {
   if (!p.energy_prices.empty()) j["energy_prices"] = p.energy_prices;  // only when set: older records stay equal
   if (p.preemption_configured()) j["preempt_grace_seconds"] = p.preempt_grace_seconds;
   if (p.offered_gpu_count) j["offered_gpu_count"] = p.offered_gpu_count;  // only when set: older records stay equal
+  if (p.offered_wall_seconds) j["offered_wall_seconds"] = p.offered_wall_seconds;  // likewise
   return j;
 }
 
@@ -179,6 +180,7 @@ priority_policy policy_from_json(const json& j) {
   p.energy_prices = j.value("energy_prices", std::vector<double>{});
   p.preempt_grace_seconds = number_or(j, "preempt_grace_seconds", p.preempt_grace_seconds);
   p.offered_gpu_count = number_or(j, "offered_gpu_count", 0u);
+  p.offered_wall_seconds = number_or(j, "offered_wall_seconds", int64_t{0});
   return p;
 }
 

@@ -65,6 +65,10 @@ struct priority_policy {
   // largest worker ever registered, what normalises the job-size factor, so that a
   // recalculation made before any worker registered does not take the largest job to be 1 GPU.
   uint32_t offered_gpu_count = 0;
+  // The longest wall time any configured site gives one worker, in seconds: 0 when some site
+  // gives no limit (Salad, an UNLIMITED partition) or none is configured. A job that does not
+  // checkpoint and asks for more can never run (core/priority.hpp's cannot_run_reason).
+  int64_t offered_wall_seconds = 0;
   // A job whose dependency can never hold is cancelled (dependency_never_satisfied); off, it
   // waits with pending_reason DependencyNeverSatisfied (Slurm's default).
   bool kill_invalid_dependencies = true;

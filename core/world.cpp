@@ -194,6 +194,13 @@ void evict_pruned(world& w, job& j) {
       if (it->second.empty()) w.dependents.erase(it);
     }
   w.plan.reservations.erase(j.id);
+  if (auto a = w.array_of_job.find(j.id); a != w.array_of_job.end()) {
+    if (auto arr = w.arrays.find(a->second.array_id); arr != w.arrays.end()) {
+      arr->second.erase(a->second.index);
+      if (arr->second.empty()) w.arrays.erase(arr);
+    }
+    w.array_of_job.erase(a);
+  }
   auto& changed = w.changed_while_staging;
   changed.erase(std::remove(changed.begin(), changed.end(), &j), changed.end());
   const std::string id = j.id;  // (j's own id goes with it)
@@ -231,6 +238,9 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, job_change&
   }
   if (was_eligible) index_erase(w, j);
   bool was_preempted = !j.preempted_by.empty();
+  std::optional<array_task> task;  // (read before evolve takes the change apart)
+  if (kind == job_event::created && change.created && !change.created->array_id.empty() && j.created_at == 0)
+    task = array_task{change.created->array_id, change.created->array_index};
   evolve(j, std::move(change), at);
   if (was_preempted != !j.preempted_by.empty()) was_preempted ? --w.preemptions_in_flight : ++w.preemptions_in_flight;
   if (kind == job_event::preempted) w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
@@ -242,6 +252,10 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, job_change&
     set_priority(w, j);
     for (const auto& d : j.depends_on) w.dependents[d.job_id].insert(j.id);
     j.blocked = dependencies_state(w, j) != dependency_state::satisfied;
+    if (task) {
+      w.arrays[task->array_id][task->index] = j.id;
+      w.array_of_job[j.id] = std::move(*task);
+    }
   }
   bool running = occupies_worker(j.status);
   bool limit_crossed = false;  // the group's count reached its limit, or fell below it
@@ -366,6 +380,7 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
   w.by_registered.insert({wk.registered_at, wk.id});
   if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
   if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
+  if (!wk.placeholder) w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
   if (capacity_before != std::make_tuple(!wk.gone, wk.worker_image_key, wk.gpu_count)) ++w.worker_gpus_version;
   refresh_worker_index(w, wk);
 }
@@ -398,6 +413,7 @@ void rebuild_indexes(world& w) {
     w.by_registered.insert({wk.registered_at, wk.id});
     if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
     if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
+    if (!wk.placeholder) w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
     refresh_worker_index(w, wk);
   }
 }
@@ -457,6 +473,11 @@ std::optional<job> as_pruned(const world& w, const std::string& job_id, const nl
   job last = *j;
   evolve(last, "job.pruned", payload, at);
   return last;
+}
+
+const array_task* world::array_of(const std::string& job_id) const {
+  auto it = array_of_job.find(job_id);
+  return it == array_of_job.end() ? nullptr : &it->second;
 }
 
 std::optional<pruned_job> world::find_pruned(const std::string& id) const { return pruned.find(id); }

@@ -132,6 +132,7 @@ struct world {
   // than one GPU): with none, a poll takes the O(log n) path.
   std::map<std::string, size_t> constrained_queued_by_image;
   std::map<std::string, std::multiset<int>> worker_gpus_by_image;  // GPU counts of workers not gone
+  uint32_t largest_worker_gpus = 0;  // the most GPUs of any worker ever registered (placeholders aside)
   // Deadline-aware assignment (core/deadline.hpp), per image: the allocation ends of idle
   // workers that reported one, and (checkpoints, time limit or -1) of every queued job (held
   // and blocked too). A poll keeps the O(log n) path when the tightest idle worker fits the
@@ -151,6 +152,9 @@ struct world {
   // Keyed by group_key() (core/world.cpp); only looked up, never iterated.
   std::unordered_map<std::string, job_group_slots> group_slots;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
+  // Job arrays: each task's array, and each array's tasks by index (jobs not pruned).
+  std::map<std::string, array_task, std::less<>> array_of_job;
+  std::map<std::string, std::map<uint32_t, std::string>> arrays;
   priority_state priority;
   live_plan plan;
   size_t preemptions_in_flight = 0;  // jobs told to leave their worker for a preemptor (core/preemption.hpp)
@@ -177,6 +181,7 @@ struct world {
   storage_book storage;  // who holds which blob (core/storage.hpp), from the storage stream
 
   const job* find_job(const std::string& id) const;  // nullptr for a pruned job too
+  const array_task* array_of(const std::string& job_id) const;  // nullptr: no array's task
   std::optional<pruned_job> find_pruned(const std::string& id) const;
   // A job's status, pruned or not; empty for an id no job has.
   std::optional<job_status> status_of_job(const std::string& id) const;

@@ -299,6 +299,12 @@ std::string encode_world(const world& w) {
   o.j(json(w.last_submission_failure));
   o.j(w.salad_status);
   o.j(to_json(w.storage));
+  o.u(w.array_of_job.size());  // (arrays follows from it)
+  for (const auto& [job_id, task] : w.array_of_job) {
+    o.s(job_id);
+    o.s(task.array_id);
+    o.u(task.index);
+  }
   return std::move(o.out);
 }
 
@@ -380,6 +386,14 @@ world decode_world(const std::string& bytes) {
     w.salad_status = in.j();
     if (w.salad_status.is_array() && w.salad_status.empty()) w.salad_status = json::object();
     w.storage = storage_book_from_json(in.j());
+    for (size_t n = in.count(); n > 0; --n) {
+      auto job_id = in.s();
+      array_task task;
+      task.array_id = in.s();
+      task.index = static_cast<uint32_t>(in.u());
+      w.arrays[task.array_id][task.index] = job_id;
+      w.array_of_job.emplace(std::move(job_id), std::move(task));
+    }
     if (in.pos != bytes.size()) reader::damaged();
     rebuild_indexes(w);
     return w;

@@ -233,6 +233,10 @@ void add_api_routes(router& s, api_context ctx) {
   s.Post("/jobs", [ctx](const request& req, response& res) {
     run(ctx, req, res, K::create_job, [](const request& rq) -> core::command { return build::create_job(rq, new_uuid()); });
   });
+  // Up to 10,000 jobs, or one job array, in one request and one durable commit.
+  s.Post("/jobs/batch", [ctx](const request& req, response& res) {
+    run(ctx, req, res, K::create_jobs, [](const request& rq) -> core::command { return build::create_jobs(rq, new_uuid); });
+  });
   list<core::results::job_page>(s, "/jobs", ctx, K::list_jobs, build::list_jobs);
   s.Get(R"(/jobs/([^/]+))", [ctx](const request& req, response& res) {  // blocking: a pruned job is read from the log
     run(ctx, req, res, K::get_job, [](const request& rq) -> core::command { return C::get_job{build::path_uuid(rq)}; });

@@ -44,6 +44,10 @@ inline constexpr size_t depends_on_entries = 100;
 inline constexpr size_t preferred_clusters_entries = 64;
 inline constexpr size_t accounts_entries = 64;
 inline constexpr size_t clusters_enabled_entries = 256;
+// POST /jobs/batch: up to 10,000 jobs (core::commands::max_batch_jobs) of ~1.6 KiB each.
+inline constexpr size_t batch_body_bytes = 16 << 20;
+inline constexpr size_t batch_jobs_entries = 10'000;
+inline constexpr size_t array_spec_bytes = 1000;  // "0-999", "1,3,5-7", "0-99:2"
 
 // --- headers batond records with every event ---
 // Printable ASCII only (0x20-0x7E): each reaches the log, its exports and the views, where a
@@ -60,7 +64,7 @@ struct field_limit {
 };
 
 inline constexpr std::string_view worker_reports = "heartbeat, checkpoint, handoff";
-inline constexpr std::array<field_limit, 50> table{{
+inline constexpr std::array<field_limit, 52> table{{
     {"any JSON body", "body", measure::bytes, body_bytes},
     {"any JSON body", "body", measure::levels, body_nesting},
     {"header", "X-Request-Id", measure::bytes, request_id_bytes},
@@ -100,6 +104,8 @@ inline constexpr std::array<field_limit, 50> table{{
     {"POST /jobs", "qos", measure::bytes, name_bytes},
     {"POST /jobs", "conformance", measure::bytes, conformance_bytes},
     {"POST /jobs", "depends_on", measure::entries, depends_on_entries},
+    {"POST /jobs/batch", "jobs", measure::entries, batch_jobs_entries},
+    {"POST /jobs/batch", "array", measure::bytes, array_spec_bytes},
     {"POST /operators", "name", measure::bytes, name_bytes},
     {"POST /operators", "role", measure::bytes, platform_bytes},
     {"POST /operators", "accounts", measure::entries, accounts_entries},

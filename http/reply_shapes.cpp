@@ -18,12 +18,17 @@ json job_json(const R::job_row& row, core::time_us at) {
   auto out = core::to_json(row.j, at);
   out["queue_blocked_reason"] = or_null(row.queue_blocked_reason);
   out["pending_reason"] = or_null(row.pending_reason);
+  if (!row.pending_detail.empty()) out["pending_detail"] = row.pending_detail;
   // A stored bundle (docs/storage.md): its digest and size beside the path that names it.
   if (auto b = core::parse_blob_uri(row.j.input_bundle_path)) out["input_bundle"] = {{"sha256", b->sha256}, {"size", b->size}};
   // The last plan's reservation: when and on which worker (or pending allocation) it should start.
   out["expected_start"] = row.reservation ? json(events::format_time_us(row.reservation->start)) : json(nullptr);
   out["expected_worker_id"] = row.reservation ? json(row.reservation->worker_id) : json(nullptr);
   if (row.j.pruned) out["pruned"] = true;  // read from the log (include_pruned, or GET /jobs/{id})
+  if (row.array) {
+    out["array_id"] = row.array->array_id;
+    out["array_index"] = row.array->index;
+  }
   return out;
 }
 
@@ -45,6 +50,7 @@ json priority_row_json(const R::priority_row& r) {
               {"partition", r.j.partition}, {"qos", r.j.qos},     {"nice", r.j.nice},
               {"gpu_count", r.j.gpu_count}, {"priority", e.priority}, {"priority_tier", e.tier},
               {"pending_reason", or_null(r.pending_reason)}, {"held", r.j.held}, {"preemptor", e.preemptor}};
+  if (!r.pending_detail.empty()) out["pending_detail"] = r.pending_detail;
   if (e.policy == "multifactor") {
     const auto& m = e.multifactor;
     out["factors"] = {{"age", factor_json(m.age)},
@@ -123,11 +129,16 @@ json body_of(const core::result& r, core::time_us at) {
         } else if constexpr (std::is_same_v<T, R::poll_answer>) {
           if (!v.assigned) return {{"status", "no_job_available"}, {"reason", v.no_job_reason}};
           const auto& a = *v.assigned;
-          return {{"status", "assigned"},
-                  {"job_id", a.job_id},
-                  {"input_bundle_path", a.input_bundle_path},
-                  {"latest_checkpoint_manifest_path", or_null(a.latest_checkpoint_manifest_path)},
-                  {"attempt", a.attempt}};
+          json out = {{"status", "assigned"},
+                      {"job_id", a.job_id},
+                      {"input_bundle_path", a.input_bundle_path},
+                      {"latest_checkpoint_manifest_path", or_null(a.latest_checkpoint_manifest_path)},
+                      {"attempt", a.attempt}};
+          if (a.array) {
+            out["array_id"] = a.array->array_id;
+            out["array_index"] = a.array->index;
+          }
+          return out;
         } else if constexpr (std::is_same_v<T, R::storage_plan> || std::is_same_v<T, R::stored> ||
                              std::is_same_v<T, R::job_files> || std::is_same_v<T, R::blobs_to_remove>) {
           return nullptr;  // shaped by http/file_routes.cpp, which adds the transfers
@@ -220,6 +231,19 @@ json body_of(const core::result& r, core::time_us at) {
           return {{"name", v.name}, {"previous_token_valid_until", events::format_time_us(v.previous_valid_until)}};
         } else if constexpr (std::is_same_v<T, R::counted>) {
           return {{"count", v.count}};
+        } else if constexpr (std::is_same_v<T, R::jobs_created>) {
+          json jobs = json::array();
+          for (const auto& i : v.items) {
+            json one = {{"id", i.id}, {"priority", i.priority}};
+            if (i.array_index) one["array_index"] = *i.array_index;
+            if (!i.pending_detail.empty()) one["pending_detail"] = i.pending_detail;
+            jobs.push_back(std::move(one));
+          }
+          json out = {{"created", v.items.size()}, {"jobs", std::move(jobs)}};
+          if (!v.array_id.empty()) out["array_id"] = v.array_id;
+          return out;
+        } else if constexpr (std::is_same_v<T, R::array_acted>) {
+          return {{"array_id", v.array_id}, {"changed", v.changed}, {"unchanged", v.unchanged}};
         } else if constexpr (std::is_same_v<T, R::metrics>) {
           json workers = json::array();
           for (const auto& [key, n] : v.workers) workers.push_back({{"state", key.first}, {"cluster", key.second}, {"count", n}});
@@ -250,7 +274,13 @@ std::string poll_answer_text(const R::poll_answer& v) {
   }
   const auto& a = *v.assigned;
   out.reserve(140 + a.job_id.size() + a.input_bundle_path.size() + a.latest_checkpoint_manifest_path.size());
-  out += "{\"attempt\":";
+  out += '{';
+  if (a.array) {  // (keys in order, as body_of's: "array_id" < "array_index" < "attempt")
+    out += "\"array_id\":";
+    append_json_string(out, a.array->array_id, invalid_utf8::replace);
+    out += ",\"array_index\":" + std::to_string(a.array->index) + ",";
+  }
+  out += "\"attempt\":";
   out += std::to_string(a.attempt);
   if (auto b = core::parse_blob_uri(a.input_bundle_path)) {
     out += ",\"input_bundle\":{\"sha256\":\"" + b->sha256 + "\",\"size\":" + std::to_string(b->size) + "}";

@@ -1,6 +1,7 @@
 #include "http/request_commands.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/credential.hpp"
 #include "core/first_seen.hpp"
@@ -148,6 +149,100 @@ C::create_job create_job(const json& b, const std::string& fresh_id) {
   return c;
 }
 
+std::vector<uint32_t> array_indices(const std::string& spec) {
+  auto bad = [&](const std::string& why) {
+    return invalid_field("array", why + " (the form is Slurm's --array: 0-999, 1,3,5-7 or 0-99:2), got '" + spec + "'");
+  };
+  if (spec.empty()) throw bad("is empty");
+  if (spec.size() > limits::array_spec_bytes)
+    throw invalid_field("array", "must be at most " + std::to_string(limits::array_spec_bytes) + " bytes");
+  if (spec.find('%') != std::string::npos) throw bad("a %limit on running tasks is not supported");
+  constexpr uint64_t max_index = 4'000'000'000ULL;
+  auto number = [&](const std::string& text) {
+    if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos)
+      throw bad("'" + text + "' is not an index");
+    uint64_t v = std::stoull(text);
+    if (v > max_index) throw bad("indices go up to " + std::to_string(max_index));
+    return v;
+  };
+  std::set<uint32_t> out;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    auto comma = spec.find(',', start);
+    auto part = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    uint64_t step = 1;
+    if (auto colon = part.find(':'); colon != std::string::npos) {
+      step = number(part.substr(colon + 1));
+      if (step == 0) throw bad("a step must be at least 1");
+      part = part.substr(0, colon);
+    }
+    auto dash = part.find('-');
+    uint64_t lo = number(part.substr(0, dash)), hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
+    if (hi < lo) throw bad("a range goes up: " + part);
+    if ((hi - lo) / step + 1 + out.size() > core::commands::max_batch_jobs)
+      throw invalid_field("array", "names more than " + std::to_string(core::commands::max_batch_jobs) + " tasks");
+    for (uint64_t i = lo; i <= hi; i += step) out.insert(static_cast<uint32_t>(i));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return {out.begin(), out.end()};
+}
+
+C::create_jobs create_jobs(const request& req, const std::function<std::string()>& fresh_id) {
+  auto b = object_body(req, false, limits::batch_body_bytes);
+  C::create_jobs c;
+  json refused = json::array();
+  size_t refused_count = 0;
+  auto take = [&](size_t index, const json& entry) {
+    try {
+      if (!entry.is_object()) throw invalid_field("jobs", "each job must be an object (a POST /jobs body)");
+      c.jobs.push_back(create_job(entry, fresh_id()));
+    } catch (const invalid_field& e) {
+      ++refused_count;
+      refused.push_back({{"index", index}, {"field", e.field}, {"error", "validation_error"}, {"detail", e.what()}});
+    }
+  };
+  if (b.contains("array") || b.contains("job")) {
+    if (b.contains("jobs")) throw invalid_field("jobs", "give jobs, or array and job, not both");
+    auto spec = req_string(b, "array", limits::array_spec_bytes);
+    auto it = b.find("job");
+    if (it == b.end() || !it->is_object()) throw invalid_field("job", "job is required with array: the tasks' POST /jobs body");
+    if (it->contains("id")) throw invalid_field("job.id", "each task of an array gets its own id");
+    auto indices = array_indices(spec);
+    C::create_job task;
+    try {
+      task = create_job(*it, "");
+    } catch (invalid_field& e) {
+      e.field = "job." + e.field;  // the tasks' body, once for all of them
+      throw;
+    }
+    c.array_id = fresh_id();
+    task.array_id = c.array_id;
+    c.jobs.reserve(indices.size());
+    for (uint32_t i : indices) {
+      c.jobs.push_back(task);
+      c.jobs.back().id = fresh_id();
+      c.jobs.back().array_index = i;
+    }
+  } else {
+    auto it = b.find("jobs");
+    if (it == b.end() || !it->is_array() || it->empty())
+      throw invalid_field("jobs", "jobs is required: a list of POST /jobs bodies (or give array and job)");
+    if (it->size() > limits::batch_jobs_entries)
+      throw invalid_field("jobs", "must have at most " + std::to_string(limits::batch_jobs_entries) + " entries, has " +
+                                      std::to_string(it->size()));
+    c.jobs.reserve(it->size());
+    for (size_t i = 0; i < it->size(); ++i) take(i, (*it)[i]);
+  }
+  if (refused_count) {
+    invalid_field e("jobs", std::to_string(refused_count) + " of " + std::to_string(refused_count + c.jobs.size()) +
+                                " jobs refused; none was created (each refusal names its index)");
+    e.extra = {{"refused", std::move(refused)}, {"refused_count", refused_count}};
+    throw e;
+  }
+  return c;
+}
+
 C::rotate_operator_token rotate_operator_token(const request& req, const std::string& token_sha256) {
   C::rotate_operator_token c;
   c.name = path_name(req);
@@ -204,6 +299,7 @@ C::list_jobs list_jobs(const request& req) {
                         "unknown job status");
   q.worker_id = query_text(req, "worker_id", limits::id_bytes);
   q.worker_image_key = query_text(req, "worker_image_key", limits::image_key_bytes);
+  if (auto a = query_text(req, "array_id", limits::id_bytes); !a.empty()) q.array_id = checked_uuid(a, "array_id");
   return q;
 }
 

@@ -2,7 +2,9 @@
 // Requests into typed commands (core/commands.hpp): validation of every parameter and body
 // field, RelayMD's aliases and defaults. Each function throws invalid_field (a 422 naming the
 // field) on bad input; none looks at who is calling (api_routes settles that first).
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,12 @@ namespace baton::http::build {
 core::commands::create_job create_job(const request& req, const std::string& fresh_id);
 // One job's object (POST /jobs's body, or one entry of POST /jobs/batch's `jobs`).
 core::commands::create_job create_job(const nlohmann::json& body, const std::string& fresh_id);
+// POST /jobs/batch: {"jobs": [job, …]} or {"array": "0-999", "job": job}. Every entry is
+// checked; refusals come together in one 422, each naming its index and field.
+core::commands::create_jobs create_jobs(const request& req, const std::function<std::string()>& fresh_id);
+// A job array's indices in Slurm's --array form ("0-999", "1,3,5-7", "0-99:2"), ascending
+// and distinct; throws invalid_field("array") past max_batch_jobs or on anything else.
+std::vector<uint32_t> array_indices(const std::string& spec);
 // A blob named in a body, {"sha256": 64 lowercase hex, "size": bytes}; invalid_field naming it.
 core::blob_ref blob_of(const nlohmann::json& v, const std::string& field);
 core::commands::list_jobs list_jobs(const request& req);

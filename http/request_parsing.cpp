@@ -14,10 +14,12 @@ namespace baton::http {
 using nlohmann::json;
 
 json validation_body(const invalid_field& e) {
-  return {{"detail", json::array({{{"loc", json::array({e.where, e.field})}, {"msg", e.what()}, {"type", "value_error"}}})},
+  json body = {{"detail", json::array({{{"loc", json::array({e.where, e.field})}, {"msg", e.what()}, {"type", "value_error"}}})},
           {"error", "validation_error"},
           {"field", e.field},
           {"message", e.field + ": " + e.what()}};
+  if (e.extra.is_object()) body.update(e.extra);
+  return body;
 }
 
 bool nests_deeper_than(std::string_view text, size_t limit) {
@@ -39,14 +41,14 @@ bool nests_deeper_than(std::string_view text, size_t limit) {
   return false;
 }
 
-json object_body(const request& req, bool allow_empty) {
+json object_body(const request& req, bool allow_empty, size_t max_bytes) {
   if (req.body.empty()) {
     if (allow_empty) return json::object();
     throw invalid_field("body", "a JSON object is required");
   }
-  if (req.body.size() > limits::body_bytes)
+  if (req.body.size() > max_bytes)
     throw invalid_field("body", "is " + std::to_string(req.body.size()) + " bytes, more than " +
-                                    std::to_string(limits::body_bytes) + " (each field has its own limit)", 413);
+                                    std::to_string(max_bytes) + " (each field has its own limit)", 413);
   if (nests_deeper_than(req.body, limits::body_nesting))
     throw invalid_field("body", "nests arrays and objects deeper than " + std::to_string(limits::body_nesting) + " levels");
   json b = json::parse(req.body, nullptr, false);

@@ -23,6 +23,7 @@ struct invalid_field : std::runtime_error {
   std::string field;
   int status;
   std::string where;
+  nlohmann::json extra;  // more facts for the body (an object), e.g. a batch's refusals by index
 };
 
 nlohmann::json validation_body(const invalid_field& e);
@@ -32,7 +33,7 @@ nlohmann::json validation_body(const invalid_field& e);
 // deeper than limits::body_nesting (checked before it is parsed: parsing, copying and
 // encoding a JSON value recurse once per level, and a body of a few hundred kilobytes of
 // brackets would exhaust the stack) or that is not a JSON object.
-nlohmann::json object_body(const request& req, bool allow_empty);
+nlohmann::json object_body(const request& req, bool allow_empty, size_t max_bytes = limits::body_bytes);
 
 // Whether the JSON text nests arrays and objects deeper than `limit` (brackets inside
 // strings do not count). Any text: it does not check that the JSON is valid.

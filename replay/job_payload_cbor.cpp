@@ -100,6 +100,8 @@ bool created(cbor_cursor& c, core::create_job& n) {
     if (k == "requeue") return c.boolean(n.requeue);
     if (k == "interactive") return c.boolean(n.interactive);
     if (k == "hold") return c.boolean(n.hold);
+    if (k == "array_id") return c.text(n.array_id);
+    if (k == "array_index") return number_or(c, n.array_index, defaults.array_index);
     if (k == "checkpoint_seconds") return real(c, n.checkpoint_seconds);
     if (k == "max_attempts") return number_or(c, n.max_attempts, defaults.max_attempts);
     if (k == "gpu_count") return number_or(c, n.gpu_count, defaults.gpu_count);

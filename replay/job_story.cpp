@@ -54,6 +54,7 @@ std::string explain(const std::string& type, const json& p) {
 // ahead of it, why it waits, and its reservation in the last plan.
 json queue_view(const core::world& w, const core::job& j) {
   json v = {{"priority", j.priority}, {"pending_reason", core::pending_reason(w, j)}};
+  if (auto never = core::cannot_run_reason(w, j); !never.empty()) v["pending_detail"] = never;
   if (core::eligible(j)) {
     auto q = w.queued_by_image.find(j.worker_image_key);
     if (q != w.queued_by_image.end()) {
@@ -137,6 +138,7 @@ std::string format_story(const json& story) {
       out << "waiting (" << e.value("type", "") << "): priority " << v.value("priority", int64_t{0});
       if (v.contains("jobs_ahead")) out << ", " << v["jobs_ahead"] << " of " << v["queue_length"] << " eligible jobs ahead";
       if (!v.value("pending_reason", "").empty()) out << ", reason " << v.value("pending_reason", "");
+      if (v.contains("pending_detail")) out << " (" << v.value("pending_detail", "") << ")";
       if (v.contains("reservation")) out << ", reserved on " << v["reservation"].value("worker_id", "") << " at " << v["reservation"].value("start", "");
       if (v.contains("planned_start_on")) out << ", planned to start on " << v.value("planned_start_on", "");
     } else {

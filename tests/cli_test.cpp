@@ -371,22 +371,76 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
   EXPECT_NE(bad.err.find("line 2: \"input_bundle_path\" (a string) or \"input_bundle\""), std::string::npos) << bad.err;
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 3u) << "nothing sent";
 
-  // A line batond refuses: reported with its line and field, the others still go in.
+  // Lines batond refuses (a bad field the shell reads, a name the policy does not know):
+  // each reported with its line and field, the others still go in.
   const auto mixed = dir / "mixed.jsonl";
   std::ofstream(mixed) << R"({"title": "lig-11", "input_bundle_path": "/campaign/lig-11", "nice": -4})" << "\n"
-                       << R"({"title": "lig-12", "input_bundle_path": "/campaign/lig-12"})" << "\n";
+                       << R"({"title": "lig-12", "input_bundle_path": "/campaign/lig-12"})" << "\n"
+                       << R"({"title": "lig-13", "input_bundle_path": "/campaign/lig-13", "partition": "nope"})" << "\n"
+                       << R"({"title": "lig-14", "input_bundle_path": "/campaign/lig-14"})" << "\n";
   auto partly = baton({"jobs", "import", "--shared-path", mixed});
   EXPECT_EQ(partly.code, 1);
-  EXPECT_EQ(partly.out, "submitted 1, already there 0, refused 1\n");
-  EXPECT_NE(partly.err.find("line 1: batond answered 422"), std::string::npos) << partly.err;
-  EXPECT_NE(partly.err.find("nice"), std::string::npos) << partly.err;
+  EXPECT_EQ(partly.out, "submitted 2, already there 0, refused 2\n");
+  EXPECT_NE(partly.err.find("line 1: batond answered 422: nice"), std::string::npos) << partly.err;
+  EXPECT_NE(partly.err.find("line 3: batond answered 422: partition: unknown partition 'nope'"), std::string::npos) << partly.err;
+  EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 5u);
+}
+
+TEST_F(cli, ImportSendsACampaignInAHandfulOfRequests) {
+  const auto file = dir / "campaign.jsonl";
+  {
+    std::ofstream f(file);
+    for (int i = 0; i < 2500; ++i) f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
+  }
+  auto requests = [&] {  // POST /jobs/batch answered so far, as /metrics counts them
+    auto m = d.client()->Get("/metrics");
+    size_t n = 0;
+    for (size_t at = m->body.find("route=\"POST /jobs/batch\""); at != std::string::npos; at = m->body.find("route=\"POST /jobs/batch\"", at + 1)) {
+      auto line_end = m->body.find('\n', at);
+      auto space = m->body.rfind(' ', line_end);
+      if (m->body.compare(m->body.rfind('\n', at) + 1, 25, "baton_http_requests_total") == 0)
+        n += std::stoul(m->body.substr(space + 1, line_end - space - 1));
+    }
+    return n;
+  };
+  auto r = baton({"jobs", "import", "--shared-path", file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "submitted 2500, already there 0, refused 0\n");
+  EXPECT_EQ(requests(), 1u) << "one batch";
+  auto again = baton({"jobs", "import", "--shared-path", file});
+  EXPECT_EQ(again.out, "submitted 0, already there 2500, refused 0\n");
+  EXPECT_EQ(requests(), 2u) << "a rerun learns every existing id from one answer";
+}
+
+TEST_F(cli, JobArraysAreSubmittedListedAndCancelledAsOne) {
+  auto b = bundle("sweep");
+  auto r = baton({"--json", "submit", "--shared-path", b, "--command", "sh run.sh", "--array", "0-9:3", "--hold"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto made = json::parse(r.out);
+  std::string array_id = made["array_id"];
+  EXPECT_EQ(made["created"], 4) << "0, 3, 6, 9";
+  auto listed = json::parse(baton({"--json", "jobs", "list", "--array", array_id}).out);
+  ASSERT_EQ(listed.size(), 4u);
+  EXPECT_EQ(listed[3]["array_index"], 9);
+  EXPECT_EQ(listed[3]["held"], true);
+  EXPECT_EQ(baton({"submit", "--shared-path", b, "--array", "0-3", "--id", uid("x")}).code, 2) << "an array's tasks get their own ids";
+  auto bad = baton({"submit", "--shared-path", b, "--array", "3-1"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("array"), std::string::npos) << bad.err;
+
+  auto released = baton({"jobs", "release", array_id});
+  EXPECT_EQ(released.out, "array " + array_id + ": released 4 tasks\n") << released.err;
+  auto cancelled = baton({"jobs", "cancel", array_id});
+  EXPECT_EQ(cancelled.out, "array " + array_id + ": cancelled 4 tasks\n") << cancelled.err;
+  auto again = baton({"jobs", "cancel", array_id});
+  EXPECT_EQ(again.out, "array " + array_id + ": cancelled 0 tasks; left as they were: 4 cancelled\n") << again.err;
 }
 
 TEST_F(cli, JobsImportWaitsOutTheRequestBudget) {
-  // A daemon that lets an operator send 3 requests at once, refilled at 20 per second: an
-  // import of 10 jobs is answered 429 on the way and must wait each Retry-After out.
+  // A daemon that lets an operator send 2 requests at once, refilled one every 5 s: with
+  // the budget spent first, the import's batch is answered 429 and must wait Retry-After out.
   temp_dir slow_dir;
-  batond_process slow{slow_dir, "limits: {operator_requests_burst: 3, operator_requests_per_second: 20}\n",
+  batond_process slow{slow_dir, "limits: {operator_requests_burst: 2, operator_requests_per_second: 0.2}\n",
                       {"BATON_METRICS_TOKEN=scrape-0123456789abcdef"}};
   ASSERT_GT(slow.port(), 0) << slow.err();
   const auto file = dir / "ten.jsonl";
@@ -395,6 +449,8 @@ TEST_F(cli, JobsImportWaitsOutTheRequestBudget) {
     for (int i = 0; i < 10; ++i) f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(slow.port());
+  auto op = slow.client();
+  for (int i = 0; i < 3; ++i) op->Get("/jobs");  // the budget spent (the third is refused)
   auto r = baton({"jobs", "import", "--shared-path", file}, url);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "submitted 10, already there 0, refused 0\n");

@@ -309,6 +309,12 @@ job_outcome agent::run_job(const json& a) {
                   "BATON_WORKER_ID=" + s.worker_id, "BATON_WORK_DIR=" + workdir},
                  credential_env_names(),
                  (fs::path(workdir) / "baton-payload.log").string()};
+  // A job array's task learns which one it is, as Slurm's SLURM_ARRAY_TASK_ID and
+  // SLURM_ARRAY_JOB_ID (both made by batond: a UUID and a number).
+  if (a.contains("array_index") && a["array_index"].is_number_unsigned() && a.contains("array_id") && a["array_id"].is_string()) {
+    ls.extra_env.push_back("BATON_ARRAY_INDEX=" + std::to_string(a["array_index"].get<uint64_t>()));
+    ls.extra_env.push_back("BATON_ARRAY_ID=" + a["array_id"].get<std::string>());
+  }
   std::optional<payload> p;
   try {
     p.emplace(ls);
