@@ -32,7 +32,7 @@ class cli : public ::testing::Test {
     if (url.empty()) url = "http://127.0.0.1:" + std::to_string(d.port());
     args.insert(args.begin(), BATON_CLI_PATH);
     child_process p(args, dir / ("cli-" + std::to_string(++runs)),
-                    {"BATON_URL=" + url, "BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=" + dir / "none.yaml",
+                    {"BATON_URL=" + url, "BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=/dev/null",
                      "USER=carol"});
     return {exit_code(p.wait()), p.out(), p.err()};
   }
@@ -181,7 +181,7 @@ TEST_F(cli, WorkersClustersAndMonitor) {
   // monitor follows the live stream: it redraws when events come (and says it is live).
   child_process mon({BATON_CLI_PATH, "--json", "monitor", "--interval", "0.1"}, dir / "monitor",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                     "BATON_CONFIG=" + dir / "none.yaml", "USER=carol"});
+                     "BATON_CONFIG=/dev/null", "USER=carol"});
   auto line_with = [&](const std::string& needle) {
     for (int i = 0; i < 1000; ++i) {
       std::istringstream lines(mon.out());
@@ -219,13 +219,13 @@ TEST_F(cli, JobsWaitReturnsOnceTheCampaignHasEnded) {
   // On a terminal (script gives it one): the bar.
   child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs wait --timeout 0.5", "/dev/null"}, dir / "tty",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                     "BATON_CONFIG=" + dir / "none.yaml"});
+                     "BATON_CONFIG=/dev/null"});
   EXPECT_EQ(exit_code(tty.wait()), 4);
   EXPECT_NE(tty.out().find("jobs ended [------------------------------] 0 of 2 jobs (0 %)"), std::string::npos) << tty.out();
 
   child_process w({BATON_CLI_PATH, "--json", "jobs", "wait", "--timeout", "60"}, dir / "wait",
                   {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                   "BATON_CONFIG=" + dir / "none.yaml"});
+                   "BATON_CONFIG=/dev/null"});
   // Until it follows the live stream (GET /metrics counts the clients), then the campaign ends.
   bool following = false;
   for (int i = 0; i < 1000 && !following; ++i) {
@@ -257,11 +257,34 @@ TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {
   auto wrong_token = [&] {
     child_process p({BATON_CLI_PATH, "jobs", "list"}, dir / "wrong",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=wrong",
-                     "BATON_CONFIG=" + dir / "none.yaml"});
+                     "BATON_CONFIG=/dev/null"});
     return run_result{exit_code(p.wait()), p.out(), p.err()};
   }();
   EXPECT_EQ(wrong_token.code, 1);
   EXPECT_NE(wrong_token.err.find("401"), std::string::npos);
+}
+
+// A config file named by --config or BATON_CONFIG that is not there stops the CLI with exit
+// code 2 naming it (it once fell back to the built-in defaults: another address, no token);
+// the default path absent is fine.
+TEST_F(cli, AMissingConfigFileThatWasNamedIsAnErrorNamingIt) {
+  const std::string typo = dir / "bton.yaml";
+  auto flagged = baton({"--config", typo, "jobs", "list"});
+  EXPECT_EQ(flagged.code, 2) << flagged.err;
+  EXPECT_NE(flagged.err.find(typo), std::string::npos) << flagged.err;
+  EXPECT_NE(flagged.err.find("--config"), std::string::npos) << flagged.err;
+  auto from_env = [&](const std::string& config) {
+    child_process p({BATON_CLI_PATH, "jobs", "list"}, dir / ("env-" + std::to_string(++runs)),
+                    {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
+                     "BATON_CONFIG=" + config, "HOME=" + (dir / "home")});
+    return run_result{exit_code(p.wait()), p.out(), p.err()};
+  };
+  auto named = from_env(typo);
+  EXPECT_EQ(named.code, 2) << named.err;
+  EXPECT_NE(named.err.find(typo), std::string::npos) << named.err;
+  EXPECT_NE(named.err.find("BATON_CONFIG"), std::string::npos) << named.err;
+  auto by_default = from_env("");  // $HOME/.config/baton/config.yaml, not there
+  EXPECT_EQ(by_default.code, 0) << by_default.err;
 }
 
 // Something answers on batond's port with shapes this baton does not know (another version,
@@ -358,7 +381,7 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
   // On a terminal (script gives it one): the bar, ending full.
   child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs import --shared-path " + file, "/dev/null"}, dir / "tty",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                     "BATON_CONFIG=" + dir / "none.yaml"});
+                     "BATON_CONFIG=/dev/null"});
   EXPECT_EQ(exit_code(tty.wait()), 0);
   EXPECT_NE(tty.out().find("jobs imported [##############################] 3 of 3 jobs (100 %)"), std::string::npos) << tty.out();
 
