@@ -287,6 +287,45 @@ TEST_F(cli, AMissingConfigFileThatWasNamedIsAnErrorNamingIt) {
   EXPECT_EQ(by_default.code, 0) << by_default.err;
 }
 
+// The CLI's words for what batond refuses: a running job is cancelled with --force (the
+// flag; batond's message names RelayMD's query parameter), and an unknown partition, QOS or
+// account comes with the names batond knows.
+TEST_F(cli, CancellingARunningJobAsksForForceAndUnknownNamesComeWithTheKnownOnes) {
+  const std::string A = uid("running");
+  ASSERT_EQ(baton({"submit", "--shared-path", bundle("run"), "--command", "sh run.sh", "--id", A}).code, 0);
+  httplib::Client c("127.0.0.1", d.port());
+  const httplib::Headers admin = {{"X-API-Token", test_token}};
+  auto reg = c.Post("/workers/register", admin, R"({"platform":"hpc","gpu_model":"A100","gpu_count":1})", "application/json");
+  ASSERT_TRUE(reg && reg->status == 200) << (reg ? reg->body : "no answer");
+  const auto w = json::parse(reg->body);
+  const httplib::Headers as_worker = {{"X-Worker-Token", w["worker_token"].get<std::string>()}};
+  auto poll = c.Post(("/jobs/request?worker_id=" + w["worker_id"].get<std::string>()).c_str(), as_worker, "", "application/json");
+  ASSERT_TRUE(poll && json::parse(poll->body).value("job_id", "") == A) << (poll ? poll->body : "no answer");
+  ASSERT_TRUE(c.Post(("/jobs/" + A + "/start").c_str(), as_worker, "", "application/json"));
+
+  auto refused = baton({"jobs", "cancel", A});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("add --force"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find("force=true"), std::string::npos) << refused.err;
+  auto forced = baton({"jobs", "cancel", "--force", A});
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(forced.out, "cancel requested for " + A + "\n");
+
+  for (const std::string field : {"partition", "qos", "account"}) {
+    // What batond answers: the names it knows, in "known".
+    auto api = c.Post("/jobs", admin, json{{"title", "t"}, {"input_bundle_path", "/b"}, {field, "nope"}}.dump(), "application/json");
+    ASSERT_TRUE(api && api->status == 422) << (api ? api->body : "no answer");
+    const auto known = json::parse(api->body)["known"];
+    ASSERT_TRUE(known.is_array() && !known.empty()) << api->body;
+    std::string listed;
+    for (const auto& n : known) listed += (listed.empty() ? "" : ", ") + n.get<std::string>();
+    auto r = baton({"submit", "--shared-path", bundle("run"), "--" + field, "nope"});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("unknown " + field + " 'nope'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("known " + field + " names: " + listed), std::string::npos) << r.err;
+  }
+}
+
 // Something answers on batond's port with shapes this baton does not know (another version,
 // another program): each command says so and exits 1; none dies with "terminate called".
 TEST_F(cli, RepliesOfAnotherShapeEndWithAMessageNotACrash) {
