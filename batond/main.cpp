@@ -53,8 +53,7 @@ int main(int argc, char** argv) {
   }
 
   auto env = baton::config::process_env();
-  if (config_path.empty()) config_path = baton::config::config_path(env);
-  auto loaded = baton::config::load(config_path, env);
+  auto loaded = baton::config::load(baton::config::choose_config(config_path, env), env);
   if (loaded.error) {
     std::cerr << "batond: " << loaded.error->what() << "\n";
     return 2;

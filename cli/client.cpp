@@ -19,6 +19,20 @@ std::string result::message() const {
         break;
       }
     if (body.contains("field") && body["field"].is_string()) text += " (field: " + body["field"].get<std::string>() + ")";
+    // An unknown partition, QOS or account: batond lists the names it knows (and RelayMD's
+    // unknown cluster pin its known_cluster_names), so the fix is on the screen.
+    const nlohmann::json* known = nullptr;
+    if (body.contains("known") && body["known"].is_array()) known = &body["known"];
+    else if (body.contains("detail") && body["detail"].is_object() && body["detail"].contains("known_cluster_names") &&
+             body["detail"]["known_cluster_names"].is_array())
+      known = &body["detail"]["known_cluster_names"];
+    if (known) {
+      std::string what = body.contains("field") && body["field"].is_string() ? body["field"].get<std::string>() : "cluster";
+      std::string names;
+      for (const auto& n : *known)
+        if (n.is_string()) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+      text += names.empty() ? "; no " + what + " is configured" : "; known " + what + " names: " + names;
+    }
   }
   if (text.empty()) text = body.is_null() ? "" : body.dump();
   return "batond answered " + std::to_string(status) + (text.empty() ? "" : ": " + text);

@@ -182,8 +182,17 @@ int jobs_history(context& c, const std::string& id) {
 }
 
 int jobs_cancel(context& c, const std::string& id, bool force) {
-  result r;
-  if (int code = run(c, "DELETE", "/jobs/" + encode(id) + (force ? "?force=true" : ""), r)) return code;
+  result r = call(c.daemon, "DELETE", "/jobs/" + encode(id) + (force ? "?force=true" : ""));
+  // batond's words are RelayMD's ("requires force=true", the query parameter); here it is a flag.
+  if (r.status == 409 && r.body.is_object() && r.body.value("error", "") == "force_required") {
+    c.err << "baton: job " << id << " is running: cancelling it stops its payload; to do so, add --force (baton jobs cancel --force "
+          << id << ")\n";
+    return r.code();
+  }
+  if (r.code() != ok) {
+    c.err << "baton: " << r.message() << "\n";
+    return r.code();
+  }
   if (r.body.is_object() && r.body.contains("array_id")) return array_acted(c, r.body, "cancelled");
   if (c.json)
     c.out << json{{"job_id", id}, {"cancel_requested", true}}.dump(2) << "\n";

@@ -20,8 +20,7 @@ namespace {
 bool resolve(const std::string& url, const std::string& ca_file, const std::string& config_file, endpoint& e,
              std::string& why) {
   auto env = baton::config::process_env();
-  auto path = config_file.empty() ? baton::config::config_path(env) : config_file;
-  auto loaded = baton::config::load(path, env);
+  auto loaded = baton::config::load(baton::config::choose_config(config_file, env), env);
   if (!loaded.value) {
     why = loaded.error->what();
     return false;

@@ -269,6 +269,22 @@ load_result load_from_string(const std::string& yaml_text, const std::string& pa
   return {s, std::nullopt};
 }
 
+config_choice choose_config(const std::string& flag, const env_lookup& env) {
+  if (!flag.empty()) return {flag, "--config"};
+  if (auto p = env("BATON_CONFIG"); p && !p->empty()) return {*p, "BATON_CONFIG"};
+  return {config_path(env), ""};
+}
+
+load_result load(const config_choice& which, const env_lookup& env) {
+  std::error_code ec;
+  if (!which.named_by.empty() && !std::filesystem::exists(which.path, ec))
+    return {std::nullopt, config_error{which.path, "",
+                                       "no such file (named by " + which.named_by +
+                                           "); only the default path may be absent: name an existing file, or use "
+                                           "/dev/null for built-in defaults"}};
+  return load(which.path, env);
+}
+
 load_result load(const std::string& path, const env_lookup& env) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {

@@ -131,6 +131,19 @@ struct load_result {
 
 // $BATON_CONFIG if set and non-empty, else $HOME/.config/baton/config.yaml.
 std::string config_path(const env_lookup& env);
+// The file batond and the CLI read: `flag` (their --config) when given, else $BATON_CONFIG,
+// else the default path. `named_by` says who named it ("--config", "BATON_CONFIG"; "" for the
+// default): a named file must exist, since running on built-in defaults after a typo in its
+// name would mean another port and another data directory. BATON_CONFIG=/dev/null names an
+// empty file: built-in defaults whatever ~/.config holds.
+struct config_choice {
+  std::string path;
+  std::string named_by;
+};
+config_choice choose_config(const std::string& flag, const env_lookup& env);
+// Reads the chosen file (the default one missing: defaults plus a warning; a named one
+// missing: an error naming it), then applies the environment.
+load_result load(const config_choice& which, const env_lookup& env);
 // Reads path (a missing file means defaults plus a warning), then applies the environment.
 load_result load(const std::string& path, const env_lookup& env);
 load_result load_from_string(const std::string& yaml_text, const std::string& path, const env_lookup& env);

@@ -86,6 +86,7 @@ std::vector<storage::part_etag> parts_of(const json& list, const std::string& fi
   for (size_t i = 0; i < list.size(); ++i) {
     const auto at = field + "[" + std::to_string(i) + "]";
     if (!list[i].is_object()) throw invalid_field(field, at + " must be an object");
+    check_known_fields(list[i], {"part_number", "etag"}, at + ".");
     auto n = opt_int(list[i], "part_number", 1, 10000);
     if (!n) throw invalid_field(field, at + ".part_number is required");
     out.push_back({static_cast<int>(*n), req_string(list[i], "etag", 256)});
@@ -101,6 +102,7 @@ std::vector<core::stored_file> manifest_of(const json& b) {
     const auto at = "files[" + std::to_string(i) + "]";
     const auto& f = (*list)[i];
     if (!f.is_object()) throw invalid_field(at, at + " must be an object {path, sha256, size}");
+    check_known_fields(f, {"path", "sha256", "size"}, at + ".");
     auto path = req_string(f, "path", core::max_stored_path_bytes);
     if (auto why = core::stored_path_problem(path); !why.empty()) throw invalid_field(at + ".path", at + ".path " + why);
     out.push_back({path, build::blob_of(f, at)});
@@ -114,6 +116,7 @@ void post_bundle_upload(const api_context& ctx, const request& req, response& re
   core::blob_ref blob;
   try {
     auto b = object_body(req, false);
+    check_known_fields(b, {"purpose", "sha256", "size"});
     auto purpose = opt_string(b, "purpose", 32).value_or("bundle");
     if (purpose != "bundle") throw invalid_field("purpose", "operators upload bundles only (purpose: bundle)");
     blob = build::blob_of(b, "body");
@@ -151,6 +154,7 @@ void complete_bundle_upload(const api_context& ctx, const request& req, response
   std::vector<storage::part_etag> parts;
   try {
     auto b = object_body(req, true);
+    check_known_fields(b, {"parts"});
     if (b.contains("parts")) parts = parts_of(b["parts"], "parts");
   } catch (const invalid_field& bad) {
     return reply_json(res, bad.status, validation_body(bad));
@@ -186,14 +190,15 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
   }
   try {
     auto b = object_body(req, false);
+    auto known = build::checkpoint_report_fields;  // and the report a checkpoint's set carries
+    known.insert(known.end(), {"kind", "attempt", "files"});
+    check_known_fields(b, known);
     c.kind = req_string(b, "kind", 16);
     auto attempt = opt_int(b, "attempt", 1, 1 << 30);
     if (!attempt) throw invalid_field("attempt", "attempt is required: the attempt the files belong to");
     c.attempt = static_cast<uint32_t>(*attempt);
     c.files = manifest_of(b);
-    C::handoff_complete fields;
-    build::fill(req, fields);
-    report = fields.report;
+    report = build::checkpoint_report(b, false);
     report.manifest_path.reset();
   } catch (const invalid_field& bad) {
     // Whether this caller holds the job is the scheduler's to say, and comes first.
@@ -241,10 +246,12 @@ void commit_file_set(const api_context& ctx, const request& req, response& res) 
     job_id = build::path_uuid(req);
     set_id = checked_uuid(req.path_params.at(1), "set_id");
     auto b = object_body(req, true);
+    check_known_fields(b, {"uploads"});
     if (auto list = opt_array(b, "uploads", core::max_files_per_set))
       for (size_t i = 0; i < list->size(); ++i) {
         const auto at = "uploads[" + std::to_string(i) + "]";
         if (!(*list)[i].is_object()) throw invalid_field(at, at + " must be an object {upload_id, parts}");
+        check_known_fields((*list)[i], {"upload_id", "parts"}, at + ".");
         auto id = req_string((*list)[i], "upload_id", 64);
         if ((*list)[i].contains("parts")) parts[id] = parts_of((*list)[i]["parts"], at + ".parts");
       }

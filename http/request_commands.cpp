@@ -21,8 +21,12 @@ std::string trimmed(const std::string& s, const char* blanks) {
   return start == std::string::npos ? "" : s.substr(start, end - start + 1);
 }
 
-core::checkpoint_report checkpoint_report(const request& req, bool require_path) {
-  auto b = object_body(req, true);
+}  // namespace
+
+const field_names checkpoint_report_fields = {"checkpoint_manifest_path", "checkpoint_path", "progress", "progress_codes",
+                                              "checkpoint_cycle_status", "checkpoint_cycle_failures", "checkpoint_seconds"};
+
+core::checkpoint_report checkpoint_report(const json& b, bool require_path) {
   core::checkpoint_report r;
   r.manifest_path = opt_string(b, "checkpoint_manifest_path", limits::path_bytes);
   if (!r.manifest_path) r.manifest_path = opt_string(b, "checkpoint_path", limits::path_bytes);  // RelayMD's deprecated alias
@@ -35,6 +39,8 @@ core::checkpoint_report checkpoint_report(const request& req, bool require_path)
   r.seconds = opt_number(b, "checkpoint_seconds", 0, 1e7);
   return r;
 }
+
+namespace {
 
 // depends_on's shape: {job_id: UUID, condition?} entries (opt_array counted them); what
 // they name is the core's to judge (unknown jobs, cycles).
@@ -92,6 +98,11 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
 }
 
 C::create_job create_job(const json& b, const std::string& fresh_id) {
+  // RelayMD's JobCreate (id, title, input_bundle_path, worker_image_key, preferred_clusters,
+  // comment) and baton's own fields.
+  check_known_fields(b, {"id", "title", "input_bundle", "input_bundle_path", "worker_image_key", "preferred_clusters",
+                         "comment", "max_attempts", "user", "account", "partition", "qos", "nice", "gpu_count",
+                         "time_limit_seconds", "checkpoints", "requeue", "interactive", "conformance", "hold", "depends_on"});
   C::create_job c;
   auto id = opt_string(b, "id", limits::id_bytes);
   c.id = id ? checked_uuid(*id, "id") : fresh_id;
@@ -100,6 +111,7 @@ C::create_job create_job(const json& b, const std::string& fresh_id) {
   // bundle ("blob:…", as GET shows it) is that bundle, checked as one.
   if (b.contains("input_bundle")) {
     if (b.contains("input_bundle_path")) throw invalid_field("input_bundle", "give input_bundle or input_bundle_path, not both");
+    check_known_fields(b["input_bundle"], {"sha256", "size"}, "input_bundle.");
     c.input_bundle = blob_of(b["input_bundle"], "input_bundle");
   } else {
     c.input_bundle_path = req_string(b, "input_bundle_path", limits::path_bytes);
@@ -190,6 +202,7 @@ std::vector<uint32_t> array_indices(const std::string& spec) {
 
 C::create_jobs create_jobs(const request& req, const std::function<std::string()>& fresh_id) {
   auto b = object_body(req, false, limits::batch_body_bytes);
+  check_known_fields(b, {"jobs", "array", "job"});
   C::create_jobs c;
   json refused = json::array();
   size_t refused_count = 0;
@@ -247,6 +260,7 @@ C::rotate_operator_token rotate_operator_token(const request& req, const std::st
   C::rotate_operator_token c;
   c.name = path_name(req);
   auto b = object_body(req, true);
+  check_known_fields(b, {"grace_seconds"});
   c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
   c.token_sha256 = token_sha256;
   return c;
@@ -256,6 +270,7 @@ C::rotate_pilot_token rotate_pilot_token(const request& req, const std::string& 
                                           const core::pilot_configured& configured) {
   C::rotate_pilot_token c;
   auto b = object_body(req, true);
+  check_known_fields(b, {"grace_seconds"});
   c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
   c.token_sha256 = token_sha256;
   c.configured = configured;
@@ -266,6 +281,7 @@ C::rotate_worker_credential rotate_worker_credential(const request& req, const s
   C::rotate_worker_credential c;
   c.worker_id = path_uuid(req);
   auto b = object_body(req, true);
+  check_known_fields(b, {"grace_seconds"});
   c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
   c.credential_sha256 = credential_sha256;
   return c;
@@ -273,6 +289,7 @@ C::rotate_worker_credential rotate_worker_credential(const request& req, const s
 
 C::create_operator create_operator(const request& req, const std::string& token_sha256) {
   auto b = object_body(req, false);
+  check_known_fields(b, {"name", "role", "accounts"});
   C::create_operator c;
   c.name = req_string(b, "name", limits::name_bytes);
   if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
@@ -364,6 +381,7 @@ C::list_workers list_workers(const request& req) {
 
 C::set_clusters_enabled clusters_enabled(const request& req) {
   auto b = object_body(req, false);
+  check_known_fields(b, {"enabled", "reason"});  // RelayMD's {"enabled": {..}}, and why
   if (!b.contains("enabled") || !b["enabled"].is_object())
     throw invalid_field("enabled", "enabled must be an object of cluster name -> true/false");
   if (b["enabled"].size() > limits::clusters_enabled_entries)
@@ -383,6 +401,7 @@ C::set_cluster_enabled cluster_enabled(const request& req, bool enable) {
   C::set_cluster_enabled c;
   c.cluster = path_name(req);
   auto b = object_body(req, true);
+  check_known_fields(b, {"reason"});
   c.enabled = enable;
   c.reason = opt_string(b, "reason", limits::cluster_reason_bytes).value_or("");
   return c;
@@ -390,6 +409,10 @@ C::set_cluster_enabled cluster_enabled(const request& req, bool enable) {
 
 C::register_worker register_worker(const request& req, const std::string& fresh_id, const std::string& credential_sha256) {
   auto b = object_body(req, false);
+  // RelayMD's worker sends platform, gpu_model, gpu_count, vram_gb, worker_image_key and
+  // provider_id; baton-worker adds the rest.
+  check_known_fields(b, {"platform", "gpu_model", "gpu_count", "vram_gb", "worker_image_key", "provider_id", "slurm_job_id",
+                         "driver_version", "allocation_ends_at"});
   C::register_worker c;
   auto platform = core::platform_from(req_string(b, "platform", limits::platform_bytes));
   if (!platform) throw invalid_field("platform", "must be 'hpc' or 'salad'");
@@ -419,6 +442,7 @@ C::heartbeat heartbeat(const request& req) {
   C::heartbeat c;
   c.worker_id = path_uuid(req);
   auto b = object_body(req, true);
+  check_known_fields(b, {"job_id", "progress", "progress_codes"});
   if (auto j = opt_string(b, "job_id", limits::id_bytes)) c.job_id = *j;
   c.progress = opt_number(b, "progress", 0, 1);
   c.progress_codes = opt_worker_json(b, "progress_codes");
@@ -430,12 +454,21 @@ C::request_job request_job(const request& req) {
   return {checked_uuid(req.get_param_value("worker_id"), "worker_id")};
 }
 
-void fill(const request& req, C::checkpoint_job& c) { c.report = checkpoint_report(req, true); }
+void fill(const request& req, C::checkpoint_job& c) {
+  auto b = object_body(req, true);
+  check_known_fields(b, checkpoint_report_fields);
+  c.report = checkpoint_report(b, true);
+}
 
-void fill(const request& req, C::handoff_complete& c) { c.report = checkpoint_report(req, false); }
+void fill(const request& req, C::handoff_complete& c) {
+  auto b = object_body(req, true);
+  check_known_fields(b, checkpoint_report_fields);
+  c.report = checkpoint_report(b, false);
+}
 
 void fill(const request& req, C::handoff_start& c) {
   auto b = object_body(req, false);
+  check_known_fields(b, {"reason", "progress", "progress_codes", "deadline_epoch_seconds", "message"});
   c.reason = req_string(b, "reason", limits::reason_bytes);
   c.progress_codes = opt_worker_json(b, "progress_codes").value_or(json::array());
   c.progress = opt_number(b, "progress", 0, 1);
@@ -445,6 +478,7 @@ void fill(const request& req, C::handoff_start& c) {
 
 void fill(const request& req, C::fail_job& c) {
   auto b = object_body(req, true);
+  check_known_fields(b, {"failure_artifact_path", "reason", "detail"});
   c.failure_artifact_path = opt_string(b, "failure_artifact_path", limits::path_bytes);
   c.reason = opt_string(b, "reason", limits::reason_bytes);
   c.detail = opt_string(b, "detail", limits::detail_bytes);

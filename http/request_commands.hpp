@@ -10,6 +10,7 @@
 
 #include "core/commands.hpp"
 #include "http/message.hpp"
+#include "http/request_parsing.hpp"
 
 namespace baton::http::build {
 
@@ -56,6 +57,11 @@ void fill(const request& req, core::commands::handoff_complete& c);
 void fill(const request& req, core::commands::fail_job& c);
 template <class Cmd>
 void fill(const request&, Cmd&) {}  // no body: control, start, complete
+// The checkpoint fields of a report (checkpoint, handoff/complete, a file set): RelayMD's,
+// checkpoint_path its deprecated alias, and checkpoint_seconds. The caller checks for
+// unknown fields, as a file set's body holds more.
+extern const field_names checkpoint_report_fields;
+core::checkpoint_report checkpoint_report(const nlohmann::json& body, bool require_path);
 
 // The path's first group as a job or worker id (a UUID), or as a cluster name.
 std::string path_uuid(const request& req);

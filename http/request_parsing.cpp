@@ -5,7 +5,10 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
+#include <vector>
 
 #include "events/bytes.hpp"
 
@@ -56,6 +59,98 @@ json object_body(const request& req, bool allow_empty, size_t max_bytes) {
   if (b.is_null() && allow_empty) return json::object();
   if (!b.is_object()) throw invalid_field("body", "must be a JSON object");
   return b;
+}
+
+namespace {
+std::string lower(std::string_view s) {
+  std::string out;
+  for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Lower case without separators: gpuCount, GPU-COUNT and gpu_count are one name.
+std::string squeezed(std::string_view s) {
+  std::string out;
+  for (char c : lower(s))
+    if (c != '_' && c != '-' && c != '.' && c != ' ') out += c;
+  return out;
+}
+
+// Edit distance counting a swap of neighbours as one edit (optimal string alignment).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The words of a name (split at separators, lower case, a plural's "s" dropped), of 3 letters or more.
+std::vector<std::string> words_of(std::string_view s) {
+  std::vector<std::string> out;
+  std::string w;
+  auto flush = [&] {
+    if (w.size() > 3 && w.back() == 's' && w[w.size() - 2] != 's') w.pop_back();
+    if (w.size() >= 3) out.push_back(w);
+    w.clear();
+  };
+  for (char c : lower(s)) {
+    if (c == '_' || c == '-' || c == '.' || c == ' ') flush();
+    else w += c;
+  }
+  flush();
+  return out;
+}
+
+// At most 64 bytes of a name the caller sent, cut at a character's start.
+std::string shown(std::string_view name) {
+  if (name.size() <= 64) return std::string(name);
+  size_t cut = 64;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(name.substr(0, cut)) + "...";
+}
+}  // namespace
+
+std::string closest_name(std::string_view name, const field_names& known) {
+  if (name.size() > 64) return "";  // no one misspells a name that long, and the distance is quadratic
+  const std::string sq = squeezed(name), lo = lower(name);
+  for (auto k : known)
+    if (squeezed(k) == sq) return std::string(k);
+  std::string best;
+  size_t best_d = std::max<size_t>(1, name.size() / 3) + 1;
+  for (auto k : known)
+    if (auto d = edit_distance(lo, std::string(k)); d < best_d) best = std::string(k), best_d = d;
+  if (!best.empty()) return best;
+  const auto words = words_of(name);
+  best_d = SIZE_MAX;
+  for (auto k : known) {
+    bool shares = false;
+    for (const auto& kw : words_of(k))
+      for (const auto& w : words) shares = shares || w == kw;
+    if (shares)
+      if (auto d = edit_distance(lo, std::string(k)); d < best_d) best = std::string(k), best_d = d;
+  }
+  return best;
+}
+
+void check_known_fields(const json& b, const field_names& known, const std::string& where) {
+  if (!b.is_object()) return;
+  for (const auto& [key, value] : b.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    auto near = closest_name(key, known);
+    std::string msg = "unknown field '" + shown(key) + "'";
+    if (!near.empty()) {
+      msg += "; did you mean '" + near + "'?";
+    } else {
+      msg += "; the fields here are ";
+      for (size_t i = 0; i < known.size(); ++i) msg += (i ? ", " : "") + std::string(known[i]);
+    }
+    throw invalid_field(where + shown(key), msg);
+  }
 }
 
 std::optional<std::string> opt_string(const json& b, const std::string& field, size_t max_len) {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace baton::http {
 
@@ -38,6 +39,17 @@ nlohmann::json object_body(const request& req, bool allow_empty, size_t max_byte
 // Whether the JSON text nests arrays and objects deeper than `limit` (brackets inside
 // strings do not count). Any text: it does not check that the JSON is valid.
 bool nests_deeper_than(std::string_view text, size_t limit);
+
+// The names a body may hold. A name outside them is refused (422 naming it, with the nearest
+// known name when one is close): a misspelt optional field would otherwise be read as absent and
+// its default used without a word ("gpus": 2 made a 1-GPU job). `where` prefixes the field in
+// the answer for an object inside the body ("files[2]."), "" for the body itself.
+using field_names = std::vector<std::string_view>;
+void check_known_fields(const nlohmann::json& b, const field_names& known, const std::string& where = "");
+// The known name `name` most likely misspells, or "" when none is close: the same name spelt
+// with other case or separators, then an edit distance of at most a third of its length, then
+// a name sharing one of its words (`gpus` -> gpu_count).
+std::string closest_name(std::string_view name, const field_names& known);
 
 // Field readers: absent -> nullopt; wrong type or bad value -> invalid_field naming it.
 // Every string has its limit (http/field_limits.hpp), in bytes of UTF-8.

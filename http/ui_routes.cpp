@@ -94,6 +94,7 @@ void add_ui_routes(router& s, api_context ctx) {
     std::string token, name;
     try {
       auto body = object_body(req, false);
+      check_known_fields(body, {"token", "name"});
       token = req_string(body, "token", limits::token_bytes);
       name = opt_string(body, "name", limits::operator_name_bytes).value_or("");
       check_printable(name, "name", limits::operator_name_bytes);  // recorded as the actor, as X-Baton-Operator

@@ -28,7 +28,7 @@ namespace {
 
 // Environment that keeps a developer's own config and secrets out of the test.
 std::vector<std::string> clean_env(const test::temp_dir& dir) {
-  return {"BATON_CONFIG=" + (dir / "no-such-config.yaml"), "BATON_DATA_DIR=", "BATON_LISTEN=", "BATON_LOG_LEVEL="};
+  return {"BATON_CONFIG=/dev/null", "BATON_DATA_DIR=", "BATON_LISTEN=", "BATON_LOG_LEVEL="};
 }
 
 struct running_batond {
@@ -36,13 +36,16 @@ struct running_batond {
   int port = 0;
 };
 
-running_batond start(const test::temp_dir& dir, const std::string& data_dir, std::vector<std::string> extra_args = {}) {
+running_batond start(const test::temp_dir& dir, const std::string& data_dir, std::vector<std::string> extra_args = {},
+                     const std::vector<std::string>& extra_env = {}) {
   std::string port_file = dir / "port";
   std::filesystem::remove(port_file);
   std::vector<std::string> argv = {BATOND_PATH, "--data-dir", data_dir, "--listen", "127.0.0.1:0", "--port-file", port_file};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   running_batond b;
-  b.proc = std::make_unique<test::child_process>(argv, dir / "batond", clean_env(dir));
+  auto env = clean_env(dir);
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  b.proc = std::make_unique<test::child_process>(argv, dir / "batond", env);
   for (int i = 0; i < 1000 && !std::filesystem::exists(port_file); ++i) {
     if (b.proc->wait(std::chrono::milliseconds(10)) != -1) break;  // exited early
   }
@@ -137,6 +140,33 @@ TEST(Batond, NoticesAnUncleanPreviousRun) {
   auto line = json::parse(dump.out());
   EXPECT_EQ(line["seq"], 3);
   EXPECT_EQ(line["payload"]["previous_run_stopped_cleanly"], false);
+}
+
+// A config file named by --config or BATON_CONFIG that is not there (a typo, a path on an
+// unmounted filesystem) once meant a warning and the built-in defaults: another port, another
+// data directory. It stops batond with exit code 2 naming the file and who named it; only
+// the default path may be absent.
+TEST(Batond, AMissingConfigFileThatWasNamedStopsWithExitCode2NamingIt) {
+  test::temp_dir dir;
+  const std::string typo = dir / "batnd.yaml";
+  auto [code, err] = run_to_exit(dir, {"--config", typo, "--data-dir", dir / "data"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find(typo), std::string::npos) << err;
+  EXPECT_NE(err.find("--config"), std::string::npos) << err;
+  auto [env_code, env_err] = run_to_exit(dir, {"--data-dir", dir / "data"}, {"BATON_CONFIG=" + typo});
+  EXPECT_EQ(env_code, 2) << env_err;
+  EXPECT_NE(env_err.find(typo), std::string::npos) << env_err;
+  EXPECT_NE(env_err.find("BATON_CONFIG"), std::string::npos) << env_err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "data")) << "it stopped before touching anything";
+
+  // The default path (~/.config/baton/config.yaml) absent: built-in defaults, with a warning.
+  const std::string home = dir / "home";
+  std::filesystem::create_directories(home);
+  auto b = start(dir, dir / "data", {}, {"BATON_CONFIG=", "HOME=" + home});
+  ASSERT_GT(b.port, 0) << b.proc->err();
+  EXPECT_TRUE(healthz(b.port));
+  EXPECT_EQ(stop(b), 0);
+  EXPECT_NE(b.proc->err().find(home + "/.config/baton/config.yaml not found"), std::string::npos) << b.proc->err();
 }
 
 TEST(Batond, ConfigWithAWrongTypeStopsWithExitCode2NamingKeyAndFile) {

@@ -32,7 +32,7 @@ class cli : public ::testing::Test {
     if (url.empty()) url = "http://127.0.0.1:" + std::to_string(d.port());
     args.insert(args.begin(), BATON_CLI_PATH);
     child_process p(args, dir / ("cli-" + std::to_string(++runs)),
-                    {"BATON_URL=" + url, "BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=" + dir / "none.yaml",
+                    {"BATON_URL=" + url, "BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=/dev/null",
                      "USER=carol"});
     return {exit_code(p.wait()), p.out(), p.err()};
   }
@@ -181,7 +181,7 @@ TEST_F(cli, WorkersClustersAndMonitor) {
   // monitor follows the live stream: it redraws when events come (and says it is live).
   child_process mon({BATON_CLI_PATH, "--json", "monitor", "--interval", "0.1"}, dir / "monitor",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                     "BATON_CONFIG=" + dir / "none.yaml", "USER=carol"});
+                     "BATON_CONFIG=/dev/null", "USER=carol"});
   auto line_with = [&](const std::string& needle) {
     for (int i = 0; i < 1000; ++i) {
       std::istringstream lines(mon.out());
@@ -219,13 +219,13 @@ TEST_F(cli, JobsWaitReturnsOnceTheCampaignHasEnded) {
   // On a terminal (script gives it one): the bar.
   child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs wait --timeout 0.5", "/dev/null"}, dir / "tty",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                     "BATON_CONFIG=" + dir / "none.yaml"});
+                     "BATON_CONFIG=/dev/null"});
   EXPECT_EQ(exit_code(tty.wait()), 4);
   EXPECT_NE(tty.out().find("jobs ended [------------------------------] 0 of 2 jobs (0 %)"), std::string::npos) << tty.out();
 
   child_process w({BATON_CLI_PATH, "--json", "jobs", "wait", "--timeout", "60"}, dir / "wait",
                   {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                   "BATON_CONFIG=" + dir / "none.yaml"});
+                   "BATON_CONFIG=/dev/null"});
   // Until it follows the live stream (GET /metrics counts the clients), then the campaign ends.
   bool following = false;
   for (int i = 0; i < 1000 && !following; ++i) {
@@ -257,11 +257,73 @@ TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {
   auto wrong_token = [&] {
     child_process p({BATON_CLI_PATH, "jobs", "list"}, dir / "wrong",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=wrong",
-                     "BATON_CONFIG=" + dir / "none.yaml"});
+                     "BATON_CONFIG=/dev/null"});
     return run_result{exit_code(p.wait()), p.out(), p.err()};
   }();
   EXPECT_EQ(wrong_token.code, 1);
   EXPECT_NE(wrong_token.err.find("401"), std::string::npos);
+}
+
+// A config file named by --config or BATON_CONFIG that is not there stops the CLI with exit
+// code 2 naming it (it once fell back to the built-in defaults: another address, no token);
+// the default path absent is fine.
+TEST_F(cli, AMissingConfigFileThatWasNamedIsAnErrorNamingIt) {
+  const std::string typo = dir / "bton.yaml";
+  auto flagged = baton({"--config", typo, "jobs", "list"});
+  EXPECT_EQ(flagged.code, 2) << flagged.err;
+  EXPECT_NE(flagged.err.find(typo), std::string::npos) << flagged.err;
+  EXPECT_NE(flagged.err.find("--config"), std::string::npos) << flagged.err;
+  auto from_env = [&](const std::string& config) {
+    child_process p({BATON_CLI_PATH, "jobs", "list"}, dir / ("env-" + std::to_string(++runs)),
+                    {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
+                     "BATON_CONFIG=" + config, "HOME=" + (dir / "home")});
+    return run_result{exit_code(p.wait()), p.out(), p.err()};
+  };
+  auto named = from_env(typo);
+  EXPECT_EQ(named.code, 2) << named.err;
+  EXPECT_NE(named.err.find(typo), std::string::npos) << named.err;
+  EXPECT_NE(named.err.find("BATON_CONFIG"), std::string::npos) << named.err;
+  auto by_default = from_env("");  // $HOME/.config/baton/config.yaml, not there
+  EXPECT_EQ(by_default.code, 0) << by_default.err;
+}
+
+// The CLI's words for what batond refuses: a running job is cancelled with --force (the
+// flag; batond's message names RelayMD's query parameter), and an unknown partition, QOS or
+// account comes with the names batond knows.
+TEST_F(cli, CancellingARunningJobAsksForForceAndUnknownNamesComeWithTheKnownOnes) {
+  const std::string A = uid("running");
+  ASSERT_EQ(baton({"submit", "--shared-path", bundle("run"), "--command", "sh run.sh", "--id", A}).code, 0);
+  httplib::Client c("127.0.0.1", d.port());
+  const httplib::Headers admin = {{"X-API-Token", test_token}};
+  auto reg = c.Post("/workers/register", admin, R"({"platform":"hpc","gpu_model":"A100","gpu_count":1})", "application/json");
+  ASSERT_TRUE(reg && reg->status == 200) << (reg ? reg->body : "no answer");
+  const auto w = json::parse(reg->body);
+  const httplib::Headers as_worker = {{"X-Worker-Token", w["worker_token"].get<std::string>()}};
+  auto poll = c.Post(("/jobs/request?worker_id=" + w["worker_id"].get<std::string>()).c_str(), as_worker, "", "application/json");
+  ASSERT_TRUE(poll && json::parse(poll->body).value("job_id", "") == A) << (poll ? poll->body : "no answer");
+  ASSERT_TRUE(c.Post(("/jobs/" + A + "/start").c_str(), as_worker, "", "application/json"));
+
+  auto refused = baton({"jobs", "cancel", A});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("add --force"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find("force=true"), std::string::npos) << refused.err;
+  auto forced = baton({"jobs", "cancel", "--force", A});
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(forced.out, "cancel requested for " + A + "\n");
+
+  for (const std::string field : {"partition", "qos", "account"}) {
+    // What batond answers: the names it knows, in "known".
+    auto api = c.Post("/jobs", admin, json{{"title", "t"}, {"input_bundle_path", "/b"}, {field, "nope"}}.dump(), "application/json");
+    ASSERT_TRUE(api && api->status == 422) << (api ? api->body : "no answer");
+    const auto known = json::parse(api->body)["known"];
+    ASSERT_TRUE(known.is_array() && !known.empty()) << api->body;
+    std::string listed;
+    for (const auto& n : known) listed += (listed.empty() ? "" : ", ") + n.get<std::string>();
+    auto r = baton({"submit", "--shared-path", bundle("run"), "--" + field, "nope"});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("unknown " + field + " 'nope'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("known " + field + " names: " + listed), std::string::npos) << r.err;
+  }
 }
 
 // Something answers on batond's port with shapes this baton does not know (another version,
@@ -358,7 +420,7 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
   // On a terminal (script gives it one): the bar, ending full.
   child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs import --shared-path " + file, "/dev/null"}, dir / "tty",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
-                     "BATON_CONFIG=" + dir / "none.yaml"});
+                     "BATON_CONFIG=/dev/null"});
   EXPECT_EQ(exit_code(tty.wait()), 0);
   EXPECT_NE(tty.out().find("jobs imported [##############################] 3 of 3 jobs (100 %)"), std::string::npos) << tty.out();
 

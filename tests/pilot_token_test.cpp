@@ -162,7 +162,7 @@ TEST(pilot_token, TheCliRotatesItAndItsFileFollows) {
     args.insert(args.begin(), BATON_CLI_PATH);
     test::child_process p(args, dir / ("cli-" + std::to_string(args.size()) + token.substr(0, 4)),
                           {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + token,
-                           "BATON_CONFIG=" + dir / "none.yaml"});
+                           "BATON_CONFIG=/dev/null"});
     const int code = test::exit_code(p.wait());
     return std::make_pair(code, p.out());
   };

@@ -152,7 +152,7 @@ TEST(preemption_http, TheVictimsWorkerHearsItAndIsTakenBackWhenItsGraceEnds) {
 
   ASSERT_EQ(t.d.stop(), 0) << t.d.err();
   test::child_process tool({BATOND_PATH, "--data-dir", t.dir / "data", "--rederive"}, t.dir / "rederive",
-                           {"BATON_CONFIG=" + (t.dir / "none.yaml")});
+                           {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_NE(tool.out().find("2 preemption decisions (2 preemptions)"), std::string::npos) << tool.out();
   t.d.start();

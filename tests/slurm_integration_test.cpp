@@ -165,7 +165,7 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   // The real worker agent this time (the other tests use the small shell worker).
   batond_process d(dir,
                    config(dir, "  - name: local-debug\n    extends: base\n"
-                               "    worker_command: \"BATON_LOG_LEVEL=info BATON_GPU_MODEL=A100 BATON_WORK_DIR=" + (dir / "work") + " " BATON_WORKER_PATH "\"\n"),
+                               "    worker_command: \"BATON_LOG_LEVEL=info BATON_GPU_MODEL=A100 BATON_GPU_COUNT=1 BATON_WORK_DIR=" + (dir / "work") + " " BATON_WORKER_PATH "\"\n"),
                    {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
   auto b1 = bundle(dir, "b1");

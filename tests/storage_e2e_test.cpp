@@ -98,7 +98,7 @@ struct storage_e2e : worker_e2e, ::testing::WithParamInterface<std::string> {
     args.insert(args.begin(), BATON_CLI_PATH);
     test::child_process p(args, dir / ("cli-" + std::to_string(++n)),
                           {"BATON_URL=http://127.0.0.1:" + std::to_string(port ? port : b->port()), "BATON_API_TOKEN=" + std::string(test::test_token),
-                           "BATON_CONFIG=" + dir / "none.yaml", "USER=submitter"});
+                           "BATON_CONFIG=/dev/null", "USER=submitter"});
     int code = test::exit_code(p.wait(60s));
     return {code, p.out(), p.err()};
   }

@@ -147,7 +147,7 @@ TEST_F(Https, TheCliVerifiesAgainstItsCaFile) {
     std::vector<std::string> argv{BATON_CLI_PATH, "--url", "https://127.0.0.1:" + std::to_string(b->port())};
     argv.insert(argv.end(), args.begin(), args.end());
     child_process p(argv, dir / name, {"BATON_API_TOKEN=" + std::string(test_token),
-                                              "BATON_CONFIG=" + (dir / "none.yaml")});
+                                              "BATON_CONFIG=/dev/null"});
     int code = exit_code(p.wait(60s));
     return tool_result{code, p.out(), p.err()};
   };

@@ -384,7 +384,7 @@ TEST_F(worker_e2e, WorkerWithTenMinutesLeftNeverGetsAJobThatCannotFitAndAPilotWi
   for (auto* w : {pilot.get(), roomy.get()}) EXPECT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
   ASSERT_EQ(b->stop(), 0) << b->err();
   test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
-                           {"BATON_CONFIG=" + (dir / "none.yaml")});
+                           {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_NE(tool.out().find("ok: 2 assignment decisions"), std::string::npos) << tool.out() << tool.err();
   b->start();  // for TearDown
@@ -550,6 +550,43 @@ TEST_F(worker_e2e, AnAfterOkChildOfAFailedParentIsCancelledWithTheReason) {
   }
 }
 
+// A machine with no GPU nvidia-smi can see (here an nvidia-smi that fails, first on PATH,
+// so the test does not depend on the machine): without a GPU count the worker would register
+// 0 GPUs and never get a job; it exits 2 naming the options instead, and registers only with
+// --allow-no-gpu, warning what that means.
+TEST_F(worker_e2e, WithoutNvidiaSmiTheWorkerNeedsAGpuCountOrAllowNoGpu) {
+  const std::string bin = dir / "no-gpu-bin";
+  fs::create_directories(bin);
+  std::ofstream(bin + "/nvidia-smi") << "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n";
+  fs::permissions(bin + "/nvidia-smi", fs::perms::owner_all);
+  const std::string path = "PATH=" + bin + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+
+  auto refused = start_worker({path, "BATON_GPU_COUNT="});
+  EXPECT_EQ(test::exit_code(refused->wait(20s)), 2) << refused->err();
+  for (const char* option : {"--gpu-count", "--allow-no-gpu"})
+    EXPECT_NE(refused->err().find(option), std::string::npos) << option << " in " << refused->err();
+  EXPECT_EQ(get(*op, "/workers").size(), 0u) << "nothing registered";
+
+  auto zero = start_worker({path, "BATON_GPU_COUNT=", "BATON_ALLOW_NO_GPU=1"});
+  json listed;
+  ASSERT_TRUE(wait_until([&] {
+    listed = get(*op, "/workers");
+    return listed.size() == 1;
+  }, 20s)) << zero->err();
+  EXPECT_EQ(listed[0]["gpu_count"], 0);
+  EXPECT_NE(zero->err().find("registering with 0 GPUs"), std::string::npos) << zero->err();
+  zero->signal(SIGTERM);
+  EXPECT_EQ(test::exit_code(zero->wait(15s)), 0) << zero->err();
+
+  // Told its count, it registers that many (the rest of these tests run so).
+  auto counted = start_worker({path, "BATON_GPU_COUNT=2", "BATON_IDLE_STRATEGY=immediate_exit"});
+  EXPECT_EQ(test::exit_code(counted->wait(20s)), 0) << counted->err();
+  EXPECT_EQ(counted->err().find("0 GPUs"), std::string::npos) << counted->err();
+  auto gone = get(*op, "/workers?state=gone");
+  ASSERT_EQ(gone.size(), 2u) << gone.dump();
+  EXPECT_EQ(std::max(gone[0]["gpu_count"].get<int>(), gone[1]["gpu_count"].get<int>()), 2) << gone.dump();
+}
+
 // --- pure parts of the worker ---
 
 TEST(worker_pure, ParsesNvidiaSmi) {
@@ -565,6 +602,26 @@ TEST(worker_pure, ParsesNvidiaSmi) {
   EXPECT_EQ(with_driver->driver_version, "535.104.05");
   EXPECT_EQ(g->driver_version, "") << "older nvidia-smi output has no driver column";
   EXPECT_FALSE(worker::parse_nvidia_smi("NVIDIA-SMI has failed\n"));
+}
+
+TEST(worker_pure, GpusFromNvidiaSmiElseFromTheCountElseOnlyWhenAllowed) {
+  const worker::gpu_info smi{"NVIDIA A100", 4, 80, "535"}, told{"A100", 2, 80, ""}, untold{"A100", 0, 0, ""};
+  auto detected = worker::choose_gpus(smi, told, false);
+  EXPECT_EQ(detected.gpu.count, 4) << "nvidia-smi's answer wins";
+  EXPECT_TRUE(detected.warnings.empty());
+  EXPECT_EQ(detected.problem, "");
+  auto counted = worker::choose_gpus(std::nullopt, told, false);
+  EXPECT_EQ(counted.gpu.count, 2);
+  EXPECT_EQ(counted.gpu.model, "A100");
+  EXPECT_EQ(counted.problem, "");
+  auto refused = worker::choose_gpus(std::nullopt, untold, false);
+  EXPECT_NE(refused.problem.find("--gpu-count"), std::string::npos) << refused.problem;
+  EXPECT_NE(refused.problem.find("--allow-no-gpu"), std::string::npos) << refused.problem;
+  auto allowed = worker::choose_gpus(std::nullopt, untold, true);
+  EXPECT_EQ(allowed.problem, "");
+  EXPECT_EQ(allowed.gpu.count, 0);
+  ASSERT_EQ(allowed.warnings.size(), 1u);
+  EXPECT_NE(allowed.warnings[0].find("no job"), std::string::npos) << allowed.warnings[0];
 }
 
 TEST(worker_pure, JobSpecAndBundlePaths) {
@@ -727,7 +784,7 @@ TEST_F(worker_e2e, AFourGpuJobIsReservedWhileOneGpuJobsRunOnTheWorkersItDoesNotN
   for (auto* w : {big.get(), small_a.get(), small_b.get()}) EXPECT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
   ASSERT_EQ(b->stop(), 0) << b->err();
   test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
-                           {"BATON_CONFIG=" + (dir / "none.yaml")});
+                           {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_EQ(tool.out().find(" 0 plans"), std::string::npos) << tool.out();
   b->start();  // for TearDown

@@ -68,7 +68,11 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
       ->envname("BATON_WORKER_IMAGE_KEY")->capture_default_str();
   app.add_option("--platform", c.platform, "hpc or salad (default: hpc inside Slurm, else salad)")->envname("BATON_PLATFORM");
   app.add_option("--gpu-model", c.gpu_model, "GPU model when nvidia-smi is absent")->envname("BATON_GPU_MODEL");
-  app.add_option("--gpu-count", c.gpu_count, "GPU count when nvidia-smi is absent")->envname("BATON_GPU_COUNT");
+  app.add_option("--gpu-count", c.gpu_count, "GPU count when nvidia-smi is absent")
+      ->envname("BATON_GPU_COUNT")->check(CLI::Range(0, 1024));
+  app.add_flag("--allow-no-gpu", c.allow_no_gpu,
+               "without nvidia-smi and --gpu-count, register with 0 GPUs (such a worker gets no job) instead of exiting")
+      ->envname("BATON_ALLOW_NO_GPU");
   app.add_option("--vram-gb", c.vram_gb, "VRAM per GPU (GB) when nvidia-smi is absent")->envname("BATON_GPU_VRAM_GB");
   app.add_option("--driver-version", c.driver_version, "GPU driver version when nvidia-smi is absent")
       ->envname("BATON_GPU_DRIVER_VERSION");

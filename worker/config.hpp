@@ -16,7 +16,8 @@ struct worker_config {
   std::string worker_image_key = "default";
   std::string platform;                  // hpc | salad; empty = hpc inside Slurm, else salad
   std::string gpu_model;                 // used only when nvidia-smi is absent
-  int gpu_count = 0;
+  int gpu_count = 0;                     // 0: not given
+  bool allow_no_gpu = false;             // register with 0 GPUs when nvidia-smi is absent and no count is given
   double vram_gb = 0;
   std::string driver_version;            // used only when nvidia-smi is absent
   std::string slurm_job_id, cluster_name;

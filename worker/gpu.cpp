@@ -58,4 +58,23 @@ std::optional<gpu_info> query_nvidia_smi() {
   return parse_nvidia_smi(r.out);
 }
 
+gpu_choice choose_gpus(const std::optional<gpu_info>& detected, const gpu_info& settings, bool allow_no_gpu) {
+  gpu_choice c;
+  if (detected) {
+    c.gpu = *detected;
+    return c;
+  }
+  c.gpu = settings;
+  if (settings.count >= 1) return c;
+  if (allow_no_gpu) {
+    c.gpu.count = 0;
+    c.warnings.push_back("no nvidia-smi (or it found no GPU) and no --gpu-count: registering with 0 GPUs (--allow-no-gpu); "
+                         "batond gives such a worker no job, as every job asks for at least one GPU");
+    return c;
+  }
+  c.problem = "no nvidia-smi (or it found no GPU) and no GPU count: give --gpu-count N (BATON_GPU_COUNT) for the GPUs "
+              "this machine has, or --allow-no-gpu (BATON_ALLOW_NO_GPU=1) to register with 0 GPUs, which gets no job";
+  return c;
+}
+
 }  // namespace baton::worker

@@ -2,6 +2,7 @@
 // What the worker tells batond about its GPUs.
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace baton::worker {
 
@@ -19,5 +20,16 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text);
 
 // Runs nvidia-smi; nullopt when it is absent or fails.
 std::optional<gpu_info> query_nvidia_smi();
+
+// What to register with: nvidia-smi's answer when there is one, else the GPUs the settings
+// name. Every job asks for at least one GPU, so a worker registered with none never gets one;
+// without nvidia-smi it registers only when told its count (`settings.count` >= 1, from
+// --gpu-count) or allowed none (--allow-no-gpu). `problem` is why it must not start.
+struct gpu_choice {
+  gpu_info gpu;
+  std::vector<std::string> warnings;
+  std::string problem;
+};
+gpu_choice choose_gpus(const std::optional<gpu_info>& detected, const gpu_info& settings, bool allow_no_gpu);
 
 }  // namespace baton::worker

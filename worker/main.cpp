@@ -38,16 +38,20 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  gpu_info gpu;
-  if (auto detected = query_nvidia_smi()) {
-    gpu = *detected;
-    spdlog::info("nvidia-smi: {} x {} ({} GB, driver {})", gpu.count, gpu.model, gpu.vram_gb,
-                 gpu.driver_version.empty() ? "unknown" : gpu.driver_version);
-  } else {
-    gpu = {cfg.gpu_model, cfg.gpu_count, cfg.vram_gb, cfg.driver_version};
-    spdlog::info("no nvidia-smi; GPUs from settings: {} x {} ({} GB)", gpu.count, gpu.model.empty() ? "none" : gpu.model,
-                 gpu.vram_gb);
+  auto detected = query_nvidia_smi();
+  if (detected)
+    spdlog::info("nvidia-smi: {} x {} ({} GB, driver {})", detected->count, detected->model, detected->vram_gb,
+                 detected->driver_version.empty() ? "unknown" : detected->driver_version);
+  auto chosen = choose_gpus(detected, {cfg.gpu_model, cfg.gpu_count, cfg.vram_gb, cfg.driver_version}, cfg.allow_no_gpu);
+  for (const auto& w : chosen.warnings) spdlog::warn("{}", w);
+  if (!chosen.problem.empty()) {
+    spdlog::error("{}", chosen.problem);
+    return 2;
   }
+  const gpu_info gpu = chosen.gpu;
+  if (!detected && gpu.count > 0)
+    spdlog::info("no nvidia-smi; GPUs from settings: {} x {} ({} GB)", gpu.count, gpu.model.empty() ? "unnamed" : gpu.model,
+                 gpu.vram_gb);
 
   agent a(cfg, gpu);
   std::thread([&a, stop_signals] {
