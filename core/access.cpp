@@ -55,6 +55,7 @@ access_class access_of(command_kind k) {
     case command_kind::salad_failed: return access_class::internal;
     case command_kind::create_job:
     case command_kind::create_jobs:
+    case command_kind::summary:
     case command_kind::get_job:
     case command_kind::list_jobs:
     case command_kind::cancel_job:

@@ -35,6 +35,8 @@ enum class command_kind : uint8_t {
   storage_collect, storage_removed, blob_corrupt,
   // POST /jobs/batch (job arrays)
   create_jobs,
+  // GET /summary (the dashboard's overview)
+  summary,
 };
 
 }  // namespace baton::core

@@ -56,6 +56,9 @@ struct create_jobs {
   std::string array_id;  // "" unless the batch is one job array's tasks
 };
 inline constexpr size_t max_batch_jobs = 10'000;
+// GET /summary: the dashboard's overview in one call (jobs by status the caller may see,
+// workers by state and cluster).
+struct summary {};
 struct get_job { std::string id; };
 struct list_jobs {
   std::set<std::string> statuses;  // empty: any
@@ -234,7 +237,8 @@ using command = std::variant<
     commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream,
     commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token,
     commands::blob_upload, commands::blob_uploaded, commands::files_begin, commands::files_commit, commands::job_files,
-    commands::storage_collect, commands::storage_removed, commands::blob_corrupt, commands::create_jobs>;
+    commands::storage_collect, commands::storage_removed, commands::blob_corrupt, commands::create_jobs,
+    commands::summary>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -33,8 +33,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::rotate_pilot_token, C::rotate_pilot_token> &&
               at_kind<command_kind::blob_upload, C::blob_upload> && at_kind<command_kind::files_commit, C::files_commit> &&
               at_kind<command_kind::blob_corrupt, C::blob_corrupt> &&
-              at_kind<command_kind::create_jobs, C::create_jobs> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::create_jobs) + 1);
+              at_kind<command_kind::create_jobs, C::create_jobs> && at_kind<command_kind::summary, C::summary> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::summary) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -611,6 +611,20 @@ outcome count_for_metrics(const world& w, const lease_book& leases, const schedu
   return answered(std::move(m), now);
 }
 
+// GET /summary: the counts the dashboard's overview shows, in one answer: the caller's jobs
+// (an admin's: all) by status, and every worker by state and cluster (as GET /workers lists them).
+outcome summarize(const world& w, const lease_book& leases, const scheduler_settings& s, const principal& who, time_us now) {
+  R::metrics m;
+  const bool all = sees_every_job(who);
+  w.jobs.for_each_unordered([&](const job& j) {
+    if (!j.pruned && (all || may_see(who, j))) ++m.jobs[to_string(j.status)];
+  });
+  for (const auto& [id, wk] : w.workers) ++m.workers[{derived_state(w, wk, leases, s, now), wk.cluster()}];
+  for (const auto& [image, queue] : w.queued_by_image)
+    for (const auto& key : queue) m.eligible_queued += all || may_see(who, *key.owner);
+  return answered(std::move(m), now);
+}
+
 // GET /workers: every worker, for capacity, but a user (core::may_see) sees which job a
 // worker runs, and its allocation (provider id: the Slurm job that links a job to a node and
 // its files), only when the job is theirs; an admin sees all.
@@ -893,6 +907,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return create(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::create_jobs>) {
           return create_batch(w, s, e.caller, c, now);
+        } else if constexpr (std::is_same_v<T, C::summary>) {
+          return summarize(w, leases, s, e.caller, now);
         } else if constexpr (std::is_same_v<T, C::hold_job> || std::is_same_v<T, C::release_job> ||
                              std::is_same_v<T, C::job_priority> || std::is_same_v<T, C::list_priorities> ||
                              std::is_same_v<T, C::fairshare> || std::is_same_v<T, C::recalculate_priorities>) {

@@ -238,6 +238,7 @@ void add_api_routes(router& s, api_context ctx) {
     run(ctx, req, res, K::create_jobs, [](const request& rq) -> core::command { return build::create_jobs(rq, new_uuid); });
   });
   list<core::results::job_page>(s, "/jobs", ctx, K::list_jobs, build::list_jobs);
+  route(s, "GET", "/summary", ctx, K::summary, [](const request&) -> core::command { return C::summary{}; });
   s.Get(R"(/jobs/([^/]+))", [ctx](const request& req, response& res) {  // blocking: a pruned job is read from the log
     run(ctx, req, res, K::get_job, [](const request& rq) -> core::command { return C::get_job{build::path_uuid(rq)}; });
   });

@@ -1,7 +1,8 @@
 // POST /jobs/batch and job arrays over HTTP against a real batond: many jobs in one request,
 // all or none with each refusal naming its index and field; an array's tasks listed by index,
 // handed to workers with their index, cancelled and held as one; the caller checked first
-// (missing, forged and another user's credential); the body's limits.
+// (missing, forged and another user's credential); the body's limits. Also what a campaign
+// operator sees of it: GET /summary (the dashboard's one call) and jobs no site could run.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -202,6 +203,19 @@ TEST(batch_http, TheCallerIsCheckedBeforeTheBody) {
   EXPECT_EQ(joined.body["refused"][0]["field"], "array_id");
   EXPECT_EQ(t.send("POST", "/jobs/batch", json{{"jobs", json::array({t.job("x")})}, {"arrays", 1}}).body["field"], "arrays");
   EXPECT_EQ(t.send("GET", "/jobs?array_id=" + array_id, nullptr, ann.get()).body.size(), 3u);
+
+  // The dashboard's summary counts what the caller may see: ann her 3 tasks, bo none, an
+  // admin every job; workers are everyone's capacity.
+  auto of_ann = t.send("GET", "/summary", nullptr, ann.get());
+  ASSERT_EQ(of_ann.status, 200) << of_ann.body.dump();
+  EXPECT_EQ(of_ann.body["jobs"], json({{"queued", 3}}));
+  EXPECT_EQ(of_ann.body["eligible_queued"], 3);
+  EXPECT_EQ(t.send("GET", "/summary", nullptr, bo.get()).body["jobs"], json::object());
+  auto all = t.send("GET", "/summary");
+  EXPECT_EQ(all.body["jobs"]["queued"], 3);
+  EXPECT_EQ(all.body["workers"], json::array({{{"cluster", ""}, {"count", 1}, {"state", "idle"}}})) << all.body.dump();
+  EXPECT_EQ(t.send("GET", "/summary", nullptr, &none).status, 401);
+  EXPECT_EQ(t.send("GET", "/summary", nullptr, &wc).status, 403);
 }
 
 // A job no site could ever run says so: in the submit answer, the job, sprio's line and the

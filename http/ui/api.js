@@ -33,9 +33,3 @@ export async function api(path, { method = 'GET', body, withHeaders = false } = 
 export const get = (path) => api(path);
 export const post = (path, body) => api(path, { method: 'POST', body });
 export const del = (path) => api(path, { method: 'DELETE' });
-
-// How many items a list route holds (X-Total-Count), asking for one.
-export async function total(path) {
-  const r = await api(path + (path.includes('?') ? '&' : '?') + 'limit=1', { withHeaders: true });
-  return Number(r.headers.get('X-Total-Count') || (Array.isArray(r.data) ? r.data.length : 0));
-}

@@ -59,10 +59,13 @@ async function render(navigated) {
     failed = true;
     if (mine !== generation) return;
     if (e instanceof ApiError && e.status === 401) return loggedOut();
-    if (e instanceof ApiError && e.status === 429) schedule((e.retryAfter || 5) * 1000);
-    flash(e);
+    // Over the request budget (a big import by the same operator): say when it tries again.
+    const limited = e instanceof ApiError && e.status === 429;
+    const wait = limited ? e.retryAfter || 5 : 0;
+    if (limited) schedule(wait * 1000);
+    flash(limited ? `batond's request budget for you is spent for now; trying again in ${wait} s` : e, limited ? 'info' : 'error');
     if (!navigated && $('view').dataset.page === name) { refreshFailed = true; return; }  // keep what is on screen (a form being filled in)
-    node = h('p', { class: 'note' }, 'Could not load this page.');
+    node = h('p', { class: 'note', id: 'load-failed' }, limited ? `Rate limited: this page loads again in ${wait} s.` : 'Could not load this page.');
   }
   if (mine !== generation) return;
   if (refreshFailed && !failed && !navigated) flash(null);  // the error was about a refresh that now worked

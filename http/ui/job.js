@@ -10,7 +10,7 @@ const ACTIONS = [
   ['release', 'Release', (id) => post(`/jobs/${id}/release`)],
 ];
 const FIELDS = ['status', 'user', 'account', 'partition', 'qos', 'nice', 'gpu_count', 'priority', 'priority_tier',
-  'pending_reason', 'queue_blocked_reason', 'held', 'admin_hold', 'attempts', 'max_attempts', 'lost_workers',
+  'pending_reason', 'pending_detail', 'queue_blocked_reason', 'array_index', 'held', 'admin_hold', 'attempts', 'max_attempts', 'lost_workers',
   'preemptions', 'worker_image_key', 'input_bundle_path', 'time_limit_seconds', 'checkpoints', 'interactive',
   'failure_reason', 'created_at', 'started_at', 'status_changed_at', 'runtime_seconds'];
 const TIMES = new Set(['created_at', 'started_at', 'status_changed_at', 'assigned_at', 'last_checkpoint_at', 'expected_start']);
@@ -37,12 +37,17 @@ export async function render(id, ctx) {
     ['expected start', job.expected_start ? `${when(job.expected_start)} on ${short(job.expected_worker_id)}` : null],
     ['requeued from', jobLink(job.requeued_from)],
     ['requeued to', job.requeued_to?.length ? job.requeued_to.map((x) => jobLink(x)) : null],
-    ['depends on', job.depends_on?.length ? job.depends_on.map((d) => [jobLink(d.job_id), ` ${d.condition || ''} `]) : null],
+    ['depends on', job.depends_on?.length ? job.depends_on.map((d, i) => [i ? ', ' : '', jobLink(d.job_id), ` (${d.condition || 'afterok'})`]) : null],
+    ['array', job.array_id ? h('a', { href: `#/queue`, title: job.array_id }, `${short(job.array_id)} [${job.array_index}]`) : null],
     ['preempted by', job.preempted_by ? [jobLink(job.preempted_by), ` until ${when(job.preempt_grace_until)}`] : null],
     ['comment', job.comment],
   ].filter(([, v]) => v !== null && v !== undefined && v !== '—');
 
-  const buttons = h('div', { class: 'actions' }, ACTIONS.map(([key, label, run]) =>
+  // Only what can apply: hold and release a queued job, cancel an unfinished one, requeue a finished one.
+  const finished = ['completed', 'failed', 'cancelled'].includes(job.status);
+  const applies = { cancel: !finished && job.status !== 'cancelling', requeue: finished,
+    hold: job.status === 'queued' && !job.held, release: job.status === 'queued' && job.held };
+  const buttons = h('div', { class: 'actions' }, ACTIONS.filter(([key]) => applies[key]).map(([key, label, run]) =>
     h('button', { id: `action-${key}`, type: 'button', class: key === 'cancel' ? 'danger' : null, onclick: async (ev) => {
       ev.target.disabled = true;
       try {

@@ -1,6 +1,7 @@
 // overview.js: job counts by status, queue depth and running jobs over time (a client-side
-// series sampled at each refresh), job.assigned events per minute, workers per cluster.
-import { get, total } from './api.js';
+// series sampled at each refresh), job.assigned events per minute, workers per cluster. One
+// request a refresh (GET /summary): the page lives on the event stream, not on polling.
+import { get } from './api.js';
 import { h, table, section } from './dom.js';
 import { lineChart, columns } from './charts.js';
 import { assignmentsPerMinute } from './live.js';
@@ -11,11 +12,8 @@ const samples = [];  // [time ms, queued, running]
 export const every = 10000;  // also sample while nothing happens
 
 export async function render() {
-  const [counts, workers] = await Promise.all([
-    Promise.all(STATUSES.map((s) => total(`/jobs?status=${s}`))),
-    get('/workers?limit=10000'),
-  ]);
-  const by = Object.fromEntries(STATUSES.map((s, i) => [s, counts[i]]));
+  const summary = await get('/summary');
+  const by = Object.fromEntries(STATUSES.map((s) => [s, (summary.jobs || {})[s] || 0]));
   samples.push([Date.now(), by.queued, by.running]);
   if (samples.length > 720) samples.shift();
 
@@ -31,9 +29,9 @@ export async function render() {
   const label = (i) => (i === rate.length - 1 ? 'now' : `-${rate.length - 1 - i} min`);
 
   const clusters = {};
-  for (const w of workers) {
+  for (const w of summary.workers || []) {
     const c = (clusters[w.cluster || '(none)'] ||= Object.fromEntries(WORKER_STATES.map((s) => [s, 0])));
-    c[w.state] = (c[w.state] || 0) + 1;
+    c[w.state] = (c[w.state] || 0) + w.count;
   }
   const rows = Object.entries(clusters).sort(([a], [b]) => a.localeCompare(b));
 

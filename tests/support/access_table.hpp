@@ -117,6 +117,7 @@ inline std::vector<row> rows() {
   t.push_back({"POST", "/jobs/batch", {{"jobs", {{{"title", "t"}, {"input_bundle_path", "/b"}}}}}, operator_write200, std::nullopt,
                json{{"jobs", {{{"title", 5}}}}}, operator_write_bad});
   t.push_back({"GET", "/jobs", nullptr, operator_ok200, "/jobs?limit=0", std::nullopt, operator_bad});
+  t.push_back({"GET", "/summary", nullptr, operator_ok200});
   t.push_back({"GET", "/jobs/{J}", nullptr, operator_ok200, bad_id, std::nullopt, operator_bad});
   t.push_back({"DELETE", "/jobs/{J}?force=true", nullptr, operator_ok204, "/jobs/{J}?force=maybe", std::nullopt,
                operator_write_bad});

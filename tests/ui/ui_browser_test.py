@@ -314,6 +314,20 @@ def main():
             assert browser.text('#role') == 'user', browser.text('#role')
         checks.run('login as alice shows #whoami alice', login_alice)
 
+        def overview_counts():
+            # One GET /summary a refresh: alice's own jobs by status, as GET /jobs counts them.
+            browser.go('#/overview')
+            browser.page_shown('overview')
+            def tile(status):
+                els = browser.d.find_elements(By.CSS_SELECTOR, f'#status-counts a[data-status="{status}"] .count')
+                return els[0].text if els else ''
+            for status in ('queued', 'running'):
+                want = str(len(b.ok('GET', f'/jobs?status={status}&limit=10000', token=alice)))
+                browser.wait(f'the {status} tile at {want}', lambda: tile(status) == want)
+            summary = b.ok('GET', '/summary', token=alice)
+            assert sum(summary['jobs'].values()) == len(b.ok('GET', '/jobs?limit=10000', token=alice)), summary
+        checks.run("the overview's counts are alice's jobs, from one summary call", overview_counts)
+
         def queue_order():
             browser.go('#/queue')
             browser.page_shown('queue')
@@ -344,7 +358,12 @@ def main():
                            for e in events)
             wait_until('a cancel by operator:alice in the history', cancelled_by_alice, 10)
             browser.wait('#flash says done', lambda: 'done' in browser.text('#flash').lower())
-        checks.run('Cancel on the job page is recorded with actor operator:alice', cancel)
+            # Finished, it offers only Requeue: no Hold, Release or Cancel on an ended job.
+            status = b.ok('GET', f'/jobs/{victim}', token=alice)['status']
+            offered = ['action-requeue'] if status == 'cancelled' else []  # (cancelling: nothing to do)
+            browser.wait(f'{offered} on a {status} job', lambda: [e.get_attribute('id') for e in
+                         browser.d.find_elements(By.CSS_SELECTOR, '.actions button')] == offered)
+        checks.run('Cancel on the job page is recorded with actor operator:alice; then only Requeue is offered', cancel)
 
         def not_found():
             browser.go(f'#/job/{bobs[0]}')
@@ -468,6 +487,21 @@ def main():
                        if line.strip() and json.loads(line).get('type') in ('cluster.disabled', 'cluster.enabled')]
             assert status == 200 and reasons == ['maintenance', 'maintenance'], (status, reasons)
         checks.run('an admin disables and enables a cluster from the clusters page', cluster_switch)
+
+        def rate_limited():
+            # The admin token's request budget spent (a big import would do it): the page says
+            # when it loads again instead of failing, and loads once the budget refills.
+            for _ in range(2000):
+                if b.call('GET', '/jobs?limit=1')[0] == 429:
+                    break
+            else:
+                raise AssertionError('the budget never ran out')
+            browser.go('#/workers')
+            browser.page_shown('workers')
+            assert 'Rate limited' in browser.text('#load-failed'), browser.text('#view')
+            assert 'trying again in' in browser.text('#flash'), browser.text('#flash')
+            browser.wait('the page loaded once the budget refilled', lambda: browser.text('#load-failed') == '', 60)
+        checks.run('a spent request budget shows when the page loads again, then it loads', rate_limited)
 
         def no_csp_violation():
             violations = browser.csp_violations()
