@@ -80,6 +80,9 @@ class planner {
       }
     }
 
+    // Every pending job lands in one of the lists, most often in skipped: room for all at once
+    // rather than a regrowth (and a move of every entry) at each doubling.
+    out.skipped.reserve(in.pending.size());
     if (in.classes.empty()) {
       class_nodes_.push_back(by_id);
     } else {

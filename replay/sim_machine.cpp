@@ -162,6 +162,16 @@ void sim_machine::for_each_waiting(F&& f) const {
     if (start_[pending_[k]] < 0 && !f(pending_[k])) return;
 }
 
+void sim_machine::reserve(size_t jobs) {
+  jobs_.reserve(jobs);
+  start_.reserve(jobs);
+  is_running_.reserve(jobs);
+  running_at_.reserve(jobs);
+  priority_.reserve(jobs);
+  association_.reserve(jobs);
+  pending_.reserve(jobs);
+}
+
 std::optional<uint32_t> sim_machine::arrive(const sim_job& j) {
   if (j.procs > s_.capacity) return std::nullopt;
   auto i = static_cast<uint32_t>(jobs_.size());

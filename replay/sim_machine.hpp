@@ -43,6 +43,7 @@ class sim_machine {
 
   const sim_settings& settings() const { return s_; }
 
+  void reserve(size_t jobs);  // room for this many arrivals (a trace's size is known up front)
   // A job arrives (at its submit time, not before the last pass). Its machine index (the
   // arrival's rank), or nothing if it asks for more processors than the machine has: such a
   // job never runs and the machine does not keep it.

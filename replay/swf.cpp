@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
+#include <string_view>
 
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
@@ -41,7 +43,19 @@ bool gzip_at(const std::string& b, size_t at) {
 // Every gzip member of `in` in turn, as gzip reads them (bytes after the last member that do
 // not begin another are ignored, as gzip ignores them). Returns "" or why the stream ended
 // early: the caller decides whether a partial trace is acceptable.
-std::string inflate_gzip(const std::string& in, std::string& out) {
+// Bytes not zero-filled first (inflate writes them all; a resized string would clear them).
+struct byte_buffer {
+  std::unique_ptr<char[]> data;
+  size_t size = 0, capacity = 0;
+  void grow_to(size_t n) {
+    std::unique_ptr<char[]> bigger(new char[n]);
+    if (size) std::memcpy(bigger.get(), data.get(), size);
+    data = std::move(bigger);
+    capacity = n;
+  }
+};
+
+std::string inflate_gzip(const std::string& in, byte_buffer& out) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("zlib: cannot start inflating");
   // The last member's trailer holds its size mod 2^32: a first guess, right for one member;
@@ -49,7 +63,7 @@ std::string inflate_gzip(const std::string& in, std::string& out) {
   size_t guess = 0;
   if (in.size() >= 18)
     for (int i = 3; i >= 0; --i) guess = guess << 8 | static_cast<unsigned char>(in[in.size() - 4 + static_cast<size_t>(i)]);
-  out.resize(std::max<size_t>({std::min(guess + 1, in.size() * 16), in.size() * 4, 1 << 16}));
+  out.grow_to(std::max<size_t>({std::min(guess + 1, in.size() * 16), in.size() * 4, 1 << 16}));
   constexpr size_t chunk = size_t{1} << 30;  // zlib counts in 32 bits
   size_t in_pos = 0, out_pos = 0;
   std::string damage;
@@ -60,9 +74,9 @@ std::string inflate_gzip(const std::string& in, std::string& out) {
       z.avail_in = static_cast<uInt>(n);
       in_pos += n;
     }
-    if (out_pos == out.size()) out.resize(out.size() * 2);
-    const size_t room = std::min(out.size() - out_pos, chunk);
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
+    if (out_pos == out.capacity) out.size = out_pos, out.grow_to(out.capacity * 2);
+    const size_t room = std::min(out.capacity - out_pos, chunk);
+    z.next_out = reinterpret_cast<Bytef*>(out.data.get() + out_pos);
     z.avail_out = static_cast<uInt>(room);
     const int rc = inflate(&z, Z_NO_FLUSH);
     out_pos += room - z.avail_out;
@@ -78,7 +92,7 @@ std::string inflate_gzip(const std::string& in, std::string& out) {
     break;
   }
   inflateEnd(&z);
-  out.resize(out_pos);
+  out.size = out_pos;
   return damage;
 }
 
@@ -92,7 +106,7 @@ bool header_value(const std::string& line, const char* key, int64_t& out) {
   return true;
 }
 
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+bool blank(char c) { return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'); }
 bool digit(char c) { return c >= '0' && c <= '9'; }
 
 // A field as docs/replay.md states the rule: an integer or a decimal whose fraction is
@@ -160,11 +174,13 @@ swf_trace read_swf(const std::string& path, bool lenient) {
   swf_trace t;
   const std::string bytes = read_bytes(path);
   t.sha256 = events::to_hex(events::sha256(bytes));
-  std::string inflated;
+  byte_buffer inflated;
   std::string damage;
   if (gzip_at(bytes, 0)) damage = inflate_gzip(bytes, inflated);
-  const std::string& text = gzip_at(bytes, 0) ? inflated : bytes;
-  const auto newlines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  const std::string_view text = gzip_at(bytes, 0) ? std::string_view(inflated.data.get(), inflated.size) : std::string_view(bytes);
+  size_t newlines = 0;  // (memchr: a byte-wise count was a tenth of the reading)
+  for (const char* q = text.data(); (q = static_cast<const char*>(std::memchr(q, '\n', text.size() - static_cast<size_t>(q - text.data())))); ++q)
+    ++newlines;
   // A stream that ends early is the whole file's fault, not its last line's: said first.
   if (!damage.empty()) damage += " after line " + std::to_string(newlines);
   if (!damage.empty() && !lenient) throw swf_error(path + ": " + damage);
