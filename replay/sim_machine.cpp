@@ -165,6 +165,7 @@ void sim_machine::for_each_waiting(F&& f) const {
 void sim_machine::reserve(size_t jobs) {
   jobs_.reserve(jobs);
   start_.reserve(jobs);
+  procs_.reserve(jobs);
   is_running_.reserve(jobs);
   running_at_.reserve(jobs);
   priority_.reserve(jobs);
@@ -177,6 +178,7 @@ std::optional<uint32_t> sim_machine::arrive(const sim_job& j) {
   auto i = static_cast<uint32_t>(jobs_.size());
   jobs_.push_back(j);
   start_.push_back(-1);
+  procs_.push_back(j.procs);
   is_running_.push_back(false);
   running_at_.push_back(0);
   priority_.push_back(0);
@@ -282,14 +284,14 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
     int64_t left = free;
     in_order([&](uint32_t j) {
       subset_.push_back(j);
-      if (jobs_[j].procs > left) return false;  // the head: it blocks the machine, nothing after it starts
-      left -= jobs_[j].procs;
+      if (procs_[j] > left) return false;  // the head: it blocks the machine, nothing after it starts
+      left -= procs_[j];
       return true;
     });
   } else if (s_.backfill == sim_backfill::easy) {
     bool head = false;
     in_order([&](uint32_t j) {
-      if (jobs_[j].procs <= free) {
+      if (procs_[j] <= free) {
         subset_.push_back(j);
       } else if (!head) {  // the first that cannot start now is reserved for, if nothing before is
         subset_.push_back(j);

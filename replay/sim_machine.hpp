@@ -73,6 +73,7 @@ class sim_machine {
   std::unique_ptr<share_book> shares_;
   std::vector<sim_job> jobs_;
   std::vector<int64_t> start_;
+  std::vector<int64_t> procs_;  // each job's, packed: a pass walks the queue by them (a job is 56 bytes)
   std::vector<size_t> association_;  // multifactor and Lattice: each job's (group, user)
   std::vector<int64_t> priority_;
   std::vector<uint32_t> running_;  // multifactor and Lattice: the running jobs' usage

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
-#include <string_view>
 
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
@@ -41,31 +40,16 @@ bool gzip_at(const std::string& b, size_t at) {
 }
 
 // Every gzip member of `in` in turn, as gzip reads them (bytes after the last member that do
-// not begin another are ignored, as gzip ignores them). Returns "" or why the stream ended
-// early: the caller decides whether a partial trace is acceptable.
-// Bytes not zero-filled first (inflate writes them all; a resized string would clear them).
-struct byte_buffer {
-  std::unique_ptr<char[]> data;
-  size_t size = 0, capacity = 0;
-  void grow_to(size_t n) {
-    std::unique_ptr<char[]> bigger(new char[n]);
-    if (size) std::memcpy(bigger.get(), data.get(), size);
-    data = std::move(bigger);
-    capacity = n;
-  }
-};
-
-std::string inflate_gzip(const std::string& in, byte_buffer& out) {
+// not begin another are ignored, as gzip ignores them), handed to `text` a piece at a time so
+// the whole inflated trace is never held (its pages were a tenth of a 200k-job run). Returns
+// "" or why the stream ended early: the caller decides whether a partial trace is acceptable.
+template <class F>
+std::string inflate_gzip(const std::string& in, F&& text) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("zlib: cannot start inflating");
-  // The last member's trailer holds its size mod 2^32: a first guess, right for one member;
-  // bounded, as a truncated file's last bytes are no trailer (the buffer grows as needed).
-  size_t guess = 0;
-  if (in.size() >= 18)
-    for (int i = 3; i >= 0; --i) guess = guess << 8 | static_cast<unsigned char>(in[in.size() - 4 + static_cast<size_t>(i)]);
-  out.grow_to(std::max<size_t>({std::min(guess + 1, in.size() * 16), in.size() * 4, 1 << 16}));
   constexpr size_t chunk = size_t{1} << 30;  // zlib counts in 32 bits
-  size_t in_pos = 0, out_pos = 0;
+  std::unique_ptr<char[]> out(new char[1 << 18]);
+  size_t in_pos = 0;
   std::string damage;
   for (;;) {
     if (z.avail_in == 0 && in_pos < in.size()) {
@@ -74,12 +58,10 @@ std::string inflate_gzip(const std::string& in, byte_buffer& out) {
       z.avail_in = static_cast<uInt>(n);
       in_pos += n;
     }
-    if (out_pos == out.capacity) out.size = out_pos, out.grow_to(out.capacity * 2);
-    const size_t room = std::min(out.capacity - out_pos, chunk);
-    z.next_out = reinterpret_cast<Bytef*>(out.data.get() + out_pos);
-    z.avail_out = static_cast<uInt>(room);
+    z.next_out = reinterpret_cast<Bytef*>(out.get());
+    z.avail_out = 1 << 18;
     const int rc = inflate(&z, Z_NO_FLUSH);
-    out_pos += room - z.avail_out;
+    if (z.avail_out < (1u << 18)) text(out.get(), (size_t{1} << 18) - z.avail_out);
     if (rc == Z_STREAM_END) {
       const size_t next = in_pos - z.avail_in;
       if (!gzip_at(in, next)) break;
@@ -92,7 +74,6 @@ std::string inflate_gzip(const std::string& in, byte_buffer& out) {
     break;
   }
   inflateEnd(&z);
-  out.size = out_pos;
   return damage;
 }
 
@@ -172,44 +153,72 @@ std::string parse_record(const char* p, const char* end, swf_record& r) {
 
 swf_trace read_swf(const std::string& path, bool lenient) {
   swf_trace t;
-  const std::string bytes = read_bytes(path);
-  t.sha256 = events::to_hex(events::sha256(bytes));
-  byte_buffer inflated;
-  std::string damage;
-  if (gzip_at(bytes, 0)) damage = inflate_gzip(bytes, inflated);
-  const std::string_view text = gzip_at(bytes, 0) ? std::string_view(inflated.data.get(), inflated.size) : std::string_view(bytes);
-  size_t newlines = 0;  // (memchr: a byte-wise count was a tenth of the reading)
-  for (const char* q = text.data(); (q = static_cast<const char*>(std::memchr(q, '\n', text.size() - static_cast<size_t>(q - text.data())))); ++q)
-    ++newlines;
-  // A stream that ends early is the whole file's fault, not its last line's: said first.
-  if (!damage.empty()) damage += " after line " + std::to_string(newlines);
-  if (!damage.empty() && !lenient) throw swf_error(path + ": " + damage);
-  t.records.reserve(newlines + 1);
-  const char* p = text.data();
-  const char* const stop = p + text.size();
   std::string why;
-  while (p != stop) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)));
-    const char* e = nl ? nl : stop;
+  auto line = [&](const char* p, const char* e) {
     ++t.lines;
     const char* first = p;
     while (first != e && blank(*first)) ++first;
-    if (first != e && *first == ';') {
+    if (first == e) return;
+    if (*first == ';') {
       header_value(std::string(first, e), "MaxProcs", t.max_procs);
-    } else if (first != e) {
-      swf_record r;
-      why = parse_record(first, e, r);
-      if (why.empty()) {
-        t.records.push_back(r);
-      } else if (!lenient) {
-        throw swf_error(path + ":" + std::to_string(t.lines) + ": " + why);
-      } else {
-        ++t.malformed_lines;
-        if (t.first_malformed.size() < swf_bad_lines_listed) t.first_malformed.push_back({t.lines, why});
-      }
+      return;
     }
-    p = nl ? nl + 1 : stop;
+    swf_record r;
+    why = parse_record(first, e, r);
+    if (why.empty()) {
+      t.records.push_back(r);
+    } else if (!lenient) {
+      throw swf_error(path + ":" + std::to_string(t.lines) + ": " + why);
+    } else {
+      ++t.malformed_lines;
+      if (t.first_malformed.size() < swf_bad_lines_listed) t.first_malformed.push_back({t.lines, why});
+    }
+  };
+  // Whole lines of `p, n`; a line cut at the end of a piece waits in `carry` for the next.
+  std::string carry;
+  auto pieces = [&](const char* p, size_t n) {
+    const char* const stop = p + n;
+    while (p != stop) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)));
+      if (!nl) {
+        carry.append(p, stop);
+        return;
+      }
+      if (carry.empty()) {
+        line(p, nl);
+      } else {
+        carry.append(p, nl);
+        line(carry.data(), carry.data() + carry.size());
+        carry.clear();
+      }
+      p = nl + 1;
+    }
+  };
+  std::string damage;
+  {
+    const std::string bytes = read_bytes(path);
+    t.sha256 = events::to_hex(events::sha256(bytes));
+    // Room for as many records as the text could hold (a record is at least 36 bytes): reserved
+    // address space, so the vector never regrows; only the pages written are touched.
+    // A .gz's last four bytes give its inflated size (mod 2^32; bounded: a cut file has none).
+    size_t text_size = bytes.size();
+    if (gzip_at(bytes, 0) && bytes.size() >= 18) {
+      text_size = 0;
+      for (size_t i = 1; i <= 4; ++i) text_size = text_size << 8 | static_cast<unsigned char>(bytes[bytes.size() - i]);
+      text_size = std::min(text_size, bytes.size() * 16);
+    }
+    t.records.reserve(text_size / 36 + 1);
+    if (gzip_at(bytes, 0))
+      damage = inflate_gzip(bytes, pieces);
+    else
+      pieces(bytes.data(), bytes.size());
   }
+  // A stream that ends early is the whole file's fault, not its last line's (cut short).
+  if (!damage.empty()) {
+    damage += " after line " + std::to_string(t.lines);
+    if (!lenient) throw swf_error(path + ": " + damage);
+  }
+  if (!carry.empty()) line(carry.data(), carry.data() + carry.size());  // the last line, with no newline
   t.damaged = damage;
   if (t.records.empty()) throw swf_error(path + " holds no SWF record");
   return t;
