@@ -60,10 +60,9 @@ class planner {
     const uint32_t n = static_cast<uint32_t>(in.nodes.size());
     std::vector<uint32_t> by_id(n);
     std::iota(by_id.begin(), by_id.end(), 0u);
-    std::stable_sort(by_id.begin(), by_id.end(),
-                     [&](uint32_t a, uint32_t b) { return in.nodes[a].id < in.nodes[b].id; });
-    std::vector<uint32_t> rank(n);
-    for (uint32_t r = 0; r < n; ++r) rank[by_id[r]] = r;
+    if (n > 1)  // (stable_sort takes a buffer even for one node: the trace simulator plans one, often)
+      std::stable_sort(by_id.begin(), by_id.end(),
+                       [&](uint32_t a, uint32_t b) { return in.nodes[a].id < in.nodes[b].id; });
 
     if (occupied) {
       if (occupied->size() != n) throw std::invalid_argument("planner: one occupied profile per node expected");
@@ -84,8 +83,10 @@ class planner {
     // rather than a regrowth (and a move of every entry) at each doubling.
     out.skipped.reserve(in.pending.size());
     if (in.classes.empty()) {
-      class_nodes_.push_back(by_id);
+      class_nodes_.push_back(std::move(by_id));
     } else {
+      std::vector<uint32_t> rank(n);
+      for (uint32_t r = 0; r < n; ++r) rank[by_id[r]] = r;
       for (const auto& c : in.classes) {
         std::vector<uint32_t> nodes;
         for (uint32_t x : c.nodes)

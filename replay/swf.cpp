@@ -88,7 +88,7 @@ bool header_value(const std::string& line, const char* key, int64_t& out) {
 }
 
 bool blank(char c) { return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'); }
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
 // A field as docs/replay.md states the rule: an integer or a decimal whose fraction is
 // dropped, -1 or not negative, its integer part at most 18 digits. "" or why not.
@@ -126,9 +126,20 @@ std::string parse_record(const char* p, const char* end, swf_record& r) {
   while (true) {
     while (p != end && blank(*p)) ++p;
     if (p == end) break;
-    const char* b = p;
-    while (p != end && !blank(*p)) ++p;
     if (n == 18) return "more than 18 fields";
+    const char* b = p;
+    // The common field, read in one go: -1 or up to 18 digits, then a blank or the line's end.
+    const bool negative = *p == '-';
+    if (negative) ++p;
+    const char* digits = p;
+    int64_t v = 0;
+    while (p != end && digit(*p) && p - digits < 18) v = v * 10 + (*p++ - '0');
+    if (p != digits && (p == end || blank(*p)) && !(negative && v > 1)) {
+      f[n++] = negative ? -v : v;
+      continue;
+    }
+    // Anything else (a decimal, more digits, a fault) by the whole rule.
+    for (p = b; p != end && !blank(*p);) ++p;
     if (const char* why = parse_field(b, p, f[n]); *why)
       return "field " + std::to_string(n + 1) + " ('" + shown(b, p) + "') " + why;
     ++n;
