@@ -76,7 +76,7 @@ class sim_machine {
   std::vector<int64_t> procs_;  // each job's, packed: a pass walks the queue by them (a job is 56 bytes)
   std::vector<size_t> association_;  // multifactor and Lattice: each job's (group, user)
   std::vector<int64_t> priority_;
-  std::vector<uint32_t> running_;  // multifactor and Lattice: the running jobs' usage
+  std::vector<uint32_t> running_;  // any order: usage and backlog sums, the planner's list when a job is overdue
   std::vector<size_t> running_at_;  // each job's place in running_ while it runs
   // Waiting jobs in arrival order; a job that starts stays until the next compaction (it is
   // skipped: start_ >= 0), so a pass costs what it looks at, not the whole queue.
