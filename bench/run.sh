@@ -38,6 +38,7 @@ if [[ "$what" == all || "$what" == preemption ]]; then
 fi
 if [[ "$what" == all || "$what" == sim ]]; then
   build/release/bench/sim_bench 200000 easy fifo multifactor
+  bench/sim_trace.sh  # baton-replay simulate on a 200k-job SWF trace, wall time including parsing
 fi
 if [[ "$what" == all || "$what" == rederive ]]; then
   build/release/bench/rederive_bench 1000000

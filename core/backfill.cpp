@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace baton::core {
@@ -54,26 +55,38 @@ slot_request request_of(const plan_job& j) { return {j.units, std::max<time_us>(
 // What both loops share: one profile per node, each class's nodes in id order, the plan.
 class planner {
  public:
-  planner(const plan_input& in, time_us resolution) : in_(in) {
+  // occupied: each node's profile with its running jobs already in (then in.running is not read).
+  planner(const plan_input& in, time_us resolution, const std::vector<capacity_profile>* occupied = nullptr) : in_(in) {
     const uint32_t n = static_cast<uint32_t>(in.nodes.size());
     std::vector<uint32_t> by_id(n);
     std::iota(by_id.begin(), by_id.end(), 0u);
-    std::stable_sort(by_id.begin(), by_id.end(),
-                     [&](uint32_t a, uint32_t b) { return in.nodes[a].id < in.nodes[b].id; });
-    std::vector<uint32_t> rank(n);
-    for (uint32_t r = 0; r < n; ++r) rank[by_id[r]] = r;
+    if (n > 1)  // (stable_sort takes a buffer even for one node: the trace simulator plans one, often)
+      std::stable_sort(by_id.begin(), by_id.end(),
+                       [&](uint32_t a, uint32_t b) { return in.nodes[a].id < in.nodes[b].id; });
 
-    profiles_.reserve(n);
-    for (const auto& node : in.nodes)
-      profiles_.emplace_back(in.now, node.capacity, node.available_from, node.available_until, resolution);
-    for (const auto& r : in.running) {
-      if (r.node >= n) continue;
-      profiles_[r.node].occupy(r.units, in.now, std::max(r.expected_end, in.now + 1));
+    if (occupied) {
+      if (occupied->size() != n) throw std::invalid_argument("planner: one occupied profile per node expected");
+      for (const auto& p : *occupied)
+        if (p.now() != in.now) throw std::invalid_argument("planner: an occupied profile is not at the plan's now");
+      profiles_ = *occupied;  // copied: the plan's starts and reservations go into the copy
+    } else {
+      profiles_.reserve(n);
+      for (const auto& node : in.nodes)
+        profiles_.emplace_back(in.now, node.capacity, node.available_from, node.available_until, resolution);
+      for (const auto& r : in.running) {
+        if (r.node >= n) continue;
+        profiles_[r.node].occupy(r.units, in.now, std::max(r.expected_end, in.now + 1));
+      }
     }
 
+    // Every pending job lands in one of the lists, most often in skipped: room for all at once
+    // rather than a regrowth (and a move of every entry) at each doubling.
+    out.skipped.reserve(in.pending.size());
     if (in.classes.empty()) {
-      class_nodes_.push_back(by_id);
+      class_nodes_.push_back(std::move(by_id));
     } else {
+      std::vector<uint32_t> rank(n);
+      for (uint32_t r = 0; r < n; ++r) rank[by_id[r]] = r;
       for (const auto& c : in.classes) {
         std::vector<uint32_t> nodes;
         for (uint32_t x : c.nodes)
@@ -152,8 +165,9 @@ class planner {
 
 }  // namespace
 
-plan main_loop(const plan_input& in, const main_limits& limits) {
-  planner p(in, 0);
+namespace {
+
+plan run_main_loop(planner& p, const plan_input& in, const main_limits& limits) {
   const uint32_t jobs = static_cast<uint32_t>(in.pending.size());
   // A node is blocked by the first job that waits for it; a class is blocked once any of its
   // nodes is. Blocking only grows, so a class found blocked stays so, and a class found
@@ -201,8 +215,7 @@ plan main_loop(const plan_input& in, const main_limits& limits) {
   return std::move(p.out);
 }
 
-plan backfill(const plan_input& in, const backfill_limits& limits) {
-  planner p(in, limits.bf_resolution);
+plan run_backfill(planner& p, const plan_input& in, const backfill_limits& limits) {
   const uint32_t jobs = static_cast<uint32_t>(in.pending.size());
   const time_us window = std::max<time_us>(limits.bf_window, 0);
   const time_us horizon = in.now > time_never - window ? time_never : in.now + window;
@@ -239,6 +252,28 @@ plan backfill(const plan_input& in, const backfill_limits& limits) {
       p.skip(i, p.could_ever_hold(j) ? skip_reason::bf_window : skip_reason::no_eligible_node);
   }
   return std::move(p.out);
+}
+
+}  // namespace
+
+plan main_loop(const plan_input& in, const main_limits& limits) {
+  planner p(in, 0);
+  return run_main_loop(p, in, limits);
+}
+
+plan main_loop(const plan_input& in, const std::vector<capacity_profile>& occupied, const main_limits& limits) {
+  planner p(in, 0, &occupied);
+  return run_main_loop(p, in, limits);
+}
+
+plan backfill(const plan_input& in, const backfill_limits& limits) {
+  planner p(in, limits.bf_resolution);
+  return run_backfill(p, in, limits);
+}
+
+plan backfill(const plan_input& in, const std::vector<capacity_profile>& occupied, const backfill_limits& limits) {
+  planner p(in, limits.bf_resolution, &occupied);
+  return run_backfill(p, in, limits);
 }
 
 }  // namespace baton::core

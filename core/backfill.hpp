@@ -154,4 +154,14 @@ plan main_loop(const plan_input& in, const main_limits& limits = {});
 // exactly at a reservation's start does not delay it: intervals are half-open).
 plan backfill(const plan_input& in, const backfill_limits& limits = {});
 
+// The same two loops over profiles the caller keeps: `occupied[i]` is node i's profile at
+// in.now holding its running jobs, as the planner would build it (capacity_profile(in.now,
+// capacity, available_from, available_until, the loop's resolution: 0 for the main loop,
+// bf_resolution for backfill), then occupy(units, in.now, max(expected_end, in.now + 1)) for
+// each); in.running is not read. The trace simulator keeps its machine's profile from pass to
+// pass (capacity_profile::advance, release) instead of occupying every running job again.
+// Throws std::invalid_argument when there is not one profile per node, or one is not at in.now.
+plan main_loop(const plan_input& in, const std::vector<capacity_profile>& occupied, const main_limits& limits = {});
+plan backfill(const plan_input& in, const std::vector<capacity_profile>& occupied, const backfill_limits& limits = {});
+
 }  // namespace baton::core

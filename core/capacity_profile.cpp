@@ -20,13 +20,11 @@ capacity_profile::capacity_profile(time_us now, int64_t capacity, time_us availa
       resolution_(resolution),
       capacity_(capacity) {
   time_us open = std::max(now_, from_);
-  if (until_ <= open) {
-    steps_.push_back({now_, 0});
-    return;
-  }
-  if (open > now_) steps_.push_back({now_, 0});
-  steps_.push_back({open, capacity_});
-  if (until_ != time_never) steps_.push_back({until_, 0});
+  steps_.push_back({now_, open > now_ || until_ <= open ? 0 : capacity_});
+  if (until_ <= open) return;
+  // No two neighbours equal (a node of capacity 0 is one step), as occupy keeps them.
+  if (open > now_ && capacity_ != 0) steps_.push_back({open, capacity_});
+  if (until_ != time_never && steps_.back().free != 0) steps_.push_back({until_, 0});
 }
 
 time_us capacity_profile::occupied_end(time_us end) const {
@@ -61,6 +59,14 @@ void capacity_profile::occupy(int64_t units, time_us start, time_us end) {
   size_t lo = a == 0 ? 1 : a, hi = std::min(b, steps_.size() - 1);
   for (size_t i = hi; i >= lo && i > 0; --i)
     if (steps_[i].free == steps_[i - 1].free) steps_.erase(steps_.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+void capacity_profile::advance(time_us now) {
+  if (now <= now_) return;
+  size_t i = step_index(now);  // the step holding the new now becomes the first
+  steps_.erase(steps_.begin(), steps_.begin() + static_cast<std::ptrdiff_t>(i));
+  steps_.front().at = now;
+  now_ = now;
 }
 
 bool capacity_profile::reserve(int64_t units, time_us start, time_us end) {

@@ -61,6 +61,15 @@ class capacity_profile {
   // which is there whatever the plan says.
   void occupy(int64_t units, time_us start, time_us end);
 
+  // Kept up to date instead of rebuilt (a caller that plans at every event, as the trace
+  // simulator does, would otherwise occupy every running job again at each plan: quadratic in
+  // them). `release` gives back what an occupy of the same span took, from now on (a job that
+  // ends before its expected end); `advance` moves now forward, forgetting the past. Either
+  // leaves the steps exactly as building the profile afresh at the new now from the jobs still
+  // there would (both keep no two neighbours equal).
+  void release(int64_t units, time_us start, time_us end) { occupy(-units, start, end); }
+  void advance(time_us now);  // no change when `now` is not later
+
   int64_t free_at(time_us t) const;                   // 0 before now
   int64_t min_free(time_us start, time_us end) const;  // over [start, end); capacity when empty
 

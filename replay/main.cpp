@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--filter", sim.filter, "sc15 | batsim: which jobs of the trace run, and how");
   simulate_cmd->add_option("--config", sim.config_path, "batond config whose scheduling: section sets the weights");
   simulate_cmd->add_option("--log", sim.log_dir, "also write the simulation as a baton event log under this new data dir");
+  simulate_cmd->add_flag("--lenient", sim.lenient, "leave malformed trace lines out (counted, listed on stderr) instead of failing");
   simulate_cmd->add_flag("--json", sim.json, "the whole result as JSON");
 
   CLI11_PARSE(app, argc, argv);
@@ -122,10 +123,14 @@ int main(int argc, char** argv) {
   }
   try {
     auto result = run_simulation(sim);
+    print_trace_warnings(std::cerr, result);
     if (sim.json)
       std::cout << result.dump(2) << "\n";
     else
       print_simulation(std::cout, result);
+  } catch (const swf_error& e) {  // the trace is not what it should be
+    std::cerr << "baton-replay: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "baton-replay: " << e.what() << "\n";
     return 2;

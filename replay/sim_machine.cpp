@@ -148,15 +148,43 @@ sim_machine::~sim_machine() = default;
 
 bool sim_machine::running(uint32_t i) const { return i < is_running_.size() && is_running_[i]; }
 
+core::capacity_profile& sim_machine::occupied_at(int64_t now) {
+  if (occupied_.empty())
+    occupied_.emplace_back(now * us, s_.capacity);
+  else
+    occupied_.front().advance(now * us);
+  return occupied_.front();
+}
+
+template <class F>
+void sim_machine::for_each_waiting(F&& f) const {
+  for (size_t k = pending_head_; k < pending_.size(); ++k)
+    if (start_[pending_[k]] < 0 && !f(pending_[k])) return;
+}
+
+void sim_machine::reserve(size_t jobs) {
+  jobs_.reserve(jobs);
+  start_.reserve(jobs);
+  procs_.reserve(jobs);
+  is_running_.reserve(jobs);
+  running_at_.reserve(jobs);
+  priority_.reserve(jobs);
+  association_.reserve(jobs);
+  pending_.reserve(jobs);
+}
+
 std::optional<uint32_t> sim_machine::arrive(const sim_job& j) {
   if (j.procs > s_.capacity) return std::nullopt;
   auto i = static_cast<uint32_t>(jobs_.size());
   jobs_.push_back(j);
   start_.push_back(-1);
+  procs_.push_back(j.procs);
   is_running_.push_back(false);
+  running_at_.push_back(0);
   priority_.push_back(0);
   association_.push_back(s_.order != sim_order::fifo ? shares_->join(j.group, j.user) : 0);
   pending_.push_back(i);
+  ++pending_live_;
   pending_procs_.insert(j.procs);
   return i;
 }
@@ -165,7 +193,13 @@ bool sim_machine::end(uint32_t job, int64_t now) {
   if (!running(job)) return false;
   is_running_[job] = false;
   used_ -= jobs_[job].procs;
-  running_.erase(std::find(running_.begin(), running_.end(), job));
+  // (Order in running_ does not matter: it feeds sums and the usage of associations.)
+  const size_t at = running_at_[job];
+  running_[at] = running_.back();
+  running_at_[running_[at]] = at;
+  running_.pop_back();
+  // What is left of its planned span, from now (nothing when it ends at its expected end).
+  occupied_at(now).release(jobs_[job].procs, now * us, (start_[job] + jobs_[job].estimate) * us);
   if (s_.order != sim_order::fifo) shares_->close_segment(association_[job], jobs_[job].procs, start_[job], now);
   return true;
 }
@@ -180,10 +214,13 @@ void sim_machine::recalculate(int64_t now) {
     open_.emplace_back(association_[r], jobs_[r].procs, start_[r]);
     running_hours += static_cast<double>(jobs_[r].procs * jobs_[r].estimate) / 3600;
   }
-  for (uint32_t p : pending_) queued_hours += static_cast<double>(jobs_[p].procs * jobs_[p].estimate) / 3600;
+  for_each_waiting([&](uint32_t p) {
+    queued_hours += static_cast<double>(jobs_[p].procs * jobs_[p].estimate) / 3600;
+    return true;
+  });
   const auto& figures = shares_->at(now, open_);
   const auto weights = s_.policy.custom_weights ? *s_.policy.custom_weights : core::weights_of(s_.policy.profile);
-  for (uint32_t p : pending_) {
+  for_each_waiting([&](uint32_t p) {
     const auto& j = jobs_[p];
     const auto& f = figures[association_[p]];
     if (s_.order == sim_order::multifactor) {
@@ -205,75 +242,99 @@ void sim_machine::recalculate(int64_t now) {
       in.running_gpu_hours = running_hours;
       priority_[p] = std::llround(core::lattice_score(in, weights).score * 1e6);
     }
-  }
+    return true;
+  });
 }
 
 std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
-  if (pending_.empty()) return std::nullopt;
+  if (pending_live_ == 0) return std::nullopt;
   const int64_t free = s_.capacity - used_;
   if (*pending_procs_.begin() > free) return std::nullopt;  // nothing could start: the plan would start nothing
   sim_pass pass;
   pass.at = now;
-  order_ = pending_;
-  if (s_.order != sim_order::fifo) {
+  // The queue in evaluation order: arrival order (FIFO: submit time, then id) or priorities.
+  const bool fifo = s_.order == sim_order::fifo;
+  if (!fifo) {
     const int64_t period = std::max<int64_t>(1, s_.policy.calc_period / us);
     // A lone waiting job needs no order: its priority is computed when it has company.
-    if (pending_.size() > 1 && (!calculated_ || now >= calculated_at_ + period)) {
+    if (pending_live_ > 1 && (!calculated_ || now >= calculated_at_ + period)) {
       recalculate(now);
       pass.recalculated = true;
     }
     keyed_.clear();
-    for (uint32_t j : order_) keyed_.emplace_back(-priority_[j], jobs_[j].submit, jobs_[j].id, j);
+    for_each_waiting([&](uint32_t j) {
+      keyed_.emplace_back(-priority_[j], jobs_[j].submit, jobs_[j].id, j);
+      return true;
+    });
     std::sort(keyed_.begin(), keyed_.end());
-    for (size_t k = 0; k < keyed_.size(); ++k) order_[k] = std::get<3>(keyed_[k]);
+    order_.clear();
+    for (const auto& k : keyed_) order_.push_back(std::get<3>(k));
   }
+  auto in_order = [&](auto&& f) {
+    if (fifo)
+      for_each_waiting(f);
+    else
+      for (uint32_t j : order_)
+        if (!f(j)) return;
+  };
   // The planner's input: only jobs whose place in it can change what starts now (see
   // simulator.hpp); the plan's starts are those of the whole queue.
   subset_.clear();
   if (s_.backfill == sim_backfill::none) {
     int64_t left = free;
-    for (uint32_t j : order_) {
+    in_order([&](uint32_t j) {
       subset_.push_back(j);
-      if (jobs_[j].procs > left) break;  // the head: it blocks the machine, nothing after it starts
-      left -= jobs_[j].procs;
-    }
+      if (procs_[j] > left) return false;  // the head: it blocks the machine, nothing after it starts
+      left -= procs_[j];
+      return true;
+    });
   } else if (s_.backfill == sim_backfill::easy) {
     bool head = false;
-    for (uint32_t j : order_)
-      if (jobs_[j].procs <= free) {
+    in_order([&](uint32_t j) {
+      if (procs_[j] <= free) {
         subset_.push_back(j);
       } else if (!head) {  // the first that cannot start now is reserved for, if nothing before is
         subset_.push_back(j);
         head = true;
       }
+      return true;
+    });
   } else {
-    for (uint32_t j : order_) {
-      if (s_.bf_max_job_test && subset_.size() >= s_.bf_max_job_test) break;
+    in_order([&](uint32_t j) {
+      if (s_.bf_max_job_test && subset_.size() >= s_.bf_max_job_test) return false;
       subset_.push_back(j);
-    }
+      return true;
+    });
   }
-  core::plan_input in;
+  core::plan_input& in = plan_in_;
   in.now = now * us;
-  in.nodes = {core::plan_node{"m", s_.capacity, 0, core::time_never}};
-  in.running.reserve(running_.size());
-  for (uint32_t r : running_) in.running.push_back({"", 0, jobs_[r].procs, (start_[r] + jobs_[r].estimate) * us});
-  in.pending.reserve(subset_.size());
+  if (in.nodes.empty()) in.nodes = {core::plan_node{"m", s_.capacity, 0, core::time_never}};
+  // Pending entries are reused from pass to pass: entry k is always named k.
+  const size_t had = in.pending.size();
+  in.pending.resize(subset_.size());
+  for (size_t k = had; k < subset_.size(); ++k) in.pending[k].id = std::to_string(k);
   for (size_t k = 0; k < subset_.size(); ++k) {
-    core::plan_job pj;
-    pj.id = std::to_string(k);
-    pj.units = jobs_[subset_[k]].procs;
-    pj.duration = jobs_[subset_[k]].estimate * us;
-    in.pending.push_back(std::move(pj));
+    in.pending[k].units = jobs_[subset_[k]].procs;
+    in.pending[k].duration = jobs_[subset_[k]].estimate * us;
   }
+  // The kept profile, unless a running job is past its expected end (the planner's own rule
+  // for it, from the list of running jobs; the kept profile has it gone) or the machine's
+  // facts went back in time (a damaged log): then the planner builds the profile itself.
+  const bool kept = occupied_at(now).now() == now * us;
+  while (!due_.empty() && !is_running_[due_.top().second]) due_.pop();
+  const bool overdue = !kept || (!due_.empty() && due_.top().first <= now);
+  in.running.clear();
+  if (overdue)
+    for (uint32_t r : running_) in.running.push_back({"", 0, jobs_[r].procs, (start_[r] + jobs_[r].estimate) * us});
   core::plan p;
   if (s_.backfill == sim_backfill::none) {
-    p = core::main_loop(in, core::main_limits{0, 0});
+    p = overdue ? core::main_loop(in, core::main_limits{0, 0}) : core::main_loop(in, occupied_, core::main_limits{0, 0});
   } else {
     core::backfill_limits limits;
     limits.bf_window = core::time_never;
     limits.bf_max_job_test = 0;
     limits.max_reservations = s_.backfill == sim_backfill::easy ? 1 : 0;
-    p = core::backfill(in, limits);
+    p = overdue ? core::backfill(in, limits) : core::backfill(in, occupied_, limits);
   }
   for (const auto& st : p.starts) pass.starts.push_back(subset_[st.job]);
   for (const auto& r : p.reservations) pass.reservations.push_back({subset_[r.job], r.start / us});
@@ -282,15 +343,25 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
 
 void sim_machine::apply_pass(const sim_pass& p) {
   if (p.starts.empty()) return;
+  core::capacity_profile& occupied = occupied_at(p.at);
   for (uint32_t j : p.starts) {
     start_[j] = p.at;
     is_running_[j] = true;
     used_ += jobs_[j].procs;
+    running_at_[j] = running_.size();
     running_.push_back(j);
     pending_procs_.erase(pending_procs_.find(jobs_[j].procs));
+    occupied.occupy(jobs_[j].procs, p.at * us, (p.at + jobs_[j].estimate) * us);
+    due_.emplace(p.at + jobs_[j].estimate, j);
   }
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](uint32_t j) { return start_[j] >= 0; }),
-                 pending_.end());
+  pending_live_ -= p.starts.size();
+  while (pending_head_ < pending_.size() && start_[pending_[pending_head_]] >= 0) ++pending_head_;
+  // Started jobs left behind the head are dropped once they are as many as the waiting ones.
+  if (pending_.size() - pending_head_ > 2 * pending_live_ + 64) {
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](uint32_t j) { return start_[j] >= 0; }),
+                   pending_.end());
+    pending_head_ = 0;
+  }
 }
 
 }  // namespace baton::replay

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <set>
 #include <tuple>
 #include <vector>
 
+#include "core/backfill.hpp"
 #include "replay/simulator.hpp"
 
 namespace baton::replay {
@@ -41,6 +43,7 @@ class sim_machine {
 
   const sim_settings& settings() const { return s_; }
 
+  void reserve(size_t jobs);  // room for this many arrivals (a trace's size is known up front)
   // A job arrives (at its submit time, not before the last pass). Its machine index (the
   // arrival's rank), or nothing if it asks for more processors than the machine has: such a
   // job never runs and the machine does not keep it.
@@ -70,13 +73,28 @@ class sim_machine {
   std::unique_ptr<share_book> shares_;
   std::vector<sim_job> jobs_;
   std::vector<int64_t> start_;
+  std::vector<int64_t> procs_;  // each job's, packed: a pass walks the queue by them (a job is 56 bytes)
   std::vector<size_t> association_;  // multifactor and Lattice: each job's (group, user)
   std::vector<int64_t> priority_;
-  std::vector<uint32_t> running_;  // for the planner's input
-  std::vector<uint32_t> pending_;  // waiting jobs in arrival order
+  std::vector<uint32_t> running_;  // any order: usage and backlog sums, the planner's list when a job is overdue
+  std::vector<size_t> running_at_;  // each job's place in running_ while it runs
+  // Waiting jobs in arrival order; a job that starts stays until the next compaction (it is
+  // skipped: start_ >= 0), so a pass costs what it looks at, not the whole queue.
+  std::vector<uint32_t> pending_;
+  size_t pending_head_ = 0;   // pending_[0, head) have all started
+  size_t pending_live_ = 0;   // jobs still waiting
   std::vector<bool> is_running_;
   std::multiset<int64_t> pending_procs_;
   int64_t used_ = 0;
+  // The machine's capacity profile with the running jobs in, kept from pass to pass (each
+  // start occupies its span, each end releases what is left of it) rather than rebuilt from
+  // every running job at each pass; handed to the planner, which plans on a copy.
+  std::vector<core::capacity_profile> occupied_;
+  // The running jobs' expected ends (start + estimate) with the job, earliest first; ended
+  // jobs are dropped when they reach the top. A job still running at its expected end
+  // (possible in a hand-made log, never in a trace) is planned as the planner plans it from a
+  // list of running jobs: to end at the next instant.
+  std::priority_queue<std::pair<int64_t, uint32_t>, std::vector<std::pair<int64_t, uint32_t>>, std::greater<>> due_;
   int64_t calculated_at_;
   bool calculated_ = false;
   uint64_t recalculations_ = 0;
@@ -84,6 +102,11 @@ class sim_machine {
   std::vector<uint32_t> order_, subset_;
   std::vector<std::tuple<int64_t, int64_t, int64_t, uint32_t>> keyed_;  // (-priority, submit, id, job)
   std::vector<std::tuple<size_t, int64_t, int64_t>> open_;
+  core::plan_input plan_in_;
+
+  core::capacity_profile& occupied_at(int64_t now);
+  template <class F>
+  void for_each_waiting(F&& f) const;  // in arrival order; f returns false to stop
 };
 
 }  // namespace baton::replay

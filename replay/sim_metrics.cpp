@@ -9,11 +9,13 @@ namespace baton::replay {
 
 namespace {
 
+// (Selection, not a sort: the value at that rank is the same, found in linear time.)
 double nearest_rank(std::vector<double> v, double p) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+  auto at = v.begin() + static_cast<std::ptrdiff_t>(std::clamp<size_t>(rank, 1, v.size()) - 1);
+  std::nth_element(v.begin(), at, v.end());
+  return *at;
 }
 
 }  // namespace

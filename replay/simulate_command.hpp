@@ -18,6 +18,7 @@ struct simulate_options {
   std::string filter = "batsim";     // sc15 | batsim
   std::string config_path;           // batond's config: the scheduling weights for multifactor and Lattice
   std::string log_dir;               // "": no log; else the simulation is written as <log_dir>/eventlog
+  bool lenient = false;              // malformed trace lines are left out and counted, not an error
   bool json = false;
 };
 
@@ -26,11 +27,16 @@ struct simulate_options {
 // exist or does not load.
 core::priority_policy load_policy(const std::string& config_path);
 
-// The whole result, as recorded: the trace (path, sha256), capacity, filter, the formulas and
-// the tie-break rule beside the metrics. Throws std::runtime_error with a message for people.
+// The whole result, as recorded: the trace (path, sha256, lines left out), capacity, filter,
+// the formulas and the tie-break rule beside the metrics. Throws swf_error when the trace is
+// malformed (strict reading), std::runtime_error with a message for people otherwise.
 nlohmann::json run_simulation(const simulate_options& o);
 
 // Text for people, one figure a line.
 void print_simulation(std::ostream& out, const nlohmann::json& result);
+
+// What a lenient read left out (a count, the first lines and why) and a stream that ended
+// early, for stderr; nothing when the trace was whole.
+void print_trace_warnings(std::ostream& err, const nlohmann::json& result);
 
 }  // namespace baton::replay

@@ -54,6 +54,7 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s, sim
   });
 
   sim_machine m(s);
+  m.reserve(n);
   std::vector<uint32_t> input_of;  // machine index -> the job's place in the input
   input_of.reserve(n);
   // The trace's facts: a started job ends after its run time.

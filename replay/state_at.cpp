@@ -24,6 +24,8 @@ json state_at(const events::event_store& store, const state_query& q, const prog
   core::time_us last_at = 0;
   if (last_seq)
     if (auto e = store.read(last_seq, 1); !e.empty()) last_at = e.front().recorded_at_us;
+  // The point asked for: a time as given (the world then is the one after the last event
+  // recorded by it, and the API's answers are given as of that time), else the event's time.
   const core::time_us at = q.time.value_or(last_at);
   // Heartbeats are not events: every worker not reaped or gone by then counts as live.
   core::lease_book leases;
@@ -64,7 +66,10 @@ json state_at(const events::event_store& store, const state_query& q, const prog
   json worker_items = ask(workers).value("items", json::array());
   for (auto& wk : worker_items) wk["last_heartbeat"] = nullptr;  // not in the log (see "note")
 
-  return {{"at", {{"seq", last_seq}, {"time", last_seq ? json(events::format_time_us(at)) : json(nullptr)}}},
+  json last_event = last_seq ? json{{"seq", last_seq}, {"time", events::format_time_us(last_at)}} : json(nullptr);
+  json at_json = {{"seq", last_seq}, {"time", last_seq || q.time ? json(events::format_time_us(at)) : json(nullptr)}};
+  return {{"at", std::move(at_json)},
+          {"last_event", std::move(last_event)},
           {"job_counts", counts},
           {"jobs", ask(jobs).value("items", json::array())},
           {"workers", std::move(worker_items)},

@@ -2,12 +2,14 @@
 
 #include <zlib.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
-#include <cmath>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <memory>
 #include <stdexcept>
 
 #include "events/bytes.hpp"
@@ -17,26 +19,62 @@ namespace baton::replay {
 
 namespace {
 
-// The whole file, decompressed when it is gzip (zlib reads plain files as they are).
-std::string inflate_file(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw std::runtime_error("cannot open " + path);
+// The file's bytes as stored (they are hashed as they are, and inflated when gzip).
+std::string read_bytes(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   std::string out;
+  struct stat st {};
+  if (::fstat(fileno(f), &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  int err = 0;
-  const char* what = n < 0 ? gzerror(f, &err) : nullptr;
-  std::string message = what ? what : "";
-  gzclose(f);
-  if (n < 0) throw std::runtime_error("cannot read " + path + ": " + message);
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) throw std::runtime_error("cannot read " + path);
   return out;
 }
 
-std::string file_sha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return events::to_hex(events::sha256(bytes));
+bool gzip_at(const std::string& b, size_t at) {
+  return b.size() >= at + 2 && static_cast<unsigned char>(b[at]) == 0x1f && static_cast<unsigned char>(b[at + 1]) == 0x8b;
+}
+
+// Every gzip member of `in` in turn, as gzip reads them (bytes after the last member that do
+// not begin another are ignored, as gzip ignores them), handed to `text` a piece at a time so
+// the whole inflated trace is never held (its pages were a tenth of a 200k-job run). Returns
+// "" or why the stream ended early: the caller decides whether a partial trace is acceptable.
+template <class F>
+std::string inflate_gzip(const std::string& in, F&& text) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("zlib: cannot start inflating");
+  constexpr size_t chunk = size_t{1} << 30;  // zlib counts in 32 bits
+  std::unique_ptr<char[]> out(new char[1 << 18]);
+  size_t in_pos = 0;
+  std::string damage;
+  for (;;) {
+    if (z.avail_in == 0 && in_pos < in.size()) {
+      const size_t n = std::min(in.size() - in_pos, chunk);
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
+      z.avail_in = static_cast<uInt>(n);
+      in_pos += n;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(out.get());
+    z.avail_out = 1 << 18;
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    if (z.avail_out < (1u << 18)) text(out.get(), (size_t{1} << 18) - z.avail_out);
+    if (rc == Z_STREAM_END) {
+      const size_t next = in_pos - z.avail_in;
+      if (!gzip_at(in, next)) break;
+      inflateReset(&z);
+      continue;
+    }
+    if (rc == Z_OK || (rc == Z_BUF_ERROR && (z.avail_in > 0 || in_pos < in.size()))) continue;
+    damage = rc == Z_BUF_ERROR ? "the gzip stream ends early (the file is truncated)"
+                               : std::string("the gzip stream is damaged (") + (z.msg ? z.msg : "zlib error") + ")";
+    break;
+  }
+  inflateEnd(&z);
+  return damage;
 }
 
 // "; MaxProcs: 100" (any spacing).
@@ -49,51 +87,151 @@ bool header_value(const std::string& line, const char* key, int64_t& out) {
   return true;
 }
 
+bool blank(char c) { return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'); }
+bool digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+// A field as docs/replay.md states the rule: an integer or a decimal whose fraction is
+// dropped, -1 or not negative, its integer part at most 18 digits. "" or why not.
+const char* parse_field(const char* p, const char* end, int64_t& v) {
+  const bool negative = *p == '-';
+  if (negative) ++p;
+  if (p == end || !digit(*p)) return "is not a number";
+  while (p != end && *p == '0') ++p;
+  int64_t n = 0;
+  int digits = 0;
+  for (; p != end && digit(*p); ++p, ++digits)
+    if (digits < 18) n = n * 10 + (*p - '0');
+  if (digits > 18) return "is too large";
+  bool fraction = false;
+  if (p != end && *p == '.')
+    for (++p; p != end && digit(*p); ++p) fraction |= *p != '0';
+  if (p != end) return "is not a number";
+  if (negative && (n > 1 || (n == 1 && fraction))) return "is negative and not -1 (unknown)";
+  v = negative ? -n : n;
+  return "";
+}
+
+// What a reason shows of the field: its first characters, anything unprintable as '?'.
+std::string shown(const char* b, const char* e) {
+  std::string s(b, std::min<size_t>(static_cast<size_t>(e - b), 24));
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+  return e - b > 24 ? s + "..." : s;
+}
+
+// One record line into `r`: "" or why it is malformed.
+std::string parse_record(const char* p, const char* end, swf_record& r) {
+  int64_t f[18];
+  int n = 0;
+  while (true) {
+    while (p != end && blank(*p)) ++p;
+    if (p == end) break;
+    if (n == 18) return "more than 18 fields";
+    const char* b = p;
+    // The common field, read in one go: -1 or up to 18 digits, then a blank or the line's end.
+    const bool negative = *p == '-';
+    if (negative) ++p;
+    const char* digits = p;
+    int64_t v = 0;
+    while (p != end && digit(*p) && p - digits < 18) v = v * 10 + (*p++ - '0');
+    if (p != digits && (p == end || blank(*p)) && !(negative && v > 1)) {
+      f[n++] = negative ? -v : v;
+      continue;
+    }
+    // Anything else (a decimal, more digits, a fault) by the whole rule.
+    for (p = b; p != end && !blank(*p);) ++p;
+    if (const char* why = parse_field(b, p, f[n]); *why)
+      return "field " + std::to_string(n + 1) + " ('" + shown(b, p) + "') " + why;
+    ++n;
+  }
+  if (n < 18) return "truncated: " + std::to_string(n) + " of 18 fields";
+  r.job = f[0];
+  r.submit = f[1];
+  r.wait = f[2];
+  r.run = f[3];
+  r.allocated_procs = f[4];
+  r.requested_procs = f[7];
+  r.requested_time = f[8];
+  r.status = f[10];
+  r.user = f[11];
+  r.group = f[12];
+  r.queue = f[14];
+  r.partition = f[15];
+  return {};
+}
+
 }  // namespace
 
-swf_trace read_swf(const std::string& path) {
+swf_trace read_swf(const std::string& path, bool lenient) {
   swf_trace t;
-  std::string text = inflate_file(path);
-  t.sha256 = file_sha256(path);
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos) continue;
-    if (line[first] == ';') {
-      header_value(line, "MaxProcs", t.max_procs);
-      continue;
-    }
-    int64_t f[18];
-    const char* p = line.c_str() + first;
-    int n = 0;
-    for (; n < 18; ++n) {
-      char* end = nullptr;
-      double v = std::strtod(p, &end);  // some archives write 1.0 for integers
-      if (end == p || !(std::fabs(v) < 9e18)) break;  // not a number, or none an int64 holds (inf, nan, 1e300)
-      f[n] = static_cast<int64_t>(v);
-      p = end;
-    }
-    if (n < 18) {
-      ++t.malformed_lines;
-      continue;
+  std::string why;
+  auto line = [&](const char* p, const char* e) {
+    ++t.lines;
+    const char* first = p;
+    while (first != e && blank(*first)) ++first;
+    if (first == e) return;
+    if (*first == ';') {
+      header_value(std::string(first, e), "MaxProcs", t.max_procs);
+      return;
     }
     swf_record r;
-    r.job = f[0];
-    r.submit = f[1];
-    r.wait = f[2];
-    r.run = f[3];
-    r.allocated_procs = f[4];
-    r.requested_procs = f[7];
-    r.requested_time = f[8];
-    r.status = f[10];
-    r.user = f[11];
-    r.group = f[12];
-    r.queue = f[14];
-    r.partition = f[15];
-    t.records.push_back(r);
+    why = parse_record(first, e, r);
+    if (why.empty()) {
+      t.records.push_back(r);
+    } else if (!lenient) {
+      throw swf_error(path + ":" + std::to_string(t.lines) + ": " + why);
+    } else {
+      ++t.malformed_lines;
+      if (t.first_malformed.size() < swf_bad_lines_listed) t.first_malformed.push_back({t.lines, why});
+    }
+  };
+  // Whole lines of `p, n`; a line cut at the end of a piece waits in `carry` for the next.
+  std::string carry;
+  auto pieces = [&](const char* p, size_t n) {
+    const char* const stop = p + n;
+    while (p != stop) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)));
+      if (!nl) {
+        carry.append(p, stop);
+        return;
+      }
+      if (carry.empty()) {
+        line(p, nl);
+      } else {
+        carry.append(p, nl);
+        line(carry.data(), carry.data() + carry.size());
+        carry.clear();
+      }
+      p = nl + 1;
+    }
+  };
+  std::string damage;
+  {
+    const std::string bytes = read_bytes(path);
+    t.sha256 = events::to_hex(events::sha256(bytes));
+    // Room for as many records as the text could hold (a record is at least 36 bytes): reserved
+    // address space, so the vector never regrows; only the pages written are touched.
+    // A .gz's last four bytes give its inflated size (mod 2^32; bounded: a cut file has none).
+    size_t text_size = bytes.size();
+    if (gzip_at(bytes, 0) && bytes.size() >= 18) {
+      text_size = 0;
+      for (size_t i = 1; i <= 4; ++i) text_size = text_size << 8 | static_cast<unsigned char>(bytes[bytes.size() - i]);
+      text_size = std::min(text_size, bytes.size() * 16);
+    }
+    t.records.reserve(text_size / 36 + 1);
+    if (gzip_at(bytes, 0))
+      damage = inflate_gzip(bytes, pieces);
+    else
+      pieces(bytes.data(), bytes.size());
   }
-  if (t.records.empty()) throw std::runtime_error(path + " holds no SWF record");
+  // A stream that ends early is the whole file's fault, not its last line's (cut short).
+  if (!damage.empty()) {
+    damage += " after line " + std::to_string(t.lines);
+    if (!lenient) throw swf_error(path + ": " + damage);
+  }
+  if (!carry.empty()) line(carry.data(), carry.data() + carry.size());  // the last line, with no newline
+  t.damaged = damage;
+  if (t.records.empty()) throw swf_error(path + " holds no SWF record");
   return t;
 }
 

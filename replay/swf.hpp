@@ -4,6 +4,7 @@
 // among them). Read plain or gzip-compressed. The filters turn records into the jobs a
 // simulation runs, each as a published result states it (docs/replay.md).
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,15 +16,42 @@ struct swf_record {
           partition = -1;
 };
 
+// A line the reader refused: its number (from 1) and why.
+struct swf_bad_line {
+  size_t line = 0;
+  std::string why;
+};
+
 struct swf_trace {
   std::vector<swf_record> records;
   int64_t max_procs = 0;  // the header's MaxProcs (0 when absent)
   std::string sha256;     // of the file's bytes as stored (compressed or not)
+  size_t lines = 0;       // lines read (headers and blank ones included)
+  // Lenient reading only: how many record lines were refused, and the first few of them.
   size_t malformed_lines = 0;
+  std::vector<swf_bad_line> first_malformed;
+  std::string damaged;  // lenient only: why the gzip stream ended early ("" when it is whole)
 };
 
-// Throws std::runtime_error naming the file (unreadable, or no record at all).
-swf_trace read_swf(const std::string& path);
+// The file's content is not a trace: a record line that is not 18 numbers as SWF writes them,
+// or a gzip stream that is truncated or fails its check. The message names the file and line.
+class swf_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How many refused lines a lenient read lists (the count covers all of them).
+constexpr size_t swf_bad_lines_listed = 5;
+
+// A record line is 18 fields, each an integer or a decimal ("57.00": SWF's average CPU time;
+// the fraction is dropped), -1 or not negative, whose integer part an int64 holds: anything
+// else (too few or too many fields, letters, nan, inf, exponents, 1e30, -5) is malformed.
+// Strict (the default): the first malformed line, or a gzip stream that ends early or fails
+// its check, throws swf_error naming the file and the line. Lenient: such lines are left out
+// and counted (the first swf_bad_lines_listed kept with their reason), and a damaged stream
+// is read as far as it goes (`damaged` says why). Throws std::runtime_error naming the file
+// when it cannot be read or holds no record at all.
+swf_trace read_swf(const std::string& path, bool lenient = false);
 
 // A job as the simulator runs it. Times in seconds, as SWF gives them.
 struct sim_job {

@@ -71,25 +71,40 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
     in_window.push_back(&j);
   });
   if (!in_window.empty()) r.origin_us = in_window.front()->created_at;
+  // Whole seconds from the first submit, rounded down, for what happened: a job's run is then
+  // the sum of its segments in those seconds, so segments that followed one another on a GPU
+  // still do, and no more GPU-seconds are counted than the pool held between the first submit
+  // and the last end (rounding each run on its own, at least 1 s, had counted a 0.4 s job as
+  // a whole second within a makespan cut down to whole seconds: utilization above 1).
+  auto second_of = [&](int64_t t_us) { return (t_us - r.origin_us) / us; };
   for (const core::job* j : in_window) {
-    int64_t run_us = 0;
-    for (const auto& s : j->segments)
-      if (s.ended_at) run_us += *s.ended_at - s.started_at;
-    if (j->segments.empty() || run_us <= 0 || !j->segments.front().ended_at) {
+    if (j->segments.empty() || !j->segments.front().ended_at) {
+      ++r.never_ran;
+      continue;
+    }
+    if (!j->segments.back().ended_at) {  // running again when the log ends: its run is not known
+      ++r.still_running;
+      continue;
+    }
+    int64_t run_us = 0, happened_run = 0;
+    for (const auto& s : j->segments) {
+      run_us += *s.ended_at - s.started_at;
+      happened_run += second_of(*s.ended_at) - second_of(s.started_at);
+    }
+    if (run_us <= 0) {
       ++r.never_ran;
       continue;
     }
     sim_job sj;
     sj.id = static_cast<int64_t>(r.jobs.size()) + 1;
-    sj.submit = (j->created_at - r.origin_us) / us;
-    sj.run = std::max<int64_t>(1, (run_us + us / 2) / us);
+    sj.submit = second_of(j->created_at);
+    sj.run = std::max<int64_t>(1, (run_us + us / 2) / us);  // what the simulation runs: the nearest second
     sj.estimate = std::max(sj.run, j->time_limit_seconds.value_or(3600));
     sj.procs = j->gpu_count;
     sj.group = id_of(account_ids, r.account_names, j->account);
     sj.user = id_of(user_ids, r.user_names, j->user);
-    sim_job_result h{sj.id, sj.submit, (j->segments.front().started_at - r.origin_us) / us, 0, sj.procs, sj.run,
-                     sj.estimate, sj.user, sj.group};
-    h.end = (*j->segments.back().ended_at - r.origin_us) / us;
+    sim_job_result h{sj.id, sj.submit, second_of(j->segments.front().started_at), second_of(*j->segments.back().ended_at),
+                     sj.procs, happened_run, sj.estimate, sj.user, sj.group};
     r.jobs.push_back(sj);
     r.happened.push_back(h);
     if (auto p = preempted.find(j->id); p != preempted.end()) r.preemptions += p->second;
@@ -148,7 +163,11 @@ json run_whatif(const events::event_store& store, const core::priority_policy& p
   out["window"] = {{"from", o.from_us ? json(events::format_time_us(*o.from_us)) : json(nullptr)},
                    {"to", o.to_us ? json(events::format_time_us(*o.to_us)) : json(nullptr)},
                    {"first_submit", r.jobs.empty() ? json(nullptr) : json(events::format_time_us(r.origin_us))}};
-  out["workload"] = {{"jobs", r.jobs.size()}, {"never_ran", r.never_ran}, {"accounts", r.account_names}, {"users", r.user_names.size()}};
+  out["workload"] = {{"jobs", r.jobs.size()},
+                     {"never_ran", r.never_ran},
+                     {"still_running", r.still_running},
+                     {"accounts", r.account_names},
+                     {"users", r.user_names.size()}};
   out["capacity_gpus"] = s.capacity;
   out["happened"] = metrics_json(r.happened, s.capacity, r, s.group_shares);
   out["happened"]["preemptions"] = r.preemptions;
@@ -162,7 +181,9 @@ json run_whatif(const events::event_store& store, const core::priority_policy& p
   out["backfill"] = to_string(s.backfill);
   if (s.order != sim_order::fifo) out["priority_policy"] = core::to_json(s.policy);
   out["rules"] = {{"machine", "one pool of the most GPUs registered at once; no models, clusters or allocation ends"},
-                  {"run_time", "the sum of a job's run segments, in whole seconds; jobs that never ran left out"},
+                  {"run_time", "the sum of a job's run segments, in whole seconds (happened: each segment's ends rounded down "
+                               "from the first submit; simulated: the nearest second, at least 1); jobs that never ran or "
+                               "were running again at the log's end left out"},
                   {"estimate", "the job's time_limit_seconds (3600 without one), at least its run time"},
                   {"fair_share", "the config's accounts as groups under root with their raw shares, users with theirs"},
                   {"bounded_slowdown", {{"tau10", "max(1, (wait + run) / max(10, run))"}, {"tau60", "(wait + run) / max(run, 60)"}}},

@@ -6,7 +6,7 @@
 // The recorded machine is the most GPUs registered at once (pilots and cloud workers alike,
 // placeholders not counted), one pool: the simulator knows no GPU models, clusters or
 // allocation ends. A job's run time is the sum of its run segments (handoffs included); a
-// job that never ran is left out (counted). The config's accounts are the fair-share groups,
+// job that never ran, or is running again at the log's end, is left out (counted). The config's accounts are the fair-share groups,
 // each with its raw shares (nested accounts are flattened under root); users keep their shares.
 #include <optional>
 #include <string>
@@ -26,7 +26,8 @@ struct recorded_workload {
   std::vector<std::string> account_names, user_names;  // by group and user id
   int64_t capacity_gpus = 0;              // most GPUs registered at once
   int64_t origin_us = 0;                  // the first submit (time 0)
-  size_t never_ran = 0;                   // jobs of the window left out
+  size_t never_ran = 0;                   // jobs of the window left out: no run finished
+  size_t still_running = 0;               // left out: running again when the log ends
   uint64_t preemptions = 0;               // job.preempted of the window's jobs
   uint64_t reservations = 0, reservations_kept = 0;  // jobs started after a reservation; by its time
 };

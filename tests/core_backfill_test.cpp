@@ -682,3 +682,75 @@ TEST(BackfillProperties, RandomInstancesWithResolution) {
     EXPECT_TRUE(backfill(x.in, x.limits) == p) << what;
   }
 }
+
+// A profile kept up to date (advance to each event, release what an ending job had left,
+// occupy for a starting one) has, at every point, exactly the steps of one built afresh from
+// the jobs then running: the trace simulator keeps one instead of rebuilding it at each pass.
+TEST(CapacityProfile, KeptUpToDateItIsTheProfileBuiltAfresh) {
+  std::mt19937_64 rng(58);
+  auto pick = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  size_t compared = 0, released_early = 0;
+  for (int k = 0; k < 300; ++k) {
+    const int64_t capacity = pick(0, 6);
+    const time_us now0 = clock_at(10, 0);
+    const time_us from = pick(0, 3) == 0 ? now0 + pick(1, 20) * 15 * minute : 0;
+    const time_us until = pick(0, 3) == 0 ? now0 + pick(0, 60) * 15 * minute : time_never;
+    const time_us resolution = pick(0, 2) == 0 ? 15 * minute : 0;
+    struct run {
+      int64_t units;
+      time_us start, expected_end, end;
+    };
+    std::vector<run> runs;
+    for (int r = static_cast<int>(pick(1, 25)); r > 0; --r) {
+      const time_us start = now0 + pick(0, 40) * 5 * minute;
+      const time_us expected = start + pick(1, 24) * 5 * minute + pick(0, 1);
+      runs.push_back({pick(1, 3), start, expected, std::min(expected, start + pick(0, 24) * 5 * minute)});
+    }
+    std::vector<time_us> times{now0};
+    for (const auto& r : runs) times.insert(times.end(), {r.start, r.end});
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    capacity_profile kept(now0, capacity, from, until, resolution);
+    for (time_us t : times) {
+      kept.advance(t);
+      for (const auto& r : runs)  // ends first, as the simulator orders its facts
+        if (r.end == t && r.start < t) {
+          kept.release(r.units, t, r.expected_end);
+          released_early += r.end < r.expected_end;
+        }
+      for (const auto& r : runs)
+        if (r.start == t && r.end > t) kept.occupy(r.units, t, r.expected_end);
+      capacity_profile fresh(t, capacity, from, until, resolution);
+      for (const auto& r : runs)
+        if (r.start <= t && r.end > t) fresh.occupy(r.units, t, std::max(r.expected_end, t + 1));
+      ASSERT_EQ(kept.steps(), fresh.steps()) << "instance " << k << " at +" << (t - now0) / minute << " min";
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 3000u);
+  EXPECT_GT(released_early, 1000u);
+}
+
+// Both loops over profiles the caller keeps plan exactly as over the list of running jobs.
+TEST(BackfillProperties, PlansOverKeptProfilesAreThePlansOverRunningJobs) {
+  std::mt19937_64 rng(5858);
+  for (int k = 0; k < 300; ++k) {
+    auto x = random_instance(rng, k % 2 == 1);
+    const std::string what = "instance " + std::to_string(k);
+    auto profiles = [&](time_us resolution) {
+      std::vector<capacity_profile> out;
+      for (const auto& n : x.in.nodes) out.emplace_back(x.in.now, n.capacity, n.available_from, n.available_until, resolution);
+      for (const auto& r : x.in.running) out[r.node].occupy(r.units, x.in.now, std::max(r.expected_end, x.in.now + 1));
+      return out;
+    };
+    plan_input without_running = x.in;
+    without_running.running.clear();  // not read when the profiles are given
+    EXPECT_TRUE(backfill(without_running, profiles(x.limits.bf_resolution), x.limits) == backfill(x.in, x.limits)) << what;
+    EXPECT_TRUE(main_loop(without_running, profiles(0)) == main_loop(x.in)) << what;
+  }
+  plan_input in;
+  in.now = clock_at(10, 0);
+  in.nodes = {node("a"), node("b")};
+  EXPECT_THROW(backfill(in, std::vector<capacity_profile>{capacity_profile(in.now, 1)}), std::invalid_argument);
+  EXPECT_THROW(main_loop(in, {capacity_profile(in.now, 1), capacity_profile(in.now - 1, 1)}), std::invalid_argument);
+}

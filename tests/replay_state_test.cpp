@@ -94,6 +94,29 @@ TEST_F(replay_state_test, StateAtATimeTakesEveryEventRecordedByThen) {
   EXPECT_EQ(replay_tool(dir, {"state", "--data-dir", data, "--at", "yesterday"}).code, 2);
 }
 
+// --at TIME reports the time asked for, and separately the last event applied and its time.
+TEST_F(replay_state_test, StateAtATimeReportsTheTimeAskedForAndTheLastEventApplied) {
+  const std::string later = "2100-01-01T00:00:00.000000Z";  // after every event (in the form the tool writes)
+  auto end = json::parse(replay_tool(dir, {"state", "--data-dir", data}).out);
+  auto s = json::parse(replay_tool(dir, {"state", "--data-dir", data, "--at", later}).out);
+  EXPECT_EQ(s["at"]["time"], later);
+  EXPECT_EQ(s["at"]["seq"], end["at"]["seq"]) << "every event was recorded by then";
+  ASSERT_TRUE(s["last_event"].is_object()) << s.dump();
+  EXPECT_EQ(s["last_event"]["seq"], end["at"]["seq"]);
+  EXPECT_NE(s["last_event"]["time"], later);
+  EXPECT_EQ(s["last_event"]["time"], end["at"]["time"]) << "without --at: the last event's time";
+
+  const std::string earlier = "2000-01-01T00:00:00.000000Z";  // before every event
+  auto before = json::parse(replay_tool(dir, {"state", "--data-dir", data, "--at", earlier}).out);
+  EXPECT_EQ(before["at"]["time"], earlier);
+  EXPECT_EQ(before["at"]["seq"], 0);
+  EXPECT_TRUE(before["last_event"].is_null());
+
+  auto at_seq = json::parse(replay_tool(dir, {"state", "--data-dir", data, "--at", std::to_string(third_created)}).out);
+  EXPECT_EQ(at_seq["at"]["time"], at_seq["last_event"]["time"]) << "--at SEQ: the time is that event's";
+  EXPECT_EQ(at_seq["last_event"]["seq"], third_created);
+}
+
 TEST_F(replay_state_test, HistoryExplainsEachEventOfTheJob) {
   auto a = replay_tool(dir, {"history", A, "--data-dir", data, "--json"});
   ASSERT_EQ(a.code, 0) << a.err;

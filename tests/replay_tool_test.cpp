@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -267,6 +268,72 @@ TEST(replay_tool_simulate, TheSimulationsLogRederivesAndIsNeverOverwritten) {
   auto twice = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "easy", "--log", data_dir});  // same dir again
   EXPECT_EQ(twice.code, 2);
   EXPECT_NE(twice.err.find("already holds a log"), std::string::npos) << twice.err;
+}
+
+// simulate on a bad trace, each kind of bad input: without --lenient it exits 1 naming the
+// file and the line (or the truncated stream) and simulates nothing; with --lenient it
+// simulates the good lines, says on stderr how many it left out and where, and records it in
+// the JSON result.
+TEST(replay_tool_simulate, ABadTraceExitsOneNamingTheLineOrWithLenientIsCountedAndListed) {
+  test::temp_dir dir;
+  std::string good;
+  for (int i = 1; i <= 400; ++i)
+    good += std::to_string(i) + " " + std::to_string(i * 20) + " 0 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1\n";
+  const std::string header = "; MaxProcs: 8\n";
+  const std::string fields = " 0 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1";
+  // Line 3 of each file is the bad one.
+  const std::vector<std::pair<std::string, std::string>> kinds{
+      {"truncated line", "9001 10 0 100 2 -1"},
+      {"non-numeric", "9001 ten" + fields},
+      {"nan", "9001 nan" + fields},
+      {"1e30", "9001 1e30" + fields},
+      {"negative other than -1", "9001 -7" + fields},
+  };
+  for (const auto& [kind, line] : kinds) {
+    const std::string trace = dir / "bad.swf";
+    std::ofstream(trace, std::ios::trunc) << header << good.substr(0, good.find('\n') + 1) << line << "\n"
+                                          << good.substr(good.find('\n') + 1);
+    auto strict = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "easy"});
+    EXPECT_EQ(strict.code, 1) << kind << ": " << strict.err;
+    EXPECT_NE(strict.err.find(trace + ":3: "), std::string::npos) << kind << ": " << strict.err;
+    EXPECT_EQ(strict.out, "") << kind;
+
+    auto lenient = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "easy", "--lenient", "--json"});
+    ASSERT_EQ(lenient.code, 0) << kind << ": " << lenient.err;
+    EXPECT_NE(lenient.err.find(trace + ": 1 malformed line left out (--lenient); first at line 3\n"), std::string::npos)
+        << kind << ": " << lenient.err;
+    auto r = json::parse(lenient.out);
+    EXPECT_EQ(r["trace"]["malformed_lines"], 1) << kind;
+    EXPECT_EQ(r["trace"]["first_malformed"][0]["line"], 3) << kind;
+    EXPECT_EQ(r["filter"]["jobs"], 400) << kind << ": the good lines all run";
+  }
+
+  // A .gz cut short: strict refuses it; lenient runs what it holds and says so.
+  std::ofstream(dir / "whole.swf", std::ios::trunc) << header << good;
+  ASSERT_EQ(std::system(("gzip -c '" + dir / "whole.swf" + "' > '" + dir / "whole.swf.gz" + "'").c_str()), 0);
+  std::string gz;
+  {
+    std::ifstream in(dir / "whole.swf.gz", std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string cut = dir / "cut.swf.gz";
+  std::ofstream(cut, std::ios::binary | std::ios::trunc) << gz.substr(0, gz.size() * 2 / 3);
+  auto strict = replay_tool(dir, {"simulate", "--swf", cut, "--policy", "fifo"});
+  EXPECT_EQ(strict.code, 1) << strict.err;
+  EXPECT_NE(strict.err.find(cut + ": the gzip stream ends early (the file is truncated) after line "), std::string::npos)
+      << strict.err;
+  auto lenient = replay_tool(dir, {"simulate", "--swf", cut, "--policy", "fifo", "--lenient", "--json"});
+  ASSERT_EQ(lenient.code, 0) << lenient.err;
+  EXPECT_NE(lenient.err.find("the gzip stream ends early"), std::string::npos) << lenient.err;
+  auto r = json::parse(lenient.out);
+  EXPECT_NE(r["trace"]["damaged"].get<std::string>().find("ends early"), std::string::npos);
+  EXPECT_LT(r["filter"]["jobs"].get<int>(), 400);
+  // The whole file reads without a word on stderr.
+  auto whole = replay_tool(dir, {"simulate", "--swf", dir / "whole.swf.gz", "--policy", "fifo", "--json"});
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_EQ(whole.err, "");
+  EXPECT_EQ(json::parse(whole.out)["filter"]["jobs"], 400);
+  EXPECT_EQ(replay_tool(dir, {"simulate", "--swf", dir / "missing.swf"}).code, 2) << "no file: the command cannot run";
 }
 
 // --version names the malloc the tool runs on: jemalloc in a release build (replay/allocator_info.hpp),

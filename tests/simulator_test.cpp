@@ -2,6 +2,7 @@
 // filters, the event order and each backfill rule on small workloads worked by hand, fair
 // share among the trace's groups, and the two published results of tests/data/swf/README.md.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <cstdio>
@@ -47,12 +48,11 @@ TEST(swf, ReadsHeaderRecordsAndFiltersAsPublished) {
                                   "1 0 5 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n"
                                   "2 10 -1 50 2 -1 -1 -1 40 -1 1 7 3 -1 -1 -1 -1 -1\n"   // wait unknown; run > requested
                                   "3 20 0 0 2 -1 -1 2 100 -1 0 8 3 -1 -1 -1 -1 -1\n"     // ran for 0 s
-                                  "4 30 0 10 -1 -1 -1 16 100 -1 1 8 3 -1 -1 -1 -1 -1\n"  // more than the machine
-                                  "a broken line\n";
+                                  "4 30 0 10 -1 57.25 -1 16 100 -1 1 8 3 -1 -1 -1 -1 -1\n";  // more than the machine
   auto t = read_swf(dir / "t.swf");
   EXPECT_EQ(t.max_procs, 8);
   ASSERT_EQ(t.records.size(), 4u);
-  EXPECT_EQ(t.malformed_lines, 1u);
+  EXPECT_EQ(t.malformed_lines, 0u);
   EXPECT_EQ(t.records[0].requested_time, 200);
   EXPECT_EQ(t.records[1].user, 7);
   EXPECT_EQ(t.sha256.size(), 64u);
@@ -66,6 +66,110 @@ TEST(swf, ReadsHeaderRecordsAndFiltersAsPublished) {
   EXPECT_EQ(batsim[0].id, 1);
   EXPECT_EQ(batsim[1].id, 3);
   EXPECT_THROW(read_swf(dir / "missing.swf"), std::runtime_error);
+}
+
+namespace {
+
+// A small trace whose line 3 is `bad` (lines 2 and 4 are good records).
+std::string with_line_3(const std::string& bad) {
+  return "; MaxProcs: 8\n"
+         "1 0 5 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n" +
+         bad + "\n" +
+         "3 20 0 10 2 -1 -1 2 100 -1 0 8 3 -1 -1 -1 -1 -1\n";
+}
+
+std::string gzip_of(const std::string& text) {
+  std::string out(compressBound(static_cast<uLong>(text.size())) + 64, '\0');
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+}  // namespace
+
+// Every kind of malformed record line: strict reading stops at it naming the file and line;
+// lenient reading leaves it out, counts it and says why, and keeps the lines around it.
+TEST(swf, AMalformedLineIsAnErrorNamingItOrWithLenientLeftOutAndCounted) {
+  test::temp_dir dir;
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"2 10 0 50 2 -1 -1 2 40 -1 1 7", "truncated: 12 of 18 fields"},
+      {"2 10 0 fifty 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('fifty') is not a number"},
+      {"2 10 0 nan 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('nan') is not a number"},
+      {"2 10 0 1e30 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('1e30') is not a number"},
+      {"2 10 0 1000000000000000000000000000000 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('100000000000000000000000...') is too large"},
+      {"2 10 -5 50 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 3 ('-5') is negative and not -1 (unknown)"},
+      {"2 10 -1.5 50 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 3 ('-1.5') is negative and not -1 (unknown)"},
+      {"2 10 0 50 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1 19", "more than 18 fields"},
+  };
+  for (const auto& [line, why] : bad) {
+    const std::string path = dir / "bad.swf";
+    std::ofstream(path, std::ios::trunc) << with_line_3(line);
+    try {
+      read_swf(path);
+      ADD_FAILURE() << "strict reading accepted: " << line;
+    } catch (const swf_error& e) {
+      EXPECT_EQ(std::string(e.what()), path + ":3: " + why);
+    }
+    auto t = read_swf(path, true);
+    ASSERT_EQ(t.records.size(), 2u) << line;
+    EXPECT_EQ(t.records[1].job, 3);
+    EXPECT_EQ(t.malformed_lines, 1u);
+    ASSERT_EQ(t.first_malformed.size(), 1u);
+    EXPECT_EQ(t.first_malformed[0].line, 3u);
+    EXPECT_EQ(t.first_malformed[0].why, why);
+  }
+  // -1 (unknown), decimals and Windows line ends are records as SWF writes them.
+  std::ofstream(dir / "ok.swf", std::ios::trunc) << with_line_3("2 10 -1 50.75 2 -1.00 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1\r");
+  auto ok = read_swf(dir / "ok.swf");
+  ASSERT_EQ(ok.records.size(), 3u);
+  EXPECT_EQ(ok.records[1].run, 50) << "the fraction is dropped";
+  EXPECT_EQ(ok.records[1].wait, -1);
+
+  // Lenient: a count of all, the first few listed.
+  std::string many = "; MaxProcs: 8\n";
+  for (int i = 0; i < 9; ++i) many += "broken\n1 0 5 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n";
+  std::ofstream(dir / "many.swf", std::ios::trunc) << many;
+  auto t = read_swf(dir / "many.swf", true);
+  EXPECT_EQ(t.records.size(), 9u);
+  EXPECT_EQ(t.malformed_lines, 9u);
+  ASSERT_EQ(t.first_malformed.size(), swf_bad_lines_listed);
+  EXPECT_EQ(t.first_malformed[0].line, 2u);
+  EXPECT_EQ(t.first_malformed[4].line, 10u);
+}
+
+// A .gz that ends early (a copy cut short) is a damaged file, not a shorter trace: strict
+// reading refuses it; lenient reading keeps the whole lines read and says it is damaged.
+TEST(swf, ATruncatedGzipIsAnErrorOrWithLenientReadAsFarAsItGoesAndSaidSo) {
+  test::temp_dir dir;
+  std::string text = "; MaxProcs: 8\n";
+  for (int i = 1; i <= 2000; ++i) text += std::to_string(i) + " " + std::to_string(i * 10) + " 0 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n";
+  const std::string gz = gzip_of(text);
+  std::ofstream(dir / "whole.swf.gz", std::ios::binary) << gz;
+  EXPECT_EQ(read_swf(dir / "whole.swf.gz").records.size(), 2000u);
+  std::ofstream(dir / "cut.swf.gz", std::ios::binary) << gz.substr(0, gz.size() / 2);
+  try {
+    read_swf(dir / "cut.swf.gz");
+    ADD_FAILURE() << "a truncated gzip was read";
+  } catch (const swf_error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir / "cut.swf.gz"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ends early (the file is truncated) after line"), std::string::npos) << e.what();
+  }
+  auto t = read_swf(dir / "cut.swf.gz", true);
+  EXPECT_GT(t.records.size(), 0u);
+  EXPECT_LT(t.records.size(), 2000u);
+  EXPECT_NE(t.damaged.find("ends early"), std::string::npos);
+  EXPECT_LE(t.malformed_lines, 1u) << "at most the last line, cut in the middle";
+  // Only the trailer missing (every line there, the check not): still a damaged file.
+  std::ofstream(dir / "no-trailer.swf.gz", std::ios::binary) << gz.substr(0, gz.size() - 4);
+  EXPECT_THROW(read_swf(dir / "no-trailer.swf.gz"), swf_error);
+  EXPECT_EQ(read_swf(dir / "no-trailer.swf.gz", true).records.size(), 2000u);
 }
 
 // At one timestamp completions come first: the job arriving when another ends uses its processors.

@@ -114,3 +114,48 @@ TEST(Whatif, FifoOnTheSameMachineAndMultifactorWithTheConfigsShares) {
   EXPECT_EQ(mf["policy"], "multifactor");
   EXPECT_THROW(replay::run_whatif(*log.store, shares_policy(), "nonsense", o), std::runtime_error);
 }
+
+// Jobs shorter than a second, back to back on one GPU: what happened used the GPU at most all
+// the time, so its utilization is at most 1. Here the three 0.6 s runs fall in seconds 0-0,
+// 0-1 and 1-2 from the first submit (rounded down): 2 GPU-seconds over a 2-second makespan.
+// (Each run rounded on its own to at least a second had made it 3 GPU-seconds: 1.5.)
+TEST(Whatif, UtilizationOfWhatHappenedIsAtMostOneWithSubSecondJobs) {
+  logged log;
+  log.s.priority = shares_policy();
+  C::register_worker reg;
+  reg.new_id = uuid_of('w', 0);
+  reg.gpu_model = "A100";
+  reg.credential_sha256 = "00";
+  log.run(core::principal::operator_named("admin"), reg, t0);
+  for (size_t i = 0; i < 3; ++i) {
+    C::create_job c;
+    c.id = uuid_of('j', i);
+    c.title = "md";
+    c.input_bundle_path = "/b";
+    c.user = "ann";
+    c.time_limit_seconds = 60;
+    log.run(core::principal::operator_named("admin"), c, t0);
+  }
+  auto me = core::principal::of_worker(reg.new_id);
+  core::time_us now = t0 + s_ / 10;
+  for (size_t i = 0; i < 3; ++i) {
+    log.leases.touch(reg.new_id, now);
+    auto o = log.run(me, C::request_job{reg.new_id}, now);
+    auto* a = std::get_if<core::results::poll_answer>(&o.answer.value);
+    ASSERT_TRUE(a && a->assigned);
+    log.run(me, C::start_job{a->assigned->job_id}, now);
+    now += 6 * s_ / 10;
+    log.leases.touch(reg.new_id, now);
+    log.run(me, C::complete_job{a->assigned->job_id}, now);
+    now += s_ / 10;
+  }
+  replay::whatif_options o;
+  auto r = replay::run_whatif(*log.store, shares_policy(), "fifo", o);
+  EXPECT_EQ(r["workload"]["jobs"], 3);
+  EXPECT_EQ(r["happened"]["makespan_seconds"], 2);
+  EXPECT_DOUBLE_EQ(r["happened"]["utilization"].get<double>(), 1.0);
+  EXPECT_LE(r["simulated"]["utilization"].get<double>(), 1.0);
+  // The simulation still runs each job for the second it needed (at least 1 s).
+  auto w = replay::workload_of(*log.store, std::nullopt, std::nullopt);
+  for (const auto& j : w.jobs) EXPECT_EQ(j.run, 1);
+}

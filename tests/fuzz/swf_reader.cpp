@@ -1,6 +1,6 @@
 // Fuzz target: the SWF reader (plain or gzip) and the filters that turn records
-// into the jobs a simulation runs. A bad trace is refused with
-// std::runtime_error; nothing else may happen.
+// into the jobs a simulation runs, strict and lenient. A bad trace is refused
+// with std::runtime_error; nothing else may happen.
 #include <unistd.h>
 
 #include <cstdint>
@@ -25,7 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     out.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(size));
   }
   try {
-    auto t = baton::replay::read_swf(path);
+    baton::replay::read_swf(path);  // strict: the first malformed line throws
+  } catch (const std::runtime_error &) {
+  }
+  try {
+    auto t = baton::replay::read_swf(path, true);
     for (auto f : {baton::replay::swf_filter::sc15, baton::replay::swf_filter::batsim})
       for (int64_t capacity : {int64_t{0}, int64_t{1}, t.max_procs, int64_t{128}}) {
         auto jobs = baton::replay::filter_jobs(t, f, capacity);
