@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the release preset and runs the benchmarks named in docs/benchmarks.md.
-# Usage: bench/run.sh [eventlog|api|preemption|sim|rederive|view|restart|blob]   (default: all). All take
+# Usage: bench/run.sh [eventlog|api|import|preemption|sim|rederive|view|restart|blob]   (default: all). All take
 # about half an hour on 2 cores (restart alone ~5: it writes a 10,000,000-event log first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
 cmake --preset release >/dev/null
-cmake --build --preset release --target eventlog_bench api_bench preemption_bench sim_bench rederive_bench view_bench restart_bench blob_bench >/dev/null
+cmake --build --preset release --target eventlog_bench api_bench preemption_bench sim_bench rederive_bench view_bench restart_bench blob_bench batond baton >/dev/null
 what="${1:-all}"
 if [[ "$what" == all || "$what" == eventlog ]]; then
   b=build/release/bench/eventlog_bench
@@ -29,6 +29,9 @@ if [[ "$what" == all || "$what" == api ]]; then
     echo "== api run $run: both SQL views and 50 live-stream clients"
     API_BENCH_SSE=50 API_BENCH_POSTGRES=1 build/release/bench/api_bench 10000 100000 32 5
   done
+fi
+if [[ "$what" == all || "$what" == import ]]; then
+  bench/import_bench.sh 10000 3
 fi
 if [[ "$what" == all || "$what" == blob ]]; then
   build/release/bench/blob_bench --dir build --size-mib 1024 --pollers 2
