@@ -46,7 +46,14 @@ std::string explain(const std::string& type, const json& p) {
   if (type == "job.held") return "held";
   if (type == "job.released") return "released";
   if (type.rfind("job.requeued_after_", 0) == 0) return "back in the queue: " + type.substr(19);
-  if (type == "job.failed") return "failed: " + str(p, "reason");
+  if (type == "job.failed") {
+    // The detail's first line when short (a worker's "exit code 3"), not a log tail.
+    std::string detail = str(p, "detail");
+    detail = detail.substr(0, detail.find('\n'));
+    return "failed: " + str(p, "reason") + (!detail.empty() && detail.size() <= 120 ? " (" + detail + ")" : "");
+  }
+  if (type == "job.completed") return "completed";
+  if (type == "job.cancelled") return "cancelled" + (str(p, "reason").empty() ? "" : ": " + str(p, "reason"));
   return "";
 }
 
@@ -81,6 +88,8 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
   json last_view;
   core::time_us created = 0, first_assigned = 0;
   std::optional<core::job> last_seen;  // once pruned
+  // Its parents (depends_on) and how each ended: what a dependency cancel is explained by.
+  std::map<std::string, std::string> parent_end;
   store.scan(1, 0, true, [&](const events::event_view& e) {
     if (progress) progress(e.seq);
     std::string type(e.type);
@@ -90,14 +99,30 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
       else if (last_seen) core::evolve(*last_seen, type, payload, e.recorded_at_us);
     }
     core::apply(w, std::string(e.stream_id), type, payload, e.recorded_at_us);
+    if (e.stream_id.rfind("job/", 0) == 0 && e.stream_id != stream &&
+        (type == "job.failed" || type == "job.cancelled" || type == "job.completed"))
+      if (auto parent = parent_end.find(std::string(e.stream_id.substr(4))); parent != parent_end.end())
+        parent->second = explain(type, payload);
     if (e.stream_id == stream) {
-      if (type == "job.created") created = e.recorded_at_us;
+      if (type == "job.created") {
+        created = e.recorded_at_us;
+        if (auto deps = payload.find("depends_on"); deps != payload.end() && deps->is_array())
+          for (const auto& d : *deps)
+            if (d.is_object() && d.contains("job_id") && d["job_id"].is_string()) parent_end[d["job_id"].get<std::string>()];
+      }
+      std::string explained = explain(type, payload);
+      if (type == "job.cancelled" && str(payload, "reason") == "dependency_never_satisfied") {
+        const std::string parent = str(payload, "dependency");
+        auto how = parent_end.find(parent);
+        explained = "cancelled: its dependency on job " + parent + " can never hold" +
+                    (how != parent_end.end() && !how->second.empty() ? " (that job " + how->second + ")" : "");
+      }
       if (type == "job.assigned" && !first_assigned) first_assigned = e.recorded_at_us;
       entries.push_back({{"seq", e.seq},
                          {"time", events::format_time_us(e.recorded_at_us)},
                          {"type", type},
                          {"actor", std::string(e.actor)},
-                         {"explained", explain(type, payload)},
+                         {"explained", explained},
                          {"payload", payload}});
       last_view = nullptr;
       return true;

@@ -241,3 +241,29 @@ TEST(batch_http, AJobNoSiteCouldEverRunSaysWhy) {
   EXPECT_EQ(story.code, 0) << story.err;
   EXPECT_NE(story.out.find("reason PartitionConfig (gpu_count 4 > largest offered 2)"), std::string::npos) << story.out;
 }
+
+// A child made in the same batch as its parent, cancelled when the parent fails: the replay's
+// history says which parent, how it ended and with what exit code.
+TEST(batch_http, ReplayHistoryExplainsADependencyCancel) {
+  daemon_under_test t;
+  json jobs = json::array({t.job("parent", {{"id", test::uid("parent")}}),
+                           t.job("child", {{"id", test::uid("child")}, {"depends_on", json::array({{{"job_id", test::uid("parent")}}})}})});
+  ASSERT_EQ(t.send("POST", "/jobs/batch", json{{"jobs", jobs}}).status, 200);
+  auto reg = t.send("POST", "/workers/register", json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}});
+  httplib::Client wc("127.0.0.1", t.d.port());
+  wc.set_default_headers({{"X-Worker-Token", reg.body["worker_token"].get<std::string>()}});
+  auto poll = t.of(wc.Post(("/jobs/request?worker_id=" + reg.body["worker_id"].get<std::string>()).c_str(), "", "application/json"));
+  ASSERT_EQ(poll.body["job_id"], test::uid("parent")) << poll.body.dump();
+  ASSERT_EQ(t.of(wc.Post(("/jobs/" + test::uid("parent") + "/start").c_str(), "", "application/json")).status, 204);
+  auto failed = wc.Post(("/jobs/" + test::uid("parent") + "/fail").c_str(),
+                        json{{"reason", "payload_failed"}, {"detail", "exit code 3\nlast lines of the log"}}.dump(), "application/json");
+  ASSERT_TRUE(failed && failed->status == 204) << (failed ? failed->body : "no reply");
+  EXPECT_EQ(t.send("GET", "/jobs/" + test::uid("child")).body["status"], "cancelled");
+  t.d.stop();
+  auto story = test::replay_tool(t.dir, {"history", test::uid("child"), "--data-dir", t.dir / "data"});
+  EXPECT_EQ(story.code, 0) << story.err;
+  EXPECT_NE(story.out.find("cancelled: its dependency on job " + test::uid("parent") +
+                           " can never hold (that job failed: payload_failed (exit code 3))"),
+            std::string::npos)
+      << story.out;
+}
