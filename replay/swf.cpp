@@ -47,6 +47,11 @@ template <class F>
 std::string inflate_gzip(const std::string& in, F&& text) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("zlib: cannot start inflating");
+  // Ended however this returns: `text` throws on a malformed line (strict reading).
+  struct ender {
+    z_stream& z;
+    ~ender() { inflateEnd(&z); }
+  } end_it{z};
   constexpr size_t chunk = size_t{1} << 30;  // zlib counts in 32 bits
   std::unique_ptr<char[]> out(new char[1 << 18]);
   size_t in_pos = 0;
@@ -73,7 +78,6 @@ std::string inflate_gzip(const std::string& in, F&& text) {
                                : std::string("the gzip stream is damaged (") + (z.msg ? z.msg : "zlib error") + ")";
     break;
   }
-  inflateEnd(&z);
   return damage;
 }
 
