@@ -31,7 +31,8 @@ struct create_job {
   std::string comment;
   std::optional<uint32_t> max_attempts;  // default: jobs.max_attempts
   // Who goes first (all optional; empty means the policy's default). The user is the caller's
-  // name unless an admin submits for someone.
+  // name unless an admin submits for someone; the account the user's first in the tree, else
+  // scheduling.default_account.
   std::optional<std::string> user, account, partition, qos;
   int64_t nice = 0;
   uint32_t gpu_count = 1;
