@@ -63,7 +63,11 @@ namespace {
 
 // Where blobs live (docs/storage.md): the configured backend.
 std::shared_ptr<storage::backend> make_storage_backend(const config::settings& settings) {
-  if (settings.storage.backend == "s3") return std::make_shared<storage::s3_backend>(settings.storage.s3);
+  if (settings.storage.backend == "s3") {
+    storage::s3_backend::options o;
+    o.state_dir = settings.data_dir + "/s3-multipart";  // uploads in progress survive a restart
+    return std::make_shared<storage::s3_backend>(settings.storage.s3, o);
+  }
   return nullptr;  // local: see below
 }
 

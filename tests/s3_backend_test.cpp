@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -173,6 +174,52 @@ TEST_F(s3_backend_test, multipart_upload_in_5_mib_parts) {
   EXPECT_TRUE(b.contains(digest, data.size()));
   EXPECT_EQ(get_key(b, b.staging_key("up-mp")).status, 404);
   EXPECT_TRUE(get_key(b, b.blob_key(digest)).body == data);
+}
+
+namespace {
+std::string s3_upload_id_of(const transfer& t) {
+  std::smatch m;
+  return std::regex_search(t.url, m, std::regex("uploadId=([^&]+)")) ? m[1].str() : std::string();
+}
+}  // namespace
+
+// batond restarted between a worker's parts: the upload asked for again is the same multipart
+// upload (recorded in state_dir), though s3rver, like several stores, cannot list uploads, so
+// the parts already sent count.
+TEST_F(s3_backend_test, a_multipart_upload_outlives_a_restart_on_a_store_that_cannot_list_them) {
+  baton::test::temp_dir state;
+  s3_backend::options o;
+  o.state_dir = state / "s3-multipart";
+  const std::string data = bytes(12 * mib, 9), digest = sigv4::sha256_hex(data);
+  std::vector<part_etag> etags;
+  std::string first;
+  {
+    s3_backend before(config(), o);
+    auto g = before.grant_upload("worker:w1", "up-restart", digest, data.size(), now_us(), 600);
+    ASSERT_EQ(g.parts.size(), 3u);
+    first = s3_upload_id_of(g.parts[0]);
+    for (size_t i = 0; i < 2; ++i) {
+      auto a = follow(g.parts[i], data.substr(g.parts[i].offset, g.parts[i].size));
+      ASSERT_EQ(a.status, 200) << a.body;
+      etags.push_back({g.parts[i].part_number, a.etag});
+    }
+  }
+  // Without the record, a new backend cannot find it on this store: a new multipart upload.
+  s3_backend forgetful(config());
+  auto fresh = forgetful.grant_upload("worker:w1", "up-restart", digest, data.size(), now_us(), 600);
+  EXPECT_NE(s3_upload_id_of(fresh.parts[0]), first);
+
+  s3_backend after(config(), o);
+  auto g = after.grant_upload("worker:w1", "up-restart", digest, data.size(), now_us(), 600);
+  ASSERT_EQ(g.parts.size(), 3u);
+  EXPECT_EQ(s3_upload_id_of(g.parts[2]), first);
+  auto a = follow(g.parts[2], data.substr(g.parts[2].offset, g.parts[2].size));
+  ASSERT_EQ(a.status, 200) << a.body;
+  etags.push_back({3, a.etag});
+  auto f = after.finish_upload("up-restart", digest, data.size(), etags);
+  ASSERT_EQ(f.status, finish_status::stored) << f.detail;
+  EXPECT_TRUE(get_key(after, after.blob_key(digest)).body == data);
+  EXPECT_FALSE(std::filesystem::exists(o.state_dir + "/up-restart")) << "a finished upload's record stays";
 }
 
 TEST_F(s3_backend_test, other_bytes_are_a_digest_mismatch_and_nothing_is_stored) {

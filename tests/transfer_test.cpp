@@ -76,6 +76,8 @@ struct fake_server {
   // The protocol steps' routes: what they were sent, and faults.
   std::vector<json> bundle_posts, completes, set_posts, commits;
   int commit_conflicts = 0;  // answer this many commits 409 upload_incomplete
+  bool bundle_in_two_parts = false;  // POST /blobs/uploads: one multipart upload in two parts
+  int complete_404 = 0;              // answer this many completes 404 (batond restarted, lost it)
 
   bool take_503(httplib::Response& res) {
     std::lock_guard<std::mutex> lock(m);
@@ -192,14 +194,29 @@ struct fake_server {
       std::lock_guard<std::mutex> lock(m);
       auto b = json::parse(req.body);
       bundle_posts.push_back(b);
-      json part = {{"url", "http://127.0.0.1:" + std::to_string(store_port) + "/store/bucket/key?partNumber=1"},
-                   {"method", "PUT"}, {"offset", 0}, {"size", b["size"]}, {"part_number", 1}};
+      const std::string store = "http://127.0.0.1:" + std::to_string(store_port) + "/store/bucket/key?partNumber=";
+      json parts = json::array();
+      if (!bundle_in_two_parts) {
+        parts.push_back({{"url", store + "1"}, {"method", "PUT"}, {"offset", 0}, {"size", b["size"]}, {"part_number", 1}});
+      } else {  // the same multipart upload each time, signed anew
+        const uint64_t size = b["size"], half = size / 2;
+        const std::string sig = "&X-Amz-Signature=sig" + std::to_string(bundle_posts.size());
+        parts.push_back({{"url", store + "1&uploadId=mp1" + sig}, {"method", "PUT"}, {"offset", 0}, {"size", half}, {"part_number", 1}});
+        parts.push_back({{"url", store + "2&uploadId=mp1" + sig}, {"method", "PUT"}, {"offset", half}, {"size", size - half},
+                         {"part_number", 2}});
+      }
       res.set_content(json{{"status", "upload"}, {"upload_id", "up" + std::to_string(bundle_posts.size())}, {"sha256", b["sha256"]},
-                           {"size", b["size"]}, {"parts", {part}}}.dump(), "application/json");
+                           {"size", b["size"]}, {"parts", parts}}.dump(), "application/json");
     });
     svr.Post(R"(/blobs/uploads/(\w+)/complete)", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard<std::mutex> lock(m);
       completes.push_back({{"id", req.matches[1]}, {"body", json::parse(req.body)}});
+      if (complete_404 > 0) {
+        --complete_404;
+        res.status = 404;
+        res.set_content(R"({"error":"upload_unknown"})", "application/json");
+        return;
+      }
       res.set_content(R"({"status":"stored"})", "application/json");
     });
     // POST /jobs/j/files: uploads (local style) for the files whose digest is not in `uploads` yet.
@@ -530,6 +547,24 @@ TEST_F(transfer_test, ABundleWhoseStoreTransferExpiredIsAskedForAgainAndComplete
   EXPECT_EQ(server.completes[0]["body"], (json{{"parts", {{{"part_number", 1}, {"etag", "\"etag-1\""}}}}}));
   EXPECT_EQ(server.parts[1], blob);
   for (const auto& h : server.store_headers) EXPECT_EQ(h.count("X-Worker-Token"), 0u);
+}
+
+// batond restarted between the parts and the complete (404): asked again, it hands out the same
+// multipart upload (signed anew), and the parts the store answered with an ETag are not sent again.
+TEST_F(transfer_test, AMultipartBundleAskedForAgainSendsNoPartTheStoreHolds) {
+  const auto blob = random_bytes(300000, 11);
+  auto file = write_file("bundle2.tar.gz", blob);
+  server.bundle_in_two_parts = true;
+  server.complete_404 = 1;
+  EXPECT_FALSE(xfer::store_bundle(l, file, sha_of(blob), blob.size()));
+  std::lock_guard<std::mutex> lock(server.m);
+  EXPECT_EQ(server.bundle_posts.size(), 2u) << "asked again after the 404";
+  EXPECT_EQ(server.part_attempts[1], 1) << "part 1 was sent again";
+  EXPECT_EQ(server.part_attempts[2], 1) << "part 2 was sent again";
+  ASSERT_EQ(server.completes.size(), 2u);
+  EXPECT_EQ(server.completes[1]["body"],
+            (json{{"parts", {{{"part_number", 1}, {"etag", "\"etag-1\""}}, {{"part_number", 2}, {"etag", "\"etag-2\""}}}}}));
+  EXPECT_EQ(server.parts[1] + server.parts[2], blob);
 }
 
 TEST_F(transfer_test, AFileSetSendsWhatBatondLacksAndCommitsAgainAfterAnIncompleteAnswer) {

@@ -364,7 +364,23 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
 
 // --- upload ---
 
-std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::string& path, const progress_fn& progress) {
+// What names a store part in sent_parts; empty for a part that is not of a multipart upload.
+static std::string sent_key(const transfer& t) {
+  if (t.part_number <= 0 || !t.absolute()) return {};
+  const auto q = t.url.find('?');
+  std::string upload_id;
+  for (size_t at = q; at != std::string::npos && at + 1 < t.url.size(); at = t.url.find('&', at + 1)) {
+    const auto end = t.url.find('&', at + 1);
+    const std::string pair = t.url.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    if (pair.compare(0, 9, "uploadId=") == 0) upload_id = pair.substr(9);
+  }
+  if (upload_id.empty()) return {};
+  return path_of(t.url) + "?uploadId=" + upload_id + "#" + std::to_string(t.part_number) + "@" + std::to_string(t.offset) +
+         "+" + std::to_string(t.size);
+}
+
+std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::string& path, const progress_fn& progress,
+                              sent_parts* sent) {
   fd_guard in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (in.fd < 0) throw transfer_error(failure::local, errno_text("cannot open", path));
   struct stat st {};
@@ -377,6 +393,14 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
   for (const auto& part : u.parts) {
     const uint64_t end = part.offset + part.size;
     if (end > u.size) throw transfer_error(failure::refused, where_of(part) + ": bytes past the end of " + path);
+    const std::string key = sent ? sent_key(part) : std::string();
+    if (!key.empty()) {
+      if (auto done = sent->find(key); done != sent->end()) {
+        etags.push_back({part.part_number, done->second});
+        if (progress) progress(end, u.size);
+        continue;
+      }
+    }
     uint64_t start = part.offset;
     int failures = 0;
     while (true) {
@@ -420,6 +444,7 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
           auto etag = r->get_header_value("ETag");
           if (etag.empty()) throw transfer_error(failure::refused, where_of(part) + ": the store answered without an ETag");
           etags.push_back({part.part_number, etag});
+          if (!key.empty()) (*sent)[key] = etag;
         }
         break;
       }
@@ -489,6 +514,7 @@ json etags_json(const std::vector<part_etag>& etags) {
 
 bool store_bundle(const link& l, const std::string& path, const std::string& sha256, uint64_t size,
                   const progress_fn& progress) {
+  sent_parts sent;  // across renewals: a part the store holds is not sent again
   for (int renewal = 0;; ++renewal) {
     auto a = call(l, "POST", "/blobs/uploads", {{"purpose", "bundle"}, {"sha256", sha256}, {"size", size}});
     if (!a.ok()) throw_answer("POST /blobs/uploads", a);
@@ -500,7 +526,7 @@ bool store_bundle(const link& l, const std::string& path, const std::string& sha
       throw transfer_error(failure::refused, e.what(), a.status, a.body);
     }
     try {
-      auto etags = upload(l, g, path, progress);
+      auto etags = upload(l, g, path, progress, &sent);
       auto done = call(l, "POST", "/blobs/uploads/" + g.upload_id + "/complete", {{"parts", etags_json(etags)}});
       if (done.ok()) return false;
       if ((done.status != 404 && done.error_code() != "blob_being_removed") || renewal >= max_renewals) throw_answer("POST /blobs/uploads/" + g.upload_id + "/complete", done);
@@ -519,6 +545,7 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
     by_digest[f.sha256] = &f;
   }
   const std::string base = "/jobs/" + job_id + "/files";
+  sent_parts sent;  // across renewals (a set lost by batond's restart): parts the store holds stay
   for (int renewal = 0;; ++renewal) {
     json body = extra.is_object() ? extra : json::object();
     body["kind"] = kind;
@@ -546,7 +573,7 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
     };
     try {
       std::vector<std::vector<part_etag>> etags(grants.size());
-      for (size_t i = 0; i < grants.size(); ++i) etags[i] = upload(l, grants[i], local_of(grants[i]));
+      for (size_t i = 0; i < grants.size(); ++i) etags[i] = upload(l, grants[i], local_of(grants[i]), {}, &sent);
       for (int commits = 0;; ++commits) {
         json ups = json::array();
         for (size_t i = 0; i < grants.size(); ++i) ups.push_back({{"upload_id", grants[i].upload_id}, {"parts", etags_json(etags[i])}});
@@ -561,8 +588,10 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
         // costs one GET; its answer says it is whole).
         std::string named = c.body.is_object() ? c.body.value("sha256", c.body.value("upload_id", "")) : "";
         for (size_t i = 0; i < grants.size(); ++i)
-          if (named.empty() || named == grants[i].sha256 || named == grants[i].upload_id)
-            etags[i] = upload(l, grants[i], local_of(grants[i]));
+          if (named.empty() || named == grants[i].sha256 || named == grants[i].upload_id) {
+            for (const auto& part : grants[i].parts) sent.erase(sent_key(part));  // the store lacks some: all again
+            etags[i] = upload(l, grants[i], local_of(grants[i]), {}, &sent);
+          }
       }
     } catch (const transfer_error& e) {
       if (e.kind != failure::expired || renewal >= max_renewals) throw;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -121,11 +122,18 @@ std::pair<std::string, uint64_t> hash_file(const std::string& path);
 void download(const link& l, const transfer& t, const std::string& sha256, uint64_t size, const std::string& path,
               const progress_fn& progress = {});
 
+// The store parts one upload has sent, by what makes them the same part of the same multipart
+// upload (the URL's path and uploadId, the part number, offset and size; not the signature):
+// asked for again, batond hands out the same multipart upload (also after its restart), and a
+// part the store answered with an ETag is not sent again.
+using sent_parts = std::map<std::string, std::string>;
+
 // Sends every part of the upload from the file at `path` (whose bytes must hash to u.sha256).
 // A local upload cut midway resumes from the offset batond holds; a store part restarts from
-// its start. Returns the ETags of multipart parts (part_number > 0), in part order.
+// its start; a part in `sent` is not sent again. Returns the ETags of multipart parts
+// (part_number > 0), in part order.
 std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::string& path,
-                              const progress_fn& progress = {});
+                              const progress_fn& progress = {}, sent_parts* sent = nullptr);
 
 // --- protocol steps ---
 

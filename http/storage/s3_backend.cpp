@@ -1,12 +1,20 @@
 #include "http/storage/s3_backend.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <httplib.h>
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 namespace baton::storage {
@@ -72,6 +80,23 @@ finish_result unavailable(const std::string& what, const s3_backend::reply& r) {
 // done, and reports a failure in the body.
 bool ok_with_body(const s3_backend::reply& r) { return r.status == 200 && r.body.find("<Error>") == std::string::npos; }
 
+// `text` as the whole of `path`, durably: a temporary file, fsynced, renamed, the directory
+// fsynced. False (errno set) when any step fails.
+bool write_durably(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string tmp = dir + "/." + name + ".tmp", path = dir + "/" + name;
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  ok = ::close(fd) == 0 && ok;
+  ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) return false;
+  int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return false;
+  ok = ::fsync(d) == 0;
+  ::close(d);
+  return ok;
+}
+
 }  // namespace
 
 std::string s3_backend::reply::header(const std::string& lower_name) const {
@@ -123,6 +148,8 @@ s3_backend::s3_backend(config::s3_config cfg, options opt) : cfg_(std::move(cfg)
     throw std::invalid_argument("storage.s3.verify is '" + cfg_.verify + "'; it must be read or store_checksum");
   if (opt_.max_copy_bytes == 0 || opt_.max_copy_bytes > max_single_put)
     throw std::invalid_argument("s3 backend: max_copy_bytes must be 1..5 GiB");
+  if (!opt_.state_dir.empty() && ::mkdir(opt_.state_dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw std::runtime_error("s3 backend: cannot create " + opt_.state_dir + ": " + std::strerror(errno));
 }
 
 s3_backend::place s3_backend::locate(const std::string& key) const {
@@ -194,13 +221,14 @@ upload_grant s3_backend::grant_upload(const holder&, const std::string& upload_i
   // already sent stay valid when a worker asks anew.
   multipart mp;
   if (auto known = find_multipart(upload_id, key); known && (known->size == 0 || known->size == size))
-    mp = {known->s3_upload_id, size, part_size_for(size)};
+    mp = {known->s3_upload_id, size, known->part_size ? known->part_size : part_size_for(size)};
   if (mp.s3_upload_id.empty()) {
     reply r = call("POST", key, {{"uploads", ""}}, {});
     std::string id = xml_field(r.body, "UploadId");
     if (r.status != 200 || id.empty())
       throw std::runtime_error("s3 backend: CreateMultipartUpload of " + key + " failed: " + r.describe());
     mp = {id, size, part_size_for(size)};
+    record_multipart(upload_id, mp);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -220,14 +248,26 @@ upload_grant s3_backend::grant_upload(const holder&, const std::string& upload_i
   return g;
 }
 
-// The multipart upload behind upload_id: batond's own record, else the store's list of
-// uploads in progress under the staging key (after a restart of batond). Stores that do not
-// list them (s3rver) make such an upload start again.
+// The multipart upload behind upload_id: batond's own record (memory, then state_dir after a
+// restart), else the store's list of uploads in progress under the staging key. Without
+// either (no state_dir, a store that lists none) such an upload starts again.
 std::optional<s3_backend::multipart> s3_backend::find_multipart(const std::string& upload_id, const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = multiparts_.find(upload_id);
     if (it != multiparts_.end()) return it->second;
+  }
+  if (auto kept = recorded_multipart(upload_id)) {
+    // Still there? A store that lists parts says NoSuchUpload for one aborted or expired
+    // (a lifecycle rule); one that cannot list them (501) is taken at its word, and a record
+    // gone stale there is forgotten when finishing finds nothing (finish_upload).
+    reply parts = call("GET", key, {{"uploadId", kept->s3_upload_id}, {"max-parts", "1"}}, {});
+    if (parts.status != 404) {
+      std::lock_guard<std::mutex> lock(mu_);
+      multiparts_[upload_id] = *kept;
+      return kept;
+    }
+    forget_multipart(upload_id);
   }
   reply r = call("GET", "", {{"prefix", key}, {"uploads", ""}}, {});
   if (r.status != 200) return std::nullopt;
@@ -265,8 +305,7 @@ finish_result s3_backend::finish_upload(const std::string& upload_id, const std:
         // NoSuchUpload: completed before (an earlier finish that failed later); the staged object says.
         if (code != "NoSuchUpload") return unavailable("CompleteMultipartUpload of " + key, r);
       }
-      std::lock_guard<std::mutex> lock(mu_);
-      multiparts_.erase(upload_id);
+      forget_multipart(upload_id);
     }
   }
 
@@ -483,6 +522,30 @@ s3_backend::reply s3_backend::call(const std::string& method, const std::string&
   }
   if (!(method == "GET" && sink)) out.body = res->body;
   return out;
+}
+
+void s3_backend::record_multipart(const std::string& upload_id, const multipart& mp) {
+  if (opt_.state_dir.empty()) return;
+  // (upload ids are [A-Za-z0-9_-]: file names as they are)
+  const std::string text = mp.s3_upload_id + " " + std::to_string(mp.size) + " " + std::to_string(mp.part_size) + "\n";
+  if (!write_durably(opt_.state_dir, upload_id, text))  // the upload still works; only a restart loses it
+    spdlog::warn("storage: cannot record multipart upload {} in {}: {}", upload_id, opt_.state_dir, std::strerror(errno));
+}
+
+std::optional<s3_backend::multipart> s3_backend::recorded_multipart(const std::string& upload_id) {
+  if (opt_.state_dir.empty()) return std::nullopt;
+  std::ifstream in(opt_.state_dir + "/" + upload_id);
+  multipart mp;
+  if (!(in >> mp.s3_upload_id >> mp.size >> mp.part_size) || mp.s3_upload_id.empty()) return std::nullopt;
+  return mp;
+}
+
+void s3_backend::forget_multipart(const std::string& upload_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    multiparts_.erase(upload_id);
+  }
+  if (!opt_.state_dir.empty()) ::unlink((opt_.state_dir + "/" + upload_id).c_str());
 }
 
 }  // namespace baton::storage

@@ -34,6 +34,11 @@ class s3_backend : public backend {
     // Largest object one CopyObject may copy (S3's limit); above it UploadPartCopy, in parts
     // of at most this size. A setting so that a test can reach the part-copy path.
     uint64_t max_copy_bytes = 5ull << 30;
+    // Where the multipart uploads in progress are recorded (one small file per upload, made
+    // by batond, never a credential), so that after a restart an upload asked for again gets
+    // the same multipart upload on any store: many (s3rver among them) cannot list them.
+    // Empty: in memory, and on the store's list where it has one.
+    std::string state_dir;
   };
 
   explicit s3_backend(config::s3_config cfg);
@@ -95,6 +100,11 @@ class s3_backend : public backend {
   reply call(const std::string& method, const std::string& key, const sigv4::pairs& query, sigv4::pairs headers,
              const std::string& body = {}, const std::function<bool(const char*, size_t)>& sink = {});
   std::optional<multipart> find_multipart(const std::string& upload_id, const std::string& key);
+  // The record of upload_id's multipart upload (state_dir): written before its URLs are
+  // handed out, read after a restart, removed once the upload is finished or found gone.
+  void record_multipart(const std::string& upload_id, const multipart& mp);
+  std::optional<multipart> recorded_multipart(const std::string& upload_id);
+  void forget_multipart(const std::string& upload_id);
   finish_result copy_to_blob(const std::string& from, const std::string& to, uint64_t size);
   finish_result verify_by_reading(const std::string& key, const std::string& sha256);
   void discard(const std::string& key);
