@@ -222,6 +222,7 @@ cluster_actor::behavior_type cluster(cluster_actor::stateful_pointer<cluster_sta
         } catch (const std::exception& e) {  // a malformed reply must not end the actor
           spdlog::error("cluster {}: cycle failed: {}", opts.cluster.name, e.what());
         }
+        if (opts.cycles) opts.cycles->count({opts.cluster.name});
         self->delayed_send(self, opts.interval, cycle_atom::value);
       },
   };

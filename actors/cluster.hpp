@@ -51,6 +51,7 @@ struct cluster_options {
   std::function<int64_t()> clock;           // µs since the epoch, for file names and the call budget
   std::shared_ptr<slurm_call_budget> budget;  // shared with the other partitions of the same controller
   std::shared_ptr<slurm_call_counters> calls;  // every sbatch/squeue and how it went, for GET /metrics (none: not counted)
+  std::shared_ptr<cluster_cycle_counters> cycles;  // every cycle ended, for GET /metrics (none: not counted)
 };
 
 cluster_actor spawn_cluster(caf::actor_system& sys, scheduler_actor scheduler, cluster_options opts);

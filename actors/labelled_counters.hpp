@@ -29,5 +29,8 @@ class labelled_counters {
 
 // Slurm commands run by the cluster actors: (cluster, command "sbatch"|"squeue", result "ok"|"failed").
 using slurm_call_counters = labelled_counters<3>;
+// Provisioning cycles each cluster actor ended, whatever they did (cluster): that provisioning
+// is alive, also for a disabled cluster, which calls nothing.
+using cluster_cycle_counters = labelled_counters<1>;
 
 }  // namespace baton::actors

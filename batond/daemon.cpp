@@ -501,6 +501,7 @@ int run(const config::settings& settings, const run_options& opts) {
     api.requests = request_counts;
     api.polls = std::make_shared<actors::poll_metrics>();
     api.slurm_calls = std::make_shared<actors::slurm_call_counters>();
+    api.cluster_cycles = std::make_shared<actors::cluster_cycle_counters>();
     api.scrape_token = settings.metrics_token;
     api.sessions = std::make_shared<http::ui_sessions>();
     api.login_limits = std::make_shared<http::login_failures>(settings.login_failures);
@@ -616,6 +617,7 @@ int run(const config::settings& settings, const run_options& opts) {
               settings.provisioning.slurm_calls_burst, settings.provisioning.slurm_calls_per_second});
         o.budget = budget;
         o.calls = api.slurm_calls;
+        o.cycles = api.cluster_cycles;
         o.heartbeat_seconds = settings.heartbeat_interval_seconds;
         o.new_id = [] { return http::new_uuid(); };
         o.clock = now_us;

@@ -397,6 +397,7 @@ void add_api_routes(router& s, api_context ctx) {
     from.requests = ctx.requests.get();
     from.polls = ctx.polls.get();
     from.slurm = ctx.slurm_calls.get();
+    from.cluster_cycles = ctx.cluster_cycles.get();
     from.feed = ctx.feed.get();
     from.process = read_process_figures();
     if (ctx.log) from.log_memory = ctx.log->memory();

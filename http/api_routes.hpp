@@ -56,6 +56,7 @@ struct api_context {
   std::shared_ptr<const request_counters> requests;       // the server's answers by route and status, for GET /metrics
   std::shared_ptr<actors::poll_metrics> polls;          // polls timed and counted by result, for GET /metrics
   std::shared_ptr<actors::slurm_call_counters> slurm_calls;  // the cluster actors' Slurm calls, for GET /metrics
+  std::shared_ptr<actors::cluster_cycle_counters> cluster_cycles;  // their cycles, for GET /metrics
   std::string scrape_token;                            // X-API-Token that may only read GET /metrics ("" = none)
   std::shared_ptr<ui_sessions> sessions;               // the dashboard's logins (none: cookies are not credentials)
   std::shared_ptr<login_failures> login_limits;        // failed logins per address and operator (none: unlimited)

@@ -129,6 +129,11 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
       out += "baton_slurm_calls_total{cluster=\"" + label(key[0]) + "\",command=\"" + label(key[1]) + "\",result=\"" +
              label(key[2]) + "\"} " + std::to_string(n) + "\n";
   }
+  if (from.cluster_cycles) {
+    header(out, "baton_cluster_cycles_total", "counter", "Provisioning cycles ended, by cluster entry (a disabled cluster's too).");
+    for (const auto& [key, n] : from.cluster_cycles->read())
+      out += "baton_cluster_cycles_total{cluster=\"" + label(key[0]) + "\"} " + std::to_string(n) + "\n";
+  }
   if (from.process) {
     const auto& p = *from.process;
     header(out, "process_resident_memory_bytes", "gauge", "Resident memory of batond's process.");

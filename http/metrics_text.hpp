@@ -27,6 +27,7 @@ struct metrics_sources {
   const request_counters* requests = nullptr;          // answers by route and status
   const actors::poll_metrics* polls = nullptr;         // polls by result, and their latency
   const actors::slurm_call_counters* slurm = nullptr;  // sbatch/squeue calls by cluster and result
+  const actors::cluster_cycle_counters* cluster_cycles = nullptr;  // provisioning cycles by cluster
   const projections::live_feed* feed = nullptr;        // clients following GET /events/stream
   const storage::transfer_counters* transfers = nullptr;  // blob bytes through batond (local backend)
   std::optional<process_figures> process;              // memory and descriptors

@@ -12,6 +12,7 @@
 
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
+#include "support/wait_until.hpp"
 
 using namespace baton;
 using nlohmann::json;
@@ -269,7 +270,14 @@ TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
   // the idle answer.
   EXPECT_EQ(as(leaver, "POST", "/workers/" + leaver.id + "/deregister").status, 204);
   EXPECT_EQ(poll(leaver).status, 401);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1700));  // w stops heartbeating: stale after 1.5 s
+  // w stops heartbeating: stale after 1.5 s (GET /workers says so), or reaped soon after.
+  EXPECT_TRUE(baton::test::wait_until(
+      [&] {
+        for (const auto& row : call(*op, "GET", "/workers").body)
+          if (row.value("id", "") == w.id) return row.value("state", "") == "stale" || row.value("state", "") == "gone";
+        return true;  // (no longer listed: reaped)
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(50)));
   auto stale = poll(w);  // stale, or already reaped (then its token is no credential)
   EXPECT_TRUE(stale.status == 401 || stale.body.value("reason", "") == "stale_worker") << stale.body;
 }
@@ -537,11 +545,12 @@ TEST_F(api, StaleWorkerIsReapedAndItsJobRequeued) {
   as(w, "POST", "/jobs/s/start");
   // No more heartbeats: stale after 1.5 s, reaped by the next 1 s tick.
   json job;
-  for (int i = 0; i < 60; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    job = call(*op, "GET", "/jobs/s").body;
-    if (job["status"] == "queued") break;
-  }
+  baton::test::wait_until(
+      [&] {
+        job = call(*op, "GET", "/jobs/s").body;
+        return job["status"] == "queued";
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(50));
   EXPECT_EQ(job["status"], "queued");
   EXPECT_TRUE(job["assigned_worker_id"].is_null());
   auto gone = call(*op, "GET", "/workers?state=gone").body;
@@ -569,11 +578,12 @@ TEST_F(api, HandoffIsRecoveredWhenTheWorkerDies) {
   EXPECT_EQ(as(w, "POST", "/jobs/h/handoff/start", {{"reason", "walltime"}}).status, 204);
   EXPECT_EQ(call(*op, "GET", "/jobs/h").body["status"], "handoff");
   json job;
-  for (int i = 0; i < 60; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    job = call(*op, "GET", "/jobs/h").body;
-    if (job["status"] == "queued") break;
-  }
+  baton::test::wait_until(
+      [&] {
+        job = call(*op, "GET", "/jobs/h").body;
+        return job["status"] == "queued";
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(50));
   EXPECT_EQ(job["status"], "queued") << "RelayMD leaves this job in handoff forever";
   EXPECT_EQ(job["latest_checkpoint_manifest_path"], "/ck/h/2.json");
 }

@@ -480,7 +480,11 @@ TEST_F(SlurmIntegration, DisabledClusterSubmitsNothingAndJobsSayWhy) {
   EXPECT_EQ(op->Post("/clusters/nosuch/disable", "", "application/json")->status, 404);
   auto job_id = create_job(d, bundle(dir, "b7"));
   EXPECT_EQ(get(d, "/jobs/" + job_id)["queue_blocked_reason"], "no_enabled_worker_image_clusters");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // cycles pass
+  auto cycles = [&]() -> long long {  // (a disabled cluster calls no squeue: its cycles are counted apart)
+    auto m = d.client()->Get("/metrics");
+    return m && m->status == 200 ? metric_total(m->body, "baton_cluster_cycles_total", "cluster=\"toggled\"") : -1;
+  };
+  ASSERT_TRUE(wait_for_cycles(cycles, 2, slurm_deadline)) << "the disabled cluster's cycles pass";
   EXPECT_FALSE(fs::exists(dir / "data/slurm-scripts")) << "a disabled cluster submits nothing";
   EXPECT_EQ(get(d, "/clusters")[0]["enabled"], false);
 
