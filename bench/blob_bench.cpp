@@ -1,21 +1,19 @@
-// blob_bench: the local backend's transfers through batond's HTTP server (docs/benchmarks.md,
-// "Blob transfers"). In one run, on one disk:
-//   - `cp` + fsync of a file (best of three), against an upload of it through
-//     PUT /blobs/uploads/{id} (hashed, fsynced, renamed; the client sends with sendfile) and a
-//     download through GET /blobs/downloads/{grant} written to a file and fsynced (best of
-//     three each);
-//   - the process's peak RSS growth while four such transfers run at once (two up, two down);
-//   - the p99 of poll-shaped requests (POST /jobs/request, answered from another thread as the
-//     scheduler answers) on keep-alive connections, alone and during those four transfers.
-// The server runs in this process (batond's beast_server, blob routes and local backend, with
-// batond's credential check); the grants are made on the backend, as the JSON routes do.
+// blob_bench: bundles through a real batond's local backend (docs/benchmarks.md, "Blob
+// transfers"). batond runs as a child process with its default storage; in one run, on one disk:
+//   - `cp` + fsync of a file, against an upload of it through the routes a CLI uses
+//     (POST /blobs/uploads, PUT of the bytes sent with sendfile, POST …/complete: hashed,
+//     fsynced, renamed, `storage.blob_stored` recorded) and a download of it (GET /jobs/{id}/files,
+//     then the grant, written to a file and fsynced); best of three each, interleaved;
+//   - batond's peak RSS growth while four such transfers run at once (two up, two down);
+//   - the latency of assigning polls (real workers; each poll hands out a job, so each one is
+//     an append the scheduler waits to be durable) sent at a fixed rate, as a fleet polls,
+//     alone before, during the four transfers, and alone after. Latency counts from the time
+//     a poll was due, so a stalled server is not hidden by polls that were never sent.
 //
-//   blob_bench [--dir DIR] [--size-mib N] [--pollers N]
+//   blob_bench [--dir DIR] [--size-mib N] [--poll-rate N]
+//   (DIR: where the files and batond's data go, on the disk to measure; N polls/s in all)
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/sendfile.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -23,50 +21,69 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/world.hpp"
-#include "http/api_routes.hpp"
-#include "http/beast_server.hpp"
-#include "http/blob_routes.hpp"
-#include "http/caller.hpp"
-#include "http/health_routes.hpp"
-#include "http/storage/local_backend.hpp"
-#include "projections/worker_credentials.hpp"
+#include "support/batond_process.hpp"
 #include "support/loopback_socket.hpp"
+
+using nlohmann::json;
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
 constexpr size_t mib = size_t{1} << 20;
+const char* poll_image = "bench-image";  // the pollers' workers and jobs; the bundle job uses another
 
 double seconds_since(clock_type::time_point t) {
   return std::chrono::duration<double>(clock_type::now() - t).count();
 }
 
-long status_kib(const std::string& field) {
-  std::ifstream in("/proc/self/status");
+long status_kib(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line))
     if (line.compare(0, field.size() + 1, field + ":") == 0) return std::stol(line.substr(field.size() + 1));
   return -1;
 }
 
-std::string hex(const unsigned char* md, unsigned len) {
+std::string sha256_of_file(const std::string& path) {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  std::vector<char> buf(mib);
+  for (ssize_t n; (n = ::read(fd, buf.data(), buf.size())) > 0;) EVP_DigestUpdate(ctx, buf.data(), static_cast<size_t>(n));
+  ::close(fd);
+  unsigned char md[32];
+  unsigned len = 0;
+  EVP_DigestFinal_ex(ctx, md, &len);
+  EVP_MD_CTX_free(ctx);
   static const char d[] = "0123456789abcdef";
   std::string out;
   for (unsigned i = 0; i < len; ++i) out += {d[md[i] >> 4], d[md[i] & 15]};
   return out;
+}
+
+// A file of random bytes whose first 8 bytes are `variant` (each upload must be a blob batond
+// does not hold yet); its SHA-256.
+std::string make_file(const std::string& path, size_t size, uint64_t variant) {
+  std::mt19937_64 gen(42);
+  std::vector<uint64_t> block(mib / 8);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  for (size_t done = 0; done < size; done += mib) {
+    for (auto& v : block) v = gen();
+    if (done == 0) block[0] = variant;
+    const size_t n = std::min(mib, size - done);
+    if (::write(fd, block.data(), n) != static_cast<ssize_t>(n)) throw std::runtime_error("cannot write " + path);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  return sha256_of_file(path);
 }
 
 void fsync_path(const std::string& path) {
@@ -75,28 +92,6 @@ void fsync_path(const std::string& path) {
     ::fsync(fd);
     ::close(fd);
   }
-}
-
-// A file of random bytes; its SHA-256.
-std::string make_file(const std::string& path, size_t size) {
-  std::mt19937_64 gen(42);
-  std::vector<uint64_t> block(mib / 8);
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  for (size_t done = 0; done < size; done += mib) {
-    for (auto& v : block) v = gen();
-    const size_t n = std::min(mib, size - done);
-    if (::write(fd, block.data(), n) != static_cast<ssize_t>(n)) throw std::runtime_error("cannot write " + path);
-    EVP_DigestUpdate(ctx, block.data(), n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  unsigned char md[32];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx, md, &len);
-  EVP_MD_CTX_free(ctx);
-  return hex(md, len);
 }
 
 double cp_fsync(const std::string& from, const std::string& to) {
@@ -119,8 +114,8 @@ bool send_all(int fd, const char* p, size_t n) {
   return true;
 }
 
-// The status of the response on fd (its head read byte by byte: it is short); the bytes of
-// the body after the head are left unread.
+// The status of the response on fd (its head read byte by byte: it is short); the body is
+// left unread.
 int read_status(int fd, size_t* content_length = nullptr) {
   std::string head;
   char c;
@@ -136,100 +131,56 @@ int read_status(int fd, size_t* content_length = nullptr) {
   return std::stoi(head.substr(9, 3));
 }
 
-struct server {
-  explicit server(const std::string& data_dir) {
-    baton::core::world w;
-    for (int i = 0; i < 8; ++i) w.workers["w" + std::to_string(i)].credential.sha256 = baton::http::hash_of("secret");
-    auto creds = std::make_shared<baton::projections::worker_credentials>();
-    creds->rebuild(w);
-    ctx.api_token = "admin-token";
-    ctx.credentials = creds;
-    ctx.clock = [] { return std::chrono::duration_cast<std::chrono::microseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count(); };
-    baton::storage::local_options o;
-    o.data_dir = data_dir;
-    blobs = baton::storage::local_backend::open(o);
-    baton::http::beast_server_options so;
-    so.authenticates = [c = ctx](const baton::http::request& head) {
-      baton::http::response ignored;
-      return baton::http::identify(c, head, ignored).has_value();
-    };
-    srv = std::make_unique<baton::http::beast_server>(so);
-    baton::http::add_error_handlers(srv->routes());
-    baton::http::add_blob_routes(srv->routes(), ctx, blobs);
-    // The poll's stand-in: identified as batond identifies a worker, then handed to another
-    // thread that answers (the scheduler actor's place), as an async route.
-    srv->routes().async("POST", "/jobs/request", [this](const baton::http::request& req, baton::http::respond_fn respond) {
-      baton::http::response res;
-      if (!baton::http::identify(ctx, req, res)) return respond(std::move(res));
-      std::lock_guard<std::mutex> g(mu);
-      queue.push_back(std::move(respond));
-      cv.notify_one();
-    });
-    scheduler = std::thread([this] {
-      std::unique_lock<std::mutex> lock(mu);
-      for (;;) {
-        cv.wait(lock, [this] { return stopping || !queue.empty(); });
-        if (stopping) return;
-        auto r = std::move(queue.front());
-        queue.pop_front();
-        lock.unlock();
-        baton::http::response res;
-        res.status = 204;
-        r(std::move(res));
-        lock.lock();
-      }
-    });
-    port = srv->start();
-  }
-  ~server() {
-    srv->stop();
-    {
-      std::lock_guard<std::mutex> g(mu);
-      stopping = true;
-      cv.notify_one();
-    }
-    scheduler.join();
-  }
-  baton::http::api_context ctx;
-  std::shared_ptr<baton::storage::local_backend> blobs;
-  std::unique_ptr<baton::http::beast_server> srv;
-  int port = 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<baton::http::respond_fn> queue;
-  bool stopping = false;
-  std::thread scheduler;
+struct blob {
+  std::string path, sha256;
 };
 
-const std::string credential = "X-Worker-Token: w0.secret\r\n";
+const std::string operator_header = std::string("X-API-Token: ") + baton::test::test_token + "\r\n";
 
-// PUT the whole file; seconds, or -1 on failure.
-double upload(server& s, const std::string& id, const std::string& path, size_t size, const std::string& sha) {
-  s.blobs->grant_upload("worker:w0", id, sha, size, s.ctx.clock(), 3600);
+// Uploads the file as `baton submit` does: ask, PUT every byte, complete. Seconds, or -1.
+double upload(const baton::test::batond_process& b, const blob& f, size_t size) {
+  auto c = b.client();
+  c->set_read_timeout(600, 0);
   auto t = clock_type::now();
-  int fd = baton::test::connect_loopback(s.port, 600);
-  std::string head = "PUT /blobs/uploads/" + id + "?offset=0 HTTP/1.1\r\nHost: x\r\n" + credential +
+  auto asked = c->Post("/blobs/uploads", json{{"purpose", "bundle"}, {"sha256", f.sha256}, {"size", size}}.dump(),
+                       "application/json");
+  if (!asked || asked->status != 200) {
+    std::fprintf(stderr, "POST /blobs/uploads: %d %s\n", asked ? asked->status : 0, asked ? asked->body.c_str() : "");
+    return -1;
+  }
+  auto plan = json::parse(asked->body);
+  const std::string url = plan["parts"][0]["url"], id = plan["upload_id"];
+  int fd = baton::test::connect_loopback(b.port(), 600);
+  std::string head = "PUT " + url + "?offset=0 HTTP/1.1\r\nHost: x\r\n" + operator_header +
                      "Content-Length: " + std::to_string(size) + "\r\n\r\n";
-  int in = ::open(path.c_str(), O_RDONLY);
+  int in = ::open(f.path.c_str(), O_RDONLY);
   bool ok = send_all(fd, head.data(), head.size());
   for (off_t at = 0; ok && static_cast<size_t>(at) < size;) ok = ::sendfile(fd, in, &at, size - static_cast<size_t>(at)) > 0;
   ::close(in);
   const int status = ok ? read_status(fd) : 0;
   ::close(fd);
   if (status != 200) {
-    std::fprintf(stderr, "upload %s: status %d\n", id.c_str(), status);
+    std::fprintf(stderr, "PUT %s: status %d\n", url.c_str(), status);
+    return -1;
+  }
+  auto done = c->Post("/blobs/uploads/" + id + "/complete", "{}", "application/json");
+  if (!done || done->status != 200) {
+    std::fprintf(stderr, "complete: %d %s\n", done ? done->status : 0, done ? done->body.c_str() : "");
     return -1;
   }
   return seconds_since(t);
 }
 
-// GET the whole blob into a file, fsynced; seconds, or -1 on failure.
-double download(server& s, const std::string& sha, size_t size, const std::string& to) {
-  auto g = s.blobs->grant_download("worker:w0", sha, size, s.ctx.clock(), 3600);
+// Downloads the job's bundle as `baton jobs fetch` would: ask for the job's files, GET the
+// grant into a file, fsync. Seconds, or -1.
+double download(const baton::test::batond_process& b, const std::string& job, size_t size, const std::string& to) {
+  auto c = b.client();
   auto t = clock_type::now();
-  int fd = baton::test::connect_loopback(s.port, 600);
-  std::string req = "GET " + g.url + " HTTP/1.1\r\nHost: x\r\n" + credential + "Connection: close\r\n\r\n";
+  auto files = c->Get("/jobs/" + job + "/files");
+  if (!files || files->status != 200) return -1;
+  const std::string url = json::parse(files->body)["input_bundle"]["download"]["url"];
+  int fd = baton::test::connect_loopback(b.port(), 600);
+  std::string req = "GET " + url + " HTTP/1.1\r\nHost: x\r\n" + operator_header + "Connection: close\r\n\r\n";
   size_t length = 0;
   if (!send_all(fd, req.data(), req.size()) || read_status(fd, &length) != 200 || length != size) {
     ::close(fd);
@@ -250,26 +201,54 @@ double download(server& s, const std::string& sha, size_t size, const std::strin
   return got == size ? secs : -1;
 }
 
-// Poll latencies (µs) of `pollers` keep-alive clients, each polling until `stop` (or `count`
-// polls each when count > 0).
-std::vector<double> poll_latencies(int port, int pollers, const std::atomic<bool>& stop, int count) {
-  std::vector<std::vector<double>> each(static_cast<size_t>(pollers));
+// Registered workers, each to be polled once (its poll takes a job).
+struct fleet {
+  std::vector<std::string> ids, tokens;
+  std::atomic<size_t> next{0};
+};
+
+struct poll_figures {
+  std::vector<double> latencies_ms;
+  size_t failed = 0;
+  bool ran_out = false;  // no worker left to poll before the phase ended
+};
+
+// Polls at `rate` per second in all over `connections` keep-alive connections until `stop`
+// (or `count` polls when count > 0). Each poll is due at its slot; its latency runs from then.
+poll_figures poll_at_rate(const baton::test::batond_process& b, fleet& f, double rate, int connections,
+                          const std::atomic<bool>& stop, size_t count) {
+  std::vector<poll_figures> each(static_cast<size_t>(connections));
   std::vector<std::thread> threads;
-  for (int p = 0; p < pollers; ++p)
+  const auto start = clock_type::now();
+  const auto interval = std::chrono::duration<double>(connections / rate);
+  for (int p = 0; p < connections; ++p)
     threads.emplace_back([&, p] {
-      int fd = baton::test::connect_loopback(port, 30);
-      const std::string req = "POST /jobs/request HTTP/1.1\r\nHost: x\r\nX-Worker-Token: w" + std::to_string(p + 1) +
-                              ".secret\r\nContent-Length: 2\r\n\r\n{}";
-      for (int i = 0; count > 0 ? i < count : !stop.load(); ++i) {
-        auto t = clock_type::now();
-        if (!send_all(fd, req.data(), req.size()) || read_status(fd) != 204) break;
-        each[static_cast<size_t>(p)].push_back(seconds_since(t) * 1e6);
+      auto c = b.client("");
+      c->set_keep_alive(true);
+      auto& mine = each[static_cast<size_t>(p)];
+      // Slots of this connection: start + (k + p/connections) * interval.
+      for (size_t k = 0; count > 0 ? k * connections + p < count : !stop.load(); ++k) {
+        const auto due = start + std::chrono::duration_cast<clock_type::duration>(
+                                     interval * (static_cast<double>(k) + static_cast<double>(p) / connections));
+        std::this_thread::sleep_until(due);  // the fleet's pace (a load generator's clock, not a wait for a condition)
+        const size_t w = f.next++;
+        if (w >= f.ids.size()) {
+          mine.ran_out = true;
+          return;
+        }
+        auto r = c->Post("/jobs/request?worker_id=" + f.ids[w], {{"X-Worker-Token", f.tokens[w]}}, "", "application/json");
+        const bool assigned = r && r->status == 200 && r->body.find("\"job_id\"") != std::string::npos;
+        if (!assigned) ++mine.failed;
+        mine.latencies_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - due).count());
       }
-      ::close(fd);
     });
   for (auto& t : threads) t.join();
-  std::vector<double> all;
-  for (auto& v : each) all.insert(all.end(), v.begin(), v.end());
+  poll_figures all;
+  for (auto& e : each) {
+    all.latencies_ms.insert(all.latencies_ms.end(), e.latencies_ms.begin(), e.latencies_ms.end());
+    all.failed += e.failed;
+    all.ran_out = all.ran_out || e.ran_out;
+  }
   return all;
 }
 
@@ -279,94 +258,164 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
 
+// Runs body(i) for i in [0, n) on `threads` threads.
+template <class Body>
+void in_parallel(size_t n, int threads, Body body) {
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&] {
+      for (size_t i; (i = next++) < n;) body(i);
+    });
+  for (auto& t : ts) t.join();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string base = ".";
   size_t size_mib = 1024;
-  int pollers = 2;
+  double poll_rate = 1000;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--dir") base = argv[i + 1];
     else if (a == "--size-mib") size_mib = std::stoul(argv[i + 1]);
-    else if (a == "--pollers") pollers = std::stoi(argv[i + 1]);
+    else if (a == "--poll-rate") poll_rate = std::stod(argv[i + 1]);
   }
-  std::string tmpl = base + "/blob-bench-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) {
-    std::perror("mkdtemp");
-    return 2;
-  }
-  const std::string dir = tmpl;
+  setenv("TMPDIR", base.c_str(), 1);  // batond's data dir and the files: on the disk measured
+  baton::test::temp_dir dir;
   const size_t size = size_mib * mib;
   const double mb = static_cast<double>(size) / 1e6;
-  std::printf("blob_bench: %zu MiB in %s\n", size_mib, dir.c_str());
-  const std::string src = dir + "/source", sha = make_file(src, size);
+  const int poll_connections = 4;
+  const double alone_seconds = 5, longest_transfers = 60;  // workers for that long at the rate
+  std::printf("blob_bench: %zu MiB files in %s, assigning polls at %.0f/s\n", size_mib, dir.path().c_str(), poll_rate);
+  // Five distinct blobs: three rounds of throughput and two uploads among the four at once.
+  std::vector<blob> files;
+  for (uint64_t v = 0; v < 5; ++v) {
+    const std::string path = dir / ("source-" + std::to_string(v));
+    files.push_back({path, make_file(path, size, v)});
+  }
+  baton::test::batond_process b(dir,
+                                "log_level: warn\n"
+                                "workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}\n"
+                                // One token uploads, downloads and creates every job: the bench
+                                // measures transfers and polls, not the per-caller budgets.
+                                "limits: {operator_requests_per_second: 0, worker_requests_per_second: 0}\n"
+                                "scheduling: {max_jobs_per_user: 100000000}\n"
+                                "jobs: {worker_images: [" + std::string(poll_image) + ", bundle-image]}\n");
+  if (!b.port()) {
+    std::fprintf(stderr, "batond did not start: %s\n", b.err().c_str());
+    return 1;
+  }
+  // The pollers' workers and as many jobs, through the API.
+  fleet f;
+  const size_t workers = static_cast<size_t>(poll_rate * (2 * alone_seconds + longest_transfers));
+  f.ids.resize(workers);
+  f.tokens.resize(workers);
+  in_parallel(workers, 8, [&](size_t k) {
+    thread_local auto c = b.client();
+    auto r = c->Post("/workers/register",
+                     json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"worker_image_key", poll_image}}.dump(),
+                     "application/json");
+    if (!r || r->status != 200) std::abort();
+    auto j = json::parse(r->body);
+    f.ids[k] = j["worker_id"];
+    f.tokens[k] = j["worker_token"];
+  });
+  for (size_t made = 0; made < workers; made += 10000) {
+    const size_t n = std::min<size_t>(10000, workers - made);
+    auto r = b.client()->Post("/jobs/batch",
+                              json{{"array", "0-" + std::to_string(n - 1)},
+                                   {"job", {{"title", "bench"}, {"input_bundle_path", "/bundles/bench"}, {"worker_image_key", poll_image}}}}
+                                  .dump(),
+                              "application/json");
+    if (!r || r->status != 200) {
+      std::fprintf(stderr, "POST /jobs/batch: %d %s\n", r ? r->status : 0, r ? r->body.c_str() : "");
+      return 1;
+    }
+  }
   int rc = 0;
-  {
-    server s(dir + "/data");
-    // Throughput, best of three each, interleaved so a neighbour's load hits each alike. (On
-    // the project's VM a write into page-cache pages the guest never touched before runs at a
-    // fraction of the speed of one into reused pages, dd included: the best run is the measure.)
-    double cp = 1e9, up = 1e9, down = 1e9;
-    for (int round = 0; round < 3; ++round) {
-      cp = std::min(cp, cp_fsync(src, dir + "/copy"));
-      double u = upload(s, "bench-up-" + std::to_string(round), src, size, sha);
-      if (u < 0) return 1;
-      up = std::min(up, u);
-      double d = download(s, sha, size, dir + "/downloaded");
-      if (d < 0) return 1;
-      down = std::min(down, d);
+  // Throughput, best of three each, interleaved so a neighbour's load hits each alike. (On
+  // the project's VM a write into page-cache pages the guest never touched before runs at a
+  // fraction of the speed of one into reused pages, dd included: the best run is the measure.)
+  double cp = 1e9, up = 1e9, down = 1e9;
+  std::string bundle_job;
+  for (int round = 0; round < 3; ++round) {
+    cp = std::min(cp, cp_fsync(files[round].path, dir / "copy"));
+    const double u = upload(b, files[round], size);
+    if (u < 0) return 1;
+    up = std::min(up, u);
+    if (round == 0) {  // the job whose bundle is downloaded (its image has no worker: it stays queued)
+      auto r = b.client()->Post("/jobs",
+                                json{{"title", "bundle"}, {"worker_image_key", "bundle-image"},
+                                     {"input_bundle", {{"sha256", files[0].sha256}, {"size", size}}}}
+                                    .dump(),
+                                "application/json");
+      if (!r || r->status != 200) {
+        std::fprintf(stderr, "POST /jobs: %d %s\n", r ? r->status : 0, r ? r->body.c_str() : "");
+        return 1;
+      }
+      bundle_job = json::parse(r->body)["id"];
     }
-    // Polls alone.
-    std::atomic<bool> stop{false};
-    auto t0 = clock_type::now();
-    auto alone = poll_latencies(s.port, pollers, stop, 5000);
-    const double alone_s = seconds_since(t0);
-    // Four transfers at once (two up, two down) with the pollers running meanwhile.
-    { std::ofstream("/proc/self/clear_refs") << "5"; }
-    const long rss_before = status_kib("VmRSS");
-    std::vector<double> during;
-    std::thread polling([&] { during = poll_latencies(s.port, pollers, stop, 0); });
-    std::vector<std::thread> transfers;
-    std::atomic<int> failed{0};
-    // The transfers' clients stand in for workers on other hosts: here they share batond's
-    // cores, so they run at the transfer pool's priority, not above batond's I/O thread.
-    auto as_remote = [] { setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10); };
-    for (int i = 0; i < 2; ++i) {
-      transfers.emplace_back([&, i] {
-        as_remote();
-        if (upload(s, "bench-four-" + std::to_string(i), src, size, sha) < 0) ++failed;
-      });
-      transfers.emplace_back([&, i] {
-        as_remote();
-        if (download(s, sha, size, dir + "/four-" + std::to_string(i)) < 0) ++failed;
-      });
-    }
-    for (auto& t : transfers) t.join();
-    stop = true;
-    polling.join();
-    const long rss_peak = status_kib("VmHWM");
-    // Polls alone again: the neighbours' load moves between the two, so both are shown.
-    stop = false;
-    auto after = poll_latencies(s.port, pollers, stop, 5000);
-    if (failed) {
-      std::fprintf(stderr, "%d of the four transfers failed\n", failed.load());
+    const double d = download(b, bundle_job, size, dir / "downloaded");
+    if (d < 0) return 1;
+    down = std::min(down, d);
+  }
+  std::atomic<bool> stop{false};
+  const size_t alone_polls = static_cast<size_t>(poll_rate * alone_seconds);
+  auto before = poll_at_rate(b, f, poll_rate, poll_connections, stop, alone_polls);
+  // Four transfers at once (two up, two down) with the polls going on meanwhile.
+  { std::ofstream("/proc/" + std::to_string(b.pid()) + "/clear_refs") << "5"; }
+  const long rss_before = status_kib(b.pid(), "VmRSS");
+  poll_figures during;
+  std::thread polling([&] { during = poll_at_rate(b, f, poll_rate, poll_connections, stop, 0); });
+  std::vector<std::thread> transfers;
+  std::atomic<int> failed{0};
+  const auto transfers_start = clock_type::now();
+  for (int i = 0; i < 2; ++i) {
+    transfers.emplace_back([&, i] {
+      if (upload(b, files[3 + static_cast<size_t>(i)], size) < 0) ++failed;
+    });
+    transfers.emplace_back([&, i] {
+      if (download(b, bundle_job, size, dir / ("four-" + std::to_string(i))) < 0) ++failed;
+    });
+  }
+  for (auto& t : transfers) t.join();
+  const double transfers_seconds = seconds_since(transfers_start);
+  stop = true;
+  polling.join();
+  const long rss_peak = status_kib(b.pid(), "VmHWM");
+  stop = false;
+  auto after = poll_at_rate(b, f, poll_rate, poll_connections, stop, alone_polls);
+  if (failed) {
+    std::fprintf(stderr, "%d of the four transfers failed\n", failed.load());
+    rc = 1;
+  }
+  for (const auto* p : {&before, &during, &after}) {
+    if (p->failed) {
+      std::fprintf(stderr, "%zu polls did not assign a job\n", p->failed);
       rc = 1;
     }
-    const double p99_before = percentile(alone, 0.99) / 1000, p99_after = percentile(after, 0.99) / 1000;
-    const double p99_alone = std::max(p99_before, p99_after), p99_during = percentile(during, 0.99) / 1000;
-    std::printf("\n| measure | value |\n|---|---|\n");
-    std::printf("| `cp` + fsync, %zu MiB | %.0f MB/s |\n", size_mib, mb / cp);
-    std::printf("| upload through batond (PUT, hashed, fsynced, renamed) | %.0f MB/s (%.0f %% of cp) |\n", mb / up,
-                100 * cp / up);
-    std::printf("| download through batond (GET, hashed, written to a file, fsynced) | %.0f MB/s (%.0f %% of cp) |\n",
-                mb / down, 100 * cp / down);
-    std::printf("| peak RSS growth, 2 uploads + 2 downloads at once | %.1f MiB |\n", (rss_peak - rss_before) / 1024.0);
-    std::printf("| poll p99, alone before and after (%d keep-alive pollers, %zu polls each, %.0f/s) | %.2f ms, %.2f ms |\n",
-                pollers, alone.size(), static_cast<double>(alone.size()) / alone_s, p99_before, p99_after);
-    std::printf("| poll p99, during the four transfers (%zu polls) | %.2f ms (%.1f× the larger alone) |\n", during.size(),
-                p99_during, p99_alone > 0 ? p99_during / p99_alone : 0.0);
+    if (p->ran_out) {
+      std::fprintf(stderr, "the pollers ran out of workers (the transfers took %.0f s)\n", transfers_seconds);
+      rc = 1;
+    }
   }
-  std::filesystem::remove_all(dir);
+  const double p99_before = percentile(before.latencies_ms, 0.99), p99_after = percentile(after.latencies_ms, 0.99);
+  const double p99_alone = std::max(p99_before, p99_after), p99_during = percentile(during.latencies_ms, 0.99);
+  std::printf("\n| measure | value |\n|---|---|\n");
+  std::printf("| `cp` + fsync, %zu MiB | %.0f MB/s |\n", size_mib, mb / cp);
+  std::printf("| upload (POST, PUT hashed, fsynced, renamed, complete) | %.0f MB/s (%.0f %% of cp) |\n", mb / up,
+              100 * cp / up);
+  std::printf("| download (GET files, GET hashed, written to a file, fsynced) | %.0f MB/s (%.0f %% of cp) |\n", mb / down,
+              100 * cp / down);
+  std::printf("| batond's peak RSS growth, 2 uploads + 2 downloads at once (%.1f s) | %.1f MiB |\n", transfers_seconds,
+              (rss_peak - rss_before) / 1024.0);
+  std::printf("| assigning poll p99 alone, before and after (%.0f/s, %zu polls each) | %.2f ms, %.2f ms |\n", poll_rate,
+              before.latencies_ms.size(), p99_before, p99_after);
+  std::printf("| assigning poll p99 during the four transfers (%zu polls; max %.2f ms) | %.2f ms (%.1f× the larger alone) |\n",
+              during.latencies_ms.size(), percentile(during.latencies_ms, 1.0), p99_during,
+              p99_alone > 0 ? p99_during / p99_alone : 0.0);
+  b.stop();
   return rc;
 }
