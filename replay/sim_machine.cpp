@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/backfill.hpp"
+#include "core/decayed_fair_tree.hpp"
 #include "core/fair_tree.hpp"
 #include "core/lattice.hpp"
 #include "core/multifactor.hpp"
@@ -32,8 +33,9 @@ class sim_machine::share_book {
  public:
   using key = std::pair<int64_t, int64_t>;  // group, user
 
-  share_book(time_us half_life, const std::map<int64_t, uint32_t>& group_shares, const std::map<key, uint32_t>& user_shares)
-      : half_life_(half_life), group_shares_(group_shares), user_shares_(user_shares) {}
+  share_book(time_us half_life, const std::map<int64_t, uint32_t>& group_shares, const std::map<key, uint32_t>& user_shares,
+             bool exact)
+      : half_life_(half_life), group_shares_(group_shares), user_shares_(user_shares), exact_(exact), decayed_(half_life) {}
 
   // The association of (group, user), added to the tree if it is new.
   size_t join(int64_t group, int64_t user) {
@@ -42,6 +44,9 @@ class sim_machine::share_book {
       closed_.emplace_back();
       usage_.push_back(0);
       shape_changed_ = true;
+      auto [g, new_group] = account_of_.emplace(group, 0);
+      if (new_group) g->second = decayed_.add_account(shares_of(group_shares_, group));
+      decayed_.add_user(g->second, shares_of(user_shares_, key{group, user}));  // (its index is the association's)
     }
     return it->second;
   }
@@ -52,7 +57,24 @@ class sim_machine::share_book {
     u.usage = core::decay(u.usage, u.as_of, std::max(u.as_of, e), half_life_) +
               core::decayed_gpu_seconds(static_cast<int>(procs), start * us, e, e, half_life_);
     u.as_of = std::max(u.as_of, e);
+    decayed_.set_closed(static_cast<uint32_t>(a), u.usage, u.as_of);
   }
+
+  // Multifactor's factors, of the associations in `wanted` only, into the returned vector (by
+  // association): what at() gives them, through core::decayed_fair_tree, which re-ranks only
+  // what moved, and through at() itself when that cannot certify its answer (a near tie).
+  const std::vector<double>& fair_shares(int64_t now, const std::vector<std::tuple<size_t, int64_t, int64_t>>& open,
+                                         const std::vector<uint32_t>& wanted) {
+    segments_.clear();
+    for (const auto& [a, procs, start] : open) segments_.push_back({static_cast<uint32_t>(a), procs, start * us});
+    if (!exact_ && decayed_.fair_shares(now * us, segments_, wanted, fair_share_)) return fair_share_;
+    ++full_rankings_;
+    fair_share_.resize(closed_.size());
+    const auto& figures = at(now, open);
+    for (uint32_t a : wanted) fair_share_[a] = figures[a].fair_share;
+    return fair_share_;
+  }
+  uint64_t full_rankings() const { return full_rankings_; }
 
   struct figures {
     double fair_share = 0, target = 0, actual = 0;
@@ -120,6 +142,12 @@ class sim_machine::share_book {
     ranker_.emplace(root_);  // the tree's shape is settled until the next association joins
   }
 
+  template <class K>
+  static uint32_t shares_of(const std::map<K, uint32_t>& m, const K& k) {
+    auto it = m.find(k);
+    return it == m.end() ? 1 : it->second;
+  }
+
   struct closed_usage {
     double usage = 0;
     time_us as_of = 0;
@@ -137,14 +165,23 @@ class sim_machine::share_book {
   std::vector<figures> figures_;
   std::optional<core::fair_tree_ranker> ranker_;  // over root_, laid out at each rebuild
   std::vector<core::fair_share_rank> ranks_;      // the last ranking, its storage reused
+  bool exact_;                                    // every recalculation through at() (tests)
+  core::decayed_fair_tree decayed_;               // its users are the associations, by index
+  std::map<int64_t, uint32_t> account_of_;        // group -> decayed_'s account
+  std::vector<core::decayed_fair_tree::open_segment> segments_;
+  std::vector<double> fair_share_;
+  uint64_t full_rankings_ = 0;
 };
 
 sim_machine::sim_machine(sim_settings s)
     : s_(std::move(s)),
-      shares_(std::make_unique<share_book>(s_.policy.decay_half_life, s_.group_shares, s_.user_shares)),
+      shares_(std::make_unique<share_book>(s_.policy.decay_half_life, s_.group_shares, s_.user_shares,
+                                           s_.exact_fair_share)),
       calculated_at_(std::numeric_limits<int64_t>::min()) {}
 
 sim_machine::~sim_machine() = default;
+
+uint64_t sim_machine::full_rankings() const { return shares_->full_rankings(); }
 
 bool sim_machine::running(uint32_t i) const { return i < is_running_.size() && is_running_[i]; }
 
@@ -209,39 +246,50 @@ void sim_machine::recalculate(int64_t now) {
   calculated_at_ = now;
   calculated_ = true;
   open_.clear();
-  double running_hours = 0, queued_hours = 0;
-  for (uint32_t r : running_) {
-    open_.emplace_back(association_[r], jobs_[r].procs, start_[r]);
-    running_hours += static_cast<double>(jobs_[r].procs * jobs_[r].estimate) / 3600;
-  }
-  for_each_waiting([&](uint32_t p) {
-    queued_hours += static_cast<double>(jobs_[p].procs * jobs_[p].estimate) / 3600;
-    return true;
-  });
-  const auto& figures = shares_->at(now, open_);
-  const auto weights = s_.policy.custom_weights ? *s_.policy.custom_weights : core::weights_of(s_.policy.profile);
-  for_each_waiting([&](uint32_t p) {
-    const auto& j = jobs_[p];
-    const auto& f = figures[association_[p]];
-    if (s_.order == sim_order::multifactor) {
+  for (uint32_t r : running_) open_.emplace_back(association_[r], jobs_[r].procs, start_[r]);
+  if (s_.order == sim_order::multifactor) {
+    // Only the waiting jobs' associations need a factor.
+    wanted_.clear();
+    for_each_waiting([&](uint32_t p) {
+      const size_t a = association_[p];
+      if (a >= association_stamp_.size()) association_stamp_.resize(a + 1, 0);
+      if (association_stamp_[a] != recalculations_) association_stamp_[a] = recalculations_, wanted_.push_back(static_cast<uint32_t>(a));
+      return true;
+    });
+    const auto& fair_share = shares_->fair_shares(now, open_, wanted_);
+    for_each_waiting([&](uint32_t p) {
+      const auto& j = jobs_[p];
       core::multifactor_inputs in;
       in.accrued_age = (now - j.submit) * us;
-      in.fair_share = f.fair_share;
+      in.fair_share = fair_share[association_[p]];
       in.gpu_count = static_cast<uint32_t>(std::max<int64_t>(j.procs, 0));
       in.max_gpu_count = static_cast<uint32_t>(s_.capacity);
       in.partition_factor = in.max_partition_factor = 1;
       priority_[p] = core::multifactor_priority(in, s_.policy.multifactor).priority;
-    } else {
-      core::lattice_inputs in;
-      in.wait_seconds = static_cast<double>(now - j.submit);
-      in.reference_wait_seconds = s_.policy.lattice_reference_wait_seconds;
-      in.target_share = f.target;
-      in.actual_share = f.actual;
-      in.topology_fitness = static_cast<double>(j.procs) / static_cast<double>(s_.capacity);
-      in.queued_gpu_hours = queued_hours;
-      in.running_gpu_hours = running_hours;
-      priority_[p] = std::llround(core::lattice_score(in, weights).score * 1e6);
-    }
+      return true;
+    });
+    return;
+  }
+  double running_hours = 0, queued_hours = 0;
+  for (uint32_t r : running_) running_hours += static_cast<double>(jobs_[r].procs * jobs_[r].estimate) / 3600;
+  for_each_waiting([&](uint32_t p) {
+    queued_hours += static_cast<double>(jobs_[p].procs * jobs_[p].estimate) / 3600;
+    return true;
+  });
+  const auto& figures = shares_->at(now, open_);  // Lattice: every figure, from the whole ranking
+  const auto weights = s_.policy.custom_weights ? *s_.policy.custom_weights : core::weights_of(s_.policy.profile);
+  for_each_waiting([&](uint32_t p) {
+    const auto& j = jobs_[p];
+    const auto& f = figures[association_[p]];
+    core::lattice_inputs in;
+    in.wait_seconds = static_cast<double>(now - j.submit);
+    in.reference_wait_seconds = s_.policy.lattice_reference_wait_seconds;
+    in.target_share = f.target;
+    in.actual_share = f.actual;
+    in.topology_fitness = static_cast<double>(j.procs) / static_cast<double>(s_.capacity);
+    in.queued_gpu_hours = queued_hours;
+    in.running_gpu_hours = running_hours;
+    priority_[p] = std::llround(core::lattice_score(in, weights).score * 1e6);
     return true;
   });
 }

@@ -64,6 +64,9 @@ class sim_machine {
   int64_t start_of(uint32_t i) const { return start_[i]; }  // -1 while it waits
   bool running(uint32_t i) const;
   uint64_t recalculations() const { return recalculations_; }
+  // Multifactor recalculations that ranked the whole tree (core::decayed_fair_tree could not
+  // certify its answer, or the settings ask for exact_fair_share).
+  uint64_t full_rankings() const;
 
  private:
   class share_book;
@@ -102,6 +105,8 @@ class sim_machine {
   std::vector<uint32_t> order_, subset_;
   std::vector<std::tuple<int64_t, int64_t, int64_t, uint32_t>> keyed_;  // (-priority, submit, id, job)
   std::vector<std::tuple<size_t, int64_t, int64_t>> open_;
+  std::vector<uint32_t> wanted_;            // multifactor: the waiting jobs' associations
+  std::vector<uint64_t> association_stamp_; // the recalculation that last put one in wanted_
   core::plan_input plan_in_;
 
   core::capacity_profile& occupied_at(int64_t now);

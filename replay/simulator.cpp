@@ -94,6 +94,7 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s, sim
     }
   }
   out.recalculations = m.recalculations();
+  out.full_rankings = m.full_rankings();
   return out;
 }
 

@@ -38,6 +38,9 @@ struct sim_settings {
   // absent ones have one share, as a trace's groups and users do (whatif gives its config's).
   std::map<int64_t, uint32_t> group_shares;
   std::map<std::pair<int64_t, int64_t>, uint32_t> user_shares;
+  // Multifactor: rank the whole fair-share tree at every recalculation (core::fair_tree), as
+  // the reference that the incremental ranking (core::decayed_fair_tree) must match (tests).
+  bool exact_fair_share = false;
 };
 
 // "fifo" (no backfill), "easy", "conservative", "multifactor", "lattice:<profile>": the order
@@ -54,6 +57,7 @@ struct sim_result {
   std::vector<sim_job_result> jobs;  // in the input's order
   uint64_t passes = 0;               // scheduling passes that called the planner
   uint64_t recalculations = 0;       // priority recalculations (multifactor, lattice)
+  uint64_t full_rankings = 0;        // multifactor recalculations that ranked the whole tree
   std::vector<std::string> notes;    // jobs that could never run (more processors than the machine)
 };
 

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
 
+#include "core/decayed_fair_tree.hpp"
 #include "core/fair_tree.hpp"
 #include "core/lattice.hpp"
 #include "core/multifactor.hpp"
@@ -289,6 +291,149 @@ TEST(FairTree, ChildOrderInTheInputDoesNotMatter) {
     EXPECT_EQ(a[i].level_fs, b[i].level_fs) << key(a[i]);
     EXPECT_EQ(a[i].fair_share, b[i].fair_share) << key(a[i]);
   }
+}
+
+// decayed_fair_tree (the simulator's incremental ranking) against a fresh fair_tree() over the
+// same usage, decayed the simulator's way, bit for bit wherever it answers: a seeded random
+// history of accounts and users joining, jobs starting and ending, time passing (once for
+// 2,000 half-lives, past the keys' range). Twin users and twin accounts run identical jobs, so
+// exact ties come up; new accounts and users wait before their first job (no usage: tied at
+// the top); a few have no shares. Where it cannot certify (a near tie) it must say so, never
+// answer wrong, and it must answer almost always.
+TEST(FairTree, ADecayedTreeRanksAsAFreshWalkWhereverItAnswers) {
+  std::mt19937 rng(20261206);
+  const time_us h = default_decay_half_life, hour = 3600LL * 1000000;
+  auto pick = [&](std::initializer_list<uint32_t> from) { return *(from.begin() + rng() % from.size()); };
+  decayed_fair_tree fast(h);
+  struct user_state {
+    uint32_t account = 0, shares = 1;
+    double usage = 0;
+    time_us as_of = 0;
+  };
+  std::vector<uint32_t> account_shares;
+  std::vector<user_state> users;
+  std::vector<decayed_fair_tree::open_segment> running;
+  auto add_account = [&](uint32_t shares) {
+    account_shares.push_back(shares);
+    EXPECT_EQ(fast.add_account(shares), account_shares.size() - 1);
+    return static_cast<uint32_t>(account_shares.size() - 1);
+  };
+  auto add_user = [&](uint32_t a, uint32_t shares) {
+    users.push_back({a, shares});
+    EXPECT_EQ(fast.add_user(a, shares), users.size() - 1);
+    return static_cast<uint32_t>(users.size() - 1);
+  };
+  const uint32_t twin_account = add_account(1);
+  const uint32_t twin_a = add_user(twin_account, 1), twin_b = add_user(twin_account, 1);
+  const uint32_t twin_c = add_user(add_account(2), 1), twin_d = add_user(add_account(2), 1);
+  // Near twins: the same GPU-seconds as one job of 3 GPUs or as two of 1 and 2, whose sums
+  // round apart by an ulp or so (a comparison of keys alone could put them either way).
+  const uint32_t near_account = add_account(1);
+  const uint32_t near_a = add_user(near_account, 1), near_b = add_user(near_account, 1);
+  const uint32_t near_c = add_user(add_account(1), 1), near_d = add_user(add_account(1), 1);
+  time_us now = 0;
+  size_t answered = 0, refused = 0, answered_unused = 0, answered_ties = 0;
+  std::vector<double> got;
+  for (int round = 0; round < 3000; ++round) {
+    now += static_cast<time_us>(rng() % 48) * hour + static_cast<time_us>(rng() % 3600) * 1000000;
+    if (round % 700 == 699) now += 200 * 24 * hour;  // a long quiet spell
+    if (round == 2800) now += 2000 * h;              // everything decays out of the keys' range
+    if (users.size() < 400 && rng() % 100 < 4) {
+      const uint32_t a = add_account(rng() % 40 ? pick({1, 1, 1, 2, 5}) : 0);
+      for (int k = 0, n = 1 + static_cast<int>(rng() % 6); k < n; ++k) add_user(a, rng() % 25 ? pick({1, 1, 3}) : 0);
+    }
+    if (users.size() < 400 && rng() % 100 < 5) add_user(static_cast<uint32_t>(rng() % account_shares.size()), pick({1, 2}));
+    // Jobs end (their usage closes as the simulator closes it), others start.
+    for (size_t i = 0; i < running.size();) {
+      if (rng() % 100 >= 30 && !(round == 2800)) {
+        ++i;
+        continue;
+      }
+      const auto s = running[i];
+      auto& u = users[s.user];
+      u.usage = decay(u.usage, u.as_of, std::max(u.as_of, now), h) +
+                decayed_gpu_seconds(static_cast<int>(s.gpus), s.start, now, now, h);
+      u.as_of = std::max(u.as_of, now);
+      fast.set_closed(s.user, u.usage, u.as_of);
+      running.erase(running.begin() + static_cast<long>(i));
+    }
+    for (int k = 0, n = static_cast<int>(rng() % 4); k < n && round < 2800 && users.size() > 8; ++k) {
+      const uint32_t u = static_cast<uint32_t>(8 + rng() % (users.size() - 8));
+      if (rng() % 3) running.push_back({u, static_cast<int64_t>(pick({1, 2, 4, 8})), now});
+    }
+    if (round % 3 == 0 && round < 2800) {  // the twins, alike
+      const auto gpus = static_cast<int64_t>(pick({1, 4}));
+      for (uint32_t t : {twin_a, twin_b, twin_c, twin_d}) running.push_back({t, gpus, now});
+    }
+    if (round % 4 == 1 && round < 2800) {
+      for (uint32_t t : {near_a, near_c}) running.push_back({t, 3, now});
+      for (uint32_t t : {near_b, near_d}) running.push_back({t, 1, now}), running.push_back({t, 2, now});
+    }
+    std::vector<uint32_t> wanted;
+    for (uint32_t u = 0; u < users.size(); ++u)
+      if (u < 4 || account_shares[users[u].account] == 0 ? rng() % 100 < 2 : rng() % 100 < (u < 8 ? 50 : 30))
+        wanted.push_back(u);
+    // The fresh walk over the same usage, as the simulator's share book builds it.
+    share_node root = root_of({});
+    for (uint32_t a = 0; a < account_shares.size(); ++a) root.children.push_back(account("a" + std::to_string(a), account_shares[a], {}));
+    for (uint32_t u = 0; u < users.size(); ++u) {
+      const auto& x = users[u];
+      double usage = x.usage == 0 ? 0 : decay(x.usage, x.as_of, std::max(x.as_of, now), h);
+      for (const auto& s : running)
+        if (s.user == u) usage += decayed_gpu_seconds(static_cast<int>(s.gpus), s.start, now, now, h);
+      root.children[x.account].children.push_back(user("u" + std::to_string(u), x.shares, usage));
+    }
+    std::vector<fair_share_rank> ranks;
+    fair_tree(root, ranks);
+    std::vector<double> fresh(users.size(), -1);
+    for (const auto& r : ranks)
+      if (r.user) fresh[static_cast<size_t>(std::stoul(r.node->name.substr(1)))] = r.fair_share;
+    if (!fast.fair_shares(now, running, wanted, got)) {
+      ++refused;
+      continue;
+    }
+    ++answered;
+    for (uint32_t w : wanted) {
+      SCOPED_TRACE("round " + std::to_string(round) + ", user " + std::to_string(w));
+      ASSERT_EQ(std::memcmp(&got[w], &fresh[w], sizeof(double)), 0) << got[w] << " vs " << fresh[w];
+      double account_usage = 0;
+      for (const auto& c : root.children[users[w].account].children) account_usage += c.raw_usage;
+      answered_unused += account_usage == 0;
+      for (uint32_t v = 0; v < users.size(); ++v) answered_ties += v != w && fresh[v] == fresh[w];
+    }
+  }
+  std::printf("[ info ] decayed tree: %zu askings answered, %zu refused; %zu answers in accounts without usage, %zu ties\n",
+              answered, refused, answered_unused, answered_ties);
+  EXPECT_GT(answered, 2300u) << "it must answer almost always";
+  EXPECT_GT(refused, 10u) << "the twins' exact ties and the long decay must be refused";
+  EXPECT_GT(answered_unused, 500u) << "users in accounts without usage, ranked without the walk";
+  EXPECT_GT(answered_ties, 500u) << "users sharing a rank";
+}
+
+// Two users whose usage is the same to the last bits (c, and c·2^(d/h) as of d before c's
+// time): rounding alone orders them in fair_tree(), one way or the other or tied as `now`
+// moves, so decayed_fair_tree must refuse to rank them (its keys are within the margin).
+TEST(FairTree, ADecayedTreeRefusesUsersOnlyRoundingOrders) {
+  const time_us h = default_decay_half_life;
+  decayed_fair_tree fast(h);
+  const uint32_t a = fast.add_account(1);
+  const uint32_t x = fast.add_user(a, 1), y = fast.add_user(a, 1);
+  const double c = 123456.789;
+  const time_us t = 40 * h + 12345;
+  const time_us d = h / 3;
+  const double cy = c * std::exp2(static_cast<double>(d) / static_cast<double>(h));
+  fast.set_closed(x, c, t);
+  fast.set_closed(y, cy, t - d);
+  size_t below = 0, above = 0, tied = 0;
+  std::vector<double> got;
+  for (int k = 0; k < 400; ++k) {
+    const time_us now = t + k * 7919 * 1000000LL;
+    const double ux = decay(c, t, now, h), uy = decay(cy, t - d, now, h);
+    (ux < uy ? below : ux > uy ? above : tied) += 1;
+    EXPECT_FALSE(fast.fair_shares(now, {}, {x}, got)) << "at " << now;
+  }
+  std::printf("[ info ] rounding put x's usage below y's %zu times, above %zu, equal %zu\n", below, above, tied);
+  EXPECT_GT(below + above, 0u) << "rounding must set them apart sometimes, or the case shows nothing";
 }
 
 // Ties break on the whole name, also where names share their first eight bytes (compared
