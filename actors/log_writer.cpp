@@ -3,14 +3,12 @@
 
 #include <caf/all.hpp>
 
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <string>
-#include <thread>
 #include <utility>
 
 namespace baton::actors {
@@ -76,27 +74,17 @@ struct log_writer_state {
 
 using self_ptr = log_writer_actor::stateful_pointer<log_writer_state>;
 
-// Test fault hook, unset in production: while the file named by BATON_FAULT_STALL_SYNC_FILE
-// exists, every sync waits (polling every 5 ms), so a test can hold decisions not durable.
-void stall_while_fault_file_exists(const std::string& path) {
-  struct stat st;
-  while (!path.empty() && ::stat(path.c_str(), &st) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-}
-
 syncer_actor::behavior_type syncer(syncer_actor::stateful_pointer<syncer_state> self,
                                    std::shared_ptr<events::event_store> store,
                                    std::shared_ptr<std::atomic<uint64_t>> written_through, log_writer_actor writer,
                                    std::shared_ptr<log_metrics> metrics) {
   name_this_thread("log_syncer");  // (a detached actor: its behaviour is made on its own thread)
-  const char* stall = std::getenv("BATON_FAULT_STALL_SYNC_FILE");
-  std::string stall_file = stall ? stall : "";
   // One request at a time: the writer asks again when this one is answered, so batches
   // written meanwhile group into the next sync (back-to-back syncs measured slower: smaller groups).
   return {
       [=](sync_atom) {
         uint64_t through = written_through->load(std::memory_order_acquire);
         if (through <= self->state.synced_through) return;
-        stall_while_fault_file_exists(stall_file);
         try {
           const auto started = std::chrono::steady_clock::now();
           store->sync_wal();

@@ -403,13 +403,15 @@ TEST(Batond, VerifyDumpAndRederiveWorkWhileBatondServesTraffic) {
   EXPECT_EQ(code, 0) << err;
 }
 
-// With the log's fsync stalled (the syncer's test fault hook), a worker call whose reply
+// With the log's fsync stalled (tests/support/storage_fault_shim.cpp), a worker call whose reply
 // waits for durability answers 503 not_durable_yet once http.worker_reply_deadline_ms has
 // passed, /healthz still answers, and once the stall ends the daemon serves and stops cleanly.
 TEST(Batond, StalledLogSyncAnswersWorkerCalls503AndRecovers) {
   test::temp_dir dir;
   std::string stall = dir / "stall-sync";
-  test::batond_process b(dir, "http: {worker_reply_deadline_ms: 500}\n", {"BATON_FAULT_STALL_SYNC_FILE=" + stall});
+  test::batond_process b(dir, "http: {worker_reply_deadline_ms: 500}\n",
+                         {std::string("LD_PRELOAD=") + STORAGE_FAULT_SHIM_PATH, "ASAN_OPTIONS=verify_asan_link_order=0",
+                          "BATON_TEST_STALL_SYNC_WHILE=" + stall});
   ASSERT_GT(b.port(), 0) << b.err();
   auto op = b.client();
   auto reg = op->Post("/workers/register",

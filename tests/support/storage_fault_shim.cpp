@@ -2,6 +2,8 @@
 // real ones do, at a chosen point:
 //   BATON_TEST_FAIL_SYNC_WHILE=FILE  while FILE exists, fsync and fdatasync of a RocksDB
 //                                     write-ahead log file (NNNNNN.log) fail with EIO;
+//   BATON_TEST_STALL_SYNC_WHILE=FILE while FILE exists, they wait (a slow disk: decisions
+//                                     written but not yet durable);
 //   BATON_TEST_KILL_AT_WRITE=SUFFIX:MIN_BYTES:N
 //                                     the Nth write (write, pwrite) of at least MIN_BYTES to
 //                                     a file whose path ends with SUFFIX puts down half its
@@ -38,6 +40,13 @@ bool sync_failing(int fd) {
   static const char* trigger = std::getenv("BATON_TEST_FAIL_SYNC_WHILE");
   struct stat st;
   return trigger && *trigger && stat(trigger, &st) == 0 && ends_with(path_of(fd), ".log");
+}
+
+void stall_sync(int fd) {
+  static const char* trigger = std::getenv("BATON_TEST_STALL_SYNC_WHILE");
+  struct stat st;
+  if (!trigger || !*trigger || !ends_with(path_of(fd), ".log")) return;
+  while (stat(trigger, &st) == 0) usleep(5000);  // (the test removes the file to end the stall)
 }
 
 struct kill_rule {
@@ -88,6 +97,7 @@ extern "C" {
 
 int fdatasync(int fd) {
   static auto real = next<int (*)(int)>("fdatasync");
+  stall_sync(fd);
   if (sync_failing(fd)) {
     errno = EIO;
     return -1;
@@ -97,6 +107,7 @@ int fdatasync(int fd) {
 
 int fsync(int fd) {
   static auto real = next<int (*)(int)>("fsync");
+  stall_sync(fd);
   if (sync_failing(fd)) {
     errno = EIO;
     return -1;
