@@ -19,7 +19,7 @@
 // durable since the last message, at most every `deliver_every` (one timer while something
 // waits for it: an idle log still has none). Each message wakes
 // the subscriber's thread: at one per commit, the SQL views' threads cost the worker API's
-// polls while they held every batch unapplied (docs/benchmarks.md).
+// polls while they held every batch unapplied.
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/replies_to.hpp>

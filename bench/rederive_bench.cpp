@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   // The passes run as baton-replay runs: on the log as batond leaves it at a clean shutdown
   // (flushed to its tables), in a process that holds no other world. (Timed beside the
   // half-gigabyte world that wrote the log, a pass took 1.27 - 2.00 s, median 1.70 s,
-  // against 1.21 - 1.40 s, median 1.26 s, without it: docs/benchmarks.md.)
+  // against 1.21 - 1.40 s, median 1.26 s, without it.)
   b.store->flush();
   b.w = core::world{};
   for (int round = 0; round < 3; ++round) {

@@ -34,7 +34,7 @@ if [[ "$what" == all || "$what" == import ]]; then
   bench/import_bench.sh 10000 3
 fi
 if [[ "$what" == all || "$what" == blob ]]; then
-  build/release/bench/blob_bench --dir build --size-mib 1024 --pollers 2
+  build/release/bench/blob_bench --dir build --size-mib 1024
 fi
 if [[ "$what" == all || "$what" == preemption ]]; then
   build/release/bench/preemption_bench 4 10 1

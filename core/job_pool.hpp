@@ -6,7 +6,7 @@
 // sat 1,024 bytes apart and the same field of consecutive jobs fell into a sixteenth of the
 // cache's sets; with an odd number of lines between them it spreads over all of them. In
 // some stretches on the benchmark VM, jobs 1,024 bytes apart made a replay's applying thread
-// several times slower, and this layout was not (measured once: docs/benchmarks.md). A
+// several times slower, and this layout was not (measured once). A
 // block also spares an allocation and a free per job (a replay builds and then frees a
 // quarter of a million). A job's memory never moves while it lives, and a freed one is
 // reused by the next job.

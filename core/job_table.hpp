@@ -3,7 +3,7 @@
 //
 // A flat hash index over jobs. At 250,000 jobs a std::unordered_map find walked bucket ->
 // the node before -> the node -> the key's bytes, each a cache miss, and a replay spent a
-// third of its applying thread there (docs/benchmarks.md). Here a find probes a slot array
+// third of its applying thread there. Here a find probes a slot array
 // that holds each id's hash beside its entry (open addressing, linear probing, at most half
 // full), so it touches one slot line, then the entry it found. A caller that knows the hash
 // already passes it (a replay's reading thread hashes each id ahead:

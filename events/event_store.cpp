@@ -615,20 +615,4 @@ std::optional<std::string> event_store::read_raw(uint64_t seq) const {
   return v;
 }
 
-void event_store::overwrite_raw_for_test(uint64_t seq, const std::string& value) {
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  check(db_->Put(wo, cf_[cf_events], slice(u64be(seq)), slice(value)), "cannot overwrite event");
-}
-
-}  // namespace baton::events
-
-namespace baton::events {
-
-void event_store::erase_raw_for_test(uint64_t seq) {
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  check(db_->Delete(wo, cf_[cf_events], slice(u64be(seq))), "cannot erase event");
-}
-
 }  // namespace baton::events

@@ -150,12 +150,10 @@ class event_store {
   // Stream heads the writer has cached now (bounded by store_options::stream_head_cache_max).
   size_t cached_stream_heads() const { return heads_.size(); }
 
-  // Raw access for tests that simulate tampering: overwrite one stored event value.
-  void overwrite_raw_for_test(uint64_t seq, const std::string& value);
-  void erase_raw_for_test(uint64_t seq);
   std::optional<std::string> read_raw(uint64_t seq) const;
 
  private:
+  friend struct store_tampering;  // tests/support/store_tampering.hpp: damage a log, in tests only
   event_store() = default;
   std::string hash_before(uint64_t seq) const;
 

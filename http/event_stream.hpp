@@ -7,7 +7,7 @@
 // text shared by many streams (the live feed's, one per flush for every client who sees all
 // events) is queued by reference and written from where it is: appending it to each
 // stream's own buffer had cost a copy per client into memory freshly faulted in (50
-// clients: a fifth of the scheduler threads' time during a burst of polls, docs/benchmarks.md).
+// clients: a fifth of the scheduler threads' time during a burst of polls).
 // A client that does not read lets its queue grow to `max_queued_bytes`; the next push beyond
 // that closes the stream (the client reconnects and, with Last-Event-ID, resumes), so a slow
 // browser tab never holds the daemon's memory.

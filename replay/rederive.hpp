@@ -59,7 +59,7 @@ struct rederive_report {
   // The world after the last event replayed. Handed back rather than freed inside the pass:
   // freeing a replay's world (a quarter of a million jobs at 1,000,000 events) took about a
   // tenth of the pass, and baton-replay, which exits after printing the report, leaves that
-  // to the kernel instead (docs/benchmarks.md).
+  // to the kernel instead.
   std::unique_ptr<core::world> world;
 };
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "events/event_store.hpp"
+#include "support/store_tampering.hpp"
 #include "support/batond_process.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -309,7 +310,7 @@ TEST(Batond, TamperedLogStopsStartupNamingTheEvent) {
     for (uint64_t seq : {uint64_t{2}, snapshot_seq + 1}) {
       auto raw = *store->read_raw(seq);
       raw[raw.size() - 33] ^= 0x01;  // last body byte, hash left as it was
-      store->overwrite_raw_for_test(seq, raw);
+      baton::test::overwrite_event(*store, seq, raw);
     }
   }
   auto [code, err] = run_to_exit(dir, {"--data-dir", data});

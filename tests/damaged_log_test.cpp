@@ -9,6 +9,7 @@
 
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
+#include "support/store_tampering.hpp"
 #include "support/batond_process.hpp"
 #include "support/replay_tool.hpp"
 
@@ -46,7 +47,7 @@ void damage(const std::string& data_dir, uint64_t seq, bool cut_short) {
     raw.resize(raw.size() / 2);
   else
     raw[raw.size() / 2] ^= 0x10;
-  store->overwrite_raw_for_test(seq, raw);
+  baton::test::overwrite_event(*store, seq, raw);
 }
 
 size_t job_count(const batond_process& d) {

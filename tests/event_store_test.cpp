@@ -7,6 +7,7 @@
 #include <set>
 
 #include "events/bytes.hpp"
+#include "support/store_tampering.hpp"
 #include "support/commands.hpp"
 #include "support/temp_dir.hpp"
 
@@ -153,7 +154,7 @@ TEST(EventStore, TamperedEventIsReportedWithItsSequence) {
   auto view = *decode(raw);
   size_t payload_at = static_cast<size_t>(view.payload.data() - raw.data());
   raw[payload_at + view.payload.size() - 1] ^= 0x01;
-  store->overwrite_raw_for_test(23, raw);
+  baton::test::overwrite_event(*store, 23, raw);
   auto report = store->verify();
   EXPECT_FALSE(report.ok);
   EXPECT_EQ(report.bad_seq, 23u);
@@ -169,7 +170,7 @@ TEST(EventStore, RewrittenHashBreaksTheNextLink) {
   auto e = decode(*store->read_raw(4))->to_envelope();
   e.payload = to_payload({{"i", 999}});
   e.hash = chain_hash(decode(*store->read_raw(3))->hash, encode_body(e));
-  store->overwrite_raw_for_test(4, encode(e));
+  baton::test::overwrite_event(*store, 4, encode(e));
   auto report = store->verify();
   EXPECT_FALSE(report.ok);
   EXPECT_EQ(report.bad_seq, 5u);
@@ -179,7 +180,7 @@ TEST(EventStore, GapIsReportedWithTheMissingSequence) {
   temp_dir dir;
   auto store = event_store::open(dir.path());
   for (int i = 0; i < 5; ++i) store->append({command("s", "t")});
-  store->erase_raw_for_test(4);
+  baton::test::erase_event(*store, 4);
   auto report = store->verify();
   EXPECT_FALSE(report.ok);
   EXPECT_EQ(report.bad_seq, 4u);
@@ -190,7 +191,7 @@ TEST(EventStore, MalformedRecordIsReported) {
   temp_dir dir;
   auto store = event_store::open(dir.path());
   for (int i = 0; i < 5; ++i) store->append({command("s", "t")});
-  store->overwrite_raw_for_test(3, "garbage");
+  baton::test::overwrite_event(*store, 3, "garbage");
   auto report = store->verify();
   EXPECT_FALSE(report.ok);
   EXPECT_EQ(report.bad_seq, 3u);
@@ -207,7 +208,7 @@ TEST(EventStore, OpenChecksTheTailAndNamesADamagedLastEvent) {
     for (int i = 0; i < 6; ++i) store->append({command("s", "t", {{"i", i}})});
     auto raw = *store->read_raw(6);
     raw[raw.size() - 40] ^= 0x01;  // a body byte; the stored hash stays
-    store->overwrite_raw_for_test(6, raw);
+    baton::test::overwrite_event(*store, 6, raw);
   }
   try {
     event_store::open(dir.path());
@@ -222,7 +223,7 @@ TEST(EventStore, OpenChecksTheTailAndNamesADamagedLastEvent) {
   auto store = event_store::open(dir.path(), repair);
   EXPECT_EQ(store->last_seq(), 6u);
   EXPECT_EQ(store->verify().bad_seq, 6u);
-  store->overwrite_raw_for_test(6, "x");  // and a malformed one
+  baton::test::overwrite_event(*store, 6, "x");  // and a malformed one
   store.reset();
   EXPECT_THROW(event_store::open(dir.path()), store_error);
   EXPECT_EQ(event_store::open(dir.path(), repair)->last_seq(), 6u);
@@ -238,12 +239,12 @@ TEST(EventStore, TruncateAfterRemovesTheTailAndEverythingThatIndexesIt) {
   store->put_snapshot("world", {8, "at eight"});
   store->set_projection_offset("early", 3);
   store->set_projection_offset("late", 9);
-  store->overwrite_raw_for_test(10, "damaged");
+  baton::test::overwrite_event(*store, 10, "damaged");
   auto before_backup = dir / "copy";
   store->checkpoint(before_backup);
   EXPECT_THROW(store->checkpoint(before_backup), store_error) << "a copy never overwrites";
 
-  store->overwrite_raw_for_test(7, "damaged too");
+  baton::test::overwrite_event(*store, 7, "damaged too");
   try {
     store->truncate_after(8);
     ADD_FAILURE() << "kept a damaged event";

@@ -16,6 +16,7 @@
 #include "events/envelope.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
+#include "support/store_tampering.hpp"
 #include "support/batond_process.hpp"
 #include "support/replay_tool.hpp"
 #include "support/ids.hpp"
@@ -73,7 +74,7 @@ void rewrite_tail(const std::string& log_dir, uint64_t from, const std::function
     edit(e);
     e.hash = events::chain_hash(prev, events::encode_body(e));
     prev = e.hash;
-    store->overwrite_raw_for_test(e.seq, events::encode(e));
+    baton::test::overwrite_event(*store, e.seq, events::encode(e));
   }
 }
 

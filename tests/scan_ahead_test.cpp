@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "events/envelope.hpp"
+#include "support/store_tampering.hpp"
 #include "support/commands.hpp"
 #include "support/temp_dir.hpp"
 
@@ -114,7 +115,7 @@ TEST(ScanAhead, AnAlteredEventIsThrownAfterEveryEventBeforeItWasVisited) {
   auto raw = *store->read_raw(bad);
   auto view = *decode(raw);
   raw[static_cast<size_t>(view.payload.data() - raw.data()) + view.payload.size() - 1] ^= 0x01;
-  store->overwrite_raw_for_test(bad, raw);
+  baton::test::overwrite_event(*store, bad, raw);
   uint64_t last = 0;
   try {
     scan_decoded(*store, 1, 0, true, [&](decoded_event& e) {
