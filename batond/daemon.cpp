@@ -53,6 +53,7 @@
 #include "core/world_snapshot.hpp"
 #include "projections/sqlite_view.hpp"
 #include "projections/live_feed.hpp"
+#include "projections/minute_stats.hpp"
 #include "projections/postgres_view.hpp"
 #include "projections/world_snapshots.hpp"
 #include "replay/world_recovery.hpp"
@@ -462,6 +463,11 @@ int run(const config::settings& settings, const run_options& opts) {
     world.jobs.for_each_unordered([&](const core::job& j) { job_users.emplace(j.id, j.user); });
     auto feed = std::make_shared<projections::live_feed>(std::move(job_users), store->last_seq());
     auto feed_run = projections::run_projection(sys, log, feed);
+    // Per-minute counts (GET /stats/minutes, the dashboard's overview): rebuilt from event 1 at
+    // every start, on a thread of its own so a long log's catch-up holds no scheduler thread;
+    // not waited for (the route answers 503 until it has the log's end).
+    auto minutes = std::make_shared<projections::minute_stats>();
+    auto minutes_run = projections::run_projection(sys, log, minutes, {true, false});
     auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
     auto credentials = std::make_shared<projections::worker_credentials>();
     auto operator_tokens = std::make_shared<projections::operator_credentials>();
@@ -479,12 +485,14 @@ int run(const config::settings& settings, const run_options& opts) {
     if (pg) reported.push_back(pg);
     if (snapshots) reported.push_back(snapshots);
     reported.push_back(feed);  // (every log-fed projection: none may stop unseen)
+    reported.push_back(minutes);
     if (anchors) reported.push_back(anchors);
     http::api_context api;
     api.sys = &sys;
     api.scheduler = scheduler;
     api.api_token = api_token;
     api.history = history;
+    api.minutes = minutes;
     api.idle_view = idle_view;
     api.clock = now_us;
     api.pilot = pilot;
@@ -678,6 +686,8 @@ int run(const config::settings& settings, const run_options& opts) {
     anchor_run.actor = nullptr;
     caf::anon_send_exit(feed_run.actor, caf::exit_reason::user_shutdown);
     feed_run.actor = nullptr;
+    caf::anon_send_exit(minutes_run.actor, caf::exit_reason::user_shutdown);
+    minutes_run.actor = nullptr;
     if (pg && exit_code == 0) pg->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
     if (pg_run.actor) caf::anon_send_exit(pg_run.actor, caf::exit_reason::user_shutdown);
     pg_run.actor = nullptr;

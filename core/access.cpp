@@ -56,6 +56,7 @@ access_class access_of(command_kind k) {
     case command_kind::create_job:
     case command_kind::create_jobs:
     case command_kind::summary:
+    case command_kind::minute_stats:
     case command_kind::get_job:
     case command_kind::list_jobs:
     case command_kind::cancel_job:

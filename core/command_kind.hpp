@@ -37,6 +37,8 @@ enum class command_kind : uint8_t {
   create_jobs,
   // GET /summary (the dashboard's overview)
   summary,
+  // GET /stats/minutes: per-minute counts (answered by its projection, never by the scheduler)
+  minute_stats,
 };
 
 }  // namespace baton::core

@@ -60,6 +60,11 @@ inline constexpr size_t max_batch_jobs = 10'000;
 // GET /summary: the dashboard's overview in one call (jobs by status the caller may see,
 // workers by state and cluster).
 struct summary {};
+// GET /stats/minutes: assignments and queue depth per minute from `since` on
+// (projections/minute_stats.hpp answers it; the scheduler never sees it).
+struct minute_stats {
+  int64_t since_us = 0;  // 0: the projection's whole window
+};
 struct get_job { std::string id; };
 struct list_jobs {
   std::set<std::string> statuses;  // empty: any
@@ -150,7 +155,11 @@ struct salad_failed { std::string stage, message; };
 struct hold_job { std::string id; };
 struct release_job { std::string id; };
 struct job_priority { std::string id; };  // sprio -j
-struct list_priorities {};                // sprio: every queued job
+// sprio: the queued jobs in evaluation order; limit 0 is all of them (the CLI's sprio), else a
+// page of at most `limit` from `offset` (the dashboard's queue page with 10,000 jobs waiting).
+struct list_priorities {
+  size_t limit = 0, offset = 0;
+};
 struct fairshare {};                      // sshare -l
 struct recalculate_priorities {};         // the periodic loop (or an operator, now)
 struct plan_now {};                       // the planning cycle, now (an operator; the loop runs it periodically)
@@ -239,7 +248,7 @@ using command = std::variant<
     commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token,
     commands::blob_upload, commands::blob_uploaded, commands::files_begin, commands::files_commit, commands::job_files,
     commands::storage_collect, commands::storage_removed, commands::blob_corrupt, commands::create_jobs,
-    commands::summary>;
+    commands::summary, commands::minute_stats>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

@@ -34,7 +34,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::blob_upload, C::blob_upload> && at_kind<command_kind::files_commit, C::files_commit> &&
               at_kind<command_kind::blob_corrupt, C::blob_corrupt> &&
               at_kind<command_kind::create_jobs, C::create_jobs> && at_kind<command_kind::summary, C::summary> &&
-              std::variant_size_v<command> == static_cast<size_t>(command_kind::summary) + 1);
+              at_kind<command_kind::minute_stats, C::minute_stats> &&
+              std::variant_size_v<command> == static_cast<size_t>(command_kind::minute_stats) + 1);
 
 // --- outcome builders ---
 outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
@@ -820,6 +821,7 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
     if (!j) return refused(no_such_job(w, who, c.id), now);
     if constexpr (std::is_same_v<Cmd, C::job_priority>) {
       R::priorities out{policy_in_force(w), w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
+      out.total = 1;
       out.items.push_back(priority_row_of(w, *j));
       return answered(std::move(out), now);
     } else {
@@ -832,8 +834,15 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
     }
   } else if constexpr (std::is_same_v<Cmd, C::list_priorities>) {
     R::priorities out{policy_in_force(w), w.priority.calculated_at, w.priority.policy.multifactor.weights, {}};
+    // Every visible job is counted; only the page's rows are explained (the costly part).
+    const size_t end = c.limit ? c.offset + c.limit : SIZE_MAX;
     for (const auto& id : queue_in_evaluation_order(w))
-      if (const job* j = visible_job(w, who, id)) out.items.push_back(priority_row_of(w, *j));
+      if (const job* j = visible_job(w, who, id)) {
+        if (out.total >= c.offset && out.total < end) out.items.push_back(priority_row_of(w, *j));
+        ++out.total;
+      }
+    out.offset = c.offset;
+    out.limit = c.limit;
     return answered(std::move(out), now);
   } else if constexpr (std::is_same_v<Cmd, C::fairshare>) {
     R::fairshare out{policy_name(s.priority), w.priority.calculated_at, fair_tree(share_tree(w, s.priority, now)),
@@ -942,6 +951,8 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return count_for_metrics(w, leases, s, now);
         } else if constexpr (std::is_same_v<T, C::event_stream>) {
           return refused({error_kind::internal, "internal", "the event stream is answered by its projection", {}, ""}, now);
+        } else if constexpr (std::is_same_v<T, C::minute_stats>) {
+          return refused({error_kind::internal, "internal", "per-minute counts are answered by their projection", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::audit_export>) {
           return refused({error_kind::internal, "internal", "the audit export is answered from the log", {}, ""}, now);
         } else if constexpr (std::is_same_v<T, C::register_worker>) {

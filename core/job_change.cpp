@@ -285,6 +285,35 @@ void evolve(job& j, job_change&& c, time_us at) {
   }
 }
 
+std::optional<job_status> status_set_by(job_event k, std::string_view preempt_mode) {
+  switch (k) {
+    case job_event::created:
+    case job_event::requeued_after_reap:
+    case job_event::requeued_after_orphan:
+    case job_event::handoff_completed:
+    case job_event::requeued_after_deregister:
+    case job_event::requeued_after_preempt: return job_status::queued;
+    case job_event::assigned: return job_status::assigned;
+    case job_event::started: return job_status::running;
+    case job_event::handoff_started: return job_status::handoff;
+    case job_event::completed: return job_status::completed;
+    case job_event::failed: return job_status::failed;
+    case job_event::cancel_requested: return job_status::cancelling;
+    case job_event::cancelled: return job_status::cancelled;
+    case job_event::preempted:
+      if (preempt_mode == "cancel") return job_status::cancelling;
+      return std::nullopt;
+    case job_event::checkpointed:
+    case job_event::progress_reported:
+    case job_event::requeued_as:
+    case job_event::pruned:
+    case job_event::held:
+    case job_event::released:
+    case job_event::other: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 job_change assigned_change(const assigned_payload& p) {
   job_change c;
   c.kind = job_event::assigned;

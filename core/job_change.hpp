@@ -52,6 +52,11 @@ job_change read_job_change(std::string_view type, const nlohmann::json& payload)
 struct assigned_payload;
 job_change assigned_change(const assigned_payload& p);
 
+// The status evolve() leaves a job in after an event of this kind, when the kind sets one
+// (job.preempted only in mode "cancel"): for readers that follow statuses without keeping
+// whole jobs (projections/minute_stats.hpp). tests/projections_test.cpp holds it to evolve().
+std::optional<job_status> status_set_by(job_event k, std::string_view preempt_mode);
+
 // Applies one job event (core/job.hpp's evolve on the JSON payload is this on its reading).
 // Takes the change apart (its strings move into the job).
 void evolve(job& j, job_change&& c, time_us at);

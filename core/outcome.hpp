@@ -95,6 +95,8 @@ struct priorities {
   time_us calculated_at = 0;
   multifactor_weights weights;
   std::vector<priority_row> items;  // evaluation order
+  size_t total = 0;                 // visible queued jobs, the page's or not (list_priorities)
+  size_t offset = 0, limit = 0;     // the page asked for (limit 0: all)
 };
 // sshare -l: the tree now, and what the last recalculation recorded for each association.
 struct fairshare {

@@ -256,7 +256,7 @@ void add_api_routes(router& s, api_context ctx) {
         [](const request& req) -> core::command { return C::release_job{build::path_uuid(req)}; });
   route(s, "GET", R"(/jobs/([^/]+)/priority)", ctx, K::job_priority,
         [](const request& req) -> core::command { return C::job_priority{build::path_uuid(req)}; });
-  route(s, "GET", "/priority", ctx, K::list_priorities, [](const request&) -> core::command { return C::list_priorities{}; });
+  route(s, "GET", "/priority", ctx, K::list_priorities, [](const request& req) -> core::command { return build::list_priorities(req); });
   route(s, "GET", "/fairshare", ctx, K::fairshare, [](const request&) -> core::command { return C::fairshare{}; });
   route(s, "POST", "/priority/recalculate", ctx, K::recalculate_priorities,
         [](const request&) -> core::command { return C::recalculate_priorities{}; });
@@ -423,6 +423,39 @@ void add_api_routes(router& s, api_context ctx) {
       return refuse(res, {core::error_kind::unavailable, "history_unavailable", h.why, {}, ""});
     if (!h.history) return refuse(res, core::not_found("Job", id));
     reply_json(res, 200, *h.history);
+  });
+
+  // --- per-minute counts, from their projection (the dashboard's overview) ---
+  s.Get("/stats/minutes", [ctx](const request& req, response& res) {
+    auto e = prepare(ctx, req, res, K::minute_stats, [](const request& rq) -> core::command { return build::minute_stats(rq); });
+    if (!e) return;
+    auto unavailable = [&](const std::string& why) {
+      refuse(res, {core::error_kind::unavailable, "stats_unavailable", why, {}, ""});
+    };
+    if (!ctx.minutes) return unavailable("per-minute counts are not kept by this server");
+    // Everything acknowledged before this request is counted: the log's end as of now, ≤ 2 s.
+    const uint64_t head = ctx.log ? ctx.log->last_seq() : 0;
+    if (!ctx.minutes->wait_applied(head, std::chrono::steady_clock::now() + std::chrono::seconds(2)))
+      return unavailable(ctx.minutes->failure().value_or("the per-minute counts are still reading the log (at event " +
+                                                         std::to_string(ctx.minutes->applied_seq()) + " of " +
+                                                         std::to_string(head) + ")"));
+    // As GET /summary: a user counts their own jobs, an admin every job.
+    std::optional<std::string> user;
+    if (!core::sees_every_job(e->caller)) user = e->caller.name;
+    auto series = ctx.minutes->read(user, std::get<C::minute_stats>(e->cmd).since_us);
+    json minutes = json::array();
+    for (const auto& m : series.minutes)
+      minutes.push_back({{"minute", events::format_time_us(m.minute_us)},
+                         {"assignments", m.assignments},
+                         {"queued", m.queued},
+                         {"queued_max", m.queued_max},
+                         {"running", m.running}});
+    reply_json(res, 200,
+               json{{"as_of", series.as_of_us ? json(events::format_time_us(*series.as_of_us)) : json(nullptr)},
+                    {"seq", series.seq},
+                    {"scope", user ? "own" : "all"},
+                    {"window_minutes", ctx.minutes->window_minutes()},
+                    {"minutes", std::move(minutes)}});
   });
 }
 

@@ -16,6 +16,7 @@
 #include "projections/idle_poll_view.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/job_history.hpp"
+#include "projections/minute_stats.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/request_counters.hpp"
 #include "http/storage/backend.hpp"
@@ -40,6 +41,7 @@ struct api_context {
   actors::scheduler_actor scheduler;
   std::string api_token;                              // shared operator/worker token
   std::shared_ptr<const projections::job_history> history;  // GET /jobs/{id}/history
+  std::shared_ptr<const projections::minute_stats> minutes;  // GET /stats/minutes (none: 503)
   // Idle polls answered without the scheduler (optional; the scheduler fills it) and the
   // clock their lease check uses (the scheduler's).
   std::shared_ptr<const projections::idle_poll_view> idle_view;

@@ -64,7 +64,7 @@ struct field_limit {
 };
 
 inline constexpr std::string_view worker_reports = "heartbeat, checkpoint, handoff";
-inline constexpr std::array<field_limit, 52> table{{
+inline constexpr std::array<field_limit, 53> table{{
     {"any JSON body", "body", measure::bytes, body_bytes},
     {"any JSON body", "body", measure::levels, body_nesting},
     {"header", "X-Request-Id", measure::bytes, request_id_bytes},
@@ -116,6 +116,7 @@ inline constexpr std::array<field_limit, 52> table{{
     {"POST /ui/login", "name", measure::bytes, operator_name_bytes},
     {"GET /jobs, GET /workers", "worker_id, worker_image_key, cluster", measure::bytes, id_bytes},
     {"GET /audit/export", "stream, type, actor", measure::bytes, query_text_bytes},
+    {"GET /stats/minutes", "since", measure::bytes, short_text_bytes},
     {"paths", "{id}, {name}", measure::bytes, id_bytes},
 }};
 

@@ -46,7 +46,7 @@ json factor_json(const core::priority_factor& f) {
 // One line of sprio -l: the job, its user and account, each factor raw, normalised, weighted.
 json priority_row_json(const R::priority_row& r) {
   const auto& e = r.explained;
-  json out = {{"job_id", r.j.id},          {"user", r.j.user},   {"account", r.j.account},
+  json out = {{"job_id", r.j.id},          {"title", r.j.title}, {"user", r.j.user},   {"account", r.j.account},
               {"partition", r.j.partition}, {"qos", r.j.qos},     {"nice", r.j.nice},
               {"gpu_count", r.j.gpu_count}, {"priority", e.priority}, {"priority_tier", e.tier},
               {"pending_reason", or_null(r.pending_reason)}, {"held", r.j.held}, {"preemptor", e.preemptor}};
@@ -194,7 +194,10 @@ json body_of(const core::result& r, core::time_us at) {
                   {"calculated_at", v.calculated_at ? json(events::format_time_us(v.calculated_at)) : json(nullptr)},
                   {"weights", {{"age", w.age}, {"fairshare", w.fairshare}, {"job_size", w.job_size},
                                {"partition", w.partition}, {"qos", w.qos}}},
-                  {"jobs", std::move(items)}};
+                  {"jobs", std::move(items)},
+                  {"total", v.total},
+                  {"offset", v.offset},
+                  {"limit", v.limit ? json(v.limit) : json(nullptr)}};
         } else if constexpr (std::is_same_v<T, R::fairshare>) {
           json rows = json::array();
           for (const auto& r : v.rows) {

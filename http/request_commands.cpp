@@ -344,6 +344,25 @@ C::audit_export audit_export(const request& req) {
   return c;
 }
 
+C::list_priorities list_priorities(const request& req) {
+  C::list_priorities q;
+  if (req.has_param("limit")) q.limit = static_cast<size_t>(query_int(req, "limit", 0, 1, 10000));
+  q.offset = static_cast<size_t>(query_int(req, "offset", 0, 0, INT64_MAX));
+  return q;
+}
+
+C::minute_stats minute_stats(const request& req) {
+  C::minute_stats c;
+  if (!req.has_param("since")) return c;
+  auto text = req.get_param_value("since");
+  if (text.size() > limits::short_text_bytes)
+    throw invalid_field("since", "since must be at most " + std::to_string(limits::short_text_bytes) + " characters");
+  auto t = events::parse_time_us(text);
+  if (!t || *t <= 0) throw invalid_field("since", "since must be an RFC 3339 time with an offset, got '" + text + "'");
+  c.since_us = *t;
+  return c;
+}
+
 C::prune_jobs prune_jobs(const request& req) {
   C::prune_jobs c;
   c.statuses = repeated(

@@ -29,6 +29,10 @@ core::blob_ref blob_of(const nlohmann::json& v, const std::string& field);
 core::commands::list_jobs list_jobs(const request& req);
 core::commands::prune_jobs prune_jobs(const request& req);
 core::commands::list_workers list_workers(const request& req);
+// GET /priority: limit (1..10000; absent: every queued job) and offset.
+core::commands::list_priorities list_priorities(const request& req);
+// GET /stats/minutes: since (RFC 3339 with an offset; absent: the projection's whole window).
+core::commands::minute_stats minute_stats(const request& req);
 core::commands::set_clusters_enabled clusters_enabled(const request& req);
 core::commands::set_cluster_enabled cluster_enabled(const request& req, bool enable);
 // {name, role: admin|user, accounts: [..]}; the name: 1..64 of [A-Za-z0-9_-] (no dot: the

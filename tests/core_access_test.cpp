@@ -21,7 +21,7 @@ namespace {
 
 std::vector<command_kind> every_kind() {
   std::vector<command_kind> out;
-  for (int k = 0; k <= static_cast<int>(K::summary); ++k) out.push_back(static_cast<command_kind>(k));
+  for (int k = 0; k <= static_cast<int>(K::minute_stats); ++k) out.push_back(static_cast<command_kind>(k));
   return out;
 }
 
@@ -39,13 +39,13 @@ const std::set<command_kind> operator_kinds = {
     K::job_priority, K::list_priorities, K::fairshare, K::recalculate_priorities, K::create_operator,
     K::revoke_operator, K::list_operators, K::plan_now, K::audit_export, K::metrics, K::event_stream,
     K::rotate_operator_token, K::rotate_pilot_token, K::job_files, K::blob_upload, K::blob_uploaded,
-    K::create_jobs, K::summary};
+    K::create_jobs, K::summary, K::minute_stats};
 // What a named operator with role user may send: their own jobs and the read-only views.
 const std::set<command_kind> user_kinds = {
     K::create_job,   K::get_job,       K::list_jobs,         K::cancel_job,   K::requeue_job,     K::job_history,
     K::list_workers, K::list_clusters, K::list_worker_images, K::salad_status, K::hold_job,        K::release_job,
     K::job_priority, K::list_priorities, K::fairshare, K::event_stream, K::job_files, K::blob_upload, K::blob_uploaded,
-    K::create_jobs, K::summary};
+    K::create_jobs, K::summary, K::minute_stats};
 const std::set<command_kind> worker_kinds = {K::heartbeat,      K::deregister,       K::request_job, K::job_control,
                                              K::start_job,      K::checkpoint_job,   K::handoff_start,
                                              K::handoff_complete, K::complete_job,   K::fail_job,

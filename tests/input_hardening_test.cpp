@@ -217,6 +217,7 @@ TEST_F(hardening, EveryFieldHasADocumentedLimitAndOnePastItIsRefused) {
       {{"GET /jobs, GET /workers", "worker_id, worker_image_key, cluster"},
        {{M::bytes, [&] { return raw("GET", "/workers?cluster=" + x(limits::id_bytes + 1)); }}}},
       {{"GET /audit/export", "stream, type, actor"}, {{M::bytes, [&] { return raw("GET", "/audit/export?actor=" + x(limits::query_text_bytes + 1)); }}}},
+      {{"GET /stats/minutes", "since"}, {{M::bytes, [&] { return raw("GET", "/stats/minutes?since=" + x(limits::short_text_bytes + 1)); }}}},
       {{"paths", "{id}, {name}"}, {{M::bytes, [&] { return raw("GET", "/jobs/" + x(limits::id_bytes + 1)); }}}},
   };
   // Plain strings of the register, create-job, operator, checkpoint and login bodies.

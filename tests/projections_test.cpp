@@ -1,7 +1,8 @@
 // Projections fed by a real log writer on a real RocksDB log in a temp dir: catch-up,
 // rebuild from sequence 1 after a restart, events racing the catch-up, read consistency
 // after an acknowledged append, gap refusal and offsets, and an event a projection cannot
-// apply as recorded counted while everything goes on.
+// apply as recorded counted while everything goes on. The dashboard's per-minute counts
+// (minute_stats): a known log's minutes, per user, windowed, and the same after a rebuild.
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -12,9 +13,11 @@
 
 #include "actors/log_writer.hpp"
 #include "core/job.hpp"
+#include "core/job_change.hpp"
 #include "events/payload.hpp"
 #include "projections/background_priority.hpp"
 #include "projections/job_history.hpp"
+#include "projections/minute_stats.hpp"
 #include "projections/offsets.hpp"
 #include "projections/runner.hpp"
 #include "events/json_text.hpp"
@@ -528,4 +531,153 @@ TEST(Projections, AnEventAProjectionCannotApplyIsCountedAndEveryProjectionGoesOn
   std::string none;
   projections::event_row(store->read(1, 1).front(), json{{"title", "A"}}, &none);
   EXPECT_TRUE(none.empty()) << none;
+}
+
+// --- minute_stats: the dashboard's per-minute counts ---
+
+namespace {
+
+// Minute m of the test's log, second s into it (minutes start on a whole UTC minute).
+int64_t at_us(int m, int s = 0) { return (28'333'334LL + m) * 60'000'000 + s * 1'000'000LL; }
+
+events::append_command at(int m, int s, events::append_command c) {
+  c.recorded_at_us = at_us(m, s);
+  return c;
+}
+events::append_command ev(const std::string& job, const std::string& type, json payload, int m, int s) {
+  return at(m, s, test::command(core::job_stream(job), type, std::move(payload)));
+}
+events::append_command made(const std::string& job, const std::string& user, int m, int s) {
+  return ev(job, "job.created", {{"title", job}, {"input_bundle_path", "/b"}, {"user", user}}, m, s);
+}
+
+// Ann's A1..A3, bo's B1, carol's C1 over six minutes; an assignment lost and assigned again, a
+// preemption that cancels, a hold (no count changes), a job whose payload is not CBOR, and a
+// worker's event that moves the log's time on.
+std::vector<events::append_command> minute_scenario() {
+  auto bad = made("X1", "", 4, 5);
+  bad.events[0].payload = "\xff\xfe not cbor";
+  return {
+      made("A1", "ann", 0, 1), made("A2", "ann", 0, 2), made("A3", "ann", 0, 3), made("B1", "bo", 0, 4),
+      ev("A1", "job.assigned", {{"worker_id", "w1"}}, 0, 10), ev("A1", "job.started", {{"worker_id", "w1"}}, 0, 11),
+      made("C1", "carol", 1, 0),
+      ev("B1", "job.assigned", {{"worker_id", "w2"}}, 2, 0), ev("A2", "job.assigned", {{"worker_id", "w3"}}, 2, 1),
+      ev("A2", "job.started", {{"worker_id", "w3"}}, 2, 2), ev("A1", "job.requeued_after_reap", {{"worker_id", "w1"}}, 2, 30),
+      ev("A1", "job.assigned", {{"worker_id", "w4"}}, 3, 0), ev("A1", "job.started", {{"worker_id", "w4"}}, 3, 1),
+      ev("A3", "job.held", {{"admin", false}}, 3, 2),
+      ev("A2", "job.preempted", {{"by", "A1"}, {"mode", "cancel"}}, 3, 3), ev("A2", "job.cancelled", json::object(), 3, 4),
+      bad, ev("A1", "job.completed", {{"worker_id", "w4"}}, 4, 30),
+      at(5, 0, test::command("worker/w9", "worker.registered", {{"platform", "hpc"}})),
+  };
+}
+
+using row = projections::minute_row;
+// {minute, assignments, queued at its end, most queued in it, running at its end}
+std::vector<row> rows(std::vector<std::array<int64_t, 5>> r) {
+  std::vector<row> out;
+  for (const auto& x : r) out.push_back({at_us(static_cast<int>(x[0])), static_cast<uint64_t>(x[1]), x[2], x[3], x[4]});
+  return out;
+}
+const std::vector<row> every_job = rows({{0, 1, 3, 4, 1}, {1, 0, 4, 4, 1}, {2, 2, 3, 4, 1},
+                                         {3, 1, 2, 3, 1}, {4, 0, 3, 3, 0}, {5, 0, 3, 3, 0}});
+const std::vector<row> anns = rows({{0, 1, 2, 3, 1}, {1, 0, 2, 2, 1}, {2, 1, 2, 2, 1},
+                                    {3, 1, 1, 2, 1}, {4, 0, 1, 1, 0}, {5, 0, 1, 1, 0}});
+const std::vector<row> bos = rows({{0, 0, 1, 1, 0}, {1, 0, 1, 1, 0}, {2, 1, 0, 1, 0},
+                                   {3, 0, 0, 0, 0}, {4, 0, 0, 0, 0}, {5, 0, 0, 0, 0}});
+const std::vector<row> carols = rows({{0, 0, 0, 0, 0}, {1, 0, 1, 1, 0}, {2, 0, 1, 1, 0},
+                                      {3, 0, 1, 1, 0}, {4, 0, 1, 1, 0}, {5, 0, 1, 1, 0}});
+std::vector<row> last(const std::vector<row>& r, size_t n) { return {r.end() - static_cast<long>(n), r.end()}; }
+
+std::string dump(const std::vector<row>& r) {
+  std::string out;
+  for (const auto& x : r)
+    out += "{" + std::to_string((x.minute_us - at_us(0)) / 60'000'000) + ", " + std::to_string(x.assignments) + ", " +
+           std::to_string(x.queued) + ", " + std::to_string(x.queued_max) + ", " + std::to_string(x.running) + "} ";
+  return out;
+}
+
+}  // namespace
+
+TEST(MinuteStats, CountsEachMinuteOfAKnownLogPerUserAndTheSameWhenRebuiltFromSequenceOne) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  std::vector<std::vector<row>> first;
+  for (int run_no = 0; run_no < 2; ++run_no) {
+    live_log live(store);
+    auto stats = std::make_shared<projections::minute_stats>();
+    auto run = live.start(stats);
+    ASSERT_EQ(projections::wait_caught_up(run, *stats, seconds(30)), std::nullopt);
+    if (run_no == 0) {
+      ASSERT_EQ(stats->read(std::nullopt, 0).minutes.size(), 0u) << "no event, no minute";
+      for (auto& c : minute_scenario()) ASSERT_FALSE(append(live.sys, live.log, {c}).empty());
+    }
+    ASSERT_TRUE(stats->wait_applied(store->last_seq(), soon())) << stats->failure().value_or("");
+    auto all = stats->read(std::nullopt, 0);
+    EXPECT_EQ(all.seq, store->last_seq());
+    EXPECT_EQ(all.as_of_us.value_or(0), at_us(5));
+    EXPECT_EQ(all.minutes, every_job) << dump(all.minutes);
+    EXPECT_EQ(stats->read("ann", 0).minutes, anns) << dump(stats->read("ann", 0).minutes);
+    EXPECT_EQ(stats->read("bo", 0).minutes, bos) << dump(stats->read("bo", 0).minutes);
+    EXPECT_EQ(stats->read("carol", 0).minutes, carols) << dump(stats->read("carol", 0).minutes);
+    EXPECT_EQ(stats->read(std::nullopt, at_us(3, 30)).minutes, last(every_job, 3)) << "from the minute holding since";
+    EXPECT_TRUE(stats->read(std::nullopt, at_us(6)).minutes.empty()) << "since after the latest minute";
+    // The job whose payload is not CBOR is counted (queued, its user unknown: admins only) and said.
+    EXPECT_EQ(stats->skipped().count, 1u);
+    EXPECT_EQ(stats->skipped().last_seq, 17u) << stats->skipped().last_why;
+    EXPECT_FALSE(stats->failure());
+    std::vector<std::vector<row>> now{all.minutes, stats->read("ann", 0).minutes, stats->read("bo", 0).minutes};
+    if (run_no == 0) first = now;
+    else EXPECT_EQ(now, first) << "rebuilt from sequence 1 after a restart: the same minutes";
+  }
+}
+
+TEST(MinuteStats, KeepsItsWindowOfMinutesAndCarriesLevelsFromThoseItDropped) {
+  test::temp_dir dir;
+  std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
+  live_log live(store);
+  auto stats = std::make_shared<projections::minute_stats>(3);
+  live.start(stats);
+  for (auto& c : minute_scenario()) ASSERT_FALSE(append(live.sys, live.log, {c}).empty());
+  ASSERT_TRUE(stats->wait_applied(store->last_seq(), soon()));
+  EXPECT_EQ(stats->read(std::nullopt, 0).minutes, last(every_job, 3)) << dump(stats->read(std::nullopt, 0).minutes);
+  EXPECT_EQ(stats->read(std::nullopt, at_us(0)).minutes, last(every_job, 3)) << "since before the window: the window";
+  EXPECT_EQ(stats->read("ann", 0).minutes, last(anns, 3));
+  EXPECT_EQ(stats->read("carol", 0).minutes, last(carols, 3)) << "carol's job queued in a dropped minute is still queued";
+  EXPECT_EQ(stats->read("bo", 0).minutes, last(bos, 3));
+
+  // Much later: the whole window is quiet minutes at the levels the last change left; an
+  // event recorded before the latest minute (a clock stepped back) counts in the latest.
+  ASSERT_FALSE(append(live.sys, live.log, {at(100, 0, test::command("worker/w9", "worker.heartbeat_missed"))}).empty());
+  ASSERT_FALSE(append(live.sys, live.log, {made("L1", "ann", 90, 0)}).empty());
+  ASSERT_TRUE(stats->wait_applied(store->last_seq(), soon()));
+  EXPECT_EQ(stats->read(std::nullopt, 0).minutes, rows({{98, 0, 3, 3, 0}, {99, 0, 3, 3, 0}, {100, 0, 4, 4, 0}}))
+      << dump(stats->read(std::nullopt, 0).minutes);
+  EXPECT_EQ(stats->read("carol", 0).minutes, rows({{98, 0, 1, 1, 0}, {99, 0, 1, 1, 0}, {100, 0, 1, 1, 0}}));
+}
+
+// status_set_by() is what evolve() does to a job's status, event kind by event kind.
+TEST(MinuteStats, TheStatusEachJobEventSetsIsEvolvesOwn) {
+  const std::vector<std::pair<std::string, json>> kinds = {
+      {"job.assigned", {{"worker_id", "w"}}}, {"job.started", {{"worker_id", "w"}}}, {"job.checkpointed", {{"worker_id", "w"}}},
+      {"job.progress_reported", {{"worker_id", "w"}}}, {"job.handoff_started", {{"reason", "walltime"}}},
+      {"job.handoff_completed", json::object()}, {"job.requeued_after_deregister", json::object()},
+      {"job.requeued_after_reap", json::object()}, {"job.requeued_after_orphan", json::object()},
+      {"job.requeued_after_preempt", json::object()}, {"job.completed", json::object()}, {"job.failed", {{"reason", "x"}}},
+      {"job.cancel_requested", json::object()}, {"job.cancelled", json::object()}, {"job.requeued_as", {{"new_job_id", "n"}}},
+      {"job.held", {{"admin", false}}}, {"job.released", json::object()}, {"job.pruned", json::object()}, {"job.preempted", {{"by", "p"}, {"mode", "cancel"}}},
+      {"job.preempted", {{"by", "p"}, {"mode", "requeue"}}}, {"job.something_new", json::object()}};
+  for (auto from : {core::job_status::queued, core::job_status::running}) {
+    for (const auto& [type, payload] : kinds) {
+      SCOPED_TRACE(type + " " + payload.dump() + " from " + core::to_string(from));
+      core::job j;
+      core::evolve(j, "job.created", {{"title", "t"}, {"input_bundle_path", "/b"}}, 1);
+      EXPECT_EQ(core::status_set_by(core::job_event_of("job.created"), ""), j.status);
+      if (from == core::job_status::running) {
+        core::evolve(j, "job.assigned", {{"worker_id", "w"}}, 2);
+        core::evolve(j, "job.started", {{"worker_id", "w"}}, 3);
+      }
+      core::evolve(j, type, payload, 4);
+      EXPECT_EQ(core::status_set_by(core::job_event_of(type), payload.value("mode", "requeue")).value_or(from), j.status);
+    }
+  }
 }

@@ -1,9 +1,7 @@
-// live.js: the Server-Sent Events connection (/events/stream): live indicator, a debounced
-// "something changed" callback, and the job.assigned events seen per minute.
+// live.js: the Server-Sent Events connection (/events/stream): live indicator and a debounced
+// "something changed" callback. (Counts per minute come from the server: GET /stats/minutes.)
 let source = null, retry = null, debounce = null, onChange = () => {};
 const indicator = () => document.getElementById('live');
-const assigned = [];       // arrival times (ms) of job.assigned events
-const seen = new Set();    // their seqs, so a replay after a reconnect is not counted twice
 let lastSeq = 0;
 
 function show(state, text) {
@@ -29,11 +27,6 @@ export function start(callback) {
     try { e = JSON.parse(m.data); } catch { return; }
     show('on', 'live');
     lastSeq = Math.max(lastSeq, e.seq || 0);
-    if (e.type === 'job.assigned' && !seen.has(e.seq)) {
-      if (seen.size > 5000) seen.clear();
-      seen.add(e.seq);
-      assigned.push(Date.now());
-    }
     clearTimeout(debounce);
     debounce = setTimeout(() => onChange(e), 200);
   };
@@ -49,11 +42,3 @@ export function stop() {
 
 export const isLive = () => !!source && source.readyState === EventSource.OPEN;
 export const latestSeq = () => lastSeq;
-
-// job.assigned events per minute over the last `minutes` minutes, oldest first.
-export function assignmentsPerMinute(minutes = 15) {
-  const now = Date.now(), bins = new Array(minutes).fill(0);
-  while (assigned.length && now - assigned[0] > minutes * 60000) assigned.shift();
-  for (const t of assigned) bins[minutes - 1 - Math.floor((now - t) / 60000)] += 1;
-  return bins;
-}

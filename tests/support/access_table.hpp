@@ -118,6 +118,7 @@ inline std::vector<row> rows() {
                json{{"jobs", {{{"title", 5}}}}}, operator_write_bad});
   t.push_back({"GET", "/jobs", nullptr, operator_ok200, "/jobs?limit=0", std::nullopt, operator_bad});
   t.push_back({"GET", "/summary", nullptr, operator_ok200});
+  t.push_back({"GET", "/stats/minutes", nullptr, operator_ok200, "/stats/minutes?since=yesterday", std::nullopt, operator_bad});
   t.push_back({"GET", "/jobs/{J}", nullptr, operator_ok200, bad_id, std::nullopt, operator_bad});
   t.push_back({"DELETE", "/jobs/{J}?force=true", nullptr, operator_ok204, "/jobs/{J}?force=maybe", std::nullopt,
                operator_write_bad});
@@ -134,7 +135,7 @@ inline std::vector<row> rows() {
                  operator_write_bad, stage::queued});
   t.push_back({"GET", "/jobs/{J}/priority", nullptr, operator_ok200, bad_id + "/priority", std::nullopt, operator_bad,
                stage::queued});
-  t.push_back({"GET", "/priority", nullptr, operator_ok200});
+  t.push_back({"GET", "/priority?limit=50&offset=0", nullptr, operator_ok200, "/priority?limit=0", std::nullopt, operator_bad});
   t.push_back({"GET", "/fairshare", nullptr, operator_ok200});
   t.push_back({"POST", "/priority/recalculate", nullptr, operator_write200});
   t.push_back({"POST", "/plan", nullptr, operator_write200});

@@ -3,6 +3,8 @@
 Chromium driven by Selenium. Login, the queue in GET /priority's order and only the user's own
 jobs, live updates from /events/stream, a cancel recorded with the user as actor, another
 user's job not found, the CSRF header required on writes, and a screenshot of every page.
+A tab opened late shows the server's per-minute counts (GET /stats/minutes); the queue page
+pages through 10,000 waiting jobs and keeps long titles to their cells.
 
 Usage: /usr/bin/python3 tests/ui/ui_browser_test.py --batond PATH --screenshots DIR
 Prints one line per check; exits 1 when any check fails.
@@ -33,6 +35,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 CONFIG = """\
 scheduling:
   policy: multifactor
+  max_jobs_per_user: 20000     # the queue page's 10,000 waiting jobs are bob's
   partitions:
     normal: {priority_tier: 1, priority_factor: 1}
     test: {priority_tier: 100, priority_factor: 10}
@@ -125,7 +128,7 @@ class Batond:
 
     def ok(self, method, path, body=None, token=''):
         status, reply = self.call(method, path, body, token)
-        assert 200 <= status < 300, f'{method} {path}: {status} {reply}'
+        assert 200 <= status < 300, f'{method} {path}: {status} {str(reply)[:2000]}'
         return reply
 
     def stop(self):
@@ -328,6 +331,31 @@ def main():
             assert sum(summary['jobs'].values()) == len(b.ok('GET', '/jobs?limit=10000', token=alice)), summary
         checks.run("the overview's counts are alice's jobs, from one summary call", overview_counts)
 
+        def new_tab_minutes():
+            # The assignment happened before any tab was open: only the server's counts show it.
+            stats = b.ok('GET', '/stats/minutes', token=alice)
+            assert stats['scope'] == 'own', stats
+            total = sum(m['assignments'] for m in stats['minutes'])
+            assert total >= 1, f"alice's running job was assigned: {stats}"
+            queued = stats['minutes'][-1]['queued']
+            assert queued == b.ok('GET', '/summary', token=alice)['jobs']['queued'], stats
+            first = browser.d.current_window_handle
+            browser.d.switch_to.new_window('tab')
+            try:
+                browser.open()
+                browser.page_shown('overview')
+                rate = lambda attr: browser.d.find_element(By.ID, 'assign-rate').get_attribute(attr)
+                browser.wait(f'{total} assignments, as the server counted them', lambda: rate('data-total') == str(total))
+                assert int(rate('data-minutes')) >= 1
+                legend = lambda: [t.text for t in browser.d.find_elements(By.CSS_SELECTOR, 'svg.chart text')
+                                  if t.text.startswith('queued (')]
+                browser.wait(f'queue depth {queued} in the chart', lambda: legend() == [f'queued ({queued})'])
+                shot('alice-overview-new-tab')
+            finally:
+                browser.d.close()
+                browser.d.switch_to.window(first)
+        checks.run("a tab opened late shows the server's assignments per minute and queue depth", new_tab_minutes)
+
         def queue_order():
             browser.go('#/queue')
             browser.page_shown('queue')
@@ -487,6 +515,40 @@ def main():
                        if line.strip() and json.loads(line).get('type') in ('cluster.disabled', 'cluster.enabled')]
             assert status == 200 and reasons == ['maintenance', 'maintenance'], (status, reasons)
         checks.run('an admin disables and enables a cluster from the clusters page', cluster_switch)
+
+        def queue_pages():
+            # 10,000 of bob's jobs with titles near the 512-byte limit, in one request.
+            many = [{'title': f'bob-sweep-{i:05d}-' + 'x' * 480, 'input_bundle_path': '/campaign/sweep'} for i in range(10000)]
+            assert b.ok('POST', '/jobs/batch', {'jobs': many}, bob)['created'] == 10000
+            page = lambda n: [j['job_id'] for j in b.ok('GET', f'/priority?limit=50&offset={(n - 1) * 50}')['jobs']]
+            pager = lambda attr: browser.d.find_element(By.ID, 'queue-pager').get_attribute(attr)
+            browser.go('#/queue')
+            browser.page_shown('queue')
+            browser.wait('the 10,000 jobs counted', lambda: int(pager('data-total')) >= 10000, 30)
+            total = int(pager('data-total'))
+            last = (total + 49) // 50
+            assert pager('data-pages') == str(last), (pager('data-pages'), total)
+            browser.wait('page 1 as GET /priority pages it', lambda: (lambda ids: len(ids) == 50 and ids == page(1))(browser.queue_ids()), 30)
+            browser.click('queue-next')
+            browser.wait('page 2', lambda: pager('data-page') == '2' and browser.queue_ids() == page(2), 30)
+            browser.click('queue-last')
+            browser.wait('the last page', lambda: pager('data-page') == str(last) and browser.queue_ids() == page(last), 30)
+            assert len(browser.queue_ids()) == total - (last - 1) * 50
+            browser.click('queue-first')
+            browser.wait('page 1 again', lambda: pager('data-page') == '1' and len(browser.queue_ids()) == 50, 30)
+            # Long titles: cut to their cell with an ellipsis, whole in the title attribute.
+            cells = browser.d.execute_script("""return [...document.querySelectorAll('#queue-table a.title')].map(a => ({
+                id: a.closest('tr').dataset.jobId, text: a.textContent, tip: a.title, cut: a.scrollWidth > a.clientWidth,
+                width: a.getBoundingClientRect().width, ellipsis: getComputedStyle(a).textOverflow}))""")
+            long_ones = [c for c in cells if c['text'].startswith('bob-sweep-')]
+            assert long_ones, [c['text'][:20] for c in cells]
+            for c in long_ones:
+                assert c['cut'] and c['ellipsis'] == 'ellipsis' and c['width'] < 500, {k: c[k] for k in ('cut', 'ellipsis', 'width')}
+                assert c['tip'].split('\n')[0] == c['text'], c['tip'][:40]
+            one = long_ones[0]
+            assert b.ok('GET', f"/jobs/{one['id']}")['title'] == one['text'], 'the whole title, as recorded'
+            shot('admin-queue-10000')
+        checks.run('the queue pages through 10,000 jobs in GET /priority order; long titles stay in their cells', queue_pages)
 
         def rate_limited():
             # The admin token's request budget spent (a big import would do it): the page says
