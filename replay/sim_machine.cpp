@@ -295,11 +295,19 @@ void sim_machine::recalculate(int64_t now) {
 }
 
 std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
-  if (pending_live_ == 0) return std::nullopt;
+  if (const sim_pass* p = next_pass(now)) return *p;
+  return std::nullopt;
+}
+
+const sim_pass* sim_machine::next_pass(int64_t now) {
+  if (pending_live_ == 0) return nullptr;
   const int64_t free = s_.capacity - used_;
-  if (*pending_procs_.begin() > free) return std::nullopt;  // nothing could start: the plan would start nothing
-  sim_pass pass;
+  if (*pending_procs_.begin() > free) return nullptr;  // nothing could start: the plan would start nothing
+  sim_pass& pass = pass_;
   pass.at = now;
+  pass.recalculated = false;
+  pass.starts.clear();
+  pass.reservations.clear();
   // The queue in evaluation order: arrival order (FIFO: submit time, then id) or priorities.
   const bool fifo = s_.order == sim_order::fifo;
   if (!fifo) {
@@ -357,10 +365,9 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
   core::plan_input& in = plan_in_;
   in.now = now * us;
   if (in.nodes.empty()) in.nodes = {core::plan_node{"m", s_.capacity, 0, core::time_never}};
-  // Pending entries are reused from pass to pass: entry k is always named k.
-  const size_t had = in.pending.size();
+  // Pending entries are reused from pass to pass. They go unnamed: the plan is read by index
+  // (plan_start::job), and a name would be copied into every start, reservation and skip.
   in.pending.resize(subset_.size());
-  for (size_t k = had; k < subset_.size(); ++k) in.pending[k].id = std::to_string(k);
   for (size_t k = 0; k < subset_.size(); ++k) {
     in.pending[k].units = jobs_[subset_[k]].procs;
     in.pending[k].duration = jobs_[subset_[k]].estimate * us;
@@ -374,19 +381,28 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
   in.running.clear();
   if (overdue)
     for (uint32_t r : running_) in.running.push_back({"", 0, jobs_[r].procs, (start_[r] + jobs_[r].estimate) * us});
-  core::plan p;
+  // (An overdue pass, rare, plans from the list of running jobs without the workspace.)
+  core::plan fresh;
+  const core::plan* p = &fresh;
   if (s_.backfill == sim_backfill::none) {
-    p = overdue ? core::main_loop(in, core::main_limits{0, 0}) : core::main_loop(in, occupied_, core::main_limits{0, 0});
+    const core::main_limits limits{0, 0};
+    if (overdue)
+      fresh = core::main_loop(in, limits);
+    else
+      p = &core::main_loop(in, occupied_, limits, plan_ws_);
   } else {
     core::backfill_limits limits;
     limits.bf_window = core::time_never;
     limits.bf_max_job_test = 0;
     limits.max_reservations = s_.backfill == sim_backfill::easy ? 1 : 0;
-    p = overdue ? core::backfill(in, limits) : core::backfill(in, occupied_, limits);
+    if (overdue)
+      fresh = core::backfill(in, limits);
+    else
+      p = &core::backfill(in, occupied_, limits, plan_ws_);
   }
-  for (const auto& st : p.starts) pass.starts.push_back(subset_[st.job]);
-  for (const auto& r : p.reservations) pass.reservations.push_back({subset_[r.job], r.start / us});
-  return pass;
+  for (const auto& st : p->starts) pass.starts.push_back(subset_[st.job]);
+  for (const auto& r : p->reservations) pass.reservations.push_back({subset_[r.job], r.start / us});
+  return &pass;
 }
 
 void sim_machine::apply_pass(const sim_pass& p) {

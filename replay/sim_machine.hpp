@@ -56,6 +56,9 @@ class sim_machine {
   // processors: its plan would start nothing). Recalculates priorities first when they are
   // due (the machine keeps them: a pass's priorities are those of its last recalculation).
   std::optional<sim_pass> decide_pass(int64_t now);
+  // The same pass, kept in the machine (valid until the next call): a simulation decides one
+  // at nearly every event, and a fresh pass each time was an allocation or two per event.
+  const sim_pass* next_pass(int64_t now);
   // Starts the pass's jobs at its time.
   void apply_pass(const sim_pass& p);
 
@@ -108,6 +111,8 @@ class sim_machine {
   std::vector<uint32_t> wanted_;            // multifactor: the waiting jobs' associations
   std::vector<uint64_t> association_stamp_; // the recalculation that last put one in wanted_
   core::plan_input plan_in_;
+  core::plan_workspace plan_ws_;
+  sim_pass pass_;
 
   core::capacity_profile& occupied_at(int64_t now);
   template <class F>
