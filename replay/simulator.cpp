@@ -72,7 +72,7 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s, sim
     }
     while (next < n && jobs[arrival[next]].submit == now) {  // then arrivals
       uint32_t i = arrival[next++];
-      if (auto j = m.arrive(jobs[i])) {
+      if (auto j = m.arrive_kept(jobs[i])) {  // (`jobs` outlives the machine: no copy)
         input_of.push_back(i);
         if (observer) observer->arrived(jobs[i]);
         continue;

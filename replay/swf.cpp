@@ -242,7 +242,7 @@ std::string parse_record(const char* p, const char* end, swf_record& r) {
   int64_t f[18];
   int n = 0;
   while (true) {
-    while (p != end && blank(*p)) ++p;
+    while (*p == ' ' || blank(*p)) ++p;  // (stops at `end`: not a blank)
     if (p == end) break;
     if (n == 18) return "more than 18 fields";
     const char* b = p;
