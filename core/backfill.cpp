@@ -148,17 +148,40 @@ class planner {
     return false;
   }
 
+  // Entries are built where they go, not as temporaries moved in: a simulation's plans make
+  // millions of them, and each temporary's strings were built and destroyed again.
   void place(uint32_t i, const choice& c, std::optional<start_why> why) {
     const plan_job& j = in_.pending[i];
     profiles_[c.node].occupy(j.units, c.slot.start, c.slot.end);
-    if (why)
-      out.starts.push_back({j.id, i, in_.nodes[c.node].id, c.node, c.slot.start, c.slot.end, *why});
-    else
-      out.reservations.push_back({j.id, i, in_.nodes[c.node].id, c.node, c.slot.start, c.slot.end});
+    if (why) {
+      auto& s = out.starts.emplace_back();
+      if (!j.id.empty()) s.job_id = j.id;
+      s.job = i;
+      if (!in_.nodes[c.node].id.empty()) s.node_id = in_.nodes[c.node].id;
+      s.node = c.node;
+      s.start = c.slot.start;
+      s.end = c.slot.end;
+      s.why = *why;
+    } else {
+      auto& r = out.reservations.emplace_back();
+      if (!j.id.empty()) r.job_id = j.id;
+      r.job = i;
+      if (!in_.nodes[c.node].id.empty()) r.node_id = in_.nodes[c.node].id;
+      r.node = c.node;
+      r.start = c.slot.start;
+      r.end = c.slot.end;
+    }
   }
 
-  void skip(uint32_t i, skip_reason why, std::string blocked_by = {}) {
-    out.skipped.push_back({in_.pending[i].id, i, why, std::move(blocked_by)});
+  void skip(uint32_t i, skip_reason why) {
+    auto& s = out.skipped.emplace_back();
+    if (!in_.pending[i].id.empty()) s.job_id = in_.pending[i].id;
+    s.job = i;
+    s.reason = why;
+  }
+  void skip(uint32_t i, skip_reason why, const std::string& blocked_by) {
+    skip(i, why);
+    out.skipped.back().blocked_by = blocked_by;
   }
   void skip_rest(uint32_t from, skip_reason why) {
     for (uint32_t i = from; i < in_.pending.size(); ++i) skip(i, why);

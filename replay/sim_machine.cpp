@@ -199,6 +199,7 @@ void sim_machine::for_each_waiting(F&& f) const {
     if (start_[pending_[k]] < 0 && !f(pending_[k])) return;
 }
 
+
 void sim_machine::reserve(size_t jobs) {
   jobs_.reserve(jobs);
   start_.reserve(jobs);
@@ -210,6 +211,8 @@ void sim_machine::reserve(size_t jobs) {
     association_.reserve(jobs);
   }
   pending_.reserve(jobs);
+  pending_procs_at_.reserve(jobs);
+  pending_pos_.reserve(jobs);
 }
 
 std::optional<uint32_t> sim_machine::arrive(const sim_job& j) {
@@ -230,7 +233,9 @@ std::optional<uint32_t> sim_machine::arrive_kept(const sim_job& j) {
     priority_.push_back(0);
     association_.push_back(static_cast<uint32_t>(shares_->join(j.group, j.user)));
   }
+  pending_pos_.push_back(static_cast<uint32_t>(pending_.size()));
   pending_.push_back(i);
+  pending_procs_at_.push_back(j.procs);
   ++pending_live_;
   pending_procs_.insert(j.procs);
   return i;
@@ -354,6 +359,15 @@ const sim_pass* sim_machine::next_pass(int64_t now) {
       left -= procs_[j];
       return true;
     });
+  } else if (s_.backfill == sim_backfill::easy && fifo && !s_.plain_queue_walk) {
+    // As below, in arrival order, through the packed processor counts alone.
+    bool head = false;
+    for (size_t k = pending_head_; k < pending_.size(); ++k) {
+      const int64_t procs = pending_procs_at_[k];
+      if (procs < 0 || (procs > free && head)) continue;
+      head |= procs > free;
+      subset_.push_back(pending_[k]);
+    }
   } else if (s_.backfill == sim_backfill::easy) {
     bool head = false;
     in_order([&](uint32_t j) {
@@ -374,7 +388,8 @@ const sim_pass* sim_machine::next_pass(int64_t now) {
   }
   core::plan_input& in = plan_in_;
   in.now = now * us;
-  if (in.nodes.empty()) in.nodes = {core::plan_node{"m", s_.capacity, 0, core::time_never}};
+  // One node, unnamed: there are no ties between nodes to break, and no name to copy into each start.
+  if (in.nodes.empty()) in.nodes = {core::plan_node{"", s_.capacity, 0, core::time_never}};
   // Pending entries are reused from pass to pass. They go unnamed: the plan is read by index
   // (plan_start::job), and a name would be copied into every start, reservation and skip.
   in.pending.resize(subset_.size());
@@ -428,12 +443,21 @@ void sim_machine::apply_pass(const sim_pass& p) {
     occupied.occupy(jobs_[j]->procs, p.at * us, (p.at + jobs_[j]->estimate) * us);
     due_.emplace(p.at + jobs_[j]->estimate, j);
   }
+  for (uint32_t j : p.starts) pending_procs_at_[pending_pos_[j]] = -1;
   pending_live_ -= p.starts.size();
   while (pending_head_ < pending_.size() && start_[pending_[pending_head_]] >= 0) ++pending_head_;
   // Started jobs left behind the head are dropped once they are as many as the waiting ones.
   if (pending_.size() - pending_head_ > 2 * pending_live_ + 64) {
-    pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](uint32_t j) { return start_[j] >= 0; }),
-                   pending_.end());
+    size_t kept = 0;
+    for (size_t k = 0; k < pending_.size(); ++k)
+      if (start_[pending_[k]] < 0) {
+        pending_[kept] = pending_[k];
+        pending_procs_at_[kept] = pending_procs_at_[k];
+        pending_pos_[pending_[kept]] = static_cast<uint32_t>(kept);
+        ++kept;
+      }
+    pending_.resize(kept);
+    pending_procs_at_.resize(kept);
     pending_head_ = 0;
   }
 }

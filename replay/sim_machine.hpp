@@ -93,6 +93,10 @@ class sim_machine {
   // Waiting jobs in arrival order; a job that starts stays until the next compaction (it is
   // skipped: start_ >= 0), so a pass costs what it looks at, not the whole queue.
   std::vector<uint32_t> pending_;
+  // Beside each pending_ entry its job's processors, or -1 once it started: EASY's pass walks
+  // the queue through these alone, in order, rather than reaching into each job's state.
+  std::vector<int64_t> pending_procs_at_;
+  std::vector<uint32_t> pending_pos_;  // each waiting job's place in pending_
   size_t pending_head_ = 0;   // pending_[0, head) have all started
   size_t pending_live_ = 0;   // jobs still waiting
   std::vector<bool> is_running_;

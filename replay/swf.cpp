@@ -53,9 +53,33 @@ bool gzip_at(const std::string& b, size_t at) {
 // whether a partial trace is acceptable.
 constexpr size_t text_block = size_t{1} << 18;
 
+// zlib's own memory (its state and 32 KiB window, about 40 KiB) from a buffer the caller
+// allocated: on the inflating thread, malloc would open that thread's own arena, whose first
+// pages (a 2 MiB huge page under this program's jemalloc options) cost more to fault in than
+// inflating the first block.
+struct zlib_memory {
+  std::unique_ptr<char[]> buf{new char[size_t{64} << 10]};
+  size_t used = 0;
+  static voidpf alloc(voidpf self, uInt items, uInt size) {
+    auto& m = *static_cast<zlib_memory*>(self);
+    const size_t n = (size_t{items} * size + 15) & ~size_t{15};
+    if (m.used + n > (size_t{64} << 10)) return std::calloc(items, size);  // (zlib asks for less)
+    void* p = m.buf.get() + m.used;
+    m.used += n;
+    return p;
+  }
+  static void release(voidpf self, voidpf p) {
+    auto& m = *static_cast<zlib_memory*>(self);
+    if (p < static_cast<void*>(m.buf.get()) || p >= static_cast<void*>(m.buf.get() + (size_t{64} << 10))) std::free(p);
+  }
+};
+
 template <class Sink>
-std::string inflate_gzip(const std::string& in, Sink& sink) {
+std::string inflate_gzip(const std::string& in, Sink& sink, zlib_memory& memory) {
   z_stream z{};
+  z.zalloc = zlib_memory::alloc;
+  z.zfree = zlib_memory::release;
+  z.opaque = &memory;
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("zlib: cannot start inflating");
   // Ended however this returns: the text's consumer may throw (strict reading).
   struct ender {
@@ -101,7 +125,8 @@ std::string inflate_inline(const std::string& in, F&& text) {
     char* block() { return buf.get(); }
     void filled(size_t n) { text(buf.get(), n); }
   } s{text};
-  return inflate_gzip(in, s);
+  zlib_memory memory;
+  return inflate_gzip(in, s, memory);
 }
 
 // Inflating on a second thread while this one parses what is already inflated: a 200k-job
@@ -123,6 +148,7 @@ std::string inflate_threaded(const std::string& in, F&& text) {
     std::exception_ptr failed;
   } q;
   for (size_t b = 0; b < blocks; ++b) q.buf.emplace_back(new char[text_block]), q.free.push_back(b);
+  zlib_memory memory;  // (allocated here, on this thread: see zlib_memory)
   struct sink {
     shared& q;
     size_t held = blocks;  // the block being filled (blocks: none)
@@ -145,12 +171,12 @@ std::string inflate_threaded(const std::string& in, F&& text) {
       q.cv.notify_all();
     }
   };
-  std::thread inflater([&q, &in] {
+  std::thread inflater([&q, &in, &memory] {
     sink s{q};
     std::string damage;
     std::exception_ptr failed;
     try {
-      damage = inflate_gzip(in, s);
+      damage = inflate_gzip(in, s, memory);
     } catch (...) {
       failed = std::current_exception();
     }

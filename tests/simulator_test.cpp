@@ -402,6 +402,37 @@ TEST(simulator, MetricsFollowTheirFormulas) {
   EXPECT_DOUBLE_EQ(m.utilization, (2 * 100 + 2 * 5) / (4.0 * 105));
 }
 
+// EASY's walk of the queue for the jobs that fit, through processor counts packed beside it
+// (marked as jobs start, moved when the queue is compacted), picks what the plain walk picks:
+// the same passes and starts on random workloads, from a light load to a queue thousands of
+// jobs long.
+TEST(simulator, EasysPackedWalkIsThePlainWalk) {
+  std::mt19937_64 rng(5812);
+  size_t long_queues = 0;
+  for (int k = 0; k < 24; ++k) {
+    const int64_t capacity = 1 + static_cast<int64_t>(rng() % 64);
+    std::vector<sim_job> jobs;
+    const int n = 500 + static_cast<int>(rng() % 2000);
+    const int64_t spacing = 1 + static_cast<int64_t>(rng() % 60);
+    for (int i = 0; i < n; ++i) {
+      const int64_t estimate = 1 + static_cast<int64_t>(rng() % 3000);
+      jobs.push_back(job(i + 1, static_cast<int64_t>(rng() % static_cast<uint64_t>(spacing * n)),
+                         1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(capacity + 2)),  // some too wide
+                         1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(estimate)), estimate));
+    }
+    auto s = machine(capacity, "easy");
+    auto fast = simulate(jobs, s);
+    s.plain_queue_walk = true;
+    auto plain = simulate(jobs, s);
+    ASSERT_EQ(fast.passes, plain.passes) << "workload " << k;
+    EXPECT_EQ(starts(fast), starts(plain)) << "workload " << k;
+    int64_t waited = 0;
+    for (const auto& j : plain.jobs) waited = std::max(waited, j.start - j.submit);
+    long_queues += waited > 100 * spacing;
+  }
+  EXPECT_GT(long_queues, 6u) << "workloads whose queue grew long, compacted again and again";
+}
+
 // Published result 1 (SC'15): EASY on KTH-SP2 (original), user estimates.
 TEST(simulator, EasyOnKthReproducesTheSc15Figures) {
   auto trace = read_swf(data + "/KTH-SP2-1996-2-original.swf.gz");
