@@ -199,7 +199,6 @@ void sim_machine::for_each_waiting(F&& f) const {
     if (start_[pending_[k]] < 0 && !f(pending_[k])) return;
 }
 
-
 void sim_machine::reserve(size_t jobs) {
   jobs_.reserve(jobs);
   start_.reserve(jobs);
