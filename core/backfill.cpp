@@ -56,9 +56,16 @@ slot_request request_of(const plan_job& j) { return {j.units, std::max<time_us>(
 class planner {
  public:
   // occupied: each node's profile with its running jobs already in (then in.running is not read).
-  planner(const plan_input& in, time_us resolution, const std::vector<capacity_profile>* occupied = nullptr) : in_(in) {
+  // Everything it builds goes into `ws`, whatever was there before (its capacity is reused).
+  planner(const plan_input& in, time_us resolution, const std::vector<capacity_profile>* occupied, plan_workspace& ws)
+      : out(ws.out), in_(in), profiles_(ws.profiles), class_nodes_(ws.class_nodes) {
+    out.starts.clear();
+    out.reservations.clear();
+    out.skipped.clear();
+    out.counters = {};
     const uint32_t n = static_cast<uint32_t>(in.nodes.size());
-    std::vector<uint32_t> by_id(n);
+    std::vector<uint32_t>& by_id = ws.by_id;
+    by_id.resize(n);
     std::iota(by_id.begin(), by_id.end(), 0u);
     if (n > 1)  // (stable_sort takes a buffer even for one node: the trace simulator plans one, often)
       std::stable_sort(by_id.begin(), by_id.end(),
@@ -70,6 +77,7 @@ class planner {
         if (p.now() != in.now) throw std::invalid_argument("planner: an occupied profile is not at the plan's now");
       profiles_ = *occupied;  // copied: the plan's starts and reservations go into the copy
     } else {
+      profiles_.clear();
       profiles_.reserve(n);
       for (const auto& node : in.nodes)
         profiles_.emplace_back(in.now, node.capacity, node.available_from, node.available_until, resolution);
@@ -83,17 +91,19 @@ class planner {
     // rather than a regrowth (and a move of every entry) at each doubling.
     out.skipped.reserve(in.pending.size());
     if (in.classes.empty()) {
-      class_nodes_.push_back(std::move(by_id));
+      class_nodes_.resize(1);
+      class_nodes_[0].assign(by_id.begin(), by_id.end());
     } else {
       std::vector<uint32_t> rank(n);
       for (uint32_t r = 0; r < n; ++r) rank[by_id[r]] = r;
-      for (const auto& c : in.classes) {
-        std::vector<uint32_t> nodes;
-        for (uint32_t x : c.nodes)
+      class_nodes_.resize(in.classes.size());
+      for (size_t k = 0; k < in.classes.size(); ++k) {
+        std::vector<uint32_t>& nodes = class_nodes_[k];
+        nodes.clear();
+        for (uint32_t x : in.classes[k].nodes)
           if (x < n) nodes.push_back(x);
         std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return rank[a] < rank[b]; });
         nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        class_nodes_.push_back(std::move(nodes));
       }
     }
   }
@@ -138,28 +148,51 @@ class planner {
     return false;
   }
 
+  // Entries are built where they go, not as temporaries moved in: a simulation's plans make
+  // millions of them, and each temporary's strings were built and destroyed again.
   void place(uint32_t i, const choice& c, std::optional<start_why> why) {
     const plan_job& j = in_.pending[i];
     profiles_[c.node].occupy(j.units, c.slot.start, c.slot.end);
-    if (why)
-      out.starts.push_back({j.id, i, in_.nodes[c.node].id, c.node, c.slot.start, c.slot.end, *why});
-    else
-      out.reservations.push_back({j.id, i, in_.nodes[c.node].id, c.node, c.slot.start, c.slot.end});
+    if (why) {
+      auto& s = out.starts.emplace_back();
+      if (!j.id.empty()) s.job_id = j.id;
+      s.job = i;
+      if (!in_.nodes[c.node].id.empty()) s.node_id = in_.nodes[c.node].id;
+      s.node = c.node;
+      s.start = c.slot.start;
+      s.end = c.slot.end;
+      s.why = *why;
+    } else {
+      auto& r = out.reservations.emplace_back();
+      if (!j.id.empty()) r.job_id = j.id;
+      r.job = i;
+      if (!in_.nodes[c.node].id.empty()) r.node_id = in_.nodes[c.node].id;
+      r.node = c.node;
+      r.start = c.slot.start;
+      r.end = c.slot.end;
+    }
   }
 
-  void skip(uint32_t i, skip_reason why, std::string blocked_by = {}) {
-    out.skipped.push_back({in_.pending[i].id, i, why, std::move(blocked_by)});
+  void skip(uint32_t i, skip_reason why) {
+    auto& s = out.skipped.emplace_back();
+    if (!in_.pending[i].id.empty()) s.job_id = in_.pending[i].id;
+    s.job = i;
+    s.reason = why;
+  }
+  void skip(uint32_t i, skip_reason why, const std::string& blocked_by) {
+    skip(i, why);
+    out.skipped.back().blocked_by = blocked_by;
   }
   void skip_rest(uint32_t from, skip_reason why) {
     for (uint32_t i = from; i < in_.pending.size(); ++i) skip(i, why);
   }
 
-  plan out;
+  plan& out;
 
  private:
   const plan_input& in_;
-  std::vector<capacity_profile> profiles_;
-  std::vector<std::vector<uint32_t>> class_nodes_;
+  std::vector<capacity_profile>& profiles_;
+  std::vector<std::vector<uint32_t>>& class_nodes_;
   const std::vector<uint32_t> no_nodes_;
 };
 
@@ -167,14 +200,17 @@ class planner {
 
 namespace {
 
-plan run_main_loop(planner& p, const plan_input& in, const main_limits& limits) {
+void run_main_loop(planner& p, const plan_input& in, const main_limits& limits, plan_workspace& ws) {
   const uint32_t jobs = static_cast<uint32_t>(in.pending.size());
   // A node is blocked by the first job that waits for it; a class is blocked once any of its
   // nodes is. Blocking only grows, so a class found blocked stays so, and a class found
   // clear is looked at again only after some node was blocked since (`epoch`).
-  std::vector<int64_t> node_blocker(in.nodes.size(), -1);
-  std::vector<int64_t> class_blocker(p.class_count(), -1);
-  std::vector<uint64_t> class_seen(p.class_count(), 0);
+  std::vector<int64_t>& node_blocker = ws.node_blocker;
+  std::vector<int64_t>& class_blocker = ws.class_blocker;
+  std::vector<uint64_t>& class_seen = ws.class_seen;
+  node_blocker.assign(in.nodes.size(), -1);
+  class_blocker.assign(p.class_count(), -1);
+  class_seen.assign(p.class_count(), 0);
   uint64_t epoch = 1;
   for (uint32_t i = 0; i < jobs; ++i) {
     if (limits.max_jobs && i >= limits.max_jobs) {
@@ -212,10 +248,9 @@ plan run_main_loop(planner& p, const plan_input& in, const main_limits& limits) 
       ++epoch;
     }
   }
-  return std::move(p.out);
 }
 
-plan run_backfill(planner& p, const plan_input& in, const backfill_limits& limits) {
+void run_backfill(planner& p, const plan_input& in, const backfill_limits& limits) {
   const uint32_t jobs = static_cast<uint32_t>(in.pending.size());
   const time_us window = std::max<time_us>(limits.bf_window, 0);
   const time_us horizon = in.now > time_never - window ? time_never : in.now + window;
@@ -251,29 +286,48 @@ plan run_backfill(planner& p, const plan_input& in, const backfill_limits& limit
     else
       p.skip(i, p.could_ever_hold(j) ? skip_reason::bf_window : skip_reason::no_eligible_node);
   }
-  return std::move(p.out);
 }
 
 }  // namespace
 
 plan main_loop(const plan_input& in, const main_limits& limits) {
-  planner p(in, 0);
-  return run_main_loop(p, in, limits);
+  plan_workspace ws;
+  planner p(in, 0, nullptr, ws);
+  run_main_loop(p, in, limits, ws);
+  return std::move(ws.out);
 }
 
 plan main_loop(const plan_input& in, const std::vector<capacity_profile>& occupied, const main_limits& limits) {
-  planner p(in, 0, &occupied);
-  return run_main_loop(p, in, limits);
+  plan_workspace ws;
+  main_loop(in, occupied, limits, ws);
+  return std::move(ws.out);
 }
 
 plan backfill(const plan_input& in, const backfill_limits& limits) {
-  planner p(in, limits.bf_resolution);
-  return run_backfill(p, in, limits);
+  plan_workspace ws;
+  planner p(in, limits.bf_resolution, nullptr, ws);
+  run_backfill(p, in, limits);
+  return std::move(ws.out);
 }
 
 plan backfill(const plan_input& in, const std::vector<capacity_profile>& occupied, const backfill_limits& limits) {
-  planner p(in, limits.bf_resolution, &occupied);
-  return run_backfill(p, in, limits);
+  plan_workspace ws;
+  backfill(in, occupied, limits, ws);
+  return std::move(ws.out);
+}
+
+const plan& main_loop(const plan_input& in, const std::vector<capacity_profile>& occupied, const main_limits& limits,
+                      plan_workspace& ws) {
+  planner p(in, 0, &occupied, ws);
+  run_main_loop(p, in, limits, ws);
+  return ws.out;
+}
+
+const plan& backfill(const plan_input& in, const std::vector<capacity_profile>& occupied, const backfill_limits& limits,
+                     plan_workspace& ws) {
+  planner p(in, limits.bf_resolution, &occupied, ws);
+  run_backfill(p, in, limits);
+  return ws.out;
 }
 
 }  // namespace baton::core

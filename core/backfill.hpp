@@ -164,4 +164,23 @@ plan backfill(const plan_input& in, const backfill_limits& limits = {});
 plan main_loop(const plan_input& in, const std::vector<capacity_profile>& occupied, const main_limits& limits = {});
 plan backfill(const plan_input& in, const std::vector<capacity_profile>& occupied, const backfill_limits& limits = {});
 
+// The planner's working storage, for a caller that plans again and again (the trace simulator
+// plans at every event, hundreds of thousands of times a run): handed back at each call, so
+// the copies of the profiles, the loops' bookkeeping and the plan's lists keep their capacity
+// instead of being allocated and freed each time (a tenth of a simulation's instructions).
+// Nothing in it carries over into the next plan: the plan returned (a reference into the
+// workspace, valid until its next use) is the one the functions above return (tests).
+struct plan_workspace {
+  std::vector<capacity_profile> profiles;
+  std::vector<uint32_t> by_id;
+  std::vector<std::vector<uint32_t>> class_nodes;
+  std::vector<int64_t> node_blocker, class_blocker;
+  std::vector<uint64_t> class_seen;
+  plan out;
+};
+const plan& main_loop(const plan_input& in, const std::vector<capacity_profile>& occupied, const main_limits& limits,
+                      plan_workspace& ws);
+const plan& backfill(const plan_input& in, const std::vector<capacity_profile>& occupied, const backfill_limits& limits,
+                     plan_workspace& ws);
+
 }  // namespace baton::core

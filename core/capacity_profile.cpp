@@ -37,6 +37,7 @@ time_us capacity_profile::occupied_end(time_us end) const {
 }
 
 size_t capacity_profile::step_index(time_us t) const {
+  if (steps_.size() < 2 || t < steps_[1].at) return 0;  // (most searches start at now)
   auto it = std::upper_bound(steps_.begin(), steps_.end(), t, [](time_us v, const step& s) { return v < s.at; });
   return it == steps_.begin() ? 0 : static_cast<size_t>(it - steps_.begin()) - 1;
 }
@@ -108,9 +109,10 @@ std::optional<time_slot> capacity_profile::earliest(const slot_request& r, time_
     size_t j = i;
     while (j < n && steps_[j].at < held && steps_[j].free >= r.units) ++j;
     if (j == n || steps_[j].at >= held) return time_slot{s, e};
+    // (No further than `latest`: a job that must start now is refused at its first short step.)
     size_t k = j + 1;
-    while (k < n && steps_[k].free < r.units) ++k;
-    if (k == n) return std::nullopt;
+    while (k < n && steps_[k].free < r.units && steps_[k].at <= latest) ++k;
+    if (k == n || steps_[k].at > latest) return std::nullopt;
     s = steps_[k].at;
     i = k;
   }

@@ -205,22 +205,36 @@ void sim_machine::reserve(size_t jobs) {
   procs_.reserve(jobs);
   is_running_.reserve(jobs);
   running_at_.reserve(jobs);
-  priority_.reserve(jobs);
-  association_.reserve(jobs);
+  if (s_.order != sim_order::fifo) {
+    priority_.reserve(jobs);
+    association_.reserve(jobs);
+  }
   pending_.reserve(jobs);
+  pending_procs_at_.reserve(jobs);
+  pending_pos_.reserve(jobs);
 }
 
 std::optional<uint32_t> sim_machine::arrive(const sim_job& j) {
   if (j.procs > s_.capacity) return std::nullopt;
+  owned_.push_back(j);
+  return arrive_kept(owned_.back());
+}
+
+std::optional<uint32_t> sim_machine::arrive_kept(const sim_job& j) {
+  if (j.procs > s_.capacity) return std::nullopt;
   auto i = static_cast<uint32_t>(jobs_.size());
-  jobs_.push_back(j);
+  jobs_.push_back(&j);
   start_.push_back(-1);
   procs_.push_back(j.procs);
   is_running_.push_back(false);
   running_at_.push_back(0);
-  priority_.push_back(0);
-  association_.push_back(s_.order != sim_order::fifo ? shares_->join(j.group, j.user) : 0);
+  if (s_.order != sim_order::fifo) {  // (a FIFO queue needs neither: 3 MB of pages in a 200k-job trace)
+    priority_.push_back(0);
+    association_.push_back(static_cast<uint32_t>(shares_->join(j.group, j.user)));
+  }
+  pending_pos_.push_back(static_cast<uint32_t>(pending_.size()));
   pending_.push_back(i);
+  pending_procs_at_.push_back(j.procs);
   ++pending_live_;
   pending_procs_.insert(j.procs);
   return i;
@@ -229,15 +243,15 @@ std::optional<uint32_t> sim_machine::arrive(const sim_job& j) {
 bool sim_machine::end(uint32_t job, int64_t now) {
   if (!running(job)) return false;
   is_running_[job] = false;
-  used_ -= jobs_[job].procs;
+  used_ -= jobs_[job]->procs;
   // (Order in running_ does not matter: it feeds sums and the usage of associations.)
   const size_t at = running_at_[job];
   running_[at] = running_.back();
-  running_at_[running_[at]] = at;
+  running_at_[running_[at]] = static_cast<uint32_t>(at);
   running_.pop_back();
   // What is left of its planned span, from now (nothing when it ends at its expected end).
-  occupied_at(now).release(jobs_[job].procs, now * us, (start_[job] + jobs_[job].estimate) * us);
-  if (s_.order != sim_order::fifo) shares_->close_segment(association_[job], jobs_[job].procs, start_[job], now);
+  occupied_at(now).release(jobs_[job]->procs, now * us, (start_[job] + jobs_[job]->estimate) * us);
+  if (s_.order != sim_order::fifo) shares_->close_segment(association_[job], jobs_[job]->procs, start_[job], now);
   return true;
 }
 
@@ -246,7 +260,7 @@ void sim_machine::recalculate(int64_t now) {
   calculated_at_ = now;
   calculated_ = true;
   open_.clear();
-  for (uint32_t r : running_) open_.emplace_back(association_[r], jobs_[r].procs, start_[r]);
+  for (uint32_t r : running_) open_.emplace_back(association_[r], jobs_[r]->procs, start_[r]);
   if (s_.order == sim_order::multifactor) {
     // Only the waiting jobs' associations need a factor.
     wanted_.clear();
@@ -258,7 +272,7 @@ void sim_machine::recalculate(int64_t now) {
     });
     const auto& fair_share = shares_->fair_shares(now, open_, wanted_);
     for_each_waiting([&](uint32_t p) {
-      const auto& j = jobs_[p];
+      const auto& j = *jobs_[p];
       core::multifactor_inputs in;
       in.accrued_age = (now - j.submit) * us;
       in.fair_share = fair_share[association_[p]];
@@ -271,15 +285,15 @@ void sim_machine::recalculate(int64_t now) {
     return;
   }
   double running_hours = 0, queued_hours = 0;
-  for (uint32_t r : running_) running_hours += static_cast<double>(jobs_[r].procs * jobs_[r].estimate) / 3600;
+  for (uint32_t r : running_) running_hours += static_cast<double>(jobs_[r]->procs * jobs_[r]->estimate) / 3600;
   for_each_waiting([&](uint32_t p) {
-    queued_hours += static_cast<double>(jobs_[p].procs * jobs_[p].estimate) / 3600;
+    queued_hours += static_cast<double>(jobs_[p]->procs * jobs_[p]->estimate) / 3600;
     return true;
   });
   const auto& figures = shares_->at(now, open_);  // Lattice: every figure, from the whole ranking
   const auto weights = s_.policy.custom_weights ? *s_.policy.custom_weights : core::weights_of(s_.policy.profile);
   for_each_waiting([&](uint32_t p) {
-    const auto& j = jobs_[p];
+    const auto& j = *jobs_[p];
     const auto& f = figures[association_[p]];
     core::lattice_inputs in;
     in.wait_seconds = static_cast<double>(now - j.submit);
@@ -295,11 +309,19 @@ void sim_machine::recalculate(int64_t now) {
 }
 
 std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
-  if (pending_live_ == 0) return std::nullopt;
+  if (const sim_pass* p = next_pass(now)) return *p;
+  return std::nullopt;
+}
+
+const sim_pass* sim_machine::next_pass(int64_t now) {
+  if (pending_live_ == 0) return nullptr;
   const int64_t free = s_.capacity - used_;
-  if (*pending_procs_.begin() > free) return std::nullopt;  // nothing could start: the plan would start nothing
-  sim_pass pass;
+  if (*pending_procs_.begin() > free) return nullptr;  // nothing could start: the plan would start nothing
+  sim_pass& pass = pass_;
   pass.at = now;
+  pass.recalculated = false;
+  pass.starts.clear();
+  pass.reservations.clear();
   // The queue in evaluation order: arrival order (FIFO: submit time, then id) or priorities.
   const bool fifo = s_.order == sim_order::fifo;
   if (!fifo) {
@@ -311,7 +333,7 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
     }
     keyed_.clear();
     for_each_waiting([&](uint32_t j) {
-      keyed_.emplace_back(-priority_[j], jobs_[j].submit, jobs_[j].id, j);
+      keyed_.emplace_back(-priority_[j], jobs_[j]->submit, jobs_[j]->id, j);
       return true;
     });
     std::sort(keyed_.begin(), keyed_.end());
@@ -336,6 +358,15 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
       left -= procs_[j];
       return true;
     });
+  } else if (s_.backfill == sim_backfill::easy && fifo && !s_.plain_queue_walk) {
+    // As below, in arrival order, through the packed processor counts alone.
+    bool head = false;
+    for (size_t k = pending_head_; k < pending_.size(); ++k) {
+      const int64_t procs = pending_procs_at_[k];
+      if (procs < 0 || (procs > free && head)) continue;
+      head |= procs > free;
+      subset_.push_back(pending_[k]);
+    }
   } else if (s_.backfill == sim_backfill::easy) {
     bool head = false;
     in_order([&](uint32_t j) {
@@ -356,14 +387,14 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
   }
   core::plan_input& in = plan_in_;
   in.now = now * us;
-  if (in.nodes.empty()) in.nodes = {core::plan_node{"m", s_.capacity, 0, core::time_never}};
-  // Pending entries are reused from pass to pass: entry k is always named k.
-  const size_t had = in.pending.size();
+  // One node, unnamed: there are no ties between nodes to break, and no name to copy into each start.
+  if (in.nodes.empty()) in.nodes = {core::plan_node{"", s_.capacity, 0, core::time_never}};
+  // Pending entries are reused from pass to pass. They go unnamed: the plan is read by index
+  // (plan_start::job), and a name would be copied into every start, reservation and skip.
   in.pending.resize(subset_.size());
-  for (size_t k = had; k < subset_.size(); ++k) in.pending[k].id = std::to_string(k);
   for (size_t k = 0; k < subset_.size(); ++k) {
-    in.pending[k].units = jobs_[subset_[k]].procs;
-    in.pending[k].duration = jobs_[subset_[k]].estimate * us;
+    in.pending[k].units = jobs_[subset_[k]]->procs;
+    in.pending[k].duration = jobs_[subset_[k]]->estimate * us;
   }
   // The kept profile, unless a running job is past its expected end (the planner's own rule
   // for it, from the list of running jobs; the kept profile has it gone) or the machine's
@@ -373,20 +404,29 @@ std::optional<sim_pass> sim_machine::decide_pass(int64_t now) {
   const bool overdue = !kept || (!due_.empty() && due_.top().first <= now);
   in.running.clear();
   if (overdue)
-    for (uint32_t r : running_) in.running.push_back({"", 0, jobs_[r].procs, (start_[r] + jobs_[r].estimate) * us});
-  core::plan p;
+    for (uint32_t r : running_) in.running.push_back({"", 0, jobs_[r]->procs, (start_[r] + jobs_[r]->estimate) * us});
+  // (An overdue pass, rare, plans from the list of running jobs without the workspace.)
+  core::plan fresh;
+  const core::plan* p = &fresh;
   if (s_.backfill == sim_backfill::none) {
-    p = overdue ? core::main_loop(in, core::main_limits{0, 0}) : core::main_loop(in, occupied_, core::main_limits{0, 0});
+    const core::main_limits limits{0, 0};
+    if (overdue)
+      fresh = core::main_loop(in, limits);
+    else
+      p = &core::main_loop(in, occupied_, limits, plan_ws_);
   } else {
     core::backfill_limits limits;
     limits.bf_window = core::time_never;
     limits.bf_max_job_test = 0;
     limits.max_reservations = s_.backfill == sim_backfill::easy ? 1 : 0;
-    p = overdue ? core::backfill(in, limits) : core::backfill(in, occupied_, limits);
+    if (overdue)
+      fresh = core::backfill(in, limits);
+    else
+      p = &core::backfill(in, occupied_, limits, plan_ws_);
   }
-  for (const auto& st : p.starts) pass.starts.push_back(subset_[st.job]);
-  for (const auto& r : p.reservations) pass.reservations.push_back({subset_[r.job], r.start / us});
-  return pass;
+  for (const auto& st : p->starts) pass.starts.push_back(subset_[st.job]);
+  for (const auto& r : p->reservations) pass.reservations.push_back({subset_[r.job], r.start / us});
+  return &pass;
 }
 
 void sim_machine::apply_pass(const sim_pass& p) {
@@ -395,19 +435,28 @@ void sim_machine::apply_pass(const sim_pass& p) {
   for (uint32_t j : p.starts) {
     start_[j] = p.at;
     is_running_[j] = true;
-    used_ += jobs_[j].procs;
-    running_at_[j] = running_.size();
+    used_ += jobs_[j]->procs;
+    running_at_[j] = static_cast<uint32_t>(running_.size());
     running_.push_back(j);
-    pending_procs_.erase(pending_procs_.find(jobs_[j].procs));
-    occupied.occupy(jobs_[j].procs, p.at * us, (p.at + jobs_[j].estimate) * us);
-    due_.emplace(p.at + jobs_[j].estimate, j);
+    pending_procs_.erase(pending_procs_.find(jobs_[j]->procs));
+    occupied.occupy(jobs_[j]->procs, p.at * us, (p.at + jobs_[j]->estimate) * us);
+    due_.emplace(p.at + jobs_[j]->estimate, j);
   }
+  for (uint32_t j : p.starts) pending_procs_at_[pending_pos_[j]] = -1;
   pending_live_ -= p.starts.size();
   while (pending_head_ < pending_.size() && start_[pending_[pending_head_]] >= 0) ++pending_head_;
   // Started jobs left behind the head are dropped once they are as many as the waiting ones.
   if (pending_.size() - pending_head_ > 2 * pending_live_ + 64) {
-    pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](uint32_t j) { return start_[j] >= 0; }),
-                   pending_.end());
+    size_t kept = 0;
+    for (size_t k = 0; k < pending_.size(); ++k)
+      if (start_[pending_[k]] < 0) {
+        pending_[kept] = pending_[k];
+        pending_procs_at_[kept] = pending_procs_at_[k];
+        pending_pos_[pending_[kept]] = static_cast<uint32_t>(kept);
+        ++kept;
+      }
+    pending_.resize(kept);
+    pending_procs_at_.resize(kept);
     pending_head_ = 0;
   }
 }

@@ -5,6 +5,7 @@
 // (replay/sim_log.hpp) and decides every recorded pass a second time. The rules are those of
 // simulator.hpp.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -48,6 +49,10 @@ class sim_machine {
   // arrival's rank), or nothing if it asks for more processors than the machine has: such a
   // job never runs and the machine does not keep it.
   std::optional<uint32_t> arrive(const sim_job& j);
+  // The same for a caller that keeps `j` where it is for the machine's life (simulate(): its
+  // input): the machine keeps a pointer to it, not a copy (a 200k-job trace's copies were
+  // 10 MB of fresh pages, whose zeroing is a good part of a run).
+  std::optional<uint32_t> arrive_kept(const sim_job& j);
   // A running job ends at `now`. False (nothing changes) if that job is not running.
   bool end(uint32_t job, int64_t now);
 
@@ -56,11 +61,14 @@ class sim_machine {
   // processors: its plan would start nothing). Recalculates priorities first when they are
   // due (the machine keeps them: a pass's priorities are those of its last recalculation).
   std::optional<sim_pass> decide_pass(int64_t now);
+  // The same pass, kept in the machine (valid until the next call): a simulation decides one
+  // at nearly every event, and a fresh pass each time was an allocation or two per event.
+  const sim_pass* next_pass(int64_t now);
   // Starts the pass's jobs at its time.
   void apply_pass(const sim_pass& p);
 
   size_t size() const { return jobs_.size(); }
-  const sim_job& job(uint32_t i) const { return jobs_[i]; }
+  const sim_job& job(uint32_t i) const { return *jobs_[i]; }
   int64_t start_of(uint32_t i) const { return start_[i]; }  // -1 while it waits
   bool running(uint32_t i) const;
   uint64_t recalculations() const { return recalculations_; }
@@ -74,16 +82,21 @@ class sim_machine {
 
   sim_settings s_;
   std::unique_ptr<share_book> shares_;
-  std::vector<sim_job> jobs_;
+  std::vector<const sim_job*> jobs_;  // arrive's copies in owned_, or arrive_kept's caller's
+  std::deque<sim_job> owned_;          // (a deque: its elements stay where they are)
   std::vector<int64_t> start_;
   std::vector<int64_t> procs_;  // each job's, packed: a pass walks the queue by them (a job is 56 bytes)
-  std::vector<size_t> association_;  // multifactor and Lattice: each job's (group, user)
-  std::vector<int64_t> priority_;
+  std::vector<uint32_t> association_;  // multifactor and Lattice only: each job's (group, user)
+  std::vector<int64_t> priority_;      // multifactor and Lattice only
   std::vector<uint32_t> running_;  // any order: usage and backlog sums, the planner's list when a job is overdue
-  std::vector<size_t> running_at_;  // each job's place in running_ while it runs
+  std::vector<uint32_t> running_at_;  // each job's place in running_ while it runs
   // Waiting jobs in arrival order; a job that starts stays until the next compaction (it is
   // skipped: start_ >= 0), so a pass costs what it looks at, not the whole queue.
   std::vector<uint32_t> pending_;
+  // Beside each pending_ entry its job's processors, or -1 once it started: EASY's pass walks
+  // the queue through these alone, in order, rather than reaching into each job's state.
+  std::vector<int64_t> pending_procs_at_;
+  std::vector<uint32_t> pending_pos_;  // each waiting job's place in pending_
   size_t pending_head_ = 0;   // pending_[0, head) have all started
   size_t pending_live_ = 0;   // jobs still waiting
   std::vector<bool> is_running_;
@@ -108,6 +121,8 @@ class sim_machine {
   std::vector<uint32_t> wanted_;            // multifactor: the waiting jobs' associations
   std::vector<uint64_t> association_stamp_; // the recalculation that last put one in wanted_
   core::plan_input plan_in_;
+  core::plan_workspace plan_ws_;
+  sim_pass pass_;
 
   core::capacity_profile& occupied_at(int64_t now);
   template <class F>

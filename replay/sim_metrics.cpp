@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace baton::replay {
 
@@ -23,9 +24,12 @@ double nearest_rank(std::vector<double> v, double p) {
 sim_metrics measure(const std::vector<sim_job_result>& jobs, int64_t capacity) {
   sim_metrics m;
   std::vector<double> waits, bsld60;
+  waits.reserve(jobs.size());  // (not regrown and copied a dozen times for a 200k-job trace)
+  bsld60.reserve(jobs.size());
   int64_t first_submit = std::numeric_limits<int64_t>::max(), last_end = std::numeric_limits<int64_t>::min();
   double area = 0;
   std::map<int64_t, double> by_group;
+  auto group = by_group.end();  // the last job's: a trace's jobs come in runs of one group
   for (const auto& j : jobs) {
     if (j.start < 0) continue;  // never ran
     ++m.jobs;
@@ -44,7 +48,8 @@ sim_metrics measure(const std::vector<sim_job_result>& jobs, int64_t capacity) {
     last_end = std::max(last_end, j.end);
     double hours = static_cast<double>(j.procs) * run / 3600;
     area += hours;
-    by_group[j.group] += hours;
+    if (group == by_group.end() || group->first != j.group) group = by_group.try_emplace(j.group, 0.0).first;
+    group->second += hours;
   }
   if (m.jobs == 0) return m;
   double n = static_cast<double>(m.jobs);
@@ -52,8 +57,8 @@ sim_metrics measure(const std::vector<sim_job_result>& jobs, int64_t capacity) {
   m.mean_flow /= n;
   m.mean_bsld_10 /= n;
   m.mean_bsld_60 /= n;
-  m.p95_wait = nearest_rank(waits, 0.95);
-  m.p95_bsld_60 = nearest_rank(bsld60, 0.95);
+  m.p95_wait = nearest_rank(std::move(waits), 0.95);
+  m.p95_bsld_60 = nearest_rank(std::move(bsld60), 0.95);
   m.makespan = last_end - first_submit;
   if (m.makespan > 0 && capacity > 0)
     m.utilization = area * 3600 / (static_cast<double>(capacity) * static_cast<double>(m.makespan));

@@ -72,7 +72,7 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s, sim
     }
     while (next < n && jobs[arrival[next]].submit == now) {  // then arrivals
       uint32_t i = arrival[next++];
-      if (auto j = m.arrive(jobs[i])) {
+      if (auto j = m.arrive_kept(jobs[i])) {  // (`jobs` outlives the machine: no copy)
         input_of.push_back(i);
         if (observer) observer->arrived(jobs[i]);
         continue;
@@ -81,7 +81,7 @@ sim_result simulate(const std::vector<sim_job>& jobs, const sim_settings& s, sim
                           " processors, more than the machine's " + std::to_string(s.capacity) + ": never runs");
       if (observer) observer->refused(jobs[i], out.notes.back());
     }
-    if (auto pass = m.decide_pass(now)) {  // then one scheduling pass
+    if (const sim_pass* pass = m.next_pass(now)) {  // then one scheduling pass
       ++out.passes;
       m.apply_pass(*pass);
       for (uint32_t j : pass->starts) {

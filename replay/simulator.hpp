@@ -41,6 +41,9 @@ struct sim_settings {
   // Multifactor: rank the whole fair-share tree at every recalculation (core::fair_tree), as
   // the reference that the incremental ranking (core::decayed_fair_tree) must match (tests).
   bool exact_fair_share = false;
+  // EASY in arrival order: the queue walked for the jobs that fit as with a priority order, the
+  // reference for the walk through the packed processor counts (tests).
+  bool plain_queue_walk = false;
 };
 
 // "fifo" (no backfill), "easy", "conservative", "multifactor", "lattice:<profile>": the order

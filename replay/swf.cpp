@@ -6,11 +6,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "events/bytes.hpp"
 #include "events/sha256.hpp"
@@ -40,20 +46,47 @@ bool gzip_at(const std::string& b, size_t at) {
 }
 
 // Every gzip member of `in` in turn, as gzip reads them (bytes after the last member that do
-// not begin another are ignored, as gzip ignores them), handed to `text` a piece at a time so
-// the whole inflated trace is never held (its pages were a tenth of a 200k-job run). Returns
-// "" or why the stream ended early: the caller decides whether a partial trace is acceptable.
-template <class F>
-std::string inflate_gzip(const std::string& in, F&& text) {
+// not begin another are ignored, as gzip ignores them), a block at a time so the whole
+// inflated trace is never held (its pages were a tenth of a 200k-job run). `sink.block()`
+// gives the block to inflate into (nullptr: stop, the reader gave up), `sink.filled(n)` takes
+// it with n bytes of text. Returns "" or why the stream ended early: the caller decides
+// whether a partial trace is acceptable.
+constexpr size_t text_block = size_t{1} << 18;
+
+// zlib's own memory (its state and 32 KiB window, about 40 KiB) from a buffer the caller
+// allocated: on the inflating thread, malloc would open that thread's own arena, whose first
+// pages (a 2 MiB huge page under this program's jemalloc options) cost more to fault in than
+// inflating the first block.
+struct zlib_memory {
+  std::unique_ptr<char[]> buf{new char[size_t{64} << 10]};
+  size_t used = 0;
+  static voidpf alloc(voidpf self, uInt items, uInt size) {
+    auto& m = *static_cast<zlib_memory*>(self);
+    const size_t n = (size_t{items} * size + 15) & ~size_t{15};
+    if (m.used + n > (size_t{64} << 10)) return std::calloc(items, size);  // (zlib asks for less)
+    void* p = m.buf.get() + m.used;
+    m.used += n;
+    return p;
+  }
+  static void release(voidpf self, voidpf p) {
+    auto& m = *static_cast<zlib_memory*>(self);
+    if (p < static_cast<void*>(m.buf.get()) || p >= static_cast<void*>(m.buf.get() + (size_t{64} << 10))) std::free(p);
+  }
+};
+
+template <class Sink>
+std::string inflate_gzip(const std::string& in, Sink& sink, zlib_memory& memory) {
   z_stream z{};
+  z.zalloc = zlib_memory::alloc;
+  z.zfree = zlib_memory::release;
+  z.opaque = &memory;
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("zlib: cannot start inflating");
-  // Ended however this returns: `text` throws on a malformed line (strict reading).
+  // Ended however this returns: the text's consumer may throw (strict reading).
   struct ender {
     z_stream& z;
     ~ender() { inflateEnd(&z); }
   } end_it{z};
   constexpr size_t chunk = size_t{1} << 30;  // zlib counts in 32 bits
-  std::unique_ptr<char[]> out(new char[1 << 18]);
   size_t in_pos = 0;
   std::string damage;
   for (;;) {
@@ -63,10 +96,12 @@ std::string inflate_gzip(const std::string& in, F&& text) {
       z.avail_in = static_cast<uInt>(n);
       in_pos += n;
     }
-    z.next_out = reinterpret_cast<Bytef*>(out.get());
-    z.avail_out = 1 << 18;
+    char* out = sink.block();
+    if (!out) return {};
+    z.next_out = reinterpret_cast<Bytef*>(out);
+    z.avail_out = static_cast<uInt>(text_block);
     const int rc = inflate(&z, Z_NO_FLUSH);
-    if (z.avail_out < (1u << 18)) text(out.get(), (size_t{1} << 18) - z.avail_out);
+    if (z.avail_out < text_block) sink.filled(text_block - z.avail_out);
     if (rc == Z_STREAM_END) {
       const size_t next = in_pos - z.avail_in;
       if (!gzip_at(in, next)) break;
@@ -79,6 +114,109 @@ std::string inflate_gzip(const std::string& in, F&& text) {
     break;
   }
   return damage;
+}
+
+// Inflating on this thread: each block handed to `text` as soon as it is filled.
+template <class F>
+std::string inflate_inline(const std::string& in, F&& text) {
+  struct sink {
+    F& text;
+    std::unique_ptr<char[]> buf{new char[text_block]};
+    char* block() { return buf.get(); }
+    void filled(size_t n) { text(buf.get(), n); }
+  } s{text};
+  zlib_memory memory;
+  return inflate_gzip(in, s, memory);
+}
+
+// Inflating on a second thread while this one parses what is already inflated: a 200k-job
+// trace spends about as long in each, and the machine has two cores. The blocks reach `text`
+// whole and in order, as inflate_inline hands them, so what is read (records, line numbers,
+// errors, damage) is the same (tests). A throw from `text` (strict reading) stops the
+// inflating thread before it propagates.
+template <class F>
+std::string inflate_threaded(const std::string& in, F&& text) {
+  constexpr size_t blocks = 4;
+  struct shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::unique_ptr<char[]>> buf;
+    std::vector<size_t> free;                        // blocks the inflater may fill
+    std::deque<std::pair<size_t, size_t>> full;      // (block, bytes) for the parser, in order
+    bool done = false, stop = false;
+    std::string damage;
+    std::exception_ptr failed;
+  } q;
+  for (size_t b = 0; b < blocks; ++b) q.buf.emplace_back(new char[text_block]), q.free.push_back(b);
+  zlib_memory memory;  // (allocated here, on this thread: see zlib_memory)
+  struct sink {
+    shared& q;
+    size_t held = blocks;  // the block being filled (blocks: none)
+    char* block() {
+      if (held == blocks) {
+        std::unique_lock<std::mutex> lock(q.mu);
+        q.cv.wait(lock, [&] { return q.stop || !q.free.empty(); });
+        if (q.stop) return nullptr;
+        held = q.free.back();
+        q.free.pop_back();
+      }
+      return q.buf[held].get();
+    }
+    void filled(size_t n) {
+      {
+        std::lock_guard<std::mutex> lock(q.mu);
+        q.full.emplace_back(held, n);
+      }
+      held = blocks;
+      q.cv.notify_all();
+    }
+  };
+  std::thread inflater([&q, &in, &memory] {
+    sink s{q};
+    std::string damage;
+    std::exception_ptr failed;
+    try {
+      damage = inflate_gzip(in, s, memory);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(q.mu);
+    q.damage = std::move(damage);
+    q.failed = failed;
+    q.done = true;
+    q.cv.notify_all();
+  });
+  // However this ends, the inflater is told to stop and joined before `q` goes.
+  struct joiner {
+    shared& q;
+    std::thread& t;
+    ~joiner() {
+      {
+        std::lock_guard<std::mutex> lock(q.mu);
+        q.stop = true;
+      }
+      q.cv.notify_all();
+      t.join();
+    }
+  } join_it{q, inflater};
+  for (;;) {
+    std::pair<size_t, size_t> next;
+    {
+      std::unique_lock<std::mutex> lock(q.mu);
+      q.cv.wait(lock, [&] { return q.done || !q.full.empty(); });
+      if (q.full.empty()) break;  // done, and every block read
+      next = q.full.front();
+      q.full.pop_front();
+    }
+    text(q.buf[next.first].get(), next.second);
+    {
+      std::lock_guard<std::mutex> lock(q.mu);
+      q.free.push_back(next.first);
+    }
+    q.cv.notify_all();
+  }
+  if (q.failed) std::rethrow_exception(q.failed);
+  return q.damage;
 }
 
 // "; MaxProcs: 100" (any spacing).
@@ -123,23 +261,26 @@ std::string shown(const char* b, const char* e) {
   return e - b > 24 ? s + "..." : s;
 }
 
-// One record line into `r`: "" or why it is malformed.
+// One record line into `r`: "" or why it is malformed. The character at `end` is never a
+// digit or a blank (the line's '\n', or the '\0' ending the string that holds it): the common
+// field's loop need not look for the line's end.
 std::string parse_record(const char* p, const char* end, swf_record& r) {
   int64_t f[18];
   int n = 0;
   while (true) {
-    while (p != end && blank(*p)) ++p;
+    while (*p == ' ' || blank(*p)) ++p;  // (stops at `end`: not a blank)
     if (p == end) break;
     if (n == 18) return "more than 18 fields";
     const char* b = p;
     // The common field, read in one go: -1 or up to 18 digits, then a blank or the line's end.
+    // (Unsigned: a longer run of digits wraps instead of overflowing, and goes the slow way.)
     const bool negative = *p == '-';
-    if (negative) ++p;
+    p += negative;
     const char* digits = p;
-    int64_t v = 0;
-    while (p != end && digit(*p) && p - digits < 18) v = v * 10 + (*p++ - '0');
-    if (p != digits && (p == end || blank(*p)) && !(negative && v > 1)) {
-      f[n++] = negative ? -v : v;
+    uint64_t v = 0;
+    while (digit(*p)) v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+    if (p != digits && p - digits <= 18 && (p == end || blank(*p)) && !(negative && v > 1)) {
+      f[n++] = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
       continue;
     }
     // Anything else (a decimal, more digits, a fault) by the whole rule.
@@ -164,10 +305,15 @@ std::string parse_record(const char* p, const char* end, swf_record& r) {
   return {};
 }
 
-}  // namespace
+// How a read inflates a .gz: on a second thread from this size of file on (smaller ones are
+// read before a thread would have started).
+constexpr size_t threaded_from = size_t{1} << 20;
 
-swf_trace read_swf(const std::string& path, bool lenient) {
-  swf_trace t;
+// The reading both read_swf and read_swf_jobs do: every record line parsed and handed to
+// `add` (with its line's number), the header's MaxProcs, the counts and the damage in `t`.
+// `expect(n)` is told first how many records the file could hold at most.
+template <class Expect, class Add>
+void read_records(const std::string& path, bool lenient, swf_inflate how, swf_trace& t, Expect&& expect, Add&& add) {
   std::string why;
   auto line = [&](const char* p, const char* e) {
     ++t.lines;
@@ -181,7 +327,8 @@ swf_trace read_swf(const std::string& path, bool lenient) {
     swf_record r;
     why = parse_record(first, e, r);
     if (why.empty()) {
-      t.records.push_back(r);
+      ++t.record_count;
+      add(r);
     } else if (!lenient) {
       throw swf_error(path + ":" + std::to_string(t.lines) + ": " + why);
     } else {
@@ -190,6 +337,7 @@ swf_trace read_swf(const std::string& path, bool lenient) {
     }
   };
   // Whole lines of `p, n`; a line cut at the end of a piece waits in `carry` for the next.
+  // (A line handed on ends at a '\n', or at the '\0' ending `carry`: parse_record's sentinel.)
   std::string carry;
   auto pieces = [&](const char* p, size_t n) {
     const char* const stop = p + n;
@@ -212,21 +360,30 @@ swf_trace read_swf(const std::string& path, bool lenient) {
   std::string damage;
   {
     const std::string bytes = read_bytes(path);
-    t.sha256 = events::to_hex(events::sha256(bytes));
-    // Room for as many records as the text could hold (a record is at least 36 bytes): reserved
-    // address space, so the vector never regrows; only the pages written are touched.
     // A .gz's last four bytes give its inflated size (mod 2^32; bounded: a cut file has none).
+    // A record is at least 36 bytes.
     size_t text_size = bytes.size();
-    if (gzip_at(bytes, 0) && bytes.size() >= 18) {
+    const bool gz = gzip_at(bytes, 0);
+    if (gz && bytes.size() >= 18) {
       text_size = 0;
       for (size_t i = 1; i <= 4; ++i) text_size = text_size << 8 | static_cast<unsigned char>(bytes[bytes.size() - i]);
       text_size = std::min(text_size, bytes.size() * 16);
     }
-    t.records.reserve(text_size / 36 + 1);
-    if (gzip_at(bytes, 0))
-      damage = inflate_gzip(bytes, pieces);
-    else
+    expect(text_size / 36 + 1);
+    if (!gz) {
+      t.sha256 = events::to_hex(events::sha256(bytes));
       pieces(bytes.data(), bytes.size());
+    } else if (how == swf_inflate::inline_only || (how == swf_inflate::automatic && bytes.size() < threaded_from)) {
+      t.sha256 = events::to_hex(events::sha256(bytes));
+      damage = inflate_inline(bytes, pieces);
+    } else {
+      // The hash on the parsing thread, while the inflater gets ahead (parsing is the faster).
+      damage = inflate_threaded(bytes, [&, hashed = false](const char* p, size_t n) mutable {
+        if (!hashed) t.sha256 = events::to_hex(events::sha256(bytes)), hashed = true;
+        pieces(p, n);
+      });
+      if (t.sha256.empty()) t.sha256 = events::to_hex(events::sha256(bytes));
+    }
   }
   // A stream that ends early is the whole file's fault, not its last line's (cut short).
   if (!damage.empty()) {
@@ -235,8 +392,71 @@ swf_trace read_swf(const std::string& path, bool lenient) {
   }
   if (!carry.empty()) line(carry.data(), carry.data() + carry.size());  // the last line, with no newline
   t.damaged = damage;
-  if (t.records.empty()) throw swf_error(path + " holds no SWF record");
+  if (t.record_count == 0) throw swf_error(path + " holds no SWF record");
+}
+
+// The job a record is under the filter, or false when the filter drops it.
+bool job_of(const swf_record& r, swf_filter f, int64_t capacity, sim_job& j) {
+  j.id = r.job;
+  j.submit = r.submit;
+  j.user = r.user;
+  j.group = r.group;
+  if (f == swf_filter::sc15) {
+    int64_t alloc = r.allocated_procs > 0 ? r.allocated_procs : r.requested_procs;
+    int64_t req = r.requested_procs > 0 ? r.requested_procs : r.allocated_procs;
+    if (alloc <= 0 || alloc > capacity || req > capacity) return false;
+    if (r.run <= 0 || r.requested_time <= 0 || r.submit < 0) return false;
+    j.procs = alloc;
+    j.estimate = r.requested_time;
+    j.run = std::min(r.run, r.requested_time);
+  } else {
+    if (r.submit < 0 || r.wait < 0 || r.run < 0 || r.allocated_procs < 0) return false;
+    j.procs = r.requested_procs > 0 ? r.requested_procs : r.allocated_procs;
+    j.estimate = r.requested_time > 0 ? r.requested_time : r.run;
+    j.run = std::min(r.run, j.estimate);
+  }
+  return true;
+}
+
+}  // namespace
+
+swf_trace read_swf(const std::string& path, bool lenient, swf_inflate how) {
+  swf_trace t;
+  // Room for as many records as the text could hold: reserved address space, so the vector
+  // never regrows; only the pages written are touched.
+  read_records(
+      path, lenient, how, t, [&](size_t most) { t.records.reserve(most); },
+      [&](const swf_record& r) { t.records.push_back(r); });
   return t;
+}
+
+std::vector<sim_job> read_swf_jobs(const std::string& path, bool lenient, swf_filter f, int64_t procs, swf_trace& t,
+                                   swf_inflate how) {
+  t = swf_trace{};
+  std::vector<sim_job> jobs;
+  // SC'15's capacity test waits for MaxProcs when that is the capacity (a header may come
+  // anywhere): each kept job's larger processor count, to test once the file is read.
+  const bool later = f == swf_filter::sc15 && procs <= 0;
+  std::vector<int64_t> widest;
+  read_records(
+      path, lenient, how, t,
+      [&](size_t most) {
+        jobs.reserve(most);
+        if (later) widest.reserve(most);
+      },
+      [&](const swf_record& r) {
+        sim_job j;
+        if (!job_of(r, f, later ? std::numeric_limits<int64_t>::max() : procs, j)) return;
+        jobs.push_back(j);
+        if (later) widest.push_back(std::max(r.allocated_procs, r.requested_procs));
+      });
+  if (later) {
+    size_t kept = 0;
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if (widest[i] <= t.max_procs) jobs[kept++] = jobs[i];
+    jobs.resize(kept);
+  }
+  return jobs;
 }
 
 const char* to_string(swf_filter f) { return f == swf_filter::sc15 ? "sc15" : "batsim"; }
@@ -258,28 +478,8 @@ std::string describe(swf_filter f) {
 std::vector<sim_job> filter_jobs(const swf_trace& t, swf_filter f, int64_t capacity) {
   std::vector<sim_job> out;
   out.reserve(t.records.size());
-  for (const auto& r : t.records) {
-    sim_job j;
-    j.id = r.job;
-    j.submit = r.submit;
-    j.user = r.user;
-    j.group = r.group;
-    if (f == swf_filter::sc15) {
-      int64_t alloc = r.allocated_procs > 0 ? r.allocated_procs : r.requested_procs;
-      int64_t req = r.requested_procs > 0 ? r.requested_procs : r.allocated_procs;
-      if (alloc <= 0 || alloc > capacity || req > capacity) continue;
-      if (r.run <= 0 || r.requested_time <= 0 || r.submit < 0) continue;
-      j.procs = alloc;
-      j.estimate = r.requested_time;
-      j.run = std::min(r.run, r.requested_time);
-    } else {
-      if (r.submit < 0 || r.wait < 0 || r.run < 0 || r.allocated_procs < 0) continue;
-      j.procs = r.requested_procs > 0 ? r.requested_procs : r.allocated_procs;
-      j.estimate = r.requested_time > 0 ? r.requested_time : r.run;
-      j.run = std::min(r.run, j.estimate);
-    }
-    out.push_back(j);
-  }
+  for (const auto& r : t.records)
+    if (sim_job j; job_of(r, f, capacity, j)) out.push_back(j);
   return out;
 }
 

@@ -754,3 +754,36 @@ TEST(BackfillProperties, PlansOverKeptProfilesAreThePlansOverRunningJobs) {
   EXPECT_THROW(backfill(in, std::vector<capacity_profile>{capacity_profile(in.now, 1)}), std::invalid_argument);
   EXPECT_THROW(main_loop(in, {capacity_profile(in.now, 1), capacity_profile(in.now - 1, 1)}), std::invalid_argument);
 }
+
+// One workspace handed back plan after plan (as the trace simulator does) gives each time the
+// plan a fresh planner gives: nothing of an earlier plan (more nodes, more classes, longer
+// lists) leaks into a later one.
+TEST(BackfillProperties, AReusedWorkspacePlansAsAFreshOne) {
+  std::mt19937_64 rng(1258);
+  plan_workspace ws;
+  size_t compared = 0, nonempty = 0;
+  for (int k = 0; k < 400; ++k) {
+    auto x = random_instance(rng, k % 3 == 1);
+    const std::string what = "instance " + std::to_string(k);
+    auto profiles = [&](time_us resolution) {
+      std::vector<capacity_profile> out;
+      for (const auto& n : x.in.nodes) out.emplace_back(x.in.now, n.capacity, n.available_from, n.available_until, resolution);
+      for (const auto& r : x.in.running) out[r.node].occupy(r.units, x.in.now, std::max(r.expected_end, x.in.now + 1));
+      return out;
+    };
+    // Both loops, in either order, through the same workspace.
+    const plan fresh_bf = backfill(x.in, x.limits), fresh_main = main_loop(x.in);
+    const auto bf_profiles = profiles(x.limits.bf_resolution), main_profiles = profiles(0);
+    if (k % 2) {
+      EXPECT_TRUE(backfill(x.in, bf_profiles, x.limits, ws) == fresh_bf) << what;
+      EXPECT_TRUE(main_loop(x.in, main_profiles, main_limits{}, ws) == fresh_main) << what;
+    } else {
+      EXPECT_TRUE(main_loop(x.in, main_profiles, main_limits{}, ws) == fresh_main) << what;
+      EXPECT_TRUE(backfill(x.in, bf_profiles, x.limits, ws) == fresh_bf) << what;
+    }
+    compared += 2;
+    nonempty += !fresh_bf.starts.empty() && !fresh_bf.skipped.empty();
+  }
+  EXPECT_EQ(compared, 800u);
+  EXPECT_GT(nonempty, 50u);  // plans with both starts and skips, so that stale entries would show
+}

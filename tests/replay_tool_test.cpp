@@ -335,6 +335,22 @@ TEST(replay_tool_simulate, ABadTraceExitsOneNamingTheLineOrWithLenientIsCountedA
   EXPECT_EQ(whole.err, "");
   EXPECT_EQ(json::parse(whole.out)["filter"]["jobs"], 400);
   EXPECT_EQ(replay_tool(dir, {"simulate", "--swf", dir / "missing.swf"}).code, 2) << "no file: the command cannot run";
+
+  // A .gz large enough to be inflated on a second thread (SDSC-SP2's, 1.2 MB) cut short: the
+  // same refusal, and no thread left behind to hold the exit up.
+  std::string sdsc;
+  {
+    std::ifstream in(std::string(SWF_DATA_DIR) + "/SDSC-SP2-1998-4.2-cln.swf.gz", std::ios::binary);
+    sdsc.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(sdsc.size(), 1100000u);
+  const std::string big_cut = dir / "sdsc-cut.swf.gz";
+  std::ofstream(big_cut, std::ios::binary | std::ios::trunc) << sdsc.substr(0, sdsc.size() * 9 / 10);
+  auto big = replay_tool(dir, {"simulate", "--swf", big_cut, "--procs", "128", "--filter", "batsim", "--policy", "fifo"});
+  EXPECT_EQ(big.code, 1) << big.err;
+  EXPECT_NE(big.err.find(big_cut + ": the gzip stream ends early (the file is truncated) after line "), std::string::npos)
+      << big.err;
+  EXPECT_EQ(big.out, "");
 }
 
 // --version names the malloc the tool runs on: jemalloc in a release build (replay/allocator_info.hpp),

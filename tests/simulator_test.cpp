@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <tuple>
 
 #include "replay/sim_metrics.hpp"
 #include "replay/simulator.hpp"
@@ -173,6 +174,150 @@ TEST(swf, ATruncatedGzipIsAnErrorOrWithLenientReadAsFarAsItGoesAndSaidSo) {
   EXPECT_EQ(read_swf(dir / "no-trailer.swf.gz", true).records.size(), 2000u);
 }
 
+namespace {
+
+bool same_jobs(const std::vector<sim_job>& a, const std::vector<sim_job>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tie(a[i].id, a[i].submit, a[i].run, a[i].estimate, a[i].procs, a[i].user, a[i].group) !=
+        std::tie(b[i].id, b[i].submit, b[i].run, b[i].estimate, b[i].procs, b[i].user, b[i].group))
+      return false;
+  return true;
+}
+
+bool same_records(const std::vector<swf_record>& a, const std::vector<swf_record>& b) {
+  auto fields = [](const swf_record& r) {
+    return std::tie(r.job, r.submit, r.wait, r.run, r.allocated_procs, r.requested_procs, r.requested_time, r.status,
+                    r.user, r.group, r.queue, r.partition);
+  };
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (fields(a[i]) != fields(b[i])) return false;
+  return true;
+}
+
+// What a read says, strict or lenient: its records and counts, or its error.
+struct read_outcome {
+  std::string error;
+  swf_trace t;
+};
+read_outcome read_as(const std::string& path, bool lenient, swf_inflate how) {
+  read_outcome o;
+  try {
+    o.t = read_swf(path, lenient, how);
+  } catch (const std::exception& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+
+void expect_same_reads(const std::string& path, const std::string& what) {
+  for (bool lenient : {false, true}) {
+    auto a = read_as(path, lenient, swf_inflate::inline_only), b = read_as(path, lenient, swf_inflate::threaded);
+    const std::string how = what + (lenient ? " (lenient)" : " (strict)");
+    EXPECT_EQ(a.error, b.error) << how;
+    EXPECT_TRUE(same_records(a.t.records, b.t.records)) << how;
+    EXPECT_EQ(a.t.sha256, b.t.sha256) << how;
+    EXPECT_EQ(a.t.lines, b.t.lines) << how;
+    EXPECT_EQ(a.t.record_count, b.t.record_count) << how;
+    EXPECT_EQ(a.t.max_procs, b.t.max_procs) << how;
+    EXPECT_EQ(a.t.malformed_lines, b.t.malformed_lines) << how;
+    ASSERT_EQ(a.t.first_malformed.size(), b.t.first_malformed.size()) << how;
+    for (size_t i = 0; i < a.t.first_malformed.size(); ++i) {
+      EXPECT_EQ(a.t.first_malformed[i].line, b.t.first_malformed[i].line) << how;
+      EXPECT_EQ(a.t.first_malformed[i].why, b.t.first_malformed[i].why) << how;
+    }
+    EXPECT_EQ(a.t.damaged, b.t.damaged) << how;
+  }
+}
+
+}  // namespace
+
+// A .gz inflated on a second thread while the parser reads reads exactly as one inflated
+// inline: on a trace of several of the inflater's blocks with malformed lines spread through
+// it (strict: the same first error, file and line; lenient: the same records and counts), on
+// the same trace cut short, and on one whose first malformed line comes after most blocks.
+TEST(swf, AThreadedInflateReadsAsAnInlineOne) {
+  test::temp_dir dir;
+  std::mt19937_64 rng(1258);
+  std::string text = "; MaxProcs: 64\n";
+  size_t bad = 0;
+  for (int i = 1; i <= 60000; ++i) {
+    if (rng() % 5000 == 0) {
+      text += std::to_string(i) + " 10 zero 100 4\n";
+      ++bad;
+      continue;
+    }
+    text += std::to_string(i) + " " + std::to_string(i * 7 + static_cast<int>(rng() % 100)) + " " +
+            std::to_string(rng() % 1000) + " " + std::to_string(rng() % 90000) + ".00 " + std::to_string(1 + rng() % 64) +
+            " -1 -1 " + std::to_string(1 + rng() % 64) + " 90000 -1 1 " + std::to_string(rng() % 40) + " " +
+            std::to_string(rng() % 8) + " -1 1 -1 -1 -1\n";
+  }
+  ASSERT_GT(bad, 3u);
+  const std::string gz = gzip_of(text);
+  ASSERT_GT(text.size(), 8u << 18) << "more text than the inflater's blocks hold at once";
+  std::ofstream(dir / "t.swf.gz", std::ios::binary) << gz;
+  expect_same_reads(dir / "t.swf.gz", "whole");
+  auto lenient = read_swf(dir / "t.swf.gz", true, swf_inflate::threaded);
+  EXPECT_EQ(lenient.malformed_lines, bad);
+  EXPECT_EQ(lenient.record_count, 60000 - bad);
+  for (size_t cut : {gz.size() / 3, gz.size() - 9, gz.size() - 4}) {
+    std::ofstream(dir / "cut.swf.gz", std::ios::binary | std::ios::trunc) << gz.substr(0, cut);
+    expect_same_reads(dir / "cut.swf.gz", "cut at " + std::to_string(cut));
+    EXPECT_THROW(read_swf(dir / "cut.swf.gz", false, swf_inflate::threaded), swf_error);
+  }
+  // The only malformed line near the end: the strict read stops there, with blocks in flight.
+  std::string late = text;
+  for (size_t at = late.find(" zero "); at != std::string::npos; at = late.find(" zero ")) late.replace(at, 6, " 0 ");
+  late.replace(late.rfind("\n", late.size() - 2000) + 1, 0, "garbage\n");
+  std::ofstream(dir / "late.swf.gz", std::ios::binary) << gzip_of(late);
+  expect_same_reads(dir / "late.swf.gz", "late");
+  // The archive's traces, as the published results read them.
+  for (const char* name : {"/KTH-SP2-1996-2-original.swf.gz", "/SDSC-SP2-1998-4.2-cln.swf.gz"})
+    expect_same_reads(data + name, name);
+}
+
+// read_swf_jobs, which filters each record as it reads it, gives filter_jobs(read_swf()),
+// with the capacity given or the trace's MaxProcs (SC'15 tests it only once the header may
+// have come), strict and lenient.
+TEST(swf, ReadingJobsDirectlyIsFilteringTheRecords) {
+  test::temp_dir dir;
+  for (const char* name : {"/KTH-SP2-1996-2-original.swf.gz", "/SDSC-SP2-1998-4.2-cln.swf.gz"}) {
+    const auto t = read_swf(data + name);
+    for (auto f : {swf_filter::sc15, swf_filter::batsim})
+      for (int64_t procs : {int64_t{0}, int64_t{16}, int64_t{64}, int64_t{128}}) {
+        swf_trace read;
+        auto jobs = read_swf_jobs(data + name, false, f, procs, read);
+        const auto want = filter_jobs(t, f, procs > 0 ? procs : t.max_procs);
+        EXPECT_TRUE(same_jobs(jobs, want)) << name << " " << to_string(f) << " " << procs;
+        EXPECT_GT(want.size(), 1000u);
+        EXPECT_TRUE(read.records.empty());
+        EXPECT_EQ(read.record_count, t.records.size());
+        EXPECT_EQ(read.sha256, t.sha256);
+        EXPECT_EQ(read.max_procs, t.max_procs);
+      }
+  }
+  // MaxProcs after the records, jobs wider than it, a malformed line.
+  const std::string path = dir / "late-header.swf";
+  std::ofstream(path) << "1 0 5 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n"
+                         "2 10 0 50 -1 -1 -1 12 40 -1 1 7 3 -1 -1 -1 -1 -1\n"
+                         "3 20 0 50 2 -1 -1 9 40 -1 1 7 3 -1 -1 -1 -1 -1\n"
+                         "4 x\n"
+                         "5 30 0 50 8 -1 -1 -1 40 -1 1 7 3 -1 -1 -1 -1 -1\n"
+                         "; MaxProcs: 8\n";
+  for (auto f : {swf_filter::sc15, swf_filter::batsim}) {
+    swf_trace read;
+    auto jobs = read_swf_jobs(path, true, f, 0, read);
+    const auto t = read_swf(path, true);
+    EXPECT_TRUE(same_jobs(jobs, filter_jobs(t, f, 8))) << to_string(f);
+    EXPECT_EQ(read.malformed_lines, 1u);
+    EXPECT_EQ(read.record_count, 4u);
+  }
+  swf_trace read;
+  EXPECT_EQ(read_swf_jobs(path, true, swf_filter::sc15, 0, read).size(), 2u) << "jobs 2 and 3 are wider than MaxProcs";
+  EXPECT_THROW(read_swf_jobs(path, false, swf_filter::sc15, 0, read), swf_error);
+}
+
 // At one timestamp completions come first: the job arriving when another ends uses its processors.
 TEST(simulator, CompletionsBeforeArrivalsAtOneTimestamp) {
   auto r = simulate({job(1, 0, 4, 100, 100), job(2, 100, 4, 10, 10)}, machine(4, "fifo"));
@@ -255,6 +400,37 @@ TEST(simulator, MetricsFollowTheirFormulas) {
   EXPECT_DOUBLE_EQ(m.p95_bsld_60, 105.0 / 60) << "nearest rank of (wait+run)/max(run, 60)";
   EXPECT_EQ(m.makespan, 105);
   EXPECT_DOUBLE_EQ(m.utilization, (2 * 100 + 2 * 5) / (4.0 * 105));
+}
+
+// EASY's walk of the queue for the jobs that fit, through processor counts packed beside it
+// (marked as jobs start, moved when the queue is compacted), picks what the plain walk picks:
+// the same passes and starts on random workloads, from a light load to a queue thousands of
+// jobs long.
+TEST(simulator, EasysPackedWalkIsThePlainWalk) {
+  std::mt19937_64 rng(5812);
+  size_t long_queues = 0;
+  for (int k = 0; k < 24; ++k) {
+    const int64_t capacity = 1 + static_cast<int64_t>(rng() % 64);
+    std::vector<sim_job> jobs;
+    const int n = 500 + static_cast<int>(rng() % 2000);
+    const int64_t spacing = 1 + static_cast<int64_t>(rng() % 60);
+    for (int i = 0; i < n; ++i) {
+      const int64_t estimate = 1 + static_cast<int64_t>(rng() % 3000);
+      jobs.push_back(job(i + 1, static_cast<int64_t>(rng() % static_cast<uint64_t>(spacing * n)),
+                         1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(capacity + 2)),  // some too wide
+                         1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(estimate)), estimate));
+    }
+    auto s = machine(capacity, "easy");
+    auto fast = simulate(jobs, s);
+    s.plain_queue_walk = true;
+    auto plain = simulate(jobs, s);
+    ASSERT_EQ(fast.passes, plain.passes) << "workload " << k;
+    EXPECT_EQ(starts(fast), starts(plain)) << "workload " << k;
+    int64_t waited = 0;
+    for (const auto& j : plain.jobs) waited = std::max(waited, j.start - j.submit);
+    long_queues += waited > 100 * spacing;
+  }
+  EXPECT_GT(long_queues, 6u) << "workloads whose queue grew long, compacted again and again";
 }
 
 // Published result 1 (SC'15): EASY on KTH-SP2 (original), user estimates.
