@@ -117,7 +117,7 @@ decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, 
 R::job_row row_of(const world& w, const scheduler_settings& s, const job& j) {
   std::optional<planned_slot> slot;
   if (const planned_slot* r = reservation_of(w, j.id); r && j.status == job_status::queued) slot = *r;
-  R::job_row row{j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j), cannot_run_reason(w, j), slot};
+  R::job_row row{j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j), cannot_run_reason(w, j), slot, {}};
   if (const array_task* a = w.array_of(j.id)) row.array = *a;
   return row;
 }
@@ -575,7 +575,7 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
       // The worker polls again before starting the job it won: the reply of that poll was lost
       // (a dropped connection, a 503 not_durable_yet). Without the same assignment again it
       // would hold a job it knows nothing of, heartbeating, never reaped.
-      R::assignment again{held.id, held.input_bundle_path, held.latest_checkpoint_manifest_path, held.attempts};
+      R::assignment again{held.id, held.input_bundle_path, held.latest_checkpoint_manifest_path, held.attempts, {}};
       if (const array_task* t = w.array_of(held.id)) again.array = *t;
       outcome o = answered(R::poll_answer{std::move(again), ""}, now);
       o.after_durable = true;
@@ -590,7 +590,7 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
   auto choice = choose_assignment(w, wk->id, stale_workers(leases, s, now), s.deadlines, now);
   if (!choice.job_id) return no_job("no_job_for_this_worker", now);
   const job& j = *w.find_job(*choice.job_id);
-  R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, next_attempt(j)};
+  R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, next_attempt(j), {}};
   if (const array_task* t = w.array_of(j.id)) a.array = *t;
   return from(decide_assign(j, wk->id, std::move(*choice.record), now), R::poll_answer{a, ""}, now);
 }

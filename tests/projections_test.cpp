@@ -525,8 +525,11 @@ TEST(Projections, AnEventAProjectionCannotApplyIsCountedAndEveryProjectionGoesOn
   std::string damaged;
   auto row = projections::event_row(bad, json{{"user", "\xff"}}, &damaged);
   EXPECT_FALSE(damaged.empty());
-  for (const auto& v : row)
-    if (auto* text = std::get_if<std::string>(&v)) EXPECT_TRUE(events::is_utf8(*text)) << *text;
+  for (const auto& v : row) {
+    if (auto* text = std::get_if<std::string>(&v)) {
+      EXPECT_TRUE(events::is_utf8(*text)) << *text;
+    }
+  }
   EXPECT_EQ(std::get<std::string>(row[5]), "operator:\xef\xbf\xbd") << "U+FFFD for the byte";
   std::string none;
   projections::event_row(store->read(1, 1).front(), json{{"title", "A"}}, &none);

@@ -33,7 +33,7 @@ TEST(ReplyShapes, APollsAnswerIsWrittenAsTheJsonItsShapeDumps) {
     for (const auto& b : texts) {
       for (uint32_t attempt : {1u, 7u, 4294967295u}) {
         baton::core::reply r;
-        R::assignment assigned{a, b, attempt % 2 ? b : std::string(), attempt};
+        R::assignment assigned{a, b, attempt % 2 ? b : std::string(), attempt, {}};
         if (attempt == 7) assigned.array = baton::core::array_task{b, attempt * 1000};  // a job array's task
         r.value = R::poll_answer{std::move(assigned), ""};
         baton::http::response res;
