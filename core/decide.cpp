@@ -117,7 +117,7 @@ decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, 
 R::job_row row_of(const world& w, const scheduler_settings& s, const job& j) {
   std::optional<planned_slot> slot;
   if (const planned_slot* r = reservation_of(w, j.id); r && j.status == job_status::queued) slot = *r;
-  R::job_row row{j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j), cannot_run_reason(w, j), slot, {}};
+  R::job_row row{j, queue_blocked_reason(w, s.clusters, j), pending_reason(w, j), cannot_run_reason(w, j), slot, false, {}};
   if (const array_task* a = w.array_of(j.id)) row.array = *a;
   return row;
 }
