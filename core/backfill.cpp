@@ -153,23 +153,19 @@ class planner {
   void place(uint32_t i, const choice& c, std::optional<start_why> why) {
     const plan_job& j = in_.pending[i];
     profiles_[c.node].occupy(j.units, c.slot.start, c.slot.end);
+    auto fill = [&](auto& e) {  // (a start is a reservation's fields plus why)
+      if (!j.id.empty()) e.job_id = j.id;
+      e.job = i;
+      if (!in_.nodes[c.node].id.empty()) e.node_id = in_.nodes[c.node].id;
+      e.node = c.node;
+      e.start = c.slot.start;
+      e.end = c.slot.end;
+    };
     if (why) {
-      auto& s = out.starts.emplace_back();
-      if (!j.id.empty()) s.job_id = j.id;
-      s.job = i;
-      if (!in_.nodes[c.node].id.empty()) s.node_id = in_.nodes[c.node].id;
-      s.node = c.node;
-      s.start = c.slot.start;
-      s.end = c.slot.end;
-      s.why = *why;
+      fill(out.starts.emplace_back());
+      out.starts.back().why = *why;
     } else {
-      auto& r = out.reservations.emplace_back();
-      if (!j.id.empty()) r.job_id = j.id;
-      r.job = i;
-      if (!in_.nodes[c.node].id.empty()) r.node_id = in_.nodes[c.node].id;
-      r.node = c.node;
-      r.start = c.slot.start;
-      r.end = c.slot.end;
+      fill(out.reservations.emplace_back());
     }
   }
 
