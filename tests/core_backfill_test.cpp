@@ -732,17 +732,21 @@ TEST(CapacityProfile, KeptUpToDateItIsTheProfileBuiltAfresh) {
 }
 
 // Both loops over profiles the caller keeps plan exactly as over the list of running jobs.
+// Each node's profile with the instance's running jobs in, as a caller that keeps profiles
+// from pass to pass hands them to the planner.
+static std::vector<capacity_profile> occupied_profiles(const plan_input& in, time_us resolution) {
+  std::vector<capacity_profile> out;
+  for (const auto& n : in.nodes) out.emplace_back(in.now, n.capacity, n.available_from, n.available_until, resolution);
+  for (const auto& r : in.running) out[r.node].occupy(r.units, in.now, std::max(r.expected_end, in.now + 1));
+  return out;
+}
+
 TEST(BackfillProperties, PlansOverKeptProfilesAreThePlansOverRunningJobs) {
   std::mt19937_64 rng(5858);
   for (int k = 0; k < 300; ++k) {
     auto x = random_instance(rng, k % 2 == 1);
     const std::string what = "instance " + std::to_string(k);
-    auto profiles = [&](time_us resolution) {
-      std::vector<capacity_profile> out;
-      for (const auto& n : x.in.nodes) out.emplace_back(x.in.now, n.capacity, n.available_from, n.available_until, resolution);
-      for (const auto& r : x.in.running) out[r.node].occupy(r.units, x.in.now, std::max(r.expected_end, x.in.now + 1));
-      return out;
-    };
+    auto profiles = [&](time_us resolution) { return occupied_profiles(x.in, resolution); };
     plan_input without_running = x.in;
     without_running.running.clear();  // not read when the profiles are given
     EXPECT_TRUE(backfill(without_running, profiles(x.limits.bf_resolution), x.limits) == backfill(x.in, x.limits)) << what;
@@ -765,12 +769,7 @@ TEST(BackfillProperties, AReusedWorkspacePlansAsAFreshOne) {
   for (int k = 0; k < 400; ++k) {
     auto x = random_instance(rng, k % 3 == 1);
     const std::string what = "instance " + std::to_string(k);
-    auto profiles = [&](time_us resolution) {
-      std::vector<capacity_profile> out;
-      for (const auto& n : x.in.nodes) out.emplace_back(x.in.now, n.capacity, n.available_from, n.available_until, resolution);
-      for (const auto& r : x.in.running) out[r.node].occupy(r.units, x.in.now, std::max(r.expected_end, x.in.now + 1));
-      return out;
-    };
+    auto profiles = [&](time_us resolution) { return occupied_profiles(x.in, resolution); };
     // Both loops, in either order, through the same workspace.
     const plan fresh_bf = backfill(x.in, x.limits), fresh_main = main_loop(x.in);
     const auto bf_profiles = profiles(x.limits.bf_resolution), main_profiles = profiles(0);
