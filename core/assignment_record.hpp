@@ -1,8 +1,8 @@
 #pragma once
-// What an assignment decision records (job.assigned's "decision"), as a struct: the scheduler
-// writes the event's payload straight from it (no JSON tree on the poll path), and a
-// re-derivation compares a decision made again with the recorded JSON field by field, without
-// building the JSON of every decision it re-makes.
+// What an assignment decision records (job.assigned's "decision"), as a struct described once
+// (events/described.hpp): the scheduler writes the event's payload straight from it (no JSON
+// tree on the poll path), and a re-derivation compares a decision made again with the
+// recorded bytes.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "events/described.hpp"
 
 namespace baton::core {
 
@@ -26,28 +28,43 @@ struct assignment_record {
   std::vector<std::string> stale_excluded;
   std::optional<nlohmann::json> deadline;  // the deadline rule and the chosen job's fit (core/deadline.hpp)
   std::optional<std::string> conformance_pin;
+
+  // The log's form (events/described.hpp): the walk's five fields only when it matched.
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    events::omit_unless walked{x.matched};
+    f("conformance_pin", x.conformance_pin);
+    f("deadline", x.deadline);
+    f("idle_ranked_above", x.idle_ranked_above, walked);
+    f("jobs_examined", x.jobs_examined, walked);
+    f("planned_at", x.planned_at);
+    f("policy", x.policy);
+    f("stale_excluded", x.stale_excluded, walked);
+    f("taken_by_better_workers", x.taken_by_better_workers, walked);
+    f("taken_by_better_workers_sample", x.taken_sample, walked);
+    f("worker_id", x.worker_id);
+    f("worker_score", x.worker_score);
+  }
 };
 
-nlohmann::json to_json(const assignment_record& r);
-// Appends the record's CBOR, byte for byte events::encode_cbor(to_json(r)): a
-// re-derivation compares it with the recorded bytes before it decodes them.
-void encode_cbor(const assignment_record& r, std::string& out);
-// Whether encode_cbor(r) would write exactly `bytes`, found without writing them (a
-// re-derivation asks it of every recorded assignment).
-bool encodes_to(const assignment_record& r, std::string_view bytes);
-// The same answer as to_json(r) == recorded.
-bool matches(const assignment_record& r, const nlohmann::json& recorded);
+inline nlohmann::json to_json(const assignment_record& r) { return events::to_json(r); }
 
-// job.assigned's payload as a poll decides it: {"attempt", "decision", "worker_id"}.
+// job.assigned's payload as a poll decides it (core/event_types.hpp's job_assigned): the
+// scheduler writes it and applies it without a JSON tree (building, encoding and freeing one
+// was a quarter of the scheduler's instructions per assigning poll).
 struct assigned_payload {
-  std::string worker_id;
+  static constexpr std::string_view type = "job.assigned";
+  static constexpr uint32_t schema = 1;
   uint32_t attempt = 1;
   assignment_record decision;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("attempt", x.attempt);
+    f("decision", x.decision);
+    f("worker_id", x.worker_id);
+  }
 };
-nlohmann::json to_json(const assigned_payload& p);
-// Appends the payload's CBOR, byte for byte events::encode_cbor(to_json(p)), written from the
-// struct (an assigning poll's JSON tree and its allocations were a quarter of the
-// scheduler's instructions per poll).
-void encode_cbor(const assigned_payload& p, std::string& out);
+inline nlohmann::json to_json(const assigned_payload& p) { return events::to_json(p); }
 
 }  // namespace baton::core

@@ -153,7 +153,7 @@ decision decide_assign(const job& j, const std::string& worker_id, assignment_re
   decision d;
   d.events.push_back({job_stream(j.id), "job.assigned", nullptr,
                       std::make_shared<const assigned_payload>(
-                          assigned_payload{worker_id, next_attempt(j), std::move(decision_record)})});
+                          assigned_payload{next_attempt(j), std::move(decision_record), worker_id})});
   return d;
 }
 

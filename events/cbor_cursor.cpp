@@ -53,6 +53,66 @@ bool cbor_cursor::boolean(bool& v) {
   return true;
 }
 
+bool cbor_cursor::integer(int64_t& v) {
+  if (p_ == end_) return false;
+  const uint8_t initial = *p_, major = initial >> 5;
+  if (major != 0 && major != 1) return false;
+  const uint8_t* start = p_++;
+  uint64_t n = 0;
+  if (!argument(initial & 31, n) || n > static_cast<uint64_t>(INT64_MAX)) {
+    p_ = start;
+    return false;
+  }
+  v = major == 0 ? static_cast<int64_t>(n) : static_cast<int64_t>(-1) - static_cast<int64_t>(n);
+  return true;
+}
+
+bool cbor_cursor::unsigned_integer(uint64_t& v) {
+  if (p_ == end_ || (*p_ >> 5) != 0) return false;
+  const uint8_t initial = *p_++;
+  return argument(initial & 31, v);
+}
+
+bool cbor_cursor::number(double& v) {
+  if (p_ == end_) return false;
+  const uint8_t initial = *p_;
+  if ((initial >> 5) == 0) {
+    uint64_t n = 0;
+    if (!unsigned_integer(n)) return false;
+    v = static_cast<double>(n);
+    return true;
+  }
+  if ((initial >> 5) == 1) {
+    int64_t n = 0;
+    if (!integer(n)) return false;
+    v = static_cast<double>(n);
+    return true;
+  }
+  uint64_t n = 0;
+  if (initial == 0xFA) {
+    ++p_;
+    if (!argument(26, n)) return false;
+    const auto bits = static_cast<uint32_t>(n);
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    v = static_cast<double>(f);
+    return true;
+  }
+  if (initial == 0xFB) {
+    ++p_;
+    if (!argument(27, n)) return false;
+    std::memcpy(&v, &n, sizeof v);
+    return true;
+  }
+  return false;
+}
+
+bool cbor_cursor::null() {
+  if (p_ == end_ || *p_ != 0xF6) return false;
+  ++p_;
+  return true;
+}
+
 bool cbor_cursor::skip() { return skip(0); }
 
 bool cbor_cursor::skip(int depth) {

@@ -35,6 +35,13 @@ class cbor_cursor {
   bool text(std::string_view& s);
   bool text(std::string& s);
   bool boolean(bool& v);
+  // A JSON number as nlohmann reads it: an integer that fits int64 (or uint64, unsigned), or a
+  // single or double float (integer(), unsigned_integer() refuse floats; number() takes all).
+  bool integer(int64_t& v);
+  bool unsigned_integer(uint64_t& v);
+  bool number(double& v);
+  // Steps over a null and answers true; false (nothing read) for anything else.
+  bool null();
   // The next item, whatever it is (of the subset above), as decode_cbor would give it.
   bool item(nlohmann::json& out) { return value(out, 0); }
   // Steps over the next item.

@@ -41,11 +41,9 @@ void encode_cbor_integer(int64_t n, std::string& out) {
   else encode_cbor_head(0x20, static_cast<uint64_t>(-1 - n), out);
 }
 
-namespace {
-
 // NaN and the infinities as half floats; a double that a float holds exactly as a float;
 // any other as a double.
-void put_float(double d, std::string& out) {
+void encode_cbor_float(double d, std::string& out) {
   if (std::isnan(d)) {
     out.append("\xF9\x7E\x00", 3);
   } else if (std::isinf(d)) {
@@ -65,6 +63,8 @@ void put_float(double d, std::string& out) {
     put_big_endian(bits, out);
   }
 }
+
+namespace {
 
 void put_binary(const json::binary_t& b, std::string& out) {
   if (b.has_subtype()) {  // a tag: to_cbor writes one below 24 in a byte of its own too
@@ -97,7 +97,7 @@ void encode_cbor(const json& v, std::string& out) {
       encode_cbor_unsigned(v.get<uint64_t>(), out);
       break;
     case json::value_t::number_float:
-      put_float(v.get<double>(), out);
+      encode_cbor_float(v.get<double>(), out);
       break;
     case json::value_t::string:
       encode_cbor_text(v.get_ref<const std::string&>(), out);

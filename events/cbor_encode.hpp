@@ -61,8 +61,10 @@ struct cbor_text_constant {
   }
   constexpr std::string_view view() const { return {bytes, size}; }
 };
-// a JSON number_integer (a signed integer), and a number_unsigned.
+// a JSON number_integer (a signed integer), a number_unsigned;
 void encode_cbor_integer(int64_t n, std::string& out);
 inline void encode_cbor_unsigned(uint64_t n, std::string& out) { encode_cbor_head(0x00, n, out); }
+// a JSON number_float.
+void encode_cbor_float(double d, std::string& out);
 
 }  // namespace baton::events

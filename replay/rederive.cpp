@@ -125,6 +125,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   core::priority_policy last_policy;
   sim_rederiver sim;
   core::assignment_choice choice;  // each assignment's, made again over the last one's (choose_assignment_into)
+  std::string remade;  // each re-made decision record's bytes, in one buffer
   // Prefetches for the job events coming (no effect on any result): most of this thread's
   // time went to cache misses on memory the reading thread wrote or that an event finds by
   // hashing (the job table's slot, then the job). In stages, some events ahead, each stage
@@ -260,9 +261,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       // it is compared field by field with the decoded record. Its JSON is built only for a report.
       bool same_record;
       if (!recorded_bytes.empty() && choice.record) {
-        same_record = core::encodes_to(*choice.record, recorded_bytes) || core::matches(*choice.record, recorded_json());
+        remade.clear();
+        events::write_cbor(*choice.record, remade);
+        same_record = remade == recorded_bytes || events::to_json(*choice.record) == recorded_json();
       } else {
-        same_record = choice.record ? core::matches(*choice.record, recorded_json()) : recorded_json().is_null();
+        same_record = choice.record ? events::to_json(*choice.record) == recorded_json() : recorded_json().is_null();
       }
       const std::string_view job_id = std::string_view(stream).substr(4);
       if (!choice.job_id || *choice.job_id != job_id || !same_record) {

@@ -1,0 +1,458 @@
+#pragma once
+// A payload struct described once, its fields named in the order the log writes them, and
+// from that one description: the CBOR the log stores (byte for byte what encode_cbor writes
+// for the same JSON value: keys in ascending byte order, integers and floats in the same
+// forms, so logs written before payloads were typed verify and compare unchanged), a reader
+// of those bytes that builds no JSON tree, the JSON people read, and equality.
+//
+// A described struct has
+//   template <class Self, class F> static void describe(Self& x, F&& field) {
+//     field("attempt", x.attempt);
+//     field("gpu_count", x.gpu_count, events::omit_if{x.gpu_count == 1});
+//     field("worker_id", x.worker_id);
+//   }
+// (Self is T or const T). Names come in ascending byte order (tests/described_test.cpp checks
+// the whole catalogue). A std::optional member is written only when it holds a value; a
+// nullable<T> is written as null when empty; omit_if leaves a field out when the condition
+// holds (reading leaves the member at its default when the field is absent). Members may be
+// bool, integers, double, std::string, nlohmann::json (a free-form part), std::vector,
+// std::map<std::string, V>, described structs, and optionals of those.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "events/cbor_cursor.hpp"
+#include "events/cbor_decode.hpp"
+#include "events/cbor_encode.hpp"
+
+namespace baton::events {
+
+struct omit_if {
+  bool omit = false;
+};
+// Written only while `flag` holds, and reading the field sets it: fields that exist together
+// (a greedy walk's counts, written when it matched) without an optional each.
+template <class B>
+struct omit_unless {
+  B& flag;
+};
+template <class B>
+omit_unless(B&) -> omit_unless<B>;
+
+// An optional value that the log writes as null when empty (std::optional leaves the key out).
+template <class T>
+struct nullable : std::optional<T> {
+  using std::optional<T>::optional;
+  nullable& operator=(T v) {
+    this->emplace(std::move(v));
+    return *this;
+  }
+  nullable& operator=(std::nullopt_t) {
+    this->reset();
+    return *this;
+  }
+};
+
+// A payload that does not read as its type's description says: the field and what was wrong.
+struct payload_error : std::runtime_error {
+  std::string field;
+  payload_error(std::string f, const std::string& what) : std::runtime_error(what), field(std::move(f)) {}
+};
+
+namespace described_detail {
+
+template <class T, class = void>
+struct is_described : std::false_type {};
+struct probe {
+  template <class V, class... O>
+  void operator()(const char*, V&&, const O&...) {}
+};
+template <class T>
+struct is_described<T, std::void_t<decltype(T::describe(std::declval<T&>(), std::declval<probe&>()))>> : std::true_type {};
+
+inline bool omitted() { return false; }
+inline bool omitted(const omit_if& o) { return o.omit; }
+template <class B>
+bool omitted(const omit_unless<B>& o) {
+  return !o.flag;
+}
+inline void mark() {}
+inline void mark(const omit_if&) {}
+template <class B>
+void mark(const omit_unless<B>& o) {
+  if constexpr (!std::is_const_v<B>) o.flag = true;
+}
+
+template <class T>
+struct is_pair : std::false_type {};
+template <class A, class B>
+struct is_pair<std::pair<A, B>> : std::true_type {};
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct is_nullable : std::false_type {};
+template <class T>
+struct is_nullable<nullable<T>> : std::true_type {};
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct is_string_map : std::false_type {};
+template <class V, class C, class A>
+struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
+
+template <class T>
+bool present(const T& v) {
+  if constexpr (is_optional<T>::value) return v.has_value();
+  else return true;
+}
+
+template <class T>
+void write(const T& v, std::string& out);
+
+// The key's head and bytes from its literal (its length known when compiling).
+template <size_t N>
+void write_key(const char (&name)[N], std::string& out) {
+  static_assert(N - 1 <= 0xFF, "a key of at most 255 bytes");
+  if constexpr (N - 1 <= 0x17) {
+    out.push_back(static_cast<char>(0x60 + (N - 1)));
+  } else {
+    out.push_back('\x78');
+    out.push_back(static_cast<char>(N - 1));
+  }
+  out.append(name, N - 1);
+}
+inline void write_key(const char* name, std::string& out) { encode_cbor_text(name, out); }
+
+template <class T>
+void write_object(const T& x, std::string& out) {
+  size_t n = 0;
+  T::describe(x, [&](const auto&, const auto& v, const auto&... o) {
+    if (!omitted(o...) && present(v)) ++n;
+  });
+  encode_cbor_head(0xA0, n, out);
+  T::describe(x, [&](const auto& name, const auto& v, const auto&... o) {
+    if (omitted(o...) || !present(v)) return;
+    write_key(name, out);
+    write(v, out);
+  });
+}
+
+template <class T>
+void write(const T& v, std::string& out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    out.push_back(v ? '\xF5' : '\xF4');
+  } else if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_signed_v<T>) encode_cbor_integer(static_cast<int64_t>(v), out);
+    else encode_cbor_unsigned(static_cast<uint64_t>(v), out);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    encode_cbor_float(static_cast<double>(v), out);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    encode_cbor_text(v, out);
+  } else if constexpr (std::is_same_v<T, nlohmann::json>) {
+    encode_cbor(v, out);
+  } else if constexpr (is_optional<T>::value) {
+    write(*v, out);
+  } else if constexpr (is_nullable<T>::value) {
+    if (v) write(*v, out);
+    else out.push_back('\xF6');
+  } else if constexpr (is_pair<T>::value) {
+    encode_cbor_head(0x80, 2, out);
+    write(v.first, out);
+    write(v.second, out);
+  } else if constexpr (is_vector<T>::value) {
+    encode_cbor_head(0x80, v.size(), out);
+    for (const auto& e : v) write(e, out);
+  } else if constexpr (is_string_map<T>::value) {
+    encode_cbor_head(0xA0, v.size(), out);
+    for (const auto& [k, e] : v) {
+      encode_cbor_text(k, out);
+      write(e, out);
+    }
+  } else {
+    static_assert(is_described<T>::value, "a payload member of a kind described.hpp does not know");
+    write_object(v, out);
+  }
+}
+
+template <class T>
+nlohmann::json to_json_value(const T& v);
+
+template <class T>
+nlohmann::json object_json(const T& x) {
+  nlohmann::json j = nlohmann::json::object();
+  T::describe(x, [&](const char* name, const auto& v, const auto&... o) {
+    if (!omitted(o...) && present(v)) j[name] = to_json_value(v);
+  });
+  return j;
+}
+
+template <class T>
+nlohmann::json to_json_value(const T& v) {
+  if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T> || std::is_same_v<T, std::string>) {
+    return nlohmann::json(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_signed_v<T>) return nlohmann::json(static_cast<int64_t>(v));
+    else return nlohmann::json(static_cast<uint64_t>(v));
+  } else if constexpr (std::is_same_v<T, nlohmann::json>) {
+    return v;
+  } else if constexpr (is_optional<T>::value) {
+    return to_json_value(*v);
+  } else if constexpr (is_nullable<T>::value) {
+    return v ? to_json_value(*v) : nlohmann::json(nullptr);
+  } else if constexpr (is_pair<T>::value) {
+    return nlohmann::json::array({to_json_value(v.first), to_json_value(v.second)});
+  } else if constexpr (is_vector<T>::value) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& e : v) a.push_back(to_json_value(e));
+    return a;
+  } else if constexpr (is_string_map<T>::value) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [k, e] : v) o[k] = to_json_value(e);
+    return o;
+  } else {
+    return object_json(v);
+  }
+}
+
+[[noreturn]] inline void wrong(const std::string& field, const char* expected) {
+  throw payload_error(field, "payload field '" + field + "': expected " + expected);
+}
+
+template <class T>
+void from_json_value(const nlohmann::json& j, T& v, const std::string& field);
+
+template <class T>
+void object_from_json(const nlohmann::json& j, T& x, const std::string& field) {
+  if (!j.is_object()) wrong(field.empty() ? "(payload)" : field, "an object");
+  T::describe(x, [&](const char* name, auto& v, const auto&... o) {
+    auto it = j.find(name);
+    if (it == j.end()) return;
+    from_json_value(*it, v, field.empty() ? std::string(name) : field + "." + name);
+    mark(o...);
+  });
+}
+
+template <class T>
+void from_json_value(const nlohmann::json& j, T& v, const std::string& field) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean()) wrong(field, "true or false");
+    v = j.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!j.is_number_integer()) wrong(field, "an integer");
+    if constexpr (std::is_signed_v<T>) {
+      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+        wrong(field, "an integer in range");
+      const auto n = j.get<int64_t>();
+      if (n < static_cast<int64_t>(std::numeric_limits<T>::min()) || n > static_cast<int64_t>(std::numeric_limits<T>::max()))
+        wrong(field, "an integer in range");
+      v = static_cast<T>(n);
+    } else {
+      // (a JSON value built in code holds a non-negative count as a signed integer)
+      if ((!j.is_number_unsigned() && j.get<int64_t>() < 0) ||
+          j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+        wrong(field, "an unsigned integer in range");
+      v = static_cast<T>(j.get<uint64_t>());
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!j.is_number()) wrong(field, "a number");
+    v = j.get<double>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!j.is_string()) wrong(field, "a string");
+    v = j.get<std::string>();
+  } else if constexpr (std::is_same_v<T, nlohmann::json>) {
+    v = j;
+  } else if constexpr (is_optional<T>::value || is_nullable<T>::value) {
+    if constexpr (is_nullable<T>::value) {
+      if (j.is_null()) {
+        v.reset();
+        return;
+      }
+    }
+    typename T::value_type inner{};
+    from_json_value(j, inner, field);
+    v.emplace(std::move(inner));
+  } else if constexpr (is_pair<T>::value) {
+    if (!j.is_array() || j.size() != 2) wrong(field, "a pair");
+    from_json_value(j[0], v.first, field + "[0]");
+    from_json_value(j[1], v.second, field + "[1]");
+  } else if constexpr (is_vector<T>::value) {
+    if (!j.is_array()) wrong(field, "an array");
+    v.clear();
+    v.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i) {
+      v.emplace_back();
+      from_json_value(j[i], v.back(), field + "[" + std::to_string(i) + "]");
+    }
+  } else if constexpr (is_string_map<T>::value) {
+    if (!j.is_object()) wrong(field, "an object");
+    v.clear();
+    for (const auto& [k, e] : j.items()) from_json_value(e, v[k], field + "." + k);
+  } else {
+    object_from_json(j, v, field);
+  }
+}
+
+// The direct reader: false where the bytes are not the common encodings (the caller then
+// reads through the JSON tree, which gives the exact error or value).
+template <class T>
+bool read(cbor_cursor& c, T& v);
+
+template <class T>
+bool read_object(cbor_cursor& c, T& x) {
+  uint64_t n = 0;
+  if (!c.map_header(n)) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!c.text(key)) return false;
+    bool known = false, ok = true;
+    T::describe(x, [&](const char* name, auto& v, const auto&... o) {
+      if (known || key != name) return;
+      known = true;
+      ok = read(c, v);
+      mark(o...);
+    });
+    if (!known) ok = c.skip();  // a field this version does not know: forward compatible
+    if (!ok) return false;
+  }
+  return true;
+}
+
+template <class T>
+bool read(cbor_cursor& c, T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return c.boolean(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_signed_v<T>) {
+      int64_t n = 0;
+      if (!c.integer(n) || n < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          n > static_cast<int64_t>(std::numeric_limits<T>::max()))
+        return false;
+      v = static_cast<T>(n);
+    } else {
+      uint64_t n = 0;
+      if (!c.unsigned_integer(n) || n > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
+      v = static_cast<T>(n);
+    }
+    return true;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    double d = 0;
+    if (!c.number(d)) return false;
+    v = static_cast<T>(d);
+    return true;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return c.text(v);
+  } else if constexpr (std::is_same_v<T, nlohmann::json>) {
+    return c.item(v);
+  } else if constexpr (is_optional<T>::value || is_nullable<T>::value) {
+    if constexpr (is_nullable<T>::value) {
+      if (c.null()) {
+        v.reset();
+        return true;
+      }
+    }
+    typename T::value_type inner{};
+    if (!read(c, inner)) return false;
+    v.emplace(std::move(inner));
+    return true;
+  } else if constexpr (is_pair<T>::value) {
+    uint64_t n = 0;
+    return c.array_header(n) && n == 2 && read(c, v.first) && read(c, v.second);
+  } else if constexpr (is_vector<T>::value) {
+    uint64_t n = 0;
+    if (!c.array_header(n)) return false;
+    v.clear();
+    v.reserve(static_cast<size_t>(n));
+    for (uint64_t i = 0; i < n; ++i) {
+      v.emplace_back();
+      if (!read(c, v.back())) return false;
+    }
+    return true;
+  } else if constexpr (is_string_map<T>::value) {
+    uint64_t n = 0;
+    if (!c.map_header(n)) return false;
+    v.clear();
+    std::string key;
+    for (uint64_t i = 0; i < n; ++i)
+      if (!c.text(key) || !read(c, v[key])) return false;
+    return true;
+  } else {
+    return read_object(c, v);
+  }
+}
+
+}  // namespace described_detail
+
+template <class T>
+void write_cbor(const T& x, std::string& out) {
+  described_detail::write_object(x, out);
+}
+template <class T>
+std::string to_cbor(const T& x) {
+  std::string out;
+  out.reserve(64);
+  write_cbor(x, out);
+  return out;
+}
+
+template <class T>
+nlohmann::json to_json(const T& x) {
+  return described_detail::object_json(x);
+}
+
+// Throws payload_error naming the field that does not read.
+template <class T>
+T from_json(const nlohmann::json& j) {
+  T x{};
+  described_detail::object_from_json(j, x, "");
+  return x;
+}
+
+// Reads stored bytes (an empty payload reads as {}). Throws payload_error, or what
+// decode_cbor throws for bytes that are not CBOR.
+template <class T>
+T from_cbor(std::string_view bytes) {
+  if (bytes.empty()) return T{};
+  {
+    T x{};
+    cbor_cursor c(bytes);
+    if (described_detail::read_object(c, x) && c.at_end()) return x;
+  }
+  return from_json<T>(decode_cbor(bytes));
+}
+
+// Equal when the log would store the same bytes for both.
+template <class T>
+bool same_payload(const T& a, const T& b) {
+  return to_cbor(a) == to_cbor(b);
+}
+
+// Whether the description names its fields in ascending byte order, as the log writes them
+// (tests hold every payload type to it).
+template <class T>
+bool names_in_order() {
+  T x{};
+  std::string last;
+  bool first = true, ok = true;
+  T::describe(x, [&](const char* name, auto&, const auto&...) {
+    if (!first && !(last < std::string(name))) ok = false;
+    first = false;
+    last = name;
+  });
+  return ok;
+}
+
+}  // namespace baton::events
