@@ -92,8 +92,8 @@ std::vector<events::append_command> to_commands(const core::decision& d, core::t
       c.correlation_id = correlation;
       out.push_back(std::move(c));
     }
-    out.back().events.push_back({e.type, 1, core::payload_bytes(e)});
-    if (e.type == "job.pruned") out.back().stream_done = true;  // its head need not stay cached
+    out.back().events.push_back({std::string(e.type()), core::ev::schema_of(e.payload), core::payload_bytes(e)});
+    if (std::holds_alternative<core::ev::job_pruned>(e.payload)) out.back().stream_done = true;  // its head need not stay cached
   }
   return out;
 }
@@ -320,8 +320,9 @@ void queue_preemption_check(self_ptr self) {
 // or a new policy.
 bool may_bring_preemptor(const core::world& w, const core::decision& d) {
   for (const auto& e : d.events) {
-    if (e.type == "scheduler.priorities_recalculated") return true;
-    if (e.type != "job.created" && e.type != "job.released") continue;
+    if (std::holds_alternative<core::ev::priorities_recalculated>(e.payload)) return true;
+    if (!std::holds_alternative<core::ev::job_created>(e.payload) && !std::holds_alternative<core::ev::job_released>(e.payload))
+      continue;
     const core::job* j = w.find_job(e.stream.substr(4));
     if (j && j->preemptor) return true;
   }
@@ -342,9 +343,8 @@ void check_preemptions(self_ptr self) {
     apply_decision(self, d, now, touched);
     auto fallout = settle_dependencies(self, d, now, touched);
     refresh_views(self, d, touched, true);
-    const auto& record = d.events.front().payload;
-    spdlog::info("preemption: {} jobs preempted, {} grace periods ended", record["preemptions"].size(),
-                 record["expired"].size());
+    const auto& record = std::get<core::ev::preemptions_decided>(d.events.front().payload);
+    spdlog::info("preemption: {} jobs preempted, {} grace periods ended", record.preemptions.size(), record.expired.size());
     persist(self, d, now, "loop:preemption", "", nullptr, {});
     if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, "", nullptr, {});
   }
@@ -517,7 +517,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         apply_decision(self, d, now, touched);
         auto fallout = settle_dependencies(self, d, now, touched);
         for (const auto& e : d.events)
-          if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
+          if (std::holds_alternative<core::ev::worker_reaped>(e.payload)) st.leases.erase(e.stream.substr(7));
         refresh_views(self, d, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});
