@@ -66,6 +66,7 @@ struct scheduler_state {
   std::optional<staging_run> staging;
   std::future<void> retiring;  // frees the index the last swap replaced, off the scheduler's thread
   std::thread planner;         // the planning cycle's planner, off the scheduler's thread
+  planner_launcher launch_planner;  // set (tests): runs the planner instead of `planner`
   bool planning = false;       // a cycle's snapshot is with the planner
   ~scheduler_state() {
     if (planner.joinable()) planner.join();
@@ -427,9 +428,11 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, core::lease_table leases,
                                          core::scheduler_settings settings, clock_fn clock,
-                                         scheduler_views views, scheduler_storage storage) {
+                                         scheduler_views views, scheduler_storage storage,
+                                         planner_launcher launch_planner) {
   auto& st = self->state;
   st.storage = std::move(storage);
+  st.launch_planner = std::move(launch_planner);
   st.log = std::move(log);
   st.world = std::move(world);
   st.settings = settings;
@@ -484,11 +487,15 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         auto snapshot = std::make_shared<core::plan_snapshot>(core::snapshot_for_plan(
             st.world, st.leases.stale(st.settings.liveness, now), st.settings.deadlines, st.settings.backfill, now));
         st.planning = true;
-        if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
-        st.planner = std::thread([snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
-          name_this_thread("planner");
+        std::function<void()> plan = [snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
           auto result = std::make_shared<core::plan>(core::run_planner(*snapshot));
           caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result, generation});
+        };
+        if (st.launch_planner) return st.launch_planner(std::move(plan));
+        if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
+        st.planner = std::thread([plan = std::move(plan)] {
+          name_this_thread("planner");
+          plan();
         });
       },
       [self](planned_atom, planned_cycle& done) {
@@ -573,9 +580,9 @@ void submit_async(const scheduler_actor& scheduler, core::envelope command, std:
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
                                 core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
-                                scheduler_views views, scheduler_storage storage) {
+                                scheduler_views views, scheduler_storage storage, planner_launcher launch_planner) {
   return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock),
-                   std::move(views), std::move(storage));
+                   std::move(views), std::move(storage), std::move(launch_planner));
 }
 
 }  // namespace baton::actors
