@@ -20,11 +20,11 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
   try {
     auto typed = core::ev::decode(e.type, e.schema_version, cbor);
     auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
-    p.change = core::change_of(typed);
     if (auto* a = std::get_if<core::ev::job_assigned>(&typed)) {
       if (decision_inputs) p.decision_inputs = assignment_inputs_of(a->decision);
       if (core::ev::encode(typed) == cbor) p.decision_bytes = events::to_cbor(a->decision);
     }
+    p.change = core::change_of(std::move(typed));  // (its strings move into the change)
     p.job_id_hash = core::job_table::hash_of(prepared_job_id(e));  // (here, not on the applying thread)
     events::prepared_memory(e, p);
     return true;
