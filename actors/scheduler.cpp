@@ -66,6 +66,7 @@ struct scheduler_state {
   std::optional<staging_run> staging;
   std::future<void> retiring;  // frees the index the last swap replaced, off the scheduler's thread
   std::thread planner;         // the planning cycle's planner, off the scheduler's thread
+  planner_launcher launch_planner;  // set (tests): runs the planner instead of `planner`
   bool planning = false;       // a cycle's snapshot is with the planner
   ~scheduler_state() {
     if (planner.joinable()) planner.join();
@@ -92,8 +93,8 @@ std::vector<events::append_command> to_commands(const core::decision& d, core::t
       c.correlation_id = correlation;
       out.push_back(std::move(c));
     }
-    out.back().events.push_back({e.type, 1, core::payload_bytes(e)});
-    if (e.type == "job.pruned") out.back().stream_done = true;  // its head need not stay cached
+    out.back().events.push_back({std::string(e.type()), core::ev::schema_of(e.payload), core::payload_bytes(e)});
+    if (std::holds_alternative<core::ev::job_pruned>(e.payload)) out.back().stream_done = true;  // its head need not stay cached
   }
   return out;
 }
@@ -320,8 +321,9 @@ void queue_preemption_check(self_ptr self) {
 // or a new policy.
 bool may_bring_preemptor(const core::world& w, const core::decision& d) {
   for (const auto& e : d.events) {
-    if (e.type == "scheduler.priorities_recalculated") return true;
-    if (e.type != "job.created" && e.type != "job.released") continue;
+    if (std::holds_alternative<core::ev::priorities_recalculated>(e.payload)) return true;
+    if (!std::holds_alternative<core::ev::job_created>(e.payload) && !std::holds_alternative<core::ev::job_released>(e.payload))
+      continue;
     const core::job* j = w.find_job(e.stream.substr(4));
     if (j && j->preemptor) return true;
   }
@@ -342,9 +344,8 @@ void check_preemptions(self_ptr self) {
     apply_decision(self, d, now, touched);
     auto fallout = settle_dependencies(self, d, now, touched);
     refresh_views(self, d, touched, true);
-    const auto& record = d.events.front().payload;
-    spdlog::info("preemption: {} jobs preempted, {} grace periods ended", record["preemptions"].size(),
-                 record["expired"].size());
+    const auto& record = std::get<core::ev::preemptions_decided>(d.events.front().payload);
+    spdlog::info("preemption: {} jobs preempted, {} grace periods ended", record.preemptions.size(), record.expired.size());
     persist(self, d, now, "loop:preemption", "", nullptr, {});
     if (!fallout.events.empty()) persist(self, fallout, now, dependency_actor, "", nullptr, {});
   }
@@ -427,9 +428,11 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, core::lease_table leases,
                                          core::scheduler_settings settings, clock_fn clock,
-                                         scheduler_views views, scheduler_storage storage) {
+                                         scheduler_views views, scheduler_storage storage,
+                                         planner_launcher launch_planner) {
   auto& st = self->state;
   st.storage = std::move(storage);
+  st.launch_planner = std::move(launch_planner);
   st.log = std::move(log);
   st.world = std::move(world);
   st.settings = settings;
@@ -484,11 +487,15 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         auto snapshot = std::make_shared<core::plan_snapshot>(core::snapshot_for_plan(
             st.world, st.leases.stale(st.settings.liveness, now), st.settings.deadlines, st.settings.backfill, now));
         st.planning = true;
-        if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
-        st.planner = std::thread([snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
-          name_this_thread("planner");
+        std::function<void()> plan = [snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
           auto result = std::make_shared<core::plan>(core::run_planner(*snapshot));
           caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result, generation});
+        };
+        if (st.launch_planner) return st.launch_planner(std::move(plan));
+        if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
+        st.planner = std::thread([plan = std::move(plan)] {
+          name_this_thread("planner");
+          plan();
         });
       },
       [self](planned_atom, planned_cycle& done) {
@@ -517,7 +524,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         apply_decision(self, d, now, touched);
         auto fallout = settle_dependencies(self, d, now, touched);
         for (const auto& e : d.events)
-          if (e.type == "worker.reaped") st.leases.erase(e.stream.substr(7));
+          if (std::holds_alternative<core::ev::worker_reaped>(e.payload)) st.leases.erase(e.stream.substr(7));
         refresh_views(self, d, touched, true);
         spdlog::info("reaper: {} events (stale workers and their jobs)", d.events.size());
         persist(self, d, now, "loop:reaper", "", nullptr, {});
@@ -573,9 +580,9 @@ void submit_async(const scheduler_actor& scheduler, core::envelope command, std:
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
                                 core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
-                                scheduler_views views, scheduler_storage storage) {
+                                scheduler_views views, scheduler_storage storage, planner_launcher launch_planner) {
   return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock),
-                   std::move(views), std::move(storage));
+                   std::move(views), std::move(storage), std::move(launch_planner));
 }
 
 }  // namespace baton::actors

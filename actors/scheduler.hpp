@@ -111,11 +111,18 @@ struct scheduler_storage {
   std::function<std::optional<std::string>()> short_of_space;
 };
 
+// Where a planning cycle's planner runs: given the cycle's work (plan on the snapshot, then
+// send `planned` back), it runs it somewhere. Empty (batond): a thread of its own, so polls go
+// on meanwhile. A test seam: under CAF's deterministic test coordinator a thread would race
+// the test, so tests keep the work and run it when the scenario needs the plan to arrive.
+using planner_launcher = std::function<void(std::function<void()> plan)>;
+
 // world: the state recovered from the log. leases: last heartbeats saved by the previous
 // clean stop (workers missing from it count from now); see core::liveness_rule::grace_from_us.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
                                 core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
-                                scheduler_views views = {}, scheduler_storage storage = {});
+                                scheduler_views views = {}, scheduler_storage storage = {},
+                                planner_launcher launch_planner = {});
 
 }  // namespace baton::actors
 

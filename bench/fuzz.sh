@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
-targets=(event_decode cbor_decode job_payload http_request config_yaml swf_reader checkpoint_manifest bundle_archive cli_reply)
+targets=(event_decode cbor_decode typed_payload http_request config_yaml swf_reader checkpoint_manifest bundle_archive cli_reply)
 [[ $# -gt 1 ]] && targets=("${@:2}")
 
 cmake --preset fuzz >/dev/null

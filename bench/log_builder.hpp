@@ -44,7 +44,7 @@ struct log_builder {
       events::append_command c;
       c.stream_id = e.stream;
       c.recorded_at_us = now;
-      c.events.push_back({e.type, 1, core::payload_bytes(e)});
+      c.events.push_back({std::string(e.type()), core::ev::schema_of(e.payload), core::payload_bytes(e)});
       pending.push_back(std::move(c));
     }
     written += d.events.size();

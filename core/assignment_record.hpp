@@ -55,14 +55,14 @@ inline nlohmann::json to_json(const assignment_record& r) { return events::to_js
 struct assigned_payload {
   static constexpr std::string_view type = "job.assigned";
   static constexpr uint32_t schema = 1;
-  uint32_t attempt = 1;
+  uint32_t attempt = 0;  // 0: not recorded (older logs): the job's next attempt
   assignment_record decision;
   std::string worker_id;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("attempt", x.attempt);
+    f("attempt", x.attempt, events::omit_if{x.attempt == 0});
     f("decision", x.decision);
-    f("worker_id", x.worker_id);
+    f("worker_id", x.worker_id, events::required);
   }
 };
 inline nlohmann::json to_json(const assigned_payload& p) { return events::to_json(p); }

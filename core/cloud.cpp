@@ -28,16 +28,16 @@ replica_target salad_target(const world& w, const std::string& image, int max_re
 decision decide_salad_scaled(int current, const replica_target& t) {
   decision d;
   if (current == t.target) return d;
-  auto p = t.record;
-  p["from"] = current;
-  p["to"] = t.target;
-  d.events.push_back({salad_stream, "cloud.scaled", std::move(p)});
+  auto p = events::from_json<ev::cloud_scaled>(t.record);
+  p.from = current;
+  p.to = t.target;
+  d.events.push_back({salad_stream, std::move(p)});
   return d;
 }
 
 decision decide_salad_failed(const std::string& stage, const std::string& message) {
   decision d;
-  d.events.push_back({salad_stream, "cloud.scale_failed", {{"stage", stage}, {"message", message}}});
+  d.events.push_back({salad_stream, ev::cloud_scale_failed{message, stage}});
   return d;
 }
 

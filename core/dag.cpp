@@ -114,7 +114,8 @@ std::vector<std::string> ended_jobs(const decision& d) {
   std::set<std::string> seen;
   for (const auto& e : d.events)
     if (e.stream.rfind("job/", 0) == 0 &&
-        (e.type == "job.completed" || e.type == "job.failed" || e.type == "job.cancelled") &&
+        (std::holds_alternative<ev::job_completed>(e.payload) || std::holds_alternative<ev::job_failed>(e.payload) ||
+         std::holds_alternative<ev::job_cancelled>(e.payload)) &&
         seen.insert(e.stream.substr(4)).second)
       out.push_back(e.stream.substr(4));
   return out;
@@ -140,10 +141,7 @@ decision dependency_fallout(const world& w, const std::vector<std::string>& ende
       if (!child || child->status != job_status::queued || cancelled.count(child_id)) continue;
       const dependency* never = nullptr;
       if (combined(child->depends_on, status_of, &never) != dependency_state::never) continue;
-      out.events.push_back({job_stream(child_id), "job.cancelled",
-                            {{"from_status", "queued"},
-                             {"reason", "dependency_never_satisfied"},
-                             {"dependency", never->job_id}}});
+      out.events.push_back({job_stream(child_id), ev::job_cancelled{std::nullopt, never->job_id, "queued", "dependency_never_satisfied", std::nullopt}});
       cancelled.insert(child_id);
       parents.push_back(child_id);  // its own children may now never run either
     }

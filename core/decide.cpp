@@ -96,20 +96,23 @@ bool silent_past_cap(const scheduler_settings& s, time_us last_heartbeat, time_u
 // The lease facts a reap rests on, recorded with it (rereap() decides it again from them):
 // the staleness rule in force, and for a Slurm worker reaped without squeue's word the cap
 // on its silence; for one reaped on squeue's word, that squeue did not list its allocation.
-json lease_facts(const scheduler_settings& s, const std::string& why) {
-  json facts = {{"stale_after_us", s.liveness.stale_after_us}, {"grace_from", events::format_time_us(s.liveness.grace_from_us)}};
-  if (why == "silent_past_cap") facts["hpc_silent_cap_us"] = s.hpc_silent_cap_us;
-  if (why == "allocation_gone") facts["squeue_listed"] = false;
+ev::lease_facts lease_facts(const scheduler_settings& s, const std::string& why) {
+  ev::lease_facts facts;
+  facts.stale_after_us = s.liveness.stale_after_us;
+  facts.grace_from = events::format_time_us(s.liveness.grace_from_us);
+  if (why == "silent_past_cap") facts.hpc_silent_cap_us = s.hpc_silent_cap_us;
+  if (why == "allocation_gone") facts.squeue_listed = false;
   return facts;
 }
 
 decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, const std::string& why,
                   const scheduler_settings& s) {
   auto d = decide_reap(wk, lease, now);
-  for (auto& e : d.events) {
-    e.payload["why"] = why;
-    e.payload["lease"] = lease_facts(s, why);
-  }
+  for (auto& e : d.events)
+    if (auto* reaped = std::get_if<ev::worker_reaped>(&e.payload)) {
+      reaped->why = why;
+      reaped->lease = lease_facts(s, why);
+    }
   if (const std::string* held = w.held_job(wk.id)) append(d, decide_worker_lost(*w.find_job(*held), loss_cause::reaped, now));
   return d;
 }
@@ -151,7 +154,7 @@ job preview_of(const std::string& id, const decision& d, time_us now) {
   job preview;
   preview.id = id;
   for (const auto& e : d.events)
-    if (e.stream == job_stream(id)) evolve(preview, e.type, e.payload, now);
+    if (e.stream == job_stream(id)) evolve(preview, e.payload, now);
   return preview;
 }
 
@@ -286,9 +289,8 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
   auto bound = bind_bundle(w, caller, cj.id, cj.user, c.input_bundle);
   if (bound.error) return refused(*bound.error, now);
   if (bound.bound) {
-    if (auto claim = bound.bound->payload.find("claimed"); claim != bound.bound->payload.end() &&
-        batch.claimed.count({(*claim)["user"].get<std::string>(), (*claim)["sha256"].get<std::string>()}))
-      bound.bound->payload.erase("claimed");  // an earlier job of the batch claimed it
+    auto& claim = std::get<ev::job_bound>(bound.bound->payload).claimed;
+    if (claim && batch.claimed.count({claim->user, claim->sha256})) claim.reset();  // an earlier job of the batch claimed it
     d.events.push_back(std::move(*bound.bound));
   }
   auto preview = preview_of(c.id, d, now);
@@ -329,9 +331,8 @@ outcome create_batch(const world& w, const scheduler_settings& s, const principa
     so_far.ids.insert(row.j.id);
     ++so_far.jobs_of_user[row.j.user];
     for (auto& ev : o.events) {
-      if (ev.type == "storage.job_bound")
-        if (auto claim = ev.payload.find("claimed"); claim != ev.payload.end())
-          so_far.claimed.emplace((*claim)["user"].get<std::string>(), (*claim)["sha256"].get<std::string>());
+      if (auto* bound = std::get_if<ev::job_bound>(&ev.payload); bound && bound->claimed)
+        so_far.claimed.emplace(bound->claimed->user, bound->claimed->sha256);
       all.events.push_back(std::move(ev));
     }
     std::optional<uint32_t> index;
@@ -437,7 +438,7 @@ outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
       if (auto gone = release_pruned(w, j.id)) d.events.push_back(std::move(*gone));
     }
   size_t n = 0;
-  for (const auto& e : d.events) n += e.type == "job.pruned";
+  for (const auto& e : d.events) n += std::holds_alternative<ev::job_pruned>(e.payload);
   return from(std::move(d), R::pruned{n}, now);
 }
 
@@ -518,7 +519,8 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const p
                           {{"provider_id", r.provider_id}}, "provider_id"},
                          now);
         auto retire = decide_deregister(old, now);
-        for (auto& e : retire.events) e.payload["replaced_by"] = r.id;
+        for (auto& e : retire.events)
+          if (auto* gone = std::get_if<ev::worker_deregistered>(&e.payload)) gone->replaced_by = r.id;
         if (const std::string* held = w.held_job(old.id))
           append(retire, decide_worker_lost(*w.find_job(*held), loss_cause::orphaned, now));
         d.events.insert(d.events.begin(), retire.events.begin(), retire.events.end());
@@ -678,22 +680,24 @@ outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
   } else if constexpr (std::is_same_v<Cmd, C::checkpoint_job>) {
     return from(decide_checkpoint(*j, c.report, now), std::monostate{}, now);
   } else if constexpr (std::is_same_v<Cmd, C::handoff_start>) {
-    json details = {{"reason", c.reason}, {"progress_codes", c.progress_codes}};
-    if (c.progress) details["progress"] = *c.progress;
-    if (c.deadline_epoch_seconds) details["deadline_epoch_seconds"] = *c.deadline_epoch_seconds;
-    if (c.message) details["message"] = *c.message;
-    return from(decide_handoff_start(*j, details, now), std::monostate{}, now);
+    ev::job_handoff_started details;
+    details.reason = c.reason;
+    details.progress_codes = c.progress_codes;
+    details.progress = c.progress;
+    details.deadline_epoch_seconds = c.deadline_epoch_seconds;
+    details.message = c.message;
+    return from(decide_handoff_start(*j, std::move(details), now), std::monostate{}, now);
   } else if constexpr (std::is_same_v<Cmd, C::handoff_complete>) {
     return from(decide_handoff_complete(*j, c.report, now), std::monostate{}, now);
   } else if constexpr (std::is_same_v<Cmd, C::complete_job>) {
     return from(decide_complete(*j, now), std::monostate{}, now);
   } else {
     static_assert(std::is_same_v<Cmd, C::fail_job>);
-    json details = json::object();
-    if (c.failure_artifact_path) details["failure_artifact_path"] = *c.failure_artifact_path;
-    if (c.reason) details["reason"] = *c.reason;
-    if (c.detail) details["detail"] = *c.detail;
-    return from(decide_fail(*j, details, now), std::monostate{}, now);
+    ev::job_failed details;
+    details.failure_artifact_path = c.failure_artifact_path;
+    details.reason = c.reason.value_or("payload_failed");
+    details.detail = c.detail;
+    return from(decide_fail(*j, std::move(details), now), std::monostate{}, now);
   }
 }
 
@@ -778,9 +782,12 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
     return from(decide_placeholder(w, *spec, c.worker_id, c.image, c.slurm_id, c.plan_record, now, c.registration_sha256),
                 R::placeholder_made{c.worker_id}, now);
   } else if constexpr (std::is_same_v<Cmd, C::submission_failed>) {
-    json failure = {{"stage", c.stage}, {"exit_code", c.exit_code}, {"stderr", c.stderr_text}};
-    if (!c.target.empty()) failure["target"] = c.target;
-    return from(decide_submission_failed(spec->name, c.image, failure), std::monostate{}, now);
+    ev::cluster_submission_failed failure;
+    failure.stage = c.stage;
+    failure.exit_code = c.exit_code;
+    failure.stderr_text = c.stderr_text;
+    if (!c.target.empty()) failure.target = c.target;
+    return from(decide_submission_failed(spec->name, c.image, std::move(failure)), std::monostate{}, now);
   } else {
     static_assert(std::is_same_v<Cmd, C::set_cluster_enabled>);
     return from(decide_cluster_enabled(w, spec->name, c.enabled, c.reason), R::cluster_toggled{spec->name, c.enabled}, now);
@@ -829,7 +836,7 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
       auto d = std::is_same_v<Cmd, C::hold_job> ? decide_hold(*j, by_admin, now) : decide_release(*j, by_admin, now);
       if (d.error) return refused(*d.error, now);
       job after = *j;  // the reply shows the job as its events will make it
-      for (const auto& ev : d.events) evolve(after, ev.type, ev.payload, now);
+      for (const auto& e : d.events) evolve(after, e.payload, now);
       return from(std::move(d), row_of(w, s, after), now);
     }
   } else if constexpr (std::is_same_v<Cmd, C::list_priorities>) {
@@ -927,7 +934,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           return operators(w, s, c, now);
         } else if constexpr (std::is_same_v<T, C::plan_now>) {
           auto d = plan_cycle(w, leases, s, now);
-          size_t starts = d.events.empty() ? w.plan.start_for_worker.size() : d.events[0].payload["starts"].size();
+          size_t starts = d.events.empty() ? w.plan.start_for_worker.size() : std::get<ev::plan_made>(d.events[0].payload).starts.size();
           return from(std::move(d), R::counted{starts}, now);
         } else if constexpr (std::is_same_v<T, C::get_job>) {
           if (const job* j = visible_job(w, e.caller, c.id)) return answered(row_of(w, s, *j), now);

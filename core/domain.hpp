@@ -9,22 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "core/event_types.hpp"
+
 namespace baton::core {
 
 using time_us = int64_t;  // µs since the Unix epoch, always passed in
 
-struct assigned_payload;  // core/assignment_record.hpp
-
-// An event decide() wants appended; the shell adds the envelope (actor, ids, time).
+// An event decide() wants appended: its stream and its typed payload (core/event_types.hpp,
+// which names its type); the shell adds the envelope (actor, ids, time).
 struct domain_event {
   std::string stream;  // "job/<id>", "worker/<id>"
-  std::string type;    // e.g. "job.assigned"
-  nlohmann::json payload;  // null when `assigned` holds it
-  // job.assigned as a poll decides it: the payload as typed data, written to the log and
-  // applied without a JSON tree (building, encoding and freeing one was a quarter of the
-  // scheduler's instructions per assigning poll). Read either form through
-  // core/event_payload.hpp (payload_json, payload_bytes); apply() takes both.
-  std::shared_ptr<const assigned_payload> assigned = nullptr;
+  ev::payload payload;
+  std::string_view type() const { return ev::type_of(payload); }
 };
 
 // Why a command was refused, in the domain's terms; http/ maps each kind to a status.

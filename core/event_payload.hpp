@@ -1,7 +1,6 @@
 #pragma once
-// A decided event's payload, whichever form it holds (JSON, or job.assigned's typed form):
-// the one place that turns it into what the log stores, or into JSON for the few readers
-// that want JSON (tests, explanations).
+// A decided event's typed payload as the log stores it, or as JSON for the few readers that
+// want JSON (tests, explanations).
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -9,7 +8,7 @@
 
 namespace baton::core {
 
-// The payload as the log stores it (CBOR), byte for byte the same for either form.
+// The payload as the log stores it (CBOR).
 std::string payload_bytes(const domain_event& e);
 
 // The payload as JSON.

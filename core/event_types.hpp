@@ -36,7 +36,7 @@ using json = nlohmann::json;
 
 struct job_created {
   BATON_EVENT("job.created", 1)
-  nullable<std::string> account;
+  std::string account;
   std::string array_id;
   uint32_t array_index = 0;
   std::optional<double> checkpoint_seconds;
@@ -50,17 +50,17 @@ struct job_created {
   bool interactive = false;
   std::optional<int64_t> last_checkpoint_at_us;
   std::string latest_checkpoint_manifest_path;
-  nullable<uint32_t> max_attempts;
+  uint32_t max_attempts = 5;
   int64_t nice = 0;
-  nullable<std::string> partition;
+  std::string partition;
   std::vector<std::string> preferred_clusters;
-  nullable<std::string> qos;
+  std::string qos;
   bool requeue = true;
   std::string requeued_from;
   std::optional<int64_t> time_limit_seconds;
   std::string title;
-  nullable<std::string> user;
-  nullable<std::string> worker_image_key;
+  std::string user;
+  std::string worker_image_key;
   template <class S, class F>
   static void describe(S& x, F&& f) {
     f("account", x.account);
@@ -138,18 +138,8 @@ inline constexpr char job_handoff_completed_name[] = "job.handoff_completed";
 using job_checkpointed = job_checkpoint_event<job_checkpointed_name>;
 using job_handoff_completed = job_checkpoint_event<job_handoff_completed_name>;
 
-struct job_progress_reported {
-  BATON_EVENT("job.progress_reported", 1)
-  std::optional<double> progress;
-  std::optional<json> progress_codes;
-  std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("progress", x.progress);
-    f("progress_codes", x.progress_codes);
-    f("worker_id", x.worker_id);
-  }
-};
+inline constexpr char job_progress_reported_name[] = "job.progress_reported";
+using job_progress_reported = job_checkpoint_event<job_progress_reported_name>;  // (progress and codes only, today)
 
 struct job_handoff_started {
   BATON_EVENT("job.handoff_started", 1)
@@ -176,7 +166,7 @@ struct job_failed {
   std::optional<std::string> cause;  // the loss that used up its attempts
   std::optional<std::string> detail;
   std::optional<std::string> failure_artifact_path;
-  std::string reason = "payload_failed";
+  std::string reason;
   std::string worker_id;
   template <class S, class F>
   static void describe(S& x, F&& f) {
@@ -202,12 +192,14 @@ struct job_cancel_requested {
 
 struct job_cancelled {
   BATON_EVENT("job.cancelled", 1)
+  std::optional<std::string> by;          // the preemptor, when a preemption's grace ended it
   std::optional<std::string> dependency;  // the job whose end means this one can never run
   std::string from_status;
   std::optional<std::string> reason;
   std::optional<std::string> worker_id;
   template <class S, class F>
   static void describe(S& x, F&& f) {
+    f("by", x.by);
     f("dependency", x.dependency);
     f("from_status", x.from_status);
     f("reason", x.reason);
@@ -215,19 +207,32 @@ struct job_cancelled {
   }
 };
 
-// The four ways a job goes back to the queue when it loses its worker.
+// The four ways a job goes back to the queue when it loses its worker (a checkpoint's fields
+// are read when present, as a handoff's are).
 template <const char* Name>
 struct job_requeued_event {
   static constexpr std::string_view type = Name;
   static constexpr uint32_t schema = 1;
   std::optional<std::string> by;  // job.requeued_after_preempt of a job not started yet
+  std::optional<json> checkpoint_cycle_failures;
+  std::optional<std::string> checkpoint_cycle_status;
+  std::optional<std::string> checkpoint_manifest_path;
+  std::optional<double> checkpoint_seconds;
   std::string from_status;
+  std::optional<double> progress;
+  std::optional<json> progress_codes;
   std::optional<std::string> reason;
   std::string worker_id;
   template <class S, class F>
   static void describe(S& x, F&& f) {
     f("by", x.by);
+    f("checkpoint_cycle_failures", x.checkpoint_cycle_failures);
+    f("checkpoint_cycle_status", x.checkpoint_cycle_status);
+    f("checkpoint_manifest_path", x.checkpoint_manifest_path);
+    f("checkpoint_seconds", x.checkpoint_seconds);
     f("from_status", x.from_status);
+    f("progress", x.progress);
+    f("progress_codes", x.progress_codes);
     f("reason", x.reason);
     f("worker_id", x.worker_id);
   }
@@ -246,7 +251,7 @@ struct job_requeued_as {
   std::string new_job_id;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("new_job_id", x.new_job_id);
+    f("new_job_id", x.new_job_id, events::required);
   }
 };
 
@@ -301,7 +306,7 @@ struct worker_registration_event {
   std::optional<std::string> allocation_ends_at;  // RFC 3339
   std::string credential_sha256;
   std::optional<std::string> driver_version;
-  int gpu_count = 1;
+  int gpu_count = 0;
   std::string gpu_model;
   std::string platform;
   std::string provider_id;
@@ -405,7 +410,7 @@ struct worker_placeholder_created {
 struct worker_placeholder_removed {
   BATON_EVENT("worker.placeholder_removed", 1)
   std::string cluster;
-  std::string reason;
+  std::string reason = "allocation_gone";
   std::string slurm_job_id;
   template <class S, class F>
   static void describe(S& x, F&& f) {
@@ -451,6 +456,7 @@ using cluster_disabled = cluster_switch_event<cluster_disabled_name>;
 
 struct cloud_scaled {
   BATON_EVENT("cloud.scaled", 1)
+  std::optional<json> basis;  // what the target was decided on (core/provisioning_basis.hpp)
   int busy_salad_workers = 0;
   int from = 0;
   int idle_hpc_workers = 0;
@@ -462,6 +468,7 @@ struct cloud_scaled {
   int to = 0;
   template <class S, class F>
   static void describe(S& x, F&& f) {
+    f("basis", x.basis);
     f("busy_salad_workers", x.busy_salad_workers);
     f("from", x.from);
     f("idle_hpc_workers", x.idle_hpc_workers);
@@ -655,8 +662,8 @@ struct blob {
   uint64_t size = 0;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("sha256", x.sha256);
-    f("size", x.size);
+    f("sha256", x.sha256, events::required);
+    f("size", x.size, events::required);
   }
 };
 
@@ -666,9 +673,9 @@ struct stored_file_row {
   uint64_t size = 0;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("path", x.path);
-    f("sha256", x.sha256);
-    f("size", x.size);
+    f("path", x.path, events::required);
+    f("sha256", x.sha256, events::required);
+    f("size", x.size, events::required);
   }
 };
 
@@ -676,13 +683,13 @@ struct file_set_row {
   uint32_t attempt = 0;
   std::vector<stored_file_row> files;
   std::string id;
-  std::string kind;  // "checkpoint" or "output"
+  std::string kind = "checkpoint";  // or "output"
   int64_t stored_at_us = 0;
   template <class S, class F>
   static void describe(S& x, F&& f) {
     f("attempt", x.attempt);
-    f("files", x.files);
-    f("id", x.id);
+    f("files", x.files, events::required);
+    f("id", x.id, events::required);
     f("kind", x.kind);
     f("stored_at_us", x.stored_at_us, omit_if{x.stored_at_us == 0});
   }
@@ -699,8 +706,8 @@ struct blob_stored {
   static void describe(S& x, F&& f) {
     f("job_id", x.job_id);
     f("purpose", x.purpose);
-    f("sha256", x.sha256);
-    f("size", x.size);
+    f("sha256", x.sha256, events::required);
+    f("size", x.size, events::required);
     f("user", x.user);
   }
 };
@@ -712,14 +719,25 @@ struct upload_held {
   std::string user;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("sha256", x.sha256);
+    f("sha256", x.sha256, events::required);
     f("size", x.size);
-    f("user", x.user);
+    f("user", x.user, events::required);
   }
 };
 
 struct upload_released {
   BATON_EVENT("storage.upload_released", 1)
+  std::string sha256;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("sha256", x.sha256, events::required);
+    f("user", x.user, events::required);
+  }
+};
+
+// An upload not yet bound to a job, which this binding claims (the uploader's hold moves to the job).
+struct upload_claim {
   std::string sha256;
   std::string user;
   template <class S, class F>
@@ -733,14 +751,16 @@ struct job_bound {
   BATON_EVENT("storage.job_bound", 1)
   std::optional<blob> bundle;
   std::optional<std::vector<file_set_row>> checkpoints;
+  std::optional<upload_claim> claimed;
   std::string job_id;
   std::string user;
   template <class S, class F>
   static void describe(S& x, F&& f) {
     f("bundle", x.bundle);
     f("checkpoints", x.checkpoints);
-    f("job_id", x.job_id);
-    f("user", x.user);
+    f("claimed", x.claimed);
+    f("job_id", x.job_id, events::required);
+    f("user", x.user, events::required);
   }
 };
 
@@ -770,10 +790,10 @@ struct files_stored {
   std::string user;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("job_id", x.job_id);
+    f("job_id", x.job_id, events::required);
     f("keep", x.keep);
     f("released", x.released);
-    f("set", x.set);
+    f("set", x.set, events::required);
     f("user", x.user);
   }
 };
@@ -785,7 +805,7 @@ struct blobs_event {
   std::vector<std::string> sha256s;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("sha256s", x.sha256s);
+    f("sha256s", x.sha256s, events::required);
   }
 };
 inline constexpr char blob_removing_name[] = "storage.blob_removing";
@@ -800,7 +820,7 @@ struct blob_corrupt {
   template <class S, class F>
   static void describe(S& x, F&& f) {
     f("found", x.found);
-    f("sha256", x.sha256);
+    f("sha256", x.sha256, events::required);
   }
 };
 
@@ -809,7 +829,7 @@ struct storage_job_released {
   std::string job_id;
   template <class S, class F>
   static void describe(S& x, F&& f) {
-    f("job_id", x.job_id);
+    f("job_id", x.job_id, events::required);
   }
 };
 

@@ -20,35 +20,45 @@ domain_error conflict(const job& j, job_status requested) {
           {{"job_id", j.id}, {"current_status", to_string(j.status)}, {"requested_status", to_string(requested)}}, ""};
 }
 
-decision emit(const job& j, const std::string& type, json payload) {
+decision emit(const job& j, ev::payload payload) {
   decision d;
-  d.events.push_back({job_stream(j.id), type, std::move(payload)});
+  d.events.push_back({job_stream(j.id), std::move(payload)});
   return d;
 }
 
-json checkpoint_fields(const checkpoint_report& r) {
-  json p = json::object();
-  if (r.manifest_path) p["checkpoint_manifest_path"] = *r.manifest_path;
-  if (r.progress) p["progress"] = *r.progress;
-  if (r.progress_codes) p["progress_codes"] = *r.progress_codes;
-  if (r.cycle_status) p["checkpoint_cycle_status"] = *r.cycle_status;
-  if (r.cycle_failures) p["checkpoint_cycle_failures"] = *r.cycle_failures;
-  if (r.seconds) p["checkpoint_seconds"] = *r.seconds;
+template <class E>
+E checkpoint_fields(const checkpoint_report& r, const std::string& worker_id) {
+  E p;
+  p.checkpoint_manifest_path = r.manifest_path;
+  p.progress = r.progress;
+  p.progress_codes = r.progress_codes;
+  p.checkpoint_cycle_status = r.cycle_status;
+  p.checkpoint_cycle_failures = r.cycle_failures;
+  p.checkpoint_seconds = r.seconds;
+  p.worker_id = worker_id;
   return p;
 }
 
-std::string requeue_type(loss_cause c) {
-  switch (c) {
-    case loss_cause::deregistered: return "job.requeued_after_deregister";
-    case loss_cause::reaped: return "job.requeued_after_reap";
-    case loss_cause::orphaned: return "job.requeued_after_orphan";
-    case loss_cause::preempted: return "job.requeued_after_preempt";
-  }
-  return "job.requeued_after_reap";
+template <class E>
+E requeued(const job& j) {
+  E p;
+  p.worker_id = j.assigned_worker_id;
+  p.from_status = to_string(j.status);
+  return p;
 }
 
 json time_or_null(const std::optional<time_us>& t) {
   return t ? json(events::format_time_us(*t)) : json(nullptr);
+}
+
+ev::payload requeue_event(loss_cause c, const job& j) {
+  switch (c) {
+    case loss_cause::deregistered: return requeued<ev::job_requeued_after_deregister>(j);
+    case loss_cause::reaped: return requeued<ev::job_requeued_after_reap>(j);
+    case loss_cause::orphaned: return requeued<ev::job_requeued_after_orphan>(j);
+    case loss_cause::preempted: return requeued<ev::job_requeued_after_preempt>(j);
+  }
+  return requeued<ev::job_requeued_after_reap>(j);
 }
 
 }  // namespace
@@ -107,132 +117,105 @@ domain_error job_pruned(const std::string& id, job_status status) {
 
 decision decide_create(const job* existing, const create_job& c, time_us now) {
   if (existing) return decision::refuse(job_exists(c.id));
-  json p = {{"title", c.title},
-            {"input_bundle_path", c.input_bundle_path},
-            {"worker_image_key", c.worker_image_key},
-            {"preferred_clusters", c.preferred_clusters},
-            {"comment", c.comment},
-            {"max_attempts", c.max_attempts}};
-  if (!c.requeued_from.empty()) p["requeued_from"] = c.requeued_from;
-  if (!c.latest_checkpoint_manifest_path.empty()) p["latest_checkpoint_manifest_path"] = c.latest_checkpoint_manifest_path;
-  if (c.last_checkpoint_at) p["last_checkpoint_at_us"] = *c.last_checkpoint_at;
-  p["user"] = c.user;
-  p["account"] = c.account;
-  p["partition"] = c.partition;
-  p["qos"] = c.qos;
-  if (c.nice) p["nice"] = c.nice;
-  if (c.gpu_count != 1) p["gpu_count"] = c.gpu_count;
-  if (c.time_limit_seconds) p["time_limit_seconds"] = *c.time_limit_seconds;
-  if (!c.checkpoints) p["checkpoints"] = false;  // absent: true (older logs too)
-  if (!c.requeue) p["requeue"] = false;          // likewise
-  if (c.interactive) p["interactive"] = true;
-  if (!c.conformance.empty()) p["conformance"] = c.conformance;
-  if (c.checkpoint_seconds) p["checkpoint_seconds"] = *c.checkpoint_seconds;
-  if (c.hold) p["hold"] = true;
-  if (!c.depends_on.empty()) p["depends_on"] = to_json(c.depends_on);
-  if (!c.array_id.empty()) {
-    p["array_id"] = c.array_id;
-    p["array_index"] = c.array_index;
-  }
+  ev::job_created p;
+  p.title = c.title;
+  p.input_bundle_path = c.input_bundle_path;
+  p.worker_image_key = c.worker_image_key;
+  p.preferred_clusters = c.preferred_clusters;
+  p.comment = c.comment;
+  p.max_attempts = c.max_attempts;
+  p.requeued_from = c.requeued_from;
+  p.latest_checkpoint_manifest_path = c.latest_checkpoint_manifest_path;
+  p.last_checkpoint_at_us = c.last_checkpoint_at;
+  p.user = c.user;
+  p.account = c.account;
+  p.partition = c.partition;
+  p.qos = c.qos;
+  p.nice = c.nice;
+  p.gpu_count = c.gpu_count;
+  p.time_limit_seconds = c.time_limit_seconds;
+  p.checkpoints = c.checkpoints;
+  p.requeue = c.requeue;
+  p.interactive = c.interactive;
+  p.conformance = c.conformance;
+  p.checkpoint_seconds = c.checkpoint_seconds;
+  p.hold = c.hold;
+  if (!c.depends_on.empty()) p.depends_on = to_json(c.depends_on);
+  p.array_id = c.array_id;
+  p.array_index = c.array_index;
   decision d;
-  d.events.push_back({job_stream(c.id), "job.created", std::move(p)});
+  d.events.push_back({job_stream(c.id), std::move(p)});
   return d;
-}
-
-decision decide_assign_json(const job& j, const std::string& worker_id, json decision_record, time_us now) {
-  if (j.status != job_status::queued) return decision::refuse(conflict(j, job_status::assigned));
-  json p(json::value_t::object);
-  p["worker_id"] = worker_id;
-  p["attempt"] = next_attempt(j);
-  p["decision"] = std::move(decision_record);
-  return emit(j, "job.assigned", std::move(p));
 }
 
 decision decide_assign(const job& j, const std::string& worker_id, assignment_record decision_record, time_us now) {
   if (j.status != job_status::queued) return decision::refuse(conflict(j, job_status::assigned));
-  decision d;
-  d.events.push_back({job_stream(j.id), "job.assigned", nullptr,
-                      std::make_shared<const assigned_payload>(
-                          assigned_payload{next_attempt(j), std::move(decision_record), worker_id})});
-  return d;
+  return emit(j, ev::job_assigned{next_attempt(j), std::move(decision_record), worker_id});
 }
 
 decision decide_start(const job& j, time_us now) {
   if (j.status == job_status::running) return {};  // idempotent: a retried start changes nothing
   if (j.status != job_status::assigned) return decision::refuse(conflict(j, job_status::running));
-  return emit(j, "job.started", {{"worker_id", j.assigned_worker_id}});
+  return emit(j, ev::job_started{j.assigned_worker_id});
 }
 
 decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now) {
   bool accepts = j.status == job_status::assigned || j.status == job_status::running ||
                  j.status == job_status::cancelling || j.status == job_status::handoff;
   if (!accepts) return decision::refuse(conflict(j, j.status));
-  auto p = checkpoint_fields(r);
-  p["worker_id"] = j.assigned_worker_id;
-  return emit(j, "job.checkpointed", std::move(p));
+  return emit(j, checkpoint_fields<ev::job_checkpointed>(r, j.assigned_worker_id));
 }
 
-decision decide_handoff_start(const job& j, const json& details, time_us now) {
+decision decide_handoff_start(const job& j, ev::job_handoff_started details, time_us now) {
   if (j.status != job_status::running) return decision::refuse(conflict(j, job_status::handoff));
-  json p = details;
-  p["worker_id"] = j.assigned_worker_id;
-  return emit(j, "job.handoff_started", std::move(p));
+  details.worker_id = j.assigned_worker_id;
+  return emit(j, std::move(details));
 }
 
 decision decide_handoff_complete(const job& j, const checkpoint_report& r, time_us now) {
   // Only from handoff: RelayMD's requeue-in-place let it skip handoff/start entirely.
   if (j.status != job_status::handoff) return decision::refuse(conflict(j, job_status::queued));
-  auto p = checkpoint_fields(r);
-  p["worker_id"] = j.assigned_worker_id;
-  return emit(j, "job.handoff_completed", std::move(p));
+  return emit(j, checkpoint_fields<ev::job_handoff_completed>(r, j.assigned_worker_id));
 }
 
 decision decide_complete(const job& j, time_us now) {
   if (j.status != job_status::assigned && j.status != job_status::running)
     return decision::refuse(conflict(j, job_status::completed));
-  return emit(j, "job.completed", {{"worker_id", j.assigned_worker_id}});
+  return emit(j, ev::job_completed{j.assigned_worker_id});
 }
 
-decision decide_fail(const job& j, const json& details, time_us now) {
+decision decide_fail(const job& j, ev::job_failed details, time_us now) {
   if (j.status != job_status::assigned && j.status != job_status::running)
     return decision::refuse(conflict(j, job_status::failed));
-  json p = details;
-  p["worker_id"] = j.assigned_worker_id;
-  if (!p.contains("reason")) p["reason"] = "payload_failed";
-  return emit(j, "job.failed", std::move(p));
+  details.worker_id = j.assigned_worker_id;
+  return emit(j, std::move(details));
 }
 
 decision decide_progress(const job& j, const std::string& worker_id, std::optional<double> progress,
                          const std::optional<json>& codes, time_us now) {
   if (j.assigned_worker_id != worker_id || !occupies_worker(j.status)) return {};  // RelayMD: silently ignored
-  json p = {{"worker_id", worker_id}};
-  bool changed = false;
-  if (progress && (!j.progress || *j.progress != *progress)) {
-    p["progress"] = *progress;
-    changed = true;
-  }
-  if (codes && *codes != j.progress_codes) {
-    p["progress_codes"] = *codes;
-    changed = true;
-  }
-  if (!changed) return {};  // heartbeats repeat themselves; the log records changes only
-  return emit(j, "job.progress_reported", std::move(p));
+  ev::job_progress_reported p;
+  p.worker_id = worker_id;
+  if (progress && (!j.progress || *j.progress != *progress)) p.progress = *progress;
+  if (codes && *codes != j.progress_codes) p.progress_codes = *codes;
+  if (!p.progress && !p.progress_codes) return {};  // heartbeats repeat themselves; the log records changes only
+  return emit(j, std::move(p));
 }
 
 decision decide_cancel(const job& j, bool force, time_us now) {
-  if (j.status == job_status::queued) return emit(j, "job.cancelled", {{"from_status", "queued"}});
+  if (j.status == job_status::queued) return emit(j, ev::job_cancelled{std::nullopt, std::nullopt, "queued", std::nullopt, std::nullopt});
   if (j.status == job_status::running && !force) {
     std::string msg = "Running job requires force=true";
     return decision::refuse({error_kind::conflict, "force_required", msg, {{"job_id", j.id}, {"current_status", "running"}}, ""});
   }
   if (j.status == job_status::assigned || j.status == job_status::running || j.status == job_status::handoff)
-    return emit(j, "job.cancel_requested", {{"force", force}, {"worker_id", j.assigned_worker_id}});
+    return emit(j, ev::job_cancel_requested{force, j.assigned_worker_id});
   return decision::refuse(conflict(j, job_status::cancelling));
 }
 
 decision decide_finish_cancel(const job& j, time_us now) {
   if (j.status != job_status::cancelling) return decision::refuse(conflict(j, job_status::cancelled));
-  return emit(j, "job.cancelled", {{"from_status", "cancelling"}, {"worker_id", j.assigned_worker_id}});
+  return emit(j, ev::job_cancelled{std::nullopt, std::nullopt, "cancelling", std::nullopt, j.assigned_worker_id});
 }
 
 bool counts_as_lost(loss_cause c) { return c != loss_cause::deregistered; }
@@ -243,14 +226,16 @@ decision decide_worker_lost(const job& j, loss_cause cause, time_us now) {
     return decision::refuse(conflict(j, job_status::queued));
   // Only an unplanned loss counts against the job: a handoff or a worker that deregisters
   // (a pilot giving back a job it has no time left for) is the relay working as meant.
-  if (counts_as_lost(cause) && j.lost_workers + 1 >= j.max_attempts)
-    return emit(j, "job.failed",
-                {{"worker_id", j.assigned_worker_id},
-                 {"reason", "max_attempts_exceeded"},
-                 {"detail", "worker " + std::string(to_string(cause)) + ": " + std::to_string(j.lost_workers + 1) +
-                                " of " + std::to_string(j.max_attempts) + " attempts lost their worker"},
-                 {"cause", to_string(cause)}});
-  return emit(j, requeue_type(cause), {{"worker_id", j.assigned_worker_id}, {"from_status", to_string(j.status)}});
+  if (counts_as_lost(cause) && j.lost_workers + 1 >= j.max_attempts) {
+    ev::job_failed f;
+    f.worker_id = j.assigned_worker_id;
+    f.reason = "max_attempts_exceeded";
+    f.detail = "worker " + std::string(to_string(cause)) + ": " + std::to_string(j.lost_workers + 1) + " of " +
+               std::to_string(j.max_attempts) + " attempts lost their worker";
+    f.cause = to_string(cause);
+    return emit(j, std::move(f));
+  }
+  return emit(j, requeue_event(cause, j));
 }
 
 decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
@@ -286,7 +271,7 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
   clone.checkpoint_seconds = j.checkpoint_seconds;
   clone.depends_on = j.depends_on;
   auto d = decide_create(nullptr, clone, now);
-  d.events.insert(d.events.begin(), {job_stream(j.id), "job.requeued_as", {{"new_job_id", new_id}}});
+  d.events.insert(d.events.begin(), {job_stream(j.id), ev::job_requeued_as{new_id}});
   return d;
 }
 
@@ -298,7 +283,7 @@ static domain_error not_queued(const job& j, const char* what) {
 decision decide_hold(const job& j, bool by_admin, time_us now) {
   if (j.status != job_status::queued) return decision::refuse(not_queued(j, "held"));
   if (j.held && (j.admin_hold || !by_admin)) return {};  // already held as firmly: nothing changes
-  return emit(j, "job.held", by_admin ? json{{"admin", true}} : json::object());
+  return emit(j, ev::job_held{by_admin});
 }
 
 decision decide_release(const job& j, bool by_admin, time_us now) {
@@ -307,7 +292,7 @@ decision decide_release(const job& j, bool by_admin, time_us now) {
   if (j.admin_hold && !by_admin)
     return decision::refuse({error_kind::forbidden, "admin_hold", "an admin held this job; only an admin releases it",
                              {{"job_id", j.id}}, ""});
-  return emit(j, "job.released", json::object());
+  return emit(j, ev::job_released{});
 }
 
 time_us accrued_at(const job& j, time_us at) {
@@ -319,7 +304,7 @@ decision decide_prune(const job& j, time_us now) {
   if (j.pruned) return {};
   // The queue's last word on it, which its own stream cannot tell: a pruned job is read back
   // from its stream alone (the world keeps only a stub), and reads as it was.
-  return emit(j, "job.pruned", {{"priority", j.priority}, {"priority_tier", j.priority_tier}});
+  return emit(j, ev::job_pruned{j.priority, j.priority_tier});
 }
 
 bool preemptible_state(const job& j) {
@@ -328,15 +313,11 @@ bool preemptible_state(const job& j) {
 
 decision decide_preempt(const job& j, const std::string& by, const std::string& mode, time_us grace_until, time_us now) {
   if (!preemptible_state(j)) return decision::refuse(conflict(j, mode == "cancel" ? job_status::cancelling : job_status::handoff));
-  json p(json::value_t::object);
-  p["by"] = by;
-  p["mode"] = mode;
-  p["worker_id"] = j.assigned_worker_id;
-  p["grace_until"] = events::format_time_us(grace_until);
-  return emit(j, "job.preempted", std::move(p));
+  return emit(j, ev::job_preempted{by, events::format_time_us(grace_until), mode, j.assigned_worker_id});
 }
 
 void evolve(job& j, const std::string& type, const json& p, time_us at) { evolve(j, read_job_change(type, p), at); }
+void evolve(job& j, const ev::payload& p, time_us at) { evolve(j, change_of(p), at); }
 
 double runtime_seconds(const job& j, time_us now) {
   time_us total = 0;

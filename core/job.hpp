@@ -199,18 +199,16 @@ decision decide_create(const job* existing, const create_job& c, time_us now);
 // 409s: the id is taken (by a job, pruned or not); the job was pruned (any change to it).
 domain_error job_exists(const std::string& id);
 domain_error job_pruned(const std::string& id, job_status status);
-// A poll's assignment: the event carries its payload typed (core/domain.hpp's assigned).
-struct assignment_record;
+// A poll's assignment, with the decision's record.
 decision decide_assign(const job& j, const std::string& worker_id, assignment_record decision_record, time_us now);
-// The same with any JSON as the record (tests forge records a poll would not make).
-decision decide_assign_json(const job& j, const std::string& worker_id, nlohmann::json decision_record, time_us now);
 // Worker reports on a job. Who may send them is core/access.hpp's authorize_job().
 decision decide_start(const job& j, time_us now);
 decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now);
-decision decide_handoff_start(const job& j, const nlohmann::json& details, time_us now);
+// (details: what the worker said; the worker's id is filled in)
+decision decide_handoff_start(const job& j, ev::job_handoff_started details, time_us now);
 decision decide_handoff_complete(const job& j, const checkpoint_report& r, time_us now);
 decision decide_complete(const job& j, time_us now);
-decision decide_fail(const job& j, const nlohmann::json& details, time_us now);
+decision decide_fail(const job& j, ev::job_failed details, time_us now);
 decision decide_progress(const job& j, const std::string& worker_id, std::optional<double> progress,
                          const std::optional<nlohmann::json>& codes, time_us now);
 decision decide_cancel(const job& j, bool force, time_us now);
@@ -234,6 +232,7 @@ decision decide_release(const job& j, bool by_admin, time_us now);
 
 // Applies one job event. Unknown types leave the job unchanged (forward compatibility).
 void evolve(job& j, const std::string& type, const nlohmann::json& payload, time_us at);
+void evolve(job& j, const ev::payload& payload, time_us at);
 
 // RelayMD's JobRead shape plus baton's fields, runtime figures computed at `now`.
 nlohmann::json to_json(const job& j, time_us now);

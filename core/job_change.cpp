@@ -12,18 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-// The fields a checkpoint report, a handoff or a requeue may carry, each only when present.
-checkpoint_report read_checkpoint_fields(const json& p) {
-  checkpoint_report r;
-  if (auto it = p.find("checkpoint_manifest_path"); it != p.end()) r.manifest_path = it->get<std::string>();
-  if (auto it = p.find("progress"); it != p.end()) r.progress = it->get<double>();
-  if (auto it = p.find("progress_codes"); it != p.end()) r.progress_codes = *it;
-  if (auto it = p.find("checkpoint_cycle_status"); it != p.end()) r.cycle_status = it->get<std::string>();
-  if (auto it = p.find("checkpoint_cycle_failures"); it != p.end()) r.cycle_failures = *it;
-  if (auto it = p.find("checkpoint_seconds"); it != p.end()) r.seconds = it->get<double>();
-  return r;
-}
-
 void apply_checkpoint_fields(job& j, checkpoint_report&& r, time_us at) {
   if (r.manifest_path) {
     j.latest_checkpoint_manifest_path = std::move(*r.manifest_path);
@@ -45,35 +33,48 @@ void close_segment(job& j, time_us at) {
   if (!j.segments.empty() && !j.segments.back().ended_at) j.segments.back().ended_at = at;
 }
 
-create_job read_created(const json& p) {
+// (P: the payload, to move from, or const, to copy the fields read from)
+template <class P>
+create_job created_of(P&& p) {
   create_job c;
-  c.title = p.value("title", "");
-  c.input_bundle_path = p.value("input_bundle_path", "");
-  c.worker_image_key = p.value("worker_image_key", "");
-  c.preferred_clusters = p.value("preferred_clusters", std::vector<std::string>{});
-  c.comment = p.value("comment", "");
-  c.max_attempts = number_or(p, "max_attempts", 5u);
-  c.requeued_from = p.value("requeued_from", "");
-  c.latest_checkpoint_manifest_path = p.value("latest_checkpoint_manifest_path", "");
-  if (p.contains("last_checkpoint_at_us")) c.last_checkpoint_at = number_or(p, "last_checkpoint_at_us", time_us{0});
-  c.user = p.value("user", "");
-  c.account = p.value("account", "");
-  c.partition = p.value("partition", "");
-  c.qos = p.value("qos", "");
-  c.nice = number_or(p, "nice", int64_t{0});
-  c.gpu_count = number_or(p, "gpu_count", 1u);
-  if (auto it = p.find("time_limit_seconds"); it != p.end() && it->is_number())
-    c.time_limit_seconds = number_or(p, "time_limit_seconds", int64_t{0});
-  c.checkpoints = p.value("checkpoints", true);
-  c.requeue = p.value("requeue", true);
-  c.interactive = p.value("interactive", false);
-  c.conformance = p.value("conformance", "");
-  if (auto it = p.find("checkpoint_seconds"); it != p.end()) c.checkpoint_seconds = it->get<double>();
-  c.hold = p.value("hold", false);
-  c.depends_on = dependencies_from_json(p.value("depends_on", json::array()));
-  c.array_id = p.value("array_id", "");
-  c.array_index = number_or(p, "array_index", 0u);
+  c.title = std::move(p.title);
+  c.input_bundle_path = std::move(p.input_bundle_path);
+  c.worker_image_key = std::move(p.worker_image_key);
+  c.preferred_clusters = std::move(p.preferred_clusters);
+  c.comment = std::move(p.comment);
+  c.max_attempts = p.max_attempts;
+  c.requeued_from = std::move(p.requeued_from);
+  c.latest_checkpoint_manifest_path = std::move(p.latest_checkpoint_manifest_path);
+  c.last_checkpoint_at = p.last_checkpoint_at_us;
+  c.user = std::move(p.user);
+  c.account = std::move(p.account);
+  c.partition = std::move(p.partition);
+  c.qos = std::move(p.qos);
+  c.nice = p.nice;
+  c.gpu_count = p.gpu_count;
+  c.time_limit_seconds = p.time_limit_seconds;
+  c.checkpoints = p.checkpoints;
+  c.requeue = p.requeue;
+  c.interactive = p.interactive;
+  c.conformance = std::move(p.conformance);
+  c.checkpoint_seconds = p.checkpoint_seconds;
+  c.hold = p.hold;
+  c.depends_on = dependencies_from_json(p.depends_on.is_null() ? json::array() : p.depends_on);
+  c.array_id = std::move(p.array_id);
+  c.array_index = p.array_index;
   return c;
+}
+
+template <class E>
+checkpoint_report checkpoint_of(E&& p) {
+  checkpoint_report r;
+  r.manifest_path = std::move(p.checkpoint_manifest_path);
+  r.progress = p.progress;
+  r.progress_codes = std::move(p.progress_codes);
+  r.cycle_status = std::move(p.checkpoint_cycle_status);
+  r.cycle_failures = std::move(p.checkpoint_cycle_failures);
+  r.seconds = p.checkpoint_seconds;
+  return r;
 }
 
 }  // namespace
@@ -108,55 +109,93 @@ job_event job_event_of(std::string_view type) {
   return job_event::other;
 }
 
-job_change read_job_change(std::string_view type, const json& p) {
+namespace {
+
+template <class Payload>
+job_change change_from(Payload&& payload) {
   job_change c;
-  c.kind = job_event_of(type);
-  switch (c.kind) {
-    case job_event::created:
-      c.created = read_created(p);
-      break;
-    case job_event::assigned:
-      c.worker_id = p.at("worker_id").get<std::string>();
-      c.attempt = number_if<uint32_t>(p, "attempt");
-      if (auto d = p.find("decision"); d != p.end() && d->is_object() && d->contains("conformance_pin"))
-        c.conformance_pin = (*d)["conformance_pin"].get<std::string>();
-      break;
-    case job_event::checkpointed:
-    case job_event::progress_reported:
-    case job_event::handoff_completed:
-    case job_event::requeued_after_deregister:
-    case job_event::requeued_after_reap:
-    case job_event::requeued_after_orphan:
-    case job_event::requeued_after_preempt:
-      c.checkpoint = read_checkpoint_fields(p);
-      break;
-    case job_event::failed:
-      if (auto it = p.find("failure_artifact_path"); it != p.end()) c.failure_artifact_path = it->get<std::string>();
-      c.reason = p.value("reason", "");
-      break;
-    case job_event::cancelled:
-      if (auto it = p.find("reason"); it != p.end()) c.reason = it->get<std::string>();
-      break;
-    case job_event::requeued_as:
-      c.new_job_id = p.at("new_job_id").get<std::string>();
-      break;
-    case job_event::pruned:
-      c.priority = number_if<int64_t>(p, "priority");
-      c.priority_tier = number_if<int>(p, "priority_tier");
-      break;
-    case job_event::held:
-      c.admin = p.value("admin", false);
-      break;
-    case job_event::preempted:
-      c.by = p.value("by", "");
-      c.mode = p.value("mode", "requeue");
-      c.grace_until = events::parse_time_us(p.value("grace_until", ""));
-      break;
-    default:
-      break;
-  }
+  std::visit(
+      [&](auto&& p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, ev::job_created>) {
+          c.kind = job_event::created;
+          c.created = created_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_assigned>) {
+          c.kind = job_event::assigned;
+          c.worker_id = std::move(p.worker_id);
+          if (p.attempt) c.attempt = p.attempt;
+          c.conformance_pin = std::move(p.decision.conformance_pin);
+        } else if constexpr (std::is_same_v<T, ev::job_started>) {
+          c.kind = job_event::started;
+        } else if constexpr (std::is_same_v<T, ev::job_checkpointed>) {
+          c.kind = job_event::checkpointed;
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_handoff_completed>) {
+          c.kind = job_event::handoff_completed;
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_progress_reported>) {
+          c.kind = job_event::progress_reported;
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_handoff_started>) {
+          c.kind = job_event::handoff_started;
+        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister>) {
+          c.kind = job_event::requeued_after_deregister;
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_reap>) {
+          c.kind = job_event::requeued_after_reap;
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_orphan>) {
+          c.kind = job_event::requeued_after_orphan;
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_preempt>) {
+          c.kind = job_event::requeued_after_preempt;
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_completed>) {
+          c.kind = job_event::completed;
+        } else if constexpr (std::is_same_v<T, ev::job_failed>) {
+          c.kind = job_event::failed;
+          c.failure_artifact_path = std::move(p.failure_artifact_path);
+          c.reason = std::move(p.reason);
+        } else if constexpr (std::is_same_v<T, ev::job_cancel_requested>) {
+          c.kind = job_event::cancel_requested;
+        } else if constexpr (std::is_same_v<T, ev::job_cancelled>) {
+          c.kind = job_event::cancelled;
+          c.reason = std::move(p.reason);
+        } else if constexpr (std::is_same_v<T, ev::job_requeued_as>) {
+          c.kind = job_event::requeued_as;
+          c.new_job_id = std::move(p.new_job_id);
+        } else if constexpr (std::is_same_v<T, ev::job_pruned>) {
+          c.kind = job_event::pruned;
+          c.priority = p.priority;
+          c.priority_tier = p.priority_tier;
+        } else if constexpr (std::is_same_v<T, ev::job_held>) {
+          c.kind = job_event::held;
+          c.admin = p.admin;
+        } else if constexpr (std::is_same_v<T, ev::job_released>) {
+          c.kind = job_event::released;
+        } else if constexpr (std::is_same_v<T, ev::job_preempted>) {
+          c.kind = job_event::preempted;
+          c.by = std::move(p.by);
+          c.mode = p.mode.empty() ? std::string("requeue") : std::move(p.mode);
+          c.grace_until = events::parse_time_us(p.grace_until);
+        } else if constexpr (std::is_same_v<T, ev::unknown_event>) {
+          // An event kept as its bytes applies as what they say (a type this build does not
+          // know changes nothing but the job's updated_at: forward compatibility).
+          auto typed = ev::decode(p.type, p.schema, p.bytes);
+          if (!std::holds_alternative<ev::unknown_event>(typed)) c = change_of(std::move(typed));
+        }
+        // Another stream's event changes nothing here.
+      },
+      std::forward<Payload>(payload));
   return c;
 }
+
+}  // namespace
+
+job_change change_of(ev::payload&& p) { return change_from(std::move(p)); }
+job_change change_of(const ev::payload& p) { return change_from(p); }
+
+job_change read_job_change(std::string_view type, const json& p) { return change_of(ev::from_json(type, p)); }
 
 void evolve(job& j, job_change&& c, time_us at) {
   j.updated_at = at;
@@ -312,15 +351,6 @@ std::optional<job_status> status_set_by(job_event k, std::string_view preempt_mo
     case job_event::other: return std::nullopt;
   }
   return std::nullopt;
-}
-
-job_change assigned_change(const assigned_payload& p) {
-  job_change c;
-  c.kind = job_event::assigned;
-  c.worker_id = p.worker_id;
-  c.attempt = p.attempt;
-  c.conformance_pin = p.decision.conformance_pin;
-  return c;
 }
 
 }  // namespace baton::core

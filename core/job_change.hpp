@@ -1,8 +1,8 @@
 #pragma once
-// What one job event changes, read from its payload once. evolve() (core/job.hpp) applies a
-// job_change; the JSON form of evolve reads one and applies it, so there is one rule. A
-// replay reads them on its reading thread, ahead of the thread that applies them
-// (replay/rederive.cpp), which then looks up no payload field and compares no type string.
+// What one job event changes, read from its typed payload once. evolve() (core/job.hpp)
+// applies a job_change, so there is one rule. A replay reads them on its reading thread, ahead
+// of the thread that applies them (replay/rederive.cpp), which then looks up no payload field
+// and compares no type string.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,12 +45,13 @@ struct job_change {
   std::optional<time_us> grace_until;  // absent or unreadable: the event's own time
 };
 
-// Reads the payload as evolve() would; throws where it would (a field of the wrong type).
+// What a job event's typed payload changes (core/event_types.hpp): the one reading of job
+// events. Another stream's event, or one this build does not know, changes nothing.
+job_change change_of(ev::payload&& p);
+job_change change_of(const ev::payload& p);  // (copies only what it reads)
+// The same from a JSON payload (ev::from_json, then change_of); throws events::payload_error
+// naming a field that does not read.
 job_change read_job_change(std::string_view type, const nlohmann::json& payload);
-
-// The change a typed job.assigned makes: what read_job_change reads from its JSON.
-struct assigned_payload;
-job_change assigned_change(const assigned_payload& p);
 
 // The status evolve() leaves a job in after an event of this kind, when the kind sets one
 // (job.preempted only in mode "cancel"): for readers that follow statuses without keeping

@@ -11,15 +11,14 @@ decision decide_create_operator(const operator_account* existing, const std::str
     return decision::refuse({error_kind::conflict, "operator_exists", "operator '" + name + "' already exists",
                              {{"name", name}}, "name"});
   decision d;
-  d.events.push_back({operator_stream(name), "operator.created",
-                      {{"role", admin ? "admin" : "user"}, {"accounts", accounts}, {"token_sha256", token_sha256}}});
+  d.events.push_back({operator_stream(name), ev::operator_created{accounts, admin ? "admin" : "user", token_sha256}});
   return d;
 }
 
 decision decide_revoke_operator(const operator_account& o) {
   if (o.revoked) return {};  // already revoked: nothing changes
   decision d;
-  d.events.push_back({operator_stream(o.name), "operator.revoked", nlohmann::json::object()});
+  d.events.push_back({operator_stream(o.name), ev::operator_revoked{}});
   return d;
 }
 
@@ -29,25 +28,23 @@ decision decide_rotate_operator_token(const operator_account& o, const std::stri
     return decision::refuse({error_kind::conflict, "operator_revoked", "operator '" + o.name + "' is revoked",
                              {{"name", o.name}}, "name"});
   decision d;
-  d.events.push_back({operator_stream(o.name), "operator.token_rotated",
-                      {{"token_sha256", token_sha256},
-                       {"grace_seconds", grace_seconds},
-                       {"previous_valid_until_us", now + grace_seconds * 1'000'000}}});
+  d.events.push_back({operator_stream(o.name),
+                      ev::operator_token_rotated{grace_seconds, now + grace_seconds * 1'000'000, token_sha256}});
   return d;
 }
 
-void evolve(operator_account& o, const std::string& type, const nlohmann::json& p, time_us at) {
-  if (type == "operator.created") {
-    o.admin = p.value("role", "user") == "admin";
-    o.accounts = p.value("accounts", std::vector<std::string>{});
-    o.token = rotating_secret{p.value("token_sha256", ""), "", 0};
+void evolve(operator_account& o, const ev::payload& payload, time_us at) {
+  if (const auto* p = std::get_if<ev::operator_created>(&payload)) {
+    o.admin = p->role == "admin";
+    o.accounts = p->accounts;
+    o.token = rotating_secret{p->token_sha256, "", 0};
     o.revoked = false;
     o.created_at = at;
     o.token_rotated_at = 0;
-  } else if (type == "operator.token_rotated") {
-    rotate(o.token, p.value("token_sha256", ""), number_or(p, "previous_valid_until_us", time_us{0}));
+  } else if (const auto* r = std::get_if<ev::operator_token_rotated>(&payload)) {
+    rotate(o.token, r->token_sha256, r->previous_valid_until_us);
     o.token_rotated_at = at;
-  } else if (type == "operator.revoked") {
+  } else if (std::holds_alternative<ev::operator_revoked>(payload)) {
     o.revoked = true;
     o.token = {};
   }

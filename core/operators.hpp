@@ -30,6 +30,6 @@ decision decide_revoke_operator(const operator_account& o);
 // A new token for o; the old one is accepted for grace_seconds more (0: refused at once).
 decision decide_rotate_operator_token(const operator_account& o, const std::string& token_sha256, int64_t grace_seconds,
                                       time_us now);
-void evolve(operator_account& o, const std::string& type, const nlohmann::json& payload, time_us at);
+void evolve(operator_account& o, const ev::payload& payload, time_us at);
 
 }  // namespace baton::core

@@ -11,6 +11,8 @@
 #include <optional>
 #include <type_traits>
 
+#include "events/described.hpp"
+
 namespace baton::core {
 
 // A JSON value read as a number of type T: nothing when it is not a number or out of T's range.
@@ -21,25 +23,7 @@ std::optional<T> number_value(const nlohmann::json& v) {
   if constexpr (std::is_floating_point_v<T>) {
     return v.template get<T>();
   } else {
-    using limits = std::numeric_limits<T>;
-    if (v.is_number_unsigned()) {
-      const auto n = v.template get<uint64_t>();
-      if (n <= static_cast<uint64_t>(limits::max())) return static_cast<T>(n);
-      return std::nullopt;
-    }
-    if (v.is_number_integer()) {
-      const auto n = v.template get<int64_t>();
-      if constexpr (std::is_signed_v<T>) {
-        if (n >= static_cast<int64_t>(limits::min()) && n <= static_cast<int64_t>(limits::max())) return static_cast<T>(n);
-      } else {
-        if (n >= 0 && static_cast<uint64_t>(n) <= static_cast<uint64_t>(limits::max())) return static_cast<T>(n);
-      }
-      return std::nullopt;
-    }
-    const double d = v.template get<double>();
-    // Strictly inside the range: limits::max() of a 64-bit type rounds up to 2^63 or 2^64 as a double.
-    if (!std::isfinite(d) || d < static_cast<double>(limits::min()) || d >= static_cast<double>(limits::max())) return std::nullopt;
-    return static_cast<T>(d);
+    return events::described_detail::integer_of<T>(v);  // (one rule with the typed payloads' reader)
   }
 }
 

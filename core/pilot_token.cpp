@@ -21,20 +21,16 @@ decision decide_rotate_pilot_token(const rotating_secret& recorded, const pilot_
                              nlohmann::json::object(), ""});
   const std::string& in_use = recorded.sha256.empty() ? configured.sha256 : recorded.sha256;
   decision d;
-  d.events.push_back({pilot_stream, "pilot.token_rotated",
-                      {{"token_sha256", new_sha256},
-                       {"previous_sha256", in_use},
-                       {"grace_seconds", grace_seconds},
-                       {"previous_valid_until_us", now + grace_seconds * 1'000'000}}});
+  d.events.push_back({pilot_stream, ev::pilot_token_rotated{grace_seconds, in_use, now + grace_seconds * 1'000'000, new_sha256}});
   return d;
 }
 
-void evolve_pilot_token(rotating_secret& recorded, time_us& rotated_at, const std::string& type,
-                        const nlohmann::json& p, time_us at) {
-  if (type != "pilot.token_rotated") return;
-  recorded.sha256 = p.value("token_sha256", "");
-  recorded.previous_sha256 = p.value("previous_sha256", "");
-  recorded.previous_valid_until = number_or(p, "previous_valid_until_us", time_us{0});
+void evolve_pilot_token(rotating_secret& recorded, time_us& rotated_at, const ev::payload& payload, time_us at) {
+  const auto* p = std::get_if<ev::pilot_token_rotated>(&payload);
+  if (!p) return;
+  recorded.sha256 = p->token_sha256;
+  recorded.previous_sha256 = p->previous_sha256;
+  recorded.previous_valid_until = p->previous_valid_until_us;
   rotated_at = at;
 }
 

@@ -32,7 +32,6 @@ decision decide_rotate_pilot_token(const rotating_secret& recorded, const pilot_
                                    const std::string& new_sha256, int64_t grace_seconds, time_us now);
 
 // pilot.token_rotated applied: the recorded secret follows the event alone.
-void evolve_pilot_token(rotating_secret& recorded, time_us& rotated_at, const std::string& type,
-                        const nlohmann::json& payload, time_us at);
+void evolve_pilot_token(rotating_secret& recorded, time_us& rotated_at, const ev::payload& payload, time_us at);
 
 }  // namespace baton::core

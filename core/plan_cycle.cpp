@@ -44,8 +44,6 @@ std::vector<const job*> pending_in_order(const world& w, size_t cap) {
   return out;
 }
 
-json time_or_null(time_us t) { return t >= time_never ? json(nullptr) : json(events::format_time_us(t)); }
-
 // A plan row's text as dump() writes row_of's object (keys in order; "start" for a
 // reservation), written straight from the plan for its digest: building every reservation as
 // a JSON value to dump it was most of what an unchanged plan cost.
@@ -166,13 +164,11 @@ plan run_planner(const plan_snapshot& snap) { return backfill(snap.view.input, s
 decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   const auto& v = snap.view;
   const auto& s = snap.settings;
-  // (Rows built member by member: an initializer list of pairs copies each value twice.)
   auto row_of = [&](const std::string& job_id, uint32_t node, time_us end) {
-    json row(json::value_t::object);
-    auto& fields = *row.get_ptr<json::object_t*>();
-    fields.emplace("end", time_or_null(end));
-    fields.emplace("job_id", job_id);
-    fields.emplace("worker_id", v.worker_of_node[node]);
+    ev::plan_row row;
+    if (end < time_never) row.end = events::format_time_us(end);
+    row.job_id = job_id;
+    row.worker_id = v.worker_of_node[node];
     return row;
   };
   // The digest covers what the plan decided, not when: an unchanged plan writes no event. Its
@@ -193,33 +189,26 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   digest_text += "]}";
   auto digest = events::to_hex(events::sha256(digest_text));
   if (digest == w.plan.digest) return {};
-  json starts = json::array(), reservations = json::array();
-  for (const auto& st : p.starts) starts.push_back(row_of(st.job_id, st.node, st.end));
+  ev::plan_made e;
+  for (const auto& st : p.starts) e.starts.push_back(row_of(st.job_id, st.node, st.end));
   for (const auto& r : p.reservations) {
-    if (reservations.size() >= s.recorded_reservations) break;
-    json row = row_of(r.job_id, r.node, r.end);
-    row.get_ptr<json::object_t*>()->emplace("start", events::format_time_us(r.start));
-    reservations.push_back(std::move(row));
+    if (e.reservations.size() >= s.recorded_reservations) break;
+    e.reservations.push_back(row_of(r.job_id, r.node, r.end));
+    e.reservations.back().start = events::format_time_us(r.start);
   }
-  json skipped = json::object();
-  for (const auto& k : p.skipped) skipped[to_string(k.reason)] = skipped.value(to_string(k.reason), 0) + 1;
-  json stale_ids = json::array();
-  for (const auto& id : snap.stale) stale_ids.push_back(id);
+  for (const auto& k : p.skipped) ++e.skipped[to_string(k.reason)];
+  e.stale_excluded.assign(snap.stale.begin(), snap.stale.end());
+  e.digest = std::move(digest);
+  e.planned_at = events::format_time_us(snap.planned_at);
+  e.based_on = snap.based_on;
+  e.reservations_total = p.reservations.size();
+  e.pending_considered = v.input.pending.size();
+  e.jobs_tested = p.counters.jobs_tested;
+  e.probes = p.counters.probes;
+  e.settings = to_json(s);
+  e.deadline = to_json(snap.rule);
   decision d;
-  d.events.push_back({scheduler_stream, "scheduler.plan_made",
-                      {{"digest", digest},
-                       {"planned_at", events::format_time_us(snap.planned_at)},
-                       {"based_on", snap.based_on},
-                       {"starts", std::move(starts)},
-                       {"reservations", std::move(reservations)},
-                       {"reservations_total", p.reservations.size()},
-                       {"skipped", std::move(skipped)},
-                       {"pending_considered", v.input.pending.size()},
-                       {"jobs_tested", p.counters.jobs_tested},
-                       {"probes", p.counters.probes},
-                       {"settings", to_json(s)},
-                       {"deadline", to_json(snap.rule)},
-                       {"stale_excluded", std::move(stale_ids)}}});
+  d.events.push_back({scheduler_stream, std::move(e)});
   return d;
 }
 
@@ -239,20 +228,19 @@ recorded_plan_inputs plan_inputs_of(const json& p) {
   return in;
 }
 
-void record_plan(live_plan& plan, const json& p, time_us at) {
+void record_plan(live_plan& plan, const ev::plan_made& p, time_us at) {
   plan = live_plan{};
-  plan.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(at);
-  plan.digest = p.value("digest", "");
-  for (const auto& st : p.value("starts", json::array()))
-    plan.start_for_worker[st.value("worker_id", "")] = st.value("job_id", "");
-  for (const auto& r : p.value("reservations", json::array())) {
+  plan.planned_at = events::parse_time_us(p.planned_at).value_or(at);
+  plan.digest = p.digest;
+  for (const auto& st : p.starts) plan.start_for_worker[st.worker_id] = st.job_id;
+  for (const auto& r : p.reservations) {
     planned_slot slot;
-    slot.worker_id = r.value("worker_id", "");
-    slot.start = events::parse_time_us(r.value("start", "")).value_or(0);
-    slot.end = r.at("end").is_string() ? events::parse_time_us(r["end"].get<std::string>()).value_or(0) : 0;
-    plan.reservations[r.value("job_id", "")] = slot;
+    slot.worker_id = r.worker_id;
+    slot.start = r.start ? events::parse_time_us(*r.start).value_or(0) : 0;
+    slot.end = r.end ? events::parse_time_us(*r.end).value_or(0) : 0;
+    plan.reservations[r.job_id] = slot;
   }
-  plan.reservations_total = number_or(p, "reservations_total", size_t{0});
+  plan.reservations_total = p.reservations_total;
 }
 
 const std::string* planned_job_for(const world& w, const std::string& worker_id) {

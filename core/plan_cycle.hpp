@@ -74,7 +74,7 @@ struct recorded_plan_inputs {
 recorded_plan_inputs plan_inputs_of(const nlohmann::json& payload);
 
 // Applies scheduler.plan_made to the world's plan.
-void record_plan(live_plan& plan, const nlohmann::json& payload, time_us at);
+void record_plan(live_plan& plan, const ev::plan_made& payload, time_us at);
 
 // The planned start waiting for this worker, if any ("" otherwise).
 const std::string* planned_job_for(const world& w, const std::string& worker_id);

@@ -63,6 +63,21 @@ std::optional<time_us> next_grace_end(const world& w) {
 }
 
 // Whether a preemptor waits: they come first in each image's order, so the heads tell.
+// The event that took a victim's worker back (a requeue, a failure when it was out of
+// attempts, or the end of a cancel) says a preemption did it, and whose.
+static void mark_preempted(ev::payload& p, const std::string& by) {
+  std::visit(
+      [&](auto& lost) {
+        using T = std::decay_t<decltype(lost)>;
+        if constexpr (std::is_same_v<T, ev::job_requeued_after_preempt> || std::is_same_v<T, ev::job_failed> ||
+                      std::is_same_v<T, ev::job_cancelled>) {
+          lost.reason = "preempted";
+          lost.by = by;
+        }
+      },
+      p);
+}
+
 static bool preemptor_waiting(const world& w) {
   for (const auto& [image, queued] : w.queued_by_image)
     if (!queued.empty() && queued.begin()->preemptor) return true;
@@ -94,10 +109,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
       auto d = j->status == job_status::cancelling ? decide_finish_cancel(*j, now)
                                                    : decide_worker_lost(*j, loss_cause::preempted, now);
       if (d.error) return;
-      for (auto& e : d.events) {
-        e.payload["reason"] = "preempted";
-        e.payload["by"] = j->preempted_by;
-      }
+      for (auto& e : d.events) mark_preempted(e.payload, j->preempted_by);
       expired.push_back({{"job_id", j->id}, {"worker_id", worker_id}, {"mode", j->preempt_mode}, {"by", j->preempted_by}});
       append(out, std::move(d));
       return;
@@ -166,8 +178,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         if (mode == "requeue" && v.status == job_status::assigned) {
           // Not started yet: nothing to checkpoint, so it goes back to the queue at once.
           append(d, decide_worker_lost(v, loss_cause::preempted, now));
-          d.events.back().payload["reason"] = "preempted";
-          d.events.back().payload["by"] = p.id;
+          mark_preempted(d.events.back().payload, p.id);
         }
         json row(json::value_t::object);
         row["job_id"] = v.id;
@@ -184,17 +195,16 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
     }
   }
   if (out.events.empty()) return {};
-  json stale_ids = json::array();
-  for (const auto& id : stale) stale_ids.push_back(id);
-  json record(json::value_t::object);
-  record["preemptions"] = std::move(preemptions);
-  record["expired"] = std::move(expired);
-  record["placed_without_preempting"] = std::move(placed);
-  record["waiting"] = waiting;
-  record["grace_seconds"] = policy.preempt_grace_seconds;
-  record["deadline"] = to_json(rule);
-  record["stale_excluded"] = std::move(stale_ids);
-  out.events.insert(out.events.begin(), {scheduler_stream, "scheduler.preemptions_decided", std::move(record)});
+  std::vector<std::string> stale_ids(stale.begin(), stale.end());
+  ev::preemptions_decided record;
+  record.preemptions = std::move(preemptions);
+  record.expired = std::move(expired);
+  record.placed_without_preempting = std::move(placed);
+  record.waiting = waiting;
+  record.grace_seconds = policy.preempt_grace_seconds;
+  record.deadline = to_json(rule);
+  record.stale_excluded = std::move(stale_ids);
+  out.events.insert(out.events.begin(), {scheduler_stream, std::move(record)});
   return out;
 }
 

@@ -22,12 +22,6 @@ constexpr int64_t default_estimate_seconds = 3600;  // a job without a time limi
 
 double ratio(double x, double of) { return of > 0 ? x / of : 0; }
 
-// Level FS is infinite for an association without usage; JSON has no infinity, so the
-// event stores null for it.
-json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-double from_finite_or_null(const json& j) {
-  return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
-}
 
 // The recorded fair-share figures of the job's association, if any (its key read from the
 // job's slots when a world holds it, else built).
@@ -219,8 +213,7 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
     auto norm = account_norm.find(account);
     return account_target[account] = above * (norm == account_norm.end() ? 0.0 : norm->second);
   };
-  json shares = json::object();
-  auto& shares_out = *shares.get_ptr<json::object_t*>();
+  ev::priorities_recalculated e;
   std::set<std::string> present;
   for (const auto& r : rows) {
     if (r.user.empty()) continue;
@@ -232,20 +225,18 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
     bool same = old != base.shares.end() && old->second.fair_share == s.fair_share &&
                 old->second.target == s.target && old->second.actual == s.actual && old->second.usage == s.usage &&
                 (old->second.level_fs == s.level_fs || (std::isinf(old->second.level_fs) && std::isinf(s.level_fs)));
-    if (!same) {  // (built member by member: an initializer list of pairs copies each value twice)
-      json row(json::value_t::object);
-      auto& fields = *row.get_ptr<json::object_t*>();
-      fields.emplace("actual", s.actual);
-      fields.emplace("fair_share", s.fair_share);
-      fields.emplace("level_fs", finite_or_null(s.level_fs));
-      fields.emplace("target", s.target);
-      fields.emplace("usage", s.usage);
-      shares_out.insert_or_assign(std::move(assoc), std::move(row));
+    if (!same) {
+      ev::share_row row;
+      row.actual = s.actual;
+      row.fair_share = s.fair_share;
+      if (std::isfinite(s.level_fs)) row.level_fs = s.level_fs;  // null: infinite
+      row.target = s.target;
+      row.usage = s.usage;
+      e.shares.insert_or_assign(std::move(assoc), row);
     }
   }
-  json removed = json::array();
   for (const auto& [assoc, s] : base.shares)
-    if (!present.count(assoc)) removed.push_back(assoc);
+    if (!present.count(assoc)) e.removed.push_back(assoc);
   // Job size is normalised by the largest worker the sites offer: the configured clusters'
   // (recorded with the policy) and every worker ever registered, gone ones too (workers stay
   // in the world), not only those registered at this instant (none, at start-up).
@@ -266,25 +257,23 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   double backlog = running_h > 0 ? std::min(1.0, queued_h / running_h) : (queued_h > 0 ? 1.0 : 0.0);
   // Under an unchanged policy the queue can keep its order while the new one is built:
   // deferred until scheduler.priorities_applied. A new policy is in force at once.
-  auto policy_json = to_json(policy);
-  bool deferred = base.recorded && base.policy_json == policy_json;
+  e.policy = to_json(policy);
+  e.deferred = base.recorded && base.policy_json == e.policy;
+  e.max_gpu_count = max_gpus;
+  e.backlog = backlog;
   decision d;
-  d.events.push_back({scheduler_stream, "scheduler.priorities_recalculated",
-                      {{"policy", std::move(policy_json)},
-                       {"shares", std::move(shares)},
-                       {"removed", std::move(removed)},
-                       {"max_gpu_count", max_gpus},
-                       {"backlog", backlog},
-                       {"deferred", deferred}}});
+  d.events.push_back({scheduler_stream, std::move(e)});
   return d;
 }
 
 bool is_deferred(const decision& recalculation) {
-  return recalculation.events.size() == 1 && recalculation.events[0].payload.value("deferred", false);
+  if (recalculation.events.size() != 1) return false;
+  const auto* r = std::get_if<ev::priorities_recalculated>(&recalculation.events[0].payload);
+  return r && r->deferred;
 }
 
 domain_event priorities_applied_event(time_us calculated_at) {
-  return {scheduler_stream, "scheduler.priorities_applied", {{"calculated_at", events::format_time_us(calculated_at)}}};
+  return {scheduler_stream, ev::priorities_applied{events::format_time_us(calculated_at)}};
 }
 
 decision decide_priorities_applied(const world& w) {
@@ -303,22 +292,22 @@ const json& recorded_policy(const json& payload) {
   return it != payload.end() ? *it : no_policy;
 }
 
-void record_recalculation(priority_state& st, const json& p, time_us at) {
+void record_recalculation(priority_state& st, const ev::priorities_recalculated& p, time_us at) {
   st.recorded = true;
-  const json& policy = recorded_policy(p);
+  static const json no_policy = json::object();
+  const json& policy = p.policy.is_null() ? no_policy : p.policy;
   if (policy != st.policy_json) {  // usually the same one again: compared in place, copied only when it changed
     st.policy = policy_from_json(policy);
     st.policy_json = policy;
   }
   st.calculated_at = at;
-  if (auto it = p.find("shares"); it != p.end())
-    for (const auto& [assoc, s] : it->items())
-      st.shares[assoc] = {s.value("fair_share", 0.0), from_finite_or_null(s.value("level_fs", json(nullptr))),
-                          s.value("target", 0.0), s.value("actual", 0.0), s.value("usage", 0.0)};
-  if (auto it = p.find("removed"); it != p.end())
-    for (const auto& assoc : *it) st.shares.erase(assoc.get<std::string>());
-  st.max_gpu_count = number_or(p, "max_gpu_count", 1u);
-  st.backlog = p.value("backlog", 0.0);
+  // (level FS is infinite for an association without usage; JSON has no infinity: null)
+  for (const auto& [assoc, s] : p.shares)
+    st.shares[assoc] = {s.fair_share, s.level_fs.value_or(std::numeric_limits<double>::infinity()), s.target, s.actual,
+                        s.usage};
+  for (const auto& assoc : p.removed) st.shares.erase(assoc);
+  st.max_gpu_count = p.max_gpu_count;
+  st.backlog = p.backlog;
 }
 
 std::string pending_reason(const world& w, const job& j) {

@@ -131,16 +131,17 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
   // placeholder now would never be adopted and would hold a max_pending slot.
   for (const auto& [id, wk] : w.workers)
     if (!wk.gone && !wk.placeholder && wk.provider_id == provider) return d;
-  d.events.push_back({"worker/" + worker_id, "worker.placeholder_created",
-                      {{"provider_id", provider},
-                       {"cluster", c.name},
-                       {"slurm_job_id", slurm_id},
-                       {"worker_image_key", image},
-                       {"gpu_model", c.gpu_type},
-                       {"gpu_count", c.gpu_count},
-                       {"wall_time_seconds", c.wall_time_seconds},
-                       {"plan", plan_record}}});
-  if (!registration_sha256.empty()) d.events.back().payload["registration_sha256"] = registration_sha256;
+  ev::worker_placeholder_created p;
+  p.provider_id = provider;
+  p.cluster = c.name;
+  p.slurm_job_id = slurm_id;
+  p.worker_image_key = image;
+  p.gpu_model = c.gpu_type;
+  p.gpu_count = c.gpu_count;
+  p.wall_time_seconds = c.wall_time_seconds;
+  p.plan = plan_record;
+  if (!registration_sha256.empty()) p.registration_sha256 = registration_sha256;
+  d.events.push_back({"worker/" + worker_id, std::move(p)});
   return d;
 }
 
@@ -151,8 +152,7 @@ decision decide_placeholders_checked(const world& w, const std::string& cluster,
     if (alive.count(id)) continue;
     auto it = w.placeholder_by_provider.find(cluster + ":" + id);
     if (it == w.placeholder_by_provider.end()) continue;  // adopted (or removed) while squeue ran
-    d.events.push_back({"worker/" + it->second, "worker.placeholder_removed",
-                        {{"reason", "allocation_gone"}, {"slurm_job_id", id}, {"cluster", cluster}}});
+    d.events.push_back({"worker/" + it->second, ev::worker_placeholder_removed{cluster, "allocation_gone", id}});
   }
   return d;
 }
@@ -163,17 +163,16 @@ decision decide_unconfigured_placeholders(const world& w, const std::vector<clus
     auto cluster = w.workers.at(worker_id).cluster();
     bool known = std::any_of(clusters.begin(), clusters.end(), [&](const cluster_spec& c) { return c.name == cluster; });
     if (!known)
-      d.events.push_back({"worker/" + worker_id, "worker.placeholder_removed",
-                          {{"reason", "cluster_not_configured"}, {"cluster", cluster}, {"slurm_job_id", slurm_id_of(w.workers.at(worker_id))}}});
+      d.events.push_back({"worker/" + worker_id,
+                          ev::worker_placeholder_removed{cluster, "cluster_not_configured", slurm_id_of(w.workers.at(worker_id))}});
   }
   return d;
 }
 
-decision decide_submission_failed(const std::string& cluster, const std::string& image, const json& failure) {
+decision decide_submission_failed(const std::string& cluster, const std::string& image, ev::cluster_submission_failed failure) {
   decision d;
-  json p = failure;
-  p["image"] = image;
-  d.events.push_back({cluster_stream(cluster), "cluster.submission_failed", std::move(p)});
+  failure.image = image;
+  d.events.push_back({cluster_stream(cluster), std::move(failure)});
   return d;
 }
 
@@ -181,7 +180,7 @@ decision decide_cluster_enabled(const world& w, const std::string& cluster, bool
   decision d;
   bool now_enabled = !w.disabled_clusters.count(cluster);
   if (now_enabled != enabled)
-    d.events.push_back({cluster_stream(cluster), enabled ? "cluster.enabled" : "cluster.disabled", {{"reason", reason}}});
+    d.events.push_back({cluster_stream(cluster), enabled ? ev::payload(ev::cluster_enabled{reason}) : ev::payload(ev::cluster_disabled{reason})});
   return d;
 }
 

@@ -55,7 +55,7 @@ decision decide_placeholders_checked(const world& w, const std::string& cluster,
                                      const std::set<std::string>& alive, time_us now);
 // Placeholders of clusters no longer in the config: nothing will ever check them again.
 decision decide_unconfigured_placeholders(const world& w, const std::vector<cluster_spec>& clusters);
-decision decide_submission_failed(const std::string& cluster, const std::string& image, const nlohmann::json& failure);
+decision decide_submission_failed(const std::string& cluster, const std::string& image, ev::cluster_submission_failed failure);
 // No event when nothing changes.
 decision decide_cluster_enabled(const world& w, const std::string& cluster, bool enabled, const std::string& reason);
 

@@ -111,106 +111,133 @@ const job_storage* job_files_of(const storage_book& b, const std::string& job_id
   return it == b.jobs.end() ? nullptr : &it->second;
 }
 
-void evolve_storage(storage_book& b, const std::string& type, const json& p, time_us at) {
-  if (type == "storage.blob_stored") {
-    const std::string sha = p.at("sha256").get<std::string>();
-    auto& st = b.blobs[sha];
-    if (st.size == 0 && st.holds == 0) b.stored_bytes += p.at("size").get<uint64_t>();
-    st.size = p.at("size").get<uint64_t>();
-    st.removing = false;
-    st.stored_at = at;
-    if (st.holds == 0) b.unreferenced.insert(sha);
-  } else if (type == "storage.upload_held") {
-    const std::string user = p.at("user").get<std::string>(), sha = p.at("sha256").get<std::string>();
-    if (b.unclaimed.emplace(std::make_pair(user, sha), at).second) hold(b, user, sha);
-  } else if (type == "storage.upload_released") {
-    const std::string user = p.at("user").get<std::string>(), sha = p.at("sha256").get<std::string>();
-    if (b.unclaimed.erase({user, sha})) release(b, user, sha);
-  } else if (type == "storage.job_bound") {
-    const std::string id = p.at("job_id").get<std::string>();
-    release_job(b, id);  // (a job is bound once; a repeated event replaces, never doubles)
-    auto& js = b.jobs[id];
-    js.user = p.at("user").get<std::string>();
-    if (auto it = p.find("bundle"); it != p.end() && it->is_object()) {
-      js.bundle = blob_from_json(*it);
-      hold(b, js.user, js.bundle->sha256);
-    }
-    for (const auto& s : p.value("checkpoints", json::array())) {
-      js.checkpoints.push_back(file_set_from_json(s));
-      hold_set(b, js.user, js.checkpoints.back());
-    }
-    // The upload that brought the bundle is used now: its own hold goes.
-    if (auto it = p.find("claimed"); it != p.end() && it->is_object()) {
-      const std::string user = it->at("user").get<std::string>(), sha = it->at("sha256").get<std::string>();
-      if (b.unclaimed.erase({user, sha})) release(b, user, sha);
-    }
-  } else if (type == "storage.files_stored") {
-    const std::string id = p.at("job_id").get<std::string>();
-    auto& js = b.jobs[id];
-    if (js.user.empty()) js.user = p.value("user", "");
-    file_set s = file_set_from_json(p.at("set"));
-    s.stored_at = at;
-    hold_set(b, js.user, s);
-    if (s.kind == "output") {
-      if (js.outputs) release_set(b, js.user, *js.outputs);
-      js.outputs = std::move(s);
-    } else {
-      js.checkpoints.push_back(std::move(s));
-    }
-    for (const auto& gone : p.value("released", json::array())) {
-      const std::string gid = gone.get<std::string>();
-      auto it = std::find_if(js.checkpoints.begin(), js.checkpoints.end(), [&](const file_set& c) { return c.id == gid; });
-      if (it == js.checkpoints.end()) continue;
-      release_set(b, js.user, *it);
-      js.checkpoints.erase(it);
-    }
-  } else if (type == "storage.job_released") {
-    release_job(b, p.at("job_id").get<std::string>());
-  } else if (type == "storage.blob_removing") {
-    for (const auto& s : p.at("sha256s")) {
-      auto it = b.blobs.find(s.get<std::string>());
-      if (it == b.blobs.end() || it->second.holds) continue;
-      it->second.removing = true;
-      b.unreferenced.erase(it->first);
-    }
-  } else if (type == "storage.blob_removed") {
-    for (const auto& s : p.at("sha256s")) {
-      auto it = b.blobs.find(s.get<std::string>());
-      if (it == b.blobs.end() || it->second.holds) continue;
-      b.stored_bytes -= std::min(b.stored_bytes, it->second.size);
-      b.unreferenced.erase(it->first);
-      b.blobs.erase(it);
-    }
-  }
-  // storage.quota_refused and storage.blob_corrupt change nothing: they are the record.
+file_set file_set_of(const ev::file_set_row& row) {
+  file_set s;
+  s.id = row.id;
+  s.kind = row.kind;
+  s.attempt = row.attempt;
+  s.stored_at = row.stored_at_us;
+  for (const auto& f : row.files) s.files.push_back({f.path, {f.sha256, f.size}});
+  return s;
+}
+
+void evolve_storage(storage_book& b, const ev::payload& payload, time_us at) {
+  std::visit(
+      [&](const auto& p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, ev::blob_stored>) {
+          auto& st = b.blobs[p.sha256];
+          if (st.size == 0 && st.holds == 0) b.stored_bytes += p.size;
+          st.size = p.size;
+          st.removing = false;
+          st.stored_at = at;
+          if (st.holds == 0) b.unreferenced.insert(p.sha256);
+        } else if constexpr (std::is_same_v<T, ev::upload_held>) {
+          if (b.unclaimed.emplace(std::make_pair(p.user, p.sha256), at).second) hold(b, p.user, p.sha256);
+        } else if constexpr (std::is_same_v<T, ev::upload_released>) {
+          if (b.unclaimed.erase({p.user, p.sha256})) release(b, p.user, p.sha256);
+        } else if constexpr (std::is_same_v<T, ev::job_bound>) {
+          release_job(b, p.job_id);  // (a job is bound once; a repeated event replaces, never doubles)
+          auto& js = b.jobs[p.job_id];
+          js.user = p.user;
+          if (p.bundle) {
+            js.bundle = blob_ref{p.bundle->sha256, p.bundle->size};
+            hold(b, js.user, js.bundle->sha256);
+          }
+          if (p.checkpoints)
+            for (const auto& s : *p.checkpoints) {
+              js.checkpoints.push_back(file_set_of(s));
+              hold_set(b, js.user, js.checkpoints.back());
+            }
+          // The upload that brought the bundle is used now: its own hold goes.
+          if (p.claimed && b.unclaimed.erase({p.claimed->user, p.claimed->sha256}))
+            release(b, p.claimed->user, p.claimed->sha256);
+        } else if constexpr (std::is_same_v<T, ev::files_stored>) {
+          auto& js = b.jobs[p.job_id];
+          if (js.user.empty()) js.user = p.user;
+          file_set s = file_set_of(p.set);
+          s.stored_at = at;
+          hold_set(b, js.user, s);
+          if (s.kind == "output") {
+            if (js.outputs) release_set(b, js.user, *js.outputs);
+            js.outputs = std::move(s);
+          } else {
+            js.checkpoints.push_back(std::move(s));
+          }
+          for (const auto& gid : p.released) {
+            auto it = std::find_if(js.checkpoints.begin(), js.checkpoints.end(), [&](const file_set& c) { return c.id == gid; });
+            if (it == js.checkpoints.end()) continue;
+            release_set(b, js.user, *it);
+            js.checkpoints.erase(it);
+          }
+        } else if constexpr (std::is_same_v<T, ev::storage_job_released>) {
+          release_job(b, p.job_id);
+        } else if constexpr (std::is_same_v<T, ev::blob_removing>) {
+          for (const auto& sha : p.sha256s) {
+            auto it = b.blobs.find(sha);
+            if (it == b.blobs.end() || it->second.holds) continue;
+            it->second.removing = true;
+            b.unreferenced.erase(it->first);
+          }
+        } else if constexpr (std::is_same_v<T, ev::blob_removed>) {
+          for (const auto& sha : p.sha256s) {
+            auto it = b.blobs.find(sha);
+            if (it == b.blobs.end() || it->second.holds) continue;
+            b.stored_bytes -= std::min(b.stored_bytes, it->second.size);
+            b.unreferenced.erase(it->first);
+            b.blobs.erase(it);
+          }
+        }
+        // storage.quota_refused and storage.blob_corrupt change nothing: they are the record.
+      },
+      payload);
 }
 
 domain_event blob_stored_event(const blob_ref& r, const std::string& user, const std::string& purpose,
                                const std::string& job_id) {
-  json p = {{"sha256", r.sha256}, {"size", r.size}, {"user", user}, {"purpose", purpose}};
-  if (!job_id.empty()) p["job_id"] = job_id;
-  return {storage_stream, "storage.blob_stored", std::move(p)};
+  ev::blob_stored p;
+  p.sha256 = r.sha256;
+  p.size = r.size;
+  p.user = user;
+  p.purpose = purpose;
+  if (!job_id.empty()) p.job_id = job_id;
+  return {storage_stream, std::move(p)};
 }
 
 domain_event upload_held_event(const std::string& user, const blob_ref& r) {
-  return {storage_stream, "storage.upload_held", {{"user", user}, {"sha256", r.sha256}, {"size", r.size}}};
+  return {storage_stream, ev::upload_held{r.sha256, r.size, user}};
 }
 
 domain_event job_bound_event(const std::string& job_id, const std::string& user, const std::optional<blob_ref>& bundle,
                              const std::vector<file_set>& checkpoints) {
-  json p = {{"job_id", job_id}, {"user", user}};
-  if (bundle) p["bundle"] = to_json(*bundle);
+  ev::job_bound p;
+  p.job_id = job_id;
+  p.user = user;
+  if (bundle) p.bundle = ev::blob{bundle->sha256, bundle->size};
   if (!checkpoints.empty()) {
-    p["checkpoints"] = json::array();
-    for (const auto& s : checkpoints) p["checkpoints"].push_back(to_json(s));
+    p.checkpoints.emplace();
+    for (const auto& s : checkpoints) p.checkpoints->push_back(file_set_row_of(s));
   }
-  return {storage_stream, "storage.job_bound", std::move(p)};
+  return {storage_stream, std::move(p)};
 }
 
 domain_event quota_refused_event(const std::string& user, uint64_t quota, uint64_t used, uint64_t requested) {
-  return {storage_stream, "storage.quota_refused",
-          {{"user", user}, {"quota", "storage.user_quota_bytes"}, {"quota_bytes", quota}, {"used_bytes", used},
-           {"requested_bytes", requested}}};
+  ev::quota_refused p;
+  p.user = user;
+  p.quota_bytes = quota;
+  p.used_bytes = used;
+  p.requested_bytes = requested;
+  return {storage_stream, std::move(p)};
+}
+
+ev::file_set_row file_set_row_of(const file_set& s) {
+  ev::file_set_row row;
+  row.id = s.id;
+  row.kind = s.kind;
+  row.attempt = s.attempt;
+  row.stored_at_us = s.stored_at;
+  for (const auto& f : s.files) row.files.push_back({f.path, f.blob.sha256, f.blob.size});
+  return row;
 }
 
 json to_json(const file_set& s) {

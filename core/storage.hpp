@@ -96,7 +96,7 @@ bool is_stored(const storage_book& b, const blob_ref& r);  // stored, with that 
 const job_storage* job_files_of(const storage_book& b, const std::string& job_id);
 
 // Applies one event of the storage stream.
-void evolve_storage(storage_book& b, const std::string& type, const nlohmann::json& payload, time_us at);
+void evolve_storage(storage_book& b, const ev::payload& payload, time_us at);
 
 // --- events (each decided by the functions in core/storage_decide.hpp) ---
 domain_event blob_stored_event(const blob_ref& r, const std::string& user, const std::string& purpose,
@@ -108,6 +108,7 @@ domain_event job_bound_event(const std::string& job_id, const std::string& user,
 domain_event quota_refused_event(const std::string& user, uint64_t quota, uint64_t used, uint64_t requested);
 
 nlohmann::json to_json(const file_set& s);
+ev::file_set_row file_set_row_of(const file_set& s);  // as storage events record it
 file_set file_set_from_json(const nlohmann::json& j);  // throws nlohmann's errors on a bad shape
 nlohmann::json to_json(const storage_book& b);          // for world snapshots
 storage_book storage_book_from_json(const nlohmann::json& j);

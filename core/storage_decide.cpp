@@ -143,7 +143,7 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
   if (auto q = over_quota(w.storage, s.storage, user, more))
     return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
   file_set set{c.set_id, c.kind, c.attempt, 0, c.files};
-  json released = json::array();
+  std::vector<std::string> released;
   if (c.kind == "checkpoint") {
     const job_storage* js = job_files_of(w.storage, j->id);
     size_t have = js ? js->checkpoints.size() : 0;
@@ -151,12 +151,8 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
     // The oldest beyond the last `keep` (this one counted) are released.
     for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) released.push_back(js->checkpoints[i].id);
   }
-  events.push_back({storage_stream, "storage.files_stored",
-                    {{"job_id", j->id},
-                     {"user", user},
-                     {"set", to_json(set)},
-                     {"keep", s.storage.keep_checkpoints},
-                     {"released", std::move(released)}}});
+  events.push_back({storage_stream, ev::files_stored{j->id, s.storage.keep_checkpoints, std::move(released),
+                                                     file_set_row_of(set), user}});
   if (c.kind == "checkpoint") {
     checkpoint_report r = c.report;
     r.manifest_path = set_uri(c.set_id);
@@ -239,9 +235,9 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
     // blobs are collected on a later pass.
     for (const auto& [key, at] : b.unclaimed)
       if (now - at >= s.storage.unclaimed_upload_seconds * 1'000'000)
-        events.push_back({storage_stream, "storage.upload_released", {{"user", key.first}, {"sha256", key.second}}});
+        events.push_back({storage_stream, ev::upload_released{key.second, key.first}});
     R::blobs_to_remove out;
-    json marked = json::array();
+    std::vector<std::string> marked;
     for (const auto& sha : b.unreferenced) {
       if (out.items.size() >= c->max) break;
       out.items.push_back({sha, b.blobs.at(sha).size});
@@ -250,20 +246,20 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
     // Removals a restart interrupted are tried again.
     for (const auto& [sha, st] : b.blobs)
       if (st.removing && out.items.size() < c->max) out.items.push_back({sha, st.size});
-    if (!marked.empty()) events.push_back({storage_stream, "storage.blob_removing", {{"sha256s", std::move(marked)}}});
+    if (!marked.empty()) events.push_back({storage_stream, ev::blob_removing{std::move(marked)}});
     return answer(std::move(events), std::move(out), now);
   }
   if (auto* c = std::get_if<C::storage_removed>(&cmd)) {
-    json gone = json::array();
+    std::vector<std::string> gone;
     for (const auto& sha : c->sha256s) {
       auto it = b.blobs.find(sha);
       if (it != b.blobs.end() && it->second.removing && it->second.holds == 0) gone.push_back(sha);
     }
     if (gone.empty()) return answer({}, std::monostate{}, now);
-    return answer({{storage_stream, "storage.blob_removed", {{"sha256s", std::move(gone)}}}}, std::monostate{}, now);
+    return answer({{storage_stream, ev::blob_removed{std::move(gone)}}}, std::monostate{}, now);
   }
   const auto& c = std::get<C::blob_corrupt>(cmd);
-  return answer({{storage_stream, "storage.blob_corrupt", {{"sha256", c.sha256}, {"found", c.found}}}}, std::monostate{}, now);
+  return answer({{storage_stream, ev::blob_corrupt{c.found, c.sha256}}}, std::monostate{}, now);
 }
 
 bool is_storage_decision(const std::string& type) {
@@ -310,7 +306,7 @@ bundle_binding bind_bundle(const world& w, const principal& caller, const std::s
   }
   auto e = job_bound_event(job_id, job_user, bundle, {});
   if (w.storage.unclaimed.count({uploader, bundle->sha256}))
-    e.payload["claimed"] = {{"user", uploader}, {"sha256", bundle->sha256}};
+    std::get<ev::job_bound>(e.payload).claimed = ev::upload_claim{bundle->sha256, uploader};
   out.bound = std::move(e);
   return out;
 }
@@ -326,7 +322,7 @@ std::optional<domain_event> bind_clone(const world& w, const job& original, cons
 
 std::optional<domain_event> release_pruned(const world& w, const std::string& job_id) {
   if (!job_files_of(w.storage, job_id)) return std::nullopt;
-  return domain_event{storage_stream, "storage.job_released", {{"job_id", job_id}}};
+  return domain_event{storage_stream, ev::storage_job_released{job_id}};
 }
 
 }  // namespace baton::core

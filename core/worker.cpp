@@ -51,15 +51,16 @@ std::string fingerprint_of(const worker& w) {
 }
 
 decision decide_register(const worker* placeholder, const register_worker& c, time_us now) {
-  json p = {{"platform", to_string(c.kind)},
-            {"gpu_model", c.gpu_model},
-            {"gpu_count", c.gpu_count},
-            {"vram_gb", c.vram_gb},
-            {"worker_image_key", c.worker_image_key},
-            {"provider_id", c.provider_id},
-            {"credential_sha256", c.credential_sha256}};
-  if (c.allocation_ends_at) p["allocation_ends_at"] = events::format_time_us(c.allocation_ends_at);
-  if (!c.driver_version.empty()) p["driver_version"] = c.driver_version;  // only when known: older logs stay equal
+  ev::worker_registered p;
+  p.platform = to_string(c.kind);
+  p.gpu_model = c.gpu_model;
+  p.gpu_count = c.gpu_count;
+  p.vram_gb = c.vram_gb;
+  p.worker_image_key = c.worker_image_key;
+  p.provider_id = c.provider_id;
+  p.credential_sha256 = c.credential_sha256;
+  if (c.allocation_ends_at) p.allocation_ends_at = events::format_time_us(c.allocation_ends_at);
+  if (!c.driver_version.empty()) p.driver_version = c.driver_version;  // only when known: older logs stay equal
   decision d;
   if (placeholder) {
     if (placeholder->worker_image_key != c.worker_image_key) {
@@ -67,9 +68,11 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
                         placeholder->worker_image_key + ", got " + c.worker_image_key;
       return decision::refuse({error_kind::conflict, "worker_image_mismatch", msg, json::object(), "worker_image_key"});
     }
-    d.events.push_back({worker_stream(placeholder->id), "worker.placeholder_adopted", std::move(p)});
+    d.events.push_back({worker_stream(placeholder->id), ev::worker_placeholder_adopted{
+        p.allocation_ends_at, p.credential_sha256, p.driver_version, p.gpu_count, p.gpu_model, p.platform,
+        p.provider_id, p.vram_gb, p.worker_image_key}});
   } else {
-    d.events.push_back({worker_stream(c.id), "worker.registered", std::move(p)});
+    d.events.push_back({worker_stream(c.id), std::move(p)});
   }
   return d;
 }
@@ -77,7 +80,7 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
 decision decide_deregister(const worker& w, time_us now) {
   if (w.gone) return decision::refuse(not_found("Worker", w.id));
   decision d;
-  d.events.push_back({worker_stream(w.id), "worker.deregistered", json::object()});
+  d.events.push_back({worker_stream(w.id), ev::worker_deregistered{}});
   return d;
 }
 
@@ -85,63 +88,74 @@ decision decide_rotate_credential(const worker& w, const std::string& credential
                                   time_us now) {
   if (w.gone || w.placeholder) return decision::refuse(not_found("Worker", w.id));
   decision d;
-  d.events.push_back({worker_stream(w.id), "worker.credential_rotated",
-                      {{"credential_sha256", credential_sha256},
-                       {"grace_seconds", grace_seconds},
-                       {"previous_valid_until_us", now + grace_seconds * 1'000'000}}});
+  d.events.push_back({worker_stream(w.id),
+                      ev::worker_credential_rotated{credential_sha256, grace_seconds, now + grace_seconds * 1'000'000}});
   return d;
 }
 
 decision decide_reap(const worker& w, time_us last_heartbeat, time_us now) {
   if (w.gone) return {};
   decision d;
-  d.events.push_back({worker_stream(w.id), "worker.reaped",
-                      {{"last_heartbeat_at", events::format_time_us(last_heartbeat)},
-                       {"silent_seconds", static_cast<double>(now - last_heartbeat) / 1e6}}});
+  ev::worker_reaped p;
+  p.last_heartbeat_at = events::format_time_us(last_heartbeat);
+  p.silent_seconds = static_cast<double>(now - last_heartbeat) / 1e6;
+  d.events.push_back({worker_stream(w.id), std::move(p)});
   return d;
 }
 
-void evolve(worker& w, const std::string& type, const json& p, time_us at) {
-  if (type == "worker.placeholder_created") {
-    // A pending Slurm allocation (written by the cluster actors): provisioning, never assigned.
-    w.kind = platform::hpc;
-    set_gpu_model(w, p.value("gpu_model", ""));
-    w.gpu_count = number_or(p, "gpu_count", 0);
-    w.worker_image_key = p.value("worker_image_key", "");
-    w.provider_id = p.value("provider_id", "");
-    w.wall_time_seconds = number_or(p, "wall_time_seconds", int64_t{0});
-    w.registration_sha256 = p.value("registration_sha256", "");
-    w.placeholder = true;
-    w.registered_at = at;
-  } else if (type == "worker.placeholder_removed") {
-    w.registration_sha256.clear();
-    w.gone = true;
-    w.placeholder = false;
-    w.gone_reason = p.value("reason", "allocation_gone");
-    w.gone_at = at;
-  } else if (type == "worker.registered" || type == "worker.placeholder_adopted") {
-    w.kind = platform_from(p.value("platform", "hpc")).value_or(platform::hpc);
-    set_gpu_model(w, p.value("gpu_model", ""));
-    w.gpu_count = number_or(p, "gpu_count", 0);
-    w.vram_gb = p.value("vram_gb", 0.0);
-    w.driver_version = p.value("driver_version", "");
-    w.worker_image_key = p.value("worker_image_key", "");
-    w.provider_id = p.value("provider_id", "");
-    w.credential = rotating_secret{p.value("credential_sha256", ""), "", 0};
-    // Written by decide_register from a time it parsed; an unreadable one would be a damaged log.
-    w.allocation_ends_at = 0;
-    if (auto it = p.find("allocation_ends_at"); it != p.end() && it->is_string())
-      w.allocation_ends_at = events::parse_time_us(it->get<std::string>()).value_or(0);
-    w.placeholder = false;
-    w.registration_sha256.clear();  // spent
-    w.registered_at = at;
-  } else if (type == "worker.credential_rotated") {
-    rotate(w.credential, p.value("credential_sha256", ""), number_or(p, "previous_valid_until_us", time_us{0}));
-  } else if (type == "worker.deregistered" || type == "worker.reaped") {
-    w.gone = true;
-    w.gone_reason = type == "worker.deregistered" ? "deregistered" : "reaped";
-    w.gone_at = at;
-  }
+namespace {
+
+template <class R>
+void registered(worker& w, const R& p, time_us at) {
+  w.kind = platform_from(p.platform.empty() ? std::string("hpc") : p.platform).value_or(platform::hpc);
+  set_gpu_model(w, p.gpu_model);
+  w.gpu_count = p.gpu_count;
+  w.vram_gb = p.vram_gb;
+  w.driver_version = p.driver_version.value_or("");
+  w.worker_image_key = p.worker_image_key;
+  w.provider_id = p.provider_id;
+  w.credential = rotating_secret{p.credential_sha256, "", 0};
+  // Written by decide_register from a time it parsed; an unreadable one would be a damaged log.
+  w.allocation_ends_at = p.allocation_ends_at ? events::parse_time_us(*p.allocation_ends_at).value_or(0) : 0;
+  w.placeholder = false;
+  w.registration_sha256.clear();  // spent
+  w.registered_at = at;
+}
+
+}  // namespace
+
+void evolve(worker& w, const ev::payload& payload, time_us at) {
+  std::visit(
+      [&](const auto& p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, ev::worker_placeholder_created>) {
+          // A pending Slurm allocation (written by the cluster actors): provisioning, never assigned.
+          w.kind = platform::hpc;
+          set_gpu_model(w, p.gpu_model);
+          w.gpu_count = p.gpu_count;
+          w.worker_image_key = p.worker_image_key;
+          w.provider_id = p.provider_id;
+          w.wall_time_seconds = p.wall_time_seconds;
+          w.registration_sha256 = p.registration_sha256.value_or("");
+          w.placeholder = true;
+          w.registered_at = at;
+        } else if constexpr (std::is_same_v<T, ev::worker_placeholder_removed>) {
+          w.registration_sha256.clear();
+          w.gone = true;
+          w.placeholder = false;
+          w.gone_reason = p.reason;
+          w.gone_at = at;
+        } else if constexpr (std::is_same_v<T, ev::worker_registered> || std::is_same_v<T, ev::worker_placeholder_adopted>) {
+          registered(w, p, at);
+        } else if constexpr (std::is_same_v<T, ev::worker_credential_rotated>) {
+          rotate(w.credential, p.credential_sha256, p.previous_valid_until_us);
+        } else if constexpr (std::is_same_v<T, ev::worker_deregistered> || std::is_same_v<T, ev::worker_reaped>) {
+          w.gone = true;
+          w.gone_reason = std::is_same_v<T, ev::worker_deregistered> ? "deregistered" : "reaped";
+          w.gone_at = at;
+        }
+      },
+      payload);
 }
 
 json to_json(const worker& w, const std::string& derived_state, std::optional<time_us> last_heartbeat) {

@@ -81,7 +81,7 @@ decision decide_rotate_credential(const worker& w, const std::string& credential
                                   time_us now);
 decision decide_reap(const worker& w, time_us last_heartbeat, time_us now);
 
-void evolve(worker& w, const std::string& type, const nlohmann::json& payload, time_us at);
+void evolve(worker& w, const ev::payload& payload, time_us at);
 
 // RelayMD's WorkerRead shape plus derived state ("idle", "busy", "stale", "provisioning", "gone").
 nlohmann::json to_json(const worker& w, const std::string& derived_state, std::optional<time_us> last_heartbeat);

@@ -338,11 +338,11 @@ void rekey_queue(world& w, time_us at, bool policy_may_change) {
 // scheduler.priorities_recalculated: its figures are recorded over the pending recalculation
 // if there is one (they were decided against it), else over the one in force. A deferred one
 // waits for scheduler.priorities_applied; any other is in force at once.
-void record_priorities(world& w, const nlohmann::json& payload, time_us at) {
+void record_priorities(world& w, const ev::priorities_recalculated& payload, time_us at) {
   priority_state base = w.priority_pending ? std::move(*w.priority_pending) : w.priority;
   w.priority_pending.reset();
   record_recalculation(base, payload, at);
-  if (payload.value("deferred", false)) {
+  if (payload.deferred) {
     w.priority_pending = std::move(base);
     return;
   }
@@ -357,7 +357,7 @@ void apply_pending_priorities(world& w, time_us at) {
   rekey_queue(w, at, false);
 }
 
-void apply_worker(world& w, const std::string& id, const std::string& type, const nlohmann::json& p, time_us at) {
+void apply_worker(world& w, const std::string& id, const ev::payload& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.workers.find(id);
   worker& wk = found != w.lookups.workers.end() ? *found->second : w.workers[id];
@@ -373,9 +373,9 @@ void apply_worker(world& w, const std::string& id, const std::string& type, cons
   }
   w.by_registered.erase({wk.registered_at, wk.id});
   if (!wk.provider_id.empty() && wk.placeholder) w.placeholder_by_provider.erase(wk.provider_id);
-  bool adopting = type == "worker.placeholder_adopted";
+  bool adopting = std::holds_alternative<ev::worker_placeholder_adopted>(p);
   time_us placeholder_since = wk.registered_at;
-  evolve(wk, type, p, at);
+  evolve(wk, p, at);
   if (adopting) wk.registered_at = placeholder_since;  // same row, same place in listings (RelayMD adopts in place)
   w.by_registered.insert({wk.registered_at, wk.id});
   if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
@@ -506,46 +506,60 @@ void apply_job_change(world& w, std::string_view job_id, uint64_t job_id_hash, j
 }
 
 void apply(world& w, const decision& d, time_us at) {
-  for (const auto& e : d.events) {
-    if (e.assigned) apply_job_change(w, e.stream.substr(4), assigned_change(*e.assigned), at);
-    else apply(w, e.stream, e.type, e.payload, at);
-  }
+  for (const auto& e : d.events) apply(w, e.stream, e.payload, at);
 }
 
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at) {
+  apply(w, stream, ev::from_json(type, payload), at);
+}
+
+void apply(world& w, const std::string& stream, const ev::payload& payload, time_us at) {
   if (stream == daemon_stream) return;
-  ++w.applied;
   if (stream.rfind("job/", 0) == 0) {
-    const std::string id = stream.substr(4);
-    apply_job(w, id, job_table::hash_of(id), read_job_change(type, payload), at);
-  } else if (stream.rfind("worker/", 0) == 0)
-    apply_worker(w, stream.substr(7), type, payload, at);
-  else if (stream.rfind("operator/", 0) == 0) {
+    apply_job_change(w, std::string_view(stream).substr(4), job_table::hash_of(std::string_view(stream).substr(4)),
+                     change_of(payload), at);
+    return;
+  }
+  if (const auto* raw = std::get_if<ev::unknown_event>(&payload)) {  // kept as bytes: apply what they read as
+    auto typed = ev::decode(raw->type, raw->schema, raw->bytes);
+    if (!std::holds_alternative<ev::unknown_event>(typed)) return apply(w, stream, typed, at);
+  }
+  ++w.applied;
+  if (stream.rfind("worker/", 0) == 0) {
+    apply_worker(w, stream.substr(7), payload, at);
+  } else if (stream.rfind("operator/", 0) == 0) {
     auto& o = w.operators[stream.substr(9)];
     o.name = stream.substr(9);
-    evolve(o, type, payload, at);
+    evolve(o, payload, at);
   } else if (stream == storage_stream) {
-    evolve_storage(w.storage, type, payload, at);
+    evolve_storage(w.storage, payload, at);
   } else if (stream == pilot_stream) {
-    evolve_pilot_token(w.pilot_token, w.pilot_token_rotated_at, type, payload, at);
-  } else if (type == "scheduler.priorities_recalculated")
-    record_priorities(w, payload, at);
-  else if (type == "scheduler.priorities_applied")
-    apply_pending_priorities(w, at);
-  else if (type == "scheduler.plan_made")
-    record_plan(w.plan, payload, at);
-  else if (type == "cluster.disabled")
-    w.disabled_clusters.insert(stream.substr(8));
-  else if (type == "cluster.enabled")
-    w.disabled_clusters.erase(stream.substr(8));
-  else if (type == "cloud.scaled" || type == "cloud.scale_failed") {
-    auto& slot = w.salad_status[type == "cloud.scaled" ? "last_scaled" : "last_failure"];
-    slot = payload;
-    slot["at"] = events::format_time_us(at);
-  } else if (type == "cluster.submission_failed") {
-    auto& f = w.last_submission_failure[stream.substr(8)];
-    f = payload;
-    f["at"] = events::format_time_us(at);
+    evolve_pilot_token(w.pilot_token, w.pilot_token_rotated_at, payload, at);
+  } else {
+    std::visit(
+        [&](const auto& p) {
+          using T = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, ev::priorities_recalculated>) {
+            record_priorities(w, p, at);
+          } else if constexpr (std::is_same_v<T, ev::priorities_applied>) {
+            apply_pending_priorities(w, at);
+          } else if constexpr (std::is_same_v<T, ev::plan_made>) {
+            record_plan(w.plan, p, at);
+          } else if constexpr (std::is_same_v<T, ev::cluster_disabled>) {
+            w.disabled_clusters.insert(stream.substr(8));
+          } else if constexpr (std::is_same_v<T, ev::cluster_enabled>) {
+            w.disabled_clusters.erase(stream.substr(8));
+          } else if constexpr (std::is_same_v<T, ev::cloud_scaled> || std::is_same_v<T, ev::cloud_scale_failed>) {
+            auto& slot = w.salad_status[std::is_same_v<T, ev::cloud_scaled> ? "last_scaled" : "last_failure"];
+            slot = events::to_json(p);
+            slot["at"] = events::format_time_us(at);
+          } else if constexpr (std::is_same_v<T, ev::cluster_submission_failed>) {
+            auto& f = w.last_submission_failure[stream.substr(8)];
+            f = events::to_json(p);
+            f["at"] = events::format_time_us(at);
+          }
+        },
+        payload);
   }
 }
 

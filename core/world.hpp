@@ -259,6 +259,8 @@ inline constexpr const char* daemon_stream = "daemon";
 // Applies every event of an accepted decision, as they will be logged.
 void apply(world& w, const decision& d, time_us at);
 // Applies one logged event (any stream) to the world.
+void apply(world& w, const std::string& stream, const ev::payload& payload, time_us at);
+// The same from a JSON payload (read as its type's struct first: core/event_types.hpp).
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at);
 // The same for an event of the stream "job/<job_id>" whose payload was read already
 // (core/job_change.hpp): what a replay that reads ahead on another thread applies.

@@ -1,6 +1,6 @@
 #pragma once
 // A reader that walks CBOR item by item, for readers that want a few fields of a payload
-// without building its JSON tree (replay/job_payload_cbor.hpp). It reads the encodings
+// without building its JSON tree (events/described.hpp's reader). It reads the encodings
 // nlohmann::json::to_cbor writes for JSON values: definite lengths, integers, single and
 // double floats, text strings, false/true/null. Every read answers false on anything else
 // (another kind of item, half floats, byte strings, tags, indefinite lengths, truncated

@@ -4,7 +4,7 @@
 // writer goes through a virtual call per byte and copies each object key into a JSON value
 // of its own, which made it a tenth of the instructions an assigning poll costs there.
 // Byte equality matters: the log's hashes cover the bytes, and readers that take the common
-// shapes straight from the bytes (replay/job_payload_cbor) expect exactly that encoding.
+// shapes straight from the bytes (events/described.hpp) expect exactly that encoding.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

@@ -19,6 +19,7 @@
 // std::map<std::string, V>, described structs, and optionals of those.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -47,6 +48,9 @@ struct omit_unless {
 };
 template <class B>
 omit_unless(B&) -> omit_unless<B>;
+// A field a payload of this type must have: reading one without it is an error.
+struct required_t {};
+inline constexpr required_t required{};
 
 // An optional value that the log writes as null when empty (std::optional leaves the key out).
 template <class T>
@@ -81,12 +85,18 @@ struct is_described<T, std::void_t<decltype(T::describe(std::declval<T&>(), std:
 
 inline bool omitted() { return false; }
 inline bool omitted(const omit_if& o) { return o.omit; }
+inline bool omitted(const required_t&) { return false; }
+template <class... O>
+constexpr bool is_required() {
+  return (std::is_same_v<O, required_t> || ...);
+}
 template <class B>
 bool omitted(const omit_unless<B>& o) {
   return !o.flag;
 }
 inline void mark() {}
 inline void mark(const omit_if&) {}
+inline void mark(const required_t&) {}
 template <class B>
 void mark(const omit_unless<B>& o) {
   if constexpr (!std::is_const_v<B>) o.flag = true;
@@ -232,6 +242,34 @@ nlohmann::json to_json_value(const T& v) {
   throw payload_error(field, "payload field '" + field + "': expected " + expected);
 }
 
+// An integer field read leniently, as batond has always read the numbers of stored events
+// (core/payload_numbers.hpp): a log is a file, and a damaged or hand-made one must not make a
+// read undefined. Not a number, or outside T's range: nothing (the field keeps its default);
+// a float inside the range is truncated. Every other kind of field is read strictly.
+template <class T>
+std::optional<T> integer_of(const nlohmann::json& v) {
+  using limits = std::numeric_limits<T>;
+  if (!v.is_number() || v.is_boolean()) return std::nullopt;
+  if (v.is_number_unsigned()) {
+    const auto n = v.template get<uint64_t>();
+    if (n <= static_cast<uint64_t>(limits::max())) return static_cast<T>(n);
+    return std::nullopt;
+  }
+  if (v.is_number_integer()) {
+    const auto n = v.template get<int64_t>();
+    if constexpr (std::is_signed_v<T>) {
+      if (n >= static_cast<int64_t>(limits::min()) && n <= static_cast<int64_t>(limits::max())) return static_cast<T>(n);
+    } else {
+      if (n >= 0 && static_cast<uint64_t>(n) <= static_cast<uint64_t>(limits::max())) return static_cast<T>(n);
+    }
+    return std::nullopt;
+  }
+  const double d = v.template get<double>();
+  // Strictly inside the range: limits::max() of a 64-bit type rounds up to 2^63 or 2^64 as a double.
+  if (!std::isfinite(d) || d < static_cast<double>(limits::min()) || d >= static_cast<double>(limits::max())) return std::nullopt;
+  return static_cast<T>(d);
+}
+
 template <class T>
 void from_json_value(const nlohmann::json& j, T& v, const std::string& field);
 
@@ -240,7 +278,10 @@ void object_from_json(const nlohmann::json& j, T& x, const std::string& field) {
   if (!j.is_object()) wrong(field.empty() ? "(payload)" : field, "an object");
   T::describe(x, [&](const char* name, auto& v, const auto&... o) {
     auto it = j.find(name);
-    if (it == j.end()) return;
+    if (it == j.end()) {
+      if constexpr (is_required<std::decay_t<decltype(o)>...>()) wrong(field.empty() ? std::string(name) : field + "." + name, "a value (it is required)");
+      return;
+    }
     from_json_value(*it, v, field.empty() ? std::string(name) : field + "." + name);
     mark(o...);
   });
@@ -252,21 +293,7 @@ void from_json_value(const nlohmann::json& j, T& v, const std::string& field) {
     if (!j.is_boolean()) wrong(field, "true or false");
     v = j.get<bool>();
   } else if constexpr (std::is_integral_v<T>) {
-    if (!j.is_number_integer()) wrong(field, "an integer");
-    if constexpr (std::is_signed_v<T>) {
-      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))
-        wrong(field, "an integer in range");
-      const auto n = j.get<int64_t>();
-      if (n < static_cast<int64_t>(std::numeric_limits<T>::min()) || n > static_cast<int64_t>(std::numeric_limits<T>::max()))
-        wrong(field, "an integer in range");
-      v = static_cast<T>(n);
-    } else {
-      // (a JSON value built in code holds a non-negative count as a signed integer)
-      if ((!j.is_number_unsigned() && j.get<int64_t>() < 0) ||
-          j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))
-        wrong(field, "an unsigned integer in range");
-      v = static_cast<T>(j.get<uint64_t>());
-    }
+    if (auto n = integer_of<T>(j)) v = *n;  // (else the member keeps its default: see integer_of)
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!j.is_number()) wrong(field, "a number");
     v = j.get<double>();
@@ -282,9 +309,16 @@ void from_json_value(const nlohmann::json& j, T& v, const std::string& field) {
         return;
       }
     }
-    typename T::value_type inner{};
-    from_json_value(j, inner, field);
-    v.emplace(std::move(inner));
+    using inner_type = typename T::value_type;
+    if constexpr (std::is_integral_v<inner_type> && !std::is_same_v<inner_type, bool>) {
+      if (auto n = integer_of<inner_type>(j)) v.emplace(*n);
+      else v.reset();
+      return;
+    } else {
+      inner_type inner{};
+      from_json_value(j, inner, field);
+      v.emplace(std::move(inner));
+    }
   } else if constexpr (is_pair<T>::value) {
     if (!j.is_array() || j.size() != 2) wrong(field, "a pair");
     from_json_value(j[0], v.first, field + "[0]");
@@ -315,20 +349,36 @@ template <class T>
 bool read_object(cbor_cursor& c, T& x) {
   uint64_t n = 0;
   if (!c.map_header(n)) return false;
+  uint64_t seen = 0;  // the fields read, by their place in the description (required ones are checked)
+  unsigned next = 0;   // keys come in the description's order: each is looked for from the last one on
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view key;
     if (!c.text(key)) return false;
     bool known = false, ok = true;
-    T::describe(x, [&](const char* name, auto& v, const auto&... o) {
-      if (known || key != name) return;
-      known = true;
-      ok = read(c, v);
-      mark(o...);
-    });
+    for (unsigned from : {next, 0u}) {  // (then from the start: keys out of order, or unknown)
+      unsigned at = 0;
+      T::describe(x, [&](const char* name, auto& v, const auto&... o) {
+        const unsigned here = at++;
+        if (known || here < from || key != name) return;
+        known = true;
+        ok = read(c, v);
+        mark(o...);
+        next = here + 1;
+        if (here < 64) seen |= uint64_t{1} << here;
+      });
+      if (known || from == 0) break;
+    }
     if (!known) ok = c.skip();  // a field this version does not know: forward compatible
     if (!ok) return false;
   }
-  return true;
+  bool complete = true;
+  unsigned at = 0;
+  T::describe(x, [&](const char*, auto&, const auto&... o) {
+    const unsigned here = at++;
+    if constexpr (is_required<std::decay_t<decltype(o)>...>())
+      if (here >= 64 || !(seen & (uint64_t{1} << here))) complete = false;
+  });
+  return complete;  // (missing a required field: the JSON reading names it)
 }
 
 template <class T>

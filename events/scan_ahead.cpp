@@ -127,6 +127,7 @@ void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, 
         copy_into(d.stream_id, e.stream_id);
         copy_into(d.type, e.type);
         d.recorded_at_us = e.recorded_at_us;
+        d.schema_version = e.schema_version;
         d.prepared.reset();
         d.prepared_at = nullptr;
         if (prepare && prepare(d, e.payload)) {

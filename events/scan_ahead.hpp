@@ -19,6 +19,7 @@ namespace baton::events {
 struct decoded_event {
   uint64_t seq = 0;
   std::string stream_id, type;
+  uint32_t schema_version = 1;
   int64_t recorded_at_us = 0;
   // The payload, decoded (from_payload); unless the scan's `prepare` read it from its bytes
   // itself: then it is null and `cbor` keeps the bytes, for payload_of.

@@ -4,35 +4,27 @@
 #include <utility>
 
 #include "core/scheduling.hpp"
-#include "replay/job_payload_cbor.hpp"
+#include "core/event_types.hpp"
 
 namespace baton::replay {
 
-assignment_inputs assignment_inputs_of(const nlohmann::json& recorded) {
+assignment_inputs assignment_inputs_of(const core::assignment_record& recorded) {
   assignment_inputs in;
-  for (const auto& id : recorded.value("stale_excluded", nlohmann::json::array())) in.stale.insert(id.get<std::string>());
-  in.rule = core::deadline_rule_of(recorded);
+  in.stale.insert(recorded.stale_excluded.begin(), recorded.stale_excluded.end());
+  if (recorded.deadline) in.rule = core::deadline_rule_from_json(*recorded.deadline);
   return in;
 }
 
 bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool decision_inputs) {
   if (e.stream_id.rfind("job/", 0) != 0) return false;
   try {
-    auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place, and read in place: it is large)
-    if (!read_job_payload(e.type, cbor, p.read)) {
-      e.prepared.reset();
-      return false;
+    auto typed = core::ev::decode(e.type, e.schema_version, cbor);
+    auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
+    if (auto* a = std::get_if<core::ev::job_assigned>(&typed)) {
+      if (decision_inputs) p.decision_inputs = assignment_inputs_of(a->decision);
+      if (core::ev::encode(typed) == cbor) p.decision_bytes = events::to_cbor(a->decision);
     }
-    if (auto& at = p.read.decision_at) {  // (left as bytes, its inputs read: as assignment_inputs_of reads them)
-      if (decision_inputs) {
-        auto& in = p.decision_inputs.emplace();
-        in.stale.insert(std::make_move_iterator(at->stale_excluded.begin()),  // (read nowhere after this)
-                        std::make_move_iterator(at->stale_excluded.end()));
-        if (at->deadline) in.rule = core::deadline_rule_from_json(*at->deadline);
-      }
-    } else if (decision_inputs && p.read.change.kind == core::job_event::assigned) {
-      p.decision_inputs = assignment_inputs_of(p.read.decision);
-    }
+    p.change = core::change_of(std::move(typed));  // (its strings move into the change)
     p.job_id_hash = core::job_table::hash_of(prepared_job_id(e));  // (here, not on the applying thread)
     events::prepared_memory(e, p);
     return true;
@@ -42,11 +34,6 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
   }
 }
 
-std::string_view recorded_decision_bytes(const events::decoded_event& e, const prepared_job_event& p) {
-  if (!p.read.decision_at) return {};
-  return std::string_view(e.cbor).substr(p.read.decision_at->offset, p.read.decision_at->size);
-}
-
 prepared_job_event* prepared_job(events::decoded_event& e) { return std::any_cast<prepared_job_event>(&e.prepared); }
 const prepared_job_event* prepared_job(const events::decoded_event& e) {
   return std::any_cast<prepared_job_event>(&e.prepared);
@@ -54,7 +41,7 @@ const prepared_job_event* prepared_job(const events::decoded_event& e) {
 
 void apply_decoded(core::world& w, events::decoded_event& e) {
   if (auto* p = prepared_job(e))
-    core::apply_job_change(w, prepared_job_id(e), p->job_id_hash, std::move(p->read.change), e.recorded_at_us);
+    core::apply_job_change(w, prepared_job_id(e), p->job_id_hash, std::move(p->change), e.recorded_at_us);
   else
     core::apply(w, e.stream_id, e.type, e.payload, e.recorded_at_us);
 }

@@ -9,6 +9,7 @@
 
 #include "core/cloud.hpp"
 #include "core/decide.hpp"
+#include "core/event_payload.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/storage_decide.hpp"
 #include "core/preemption.hpp"
@@ -174,18 +175,20 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       auto want = std::move(expected.front());
       expected.pop_front();
       const json& logged = events::payload_of(e);
-      if (want.stream != stream || want.type != type || want.payload != logged)
-        mismatch(e, "the decision's event re-derived as " + want.type + " on " + want.stream + " " +
-                        want.payload.dump() + ", logged " + type + " on " + stream + " " + logged.dump(),
+      const std::string want_type(want.type());
+      const json want_payload = core::payload_json(want);
+      if (want.stream != stream || want_type != type || want_payload != logged)
+        mismatch(e, "the decision's event re-derived as " + want_type + " on " + want.stream + " " +
+                        want_payload.dump() + ", logged " + type + " on " + stream + " " + logged.dump(),
                  {{"stream", stream}, {"type", type}, {"payload", logged}},
-                 {{"stream", want.stream}, {"type", want.type}, {"payload", want.payload}});
+                 {{"stream", want.stream}, {"type", want_type}, {"payload", want_payload}});
     }
     if (kind == "scheduler.preemptions_decided") {
       ++r.decisions;
       ++r.preemption_decisions;
       auto in = core::preemption_inputs_of(payload);
       auto again = core::decide_preemptions(w, in.stale, in.rule, e.recorded_at_us);
-      json rederived = again.events.empty() ? json(nullptr) : again.events[0].payload;
+      json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
       if (rederived != payload) {
         mismatch(e, "preemption decision re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
                  payload, rederived);
@@ -227,7 +230,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         ++r.decisions;
         ++r.reaps;
         auto again = core::rereap(w, stream.substr(7), payload, e.recorded_at_us);
-        json rederived = again.events.empty() ? json(nullptr) : again.events[0].payload;
+        json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
         if (rederived != payload)
           mismatch(e, "reap re-derived differently: " + (again.events.empty() ? std::string("no reap: the worker was not stale under the recorded facts") : rederived.dump()),
                    payload, rederived);
@@ -243,27 +246,28 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       // (Its record and inputs were read on the reading thread, unless the payload did not
       // read there.)
       const prepared_job_event* ready = prepared_job(e);
-      // The record left as bytes by the reading thread (a map, never null), or decoded.
-      const std::string_view recorded_bytes = ready ? recorded_decision_bytes(e, *ready) : std::string_view();
-      json decoded_here;
+      json decoded_here;  // the recorded record's JSON, read only when needed (a report, or records that differ)
       auto recorded_json = [&]() -> const json& {
-        if (!recorded_bytes.empty()) return decoded_here.is_null() ? (decoded_here = events::from_payload(recorded_bytes)) : decoded_here;
-        return e.payload_deferred ? ready->read.decision : payload.at("decision");
+        if (decoded_here.is_null()) decoded_here = events::payload_of(e).value("decision", json());
+        return decoded_here;
       };
       const bool prepared = ready && ready->decision_inputs;
-      assignment_inputs read_here;
-      const assignment_inputs& in = prepared ? *ready->decision_inputs : (read_here = assignment_inputs_of(recorded_json()));
-      std::string worker_read_here;
-      const std::string& worker_id = prepared ? ready->read.change.worker_id : (worker_read_here = payload.at("worker_id").get<std::string>());
+      // (Not read on the reading thread: read here, where an error stops the pass at this event.)
+      std::optional<core::ev::job_assigned> read_here;
+      if (!prepared) read_here = std::get<core::ev::job_assigned>(core::ev::from_json(type, events::payload_of(e)));
+      assignment_inputs inputs_here;
+      if (read_here) inputs_here = assignment_inputs_of(read_here->decision);
+      const assignment_inputs& in = prepared ? *ready->decision_inputs : inputs_here;
+      const std::string& worker_id = prepared ? ready->change.worker_id : read_here->worker_id;
       core::choose_assignment_into(w, worker_id, in.stale, in.rule, e.recorded_at_us, choice);
-      // The record decided again, written as batond writes it, is the same record when its
-      // bytes are the recorded ones; otherwise (another writer's encoding, or a divergence)
-      // it is compared field by field with the decoded record. Its JSON is built only for a report.
+      // The record decided again is the same record when it writes the bytes the recorded one
+      // writes; otherwise (another writer's encoding of the same values, or a divergence) the
+      // two are compared as JSON. JSON is built only for those and for a report.
       bool same_record;
-      if (!recorded_bytes.empty() && choice.record) {
+      if (ready && ready->decision_bytes && choice.record) {
         remade.clear();
         events::write_cbor(*choice.record, remade);
-        same_record = remade == recorded_bytes || events::to_json(*choice.record) == recorded_json();
+        same_record = remade == *ready->decision_bytes || events::to_json(*choice.record) == recorded_json();
       } else {
         same_record = choice.record ? events::to_json(*choice.record) == recorded_json() : recorded_json().is_null();
       }
@@ -286,7 +290,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         last_policy_json = recorded_policy;
       }
       auto again = core::decide_recalculation(w, last_policy, e.recorded_at_us);
-      json rederived = again.events.size() == 1 ? std::move(again.events[0].payload) : json(nullptr);
+      json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
       if (rederived != payload)
         mismatch(e, "priority recalculation re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
                  payload, rederived);
@@ -303,7 +307,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       auto again = snap == snapshots.end() ? core::decision{}
                                            : core::decide_plan(w, snap->second, core::run_planner(snap->second));
       if (snap != snapshots.end()) snapshots.erase(snap);
-      json rederived = again.events.size() == 1 ? std::move(again.events[0].payload) : json(nullptr);
+      json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
       if (rederived != payload)
         mismatch(e, "plan re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
                  payload, rederived);
@@ -324,7 +328,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   if (!expected.empty() && to == 0) {  // (a range may end inside a decision's events)
     ++r.mismatches;
     r.problems.push_back("event " + std::to_string(r.events) + ": the log ends before the preemption decision's " +
-                         expected.front().type);
+                         std::string(expected.front().type()));
   }
   return r;
 }

@@ -2,6 +2,7 @@
 // the set each caller may send is written out here independently of core/access.cpp's
 // switch. Then the application layer (core::decide, a pure function) with a fake clock,
 // no CAF, no sockets: the same rules hold on the path that does not come through HTTP.
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <set>
@@ -159,8 +160,8 @@ TEST(access, ThePilotTokenRotatesOnlyWhenBatondKeepsIt) {
   ASSERT_FALSE(first.answer.error);
   ASSERT_EQ(first.events.size(), 1u);
   EXPECT_EQ(first.events[0].stream, "pilot");
-  EXPECT_EQ(first.events[0].type, "pilot.token_rotated");
-  EXPECT_EQ(first.events[0].payload["previous_sha256"], "p0") << "the configured token is the one replaced";
+  EXPECT_EQ(first.events[0].type(), "pilot.token_rotated");
+  EXPECT_EQ(baton::core::payload_json(first.events[0])["previous_sha256"], "p0") << "the configured token is the one replaced";
   const auto& recorded = core.w.pilot_token;
   EXPECT_TRUE(core::pilot_accepts(recorded, from_file, "p1", t1));
   EXPECT_TRUE(core::pilot_accepts(recorded, from_file, "p0", t1 + 59'999'999));
@@ -170,7 +171,7 @@ TEST(access, ThePilotTokenRotatesOnlyWhenBatondKeepsIt) {
 
   auto second = rotate(principal::named_operator("root-op", true), from_file, "p2", 0);
   ASSERT_FALSE(second.answer.error);
-  EXPECT_EQ(second.events[0].payload["previous_sha256"], "p1") << "after a rotation, the rotated one is in use";
+  EXPECT_EQ(baton::core::payload_json(second.events[0])["previous_sha256"], "p1") << "after a rotation, the rotated one is in use";
   EXPECT_FALSE(core::pilot_accepts(core.w.pilot_token, from_file, "p1", core.now)) << "grace 0: refused at once";
   EXPECT_FALSE(core::pilot_accepts(core.w.pilot_token, from_file, "p0", core.now));
   EXPECT_TRUE(core::pilot_accepts(core.w.pilot_token, from_file, "p2", core.now));
@@ -375,7 +376,7 @@ TEST(access, PilotCredentialsRegisterTheirOwnAllocationOnceAndThePilotTokenOnlyS
   EXPECT_FALSE(adopted->placeholder);
   EXPECT_EQ(adopted->provider_id, "a:11");
   EXPECT_EQ(adopted->registration_sha256, "") << "spent";
-  EXPECT_EQ(own.events.back().type, "worker.placeholder_adopted");
+  EXPECT_EQ(own.events.back().type(), "worker.placeholder_adopted");
   reg.new_id = "fresh-2";
   auto again = core.run(principal::pilot_of("p1"), reg);
   EXPECT_EQ(code(again), "pilot_credential_spent");

@@ -101,7 +101,7 @@ TEST(AssignmentRecord, ATypedPayloadIsWrittenAsItsJsonWouldBe) {
     const std::string got = baton::events::to_cbor(p);
     ASSERT_EQ(got, std::string(want.begin(), want.end())) << as_json.dump().substr(0, 400);
     // What applying it changes is what the JSON's reading would change.
-    const auto typed = assigned_change(p), read = read_job_change("job.assigned", as_json);
+    const auto typed = change_of(ev::payload(p)), read = read_job_change("job.assigned", as_json);
     EXPECT_EQ(typed.kind, job_event::assigned);
     EXPECT_EQ(typed.worker_id, read.worker_id);
     EXPECT_EQ(typed.attempt, read.attempt);

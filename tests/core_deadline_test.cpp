@@ -1,5 +1,7 @@
 // Time in the model: the fit rule (core/deadline.hpp), expected ends, and deadline-aware
 // assignment on the poll path (core/scheduling.hpp).
+#include "support/forged_events.hpp"
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include "core/deadline.hpp"
@@ -34,7 +36,7 @@ struct pool {
   }
   poll_choice poll(const std::string& worker_id) { return choose_job_for(w, worker_id, {}, rule, now); }
   void assign(const std::string& job_id, const std::string& worker_id, const nlohmann::json& record) {
-    apply(w, decide_assign_json(w.jobs.at(job_id), worker_id, record, now), now);
+    apply(w, baton::test::forged_assignment(w.jobs.at(job_id), worker_id, record, now), now);
   }
 };
 
@@ -207,7 +209,7 @@ TEST(DeadlineAssignment, PlaceholderRecordsTheRequestedWallTime) {
   c.wall_time_seconds = 4 * 3600;
   auto d = decide_placeholder(w, c, "p1", "img", "77", nlohmann::json::object(), 5 * s);
   ASSERT_EQ(d.events.size(), 1u);
-  EXPECT_EQ(d.events[0].payload["wall_time_seconds"], 4 * 3600);
+  EXPECT_EQ(baton::core::payload_json(d.events[0])["wall_time_seconds"], 4 * 3600);
   apply(w, d, 5 * s);
   EXPECT_EQ(w.workers.at("p1").wall_time_seconds, 4 * 3600);
   EXPECT_EQ(to_json(w.workers.at("p1"), "provisioning", std::nullopt)["wall_time_seconds"], 4 * 3600);

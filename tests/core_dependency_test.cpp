@@ -4,6 +4,7 @@
 // never run is cancelled (transitively) or, with kill_invalid_dependencies off, waits with
 // DependencyNeverSatisfied; validation (another user's job is as unknown as one that does not
 // exist); repeats collapsing in n log n; and a replay of the log rebuilding the same queue.
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -66,7 +67,7 @@ struct dag_fixture : test::core_under_test {
   nlohmann::json cancellation(const std::string& name) {
     for (const auto& [d, at] : log)
       for (const auto& e : d.events)
-        if (e.stream == "job/" + test::uid(name) && e.type == "job.cancelled") return e.payload;
+        if (e.stream == "job/" + test::uid(name) && e.type() == "job.cancelled") return baton::core::payload_json(e);
     return nullptr;
   }
   core::domain_error refusal(const C::create_job& c) {
@@ -140,7 +141,7 @@ TEST(dependencies, AChainIsCancelledTransitivelyInOneDecision) {
   f.job("after-b-notok", {{"b", notok}});
   f.finish("a", false);
   size_t at = 0;  // the logged decision that failed a
-  while (at < f.log.size() && !(f.log[at].first.events.size() == 1 && f.log[at].first.events[0].type == "job.failed")) ++at;
+  while (at < f.log.size() && !(f.log[at].first.events.size() == 1 && f.log[at].first.events[0].type() == "job.failed")) ++at;
   ASSERT_LT(at + 1, f.log.size());
   const auto& fallout = f.log[at + 1].first;
   ASSERT_EQ(fallout.events.size(), 3u) << "b, c and d, in one fallout decision right after a's failure";
@@ -180,7 +181,7 @@ TEST(dependencies, WithoutKillTheChildWaitsWithDependencyNeverSatisfied) {
   auto swept = core::dependency_sweep(f.w, f.s.priority, f.now);
   std::set<std::string> cancelled;
   for (const auto& e : swept.events) {
-    EXPECT_EQ(e.type, "job.cancelled");
+    EXPECT_EQ(e.type(), "job.cancelled");
     cancelled.insert(e.stream.substr(4));
   }
   EXPECT_EQ(cancelled, (std::set<std::string>{test::uid("b"), test::uid("c"), test::uid("late")}));

@@ -148,10 +148,17 @@ TEST(JobChange, FallbacksThatDependOnTheJobAreTakenFromTheJobItIsAppliedTo) {
 TEST(JobChange, APayloadThatDoesNotReadThrowsAndLeavesTheJobAsItWas) {
   job j = applied(job{}, "job.created", {{"title", "t"}});
   job before = j;
-  EXPECT_THROW(read_job_change("job.assigned", {{"worker_id", 5}}), json::type_error);
-  EXPECT_THROW(evolve(j, "job.assigned", {{"worker_id", 5}}, t0 + 1), json::type_error);
-  EXPECT_THROW(evolve(j, "job.assigned", json::object(), t0 + 1), json::out_of_range);
-  EXPECT_THROW(evolve(j, "job.checkpointed", {{"progress", "half"}}, t0 + 1), json::type_error);
+  using baton::events::payload_error;
+  EXPECT_THROW(read_job_change("job.assigned", {{"worker_id", 5}}), payload_error);
+  EXPECT_THROW(evolve(j, "job.assigned", {{"worker_id", 5}}, t0 + 1), payload_error);
+  EXPECT_THROW(evolve(j, "job.assigned", json::object(), t0 + 1), payload_error) << "worker_id is required";
+  EXPECT_THROW(evolve(j, "job.checkpointed", {{"progress", "half"}}, t0 + 1), payload_error);
+  try {
+    evolve(j, "job.requeued_as", json::object(), t0 + 1);
+    ADD_FAILURE() << "new_job_id is required";
+  } catch (const payload_error& e) {
+    EXPECT_EQ(e.field, "new_job_id");
+  }
   EXPECT_EQ(j.updated_at, before.updated_at);
   EXPECT_EQ(j.status, before.status);
   EXPECT_TRUE(j.segments.empty());

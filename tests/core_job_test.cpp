@@ -1,3 +1,5 @@
+#include "support/forged_events.hpp"
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +21,18 @@ using namespace baton::core;
 using nlohmann::json;
 
 namespace {
+
+ev::job_handoff_started walltime() {
+  ev::job_handoff_started h;
+  h.reason = "walltime";
+  return h;
+}
+ev::job_failed payload_failed() {
+  ev::job_failed f;
+  f.reason = "payload_failed";
+  return f;
+}
+
 
 constexpr time_us t0 = 1'700'000'000'000'000;
 
@@ -51,7 +65,7 @@ struct fixture {
     ASSERT_TRUE(run(decide_register(nullptr, r, now)).ok());
   }
   void assign(const std::string& job_id, const std::string& worker_id) {
-    ASSERT_TRUE(run(decide_assign_json(j(job_id), worker_id, json::object(), now)).ok());
+    ASSERT_TRUE(run(baton::test::forged_assignment(j(job_id), worker_id, json::object(), now)).ok());
   }
 };
 
@@ -158,12 +172,12 @@ TEST(JobCore, HandoffIsRecoveredWhenItsWorkerIsLost) {
   checkpoint_report r;
   r.manifest_path = "/ckpt/j/7.json";
   f.run(decide_checkpoint(f.j("j"), r, f.now));
-  ASSERT_TRUE(f.run(decide_handoff_start(f.j("j"), {{"reason", "walltime"}}, f.now)).ok());
+  ASSERT_TRUE(f.run(decide_handoff_start(f.j("j"), walltime(), f.now)).ok());
   EXPECT_EQ(f.j("j").status, job_status::handoff);
   EXPECT_TRUE(idle_workers(f.w).empty()) << "a worker in handoff is busy";
   auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now));
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d.events[0].type, "job.requeued_after_reap");
+  EXPECT_EQ(d.events[0].type(), "job.requeued_after_reap");
   EXPECT_EQ(f.j("j").status, job_status::queued);
   EXPECT_EQ(f.j("j").latest_checkpoint_manifest_path, "/ckpt/j/7.json") << "the requeued job resumes from its checkpoint";
   EXPECT_TRUE(f.j("j").assigned_worker_id.empty());
@@ -176,7 +190,7 @@ TEST(JobCore, HandoffCompleteOnlyFromHandoff) {
   f.assign("j", "w");
   f.run(decide_start(f.j("j"), f.now));
   EXPECT_FALSE(decide_handoff_complete(f.j("j"), {}, f.now).ok());
-  f.run(decide_handoff_start(f.j("j"), {{"reason", "walltime"}}, f.now));
+  f.run(decide_handoff_start(f.j("j"), walltime(), f.now));
   checkpoint_report r;
   r.manifest_path = "/ckpt/j/9.json";
   ASSERT_TRUE(f.run(decide_handoff_complete(f.j("j"), r, f.now)).ok());
@@ -189,16 +203,16 @@ TEST(JobCore, DistinctCausesAndTheAttemptCap) {
   f.create("j", 2);
   f.add_worker("w");
   f.assign("j", "w");
-  EXPECT_EQ(f.run(decide_worker_lost(f.j("j"), loss_cause::deregistered, f.now)).events[0].type,
+  EXPECT_EQ(f.run(decide_worker_lost(f.j("j"), loss_cause::deregistered, f.now)).events[0].type(),
             "job.requeued_after_deregister");
   f.assign("j", "w");
-  EXPECT_EQ(f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now)).events[0].type, "job.requeued_after_reap");
+  EXPECT_EQ(f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now)).events[0].type(), "job.requeued_after_reap");
   EXPECT_EQ(f.j("j").lost_workers, 1u) << "a deregistration gives the job back; a reap loses it";
   f.assign("j", "w");
   EXPECT_EQ(f.j("j").attempts, 3u);
   auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::orphaned, f.now));
-  EXPECT_EQ(d.events[0].type, "job.failed");
-  EXPECT_EQ(d.events[0].payload["reason"], "max_attempts_exceeded");
+  EXPECT_EQ(d.events[0].type(), "job.failed");
+  EXPECT_EQ(baton::core::payload_json(d.events[0])["reason"], "max_attempts_exceeded");
   EXPECT_EQ(f.j("j").status, job_status::failed);
   EXPECT_EQ(f.j("j").failure_reason, "max_attempts_exceeded");
 }
@@ -212,7 +226,7 @@ TEST(JobCore, HandoffsAndGiveBacksDoNotUseUpAttempts) {
   for (int i = 0; i < 6; ++i) {
     f.assign("j", "w");
     f.run(decide_start(f.j("j"), f.now));
-    f.run(decide_handoff_start(f.j("j"), {{"reason", "walltime"}}, f.now));
+    f.run(decide_handoff_start(f.j("j"), walltime(), f.now));
     ASSERT_TRUE(f.run(decide_handoff_complete(f.j("j"), {}, f.now)).ok());
     f.assign("j", "w");  // a pilot with no time left hands it straight back
     f.run(decide_worker_lost(f.j("j"), loss_cause::deregistered, f.now));
@@ -220,7 +234,7 @@ TEST(JobCore, HandoffsAndGiveBacksDoNotUseUpAttempts) {
   EXPECT_EQ(f.j("j").attempts, 12u);
   f.assign("j", "w");
   auto d = f.run(decide_worker_lost(f.j("j"), loss_cause::reaped, f.now));
-  EXPECT_EQ(d.events[0].type, "job.requeued_after_reap");
+  EXPECT_EQ(d.events[0].type(), "job.requeued_after_reap");
   EXPECT_EQ(f.j("j").status, job_status::queued);
   EXPECT_EQ(to_json(f.j("j"), f.now)["lost_workers"], 1);
 }
@@ -230,7 +244,7 @@ TEST(JobCore, RequeueingTwiceNamesTheFirstClone) {
   f.create("old");
   f.add_worker("w");
   f.assign("old", "w");
-  f.run(decide_fail(f.j("old"), {{"reason", "payload_failed"}}, f.now));
+  f.run(decide_fail(f.j("old"), payload_failed(), f.now));
   ASSERT_TRUE(f.run(decide_requeue(f.j("old"), "clone-1", f.now)).ok());
   auto again = decide_requeue(f.j("old"), "clone-2", f.now);
   ASSERT_FALSE(again.ok());
@@ -248,7 +262,7 @@ TEST(JobCore, RequeueCloneCarriesTheCheckpointPath) {
   checkpoint_report r;
   r.manifest_path = "/ckpt/old/3.json";
   f.run(decide_checkpoint(f.j("old"), r, f.now));
-  f.run(decide_fail(f.j("old"), {{"reason", "payload_failed"}}, f.now));
+  f.run(decide_fail(f.j("old"), payload_failed(), f.now));
   EXPECT_FALSE(decide_requeue(f.j("old"), "new", f.now).events.empty());
   ASSERT_TRUE(f.run(decide_requeue(f.j("old"), "new", f.now)).ok());
   EXPECT_EQ(f.j("new").status, job_status::queued);
@@ -290,7 +304,7 @@ TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
   ASSERT_TRUE(adopted.ok());
   ASSERT_EQ(adopted.events.size(), 1u);
   EXPECT_EQ(adopted.events[0].stream, worker_stream("ph1")) << "the placeholder's id is kept";
-  EXPECT_EQ(adopted.events[0].type, "worker.placeholder_adopted");
+  EXPECT_EQ(adopted.events[0].type(), "worker.placeholder_adopted");
   apply(w, adopted, t + 5);
   const auto& wk = w.workers.at("ph1");
   EXPECT_FALSE(wk.placeholder);

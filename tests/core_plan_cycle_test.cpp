@@ -73,17 +73,17 @@ struct plan_fixture : test::core_under_test {
     auto again = core::decide_plan(replayed, {}, s.deadlines, s.backfill, now);
     EXPECT_EQ(again.events.size(), 1u);
     if (!again.events.empty()) {
-      EXPECT_EQ(again.events[0].payload, d.events[0].payload);
+      EXPECT_EQ(baton::core::payload_json(again.events[0]), baton::core::payload_json(d.events[0]));
     }
     // Its digest is the SHA-256 of dump() of {"reservations", "starts"} (the plan writes that
     // text without building the JSON; every reservation is in the payload here).
-    const auto& p = d.events[0].payload;
+    const auto& p = baton::core::payload_json(d.events[0]);
     EXPECT_EQ(p["reservations_total"], p["reservations"].size());
     const nlohmann::json decided = {{"reservations", p["reservations"]}, {"starts", p["starts"]}};
     EXPECT_EQ(p["digest"], events::to_hex(events::sha256(decided.dump())));
     core::apply(w, d, now);
     log.emplace_back(d, now);
-    return d.events[0].payload;
+    return baton::core::payload_json(d.events[0]);
   }
   std::string reason(const std::string& id) { return core::pending_reason(w, *w.find_job(id)); }
 };

@@ -2,6 +2,7 @@
 // preempted (the fewest, lowest-priority jobs the rules allow, on a worker that can run the
 // preemptor), how (hand off and requeue, or cancel), what the worker hears, what happens when
 // the grace ends, and every decision re-deriving from the events before it.
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -104,17 +105,17 @@ struct preemption_fixture : test::core_under_test, ::testing::Test {
     if (d.events.empty()) return nullptr;
     core::world replayed;
     for (const auto& [dd, at] : log) core::apply(replayed, dd, at);
-    auto in = core::preemption_inputs_of(d.events[0].payload);
+    auto in = core::preemption_inputs_of(baton::core::payload_json(d.events[0]));
     auto again = core::decide_preemptions(replayed, in.stale, in.rule, now);
     EXPECT_EQ(again.events.size(), d.events.size());
     for (size_t i = 0; i < std::min(again.events.size(), d.events.size()); ++i) {
       EXPECT_EQ(again.events[i].stream, d.events[i].stream);
-      EXPECT_EQ(again.events[i].type, d.events[i].type);
-      EXPECT_EQ(again.events[i].payload, d.events[i].payload);
+      EXPECT_EQ(again.events[i].type(), d.events[i].type());
+      EXPECT_EQ(baton::core::payload_json(again.events[i]), baton::core::payload_json(d.events[i]));
     }
     core::apply(w, d, now);
     log.emplace_back(d, now);
-    return d.events[0].payload;
+    return baton::core::payload_json(d.events[0]);
   }
   const core::job& j(const std::string& id) { return *w.find_job(id); }
   std::vector<std::string> types_of(const json& record_events) {

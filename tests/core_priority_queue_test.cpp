@@ -2,6 +2,7 @@
 // the evaluation order (partition tier before priority), age that stops while a job is held,
 // fair share between users, GPU requests, validation and the per-user cap, FIFO for logs
 // written before priorities existed, and a replay of the same events giving the same queue.
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -249,7 +250,7 @@ TEST(FairShare, TargetsFollowTheAccountTreeWhenSiblingAccountsTie) {
                      {"bio", "phys", 10, {{"eve", 1}}}};
   auto d = core::decide_recalculation(w, policy, 1'000'000);  // no usage anywhere: every sibling ties
   ASSERT_FALSE(d.events.empty());
-  const auto& shares = d.events[0].payload.at("shares");
+  const auto shares = baton::core::payload_json(d.events[0]).at("shares");
   EXPECT_DOUBLE_EQ(shares.at("chem/ann").at("target").get<double>(), 0.6);
   EXPECT_DOUBLE_EQ(shares.at("phys/cy").at("target").get<double>(), 0.4 * 1 / 14);
   EXPECT_DOUBLE_EQ(shares.at("phys/di").at("target").get<double>(), 0.4 * 3 / 14);

@@ -1,5 +1,6 @@
 // Pure provisioning decisions: how many pilot workers a cluster submits, for which image,
 // what squeue's answer does to placeholders, and why a queued job cannot be served.
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include "core/provisioning.hpp"
@@ -101,7 +102,7 @@ TEST(Provisioning, PinsAndDisabledClusters) {
   EXPECT_EQ(s.plan(b)["img"], 1);
   auto off = decide_cluster_enabled(s.w, "b", false, "maintenance");
   ASSERT_EQ(off.events.size(), 1u);
-  EXPECT_EQ(off.events[0].type, "cluster.disabled");
+  EXPECT_EQ(off.events[0].type(), "cluster.disabled");
   apply(s.w, off, s.now);
   EXPECT_TRUE(s.plan(b).empty());
   EXPECT_TRUE(decide_cluster_enabled(s.w, "b", false, "").events.empty());  // no change, no event
@@ -122,7 +123,7 @@ TEST(Provisioning, SqueueAnswerRemovesOnlyCheckedDeadUnadoptedPlaceholders) {
   auto d = decide_placeholders_checked(s.w, "a", {"11", "12"}, {}, s.now);
   ASSERT_EQ(d.events.size(), 1u);
   EXPECT_EQ(d.events[0].stream, "worker/p1");
-  EXPECT_EQ(d.events[0].type, "worker.placeholder_removed");
+  EXPECT_EQ(d.events[0].type(), "worker.placeholder_removed");
   apply(s.w, d, s.now);
   EXPECT_EQ(placeholder_slurm_ids(s.w, "a"), (std::vector<std::string>{"13"}));  // 13 was not asked about
   EXPECT_EQ(placeholder_slurm_ids(s.w, "other"), (std::vector<std::string>{"11"}));
@@ -157,7 +158,7 @@ TEST(Provisioning, PlaceholdersOfARemovedClusterAreDropped) {
   auto d = decide_unconfigured_placeholders(s.w, {kept});
   ASSERT_EQ(d.events.size(), 1u);
   EXPECT_EQ(d.events[0].stream, "worker/p2");
-  EXPECT_EQ(d.events[0].payload["reason"], "cluster_not_configured");
+  EXPECT_EQ(baton::core::payload_json(d.events[0])["reason"], "cluster_not_configured");
   apply(s.w, d, s.now);
   EXPECT_TRUE(decide_unconfigured_placeholders(s.w, {kept}).events.empty());
   EXPECT_EQ(s.w.workers.at("p2").gone_reason, "cluster_not_configured");

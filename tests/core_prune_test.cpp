@@ -184,7 +184,7 @@ TEST(core_prune, AReplayAndASnapshotRebuildTheSameWorld) {
   ASSERT_EQ(f.prune(), 3u);
   // An older log may requeue a job after its prune: the stub takes no more events.
   core::decision late;
-  late.events.push_back({core::job_stream(test::uid("j0")), "job.requeued_as", {{"new_job_id", "x"}}});
+  late.events.push_back({core::job_stream(test::uid("j0")), core::ev::job_requeued_as{"x"}});
   f.log.push_back({late, f.now});
   core::apply(f.w, f.log.back().first, f.now);
 

@@ -3,6 +3,7 @@
 // assigned, finished, held, released, released by a parent's end, over a QOS limit. Seeded
 // random campaigns interleave those with the slices and compare with a replay; a recalculation
 // under a new policy is in force at once; the order stays the old one until the swap.
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <random>
@@ -179,7 +180,7 @@ TEST(staged_rekey, TheOrderStaysTheOldOneUntilTheSwap) {
   core::envelope e{principal::loop(), "loop:priority", "req", C::recalculate_priorities{}, std::nullopt};
   auto o = core::decide(f.w, f.leases, f.s, e, f.now);
   ASSERT_EQ(o.events.size(), 2u);
-  EXPECT_EQ(o.events[1].type, "scheduler.priorities_applied");
+  EXPECT_EQ(o.events[1].type(), "scheduler.priorities_applied");
   core::decision decided;
   decided.events.push_back(o.events[0]);
   core::apply(f.w, decided, f.now);
@@ -203,7 +204,7 @@ TEST(staged_rekey, ANewPolicyIsInForceAtOnce) {
   core::envelope e{principal::loop(), "loop:priority", "req", C::recalculate_priorities{}, std::nullopt};
   auto o = core::decide(f.w, f.leases, f.s, e, f.now);
   ASSERT_EQ(o.events.size(), 1u);
-  EXPECT_FALSE(o.events[0].payload.value("deferred", true));
+  EXPECT_FALSE(baton::core::payload_json(o.events[0]).value("deferred", true));
   core::decision d;
   d.events = o.events;
   core::apply(f.w, d, f.now);

@@ -1,6 +1,7 @@
 // The data plane's rules in the core (core/storage_decide.hpp): who may store and read which
 // blob, the quota, file sets and the checkpoints a job keeps, what a prune and the collector
 // release, and that a replay or a snapshot rebuilds the same book.
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,7 +59,7 @@ struct storage_fixture : test::core_under_test {
   }
   static std::vector<std::string> types(const core::outcome& o) {
     std::vector<std::string> t;
-    for (const auto& e : o.events) t.push_back(e.type);
+    for (const auto& e : o.events) t.push_back(std::string(e.type()));
     return t;
   }
 };
@@ -117,7 +118,7 @@ TEST(core_storage, TheQuotaRefusesWithAnEventNamingIt) {
   EXPECT_EQ(plan.refused->details["used_bytes"], 100);
   EXPECT_EQ(plan.refused->details["requested_bytes"], 60);
   ASSERT_EQ(o.events.size(), 1u);
-  EXPECT_EQ(o.events[0].type, "storage.quota_refused");
+  EXPECT_EQ(o.events[0].type(), "storage.quota_refused");
   EXPECT_TRUE(std::get<R::storage_plan>(f.run(f.bob, C::blob_upload{blob('b', 60)}).answer.value).to_upload.size() == 1)
       << "another user's quota is their own";
 }
@@ -165,8 +166,8 @@ TEST(core_storage, ACommittedCheckpointIsTheJobsLatestAndTheOldestBeyondKeepAreR
     if (i == 2) {
       EXPECT_EQ(storage_fixture::types(o),
                 (std::vector<std::string>{"storage.blob_stored", "storage.files_stored", "job.checkpointed"}));
-      EXPECT_EQ(o.events[1].payload["released"], nlohmann::json::array({sets[0]}));
-      EXPECT_EQ(o.events[1].payload["keep"], 2);
+      EXPECT_EQ(baton::core::payload_json(o.events[1])["released"], nlohmann::json::array({sets[0]}));
+      EXPECT_EQ(baton::core::payload_json(o.events[1])["keep"], 2);
     }
   }
   const auto* js = core::job_files_of(f.w.storage, job);

@@ -117,7 +117,7 @@ TEST(EventTypes, OmittedFieldsReadAsTheirDefaults) {
   EXPECT_TRUE(c.requeue);
   EXPECT_EQ(c.gpu_count, 1u);
   EXPECT_EQ(c.nice, 0);
-  EXPECT_EQ(*c.max_attempts, 3u);
+  EXPECT_EQ(c.max_attempts, 3u);
   EXPECT_FALSE(c.time_limit_seconds);
   EXPECT_EQ(ev::encode(p), events::encode_cbor(j));
   // Set, they are written; at their defaults, they are not.
@@ -174,7 +174,7 @@ TEST(EventTypes, UnknownFieldsAreSkippedWrongTypesNamed) {
   auto p = ev::decode("job.requeued_as", 1, events::encode_cbor(json{{"new_job_id", "n"}, {"zz_later", {1, 2}}}));
   EXPECT_EQ(std::get<ev::job_requeued_as>(p).new_job_id, "n");
   try {
-    ev::decode("job.held", 1, events::encode_cbor(json{{"admin", "yes"}}));
+    ev::decode("job.held", 1, events::encode_cbor(json{{"admin", "yes"}}));  // (booleans and strings are read strictly)
     FAIL() << "a string read as a bool";
   } catch (const events::payload_error& e) {
     EXPECT_EQ(e.field, "admin");
@@ -182,11 +182,19 @@ TEST(EventTypes, UnknownFieldsAreSkippedWrongTypesNamed) {
   }
   try {
     ev::decode("storage.files_stored", 1,
-               events::encode_cbor(json{{"set", {{"files", {{{"path", "a"}, {"sha256", "x"}, {"size", -1}}}}}}}));
-    FAIL() << "a negative size";
+               events::encode_cbor(json{{"job_id", "j"}, {"set", {{"files", {{{"path", 5}, {"sha256", "x"}, {"size", 1}}}}}}}));
+    FAIL() << "a number for a path";
   } catch (const events::payload_error& e) {
-    EXPECT_EQ(e.field, "set.files[0].size");
+    EXPECT_EQ(e.field, "set.files[0].path");
   }
+  // Integers are read as batond always read stored numbers: not a number, or out of range,
+  // leaves the field at its default (core/payload_numbers.hpp); a float in range is truncated.
+  auto created = std::get<ev::job_created>(ev::decode(
+      "job.created", 1, events::encode_cbor(json{{"gpu_count", -3.0e12}, {"nice", 1e40}, {"time_limit_seconds", "soon"}, {"max_attempts", 2.9}})));
+  EXPECT_EQ(created.gpu_count, 1u);
+  EXPECT_EQ(created.nice, 0);
+  EXPECT_FALSE(created.time_limit_seconds);
+  EXPECT_EQ(created.max_attempts, 2u);
   // Not CBOR at all: nlohmann's own error.
   EXPECT_THROW(ev::decode("job.held", 1, std::string("\xFF\xFF", 2)), nlohmann::json::exception);
 }

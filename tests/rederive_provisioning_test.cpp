@@ -1,6 +1,9 @@
 // Re-derivation of the decisions the loops make about workers rather than jobs: a Slurm
 // submission plan and a Salad replica target (decided on the world at the point their basis
 // names), and a reap (decided again from the lease facts it recorded, the job's loss included).
+#include "events/cbor_encode.hpp"
+#include "support/forged_events.hpp"
+#include "core/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include "core/cloud.hpp"
@@ -103,7 +106,8 @@ TEST(RederiveProvisioning, APlanThatIsNotItsWorkerStreamsFirstEventIsReportedNot
   ASSERT_EQ(plans.size(), 1u);
   auto placeholder = core::decide_placeholder(log.w, spec, "p1", "img", "101", plans[0].record, t + 5 * s_);
   ASSERT_EQ(placeholder.events.size(), 1u);
-  log.record({{"worker/p1", "worker.note", {{"text", "first"}}}}, t + 4 * s_);
+  log.record({{"worker/p1", core::ev::unknown_event{"worker.note", 1, events::encode_cbor(nlohmann::json{{"text", "first"}})}}},
+             t + 4 * s_);
   log.step(placeholder, t + 5 * s_);
   auto r = replay::rederive_decisions(*log.store);
   ASSERT_EQ(r.mismatches, 1u);
@@ -144,7 +148,7 @@ TEST(RederiveProvisioning, AReapReDerivesFromItsLeaseFactsWithTheJobsLoss) {
   queue_jobs(log, 1, t);
   auto pick = core::choose_job_for(log.w, "w1", {}, {}, t + s_);
   ASSERT_EQ(pick.job_id, "j0");
-  log.step(core::decide_assign_json(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
+  log.step(baton::test::forged_assignment(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
   core::lease_book leases;
   leases.touch("w1", t + 2 * s_);
   core::scheduler_settings s;  // stale after 120 s
@@ -162,8 +166,9 @@ TEST(RederiveProvisioning, AReapReDerivesFromItsLeaseFactsWithTheJobsLoss) {
   fresh.touch("w2", reaped_at + 290 * s_);
   auto forged = core::reap(log.w, fresh, s, reaped_at + 500 * s_);  // a real reap of w2 ...
   ASSERT_EQ(forged.events.size(), 1u);
-  forged.events[0].payload["last_heartbeat_at"] = events::format_time_us(reaped_at + 490 * s_);  // ... made to look hasty
-  forged.events[0].payload["silent_seconds"] = 10.0;
+  auto& reaped = std::get<core::ev::worker_reaped>(forged.events[0].payload);
+  reaped.last_heartbeat_at = events::format_time_us(reaped_at + 490 * s_);  // ... made to look hasty
+  reaped.silent_seconds = 10.0;
   log.step(forged, reaped_at + 500 * s_);
   auto bad = replay::rederive_decisions(*log.store);
   EXPECT_EQ(bad.reaps, 2u);
@@ -178,7 +183,7 @@ TEST(RederiveProvisioning, AReapWhoseJobLossWasNotRecordedIsCaught) {
   log.step(core::decide_register(nullptr, gpu_worker("w1"), t), t);
   queue_jobs(log, 1, t);
   auto pick = core::choose_job_for(log.w, "w1", {}, {}, t + s_);
-  log.step(core::decide_assign_json(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
+  log.step(baton::test::forged_assignment(log.w.jobs.at("j0"), "w1", pick.record, t + s_), t + s_);
   core::lease_book leases;
   leases.touch("w1", t + 2 * s_);
   auto reap = core::reap(log.w, leases, core::scheduler_settings{}, t + 200 * s_);

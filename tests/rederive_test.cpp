@@ -1,3 +1,4 @@
+#include "support/forged_events.hpp"
 #include "replay/rederive.hpp"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,7 @@ void put(events::event_store& s, const core::decision& d, core::time_us at) {
     events::append_command c;
     c.stream_id = e.stream;
     c.recorded_at_us = at;
-    c.events.push_back({e.type, 1, core::payload_bytes(e)});
+    c.events.push_back({std::string(e.type()), core::ev::schema_of(e.payload), core::payload_bytes(e)});
     cmds.push_back(c);
   }
   for (const auto& r : s.append(cmds)) ASSERT_TRUE(r.ok());
@@ -51,12 +52,12 @@ TEST(Rederive, DetectsAnAssignmentThePolicyWouldNotMake) {
   // A legitimate decision: the big worker polls and takes j1.
   auto fair = core::choose_job_for(w, "big", std::set<std::string>{}, {}, t);
   ASSERT_EQ(fair.job_id, "j1");
-  step(core::decide_assign_json(w.jobs.at("j1"), "big", fair.record, t));
+  step(baton::test::forged_assignment(w.jobs.at("j1"), "big", fair.record, t));
   auto ok = replay::rederive_decisions(*store);
   EXPECT_EQ(ok.decisions, 1u);
   EXPECT_EQ(ok.mismatches, 0u);
   // A decision the policy would not make: j2 given to a worker with a made-up record.
-  step(core::decide_assign_json(w.jobs.at("j2"), "small", {{"policy", "greedy-rank-v1"}, {"worker_id", "small"}}, t));
+  step(baton::test::forged_assignment(w.jobs.at("j2"), "small", {{"policy", "greedy-rank-v1"}, {"worker_id", "small"}}, t));
   auto bad = replay::rederive_decisions(*store);
   EXPECT_EQ(bad.decisions, 2u);
   EXPECT_EQ(bad.mismatches, 1u);
@@ -76,7 +77,7 @@ TEST(Rederive, FindsARecordOfTheSameValuesInAnotherEncodingTheSame) {
   as_float["worker_score"] = as_float.at("worker_score").get<double>();
   ASSERT_EQ(as_float, pick.record) << "the same values";
   ASSERT_NE(events::to_payload(as_float), events::to_payload(pick.record)) << "in other bytes";
-  log.step(core::decide_assign_json(log.w.jobs.at("j1"), "w1", as_float, log.t));
+  log.step(baton::test::forged_assignment(log.w.jobs.at("j1"), "w1", as_float, log.t));
   auto r = replay::rederive_decisions(*log.store);
   EXPECT_EQ(r.assignments, 1u);
   EXPECT_EQ(r.mismatches, 0u) << (r.problems.empty() ? "" : r.problems[0]);
@@ -96,10 +97,9 @@ TEST(Rederive, DetectsAPriorityRecalculationWithFiguresThePolicyWouldNotGive) {
   EXPECT_EQ(ok.mismatches, 0u) << (ok.problems.empty() ? "" : ok.problems[0]);
   // The same recalculation, with ann's fair share made up: cy would have to go second.
   auto forged = core::decide_recalculation(w, policy, t + 1);
-  forged.events[0].payload["shares"]["chem/ann"] = {{"fair_share", 1.0}, {"level_fs", nullptr}, {"target", 0.5},
-                                                    {"actual", 0.0}, {"usage", 0.0}};
-  forged.events[0].payload["shares"]["phys/cy"] = {{"fair_share", 0.5}, {"level_fs", nullptr}, {"target", 0.5},
-                                                   {"actual", 0.0}, {"usage", 0.0}};
+  auto& shares = std::get<core::ev::priorities_recalculated>(forged.events[0].payload).shares;
+  shares["chem/ann"] = {0.0, 1.0, std::nullopt, 0.5, 0.0};  // (actual, fair_share, level_fs, target, usage)
+  shares["phys/cy"] = {0.0, 0.5, std::nullopt, 0.5, 0.0};
   step(forged);
   auto bad = replay::rederive_decisions(*store);
   EXPECT_EQ(bad.recalculations, 2u);
@@ -132,11 +132,11 @@ TEST(Rederive, DeadlineShapedAssignmentsReDeriveWithTheirRecordedRule) {
   // The better-ranked pilot cannot take "long", so "plain" gets it; the pilot gets "short".
   auto plain = core::choose_job_for(w, "plain", {}, rule, t + 1);
   ASSERT_EQ(plain.job_id, "long");
-  step(core::decide_assign_json(w.jobs.at("long"), "plain", plain.record, t));
+  step(baton::test::forged_assignment(w.jobs.at("long"), "plain", plain.record, t));
   auto mine = core::choose_job_for(w, "pilot", {}, rule, t + 1);
   ASSERT_EQ(mine.job_id, "short");
   EXPECT_EQ(mine.record["deadline"]["rule"], "fits");
-  step(core::decide_assign_json(w.jobs.at("short"), "pilot", mine.record, t));
+  step(baton::test::forged_assignment(w.jobs.at("short"), "pilot", mine.record, t));
   auto ok = replay::rederive_decisions(*log.store);
   EXPECT_EQ(ok.decisions, 2u);
   EXPECT_EQ(ok.mismatches, 0u) << (ok.problems.empty() ? "" : ok.problems[0]);
@@ -147,7 +147,7 @@ TEST(Rederive, DeadlineShapedAssignmentsReDeriveWithTheirRecordedRule) {
   ASSERT_FALSE(core::choose_job_for(w, "pilot2", {}, rule, t + 1).job_id);
   auto forged = mine.record;
   forged["worker_id"] = "pilot2";
-  step(core::decide_assign_json(w.jobs.at("long2"), "pilot2", forged, t));
+  step(baton::test::forged_assignment(w.jobs.at("long2"), "pilot2", forged, t));
   auto bad = replay::rederive_decisions(*log.store);
   EXPECT_EQ(bad.decisions, 3u);
   EXPECT_EQ(bad.mismatches, 1u);

@@ -149,13 +149,13 @@ TEST(WorldRecovery, AJobPayloadThatDoesNotReadStopsAReplayAtItsEvent) {
 
   uint64_t last_seen = 0;
   auto seen = [&](uint64_t seq) { last_seen = seq; };
-  EXPECT_THROW(replay::recover_world(*log.store, 0, seen), nlohmann::json::type_error);
+  EXPECT_THROW(replay::recover_world(*log.store, 0, seen), baton::events::payload_error);
   EXPECT_EQ(last_seen, good + 1) << "every event before the bad one was applied first";
   auto upto = replay::recover_world(*log.store, good);
   EXPECT_EQ(upto.last_seq, good);
 
   last_seen = 0;
-  EXPECT_THROW(replay::rederive_decisions(*log.store, {}, seen), nlohmann::json::type_error);
+  EXPECT_THROW(replay::rederive_decisions(*log.store, {}, seen), baton::events::payload_error);
   EXPECT_EQ(last_seen, good + 1);
   auto before = replay::rederive_decisions(*log.store, {1, good});
   EXPECT_EQ(before.mismatches, 0u);

@@ -28,7 +28,7 @@ std::string uuid_of(char kind, size_t n) {
 
 json events_json(const std::vector<core::domain_event>& evs) {
   json out = json::array();
-  for (const auto& e : evs) out.push_back({e.stream, e.type, core::payload_json(e)});
+  for (const auto& e : evs) out.push_back({e.stream, std::string(e.type()), core::payload_json(e)});
   return out;
 }
 
@@ -55,7 +55,7 @@ struct twin_run {
   std::map<std::string, int> types;
   void record(const std::vector<core::domain_event>& evs) {
     if (evs.empty()) return;
-    for (const auto& e : evs) ++types[e.type];
+    for (const auto& e : evs) ++types[std::string(e.type())];
     core::decision d;
     d.events = evs;
     core::apply(a, d, now);

@@ -30,7 +30,7 @@ struct core_log {
       events::append_command c;
       c.stream_id = e.stream;
       c.recorded_at_us = at;
-      c.events.push_back({e.type, 1, core::payload_bytes(e)});
+      c.events.push_back({std::string(e.type()), core::ev::schema_of(e.payload), core::payload_bytes(e)});
       cmds.push_back(std::move(c));
     }
     for (const auto& r : store->append(cmds)) EXPECT_TRUE(r.ok());
