@@ -11,11 +11,13 @@
 //     field("gpu_count", x.gpu_count, events::omit_if{x.gpu_count == 1});
 //     field("worker_id", x.worker_id);
 //   }
-// (Self is T or const T). Names come in ascending byte order (tests/described_test.cpp checks
+// (Self is T or const T). Names come in ascending byte order (tests/event_types_test.cpp checks
 // the whole catalogue). A std::optional member is written only when it holds a value; a
 // nullable<T> is written as null when empty; omit_if leaves a field out when the condition
-// holds (reading leaves the member at its default when the field is absent). Members may be
-// bool, integers, double, std::string, nlohmann::json (a free-form part), std::vector,
+// holds, omit_unless while a flag is false (reading the field sets it); reading leaves a member
+// at its default when its field is absent, unless the field is `required`. Integers are read
+// leniently (integer_of), everything else strictly. Members may be bool, integers, double,
+// std::string, nlohmann::json (a free-form part), std::vector, std::pair (a two-item array),
 // std::map<std::string, V>, described structs, and optionals of those.
 #include <nlohmann/json.hpp>
 
