@@ -890,8 +890,9 @@ struct daemon_log_truncated {
 
 #undef BATON_EVENT
 
-// An event of a type this build does not know (a newer batond's), or one whose payload does
-// not read as its type says: kept as it was, so nothing is lost and the log still verifies.
+// An event kept as its stored bytes: a type this build does not know (a newer batond's), kept
+// so nothing is lost and the log still verifies; or bytes another writer made for a known
+// type (tests forge records so), which the world applies as what they read as.
 struct unknown_event {
   std::string type;
   uint32_t schema = 1;
