@@ -1,6 +1,6 @@
 #include "core/job_change.hpp"
 
-#include <array>
+#include <variant>
 #include <utility>
 
 #include "core/assignment_record.hpp"
@@ -79,34 +79,59 @@ checkpoint_report checkpoint_of(E&& p) {
 
 }  // namespace
 
+namespace {
+
+// Each job event type's kind: the one mapping, for the typed reading (change_from) and the
+// reading by type name (job_event_of).
+template <class T>
+constexpr job_event kind_of() {
+  using E = job_event;
+  if constexpr (std::is_same_v<T, ev::job_created>) return E::created;
+  else if constexpr (std::is_same_v<T, ev::job_assigned>) return E::assigned;
+  else if constexpr (std::is_same_v<T, ev::job_started>) return E::started;
+  else if constexpr (std::is_same_v<T, ev::job_checkpointed>) return E::checkpointed;
+  else if constexpr (std::is_same_v<T, ev::job_progress_reported>) return E::progress_reported;
+  else if constexpr (std::is_same_v<T, ev::job_handoff_started>) return E::handoff_started;
+  else if constexpr (std::is_same_v<T, ev::job_handoff_completed>) return E::handoff_completed;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister>) return E::requeued_after_deregister;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_reap>) return E::requeued_after_reap;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_orphan>) return E::requeued_after_orphan;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_preempt>) return E::requeued_after_preempt;
+  else if constexpr (std::is_same_v<T, ev::job_completed>) return E::completed;
+  else if constexpr (std::is_same_v<T, ev::job_failed>) return E::failed;
+  else if constexpr (std::is_same_v<T, ev::job_cancel_requested>) return E::cancel_requested;
+  else if constexpr (std::is_same_v<T, ev::job_cancelled>) return E::cancelled;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_as>) return E::requeued_as;
+  else if constexpr (std::is_same_v<T, ev::job_pruned>) return E::pruned;
+  else if constexpr (std::is_same_v<T, ev::job_held>) return E::held;
+  else if constexpr (std::is_same_v<T, ev::job_released>) return E::released;
+  else if constexpr (std::is_same_v<T, ev::job_preempted>) return E::preempted;
+  else return E::other;
+}
+
+// The types whose payload carries a checkpoint report's fields.
+template <class T>
+constexpr bool carries_checkpoint() {
+  constexpr job_event k = kind_of<T>();
+  return k == job_event::checkpointed || k == job_event::progress_reported || k == job_event::handoff_completed ||
+         k == job_event::requeued_after_deregister || k == job_event::requeued_after_reap ||
+         k == job_event::requeued_after_orphan || k == job_event::requeued_after_preempt;
+}
+
+template <size_t... I>
+job_event kind_named(std::string_view type, std::index_sequence<I...>) {
+  job_event k = job_event::other;
+  (void)((kind_of<std::variant_alternative_t<I, ev::payload>>() != job_event::other &&
+          std::variant_alternative_t<I, ev::payload>::type == type &&
+          (k = kind_of<std::variant_alternative_t<I, ev::payload>>(), true)) ||
+         ...);
+  return k;
+}
+
+}  // namespace
+
 job_event job_event_of(std::string_view type) {
-  static constexpr std::array<std::pair<std::string_view, job_event>, 20> names{{
-      {"job.created", job_event::created},
-      {"job.assigned", job_event::assigned},
-      {"job.started", job_event::started},
-      {"job.checkpointed", job_event::checkpointed},
-      {"job.progress_reported", job_event::progress_reported},
-      {"job.handoff_started", job_event::handoff_started},
-      {"job.handoff_completed", job_event::handoff_completed},
-      {"job.requeued_after_deregister", job_event::requeued_after_deregister},
-      {"job.requeued_after_reap", job_event::requeued_after_reap},
-      {"job.requeued_after_orphan", job_event::requeued_after_orphan},
-      {"job.requeued_after_preempt", job_event::requeued_after_preempt},
-      {"job.completed", job_event::completed},
-      {"job.failed", job_event::failed},
-      {"job.cancel_requested", job_event::cancel_requested},
-      {"job.cancelled", job_event::cancelled},
-      {"job.requeued_as", job_event::requeued_as},
-      {"job.pruned", job_event::pruned},
-      {"job.held", job_event::held},
-      {"job.released", job_event::released},
-      {"job.preempted", job_event::preempted},
-  }};
-  // (Every name is "job." and a word: the word's first letter, then the whole, so that a name
-  // of the same length compares in full only when it is likely the one.)
-  for (const auto& [name, kind] : names)
-    if (name.size() == type.size() && name[4] == type[4] && name == type) return kind;
-  return job_event::other;
+  return kind_named(type, std::make_index_sequence<std::variant_size_v<ev::payload> - 1>{});  // (not unknown_event)
 }
 
 namespace {
@@ -117,64 +142,28 @@ job_change change_from(Payload&& payload) {
   std::visit(
       [&](auto&& p) {
         using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, ev::job_created>) {
-          c.kind = job_event::created;
+        c.kind = kind_of<T>();
+        if constexpr (carries_checkpoint<T>()) {
+          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
+        } else if constexpr (std::is_same_v<T, ev::job_created>) {
           c.created = created_of(std::forward<decltype(p)>(p));
         } else if constexpr (std::is_same_v<T, ev::job_assigned>) {
-          c.kind = job_event::assigned;
           c.worker_id = std::move(p.worker_id);
           if (p.attempt) c.attempt = p.attempt;
           c.conformance_pin = std::move(p.decision.conformance_pin);
-        } else if constexpr (std::is_same_v<T, ev::job_started>) {
-          c.kind = job_event::started;
-        } else if constexpr (std::is_same_v<T, ev::job_checkpointed>) {
-          c.kind = job_event::checkpointed;
-          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
-        } else if constexpr (std::is_same_v<T, ev::job_handoff_completed>) {
-          c.kind = job_event::handoff_completed;
-          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
-        } else if constexpr (std::is_same_v<T, ev::job_progress_reported>) {
-          c.kind = job_event::progress_reported;
-          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
-        } else if constexpr (std::is_same_v<T, ev::job_handoff_started>) {
-          c.kind = job_event::handoff_started;
-        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister>) {
-          c.kind = job_event::requeued_after_deregister;
-          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
-        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_reap>) {
-          c.kind = job_event::requeued_after_reap;
-          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
-        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_orphan>) {
-          c.kind = job_event::requeued_after_orphan;
-          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
-        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_preempt>) {
-          c.kind = job_event::requeued_after_preempt;
-          c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
-        } else if constexpr (std::is_same_v<T, ev::job_completed>) {
-          c.kind = job_event::completed;
         } else if constexpr (std::is_same_v<T, ev::job_failed>) {
-          c.kind = job_event::failed;
           c.failure_artifact_path = std::move(p.failure_artifact_path);
           c.reason = std::move(p.reason);
-        } else if constexpr (std::is_same_v<T, ev::job_cancel_requested>) {
-          c.kind = job_event::cancel_requested;
         } else if constexpr (std::is_same_v<T, ev::job_cancelled>) {
-          c.kind = job_event::cancelled;
           c.reason = std::move(p.reason);
         } else if constexpr (std::is_same_v<T, ev::job_requeued_as>) {
-          c.kind = job_event::requeued_as;
           c.new_job_id = std::move(p.new_job_id);
         } else if constexpr (std::is_same_v<T, ev::job_pruned>) {
-          c.kind = job_event::pruned;
           c.priority = p.priority;
           c.priority_tier = p.priority_tier;
         } else if constexpr (std::is_same_v<T, ev::job_held>) {
-          c.kind = job_event::held;
           c.admin = p.admin;
-        } else if constexpr (std::is_same_v<T, ev::job_released>) {
-          c.kind = job_event::released;
         } else if constexpr (std::is_same_v<T, ev::job_preempted>) {
-          c.kind = job_event::preempted;
           c.by = std::move(p.by);
           c.mode = p.mode.empty() ? std::string("requeue") : std::move(p.mode);
           c.grace_until = events::parse_time_us(p.grace_until);

@@ -51,16 +51,19 @@ std::string fingerprint_of(const worker& w) {
 }
 
 decision decide_register(const worker* placeholder, const register_worker& c, time_us now) {
-  ev::worker_registered p;
-  p.platform = to_string(c.kind);
-  p.gpu_model = c.gpu_model;
-  p.gpu_count = c.gpu_count;
-  p.vram_gb = c.vram_gb;
-  p.worker_image_key = c.worker_image_key;
-  p.provider_id = c.provider_id;
-  p.credential_sha256 = c.credential_sha256;
-  if (c.allocation_ends_at) p.allocation_ends_at = events::format_time_us(c.allocation_ends_at);
-  if (!c.driver_version.empty()) p.driver_version = c.driver_version;  // only when known: older logs stay equal
+  // What the worker said of itself, the same for a new worker and an adopted placeholder.
+  auto said = [&](auto p) {
+    p.platform = to_string(c.kind);
+    p.gpu_model = c.gpu_model;
+    p.gpu_count = c.gpu_count;
+    p.vram_gb = c.vram_gb;
+    p.worker_image_key = c.worker_image_key;
+    p.provider_id = c.provider_id;
+    p.credential_sha256 = c.credential_sha256;
+    if (c.allocation_ends_at) p.allocation_ends_at = events::format_time_us(c.allocation_ends_at);
+    if (!c.driver_version.empty()) p.driver_version = c.driver_version;  // only when known: older logs stay equal
+    return p;
+  };
   decision d;
   if (placeholder) {
     if (placeholder->worker_image_key != c.worker_image_key) {
@@ -68,11 +71,9 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
                         placeholder->worker_image_key + ", got " + c.worker_image_key;
       return decision::refuse({error_kind::conflict, "worker_image_mismatch", msg, json::object(), "worker_image_key"});
     }
-    d.events.push_back({worker_stream(placeholder->id), ev::worker_placeholder_adopted{
-        p.allocation_ends_at, p.credential_sha256, p.driver_version, p.gpu_count, p.gpu_model, p.platform,
-        p.provider_id, p.vram_gb, p.worker_image_key}});
+    d.events.push_back({worker_stream(placeholder->id), said(ev::worker_placeholder_adopted{})});
   } else {
-    d.events.push_back({worker_stream(c.id), std::move(p)});
+    d.events.push_back({worker_stream(c.id), said(ev::worker_registered{})});
   }
   return d;
 }
