@@ -2,10 +2,10 @@
 #include "core/assignment_record.hpp"
 #include "core/job_change.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/time.hpp"
 
 #include <algorithm>
 
-#include "events/envelope.hpp"
 
 namespace baton::core {
 namespace {
@@ -48,7 +48,7 @@ std::string requeue_type(loss_cause c) {
 }
 
 json time_or_null(const std::optional<time_us>& t) {
-  return t ? json(events::format_time_us(*t)) : json(nullptr);
+  return t ? json(util::format_time_us(*t)) : json(nullptr);
 }
 
 }  // namespace
@@ -332,7 +332,7 @@ decision decide_preempt(const job& j, const std::string& by, const std::string& 
   p["by"] = by;
   p["mode"] = mode;
   p["worker_id"] = j.assigned_worker_id;
-  p["grace_until"] = events::format_time_us(grace_until);
+  p["grace_until"] = util::format_time_us(grace_until);
   return emit(j, "job.preempted", std::move(p));
 }
 
@@ -365,9 +365,9 @@ json to_json(const job& j, time_us now) {
           {"queue_blocked_reason", nullptr},
           {"assigned_at", time_or_null(j.assigned_at)},
           {"started_at", time_or_null(j.started_at)},
-          {"status_changed_at", events::format_time_us(j.status_changed_at)},
-          {"created_at", events::format_time_us(j.created_at)},
-          {"updated_at", events::format_time_us(j.updated_at)},
+          {"status_changed_at", util::format_time_us(j.status_changed_at)},
+          {"created_at", util::format_time_us(j.created_at)},
+          {"updated_at", util::format_time_us(j.updated_at)},
           {"latest_checkpoint_manifest_path",
            j.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(j.latest_checkpoint_manifest_path)},
           {"latest_failure_artifact_path",
@@ -402,7 +402,7 @@ json to_json(const job& j, time_us now) {
   out["checkpoint_seconds"] = j.checkpoint_seconds ? json(*j.checkpoint_seconds) : json(nullptr);
   out["preempted_by"] = or_null_str(j.preempted_by);
   out["preempt_mode"] = or_null_str(j.preempt_mode);
-  out["preempt_grace_until"] = j.preempt_grace_until ? json(events::format_time_us(j.preempt_grace_until)) : json(nullptr);
+  out["preempt_grace_until"] = j.preempt_grace_until ? json(util::format_time_us(j.preempt_grace_until)) : json(nullptr);
   out["preemptions"] = j.preemptions;
   out["held"] = j.held;
   out["admin_hold"] = j.admin_hold;

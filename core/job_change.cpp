@@ -5,7 +5,7 @@
 
 #include "core/assignment_record.hpp"
 #include "core/payload_numbers.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 
 namespace baton::core {
 namespace {
@@ -150,7 +150,7 @@ job_change read_job_change(std::string_view type, const json& p) {
     case job_event::preempted:
       c.by = p.value("by", "");
       c.mode = p.value("mode", "requeue");
-      c.grace_until = events::parse_time_us(p.value("grace_until", ""));
+      c.grace_until = util::parse_time_us(p.value("grace_until", ""));
       break;
     default:
       break;

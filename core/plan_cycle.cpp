@@ -1,5 +1,7 @@
 #include "core/plan_cycle.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,9 +11,7 @@
 #include "core/scheduling.hpp"
 #include "core/streams.hpp"
 #include "events/bytes.hpp"
-#include "events/envelope.hpp"
 #include "events/json_text.hpp"
-#include "events/sha256.hpp"
 
 namespace baton::core {
 
@@ -44,7 +44,7 @@ std::vector<const job*> pending_in_order(const world& w, size_t cap) {
   return out;
 }
 
-json time_or_null(time_us t) { return t >= time_never ? json(nullptr) : json(events::format_time_us(t)); }
+json time_or_null(time_us t) { return t >= time_never ? json(nullptr) : json(util::format_time_us(t)); }
 
 // A plan row's text as dump() writes row_of's object (keys in order; "start" for a
 // reservation), written straight from the plan for its digest: building every reservation as
@@ -55,12 +55,12 @@ void append_row_text(std::string& out, const std::string& job_id, const std::str
   if (end >= time_never)
     out += "null";
   else
-    events::append_json_string(out, events::format_time_us(end));
+    events::append_json_string(out, util::format_time_us(end));
   out += ",\"job_id\":";
   events::append_json_string(out, job_id);
   if (start) {
     out += ",\"start\":";
-    events::append_json_string(out, events::format_time_us(*start));
+    events::append_json_string(out, util::format_time_us(*start));
   }
   out += ",\"worker_id\":";
   events::append_json_string(out, worker_id);
@@ -191,14 +191,14 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
     append_row_text(digest_text, st.job_id, v.worker_of_node[st.node], st.end, nullptr);
   }
   digest_text += "]}";
-  auto digest = events::to_hex(events::sha256(digest_text));
+  auto digest = util::sha256_hex(digest_text);
   if (digest == w.plan.digest) return {};
   json starts = json::array(), reservations = json::array();
   for (const auto& st : p.starts) starts.push_back(row_of(st.job_id, st.node, st.end));
   for (const auto& r : p.reservations) {
     if (reservations.size() >= s.recorded_reservations) break;
     json row = row_of(r.job_id, r.node, r.end);
-    row.get_ptr<json::object_t*>()->emplace("start", events::format_time_us(r.start));
+    row.get_ptr<json::object_t*>()->emplace("start", util::format_time_us(r.start));
     reservations.push_back(std::move(row));
   }
   json skipped = json::object();
@@ -208,7 +208,7 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   decision d;
   d.events.push_back({scheduler_stream, "scheduler.plan_made",
                       {{"digest", digest},
-                       {"planned_at", events::format_time_us(snap.planned_at)},
+                       {"planned_at", util::format_time_us(snap.planned_at)},
                        {"based_on", snap.based_on},
                        {"starts", std::move(starts)},
                        {"reservations", std::move(reservations)},
@@ -234,22 +234,22 @@ recorded_plan_inputs plan_inputs_of(const json& p) {
   for (const auto& id : p.value("stale_excluded", json::array())) in.stale.insert(id.get<std::string>());
   in.rule = deadline_rule_of(p);
   in.settings = backfill_settings_of(p.value("settings", json::object()));
-  in.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(0);
+  in.planned_at = util::parse_time_us(p.value("planned_at", "")).value_or(0);
   in.based_on = number_or(p, "based_on", uint64_t{0});
   return in;
 }
 
 void record_plan(live_plan& plan, const json& p, time_us at) {
   plan = live_plan{};
-  plan.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(at);
+  plan.planned_at = util::parse_time_us(p.value("planned_at", "")).value_or(at);
   plan.digest = p.value("digest", "");
   for (const auto& st : p.value("starts", json::array()))
     plan.start_for_worker[st.value("worker_id", "")] = st.value("job_id", "");
   for (const auto& r : p.value("reservations", json::array())) {
     planned_slot slot;
     slot.worker_id = r.value("worker_id", "");
-    slot.start = events::parse_time_us(r.value("start", "")).value_or(0);
-    slot.end = r.at("end").is_string() ? events::parse_time_us(r["end"].get<std::string>()).value_or(0) : 0;
+    slot.start = util::parse_time_us(r.value("start", "")).value_or(0);
+    slot.end = r.at("end").is_string() ? util::parse_time_us(r["end"].get<std::string>()).value_or(0) : 0;
     plan.reservations[r.value("job_id", "")] = slot;
   }
   plan.reservations_total = number_or(p, "reservations_total", size_t{0});

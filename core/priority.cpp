@@ -1,5 +1,6 @@
 #include "core/priority.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/time.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +11,6 @@
 #include "core/plan_cycle.hpp"
 #include "core/streams.hpp"
 #include "core/usage.hpp"
-#include "events/envelope.hpp"
 
 namespace baton::core {
 
@@ -284,7 +284,7 @@ bool is_deferred(const decision& recalculation) {
 }
 
 domain_event priorities_applied_event(time_us calculated_at) {
-  return {scheduler_stream, "scheduler.priorities_applied", {{"calculated_at", events::format_time_us(calculated_at)}}};
+  return {scheduler_stream, "scheduler.priorities_applied", {{"calculated_at", util::format_time_us(calculated_at)}}};
 }
 
 decision decide_priorities_applied(const world& w) {

@@ -10,7 +10,7 @@
 #include "core/priority.hpp"
 #include "core/text_order.hpp"
 #include "core/usage.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 
 namespace baton::core {
 namespace {
@@ -541,11 +541,11 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
   else if (type == "cloud.scaled" || type == "cloud.scale_failed") {
     auto& slot = w.salad_status[type == "cloud.scaled" ? "last_scaled" : "last_failure"];
     slot = payload;
-    slot["at"] = events::format_time_us(at);
+    slot["at"] = util::format_time_us(at);
   } else if (type == "cluster.submission_failed") {
     auto& f = w.last_submission_failure[stream.substr(8)];
     f = payload;
-    f["at"] = events::format_time_us(at);
+    f["at"] = util::format_time_us(at);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "core/decide.hpp"
 #include "core/provisioning_basis.hpp"
 #include "core/scheduling.hpp"
+#include "core/util/time.hpp"
 #include "events/payload.hpp"
 #include "replay/rederive.hpp"
 #include "support/core_log.hpp"
@@ -162,7 +163,7 @@ TEST(RederiveProvisioning, AReapReDerivesFromItsLeaseFactsWithTheJobsLoss) {
   fresh.touch("w2", reaped_at + 290 * s_);
   auto forged = core::reap(log.w, fresh, s, reaped_at + 500 * s_);  // a real reap of w2 ...
   ASSERT_EQ(forged.events.size(), 1u);
-  forged.events[0].payload["last_heartbeat_at"] = events::format_time_us(reaped_at + 490 * s_);  // ... made to look hasty
+  forged.events[0].payload["last_heartbeat_at"] = util::format_time_us(reaped_at + 490 * s_);  // ... made to look hasty
   forged.events[0].payload["silent_seconds"] = 10.0;
   log.step(forged, reaped_at + 500 * s_);
   auto bad = replay::rederive_decisions(*log.store);
