@@ -1,19 +1,32 @@
 // core/util: hex, SHA-256 (whole and streamed), times as text (every form against the C
-// library's rendering) and their parsing.
+// library's rendering) and their parsing, and the process launcher.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/util/csv.hpp"
 #include "core/util/hex.hpp"
+#include "core/util/process.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/time.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace baton::util;
+using baton::test::temp_dir;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -160,4 +173,205 @@ TEST(Csv, FormulaCellsAreDefusedAndQuotedFieldsRoundTrip) {
   EXPECT_EQ(csv_field("=1+1"), "'=1+1");
   EXPECT_EQ(csv_text("'=1+1"), "=1+1");
   EXPECT_EQ(csv_text(csv_field("'quoted")), "'quoted");
+}
+
+// --- the process launcher ---
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Running (a zombie waiting for a reaper counts as gone: its parent, the payload's shell, died).
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  const auto paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// Until pred() or ten seconds.
+template <class Pred>
+bool within_ten_seconds(Pred pred) {
+  for (int i = 0; i < 500; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
+
+// The first line of a file a child writes, once it is there.
+std::string line_of(const std::string& path) {
+  std::string line;
+  within_ten_seconds([&] {
+    std::ifstream in(path);
+    return static_cast<bool>(std::getline(in, line)) && !line.empty();
+  });
+  return line;
+}
+
+}  // namespace
+
+TEST(Process, RunKillsTheWholeGroupAtTheTimeoutAndReportsMissingPrograms) {
+  auto started = std::chrono::steady_clock::now();
+  auto r = run({"sh", "-c", "sleep 30 & sleep 30"}, "", std::chrono::milliseconds(300), {});
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  auto missing = run({"/nonexistent/sbatch"}, "", std::chrono::seconds(5), {});
+  EXPECT_TRUE(missing.not_started);
+  EXPECT_NE(missing.err.find("No such file"), std::string::npos) << missing.err;
+  auto echo = run({"cat"}, std::string(200000, 'x'), std::chrono::seconds(10), {});  // larger than a pipe buffer
+  EXPECT_EQ(echo.out.size(), 200000u);
+  auto failing = run({"sh", "-c", "echo out; echo err >&2; exit 3"}, "", std::chrono::seconds(10), {});
+  EXPECT_EQ(failing.exit_code, 3);
+  EXPECT_EQ(failing.out, "out\n");
+  EXPECT_EQ(failing.err, "err\n");
+  EXPECT_EQ(run({"sh", "-c", "kill -9 $$"}, "", std::chrono::seconds(10), {}).exit_code, 128 + 9);
+}
+
+// Both ways of starting a child: it leads its own group (a timeout or a stop kills it all)
+// and holds no descriptor of ours besides 0-2, even one opened without O_CLOEXEC.
+TEST(Process, EveryChildLeadsItsOwnGroupAndGetsNoOtherDescriptorOfOurs) {
+  int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC, as a library might leave one
+  ASSERT_GE(leaked, 3);
+  const std::string script = "echo $$; cut -d' ' -f5 /proc/$$/stat; ls /proc/$$/fd";
+  auto r = run({"sh", "-c", script}, "", std::chrono::seconds(10), {});
+  temp_dir dir;
+  spawn_spec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.log_path = dir / "log";
+  spec.supervised = true;
+  process p(spec);
+  const int status = p.wait();
+  ::close(leaked);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(exit_code_of(status), 0);
+  for (const std::string& out : {r.out, slurp(dir / "log")}) {
+    std::istringstream lines(out);
+    std::string pid, group, fd;
+    std::getline(lines, pid);
+    std::getline(lines, group);
+    std::vector<std::string> fds;
+    while (std::getline(lines, fd)) fds.push_back(fd);
+    EXPECT_EQ(fds, (std::vector<std::string>{"0", "1", "2"})) << out;
+    if (&out == &r.out) {
+      EXPECT_EQ(group, pid) << "run(): the child leads its group";
+    }
+  }
+  std::istringstream supervised(slurp(dir / "log"));
+  std::string pid, group;
+  std::getline(supervised, pid);
+  std::getline(supervised, group);
+  EXPECT_EQ(group, std::to_string(p.pid())) << "the supervisor leads the payload's group";
+}
+
+TEST(Process, TheEnvironmentLosesWhatIsStrippedAndGetsWhatIsAdded) {
+  setenv("UTIL_TEST_SECRET", "hunter2", 1);
+  setenv("UTIL_TEST_KEPT", "kept", 1);
+  setenv("UTIL_TEST_REPLACED", "old", 1);
+  auto r = run({"env"}, "", std::chrono::seconds(10), {"UTIL_TEST_SECRET"});
+  temp_dir dir;
+  spawn_spec spec;
+  spec.argv = {"/usr/bin/env"};
+  spec.strip_env = {"UTIL_TEST_SECRET"};
+  spec.extra_env = {"UTIL_TEST_REPLACED=new", "UTIL_TEST_ADDED=1"};
+  spec.log_path = dir / "log";
+  spec.supervised = true;
+  process p(spec);
+  EXPECT_EQ(exit_code_of(p.wait()), 0);
+  for (const char* name : {"UTIL_TEST_SECRET", "UTIL_TEST_KEPT", "UTIL_TEST_REPLACED"}) unsetenv(name);
+  const std::string payload = slurp(dir / "log");
+  for (const std::string& out : {r.out, payload}) {
+    EXPECT_EQ(out.find("hunter2"), std::string::npos) << out;
+    EXPECT_NE(out.find("UTIL_TEST_KEPT=kept\n"), std::string::npos) << out;
+  }
+  EXPECT_NE(payload.find("UTIL_TEST_REPLACED=new\n"), std::string::npos) << payload;
+  EXPECT_EQ(payload.find("UTIL_TEST_REPLACED=old"), std::string::npos) << payload;
+  EXPECT_NE(payload.find("UTIL_TEST_ADDED=1\n"), std::string::npos) << payload;
+}
+
+// The payload's way: its working dir, its output appended to the log, stdin /dev/null, the
+// exit code through the supervisor; stop() ends the whole group, and what a payload leaves
+// behind in its group dies with it.
+TEST(Process, ASupervisedChildRunsInItsDirAndStopEndsItsWholeGroup) {
+  temp_dir dir;
+  std::ofstream(dir / "log") << "before\n";
+  spawn_spec spec;
+  spec.argv = {"/bin/sh", "-c", "pwd; cat; echo done; exit 7"};
+  spec.cwd = dir.path();
+  spec.log_path = dir / "log";
+  spec.supervised = true;
+  {
+    process p(spec);
+    EXPECT_EQ(exit_code_of(p.wait()), 7);
+  }
+  EXPECT_EQ(slurp(dir / "log"), "before\n" + std::string(dir.path()) + "\ndone\n");
+
+  spec.argv = {"/bin/sh", "-c", "sleep 60 & echo $! > left; trap '' TERM; sleep 60"};
+  {
+    process p(spec);
+    const pid_t left = std::stoi(line_of(dir / "left"));
+    EXPECT_TRUE(alive(left));
+    const int status = p.stop(std::chrono::milliseconds(200));  // the shell ignores SIGTERM: SIGKILL after the grace
+    EXPECT_EQ(exit_code_of(status), 128 + SIGKILL);
+    EXPECT_TRUE(within_ten_seconds([&] { return !alive(left); })) << "the group's other process";
+  }
+  fs::remove(dir / "left");
+  spec.argv = {"/bin/sh", "-c", "sleep 60 & echo $! > left; exit 0"};
+  {
+    process p(spec);
+    const pid_t left = std::stoi(line_of(dir / "left"));
+    ASSERT_TRUE(within_ten_seconds([&] { return p.poll().has_value(); }));
+    EXPECT_EQ(exit_code_of(*p.poll()), 0);
+    EXPECT_TRUE(within_ten_seconds([&] { return !alive(left); })) << "a straggler outlived the payload";
+  }
+  spec.cwd = dir / "missing";
+  process p(spec);
+  EXPECT_EQ(exit_code_of(p.wait()), 126);
+}
+
+// The guarantee the supervisor is for: the payload's whole group dies with the process that
+// started it, even by SIGKILL (here a forked copy of the test, killed while the payload runs).
+TEST(Process, ASupervisedGroupDiesWithItsParent) {
+  temp_dir dir;
+  const std::string left = dir / "left";
+  pid_t parent = ::fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    spawn_spec spec;
+    spec.argv = {"/bin/sh", "-c", "sleep 60 & echo $! > " + left + "; sleep 60"};
+    spec.log_path = dir / "log";
+    spec.supervised = true;
+    process p(spec);
+    ::pause();
+    _exit(0);
+  }
+  const pid_t sleeper = std::stoi(line_of(left));
+  EXPECT_TRUE(alive(sleeper));
+  ::kill(parent, SIGKILL);
+  int st = 0;
+  ::waitpid(parent, &st, 0);
+  EXPECT_TRUE(within_ten_seconds([&] { return !alive(sleeper); })) << "the payload outlived its worker";
+}
+
+TEST(Process, ASupervisedProgramIsNamedByItsPath) {
+  spawn_spec spec;
+  spec.argv = {"sh", "-c", "true"};
+  spec.supervised = true;
+  EXPECT_THROW(process{spec}, std::invalid_argument);
+  spec.argv.clear();
+  EXPECT_THROW(process{spec}, std::invalid_argument);
+  spec.argv = {"/bin/true"};
+  spec.log_path = "/nonexistent/dir/log";
+  try {
+    process p(spec);
+    FAIL() << "started without its log";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/log"), std::string::npos) << e.what();
+  }
 }

@@ -5,8 +5,9 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/util/process.hpp"
 #include "core/util/time.hpp"
-#include "slurm/subprocess.hpp"
+#include "worker/credential_guard.hpp"
 
 namespace baton::worker {
 
@@ -37,7 +38,7 @@ slurm_end_time parse_slurm_end_time(const std::string& raw) {
 }
 
 int64_t ask_slurm_for_allocation_end(const std::string& slurm_job_id) {
-  auto r = slurm::run({"squeue", "-h", "-j", slurm_job_id, "-o", "%e"}, "", std::chrono::seconds(15));
+  auto r = util::run({"squeue", "-h", "-j", slurm_job_id, "-o", "%e"}, "", std::chrono::seconds(15), credential_env_names());
   if (r.not_started || r.timed_out || r.exit_code != 0) {
     spdlog::warn("could not ask Slurm when allocation {} ends (squeue {}: {}); carrying on without a deadline",
                  slurm_job_id, r.not_started ? "did not start" : r.timed_out ? "timed out" : "exit " + std::to_string(r.exit_code),
