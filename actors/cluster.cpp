@@ -1,5 +1,7 @@
 #include "actors/cluster.hpp"
 #include "actors/thread_name.hpp"
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -9,8 +11,6 @@
 #include <optional>
 
 #include "events/bytes.hpp"
-#include "events/envelope.hpp"
-#include "events/sha256.hpp"
 #include "slurm/cluster_client.hpp"
 #include "slurm/sbatch_script.hpp"
 
@@ -151,7 +151,7 @@ class cycle_runner {
       const auto dir = c.pilot_credential_dir.empty() ? o_.pilot_credential_dir : c.pilot_credential_dir;
       const auto s = o_.new_secret();
       secret = slurm::secret_file{dir + "/" + worker_id, worker_id + "." + s};
-      registration_sha256 = events::to_hex(events::sha256(s));
+      registration_sha256 = util::sha256_hex(s);
       v.api_token_file = secret->path;
       v.api_token_file_once = true;
     } else {
@@ -187,7 +187,7 @@ class cycle_runner {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(o_.scripts_dir, ec);
-    auto stamp = events::format_time_us(o_.clock());
+    auto stamp = util::format_time_us(o_.clock());
     for (auto& ch : stamp)
       if (ch == ':') ch = '-';
     auto path = fs::path(o_.scripts_dir) / (o_.cluster.name + "-" + stamp + "-" + worker_id.substr(0, 8) + ".sbatch");

@@ -25,39 +25,40 @@
 #include "actors/salad.hpp"
 #include "actors/scheduler.hpp"
 #include "batond/api_token.hpp"
+#include "batond/daemon_clock.hpp"
+#include "batond/daemon_state.hpp"
 #include "batond/pilot_token_files.hpp"
 #include "batond/storage_collector.hpp"
-#include "http/file_routes.hpp"
-#include "http/storage/s3_backend.hpp"
-#include "http/caller.hpp"
 #include "core/priority.hpp"
+#include "core/util/time.hpp"
 #include "core/world.hpp"
-#include "http/api_routes.hpp"
-#include "http/ui_routes.hpp"
-#include "batond/daemon_state.hpp"
+#include "core/world_snapshot.hpp"
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
-#include "http/health_routes.hpp"
+#include "http/api_routes.hpp"
 #include "http/beast_server.hpp"
 #include "http/blob_routes.hpp"
-#include "http/storage/local_backend.hpp"
+#include "http/caller.hpp"
+#include "http/file_routes.hpp"
+#include "http/health_routes.hpp"
 #include "http/request_parsing.hpp"
+#include "http/storage/local_backend.hpp"
+#include "http/storage/s3_backend.hpp"
+#include "http/ui_routes.hpp"
 #include "projections/chain_anchor.hpp"
 #include "projections/idle_poll_view.hpp"
 #include "projections/job_history.hpp"
-#include "projections/offsets.hpp"
-#include "projections/runner.hpp"
-#include "projections/operator_credentials.hpp"
-#include "projections/pilot_credential.hpp"
-#include "projections/worker_credentials.hpp"
-#include "core/world_snapshot.hpp"
-#include "projections/sqlite_view.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/minute_stats.hpp"
+#include "projections/offsets.hpp"
+#include "projections/operator_credentials.hpp"
+#include "projections/pilot_credential.hpp"
 #include "projections/postgres_view.hpp"
+#include "projections/runner.hpp"
+#include "projections/sqlite_view.hpp"
+#include "projections/worker_credentials.hpp"
 #include "projections/world_snapshots.hpp"
 #include "replay/world_recovery.hpp"
-#include "batond/daemon_clock.hpp"
 
 namespace baton::daemon {
 namespace {
@@ -243,7 +244,7 @@ int run(const config::settings& settings, const run_options& opts) {
     // healthy restart it is a few microseconds below zero.
     if (const int64_t wall = daemon_clock::system_wall_us(); wall < last_recorded)
       spdlog::warn("the wall clock reads {}, before the log's last event ({}): batond's time goes on from the log's",
-                   events::format_time_us(wall), events::format_time_us(last_recorded));
+                   util::format_time_us(wall), util::format_time_us(last_recorded));
     // batond's own runs: the daemon stream alone, through its index (two events a run).
     for (const auto& e : store->read_stream(stream, 1, SIZE_MAX)) state = evolve(std::move(state), events::view_of(e));
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -572,8 +573,8 @@ int run(const config::settings& settings, const run_options& opts) {
     http::add_error_handlers(server.routes());
     http::add_health_routes(server.routes(), sys, log, scheduler, reported, [] {
       const int64_t now = now_us(), wall = daemon_clock::system_wall_us();
-      return nlohmann::json{{"time", events::format_time_us(now)},
-                            {"wall_clock", events::format_time_us(wall)},
+      return nlohmann::json{{"time", util::format_time_us(now)},
+                            {"wall_clock", util::format_time_us(wall)},
                             {"wall_clock_offset_seconds", static_cast<double>(wall - now) / 1e6}};
     });
     http::add_api_routes(server.routes(), api);

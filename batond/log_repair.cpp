@@ -2,12 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "batond/daemon_state.hpp"
+#include "core/util/time.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 
@@ -16,15 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string utc_stamp(int64_t now_us) {
-  std::time_t t = static_cast<std::time_t>(now_us / 1'000'000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
 
 // Keeps the anchors at or before keep_through in anchors.jsonl; the file as it was is in the
 // backup. Returns how many were moved out. A line that is not an anchor stays where it is.
@@ -76,7 +67,7 @@ int truncate_log(const truncate_options& o, int64_t now_us) {
   }
   // Events 1..SEQ are checked once (by truncate_after); the whole log is copied after they
   // check out and before anything is removed.
-  const fs::path backup = o.backup_dir.empty() ? data / ("eventlog.backup-" + utc_stamp(now_us)) : fs::path(o.backup_dir);
+  const fs::path backup = o.backup_dir.empty() ? data / ("eventlog.backup-" + util::format_time_us(now_us, util::time_form::basic)) : fs::path(o.backup_dir);
   enum { checking, backing_up, removing } step = checking;
   events::truncation t;
   try {

@@ -33,7 +33,7 @@ for f in "$out"/callgrind.out.1-*; do
   name=$(sed -n "${n}p" "$out/threads.txt")
   total=$(awk '/^totals:/ {print $2}' "$f")
   # (awk reads to the end: a reader that stops early would fail the pipe)
-  sha=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk '/baton::events::sha256/ && !n++ {gsub(",", "", $1); print $1}')
+  sha=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk '/baton::util::sha256(_into)?\(/ && !n++ {gsub(",", "", $1); print $1}')
   echo "${name:-thread-$n} ${total:-0} ${sha:-0}"
 done >"$out/threads_ir.txt"
 echo "assigning polls: $polls (instructions per poll, by thread name)"

@@ -17,8 +17,6 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -32,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/util/sha256.hpp"
 #include "support/batond_process.hpp"
 #include "support/loopback_socket.hpp"
 
@@ -56,20 +55,12 @@ long status_kib(pid_t pid, const std::string& field) {
 }
 
 std::string sha256_of_file(const std::string& path) {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  baton::util::sha256_stream h;
   int fd = ::open(path.c_str(), O_RDONLY);
   std::vector<char> buf(mib);
-  for (ssize_t n; (n = ::read(fd, buf.data(), buf.size())) > 0;) EVP_DigestUpdate(ctx, buf.data(), static_cast<size_t>(n));
+  for (ssize_t n; (n = ::read(fd, buf.data(), buf.size())) > 0;) h.update(buf.data(), static_cast<size_t>(n));
   ::close(fd);
-  unsigned char md[32];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx, md, &len);
-  EVP_MD_CTX_free(ctx);
-  static const char d[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) out += {d[md[i] >> 4], d[md[i] & 15]};
-  return out;
+  return h.hex();
 }
 
 // A file of random bytes whose first 8 bytes are `variant` (each upload must be a blob batond

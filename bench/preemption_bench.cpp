@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -29,6 +28,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "core/util/time.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -62,16 +63,6 @@ bool wait_until(const std::function<bool()>& pred, std::chrono::seconds timeout)
   return pred();
 }
 
-// "2026-11-24T16:18:40.123456Z" -> µs since the epoch.
-int64_t time_us(const std::string& t) {
-  std::tm tm{};
-  const char* rest = strptime(t.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!rest) return 0;
-  int64_t us = static_cast<int64_t>(timegm(&tm)) * 1'000'000;
-  if (*rest == '.') us += std::atoll(std::string(rest + 1, 6).c_str());
-  return us;
-}
-
 struct client {
   httplib::Client c;
   explicit client(int port) : c("127.0.0.1", port) {
@@ -88,7 +79,7 @@ struct client {
     int64_t at = 0;
     if (h.is_object())
       for (const auto& e : h["events"])
-        if (e["event_type"] == type) at = time_us(e["occurred_at"]);
+        if (e["event_type"] == type) at = baton::util::parse_time_us(e["occurred_at"].get<std::string>()).value_or(0);
     return at;
   }
   std::string create(const std::string& title, const std::string& bundle, const std::string& partition) {

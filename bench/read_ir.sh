@@ -37,7 +37,7 @@ inclusive() {
   callgrind_annotate --inclusive=yes "$profile" 2>/dev/null | awk -v f="$1" '!n && index($0, f) {gsub(",", "", $1); print $1; n = 1} END {if (!n) print 0}'
 }
 total=$(grep -h '^totals:' "$profile" | awk '{print $2}')
-sha=$(inclusive 'baton::events::sha256_into(')
+sha=$(inclusive 'baton::util::sha256_into(')
 unpack=$(inclusive 'rocksdb::UncompressBlockData(')
 awk -v t="$total" -v s="$sha" -v u="$unpack" -v e="$logged" -v size="$size" 'BEGIN {
   printf "reading thread over %d flushed events (%s on disk): %.0f instructions per event; without SHA-256 %.0f per event (%.1f M)\n", e, size, t / e, (t - s) / e, (t - s) / 1e6

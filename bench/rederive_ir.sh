@@ -28,7 +28,7 @@ total=$(grep -h '^totals:' "$out"/callgrind.out-01 | awk '{print $2}')
 # The reading threads (one per pass) are the other threads with a count.
 reading=$(for f in "$out"/callgrind.out-*; do [ "$f" = "$out/callgrind.out-01" ] || grep -h '^totals:' "$f"; done | awk '{s += $2} END {print s + 0}')
 sha=$(for f in "$out"/callgrind.out-*; do [ "$f" = "$out/callgrind.out-01" ] && continue; [ "$(grep -h '^totals:' "$f" | awk '{print $2}')" = 0 ] && continue
-  callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk '!n && /baton::events::sha256/ {gsub(",", "", $1); print $1; n = 1}'; done | awk '{s += $1} END {print s + 0}')
+  callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk '!n && /baton::util::sha256(_into)?\(/ {gsub(",", "", $1); print $1; n = 1}'; done | awk '{s += $1} END {print s + 0}')
 passes=$(grep -c '^rederive:' "$out/bench.txt")
 decisions=$(grep -m1 '^rederive:' "$out/bench.txt" | awk '{print $2}')
 applied=$(grep -m1 '^rederive:' "$out/bench.txt" | sed 's/.* in \([0-9]*\) events.*/\1/')

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "events/csv.hpp"
+#include "core/util/csv.hpp"
 
 namespace baton::cli {
 
@@ -57,6 +57,6 @@ void print_table(std::ostream& out, const nlohmann::json& rows, const std::vecto
   for (const auto& line : cells) print_line(line);
 }
 
-std::string csv_field(const std::string& v) { return events::csv_field(v); }
+std::string csv_field(const std::string& v) { return util::csv_field(v); }
 
 }  // namespace baton::cli

@@ -15,7 +15,6 @@
 // and the line sent with "input_bundle" {sha256, size} instead (the id derived from the line
 // as written, so a rerun finds the same ids); a directory named by many lines is uploaded
 // once. --shared-path sends the paths as they are.
-#include <openssl/sha.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -31,6 +30,8 @@
 #include "cli/progress_bar.hpp"
 #include "cli/request_helpers.hpp"
 #include "core/ids.hpp"
+#include "core/util/hex.hpp"
+#include "core/util/sha256.hpp"
 
 namespace baton::cli {
 namespace {
@@ -45,18 +46,10 @@ struct import_line {
 // A UUID (version 8: "custom") from the SHA-256 of the line's canonical JSON and its repeat count.
 std::string derived_id(const json& body, size_t repeat) {
   const std::string text = "baton-import\n" + body.dump() + "\n" + std::to_string(repeat);
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), d);
-  d[6] = static_cast<unsigned char>((d[6] & 0x0f) | 0x80);
-  d[8] = static_cast<unsigned char>((d[8] & 0x3f) | 0x80);
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) id += '-';
-    id += hex[d[i] >> 4];
-    id += hex[d[i] & 0x0f];
-  }
-  return id;
+  std::string d = util::sha256(text).substr(0, 16);
+  d[6] = static_cast<char>((d[6] & 0x0f) | 0x80);
+  d[8] = static_cast<char>((d[8] & 0x3f) | 0x80);
+  return util::uuid_text(d);
 }
 
 // The file's jobs, or a message naming the first bad line.

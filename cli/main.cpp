@@ -1,5 +1,6 @@
 // baton: the operator CLI. Talks to batond over its HTTP API; finds it (and its token)
-// through the same config file batond reads.
+// through the same config file batond reads, of which it reads only its own few keys
+// (cli/cli_config.hpp).
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -7,9 +8,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/cli_config.hpp"
 #include "cli/commands.hpp"
 #include "cli/request_helpers.hpp"
-#include "config/config.hpp"
 
 using namespace baton::cli;
 
@@ -20,7 +21,7 @@ namespace {
 bool resolve(const std::string& url, const std::string& ca_file, const std::string& config_file, endpoint& e,
              std::string& why) {
   auto env = baton::config::process_env();
-  auto loaded = baton::config::load(baton::config::choose_config(config_file, env), env);
+  auto loaded = load_cli_config(baton::config::choose_config(config_file, env), env);
   if (!loaded.value) {
     why = loaded.error->what();
     return false;
@@ -31,7 +32,7 @@ bool resolve(const std::string& url, const std::string& ca_file, const std::stri
   if (target.empty()) {
     e.host = s.listen.host == "0.0.0.0" ? "127.0.0.1" : s.listen.host;
     e.port = s.listen.port;
-    e.https = s.tls.enabled();
+    e.https = s.https;
   } else if (!parse_url(target, e)) {
     why = "--url: expected http://HOST:PORT or https://HOST:PORT, got '" + target + "'";
     return false;

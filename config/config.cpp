@@ -6,11 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace baton::config {
 namespace {
@@ -222,35 +218,6 @@ void apply_env(const env_lookup& env, settings& s) {
 
 }  // namespace
 
-env_lookup process_env() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    const char* v = std::getenv(name.c_str());
-    if (!v) return std::nullopt;
-    return std::string(v);
-  };
-}
-
-std::string config_error::what() const {
-  std::string where = file.empty() ? "config error in the environment" : "config error in " + file;
-  return key.empty() ? where + ": " + message : where + ": key '" + key + "': " + message;
-}
-
-std::string config_path(const env_lookup& env) {
-  if (auto p = env("BATON_CONFIG"); p && !p->empty()) return *p;
-  auto home = env("HOME");
-  return (home && !home->empty() ? *home : std::string(".")) + "/.config/baton/config.yaml";
-}
-
-std::optional<listen_config> parse_listen(const std::string& text) {
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
-  auto port_text = text.substr(colon + 1);
-  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5) return std::nullopt;
-  int port = std::stoi(port_text);
-  if (port > 65535) return std::nullopt;
-  return listen_config{text.substr(0, colon), port};
-}
-
 load_result load_from_string(const std::string& yaml_text, const std::string& path, const env_lookup& env) {
   settings s;
   s.source = path;
@@ -269,35 +236,14 @@ load_result load_from_string(const std::string& yaml_text, const std::string& pa
   return {s, std::nullopt};
 }
 
-config_choice choose_config(const std::string& flag, const env_lookup& env) {
-  if (!flag.empty()) return {flag, "--config"};
-  if (auto p = env("BATON_CONFIG"); p && !p->empty()) return {*p, "BATON_CONFIG"};
-  return {config_path(env), ""};
-}
-
 load_result load(const config_choice& which, const env_lookup& env) {
-  std::error_code ec;
-  if (!which.named_by.empty() && !std::filesystem::exists(which.path, ec))
-    return {std::nullopt, config_error{which.path, "",
-                                       "no such file (named by " + which.named_by +
-                                           "); only the default path may be absent: name an existing file, or use "
-                                           "/dev/null for built-in defaults"}};
-  return load(which.path, env);
+  auto t = read_config(which);
+  if (t.error) return {std::nullopt, t.error};
+  auto r = load_from_string(t.text, t.source, env);
+  if (r.value) r.value->warnings.insert(r.value->warnings.end(), t.warnings.begin(), t.warnings.end());
+  return r;
 }
 
-load_result load(const std::string& path, const env_lookup& env) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    auto r = load_from_string("", "", env);
-    if (r.value) r.value->warnings.push_back("config file " + path + " not found; using built-in defaults");
-    return r;
-  }
-  if (std::filesystem::is_directory(path, ec)) return {std::nullopt, config_error{path, "", "is a directory, not a YAML file"}};
-  std::ifstream in(path);
-  if (!in) return {std::nullopt, config_error{path, "", "cannot be read"}};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_from_string(ss.str(), path, env);
-}
+load_result load(const std::string& path, const env_lookup& env) { return load(config_choice{path, ""}, env); }
 
 }  // namespace baton::config

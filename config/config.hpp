@@ -2,26 +2,18 @@
 // batond's settings: built-in defaults, then the YAML file, then environment overrides.
 // Loading is pure (the environment is passed in) and never throws: a problem comes back as
 // a config_error naming the file and the dotted key.
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/clusters.hpp"
+#include "config/config_file.hpp"
 #include "core/deadline.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/priority_policy.hpp"
 #include "core/rate_limit.hpp"
 
 namespace baton::config {
-
-using env_lookup = std::function<std::optional<std::string>(const std::string&)>;
-env_lookup process_env();  // reads ::getenv
-
-struct listen_config {
-  std::string host = "127.0.0.1";
-  int port = 36158;  // 0 = ephemeral (tests)
-};
 
 // tls: batond serves HTTPS when both files are set (PEM; the certificate file may hold the
 // chain). Relative paths are taken from batond's working directory.
@@ -63,7 +55,7 @@ struct storage_config {
 struct settings {
   listen_config listen;
   tls_config tls;
-  std::string data_dir = "./var/baton";
+  std::string data_dir = default_data_dir;
   int actor_threads = 2;                 // CAF scheduler.max-threads, 1..64
   int http_threads = 16;                 // pool for blocking HTTP routes (operator calls, lists), 1..4096
   int keep_alive_max = 100000;           // http.keep_alive_max: requests per keep-alive connection
@@ -117,32 +109,14 @@ struct settings {
   std::vector<std::string> warnings;     // e.g. the file was missing
 };
 
-struct config_error {
-  std::string file;     // "" when the problem came from the environment
-  std::string key;      // dotted key ("listen.port") or environment variable name
-  std::string message;  // what was expected and what was found
-  std::string what() const;  // one line
-};
-
 struct load_result {
   std::optional<settings> value;
   std::optional<config_error> error;
 };
 
-// $BATON_CONFIG if set and non-empty, else $HOME/.config/baton/config.yaml.
-std::string config_path(const env_lookup& env);
-// The file batond and the CLI read: `flag` (their --config) when given, else $BATON_CONFIG,
-// else the default path. `named_by` says who named it ("--config", "BATON_CONFIG"; "" for the
-// default): a named file must exist, since running on built-in defaults after a typo in its
-// name would mean another port and another data directory. BATON_CONFIG=/dev/null names an
-// empty file: built-in defaults whatever ~/.config holds.
-struct config_choice {
-  std::string path;
-  std::string named_by;
-};
-config_choice choose_config(const std::string& flag, const env_lookup& env);
-// Reads the chosen file (the default one missing: defaults plus a warning; a named one
-// missing: an error naming it), then applies the environment.
+// Reads the chosen file (choose_config() and read_config(), config_file.hpp: the default one
+// missing means defaults plus a warning, a named one missing an error naming it), then applies
+// the environment.
 load_result load(const config_choice& which, const env_lookup& env);
 // Reads path (a missing file means defaults plus a warning), then applies the environment.
 load_result load(const std::string& path, const env_lookup& env);
@@ -154,8 +128,5 @@ load_result load_from_string(const std::string& yaml_text, const std::string& pa
 // for its own token, does not).
 inline constexpr size_t min_secret_length = 16;
 std::optional<config_error> check_secrets(const std::vector<std::pair<std::string, std::string>>& named);
-
-// "host:port" with port 0..65535; nullopt if malformed.
-std::optional<listen_config> parse_listen(const std::string& text);
 
 }  // namespace baton::config

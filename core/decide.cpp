@@ -1,6 +1,7 @@
-#include "core/storage_decide.hpp"
 #include "core/decide.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/storage_decide.hpp"
+#include "core/util/time.hpp"
 
 #include "core/dag.hpp"
 #include "core/plan_cycle.hpp"
@@ -99,7 +100,7 @@ bool silent_past_cap(const scheduler_settings& s, time_us last_heartbeat, time_u
 ev::lease_facts lease_facts(const scheduler_settings& s, const std::string& why) {
   ev::lease_facts facts;
   facts.stale_after_us = s.liveness.stale_after_us;
-  facts.grace_from = events::format_time_us(s.liveness.grace_from_us);
+  facts.grace_from = util::format_time_us(s.liveness.grace_from_us);
   if (why == "silent_past_cap") facts.hpc_silent_cap_us = s.hpc_silent_cap_us;
   if (why == "allocation_gone") facts.squeue_listed = false;
   return facts;
@@ -494,8 +495,8 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const p
     // An allocation that already ended has no time for any job: the worker should not exist.
     if (*c.allocation_ends_at <= now)
       return refused({error_kind::invalid, "allocation_ended",
-                      "allocation_ends_at " + events::format_time_us(*c.allocation_ends_at) + " is not after now (" +
-                          events::format_time_us(now) + ")",
+                      "allocation_ends_at " + util::format_time_us(*c.allocation_ends_at) + " is not after now (" +
+                          util::format_time_us(now) + ")",
                       json::object(), "allocation_ends_at"},
                      now);
     r.allocation_ends_at = *c.allocation_ends_at;
@@ -1037,9 +1038,9 @@ decision rereap(const world& w, const std::string& worker_id, const json& record
   if (!wk || facts == recorded.end() || !facts->is_object()) return {};
   scheduler_settings s;
   s.liveness.stale_after_us = number_or(*facts, "stale_after_us", time_us{0});
-  s.liveness.grace_from_us = events::parse_time_us(facts->value("grace_from", "")).value_or(0);
+  s.liveness.grace_from_us = util::parse_time_us(facts->value("grace_from", "")).value_or(0);
   s.hpc_silent_cap_us = number_or(*facts, "hpc_silent_cap_us", s.hpc_silent_cap_us);
-  auto last = events::parse_time_us(recorded.value("last_heartbeat_at", ""));
+  auto last = util::parse_time_us(recorded.value("last_heartbeat_at", ""));
   const std::string why = recorded.value("why", "");
   if (!last || s.liveness.fresh(*last, now)) return {};  // the one staleness rule: not stale, no reap
   if (why == "silent_past_cap" && !silent_past_cap(s, *last, now)) return {};

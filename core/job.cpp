@@ -2,10 +2,10 @@
 #include "core/assignment_record.hpp"
 #include "core/job_change.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/time.hpp"
 
 #include <algorithm>
 
-#include "events/envelope.hpp"
 
 namespace baton::core {
 namespace {
@@ -48,7 +48,7 @@ E requeued(const job& j) {
 }
 
 json time_or_null(const std::optional<time_us>& t) {
-  return t ? json(events::format_time_us(*t)) : json(nullptr);
+  return t ? json(util::format_time_us(*t)) : json(nullptr);
 }
 
 ev::payload requeue_event(loss_cause c, const job& j) {
@@ -313,7 +313,7 @@ bool preemptible_state(const job& j) {
 
 decision decide_preempt(const job& j, const std::string& by, const std::string& mode, time_us grace_until, time_us now) {
   if (!preemptible_state(j)) return decision::refuse(conflict(j, mode == "cancel" ? job_status::cancelling : job_status::handoff));
-  return emit(j, ev::job_preempted{by, events::format_time_us(grace_until), mode, j.assigned_worker_id});
+  return emit(j, ev::job_preempted{by, util::format_time_us(grace_until), mode, j.assigned_worker_id});
 }
 
 void evolve(job& j, const std::string& type, const json& p, time_us at) { evolve(j, read_job_change(type, p), at); }
@@ -346,9 +346,9 @@ json to_json(const job& j, time_us now) {
           {"queue_blocked_reason", nullptr},
           {"assigned_at", time_or_null(j.assigned_at)},
           {"started_at", time_or_null(j.started_at)},
-          {"status_changed_at", events::format_time_us(j.status_changed_at)},
-          {"created_at", events::format_time_us(j.created_at)},
-          {"updated_at", events::format_time_us(j.updated_at)},
+          {"status_changed_at", util::format_time_us(j.status_changed_at)},
+          {"created_at", util::format_time_us(j.created_at)},
+          {"updated_at", util::format_time_us(j.updated_at)},
           {"latest_checkpoint_manifest_path",
            j.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(j.latest_checkpoint_manifest_path)},
           {"latest_failure_artifact_path",
@@ -383,7 +383,7 @@ json to_json(const job& j, time_us now) {
   out["checkpoint_seconds"] = j.checkpoint_seconds ? json(*j.checkpoint_seconds) : json(nullptr);
   out["preempted_by"] = or_null_str(j.preempted_by);
   out["preempt_mode"] = or_null_str(j.preempt_mode);
-  out["preempt_grace_until"] = j.preempt_grace_until ? json(events::format_time_us(j.preempt_grace_until)) : json(nullptr);
+  out["preempt_grace_until"] = j.preempt_grace_until ? json(util::format_time_us(j.preempt_grace_until)) : json(nullptr);
   out["preemptions"] = j.preemptions;
   out["held"] = j.held;
   out["admin_hold"] = j.admin_hold;

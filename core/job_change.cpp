@@ -5,7 +5,7 @@
 
 #include "core/assignment_record.hpp"
 #include "core/payload_numbers.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 
 namespace baton::core {
 namespace {
@@ -166,7 +166,7 @@ job_change change_from(Payload&& payload) {
         } else if constexpr (std::is_same_v<T, ev::job_preempted>) {
           c.by = std::move(p.by);
           c.mode = p.mode.empty() ? std::string("requeue") : std::move(p.mode);
-          c.grace_until = events::parse_time_us(p.grace_until);
+          c.grace_until = util::parse_time_us(p.grace_until);
         } else if constexpr (std::is_same_v<T, ev::unknown_event>) {
           // An event kept as its bytes applies as what they say (a type this build does not
           // know changes nothing but the job's updated_at: forward compatibility).

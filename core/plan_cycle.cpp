@@ -1,5 +1,7 @@
 #include "core/plan_cycle.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,9 +11,7 @@
 #include "core/scheduling.hpp"
 #include "core/streams.hpp"
 #include "events/bytes.hpp"
-#include "events/envelope.hpp"
 #include "events/json_text.hpp"
-#include "events/sha256.hpp"
 
 namespace baton::core {
 
@@ -53,12 +53,12 @@ void append_row_text(std::string& out, const std::string& job_id, const std::str
   if (end >= time_never)
     out += "null";
   else
-    events::append_json_string(out, events::format_time_us(end));
+    events::append_json_string(out, util::format_time_us(end));
   out += ",\"job_id\":";
   events::append_json_string(out, job_id);
   if (start) {
     out += ",\"start\":";
-    events::append_json_string(out, events::format_time_us(*start));
+    events::append_json_string(out, util::format_time_us(*start));
   }
   out += ",\"worker_id\":";
   events::append_json_string(out, worker_id);
@@ -166,7 +166,7 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   const auto& s = snap.settings;
   auto row_of = [&](const std::string& job_id, uint32_t node, time_us end) {
     ev::plan_row row;
-    if (end < time_never) row.end = events::format_time_us(end);
+    if (end < time_never) row.end = util::format_time_us(end);
     row.job_id = job_id;
     row.worker_id = v.worker_of_node[node];
     return row;
@@ -187,19 +187,19 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
     append_row_text(digest_text, st.job_id, v.worker_of_node[st.node], st.end, nullptr);
   }
   digest_text += "]}";
-  auto digest = events::to_hex(events::sha256(digest_text));
+  auto digest = util::sha256_hex(digest_text);
   if (digest == w.plan.digest) return {};
   ev::plan_made e;
   for (const auto& st : p.starts) e.starts.push_back(row_of(st.job_id, st.node, st.end));
   for (const auto& r : p.reservations) {
     if (e.reservations.size() >= s.recorded_reservations) break;
     e.reservations.push_back(row_of(r.job_id, r.node, r.end));
-    e.reservations.back().start = events::format_time_us(r.start);
+    e.reservations.back().start = util::format_time_us(r.start);
   }
   for (const auto& k : p.skipped) ++e.skipped[to_string(k.reason)];
   e.stale_excluded.assign(snap.stale.begin(), snap.stale.end());
   e.digest = std::move(digest);
-  e.planned_at = events::format_time_us(snap.planned_at);
+  e.planned_at = util::format_time_us(snap.planned_at);
   e.based_on = snap.based_on;
   e.reservations_total = p.reservations.size();
   e.pending_considered = v.input.pending.size();
@@ -223,21 +223,21 @@ recorded_plan_inputs plan_inputs_of(const json& p) {
   for (const auto& id : p.value("stale_excluded", json::array())) in.stale.insert(id.get<std::string>());
   in.rule = deadline_rule_of(p);
   in.settings = backfill_settings_of(p.value("settings", json::object()));
-  in.planned_at = events::parse_time_us(p.value("planned_at", "")).value_or(0);
+  in.planned_at = util::parse_time_us(p.value("planned_at", "")).value_or(0);
   in.based_on = number_or(p, "based_on", uint64_t{0});
   return in;
 }
 
 void record_plan(live_plan& plan, const ev::plan_made& p, time_us at) {
   plan = live_plan{};
-  plan.planned_at = events::parse_time_us(p.planned_at).value_or(at);
+  plan.planned_at = util::parse_time_us(p.planned_at).value_or(at);
   plan.digest = p.digest;
   for (const auto& st : p.starts) plan.start_for_worker[st.worker_id] = st.job_id;
   for (const auto& r : p.reservations) {
     planned_slot slot;
     slot.worker_id = r.worker_id;
-    slot.start = r.start ? events::parse_time_us(*r.start).value_or(0) : 0;
-    slot.end = r.end ? events::parse_time_us(*r.end).value_or(0) : 0;
+    slot.start = r.start ? util::parse_time_us(*r.start).value_or(0) : 0;
+    slot.end = r.end ? util::parse_time_us(*r.end).value_or(0) : 0;
     plan.reservations[r.job_id] = slot;
   }
   plan.reservations_total = p.reservations_total;

@@ -7,7 +7,7 @@
 
 #include "core/scheduling.hpp"
 #include "core/streams.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 
 namespace baton::core {
 
@@ -186,7 +186,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         row["by"] = p.id;
         row["mode"] = mode;
         row["from_status"] = to_string(v.status);
-        row["grace_until"] = events::format_time_us(grace_until);
+        row["grace_until"] = util::format_time_us(grace_until);
         row["victim"] = key_facts(v);
         row["preemptor"] = key_facts(p);
         preemptions.push_back(std::move(row));

@@ -1,5 +1,6 @@
 #include "core/priority.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/time.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +11,6 @@
 #include "core/plan_cycle.hpp"
 #include "core/streams.hpp"
 #include "core/usage.hpp"
-#include "events/envelope.hpp"
 
 namespace baton::core {
 
@@ -273,7 +273,7 @@ bool is_deferred(const decision& recalculation) {
 }
 
 domain_event priorities_applied_event(time_us calculated_at) {
-  return {scheduler_stream, ev::priorities_applied{events::format_time_us(calculated_at)}};
+  return {scheduler_stream, ev::priorities_applied{util::format_time_us(calculated_at)}};
 }
 
 decision decide_priorities_applied(const world& w) {

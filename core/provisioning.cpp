@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 
 namespace baton::core {
 
@@ -95,7 +95,7 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
                        {"queued_compatible", demand},
                        {"placed_by_plan", placed},
                        {"longer_than_wall_time", too_long},
-                       {"oldest_queued_at", events::format_time_us(oldest)},
+                       {"oldest_queued_at", util::format_time_us(oldest)},
                        {"idle_workers", idle},
                        {"pending_placeholders", pending_all},
                        {"pending_unplanned", pending_free},

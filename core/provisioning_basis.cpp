@@ -1,7 +1,7 @@
 #include "core/provisioning_basis.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/time.hpp"
 
-#include "events/envelope.hpp"
 
 namespace baton::core {
 
@@ -55,7 +55,7 @@ void record_plan_basis(std::vector<submission_plan>& plans, const world& w, cons
                        const std::set<std::string>& stale, const deadline_rule& rule, time_us soon, time_us now) {
   for (auto& p : plans)
     p.record["basis"] = {{"based_on", w.applied},
-                         {"at", events::format_time_us(now)},
+                         {"at", util::format_time_us(now)},
                          {"stale", relevant_stale(w, p.image, stale)},
                          {"cluster", to_json(c)},
                          {"deadlines", to_json(rule)},
@@ -81,7 +81,7 @@ json without_basis(json record) {
 json replan_submission(const world& w, const json& record) {
   const auto& b = record.at("basis");
   auto spec = cluster_spec_from_json(b.at("cluster"));
-  auto now = events::parse_time_us(b.value("at", "")).value_or(0);
+  auto now = util::parse_time_us(b.value("at", "")).value_or(0);
   auto plans = plan_submissions(w, spec, stale_of(b), deadline_rule_from_json(b.value("deadlines", json::object())),
                                 scaled_or(b, "soon_seconds", 0, 1'000'000), now);
   const auto image = record.value("image", "");

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/util/hex.hpp"
+
 namespace baton::core {
 
 namespace {
@@ -41,16 +43,7 @@ std::optional<pruned_jobs::uuid_bytes> pruned_jobs::parse_uuid(std::string_view 
 }
 
 std::string pruned_jobs::format_uuid(const uuid_bytes& b) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s(36, '-');
-  size_t nibble = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (dash_at(i)) continue;
-    uint8_t byte = b[nibble / 2];
-    s[i] = digits[nibble % 2 ? byte & 0xf : byte >> 4];
-    ++nibble;
-  }
-  return s;
+  return util::uuid_text(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
 }
 
 uint32_t pruned_jobs::intern(const std::string& s) {

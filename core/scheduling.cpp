@@ -1,7 +1,7 @@
 #include "core/scheduling.hpp"
 
 #include "core/plan_cycle.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 
 #include <algorithm>
 #include <array>
@@ -306,7 +306,7 @@ void choose_assignment_into(const world& w, const std::string& worker_id, const 
       out.job_id = j->id;
       auto& r = begin_record(out, "plan", *me);
       no_lists(r);
-      r.planned_at = events::format_time_us(w.plan.planned_at);
+      r.planned_at = util::format_time_us(w.plan.planned_at);
       if (me->allocation_ends_at) r.deadline = deadline_record(w, *me, out.job_id, rule, now);
       pin_conformance(w, *me, out);
       return;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/payload_numbers.hpp"
+#include "core/util/sha256.hpp"
 
 namespace baton::core {
 namespace {
@@ -58,7 +59,7 @@ std::string blob_uri(const blob_ref& b) { return "blob:" + b.sha256 + ":" + std:
 std::optional<blob_ref> parse_blob_uri(const std::string& s) {
   if (s.rfind("blob:", 0) != 0 || s.size() < 5 + 64 + 2 || s[5 + 64] != ':') return std::nullopt;
   blob_ref r{s.substr(5, 64), 0};
-  if (!is_sha256_hex(r.sha256)) return std::nullopt;
+  if (!util::is_sha256_hex(r.sha256)) return std::nullopt;
   const std::string digits = s.substr(5 + 64 + 1);
   if (digits.empty() || digits.size() > 19 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
@@ -71,10 +72,6 @@ std::string set_uri(const std::string& set_id) { return "blob-set:" + set_id; }
 std::optional<std::string> parse_set_uri(const std::string& s) {
   if (s.rfind("blob-set:", 0) != 0 || s.size() == 9) return std::nullopt;
   return s.substr(9);
-}
-
-bool is_sha256_hex(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::string stored_path_problem(const std::string& path) {

@@ -84,7 +84,6 @@ std::optional<blob_ref> parse_blob_uri(const std::string& s);
 std::string set_uri(const std::string& set_id);
 std::optional<std::string> parse_set_uri(const std::string& s);
 
-bool is_sha256_hex(const std::string& s);
 // "" when the path may name a stored file, else why not.
 std::string stored_path_problem(const std::string& path);
 // The user an operator acts as when naming none: their name, "admin" for the admin token's

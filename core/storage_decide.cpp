@@ -5,6 +5,7 @@
 
 #include "core/access.hpp"
 #include "core/job.hpp"
+#include "core/util/sha256.hpp"
 
 namespace baton::core {
 namespace {
@@ -84,7 +85,7 @@ std::optional<domain_error> check_manifest(const std::vector<stored_file>& files
     const auto& f = files[i];
     const std::string at = "files[" + std::to_string(i) + "]";
     if (auto why = stored_path_problem(f.path); !why.empty()) return bad(at + ".path", why);
-    if (!is_sha256_hex(f.blob.sha256)) return bad(at + ".sha256", "must be 64 lowercase hex digits");
+    if (!util::is_sha256_hex(f.blob.sha256)) return bad(at + ".sha256", "must be 64 lowercase hex digits");
     if (f.blob.size > max_blob_bytes) return bad(at + ".size", "is larger than 5 TiB");
     if (!paths.insert(f.path).second) return bad(at + ".path", "names a file twice");
   }

@@ -1,7 +1,7 @@
 #include "core/worker.hpp"
 #include "core/payload_numbers.hpp"
+#include "core/util/time.hpp"
 
-#include "events/envelope.hpp"
 
 namespace baton::core {
 
@@ -60,7 +60,7 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
     p.worker_image_key = c.worker_image_key;
     p.provider_id = c.provider_id;
     p.credential_sha256 = c.credential_sha256;
-    if (c.allocation_ends_at) p.allocation_ends_at = events::format_time_us(c.allocation_ends_at);
+    if (c.allocation_ends_at) p.allocation_ends_at = util::format_time_us(c.allocation_ends_at);
     if (!c.driver_version.empty()) p.driver_version = c.driver_version;  // only when known: older logs stay equal
     return p;
   };
@@ -98,7 +98,7 @@ decision decide_reap(const worker& w, time_us last_heartbeat, time_us now) {
   if (w.gone) return {};
   decision d;
   ev::worker_reaped p;
-  p.last_heartbeat_at = events::format_time_us(last_heartbeat);
+  p.last_heartbeat_at = util::format_time_us(last_heartbeat);
   p.silent_seconds = static_cast<double>(now - last_heartbeat) / 1e6;
   d.events.push_back({worker_stream(w.id), std::move(p)});
   return d;
@@ -117,7 +117,7 @@ void registered(worker& w, const R& p, time_us at) {
   w.provider_id = p.provider_id;
   w.credential = rotating_secret{p.credential_sha256, "", 0};
   // Written by decide_register from a time it parsed; an unreadable one would be a damaged log.
-  w.allocation_ends_at = p.allocation_ends_at ? events::parse_time_us(*p.allocation_ends_at).value_or(0) : 0;
+  w.allocation_ends_at = p.allocation_ends_at ? util::parse_time_us(*p.allocation_ends_at).value_or(0) : 0;
   w.placeholder = false;
   w.registration_sha256.clear();  // spent
   w.registered_at = at;
@@ -172,11 +172,11 @@ json to_json(const worker& w, const std::string& derived_state, std::optional<ti
           {"worker_image_key", w.worker_image_key},
           {"provider_id", w.provider_id.empty() ? json(nullptr) : json(w.provider_id)},
           {"cluster", w.cluster().empty() ? json(nullptr) : json(w.cluster())},
-          {"last_heartbeat", last_heartbeat ? json(events::format_time_us(*last_heartbeat)) : json(nullptr)},
-          {"registered_at", events::format_time_us(w.registered_at)},
+          {"last_heartbeat", last_heartbeat ? json(util::format_time_us(*last_heartbeat)) : json(nullptr)},
+          {"registered_at", util::format_time_us(w.registered_at)},
           {"gone_reason", w.gone ? json(w.gone_reason) : json(nullptr)},
-          {"gone_at", w.gone ? json(events::format_time_us(w.gone_at)) : json(nullptr)},
-          {"allocation_ends_at", w.allocation_ends_at ? json(events::format_time_us(w.allocation_ends_at)) : json(nullptr)},
+          {"gone_at", w.gone ? json(util::format_time_us(w.gone_at)) : json(nullptr)},
+          {"allocation_ends_at", w.allocation_ends_at ? json(util::format_time_us(w.allocation_ends_at)) : json(nullptr)},
           {"wall_time_seconds", w.wall_time_seconds ? json(w.wall_time_seconds) : json(nullptr)}};
 }
 

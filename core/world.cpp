@@ -10,7 +10,7 @@
 #include "core/priority.hpp"
 #include "core/text_order.hpp"
 #include "core/usage.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 
 namespace baton::core {
 namespace {
@@ -552,11 +552,11 @@ void apply(world& w, const std::string& stream, const ev::payload& payload, time
           } else if constexpr (std::is_same_v<T, ev::cloud_scaled> || std::is_same_v<T, ev::cloud_scale_failed>) {
             auto& slot = w.salad_status[std::is_same_v<T, ev::cloud_scaled> ? "last_scaled" : "last_failure"];
             slot = events::to_json(p);
-            slot["at"] = events::format_time_us(at);
+            slot["at"] = util::format_time_us(at);
           } else if constexpr (std::is_same_v<T, ev::cluster_submission_failed>) {
             auto& f = w.last_submission_failure[stream.substr(8)];
             f = events::to_json(p);
-            f["at"] = events::format_time_us(at);
+            f["at"] = util::format_time_us(at);
           }
         },
         payload);

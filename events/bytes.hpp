@@ -77,6 +77,4 @@ inline bool get_bytes(std::string_view s, size_t& pos, std::string_view& b) {
 inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
-std::string to_hex(std::string_view bytes);
-
 }  // namespace baton::events

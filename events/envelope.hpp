@@ -65,13 +65,8 @@ std::string chain_hash(std::string_view previous_hash, std::string_view body);
 // Whether `hash` is that hash (computed without allocating: a scan checks every event).
 bool chain_hash_matches(std::string_view previous_hash, std::string_view body, std::string_view hash);
 
-// Human rendering: every field, recorded_at as ISO-8601 UTC, payload decoded from CBOR
-// (or as hex if it is not valid CBOR), hash as hex.
+// Human rendering: every field, recorded_at as ISO-8601 UTC (util::format_time_us), payload
+// decoded from CBOR (or as hex if it is not valid CBOR), hash as hex.
 nlohmann::json to_json(const event_envelope& e);
-std::string format_time_us(int64_t us);
-// The inverse for times clients send: RFC 3339, "YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)"
-// ('T' may be 't' or a space; fraction digits beyond µs are dropped). An offset is required:
-// a bare local time is ambiguous. nullopt when malformed or out of range.
-std::optional<int64_t> parse_time_us(std::string_view text);
 
 }  // namespace baton::events

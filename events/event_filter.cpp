@@ -1,5 +1,7 @@
 #include "events/event_filter.hpp"
 
+#include "core/util/time.hpp"
+
 namespace baton::events {
 
 using nlohmann::json;
@@ -15,8 +17,8 @@ bool event_filter::matches(const event_view& e) const {
 
 json to_json(const event_filter& f) {
   json out = json::object();
-  if (f.from_us) out["from"] = format_time_us(*f.from_us);
-  if (f.to_us) out["to"] = format_time_us(*f.to_us);
+  if (f.from_us) out["from"] = util::format_time_us(*f.from_us);
+  if (f.to_us) out["to"] = util::format_time_us(*f.to_us);
   if (!f.stream.empty()) out["stream"] = f.stream;
   if (!f.type.empty()) out["type"] = f.type;
   if (!f.actor.empty()) out["actor"] = f.actor;
@@ -25,8 +27,8 @@ json to_json(const event_filter& f) {
 
 event_filter event_filter_from_json(const json& j) {
   event_filter f;
-  if (j.contains("from")) f.from_us = parse_time_us(j["from"].get<std::string>());
-  if (j.contains("to")) f.to_us = parse_time_us(j["to"].get<std::string>());
+  if (j.contains("from")) f.from_us = util::parse_time_us(j["from"].get<std::string>());
+  if (j.contains("to")) f.to_us = util::parse_time_us(j["to"].get<std::string>());
   f.stream = j.value("stream", "");
   f.type = j.value("type", "");
   f.actor = j.value("actor", "");

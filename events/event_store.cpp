@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "core/util/sha256.hpp"
 #include "events/bytes.hpp"
-#include "events/sha256.hpp"
 
 namespace baton::events {
 namespace {
@@ -570,7 +570,7 @@ truncation event_store::truncate_after(uint64_t keep_through, const std::functio
   truncation t;
   t.previous_last_seq = last_seq();
   if (keep_through >= t.previous_last_seq) return t;
-  if (auto raw = read_raw(t.previous_last_seq)) t.previous_last_value_sha256 = to_hex(sha256(*raw));
+  if (auto raw = read_raw(t.previous_last_seq)) t.previous_last_value_sha256 = util::sha256_hex(*raw);
   if (keep_through > 0) scan(1, keep_through, true, [](const event_view&) { return true; });
   if (before_removing) before_removing();
   rocksdb::WriteBatch batch;

@@ -4,8 +4,8 @@
 #include <optional>
 #include <tuple>
 
+#include "core/util/time.hpp"
 #include "events/bytes.hpp"
-#include "events/sha256.hpp"
 #include "http/caller.hpp"
 #include "http/file_routes.hpp"
 #include "http/json_reply.hpp"
@@ -445,13 +445,13 @@ void add_api_routes(router& s, api_context ctx) {
     auto series = ctx.minutes->read(user, std::get<C::minute_stats>(e->cmd).since_us);
     json minutes = json::array();
     for (const auto& m : series.minutes)
-      minutes.push_back({{"minute", events::format_time_us(m.minute_us)},
+      minutes.push_back({{"minute", util::format_time_us(m.minute_us)},
                          {"assignments", m.assignments},
                          {"queued", m.queued},
                          {"queued_max", m.queued_max},
                          {"running", m.running}});
     reply_json(res, 200,
-               json{{"as_of", series.as_of_us ? json(events::format_time_us(*series.as_of_us)) : json(nullptr)},
+               json{{"as_of", series.as_of_us ? json(util::format_time_us(*series.as_of_us)) : json(nullptr)},
                     {"seq", series.seq},
                     {"scope", user ? "own" : "all"},
                     {"window_minutes", ctx.minutes->window_minutes()},

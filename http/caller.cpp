@@ -3,8 +3,8 @@
 #include <atomic>
 #include <limits>
 
+#include "core/util/sha256.hpp"
 #include "events/bytes.hpp"
-#include "events/sha256.hpp"
 #include "http/json_reply.hpp"
 #include "http/reply_shapes.hpp"
 #include "http/request_parsing.hpp"
@@ -22,7 +22,7 @@ void refuse_over_limit(response& res, const std::string& what, const std::string
   res.set_header("Retry-After", std::to_string(seconds));
 }
 
-std::string hash_of(const std::string& secret) { return events::to_hex(events::sha256(secret)); }
+std::string hash_of(const std::string& secret) { return util::sha256_hex(secret); }
 std::string token_of(const std::string& owner, const std::string& secret) { return owner + "." + secret; }
 namespace {
 

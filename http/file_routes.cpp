@@ -2,9 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 #include "events/bytes.hpp"
-#include "events/envelope.hpp"
-#include "events/sha256.hpp"
 #include "http/caller.hpp"
 #include "http/json_reply.hpp"
 #include "http/reply_shapes.hpp"
@@ -27,7 +27,7 @@ json transfer_json(const storage::transfer& t) {
   for (const auto& [k, v] : t.headers) headers[k] = v;
   json out = {{"url", t.url}, {"method", t.method}, {"headers", std::move(headers)}, {"offset", t.offset}, {"size", t.size}};
   if (t.part_number) out["part_number"] = t.part_number;
-  if (t.expires_at_us) out["expires_at"] = events::format_time_us(t.expires_at_us);
+  if (t.expires_at_us) out["expires_at"] = util::format_time_us(t.expires_at_us);
   return out;
 }
 
@@ -313,7 +313,7 @@ json set_json(const api_context& ctx, const std::string& holder, const core::fil
   return {{"set_id", s.id},
           {"kind", s.kind},
           {"attempt", s.attempt},
-          {"stored_at", events::format_time_us(s.stored_at)},
+          {"stored_at", util::format_time_us(s.stored_at)},
           {"files", files_json(ctx, holder, s.files, now)}};
 }
 
@@ -345,7 +345,7 @@ void get_job_files(const api_context& ctx, const request& req, response& res) {
 }  // namespace
 
 std::string upload_id_of(const std::string& user, const core::blob_ref& b) {
-  return events::to_hex(events::sha256("baton-upload\n" + user + "\n" + b.sha256 + "\n" + std::to_string(b.size))).substr(0, 40);
+  return util::sha256_hex("baton-upload\n" + user + "\n" + b.sha256 + "\n" + std::to_string(b.size)).substr(0, 40);
 }
 
 void transfer_book::expire(core::time_us now) {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 #include "events/json_text.hpp"
 #include "http/json_reply.hpp"
 
@@ -22,7 +22,7 @@ json job_json(const R::job_row& row, core::time_us at) {
   // A stored bundle (docs/storage.md): its digest and size beside the path that names it.
   if (auto b = core::parse_blob_uri(row.j.input_bundle_path)) out["input_bundle"] = {{"sha256", b->sha256}, {"size", b->size}};
   // The last plan's reservation: when and on which worker (or pending allocation) it should start.
-  out["expected_start"] = row.reservation ? json(events::format_time_us(row.reservation->start)) : json(nullptr);
+  out["expected_start"] = row.reservation ? json(util::format_time_us(row.reservation->start)) : json(nullptr);
   out["expected_worker_id"] = row.reservation ? json(row.reservation->worker_id) : json(nullptr);
   if (row.j.pruned) out["pruned"] = true;  // read from the log (include_pruned, or GET /jobs/{id})
   if (row.array) {
@@ -34,7 +34,7 @@ json job_json(const R::job_row& row, core::time_us at) {
 
 // Infinity (a Level FS without usage) has no JSON number: sshare prints "inf".
 json preempt_json(const R::preempt_notice& n) {
-  return {{"job_id", n.job_id}, {"by", n.by}, {"mode", n.mode}, {"grace_until", events::format_time_us(n.grace_until)}};
+  return {{"job_id", n.job_id}, {"by", n.by}, {"mode", n.mode}, {"grace_until", util::format_time_us(n.grace_until)}};
 }
 
 json number_or_inf(double x) { return std::isinf(x) ? json("inf") : json(x); }
@@ -191,7 +191,7 @@ json body_of(const core::result& r, core::time_us at) {
           for (const auto& row : v.items) items.push_back(priority_row_json(row));
           const auto& w = v.weights;
           return {{"policy", v.policy},
-                  {"calculated_at", v.calculated_at ? json(events::format_time_us(v.calculated_at)) : json(nullptr)},
+                  {"calculated_at", v.calculated_at ? json(util::format_time_us(v.calculated_at)) : json(nullptr)},
                   {"weights", {{"age", w.age}, {"fairshare", w.fairshare}, {"job_size", w.job_size},
                                {"partition", w.partition}, {"qos", w.qos}}},
                   {"jobs", std::move(items)},
@@ -217,7 +217,7 @@ json body_of(const core::result& r, core::time_us at) {
             rows.push_back(std::move(row));
           }
           return {{"policy", v.policy},
-                  {"calculated_at", v.calculated_at ? json(events::format_time_us(v.calculated_at)) : json(nullptr)},
+                  {"calculated_at", v.calculated_at ? json(util::format_time_us(v.calculated_at)) : json(nullptr)},
                   {"associations", std::move(rows)}};
         } else if constexpr (std::is_same_v<T, R::operators>) {
           json items = json::array();
@@ -226,12 +226,12 @@ json body_of(const core::result& r, core::time_us at) {
                              {"role", o.admin ? "admin" : "user"},
                              {"accounts", o.accounts},
                              {"revoked", o.revoked},
-                             {"created_at", o.created_at ? json(events::format_time_us(o.created_at)) : json(nullptr)},
+                             {"created_at", o.created_at ? json(util::format_time_us(o.created_at)) : json(nullptr)},
                              {"token_rotated_at",
-                              o.token_rotated_at ? json(events::format_time_us(o.token_rotated_at)) : json(nullptr)}});
+                              o.token_rotated_at ? json(util::format_time_us(o.token_rotated_at)) : json(nullptr)}});
           return items;
         } else if constexpr (std::is_same_v<T, R::rotated>) {
-          return {{"name", v.name}, {"previous_token_valid_until", events::format_time_us(v.previous_valid_until)}};
+          return {{"name", v.name}, {"previous_token_valid_until", util::format_time_us(v.previous_valid_until)}};
         } else if constexpr (std::is_same_v<T, R::counted>) {
           return {{"count", v.count}};
         } else if constexpr (std::is_same_v<T, R::jobs_created>) {

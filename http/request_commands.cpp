@@ -6,7 +6,8 @@
 #include "core/credential.hpp"
 #include "core/first_seen.hpp"
 #include "core/ids.hpp"
-#include "events/envelope.hpp"
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 #include "http/field_limits.hpp"
 #include "http/request_parsing.hpp"
 
@@ -87,7 +88,7 @@ std::string path_name(const request& req) { return checked_id(req.path_params.at
 core::blob_ref blob_of(const json& v, const std::string& field) {
   if (!v.is_object()) throw invalid_field(field, field + " must be an object {sha256, size}");
   auto sha = req_string(v, "sha256", 64);
-  if (!core::is_sha256_hex(sha)) throw invalid_field(field + ".sha256", "must be 64 lowercase hex digits");
+  if (!util::is_sha256_hex(sha)) throw invalid_field(field + ".sha256", "must be 64 lowercase hex digits");
   auto size = opt_int(v, "size", 0, static_cast<int64_t>(core::max_blob_bytes));
   if (!size) throw invalid_field(field + ".size", "is required");
   return {sha, static_cast<uint64_t>(*size)};
@@ -326,7 +327,7 @@ C::audit_export audit_export(const request& req) {
   for (auto [name, out] : {std::pair<const char*, std::optional<int64_t>*>{"from", &f.from_us}, {"to", &f.to_us}}) {
     if (!req.has_param(name)) continue;
     auto text = req.get_param_value(name);
-    *out = events::parse_time_us(text);
+    *out = util::parse_time_us(text);
     if (!*out) throw invalid_field(name, std::string(name) + " must be an RFC 3339 time with an offset, got '" + text + "'");
   }
   if (f.from_us && f.to_us && *f.from_us > *f.to_us) throw invalid_field("to", "to must not be before from");
@@ -357,7 +358,7 @@ C::minute_stats minute_stats(const request& req) {
   auto text = req.get_param_value("since");
   if (text.size() > limits::short_text_bytes)
     throw invalid_field("since", "since must be at most " + std::to_string(limits::short_text_bytes) + " characters");
-  auto t = events::parse_time_us(text);
+  auto t = util::parse_time_us(text);
   if (!t || *t <= 0) throw invalid_field("since", "since must be an RFC 3339 time with an offset, got '" + text + "'");
   c.since_us = *t;
   return c;
@@ -447,7 +448,7 @@ C::register_worker register_worker(const request& req, const std::string& fresh_
   if (provider && !provider->empty()) c.provider_id = checked_id(*provider, "provider_id");
   // When the worker's allocation ends (pilot workers know it); whether it is still ahead is the core's to judge.
   if (auto ends = opt_string(b, "allocation_ends_at", limits::short_text_bytes)) {
-    c.allocation_ends_at = events::parse_time_us(*ends);
+    c.allocation_ends_at = util::parse_time_us(*ends);
     if (!c.allocation_ends_at)
       throw invalid_field("allocation_ends_at",
                           "must be an RFC 3339 time with an offset, e.g. 2030-01-01T12:00:00Z, got '" + *ends + "'");

@@ -1,6 +1,7 @@
 #include "http/request_parsing.hpp"
 
 #include "core/ids.hpp"
+#include "core/util/hex.hpp"
 
 #include <openssl/rand.h>
 
@@ -309,10 +310,9 @@ std::string new_uuid() {
   auto b = random_bytes(16);
   b[6] = static_cast<char>((b[6] & 0x0f) | 0x40);
   b[8] = static_cast<char>((b[8] & 0x3f) | 0x80);
-  auto h = events::to_hex(b);
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+  return util::uuid_text(b);
 }
 
-std::string new_secret_hex() { return events::to_hex(random_bytes(32)); }
+std::string new_secret_hex() { return util::to_hex(random_bytes(32)); }
 
 }  // namespace baton::http

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/util/hex.hpp"
+#include "core/util/time.hpp"
 #include "events/bytes.hpp"
 
 namespace baton::projections {
@@ -22,7 +24,7 @@ void chain_anchor::anchor(uint64_t seq, const std::string& hash, int64_t at) {
   std::lock_guard<std::mutex> lock(m_);
   if (seq == last_seq_) return;  // that head is anchored already
   std::string line =
-      nlohmann::json{{"seq", seq}, {"hash", events::to_hex(hash)}, {"at", events::format_time_us(at)}}.dump() + "\n";
+      nlohmann::json{{"seq", seq}, {"hash", util::to_hex(hash)}, {"at", util::format_time_us(at)}}.dump() + "\n";
   // Appended and synced: an anchor that a crash could lose protects nothing.
   int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fdatasync(fd) == 0;
@@ -34,7 +36,7 @@ void chain_anchor::anchor(uint64_t seq, const std::string& hash, int64_t at) {
   }
   last_written_ = at;
   last_seq_ = seq;
-  spdlog::info("chain head anchored: event {} hash {}", seq, events::to_hex(hash));
+  spdlog::info("chain head anchored: event {} hash {}", seq, util::to_hex(hash));
 }
 
 void chain_anchor::apply(const std::vector<events::event_envelope>& batch) {

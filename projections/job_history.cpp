@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "core/util/time.hpp"
 #include "events/payload.hpp"
 
 namespace baton::projections {
@@ -54,7 +55,7 @@ json job_history::render(const std::string& job_id, const std::vector<events::ev
     } catch (const std::exception& ex) {
       throw std::runtime_error("event " + std::to_string(e.seq) + " (" + e.type + ") of job " + job_id + ": " + ex.what());
     }
-    items.push_back({{"occurred_at", events::format_time_us(e.recorded_at_us)},
+    items.push_back({{"occurred_at", util::format_time_us(e.recorded_at_us)},
                      {"event_seq", e.stream_version},
                      {"log_seq", e.seq},
                      {"event_type", e.type},
@@ -71,8 +72,8 @@ json job_history::render(const std::string& job_id, const std::vector<events::ev
   for (const auto& s : j.segments) {
     double d = static_cast<double>(s.ended_at.value_or(last_at) - s.started_at) / 1e6;
     segments.push_back({{"worker_id", s.worker_id},
-                        {"started_at", events::format_time_us(s.started_at)},
-                        {"ended_at", s.ended_at ? json(events::format_time_us(*s.ended_at)) : json(nullptr)},
+                        {"started_at", util::format_time_us(s.started_at)},
+                        {"ended_at", s.ended_at ? json(util::format_time_us(*s.ended_at)) : json(nullptr)},
                         {"duration_seconds", d},
                         {"open", !s.ended_at}});
     totals[s.worker_id].first += d;

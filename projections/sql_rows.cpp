@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/util/time.hpp"
 #include "events/json_text.hpp"
 
 namespace baton::projections {
@@ -74,7 +75,7 @@ const std::vector<std::string> fair_share_columns{"account", "\"user\"", "fair_s
 const std::vector<std::string> cluster_columns{"name", "enabled", "last_submission_failure", "last_submission_failure_at"};
 
 sql_value text_or_null(const std::string& s) { return s.empty() ? sql_value{} : sql_value{s}; }
-sql_value time_or_null(core::time_us t) { return t == 0 ? sql_value{} : sql_value{events::format_time_us(t)}; }
+sql_value time_or_null(core::time_us t) { return t == 0 ? sql_value{} : sql_value{util::format_time_us(t)}; }
 template <class T>
 sql_value opt(const std::optional<T>& v) {
   if (!v) return {};
@@ -196,7 +197,7 @@ sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload
     events::append_json(text, payload, events::invalid_utf8::replace);
     if (damaged) *damaged = "its payload holds text that is not UTF-8";
   }
-  sql_row row{static_cast<int64_t>(e.seq), events::format_time_us(e.recorded_at_us), e.stream_id,
+  sql_row row{static_cast<int64_t>(e.seq), util::format_time_us(e.recorded_at_us), e.stream_id,
               static_cast<int64_t>(e.stream_version), e.type, e.actor, std::move(text)};
   for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"actor", &e.actor}, {"stream", &e.stream_id},
                                     {"type", &e.type}})
@@ -211,7 +212,7 @@ void repair_text(sql_row& row) {
 }
 
 sql_row decision_row(const events::event_envelope& e, const sql_touch& t) {
-  return {static_cast<int64_t>(e.seq), events::format_time_us(e.recorded_at_us), e.type, e.stream_id,
+  return {static_cast<int64_t>(e.seq), util::format_time_us(e.recorded_at_us), e.type, e.stream_id,
           opt_or_null(t.job_id), opt_or_null(t.worker_id)};
 }
 
@@ -239,9 +240,9 @@ sql_row job_row(const core::job& j) {
           text_or_null(j.requeued_from),
           static_cast<int64_t>(j.preemptions),
           static_cast<int64_t>(j.pruned),
-          events::format_time_us(j.created_at),
-          events::format_time_us(j.updated_at),
-          j.started_at ? sql_value{events::format_time_us(*j.started_at)} : sql_value{}};
+          util::format_time_us(j.created_at),
+          util::format_time_us(j.updated_at),
+          j.started_at ? sql_value{util::format_time_us(*j.started_at)} : sql_value{}};
 }
 
 sql_row worker_row(const core::world& w, const core::worker& wk) {
@@ -260,7 +261,7 @@ sql_row worker_row(const core::world& w, const core::worker& wk) {
           static_cast<int64_t>(wk.placeholder),
           static_cast<int64_t>(wk.gone),
           text_or_null(wk.gone_reason),
-          events::format_time_us(wk.registered_at),
+          util::format_time_us(wk.registered_at),
           time_or_null(wk.gone_at),
           time_or_null(wk.allocation_ends_at),
           busy ? sql_value{*job} : sql_value{},
@@ -271,11 +272,11 @@ std::vector<sql_row> segment_rows(const core::job& j, size_t from) {
   std::vector<sql_row> rows;
   for (size_t k = from; k < j.segments.size(); ++k) {
     const auto& seg = j.segments[k];
-    sql_row r{j.id, static_cast<int64_t>(k), seg.worker_id, events::format_time_us(seg.started_at), sql_value{},
+    sql_row r{j.id, static_cast<int64_t>(k), seg.worker_id, util::format_time_us(seg.started_at), sql_value{},
               static_cast<int64_t>(j.gpu_count), sql_value{}, sql_value{}};
     if (seg.ended_at) {
       const double seconds = static_cast<double>(*seg.ended_at - seg.started_at) / 1e6;
-      r[4] = events::format_time_us(*seg.ended_at);
+      r[4] = util::format_time_us(*seg.ended_at);
       r[6] = seconds;
       r[7] = seconds * j.gpu_count;
     }
@@ -287,7 +288,7 @@ std::vector<sql_row> segment_rows(const core::job& j, size_t from) {
 std::vector<sql_row> fair_share_rows(const core::world& w) {
   std::vector<sql_row> rows;
   if (!w.priority.recorded) return rows;
-  const std::string at = events::format_time_us(w.priority.calculated_at);
+  const std::string at = util::format_time_us(w.priority.calculated_at);
   for (const auto& [assoc, s] : w.priority.shares) {
     const auto slash = assoc.rfind('/');  // "account/user" (core::association_of)
     rows.push_back({assoc.substr(0, slash), slash == std::string::npos ? std::string() : assoc.substr(slash + 1), s.fair_share,

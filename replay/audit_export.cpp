@@ -6,8 +6,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "events/bytes.hpp"
-#include "events/csv.hpp"
+#include "core/util/csv.hpp"
+#include "core/util/hex.hpp"
+#include "core/util/time.hpp"
 #include "events/payload.hpp"
 
 namespace baton::replay {
@@ -26,18 +27,18 @@ json record_of(const events::event_view& e, const std::string& prev_hash) {
           {"stream_version", e.stream_version},
           {"type", std::string(e.type)},
           {"schema_version", e.schema_version},
-          {"recorded_at", events::format_time_us(e.recorded_at_us)},
+          {"recorded_at", util::format_time_us(e.recorded_at_us)},
           {"recorded_at_us", e.recorded_at_us},
           {"correlation_id", std::string(e.correlation_id)},
           {"causation_id", std::string(e.causation_id)},
           {"actor", std::string(e.actor)},
           {"command_id", std::string(e.command_id)},
           {"payload", events::from_payload(e.payload)},
-          {"prev_hash", events::to_hex(prev_hash)},
-          {"hash", events::to_hex(e.hash)}};
+          {"prev_hash", util::to_hex(prev_hash)},
+          {"hash", util::to_hex(e.hash)}};
 }
 
-using events::csv_field;
+using util::csv_field;
 std::string csv_cell(const json& v) { return csv_field(v.is_string() ? v.get<std::string>() : v.dump()); }
 
 // One CSV record (RFC 4180: quoted fields may hold commas, quotes and newlines).
@@ -78,11 +79,10 @@ bool read_csv_record(std::istream& in, std::vector<std::string>& fields, size_t&
   return true;
 }
 
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  if (hex.size() % 2) throw std::runtime_error("odd-length hex");
-  for (size_t i = 0; i < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  return out;
+std::string bytes_of_hex(const std::string& hex) {
+  auto b = util::from_hex(hex);
+  if (!b) throw std::runtime_error("prev_hash is not hex");
+  return *b;
 }
 
 // The record's hash as it must be: the chain hash of its fields' encoding and the hash before.
@@ -99,7 +99,7 @@ std::string hash_of_fields(const json& r) {
   e.actor = r.at("actor").get<std::string>();
   e.command_id = r.at("command_id").get<std::string>();
   e.payload = events::to_payload(r.at("payload"));
-  return events::to_hex(events::chain_hash(from_hex(r.at("prev_hash").get<std::string>()), events::encode_body(e)));
+  return util::to_hex(events::chain_hash(bytes_of_hex(r.at("prev_hash").get<std::string>()), events::encode_body(e)));
 }
 
 }  // namespace
@@ -134,7 +134,7 @@ export_summary export_log(const events::event_store& store, const export_filter&
   json trailer = {{"count", s.count},
                   {"first_seq", s.first_seq},
                   {"last_seq", s.last_seq},
-                  {"chain_head", {{"seq", head_seq}, {"hash", events::to_hex(head)}}},
+                  {"chain_head", {{"seq", head_seq}, {"hash", util::to_hex(head)}}},
                   {"filters", to_json(f)}};
   if (format == export_format::jsonl)
     out << json{{"trailer", trailer}}.dump() << "\n";
@@ -163,7 +163,7 @@ export_verify_report verify_export(const std::string& path, const events::event_
     while (true) {
       size_t at = line + 1;
       if (!read_csv_record(in, fields, line)) break;
-      for (auto& f : fields) f = events::csv_text(std::move(f));
+      for (auto& f : fields) f = util::csv_text(std::move(f));
       if (fields.size() == 2 && fields[0] == "trailer") {
         trailer = json::parse(fields[1], nullptr, false);
         continue;
@@ -244,7 +244,7 @@ export_verify_report verify_export(const std::string& path, const events::event_
     uint64_t last = trailer && trailer->is_object() ? trailer->value("last_seq", uint64_t{0}) : 0;
     store->scan(1, last, true, [&](const events::event_view& e) {
       auto it = hash_at.find(e.seq);
-      if (it != hash_at.end() && it->second != events::to_hex(e.hash))
+      if (it != hash_at.end() && it->second != util::to_hex(e.hash))
         problem(0, e.seq, "record " + std::to_string(e.seq) + " differs from the log's event");
       if (f.matches(e) && it == hash_at.end())
         problem(0, e.seq, "the log's event " + std::to_string(e.seq) + " matches the export's filters but is missing");

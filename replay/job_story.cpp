@@ -2,8 +2,9 @@
 
 #include <sstream>
 
-#include "core/priority.hpp"
 #include "core/plan_cycle.hpp"
+#include "core/priority.hpp"
+#include "core/util/time.hpp"
 #include "core/world.hpp"
 #include "events/envelope.hpp"
 #include "events/payload.hpp"
@@ -69,7 +70,7 @@ json queue_view(const core::world& w, const core::job& j) {
       v["queue_length"] = q->second.size();
     }
   }
-  if (const auto* r = core::reservation_of(w, j.id)) v["reservation"] = {{"worker_id", r->worker_id}, {"start", events::format_time_us(r->start)}};
+  if (const auto* r = core::reservation_of(w, j.id)) v["reservation"] = {{"worker_id", r->worker_id}, {"start", util::format_time_us(r->start)}};
   if (const auto* st = [&]() -> const std::string* {
         for (const auto& [worker_id, job_id] : w.plan.start_for_worker)
           if (job_id == j.id) return &worker_id;
@@ -119,7 +120,7 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
       }
       if (type == "job.assigned" && !first_assigned) first_assigned = e.recorded_at_us;
       entries.push_back({{"seq", e.seq},
-                         {"time", events::format_time_us(e.recorded_at_us)},
+                         {"time", util::format_time_us(e.recorded_at_us)},
                          {"type", type},
                          {"actor", std::string(e.actor)},
                          {"explained", explained},
@@ -135,7 +136,7 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
     auto view = queue_view(w, *j);
     if (view == last_view) return true;
     last_view = view;
-    entries.push_back({{"seq", e.seq}, {"time", events::format_time_us(e.recorded_at_us)}, {"type", type}, {"queue", view}});
+    entries.push_back({{"seq", e.seq}, {"time", util::format_time_us(e.recorded_at_us)}, {"type", type}, {"queue", view}});
     return true;
   });
   const core::job* j = last_seen ? &*last_seen : w.find_job(job_id);

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/util/hex.hpp"
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
 
@@ -47,7 +48,7 @@ log_verify_report verify_log(const events::event_store& store, const std::vector
       }
       for (auto [it, end] = due.equal_range(e.seq); it != end; ++it) {
         ++r.anchors_checked;
-        if (events::to_hex(e.hash) != it->second->hash_hex) {
+        if (util::to_hex(e.hash) != it->second->hash_hex) {
           fail(e.seq, "hash differs from the chain anchor written at " + it->second->at + " (" + it->second->hash_hex +
                           "): the log was rewritten after it");
           return false;

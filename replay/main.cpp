@@ -6,11 +6,11 @@
 #include <iostream>
 
 #include "baton/version.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 #include "replay/allocator_info.hpp"
 #include "replay/log_commands.hpp"
-#include "replay/whatif.hpp"
 #include "replay/simulate_command.hpp"
+#include "replay/whatif.hpp"
 
 using namespace baton::replay;
 
@@ -19,7 +19,7 @@ namespace {
 // --from/--to times for the export: RFC 3339 with an offset.
 bool parse_time(const std::string& text, std::optional<int64_t>& out, const char* flag) {
   if (text.empty()) return true;
-  out = baton::events::parse_time_us(text);
+  out = baton::util::parse_time_us(text);
   if (!out) std::cerr << "baton-replay: " << flag << ": expected an RFC 3339 time with an offset, got '" << text << "'\n";
   return out.has_value();
 }

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "core/decide.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 #include "events/payload.hpp"
 #include "http/reply_shapes.hpp"
 #include "replay/world_recovery.hpp"
@@ -55,8 +55,8 @@ json state_at(const events::event_store& store, const state_query& q, const prog
   for (const auto& [job_id, slot] : w.plan.reservations)
     reservations.push_back({{"job_id", job_id},
                             {"worker_id", slot.worker_id},
-                            {"start", events::format_time_us(slot.start)},
-                            {"end", slot.end ? json(events::format_time_us(slot.end)) : json(nullptr)}});
+                            {"start", util::format_time_us(slot.start)},
+                            {"end", slot.end ? json(util::format_time_us(slot.end)) : json(nullptr)}});
   json placeholders = json::array();
   for (const auto& [provider, worker_id] : w.placeholder_by_provider)
     placeholders.push_back({{"provider_id", provider}, {"worker_id", worker_id}});
@@ -66,8 +66,8 @@ json state_at(const events::event_store& store, const state_query& q, const prog
   json worker_items = ask(workers).value("items", json::array());
   for (auto& wk : worker_items) wk["last_heartbeat"] = nullptr;  // not in the log (see "note")
 
-  json last_event = last_seq ? json{{"seq", last_seq}, {"time", events::format_time_us(last_at)}} : json(nullptr);
-  json at_json = {{"seq", last_seq}, {"time", last_seq || q.time ? json(events::format_time_us(at)) : json(nullptr)}};
+  json last_event = last_seq ? json{{"seq", last_seq}, {"time", util::format_time_us(last_at)}} : json(nullptr);
+  json at_json = {{"seq", last_seq}, {"time", last_seq || q.time ? json(util::format_time_us(at)) : json(nullptr)}};
   return {{"at", std::move(at_json)},
           {"last_event", std::move(last_event)},
           {"job_counts", counts},
@@ -75,7 +75,7 @@ json state_at(const events::event_store& store, const state_query& q, const prog
           {"workers", std::move(worker_items)},
           {"queue", ask(C::list_priorities{})},
           {"fair_share", ask(C::fairshare{})},
-          {"plan", {{"planned_at", w.plan.planned_at ? json(events::format_time_us(w.plan.planned_at)) : json(nullptr)},
+          {"plan", {{"planned_at", w.plan.planned_at ? json(util::format_time_us(w.plan.planned_at)) : json(nullptr)},
                     {"starts", starts},
                     {"reservations", reservations},
                     {"reservations_total", w.plan.reservations_total}}},

@@ -18,8 +18,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/util/sha256.hpp"
 #include "events/bytes.hpp"
-#include "events/sha256.hpp"
 
 namespace baton::replay {
 
@@ -371,18 +371,18 @@ void read_records(const std::string& path, bool lenient, swf_inflate how, swf_tr
     }
     expect(text_size / 36 + 1);
     if (!gz) {
-      t.sha256 = events::to_hex(events::sha256(bytes));
+      t.sha256 = util::sha256_hex(bytes);
       pieces(bytes.data(), bytes.size());
     } else if (how == swf_inflate::inline_only || (how == swf_inflate::automatic && bytes.size() < threaded_from)) {
-      t.sha256 = events::to_hex(events::sha256(bytes));
+      t.sha256 = util::sha256_hex(bytes);
       damage = inflate_inline(bytes, pieces);
     } else {
       // The hash on the parsing thread, while the inflater gets ahead (parsing is the faster).
       damage = inflate_threaded(bytes, [&, hashed = false](const char* p, size_t n) mutable {
-        if (!hashed) t.sha256 = events::to_hex(events::sha256(bytes)), hashed = true;
+        if (!hashed) t.sha256 = util::sha256_hex(bytes), hashed = true;
         pieces(p, n);
       });
-      if (t.sha256.empty()) t.sha256 = events::to_hex(events::sha256(bytes));
+      if (t.sha256.empty()) t.sha256 = util::sha256_hex(bytes);
     }
   }
   // A stream that ends early is the whole file's fault, not its last line's (cut short).

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "core/priority.hpp"
+#include "core/util/time.hpp"
 #include "core/world.hpp"
 #include "events/envelope.hpp"
 #include "events/payload.hpp"
@@ -51,7 +52,7 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
       r.capacity_gpus = std::max(r.capacity_gpus, gpus_now);
     } else if (type == "scheduler.plan_made") {
       for (const auto& res : payload.value("reservations", json::array()))
-        if (auto start = events::parse_time_us(res.value("start", ""))) reserved_start[res.value("job_id", "")] = *start;
+        if (auto start = util::parse_time_us(res.value("start", ""))) reserved_start[res.value("job_id", "")] = *start;
     } else if (type == "job.assigned") {
       std::string job = stream.substr(4);
       auto it = reserved_start.find(job);
@@ -160,9 +161,9 @@ json run_whatif(const events::event_store& store, const core::priority_policy& p
     }
   auto sim = simulate(r.jobs, s);
   json out;
-  out["window"] = {{"from", o.from_us ? json(events::format_time_us(*o.from_us)) : json(nullptr)},
-                   {"to", o.to_us ? json(events::format_time_us(*o.to_us)) : json(nullptr)},
-                   {"first_submit", r.jobs.empty() ? json(nullptr) : json(events::format_time_us(r.origin_us))}};
+  out["window"] = {{"from", o.from_us ? json(util::format_time_us(*o.from_us)) : json(nullptr)},
+                   {"to", o.to_us ? json(util::format_time_us(*o.to_us)) : json(nullptr)},
+                   {"first_submit", r.jobs.empty() ? json(nullptr) : json(util::format_time_us(r.origin_us))}};
   out["workload"] = {{"jobs", r.jobs.size()},
                      {"never_ran", r.never_ran},
                      {"still_running", r.still_running},

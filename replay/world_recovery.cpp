@@ -1,5 +1,6 @@
 #include "replay/world_recovery.hpp"
 
+#include "core/util/hex.hpp"
 #include "core/world_snapshot.hpp"
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
@@ -20,7 +21,7 @@ std::optional<core::world> usable(const events::event_store& store, const events
       return std::nullopt;
     }
     if (at.front().hash != hash) {
-      why = "its chain hash " + events::to_hex(hash) + " is not the log's " + events::to_hex(at.front().hash);
+      why = "its chain hash " + util::to_hex(hash) + " is not the log's " + util::to_hex(at.front().hash);
       return std::nullopt;
     }
     return std::move(decoded.w);

@@ -7,9 +7,13 @@
 
 #include "slurm/secret_file.hpp"
 #include "slurm/shell_quote.hpp"
-#include "slurm/subprocess.hpp"
 
 namespace baton::slurm {
+
+util::run_result run_here(const std::vector<std::string>& argv, const std::string& stdin_text, std::chrono::milliseconds timeout) {
+  static const std::vector<std::string> secrets = {"BATON_API_TOKEN", "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY"};
+  return util::run(argv, stdin_text, timeout, secrets);
+}
 
 std::vector<std::string> command_for(const target& t, const std::string& program, const std::vector<std::string>& args) {
   std::vector<std::string> local{program};
@@ -70,7 +74,7 @@ submit_outcome submit(const target& t, const std::string& script, const std::str
                   " " + file + " && " + argv.back();
     stdin_text = secret->content + "\n" + script;
   }
-  auto r = run(argv, stdin_text, t.submit_timeout);
+  auto r = run_here(argv, stdin_text, t.submit_timeout);
   o.exit_code = r.exit_code;
   o.stderr_text = r.err.substr(0, 4000);
   if (r.not_started) {
@@ -95,7 +99,7 @@ submit_outcome submit(const target& t, const std::string& script, const std::str
 
 std::optional<std::map<std::string, job_state>> query(const target& t, const std::vector<std::string>& ids) {
   if (ids.empty()) return std::map<std::string, job_state>{};
-  return alive_from(ids, run(command_for(t, "squeue", squeue_args(ids)), "", t.query_timeout));
+  return alive_from(ids, run_here(command_for(t, "squeue", squeue_args(ids)), "", t.query_timeout));
 }
 
 }  // namespace baton::slurm

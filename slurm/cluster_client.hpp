@@ -48,4 +48,10 @@ submit_outcome submit(const target& t, const std::string& script, const std::str
 // squeue for these ids: alive jobs, or nullopt when the answer cannot be trusted.
 std::optional<std::map<std::string, job_state>> query(const target& t, const std::vector<std::string>& ids);
 
+// How submit() and query() run sbatch, squeue or ssh here: util::run without batond's secrets
+// (BATON_API_TOKEN, BATON_PILOT_TOKEN, BATON_SALAD_API_KEY) in the child's environment, since
+// sbatch's default --export=ALL would hand them to the batch job, and Slurm keeps a job's
+// environment in its spool next to the script. Blocking: from a detached actor only.
+util::run_result run_here(const std::vector<std::string>& argv, const std::string& stdin_text, std::chrono::milliseconds timeout);
+
 }  // namespace baton::slurm

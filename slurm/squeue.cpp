@@ -31,7 +31,7 @@ std::vector<std::string> squeue_args(const std::vector<std::string>& ids) {
   return {"--jobs", list, "--noheader", "--format=%i|%T|%r"};
 }
 
-std::optional<std::map<std::string, job_state>> alive_from(const std::vector<std::string>& ids, const run_result& r) {
+std::optional<std::map<std::string, job_state>> alive_from(const std::vector<std::string>& ids, const util::run_result& r) {
   if (r.timed_out || r.not_started) return std::nullopt;
   if (r.exit_code == 0) return parse_squeue(r.out);
   // One id that Slurm no longer knows: squeue exits 1 instead of printing nothing.

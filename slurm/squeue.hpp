@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/subprocess.hpp"
+#include "core/util/process.hpp"
 
 namespace baton::slurm {
 
@@ -24,6 +24,6 @@ std::vector<std::string> squeue_args(const std::vector<std::string>& ids);
 
 // Interprets one squeue run for `ids`: the jobs still alive (pending, running, completing),
 // or nullopt when the answer cannot be trusted (timeout, other errors): then nothing is reaped.
-std::optional<std::map<std::string, job_state>> alive_from(const std::vector<std::string>& ids, const run_result& r);
+std::optional<std::map<std::string, job_state>> alive_from(const std::vector<std::string>& ids, const util::run_result& r);
 
 }  // namespace baton::slurm

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/bundles.hpp"
+#include "core/util/sha256.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/wait_until.hpp"
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string sha_of(const std::string& bytes) {
-  xfer::sha256_stream h;
+  baton::util::sha256_stream h;
   h.update(bytes.data(), bytes.size());
   return h.hex();
 }

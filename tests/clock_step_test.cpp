@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/util/time.hpp"
 #include "events/event_store.hpp"
 #include "support/batond_process.hpp"
 
@@ -104,6 +105,6 @@ TEST(ClockStep, AWallClockSteppedBackOrForwardMovesNoRecordedTimeAndExpiresNoLea
       earliest_after = std::min(earliest_after, e.recorded_at_us);
     return true;
   });
-  EXPECT_GE(earliest_after, latest_before - 1'000'000) << events::format_time_us(earliest_after) << " after "
-                                                       << events::format_time_us(latest_before);
+  EXPECT_GE(earliest_after, latest_before - 1'000'000) << util::format_time_us(earliest_after) << " after "
+                                                       << util::format_time_us(latest_before);
 }

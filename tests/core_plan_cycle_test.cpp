@@ -8,11 +8,11 @@
 
 #include "core/event_payload.hpp"
 #include "core/plan_cycle.hpp"
-#include "core/scheduling.hpp"
 #include "core/priority.hpp"
+#include "core/scheduling.hpp"
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 #include "events/bytes.hpp"
-#include "events/envelope.hpp"
-#include "events/sha256.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 
@@ -80,7 +80,7 @@ struct plan_fixture : test::core_under_test {
     const auto& p = baton::core::payload_json(d.events[0]);
     EXPECT_EQ(p["reservations_total"], p["reservations"].size());
     const nlohmann::json decided = {{"reservations", p["reservations"]}, {"starts", p["starts"]}};
-    EXPECT_EQ(p["digest"], events::to_hex(events::sha256(decided.dump())));
+    EXPECT_EQ(p["digest"], util::sha256_hex(decided.dump()));
     core::apply(w, d, now);
     log.emplace_back(d, now);
     return baton::core::payload_json(d.events[0]);
@@ -88,7 +88,7 @@ struct plan_fixture : test::core_under_test {
   std::string reason(const std::string& id) { return core::pending_reason(w, *w.find_job(id)); }
 };
 
-std::string at(core::time_us t) { return events::format_time_us(t); }
+std::string at(core::time_us t) { return util::format_time_us(t); }
 
 }  // namespace
 

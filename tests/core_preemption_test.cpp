@@ -9,7 +9,7 @@
 
 #include "core/preemption.hpp"
 #include "core/priority.hpp"
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 
@@ -156,7 +156,7 @@ TEST_F(preemption_fixture, TheLowestPriorityJobHandsOffAndResumesFromItsCheckpoi
   EXPECT_EQ(p["worker_id"], b);
   EXPECT_EQ(p["by"], owner);
   EXPECT_EQ(p["mode"], "requeue");
-  EXPECT_EQ(p["grace_until"], events::format_time_us(now + 120 * second));
+  EXPECT_EQ(p["grace_until"], util::format_time_us(now + 120 * second));
   EXPECT_EQ(record["waiting"], 0);
   EXPECT_EQ(j(j100).preempted_by, owner);
   EXPECT_EQ(j(j100).status, core::job_status::running) << "it keeps running until it hands off";

@@ -8,7 +8,7 @@
 
 #include <chrono>
 
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
 
@@ -70,7 +70,7 @@ struct daemon_under_test {
 
 TEST(deadline_http, RegistrationAcceptsAndShowsAllocationEndsAt) {
   daemon_under_test t;
-  auto ends = events::format_time_us((now_us() / 1'000'000 + 3600) * 1'000'000);
+  auto ends = util::format_time_us((now_us() / 1'000'000 + 3600) * 1'000'000);
   auto reg = t.post("/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"allocation_ends_at", ends}});
   ASSERT_TRUE(reg.is_object());
   EXPECT_EQ(t.worker_row(reg["worker_id"])["allocation_ends_at"], ends);
@@ -104,7 +104,7 @@ TEST(deadline_http, CheckpointsFieldIsValidatedAndShown) {
 
 TEST(deadline_http, PilotIsGivenOnlyWhatFitsItsAllocationUnderTheConfiguredRule) {
   daemon_under_test t;
-  auto ten_minutes = events::format_time_us(now_us() + 600'000'000);
+  auto ten_minutes = util::format_time_us(now_us() + 600'000'000);
   auto pilot = t.post("/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"allocation_ends_at", ten_minutes}});
   auto hour = t.job("hour", {{"time_limit_seconds", 3600}, {"checkpoints", false}});
   EXPECT_EQ(t.poll(pilot), "") << "an hour without checkpoints does not fit ten minutes";

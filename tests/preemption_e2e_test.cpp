@@ -9,7 +9,7 @@
 #include <optional>
 #include <set>
 
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 #include "support/worker_e2e.hpp"
 
 using namespace baton;
@@ -32,7 +32,7 @@ struct preemption_e2e : worker_e2e {
   std::optional<int64_t> event_time(const std::string& id, const std::string& type) {
     auto history = get(*op, "/jobs/" + id + "/history");
     for (auto& e : history["events"])
-      if (e["event_type"] == type) return events::parse_time_us(e["occurred_at"].get<std::string>());
+      if (e["event_type"] == type) return util::parse_time_us(e["occurred_at"].get<std::string>());
     return std::nullopt;
   }
 };

@@ -14,13 +14,14 @@
 #include "actors/log_writer.hpp"
 #include "core/job.hpp"
 #include "core/job_change.hpp"
+#include "core/util/time.hpp"
+#include "events/json_text.hpp"
 #include "events/payload.hpp"
 #include "projections/background_priority.hpp"
 #include "projections/job_history.hpp"
 #include "projections/minute_stats.hpp"
 #include "projections/offsets.hpp"
 #include "projections/runner.hpp"
-#include "events/json_text.hpp"
 #include "projections/sql_batch.hpp"
 #include "projections/sql_rows.hpp"
 #include "support/commands.hpp"
@@ -90,7 +91,7 @@ std::optional<json> reference_history(const events::event_store& store, const st
     bool existed = j.created_at != 0;
     core::evolve(j, e.type, payload, e.recorded_at_us);
     last_at = e.recorded_at_us;
-    items.push_back({{"occurred_at", events::format_time_us(e.recorded_at_us)},
+    items.push_back({{"occurred_at", util::format_time_us(e.recorded_at_us)},
                      {"event_seq", e.stream_version},
                      {"log_seq", e.seq},
                      {"event_type", e.type},
@@ -106,8 +107,8 @@ std::optional<json> reference_history(const events::event_store& store, const st
   for (const auto& s : j.segments) {
     double d = static_cast<double>(s.ended_at.value_or(last_at) - s.started_at) / 1e6;
     segments.push_back({{"worker_id", s.worker_id},
-                        {"started_at", events::format_time_us(s.started_at)},
-                        {"ended_at", s.ended_at ? json(events::format_time_us(*s.ended_at)) : json(nullptr)},
+                        {"started_at", util::format_time_us(s.started_at)},
+                        {"ended_at", s.ended_at ? json(util::format_time_us(*s.ended_at)) : json(nullptr)},
                         {"duration_seconds", d},
                         {"open", !s.ended_at}});
     totals[s.worker_id].first += d;

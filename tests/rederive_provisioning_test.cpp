@@ -10,6 +10,7 @@
 #include "core/decide.hpp"
 #include "core/provisioning_basis.hpp"
 #include "core/scheduling.hpp"
+#include "core/util/time.hpp"
 #include "events/payload.hpp"
 #include "replay/rederive.hpp"
 #include "support/core_log.hpp"
@@ -167,7 +168,7 @@ TEST(RederiveProvisioning, AReapReDerivesFromItsLeaseFactsWithTheJobsLoss) {
   auto forged = core::reap(log.w, fresh, s, reaped_at + 500 * s_);  // a real reap of w2 ...
   ASSERT_EQ(forged.events.size(), 1u);
   auto& reaped = std::get<core::ev::worker_reaped>(forged.events[0].payload);
-  reaped.last_heartbeat_at = events::format_time_us(reaped_at + 490 * s_);  // ... made to look hasty
+  reaped.last_heartbeat_at = util::format_time_us(reaped_at + 490 * s_);  // ... made to look hasty
   reaped.silent_seconds = 10.0;
   log.step(forged, reaped_at + 500 * s_);
   auto bad = replay::rederive_decisions(*log.store);

@@ -18,8 +18,8 @@
 #include <regex>
 #include <string>
 
+#include "core/util/sha256.hpp"
 #include "http/storage/s3_backend.hpp"
-#include "http/storage/sigv4.hpp"
 #include "support/process.hpp"
 #include "support/s3rver_process.hpp"
 #include "support/temp_dir.hpp"
@@ -29,7 +29,7 @@ using baton::storage::finish_status;
 using baton::storage::part_etag;
 using baton::storage::s3_backend;
 using baton::storage::transfer;
-namespace sigv4 = baton::storage::sigv4;
+namespace util = baton::util;
 
 namespace {
 
@@ -120,7 +120,7 @@ s3rver* s3_backend_test::server_ = nullptr;
 
 TEST_F(s3_backend_test, single_put_is_stored_under_its_digest_and_the_staging_key_is_gone) {
   s3_backend b(config());
-  const std::string data = bytes(1 * mib + 17, 1), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(1 * mib + 17, 1), digest = util::sha256_hex(data);
   auto g = b.grant_upload("worker:w1", "up-1", digest, data.size(), now_us(), 600);
   ASSERT_EQ(g.parts.size(), 1u);
   EXPECT_NE(g.parts[0].url.find("/" + std::string(bucket) + "/" + b.staging_key("up-1") + "?"), std::string::npos) << g.parts[0].url;
@@ -143,7 +143,7 @@ TEST_F(s3_backend_test, single_put_is_stored_under_its_digest_and_the_staging_ke
 
 TEST_F(s3_backend_test, multipart_upload_in_5_mib_parts) {
   s3_backend b(config());
-  const std::string data = bytes(12 * mib, 2), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(12 * mib, 2), digest = util::sha256_hex(data);
   auto g = b.grant_upload("worker:w1", "up-mp", digest, data.size(), now_us(), 600);
   ASSERT_EQ(g.parts.size(), 3u);
   const uint64_t sizes[] = {5 * mib, 5 * mib, 2 * mib};
@@ -190,7 +190,7 @@ TEST_F(s3_backend_test, a_multipart_upload_outlives_a_restart_on_a_store_that_ca
   baton::test::temp_dir state;
   s3_backend::options o;
   o.state_dir = state / "s3-multipart";
-  const std::string data = bytes(12 * mib, 9), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(12 * mib, 9), digest = util::sha256_hex(data);
   std::vector<part_etag> etags;
   std::string first;
   {
@@ -224,12 +224,12 @@ TEST_F(s3_backend_test, a_multipart_upload_outlives_a_restart_on_a_store_that_ca
 
 TEST_F(s3_backend_test, other_bytes_are_a_digest_mismatch_and_nothing_is_stored) {
   s3_backend b(config());
-  const std::string data = bytes(100000, 3), other = bytes(100000, 4), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(100000, 3), other = bytes(100000, 4), digest = util::sha256_hex(data);
   auto g = b.grant_upload("worker:w1", "up-bad", digest, data.size(), now_us(), 600);
   ASSERT_EQ(follow(g.parts[0], other).status, 200);  // s3rver ignores x-amz-checksum-sha256; AWS would refuse here
   auto f = b.finish_upload("up-bad", digest, data.size(), {});
   EXPECT_EQ(f.status, finish_status::digest_mismatch) << f.detail;
-  EXPECT_NE(f.detail.find(sigv4::sha256_hex(other)), std::string::npos) << f.detail;
+  EXPECT_NE(f.detail.find(util::sha256_hex(other)), std::string::npos) << f.detail;
   EXPECT_FALSE(b.contains(digest, data.size()));
   EXPECT_EQ(get_key(b, b.blob_key(digest)).status, 404);
   EXPECT_EQ(get_key(b, b.staging_key("up-bad")).status, 404);  // discarded
@@ -238,7 +238,7 @@ TEST_F(s3_backend_test, other_bytes_are_a_digest_mismatch_and_nothing_is_stored)
 // Parts sent to each other's places: the store assembles them as numbered, the digest differs.
 TEST_F(s3_backend_test, multipart_parts_swapped_are_a_digest_mismatch) {
   s3_backend b(config());
-  const std::string data = bytes(12 * mib, 8), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(12 * mib, 8), digest = util::sha256_hex(data);
   auto g = b.grant_upload("worker:w1", "up-swap", digest, data.size(), now_us(), 600);
   ASSERT_EQ(g.parts.size(), 3u);
   std::vector<part_etag> etags;
@@ -256,7 +256,7 @@ TEST_F(s3_backend_test, multipart_parts_swapped_are_a_digest_mismatch) {
 
 TEST_F(s3_backend_test, wrong_size_or_nothing_sent_is_incomplete) {
   s3_backend b(config());
-  const std::string data = bytes(50000, 5), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(50000, 5), digest = util::sha256_hex(data);
   auto none = b.finish_upload("up-none", digest, data.size(), {});
   EXPECT_EQ(none.status, finish_status::incomplete) << none.detail;
   EXPECT_NE(none.detail.find("0 of 50000"), std::string::npos) << none.detail;
@@ -274,7 +274,7 @@ TEST_F(s3_backend_test, wrong_size_or_nothing_sent_is_incomplete) {
 
 TEST_F(s3_backend_test, an_expired_url_is_refused_by_the_store) {
   s3_backend b(config());
-  const std::string data = "expired", digest = sigv4::sha256_hex(data);
+  const std::string data = "expired", digest = util::sha256_hex(data);
   const int64_t an_hour_ago = now_us() - 3600ll * 1000000;
   auto g = b.grant_upload("worker:w1", "up-old", digest, data.size(), an_hour_ago, 60);
   EXPECT_LT(g.parts[0].expires_at_us, now_us());
@@ -296,8 +296,8 @@ TEST_F(s3_backend_test, an_expired_url_is_refused_by_the_store) {
 TEST_F(s3_backend_test, a_url_is_for_its_own_key_only) {
   s3_backend b(config());
   const std::string a = "bytes of a", bb = "bytes of b";
-  auto ga = b.grant_upload("worker:w1", "up-a", sigv4::sha256_hex(a), a.size(), now_us(), 600);
-  auto gb = b.grant_upload("worker:w2", "up-b", sigv4::sha256_hex(bb), bb.size(), now_us(), 600);
+  auto ga = b.grant_upload("worker:w1", "up-a", util::sha256_hex(a), a.size(), now_us(), 600);
+  auto gb = b.grant_upload("worker:w2", "up-b", util::sha256_hex(bb), bb.size(), now_us(), 600);
   const std::string& ua = ga.parts[0].url;
   EXPECT_NE(ua.find("/" + b.staging_key("up-a") + "?"), std::string::npos) << ua;
   EXPECT_EQ(ua.find("up-b"), std::string::npos) << ua;
@@ -311,13 +311,13 @@ TEST_F(s3_backend_test, a_url_is_for_its_own_key_only) {
   EXPECT_EQ(get_key(b, b.staging_key("up-b")).status, 404);
   // A download URL is a GET: the store refuses a PUT with it (its signature is for GET; s3rver
   // takes the method from the request, so this shows only that the URL says GET).
-  auto d = b.grant_download("worker:w1", sigv4::sha256_hex(a), a.size(), now_us(), 60);
+  auto d = b.grant_download("worker:w1", util::sha256_hex(a), a.size(), now_us(), 60);
   EXPECT_EQ(d.method, "GET");
 }
 
 TEST_F(s3_backend_test, range_get_on_a_presigned_download) {
   s3_backend b(config());
-  const std::string data = bytes(4096, 6), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(4096, 6), digest = util::sha256_hex(data);
   ASSERT_EQ(follow(b.grant_upload("worker:w1", "up-r", digest, data.size(), now_us(), 600).parts[0], data).status, 200);
   ASSERT_EQ(b.finish_upload("up-r", digest, data.size(), {}).status, finish_status::stored);
   auto d = b.grant_download("worker:w1", digest, data.size(), now_us(), 600);
@@ -332,7 +332,7 @@ TEST_F(s3_backend_test, range_get_on_a_presigned_download) {
 
 TEST_F(s3_backend_test, remove) {
   s3_backend b(config());
-  const std::string data = "to be removed", digest = sigv4::sha256_hex(data);
+  const std::string data = "to be removed", digest = util::sha256_hex(data);
   ASSERT_EQ(follow(b.grant_upload("worker:w1", "up-x", digest, data.size(), now_us(), 600).parts[0], data).status, 200);
   ASSERT_EQ(b.finish_upload("up-x", digest, data.size(), {}).status, finish_status::stored);
   ASSERT_TRUE(b.contains(digest, data.size()));
@@ -355,7 +355,7 @@ TEST_F(s3_backend_test, unavailable_when_the_store_is_down) {
   ::close(fd);
 
   s3_backend b(config(port));
-  const std::string digest = sigv4::sha256_hex("x");
+  const std::string digest = util::sha256_hex("x");
   auto f = b.finish_upload("up-down", digest, 1, {});
   EXPECT_EQ(f.status, finish_status::unavailable) << f.detail;
   EXPECT_NE(f.detail.find("no answer"), std::string::npos) << f.detail;
@@ -378,7 +378,7 @@ TEST_F(s3_backend_test, store_checksum_on_a_store_without_checksums_says_so) {
   auto cfg = config();
   cfg.verify = "store_checksum";
   s3_backend b(cfg);
-  const std::string data = "checksummed", digest = sigv4::sha256_hex(data);
+  const std::string data = "checksummed", digest = util::sha256_hex(data);
   ASSERT_EQ(follow(b.grant_upload("worker:w1", "up-c", digest, data.size(), now_us(), 600).parts[0], data).status, 200);
   auto f = b.finish_upload("up-c", digest, data.size(), {});
   EXPECT_EQ(f.status, finish_status::unavailable) << f.detail;
@@ -393,7 +393,7 @@ TEST_F(s3_backend_test, a_copy_in_parts_that_the_store_refuses_is_unavailable) {
   s3_backend::options opt;
   opt.max_copy_bytes = 1 * mib;
   s3_backend b(config(), opt);
-  const std::string data = bytes(2 * mib + 5, 7), digest = sigv4::sha256_hex(data);
+  const std::string data = bytes(2 * mib + 5, 7), digest = util::sha256_hex(data);
   ASSERT_EQ(follow(b.grant_upload("worker:w1", "up-big", digest, data.size(), now_us(), 600).parts[0], data).status, 200);
   auto f = b.finish_upload("up-big", digest, data.size(), {});
   EXPECT_EQ(f.status, finish_status::unavailable) << f.detail;
@@ -415,7 +415,7 @@ TEST_F(s3_backend_test, refuses_settings_and_names_clearly) {
   EXPECT_THROW(s3_backend{cfg}, std::invalid_argument);
   s3_backend b(config());
   EXPECT_THROW(b.grant_upload("worker:w1", "u", "not-a-digest", 1, now_us(), 60), std::invalid_argument);
-  EXPECT_THROW(b.grant_upload("worker:w1", "u", sigv4::sha256_hex(""), (5ull << 40) + 1, now_us(), 60), std::invalid_argument);
+  EXPECT_THROW(b.grant_upload("worker:w1", "u", util::sha256_hex(""), (5ull << 40) + 1, now_us(), 60), std::invalid_argument);
   // More than 10000 parts of 5 MiB: the part size grows.
   EXPECT_EQ(b.part_size_for(100000 * mib), 10 * mib);
   EXPECT_EQ(b.part_size_for(12 * mib), 5 * mib);

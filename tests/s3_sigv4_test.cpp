@@ -17,11 +17,14 @@
 #include <fstream>
 #include <string>
 
+#include "core/util/hex.hpp"
+#include "core/util/sha256.hpp"
 #include "http/storage/s3_backend.hpp"
 #include "http/storage/sigv4.hpp"
 #include "support/temp_dir.hpp"
 
 namespace sigv4 = baton::storage::sigv4;
+namespace util = baton::util;
 using nlohmann::json;
 
 namespace {
@@ -52,7 +55,7 @@ TEST(s3_sigv4, encodes_as_aws_specifies) {
 
 // The general SigV4 documentation's signing-key example (IAM, 2012-02-15).
 TEST(s3_sigv4, signing_key_example) {
-  EXPECT_EQ(sigv4::hex(sigv4::signing_key("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20120215", {"us-east-1", "iam"})),
+  EXPECT_EQ(util::to_hex(sigv4::signing_key("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20120215", {"us-east-1", "iam"})),
             "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d");
 }
 
@@ -98,7 +101,7 @@ TEST(s3_sigv4, s3_documentation_get_object_with_range) {
 
 TEST(s3_sigv4, s3_documentation_put_object) {
   const std::string body = "Welcome to Amazon S3.";
-  const std::string hash = sigv4::sha256_hex(body);
+  const std::string hash = util::sha256_hex(body);
   ASSERT_EQ(hash, "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072");
   sigv4::request req{"PUT", example_host, "/test$file.text", {},
                      {{"Date", "Fri, 24 May 2013 00:00:00 GMT"}, {"x-amz-storage-class", "REDUCED_REDUNDANCY"}, {"x-amz-content-sha256", hash}}};

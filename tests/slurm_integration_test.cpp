@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "slurm/cluster_client.hpp"
 #include "slurm/sbatch_script.hpp"
-#include "slurm/subprocess.hpp"
 #include "support/access_table.hpp"
 #include "support/batond_process.hpp"
 #include "support/metrics_text.hpp"
@@ -185,7 +185,7 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   // file (mode 0600, in a 0700 directory of its own) that holds this pilot's one-time
   // registration credential, which the worker removes once read.
   auto slurm_id = placeholder["provider_id"].get<std::string>().substr(std::string("local-debug:").size());
-  auto script = baton::slurm::run({"scontrol", "write", "batch_script", slurm_id, "-"}, "", std::chrono::seconds(10));
+  auto script = baton::slurm::run_here({"scontrol", "write", "batch_script", slurm_id, "-"}, "", std::chrono::seconds(10));
   ASSERT_EQ(script.exit_code, 0) << script.err;
   std::string pilot_token;
   std::getline(std::ifstream(dir / "data/pilot_token"), pilot_token);

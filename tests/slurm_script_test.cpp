@@ -1,5 +1,5 @@
 // The sbatch script and the Slurm client helpers: quoting keeps hostile values inert when a
-// real bash runs the rendered script; squeue's exit-code quirks; subprocess timeouts.
+// real bash runs the rendered script; squeue's exit-code quirks; batond's secrets kept from what it runs.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,10 +12,10 @@
 #include "slurm/sbatch_script.hpp"
 #include "slurm/shell_quote.hpp"
 #include "slurm/squeue.hpp"
-#include "slurm/subprocess.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace baton::slurm;
+using baton::util::run_result;
 using baton::test::temp_dir;
 
 namespace {
@@ -40,8 +40,8 @@ std::map<std::string, std::string> env_lines(const std::string& out) {
 TEST(ShellQuote, EveryValueComesBackExactlyThroughBash) {
   temp_dir dir;
   for (const auto& v : hostile) {
-    auto r = run({"bash", "-c", "cd " + shell_quote(dir.path()) + " && printf %s " + shell_quote(v)}, "",
-                 std::chrono::seconds(10));
+    auto r = run_here({"bash", "-c", "cd " + shell_quote(dir.path()) + " && printf %s " + shell_quote(v)}, "",
+                      std::chrono::seconds(10));
     EXPECT_EQ(r.exit_code, 0) << v;
     EXPECT_EQ(r.out, v);
   }
@@ -65,9 +65,9 @@ TEST(SbatchScript, HostileValuesInEveryInjectedFieldStayInert) {
     auto r = render_script(default_template, s);
     ASSERT_TRUE(r.error.empty()) << r.error;
     std::ofstream(dir / "job.sh") << r.text;
-    auto out = run({"env", "-i", "PATH=/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
-                    "cd " + shell_quote(dir.path()) + " && bash job.sh"},
-                   "", std::chrono::seconds(20));
+    auto out = run_here({"env", "-i", "PATH=/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
+                         "cd " + shell_quote(dir.path()) + " && bash job.sh"},
+                        "", std::chrono::seconds(20));
     ASSERT_EQ(out.exit_code, 0) << v << "\n" << out.err;
     auto env = env_lines(out.out);
     EXPECT_EQ(env["BATON_URL"], "http://x/" + v);
@@ -101,9 +101,9 @@ TEST(SbatchScript, WorkerCommandAndImageReachApptainerAsSingleWords) {
   s.api_token_file = dir / "credential";
   auto r = render_script(default_template, s);
   std::ofstream(dir / "job.sh") << r.text;
-  auto out = run({"env", "-i", "PATH=" + dir / "bin" + ":/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
-                  "cd " + shell_quote(dir.path()) + " && bash job.sh"},
-                 "", std::chrono::seconds(20));
+  auto out = run_here({"env", "-i", "PATH=" + dir / "bin" + ":/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
+                       "cd " + shell_quote(dir.path()) + " && bash job.sh"},
+                      "", std::chrono::seconds(20));
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_NE(out.out.find("[" + s.apptainer_image + "]\n[/bin/sh]\n[-c]\n[" + s.worker_command + "]\n"), std::string::npos)
       << out.out;
@@ -117,9 +117,9 @@ TEST(SbatchScript, WorkerCommandAndImageReachApptainerAsSingleWords) {
   s.api_token_file_once = true;
   r = render_script(default_template, s);
   std::ofstream(dir / "job.sh") << r.text;
-  out = run({"env", "-i", "PATH=" + dir / "bin" + ":/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
-             "cd " + shell_quote(dir.path()) + " && bash job.sh"},
-            "", std::chrono::seconds(20));
+  out = run_here({"env", "-i", "PATH=" + dir / "bin" + ":/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
+                  "cd " + shell_quote(dir.path()) + " && bash job.sh"},
+                 "", std::chrono::seconds(20));
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_NE(out.out.find("token=pilot-token-7f3a\n"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("once=1\n"), std::string::npos) << out.out;
@@ -178,40 +178,14 @@ TEST(Squeue, ExitCodeQuirks) {
   EXPECT_EQ(alive_from({"7", "8"}, ok)->count("8"), 1u);
 }
 
-TEST(Subprocess, TimeoutKillsTheWholeGroupAndMissingProgramsAreReported) {
-  auto started = std::chrono::steady_clock::now();
-  auto r = run({"sh", "-c", "sleep 30 & sleep 30"}, "", std::chrono::milliseconds(300));
-  EXPECT_TRUE(r.timed_out);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
-  auto missing = run({"/nonexistent/sbatch"}, "", std::chrono::seconds(5));
-  EXPECT_TRUE(missing.not_started);
-  EXPECT_NE(missing.err.find("No such file"), std::string::npos);
-  auto echo = run({"cat"}, std::string(200000, 'x'), std::chrono::seconds(10));  // larger than a pipe buffer
-  EXPECT_EQ(echo.out.size(), 200000u);
-}
-
-TEST(Subprocess, TheChildLeadsItsOwnGroupAndGetsNoOtherDescriptorOfOurs) {
-  int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC, as a library might leave one
-  ASSERT_GE(leaked, 3);
-  auto r = run({"sh", "-c", "echo $$; cut -d' ' -f5 /proc/$$/stat; ls /proc/$$/fd"}, "", std::chrono::seconds(10));
-  ::close(leaked);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::istringstream lines(r.out);
-  std::string pid, group, fd;
-  std::getline(lines, pid);
-  std::getline(lines, group);
-  EXPECT_EQ(group, pid) << "a timeout kills the group it leads";
-  std::vector<std::string> fds;
-  while (std::getline(lines, fd)) fds.push_back(fd);
-  EXPECT_EQ(fds, (std::vector<std::string>{"0", "1", "2"})) << r.out;
-}
-
-TEST(Subprocess, BatondSecretsNeverReachTheChild) {
+// The launcher itself is tested in util_test; here that batond's way of running Slurm strips
+// batond's secrets.
+TEST(RunHere, BatondSecretsNeverReachTheChild) {
   setenv("BATON_API_TOKEN", "operator-secret", 1);
   setenv("BATON_PILOT_TOKEN", "pilot-secret", 1);
   setenv("BATON_SALAD_API_KEY", "salad-secret", 1);
   setenv("BATON_HARMLESS", "kept", 1);
-  auto r = run({"env"}, "", std::chrono::seconds(10));
+  auto r = run_here({"env"}, "", std::chrono::seconds(10));
   for (const char* name : {"BATON_API_TOKEN", "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY"}) unsetenv(name);
   unsetenv("BATON_HARMLESS");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -14,8 +14,8 @@
 #include <random>
 #include <thread>
 
+#include "core/util/sha256.hpp"
 #include "events/bytes.hpp"
-#include "events/sha256.hpp"
 #include "support/batond_process.hpp"
 #include "support/loopback_socket.hpp"
 #include "support/process.hpp"
@@ -40,7 +40,7 @@ accounts:
   chem: {shares: 1, users: {alice: 1, bob: 1}}
 )";
 
-std::string sha_hex(const std::string& data) { return events::to_hex(events::sha256(data)); }
+std::string sha_hex(const std::string& data) { return util::sha256_hex(data); }
 
 std::string random_bytes(size_t n, unsigned seed) {
   std::mt19937 g(seed);

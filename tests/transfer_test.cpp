@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "core/util/sha256.hpp"
 #include "support/cutting_proxy.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -40,7 +41,7 @@ std::string random_bytes(size_t n, unsigned seed) {
 }
 
 std::string sha_of(const std::string& bytes) {
-  xfer::sha256_stream h;
+  baton::util::sha256_stream h;
   h.update(bytes.data(), bytes.size());
   return h.hex();
 }
@@ -605,7 +606,7 @@ TEST_F(transfer_test, AFileSetThatCannotBeCommittedIsAnErrorNotASilentSuccess) {
 }
 
 TEST(transfer_hash, IncrementalHashingMatchesTheKnownDigest) {
-  xfer::sha256_stream h;
+  baton::util::sha256_stream h;
   h.update("3", 1);
   h.update("\n", 1);
   EXPECT_EQ(h.hex(), "1121cfccd5913f0a63fec40a6ffd44ea64f9dc135c66634ba001d10bcf4302a2");

@@ -16,7 +16,7 @@
 #include <set>
 #include <thread>
 
-#include "events/envelope.hpp"
+#include "core/util/time.hpp"
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
 #include "support/worker_e2e.hpp"
@@ -766,9 +766,9 @@ TEST_F(worker_e2e, AFourGpuJobIsReservedWhileOneGpuJobsRunOnTheWorkersItDoesNotN
   }, 15s)) << top;
   EXPECT_EQ(top["pending_reason"], "Resources") << top;
   EXPECT_EQ(top["expected_worker_id"], big_id) << top;
-  auto long_started = events::parse_time_us(job("long")["started_at"].get<std::string>());
+  auto long_started = util::parse_time_us(job("long")["started_at"].get<std::string>());
   ASSERT_TRUE(long_started);
-  EXPECT_EQ(top["expected_start"], events::format_time_us(*long_started + 600'000'000)) << "the running job's limit";
+  EXPECT_EQ(top["expected_start"], util::format_time_us(*long_started + 600'000'000)) << "the running job's limit";
 
   auto small_a = start_worker(), small_b = start_worker();
   ASSERT_TRUE(wait_status("one", "completed", 20s)) << small_a->err() << small_b->err();

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <thread>
 
+#include "core/util/time.hpp"
 #include "worker/slurm_deadline.hpp"
 
 namespace baton::worker {
@@ -62,7 +64,10 @@ bool agent::register_worker() {
   if (!cfg_.provider_id.empty()) body["provider_id"] = cfg_.provider_id;
   if (!gpu_.driver_version.empty()) body["driver_version"] = gpu_.driver_version;  // its conformance fingerprint
   // batond gives it only jobs that fit the time left (or checkpoint and can be handed on).
-  if (cfg_.allocation_deadline > 0) body["allocation_ends_at"] = rfc3339_utc(cfg_.allocation_deadline);
+  // (Seconds past year 292,000 are held there, as µs; batond refuses such a year either way.)
+  if (cfg_.allocation_deadline > 0)
+    body["allocation_ends_at"] = util::format_time_us(std::min(cfg_.allocation_deadline, INT64_MAX / 1'000'000) * 1'000'000,
+                                                      util::time_form::seconds);
   auto r = api_.register_worker(body);
   // A pilot can start before batond has recorded its allocation (sbatch's answer still on its
   // way): its one-time credential is not known yet, so a 401 is worth a few more tries.

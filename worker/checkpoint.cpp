@@ -5,14 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -22,7 +19,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "events/bytes.hpp"
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 #include "worker/bundle.hpp"
 
 namespace baton::worker {
@@ -33,39 +31,14 @@ using nlohmann::json;
 namespace {
 
 std::string now_iso() {
-  auto now = std::chrono::system_clock::now();
-  auto t = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms));
-  return out;
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return util::format_time_us(std::chrono::duration_cast<std::chrono::microseconds>(now).count(), util::time_form::millis);
 }
 
 struct fd_guard {
   int fd = -1;
   ~fd_guard() {
     if (fd >= 0) ::close(fd);
-  }
-};
-
-struct hasher {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  hasher() {
-    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) throw std::runtime_error("OpenSSL: SHA-256 unavailable");
-  }
-  ~hasher() { EVP_MD_CTX_free(ctx); }
-  void update(const char* p, size_t n) {
-    if (EVP_DigestUpdate(ctx, p, n) != 1) throw std::runtime_error("OpenSSL: SHA-256 failed");
-  }
-  std::string hex() {
-    unsigned char out[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    if (EVP_DigestFinal_ex(ctx, out, &len) != 1) throw std::runtime_error("OpenSSL: SHA-256 failed");
-    return events::to_hex(std::string_view(reinterpret_cast<char*>(out), len));
   }
 };
 
@@ -89,7 +62,7 @@ std::string copy_and_hash(const std::string& src, const std::string& dst) {
   if (in.fd < 0) throw std::runtime_error(errno_text("cannot open", src));
   fd_guard out{::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
   if (out.fd < 0) throw std::runtime_error(errno_text("cannot create", dst));
-  hasher h;
+  util::sha256_stream h;
   std::unique_ptr<char[]> buf(new char[1 << 20]);
   while (true) {
     ssize_t n = ::read(in.fd, buf.get(), 1 << 20);
@@ -226,7 +199,7 @@ std::vector<std::string> matching_files(const std::string& root, const std::vect
 std::string sha256_file(const std::string& path) {
   fd_guard in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (in.fd < 0) throw std::runtime_error(errno_text("cannot open", path));
-  hasher h;
+  util::sha256_stream h;
   std::unique_ptr<char[]> buf(new char[1 << 20]);
   while (true) {
     ssize_t n = ::read(in.fd, buf.get(), 1 << 20);
@@ -360,7 +333,7 @@ uint64_t remove_unreferenced_objects(const std::string& dir) {
   uint64_t removed = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(dir) / "objects", ec)) {
     const auto name = entry.path().filename().string();
-    const bool object = name.size() == 64 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+    const bool object = util::is_sha256_hex(name);
     if (!object || named.count("objects/" + name)) continue;  // temp files (".tmp-") belong to a copy in progress
     std::error_code rm;
     if (fs::remove(entry.path(), rm)) ++removed;

@@ -3,7 +3,8 @@
 #include <chrono>
 #include <sstream>
 
-#include "slurm/subprocess.hpp"
+#include "core/util/process.hpp"
+#include "worker/credential_guard.hpp"
 
 namespace baton::worker {
 namespace {
@@ -52,8 +53,8 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
 }
 
 std::optional<gpu_info> query_nvidia_smi() {
-  auto r = slurm::run({"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"}, "",
-                      std::chrono::seconds(30));
+  auto r = util::run({"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"}, "",
+                     std::chrono::seconds(30), credential_env_names());
   if (r.not_started || r.timed_out || r.exit_code != 0) return std::nullopt;
   return parse_nvidia_smi(r.out);
 }

@@ -2,9 +2,9 @@
 // control check for that job on the same tick (cancel latency <= one interval).
 #include <spdlog/spdlog.h>
 
+#include "core/util/time.hpp"
 #include "worker/agent.hpp"
 #include "worker/progress.hpp"
-#include "worker/slurm_deadline.hpp"
 
 namespace baton::worker {
 
@@ -57,7 +57,9 @@ void agent::note_preemption(const std::string& job, const json& preempt) {
   if (!preempt.is_object() || preempt.value("job_id", "") != job) return;
   auto mode = preempt.value("mode", "requeue");
   double grace = 0;
-  if (auto t = preempt.value("grace_until", ""); !t.empty()) grace = epoch_seconds_of(t);
+  // Whole seconds plus the fraction, as a double: the same number the worker always reported.
+  if (auto t = util::parse_time_us(preempt.value("grace_until", "")))
+    grace = static_cast<double>(*t / 1'000'000) + static_cast<double>(*t % 1'000'000) / 1e6;
   std::lock_guard<std::mutex> lock(m_);
   if (job_id_ != job) return;  // that job has ended here meanwhile
   if (mode == "cancel") {  // an interactive or non-requeueable job: the cancel path

@@ -7,13 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/util/process.hpp"
 #include "worker/agent.hpp"
 #include "worker/bundle.hpp"
 #include "worker/bundle_archive.hpp"
 #include "worker/checkpoint.hpp"
 #include "worker/credential_guard.hpp"
 #include "worker/progress.hpp"
-#include "worker/runner.hpp"
 
 namespace baton::worker {
 
@@ -303,19 +303,24 @@ job_outcome agent::run_job(const json& a) {
     return job_outcome::lost;
   }
   std::string progress_path = spec.progress_file.empty() ? "" : (fs::path(workdir) / spec.progress_file).string();
-  launch_spec ls{spec.command,
-                 workdir,
-                 {"BATON_JOB_ID=" + job_id, "BATON_ATTEMPT=" + std::to_string(attempt), "BATON_CHECKPOINT_DIR=" + ckdir,
-                  "BATON_WORKER_ID=" + s.worker_id, "BATON_WORK_DIR=" + workdir},
-                 credential_env_names(),
-                 (fs::path(workdir) / "baton-payload.log").string()};
+  // The payload: `/bin/sh -c <command>` in its own process group under a supervisor that kills
+  // the group if the worker dies, in the job's working dir, its output appended to
+  // baton-payload.log there, and without any of the worker's credentials in its environment.
+  util::spawn_spec ls;
+  ls.argv = {"/bin/sh", "-c", spec.command};
+  ls.cwd = workdir;
+  ls.extra_env = {"BATON_JOB_ID=" + job_id, "BATON_ATTEMPT=" + std::to_string(attempt), "BATON_CHECKPOINT_DIR=" + ckdir,
+                  "BATON_WORKER_ID=" + s.worker_id, "BATON_WORK_DIR=" + workdir};
+  ls.strip_env = credential_env_names();
+  ls.log_path = (fs::path(workdir) / "baton-payload.log").string();
+  ls.supervised = true;
   // A job array's task learns which one it is, as Slurm's SLURM_ARRAY_TASK_ID and
   // SLURM_ARRAY_JOB_ID (both made by batond: a UUID and a number).
   if (a.contains("array_index") && a["array_index"].is_number_unsigned() && a.contains("array_id") && a["array_id"].is_string()) {
     ls.extra_env.push_back("BATON_ARRAY_INDEX=" + std::to_string(a["array_index"].get<uint64_t>()));
     ls.extra_env.push_back("BATON_ARRAY_ID=" + a["array_id"].get<std::string>());
   }
-  std::optional<payload> p;
+  std::optional<util::process> p;
   try {
     p.emplace(ls);
   } catch (const std::exception& e) {
@@ -379,7 +384,7 @@ job_outcome agent::run_job(const json& a) {
       gone = !lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id;
     }
     if (auto st = p->poll()) {
-      int code = exit_code_of(*st);
+      int code = util::exit_code_of(*st);
       if (code == 0) {
         spdlog::info("job {}: payload exited 0", job_id);
         checkpoint_cycle(job_id, store, workdir, spec, true);
@@ -401,7 +406,7 @@ job_outcome agent::run_job(const json& a) {
     if (clock_type::now() >= next_supervision) {
       if (auto verdict = watch.check(clock_type::now())) {
         spdlog::warn("job {}: {}: {}; stopping the payload", job_id, verdict->reason, verdict->detail);
-        int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+        int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
         fail_attempt(verdict->reason, verdict->detail, code);
         cleanup();
         return job_outcome::finished;
@@ -417,7 +422,7 @@ job_outcome agent::run_job(const json& a) {
     }
     if (cancel) {
       spdlog::info("job {}: stopping the payload for cancellation", job_id);
-      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
       spdlog::info("job {}: payload stopped (code {})", job_id, code);
       checkpoint_cycle(job_id, store, workdir, spec, true);  // a requeued clone can resume from it
       cleanup();
@@ -427,7 +432,7 @@ job_outcome agent::run_job(const json& a) {
       // Another job needs this worker: checkpoint, hand this one back (it resumes later from
       // the checkpoint, no attempt charged), then poll for the next job.
       spdlog::info("job {}: preempted by {}; stopping the payload for a handoff", job_id, preempted_by);
-      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
       spdlog::info("job {}: payload stopped (code {})", job_id, code);
       checkpoint_cycle(job_id, store, workdir, spec, true);
       json start = {{"reason", "preempted"}, {"message", "preempted by job " + preempted_by}};
@@ -438,7 +443,7 @@ job_outcome agent::run_job(const json& a) {
     }
     if (stop) {
       spdlog::info("job {}: shutdown requested; stopping the payload for a handoff", job_id);
-      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
       spdlog::info("job {}: payload stopped (code {})", job_id, code);
       checkpoint_cycle(job_id, store, workdir, spec, true);
       report_handoff(job_id, store, progress_path,
@@ -449,7 +454,7 @@ job_outcome agent::run_job(const json& a) {
     if (inside_handoff_margin()) {
       spdlog::info("job {}: the allocation ends at epoch {}, within the {} s margin; stopping the payload for a handoff",
                    job_id, cfg_.allocation_deadline, cfg_.handoff_margin_seconds);
-      int code = exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
       spdlog::info("job {}: payload stopped (code {})", job_id, code);
       checkpoint_cycle(job_id, store, workdir, spec, true);
       report_handoff(job_id, store, progress_path,

@@ -19,10 +19,4 @@ slurm_end_time parse_slurm_end_time(const std::string& text);
 // squeue missing, failing or answering nonsense: the worker carries on without a deadline).
 int64_t ask_slurm_for_allocation_end(const std::string& slurm_job_id);
 
-// Epoch seconds as RFC 3339 UTC ("2030-01-01T12:00:00Z"), as batond reads times.
-std::string rfc3339_utc(int64_t epoch_seconds);
-// Back: a UTC time as batond writes it ("2030-01-01T12:00:00.250000Z", fraction optional),
-// in epoch seconds; 0 if it is not one.
-double epoch_seconds_of(const std::string& rfc3339);
-
 }  // namespace baton::worker

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "core/util/sha256.hpp"
 #include "worker/agent.hpp"
 #include "worker/bundle.hpp"
 #include "worker/bundle_archive.hpp"
@@ -108,7 +109,7 @@ bool agent::restore_stored_checkpoint(const std::string& job_id, const json& lis
     const std::string path = f.is_object() && f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "";
     if (!is_safe_relative(path)) throw std::runtime_error("checkpoint " + set_id + ": unsafe file path '" + path + "'");
     const std::string sha = f.value("sha256", "");
-    if (sha.size() != 64 || sha.find_first_not_of("0123456789abcdef") != std::string::npos)
+    if (!util::is_sha256_hex(sha))
       throw std::runtime_error("checkpoint " + set_id + ": file " + path + " has no valid sha256");
     auto object = (fs::path(resume) / "objects" / sha).string();
     if (!fs::exists(object)) {

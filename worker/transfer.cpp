@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -14,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/util/sha256.hpp"
 #include "worker/backoff.hpp"
 
 namespace baton::xfer {
@@ -220,35 +219,10 @@ answer call(const link& l, const std::string& method, const std::string& path, c
 
 // --- hashing ---
 
-sha256_stream::sha256_stream() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_) throw std::runtime_error("OpenSSL: SHA-256 unavailable");
-  reset();
-}
-sha256_stream::~sha256_stream() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
-void sha256_stream::reset() {
-  if (EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("OpenSSL: SHA-256 unavailable");
-}
-void sha256_stream::update(const char* p, size_t n) {
-  if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), p, n) != 1) throw std::runtime_error("OpenSSL: SHA-256 failed");
-}
-std::string sha256_stream::hex() {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), out, &len) != 1) throw std::runtime_error("OpenSSL: SHA-256 failed");
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (unsigned i = 0; i < len; ++i) {
-    s += digits[out[i] >> 4];
-    s += digits[out[i] & 15];
-  }
-  return s;
-}
-
 std::pair<std::string, uint64_t> hash_file(const std::string& path) {
   fd_guard in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (in.fd < 0) throw transfer_error(failure::local, errno_text("cannot open", path));
-  sha256_stream h;
+  util::sha256_stream h;
   std::unique_ptr<char[]> buf(new char[chunk]);
   uint64_t size = 0;
   while (true) {
@@ -272,7 +246,7 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
     ::unlink(path.c_str());
     return transfer_error(k, what);
   };
-  sha256_stream h;
+  util::sha256_stream h;
   uint64_t have = 0;
   auto restart = [&] {  // the bytes so far are not trusted to continue: from the start again
     if (::ftruncate(out.fd, 0) != 0 || ::lseek(out.fd, 0, SEEK_SET) != 0) return false;

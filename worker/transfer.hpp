@@ -99,20 +99,6 @@ answer call(const link& l, const std::string& method, const std::string& path, c
 // Bytes of this blob moved so far (for a progress bar).
 using progress_fn = std::function<void(uint64_t done, uint64_t total)>;
 
-// Incremental SHA-256 (OpenSSL EVP).
-class sha256_stream {
- public:
-  sha256_stream();
-  ~sha256_stream();
-  sha256_stream(const sha256_stream&) = delete;
-  sha256_stream& operator=(const sha256_stream&) = delete;
-  void update(const char* p, size_t n);
-  void reset();
-  std::string hex();  // ends the stream; reset() to start another
- private:
-  void* ctx_;
-};
-
 // The hex SHA-256 and size of a file, streamed. Throws transfer_error(local).
 std::pair<std::string, uint64_t> hash_file(const std::string& path);
 

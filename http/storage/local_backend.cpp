@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <spdlog/spdlog.h>
@@ -16,37 +15,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/util/hex.hpp"
+
 namespace baton::storage {
-
-// OpenSSL's running SHA-256, copyable (a resume within one run starts from a copy).
-class sha256_state {
- public:
-  sha256_state() : ctx_(EVP_MD_CTX_new()) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1) throw std::runtime_error("SHA-256 unavailable");
-  }
-  sha256_state(const sha256_state& o) : ctx_(EVP_MD_CTX_new()) {
-    if (!ctx_ || EVP_MD_CTX_copy_ex(ctx_, o.ctx_) != 1) throw std::runtime_error("SHA-256 copy failed");
-  }
-  sha256_state& operator=(const sha256_state&) = delete;
-  ~sha256_state() { EVP_MD_CTX_free(ctx_); }
-  void update(const char* p, size_t n) { EVP_DigestUpdate(ctx_, p, n); }
-  // Lowercase hex of what was hashed; the state is spent.
-  std::string hex() {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    EVP_DigestFinal_ex(ctx_, md, &len);
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < len; ++i) {
-      out += digits[md[i] >> 4];
-      out += digits[md[i] & 15];
-    }
-    return out;
-  }
-
- private:
-  EVP_MD_CTX* ctx_;
-};
 
 namespace {
 
@@ -56,13 +27,6 @@ bool valid_upload_id(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id)
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
-  return true;
-}
-
-bool valid_sha256(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
 }
 
@@ -132,13 +96,7 @@ int64_t read_full(int fd, char* p, size_t n, uint64_t at) {
 std::string random_grant() {
   unsigned char b[16];
   if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("storage: no random bytes for a download grant");
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : b) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
+  return util::to_hex(std::string_view(reinterpret_cast<const char*>(b), sizeof b));
 }
 
 }  // namespace
@@ -175,7 +133,7 @@ void local_backend::drop_expired(time_us now) {
 upload_grant local_backend::grant_upload(const holder& who, const std::string& upload_id, const std::string& sha256,
                                          uint64_t size, time_us now, int64_t ttl_seconds) {
   if (!valid_upload_id(upload_id)) throw std::invalid_argument("upload_id: 1 to 128 of A-Z a-z 0-9 _ -");
-  if (!valid_sha256(sha256)) throw std::invalid_argument("sha256: 64 lowercase hex digits");
+  if (!util::is_sha256_hex(sha256)) throw std::invalid_argument("sha256: 64 lowercase hex digits");
   upload_grant g;
   g.upload_id = upload_id;
   bool proven = false;
@@ -220,7 +178,7 @@ upload_grant local_backend::grant_upload(const holder& who, const std::string& u
 
 finish_result local_backend::finish_upload(const std::string& upload_id, const std::string& sha256, uint64_t size,
                                            const std::vector<part_etag>&) {
-  if (!valid_sha256(sha256)) return {finish_status::digest_mismatch, "sha256: 64 lowercase hex digits"};
+  if (!util::is_sha256_hex(sha256)) return {finish_status::digest_mismatch, "sha256: 64 lowercase hex digits"};
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = uploads_.find(upload_id);
@@ -241,7 +199,7 @@ finish_result local_backend::finish_upload(const std::string& upload_id, const s
 
 transfer local_backend::grant_download(const holder& who, const std::string& sha256, uint64_t size, time_us now,
                                        int64_t ttl_seconds) {
-  if (!valid_sha256(sha256)) throw std::invalid_argument("sha256: 64 lowercase hex digits");
+  if (!util::is_sha256_hex(sha256)) throw std::invalid_argument("sha256: 64 lowercase hex digits");
   transfer t;
   const std::string grant = random_grant();
   t.url = "/blobs/downloads/" + grant;
@@ -256,12 +214,12 @@ transfer local_backend::grant_download(const holder& who, const std::string& sha
 }
 
 bool local_backend::contains(const std::string& sha256, uint64_t size) {
-  if (!valid_sha256(sha256)) return false;
+  if (!util::is_sha256_hex(sha256)) return false;
   return file_size(blob_path(sha256)) == static_cast<int64_t>(size);
 }
 
 bool local_backend::remove(const std::string& sha256) {
-  if (!valid_sha256(sha256)) return true;  // (no such file can exist)
+  if (!util::is_sha256_hex(sha256)) return true;  // (no such file can exist)
   const std::string path = blob_path(sha256);
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return true;
@@ -325,7 +283,7 @@ uint64_t local_backend::held(const std::string& upload_id, const upload_info& u)
 local_backend::open_result local_backend::open_upload(const std::string& upload_id, uint64_t offset, uint64_t length,
                                                       time_us now) {
   open_result r;
-  std::shared_ptr<sha256_state> cached;
+  std::shared_ptr<util::sha256_stream> cached;
   uint64_t cached_bytes = 0;
   upload_info u;
   {
@@ -373,9 +331,9 @@ local_backend::open_result local_backend::open_upload(const std::string& upload_
   }
   // The hash of what is held: from this run's last writer, else read again.
   if (cached && cached_bytes == have) {
-    w->hash_ = std::make_unique<sha256_state>(*cached);
+    w->hash_ = std::make_unique<util::sha256_stream>(*cached);
   } else {
-    w->hash_ = std::make_unique<sha256_state>();
+    w->hash_ = std::make_unique<util::sha256_stream>();
     std::vector<char> buf(have > 0 ? hash_chunk : 0);
     for (uint64_t at = 0; at < have;) {
       int64_t n = read_full(w->fd_, buf.data(), static_cast<size_t>(std::min<uint64_t>(hash_chunk, have - at)), at);
@@ -405,14 +363,14 @@ local_backend::upload_writer::~upload_writer() {
   owner_->writer_gone(id_, keep, std::move(hash_), held_);
 }
 
-void local_backend::writer_gone(const std::string& id, hash_keep keep, std::unique_ptr<sha256_state> hash,
+void local_backend::writer_gone(const std::string& id, hash_keep keep, std::unique_ptr<util::sha256_stream> hash,
                                 uint64_t hashed) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = uploads_.find(id);
   if (it == uploads_.end()) return;
   it->second.writing = false;
   if (keep == hash_keep::leave) return;
-  it->second.hash = keep == hash_keep::replace ? std::shared_ptr<sha256_state>(std::move(hash)) : nullptr;
+  it->second.hash = keep == hash_keep::replace ? std::shared_ptr<util::sha256_stream>(std::move(hash)) : nullptr;
   it->second.hashed = hashed;
 }
 
@@ -498,7 +456,7 @@ void local_backend::report_corrupt(const std::string& sha256, const std::string&
 local_backend::blob_open local_backend::open_blob(const std::string& sha256, uint64_t size, uint64_t first,
                                                   uint64_t count) {
   blob_open r;
-  if (!valid_sha256(sha256)) return r;
+  if (!util::is_sha256_hex(sha256)) return r;
   const std::string path = blob_path(sha256);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return r;  // missing
@@ -517,7 +475,7 @@ local_backend::blob_open local_backend::open_blob(const std::string& sha256, uin
   rd->first_ = first;
   rd->count_ = count;
   rd->fd_ = fd;
-  if (first == 0 && count == size) rd->hash_ = std::make_unique<sha256_state>();
+  if (first == 0 && count == size) rd->hash_ = std::make_unique<util::sha256_stream>();
   ::posix_fadvise(fd, static_cast<off_t>(first), static_cast<off_t>(count), POSIX_FADV_SEQUENTIAL);
   ++counters_.downloads_in_flight;
   r.status = blob_status::ok;

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "core/util/sha256.hpp"
 #include "events/free_space.hpp"
 #include "http/storage/backend.hpp"
 
@@ -37,8 +38,6 @@ struct local_options {
   std::function<void(const std::string& sha256, const std::string& found)> on_corrupt;
   int64_t stale_incoming_seconds = 86400;  // sweep(): incoming files untouched this long go
 };
-
-class sha256_state;  // OpenSSL's running SHA-256 (local_backend.cpp)
 
 class local_backend : public backend, public std::enable_shared_from_this<local_backend> {
  public:
@@ -104,7 +103,7 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
     std::string id_, sha256_;
     uint64_t size_ = 0, held_ = 0;
     int fd_ = -1;
-    std::unique_ptr<sha256_state> hash_;
+    std::unique_ptr<util::sha256_stream> hash_;
     bool finished_ = false;
     bool counted_ = false;  // handed out (an upload in flight)
   };
@@ -144,7 +143,7 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
     std::string sha256_;
     uint64_t size_ = 0, first_ = 0, count_ = 0, done_ = 0;
     int fd_ = -1;
-    std::unique_ptr<sha256_state> hash_;  // whole blobs only
+    std::unique_ptr<util::sha256_stream> hash_;  // whole blobs only
     bool failed_ = false;
   };
   enum class blob_status { ok, missing, damaged };
@@ -168,7 +167,7 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
     bool proven = false;
     // The hash of the first `hashed` bytes, kept by the last writer that went without
     // finishing, so a resume in this run need not read them again.
-    std::shared_ptr<sha256_state> hash;
+    std::shared_ptr<util::sha256_stream> hash;
     uint64_t hashed = 0;
   };
   struct download_entry {
@@ -179,7 +178,7 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
   };
   void drop_expired(time_us now);  // (mu_ held)
   enum class hash_keep { leave, replace, clear };
-  void writer_gone(const std::string& id, hash_keep keep, std::unique_ptr<sha256_state> hash, uint64_t hashed);
+  void writer_gone(const std::string& id, hash_keep keep, std::unique_ptr<util::sha256_stream> hash, uint64_t hashed);
   void report_corrupt(const std::string& sha256, const std::string& found);
   finish_result store(upload_writer& w);
 

@@ -17,6 +17,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/util/hex.hpp"
+#include "core/util/sha256.hpp"
+
 namespace baton::storage {
 
 namespace {
@@ -26,20 +29,15 @@ constexpr uint64_t max_single_put = 5ull << 30;     // S3: one PUT carries at mo
 constexpr uint64_t max_object = 5ull << 40;         // S3: an object holds at most 5 TiB
 constexpr uint64_t max_parts = 10000;               // S3: parts of one multipart upload
 
-bool is_digest(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 void require_digest(const std::string& sha256) {
-  if (!is_digest(sha256)) throw std::invalid_argument("s3 backend: '" + sha256 + "' is not a SHA-256 (64 lower-case hex digits)");
+  if (!util::is_sha256_hex(sha256)) throw std::invalid_argument("s3 backend: '" + sha256 + "' is not a SHA-256 (64 lower-case hex digits)");
 }
 
 // x-amz-checksum-sha256 carries the digest's 32 bytes in base64.
 std::string digest_base64(const std::string& hex) {
-  unsigned char raw[32];
-  for (size_t i = 0; i < 32; ++i) raw[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  const std::string raw = util::from_hex(hex).value();  // a digest checked by require_digest()
   unsigned char out[48];
-  int n = EVP_EncodeBlock(out, raw, 32);
+  int n = EVP_EncodeBlock(out, reinterpret_cast<const unsigned char*>(raw.data()), static_cast<int>(raw.size()));
   return std::string(reinterpret_cast<char*>(out), static_cast<size_t>(n));
 }
 
@@ -282,7 +280,7 @@ std::optional<s3_backend::multipart> s3_backend::find_multipart(const std::strin
 
 finish_result s3_backend::finish_upload(const std::string& upload_id, const std::string& sha256, uint64_t size,
                                         const std::vector<part_etag>& parts) {
-  if (!is_digest(sha256)) return {finish_status::digest_mismatch, "'" + sha256 + "' is not a SHA-256"};
+  if (!util::is_sha256_hex(sha256)) return {finish_status::digest_mismatch, "'" + sha256 + "' is not a SHA-256"};
   const std::string key = staging_key(upload_id);
   const uint64_t threshold = static_cast<uint64_t>(cfg_.multipart_threshold_mb) * mib;
   const bool multipart_upload = size > threshold || size > max_single_put;
@@ -349,20 +347,16 @@ finish_result s3_backend::finish_upload(const std::string& upload_id, const std:
 
 // Streams the staged object back and hashes it as it comes (never held whole).
 finish_result s3_backend::verify_by_reading(const std::string& key, const std::string& sha256) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!ctx || !EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr))
-    return {finish_status::unavailable, "OpenSSL could not start a SHA-256"};
+  util::sha256_stream hash;
   uint64_t got_bytes = 0;
   reply r = call("GET", key, {}, {}, {}, [&](const char* d, size_t n) {
     got_bytes += n;
-    return EVP_DigestUpdate(ctx.get(), d, n) == 1;
+    hash.update(d, n);
+    return true;
   });
   if (r.status == 404) return {finish_status::incomplete, "nothing at " + key + " to read back"};
   if (r.status != 200) return unavailable("GET " + key, r);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &n);
-  const std::string got = sigv4::hex(std::string_view(reinterpret_cast<const char*>(md), n));
+  const std::string got = hash.hex();
   if (got != sha256) {
     discard(key);
     return {finish_status::digest_mismatch,
@@ -423,7 +417,7 @@ transfer s3_backend::grant_download(const holder&, const std::string& sha256, ui
 }
 
 bool s3_backend::contains(const std::string& sha256, uint64_t size) {
-  if (!is_digest(sha256)) return false;
+  if (!util::is_sha256_hex(sha256)) return false;
   reply r = call("HEAD", blob_key(sha256), {}, {});
   if (r.status != 200 && r.status != 404)
     spdlog::warn("s3: HEAD {}: {}; taken as not stored", blob_key(sha256), r.describe());
@@ -431,7 +425,7 @@ bool s3_backend::contains(const std::string& sha256, uint64_t size) {
 }
 
 bool s3_backend::remove(const std::string& sha256) {
-  if (!is_digest(sha256)) return true;  // nothing can be stored under a name that is not a digest
+  if (!util::is_sha256_hex(sha256)) return true;  // nothing can be stored under a name that is not a digest
   reply r = call("DELETE", blob_key(sha256), {}, {});
   if (r.status == 204 || r.status == 200 || r.status == 404) return true;
   spdlog::warn("s3: DELETE {}: {}", blob_key(sha256), r.describe());
@@ -444,7 +438,7 @@ s3_backend::prepared s3_backend::prepare(const std::string& method, const std::s
   // A bucket-level call (key "") addresses "/bucket/" path-style; S3 wants "/bucket" there.
   std::string path = p.path;
   if (key.empty() && cfg_.path_style) path.pop_back();
-  const std::string payload = body.empty() ? sigv4::empty_payload_sha256 : sigv4::sha256_hex(body);
+  const std::string payload = body.empty() ? sigv4::empty_payload_sha256 : util::sha256_hex(body);
   headers.emplace_back("x-amz-content-sha256", payload);
   const auto s = sigv4::sign_headers({cfg_.access_key_id, cfg_.secret_access_key}, {cfg_.region, "s3"},
                                      sigv4::request{method, p.host, path, query, headers}, now_unix_seconds, payload);

@@ -4,8 +4,12 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
-#include <ctime>
+#include <cstdint>
 #include <stdexcept>
+
+#include "core/util/hex.hpp"
+#include "core/util/sha256.hpp"
+#include "core/util/time.hpp"
 
 namespace baton::storage::sigv4 {
 
@@ -58,7 +62,7 @@ std::string credential_scope(std::string_view amz, const scope& sc) {
 }
 
 std::string signature_of(const credentials& cred, const scope& sc, std::string_view amz, std::string_view sts) {
-  return hex(hmac_sha256(signing_key(cred.secret_access_key, amz.substr(0, 8), sc), sts));
+  return util::to_hex(hmac_sha256(signing_key(cred.secret_access_key, amz.substr(0, 8), sc), sts));
 }
 
 pairs with_host(const request& req) {
@@ -89,31 +93,11 @@ std::string uri_encode(std::string_view s, bool keep_slash) {
 }
 
 std::string amz_date(int64_t unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  if (!gmtime_r(&t, &tm)) throw std::invalid_argument("sigv4: time " + std::to_string(unix_seconds) + " is out of range");
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
-std::string hex(std::string_view bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-std::string sha256_hex(std::string_view data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  if (!EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr))
-    throw std::runtime_error("sigv4: OpenSSL's SHA-256 failed");
-  return hex(std::string_view(reinterpret_cast<const char*>(md), n));
+  // µs fit int64 for ±292,000 years; gmtime_r refused only what lies far beyond that.
+  constexpr int64_t limit = INT64_MAX / 1'000'000;
+  if (unix_seconds > limit || unix_seconds < -limit)
+    throw std::invalid_argument("sigv4: time " + std::to_string(unix_seconds) + " is out of range");
+  return util::format_time_us(unix_seconds * 1'000'000, util::time_form::basic);
 }
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {
@@ -168,7 +152,7 @@ std::string canonical_request(std::string_view method, std::string_view path, co
 }
 
 std::string string_to_sign(std::string_view amz, const scope& sc, std::string_view creq) {
-  return "AWS4-HMAC-SHA256\n" + std::string(amz) + "\n" + credential_scope(amz, sc) + "\n" + sha256_hex(creq);
+  return "AWS4-HMAC-SHA256\n" + std::string(amz) + "\n" + credential_scope(amz, sc) + "\n" + util::sha256_hex(creq);
 }
 
 presigned presign(const credentials& cred, const scope& sc, const request& req, int64_t now, int64_t expires_seconds,

@@ -61,8 +61,6 @@ struct header_signed : signing {
 std::string uri_encode(std::string_view s, bool keep_slash);
 // "20130524T000000Z" (UTC) from seconds since the epoch.
 std::string amz_date(int64_t unix_seconds);
-std::string hex(std::string_view bytes);
-std::string sha256_hex(std::string_view data);
 std::string hmac_sha256(std::string_view key, std::string_view data);  // raw 32 bytes
 // HMAC chain of "AWS4"+secret over date (YYYYMMDD), region, service, "aws4_request": raw bytes.
 std::string signing_key(std::string_view secret, std::string_view yyyymmdd, const scope& sc);

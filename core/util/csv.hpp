@@ -1,11 +1,10 @@
 #pragma once
 // CSV cells (RFC 4180) for the exports people open in spreadsheets: the audit export
-// (replay/audit_export.cpp) and `baton jobs export-csv`. Header-only: the CLI links none of
-// batond's libraries.
+// (replay/audit_export.cpp) and `baton jobs export-csv`.
 #include <string>
 #include <string_view>
 
-namespace baton::events {
+namespace baton::util {
 
 // A cell a spreadsheet would run as a formula: =, +, -, @, a tab or CR first (OWASP's CSV
 // injection list). A job title or a request id is a client's text.
@@ -30,4 +29,4 @@ inline std::string csv_text(std::string cell) {
   return cell;
 }
 
-}  // namespace baton::events
+}  // namespace baton::util
