@@ -347,40 +347,48 @@ void from_json_value(const nlohmann::json& j, T& v, const std::string& field) {
 template <class T>
 bool read(cbor_cursor& c, T& v);
 
+// One pass over the description beside the keys (both in ascending byte order, as the log
+// writes them): a key before the field in hand is one this version does not know (skipped:
+// forward compatible), a key after it means the field is absent. Keys out of order decline.
 template <class T>
 bool read_object(cbor_cursor& c, T& x) {
   uint64_t n = 0;
   if (!c.map_header(n)) return false;
-  uint64_t seen = 0;  // the fields read, by their place in the description (required ones are checked)
-  unsigned next = 0;   // keys come in the description's order: each is looked for from the last one on
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string_view key;
-    if (!c.text(key)) return false;
-    bool known = false, ok = true;
-    for (unsigned from : {next, 0u}) {  // (then from the start: keys out of order, or unknown)
-      unsigned at = 0;
-      T::describe(x, [&](const char* name, auto& v, const auto&... o) {
-        const unsigned here = at++;
-        if (known || here < from || key != name) return;
-        known = true;
-        ok = read(c, v);
-        mark(o...);
-        next = here + 1;
-        if (here < 64) seen |= uint64_t{1} << here;
-      });
-      if (known || from == 0) break;
+  std::string_view key, last;
+  bool have = false, ok = true, complete = true, first = true;
+  auto next_key = [&] {
+    have = false;
+    if (n == 0) return;
+    --n;
+    if (!c.text(key) || (!first && !(last < key))) {  // (not text, or out of order: a repeated key too)
+      ok = false;
+      return;
     }
-    if (!known) ok = c.skip();  // a field this version does not know: forward compatible
-    if (!ok) return false;
-  }
-  bool complete = true;
-  unsigned at = 0;
-  T::describe(x, [&](const char*, auto&, const auto&... o) {
-    const unsigned here = at++;
-    if constexpr (is_required<std::decay_t<decltype(o)>...>())
-      if (here >= 64 || !(seen & (uint64_t{1} << here))) complete = false;
+    last = key;
+    first = false;
+    have = true;
+  };
+  next_key();
+  T::describe(x, [&](const char* name_text, auto& v, const auto&... o) {
+    const std::string_view name(name_text);
+    while (ok && have && key < name) {
+      ok = c.skip();
+      if (ok) next_key();
+    }
+    if (!ok) return;
+    if (have && key == name) {
+      ok = read(c, v);
+      mark(o...);
+      if (ok) next_key();
+    } else if constexpr (is_required<std::decay_t<decltype(o)>...>()) {
+      complete = false;  // (missing a required field: the JSON reading names it)
+    }
   });
-  return complete;  // (missing a required field: the JSON reading names it)
+  while (ok && have) {  // keys after the last field's name
+    ok = c.skip();
+    if (ok) next_key();
+  }
+  return ok && complete;
 }
 
 template <class T>
@@ -484,12 +492,6 @@ T from_cbor(std::string_view bytes) {
     if (described_detail::read_object(c, x) && c.at_end()) return x;
   }
   return from_json<T>(decode_cbor(bytes));
-}
-
-// Equal when the log would store the same bytes for both.
-template <class T>
-bool same_payload(const T& a, const T& b) {
-  return to_cbor(a) == to_cbor(b);
 }
 
 // Whether the description names its fields in ascending byte order, as the log writes them

@@ -1,14 +1,15 @@
 #pragma once
-// A replay's two threads (events/scan_ahead.hpp): the reading thread reads each job event's
-// payload as its typed struct and into the change it makes (core/job_change.hpp), so the
-// applying thread looks up no payload field. Worth it only where the applying thread bounds the replay: re-derivation
-// (replay/rederive.cpp). Recovery's reading thread is its bound, so it does not use this.
+// A replay's two threads (events/scan_ahead.hpp): the reading thread reads each payload as its
+// typed struct, so the applying thread looks up no payload field and builds no JSON. For a
+// re-derivation (replay/rederive.cpp) a job event goes further, into the change it makes
+// (core/job_change.hpp), with its decision's inputs; recovery takes the struct.
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "core/deadline.hpp"
+#include "core/event_types.hpp"
 #include "core/job_change.hpp"
 #include "core/world.hpp"
 #include "events/scan_ahead.hpp"
@@ -27,8 +28,8 @@ assignment_inputs assignment_inputs_of(const core::assignment_record& recorded);
 struct prepared_job_event {
   uint64_t job_id_hash = 0;  // core::job_table::hash_of(the job's id)
   core::job_change change;
-  // job.assigned: its recorded decision record's bytes, when the payload is byte for byte what
-  // its typed form writes (so comparing bytes is comparing the records); and what it was
+  // job.assigned: its recorded decision record's bytes as stored (equal bytes are equal
+  // records; unequal ones may still be the same values, written otherwise); and what it was
   // decided on (for a re-derivation).
   std::optional<std::string> decision_bytes;
   std::optional<assignment_inputs> decision_inputs;
@@ -44,12 +45,28 @@ inline std::string_view prepared_job_id(const events::decoded_event& e) { return
 // ordinary way (meeting any error there, in order).
 bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool decision_inputs);
 
+// An event read as its struct (its bytes stay in decoded_event::cbor, for a re-derivation
+// to compare with).
+struct prepared_typed_event {
+  core::ev::payload typed;
+};
+
+// For scan_decoded's prepare in a re-derivation: prepare_job_event, or for a plan or a
+// recalculation prepare_typed_event.
+bool prepare_rederived_event(events::decoded_event& e, std::string_view cbor);
+
+// For recovery's scan: every event read as its struct on the reading thread (a
+// core::ev::payload in `prepared`, true), instead of as a JSON tree the applying thread then
+// reads again; false (the payload decoded as JSON, any error met in order) where it does not read.
+bool prepare_typed_event(events::decoded_event& e, std::string_view cbor);
+
 // The prepared change, or nullptr.
 prepared_job_event* prepared_job(events::decoded_event& e);
 const prepared_job_event* prepared_job(const events::decoded_event& e);
+const prepared_typed_event* prepared_typed(const events::decoded_event& e);
 
-// Applies the event to the world: its prepared change if it has one (consumed), else
-// core::apply on the payload. The same world either way.
+// Applies the event to the world: its prepared change if it has one (consumed), or its
+// prepared struct (either kind), else core::apply on the payload. The same world either way.
 void apply_decoded(core::world& w, events::decoded_event& e);
 
 }  // namespace baton::replay

@@ -118,6 +118,14 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     r.divergences.push_back({e.seq, std::string(e.stream_id), std::string(e.type), what, recorded, again,
                              json::diff(recorded, again)});
   };
+  // Whether a plan or a recalculation decided again (one event) is the recorded one: the same
+  // bytes as the reading thread kept, or (another writer's encoding of the same values) the
+  // same JSON. JSON is built only for those and for a report.
+  auto same_as_recorded = [&](events::decoded_event& e, const core::decision& again) {
+    if (again.events.size() != 1) return false;
+    if (prepared_typed(e) && core::ev::encode(again.events[0].payload) == e.cbor) return true;
+    return core::payload_json(again.events[0]) == events::payload_of(e);
+  };
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
   // The policy the last recalculation recorded, read once: almost every recalculation records
@@ -284,16 +292,21 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     if (kind == "scheduler.priorities_recalculated") {
       ++r.decisions;
       ++r.recalculations;
-      const json& recorded_policy = core::recorded_policy(payload);
+      const auto* ready = prepared_typed(e);
+      static const json no_policy = json::object();
+      const json* typed_policy = ready ? &std::get<core::ev::priorities_recalculated>(ready->typed).policy : nullptr;
+      const json& recorded_policy =
+          typed_policy ? (typed_policy->is_null() ? no_policy : *typed_policy) : core::recorded_policy(payload);
       if (last_policy_json.is_null() || recorded_policy != last_policy_json) {
         last_policy = core::policy_from_json(recorded_policy);
         last_policy_json = recorded_policy;
       }
       auto again = core::decide_recalculation(w, last_policy, e.recorded_at_us);
-      json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
-      if (rederived != payload)
+      if (!same_as_recorded(e, again)) {
+        json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
         mismatch(e, "priority recalculation re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                 payload, rederived);
+                 events::payload_of(e), rederived);
+      }
     }
     if (core::is_storage_decision(type)) {
       ++r.decisions;
@@ -307,14 +320,15 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       auto again = snap == snapshots.end() ? core::decision{}
                                            : core::decide_plan(w, snap->second, core::run_planner(snap->second));
       if (snap != snapshots.end()) snapshots.erase(snap);
-      json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
-      if (rederived != payload)
+      if (!same_as_recorded(e, again)) {
+        json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
         mismatch(e, "plan re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                 payload, rederived);
+                 events::payload_of(e), rederived);
+      }
     }
     apply_decoded(w, e);
     return true;
-  }, [](events::decoded_event& e, std::string_view cbor) { return prepare_job_event(e, cbor, true); }, &ahead);
+  }, [](events::decoded_event& e, std::string_view cbor) { return prepare_rederived_event(e, cbor); }, &ahead);
   if (to == 0) {  // the simulation's last timestamp: its pass, if one was due, must be logged
     auto v = sim.at_end();
     if (v.decision) ++r.decisions, ++r.sim_passes;

@@ -5,6 +5,7 @@
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
+#include "replay/prepared_event.hpp"
 
 namespace baton::replay {
 
@@ -54,15 +55,16 @@ world_recovery recover_world(const events::event_store& store, uint64_t upto, co
   }
   r.last_seq = r.snapshot_seq;
   if (end > r.snapshot_seq)
-    events::scan_decoded(store, r.snapshot_seq + 1, end, true, [&](events::decoded_event& e) {  // (decoded ahead)
-      if (progress) progress(e.seq);
-      // (No reading of job payloads ahead, as rederive does: here the reading thread bounds
-      // the replay, and that would only add to it.)
-      core::apply(r.world, e.stream_id, e.type, e.payload, e.recorded_at_us);
-      ++r.events_applied;
-      r.last_seq = e.seq;
-      return true;
-    });
+    events::scan_decoded(
+        store, r.snapshot_seq + 1, end, true,
+        [&](events::decoded_event& e) {
+          if (progress) progress(e.seq);
+          apply_decoded(r.world, e);
+          ++r.events_applied;
+          r.last_seq = e.seq;
+          return true;
+        },
+        prepare_typed_event);  // (each payload read as its struct on the reading thread, no JSON tree)
   return r;
 }
 
