@@ -39,6 +39,7 @@ struct staging_run {
   std::string actor, correlation;
   deliver_fn deliver;
   core::reply reply;
+  core::decision applied;  // the recalculation's scheduler.priorities_applied, as decided with it
 };
 
 // Queued jobs staged per slice: ~1-2 ms of work, so a poll waits at most about that long.
@@ -196,7 +197,8 @@ core::reply disk_full(const std::string& why) {
   return unavailable("disk_full", "nothing was recorded: " + why + "; reads go on, writes resume when there is room");
 }
 
-void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply);
+void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply,
+                   core::decision applied);
 
 // Drops every decision whose events the log has not taken: the world is rebuilt from the log
 // (what it holds, synced or about to be), the views with it, and decisions in progress end
@@ -256,7 +258,7 @@ bool writes_refused(self_ptr self) {
   }
   spdlog::info("there is room under the event log again: writes resume");
   st.log_full.reset();
-  if (st.world.priority_pending && !st.staging) begin_staging(self, "loop:priority", "", nullptr, {});
+  if (st.world.priority_pending && !st.staging) begin_staging(self, "loop:priority", "", nullptr, {}, {});
   return false;
 }
 
@@ -288,23 +290,27 @@ void flush(self_ptr self) {
           [self, batch](caf::error& e) { fail_all(self, *batch, log_error_text(e)); });
 }
 
-void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply) {
+// `applied` is the event that puts the new order in force, decided with the recalculation (or
+// empty after a restart: then it is decided from the pending recalculation, the same event).
+void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply,
+                   core::decision applied) {
   auto& st = self->state;
   st.staging = staging_run{core::begin_staging(st.world), std::move(actor), std::move(correlation), std::move(deliver),
-                           std::move(reply)};
+                           std::move(reply), std::move(applied)};
   self->send(self, stage_atom::value);
 }
 
 // A deferred recalculation (two events: decided, applied): the first is applied and logged
 // now, the second once the new order is built (stage_slice), which answers the caller.
 void recalculate_deferred(self_ptr self, core::envelope& e, deliver_fn deliver, core::outcome& o, core::time_us now) {
-  core::decision decided;
+  core::decision decided, applied;
   decided.events.push_back(std::move(o.events.front()));
+  applied.events.push_back(std::move(o.events.back()));
   std::vector<std::string> touched;
   apply_decision(self, decided, now, touched);
   refresh_views(self, decided, touched, false);
   persist(self, decided, now, e.actor, e.request_id, nullptr, {});
-  begin_staging(self, e.actor, e.request_id, std::move(deliver), std::move(o.answer));
+  begin_staging(self, e.actor, e.request_id, std::move(deliver), std::move(o.answer), std::move(applied));
 }
 
 void execute(self_ptr self, core::envelope& e, deliver_fn deliver);
@@ -371,9 +377,9 @@ void stage_slice(self_ptr self) {
     return;
   }
   auto now = st.clock();
-  auto applied = core::decide_priorities_applied(st.world);
   auto run = std::move(*st.staging);
   st.staging.reset();
+  auto applied = run.applied.events.empty() ? core::decide_priorities_applied(st.world) : std::move(run.applied);
   auto retired = core::swap_in(st.world, std::move(run.rekey), applied, now);
   if (st.retiring.valid()) st.retiring.wait();  // long done: the last swap was a period ago
   st.retiring = std::async(std::launch::async, [old = std::move(retired)]() mutable { old.clear(); });
@@ -457,7 +463,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   if (st.views.pilot) st.views.pilot->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);
   // A recalculation decided before a stop but never put in force: build its order now.
-  if (st.world.priority_pending) begin_staging(self, "loop:priority", "", nullptr, {});
+  if (st.world.priority_pending) begin_staging(self, "loop:priority", "", nullptr, {}, {});
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
   // (batond records a changed policy before it serves; from here the periodic loop carries on.)
   self->delayed_send(self, std::chrono::microseconds(settings.priority.calc_period), priority_atom::value);
