@@ -92,13 +92,19 @@ void run(const api_context& ctx, const request& req, response& res, command_kind
   if (auto r = ask(ctx, std::move(*e), res); r && fill_archived(ctx, *r, res)) to_response(*r, res);
 }
 
+// The reply as the connection's I/O thread renders it (response::render): the thread that
+// delivers it (the scheduler's) builds no JSON and no message.
+response rendered_later(core::reply r) {
+  response out;
+  out.render = [r = std::move(r)](response& res) { to_response(r, res); };
+  return out;
+}
+
 // Non-blocking: the scheduler's reply is sent when it comes (after its events are durable);
 // no thread waits for it. For the hot worker calls (poll, heartbeat, job reports).
 void submit(const api_context& ctx, core::envelope e, respond_fn respond) {
   actors::submit_async(ctx.scheduler, std::move(e), [respond = std::move(respond)](core::reply r) {
-    response out;
-    to_response(r, out);
-    respond(std::move(out));
+    respond(rendered_later(std::move(r)));
   });
 }
 
@@ -213,12 +219,10 @@ void add_api_routes(router& s, api_context ctx) {
       return measured(std::move(res), idle ? "no_job_available" : "refused", idle ? "no_job_for_this_worker" : std::to_string(res.status));
     }
     actors::submit_async(ctx.scheduler, std::move(*e), [measured = std::move(measured)](core::reply r) {
-      response out;
-      to_response(r, out);
       const auto* poll = std::get_if<core::results::poll_answer>(&r.value);
-      if (r.error) return measured(std::move(out), "refused", r.error->code);
-      if (poll && poll->assigned) return measured(std::move(out), "assigned", "");
-      measured(std::move(out), "no_job_available", poll ? poll->no_job_reason : "");
+      std::string result = r.error ? "refused" : poll && poll->assigned ? "assigned" : "no_job_available";
+      std::string reason = r.error ? r.error->code : poll && !poll->assigned ? poll->no_job_reason : "";
+      measured(rendered_later(std::move(r)), std::move(result), std::move(reason));
     });
   });
   job_report<C::job_control>(s, "GET", R"(/jobs/([^/]+)/control)", ctx);

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <limits>
+#include <optional>
 
 namespace baton::http {
 
@@ -308,20 +309,30 @@ void session::dispatch() {
 // Called once per request from any thread, now or later. Only the gate's lock is taken here;
 // the answer is checked against the connection on the I/O thread.
 respond_fn session::responder(uint64_t request, std::string route) {
-  return [gate = core_.gate, weak = weak_from_this(), request, counters = core_.opts.counters,
-          route = std::move(route)](response res) {
+  // (A response to render is carried to the I/O thread as it is and finished there.)
+  auto finish = [weak = weak_from_this(), request, counters = core_.opts.counters, route = std::move(route)](response res) {
     if (counters) counters->count(route, res.status);
     auto stream = std::move(res.stream);
     auto source = std::move(res.source);
-    beast_response out = to_beast(std::move(res));
+    return [weak, request, out = to_beast(std::move(res)), stream = std::move(stream), source = std::move(source)]() mutable {
+      if (auto self = weak.lock()) return self->deliver(request, std::move(out), std::move(stream), std::move(source));
+      if (stream) stream->close();
+    };
+  };
+  return [gate = core_.gate, finish = std::move(finish)](response res) {
+    auto render = std::move(res.render);
+    auto stream = res.stream;  // (closed here if the server has stopped)
+    std::optional<decltype(finish(response{}))> done;
+    if (!render) done.emplace(finish(std::move(res)));
     std::lock_guard<std::mutex> g(gate->mu);
     if (!gate->ioc) {  // the server has stopped
       if (stream) stream->close();
       return;
     }
-    net::post(*gate->ioc, [weak, request, out = std::move(out), stream = std::move(stream), source = std::move(source)]() mutable {
-      if (auto self = weak.lock()) return self->deliver(request, std::move(out), std::move(stream), std::move(source));
-      if (stream) stream->close();
+    if (done) return net::post(*gate->ioc, std::move(*done));
+    net::post(*gate->ioc, [finish, render = std::move(render), res = std::move(res)]() mutable {
+      render(res);
+      finish(std::move(res))();
     });
   };
 }

@@ -3,6 +3,7 @@
 // (Boost.Beast) and of any client library. Everything a route sees is owned here: the path
 // parameters are copies, never iterators into a buffer that may move.
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,6 +45,10 @@ struct response {
   // Set by a route whose body is read from disk chunk by chunk (a blob download): the server
   // sends Content-Length = source->size() and then what the source gives, never all at once.
   std::shared_ptr<body_source> source;
+  // Set by a route answered from a typed reply delivered on another thread (the scheduler's):
+  // the server calls it on the connection's I/O thread, which fills the status, headers and
+  // body there, once.
+  std::function<void(response&)> render;
 
   void set_header(const std::string& name, const std::string& value);
   std::string get_header_value(std::string_view name) const;

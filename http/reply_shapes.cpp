@@ -110,6 +110,48 @@ json error_body(const core::domain_error& e) {
   return body;
 }
 
+namespace {
+
+// A poll's answer, the most frequent reply, written by hand (its one writer: body_of reads it
+// back): building it as JSON and dumping it cost a fifth of an assigning poll's instructions.
+// Keys in nlohmann's order, as reply_json would dump them (tests/reply_shapes_test.cpp).
+std::string poll_answer_text(const R::poll_answer& v) {
+  using events::append_json_string;
+  using events::invalid_utf8;
+  std::string out;
+  if (!v.assigned) {
+    out.reserve(48 + v.no_job_reason.size());
+    out += "{\"reason\":";
+    append_json_string(out, v.no_job_reason, invalid_utf8::replace);
+    out += ",\"status\":\"no_job_available\"}";
+    return out;
+  }
+  const auto& a = *v.assigned;
+  out.reserve(140 + a.job_id.size() + a.input_bundle_path.size() + a.latest_checkpoint_manifest_path.size());
+  out += '{';
+  if (a.array) {  // (keys in order: "array_id" < "array_index" < "attempt")
+    out += "\"array_id\":";
+    append_json_string(out, a.array->array_id, invalid_utf8::replace);
+    out += ",\"array_index\":" + std::to_string(a.array->index) + ",";
+  }
+  out += "\"attempt\":";
+  out += std::to_string(a.attempt);
+  if (auto b = core::parse_blob_uri(a.input_bundle_path)) {
+    out += ",\"input_bundle\":{\"sha256\":\"" + b->sha256 + "\",\"size\":" + std::to_string(b->size) + "}";
+  }
+  out += ",\"input_bundle_path\":";
+  append_json_string(out, a.input_bundle_path, invalid_utf8::replace);
+  out += ",\"job_id\":";
+  append_json_string(out, a.job_id, invalid_utf8::replace);
+  out += ",\"latest_checkpoint_manifest_path\":";
+  if (a.latest_checkpoint_manifest_path.empty()) out += "null";
+  else append_json_string(out, a.latest_checkpoint_manifest_path, invalid_utf8::replace);
+  out += ",\"status\":\"assigned\"}";
+  return out;
+}
+
+}  // namespace
+
 json body_of(const core::result& r, core::time_us at) {
   return std::visit(
       [&](const auto& v) -> json {
@@ -127,18 +169,7 @@ json body_of(const core::result& r, core::time_us at) {
                   {"heartbeat_interval_seconds", v.heartbeat_interval_seconds},
                   {"stale_after_seconds", v.stale_after_seconds}};
         } else if constexpr (std::is_same_v<T, R::poll_answer>) {
-          if (!v.assigned) return {{"status", "no_job_available"}, {"reason", v.no_job_reason}};
-          const auto& a = *v.assigned;
-          json out = {{"status", "assigned"},
-                      {"job_id", a.job_id},
-                      {"input_bundle_path", a.input_bundle_path},
-                      {"latest_checkpoint_manifest_path", or_null(a.latest_checkpoint_manifest_path)},
-                      {"attempt", a.attempt}};
-          if (a.array) {
-            out["array_id"] = a.array->array_id;
-            out["array_index"] = a.array->index;
-          }
-          return out;
+          return json::parse(poll_answer_text(v));
         } else if constexpr (std::is_same_v<T, R::storage_plan> || std::is_same_v<T, R::stored> ||
                              std::is_same_v<T, R::job_files> || std::is_same_v<T, R::blobs_to_remove>) {
           return nullptr;  // shaped by http/file_routes.cpp, which adds the transfers
@@ -258,48 +289,6 @@ json body_of(const core::result& r, core::time_us at) {
       },
       r);
 }
-
-namespace {
-
-// A poll's answer, the most frequent reply, written by hand: the JSON body_of builds, dumped
-// (keys in nlohmann's order), cost a fifth of an assigning poll's instructions on the
-// scheduler's thread.
-std::string poll_answer_text(const R::poll_answer& v) {
-  using events::append_json_string;
-  using events::invalid_utf8;
-  std::string out;
-  if (!v.assigned) {
-    out.reserve(48 + v.no_job_reason.size());
-    out += "{\"reason\":";
-    append_json_string(out, v.no_job_reason, invalid_utf8::replace);
-    out += ",\"status\":\"no_job_available\"}";
-    return out;
-  }
-  const auto& a = *v.assigned;
-  out.reserve(140 + a.job_id.size() + a.input_bundle_path.size() + a.latest_checkpoint_manifest_path.size());
-  out += '{';
-  if (a.array) {  // (keys in order, as body_of's: "array_id" < "array_index" < "attempt")
-    out += "\"array_id\":";
-    append_json_string(out, a.array->array_id, invalid_utf8::replace);
-    out += ",\"array_index\":" + std::to_string(a.array->index) + ",";
-  }
-  out += "\"attempt\":";
-  out += std::to_string(a.attempt);
-  if (auto b = core::parse_blob_uri(a.input_bundle_path)) {
-    out += ",\"input_bundle\":{\"sha256\":\"" + b->sha256 + "\",\"size\":" + std::to_string(b->size) + "}";
-  }
-  out += ",\"input_bundle_path\":";
-  append_json_string(out, a.input_bundle_path, invalid_utf8::replace);
-  out += ",\"job_id\":";
-  append_json_string(out, a.job_id, invalid_utf8::replace);
-  out += ",\"latest_checkpoint_manifest_path\":";
-  if (a.latest_checkpoint_manifest_path.empty()) out += "null";
-  else append_json_string(out, a.latest_checkpoint_manifest_path, invalid_utf8::replace);
-  out += ",\"status\":\"assigned\"}";
-  return out;
-}
-
-}  // namespace
 
 void to_response(const core::reply& r, response& res) {
   if (r.error) return reply_json(res, status_of(r.error->kind), error_body(*r.error));

@@ -89,6 +89,7 @@ void router::run_async(const route& r, const request& req, respond_fn respond) c
   auto answered = std::make_shared<std::atomic<bool>>(false);
   auto once = [answered, respond, this, method = req.method, path = req.path](response res) {
     if (answered->exchange(true)) return;
+    if (res.render) return respond(std::move(res));  // (rendered on the I/O thread, with a status)
     if (res.status == -1) res.status = 200;
     if (res.status >= 400 && res.body.empty()) {  // the error handler needs the request line only
       request line;

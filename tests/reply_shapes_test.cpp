@@ -1,5 +1,6 @@
-// http::to_response writes a poll's answer by hand: it must be the body body_of() builds, as
-// reply_json dumps it (nlohmann's key order, escapes, invalid UTF-8 replaced), byte for byte.
+// http::to_response writes a poll's answer by hand: it must be the poll's JSON shape as
+// nlohmann dumps it (its key order, escapes, invalid UTF-8 replaced), byte for byte; and
+// body_of() must read the same back.
 #include "http/reply_shapes.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/storage.hpp"
 #include "http/message.hpp"
 
 using nlohmann::json;
@@ -14,8 +16,31 @@ namespace R = baton::core::results;
 
 namespace {
 
+// The shape RelayMD's workers read, built as nlohmann JSON (the reference for the hand writer).
+json shape(const R::poll_answer& v) {
+  if (!v.assigned) return {{"status", "no_job_available"}, {"reason", v.no_job_reason}};
+  const auto& a = *v.assigned;
+  json out = {{"status", "assigned"},
+              {"job_id", a.job_id},
+              {"input_bundle_path", a.input_bundle_path},
+              {"latest_checkpoint_manifest_path",
+               a.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(a.latest_checkpoint_manifest_path)},
+              {"attempt", a.attempt}};
+  if (auto b = baton::core::parse_blob_uri(a.input_bundle_path)) out["input_bundle"] = {{"sha256", b->sha256}, {"size", b->size}};
+  if (a.array) {
+    out["array_id"] = a.array->array_id;
+    out["array_index"] = a.array->index;
+  }
+  return out;
+}
+
 std::string dumped(const baton::core::reply& r) {
-  return baton::http::body_of(r.value, r.at).dump(-1, ' ', false, json::error_handler_t::replace);
+  const json expected = shape(std::get<R::poll_answer>(r.value));
+  // (body_of reads the written text back: the same values as the reference, replaced bytes aside)
+  const json read_back = baton::http::body_of(r.value, r.at);
+  EXPECT_EQ(read_back.dump(-1, ' ', false, json::error_handler_t::replace),
+            expected.dump(-1, ' ', false, json::error_handler_t::replace));
+  return expected.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -27,7 +52,8 @@ TEST(ReplyShapes, APollsAnswerIsWrittenAsTheJsonItsShapeDumps) {
                                           "tab\tnl\ncr\rbs\bff\f ctl\x01\x1f\x7f",
                                           "caf\xc3\xa9 \xe2\x9c\x93",
                                           "an escape \" before caf\xc3\xa9",
-                                          "bad \xff\xfe utf-8 \xc3"};
+                                          "bad \xff\xfe utf-8 \xc3",
+                                          "blob:" + std::string(64, 'a') + ":1234"};  // a stored bundle
   size_t checked = 0;
   for (const auto& a : texts)
     for (const auto& b : texts) {
