@@ -348,46 +348,47 @@ template <class T>
 bool read(cbor_cursor& c, T& v);
 
 // One pass over the description beside the keys (both in ascending byte order, as the log
-// writes them): a key before the field in hand is one this version does not know (skipped:
-// forward compatible), a key after it means the field is absent. Keys out of order decline.
+// writes them): a key before the field in hand is one this version does not know, a key after
+// it means the field is absent. An unknown key is skipped (forward compatible) when it lies
+// after the last field passed; one that does not (keys out of order, or repeated) declines.
+// (One comparison per field and key: this is a replay's reading thread's main work.)
 template <class T>
 bool read_object(cbor_cursor& c, T& x) {
   uint64_t n = 0;
   if (!c.map_header(n)) return false;
-  std::string_view key, last;
-  bool have = false, ok = true, complete = true, first = true;
+  std::string_view key, passed;  // the key in hand; the name of the last field passed
+  bool have = false, ok = true, complete = true, any_passed = false;
   auto next_key = [&] {
-    have = false;
-    if (n == 0) return;
+    have = n > 0;
+    if (!have) return;
     --n;
-    if (!c.text(key) || (!first && !(last < key))) {  // (not text, or out of order: a repeated key too)
+    if (!c.text(key)) ok = have = false;
+  };
+  auto skip_unknown = [&] {
+    if (any_passed && !(passed < key)) {
       ok = false;
       return;
     }
-    last = key;
-    first = false;
-    have = true;
+    ok = c.skip();
+    if (ok) next_key();
   };
   next_key();
   T::describe(x, [&](const char* name_text, auto& v, const auto&... o) {
     const std::string_view name(name_text);
-    while (ok && have && key < name) {
-      ok = c.skip();
-      if (ok) next_key();
-    }
+    int order = 1;  // the key in hand against this field's name
+    while (ok && have && (order = key.compare(name)) < 0) skip_unknown();
     if (!ok) return;
-    if (have && key == name) {
+    if (have && order == 0) {
       ok = read(c, v);
       mark(o...);
       if (ok) next_key();
     } else if constexpr (is_required<std::decay_t<decltype(o)>...>()) {
       complete = false;  // (missing a required field: the JSON reading names it)
     }
+    passed = name;
+    any_passed = true;
   });
-  while (ok && have) {  // keys after the last field's name
-    ok = c.skip();
-    if (ok) next_key();
-  }
+  while (ok && have) skip_unknown();  // keys after the last field's name
   return ok && complete;
 }
 
@@ -481,17 +482,20 @@ T from_json(const nlohmann::json& j) {
   return x;
 }
 
-// Reads stored bytes (an empty payload reads as {}). Throws payload_error, or what
-// decode_cbor throws for bytes that are not CBOR.
+// Reads stored bytes into x, a default-made T (an empty payload reads as {}). Throws
+// payload_error, or what decode_cbor throws for bytes that are not CBOR.
+template <class T>
+void read_cbor(std::string_view bytes, T& x) {
+  if (bytes.empty()) return;
+  cbor_cursor c(bytes);
+  if (described_detail::read_object(c, x) && c.at_end()) return;
+  x = from_json<T>(decode_cbor(bytes));  // (whatever the direct reading left is replaced)
+}
 template <class T>
 T from_cbor(std::string_view bytes) {
-  if (bytes.empty()) return T{};
-  {
-    T x{};
-    cbor_cursor c(bytes);
-    if (described_detail::read_object(c, x) && c.at_end()) return x;
-  }
-  return from_json<T>(decode_cbor(bytes));
+  T x{};
+  read_cbor(bytes, x);
+  return x;
 }
 
 // Whether the description names its fields in ascending byte order, as the log writes them

@@ -18,18 +18,17 @@ assignment_inputs assignment_inputs_of(const core::assignment_record& recorded) 
 
 namespace {
 
-// The "decision" value's bytes as the payload stores them (nothing if the payload is not a
-// map of the common encodings: the comparison then goes by JSON).
-std::optional<std::string> decision_bytes_of(std::string_view cbor) {
+// Where the "decision" value starts in the payload (nothing if the payload is not a map of the
+// common encodings: the comparison then goes by JSON). Only the keys before it are stepped over.
+std::optional<size_t> decision_at(std::string_view cbor) {
   events::cbor_cursor c(cbor);
   uint64_t n = 0;
   if (!c.map_header(n)) return std::nullopt;
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view key;
     if (!c.text(key)) return std::nullopt;
-    const size_t before = c.remaining();
+    if (key == "decision") return cbor.size() - c.remaining();
     if (!c.skip()) return std::nullopt;
-    if (key == "decision") return std::string(cbor.substr(cbor.size() - before, before - c.remaining()));
   }
   return std::nullopt;
 }
@@ -43,7 +42,7 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
     auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
     if (auto* a = std::get_if<core::ev::job_assigned>(&typed)) {
       if (decision_inputs) p.decision_inputs = assignment_inputs_of(a->decision);
-      p.decision_bytes = decision_bytes_of(cbor);
+      p.decision_at = decision_at(cbor);
     }
     p.change = core::change_of(std::move(typed));  // (its strings move into the change)
     p.job_id_hash = core::job_table::hash_of(prepared_job_id(e));  // (here, not on the applying thread)

@@ -28,10 +28,11 @@ assignment_inputs assignment_inputs_of(const core::assignment_record& recorded);
 struct prepared_job_event {
   uint64_t job_id_hash = 0;  // core::job_table::hash_of(the job's id)
   core::job_change change;
-  // job.assigned: its recorded decision record's bytes as stored (equal bytes are equal
-  // records; unequal ones may still be the same values, written otherwise); and what it was
-  // decided on (for a re-derivation).
-  std::optional<std::string> decision_bytes;
+  // job.assigned: where its recorded decision record starts in the stored bytes
+  // (decoded_event::cbor), so a record made again is compared with the bytes there (a CBOR item
+  // ends where its own bytes say: equal bytes from there are the same record; unequal ones may
+  // still be the same values, written otherwise); and what it was decided on.
+  std::optional<size_t> decision_at;
   std::optional<assignment_inputs> decision_inputs;
 };
 

@@ -272,10 +272,12 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       // writes; otherwise (another writer's encoding of the same values, or a divergence) the
       // two are compared as JSON. JSON is built only for those and for a report.
       bool same_record;
-      if (ready && ready->decision_bytes && choice.record) {
+      if (ready && ready->decision_at && choice.record) {
         remade.clear();
         events::write_cbor(*choice.record, remade);
-        same_record = remade == *ready->decision_bytes || events::to_json(*choice.record) == recorded_json();
+        const size_t at = *ready->decision_at;
+        same_record = (e.cbor.size() >= at + remade.size() && e.cbor.compare(at, remade.size(), remade) == 0) ||
+                      events::to_json(*choice.record) == recorded_json();
       } else {
         same_record = choice.record ? events::to_json(*choice.record) == recorded_json() : recorded_json().is_null();
       }

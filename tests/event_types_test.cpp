@@ -10,6 +10,8 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "events/bytes.hpp"
 #include "events/cbor_encode.hpp"
@@ -197,6 +199,39 @@ TEST(EventTypes, UnknownFieldsAreSkippedWrongTypesNamed) {
   EXPECT_EQ(created.max_attempts, 2u);
   // Not CBOR at all: nlohmann's own error.
   EXPECT_THROW(ev::decode("job.held", 1, std::string("\xFF\xFF", 2)), nlohmann::json::exception);
+}
+
+// A map written by hand, keys in the order given (encode_cbor would sort them).
+std::string map_in_order(const std::vector<std::pair<std::string, json>>& items) {
+  std::string out(1, static_cast<char>(0xA0 + items.size()));  // (fewer than 24 items)
+  for (const auto& [key, value] : items) {
+    out += static_cast<char>(0x60 + key.size());  // (keys shorter than 24 bytes)
+    out += key;
+    out += nlohmann_bytes(value);
+  }
+  return out;
+}
+
+// The direct reader walks keys and fields side by side: keys out of byte order, repeated, or
+// unknown ones between known ones must read as the JSON reading reads them.
+TEST(EventTypes, KeysInAnyOrderReadAsTheirJson) {
+  const std::vector<std::vector<std::pair<std::string, json>>> maps = {
+      {{"title", "t"}, {"account", "a"}},                                   // out of order
+      {{"account", "a"}, {"account", "b"}},                                 // repeated
+      {{"account", "a"}, {"b_unknown", 1}, {"comment", "c"}},               // unknown between
+      {{"a0", true}, {"account", "a"}, {"zz", 2}},                          // unknown first and last
+      {{"account", "a"}, {"user", "u"}, {"title", "t"}},                    // out of order at the end
+      {{"user", "u"}, {"b_unknown", 1}, {"account", "a"}},                  // an unknown key between two out of order
+      {{"account", "a"}, {"b", 1}, {"a", 2}, {"comment", "c"}},             // unknown keys out of order
+      {{"gpu_count", 2}, {"gpu_count", 3}, {"worker_image_key", "k"}},      // a repeated number
+  };
+  for (const auto& m : maps) {
+    const std::string bytes = map_in_order(m);
+    const json as_json = json::from_cbor(bytes);
+    const auto direct = ev::decode("job.created", 1, bytes);
+    const auto through_json = ev::from_json("job.created", as_json);
+    EXPECT_EQ(ev::to_json(direct), ev::to_json(through_json)) << as_json.dump();
+  }
 }
 
 TEST(EventTypes, NewerSchemaRefusedUnknownTypeKept) {
