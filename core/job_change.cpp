@@ -35,8 +35,7 @@ void close_segment(job& j, time_us at) {
 
 // (P: the payload, to move from, or const, to copy the fields read from)
 template <class P>
-create_job created_of(P&& p) {
-  create_job c;
+void created_into(create_job& c, P&& p) {  // (filled in place: its strings are moved once)
   c.title = std::move(p.title);
   c.input_bundle_path = std::move(p.input_bundle_path);
   c.worker_image_key = std::move(p.worker_image_key);
@@ -62,7 +61,6 @@ create_job created_of(P&& p) {
   c.depends_on = dependencies_from_json(p.depends_on.is_null() ? json::array() : p.depends_on);
   c.array_id = std::move(p.array_id);
   c.array_index = p.array_index;
-  return c;
 }
 
 template <class E>
@@ -146,7 +144,7 @@ job_change change_from(Payload&& payload) {
         if constexpr (carries_checkpoint<T>()) {
           c.checkpoint = checkpoint_of(std::forward<decltype(p)>(p));
         } else if constexpr (std::is_same_v<T, ev::job_created>) {
-          c.created = created_of(std::forward<decltype(p)>(p));
+          created_into(c.created.emplace(), std::forward<decltype(p)>(p));
         } else if constexpr (std::is_same_v<T, ev::job_assigned>) {
           c.worker_id = std::move(p.worker_id);
           if (p.attempt) c.attempt = p.attempt;

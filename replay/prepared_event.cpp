@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/scheduling.hpp"
+#include "core/streams.hpp"
 #include "core/event_types.hpp"
 #include "events/cbor_cursor.hpp"
 
@@ -55,8 +56,11 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
 }
 
 bool prepare_rederived_event(events::decoded_event& e, std::string_view cbor) {
-  if (e.type == "scheduler.plan_made" || e.type == "scheduler.priorities_recalculated") return prepare_typed_event(e, cbor);
-  return prepare_job_event(e, cbor, true);
+  if (e.stream_id.rfind("job/", 0) == 0) return prepare_job_event(e, cbor, true);
+  if (e.stream_id == core::scheduler_stream &&
+      (e.type == "scheduler.plan_made" || e.type == "scheduler.priorities_recalculated"))
+    return prepare_typed_event(e, cbor);
+  return false;
 }
 
 bool prepare_typed_event(events::decoded_event& e, std::string_view cbor) {
