@@ -27,6 +27,7 @@
 #include "batond/api_token.hpp"
 #include "batond/daemon_clock.hpp"
 #include "batond/daemon_state.hpp"
+#include "core/event_types.hpp"
 #include "batond/pilot_token_files.hpp"
 #include "batond/storage_collector.hpp"
 #include "core/priority.hpp"
@@ -85,12 +86,13 @@ std::string hostname() {
 }
 
 // Appends one daemon lifecycle event and waits until it is durable.
-bool record(caf::actor_system& sys, const actors::log_writer_actor& log, const char* type, nlohmann::json payload) {
+bool record(caf::actor_system& sys, const actors::log_writer_actor& log, const core::ev::payload& payload) {
+  const std::string type(core::ev::type_of(payload));
   events::append_command c;
   c.stream_id = stream;
   c.recorded_at_us = now_us();
   c.actor = "daemon";
-  c.events.push_back({type, 1, events::to_payload(payload)});
+  c.events.push_back({type, core::ev::schema_of(payload), core::ev::encode(payload)});
   auto r = http::ask<std::vector<events::append_result>>(sys, log, std::chrono::seconds(30), actors::append_atom::value,
                                                          std::vector<events::append_command>{c});
   if (!r.value || r.value->empty() || !r.value->front().ok()) {
@@ -592,14 +594,15 @@ int run(const config::settings& settings, const run_options& opts) {
       }
     }
     if (exit_code == 0) {
-      record(sys, log, started_type,
-             {{"version", baton::version},
-              {"pid", static_cast<int64_t>(getpid())},
-              {"host", hostname()},
-              {"listen", settings.listen.host + ":" + std::to_string(port)},
-              {"data_dir", settings.data_dir},
-              {"config", settings.source},
-              {"previous_run_stopped_cleanly", previous_clean}});
+      core::ev::daemon_started started;
+      started.version = baton::version;
+      started.pid = static_cast<int64_t>(getpid());
+      started.host = hostname();
+      started.listen = settings.listen.host + ":" + std::to_string(port);
+      started.data_dir = settings.data_dir;
+      started.config = settings.source;
+      started.previous_run_stopped_cleanly = previous_clean;
+      record(sys, log, started);
       std::vector<actors::cluster_actor> clusters;
       std::map<std::string, std::shared_ptr<actors::slurm_call_budget>> budgets;  // by ssh host ("" = local)
       for (const auto& c : settings.clusters) {
@@ -675,9 +678,10 @@ int run(const config::settings& settings, const run_options& opts) {
       if (!failure) {
         // The last heartbeats go into the stop event, so a restart shows them unchanged.
         auto leases = http::ask<core::lease_table>(sys, scheduler, std::chrono::seconds(10), actors::leases_atom::value);
-        record(sys, log, stopped_type,
-               {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
-                {"worker_last_heartbeats_us", leases.value.value_or(core::lease_table{})}});
+        core::ev::daemon_stopped stopped;
+        stopped.signal = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+        stopped.worker_last_heartbeats_us = leases.value.value_or(core::lease_table{});
+        record(sys, log, stopped);
       }
     }
     if (anchors && exit_code == 0)  // the head at a clean stop (daemon.stopped is durable: it was acknowledged)

@@ -1,29 +1,31 @@
 #include "batond/daemon_state.hpp"
 
-#include "events/payload.hpp"
+#include <optional>
+
+#include "core/event_types.hpp"
 
 namespace baton::daemon {
 
 daemon_state evolve(daemon_state s, const events::event_view& e) {
   if (e.stream_id != stream) return s;
-  if (e.type == started_type) {
+  std::optional<core::ev::payload> p;
+  try {
+    p = core::ev::decode(e.type, e.schema_version, e.payload);
+  } catch (const std::exception&) {
+    // An undecodable payload loses what it held (the version, the saved leases), not the count.
+  }
+  if (e.type == core::ev::daemon_started::type) {
     ++s.starts;
     s.running = true;
     s.last_start_us = e.recorded_at_us;
-    try {
-      s.last_version = events::from_payload(e.payload).value("version", "");
-    } catch (const nlohmann::json::exception&) {
-      s.last_version = "";  // an undecodable payload loses the version, not the run count
-    }
+    const auto* started = p ? std::get_if<core::ev::daemon_started>(&*p) : nullptr;
+    s.last_version = started ? started->version : "";
     s.saved_leases.clear();
-  } else if (e.type == stopped_type) {
+  } else if (e.type == core::ev::daemon_stopped::type) {
     ++s.clean_stops;
     s.running = false;
-    try {
-      s.saved_leases = events::from_payload(e.payload).value("worker_last_heartbeats_us", std::map<std::string, int64_t>{});
-    } catch (const nlohmann::json::exception&) {
-      s.saved_leases.clear();
-    }
+    const auto* stopped = p ? std::get_if<core::ev::daemon_stopped>(&*p) : nullptr;
+    s.saved_leases = stopped ? stopped->worker_last_heartbeats_us : std::map<std::string, int64_t>{};
   }
   return s;
 }

@@ -11,9 +11,6 @@
 namespace baton::daemon {
 
 inline constexpr const char* stream = core::daemon_stream;
-inline constexpr const char* started_type = "daemon.started";
-inline constexpr const char* stopped_type = "daemon.stopped";
-inline constexpr const char* log_truncated_type = "daemon.log_truncated";  // batond --truncate-after (batond/log_repair.hpp)
 
 struct daemon_state {
   uint64_t starts = 0;

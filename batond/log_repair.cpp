@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "batond/daemon_state.hpp"
+#include "core/event_types.hpp"
 #include "core/util/time.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
@@ -106,14 +107,15 @@ int truncate_log(const truncate_options& o, int64_t now_us) {
   cmd.recorded_at_us = now_us;
   cmd.actor = "operator:" + (o.operator_name.empty() ? std::string("unknown") : o.operator_name);
   cmd.correlation_id = "truncate-after-" + std::to_string(o.keep_through);
-  cmd.events.push_back({log_truncated_type, 1,
-                        events::to_payload({{"kept_through_seq", o.keep_through},
-                                            {"removed_events", t.removed_events},
-                                            {"previous_last_seq", t.previous_last_seq},
-                                            {"previous_last_value_sha256", t.previous_last_value_sha256},
-                                            {"anchors_removed", anchors},
-                                            {"backup", backup.string()},
-                                            {"reason", o.reason}})});
+  core::ev::daemon_log_truncated cut;
+  cut.kept_through_seq = o.keep_through;
+  cut.removed_events = t.removed_events;
+  cut.previous_last_seq = t.previous_last_seq;
+  cut.previous_last_value_sha256 = t.previous_last_value_sha256;
+  cut.anchors_removed = static_cast<int64_t>(anchors);
+  cut.backup = backup.string();
+  cut.reason = o.reason;
+  cmd.events.push_back({std::string(cut.type), cut.schema, events::to_cbor(cut)});
   auto r = store->append({cmd});
   if (r.empty() || !r.front().ok()) {
     std::cerr << "batond: the log was cut after event " << o.keep_through << " but recording it failed: "
