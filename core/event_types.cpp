@@ -110,6 +110,28 @@ nlohmann::json to_json(const payload& p) {
       p);
 }
 
+namespace {
+template <class T, class = void>
+struct has_worker_id : std::false_type {};
+template <class T>
+struct has_worker_id<T, std::void_t<decltype(std::declval<const T&>().worker_id)>> : std::true_type {};
+}  // namespace
+
+std::string_view worker_named(const payload& p) {
+  return std::visit(
+      [](const auto& x) -> std::string_view {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (has_worker_id<T>::value) {
+          using W = std::decay_t<decltype(x.worker_id)>;
+          if constexpr (std::is_same_v<W, std::string>) return x.worker_id;
+          else if constexpr (std::is_same_v<W, std::optional<std::string>>) return x.worker_id ? std::string_view(*x.worker_id) : std::string_view();
+          else static_assert(sizeof(T) == 0, "a worker_id that is not text");
+        }
+        return {};
+      },
+      p);
+}
+
 bool same(const payload& a, const payload& b) {
   return a.index() == b.index() && type_of(a) == type_of(b) && encode(a) == encode(b);
 }

@@ -934,6 +934,10 @@ nlohmann::json to_json(const payload& p);
 // Equal when the log would store the same type and bytes.
 bool same(const payload& a, const payload& b);
 
+// The worker an event names in its own payload (its worker_id; a job event's worker), or
+// empty: what the SQL views and a job's history show beside the event.
+std::string_view worker_named(const payload& p);
+
 // Every known type's name, in the variant's order (tests walk the catalogue with it).
 const std::vector<std::string_view>& known_types();
 

@@ -467,11 +467,11 @@ void world::refresh_lookups() const {
 
 const job* world::find_job(const std::string& id) const { return jobs.find(id); }
 
-std::optional<job> as_pruned(const world& w, const std::string& job_id, const nlohmann::json& payload, time_us at) {
+std::optional<job> as_pruned(const world& w, const std::string& job_id, const ev::payload& payload, time_us at) {
   const job* j = w.find_job(job_id);
   if (!j) return std::nullopt;
   job last = *j;
-  evolve(last, "job.pruned", payload, at);
+  evolve(last, payload, at);
   return last;
 }
 

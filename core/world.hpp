@@ -212,7 +212,7 @@ struct world {
 // The job as a job.pruned event leaves it (marked pruned, its recorded priority), taken
 // before apply() turns it into a stub: for readers that keep pruned jobs whole (the SQL
 // views, the what-if workload, a job's story). Empty if the world holds no such job.
-std::optional<job> as_pruned(const world& w, const std::string& job_id, const nlohmann::json& payload, time_us at);
+std::optional<job> as_pruned(const world& w, const std::string& job_id, const ev::payload& payload, time_us at);
 
 // Every job's id, pruned ones too, in creation order then id (how jobs are listed):
 // f(id, j), j the job when the table holds it, nullptr for a pruned job's stub (so a

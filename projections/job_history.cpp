@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/util/time.hpp"
+#include "core/event_types.hpp"
 #include "events/payload.hpp"
 
 namespace baton::projections {
@@ -33,7 +34,7 @@ std::optional<core::job> job_from_log(const events::event_store& store, const st
   if (evs.empty()) return std::nullopt;
   core::job j;
   j.id = job_id;
-  for (const auto& e : evs) core::evolve(j, e.type, events::from_payload(e.payload), e.recorded_at_us);
+  for (const auto& e : evs) core::evolve(j, core::ev::decode(e.type, e.schema_version, e.payload), e.recorded_at_us);
   return j;
 }
 
@@ -47,11 +48,14 @@ json job_history::render(const std::string& job_id, const std::vector<events::ev
   j.id = job_id;
   json items = json::array();
   for (const auto& e : events) {
-    json payload = events::from_payload(e.payload);
+    json payload = events::from_payload(e.payload);  // (shown whole, fields this build does not know too)
     auto before = j.status;
     bool existed = j.created_at != 0;
+    std::string worker;
     try {
-      core::evolve(j, e.type, payload, e.recorded_at_us);
+      const auto typed = core::ev::decode(e.type, e.schema_version, e.payload);
+      worker = core::ev::worker_named(typed);
+      core::evolve(j, typed, e.recorded_at_us);
     } catch (const std::exception& ex) {
       throw std::runtime_error("event " + std::to_string(e.seq) + " (" + e.type + ") of job " + job_id + ": " + ex.what());
     }
@@ -60,7 +64,7 @@ json job_history::render(const std::string& job_id, const std::vector<events::ev
                      {"log_seq", e.seq},
                      {"event_type", e.type},
                      {"actor", e.actor},
-                     {"worker_id", payload.value("worker_id", "").empty() ? json(nullptr) : payload["worker_id"]},
+                     {"worker_id", worker.empty() ? json(nullptr) : json(worker)},
                      {"status_from", existed && before != j.status ? status(before) : json(nullptr)},
                      {"status_to", !existed || before != j.status ? status(j.status) : json(nullptr)},
                      {"payload", payload},

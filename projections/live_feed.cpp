@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "events/json_text.hpp"
-#include "events/payload.hpp"
+#include "core/event_types.hpp"
+#include "core/job_change.hpp"
 
 namespace baton::projections {
 
@@ -58,16 +59,19 @@ void live_feed::apply(const std::vector<events::event_envelope>& batch) {
     std::string job = job_of(e.stream_id);
     kept k{e.seq, {}, !job.empty(), {}};
     if (k.of_job) {
-      if (e.type == "job.created") {
+      const core::job_event kind = core::job_event_of(e.type);
+      if (kind == core::job_event::created) {
         try {
-          owners_[job] = events::from_payload(e.payload).value("user", "");
+          const auto p = core::ev::decode(e.type, e.schema_version, e.payload);
+          const auto* created = std::get_if<core::ev::job_created>(&p);
+          owners_[job] = created ? created->user : "";
         } catch (const std::exception&) {
           owners_[job] = "";  // unreadable: admins only
         }
       }
       auto it = owners_.find(job);
       if (it != owners_.end()) k.owner = it->second;
-      if (e.type == "job.pruned" && it != owners_.end()) owners_.erase(it);
+      if (kind == core::job_event::pruned && it != owners_.end()) owners_.erase(it);
     }
     // Text that is not UTF-8 (a log from before batond checked the headers it records) is sent
     // with U+FFFD in its place, counted: it had stopped the feed for every client.

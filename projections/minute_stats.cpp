@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "core/job_change.hpp"
-#include "events/payload.hpp"
+#include "core/event_types.hpp"
 
 namespace baton::projections {
 
@@ -90,9 +90,9 @@ void minute_stats::apply_one(const events::event_envelope& e) {
   std::string user, mode;
   if (kind == core::job_event::created || kind == core::job_event::preempted) {
     try {
-      auto p = events::from_payload(e.payload);
-      if (kind == core::job_event::created) user = p.value("user", "");
-      else mode = p.value("mode", "requeue");
+      const auto p = core::ev::decode(e.type, e.schema_version, e.payload);
+      if (const auto* c = std::get_if<core::ev::job_created>(&p)) user = c->user;
+      if (const auto* pre = std::get_if<core::ev::job_preempted>(&p)) mode = pre->mode.empty() ? "requeue" : pre->mode;
     } catch (const std::exception& ex) {
       skip(e.seq, kind == core::job_event::created
                       ? std::string("its user cannot be read (") + ex.what() + "): the job is counted, for admins only"

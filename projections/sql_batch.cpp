@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "core/event_types.hpp"
 #include "events/payload.hpp"
 #include "projections/job_history.hpp"
 #include "projections/sql_rows.hpp"
@@ -33,15 +34,17 @@ std::set<std::string> clusters_known(const core::world& w) {
 sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>& batch, std::set<std::string>& clusters) {
   sql_batch out;
   out.payloads.reserve(batch.size());
+  out.typed.reserve(batch.size());
   for (const auto& e : batch) {
     out.payloads.push_back(events::from_payload(e.payload));
-    const sql_touch t = touched_by(e, out.payloads.back());
+    const core::ev::payload& typed = out.typed.emplace_back(core::ev::decode(e.type, e.schema_version, e.payload));
+    const sql_touch t = touched_by(e, typed);
     if (t.job_id && !out.jobs.count(*t.job_id)) {  // its segments before this batch, from the world before this event
       const core::job* j = w.find_job(*t.job_id);  // (by hash: the ordered map is for listings)
       out.jobs.emplace(*t.job_id, j ? j->segments.size() : 0);
     }
     if (t.worker_id) out.workers.insert(*t.worker_id);
-    const bool rekeys = changes_priorities(e.type);
+    const bool rekeys = changes_priorities(typed);
     // Every queued job's priority before a recalculation (which removes no job: the
     // pointers hold), to find the ones it changed.
     std::vector<std::pair<const core::job*, int64_t>> before;
@@ -49,14 +52,14 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
       before.reserve(w.queued.size());
       for (const auto& [key, j] : w.queued) before.emplace_back(j, j->priority);
     }
-    if (e.type == "job.pruned" && t.job_id)
-      if (auto last = core::as_pruned(w, *t.job_id, out.payloads.back(), e.recorded_at_us))
+    if (std::holds_alternative<core::ev::job_pruned>(typed) && t.job_id)
+      if (auto last = core::as_pruned(w, *t.job_id, typed, e.recorded_at_us))
         out.pruned.insert_or_assign(*t.job_id, std::move(*last));
-    core::apply(w, e.stream_id, e.type, out.payloads.back(), e.recorded_at_us);
+    core::apply(w, e.stream_id, typed, e.recorded_at_us);
     for (const auto& [j, priority] : before)
       if (j->priority != priority) out.jobs.emplace(j->id, j->segments.size());
     out.fair_share |= rekeys;
-    if (changes_clusters(e.type)) {
+    if (changes_clusters(typed)) {
       out.clusters = true;
       clusters.insert(e.stream_id.substr(8));  // "cluster/<name>"
     }
@@ -72,7 +75,7 @@ void add_event_rows(const std::vector<events::event_envelope>& batch, const sql_
     std::string damaged;
     into.events.push_back(event_row(batch[i], changed.payloads[i], &damaged));
     if (!damaged.empty()) into.damaged.emplace_back(batch[i].seq, std::move(damaged));
-    if (is_decision(batch[i].type)) into.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.payloads[i])));
+    if (is_decision(changed.typed[i])) into.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.typed[i])));
   }
 }
 
@@ -105,6 +108,7 @@ sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_env
 
 void merge_changes(sql_batch& earlier, sql_batch&& later) {
   earlier.payloads.clear();
+  earlier.typed.clear();
   earlier.jobs.merge(later.jobs);  // (keeps earlier's entry where both have one)
   earlier.workers.merge(later.workers);
   earlier.fair_share |= later.fair_share;
@@ -123,14 +127,15 @@ void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t 
     sql_batch_rows rows;
     for (const auto& e : chunk) {
       auto payload = events::from_payload(e.payload);
-      const sql_touch t = touched_by(e, payload);
+      const auto typed = core::ev::decode(e.type, e.schema_version, e.payload);
+      const sql_touch t = touched_by(e, typed);
       if (t.job_id) jobs.insert(*t.job_id);
       if (t.worker_id) workers.insert(*t.worker_id);
-      rekeyed |= changes_priorities(e.type);
+      rekeyed |= changes_priorities(typed);
       std::string damaged;
       rows.events.push_back(event_row(e, payload, &damaged));
       if (!damaged.empty()) rows.damaged.emplace_back(e.seq, std::move(damaged));
-      if (is_decision(e.type)) rows.decisions.push_back(decision_row(e, t));
+      if (is_decision(typed)) rows.decisions.push_back(decision_row(e, t));
     }
     write(rows);
     seq = chunk.back().seq + 1;

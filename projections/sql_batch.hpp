@@ -19,7 +19,8 @@
 namespace baton::projections {
 
 struct sql_batch {
-  std::vector<nlohmann::json> payloads;  // one per event, decoded once
+  std::vector<nlohmann::json> payloads;  // one per event, decoded once: the events' rows show them
+  std::vector<core::ev::payload> typed;  // the same, read as their structs: what the world applies
   std::map<std::string, size_t> jobs;    // touched, or re-keyed by a recalculation: their segments before the batch
   std::set<std::string> workers;         // touched
   bool fair_share = false;               // a recalculation: the fair_share table is rewritten

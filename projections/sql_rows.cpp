@@ -154,19 +154,26 @@ std::string sql_write_many(sql_dialect d, sql_table t, size_t rows) {
   return sql;
 }
 
+namespace {
+template <class... T>
+bool is_one_of(const core::ev::payload& p) {
+  return (std::holds_alternative<T>(p) || ...);
+}
+}  // namespace
+
 // The decision events (their record is the event's payload: joined on seq, not copied).
-bool is_decision(const std::string& type) {
-  return type == "job.assigned" || type == "job.preempted" || type == "scheduler.priorities_recalculated" ||
-         type == "scheduler.plan_made" || type == "scheduler.preemptions_decided" || type == "worker.reaped" ||
-         type == "worker.placeholder_created" || type == "cloud.scaled";
+bool is_decision(const core::ev::payload& p) {
+  namespace ev = core::ev;
+  return is_one_of<ev::job_assigned, ev::job_preempted, ev::priorities_recalculated, ev::plan_made,
+                   ev::preemptions_decided, ev::worker_reaped, ev::worker_placeholder_created, ev::cloud_scaled>(p);
 }
 
-bool changes_priorities(const std::string& type) {
-  return type == "scheduler.priorities_recalculated" || type == "scheduler.priorities_applied";
+bool changes_priorities(const core::ev::payload& p) {
+  return is_one_of<core::ev::priorities_recalculated, core::ev::priorities_applied>(p);
 }
 
-bool changes_clusters(const std::string& type) {
-  return type == "cluster.disabled" || type == "cluster.enabled" || type == "cluster.submission_failed";
+bool changes_clusters(const core::ev::payload& p) {
+  return is_one_of<core::ev::cluster_disabled, core::ev::cluster_enabled, core::ev::cluster_submission_failed>(p);
 }
 
 std::map<std::string, int64_t> queued_priorities(const core::world& w) {
@@ -175,12 +182,11 @@ std::map<std::string, int64_t> queued_priorities(const core::world& w) {
   return out;
 }
 
-sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payload) {
+sql_touch touched_by(const events::event_envelope& e, const core::ev::payload& payload) {
   sql_touch t;
   if (e.stream_id.rfind("job/", 0) == 0) {
     t.job_id = e.stream_id.substr(4);
-    if (auto w = payload.find("worker_id"); w != payload.end() && w->is_string() && !w->get<std::string>().empty())
-      t.worker_id = w->get<std::string>();
+    if (auto w = core::ev::worker_named(payload); !w.empty()) t.worker_id = std::string(w);
   } else if (e.stream_id.rfind("worker/", 0) == 0) {
     t.worker_id = e.stream_id.substr(7);
   }

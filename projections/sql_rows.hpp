@@ -43,13 +43,13 @@ size_t sql_columns(sql_table t);
 struct sql_touch {
   std::optional<std::string> job_id, worker_id;
 };
-sql_touch touched_by(const events::event_envelope& e, const nlohmann::json& payload);
-bool is_decision(const std::string& type);
+sql_touch touched_by(const events::event_envelope& e, const core::ev::payload& payload);
+bool is_decision(const core::ev::payload& payload);
 // A recalculation re-keys every queued job without an event on their streams: the views note
 // the queued jobs' priorities before such an event and rewrite the rows of those it changed.
-bool changes_priorities(const std::string& type);
+bool changes_priorities(const core::ev::payload& payload);
 // A cluster switched on or off, or its last submission failure.
-bool changes_clusters(const std::string& type);
+bool changes_clusters(const core::ev::payload& payload);
 std::map<std::string, int64_t> queued_priorities(const core::world& w);
 
 // The event's row. Text in it that is not UTF-8 (a log written before batond checked the

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "core/world_snapshot.hpp"
-#include "events/payload.hpp"
+#include "core/event_types.hpp"
 
 namespace baton::projections {
 
@@ -38,7 +38,7 @@ void world_snapshots::apply(const std::vector<events::event_envelope>& batch) {
   const core::world* w = lent_ ? borrowed_ : &world_;
   if (!w) throw std::logic_error("lent state snapshots are fed by their owner's follow()");
   for (const auto& e : batch) {
-    if (!lent_) core::apply(world_, e.stream_id, e.type, events::from_payload(e.payload), e.recorded_at_us);
+    if (!lent_) core::apply(world_, e.stream_id, core::ev::decode(e.type, e.schema_version, e.payload), e.recorded_at_us);
     seq_ = e.seq;
     hash_ = e.hash;
   }

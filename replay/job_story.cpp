@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "core/dependency.hpp"
+#include "core/event_types.hpp"
 #include "core/plan_cycle.hpp"
 #include "core/priority.hpp"
 #include "core/util/time.hpp"
@@ -15,47 +17,56 @@ using nlohmann::json;
 
 namespace {
 
-std::string str(const json& p, const char* key) {
-  auto it = p.find(key);
-  return it != p.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // One line on what a job event means, from its payload (and the decision record it carries).
-std::string explain(const std::string& type, const json& p) {
-  if (type == "job.created") {
-    std::string s = "submitted";
-    if (!str(p, "user").empty()) s += " by " + str(p, "user") + " to account " + str(p, "account");
-    if (!str(p, "partition").empty()) s += ", partition " + str(p, "partition");
-    if (!str(p, "qos").empty()) s += ", QOS " + str(p, "qos");
-    s += ", " + std::to_string(p.value("gpu_count", 1)) + " GPU(s)";
-    if (p.contains("time_limit_seconds") && p["time_limit_seconds"].is_number())
-      s += ", time limit " + std::to_string(p["time_limit_seconds"].get<int64_t>()) + " s";
-    if (p.value("hold", false)) s += ", held";
-    return s;
-  }
-  if (type == "job.assigned") {
-    const json d = p.value("decision", json::object());
-    std::string s = "assigned to worker " + str(p, "worker_id");
-    if (str(d, "policy") == "plan") return s + ": the planning cycle of " + str(d, "planned_at") + " chose it for that worker";
-    s += " by the poll's own choice (" + str(d, "policy") + ", worker score " + std::to_string(d.value("worker_score", int64_t{0})) + ")";
-    if (d.value("taken_by_better_workers", 0) > 0)
-      s += "; " + std::to_string(d.value("taken_by_better_workers", 0)) + " job(s) ahead went to better-ranked workers";
-    if (d.contains("deadline") && d["deadline"].is_object()) s += "; deadline rule " + str(d["deadline"], "rule");
-    return s;
-  }
-  if (type == "job.preempted") return "preempted by " + str(p, "by") + " (" + str(p, "mode") + ")";
-  if (type == "job.held") return "held";
-  if (type == "job.released") return "released";
-  if (type.rfind("job.requeued_after_", 0) == 0) return "back in the queue: " + type.substr(19);
-  if (type == "job.failed") {
-    // The detail's first line when short (a worker's "exit code 3"), not a log tail.
-    std::string detail = str(p, "detail");
-    detail = detail.substr(0, detail.find('\n'));
-    return "failed: " + str(p, "reason") + (!detail.empty() && detail.size() <= 120 ? " (" + detail + ")" : "");
-  }
-  if (type == "job.completed") return "completed";
-  if (type == "job.cancelled") return "cancelled" + (str(p, "reason").empty() ? "" : ": " + str(p, "reason"));
-  return "";
+std::string explain(const core::ev::payload& payload) {
+  namespace ev = core::ev;
+  return std::visit(
+      [](const auto& p) -> std::string {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, ev::job_created>) {
+          std::string s = "submitted";
+          if (!p.user.empty()) s += " by " + p.user + " to account " + p.account;
+          if (!p.partition.empty()) s += ", partition " + p.partition;
+          if (!p.qos.empty()) s += ", QOS " + p.qos;
+          s += ", " + std::to_string(p.gpu_count) + " GPU(s)";
+          if (p.time_limit_seconds) s += ", time limit " + std::to_string(*p.time_limit_seconds) + " s";
+          if (p.hold) s += ", held";
+          return s;
+        } else if constexpr (std::is_same_v<T, ev::job_assigned>) {
+          const auto& d = p.decision;
+          std::string s = "assigned to worker " + p.worker_id;
+          if (d.policy == "plan") return s + ": the planning cycle of " + d.planned_at.value_or("") + " chose it for that worker";
+          s += " by the poll's own choice (" + d.policy + ", worker score " + std::to_string(d.worker_score) + ")";
+          if (d.taken_by_better_workers > 0)
+            s += "; " + std::to_string(d.taken_by_better_workers) + " job(s) ahead went to better-ranked workers";
+          if (d.deadline && d.deadline->is_object()) {  // (a free-form part of the record: core/deadline.hpp)
+            auto rule = d.deadline->find("rule");
+            s += "; deadline rule " + (rule != d.deadline->end() && rule->is_string() ? rule->template get<std::string>() : std::string());
+          }
+          return s;
+        } else if constexpr (std::is_same_v<T, ev::job_preempted>) {
+          return "preempted by " + p.by + " (" + p.mode + ")";
+        } else if constexpr (std::is_same_v<T, ev::job_held>) {
+          return "held";
+        } else if constexpr (std::is_same_v<T, ev::job_released>) {
+          return "released";
+        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister> || std::is_same_v<T, ev::job_requeued_after_reap> ||
+                             std::is_same_v<T, ev::job_requeued_after_orphan> || std::is_same_v<T, ev::job_requeued_after_preempt>) {
+          return "back in the queue: " + std::string(T::type.substr(19));  // ("job.requeued_after_" and the cause)
+        } else if constexpr (std::is_same_v<T, ev::job_failed>) {
+          // The detail's first line when short (a worker's "exit code 3"), not a log tail.
+          std::string detail = p.detail.value_or("");
+          detail = detail.substr(0, detail.find('\n'));
+          return "failed: " + p.reason + (!detail.empty() && detail.size() <= 120 ? " (" + detail + ")" : "");
+        } else if constexpr (std::is_same_v<T, ev::job_completed>) {
+          return "completed";
+        } else if constexpr (std::is_same_v<T, ev::job_cancelled>) {
+          return "cancelled" + (p.reason.value_or("").empty() ? std::string() : ": " + *p.reason);
+        } else {
+          return "";
+        }
+      },
+      payload);
 }
 
 // What the scheduler thought of a queued job: its priority, the eligible jobs of its image
@@ -94,42 +105,43 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
   store.scan(1, 0, true, [&](const events::event_view& e) {
     if (progress) progress(e.seq);
     std::string type(e.type);
-    auto payload = events::from_payload(e.payload);
+    const auto typed = core::ev::decode(e.type, e.schema_version, e.payload);
     if (e.stream_id == stream) {  // the world keeps only a stub of it once pruned
-      if (type == "job.pruned" && !last_seen) last_seen = core::as_pruned(w, job_id, payload, e.recorded_at_us);
-      else if (last_seen) core::evolve(*last_seen, type, payload, e.recorded_at_us);
+      if (std::holds_alternative<core::ev::job_pruned>(typed) && !last_seen) last_seen = core::as_pruned(w, job_id, typed, e.recorded_at_us);
+      else if (last_seen) core::evolve(*last_seen, typed, e.recorded_at_us);
     }
-    core::apply(w, std::string(e.stream_id), type, payload, e.recorded_at_us);
-    if (e.stream_id.rfind("job/", 0) == 0 && e.stream_id != stream &&
-        (type == "job.failed" || type == "job.cancelled" || type == "job.completed"))
+    core::apply(w, std::string(e.stream_id), typed, e.recorded_at_us);
+    const bool ends = std::holds_alternative<core::ev::job_failed>(typed) || std::holds_alternative<core::ev::job_cancelled>(typed) ||
+                      std::holds_alternative<core::ev::job_completed>(typed);
+    if (ends && e.stream_id.rfind("job/", 0) == 0 && e.stream_id != stream)
       if (auto parent = parent_end.find(std::string(e.stream_id.substr(4))); parent != parent_end.end())
-        parent->second = explain(type, payload);
+        parent->second = explain(typed);
     if (e.stream_id == stream) {
-      if (type == "job.created") {
+      if (const auto* c = std::get_if<core::ev::job_created>(&typed)) {
         created = e.recorded_at_us;
-        if (auto deps = payload.find("depends_on"); deps != payload.end() && deps->is_array())
-          for (const auto& d : *deps)
-            if (d.is_object() && d.contains("job_id") && d["job_id"].is_string()) parent_end[d["job_id"].get<std::string>()];
+        if (c->depends_on.is_array())
+          for (const auto& d : core::dependencies_from_json(c->depends_on)) parent_end[d.job_id];
       }
-      std::string explained = explain(type, payload);
-      if (type == "job.cancelled" && str(payload, "reason") == "dependency_never_satisfied") {
-        const std::string parent = str(payload, "dependency");
+      std::string explained = explain(typed);
+      if (const auto* x = std::get_if<core::ev::job_cancelled>(&typed); x && x->reason == "dependency_never_satisfied") {
+        const std::string parent = x->dependency.value_or("");
         auto how = parent_end.find(parent);
         explained = "cancelled: its dependency on job " + parent + " can never hold" +
                     (how != parent_end.end() && !how->second.empty() ? " (that job " + how->second + ")" : "");
       }
-      if (type == "job.assigned" && !first_assigned) first_assigned = e.recorded_at_us;
+      if (std::holds_alternative<core::ev::job_assigned>(typed) && !first_assigned) first_assigned = e.recorded_at_us;
       entries.push_back({{"seq", e.seq},
                          {"time", util::format_time_us(e.recorded_at_us)},
                          {"type", type},
                          {"actor", std::string(e.actor)},
                          {"explained", explained},
-                         {"payload", payload}});
+                         {"payload", events::from_payload(e.payload)}});  // (shown whole, fields this build does not know too)
       last_view = nullptr;
       return true;
     }
     // The scheduler's view changes at recalculations and plans; one line when it did.
-    if (type != "scheduler.priorities_recalculated" && type != "scheduler.priorities_applied" && type != "scheduler.plan_made")
+    if (!std::holds_alternative<core::ev::priorities_recalculated>(typed) && !std::holds_alternative<core::ev::priorities_applied>(typed) &&
+        !std::holds_alternative<core::ev::plan_made>(typed))
       return true;
     const core::job* j = w.find_job(job_id);
     if (!j || j->status != core::job_status::queued) return true;

@@ -9,7 +9,7 @@
 #include "core/util/time.hpp"
 #include "core/world.hpp"
 #include "events/envelope.hpp"
-#include "events/payload.hpp"
+#include "core/event_types.hpp"
 #include "replay/sim_metrics.hpp"
 
 namespace baton::replay {
@@ -38,11 +38,11 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
   std::map<std::string, uint64_t> preempted;      // job -> times preempted
   std::map<std::string, core::job> pruned;        // pruned jobs, as they were when pruned
   store.scan(1, 0, true, [&](const events::event_view& e) {
-    std::string stream(e.stream_id), type(e.type);
-    auto payload = events::from_payload(e.payload);
-    if (type == "job.pruned")  // the world keeps only a stub of a pruned job; the workload keeps it whole
+    std::string stream(e.stream_id);
+    const auto payload = core::ev::decode(e.type, e.schema_version, e.payload);
+    if (std::holds_alternative<core::ev::job_pruned>(payload))  // the world keeps only a stub of a pruned job; the workload keeps it whole
       if (auto j = core::as_pruned(w, stream.substr(4), payload, e.recorded_at_us)) pruned.insert_or_assign(j->id, std::move(*j));
-    core::apply(w, stream, type, payload, e.recorded_at_us);
+    core::apply(w, stream, payload, e.recorded_at_us);
     if (stream.rfind("worker/", 0) == 0) {
       const core::worker* wk = w.find_worker(stream.substr(7));
       int64_t now = wk && !wk->gone && !wk->placeholder && wk->registered_at != 0 ? wk->gpu_count : 0;
@@ -50,14 +50,14 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
       gpus_now += now - was;
       was = now;
       r.capacity_gpus = std::max(r.capacity_gpus, gpus_now);
-    } else if (type == "scheduler.plan_made") {
-      for (const auto& res : payload.value("reservations", json::array()))
-        if (auto start = util::parse_time_us(res.value("start", ""))) reserved_start[res.value("job_id", "")] = *start;
-    } else if (type == "job.assigned") {
+    } else if (const auto* plan = std::get_if<core::ev::plan_made>(&payload)) {
+      for (const auto& res : plan->reservations)
+        if (auto start = util::parse_time_us(res.start.value_or(""))) reserved_start[res.job_id] = *start;
+    } else if (std::holds_alternative<core::ev::job_assigned>(payload)) {
       std::string job = stream.substr(4);
       auto it = reserved_start.find(job);
       if (it != reserved_start.end() && !kept.count(job)) kept[job] = e.recorded_at_us <= it->second;
-    } else if (type == "job.preempted") {
+    } else if (std::holds_alternative<core::ev::job_preempted>(payload)) {
       ++preempted[stream.substr(4)];
     }
     return true;

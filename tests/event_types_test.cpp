@@ -81,6 +81,10 @@ void check_type(const T& x, const std::string& what) {
   EXPECT_EQ(ev::encode(ev::from_json(T::type, j)), bytes) << what;
   EXPECT_EQ(ev::to_json(back), j) << what;
   EXPECT_EQ(ev::type_of(back), T::type);
+  // worker_named gives the payload's own top-level worker_id, as its JSON holds it.
+  const auto w = j.find("worker_id");
+  const std::string in_json = w != j.end() && w->is_string() ? w->template get<std::string>() : "";
+  EXPECT_EQ(ev::worker_named(back), in_json) << what;
 }
 
 template <size_t... I>
