@@ -7,10 +7,11 @@
 //   peer_client cycles PORT PENDING BUSY SECONDS
 //       BUSY workers registered and each handed a job (they stay running), then PENDING + the
 //       samples' jobs queued (POST /jobs/batch), so at least PENDING stay pending throughout.
-//       For SECONDS, as batond's planning cycles and priority recalculations run (the config's
-//       periods, and POST /plan and POST /priority/recalculate called back to back by two more
-//       threads, each call's span kept): a fresh worker registers and polls every 5 ms (the poll
-//       timed: it is handed a job), and a POST /jobs every 20 ms (timed). Prints the latencies
+//       For SECONDS, as batond's planning cycles and priority recalculations run (POST /plan and
+//       POST /priority/recalculate, each started every second by a thread of its own, as the
+//       bf_interval and priority_calc_period loops run them; each call's span kept): a poll
+//       every 5 ms, each by another idle worker registered before (timed: it is handed a job),
+//       and a POST /jobs every 20 ms (timed). Prints the latencies
 //       (p50, p99, max) of all polls and creates, and of those in flight while a /plan or
 //       /priority/recalculate call was (a cycle running).
 // Output lines start with the subcommand's name and carry "key value" pairs the scripts read.
@@ -182,22 +183,30 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
       return 1;
     }
   queue_jobs(*c, busy, pending + samples);
+  // The workers that poll, one poll each, registered before the window (a registration waits on
+  // the scheduler as a poll does: registered in the window, it took the wait, not the poll).
+  std::vector<std::pair<std::string, std::string>> idle;
+  for (size_t i = 0; i < samples; ++i) idle.push_back(register_worker(*c));
   wait_for_views(*c);
 
   std::atomic<bool> done{false};
   std::mutex mu;
   std::vector<std::pair<double, double>> cycle_spans;  // each /plan or /priority/recalculate call
-  int plans = 0, recalculations = 0;
-  auto caller = [&](const char* path, int& count) {
-    return std::thread([&, path] {
+  stats plan_ms, recalculation_ms;
+  const double t0 = now_ms();
+  auto caller = [&](const char* path, stats& each, double offset_ms) {
+    return std::thread([&, path, offset_ms] {
       auto cc = client(port);
-      while (!done) {
+      for (int i = 0;; ++i) {  // one call a second, the first offset_ms in
+        const double due = t0 + offset_ms + i * 1000.0;
+        if (due > now_ms()) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(due - now_ms()));
+        if (done) break;
         const double start = now_ms();
         auto r = cc->Post(path, "", "application/json");
         if (!r || r->status != 200) fail(path, r);
         std::lock_guard<std::mutex> g(mu);
         cycle_spans.emplace_back(start, now_ms());
-        ++count;
+        each.ms.push_back(now_ms() - start);
       }
     });
   };
@@ -206,14 +215,12 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
   };
   std::vector<timed> polls, creates_timed;
   size_t assigned = 0;
-  const double t0 = now_ms();
-  std::thread planner = caller("/plan", plans), recalculator = caller("/priority/recalculate", recalculations);
+  std::thread planner = caller("/plan", plan_ms, 100), recalculator = caller("/priority/recalculate", recalculation_ms, 600);
   std::thread poller([&] {
     auto pc = client(port);
-    for (size_t i = 0; now_ms() - t0 < seconds * 1000; ++i) {
-      const auto w = register_worker(*pc);
+    for (size_t i = 0; now_ms() - t0 < seconds * 1000 && i < idle.size(); ++i) {
       const double start = now_ms();
-      assigned += poll(*pc, w);
+      assigned += poll(*pc, idle[i]);
       polls.push_back({start, now_ms()});
       const double next = t0 + (i + 1) * poll_every_ms;
       if (next > now_ms()) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(next - now_ms()));
@@ -244,13 +251,13 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
       if (overlaps) during.ms.push_back(t.end - t.start);
     }
   };
-  stats polls_all, polls_during, creates_all, creates_during, spans;
+  stats polls_all, polls_during, creates_all, creates_during;
   split(polls, polls_all, polls_during);
   split(creates_timed, creates_all, creates_during);
-  for (const auto& [a, b] : cycle_spans) spans.ms.push_back(b - a);
   auto r = c->Get("/jobs?status=queued&limit=1");
   const std::string queued = r && r->has_header("X-Total-Count") ? r->get_header_value("X-Total-Count") : "?";
-  std::printf("cycles plans %d recalculations %d cycle_ms %s\n", plans, recalculations, spans.line().c_str());
+  std::printf("cycles plans %s\n", plan_ms.line().c_str());
+  std::printf("cycles recalculations %s\n", recalculation_ms.line().c_str());
   std::printf("cycles polls_all %s assigned %zu\n", polls_all.line().c_str(), assigned);
   std::printf("cycles polls_during %s\n", polls_during.line().c_str());
   std::printf("cycles creates_all %s\n", creates_all.line().c_str());
