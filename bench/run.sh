@@ -7,9 +7,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
 cmake --preset release >/dev/null
-cmake --build --preset release --target eventlog_bench api_bench preemption_bench sim_bench rederive_bench view_bench restart_bench blob_bench \
-  peer_client batond baton >/dev/null
 what="${1:-all}"
+# Only what the chosen benchmark runs is built (all of them for all).
+case "$what" in
+  eventlog) targets=(eventlog_bench) ;;
+  api) targets=(api_bench batond) ;;
+  import) targets=(batond baton) ;;
+  blob) targets=(blob_bench batond) ;;
+  preemption) targets=(preemption_bench batond) ;;
+  sim) targets=(sim_bench) ;;  # bench/sim_trace.sh builds baton-replay itself
+  rederive) targets=(rederive_bench) ;;
+  view) targets=(view_bench) ;;
+  restart) targets=(restart_bench batond) ;;
+  peers) targets=(api_bench restart_bench peer_client batond) ;;
+  *) targets=(eventlog_bench api_bench preemption_bench sim_bench rederive_bench view_bench restart_bench blob_bench
+              peer_client batond baton) ;;
+esac
+cmake --build --preset release --target "${targets[@]}" >/dev/null
 if [[ "$what" == all || "$what" == eventlog ]]; then
   b=build/release/bench/eventlog_bench
   for producers in 32 256; do
