@@ -114,7 +114,7 @@ CREATE TABLE job_events (
   worker text,
   at timestamptz NOT NULL DEFAULT now());
 INSERT INTO jobs (priority, created, args)
-  SELECT (g * 7919) % 10, now() - (($jobs - g) * interval '1 ms'),
+  SELECT ((g::bigint * 7919) % 10)::int, now() - (($jobs - g) * interval '1 ms'),
          jsonb_build_object('title', 'bench ' || g, 'input_bundle_path', '/bundles/' || g)
   FROM generate_series(1, $jobs) g;
 VACUUM ANALYZE jobs;
