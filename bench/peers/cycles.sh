@@ -7,16 +7,16 @@
 #   loops: `squeue --jobs=<the running job>` (one job's line: the time is the wait on slurmctld)
 #   and `sbatch --hold --wrap=true` (held: not added to what backfill tests), each call timed.
 #   `sdiag` gives the backfill cycles over that window (count, mean and max length).
-#   baton: peer_client cycles: BUSY workers each running a job, PENDING jobs queued, a planning
-#   cycle (bf_max_job_test 10000, no per-user or per-partition bound: every pending job tested,
-#   as Slurm's) and a priority recalculation each started every second (POST /plan and
-#   POST /priority/recalculate, the same cycles as the bf_interval and priority_calc_period
-#   loops run, which are set long so every cycle is one the client timed); a poll every 5 ms
-#   (each by another idle worker, registered before) and a POST /jobs every 20 ms, each timed; the polls in flight while a /plan or
-#   /priority/recalculate call was are "during a cycle".
-# Prints the latencies (p50, p99, max) of each side; the target: baton's worst poll during a
-# cycle <= 1/10 of Slurm's worst squeue during its cycles (ratio Slurm / baton >= 10). Exits
-# non-zero if either side could not run.
+#   baton: peer_client cycles: BUSY workers each running a job, PENDING jobs queued, batond's own
+#   loops running a planning cycle (bf_interval_seconds 1; bf_max_job_test 10000 and no per-user
+#   or per-partition bound: every pending job tested, as Slurm's) and a priority recalculation
+#   (priority_calc_period_seconds 1) every second; for SECONDS a poll every 5 ms (each by another
+#   idle worker, registered before; each is handed a job) and a POST /jobs every 20 ms, each
+#   timed; the cycles counted by their events on GET /events/stream.
+# Prints the latencies (p50, p99, max) of each side and the cycles over the window; the target:
+# baton's worst poll <= 1/10 of Slurm's worst squeue (ratio Slurm / baton >= 10), each the worst
+# over a window with a cycle every second (baton's window holds about twice as many cycles).
+# Exits non-zero if either side could not run.
 # Usage: bench/peers/cycles.sh [RUNS=3] [SECONDS=10] [PENDING=10000] [BUSY=2000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,8 +27,8 @@ tmp=$(mktemp -d /tmp/baton-peers-cycles.XXXXXX)
 peers_on_exit "rm -rf $tmp"
 config="scheduling:
   max_jobs_per_user: 100000000
-  priority_calc_period_seconds: 86400
-  backfill: {bf_interval_seconds: 86400, bf_max_job_test: 10000, bf_max_job_user: 0, bf_max_job_part: 0}
+  priority_calc_period_seconds: 1
+  backfill: {bf_interval_seconds: 1, bf_max_job_test: 10000, bf_max_job_user: 0, bf_max_job_part: 0}
 limits: {operator_requests_per_second: 0, worker_requests_per_second: 0}
 workers: {heartbeat_interval_seconds: 3600, reaper_interval_seconds: 3600}"
 
@@ -92,20 +92,18 @@ for run in $(seq 1 "$runs"); do
   batond_stop
   rm -rf "$tmp/baton$run"
   field() { awk -v key="$1" -v f="$2" '$2 == key { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }' <<<"$out"; }
-  poll_p50=$(field polls_during p50) poll_p99=$(field polls_during p99) poll_max=$(field polls_during max)
-  all_max=$(field polls_all max)
-  cr_p50=$(field creates_during p50) cr_p99=$(field creates_during p99) cr_max=$(field creates_during max)
-  plans="$(field plans n) plans (mean $(field plans mean) ms, max $(field plans max) ms)"
-  recalcs="$(field recalculations n) recalculations (mean $(field recalculations mean) ms, max $(field recalculations max) ms)"
+  poll_p50=$(field polls p50) poll_p99=$(field polls p99) poll_max=$(field polls max)
+  cr_p50=$(field creates p50) cr_p99=$(field creates p99) cr_max=$(field creates max)
+  [[ "$(field events plans)" -gt 0 && "$(field events recalculations)" -gt 0 ]] || die "batond ran no planning cycle or no recalculation in the window"
   r=$(ratio "$sq_max" "$poll_max")
   ratios+=("$r")
   printf 'run %d: Slurm, %d backfill cycles (mean %s ms, max %s ms; busy %s%% of the window): squeue p50 %s p99 %s max %s ms (%d calls), sbatch p50 %s p99 %s max %s ms (%d calls)\n' \
     "$run" "$bf_n" "$bf_mean" "$bf_max" "$busy_share" "$sq_p50" "$sq_p99" "$sq_max" "$(wc -l <"$tmp/squeue$run")" \
     "$sb_p50" "$sb_p99" "$sb_max" "$(wc -l <"$tmp/sbatch$run")"
-  printf 'run %d: baton, %s and %s: polls during them p50 %s p99 %s max %s ms (%s of %s polls; max of all %s ms), creates during them p50 %s p99 %s max %s ms\n' \
-    "$run" "$plans" "$recalcs" "$poll_p50" "$poll_p99" "$poll_max" "$(field polls_during n)" \
-    "$(field polls_all n)" "$all_max" "$cr_p50" "$cr_p99" "$cr_max"
-  printf 'run %d: worst squeue / worst poll during a cycle: %sx  load %s\n' "$run" "$r" "$(load_average)"
+  printf 'run %d: baton, %s plans made, %s recalculations (%s put in force): polls p50 %s p99 %s max %s ms (%s polls), creates p50 %s p99 %s max %s ms (%s)\n' \
+    "$run" "$(field events plans)" "$(field events recalculations)" "$(field events applied)" "$poll_p50" "$poll_p99" \
+    "$poll_max" "$(field polls n)" "$cr_p50" "$cr_p99" "$cr_max" "$(field creates n)"
+  printf 'run %d: worst squeue / worst poll: %sx  load %s\n' "$run" "$r" "$(load_average)"
 done
 m=$(median "${ratios[@]}")
 echo "cycles: median ratio ${m}x over $runs runs (${ratios[*]}); target: baton's worst poll <= 1/10 of Slurm's worst squeue (>= 10x): $(verdict "$m" '>=' 10)"

@@ -7,13 +7,12 @@
 //   peer_client cycles PORT PENDING BUSY SECONDS
 //       BUSY workers registered and each handed a job (they stay running), then PENDING + the
 //       samples' jobs queued (POST /jobs/batch), so at least PENDING stay pending throughout.
-//       For SECONDS, as batond's planning cycles and priority recalculations run (POST /plan and
-//       POST /priority/recalculate, each started every second by a thread of its own, as the
-//       bf_interval and priority_calc_period loops run them; each call's span kept): a poll
-//       every 5 ms, each by another idle worker registered before (timed: it is handed a job),
-//       and a POST /jobs every 20 ms (timed). Prints the latencies
-//       (p50, p99, max) of all polls and creates, and of those in flight while a /plan or
-//       /priority/recalculate call was (a cycle running).
+//       For SECONDS, as batond's own loops run planning cycles and priority recalculations
+//       (the config's bf_interval_seconds and priority_calc_period_seconds; a follower of
+//       GET /events/stream counts their events): a poll every 5 ms, each by another idle
+//       worker registered before (timed: it is handed a job), and a POST /jobs every 20 ms
+//       (timed). Prints the latencies (p50, p99, max) of the polls and the creates, and the
+//       cycles' events seen meanwhile.
 // Output lines start with the subcommand's name and carry "key value" pairs the scripts read.
 #include <httplib.h>
 
@@ -24,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -189,33 +189,37 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
   for (size_t i = 0; i < samples; ++i) idle.push_back(register_worker(*c));
   wait_for_views(*c);
 
-  std::atomic<bool> done{false};
-  std::mutex mu;
-  std::vector<std::pair<double, double>> cycle_spans;  // each /plan or /priority/recalculate call
-  stats plan_ms, recalculation_ms;
-  const double t0 = now_ms();
-  auto caller = [&](const char* path, stats& each, double offset_ms) {
-    return std::thread([&, path, offset_ms] {
-      auto cc = client(port);
-      for (int i = 0;; ++i) {  // one call a second, the first offset_ms in
-        const double due = t0 + offset_ms + i * 1000.0;
-        if (due > now_ms()) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(due - now_ms()));
-        if (done) break;
-        const double start = now_ms();
-        auto r = cc->Post(path, "", "application/json");
-        if (!r || r->status != 200) fail(path, r);
-        std::lock_guard<std::mutex> g(mu);
-        cycle_spans.emplace_back(start, now_ms());
-        each.ms.push_back(now_ms() - start);
-      }
-    });
-  };
+  // The cycles' events as a dashboard sees them: counted by type while the window is open.
+  std::atomic<bool> window{false};
+  std::map<std::string, int> seen;
+  std::mutex seen_mu;
+  httplib::Client follower("127.0.0.1", port);
+  follower.set_read_timeout(3600, 0);
+  std::string pending_text;
+  std::thread following([&] {
+    follower.Get("/events/stream", {{"X-API-Token", token()}}, [&](const httplib::Response& r) { return r.status == 200; },
+                 [&](const char* data, size_t n) {
+                   pending_text.append(data, n);
+                   for (size_t eol; (eol = pending_text.find('\n')) != std::string::npos; pending_text.erase(0, eol + 1)) {
+                     const std::string line = pending_text.substr(0, eol);
+                     if (!window || line.rfind("data: {", 0) != 0) continue;
+                     const auto j = json::parse(line.substr(6), nullptr, false);
+                     if (j.is_object() && j.contains("type")) {
+                       std::lock_guard<std::mutex> g(seen_mu);
+                       ++seen[j["type"].get<std::string>()];
+                     }
+                   }
+                   return true;
+                 });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the stream open before the window
   struct timed {
     double start, end;
   };
   std::vector<timed> polls, creates_timed;
   size_t assigned = 0;
-  std::thread planner = caller("/plan", plan_ms, 100), recalculator = caller("/priority/recalculate", recalculation_ms, 600);
+  const double t0 = now_ms();
+  window = true;
   std::thread poller([&] {
     auto pc = client(port);
     for (size_t i = 0; now_ms() - t0 < seconds * 1000 && i < idle.size(); ++i) {
@@ -239,29 +243,19 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
   });
   poller.join();
   creator.join();
-  done = true;
-  planner.join();
-  recalculator.join();
+  window = false;
+  follower.stop();
+  following.join();
 
-  auto split = [&](const std::vector<timed>& v, stats& all, stats& during) {
-    for (const auto& t : v) {
-      all.ms.push_back(t.end - t.start);
-      bool overlaps = false;
-      for (const auto& [a, b] : cycle_spans) overlaps |= t.start < b && t.end > a;
-      if (overlaps) during.ms.push_back(t.end - t.start);
-    }
-  };
-  stats polls_all, polls_during, creates_all, creates_during;
-  split(polls, polls_all, polls_during);
-  split(creates_timed, creates_all, creates_during);
+  stats polls_all, creates_all;
+  for (const auto& t : polls) polls_all.ms.push_back(t.end - t.start);
+  for (const auto& t : creates_timed) creates_all.ms.push_back(t.end - t.start);
   auto r = c->Get("/jobs?status=queued&limit=1");
   const std::string queued = r && r->has_header("X-Total-Count") ? r->get_header_value("X-Total-Count") : "?";
-  std::printf("cycles plans %s\n", plan_ms.line().c_str());
-  std::printf("cycles recalculations %s\n", recalculation_ms.line().c_str());
-  std::printf("cycles polls_all %s assigned %zu\n", polls_all.line().c_str(), assigned);
-  std::printf("cycles polls_during %s\n", polls_during.line().c_str());
-  std::printf("cycles creates_all %s\n", creates_all.line().c_str());
-  std::printf("cycles creates_during %s\n", creates_during.line().c_str());
+  std::printf("cycles events plans %d recalculations %d applied %d\n", seen["scheduler.plan_made"],
+              seen["scheduler.priorities_recalculated"], seen["scheduler.priorities_applied"]);
+  std::printf("cycles polls %s assigned %zu\n", polls_all.line().c_str(), assigned);
+  std::printf("cycles creates %s\n", creates_all.line().c_str());
   std::printf("cycles queued_at_end %s\n", queued.c_str());
   return assigned == polls.size() ? 0 : 1;
 }
