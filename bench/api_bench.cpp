@@ -544,9 +544,10 @@ int main(int argc, char** argv) {
   }
   double ref_assigning = (constant_before.rate() + constant_between.rate()) / 2;
   double ref_idle = (constant_between.rate() + constant_after.rate()) / 2;
-  if (!assigning_only) std::printf("constant endpoint: %.0f / %.0f / %.0f req/s (before, between, after)  p50 %.2f ms  p99 %.2f ms\n",
-              constant_before.rate(), constant_between.rate(), constant_after.rate(), constant_between.pct(0.5),
-              constant_between.pct(0.99));
+  if (!assigning_only)
+    std::printf("constant endpoint: %.0f / %.0f / %.0f req/s (before, between, after)  p50 %.2f ms  p99 %.2f ms\n",
+                constant_before.rate(), constant_between.rate(), constant_after.rate(), constant_between.pct(0.5),
+                constant_between.pct(0.99));
   std::printf("assigning polls:   %.0f req/s  mean %.2f ms  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)"
               "  batond CPU %.0f us/poll\n",
               assigning.rate(), assigning.mean(), assigning.pct(0.5), assigning.pct(0.99), assigning.matched,
@@ -577,9 +578,9 @@ int main(int argc, char** argv) {
               mean_ms("baton_log_fsync_seconds_sum", "baton_log_fsync_seconds_count"));
   if (!assigning_only)
     std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
-              "  batond CPU %.0f us/poll\n",
-              idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
-              idle_cpu / std::max<size_t>(idle.requests, 1));
+                "  batond CPU %.0f us/poll\n",
+                idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
+                idle_cpu / std::max<size_t>(idle.requests, 1));
   if (sse_clients) {
     std::printf("live stream: %.1f MB received by %d clients over both phases\n", sse_bytes / 1e6, sse_clients);
     for (auto& c : followers) c->stop();
