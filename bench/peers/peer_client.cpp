@@ -190,14 +190,17 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
   wait_for_views(*c);
 
   // The cycles' events as a dashboard sees them: counted by type while the window is open.
-  std::atomic<bool> window{false};
+  std::atomic<bool> window{false}, stream_open{false};
   std::map<std::string, int> seen;
   std::mutex seen_mu;
   httplib::Client follower("127.0.0.1", port);
   follower.set_read_timeout(3600, 0);
   std::string pending_text;
   std::thread following([&] {
-    follower.Get("/events/stream", {{"X-API-Token", token()}}, [&](const httplib::Response& r) { return r.status == 200; },
+    follower.Get("/events/stream", {{"X-API-Token", token()}}, [&](const httplib::Response& r) {
+                   stream_open = r.status == 200;
+                   return r.status == 200;
+                 },
                  [&](const char* data, size_t n) {
                    pending_text.append(data, n);
                    for (size_t eol; (eol = pending_text.find('\n')) != std::string::npos; pending_text.erase(0, eol + 1)) {
@@ -212,7 +215,11 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
                    return true;
                  });
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the stream open before the window
+  for (auto deadline = steady::now() + std::chrono::seconds(30); !stream_open; std::this_thread::sleep_for(std::chrono::milliseconds(5)))
+    if (steady::now() > deadline) {
+      std::fprintf(stderr, "peer_client: GET /events/stream did not answer within 30 s\n");
+      std::exit(1);
+    }
   struct timed {
     double start, end;
   };
