@@ -8,6 +8,8 @@
 // API_BENCH_POSTGRES=1: batond also writes the PostgreSQL view, to a server the bench starts.
 // API_BENCH_SQLITE=0: without the SQLite view (with or without the PostgreSQL one).
 // API_BENCH_BATOND=PATH: load another build's batond (comparing two builds in turn).
+// API_BENCH_ASSIGNING_ONLY=1: the assigning phase alone (no constant endpoint, no idle phase):
+// bench/peers/dispatch.sh, which compares it with a PostgreSQL job queue instead.
 // API_BENCH_CALLGRIND=DIR: batond runs under valgrind's callgrind, counting instructions only
 // through the assigning phase and the views' catch-up after it (bench/api_ir.sh reads DIR).
 #include <httplib.h>
@@ -56,6 +58,11 @@ struct result {
   std::vector<double> latencies_ms;
   std::vector<std::pair<double, double>> spans_ms;  // each request's start and end (now_ms)
   double rate() const { return requests / seconds; }
+  double mean() const {
+    double sum = 0;
+    for (double l : latencies_ms) sum += l;
+    return latencies_ms.empty() ? 0 : sum / latencies_ms.size();
+  }
   double pct(double p) {
     if (latencies_ms.empty()) return 0;
     std::sort(latencies_ms.begin(), latencies_ms.end());
@@ -413,7 +420,9 @@ int main(int argc, char** argv) {
       return r && r->status == 200 ? 1 : 0;
     });
   };
-  auto constant_before = constant_run();
+  const bool assigning_only = std::getenv("API_BENCH_ASSIGNING_ONLY") != nullptr;
+  result constant_before, constant_between, idle, constant_after;
+  if (!assigning_only) constant_before = constant_run();
 
   // Each busy-pool worker polls once, in a random order (fixed seed): every poll should assign.
   std::vector<size_t> order(workers);
@@ -521,25 +530,29 @@ int main(int argc, char** argv) {
   auto log_after = log_figures();
   auto delta = [&](const char* key) { return log_after[key] - log_before[key]; };
   auto mean_ms = [&](const char* sum, const char* count) { return delta(count) > 0 ? delta(sum) / delta(count) * 1e3 : 0.0; };
-  std::fprintf(stderr, "phase: constant\n");
-  auto constant_between = constant_run();
-  std::fprintf(stderr, "phase: idle\n");
-  double cpu_before_idle = cpu_us(batond);
-  auto idle = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
-    return poll(c, workers + (i * conns + t) % idle_workers, "no_job_available");
-  });
-  double idle_cpu = cpu_us(batond) - cpu_before_idle;
-
-  auto constant_after = constant_run();
+  double idle_cpu = 0;
+  if (!assigning_only) {
+    std::fprintf(stderr, "phase: constant\n");
+    constant_between = constant_run();
+    std::fprintf(stderr, "phase: idle\n");
+    double cpu_before_idle = cpu_us(batond);
+    idle = load(port, conns, seconds, [&](int t, size_t i, httplib::Client& c) {
+      return poll(c, workers + (i * conns + t) % idle_workers, "no_job_available");
+    });
+    idle_cpu = cpu_us(batond) - cpu_before_idle;
+    constant_after = constant_run();
+  }
   double ref_assigning = (constant_before.rate() + constant_between.rate()) / 2;
   double ref_idle = (constant_between.rate() + constant_after.rate()) / 2;
-  std::printf("constant endpoint: %.0f / %.0f / %.0f req/s (before, between, after)  p50 %.2f ms  p99 %.2f ms\n",
-              constant_before.rate(), constant_between.rate(), constant_after.rate(), constant_between.pct(0.5),
-              constant_between.pct(0.99));
-  std::printf("assigning polls:   %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)"
+  if (!assigning_only)
+    std::printf("constant endpoint: %.0f / %.0f / %.0f req/s (before, between, after)  p50 %.2f ms  p99 %.2f ms\n",
+                constant_before.rate(), constant_between.rate(), constant_after.rate(), constant_between.pct(0.5),
+                constant_between.pct(0.99));
+  std::printf("assigning polls:   %.0f req/s  mean %.2f ms  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)"
               "  batond CPU %.0f us/poll\n",
-              assigning.rate(), assigning.pct(0.5), assigning.pct(0.99), assigning.matched, assigning.requests,
-              100 * assigning.rate() / ref_assigning, assigning_cpu / std::max<size_t>(assigning.requests, 1));
+              assigning.rate(), assigning.mean(), assigning.pct(0.5), assigning.pct(0.99), assigning.matched,
+              assigning.requests, ref_assigning > 0 ? 100 * assigning.rate() / ref_assigning : 0.0,
+              assigning_cpu / std::max<size_t>(assigning.requests, 1));
   std::printf("  views: %llu events behind when the polls ended, caught up %.2f s later; batond CPU with the views' "
               "catch-up %.0f us/poll\n",
               static_cast<unsigned long long>(assigning_views.lag_at_start), assigning_views.seconds,
@@ -563,10 +576,11 @@ int main(int argc, char** argv) {
               delta("baton_log_append_seconds_count") > 0 ? assigning.requests / delta("baton_log_append_seconds_count") : 0.0,
               mean_ms("baton_log_append_seconds_sum", "baton_log_append_seconds_count"), delta("baton_log_fsync_seconds_count"),
               mean_ms("baton_log_fsync_seconds_sum", "baton_log_fsync_seconds_count"));
-  std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
-              "  batond CPU %.0f us/poll\n",
-              idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
-              idle_cpu / std::max<size_t>(idle.requests, 1));
+  if (!assigning_only)
+    std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
+                "  batond CPU %.0f us/poll\n",
+                idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
+                idle_cpu / std::max<size_t>(idle.requests, 1));
   if (sse_clients) {
     std::printf("live stream: %.1f MB received by %d clients over both phases\n", sse_bytes / 1e6, sse_clients);
     for (auto& c : followers) c->stop();

@@ -6,6 +6,10 @@
 // Then, as batond does at a clean stop, a state snapshot of the final world. Then starts the
 // real batond on it and times start-up to serving (the port file written): with the snapshot,
 // and (RESTART_BENCH_FULL=1) after deleting it, from sequence 1.
+// RESTART_BENCH_KILL=1: restarts after `kill -9` instead (bench/peers/restart.sh): the snapshot
+// is the one a running batond would have written last at worst, snapshot_every_events (100,000,
+// the default) before the end; batond is started once and killed with SIGKILL once it serves,
+// then each timed start is ended by SIGKILL too, so each one recovers from a killed process.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,8 +40,9 @@ namespace {
 
 double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
-// Starts batond on data_dir; seconds until it serves (its port file exists).
-double time_start(const std::string& data_dir, const std::string& work) {
+// Starts batond on data_dir; seconds until it serves (its port file exists). Then stops it
+// (SIGTERM, a clean stop) or kills it (SIGKILL, as a crash would).
+double time_start(const std::string& data_dir, const std::string& work, int stop_signal = SIGTERM) {
   std::string port_file = work + "/port";
   fs::remove(port_file);
   // The SQL view off: a log written here has no view, and batond would build one from sequence 1
@@ -64,7 +69,7 @@ double time_start(const std::string& data_dir, const std::string& work) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   double secs = seconds_since(t);
-  kill(pid, SIGTERM);
+  kill(pid, stop_signal);
   waitpid(pid, nullptr, 0);
   return secs;
 }
@@ -78,7 +83,24 @@ int main(int argc, char** argv) {
   std::string work = (fs::temp_directory_path() / ("restart_bench." + std::to_string(getpid()))).string();
   std::string data = work + "/data";
   fs::create_directories(data);
+  const bool kill_mode = std::getenv("RESTART_BENCH_KILL") != nullptr;
+  const uint64_t snapshot_behind = kill_mode ? 100000 : 0;  // event_log.snapshot_every_events's default
   log_builder b(data + "/eventlog");
+  // The state snapshot of the world so far, as batond writes one.
+  uint64_t snapshot_seq = 0;
+  size_t snapshot_bytes = 0;
+  double snapshot_seconds = 0;
+  auto take_snapshot = [&] {
+    b.flush();
+    const uint64_t last = b.store->last_seq();
+    auto head = b.store->read(last, 1).front();
+    auto t1 = clock_type::now();
+    auto bytes = core::encode_world_snapshot(b.w, head.hash);
+    b.store->put_snapshot(core::world_snapshot_name, {last, bytes});
+    snapshot_seq = last;
+    snapshot_bytes = bytes.size();
+    snapshot_seconds = seconds_since(t1);
+  };
   auto admin = core::principal::operator_named("admin");
   auto t0 = clock_type::now();
   b.run(core::principal::loop(), C::recalculate_priorities{});
@@ -103,6 +125,7 @@ int main(int argc, char** argv) {
       b.run(admin, c);
     }
     for (size_t i = 0; i < workers && b.written < target; ++i) {
+      if (snapshot_behind && !snapshot_seq && b.written + snapshot_behind >= target) take_snapshot();
       b.now += 1'000'000;
       b.leases.touch(ids[i], b.now);
       auto me = core::principal::of_worker(ids[i]);
@@ -125,19 +148,31 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (!snapshot_seq) take_snapshot();
   b.flush();
   const uint64_t last = b.store->last_seq();
-  auto head = b.store->read(last, 1).front();
-  auto t1 = clock_type::now();
-  auto bytes = core::encode_world_snapshot(b.w, head.hash);
-  b.store->put_snapshot(core::world_snapshot_name, {last, bytes});
-  std::printf("log: %llu events, %zu jobs (%zu queued), %zu workers, written in %.0f s; snapshot %zu bytes in %.2f s\n",
+  std::printf("log: %llu events, %zu jobs (%zu queued), %zu workers, written in %.0f s; snapshot at sequence %llu, "
+              "%zu bytes in %.2f s\n",
               static_cast<unsigned long long>(last), b.w.jobs.size(), b.w.queued.size(), workers, seconds_since(t0),
-              bytes.size(), seconds_since(t1));
+              static_cast<unsigned long long>(snapshot_seq), snapshot_bytes, snapshot_seconds);
   b.store->flush();
   b.store.reset();
 
-  for (int round = 0; round < 3; ++round)
+  if (kill_mode) {
+    // A start writes a snapshot of its own once it has caught up; each timed start gets the
+    // builder's one back (the later ones deleted), so each replays the same events after it.
+    auto drop_later_snapshots = [&] {
+      auto store = events::event_store::open(data + "/eventlog");
+      for (auto seq : store->snapshot_seqs(core::world_snapshot_name))
+        if (seq > snapshot_seq) store->delete_snapshot(core::world_snapshot_name, seq);
+    };
+    std::printf("batond start-up to serving, first start (then kill -9): %.2f s\n", time_start(data, work, SIGKILL));
+    for (int round = 0; round < 3; ++round) {
+      drop_later_snapshots();
+      std::printf("batond start-up to serving after kill -9: %.2f s\n", time_start(data, work, SIGKILL));
+    }
+  }
+  for (int round = 0; round < (kill_mode ? 0 : 3); ++round)
     std::printf("batond start-up to serving, with the snapshot: %.2f s\n", time_start(data, work));
   std::string log = work + "/batond.log";
   std::ifstream in(log);

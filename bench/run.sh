@@ -1,13 +1,29 @@
 #!/usr/bin/env bash
 # Builds the release preset and runs the benchmarks named in docs/benchmarks.md.
-# Usage: bench/run.sh [eventlog|api|import|preemption|sim|rederive|view|restart|blob]   (default: all). All take
-# about half an hour on 2 cores (restart alone ~5: it writes a 10,000,000-event log first).
+# Usage: bench/run.sh [eventlog|api|import|preemption|sim|rederive|view|restart|blob|peers]   (default: all). All take
+# about an hour on 2 cores (restart alone ~5 minutes: it writes a 10,000,000-event log first;
+# peers ~25: each yardstick's peer and baton in turn, three runs; as root, for the local Slurm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
 cmake --preset release >/dev/null
-cmake --build --preset release --target eventlog_bench api_bench preemption_bench sim_bench rederive_bench view_bench restart_bench blob_bench batond baton >/dev/null
 what="${1:-all}"
+# Only what the chosen benchmark runs is built (all of them for all).
+case "$what" in
+  eventlog) targets=(eventlog_bench) ;;
+  api) targets=(api_bench batond) ;;
+  import) targets=(batond baton) ;;
+  blob) targets=(blob_bench batond) ;;
+  preemption) targets=(preemption_bench batond) ;;
+  sim) targets=(sim_bench) ;;  # bench/sim_trace.sh builds baton-replay itself
+  rederive) targets=(rederive_bench) ;;
+  view) targets=(view_bench) ;;
+  restart) targets=(restart_bench batond) ;;
+  peers) targets=(api_bench restart_bench peer_client batond) ;;
+  *) targets=(eventlog_bench api_bench preemption_bench sim_bench rederive_bench view_bench restart_bench blob_bench
+              peer_client batond baton) ;;
+esac
+cmake --build --preset release --target "${targets[@]}" >/dev/null
 if [[ "$what" == all || "$what" == eventlog ]]; then
   b=build/release/bench/eventlog_bench
   for producers in 32 256; do
@@ -51,4 +67,18 @@ if [[ "$what" == all || "$what" == view ]]; then
 fi
 if [[ "$what" == all || "$what" == restart ]]; then
   build/release/bench/restart_bench 10000000
+fi
+if [[ "$what" == all || "$what" == peers ]]; then
+  # The yardsticks (docs/benchmarks.md, "Against the peers"): each runs the peer and baton in
+  # turn and prints both and their ratio. Every one runs; any that could not run (a peer
+  # missing or failing) makes the exit status non-zero.
+  failed=()
+  bench/peers/dispatch.sh || failed+=(dispatch)
+  bench/peers/submit.sh || failed+=(submit)
+  bench/peers/cycles.sh || failed+=(cycles)
+  bench/peers/restart.sh || failed+=(restart)
+  if ((${#failed[@]})); then
+    echo "bench/run.sh peers: could not run: ${failed[*]}" >&2
+    exit 1
+  fi
 fi

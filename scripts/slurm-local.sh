@@ -22,6 +22,9 @@
 #   SLURM_LOCAL_WARMUP       1                  run one `true` job before declaring ready
 #   SLURM_LOCAL_DB_PORT      13306              MariaDB TCP port (127.0.0.1 only)
 #   SLURM_LOCAL_CTLD_PORT / _SLURMD_PORT / _DBD_PORT   6817 / 6818 / 6819
+#   SLURM_LOCAL_SCHEDULER_PARAMETERS  batch_sched_delay=0   slurm.conf's SchedulerParameters
+#   SLURM_LOCAL_EXTRA_CONF   (none)             further slurm.conf lines, e.g. "MaxJobCount=100000"
+#                                               (bench/peers/ raises the job and array limits)
 set -euo pipefail
 
 DIR=${SLURM_LOCAL_DIR:-/tmp/slurm-local}
@@ -153,7 +156,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 # default batch_sched_delay=3 makes sbatch->RUNNING take ~2.6 s; 0 gives ~0.4-0.7 s
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=${SLURM_LOCAL_SCHEDULER_PARAMETERS:-batch_sched_delay=0}
 # accept advertised CPUs/RealMemory even if larger than the hardware
 SlurmdParameters=config_overrides
 $acct
@@ -171,6 +174,7 @@ MailProg=/bin/true
 ReturnToService=2
 MinJobAge=$MIN_JOB_AGE
 KillWait=5
+${SLURM_LOCAL_EXTRA_CONF:-}
 $gres_types
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$mem $node_gres State=UNKNOWN
 PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
