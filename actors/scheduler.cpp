@@ -13,10 +13,10 @@
 #include "core/preemption.hpp"
 #include "core/priority.hpp"
 #include "core/staged_rekey.hpp"
-#include "projections/idle_poll_view.hpp"
-#include "projections/operator_credentials.hpp"
-#include "projections/pilot_credential.hpp"
-#include "projections/worker_credentials.hpp"
+#include "actors/caches/idle_poll_view.hpp"
+#include "actors/caches/operator_credentials.hpp"
+#include "actors/caches/pilot_credential.hpp"
+#include "actors/caches/worker_credentials.hpp"
 #include "events/payload.hpp"
 
 namespace baton::actors {
@@ -120,7 +120,7 @@ void apply_decision(self_ptr self, const core::decision& d, core::time_us now, s
   note_touched(self->state.world, d, touched);
 }
 
-// Brings the read models the HTTP threads use into step with the world, before any reply of
+// Brings the caches the HTTP threads use into step with the world, before any reply of
 // this step goes out: the workers a step touched (credentials, idle view), the operators its
 // events name, and the images with queued jobs when anything was decided.
 void refresh_views(self_ptr self, const core::decision& d, const std::vector<std::string>& touched, bool decided) {
@@ -447,8 +447,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   for (const auto& [id, w] : st.world.workers)
     if (!w.gone && !w.placeholder) st.leases.touch(id, leases.count(id) ? leases.at(id) : now);
   st.views = std::move(views);
-  if (!st.views.idle) st.views.idle = std::make_shared<projections::idle_poll_view>(settings);
-  if (!st.views.credentials) st.views.credentials = std::make_shared<projections::worker_credentials>();
+  if (!st.views.idle) st.views.idle = std::make_shared<caches::idle_poll_view>(settings);
+  if (!st.views.credentials) st.views.credentials = std::make_shared<caches::worker_credentials>();
   // kill_invalid_dependencies may have been switched on while jobs waited on parents that
   // ended badly: cancel them now, as the fallout would have.
   auto swept = core::dependency_sweep(st.world, settings.priority, now);
@@ -458,7 +458,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
     persist(self, swept, now, dependency_actor, "", nullptr, {});
   }
   st.views.credentials->rebuild(st.world);
-  if (!st.views.operators) st.views.operators = std::make_shared<projections::operator_credentials>();
+  if (!st.views.operators) st.views.operators = std::make_shared<caches::operator_credentials>();
   st.views.operators->rebuild(st.world);
   if (st.views.pilot) st.views.pilot->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);

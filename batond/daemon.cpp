@@ -46,17 +46,17 @@
 #include "http/storage/s3_backend.hpp"
 #include "http/ui_routes.hpp"
 #include "projections/chain_anchor.hpp"
-#include "projections/idle_poll_view.hpp"
+#include "actors/caches/idle_poll_view.hpp"
 #include "projections/job_history.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/minute_stats.hpp"
 #include "projections/offsets.hpp"
-#include "projections/operator_credentials.hpp"
-#include "projections/pilot_credential.hpp"
+#include "actors/caches/operator_credentials.hpp"
+#include "actors/caches/pilot_credential.hpp"
 #include "projections/postgres_view.hpp"
 #include "projections/runner.hpp"
 #include "projections/sqlite_view.hpp"
-#include "projections/worker_credentials.hpp"
+#include "actors/caches/worker_credentials.hpp"
 #include "projections/world_snapshots.hpp"
 #include "replay/world_recovery.hpp"
 
@@ -469,10 +469,10 @@ int run(const config::settings& settings, const run_options& opts) {
     // not waited for (the route answers 503 until it has the log's end).
     auto minutes = std::make_shared<projections::minute_stats>();
     auto minutes_run = projections::run_projection(sys, log, minutes, {true, false});
-    auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
-    auto credentials = std::make_shared<projections::worker_credentials>();
-    auto operator_tokens = std::make_shared<projections::operator_credentials>();
-    auto pilot = std::make_shared<projections::pilot_credential>(
+    auto idle_view = std::make_shared<caches::idle_poll_view>(sched);
+    auto credentials = std::make_shared<caches::worker_credentials>();
+    auto operator_tokens = std::make_shared<caches::operator_credentials>();
+    auto pilot = std::make_shared<caches::pilot_credential>(
         core::pilot_configured{http::hash_of(pilot_token), !settings.pilot_token.empty()});
     actors::scheduler_storage storage;
     storage.recover = [store] { return replay::recover_world(*store).world; };

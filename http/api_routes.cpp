@@ -28,7 +28,7 @@ namespace C = core::commands;
 using builder = std::function<core::command(const request&)>;
 
 // A poll the scheduler would answer with no job and no event: answered here, on the HTTP
-// thread, from the scheduler's read model (projections/idle_poll_view.hpp).
+// thread, from the scheduler's cache (actors/caches/idle_poll_view.hpp).
 bool answered_from_view(const api_context& ctx, const core::envelope& e, response& res) {
   auto* poll = std::get_if<C::request_job>(&e.cmd);
   if (!poll || !ctx.idle_view || !ctx.clock || !ctx.idle_view->answers_no_job(poll->worker_id, ctx.clock())) return false;

@@ -1,8 +1,8 @@
-#include "projections/pilot_credential.hpp"
+#include "actors/caches/pilot_credential.hpp"
 
 #include <mutex>
 
-namespace baton::projections {
+namespace baton::caches {
 
 bool pilot_credential::accepts(const std::string& presented_sha256, core::time_us now) const {
   std::shared_lock<std::shared_mutex> lock(m_);
@@ -14,4 +14,4 @@ void pilot_credential::rebuild(const core::world& w) {
   recorded_ = w.pilot_token;
 }
 
-}  // namespace baton::projections
+}  // namespace baton::caches

@@ -1,9 +1,9 @@
-#include "projections/idle_poll_view.hpp"
+#include "actors/caches/idle_poll_view.hpp"
 
 #include <algorithm>
 #include <mutex>
 
-namespace baton::projections {
+namespace baton::caches {
 
 bool idle_poll_view::answers_no_job(const std::string& worker_id, core::time_us now) const {
   std::shared_lock<std::shared_mutex> lock(m_);
@@ -45,4 +45,4 @@ void idle_poll_view::update(const core::world& w, const core::lease_book& leases
   if (images_may_have_changed) images_locked(w);
 }
 
-}  // namespace baton::projections
+}  // namespace baton::caches

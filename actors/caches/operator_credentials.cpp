@@ -1,10 +1,10 @@
-#include "projections/operator_credentials.hpp"
+#include "actors/caches/operator_credentials.hpp"
 
 #include <mutex>
 
 #include "core/credential.hpp"
 
-namespace baton::projections {
+namespace baton::caches {
 
 std::optional<operator_credentials::who> operator_credentials::verify(const std::string& name,
                                                                       const std::string& secret_sha256,
@@ -33,4 +33,4 @@ void operator_credentials::update(const core::world& w, const std::vector<std::s
   }
 }
 
-}  // namespace baton::projections
+}  // namespace baton::caches

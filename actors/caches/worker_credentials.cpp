@@ -1,11 +1,11 @@
-#include "projections/worker_credentials.hpp"
+#include "actors/caches/worker_credentials.hpp"
 
 #include <mutex>
 
 #include "core/access.hpp"
 #include "core/credential.hpp"
 
-namespace baton::projections {
+namespace baton::caches {
 
 bool worker_credentials::verify(const std::string& worker_id, const std::string& secret_sha256, core::time_us now) const {
   std::shared_lock<std::shared_mutex> lock(m_);
@@ -46,4 +46,4 @@ void worker_credentials::update(const core::world& w, const std::vector<std::str
   }
 }
 
-}  // namespace baton::projections
+}  // namespace baton::caches

@@ -9,7 +9,7 @@
 #include "core/pilot_token.hpp"
 #include "core/world.hpp"
 
-namespace baton::projections {
+namespace baton::caches {
 
 class pilot_credential {
  public:
@@ -26,4 +26,4 @@ class pilot_credential {
   core::rotating_secret recorded_;
 };
 
-}  // namespace baton::projections
+}  // namespace baton::caches

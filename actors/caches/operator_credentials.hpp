@@ -12,7 +12,7 @@
 
 #include "core/world.hpp"
 
-namespace baton::projections {
+namespace baton::caches {
 
 class operator_credentials {
  public:
@@ -36,4 +36,4 @@ class operator_credentials {
   std::unordered_map<std::string, entry> by_name_;  // lookups only, never iterated
 };
 
-}  // namespace baton::projections
+}  // namespace baton::caches

@@ -18,7 +18,7 @@
 #include "core/domain.hpp"
 #include "core/world.hpp"
 
-namespace baton::projections {
+namespace baton::caches {
 
 class worker_credentials {
  public:
@@ -40,4 +40,4 @@ class worker_credentials {
   std::unordered_map<std::string, std::string> registration_by_placeholder_;  // likewise
 };
 
-}  // namespace baton::projections
+}  // namespace baton::caches

@@ -1,5 +1,5 @@
 #pragma once
-// A read model for the commonest request of all: a worker polling while nothing it could run
+// A cache for the commonest request of all: a worker polling while nothing it could run
 // is queued. HTTP threads answer such polls here, without a trip through the scheduler's
 // mailbox; every other poll goes to the scheduler as before.
 //
@@ -24,7 +24,7 @@
 #include "core/decide.hpp"
 #include "core/world.hpp"
 
-namespace baton::projections {
+namespace baton::caches {
 
 class idle_poll_view {
  public:
@@ -58,4 +58,4 @@ class idle_poll_view {
   std::set<std::string> images_with_queued_jobs_;
 };
 
-}  // namespace baton::projections
+}  // namespace baton::caches
