@@ -33,6 +33,7 @@
 #include "core/util/time.hpp"
 #include "core/world.hpp"
 #include "core/world_snapshot.hpp"
+#include "events/event_store.hpp"
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
 #include "http/api_routes.hpp"
@@ -58,6 +59,7 @@
 #include "projections/sqlite_view.hpp"
 #include "actors/caches/worker_credentials.hpp"
 #include "projections/world_snapshots.hpp"
+#include "replay/store_log_reader.hpp"
 #include "replay/world_recovery.hpp"
 
 namespace baton::daemon {
@@ -504,7 +506,7 @@ int run(const config::settings& settings, const run_options& opts) {
     api.accept_shared_token = !sched.worker_credentials_required;
     api.operators = operator_tokens;
     api.limiter = std::make_shared<http::rate_limiter>(http::rate_limits{settings.operator_requests, settings.worker_requests});
-    api.log = store;
+    api.log = replay::store_log_reader(store);
     api.log_fed = reported;
     api.log_metrics = log_metrics;
     api.requests = request_counts;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "actors/scheduler.hpp"
-#include "events/event_store.hpp"
+#include "events/log_reader.hpp"
 #include "http/router.hpp"
 #include "http/storage/backend.hpp"
 #include "actors/caches/idle_poll_view.hpp"
@@ -52,7 +52,7 @@ struct api_context {
   bool accept_shared_token = false;  // workers.accept_shared_token (RelayMD workers)
   std::shared_ptr<const caches::operator_credentials> operators;  // whose a named operator's token is
   std::shared_ptr<rate_limiter> limiter;  // per-caller request budgets (none: unlimited)
-  std::shared_ptr<const events::event_store> log;  // GET /audit/export reads it (none: 503)
+  std::shared_ptr<const events::log_reader> log;  // GET /audit/export, /metrics read it (none: 503)
   std::vector<std::shared_ptr<const projections::projection>> log_fed;  // the log-fed projections: GET /metrics reports their lag
   std::shared_ptr<const actors::log_metrics> log_metrics;  // the log writer's latencies, for GET /metrics
   std::shared_ptr<const request_counters> requests;       // the server's answers by route and status, for GET /metrics

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/util/time.hpp"
+#include "events/event_store.hpp"
 #include "events/payload.hpp"
 
 namespace baton::projections {

@@ -14,17 +14,15 @@
 
 #include "events/event_filter.hpp"
 #include "events/event_store.hpp"
+#include "events/log_reader.hpp"
 #include "replay/log_verify.hpp"
 
 namespace baton::replay {
 
 using export_filter = events::event_filter;
 
-enum class export_format { jsonl, csv };
-
-struct export_summary {
-  uint64_t count = 0, first_seq = 0, last_seq = 0;
-};
+using export_format = events::export_format;
+using export_summary = events::export_summary;
 // Writes every matching event, then the trailer. Throws events::store_error on a damaged log.
 export_summary export_log(const events::event_store& store, const export_filter& f, export_format format,
                           std::ostream& out, const progress_fn& progress = {});

@@ -5,8 +5,8 @@
 #include "core/decide.hpp"
 #include "core/util/time.hpp"
 #include "events/payload.hpp"
-#include "http/reply_shapes.hpp"
 #include "replay/world_recovery.hpp"
+#include "shapes/reply_json.hpp"
 
 namespace baton::replay {
 
@@ -37,7 +37,7 @@ json state_at(const events::event_store& store, const state_query& q, const prog
   auto ask = [&](core::command c) {
     core::envelope e{core::principal::operator_named("replay"), "operator:replay", "", std::move(c), std::nullopt};
     auto o = core::decide(w, leases, s, e, at);
-    return o.answer.error ? http::error_body(*o.answer.error) : http::body_of(o.answer.value, at);
+    return o.answer.error ? shapes::error_body(*o.answer.error) : shapes::body_of(o.answer.value, at);
   };
   C::list_jobs jobs;
   jobs.limit = std::numeric_limits<size_t>::max();
