@@ -137,14 +137,13 @@ class event_store {
   // Where a command id landed, if it was ever appended.
   std::optional<append_result> find_command(const std::string& command_id) const;
 
-  // Stream heads the writer has cached now (bounded by store_options::stream_head_cache_max).
-  size_t cached_stream_heads() const { return heads_.size(); }
-
-  std::optional<std::string> read_raw(uint64_t seq) const;
 
  private:
-  friend struct store_tampering;  // tests/support/store_tampering.hpp: damage a log, in tests only
+  // tests/support/store_tampering.hpp: reads a record's stored bytes and the writer's cache of
+  // stream heads, damages a log; in tests only.
+  friend struct store_tampering;
   event_store() = default;
+  std::optional<std::string> read_raw(uint64_t seq) const;
   std::string hash_before(uint64_t seq) const;
 
   std::unique_ptr<rocksdb::DB> db_;
