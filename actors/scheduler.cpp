@@ -8,11 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/thread_name.hpp"
-#include "core/dag.hpp"
-#include "core/event_payload.hpp"
-#include "core/preemption.hpp"
-#include "core/priority.hpp"
-#include "core/staged_rekey.hpp"
+#include "core/world/dag.hpp"
+#include "core/events/event_payload.hpp"
+#include "core/world/preemption.hpp"
+#include "core/world/priority.hpp"
+#include "core/world/staged_rekey.hpp"
 #include "actors/caches/idle_poll_view.hpp"
 #include "actors/caches/operator_credentials.hpp"
 #include "actors/caches/pilot_credential.hpp"
@@ -32,7 +32,7 @@ struct awaiting_write {
   core::reply reply;
 };
 
-// A recalculation whose new order is being built between polls (core/staged_rekey.hpp),
+// A recalculation whose new order is being built between polls (core/world/staged_rekey.hpp),
 // and whoever asked for it: answered once the order is in force and its event durable.
 struct staging_run {
   core::staged_rekey rekey;
@@ -336,7 +336,7 @@ bool may_bring_preemptor(const core::world& w, const core::decision& d) {
   return false;
 }
 
-// Preemptions (core/preemption.hpp): decided on the world as it is, recorded as the loop's.
+// Preemptions (core/world/preemption.hpp): decided on the world as it is, recorded as the loop's.
 // Then a timer for the earliest grace end still to come.
 void check_preemptions(self_ptr self) {
   auto& st = self->state;

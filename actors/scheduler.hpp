@@ -17,7 +17,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include "actors/log_writer.hpp"
-#include "core/decide.hpp"
+#include "core/app/decide.hpp"
 
 namespace baton::actors {
 

@@ -29,10 +29,10 @@
 #include "batond/daemon_state.hpp"
 #include "batond/pilot_token_files.hpp"
 #include "batond/storage_collector.hpp"
-#include "core/priority.hpp"
+#include "core/world/priority.hpp"
 #include "core/util/time.hpp"
-#include "core/world.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/world/world.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
@@ -59,8 +59,8 @@
 #include "projections/sqlite_view.hpp"
 #include "actors/caches/worker_credentials.hpp"
 #include "projections/world_snapshots.hpp"
-#include "replay/store_log_reader.hpp"
-#include "replay/world_recovery.hpp"
+#include "replay/audit/store_log_reader.hpp"
+#include "replay/recovery/world_recovery.hpp"
 
 namespace baton::daemon {
 namespace {
@@ -234,7 +234,7 @@ int run(const config::settings& settings, const run_options& opts) {
     store_opts.min_free_bytes = static_cast<uint64_t>(settings.min_free_mb) << 20;
     store = events::event_store::open(log_dir, store_opts);
     // Every job and worker: the newest state snapshot that checks out, then the events after
-    // it, the hash chain verified from there (replay/world_recovery.hpp).
+    // it, the hash chain verified from there (replay/recovery/world_recovery.hpp).
     auto r = replay::recover_world(*store);
     for (const auto& why : r.skipped) spdlog::warn("state snapshot not used: {}", why);
     world = std::move(r.world);

@@ -9,7 +9,7 @@
 
 #include "actors/labelled_counters.hpp"
 #include "actors/latency_histogram.hpp"
-#include "core/outcome.hpp"
+#include "core/app/outcome.hpp"
 #include "events/log_reader.hpp"
 #include "http/process_figures.hpp"
 #include "http/request_counters.hpp"

@@ -4,7 +4,7 @@
 // baton-replay).
 #include <nlohmann/json.hpp>
 
-#include "core/outcome.hpp"
+#include "core/app/outcome.hpp"
 #include "http/message.hpp"
 #include "shapes/reply_json.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/job.hpp"
+#include "core/jobs/job.hpp"
 #include "events/envelope.hpp"
 #include "events/store_error.hpp"
 

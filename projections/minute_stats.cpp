@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "core/job_change.hpp"
+#include "core/jobs/job_change.hpp"
 #include "events/payload.hpp"
 
 namespace baton::projections {

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "core/world_snapshot.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "events/payload.hpp"
 
 namespace baton::projections {

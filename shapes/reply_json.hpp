@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "core/outcome.hpp"
+#include "core/app/outcome.hpp"
 
 namespace baton::shapes {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "http/api_routes.hpp"
 #include "http/beast_server.hpp"
 #include "http/blob_routes.hpp"

@@ -21,8 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/decide.hpp"
-#include "core/world.hpp"
+#include "core/app/decide.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::caches {
 
@@ -31,7 +31,7 @@ class idle_poll_view {
   explicit idle_poll_view(const core::scheduler_settings& s)
       : liveness_(s.liveness) {}
 
-  // HTTP side, for a caller already allowed to poll for this worker (core/access.hpp). True
+  // HTTP side, for a caller already allowed to poll for this worker (core/access/access.hpp). True
   // when the poll's answer is no_job_for_this_worker; false means "ask the scheduler" (which
   // may also answer no job, for a reason this view does not know).
   bool answers_no_job(const std::string& worker_id, core::time_us now) const;

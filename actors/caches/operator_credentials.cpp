@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "core/credential.hpp"
+#include "core/access/credential.hpp"
 
 namespace baton::caches {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::caches {
 

@@ -6,8 +6,8 @@
 #include <shared_mutex>
 #include <string>
 
-#include "core/pilot_token.hpp"
-#include "core/world.hpp"
+#include "core/access/pilot_token.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::caches {
 

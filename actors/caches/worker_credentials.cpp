@@ -2,8 +2,8 @@
 
 #include <mutex>
 
-#include "core/access.hpp"
-#include "core/credential.hpp"
+#include "core/access/access.hpp"
+#include "core/access/credential.hpp"
 
 namespace baton::caches {
 

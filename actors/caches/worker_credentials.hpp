@@ -14,9 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/credential.hpp"
-#include "core/domain.hpp"
-#include "core/world.hpp"
+#include "core/access/credential.hpp"
+#include "core/events/domain.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::caches {
 

@@ -1,4 +1,4 @@
-#include "core/access.hpp"
+#include "core/access/access.hpp"
 
 namespace baton::core {
 namespace {
@@ -132,7 +132,7 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
       return deny(error_kind::unauthenticated, "worker_token_required",
                   "worker calls need X-Worker-Token (set workers.accept_shared_token to allow the shared token)");
     case access_class::job_reader:
-      // Which job: the operator's own (authorize_owner), the worker's held one (core/storage_decide).
+      // Which job: the operator's own (authorize_owner), the worker's held one (core/app/storage_decide).
       if (who.k == K::operator_ || who.k == K::worker) return std::nullopt;
       if (who.k == K::pilot) return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::forbidden, "operator_only", "this endpoint needs an operator's or a worker's token");

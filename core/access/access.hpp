@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "core/command_kind.hpp"
-#include "core/domain.hpp"
-#include "core/job.hpp"
+#include "core/access/command_kind.hpp"
+#include "core/events/domain.hpp"
+#include "core/jobs/job.hpp"
 
 namespace baton::core {
 

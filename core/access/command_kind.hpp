@@ -1,6 +1,6 @@
 #pragma once
 // Every command the scheduler decides, by kind. Which caller may send each kind is decided
-// in one place: core/access.hpp.
+// in one place: core/access/access.hpp.
 #include <cstdint>
 
 namespace baton::core {
@@ -16,11 +16,11 @@ enum class command_kind : uint8_t {
   stale_allocations_checked,
   // the Salad autoscaler
   salad_status, salad_target, salad_scaled, salad_failed,
-  // who goes first (core/priority.hpp)
+  // who goes first (core/world/priority.hpp)
   hold_job, release_job, job_priority, list_priorities, fairshare, recalculate_priorities,
   // named operators with their own tokens
   create_operator, revoke_operator, list_operators,
-  // the planning cycle, now (core/plan_cycle.hpp)
+  // the planning cycle, now (core/world/plan_cycle.hpp)
   plan_now,
   // the audit export (answered from the log itself, never by the scheduler)
   audit_export,
@@ -28,9 +28,9 @@ enum class command_kind : uint8_t {
   metrics,
   // GET /events/stream: the live feed (answered by its projection, never by the scheduler)
   event_stream,
-  // credential rotation (core/credential.hpp)
+  // credential rotation (core/access/credential.hpp)
   rotate_operator_token, rotate_worker_credential, rotate_pilot_token,
-  // the data plane (core/storage_decide.hpp, docs/storage.md)
+  // the data plane (core/app/storage_decide.hpp, docs/storage.md)
   blob_upload, blob_uploaded, files_begin, files_commit, job_files,
   storage_collect, storage_removed, blob_corrupt,
   // POST /jobs/batch (job arrays)

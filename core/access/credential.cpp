@@ -1,6 +1,6 @@
-#include "core/credential.hpp"
+#include "core/access/credential.hpp"
 
-#include "core/access.hpp"
+#include "core/access/access.hpp"
 
 namespace baton::core {
 

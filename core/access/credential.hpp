@@ -5,7 +5,7 @@
 // Only SHA-256 hashes are kept; a token itself is never stored or logged.
 #include <string>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

@@ -1,5 +1,5 @@
-#include "core/operators.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/access/operators.hpp"
+#include "core/events/payload_numbers.hpp"
 
 namespace baton::core {
 

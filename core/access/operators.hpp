@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/credential.hpp"
-#include "core/domain.hpp"
+#include "core/access/credential.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

@@ -1,7 +1,7 @@
-#include "core/pilot_token.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/access/pilot_token.hpp"
+#include "core/events/payload_numbers.hpp"
 
-#include "core/access.hpp"
+#include "core/access/access.hpp"
 
 namespace baton::core {
 

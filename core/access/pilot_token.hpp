@@ -6,8 +6,8 @@
 // Only hashes are kept; a token itself is never stored in the log.
 #include <string>
 
-#include "core/credential.hpp"
-#include "core/domain.hpp"
+#include "core/access/credential.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

@@ -1,4 +1,4 @@
-#include "core/rate_limit.hpp"
+#include "core/access/rate_limit.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // so one busy caller cannot starve the others.
 #include <optional>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

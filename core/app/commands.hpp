@@ -10,14 +10,14 @@
 #include <variant>
 #include <vector>
 
-#include "core/access.hpp"
-#include "core/cloud.hpp"
-#include "core/command_kind.hpp"
-#include "core/job.hpp"
-#include "core/pilot_token.hpp"
-#include "core/provisioning.hpp"
-#include "core/storage.hpp"
-#include "core/worker.hpp"
+#include "core/access/access.hpp"
+#include "core/provisioning/cloud.hpp"
+#include "core/access/command_kind.hpp"
+#include "core/jobs/job.hpp"
+#include "core/access/pilot_token.hpp"
+#include "core/provisioning/provisioning.hpp"
+#include "core/storage/storage.hpp"
+#include "core/workers/worker.hpp"
 #include "events/event_filter.hpp"
 
 namespace baton::core::commands {
@@ -40,7 +40,7 @@ struct create_job {
   bool checkpoints = true;  // false: may only start where its whole time limit fits
   bool requeue = true;      // false: a preemption cancels it instead of requeueing it (Slurm's --no-requeue)
   bool interactive = false; // an interactive session: a preemption cancels it (nobody can resume it)
-  std::string conformance;  // run only on workers of this fingerprint (core/worker.hpp); "" any
+  std::string conformance;  // run only on workers of this fingerprint (core/workers/worker.hpp); "" any
   bool hold = false;
   // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
   std::vector<dependency> depends_on;
@@ -174,7 +174,7 @@ struct create_operator {
 struct revoke_operator { std::string name; };
 struct list_operators {};
 
-// --- credential rotation (core/credential.hpp): the old token is accepted until now + grace ---
+// --- credential rotation (core/access/credential.hpp): the old token is accepted until now + grace ---
 struct rotate_operator_token {
   std::string name;
   std::string token_sha256;   // of the new token, handed out once
@@ -188,10 +188,10 @@ struct rotate_worker_credential {
 struct rotate_pilot_token {
   std::string token_sha256;          // of the new token, handed out once
   int64_t grace_seconds = 3600;
-  pilot_configured configured;       // the configured token batond started with (core/pilot_token.hpp)
+  pilot_configured configured;       // the configured token batond started with (core/access/pilot_token.hpp)
 };
 
-// GET /audit/export: the log's events with their hashes (replay/audit_export.hpp). Answered
+// GET /audit/export: the log's events with their hashes (replay/audit/audit_export.hpp). Answered
 // from the log by the HTTP layer once the caller is settled; the scheduler never sees it.
 struct audit_export {
   events::event_filter filter;
@@ -206,7 +206,7 @@ struct event_stream {
   uint64_t after = 0;  // Last-Event-ID: resume after this sequence (0 = from now)
 };
 
-// --- the data plane (core/storage_decide.hpp) ---
+// --- the data plane (core/app/storage_decide.hpp) ---
 struct blob_upload { blob_ref blob; };    // an operator's bundle: held already, or an upload (within the quota)
 struct blob_uploaded { blob_ref blob; };  // that upload arrived and verified: stored, held for the uploader
 // A worker's file set (checkpoint or outputs): which files the job does not hold yet.
@@ -269,7 +269,7 @@ constexpr command_kind kind_of_v = static_cast<command_kind>(alternative_index<C
 std::string named_target(const command& c);
 
 // A request's body that did not validate (field and why), carried to decide() so that a
-// worker's access to the job is checked before the body is judged (see core/access.hpp).
+// worker's access to the job is checked before the body is judged (see core/access/access.hpp).
 struct invalid_field_report {
   std::string field, message;
   nlohmann::json details;  // the reply body the HTTP layer built for it

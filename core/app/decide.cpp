@@ -1,13 +1,13 @@
-#include "core/decide.hpp"
-#include "core/payload_numbers.hpp"
-#include "core/storage_decide.hpp"
+#include "core/app/decide.hpp"
+#include "core/events/payload_numbers.hpp"
+#include "core/app/storage_decide.hpp"
 #include "core/util/time.hpp"
 
-#include "core/dag.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/preemption.hpp"
-#include "core/provisioning_basis.hpp"
-#include "core/scheduling.hpp"
+#include "core/world/dag.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/world/preemption.hpp"
+#include "core/provisioning/provisioning_basis.hpp"
+#include "core/world/scheduling.hpp"
 #include "events/envelope.hpp"
 
 namespace baton::core {
@@ -859,7 +859,7 @@ outcome who_goes_first(const world& w, const scheduler_settings& s, const princi
   } else {
     static_assert(std::is_same_v<Cmd, C::recalculate_priorities>);
     // Decided and put in force together; the scheduler actor instead holds the second event
-    // back while it builds the new order between polls (core/staged_rekey.hpp).
+    // back while it builds the new order between polls (core/world/staged_rekey.hpp).
     auto d = decide_recalculation(w, s.priority, now);
     if (is_deferred(d)) d.events.push_back(priorities_applied_event(now));
     return from(std::move(d), R::counted{w.queued.size()}, now);

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "core/commands.hpp"
-#include "core/deadline.hpp"
-#include "core/liveness.hpp"
-#include "core/outcome.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/world.hpp"
+#include "core/app/commands.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/workers/liveness.hpp"
+#include "core/app/outcome.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 
@@ -33,9 +33,9 @@ struct scheduler_settings {
   std::string salad_image;  // the image Salad containers run
   int salad_max_replicas = 0;
   priority_policy priority;  // as configured; recorded by each recalculation
-  backfill_settings backfill;  // the planning cycle (core/plan_cycle.hpp)
+  backfill_settings backfill;  // the planning cycle (core/world/plan_cycle.hpp)
   deadline_rule deadlines;   // which jobs fit a pilot's remaining allocation (recorded by each assignment it shaped)
-  storage_rules storage;     // quotas and retention (core/storage.hpp)
+  storage_rules storage;     // quotas and retention (core/storage/storage.hpp)
 };
 
 // Every image key batond knows from its config: the default, jobs.worker_images, the
@@ -55,10 +55,10 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
 // events, the job's loss included, as they were decided; empty when the facts do not hold.
 decision rereap(const world& w, const std::string& worker_id, const nlohmann::json& recorded, time_us now);
 
-// Loop work: the planning cycle (core/plan_cycle.hpp) over the workers whose lease holds.
+// Loop work: the planning cycle (core/world/plan_cycle.hpp) over the workers whose lease holds.
 decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
 
-// Loop work: preemptions and ended grace periods (core/preemption.hpp), workers whose lease
+// Loop work: preemptions and ended grace periods (core/world/preemption.hpp), workers whose lease
 // ran out left out.
 decision preemption_check(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);
 

@@ -8,13 +8,13 @@
 #include <variant>
 #include <vector>
 
-#include "core/cloud.hpp"
-#include "core/domain.hpp"
-#include "core/job.hpp"
-#include "core/priority.hpp"
-#include "core/provisioning.hpp"
-#include "core/storage.hpp"
-#include "core/worker.hpp"
+#include "core/provisioning/cloud.hpp"
+#include "core/events/domain.hpp"
+#include "core/jobs/job.hpp"
+#include "core/world/priority.hpp"
+#include "core/provisioning/provisioning.hpp"
+#include "core/storage/storage.hpp"
+#include "core/workers/worker.hpp"
 
 namespace baton::core::results {
 
@@ -24,7 +24,7 @@ struct job_row {
   std::string pending_reason;        // queued jobs: Priority, Resources, JobHeld, ... ("" otherwise)
   std::string pending_detail;        // PartitionConfig: why no site could ever run it (core::cannot_run_reason)
   std::optional<planned_slot> reservation;  // where and when the last plan expects it to start
-  // A pruned job: j holds only what the world keeps of it (core/world.hpp's pruned_job); the
+  // A pruned job: j holds only what the world keeps of it (core/world/world.hpp's pruned_job); the
   // HTTP layer replaces it with the job read from its stream before answering.
   bool archived = false;
   std::optional<array_task> array;
@@ -123,12 +123,12 @@ struct metrics {
   std::map<std::pair<std::string, std::string>, uint64_t> workers;       // (state, cluster) -> workers
   uint64_t eligible_queued = 0;                                           // queued, not held or blocked
   uint64_t pruned = 0;                                                    // pruned jobs (stubs)
-  uint64_t stored_blobs = 0, stored_bytes = 0, unreferenced_blobs = 0;    // the storage book (core/storage.hpp)
+  uint64_t stored_blobs = 0, stored_bytes = 0, unreferenced_blobs = 0;    // the storage book (core/storage/storage.hpp)
   std::map<std::string, uint64_t> storage_used_by_user;                  // bytes each user holds
   uint64_t storage_quota_bytes = 0;                                       // storage.user_quota_bytes (0: none)
 };
 
-// The data plane (core/storage_decide.hpp). Which blobs of a request the caller must send
+// The data plane (core/app/storage_decide.hpp). Which blobs of a request the caller must send
 // (the others its user holds already); `refused` when the quota has no room (its event is
 // recorded all the same, so the answer is a result, not an error).
 struct storage_plan {

@@ -1,10 +1,10 @@
-#include "core/storage_decide.hpp"
+#include "core/app/storage_decide.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "core/access.hpp"
-#include "core/job.hpp"
+#include "core/access/access.hpp"
+#include "core/jobs/job.hpp"
 #include "core/util/sha256.hpp"
 
 namespace baton::core {

@@ -3,10 +3,10 @@
 // file set must send, the quota, which checkpoints a job keeps, what the collector removes.
 // Pure: the shell moves the bytes and checks them; these functions only decide on what it
 // reports, and each store, release, removal and refusal is an event of the `storage` stream.
-#include "core/commands.hpp"
-#include "core/decide.hpp"
-#include "core/outcome.hpp"
-#include "core/world.hpp"
+#include "core/app/commands.hpp"
+#include "core/app/decide.hpp"
+#include "core/app/outcome.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

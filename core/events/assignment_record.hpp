@@ -26,7 +26,7 @@ struct assignment_record {
   uint64_t idle_ranked_above = 0, jobs_examined = 0, taken_by_better_workers = 0;
   std::vector<std::pair<std::string, std::string>> taken_sample;  // (job, the better worker that took it)
   std::vector<std::string> stale_excluded;
-  std::optional<nlohmann::json> deadline;  // the deadline rule and the chosen job's fit (core/deadline.hpp)
+  std::optional<nlohmann::json> deadline;  // the deadline rule and the chosen job's fit (core/planning/deadline.hpp)
   std::optional<std::string> conformance_pin;
 
   // The log's form (events/described.hpp): the walk's five fields only when it matched.
@@ -49,7 +49,7 @@ struct assignment_record {
 
 inline nlohmann::json to_json(const assignment_record& r) { return events::to_json(r); }
 
-// job.assigned's payload as a poll decides it (core/event_types.hpp's job_assigned): the
+// job.assigned's payload as a poll decides it (core/events/event_types.hpp's job_assigned): the
 // scheduler writes it and applies it without a JSON tree (building, encoding and freeing one
 // was a quarter of the scheduler's instructions per assigning poll).
 struct assigned_payload {

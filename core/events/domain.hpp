@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 
 namespace baton::core {
 
 using time_us = int64_t;  // µs since the Unix epoch, always passed in
 
-// An event decide() wants appended: its stream and its typed payload (core/event_types.hpp,
+// An event decide() wants appended: its stream and its typed payload (core/events/event_types.hpp,
 // which names its type); the shell adds the envelope (actor, ids, time).
 struct domain_event {
   std::string stream;  // "job/<id>", "worker/<id>"

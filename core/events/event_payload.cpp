@@ -1,4 +1,4 @@
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 
 namespace baton::core {
 

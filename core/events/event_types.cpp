@@ -1,4 +1,4 @@
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 
 #include <algorithm>
 #include <array>

@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/assignment_record.hpp"
+#include "core/events/assignment_record.hpp"
 #include "events/described.hpp"
 
 namespace baton::core::ev {
@@ -43,7 +43,7 @@ struct job_created {
   bool checkpoints = true;  // absent: true (older logs too)
   std::string comment;
   std::string conformance;
-  json depends_on;  // core/dependency.hpp's to_json; absent when none
+  json depends_on;  // core/jobs/dependency.hpp's to_json; absent when none
   uint32_t gpu_count = 1;
   bool hold = false;
   std::string input_bundle_path;
@@ -92,7 +92,7 @@ struct job_created {
   }
 };
 
-using job_assigned = assigned_payload;  // core/assignment_record.hpp
+using job_assigned = assigned_payload;  // core/events/assignment_record.hpp
 
 // job.started, job.completed: the worker that held it.
 template <const char* Name>
@@ -110,7 +110,7 @@ inline constexpr char job_completed_name[] = "job.completed";
 using job_started = job_worker_event<job_started_name>;
 using job_completed = job_worker_event<job_completed_name>;
 
-// job.checkpointed, job.handoff_completed: what the worker reported (core/job.hpp's checkpoint_report).
+// job.checkpointed, job.handoff_completed: what the worker reported (core/jobs/job.hpp's checkpoint_report).
 template <const char* Name>
 struct job_checkpoint_event {
   static constexpr std::string_view type = Name;
@@ -352,7 +352,7 @@ struct worker_credential_rotated {
   }
 };
 
-// The lease facts a reap rests on (core/decide.hpp's rereap decides it again from them).
+// The lease facts a reap rests on (core/app/decide.hpp's rereap decides it again from them).
 struct lease_facts {
   std::string grace_from;  // RFC 3339
   std::optional<int64_t> hpc_silent_cap_us;
@@ -387,7 +387,7 @@ struct worker_placeholder_created {
   std::string cluster;
   int gpu_count = 0;
   std::string gpu_model;
-  json plan;  // core/provisioning_basis.hpp's record
+  json plan;  // core/provisioning/provisioning_basis.hpp's record
   std::string provider_id;
   std::optional<std::string> registration_sha256;
   std::string slurm_job_id;
@@ -456,7 +456,7 @@ using cluster_disabled = cluster_switch_event<cluster_disabled_name>;
 
 struct cloud_scaled {
   BATON_EVENT("cloud.scaled", 1)
-  std::optional<json> basis;  // what the target was decided on (core/provisioning_basis.hpp)
+  std::optional<json> basis;  // what the target was decided on (core/provisioning/provisioning_basis.hpp)
   int busy_salad_workers = 0;
   int from = 0;
   int idle_hpc_workers = 0;
@@ -564,7 +564,7 @@ struct priorities_recalculated {
   double backlog = 0;
   bool deferred = false;
   uint32_t max_gpu_count = 1;
-  json policy;  // core/priority_policy.hpp's to_json
+  json policy;  // core/policy/priority_policy.hpp's to_json
   std::vector<std::string> removed;
   std::map<std::string, share_row> shares;  // by association, only those that changed
   template <class S, class F>
@@ -604,7 +604,7 @@ struct plan_row {
 struct plan_made {
   BATON_EVENT("scheduler.plan_made", 1)
   uint64_t based_on = 0;
-  json deadline;  // core/deadline.hpp's to_json
+  json deadline;  // core/planning/deadline.hpp's to_json
   std::string digest;
   uint64_t jobs_tested = 0;
   uint64_t pending_considered = 0;
@@ -612,7 +612,7 @@ struct plan_made {
   uint64_t probes = 0;
   std::vector<plan_row> reservations;
   uint64_t reservations_total = 0;
-  json settings;  // core/plan_cycle.hpp's to_json(backfill_settings)
+  json settings;  // core/world/plan_cycle.hpp's to_json(backfill_settings)
   std::map<std::string, uint64_t> skipped;
   std::vector<std::string> stale_excluded;
   std::vector<plan_row> starts;

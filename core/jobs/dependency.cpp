@@ -1,9 +1,9 @@
-#include "core/dependency.hpp"
+#include "core/jobs/dependency.hpp"
 
 #include <tuple>
 
-#include "core/first_seen.hpp"
-#include "core/job.hpp"
+#include "core/jobs/first_seen.hpp"
+#include "core/jobs/job.hpp"
 
 namespace baton::core {
 

@@ -1,7 +1,7 @@
 #pragma once
 // One job's dependency on another (Slurm's --dependency=afterok:<id>, Lattice's DAG edges):
 // the condition, and what a parent's status means for it. World-level questions (is a job
-// blocked, who is cancelled when a parent ends) are core/dag.hpp's.
+// blocked, who is cancelled when a parent ends) are core/world/dag.hpp's.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
-#include "core/job.hpp"
-#include "core/assignment_record.hpp"
-#include "core/job_change.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/jobs/job.hpp"
+#include "core/events/assignment_record.hpp"
+#include "core/jobs/job_change.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 #include <algorithm>

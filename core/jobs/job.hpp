@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dependency.hpp"
-#include "core/domain.hpp"
+#include "core/jobs/dependency.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 
@@ -33,7 +33,7 @@ struct runtime_segment {
 struct association_usage;
 // Where the figures of a group of jobs (account, user, QOS) live in a world: its association's
 // usage, its QOS/user group's running count and queued jobs, its user's active count. One per
-// group, in world::group_slots, found once by core/world.cpp's slots_of().
+// group, in world::group_slots, found once by core/world/world.cpp's slots_of().
 struct job_group_slots {
   association_usage* usage = nullptr;
   const std::string* association = nullptr;  // "account/user", the key of `usage` in the world
@@ -59,7 +59,7 @@ struct job_group_ref {
 };
 
 // Every member has a default initializer (or a constructor): the job table builds jobs
-// default-initialised, without zeroing them first (core/job_table.hpp).
+// default-initialised, without zeroing them first (core/memory/job_table.hpp).
 struct job {
   std::string id;
   std::string title;
@@ -70,7 +70,7 @@ struct job {
   job_status status = job_status::queued;
   // (Small fields of other groups below, kept here where the padding after `status` had room:
   // so the struct came to 960 bytes, 15 cache lines, the job table's place for it rather than
-  // 17, core/job_pool.hpp; a replay holds a quarter of a million jobs.)
+  // 17, core/memory/job_pool.hpp; a replay holds a quarter of a million jobs.)
   bool pruned = false;
   bool held = false;        // by an operator: waits with reason JobHeld
   bool admin_hold = false;  // held by an admin: only an admin releases it
@@ -95,20 +95,20 @@ struct job {
   std::string requeued_from;             // job this one was cloned from
   std::vector<std::string> requeued_to;  // clones made from this one
   std::vector<runtime_segment> segments;
-  // Who goes first (core/priority.hpp). Defaults keep RelayMD clients working unchanged.
+  // Who goes first (core/world/priority.hpp). Defaults keep RelayMD clients working unchanged.
   std::string user, account, partition, qos;  // set at creation (the policy's defaults when absent)
   int64_t nice = 0;
   uint32_t gpu_count = 1;                      // a worker must have at least this many
   std::optional<int64_t> time_limit_seconds;   // the run-time estimate (backfill)
   // It checkpoints and can be handed on before its worker's allocation ends, so it may start
-  // on a worker with less time left than its limit (core/deadline.hpp).
+  // on a worker with less time left than its limit (core/planning/deadline.hpp).
   bool checkpoints = true;
-  // Preemption (core/preemption.hpp): a victim that may be requeued goes back to the queue and
+  // Preemption (core/world/preemption.hpp): a victim that may be requeued goes back to the queue and
   // resumes from its checkpoint; one that may not (requeue false, or interactive: nobody can
   // resume a session) is cancelled, as Palmetto does (seed 004).
   bool requeue = true;
   bool interactive = false;
-  // The conformance fingerprint (core/worker.hpp's fingerprint_of) every worker that carries
+  // The conformance fingerprint (core/workers/worker.hpp's fingerprint_of) every worker that carries
   // it must have: asked for at submission, or pinned by its first assignment under
   // lattice:sensitive (seed 002's hard conformance filter). "" any worker.
   std::string conformance;
@@ -120,7 +120,7 @@ struct job {
   int64_t priority = 0;  // from the last recalculation (or creation); the queue's order
   int priority_tier = 0; // the partition's tier, considered before priority
   bool preemptor = false;  // its partition or QOS may preempt others: considered before every other job
-  // DAGs (core/dag.hpp): the jobs this one waits for, and whether they hold it back now
+  // DAGs (core/world/dag.hpp): the jobs this one waits for, and whether they hold it back now
   // (kept by the world, which sees the parents; a blocked job is not eligible).
   std::vector<dependency> depends_on;
   bool blocked = false;
@@ -164,7 +164,7 @@ struct create_job {
   std::string conformance;
   std::optional<double> checkpoint_seconds;     // carried over by requeue clones
   bool hold = false;
-  std::vector<dependency> depends_on;  // checked by the caller (core/dag.hpp); kept by requeue clones
+  std::vector<dependency> depends_on;  // checked by the caller (core/world/dag.hpp); kept by requeue clones
   // A task of a job array (POST /jobs/batch's "array"): the array's id and the task's index
   // (BATON_ARRAY_INDEX in its payload). Kept by the world beside the job (world::array_of_job),
   // not in it: most jobs are no array's, and a replay holds a quarter of a million.
@@ -201,7 +201,7 @@ domain_error job_exists(const std::string& id);
 domain_error job_pruned(const std::string& id, job_status status);
 // A poll's assignment, with the decision's record.
 decision decide_assign(const job& j, const std::string& worker_id, assignment_record decision_record, time_us now);
-// Worker reports on a job. Who may send them is core/access.hpp's authorize_job().
+// Worker reports on a job. Who may send them is core/access/access.hpp's authorize_job().
 decision decide_start(const job& j, time_us now);
 decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now);
 // (details: what the worker said; the worker's id is filled in)
@@ -220,7 +220,7 @@ decision decide_worker_lost(const job& j, loss_cause cause, time_us now);
 // Operator requeue of a terminal job: events for the old job and the new clone.
 decision decide_requeue(const job& j, const std::string& new_id, time_us now);
 decision decide_prune(const job& j, time_us now);
-// Tells the job's worker to make room for `by` (core/preemption.hpp decides who): "requeue"
+// Tells the job's worker to make room for `by` (core/world/preemption.hpp decides who): "requeue"
 // (hand off with a checkpoint, then queued) or "cancel"; it has until grace_until.
 decision decide_preempt(const job& j, const std::string& by, const std::string& mode, time_us grace_until, time_us now);
 // The job may be a preemption victim now: it holds a worker, is not already leaving it.

@@ -1,10 +1,10 @@
-#include "core/job_change.hpp"
+#include "core/jobs/job_change.hpp"
 
 #include <variant>
 #include <utility>
 
-#include "core/assignment_record.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/events/assignment_record.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 namespace baton::core {

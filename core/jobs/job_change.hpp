@@ -1,7 +1,7 @@
 #pragma once
-// What one job event changes, read from its typed payload once. evolve() (core/job.hpp)
+// What one job event changes, read from its typed payload once. evolve() (core/jobs/job.hpp)
 // applies a job_change, so there is one rule. A replay reads them on its reading thread, ahead
-// of the thread that applies them (replay/rederive.cpp), which then looks up no payload field
+// of the thread that applies them (replay/audit/rederive.cpp), which then looks up no payload field
 // and compares no type string.
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/job.hpp"
+#include "core/jobs/job.hpp"
 
 namespace baton::core {
 
@@ -45,7 +45,7 @@ struct job_change {
   std::optional<time_us> grace_until;  // absent or unreadable: the event's own time
 };
 
-// What a job event's typed payload changes (core/event_types.hpp): the one reading of job
+// What a job event's typed payload changes (core/events/event_types.hpp): the one reading of job
 // events. Another stream's event, or one this build does not know, changes nothing.
 job_change change_of(ev::payload&& p);
 job_change change_of(const ev::payload& p);  // (copies only what it reads)
@@ -58,7 +58,7 @@ job_change read_job_change(std::string_view type, const nlohmann::json& payload)
 // whole jobs (projections/minute_stats.hpp). tests/projections_test.cpp holds it to evolve().
 std::optional<job_status> status_set_by(job_event k, std::string_view preempt_mode);
 
-// Applies one job event (core/job.hpp's evolve on the JSON payload is this on its reading).
+// Applies one job event (core/jobs/job.hpp's evolve on the JSON payload is this on its reading).
 // Takes the change apart (its strings move into the job).
 void evolve(job& j, job_change&& c, time_us at);
 

@@ -1,4 +1,4 @@
-#include "core/pruned_jobs.hpp"
+#include "core/jobs/pruned_jobs.hpp"
 
 #include <cstring>
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/job.hpp"
+#include "core/jobs/job.hpp"
 
 namespace baton::core {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Where the job table's jobs live (core/job_table.hpp): blocks of jobs side by side, each job
+// Where the job table's jobs live (core/memory/job_table.hpp): blocks of jobs side by side, each job
 // an odd number of cache lines after the one before it.
 //
 // Allocated one by one, a job (1,008 bytes) took jemalloc's 1,024-byte size class, so jobs
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/job.hpp"
+#include "core/jobs/job.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>

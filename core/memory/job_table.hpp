@@ -7,9 +7,9 @@
 // that holds each id's hash beside its entry (open addressing, linear probing, at most half
 // full), so it touches one slot line, then the entry it found. A caller that knows the hash
 // already passes it (a replay's reading thread hashes each id ahead:
-// replay/prepared_event.hpp).
+// replay/recovery/prepared_event.hpp).
 //
-// The jobs live in the table's own blocks (core/job_pool.hpp) and never move while in the
+// The jobs live in the table's own blocks (core/memory/job_pool.hpp) and never move while in the
 // table (only the slots move, on a growth or an erase), so indexes may point at a job and at
 // its id. The key is the job's own id (job::id, never changed while the job is in the
 // table): a second copy beside it cost an allocation per job and took the record past a
@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/job.hpp"
-#include "core/job_pool.hpp"
+#include "core/jobs/job.hpp"
+#include "core/memory/job_pool.hpp"
 
 namespace baton::core {
 
@@ -85,7 +85,7 @@ class job_table {
     if (job* j = find(k)) return *j;
     // (Made in place: a job is a kilobyte of members, too large to build and then move. Made
     // with `new (at) job`, not `new (at) job()`, which zeroes the kilobyte before the
-    // constructor sets every member again: each has its own initializer, core/job.hpp.)
+    // constructor sets every member again: each has its own initializer, core/jobs/job.hpp.)
     job& j = insert_new(k.hash, [](void* at) { return new (at) job; });
     j.id = k.id;
     return j;
@@ -117,7 +117,7 @@ class job_table {
     slots_[i] = slot{};
   }
 
-  // Prefetch hints for a caller that knows which ids come next (a replay: replay/rederive.cpp).
+  // Prefetch hints for a caller that knows which ids come next (a replay: replay/audit/rederive.cpp).
   // Each reads the table only as it is at the call, changes nothing, and may be given any
   // hash; called some events apart, in this order, each finds the previous one's memory in
   // the cache: the id's home slot, then the entry found there (the job), then its id's bytes.

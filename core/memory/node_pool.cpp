@@ -1,4 +1,4 @@
-#include "core/node_pool.hpp"
+#include "core/memory/node_pool.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "core/backfill.hpp"
+#include "core/planning/backfill.hpp"
 
 #include <algorithm>
 #include <numeric>

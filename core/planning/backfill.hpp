@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/capacity_profile.hpp"
+#include "core/planning/capacity_profile.hpp"
 
 namespace baton::core {
 

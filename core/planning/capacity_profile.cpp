@@ -1,4 +1,4 @@
-#include "core/capacity_profile.hpp"
+#include "core/planning/capacity_profile.hpp"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 // window [available_from, available_until) nothing is free; inside it the capacity less what
 // running jobs (until their expected end) and planned jobs (in their slot) occupy.
 //
-// One type serves both users of the backfill planner (core/backfill.hpp): a baton worker is a
+// One type serves both users of the backfill planner (core/planning/backfill.hpp): a baton worker is a
 // node of capacity 1 (a pilot's allocation end is its `available_until`, a pending Slurm
 // allocation one whose `available_from` lies ahead); a simulated machine of N processors is
 // one node of capacity N. Pure: times are passed in, nothing reads a clock.
@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

@@ -1,5 +1,5 @@
-#include "core/deadline.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/events/payload_numbers.hpp"
 
 namespace baton::core {
 

@@ -3,8 +3,8 @@
 // time a pilot worker's allocation has left. Pure: `now` is always passed in.
 #include <optional>
 
-#include "core/job.hpp"
-#include "core/worker.hpp"
+#include "core/jobs/job.hpp"
+#include "core/workers/worker.hpp"
 
 namespace baton::core {
 

@@ -1,10 +1,10 @@
-#include "core/decayed_fair_tree.hpp"
+#include "core/policy/decayed_fair_tree.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "core/usage.hpp"
+#include "core/policy/usage.hpp"
 
 namespace baton::core {
 

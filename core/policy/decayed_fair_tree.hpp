@@ -1,6 +1,6 @@
 #pragma once
-// Fair Tree's fair-share factors (core/fair_tree.hpp) for a tree of two levels, accounts under
-// the root and users under them, whose usage is decayed (core/usage.hpp) to the time asked,
+// Fair Tree's fair-share factors (core/policy/fair_tree.hpp) for a tree of two levels, accounts under
+// the root and users under them, whose usage is decayed (core/policy/usage.hpp) to the time asked,
 // without decaying every user's usage and ranking every user at each asking.
 //
 // Why: the trace simulator recalculates priorities ~100,000 times over ~2,000 users, and only
@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

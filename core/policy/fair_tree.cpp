@@ -1,5 +1,5 @@
-#include "core/fair_tree.hpp"
-#include "core/text_order.hpp"
+#include "core/policy/fair_tree.hpp"
+#include "core/memory/text_order.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -3,7 +3,7 @@
 // a tree of accounts with users as leaves; at each level a child's Level FS is its share of
 // the siblings' shares over its share of the siblings' usage; a depth-first walk, highest
 // Level FS first, ranks every user, and a user's fair-share factor is rank / users.
-// Pure: usage is passed in (decayed GPU-seconds, core/usage.hpp), nothing is read here.
+// Pure: usage is passed in (decayed GPU-seconds, core/policy/usage.hpp), nothing is read here.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,4 +1,4 @@
-#include "core/lattice.hpp"
+#include "core/policy/lattice.hpp"
 
 #include <algorithm>
 #include <cmath>

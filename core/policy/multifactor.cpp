@@ -1,4 +1,4 @@
-#include "core/multifactor.hpp"
+#include "core/policy/multifactor.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // Defaults are GWDG's weights. Pure: the caller supplies every input.
 #include <cstdint>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

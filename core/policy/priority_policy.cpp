@@ -1,5 +1,5 @@
-#include "core/priority_policy.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/policy/priority_policy.hpp"
+#include "core/events/payload_numbers.hpp"
 
 #include <algorithm>
 #include <set>

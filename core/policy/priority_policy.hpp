@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/domain.hpp"
-#include "core/lattice.hpp"
-#include "core/multifactor.hpp"
+#include "core/events/domain.hpp"
+#include "core/policy/lattice.hpp"
+#include "core/policy/multifactor.hpp"
 
 namespace baton::core {
 
@@ -67,7 +67,7 @@ struct priority_policy {
   uint32_t offered_gpu_count = 0;
   // The longest wall time any configured site gives one worker, in seconds: 0 when some site
   // gives no limit (Salad, an UNLIMITED partition) or none is configured. A job that does not
-  // checkpoint and asks for more can never run (core/priority.hpp's cannot_run_reason).
+  // checkpoint and asks for more can never run (core/world/priority.hpp's cannot_run_reason).
   int64_t offered_wall_seconds = 0;
   // A job whose dependency can never hold is cancelled (dependency_never_satisfied); off, it
   // waits with pending_reason DependencyNeverSatisfied (Slurm's default).
@@ -75,7 +75,7 @@ struct priority_policy {
   // Lattice f7: the electricity price for each hour of the day (UTC, any unit, 24 values);
   // empty: no schedule (f7 neutral).
   std::vector<double> energy_prices;
-  // Preemption (core/preemption.hpp): how long a victim has to leave its worker once told
+  // Preemption (core/world/preemption.hpp): how long a victim has to leave its worker once told
   // (Slurm's GraceTime), after which batond takes the worker back.
   int64_t preempt_grace_seconds = 300;
 

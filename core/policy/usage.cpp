@@ -1,4 +1,4 @@
-#include "core/usage.hpp"
+#include "core/policy/usage.hpp"
 
 #include <algorithm>
 #include <cmath>

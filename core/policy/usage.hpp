@@ -4,7 +4,7 @@
 // re-derives from the run segments in the log at any recorded time.
 #include <cstdint>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

@@ -1,4 +1,4 @@
-#include "core/cloud.hpp"
+#include "core/provisioning/cloud.hpp"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

@@ -1,4 +1,4 @@
-#include "core/provisioning.hpp"
+#include "core/provisioning/provisioning.hpp"
 
 #include <algorithm>
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.hpp"
-#include "core/world.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 
@@ -34,7 +34,7 @@ struct submission_plan {
 // stale: workers whose lease ran out (they serve nothing). Images in spec order.
 // A job counts for an entry only if the entry's allocations fit it (rule: its time limit
 // within the wall time, or a checkpointing job with min_useful_seconds): a long job goes to
-// the long partition. With a plan (core/plan_cycle.hpp), jobs it already places count for
+// the long partition. With a plan (core/world/plan_cycle.hpp), jobs it already places count for
 // nothing: a planned start (an idle worker takes it), or a reservation on a pending
 // allocation or starting within `soon` (a new allocation would not be faster); idle workers
 // and pending allocations the plan already uses are not counted as free either.

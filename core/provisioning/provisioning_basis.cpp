@@ -1,5 +1,5 @@
-#include "core/provisioning_basis.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/provisioning/provisioning_basis.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 

@@ -3,15 +3,15 @@
 // settings in force and the time, plus `based_on` (the world's applied-event count when it
 // was decided). A Slurm submission plan and a Salad replica target are decided on the world
 // at one moment and recorded later (after sbatch or the Salad API answered); with this basis
-// recorded, replay re-derives them at that moment (replay/rederive.cpp).
+// recorded, replay re-derives them at that moment (replay/audit/rederive.cpp).
 #include <optional>
 #include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "core/cloud.hpp"
-#include "core/provisioning.hpp"
+#include "core/provisioning/cloud.hpp"
+#include "core/provisioning/provisioning.hpp"
 
 namespace baton::core {
 

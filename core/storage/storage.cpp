@@ -1,8 +1,8 @@
-#include "core/storage.hpp"
+#include "core/storage/storage.hpp"
 
 #include <algorithm>
 
-#include "core/payload_numbers.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/util/sha256.hpp"
 
 namespace baton::core {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 
@@ -97,7 +97,7 @@ const job_storage* job_files_of(const storage_book& b, const std::string& job_id
 // Applies one event of the storage stream.
 void evolve_storage(storage_book& b, const ev::payload& payload, time_us at);
 
-// --- events (each decided by the functions in core/storage_decide.hpp) ---
+// --- events (each decided by the functions in core/app/storage_decide.hpp) ---
 domain_event blob_stored_event(const blob_ref& r, const std::string& user, const std::string& purpose,
                                const std::string& job_id);
 // A bundle upload held for `user` until a job uses it or it expires.

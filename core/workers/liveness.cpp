@@ -1,4 +1,4 @@
-#include "core/liveness.hpp"
+#include "core/workers/liveness.hpp"
 
 namespace baton::core {
 

@@ -1,6 +1,6 @@
 #pragma once
 // When a worker is stale: the one rule, and the heartbeat leases it is applied to.
-// Leases are soft state (not events): see core/worker.hpp.
+// Leases are soft state (not events): see core/workers/worker.hpp.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -8,7 +8,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 

@@ -1,5 +1,5 @@
-#include "core/worker.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/workers/worker.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 

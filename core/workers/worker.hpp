@@ -6,14 +6,14 @@
 #include <string>
 #include <string_view>
 
-#include "core/credential.hpp"
-#include "core/domain.hpp"
+#include "core/access/credential.hpp"
+#include "core/events/domain.hpp"
 
 namespace baton::core {
 
 enum class platform : uint8_t { hpc, salad };
 
-// What the table of known GPU models (core/worker.cpp) says of a model string: the model
+// What the table of known GPU models (core/workers/worker.cpp) says of a model string: the model
 // with the longest known name it contains ("A100-PCIE-40GB" is an A100), or nothing.
 struct gpu_model_facts {
   int rank = 0;       // tie-break among equal VRAM: H100 6 > A100 > A6000 > RTX 4090 > A10 > A30 1; unknown 0
@@ -40,7 +40,7 @@ struct worker {
   time_us gone_at = 0;
   rotating_secret credential;  // hex SHA-256 of the worker's own token (and the one it replaced)
   // When its allocation ends, as the worker reported at registration (0: unknown or none:
-  // it takes any job). Jobs that do not fit the time left are not given to it (core/deadline.hpp).
+  // it takes any job). Jobs that do not fit the time left are not given to it (core/planning/deadline.hpp).
   time_us allocation_ends_at = 0;
   // A placeholder's requested Slurm wall time (0: unlimited or unknown): the capacity it will
   // be, from when its allocation starts.

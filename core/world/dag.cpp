@@ -1,4 +1,4 @@
-#include "core/dag.hpp"
+#include "core/world/dag.hpp"
 
 #include <deque>
 #include <functional>

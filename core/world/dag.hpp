@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/access.hpp"
-#include "core/world.hpp"
+#include "core/access/access.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

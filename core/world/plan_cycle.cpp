@@ -1,5 +1,5 @@
-#include "core/plan_cycle.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/time.hpp"
 
@@ -8,8 +8,8 @@
 #include <map>
 #include <tuple>
 
-#include "core/scheduling.hpp"
-#include "core/streams.hpp"
+#include "core/world/scheduling.hpp"
+#include "core/events/streams.hpp"
 #include "events/bytes.hpp"
 #include "events/json_text.hpp"
 

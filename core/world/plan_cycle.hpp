@@ -1,9 +1,9 @@
 #pragma once
 // The scheduler's planning cycle over baton's world (seed 004's backfill loop, live): every
-// bf_interval the scheduler turns the world into the planner's plain input (core/backfill.hpp)
+// bf_interval the scheduler turns the world into the planner's plain input (core/planning/backfill.hpp)
 // and records what the planner decided as one decision event, scheduler.plan_made:
 //   - planned starts: an idle worker and the job it should take; that worker's next poll takes
-//     it if the job is still waiting and still fits (core/scheduling.cpp), else it falls back
+//     it if the job is still waiting and still fits (core/world/scheduling.cpp), else it falls back
 //     to the direct choice. The plan is advice the poll checks, never trusted blindly.
 //   - reservations: when and where each job that cannot start now is expected to (the
 //     earliest worker, or pending allocation, that fits it); shown as the job's expected start.
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/backfill.hpp"
-#include "core/deadline.hpp"
-#include "core/world.hpp"
+#include "core/planning/backfill.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

@@ -1,12 +1,12 @@
-#include "core/preemption.hpp"
+#include "core/world/preemption.hpp"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
 
-#include "core/scheduling.hpp"
-#include "core/streams.hpp"
+#include "core/world/scheduling.hpp"
+#include "core/events/streams.hpp"
 #include "core/util/time.hpp"
 
 namespace baton::core {

@@ -1,6 +1,6 @@
 #pragma once
 // Preemption (seed 004, Palmetto's condo model): jobs whose partition or QOS may preempt
-// others (core/priority_policy.hpp) come first in the evaluation order; one that cannot be
+// others (core/policy/priority_policy.hpp) come first in the evaluation order; one that cannot be
 // placed on an idle worker makes room by preempting the fewest, lowest-priority jobs.
 //
 // Workers are exclusive (one job each), so "the fewest" is always one victim per preemptor,
@@ -28,8 +28,8 @@
 #include <set>
 #include <string>
 
-#include "core/deadline.hpp"
-#include "core/world.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

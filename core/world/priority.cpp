@@ -1,5 +1,5 @@
-#include "core/priority.hpp"
-#include "core/payload_numbers.hpp"
+#include "core/world/priority.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 #include <algorithm>
@@ -7,10 +7,10 @@
 #include <functional>
 #include <limits>
 
-#include "core/dag.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/streams.hpp"
-#include "core/usage.hpp"
+#include "core/world/dag.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/events/streams.hpp"
+#include "core/policy/usage.hpp"
 
 namespace baton::core {
 
@@ -61,7 +61,7 @@ lattice_inputs lattice_inputs_of(const world& w, const priority_state& st, const
   // f8: the last checkpoint its worker measured; unknown (0.5) before its first.
   if (j.checkpoint_seconds) in.checkpoint_minutes = *j.checkpoint_seconds / 60;
   // f9: a job runs on one worker at a time, and its workers over time conform by the hard
-  // filter (core/scheduling.cpp's can_run): always 1.
+  // filter (core/world/scheduling.cpp's can_run): always 1.
   in.conformance = 1;
   return in;
 }
@@ -323,7 +323,7 @@ std::string pending_reason(const world& w, const job& j) {
   if (!cannot_run_reason(w, j).empty()) return "PartitionConfig";
   auto it = w.queued_by_image.find(j.worker_image_key);
   if (it == w.queued_by_image.end() || it->second.order_of_key(queue_key_of(j)) == 0) return "Resources";
-  // Behind others, but the last plan found it a place (core/plan_cycle.hpp).
+  // Behind others, but the last plan found it a place (core/world/plan_cycle.hpp).
   return reservation_of(w, j.id) ? "Reservation" : "Priority";
 }
 

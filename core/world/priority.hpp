@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/fair_tree.hpp"
-#include "core/lattice.hpp"
-#include "core/multifactor.hpp"
-#include "core/world.hpp"
+#include "core/policy/fair_tree.hpp"
+#include "core/policy/lattice.hpp"
+#include "core/policy/multifactor.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 
@@ -50,7 +50,7 @@ void set_priority(const world& w, job& j);
 // (the configured one), and the policy itself, as one event on stream "scheduler". Under the
 // policy already recorded it is "deferred": the queue keeps its order until
 // scheduler.priorities_applied puts it in force (so the scheduler can build the new order
-// between polls, core/staged_rekey.hpp); a new policy is in force at once.
+// between polls, core/world/staged_rekey.hpp); a new policy is in force at once.
 decision decide_recalculation(const world& w, const priority_policy& policy, time_us now);
 bool is_deferred(const decision& recalculation);
 // The event that puts the pending recalculation (decided at calculated_at) in force.

@@ -1,6 +1,6 @@
-#include "core/scheduling.hpp"
+#include "core/world/scheduling.hpp"
 
-#include "core/plan_cycle.hpp"
+#include "core/world/plan_cycle.hpp"
 #include "core/util/time.hpp"
 
 #include <algorithm>

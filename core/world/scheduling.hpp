@@ -3,16 +3,16 @@
 // greedily in evaluation order, each to the best-ranked idle worker able to run it now; the
 // polling worker gets the job it is matched with, or nothing. Polling faster therefore gains
 // nothing, and a Salad worker gets a job only when no idle HPC worker can run it (platform
-// ranks first). "Able to run it now" includes the deadline rule (core/deadline.hpp): a
+// ranks first). "Able to run it now" includes the deadline rule (core/planning/deadline.hpp): a
 // pilot whose allocation ends too soon for a job is passed over for it.
 #include <functional>
 #include <optional>
 #include <set>
 #include <string>
 
-#include "core/assignment_record.hpp"
-#include "core/deadline.hpp"
-#include "core/world.hpp"
+#include "core/events/assignment_record.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

@@ -1,8 +1,8 @@
-#include "core/staged_rekey.hpp"
+#include "core/world/staged_rekey.hpp"
 
 #include <algorithm>
 
-#include "core/priority.hpp"
+#include "core/world/priority.hpp"
 
 namespace baton::core {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

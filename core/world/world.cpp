@@ -1,15 +1,15 @@
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string_view>
 
-#include "core/dag.hpp"
-#include "core/job_change.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/priority.hpp"
-#include "core/text_order.hpp"
-#include "core/usage.hpp"
+#include "core/world/dag.hpp"
+#include "core/jobs/job_change.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/world/priority.hpp"
+#include "core/memory/text_order.hpp"
+#include "core/policy/usage.hpp"
 #include "core/util/time.hpp"
 
 namespace baton::core {

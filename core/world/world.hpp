@@ -12,16 +12,16 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "core/job.hpp"
-#include "core/held_jobs.hpp"
-#include "core/job_table.hpp"
-#include "core/node_pool.hpp"
-#include "core/operators.hpp"
-#include "core/pilot_token.hpp"
-#include "core/pruned_jobs.hpp"
-#include "core/priority_policy.hpp"
-#include "core/storage.hpp"
-#include "core/worker.hpp"
+#include "core/jobs/job.hpp"
+#include "core/memory/held_jobs.hpp"
+#include "core/memory/job_table.hpp"
+#include "core/memory/node_pool.hpp"
+#include "core/access/operators.hpp"
+#include "core/access/pilot_token.hpp"
+#include "core/jobs/pruned_jobs.hpp"
+#include "core/policy/priority_policy.hpp"
+#include "core/storage/storage.hpp"
+#include "core/workers/worker.hpp"
 
 namespace baton::core {
 
@@ -46,7 +46,7 @@ int64_t score_of(const worker& w);
 
 // Ordered sets that also answer "how many come before x" and "the k-th" in O(log n), so a
 // poll in a large homogeneous pool need not walk every better worker (libstdc++'s pb_ds).
-// Their nodes come from a pool (core/node_pool.hpp).
+// Their nodes come from a pool (core/memory/node_pool.hpp).
 template <class T>
 using ranked_set = __gnu_pbds::tree<T, __gnu_pbds::null_type, std::less<T>, __gnu_pbds::rb_tree_tag,
                                     __gnu_pbds::tree_order_statistics_node_update, pooled_allocator<char>>;
@@ -92,7 +92,7 @@ struct priority_state {
   double backlog = 0;                   // Lattice f6 at the recalculation
 };
 
-// What the last planning cycle (scheduler.plan_made, core/plan_cycle.hpp) recorded.
+// What the last planning cycle (scheduler.plan_made, core/world/plan_cycle.hpp) recorded.
 struct planned_slot {
   std::string worker_id;
   time_us start = 0, end = 0;
@@ -112,9 +112,9 @@ struct world {
   world(world&&) = default;
   world& operator=(world&&) = default;
 
-  job_table jobs;  // every job not pruned (core/job_table.hpp: by id, walked in id order)
+  job_table jobs;  // every job not pruned (core/memory/job_table.hpp: by id, walked in id order)
   // Every pruned job (job.pruned): out of `jobs` and every index, so memory stays bounded
-  // however many jobs a campaign submits; its stub keeps its id taken (core/pruned_jobs.hpp).
+  // however many jobs a campaign submits; its stub keeps its id taken (core/jobs/pruned_jobs.hpp).
   pruned_jobs pruned;
   std::map<std::string, worker> workers;
   // Every queued job (held and blocked too), oldest first: submit time → the job.
@@ -123,7 +123,7 @@ struct world {
   // leaves this index before it leaves `jobs`).
   std::set<std::pair<time_us, std::string_view>> by_created;
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
-  held_jobs job_of_worker;  // worker id -> the job it occupies (core/held_jobs.hpp)
+  held_jobs job_of_worker;  // worker id -> the job it occupies (core/memory/held_jobs.hpp)
   // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
   // (not held, not blocked) in evaluation order, and the idle workers best first.
   std::map<std::string, ranked_set<queue_key>> queued_by_image;
@@ -133,7 +133,7 @@ struct world {
   std::map<std::string, size_t> constrained_queued_by_image;
   std::map<std::string, std::multiset<int>> worker_gpus_by_image;  // GPU counts of workers not gone
   uint32_t largest_worker_gpus = 0;  // the most GPUs of any worker ever registered (placeholders aside)
-  // Deadline-aware assignment (core/deadline.hpp), per image: the allocation ends of idle
+  // Deadline-aware assignment (core/planning/deadline.hpp), per image: the allocation ends of idle
   // workers that reported one, and (checkpoints, time limit or -1) of every queued job (held
   // and blocked too). A poll keeps the O(log n) path when the tightest idle worker fits the
   // most demanding job.
@@ -149,7 +149,7 @@ struct world {
   // new job points to its group's entry here (job_group_ref) instead of building
   // "account/user" and "qos/user" keys and searching four maps. Those maps never erase an
   // entry, so the pointers hold; this map's entries never move (a rehash keeps its nodes).
-  // Keyed by group_key() (core/world.cpp); only looked up, never iterated.
+  // Keyed by group_key() (core/world/world.cpp); only looked up, never iterated.
   std::unordered_map<std::string, job_group_slots> group_slots;
   std::map<std::string, std::set<std::string>> dependents;  // parent job -> the jobs that depend on it
   // Job arrays: each task's array, and each array's tasks by index (jobs not pruned).
@@ -157,10 +157,10 @@ struct world {
   std::map<std::string, std::map<uint32_t, std::string>> arrays;
   priority_state priority;
   live_plan plan;
-  size_t preemptions_in_flight = 0;  // jobs told to leave their worker for a preemptor (core/preemption.hpp)
+  size_t preemptions_in_flight = 0;  // jobs told to leave their worker for a preemptor (core/world/preemption.hpp)
   // A recalculation decided but not yet in force (scheduler.priorities_recalculated with
   // "deferred"): the queue keeps its order until scheduler.priorities_applied swaps it in, so
-  // the scheduler can build the new order in slices between polls (core/staged_rekey.hpp).
+  // the scheduler can build the new order in slices between polls (core/world/staged_rekey.hpp).
   std::optional<priority_state> priority_pending;
   // While such a build runs: the jobs whose queue-relevant state changed since it began (they
   // are re-keyed again at the swap), and a count of changes to the workers' GPU counts (a
@@ -172,13 +172,13 @@ struct world {
   std::vector<job*> changed_while_staging;
   uint64_t worker_gpus_version = 0;
   std::map<std::string, operator_account> operators;  // named operators, revoked ones too
-  rotating_secret pilot_token;         // as the last pilot.token_rotated left it (core/pilot_token.hpp)
+  rotating_secret pilot_token;         // as the last pilot.token_rotated left it (core/access/pilot_token.hpp)
   time_us pilot_token_rotated_at = 0;  // 0: never rotated (the configured token is in force)
   std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
   std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when
   nlohmann::json salad_status = nlohmann::json::object();  // last scaling and last failure
-  storage_book storage;  // who holds which blob (core/storage.hpp), from the storage stream
+  storage_book storage;  // who holds which blob (core/storage/storage.hpp), from the storage stream
 
   const job* find_job(const std::string& id) const;  // nullptr for a pruned job too
   const array_task* array_of(const std::string& job_id) const;  // nullptr: no array's task
@@ -239,7 +239,7 @@ void for_each_job_by_created(const world& w, bool newest_first, F&& f) {
 }
 
 // Fills every index (and the lookup tables) from the jobs, workers and priority state alone:
-// for a world decoded from a snapshot (core/world_snapshot.hpp), whose indexes are not stored.
+// for a world decoded from a snapshot (core/world/world_snapshot.hpp), whose indexes are not stored.
 void rebuild_indexes(world& w);
 
 // Every idle worker (registered, not gone, holding no job), best first, over all images: for
@@ -260,10 +260,10 @@ inline constexpr const char* daemon_stream = "daemon";
 void apply(world& w, const decision& d, time_us at);
 // Applies one logged event (any stream) to the world.
 void apply(world& w, const std::string& stream, const ev::payload& payload, time_us at);
-// The same from a JSON payload (read as its type's struct first: core/event_types.hpp).
+// The same from a JSON payload (read as its type's struct first: core/events/event_types.hpp).
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at);
 // The same for an event of the stream "job/<job_id>" whose payload was read already
-// (core/job_change.hpp): what a replay that reads ahead on another thread applies.
+// (core/jobs/job_change.hpp): what a replay that reads ahead on another thread applies.
 struct job_change;
 void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at);
 // The same with the id's hash taken already (job_table::hash_of), as a replay's reading

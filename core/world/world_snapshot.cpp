@@ -1,9 +1,9 @@
-#include "core/world_snapshot.hpp"
+#include "core/world/world_snapshot.hpp"
 
 #include <stdexcept>
 
-#include "core/priority.hpp"
-#include "core/snapshot_codec.hpp"
+#include "core/world/priority.hpp"
+#include "core/world/snapshot_codec.hpp"
 
 namespace baton::core {
 

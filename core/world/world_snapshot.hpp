@@ -6,7 +6,7 @@
 // a usage figure comes back bit for bit, and with it every fair share.
 #include <string>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 
 namespace baton::core {
 

@@ -1,4 +1,4 @@
-#include "replay/audit_export.hpp"
+#include "replay/audit/audit_export.hpp"
 
 #include <fstream>
 #include <map>

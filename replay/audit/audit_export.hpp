@@ -15,7 +15,7 @@
 #include "events/event_filter.hpp"
 #include "events/event_store.hpp"
 #include "events/log_reader.hpp"
-#include "replay/log_verify.hpp"
+#include "replay/audit/log_verify.hpp"
 
 namespace baton::replay {
 

@@ -1,4 +1,4 @@
-#include "replay/log_verify.hpp"
+#include "replay/audit/log_verify.hpp"
 
 #include <fstream>
 #include <map>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "events/event_store.hpp"
-#include "replay/progress.hpp"
+#include "replay/recovery/progress.hpp"
 
 namespace baton::replay {
 

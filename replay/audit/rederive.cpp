@@ -1,4 +1,4 @@
-#include "replay/rederive.hpp"
+#include "replay/audit/rederive.hpp"
 
 #include <deque>
 #include <iterator>
@@ -7,20 +7,20 @@
 #include <string_view>
 #include <vector>
 
-#include "core/cloud.hpp"
-#include "core/decide.hpp"
-#include "core/event_payload.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/storage_decide.hpp"
-#include "core/preemption.hpp"
-#include "core/priority.hpp"
-#include "core/provisioning_basis.hpp"
-#include "core/scheduling.hpp"
-#include "core/streams.hpp"
+#include "core/provisioning/cloud.hpp"
+#include "core/app/decide.hpp"
+#include "core/events/event_payload.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/app/storage_decide.hpp"
+#include "core/world/preemption.hpp"
+#include "core/world/priority.hpp"
+#include "core/provisioning/provisioning_basis.hpp"
+#include "core/world/scheduling.hpp"
+#include "core/events/streams.hpp"
 #include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
-#include "replay/prepared_event.hpp"
-#include "replay/sim_log.hpp"
+#include "replay/recovery/prepared_event.hpp"
+#include "replay/sim/sim_log.hpp"
 
 namespace baton::replay {
 
@@ -52,7 +52,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   rederive_report r;
   const uint64_t to = range.to;
   // A plan was made on a snapshot of the world taken some events before it was recorded
-  // (core/plan_cycle.hpp: "based_on" counts the events applied then). A first pass finds
+  // (core/world/plan_cycle.hpp: "based_on" counts the events applied then). A first pass finds
   // those points; the replay takes each snapshot there, with the inputs the plan recorded.
   std::map<uint64_t, std::vector<std::pair<uint64_t, core::recorded_plan_inputs>>> snapshot_at;  // applied -> (seq, inputs)
   // Provisioning decisions likewise name the point they were decided at (their record's
@@ -80,7 +80,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   };
   // Found through the stream index instead of a pass over the whole log: plans are on the
   // scheduler's stream, Salad targets on the cloud's, and a placeholder is its worker
-  // stream's first event (core/provisioning.cpp creates it for a worker id no event has
+  // stream's first event (core/provisioning/provisioning.cpp creates it for a worker id no event has
   // named). The main pass checks that none was missed (a damaged index).
   for (const std::string stream : {core::scheduler_stream, core::salad_stream})
     for (uint64_t version = 1;;) {

@@ -1,6 +1,6 @@
 #pragma once
 // Re-derives every scheduling decision in the log: replays the events in order and, at
-// each job.assigned, runs the same pure choice (core/scheduling.hpp) on the state as it
+// each job.assigned, runs the same pure choice (core/world/scheduling.hpp) on the state as it
 // was, with the stale workers the decision recorded left out. The choice and its whole
 // record must come out identical. Each priority recalculation is decided again, under the
 // policy it recorded, on the state as it was: its fair-share figures must come out identical
@@ -9,7 +9,7 @@
 // must follow it exactly as re-derived. Provisioning decisions (a Slurm submission plan, a
 // Salad replica target) are decided again on the world at the point their basis names; each
 // reap is decided again from the lease facts it recorded, and the job events it caused must
-// follow it as re-derived. A simulation's log (replay/sim_log.hpp) has its passes decided
+// follow it as re-derived. A simulation's log (replay/sim/sim_log.hpp) has its passes decided
 // again on the simulated machine folded from its facts.
 #include <memory>
 #include <string>
@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/event_store.hpp"
-#include "replay/progress.hpp"
+#include "replay/recovery/progress.hpp"
 
 namespace baton::replay {
 

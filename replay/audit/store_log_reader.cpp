@@ -1,6 +1,6 @@
-#include "replay/store_log_reader.hpp"
+#include "replay/audit/store_log_reader.hpp"
 
-#include "replay/audit_export.hpp"
+#include "replay/audit/audit_export.hpp"
 
 namespace baton::replay {
 namespace {

@@ -1,4 +1,4 @@
-#include "replay/open_log.hpp"
+#include "replay/recovery/open_log.hpp"
 
 #include <filesystem>
 

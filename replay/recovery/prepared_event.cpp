@@ -1,10 +1,10 @@
-#include "replay/prepared_event.hpp"
+#include "replay/recovery/prepared_event.hpp"
 
 #include <iterator>
 #include <utility>
 
-#include "core/scheduling.hpp"
-#include "core/event_types.hpp"
+#include "core/world/scheduling.hpp"
+#include "core/events/event_types.hpp"
 #include "events/cbor_cursor.hpp"
 
 namespace baton::replay {

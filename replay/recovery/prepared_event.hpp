@@ -1,17 +1,17 @@
 #pragma once
 // A replay's two threads (events/scan_ahead.hpp): the reading thread reads each payload as its
 // typed struct, so the applying thread looks up no payload field and builds no JSON. For a
-// re-derivation (replay/rederive.cpp) a job event goes further, into the change it makes
-// (core/job_change.hpp), with its decision's inputs; recovery takes the struct.
+// re-derivation (replay/audit/rederive.cpp) a job event goes further, into the change it makes
+// (core/jobs/job_change.hpp), with its decision's inputs; recovery takes the struct.
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
-#include "core/deadline.hpp"
-#include "core/event_types.hpp"
-#include "core/job_change.hpp"
-#include "core/world.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/events/event_types.hpp"
+#include "core/jobs/job_change.hpp"
+#include "core/world/world.hpp"
 #include "events/scan_ahead.hpp"
 
 namespace baton::replay {
@@ -39,7 +39,7 @@ struct prepared_job_event {
 inline std::string_view prepared_job_id(const events::decoded_event& e) { return std::string_view(e.stream_id).substr(4); }
 
 // For scan_decoded's prepare: a job stream's event gets its prepared_job_event, read from its
-// bytes as its type's struct (core/event_types.hpp), with the decision's inputs when asked
+// bytes as its type's struct (core/events/event_types.hpp), with the decision's inputs when asked
 // for, and its payload is left undecoded (true). Any other event, or one whose payload does not
 // read, gets nothing (false): its payload is decoded and the applying thread reads it the
 // ordinary way (meeting any error there, in order).

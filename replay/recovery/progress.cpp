@@ -1,4 +1,4 @@
-#include "replay/progress.hpp"
+#include "replay/recovery/progress.hpp"
 
 #include <unistd.h>
 

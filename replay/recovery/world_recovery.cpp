@@ -1,11 +1,11 @@
-#include "replay/world_recovery.hpp"
+#include "replay/recovery/world_recovery.hpp"
 
 #include "core/util/hex.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "events/bytes.hpp"
 #include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
-#include "replay/prepared_event.hpp"
+#include "replay/recovery/prepared_event.hpp"
 
 namespace baton::replay {
 

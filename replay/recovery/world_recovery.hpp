@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/event_store.hpp"
-#include "replay/progress.hpp"
+#include "replay/recovery/progress.hpp"
 
 namespace baton::replay {
 

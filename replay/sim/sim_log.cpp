@@ -1,4 +1,4 @@
-#include "replay/sim_log.hpp"
+#include "replay/sim/sim_log.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -8,7 +8,7 @@
 //                  sim.job_refused  {the same, why}: more processors than the machine
 //                  sim.job_ended    {id, at}
 // A pass is recorded when it ran the planner. Re-derivation folds the simulated machine
-// (replay/sim_machine.hpp) from the facts, decides every recorded pass again on it, and checks
+// (replay/sim/sim_machine.hpp) from the facts, decides every recorded pass again on it, and checks
 // that no pass the machine would have run at a timestamp is missing from the log.
 #include <cstdint>
 #include <optional>
@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "events/event_store.hpp"
-#include "replay/sim_machine.hpp"
-#include "replay/simulator.hpp"
+#include "replay/sim/sim_machine.hpp"
+#include "replay/sim/simulator.hpp"
 
 namespace baton::replay {
 

@@ -1,4 +1,4 @@
-#include "replay/sim_machine.hpp"
+#include "replay/sim/sim_machine.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,12 +8,12 @@
 #include <optional>
 #include <string>
 
-#include "core/backfill.hpp"
-#include "core/decayed_fair_tree.hpp"
-#include "core/fair_tree.hpp"
-#include "core/lattice.hpp"
-#include "core/multifactor.hpp"
-#include "core/usage.hpp"
+#include "core/planning/backfill.hpp"
+#include "core/policy/decayed_fair_tree.hpp"
+#include "core/policy/fair_tree.hpp"
+#include "core/policy/lattice.hpp"
+#include "core/policy/multifactor.hpp"
+#include "core/policy/usage.hpp"
 
 namespace baton::replay {
 
@@ -23,7 +23,7 @@ namespace {
 constexpr time_us us = 1'000'000;
 }  // namespace
 
-// Fair share as the live scheduler keeps it (core/priority.cpp), for the trace's associations:
+// Fair share as the live scheduler keeps it (core/world/priority.cpp), for the trace's associations:
 // each group an account under root, each user under its group (one share each unless the
 // settings give others); usage is processor-seconds, decayed with the policy's half-life. An
 // association joins the tree with its first job, as a site adds a user when they arrive
@@ -94,7 +94,7 @@ class sim_machine::share_book {
         total += u.raw_usage;
       }
     figures_.resize(closed_.size());  // (every association is a leaf: each is written below)
-    std::vector<double> path;  // target share down the walk, as core/priority.cpp takes it
+    std::vector<double> path;  // target share down the walk, as core/world/priority.cpp takes it
     ranker_->rank(ranks_);
     for (const auto& r : ranks_) {
       path.resize(static_cast<size_t>(r.depth));

@@ -1,8 +1,8 @@
 #pragma once
 // The simulated machine: the state a trace simulation keeps and its one decision, the
-// scheduling pass. simulate() (replay/simulator.hpp) feeds it the trace's facts (arrivals,
+// scheduling pass. simulate() (replay/sim/simulator.hpp) feeds it the trace's facts (arrivals,
 // ends) and puts each pass in force; rederive folds it again from a simulation's event log
-// (replay/sim_log.hpp) and decides every recorded pass a second time. The rules are those of
+// (replay/sim/sim_log.hpp) and decides every recorded pass a second time. The rules are those of
 // simulator.hpp.
 #include <cstdint>
 #include <deque>
@@ -13,8 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "core/backfill.hpp"
-#include "replay/simulator.hpp"
+#include "core/planning/backfill.hpp"
+#include "replay/sim/simulator.hpp"
 
 namespace baton::replay {
 

@@ -1,4 +1,4 @@
-#include "replay/sim_metrics.hpp"
+#include "replay/sim/sim_metrics.hpp"
 
 #include <algorithm>
 #include <cmath>

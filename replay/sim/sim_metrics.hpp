@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "replay/simulator.hpp"
+#include "replay/sim/simulator.hpp"
 
 namespace baton::replay {
 

@@ -1,4 +1,4 @@
-#include "replay/simulator.hpp"
+#include "replay/sim/simulator.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 #include <queue>
 #include <tuple>
 
-#include "replay/sim_machine.hpp"
+#include "replay/sim/sim_machine.hpp"
 
 namespace baton::replay {
 

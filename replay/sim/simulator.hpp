@@ -1,7 +1,7 @@
 #pragma once
 // A discrete-event simulation of one machine of N processors running a workload (an SWF
 // trace, or the jobs recorded in a baton log), scheduled by the core's own code: the planner
-// (core/backfill.hpp: main loop, EASY or Slurm-style backfill) over one node of capacity N,
+// (core/planning/backfill.hpp: main loop, EASY or Slurm-style backfill) over one node of capacity N,
 // and for multifactor and Lattice the core's priority math (multifactor_priority, fair_tree,
 // lattice_score, decayed usage) with the trace's groups as accounts and users under them.
 //
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/priority_policy.hpp"
-#include "replay/swf.hpp"
+#include "core/policy/priority_policy.hpp"
+#include "replay/sim/swf.hpp"
 
 namespace baton::replay {
 
@@ -67,7 +67,7 @@ struct sim_result {
 struct sim_pass;
 class sim_machine;
 
-// What a simulation did, fact by fact, for whoever records it (replay/sim_log.hpp).
+// What a simulation did, fact by fact, for whoever records it (replay/sim/sim_log.hpp).
 class sim_observer {
  public:
   virtual ~sim_observer() = default;

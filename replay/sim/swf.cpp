@@ -1,4 +1,4 @@
-#include "replay/swf.hpp"
+#include "replay/sim/swf.hpp"
 
 #include <zlib.h>
 

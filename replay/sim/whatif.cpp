@@ -1,16 +1,16 @@
-#include "replay/whatif.hpp"
+#include "replay/sim/whatif.hpp"
 
 #include <iomanip>
 #include <sstream>
 #include <map>
 #include <ostream>
 
-#include "core/priority.hpp"
+#include "core/world/priority.hpp"
 #include "core/util/time.hpp"
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/envelope.hpp"
 #include "events/payload.hpp"
-#include "replay/sim_metrics.hpp"
+#include "replay/sim/sim_metrics.hpp"
 
 namespace baton::replay {
 

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/priority_policy.hpp"
+#include "core/policy/priority_policy.hpp"
 #include "events/event_store.hpp"
-#include "replay/simulator.hpp"
+#include "replay/sim/simulator.hpp"
 
 namespace baton::replay {
 

@@ -1,4 +1,4 @@
-#include "replay/allocator_info.hpp"
+#include "replay/tool/allocator_info.hpp"
 
 #include <dlfcn.h>
 
@@ -20,7 +20,7 @@ std::string allocator_in_use() {
   size_t size = sizeof version;
   if (!mallctl || mallctl("version", &version, &size, nullptr, 0) != 0 || !version) return "jemalloc";
   std::string out = std::string("jemalloc ") + version;
-  const char* thp = nullptr;  // its transparent huge pages option (replay/jemalloc_options.cpp)
+  const char* thp = nullptr;  // its transparent huge pages option (replay/tool/jemalloc_options.cpp)
   size = sizeof thp;
   if (mallctl("opt.thp", &thp, &size, nullptr, 0) == 0 && thp) out += std::string(", huge pages: ") + thp;
   return out;

@@ -1,11 +1,11 @@
-#include "replay/job_story.hpp"
+#include "replay/tool/job_story.hpp"
 
 #include <sstream>
 
-#include "core/plan_cycle.hpp"
-#include "core/priority.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/world/priority.hpp"
 #include "core/util/time.hpp"
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/envelope.hpp"
 #include "events/payload.hpp"
 

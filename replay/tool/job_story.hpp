@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "events/event_store.hpp"
-#include "replay/progress.hpp"
+#include "replay/recovery/progress.hpp"
 
 namespace baton::replay {
 

@@ -1,13 +1,13 @@
-#include "replay/log_commands.hpp"
+#include "replay/tool/log_commands.hpp"
 
 #include <fstream>
 #include <iostream>
 
-#include "replay/job_story.hpp"
-#include "replay/log_verify.hpp"
-#include "replay/open_log.hpp"
-#include "replay/rederive.hpp"
-#include "replay/simulate_command.hpp"
+#include "replay/tool/job_story.hpp"
+#include "replay/audit/log_verify.hpp"
+#include "replay/recovery/open_log.hpp"
+#include "replay/audit/rederive.hpp"
+#include "replay/tool/simulate_command.hpp"
 
 namespace baton::replay {
 

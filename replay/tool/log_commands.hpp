@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
-#include "replay/audit_export.hpp"
-#include "replay/state_at.hpp"
-#include "replay/whatif.hpp"
+#include "replay/audit/audit_export.hpp"
+#include "replay/tool/state_at.hpp"
+#include "replay/sim/whatif.hpp"
 
 namespace baton::replay {
 

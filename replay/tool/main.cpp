@@ -7,10 +7,10 @@
 
 #include "baton/version.hpp"
 #include "core/util/time.hpp"
-#include "replay/allocator_info.hpp"
-#include "replay/log_commands.hpp"
-#include "replay/simulate_command.hpp"
-#include "replay/whatif.hpp"
+#include "replay/tool/allocator_info.hpp"
+#include "replay/tool/log_commands.hpp"
+#include "replay/tool/simulate_command.hpp"
+#include "replay/sim/whatif.hpp"
 
 using namespace baton::replay;
 

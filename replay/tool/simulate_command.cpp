@@ -1,4 +1,4 @@
-#include "replay/simulate_command.hpp"
+#include "replay/tool/simulate_command.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -7,9 +7,9 @@
 #include <stdexcept>
 
 #include "config/config.hpp"
-#include "replay/sim_metrics.hpp"
-#include "replay/sim_log.hpp"
-#include "replay/simulator.hpp"
+#include "replay/sim/sim_metrics.hpp"
+#include "replay/sim/sim_log.hpp"
+#include "replay/sim/simulator.hpp"
 
 namespace baton::replay {
 

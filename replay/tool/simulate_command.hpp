@@ -5,8 +5,8 @@
 #include <iosfwd>
 #include <string>
 
-#include "core/priority_policy.hpp"
-#include "replay/swf.hpp"
+#include "core/policy/priority_policy.hpp"
+#include "replay/sim/swf.hpp"
 
 namespace baton::replay {
 

@@ -1,11 +1,11 @@
-#include "replay/state_at.hpp"
+#include "replay/tool/state_at.hpp"
 
 #include <limits>
 
-#include "core/decide.hpp"
+#include "core/app/decide.hpp"
 #include "core/util/time.hpp"
 #include "events/payload.hpp"
-#include "replay/world_recovery.hpp"
+#include "replay/recovery/world_recovery.hpp"
 #include "shapes/reply_json.hpp"
 
 namespace baton::replay {

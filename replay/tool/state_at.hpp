@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/domain.hpp"
+#include "core/events/domain.hpp"
 #include "events/event_store.hpp"
-#include "replay/progress.hpp"
+#include "replay/recovery/progress.hpp"
 
 namespace baton::replay {
 
