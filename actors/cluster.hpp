@@ -1,7 +1,7 @@
 #pragma once
 // One actor per configured Slurm partition. Each cycle: ask squeue about this cluster's
 // placeholders and report the dead ones, then ask the scheduler what to submit (the pure
-// plan in core/provisioning), run sbatch for it and report each outcome. The scheduler
+// plan in core/provisioning/provisioning), run sbatch for it and report each outcome. The scheduler
 // turns the reports into events; this actor only does the slow, blocking I/O, on its own
 // thread (detached), so a hung ssh never stalls the scheduler or another cluster.
 #include "actors/labelled_counters.hpp"
@@ -16,7 +16,7 @@
 
 #include "actors/scheduler.hpp"
 #include "config/clusters.hpp"
-#include "core/rate_limit.hpp"
+#include "core/access/rate_limit.hpp"
 
 namespace baton::actors {
 

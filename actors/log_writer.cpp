@@ -1,5 +1,6 @@
 #include "actors/log_writer.hpp"
 #include "actors/thread_name.hpp"
+#include "events/event_store.hpp"
 
 #include <caf/all.hpp>
 

@@ -32,7 +32,10 @@
 
 #include "actors/latency_histogram.hpp"
 #include "actors/messages.hpp"
-#include "events/event_store.hpp"
+
+namespace baton::events {
+class event_store;  // only its writer holds it (log_writer.cpp); the handle's users need not see it
+}  // namespace baton::events
 
 namespace baton::actors {
 

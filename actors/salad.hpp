@@ -1,6 +1,6 @@
 #pragma once
 // The Salad autoscaler: every interval, asks the scheduler what replica count cloud demand
-// calls for (core/cloud), reads the container group's count over HTTPS and patches it when
+// calls for (core/provisioning/cloud), reads the container group's count over HTTPS and patches it when
 // they differ, then reports what it did (an event). Detached: a slow API never blocks others.
 #include <caf/actor_system.hpp>
 #include <caf/typed_actor.hpp>

@@ -8,15 +8,15 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/thread_name.hpp"
-#include "core/dag.hpp"
-#include "core/event_payload.hpp"
-#include "core/preemption.hpp"
-#include "core/priority.hpp"
-#include "core/staged_rekey.hpp"
-#include "projections/idle_poll_view.hpp"
-#include "projections/operator_credentials.hpp"
-#include "projections/pilot_credential.hpp"
-#include "projections/worker_credentials.hpp"
+#include "core/world/dag.hpp"
+#include "core/events/event_payload.hpp"
+#include "core/world/preemption.hpp"
+#include "core/world/priority.hpp"
+#include "core/world/staged_rekey.hpp"
+#include "actors/caches/idle_poll_view.hpp"
+#include "actors/caches/operator_credentials.hpp"
+#include "actors/caches/pilot_credential.hpp"
+#include "actors/caches/worker_credentials.hpp"
 #include "events/payload.hpp"
 
 namespace baton::actors {
@@ -32,7 +32,7 @@ struct awaiting_write {
   core::reply reply;
 };
 
-// A recalculation whose new order is being built between polls (core/staged_rekey.hpp),
+// A recalculation whose new order is being built between polls (core/world/staged_rekey.hpp),
 // and whoever asked for it: answered once the order is in force and its event durable.
 struct staging_run {
   core::staged_rekey rekey;
@@ -120,7 +120,7 @@ void apply_decision(self_ptr self, const core::decision& d, core::time_us now, s
   note_touched(self->state.world, d, touched);
 }
 
-// Brings the read models the HTTP threads use into step with the world, before any reply of
+// Brings the caches the HTTP threads use into step with the world, before any reply of
 // this step goes out: the workers a step touched (credentials, idle view), the operators its
 // events name, and the images with queued jobs when anything was decided.
 void refresh_views(self_ptr self, const core::decision& d, const std::vector<std::string>& touched, bool decided) {
@@ -336,7 +336,7 @@ bool may_bring_preemptor(const core::world& w, const core::decision& d) {
   return false;
 }
 
-// Preemptions (core/preemption.hpp): decided on the world as it is, recorded as the loop's.
+// Preemptions (core/world/preemption.hpp): decided on the world as it is, recorded as the loop's.
 // Then a timer for the earliest grace end still to come.
 void check_preemptions(self_ptr self) {
   auto& st = self->state;
@@ -447,8 +447,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
   for (const auto& [id, w] : st.world.workers)
     if (!w.gone && !w.placeholder) st.leases.touch(id, leases.count(id) ? leases.at(id) : now);
   st.views = std::move(views);
-  if (!st.views.idle) st.views.idle = std::make_shared<projections::idle_poll_view>(settings);
-  if (!st.views.credentials) st.views.credentials = std::make_shared<projections::worker_credentials>();
+  if (!st.views.idle) st.views.idle = std::make_shared<caches::idle_poll_view>(settings);
+  if (!st.views.credentials) st.views.credentials = std::make_shared<caches::worker_credentials>();
   // kill_invalid_dependencies may have been switched on while jobs waited on parents that
   // ended badly: cancel them now, as the fallout would have.
   auto swept = core::dependency_sweep(st.world, settings.priority, now);
@@ -458,7 +458,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
     persist(self, swept, now, dependency_actor, "", nullptr, {});
   }
   st.views.credentials->rebuild(st.world);
-  if (!st.views.operators) st.views.operators = std::make_shared<projections::operator_credentials>();
+  if (!st.views.operators) st.views.operators = std::make_shared<caches::operator_credentials>();
   st.views.operators->rebuild(st.world);
   if (st.views.pilot) st.views.pilot->rebuild(st.world);
   st.views.idle->rebuild(st.world, st.leases);

@@ -17,7 +17,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include "actors/log_writer.hpp"
-#include "core/decide.hpp"
+#include "core/app/decide.hpp"
 
 namespace baton::actors {
 
@@ -86,21 +86,21 @@ core::reply unavailable(const std::string& code, const std::string& why);
 using clock_fn = std::function<core::time_us()>;
 
 }  // namespace baton::actors
-namespace baton::projections {
+namespace baton::caches {
 class idle_poll_view;
 class worker_credentials;
 class operator_credentials;
 class pilot_credential;
-}  // namespace baton::projections
+}  // namespace baton::caches
 namespace baton::actors {
 
-// The read models the scheduler keeps in step with its world, in the same step that changes
-// it and before any reply of that step, for the HTTP threads. Missing ones are made.
+// The caches the scheduler keeps in step with its world (actors/caches/), in the same step that
+// changes it and before any reply of that step, for the HTTP threads. Missing ones are made.
 struct scheduler_views {
-  std::shared_ptr<projections::idle_poll_view> idle;             // answers idle polls without a trip here
-  std::shared_ptr<projections::worker_credentials> credentials;  // who a worker token belongs to
-  std::shared_ptr<projections::operator_credentials> operators;  // whose a named operator's token is
-  std::shared_ptr<projections::pilot_credential> pilot;          // which pilot token is accepted (optional)
+  std::shared_ptr<caches::idle_poll_view> idle;             // answers idle polls without a trip here
+  std::shared_ptr<caches::worker_credentials> credentials;  // who a worker token belongs to
+  std::shared_ptr<caches::operator_credentials> operators;  // whose a named operator's token is
+  std::shared_ptr<caches::pilot_credential> pilot;          // which pilot token is accepted (optional)
 };
 
 // What the scheduler needs of the store when it refuses for want of space (events/free_space.hpp):

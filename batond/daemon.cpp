@@ -27,13 +27,14 @@
 #include "batond/api_token.hpp"
 #include "batond/daemon_clock.hpp"
 #include "batond/daemon_state.hpp"
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 #include "batond/pilot_token_files.hpp"
 #include "batond/storage_collector.hpp"
-#include "core/priority.hpp"
+#include "core/world/priority.hpp"
 #include "core/util/time.hpp"
-#include "core/world.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/world/world.hpp"
+#include "core/world/world_snapshot.hpp"
+#include "events/event_store.hpp"
 #include "events/payload.hpp"
 #include "http/actor_bridge.hpp"
 #include "http/api_routes.hpp"
@@ -47,19 +48,20 @@
 #include "http/storage/s3_backend.hpp"
 #include "http/ui_routes.hpp"
 #include "projections/chain_anchor.hpp"
-#include "projections/idle_poll_view.hpp"
+#include "actors/caches/idle_poll_view.hpp"
 #include "projections/job_history.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/minute_stats.hpp"
 #include "projections/offsets.hpp"
-#include "projections/operator_credentials.hpp"
-#include "projections/pilot_credential.hpp"
+#include "actors/caches/operator_credentials.hpp"
+#include "actors/caches/pilot_credential.hpp"
 #include "projections/postgres_view.hpp"
 #include "projections/runner.hpp"
 #include "projections/sqlite_view.hpp"
-#include "projections/worker_credentials.hpp"
+#include "actors/caches/worker_credentials.hpp"
 #include "projections/world_snapshots.hpp"
-#include "replay/world_recovery.hpp"
+#include "replay/audit/store_log_reader.hpp"
+#include "replay/recovery/world_recovery.hpp"
 
 namespace baton::daemon {
 namespace {
@@ -234,7 +236,7 @@ int run(const config::settings& settings, const run_options& opts) {
     store_opts.min_free_bytes = static_cast<uint64_t>(settings.min_free_mb) << 20;
     store = events::event_store::open(log_dir, store_opts);
     // Every job and worker: the newest state snapshot that checks out, then the events after
-    // it, the hash chain verified from there (replay/world_recovery.hpp).
+    // it, the hash chain verified from there (replay/recovery/world_recovery.hpp).
     auto r = replay::recover_world(*store);
     for (const auto& why : r.skipped) spdlog::warn("state snapshot not used: {}", why);
     world = std::move(r.world);
@@ -471,10 +473,10 @@ int run(const config::settings& settings, const run_options& opts) {
     // not waited for (the route answers 503 until it has the log's end).
     auto minutes = std::make_shared<projections::minute_stats>();
     auto minutes_run = projections::run_projection(sys, log, minutes, {true, false});
-    auto idle_view = std::make_shared<projections::idle_poll_view>(sched);
-    auto credentials = std::make_shared<projections::worker_credentials>();
-    auto operator_tokens = std::make_shared<projections::operator_credentials>();
-    auto pilot = std::make_shared<projections::pilot_credential>(
+    auto idle_view = std::make_shared<caches::idle_poll_view>(sched);
+    auto credentials = std::make_shared<caches::worker_credentials>();
+    auto operator_tokens = std::make_shared<caches::operator_credentials>();
+    auto pilot = std::make_shared<caches::pilot_credential>(
         core::pilot_configured{http::hash_of(pilot_token), !settings.pilot_token.empty()});
     actors::scheduler_storage storage;
     storage.recover = [store] { return replay::recover_world(*store).world; };
@@ -506,7 +508,7 @@ int run(const config::settings& settings, const run_options& opts) {
     api.accept_shared_token = !sched.worker_credentials_required;
     api.operators = operator_tokens;
     api.limiter = std::make_shared<http::rate_limiter>(http::rate_limits{settings.operator_requests, settings.worker_requests});
-    api.log = store;
+    api.log = replay::store_log_reader(store);
     api.log_fed = reported;
     api.log_metrics = log_metrics;
     api.requests = request_counts;

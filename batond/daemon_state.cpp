@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 
 namespace baton::daemon {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/envelope.hpp"
 
 namespace baton::daemon {

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "batond/daemon_state.hpp"
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 #include "core/util/time.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"

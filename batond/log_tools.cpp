@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "events/event_store.hpp"
-#include "replay/open_log.hpp"
-#include "replay/rederive.hpp"
+#include "replay/recovery/open_log.hpp"
+#include "replay/audit/rederive.hpp"
 
 namespace baton::daemon {
 

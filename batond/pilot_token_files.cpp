@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "batond/api_token.hpp"
-#include "core/access.hpp"
+#include "core/access/access.hpp"
 #include "http/caller.hpp"
 
 namespace baton::daemon {

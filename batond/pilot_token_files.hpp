@@ -6,7 +6,7 @@
 // a secret left aside is put in place if the log recorded its rotation and dropped if not.
 #include <string>
 
-#include "core/credential.hpp"
+#include "core/access/credential.hpp"
 
 namespace baton::daemon {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/backfill.hpp"
+#include "core/planning/backfill.hpp"
 
 using namespace baton;
 using clock_type = std::chrono::steady_clock;

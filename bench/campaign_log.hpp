@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench/log_builder.hpp"
-#include "core/plan_cycle.hpp"
+#include "core/world/plan_cycle.hpp"
 
 namespace baton::bench {
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "actors/log_writer.hpp"
+#include "events/event_store.hpp"
 #include "events/payload.hpp"
 
 using namespace baton;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/decide.hpp"
-#include "core/event_payload.hpp"
+#include "core/app/decide.hpp"
+#include "core/events/event_payload.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/decide.hpp"
-#include "core/priority.hpp"
-#include "core/staged_rekey.hpp"
+#include "core/app/decide.hpp"
+#include "core/world/priority.hpp"
+#include "core/world/staged_rekey.hpp"
 
 using namespace baton;
 namespace C = core::commands;

@@ -4,7 +4,7 @@
 // multifactor policy over 10 accounts x 10 users, WORKERS workers that poll, start and
 // complete jobs, new jobs submitted as the queue drains, a priority recalculation every
 // 2,000 events and a planning cycle every 5,000. Then times `baton-replay rederive` on it
-// (replay/rederive.cpp: every event decoded and applied, every decision decided again), and a
+// (replay/audit/rederive.cpp: every event decoded and applied, every decision decided again), and a
 // plain verify pass for comparison. Prints events/s and decisions/s.
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,11 +17,11 @@
 
 #include "bench/campaign_log.hpp"
 #include "bench/log_builder.hpp"
-#include "core/decide.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/app/decide.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "events/payload.hpp"
-#include "replay/log_verify.hpp"
-#include "replay/rederive.hpp"
+#include "replay/audit/log_verify.hpp"
+#include "replay/audit/rederive.hpp"
 
 using namespace baton;
 using bench::log_builder;
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(r.recalculations), static_cast<unsigned long long>(r.plans),
                 static_cast<unsigned long long>(r.events), secs, r.decisions / secs, r.events / secs,
                 static_cast<unsigned long long>(r.mismatches), own, others);
-    // What baton-replay leaves to the process's exit (replay/rederive.hpp), timed apart.
+    // What baton-replay leaves to the process's exit (replay/audit/rederive.hpp), timed apart.
     t = clock_type::now();
     r.world.reset();
     std::printf("  freeing its world afterwards: %.2f s\n", seconds_since(t));

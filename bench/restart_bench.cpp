@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "bench/log_builder.hpp"
-#include "core/decide.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/app/decide.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 

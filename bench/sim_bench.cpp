@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "replay/sim_metrics.hpp"
-#include "replay/simulator.hpp"
-#include "replay/swf.hpp"
+#include "replay/sim/sim_metrics.hpp"
+#include "replay/sim/simulator.hpp"
+#include "replay/sim/swf.hpp"
 
 using namespace baton::replay;
 

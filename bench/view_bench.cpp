@@ -18,7 +18,7 @@
 #include "bench/campaign_log.hpp"
 #include "projections/postgres_view.hpp"
 #include "projections/sqlite_view.hpp"
-#include "replay/world_recovery.hpp"
+#include "replay/recovery/world_recovery.hpp"
 #include "support/postgres_server.hpp"
 
 using namespace baton;

@@ -1,7 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/event_follower.hpp"
 
-#include "core/ids.hpp"
+#include "core/jobs/ids.hpp"
 
 #include <unistd.h>
 

@@ -29,7 +29,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/request_helpers.hpp"
-#include "core/ids.hpp"
+#include "core/jobs/ids.hpp"
 #include "core/util/hex.hpp"
 #include "core/util/sha256.hpp"
 

@@ -44,11 +44,11 @@ set_target_properties(kainjow::mustache PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
 if(NOT BATON_SANITIZE AND NOT BATON_FUZZ)
   pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET GLOBAL jemalloc>=5)
 endif()
-# With its options (replay/jemalloc_options.cpp: transparent huge pages).
+# With its options (replay/tool/jemalloc_options.cpp: transparent huge pages).
 function(baton_link_jemalloc target)
   if(TARGET PkgConfig::JEMALLOC)
     target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
-    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/replay/jemalloc_options.cpp)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/replay/tool/jemalloc_options.cpp)
   endif()
 endfunction()
 

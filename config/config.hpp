@@ -8,10 +8,10 @@
 
 #include "config/clusters.hpp"
 #include "config/config_file.hpp"
-#include "core/deadline.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/priority_policy.hpp"
-#include "core/rate_limit.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/policy/priority_policy.hpp"
+#include "core/access/rate_limit.hpp"
 
 namespace baton::config {
 

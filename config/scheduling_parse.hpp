@@ -4,9 +4,9 @@
 // dotted key ("scheduling.partitions.test.priority_tier", "accounts.chem.parent").
 #include <yaml-cpp/yaml.h>
 
-#include "core/deadline.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/priority_policy.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/policy/priority_policy.hpp"
 
 namespace baton::config::detail {
 

@@ -245,7 +245,7 @@ nlohmann::json to_json_value(const T& v) {
 }
 
 // An integer field read leniently, as batond has always read the numbers of stored events
-// (core/payload_numbers.hpp): a log is a file, and a damaged or hand-made one must not make a
+// (core/events/payload_numbers.hpp): a log is a file, and a damaged or hand-made one must not make a
 // read undefined. Not a number, or outside T's range: nothing (the field keeps its default);
 // a float inside the range is truncated. Every other kind of field is read strictly.
 template <class T>

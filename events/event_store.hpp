@@ -23,6 +23,8 @@
 #include "events/append.hpp"
 #include "events/envelope.hpp"
 #include "events/free_space.hpp"
+#include "events/log_reader.hpp"
+#include "events/store_error.hpp"
 
 namespace rocksdb {
 class DB;
@@ -31,16 +33,6 @@ class Cache;
 }  // namespace rocksdb
 
 namespace baton::events {
-
-// I/O failure or corruption. seq names the event concerned (0 when none is).
-class store_error : public std::runtime_error {
- public:
-  store_error(const std::string& what, uint64_t seq = 0) : std::runtime_error(what), seq_(seq) {}
-  uint64_t seq() const { return seq_; }
-
- private:
-  uint64_t seq_;
-};
 
 struct verify_report {
   bool ok = true;
@@ -121,9 +113,7 @@ class event_store {
   uint64_t last_seq() const { return last_seq_.load(std::memory_order_acquire); }
   // What RocksDB holds in memory now (GET /metrics): memtables of every family, the shared
   // block cache, and the open table files' index and filter blocks. Any thread.
-  struct memory_use {
-    uint64_t memtables = 0, block_cache = 0, table_readers = 0;
-  };
+  using memory_use = log_memory;
   memory_use memory() const;
   std::optional<uint64_t> stream_version(const std::string& stream_id) const;
   // Visits events from_seq..to_seq (inclusive, 0 = to the end) in order, checking that
@@ -147,14 +137,13 @@ class event_store {
   // Where a command id landed, if it was ever appended.
   std::optional<append_result> find_command(const std::string& command_id) const;
 
-  // Stream heads the writer has cached now (bounded by store_options::stream_head_cache_max).
-  size_t cached_stream_heads() const { return heads_.size(); }
-
-  std::optional<std::string> read_raw(uint64_t seq) const;
 
  private:
-  friend struct store_tampering;  // tests/support/store_tampering.hpp: damage a log, in tests only
+  // tests/support/store_tampering.hpp: reads a record's stored bytes and the writer's cache of
+  // stream heads, damages a log; in tests only.
+  friend struct store_tampering;
   event_store() = default;
+  std::optional<std::string> read_raw(uint64_t seq) const;
   std::string hash_before(uint64_t seq) const;
 
   std::unique_ptr<rocksdb::DB> db_;

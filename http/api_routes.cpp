@@ -13,7 +13,6 @@
 #include "http/reply_shapes.hpp"
 #include "http/request_commands.hpp"
 #include "http/request_parsing.hpp"
-#include "replay/audit_export.hpp"
 
 #include <sstream>
 
@@ -28,7 +27,7 @@ namespace C = core::commands;
 using builder = std::function<core::command(const request&)>;
 
 // A poll the scheduler would answer with no job and no event: answered here, on the HTTP
-// thread, from the scheduler's read model (projections/idle_poll_view.hpp).
+// thread, from the scheduler's cache (actors/caches/idle_poll_view.hpp).
 bool answered_from_view(const api_context& ctx, const core::envelope& e, response& res) {
   auto* poll = std::get_if<C::request_job>(&e.cmd);
   if (!poll || !ctx.idle_view || !ctx.clock || !ctx.idle_view->answers_no_job(poll->worker_id, ctx.clock())) return false;
@@ -359,7 +358,7 @@ void add_api_routes(router& s, api_context ctx) {
     route(s, "POST", enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx,
           K::set_cluster_enabled, [enable](const request& req) -> core::command { return build::cluster_enabled(req, enable); });
 
-  // --- the audit export, from the log itself (replay/audit_export.hpp) ---
+  // --- the audit export, from the log itself (events/log_reader.hpp, written by replay's export) ---
   s.Get("/audit/export", [ctx](const request& req, response& res) {
     auto e = prepare(ctx, req, res, K::audit_export, [](const request& rq) -> core::command { return build::audit_export(rq); });
     if (!e) return;
@@ -369,15 +368,13 @@ void add_api_routes(router& s, api_context ctx) {
     // taking the login node's memory. Narrower exports (from/to, stream, type) stay under it.
     constexpr size_t max_export_bytes = size_t{512} << 20;
     std::ostringstream out;
-    try {
-      auto summary = replay::export_log(*ctx.log, q.filter, q.csv ? replay::export_format::csv : replay::export_format::jsonl, out);
-      if (out.tellp() > static_cast<std::streamoff>(max_export_bytes))
-        return refuse(res, {core::error_kind::invalid, "export_too_large",
-                            "the export of " + std::to_string(summary.count) + " events exceeds 512 MiB: narrow it with from and to",
-                            {}, "from"});
-    } catch (const events::store_error& bad) {
-      return refuse(res, {core::error_kind::internal, "log_damaged", bad.what(), {}, ""});
-    }
+    auto exported = ctx.log->export_events(q.filter, q.csv ? events::export_format::csv : events::export_format::jsonl, out);
+    if (exported.damaged) return refuse(res, {core::error_kind::internal, "log_damaged", *exported.damaged, {}, ""});
+    if (out.tellp() > static_cast<std::streamoff>(max_export_bytes))
+      return refuse(res, {core::error_kind::invalid, "export_too_large",
+                          "the export of " + std::to_string(exported.summary.count) +
+                              " events exceeds 512 MiB: narrow it with from and to",
+                          {}, "from"});
     res.status = 200;
     res.set_header("Content-Disposition", std::string("attachment; filename=\"baton-audit.") + (q.csv ? "csv" : "jsonl") + "\"");
     res.set_content(out.str(), q.csv ? "text/csv" : "application/x-ndjson");

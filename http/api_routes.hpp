@@ -10,10 +10,10 @@
 #include <string>
 
 #include "actors/scheduler.hpp"
-#include "events/event_store.hpp"
+#include "events/log_reader.hpp"
 #include "http/router.hpp"
 #include "http/storage/backend.hpp"
-#include "projections/idle_poll_view.hpp"
+#include "actors/caches/idle_poll_view.hpp"
 #include "projections/live_feed.hpp"
 #include "projections/job_history.hpp"
 #include "projections/minute_stats.hpp"
@@ -21,10 +21,10 @@
 #include "http/request_counters.hpp"
 #include "http/storage/backend.hpp"
 #include "http/ui_sessions.hpp"
-#include "projections/operator_credentials.hpp"
-#include "projections/pilot_credential.hpp"
+#include "actors/caches/operator_credentials.hpp"
+#include "actors/caches/pilot_credential.hpp"
 #include "projections/projection.hpp"
-#include "projections/worker_credentials.hpp"
+#include "actors/caches/worker_credentials.hpp"
 
 namespace baton::http {
 
@@ -44,15 +44,15 @@ struct api_context {
   std::shared_ptr<const projections::minute_stats> minutes;  // GET /stats/minutes (none: 503)
   // Idle polls answered without the scheduler (optional; the scheduler fills it) and the
   // clock their lease check uses (the scheduler's).
-  std::shared_ptr<const projections::idle_poll_view> idle_view;
+  std::shared_ptr<const caches::idle_poll_view> idle_view;
   std::function<core::time_us()> clock;
-  std::shared_ptr<const projections::pilot_credential> pilot;  // the X-API-Token that may only register workers (none: no pilots)
+  std::shared_ptr<const caches::pilot_credential> pilot;  // the X-API-Token that may only register workers (none: no pilots)
   pilot_secret_store pilot_secrets;                            // where a rotated pilot token goes (empty: not rotated by batond)
-  std::shared_ptr<const projections::worker_credentials> credentials;  // who a worker token belongs to
+  std::shared_ptr<const caches::worker_credentials> credentials;  // who a worker token belongs to
   bool accept_shared_token = false;  // workers.accept_shared_token (RelayMD workers)
-  std::shared_ptr<const projections::operator_credentials> operators;  // whose a named operator's token is
+  std::shared_ptr<const caches::operator_credentials> operators;  // whose a named operator's token is
   std::shared_ptr<rate_limiter> limiter;  // per-caller request budgets (none: unlimited)
-  std::shared_ptr<const events::event_store> log;  // GET /audit/export reads it (none: 503)
+  std::shared_ptr<const events::log_reader> log;  // GET /audit/export, /metrics read it (none: 503)
   std::vector<std::shared_ptr<const projections::projection>> log_fed;  // the log-fed projections: GET /metrics reports their lag
   std::shared_ptr<const actors::log_metrics> log_metrics;  // the log writer's latencies, for GET /metrics
   std::shared_ptr<const request_counters> requests;       // the server's answers by route and status, for GET /metrics

@@ -39,7 +39,7 @@ void reply(response& res, int status, const std::string& code, const std::string
 std::optional<std::string> caller_of(const api_context& ctx, const request& req, response& res) {
   auto who = identify(ctx, req, res);
   if (!who) return std::nullopt;
-  // Transfers are for the callers that may read a job's files (core/access: operators and
+  // Transfers are for the callers that may read a job's files (core/access/access: operators and
   // workers); the pilot and scrape tokens are refused as on every other route of theirs.
   if (auto denied = core::authorize(*who, core::command_kind::job_files, "", {ctx.accept_shared_token})) {
     refuse(res, *denied);

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "core/access.hpp"
-#include "core/commands.hpp"
+#include "core/access/access.hpp"
+#include "core/app/commands.hpp"
 #include "http/api_routes.hpp"
 #include "http/message.hpp"
 #include "http/ui_sessions.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // The data plane's JSON routes (docs/storage.md): bundle uploads, a worker's file sets
 // (checkpoints, outputs) and a job's files with their downloads. The core decides who may
-// store or read what (core/storage_decide.hpp); the backend (http/storage/backend.hpp) hands
+// store or read what (core/app/storage_decide.hpp); the backend (http/storage/backend.hpp) hands
 // out the transfers and checks what arrived; the bytes never pass through here.
 #include <map>
 #include <mutex>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/commands.hpp"
+#include "core/app/commands.hpp"
 #include "http/api_routes.hpp"
 #include "http/router.hpp"
 

@@ -9,8 +9,8 @@
 
 #include "actors/labelled_counters.hpp"
 #include "actors/latency_histogram.hpp"
-#include "core/outcome.hpp"
-#include "events/event_store.hpp"
+#include "core/app/outcome.hpp"
+#include "events/log_reader.hpp"
 #include "http/process_figures.hpp"
 #include "http/request_counters.hpp"
 #include "http/storage/backend.hpp"
@@ -31,7 +31,7 @@ struct metrics_sources {
   const projections::live_feed* feed = nullptr;        // clients following GET /events/stream
   const storage::transfer_counters* transfers = nullptr;  // blob bytes through batond (local backend)
   std::optional<process_figures> process;              // memory and descriptors
-  std::optional<events::event_store::memory_use> log_memory;  // what RocksDB holds in memory
+  std::optional<events::log_memory> log_memory;  // what RocksDB holds in memory
 };
 
 std::string metrics_text(const core::results::metrics& m, const metrics_sources& from);

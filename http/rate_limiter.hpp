@@ -1,5 +1,5 @@
 #pragma once
-// Per-caller request budgets (core/rate_limit.hpp) for the HTTP layer: one bucket per
+// Per-caller request budgets (core/access/rate_limit.hpp) for the HTTP layer: one bucket per
 // operator name and one per worker, soft state like heartbeat leases (not logged: a restart
 // refills them). Sharded locks, so callers on different shards never wait for each other.
 #include <array>
@@ -9,8 +9,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/access.hpp"
-#include "core/rate_limit.hpp"
+#include "core/access/access.hpp"
+#include "core/access/rate_limit.hpp"
 
 namespace baton::http {
 

@@ -1,18 +1,19 @@
 #pragma once
-// The one place where the core's typed answers become HTTP: each error kind's status and
-// the error body every 4xx/5xx uses ({"detail","error","message","field"?} plus the error's
-// facts), and each result's JSON in RelayMD's shapes (JobRead, WorkerRead, poll answers).
+// The one place where the core's typed answers become HTTP: each error kind's status, and the
+// whole reply with its body in the API's shapes (shapes/reply_json.hpp, shared with
+// baton-replay).
 #include <nlohmann/json.hpp>
 
-#include "core/outcome.hpp"
+#include "core/app/outcome.hpp"
 #include "http/message.hpp"
+#include "shapes/reply_json.hpp"
 
 namespace baton::http {
 
+using shapes::body_of;
+using shapes::error_body;
+
 int status_of(core::error_kind k);
-nlohmann::json error_body(const core::domain_error& e);
-// A result's body; null for none. at: the decision time (runtime figures are computed at it).
-nlohmann::json body_of(const core::result& r, core::time_us at);
 // The whole reply: 204 for a result with nothing to say, 200 with its body, or the error.
 void to_response(const core::reply& r, response& res);
 

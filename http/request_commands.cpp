@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "core/credential.hpp"
-#include "core/first_seen.hpp"
-#include "core/ids.hpp"
+#include "core/access/credential.hpp"
+#include "core/jobs/first_seen.hpp"
+#include "core/jobs/ids.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/time.hpp"
 #include "http/field_limits.hpp"

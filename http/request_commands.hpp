@@ -1,5 +1,5 @@
 #pragma once
-// Requests into typed commands (core/commands.hpp): validation of every parameter and body
+// Requests into typed commands (core/app/commands.hpp): validation of every parameter and body
 // field, RelayMD's aliases and defaults. Each function throws invalid_field (a 422 naming the
 // field) on bad input; none looks at who is calling (api_routes settles that first).
 #include <functional>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/commands.hpp"
+#include "core/app/commands.hpp"
 #include "http/message.hpp"
 #include "http/request_parsing.hpp"
 

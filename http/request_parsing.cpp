@@ -1,6 +1,6 @@
 #include "http/request_parsing.hpp"
 
-#include "core/ids.hpp"
+#include "core/jobs/ids.hpp"
 #include "core/util/hex.hpp"
 
 #include <openssl/rand.h>

@@ -75,7 +75,7 @@ void check_printable(const std::string& value, const std::string& field, size_t 
 std::string checked_id(const std::string& value, const std::string& field);
 // Names of users, accounts, partitions, QOS: 1..limits::name_bytes of [A-Za-z0-9._-].
 std::string checked_name(const std::string& value, const std::string& field);
-// Job and worker ids (core/ids.hpp): a UUID, returned lower-case.
+// Job and worker ids (core/jobs/ids.hpp): a UUID, returned lower-case.
 std::string checked_uuid(const std::string& value, const std::string& field);
 int64_t query_int(const request& req, const std::string& name, int64_t dflt, int64_t lo, int64_t hi);
 // A query parameter's text: "" when absent, else at most max_len bytes.

@@ -18,8 +18,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/domain.hpp"
-#include "core/rate_limit.hpp"
+#include "core/events/domain.hpp"
+#include "core/access/rate_limit.hpp"
 
 namespace baton::http {
 

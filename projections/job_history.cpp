@@ -3,7 +3,8 @@
 #include <map>
 
 #include "core/util/time.hpp"
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
+#include "events/event_store.hpp"
 #include "events/payload.hpp"
 
 namespace baton::projections {

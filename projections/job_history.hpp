@@ -15,8 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "core/job.hpp"
-#include "events/event_store.hpp"
+#include "core/jobs/job.hpp"
+#include "events/envelope.hpp"
+#include "events/store_error.hpp"
+
+namespace baton::events {
+class event_store;  // read in job_history.cpp; its HTTP readers do not see the store
+}  // namespace baton::events
 
 namespace baton::projections {
 

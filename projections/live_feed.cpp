@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "events/json_text.hpp"
-#include "core/event_types.hpp"
-#include "core/job_change.hpp"
+#include "core/events/event_types.hpp"
+#include "core/jobs/job_change.hpp"
 
 namespace baton::projections {
 

@@ -27,7 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/access.hpp"
+#include "core/access/access.hpp"
 #include "projections/projection.hpp"
 
 namespace baton::projections {

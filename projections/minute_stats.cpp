@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "core/job_change.hpp"
-#include "core/event_types.hpp"
+#include "core/jobs/job_change.hpp"
+#include "core/events/event_types.hpp"
 
 namespace baton::projections {
 

@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/job.hpp"
+#include "core/jobs/job.hpp"
 #include "projections/projection.hpp"
 
 namespace baton::projections {

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/event_store.hpp"
 #include "projections/projection.hpp"
 #include "projections/sql_batch.hpp"

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 #include "events/payload.hpp"
 #include "projections/job_history.hpp"
 #include "projections/sql_rows.hpp"

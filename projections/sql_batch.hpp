@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/envelope.hpp"
 #include "events/event_store.hpp"
 #include "projections/sql_rows.hpp"

@@ -17,7 +17,7 @@
 #include <set>
 #include <string>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/event_store.hpp"
 #include "projections/projection.hpp"
 #include "projections/sqlite_db.hpp"

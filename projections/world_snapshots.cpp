@@ -6,8 +6,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "core/world_snapshot.hpp"
-#include "core/event_types.hpp"
+#include "core/world/world_snapshot.hpp"
+#include "core/events/event_types.hpp"
 
 namespace baton::projections {
 

@@ -1,9 +1,9 @@
 #pragma once
 // State snapshots: a log-fed projection that keeps its own copy of the scheduler's world (the
 // same core::apply over the same durable events) and, every `every` events, writes it to the
-// log's snapshot column (core/world_snapshot.hpp) with the hash of the event it was taken
+// log's snapshot column (core/world/world_snapshot.hpp) with the hash of the event it was taken
 // after, keeping the newest `keep`. Start-up then loads the newest one and replays only the
-// events after it (replay/world_recovery.hpp). Its own copy is what keeps the scheduler from
+// events after it (replay/recovery/world_recovery.hpp). Its own copy is what keeps the scheduler from
 // pausing to encode a large world: polls never wait for a snapshot. The price is a second
 // world in memory; `event_log.snapshot_every_events: 0` turns snapshots off.
 //
@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/event_store.hpp"
 #include "projections/projection.hpp"
 

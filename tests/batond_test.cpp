@@ -308,7 +308,7 @@ TEST(Batond, TamperedLogStopsStartupNamingTheEvent) {
     auto store = events::event_store::open(data + "/eventlog");
     ASSERT_GT(store->last_seq(), snapshot_seq + 1);
     for (uint64_t seq : {uint64_t{2}, snapshot_seq + 1}) {
-      auto raw = *store->read_raw(seq);
+      auto raw = *baton::test::raw_event(*store, seq);
       raw[raw.size() - 33] ^= 0x01;  // last body byte, hash left as it was
       baton::test::overwrite_event(*store, seq, raw);
     }

@@ -21,14 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "http/api_routes.hpp"
 #include "http/beast_server.hpp"
 #include "http/blob_routes.hpp"
 #include "http/caller.hpp"
 #include "http/health_routes.hpp"
 #include "http/storage/local_backend.hpp"
-#include "projections/worker_credentials.hpp"
+#include "actors/caches/worker_credentials.hpp"
 #include "support/raw_client.hpp"
 #include "support/temp_dir.hpp"
 #include "support/wait_until.hpp"
@@ -74,7 +74,7 @@ struct blob_server {
     baton::core::world w;
     w.workers["w1"].credential.sha256 = baton::http::hash_of("secret-one");
     w.workers["w2"].credential.sha256 = baton::http::hash_of("secret-two");
-    auto creds = std::make_shared<baton::projections::worker_credentials>();
+    auto creds = std::make_shared<baton::caches::worker_credentials>();
     creds->rebuild(w);
     ctx.api_token = "admin-token";
     ctx.credentials = creds;

@@ -1,15 +1,15 @@
 // Who may do what, from the callers' side: for every command kind and every kind of caller,
-// the set each caller may send is written out here independently of core/access.cpp's
+// the set each caller may send is written out here independently of core/access/access.cpp's
 // switch. Then the application layer (core::decide, a pure function) with a fake clock,
 // no CAF, no sockets: the same rules hold on the path that does not come through HTTP.
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "core/access.hpp"
-#include "core/credential.hpp"
-#include "core/decide.hpp"
+#include "core/access/access.hpp"
+#include "core/access/credential.hpp"
+#include "core/app/decide.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

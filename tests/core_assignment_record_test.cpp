@@ -1,6 +1,6 @@
-// core/assignment_record: a poll's typed job.assigned payload must be logged and applied as its
+// core/events/assignment_record: a poll's typed job.assigned payload must be logged and applied as its
 // JSON would be, and read back from the log as the same record.
-#include "core/assignment_record.hpp"
+#include "core/events/assignment_record.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/job_change.hpp"
+#include "core/jobs/job_change.hpp"
 
 using namespace baton::core;
 using nlohmann::json;

@@ -1,4 +1,4 @@
-// The backfill planner (core/backfill.hpp) and its capacity profile: Palmetto's worked
+// The backfill planner (core/planning/backfill.hpp) and its capacity profile: Palmetto's worked
 // examples of the main and backfill loops (seed 004), Lattice's step 2c, each bf_* limit,
 // node windows with checkpointing jobs, and a property test over seeded random instances
 // against a brute-force oracle of the earliest start.
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/backfill.hpp"
-#include "core/capacity_profile.hpp"
+#include "core/planning/backfill.hpp"
+#include "core/planning/capacity_profile.hpp"
 
 using namespace baton::core;
 

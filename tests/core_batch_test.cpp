@@ -4,7 +4,7 @@
 // cancelled, held and released as one; a snapshot and a prune keep the arrays right.
 #include <gtest/gtest.h>
 
-#include "core/world_snapshot.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

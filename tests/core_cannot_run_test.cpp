@@ -4,7 +4,7 @@
 // while nothing is known of what the sites offer.
 #include <gtest/gtest.h>
 
-#include "core/priority.hpp"
+#include "core/world/priority.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

@@ -4,7 +4,7 @@
 // f8 comes from the checkpoint times the job's workers measured.
 #include <gtest/gtest.h>
 
-#include "core/priority.hpp"
+#include "core/world/priority.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

@@ -1,12 +1,12 @@
-// Time in the model: the fit rule (core/deadline.hpp), expected ends, and deadline-aware
-// assignment on the poll path (core/scheduling.hpp).
+// Time in the model: the fit rule (core/planning/deadline.hpp), expected ends, and deadline-aware
+// assignment on the poll path (core/world/scheduling.hpp).
 #include "support/forged_events.hpp"
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
-#include "core/deadline.hpp"
-#include "core/provisioning.hpp"
-#include "core/scheduling.hpp"
+#include "core/planning/deadline.hpp"
+#include "core/provisioning/provisioning.hpp"
+#include "core/world/scheduling.hpp"
 #include "core/util/time.hpp"
 
 using namespace baton::core;

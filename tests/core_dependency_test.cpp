@@ -4,14 +4,14 @@
 // never run is cancelled (transitively) or, with kill_invalid_dependencies off, waits with
 // DependencyNeverSatisfied; validation (another user's job is as unknown as one that does not
 // exist); repeats collapsing in n log n; and a replay of the log rebuilding the same queue.
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/dag.hpp"
-#include "core/first_seen.hpp"
-#include "core/priority.hpp"
+#include "core/world/dag.hpp"
+#include "core/jobs/first_seen.hpp"
+#include "core/world/priority.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

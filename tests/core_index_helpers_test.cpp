@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/held_jobs.hpp"
-#include "core/text_order.hpp"
+#include "core/memory/held_jobs.hpp"
+#include "core/memory/text_order.hpp"
 
 using baton::core::held_jobs;
 using baton::core::order_prefix;

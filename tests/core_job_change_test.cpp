@@ -1,12 +1,12 @@
-// core/job_change: a job event's payload read once into a typed change, then applied. The
+// core/jobs/job_change: a job event's payload read once into a typed change, then applied. The
 // JSON form of evolve is exactly this reading plus this applying; these tests pin the reading
 // (every field, the fallbacks that depend on the job, unknown types, a payload that does not
 // read) so a replay that reads on another thread applies what batond applied.
-#include "core/job_change.hpp"
+#include "core/jobs/job_change.hpp"
 
 #include <gtest/gtest.h>
 
-#include "core/job.hpp"
+#include "core/jobs/job.hpp"
 
 using namespace baton::core;
 using nlohmann::json;

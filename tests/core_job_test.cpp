@@ -1,5 +1,5 @@
 #include "support/forged_events.hpp"
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,10 +12,10 @@
 #include <tuple>
 #include <vector>
 
-#include "core/access.hpp"
-#include "core/job.hpp"
-#include "core/job_pool.hpp"
-#include "core/world.hpp"
+#include "core/access/access.hpp"
+#include "core/jobs/job.hpp"
+#include "core/memory/job_pool.hpp"
+#include "core/world/world.hpp"
 
 using namespace baton::core;
 using nlohmann::json;
@@ -425,7 +425,7 @@ TEST(JobCore, GroupSlotsTellApartGroupsWhoseNamesRunTogether) {
   EXPECT_EQ(f.w.group_slots.size(), 2u);
 }
 
-// The world's job table (core/job_table.hpp) is a hash table: its walks must still go in id
+// The world's job table (core/memory/job_table.hpp) is a hash table: its walks must still go in id
 // order whatever order the jobs came in, and a job must stay where it is while the table
 // grows (indexes point at jobs and at their ids).
 TEST(JobTable, WalksInIdOrderAndKeepsEachJobInPlaceAsItGrows) {
@@ -470,9 +470,9 @@ TEST(JobTable, WalksInIdOrderAndKeepsEachJobInPlaceAsItGrows) {
 }
 
 // The table's slots are probed linearly and an erase shifts the run after its hole back
-// (core/job_table.hpp): a random mix of adds and erases, checked against a std::set after
+// (core/memory/job_table.hpp): a random mix of adds and erases, checked against a std::set after
 // every step, finds every job left and none gone, at every size the table passes through.
-// The job table's jobs live in a pool (core/job_pool.hpp): places a cache line aligned, an odd
+// The job table's jobs live in a pool (core/memory/job_pool.hpp): places a cache line aligned, an odd
 // number of lines apart within a block, blocks doubling up to the most places 2 MiB holds,
 // never handed out twice while taken, and memory given back is taken first (under
 // AddressSanitizer it is poisoned until then).

@@ -1,11 +1,11 @@
-// Numbers in stored payloads (core/payload_numbers.hpp): a float outside an integer's range,
+// Numbers in stored payloads (core/events/payload_numbers.hpp): a float outside an integer's range,
 // a string, a missing key or a product that would overflow reads as the fallback, never as
 // undefined behaviour. Run under UBSan in the debug-asan build; the fuzzer found the first
 // case (a worker.registered whose gpu_count was 5.6e199).
 #include <gtest/gtest.h>
 
-#include "core/payload_numbers.hpp"
-#include "core/world.hpp"
+#include "core/events/payload_numbers.hpp"
+#include "core/world/world.hpp"
 
 using namespace baton;
 using nlohmann::json;

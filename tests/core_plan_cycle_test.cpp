@@ -1,4 +1,4 @@
-// The planning cycle over baton's world (core/plan_cycle.hpp): which idle worker should take
+// The planning cycle over baton's world (core/world/plan_cycle.hpp): which idle worker should take
 // which job now, and where and when each job that cannot start is expected to; a poll taking
 // its planned job, or falling back when the plan went stale; deadlines; an unchanged plan
 // writing nothing; and every recorded plan re-deriving from the events before it.
@@ -6,10 +6,10 @@
 
 #include <random>
 
-#include "core/event_payload.hpp"
-#include "core/plan_cycle.hpp"
-#include "core/priority.hpp"
-#include "core/scheduling.hpp"
+#include "core/events/event_payload.hpp"
+#include "core/world/plan_cycle.hpp"
+#include "core/world/priority.hpp"
+#include "core/world/scheduling.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/time.hpp"
 #include "events/bytes.hpp"

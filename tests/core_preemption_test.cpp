@@ -1,14 +1,14 @@
-// Preemption (core/preemption.hpp) through the application layer with a fake clock: who is
+// Preemption (core/world/preemption.hpp) through the application layer with a fake clock: who is
 // preempted (the fewest, lowest-priority jobs the rules allow, on a worker that can run the
 // preemptor), how (hand off and requeue, or cancel), what the worker hears, what happens when
 // the grace ends, and every decision re-deriving from the events before it.
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <functional>
 
-#include "core/preemption.hpp"
-#include "core/priority.hpp"
+#include "core/world/preemption.hpp"
+#include "core/world/priority.hpp"
 #include "core/util/time.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"

@@ -2,12 +2,12 @@
 // the evaluation order (partition tier before priority), age that stops while a job is held,
 // fair share between users, GPU requests, validation and the per-user cap, FIFO for logs
 // written before priorities existed, and a replay of the same events giving the same queue.
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/priority.hpp"
+#include "core/world/priority.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 
@@ -240,7 +240,7 @@ TEST(queue_order, LatticeEnergyFactorFollowsThePriceSchedule) {
   EXPECT_NEAR(f.explain(id).lattice.weighted[6], 0.10 * 0.8, 1e-12) << "service weighs energy 0.10";
 }
 
-// Tied sibling accounts list their rows before their merged children (core/fair_tree.hpp):
+// Tied sibling accounts list their rows before their merged children (core/policy/fair_tree.hpp):
 // a user's target share still follows its own path down the tree.
 TEST(FairShare, TargetsFollowTheAccountTreeWhenSiblingAccountsTie) {
   core::world w;

@@ -10,11 +10,11 @@
 #include <limits>
 #include <random>
 
-#include "core/decayed_fair_tree.hpp"
-#include "core/fair_tree.hpp"
-#include "core/lattice.hpp"
-#include "core/multifactor.hpp"
-#include "core/usage.hpp"
+#include "core/policy/decayed_fair_tree.hpp"
+#include "core/policy/fair_tree.hpp"
+#include "core/policy/lattice.hpp"
+#include "core/policy/multifactor.hpp"
+#include "core/policy/usage.hpp"
 
 using namespace baton::core;
 

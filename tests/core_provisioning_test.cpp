@@ -1,9 +1,9 @@
 // Pure provisioning decisions: how many pilot workers a cluster submits, for which image,
 // what squeue's answer does to placeholders, and why a queued job cannot be served.
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
-#include "core/provisioning.hpp"
+#include "core/provisioning/provisioning.hpp"
 
 using namespace baton::core;
 

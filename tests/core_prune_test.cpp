@@ -1,4 +1,4 @@
-// Pruned jobs leave the world's memory (core/pruned_jobs.hpp): what stays of them, and
+// Pruned jobs leave the world's memory (core/jobs/pruned_jobs.hpp): what stays of them, and
 // that every rule still treats them as before: the id stays taken, a dependency on one still
 // resolves by its final status, nothing more can happen to one, its owner alone sees it, and
 // the world a replay or a snapshot rebuilds is the same.
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "core/world_snapshot.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

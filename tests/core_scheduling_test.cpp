@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/scheduling.hpp"
+#include "core/world/scheduling.hpp"
 
 using namespace baton::core;
 

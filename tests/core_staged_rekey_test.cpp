@@ -1,15 +1,15 @@
-// A recalculation put in force in slices (core/staged_rekey.hpp) must leave the world exactly
+// A recalculation put in force in slices (core/world/staged_rekey.hpp) must leave the world exactly
 // as a replay of the log leaves it, whatever happened between the slices: jobs created,
 // assigned, finished, held, released, released by a parent's end, over a QOS limit. Seeded
 // random campaigns interleave those with the slices and compare with a replay; a recalculation
 // under a new policy is in force at once; the order stays the old one until the swap.
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "core/priority.hpp"
-#include "core/staged_rekey.hpp"
+#include "core/world/priority.hpp"
+#include "core/world/staged_rekey.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

@@ -1,12 +1,12 @@
-// The data plane's rules in the core (core/storage_decide.hpp): who may store and read which
+// The data plane's rules in the core (core/app/storage_decide.hpp): who may store and read which
 // blob, the quota, file sets and the checkpoints a job keeps, what a prune and the collector
 // release, and that a replay or a snapshot rebuilds the same book.
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "core/world_snapshot.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "actors/log_writer.hpp"
+#include "events/event_store.hpp"
 #include "events/payload.hpp"
 
 using namespace baton;

@@ -15,6 +15,7 @@
 
 #include "events/event_store.hpp"
 #include "support/process.hpp"
+#include "support/store_tampering.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace baton;
@@ -66,7 +67,7 @@ TEST(Crash, EveryAcknowledgedAppendSurvivesSigkill) {
       auto found = store->find_command(command_id);
       ASSERT_TRUE(found) << "round " << round << ": acknowledged " << command_id << " is missing";
       ASSERT_EQ(found->first_seq, seq) << command_id;
-      auto raw = store->read_raw(seq);
+      auto raw = baton::test::raw_event(*store, seq);
       ASSERT_TRUE(raw);
       EXPECT_EQ(events::decode(*raw)->command_id, command_id);
       ++acked;

@@ -42,7 +42,7 @@ void damage(const std::string& data_dir, uint64_t seq, bool cut_short) {
   events::store_options o;
   o.allow_damaged_tail = true;
   auto store = events::event_store::open(data_dir + "/eventlog", o);
-  auto raw = *store->read_raw(seq);
+  auto raw = *baton::test::raw_event(*store, seq);
   if (cut_short)
     raw.resize(raw.size() / 2);
   else

@@ -150,7 +150,7 @@ TEST(EventStore, TamperedEventIsReportedWithItsSequence) {
   ASSERT_TRUE(store->verify().ok);
 
   // Flip one payload byte of event 23 and leave its stored hash alone.
-  auto raw = *store->read_raw(23);
+  auto raw = *baton::test::raw_event(*store, 23);
   auto view = *decode(raw);
   size_t payload_at = static_cast<size_t>(view.payload.data() - raw.data());
   raw[payload_at + view.payload.size() - 1] ^= 0x01;
@@ -167,9 +167,9 @@ TEST(EventStore, RewrittenHashBreaksTheNextLink) {
   auto store = event_store::open(dir.path());
   for (int i = 0; i < 10; ++i) store->append({command("s", "t", {{"i", i}})});
   // A forger who changes event 4 and recomputes its hash still breaks event 5.
-  auto e = decode(*store->read_raw(4))->to_envelope();
+  auto e = decode(*baton::test::raw_event(*store, 4))->to_envelope();
   e.payload = to_payload({{"i", 999}});
-  e.hash = chain_hash(decode(*store->read_raw(3))->hash, encode_body(e));
+  e.hash = chain_hash(decode(*baton::test::raw_event(*store, 3))->hash, encode_body(e));
   baton::test::overwrite_event(*store, 4, encode(e));
   auto report = store->verify();
   EXPECT_FALSE(report.ok);
@@ -206,7 +206,7 @@ TEST(EventStore, OpenChecksTheTailAndNamesADamagedLastEvent) {
   {
     auto store = event_store::open(dir.path());
     for (int i = 0; i < 6; ++i) store->append({command("s", "t", {{"i", i}})});
-    auto raw = *store->read_raw(6);
+    auto raw = *baton::test::raw_event(*store, 6);
     raw[raw.size() - 40] ^= 0x01;  // a body byte; the stored hash stays
     baton::test::overwrite_event(*store, 6, raw);
   }
@@ -474,7 +474,7 @@ TEST(EventStore, TheStreamHeadCacheIsBoundedAndVersionsStayRight) {
                                       static_cast<uint64_t>(round - 1))});
       ASSERT_EQ(r[0].status, append_status::appended) << r[0].message;
       EXPECT_EQ(r[0].stream_version, static_cast<uint64_t>(round));
-      EXPECT_LE(store->cached_stream_heads(), 10u);
+      EXPECT_LE(baton::test::cached_stream_heads(*store), 10u);
     }
   auto conflict = store->append({command("job/7", "t", nlohmann::json::object(), 1)});
   EXPECT_EQ(conflict[0].status, append_status::version_conflict);
@@ -485,7 +485,7 @@ TEST(EventStore, ADoneStreamLeavesTheHeadCacheAndItsNextAppendStillGetsTheRightV
   temp_dir dir;
   auto store = event_store::open(dir.path());
   for (const char* s : {"job/a", "job/b"}) ASSERT_EQ(store->append({command(s, "job.created", nlohmann::json::object())})[0].status, append_status::appended);
-  ASSERT_EQ(store->cached_stream_heads(), 2u);
+  ASSERT_EQ(baton::test::cached_stream_heads(*store), 2u);
   auto last = command("job/a", "job.pruned", nlohmann::json::object(), 1);
   last.stream_done = true;
   auto refused = last;
@@ -495,9 +495,9 @@ TEST(EventStore, ADoneStreamLeavesTheHeadCacheAndItsNextAppendStillGetsTheRightV
   ASSERT_EQ(r[0].status, append_status::appended);
   EXPECT_EQ(r[0].stream_version, 2u);
   EXPECT_EQ(r[1].status, append_status::version_conflict);
-  EXPECT_EQ(store->cached_stream_heads(), 1u) << "job/a's head dropped, job/b's kept";
+  EXPECT_EQ(baton::test::cached_stream_heads(*store), 1u) << "job/a's head dropped, job/b's kept";
   auto again = store->append({command("job/a", "job.requeued", nlohmann::json::object(), 2)});
   ASSERT_EQ(again[0].status, append_status::appended) << again[0].message;
   EXPECT_EQ(again[0].stream_version, 3u) << "read back from the stream index";
-  EXPECT_EQ(store->cached_stream_heads(), 2u);
+  EXPECT_EQ(baton::test::cached_stream_heads(*store), 2u);
 }

@@ -1,9 +1,9 @@
-// The typed event catalogue (core/event_types.hpp) and its codec (events/described.hpp):
+// The typed event catalogue (core/events/event_types.hpp) and its codec (events/described.hpp):
 // every type writes what nlohmann writes for its JSON (the bytes existing logs hold), reads
 // back what it wrote from CBOR and from JSON, names its fields in the log's order; the
 // codec's edges (integer and float forms, null, absent and omitted fields, unknown fields,
 // wrong types, newer schema versions, unknown types).
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 
 #include <gtest/gtest.h>
 
@@ -194,7 +194,7 @@ TEST(EventTypes, UnknownFieldsAreSkippedWrongTypesNamed) {
     EXPECT_EQ(e.field, "set.files[0].path");
   }
   // Integers are read as batond always read stored numbers: not a number, or out of range,
-  // leaves the field at its default (core/payload_numbers.hpp); a float in range is truncated.
+  // leaves the field at its default (core/events/payload_numbers.hpp); a float in range is truncated.
   auto created = std::get<ev::job_created>(ev::decode(
       "job.created", 1, events::encode_cbor(json{{"gpu_count", -3.0e12}, {"nice", 1e40}, {"time_limit_seconds", "soon"}, {"max_attempts", 2.9}})));
   EXPECT_EQ(created.gpu_count, 1u);

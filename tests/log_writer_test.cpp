@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "events/event_store.hpp"
 #include "support/commands.hpp"
 #include "support/temp_dir.hpp"
 

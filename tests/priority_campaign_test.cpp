@@ -11,7 +11,7 @@
 #include <cmath>
 #include <sqlite3.h>
 
-#include "replay/world_recovery.hpp"
+#include "replay/recovery/world_recovery.hpp"
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "actors/log_writer.hpp"
-#include "core/job.hpp"
-#include "core/job_change.hpp"
+#include "core/jobs/job.hpp"
+#include "core/jobs/job_change.hpp"
 #include "core/util/time.hpp"
 #include "events/json_text.hpp"
 #include "events/payload.hpp"

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/rate_limit.hpp"
+#include "core/access/rate_limit.hpp"
 #include "support/batond_process.hpp"
 
 using namespace baton;

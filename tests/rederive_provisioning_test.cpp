@@ -3,16 +3,16 @@
 // names), and a reap (decided again from the lease facts it recorded, the job's loss included).
 #include "events/cbor_encode.hpp"
 #include "support/forged_events.hpp"
-#include "core/event_payload.hpp"
+#include "core/events/event_payload.hpp"
 #include <gtest/gtest.h>
 
-#include "core/cloud.hpp"
-#include "core/decide.hpp"
-#include "core/provisioning_basis.hpp"
-#include "core/scheduling.hpp"
+#include "core/provisioning/cloud.hpp"
+#include "core/app/decide.hpp"
+#include "core/provisioning/provisioning_basis.hpp"
+#include "core/world/scheduling.hpp"
 #include "core/util/time.hpp"
 #include "events/payload.hpp"
-#include "replay/rederive.hpp"
+#include "replay/audit/rederive.hpp"
 #include "support/core_log.hpp"
 
 using namespace baton;

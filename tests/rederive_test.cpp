@@ -1,11 +1,11 @@
 #include "support/forged_events.hpp"
-#include "replay/rederive.hpp"
+#include "replay/audit/rederive.hpp"
 
 #include <gtest/gtest.h>
 
-#include "core/event_payload.hpp"
-#include "core/priority.hpp"
-#include "core/scheduling.hpp"
+#include "core/events/event_payload.hpp"
+#include "core/world/priority.hpp"
+#include "core/world/scheduling.hpp"
 #include "events/payload.hpp"
 #include "support/temp_dir.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/storage.hpp"
+#include "core/storage/storage.hpp"
 #include "http/message.hpp"
 
 using nlohmann::json;

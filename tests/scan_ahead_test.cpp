@@ -112,7 +112,7 @@ TEST(ScanAhead, AnAlteredEventIsThrownAfterEveryEventBeforeItWasVisited) {
   temp_dir dir;
   auto store = log_of(dir, many);
   const uint64_t bad = 12'345;
-  auto raw = *store->read_raw(bad);
+  auto raw = *baton::test::raw_event(*store, bad);
   auto view = *decode(raw);
   raw[static_cast<size_t>(view.payload.data() - raw.data()) + view.payload.size() - 1] ^= 0x01;
   baton::test::overwrite_event(*store, bad, raw);

@@ -33,10 +33,10 @@
 
 #include "actors/log_writer.hpp"
 #include "actors/scheduler.hpp"
-#include "core/backfill.hpp"
-#include "core/plan_cycle.hpp"
+#include "core/planning/backfill.hpp"
+#include "core/world/plan_cycle.hpp"
 #include "events/event_store.hpp"
-#include "replay/world_recovery.hpp"
+#include "replay/recovery/world_recovery.hpp"
 #include "support/ids.hpp"
 #include "support/temp_dir.hpp"
 
@@ -296,7 +296,7 @@ CAF_TEST(a poll is answered with its assignment only after the log acknowledged 
 // belongs after the swap (an assigned one, staged before, is out of the new order: the next
 // poll does not get it again; a new one is ranked by the new order).
 // One idle worker at each poll: a poller gets the k-th job that fits, k the idle workers ranked
-// above it (core/scheduling.hpp), so with none above it, the best one.
+// above it (core/world/scheduling.hpp), so with none above it, the best one.
 CAF_TEST(a recalculation in slices keeps answering polls by the order in force) {
   auto s = quiet_settings();
   s.priority.calc_period = 10 * second;

@@ -1,4 +1,4 @@
-// A simulation written as a baton event log (replay/sim_log.hpp): rederive decides every pass
+// A simulation written as a baton event log (replay/sim/sim_log.hpp): rederive decides every pass
 // again on the machine folded from the log's facts and agrees at 100 % under each policy; a
 // forged pass, a pass dropped from the log and a fact out of place are each reported at their
 // sequence. Real RocksDB logs in temp dirs; the trace is KTH-SP2 from tests/data/swf.
@@ -8,11 +8,11 @@
 
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
-#include "replay/rederive.hpp"
-#include "replay/sim_log.hpp"
-#include "replay/sim_machine.hpp"
-#include "replay/simulator.hpp"
-#include "replay/swf.hpp"
+#include "replay/audit/rederive.hpp"
+#include "replay/sim/sim_log.hpp"
+#include "replay/sim/sim_machine.hpp"
+#include "replay/sim/simulator.hpp"
+#include "replay/sim/swf.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace baton;

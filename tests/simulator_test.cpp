@@ -1,4 +1,4 @@
-// The trace simulator (replay/simulator.hpp) on baton's own planner: the SWF reader and its
+// The trace simulator (replay/sim/simulator.hpp) on baton's own planner: the SWF reader and its
 // filters, the event order and each backfill rule on small workloads worked by hand, fair
 // share among the trace's groups, and the two published results of tests/data/swf/README.md.
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <random>
 #include <tuple>
 
-#include "replay/sim_metrics.hpp"
-#include "replay/simulator.hpp"
-#include "replay/swf.hpp"
+#include "replay/sim/sim_metrics.hpp"
+#include "replay/sim/simulator.hpp"
+#include "replay/sim/swf.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace baton;

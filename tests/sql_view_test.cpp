@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "projections/sql_rows.hpp"
-#include "replay/world_recovery.hpp"
+#include "replay/recovery/world_recovery.hpp"
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
 #include "support/sql_view.hpp"

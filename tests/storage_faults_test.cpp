@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "actors/log_writer.hpp"
-#include "core/world.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/world/world.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 #include "projections/sqlite_view.hpp"

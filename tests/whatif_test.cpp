@@ -3,8 +3,8 @@
 // FIFO and under multifactor with the config's shares.
 #include <gtest/gtest.h>
 
-#include "core/decide.hpp"
-#include "replay/whatif.hpp"
+#include "core/app/decide.hpp"
+#include "replay/sim/whatif.hpp"
 #include "support/core_log.hpp"
 
 using namespace baton;

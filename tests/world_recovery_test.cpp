@@ -4,10 +4,10 @@
 // `upto` takes the nearest snapshot at or before it.
 #include <gtest/gtest.h>
 
-#include "core/decide.hpp"
-#include "core/world_snapshot.hpp"
-#include "replay/rederive.hpp"
-#include "replay/world_recovery.hpp"
+#include "core/app/decide.hpp"
+#include "core/world/world_snapshot.hpp"
+#include "replay/audit/rederive.hpp"
+#include "replay/recovery/world_recovery.hpp"
 #include "support/core_log.hpp"
 
 using namespace baton;
@@ -133,7 +133,7 @@ TEST(WorldRecovery, TheLastEventAtATimeIsFoundByItsRecordedTime) {
 
 // A job payload that does not read stops a replay at its event, after every event before it
 // was applied: recovery, and a re-derivation, whose reading thread reads job payloads ahead
-// (replay/prepared_event.hpp) and leaves one it cannot read to the applying thread.
+// (replay/recovery/prepared_event.hpp) and leaves one it cannot read to the applying thread.
 TEST(WorldRecovery, AJobPayloadThatDoesNotReadStopsAReplayAtItsEvent) {
   logged log;
   size_t next = 0;

@@ -9,9 +9,9 @@
 
 #include <random>
 
-#include "core/decide.hpp"
-#include "core/event_payload.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/app/decide.hpp"
+#include "core/events/event_payload.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "http/reply_shapes.hpp"
 
 using namespace baton;

@@ -7,8 +7,8 @@
 
 #include <stdexcept>
 
-#include "core/job.hpp"
-#include "core/world_snapshot.hpp"
+#include "core/jobs/job.hpp"
+#include "core/world/world_snapshot.hpp"
 #include "events/payload.hpp"
 #include "support/commands.hpp"
 #include "support/temp_dir.hpp"

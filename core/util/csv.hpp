@@ -1,6 +1,6 @@
 #pragma once
 // CSV cells (RFC 4180) for the exports people open in spreadsheets: the audit export
-// (replay/audit_export.cpp) and `baton jobs export-csv`.
+// (replay/audit/audit_export.cpp) and `baton jobs export-csv`.
 #include <string>
 #include <string_view>
 

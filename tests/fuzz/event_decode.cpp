@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/world.hpp"
+#include "core/world/world.hpp"
 #include "events/envelope.hpp"
 #include "events/payload.hpp"
 

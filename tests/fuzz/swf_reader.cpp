@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "replay/swf.hpp"
+#include "replay/sim/swf.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // read_swf takes a path (it hashes the file as stored): one scratch file per

@@ -1,4 +1,4 @@
-// Fuzz target: an event payload read as its type's struct (core/event_types.hpp). The first
+// Fuzz target: an event payload read as its type's struct (core/events/event_types.hpp). The first
 // byte picks the type. The direct reader (from the CBOR bytes) and the reading through the
 // JSON tree agree: what the direct one reads, the other reads to the same bytes; and what
 // reads at all is written back and read again to the same bytes. Only exceptions may refuse.
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "core/event_types.hpp"
+#include "core/events/event_types.hpp"
 
 namespace ev = baton::core::ev;
 namespace events = baton::events;

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/decide.hpp"
-#include "core/event_payload.hpp"
+#include "core/app/decide.hpp"
+#include "core/events/event_payload.hpp"
 #include "events/event_store.hpp"
 #include "events/payload.hpp"
 #include "support/temp_dir.hpp"

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/dag.hpp"
-#include "core/decide.hpp"
+#include "core/world/dag.hpp"
+#include "core/app/decide.hpp"
 
 namespace baton::test {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/job.hpp"
+#include "core/jobs/job.hpp"
 #include "events/cbor_encode.hpp"
 
 namespace baton::test {

@@ -1,9 +1,11 @@
 #pragma once
 // Damages a stored log as a disk or an attacker would, for the tests that show it is found:
 // one event's stored value overwritten or erased, behind the store's back (no hash chain
-// update). Only tests include this; event_store names it a friend.
+// update), and what the store keeps to itself read back. Only tests include this;
+// event_store names it a friend.
 #include <rocksdb/db.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -23,6 +25,8 @@ struct store_tampering {
     wo.sync = true;
     if (!s.db_->Put(wo, events_family(s), u64be(seq), value).ok()) throw std::runtime_error("cannot overwrite event");
   }
+  static std::optional<std::string> raw(const event_store& s, uint64_t seq) { return s.read_raw(seq); }
+  static size_t cached_heads(const event_store& s) { return s.heads_.size(); }
   static void erase(event_store& s, uint64_t seq) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
@@ -40,5 +44,11 @@ inline void overwrite_event(events::event_store& s, uint64_t seq, const std::str
   events::store_tampering::put(s, seq, value);
 }
 inline void erase_event(events::event_store& s, uint64_t seq) { events::store_tampering::erase(s, seq); }
+// Event `seq` as stored (its encoded bytes), or none.
+inline std::optional<std::string> raw_event(const events::event_store& s, uint64_t seq) {
+  return events::store_tampering::raw(s, seq);
+}
+// Stream heads the writer has cached now (bounded by store_options::stream_head_cache_max).
+inline size_t cached_stream_heads(const events::event_store& s) { return events::store_tampering::cached_heads(s); }
 
 }  // namespace baton::test

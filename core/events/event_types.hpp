@@ -1,0 +1,944 @@
+#pragma once
+// The catalogue of event payloads: one struct per event type, its fields described once
+// (events/described.hpp), all of them one std::variant. The description gives the CBOR the
+// log stores (byte for byte what the JSON payloads wrote, so every existing log reads and
+// compares unchanged), the JSON people read and equality. Each type carries its name and
+// its schema version; a payload of a newer version than this build knows is refused by name.
+//
+// Parts still free-form JSON (a decision record's policy, settings and deadline rule, a
+// placeholder's plan) are recorded as the code that decides them writes them.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/events/assignment_record.hpp"
+#include "events/described.hpp"
+
+namespace baton::core::ev {
+
+using core::assigned_payload;
+
+using events::nullable;
+using events::omit_if;
+using json = nlohmann::json;
+
+#define BATON_EVENT(name_, version_)                         \
+  static constexpr std::string_view type = name_;            \
+  static constexpr uint32_t schema = version_;
+
+// --- jobs ---
+
+struct job_created {
+  BATON_EVENT("job.created", 1)
+  std::string account;
+  std::string array_id;
+  uint32_t array_index = 0;
+  std::optional<double> checkpoint_seconds;
+  bool checkpoints = true;  // absent: true (older logs too)
+  std::string comment;
+  std::string conformance;
+  json depends_on;  // core/jobs/dependency.hpp's to_json; absent when none
+  uint32_t gpu_count = 1;
+  bool hold = false;
+  std::string input_bundle_path;
+  bool interactive = false;
+  std::optional<int64_t> last_checkpoint_at_us;
+  std::string latest_checkpoint_manifest_path;
+  uint32_t max_attempts = 5;
+  int64_t nice = 0;
+  std::string partition;
+  std::vector<std::string> preferred_clusters;
+  std::string qos;
+  bool requeue = true;
+  std::string requeued_from;
+  std::optional<int64_t> time_limit_seconds;
+  std::string title;
+  std::string user;
+  std::string worker_image_key;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("account", x.account);
+    f("array_id", x.array_id, omit_if{x.array_id.empty()});
+    f("array_index", x.array_index, omit_if{x.array_id.empty()});
+    f("checkpoint_seconds", x.checkpoint_seconds);
+    f("checkpoints", x.checkpoints, omit_if{x.checkpoints});
+    f("comment", x.comment);
+    f("conformance", x.conformance, omit_if{x.conformance.empty()});
+    f("depends_on", x.depends_on, omit_if{x.depends_on.is_null() || x.depends_on.empty()});
+    f("gpu_count", x.gpu_count, omit_if{x.gpu_count == 1});
+    f("hold", x.hold, omit_if{!x.hold});
+    f("input_bundle_path", x.input_bundle_path);
+    f("interactive", x.interactive, omit_if{!x.interactive});
+    f("last_checkpoint_at_us", x.last_checkpoint_at_us);
+    f("latest_checkpoint_manifest_path", x.latest_checkpoint_manifest_path,
+      omit_if{x.latest_checkpoint_manifest_path.empty()});
+    f("max_attempts", x.max_attempts);
+    f("nice", x.nice, omit_if{x.nice == 0});
+    f("partition", x.partition);
+    f("preferred_clusters", x.preferred_clusters);
+    f("qos", x.qos);
+    f("requeue", x.requeue, omit_if{x.requeue});
+    f("requeued_from", x.requeued_from, omit_if{x.requeued_from.empty()});
+    f("time_limit_seconds", x.time_limit_seconds);
+    f("title", x.title);
+    f("user", x.user);
+    f("worker_image_key", x.worker_image_key);
+  }
+};
+
+using job_assigned = assigned_payload;  // core/events/assignment_record.hpp
+
+// job.started, job.completed: the worker that held it.
+template <const char* Name>
+struct job_worker_event {
+  static constexpr std::string_view type = Name;
+  static constexpr uint32_t schema = 1;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("worker_id", x.worker_id);
+  }
+};
+inline constexpr char job_started_name[] = "job.started";
+inline constexpr char job_completed_name[] = "job.completed";
+using job_started = job_worker_event<job_started_name>;
+using job_completed = job_worker_event<job_completed_name>;
+
+// job.checkpointed, job.handoff_completed: what the worker reported (core/jobs/job.hpp's checkpoint_report).
+template <const char* Name>
+struct job_checkpoint_event {
+  static constexpr std::string_view type = Name;
+  static constexpr uint32_t schema = 1;
+  std::optional<std::string> checkpoint_cycle_status;
+  std::optional<json> checkpoint_cycle_failures;
+  std::optional<std::string> checkpoint_manifest_path;
+  std::optional<double> checkpoint_seconds;
+  std::optional<double> progress;
+  std::optional<json> progress_codes;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("checkpoint_cycle_failures", x.checkpoint_cycle_failures);
+    f("checkpoint_cycle_status", x.checkpoint_cycle_status);
+    f("checkpoint_manifest_path", x.checkpoint_manifest_path);
+    f("checkpoint_seconds", x.checkpoint_seconds);
+    f("progress", x.progress);
+    f("progress_codes", x.progress_codes);
+    f("worker_id", x.worker_id);
+  }
+};
+inline constexpr char job_checkpointed_name[] = "job.checkpointed";
+inline constexpr char job_handoff_completed_name[] = "job.handoff_completed";
+using job_checkpointed = job_checkpoint_event<job_checkpointed_name>;
+using job_handoff_completed = job_checkpoint_event<job_handoff_completed_name>;
+
+inline constexpr char job_progress_reported_name[] = "job.progress_reported";
+using job_progress_reported = job_checkpoint_event<job_progress_reported_name>;  // (progress and codes only, today)
+
+struct job_handoff_started {
+  BATON_EVENT("job.handoff_started", 1)
+  std::optional<double> deadline_epoch_seconds;
+  std::optional<std::string> message;
+  std::optional<double> progress;
+  json progress_codes = json::array();
+  std::string reason;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("deadline_epoch_seconds", x.deadline_epoch_seconds);
+    f("message", x.message);
+    f("progress", x.progress);
+    f("progress_codes", x.progress_codes);
+    f("reason", x.reason);
+    f("worker_id", x.worker_id);
+  }
+};
+
+struct job_failed {
+  BATON_EVENT("job.failed", 1)
+  std::optional<std::string> by;     // a preemption's job, when one ended it
+  std::optional<std::string> cause;  // the loss that used up its attempts
+  std::optional<std::string> detail;
+  std::optional<std::string> failure_artifact_path;
+  std::string reason;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("by", x.by);
+    f("cause", x.cause);
+    f("detail", x.detail);
+    f("failure_artifact_path", x.failure_artifact_path);
+    f("reason", x.reason);
+    f("worker_id", x.worker_id);
+  }
+};
+
+struct job_cancel_requested {
+  BATON_EVENT("job.cancel_requested", 1)
+  bool force = false;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("force", x.force);
+    f("worker_id", x.worker_id);
+  }
+};
+
+struct job_cancelled {
+  BATON_EVENT("job.cancelled", 1)
+  std::optional<std::string> by;          // the preemptor, when a preemption's grace ended it
+  std::optional<std::string> dependency;  // the job whose end means this one can never run
+  std::string from_status;
+  std::optional<std::string> reason;
+  std::optional<std::string> worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("by", x.by);
+    f("dependency", x.dependency);
+    f("from_status", x.from_status);
+    f("reason", x.reason);
+    f("worker_id", x.worker_id);
+  }
+};
+
+// The four ways a job goes back to the queue when it loses its worker (a checkpoint's fields
+// are read when present, as a handoff's are).
+template <const char* Name>
+struct job_requeued_event {
+  static constexpr std::string_view type = Name;
+  static constexpr uint32_t schema = 1;
+  std::optional<std::string> by;  // job.requeued_after_preempt of a job not started yet
+  std::optional<json> checkpoint_cycle_failures;
+  std::optional<std::string> checkpoint_cycle_status;
+  std::optional<std::string> checkpoint_manifest_path;
+  std::optional<double> checkpoint_seconds;
+  std::string from_status;
+  std::optional<double> progress;
+  std::optional<json> progress_codes;
+  std::optional<std::string> reason;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("by", x.by);
+    f("checkpoint_cycle_failures", x.checkpoint_cycle_failures);
+    f("checkpoint_cycle_status", x.checkpoint_cycle_status);
+    f("checkpoint_manifest_path", x.checkpoint_manifest_path);
+    f("checkpoint_seconds", x.checkpoint_seconds);
+    f("from_status", x.from_status);
+    f("progress", x.progress);
+    f("progress_codes", x.progress_codes);
+    f("reason", x.reason);
+    f("worker_id", x.worker_id);
+  }
+};
+inline constexpr char requeued_after_deregister_name[] = "job.requeued_after_deregister";
+inline constexpr char requeued_after_reap_name[] = "job.requeued_after_reap";
+inline constexpr char requeued_after_orphan_name[] = "job.requeued_after_orphan";
+inline constexpr char requeued_after_preempt_name[] = "job.requeued_after_preempt";
+using job_requeued_after_deregister = job_requeued_event<requeued_after_deregister_name>;
+using job_requeued_after_reap = job_requeued_event<requeued_after_reap_name>;
+using job_requeued_after_orphan = job_requeued_event<requeued_after_orphan_name>;
+using job_requeued_after_preempt = job_requeued_event<requeued_after_preempt_name>;
+
+struct job_requeued_as {
+  BATON_EVENT("job.requeued_as", 1)
+  std::string new_job_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("new_job_id", x.new_job_id, events::required);
+  }
+};
+
+struct job_pruned {
+  BATON_EVENT("job.pruned", 1)
+  std::optional<int64_t> priority;
+  std::optional<int> priority_tier;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("priority", x.priority);
+    f("priority_tier", x.priority_tier);
+  }
+};
+
+struct job_held {
+  BATON_EVENT("job.held", 1)
+  bool admin = false;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("admin", x.admin, omit_if{!x.admin});
+  }
+};
+
+struct job_released {
+  BATON_EVENT("job.released", 1)
+  template <class S, class F>
+  static void describe(S&, F&&) {}
+};
+
+struct job_preempted {
+  BATON_EVENT("job.preempted", 1)
+  std::string by;
+  std::string grace_until;  // RFC 3339
+  std::string mode;         // "requeue" or "cancel"
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("by", x.by);
+    f("grace_until", x.grace_until);
+    f("mode", x.mode);
+    f("worker_id", x.worker_id);
+  }
+};
+
+// --- workers ---
+
+// worker.registered and worker.placeholder_adopted: what the worker said of itself.
+template <const char* Name>
+struct worker_registration_event {
+  static constexpr std::string_view type = Name;
+  static constexpr uint32_t schema = 1;
+  std::optional<std::string> allocation_ends_at;  // RFC 3339
+  std::string credential_sha256;
+  std::optional<std::string> driver_version;
+  int gpu_count = 0;
+  std::string gpu_model;
+  std::string platform;
+  std::string provider_id;
+  double vram_gb = 0;
+  std::string worker_image_key;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("allocation_ends_at", x.allocation_ends_at);
+    f("credential_sha256", x.credential_sha256);
+    f("driver_version", x.driver_version);
+    f("gpu_count", x.gpu_count);
+    f("gpu_model", x.gpu_model);
+    f("platform", x.platform);
+    f("provider_id", x.provider_id);
+    f("vram_gb", x.vram_gb);
+    f("worker_image_key", x.worker_image_key);
+  }
+};
+inline constexpr char worker_registered_name[] = "worker.registered";
+inline constexpr char worker_placeholder_adopted_name[] = "worker.placeholder_adopted";
+using worker_registered = worker_registration_event<worker_registered_name>;
+using worker_placeholder_adopted = worker_registration_event<worker_placeholder_adopted_name>;
+
+struct worker_deregistered {
+  BATON_EVENT("worker.deregistered", 1)
+  std::optional<std::string> replaced_by;  // an admin's registration that took over its provider id
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("replaced_by", x.replaced_by);
+  }
+};
+
+struct worker_credential_rotated {
+  BATON_EVENT("worker.credential_rotated", 1)
+  std::string credential_sha256;
+  int64_t grace_seconds = 0;
+  int64_t previous_valid_until_us = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("credential_sha256", x.credential_sha256);
+    f("grace_seconds", x.grace_seconds);
+    f("previous_valid_until_us", x.previous_valid_until_us);
+  }
+};
+
+// The lease facts a reap rests on (core/app/decide.hpp's rereap decides it again from them).
+struct lease_facts {
+  std::string grace_from;  // RFC 3339
+  std::optional<int64_t> hpc_silent_cap_us;
+  std::optional<bool> squeue_listed;
+  int64_t stale_after_us = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("grace_from", x.grace_from);
+    f("hpc_silent_cap_us", x.hpc_silent_cap_us);
+    f("squeue_listed", x.squeue_listed);
+    f("stale_after_us", x.stale_after_us);
+  }
+};
+
+struct worker_reaped {
+  BATON_EVENT("worker.reaped", 1)
+  std::string last_heartbeat_at;  // RFC 3339
+  std::optional<lease_facts> lease;
+  double silent_seconds = 0;
+  std::optional<std::string> why;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("last_heartbeat_at", x.last_heartbeat_at);
+    f("lease", x.lease);
+    f("silent_seconds", x.silent_seconds);
+    f("why", x.why);
+  }
+};
+
+struct worker_placeholder_created {
+  BATON_EVENT("worker.placeholder_created", 1)
+  std::string cluster;
+  int gpu_count = 0;
+  std::string gpu_model;
+  json plan;  // core/provisioning/provisioning_basis.hpp's record
+  std::string provider_id;
+  std::optional<std::string> registration_sha256;
+  std::string slurm_job_id;
+  int64_t wall_time_seconds = 0;
+  std::string worker_image_key;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("cluster", x.cluster);
+    f("gpu_count", x.gpu_count);
+    f("gpu_model", x.gpu_model);
+    f("plan", x.plan);
+    f("provider_id", x.provider_id);
+    f("registration_sha256", x.registration_sha256);
+    f("slurm_job_id", x.slurm_job_id);
+    f("wall_time_seconds", x.wall_time_seconds);
+    f("worker_image_key", x.worker_image_key);
+  }
+};
+
+struct worker_placeholder_removed {
+  BATON_EVENT("worker.placeholder_removed", 1)
+  std::string cluster;
+  std::string reason = "allocation_gone";
+  std::string slurm_job_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("cluster", x.cluster);
+    f("reason", x.reason);
+    f("slurm_job_id", x.slurm_job_id);
+  }
+};
+
+// --- clusters and the cloud ---
+
+struct cluster_submission_failed {
+  BATON_EVENT("cluster.submission_failed", 1)
+  int exit_code = 0;
+  std::string image;
+  std::string stage;
+  std::string stderr_text;
+  std::optional<std::string> target;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("exit_code", x.exit_code);
+    f("image", x.image);
+    f("stage", x.stage);
+    f("stderr", x.stderr_text);
+    f("target", x.target);
+  }
+};
+
+template <const char* Name>
+struct cluster_switch_event {
+  static constexpr std::string_view type = Name;
+  static constexpr uint32_t schema = 1;
+  std::string reason;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("reason", x.reason);
+  }
+};
+inline constexpr char cluster_enabled_name[] = "cluster.enabled";
+inline constexpr char cluster_disabled_name[] = "cluster.disabled";
+using cluster_enabled = cluster_switch_event<cluster_enabled_name>;
+using cluster_disabled = cluster_switch_event<cluster_disabled_name>;
+
+struct cloud_scaled {
+  BATON_EVENT("cloud.scaled", 1)
+  std::optional<json> basis;  // what the target was decided on (core/provisioning/provisioning_basis.hpp)
+  int busy_salad_workers = 0;
+  int from = 0;
+  int idle_hpc_workers = 0;
+  int idle_salad_workers = 0;
+  std::string image;
+  int max_replicas = 0;
+  int queued_unpinned = 0;
+  int target = 0;
+  int to = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("basis", x.basis);
+    f("busy_salad_workers", x.busy_salad_workers);
+    f("from", x.from);
+    f("idle_hpc_workers", x.idle_hpc_workers);
+    f("idle_salad_workers", x.idle_salad_workers);
+    f("image", x.image);
+    f("max_replicas", x.max_replicas);
+    f("queued_unpinned", x.queued_unpinned);
+    f("target", x.target);
+    f("to", x.to);
+  }
+};
+
+struct cloud_scale_failed {
+  BATON_EVENT("cloud.scale_failed", 1)
+  std::string message;
+  std::string stage;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("message", x.message);
+    f("stage", x.stage);
+  }
+};
+
+// --- operators and the pilot token ---
+
+struct operator_created {
+  BATON_EVENT("operator.created", 1)
+  std::vector<std::string> accounts;
+  std::string role;  // "admin" or "user"
+  std::string token_sha256;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("accounts", x.accounts);
+    f("role", x.role);
+    f("token_sha256", x.token_sha256);
+  }
+};
+
+struct operator_revoked {
+  BATON_EVENT("operator.revoked", 1)
+  template <class S, class F>
+  static void describe(S&, F&&) {}
+};
+
+struct operator_token_rotated {
+  BATON_EVENT("operator.token_rotated", 1)
+  int64_t grace_seconds = 0;
+  int64_t previous_valid_until_us = 0;
+  std::string token_sha256;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("grace_seconds", x.grace_seconds);
+    f("previous_valid_until_us", x.previous_valid_until_us);
+    f("token_sha256", x.token_sha256);
+  }
+};
+
+struct pilot_token_rotated {
+  BATON_EVENT("pilot.token_rotated", 1)
+  int64_t grace_seconds = 0;
+  std::string previous_sha256;
+  int64_t previous_valid_until_us = 0;
+  std::string token_sha256;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("grace_seconds", x.grace_seconds);
+    f("previous_sha256", x.previous_sha256);
+    f("previous_valid_until_us", x.previous_valid_until_us);
+    f("token_sha256", x.token_sha256);
+  }
+};
+
+// --- the scheduler's decisions ---
+
+struct share_row {
+  double actual = 0;
+  double fair_share = 0;
+  nullable<double> level_fs;  // null: infinite
+  double target = 0;
+  double usage = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("actual", x.actual);
+    f("fair_share", x.fair_share);
+    f("level_fs", x.level_fs);
+    f("target", x.target);
+    f("usage", x.usage);
+  }
+};
+
+struct priorities_recalculated {
+  BATON_EVENT("scheduler.priorities_recalculated", 1)
+  double backlog = 0;
+  bool deferred = false;
+  uint32_t max_gpu_count = 1;
+  json policy;  // core/policy/priority_policy.hpp's to_json
+  std::vector<std::string> removed;
+  std::map<std::string, share_row> shares;  // by association, only those that changed
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("backlog", x.backlog);
+    f("deferred", x.deferred);
+    f("max_gpu_count", x.max_gpu_count);
+    f("policy", x.policy);
+    f("removed", x.removed);
+    f("shares", x.shares);
+  }
+};
+
+struct priorities_applied {
+  BATON_EVENT("scheduler.priorities_applied", 1)
+  std::string calculated_at;  // RFC 3339
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("calculated_at", x.calculated_at);
+  }
+};
+
+struct plan_row {
+  nullable<std::string> end;  // RFC 3339; null: no time limit
+  std::string job_id;
+  std::optional<std::string> start;  // reservations only
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("end", x.end);
+    f("job_id", x.job_id);
+    f("start", x.start);
+    f("worker_id", x.worker_id);
+  }
+};
+
+struct plan_made {
+  BATON_EVENT("scheduler.plan_made", 1)
+  uint64_t based_on = 0;
+  json deadline;  // core/planning/deadline.hpp's to_json
+  std::string digest;
+  uint64_t jobs_tested = 0;
+  uint64_t pending_considered = 0;
+  std::string planned_at;  // RFC 3339
+  uint64_t probes = 0;
+  std::vector<plan_row> reservations;
+  uint64_t reservations_total = 0;
+  json settings;  // core/world/plan_cycle.hpp's to_json(backfill_settings)
+  std::map<std::string, uint64_t> skipped;
+  std::vector<std::string> stale_excluded;
+  std::vector<plan_row> starts;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("based_on", x.based_on);
+    f("deadline", x.deadline);
+    f("digest", x.digest);
+    f("jobs_tested", x.jobs_tested);
+    f("pending_considered", x.pending_considered);
+    f("planned_at", x.planned_at);
+    f("probes", x.probes);
+    f("reservations", x.reservations);
+    f("reservations_total", x.reservations_total);
+    f("settings", x.settings);
+    f("skipped", x.skipped);
+    f("stale_excluded", x.stale_excluded);
+    f("starts", x.starts);
+  }
+};
+
+struct preemptions_decided {
+  BATON_EVENT("scheduler.preemptions_decided", 1)
+  json deadline;
+  json expired;
+  int64_t grace_seconds = 0;
+  json placed_without_preempting;
+  json preemptions;
+  std::vector<std::string> stale_excluded;
+  int64_t waiting = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("deadline", x.deadline);
+    f("expired", x.expired);
+    f("grace_seconds", x.grace_seconds);
+    f("placed_without_preempting", x.placed_without_preempting);
+    f("preemptions", x.preemptions);
+    f("stale_excluded", x.stale_excluded);
+    f("waiting", x.waiting);
+  }
+};
+
+// --- storage ---
+
+struct blob {
+  std::string sha256;
+  uint64_t size = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("sha256", x.sha256, events::required);
+    f("size", x.size, events::required);
+  }
+};
+
+struct stored_file_row {
+  std::string path;
+  std::string sha256;
+  uint64_t size = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("path", x.path, events::required);
+    f("sha256", x.sha256, events::required);
+    f("size", x.size, events::required);
+  }
+};
+
+struct file_set_row {
+  uint32_t attempt = 0;
+  std::vector<stored_file_row> files;
+  std::string id;
+  std::string kind = "checkpoint";  // or "output"
+  int64_t stored_at_us = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("attempt", x.attempt);
+    f("files", x.files, events::required);
+    f("id", x.id, events::required);
+    f("kind", x.kind);
+    f("stored_at_us", x.stored_at_us, omit_if{x.stored_at_us == 0});
+  }
+};
+
+struct blob_stored {
+  BATON_EVENT("storage.blob_stored", 1)
+  std::optional<std::string> job_id;
+  std::string purpose;
+  std::string sha256;
+  uint64_t size = 0;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("job_id", x.job_id);
+    f("purpose", x.purpose);
+    f("sha256", x.sha256, events::required);
+    f("size", x.size, events::required);
+    f("user", x.user);
+  }
+};
+
+struct upload_held {
+  BATON_EVENT("storage.upload_held", 1)
+  std::string sha256;
+  uint64_t size = 0;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("sha256", x.sha256, events::required);
+    f("size", x.size);
+    f("user", x.user, events::required);
+  }
+};
+
+struct upload_released {
+  BATON_EVENT("storage.upload_released", 1)
+  std::string sha256;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("sha256", x.sha256, events::required);
+    f("user", x.user, events::required);
+  }
+};
+
+// An upload not yet bound to a job, which this binding claims (the uploader's hold moves to the job).
+struct upload_claim {
+  std::string sha256;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("sha256", x.sha256);
+    f("user", x.user);
+  }
+};
+
+struct job_bound {
+  BATON_EVENT("storage.job_bound", 1)
+  std::optional<blob> bundle;
+  std::optional<std::vector<file_set_row>> checkpoints;
+  std::optional<upload_claim> claimed;
+  std::string job_id;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("bundle", x.bundle);
+    f("checkpoints", x.checkpoints);
+    f("claimed", x.claimed);
+    f("job_id", x.job_id, events::required);
+    f("user", x.user, events::required);
+  }
+};
+
+struct quota_refused {
+  BATON_EVENT("storage.quota_refused", 1)
+  std::string quota = "storage.user_quota_bytes";
+  uint64_t quota_bytes = 0;
+  uint64_t requested_bytes = 0;
+  uint64_t used_bytes = 0;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("quota", x.quota);
+    f("quota_bytes", x.quota_bytes);
+    f("requested_bytes", x.requested_bytes);
+    f("used_bytes", x.used_bytes);
+    f("user", x.user);
+  }
+};
+
+struct files_stored {
+  BATON_EVENT("storage.files_stored", 1)
+  std::string job_id;
+  uint32_t keep = 0;
+  std::vector<std::string> released;  // checkpoint set ids past the last `keep`
+  file_set_row set;
+  std::string user;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("job_id", x.job_id, events::required);
+    f("keep", x.keep);
+    f("released", x.released);
+    f("set", x.set, events::required);
+    f("user", x.user);
+  }
+};
+
+template <const char* Name>
+struct blobs_event {
+  static constexpr std::string_view type = Name;
+  static constexpr uint32_t schema = 1;
+  std::vector<std::string> sha256s;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("sha256s", x.sha256s, events::required);
+  }
+};
+inline constexpr char blob_removing_name[] = "storage.blob_removing";
+inline constexpr char blob_removed_name[] = "storage.blob_removed";
+using blob_removing = blobs_event<blob_removing_name>;
+using blob_removed = blobs_event<blob_removed_name>;
+
+struct blob_corrupt {
+  BATON_EVENT("storage.blob_corrupt", 1)
+  std::string found;
+  std::string sha256;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("found", x.found);
+    f("sha256", x.sha256, events::required);
+  }
+};
+
+struct storage_job_released {
+  BATON_EVENT("storage.job_released", 1)
+  std::string job_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("job_id", x.job_id, events::required);
+  }
+};
+
+// --- the daemon ---
+
+struct daemon_started {
+  BATON_EVENT("daemon.started", 1)
+  std::string config;
+  std::string data_dir;
+  std::string host;
+  std::string listen;
+  int64_t pid = 0;
+  bool previous_run_stopped_cleanly = true;
+  std::string version;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("config", x.config);
+    f("data_dir", x.data_dir);
+    f("host", x.host);
+    f("listen", x.listen);
+    f("pid", x.pid);
+    f("previous_run_stopped_cleanly", x.previous_run_stopped_cleanly);
+    f("version", x.version);
+  }
+};
+
+struct daemon_stopped {
+  BATON_EVENT("daemon.stopped", 1)
+  std::string signal;
+  std::map<std::string, int64_t> worker_last_heartbeats_us;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("signal", x.signal);
+    f("worker_last_heartbeats_us", x.worker_last_heartbeats_us);
+  }
+};
+
+struct daemon_log_truncated {
+  BATON_EVENT("daemon.log_truncated", 1)
+  int64_t anchors_removed = 0;
+  std::string backup;
+  uint64_t kept_through_seq = 0;
+  uint64_t previous_last_seq = 0;
+  std::string previous_last_value_sha256;
+  std::string reason;
+  uint64_t removed_events = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("anchors_removed", x.anchors_removed);
+    f("backup", x.backup);
+    f("kept_through_seq", x.kept_through_seq);
+    f("previous_last_seq", x.previous_last_seq);
+    f("previous_last_value_sha256", x.previous_last_value_sha256);
+    f("reason", x.reason);
+    f("removed_events", x.removed_events);
+  }
+};
+
+#undef BATON_EVENT
+
+// An event kept as its stored bytes: a type this build does not know (a newer batond's), kept
+// so nothing is lost and the log still verifies; or bytes another writer made for a known
+// type (tests forge records so), which the world applies as what they read as.
+struct unknown_event {
+  std::string type;
+  uint32_t schema = 1;
+  std::string bytes;  // the stored payload
+};
+
+using payload = std::variant<
+    job_created, job_assigned, job_started, job_checkpointed, job_progress_reported, job_handoff_started,
+    job_handoff_completed, job_completed, job_failed, job_cancel_requested, job_cancelled,
+    job_requeued_after_deregister, job_requeued_after_reap, job_requeued_after_orphan, job_requeued_after_preempt,
+    job_requeued_as, job_pruned, job_held, job_released, job_preempted,
+    worker_registered, worker_placeholder_adopted, worker_deregistered, worker_credential_rotated, worker_reaped,
+    worker_placeholder_created, worker_placeholder_removed,
+    cluster_submission_failed, cluster_enabled, cluster_disabled, cloud_scaled, cloud_scale_failed,
+    operator_created, operator_revoked, operator_token_rotated, pilot_token_rotated,
+    priorities_recalculated, priorities_applied, plan_made, preemptions_decided,
+    blob_stored, upload_held, upload_released, job_bound, quota_refused, files_stored, blob_removing, blob_removed,
+    blob_corrupt, storage_job_released,
+    daemon_started, daemon_stopped, daemon_log_truncated,
+    unknown_event>;
+
+// The event type's name ("job.created"; an unknown event's own).
+std::string_view type_of(const payload& p);
+uint32_t schema_of(const payload& p);
+
+// Reads a stored payload by its type and schema version. A type this build does not know
+// reads as unknown_event. Throws events::payload_error naming the field, or nlohmann's
+// parse error, when a known type's payload does not read; a schema version newer than the
+// type's is refused with payload_error("schema_version").
+payload decode(std::string_view type, uint32_t schema, std::string_view bytes);
+// The same from a JSON payload (events built as JSON, exports read back).
+payload from_json(std::string_view type, const nlohmann::json& j);
+
+// The bytes the log stores; an unknown event's own bytes.
+std::string encode(const payload& p);
+void encode(const payload& p, std::string& out);
+// The JSON people read.
+nlohmann::json to_json(const payload& p);
+// Equal when the log would store the same type and bytes.
+bool same(const payload& a, const payload& b);
+
+// The worker an event names in its own payload (its worker_id; a job event's worker), or
+// empty: what the SQL views and a job's history show beside the event.
+std::string_view worker_named(const payload& p);
+
+// Every known type's name, in the variant's order (tests walk the catalogue with it).
+const std::vector<std::string_view>& known_types();
+
+}  // namespace baton::core::ev
