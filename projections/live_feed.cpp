@@ -8,7 +8,7 @@
 
 #include "events/json_text.hpp"
 #include "core/events/event_types.hpp"
-#include "core/jobs/job_change.hpp"
+#include "core/jobs/job_events.hpp"
 
 namespace baton::projections {
 

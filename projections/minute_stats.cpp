@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "core/jobs/job_change.hpp"
+#include "core/jobs/job_events.hpp"
 #include "core/events/event_types.hpp"
 
 namespace baton::projections {

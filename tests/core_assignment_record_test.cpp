@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/jobs/job_change.hpp"
+#include "core/jobs/job.hpp"
 
 using namespace baton::core;
 using nlohmann::json;
@@ -101,11 +101,14 @@ TEST(AssignmentRecord, ATypedPayloadIsWrittenAsItsJsonWouldBe) {
     const std::string got = baton::events::to_cbor(p);
     ASSERT_EQ(got, std::string(want.begin(), want.end())) << as_json.dump().substr(0, 400);
     // What applying it changes is what the JSON's reading would change.
-    const auto typed = change_of(ev::payload(p)), read = read_job_change("job.assigned", as_json);
-    EXPECT_EQ(typed.kind, job_event::assigned);
-    EXPECT_EQ(typed.worker_id, read.worker_id);
-    EXPECT_EQ(typed.attempt, read.attempt);
-    EXPECT_EQ(typed.conformance_pin, read.conformance_pin);
+    job typed, read;
+    typed.attempts = read.attempts = 3;
+    evolve(typed, ev::payload(p), 7);
+    evolve(read, "job.assigned", as_json, 7);
+    EXPECT_EQ(typed.assigned_worker_id, read.assigned_worker_id);
+    EXPECT_EQ(typed.attempts, read.attempts);
+    EXPECT_EQ(typed.conformance, read.conformance);
+    EXPECT_EQ(typed.status, job_status::assigned);
   }
   EXPECT_EQ(to_json(assigned_payload{2, {}, "w1"})["attempt"], 2);
 }

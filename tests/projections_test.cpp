@@ -13,7 +13,7 @@
 
 #include "actors/log_writer.hpp"
 #include "core/jobs/job.hpp"
-#include "core/jobs/job_change.hpp"
+#include "core/jobs/job_events.hpp"
 #include "core/util/time.hpp"
 #include "events/json_text.hpp"
 #include "events/payload.hpp"

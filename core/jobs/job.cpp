@@ -1,6 +1,5 @@
 #include "core/jobs/job.hpp"
 #include "core/events/assignment_record.hpp"
-#include "core/jobs/job_change.hpp"
 #include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
@@ -316,8 +315,7 @@ decision decide_preempt(const job& j, const std::string& by, const std::string& 
   return emit(j, ev::job_preempted{by, util::format_time_us(grace_until), mode, j.assigned_worker_id});
 }
 
-void evolve(job& j, const std::string& type, const json& p, time_us at) { evolve(j, read_job_change(type, p), at); }
-void evolve(job& j, const ev::payload& p, time_us at) { evolve(j, change_of(p), at); }
+void evolve(job& j, const std::string& type, const json& p, time_us at) { evolve(j, ev::from_json(type, p), at); }
 
 double runtime_seconds(const job& j, time_us now) {
   time_us total = 0;

@@ -230,9 +230,14 @@ bool preemptible_state(const job& j);
 decision decide_hold(const job& j, bool by_admin, time_us now);
 decision decide_release(const job& j, bool by_admin, time_us now);
 
-// Applies one job event. Unknown types leave the job unchanged (forward compatibility).
-void evolve(job& j, const std::string& type, const nlohmann::json& payload, time_us at);
+// Applies one job event: a visit of its typed payload (core/jobs/job_events.cpp). Another
+// stream's event, or a type this build does not know, changes nothing but the job's updated_at
+// (forward compatibility). The rvalue form moves the payload's strings into the job; the const
+// one copies only what it reads; the JSON one reads the payload as its struct first (throws
+// events::payload_error naming a field that does not read, the job unchanged).
+void evolve(job& j, ev::payload&& payload, time_us at);
 void evolve(job& j, const ev::payload& payload, time_us at);
+void evolve(job& j, const std::string& type, const nlohmann::json& payload, time_us at);
 
 // RelayMD's JobRead shape plus baton's fields, runtime figures computed at `now`.
 nlohmann::json to_json(const job& j, time_us now);

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "core/world/dag.hpp"
-#include "core/jobs/job_change.hpp"
+#include "core/jobs/job_events.hpp"
 #include "core/world/plan_cycle.hpp"
 #include "core/world/priority.hpp"
 #include "core/memory/text_order.hpp"
@@ -207,8 +207,14 @@ void evict_pruned(world& w, job& j) {
   w.jobs.erase(id);
 }
 
-void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, job_change&& change, time_us at) {
-  const job_event kind = change.kind;
+// P: ev::payload (moved into the job) or const ev::payload& (copied from).
+template <class P>
+void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, P&& payload, time_us at) {
+  if (const auto* raw = std::get_if<ev::unknown_event>(&static_cast<const ev::payload&>(payload))) {
+    auto typed = ev::decode(raw->type, raw->schema, raw->bytes);  // kept as bytes: applies as what they say
+    if (!std::holds_alternative<ev::unknown_event>(typed)) return apply_job(w, id_seen, id_hash, std::move(typed), at);
+  }
+  const job_event kind = job_event_of(payload);
   const job_table::key key{id_seen, id_hash};
   job* found = w.jobs.find(key);
   // A pruned job's stream takes nothing more (older logs may hold a requeue after its prune).
@@ -238,10 +244,11 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, job_change&
   }
   if (was_eligible) index_erase(w, j);
   bool was_preempted = !j.preempted_by.empty();
-  std::optional<array_task> task;  // (read before evolve takes the change apart)
-  if (kind == job_event::created && change.created && !change.created->array_id.empty() && j.created_at == 0)
-    task = array_task{change.created->array_id, change.created->array_index};
-  evolve(j, std::move(change), at);
+  std::optional<array_task> task;  // (read before evolve takes the payload apart)
+  if (const auto* c = std::get_if<ev::job_created>(&static_cast<const ev::payload&>(payload));
+      c && !c->array_id.empty() && j.created_at == 0)
+    task = array_task{c->array_id, c->array_index};
+  evolve(j, std::forward<P>(payload), at);
   if (was_preempted != !j.preempted_by.empty()) was_preempted ? --w.preemptions_in_flight : ++w.preemptions_in_flight;
   if (kind == job_event::preempted) w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
   if (kind == job_event::created) {
@@ -496,13 +503,9 @@ const worker* world::find_worker(const std::string& id) const {
 
 const std::string* world::held_job(const std::string& worker_id) const { return job_of_worker.find(worker_id); }
 
-void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at) {
-  apply_job_change(w, job_id, job_table::hash_of(job_id), std::move(change), at);
-}
-
-void apply_job_change(world& w, std::string_view job_id, uint64_t job_id_hash, job_change&& change, time_us at) {
+void apply_job_event(world& w, std::string_view job_id, uint64_t job_id_hash, ev::payload&& payload, time_us at) {
   ++w.applied;
-  apply_job(w, job_id, job_id_hash, std::move(change), at);
+  apply_job(w, job_id, job_id_hash, std::move(payload), at);
 }
 
 void apply(world& w, const decision& d, time_us at) {
@@ -516,8 +519,9 @@ void apply(world& w, const std::string& stream, const std::string& type, const n
 void apply(world& w, const std::string& stream, const ev::payload& payload, time_us at) {
   if (stream == daemon_stream) return;
   if (stream.rfind("job/", 0) == 0) {
-    apply_job_change(w, std::string_view(stream).substr(4), job_table::hash_of(std::string_view(stream).substr(4)),
-                     change_of(payload), at);
+    const std::string_view id = std::string_view(stream).substr(4);
+    ++w.applied;
+    apply_job(w, id, job_table::hash_of(id), payload, at);
     return;
   }
   if (const auto* raw = std::get_if<ev::unknown_event>(&payload)) {  // kept as bytes: apply what they read as

@@ -262,12 +262,9 @@ void apply(world& w, const decision& d, time_us at);
 void apply(world& w, const std::string& stream, const ev::payload& payload, time_us at);
 // The same from a JSON payload (read as its type's struct first: core/events/event_types.hpp).
 void apply(world& w, const std::string& stream, const std::string& type, const nlohmann::json& payload, time_us at);
-// The same for an event of the stream "job/<job_id>" whose payload was read already
-// (core/jobs/job_change.hpp): what a replay that reads ahead on another thread applies.
-struct job_change;
-void apply_job_change(world& w, const std::string& job_id, job_change&& change, time_us at);
-// The same with the id's hash taken already (job_table::hash_of), as a replay's reading
-// thread does, ahead of the thread that applies.
-void apply_job_change(world& w, std::string_view job_id, uint64_t job_id_hash, job_change&& change, time_us at);
+// The same for an event of the stream "job/<job_id>" with the id's hash taken already
+// (job_table::hash_of): what a replay that reads and hashes ahead on another thread applies
+// (the payload's strings move into the job).
+void apply_job_event(world& w, std::string_view job_id, uint64_t job_id_hash, ev::payload&& payload, time_us at);
 
 }  // namespace baton::core

@@ -266,7 +266,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       assignment_inputs inputs_here;
       if (read_here) inputs_here = assignment_inputs_of(read_here->decision);
       const assignment_inputs& in = prepared ? *ready->decision_inputs : inputs_here;
-      const std::string& worker_id = prepared ? ready->change.worker_id : read_here->worker_id;
+      const std::string& worker_id = prepared ? std::get<core::ev::job_assigned>(ready->typed).worker_id : read_here->worker_id;
       core::choose_assignment_into(w, worker_id, in.stale, in.rule, e.recorded_at_us, choice);
       // The record decided again is the same record when it writes the bytes the recorded one
       // writes; otherwise (another writer's encoding of the same values, or a divergence) the

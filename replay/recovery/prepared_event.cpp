@@ -45,7 +45,7 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
       if (decision_inputs) p.decision_inputs = assignment_inputs_of(a->decision);
       p.decision_at = decision_at(cbor);
     }
-    p.change = core::change_of(std::move(typed));  // (its strings move into the change)
+    p.typed = std::move(typed);
     p.job_id_hash = core::job_table::hash_of(prepared_job_id(e));  // (here, not on the applying thread)
     events::prepared_memory(e, p);
     return true;
@@ -86,7 +86,7 @@ const prepared_typed_event* prepared_typed(const events::decoded_event& e) {
 
 void apply_decoded(core::world& w, events::decoded_event& e) {
   if (auto* p = prepared_job(e))
-    core::apply_job_change(w, prepared_job_id(e), p->job_id_hash, std::move(p->change), e.recorded_at_us);
+    core::apply_job_event(w, prepared_job_id(e), p->job_id_hash, std::move(p->typed), e.recorded_at_us);
   else if (auto* d = prepared_typed(e))
     core::apply(w, e.stream_id, d->typed, e.recorded_at_us);
   else

@@ -1,8 +1,8 @@
 #pragma once
 // A replay's two threads (events/scan_ahead.hpp): the reading thread reads each payload as its
 // typed struct, so the applying thread looks up no payload field and builds no JSON. For a
-// re-derivation (replay/audit/rederive.cpp) a job event goes further, into the change it makes
-// (core/jobs/job_change.hpp), with its decision's inputs; recovery takes the struct.
+// re-derivation (replay/audit/rederive.cpp) a job event also gets its job id's hash and its
+// decision's inputs, read there too.
 #include <optional>
 #include <set>
 #include <string>
@@ -10,7 +10,6 @@
 
 #include "core/planning/deadline.hpp"
 #include "core/events/event_types.hpp"
-#include "core/jobs/job_change.hpp"
 #include "core/world/world.hpp"
 #include "events/scan_ahead.hpp"
 
@@ -27,7 +26,7 @@ assignment_inputs assignment_inputs_of(const core::assignment_record& recorded);
 // (The job's id is its stream's, after "job/": prepared_job_id.)
 struct prepared_job_event {
   uint64_t job_id_hash = 0;  // core::job_table::hash_of(the job's id)
-  core::job_change change;
+  core::ev::payload typed;  // its struct (core/events/event_types.hpp), applied as it is
   // job.assigned: where its recorded decision record starts in the stored bytes
   // (decoded_event::cbor), so a record made again is compared with the bytes there (a CBOR item
   // ends where its own bytes say: equal bytes from there are the same record; unequal ones may

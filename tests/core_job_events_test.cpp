@@ -1,8 +1,8 @@
-// core/jobs/job_change: a job event's payload read once into a typed change, then applied. The
-// JSON form of evolve is exactly this reading plus this applying; these tests pin the reading
-// (every field, the fallbacks that depend on the job, unknown types, a payload that does not
-// read) so a replay that reads on another thread applies what batond applied.
-#include "core/jobs/job_change.hpp"
+// core/jobs/job_events: evolve() visits a job event's typed payload. The JSON form of evolve is
+// the payload read as its struct, then that visit; these tests pin both (every field, the
+// fallbacks that depend on the job, unknown types, a payload that does not read, the moving and
+// the copying visit) so a replay that reads on another thread applies what batond applied.
+#include "core/jobs/job_events.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@ job applied(job j, const std::string& type, const json& p, time_us at = t0) {
 
 }  // namespace
 
-TEST(JobChange, EveryJobEventTypeHasItsKindAndOthersAreUnknown) {
+TEST(JobEvents, EveryJobEventTypeHasItsKindAndOthersAreUnknown) {
   const std::pair<const char*, job_event> names[] = {
       {"job.created", job_event::created}, {"job.assigned", job_event::assigned}, {"job.started", job_event::started},
       {"job.checkpointed", job_event::checkpointed}, {"job.progress_reported", job_event::progress_reported},
@@ -48,7 +48,7 @@ TEST(JobChange, EveryJobEventTypeHasItsKindAndOthersAreUnknown) {
   EXPECT_EQ(k.status, job_status::queued);
 }
 
-TEST(JobChange, ACreatedEventReadsEveryFieldAndTheDefaultsOfAbsentOnes) {
+TEST(JobEvents, ACreatedEventReadsEveryFieldAndTheDefaultsOfAbsentOnes) {
   json p = {{"title", "md"}, {"input_bundle_path", "/b"}, {"worker_image_key", "img"},
             {"preferred_clusters", {"a", "b"}}, {"comment", "c"}, {"max_attempts", 9}, {"requeued_from", "old"},
             {"latest_checkpoint_manifest_path", "/m"}, {"last_checkpoint_at_us", 0}, {"user", "u"},
@@ -94,7 +94,7 @@ TEST(JobChange, ACreatedEventReadsEveryFieldAndTheDefaultsOfAbsentOnes) {
   EXPECT_FALSE(d.held);
 }
 
-TEST(JobChange, FallbacksThatDependOnTheJobAreTakenFromTheJobItIsAppliedTo) {
+TEST(JobEvents, FallbacksThatDependOnTheJobAreTakenFromTheJobItIsAppliedTo) {
   job j = applied(job{}, "job.created", {{"title", "t"}});
   j.attempts = 3;
   EXPECT_EQ(applied(j, "job.assigned", {{"worker_id", "w"}}).attempts, 4u) << "no attempt recorded: the next one";
@@ -145,11 +145,11 @@ TEST(JobChange, FallbacksThatDependOnTheJobAreTakenFromTheJobItIsAppliedTo) {
   EXPECT_EQ(cancelled.failure_reason, "") << "no reason: the job's own (none)";
 }
 
-TEST(JobChange, APayloadThatDoesNotReadThrowsAndLeavesTheJobAsItWas) {
+TEST(JobEvents, APayloadThatDoesNotReadThrowsAndLeavesTheJobAsItWas) {
   job j = applied(job{}, "job.created", {{"title", "t"}});
   job before = j;
   using baton::events::payload_error;
-  EXPECT_THROW(read_job_change("job.assigned", {{"worker_id", 5}}), payload_error);
+  EXPECT_THROW(ev::from_json("job.assigned", {{"worker_id", 5}}), payload_error);
   EXPECT_THROW(evolve(j, "job.assigned", {{"worker_id", 5}}, t0 + 1), payload_error);
   EXPECT_THROW(evolve(j, "job.assigned", json::object(), t0 + 1), payload_error) << "worker_id is required";
   EXPECT_THROW(evolve(j, "job.checkpointed", {{"progress", "half"}}, t0 + 1), payload_error);
@@ -162,4 +162,55 @@ TEST(JobChange, APayloadThatDoesNotReadThrowsAndLeavesTheJobAsItWas) {
   EXPECT_EQ(j.updated_at, before.updated_at);
   EXPECT_EQ(j.status, before.status);
   EXPECT_TRUE(j.segments.empty());
+}
+
+// The moving visit (a replay's, the payload read on another thread) and the copying one
+// (batond's, the decision's events kept for the append) leave the same job, event by event,
+// and a payload kept as its bytes (ev::unknown_event) applies as what its bytes say.
+TEST(JobEvents, MovingCopyingAndKeptAsBytesApplyTheSame) {
+  const std::vector<std::pair<std::string, json>> events = {
+      {"job.created", {{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"a"}}, {"depends_on", {{{"job_id", "p"}, {"condition", "afterany"}}}}}},
+      {"job.assigned", {{"worker_id", "w"}, {"attempt", 1}, {"decision", {{"conformance_pin", "fp"}}}}},
+      {"job.started", {{"worker_id", "w"}}},
+      {"job.checkpointed", {{"worker_id", "w"}, {"checkpoint_manifest_path", "/m1"}, {"progress", 0.25}, {"progress_codes", {1, 2}}}},
+      {"job.progress_reported", {{"worker_id", "w"}, {"progress", 0.3}}},
+      {"job.handoff_started", {{"worker_id", "w"}, {"reason", "walltime"}}},
+      {"job.handoff_completed", {{"worker_id", "w"}, {"checkpoint_manifest_path", "/m2"}, {"checkpoint_cycle_status", "ok"}}},
+      {"job.held", {{"admin", true}}},
+      {"job.released", json::object()},
+      {"job.assigned", {{"worker_id", "v"}}},
+      {"job.preempted", {{"by", "vip"}, {"grace_until", "2026-12-06T10:00:00Z"}, {"mode", "requeue"}, {"worker_id", "v"}}},
+      {"job.requeued_after_preempt", {{"worker_id", "v"}, {"from_status", "assigned"}, {"by", "vip"}}},
+      {"job.assigned", {{"worker_id", "u"}}},
+      {"job.requeued_after_orphan", {{"worker_id", "u"}, {"from_status", "assigned"}}},
+      {"job.assigned", {{"worker_id", "x"}}},
+      {"job.failed", {{"worker_id", "x"}, {"reason", "exit 3"}, {"failure_artifact_path", "/f"}}},
+      {"job.requeued_as", {{"new_job_id", "n"}}},
+      {"job.pruned", {{"priority", 5}, {"priority_tier", 1}}},
+      {"job.renamed", {{"title", "other"}}}};
+  job moved, copied, from_bytes;
+  time_us at = t0;
+  for (const auto& [type, p] : events) {
+    SCOPED_TRACE(type);
+    at += 1'000'000;
+    const ev::payload typed = ev::from_json(type, p);
+    evolve(moved, ev::payload(typed), at);
+    evolve(copied, typed, at);
+    const auto cbor = json::to_cbor(p);
+    evolve(from_bytes, ev::payload(ev::unknown_event{type, 1, std::string(cbor.begin(), cbor.end())}), at);
+    EXPECT_EQ(to_json(moved, at), to_json(copied, at));
+    EXPECT_EQ(to_json(moved, at), to_json(from_bytes, at));
+  }
+  EXPECT_EQ(moved.status, job_status::failed);
+  EXPECT_EQ(moved.attempts, 4u);
+  EXPECT_EQ(moved.lost_workers, 1u);
+  EXPECT_EQ(moved.preemptions, 1u);
+  EXPECT_EQ(moved.conformance, "fp");
+  EXPECT_EQ(moved.latest_checkpoint_manifest_path, "/m2");
+  EXPECT_EQ(moved.requeued_to, std::vector<std::string>{"n"});
+  EXPECT_EQ(moved.priority, 5);
+  EXPECT_TRUE(moved.pruned);
+  EXPECT_EQ(job_event_of(ev::from_json("job.pruned", json::object())), job_event::pruned);
+  EXPECT_EQ(job_event_of(ev::payload(ev::unknown_event{"job.held", 1, ""})), job_event::held);
+  EXPECT_EQ(job_event_of(ev::payload(ev::unknown_event{"job.renamed", 1, ""})), job_event::other);
 }
