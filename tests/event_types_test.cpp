@@ -110,6 +110,13 @@ TEST(EventTypes, NamesAreUniqueAndKnown) {
   for (auto t : ev::known_types()) EXPECT_TRUE(seen.insert(t).second) << t;
   EXPECT_EQ(seen.size(), std::variant_size_v<ev::payload> - 1);
   EXPECT_TRUE(seen.count("job.created") && seen.count("scheduler.plan_made") && seen.count("daemon.stopped"));
+  // A name's place in the variant is its struct's (known_types is in the variant's order).
+  for (size_t i = 0; i < ev::known_types().size(); ++i) EXPECT_EQ(ev::index_of(ev::known_types()[i]), i);
+  static_assert(ev::index_of_v<ev::job_created> == 0);
+  EXPECT_EQ(ev::index_of(ev::plan_made::type), ev::index_of_v<ev::plan_made>);
+  EXPECT_EQ(ev::index_of(ev::blob_removed::type), ev::index_of_v<ev::blob_removed>);
+  for (const char* other : {"job.create", "", "scheduler.plan_made ", "sim.pass_decided"})
+    EXPECT_EQ(ev::index_of(other), ev::index_of_v<ev::unknown_event>) << other;
 }
 
 TEST(EventTypes, OmittedFieldsReadAsTheirDefaults) {

@@ -263,13 +263,14 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
   return answer({{storage_stream, ev::blob_corrupt{c.found, c.sha256}}}, std::monostate{}, now);
 }
 
-bool is_storage_decision(const std::string& type) {
-  return type == "storage.files_stored" || type == "storage.blob_removing" || type == "storage.blob_removed";
+bool is_storage_decision(size_t kind) {
+  return kind == ev::index_of_v<ev::files_stored> || kind == ev::index_of_v<ev::blob_removing> ||
+         kind == ev::index_of_v<ev::blob_removed>;
 }
 
-std::optional<std::string> rederive_storage(const world& w, const std::string& type, const json& p) {
+std::optional<std::string> rederive_storage(const world& w, size_t kind, const json& p) {
   const storage_book& b = w.storage;
-  if (type == "storage.files_stored") {
+  if (kind == ev::index_of_v<ev::files_stored>) {
     const file_set s = file_set_from_json(p.at("set"));
     json want = json::array();
     if (s.kind == "checkpoint") {
@@ -286,7 +287,7 @@ std::optional<std::string> rederive_storage(const world& w, const std::string& t
     auto it = b.blobs.find(s.get<std::string>());
     if (it == b.blobs.end()) return "blob " + s.get<std::string>() + " was not stored";
     if (it->second.holds) return "blob " + s.get<std::string>() + " was still held " + std::to_string(it->second.holds) + " times";
-    if (type == "storage.blob_removed" && !it->second.removing) return "blob " + s.get<std::string>() + " was removed unmarked";
+    if (kind == ev::index_of_v<ev::blob_removed> && !it->second.removing) return "blob " + s.get<std::string>() + " was removed unmarked";
   }
   return std::nullopt;
 }

@@ -33,7 +33,8 @@ std::optional<domain_event> release_pruned(const world& w, const std::string& jo
 // before it. storage.files_stored released the oldest checkpoints beyond its recorded keep;
 // storage.blob_removing and storage.blob_removed named only blobs nothing held. Empty when it
 // agrees, else what differs.
-bool is_storage_decision(const std::string& type);
-std::optional<std::string> rederive_storage(const world& w, const std::string& type, const nlohmann::json& payload);
+// (kind: the event's place in the catalogue's variant, core::ev::index_of)
+bool is_storage_decision(size_t kind);
+std::optional<std::string> rederive_storage(const world& w, size_t kind, const nlohmann::json& payload);
 
 }  // namespace baton::core

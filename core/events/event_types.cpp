@@ -11,6 +11,7 @@ namespace {
 constexpr size_t known_count = std::variant_size_v<payload> - 1;  // all but unknown_event
 
 struct entry {
+  size_t index;  // in the variant
   std::string_view type;
   uint32_t schema;
   payload (*decode)(std::string_view bytes);
@@ -20,7 +21,7 @@ struct entry {
 template <size_t I>
 entry entry_of() {
   using T = std::variant_alternative_t<I, payload>;
-  return {T::type, T::schema,
+  return {I, T::type, T::schema,
           [](std::string_view b) {
             payload p(std::in_place_index<I>);  // (read in place: a struct's strings are not moved again)
             events::read_cbor(b, std::get<I>(p));
@@ -47,6 +48,11 @@ const entry* find(std::string_view type) {
 }
 
 }  // namespace
+
+size_t index_of(std::string_view type) {
+  const entry* e = find(type);
+  return e ? e->index : index_of_v<unknown_event>;
+}
 
 std::string_view type_of(const payload& p) {
   return std::visit(

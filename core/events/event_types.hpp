@@ -914,6 +914,27 @@ using payload = std::variant<
     daemon_started, daemon_stopped, daemon_log_truncated,
     unknown_event>;
 
+// A struct's place in the variant (index_of_v<plan_made>), and a type name's (the
+// unknown_event's place for a name this build does not know): readers that dispatch on an
+// event's type compare these, never the names.
+namespace detail {
+template <class T, class V>
+struct index_in;
+template <class T, class... Ts>
+struct index_in<T, std::variant<Ts...>> {
+  static constexpr size_t value = [] {
+    constexpr bool is[] = {std::is_same_v<T, Ts>...};
+    for (size_t i = 0; i < sizeof...(Ts); ++i)
+      if (is[i]) return i;
+    return sizeof...(Ts);
+  }();
+  static_assert(value < sizeof...(Ts), "not an event struct of the catalogue");
+};
+}  // namespace detail
+template <class T>
+inline constexpr size_t index_of_v = detail::index_in<T, payload>::value;
+size_t index_of(std::string_view type);
+
 // The event type's name ("job.created"; an unknown event's own).
 std::string_view type_of(const payload& p);
 uint32_t schema_of(const payload& p);

@@ -33,12 +33,28 @@ json to_json(const divergence& d) {
 
 namespace {
 
-bool is_provisioning(std::string_view type) { return type == "worker.placeholder_created" || type == "cloud.scaled"; }
+namespace ev = core::ev;
+
+// The decisions re-derived here, by their struct's place in the catalogue's variant.
+constexpr size_t placeholder_created = ev::index_of_v<ev::worker_placeholder_created>,
+                 cloud_scaled = ev::index_of_v<ev::cloud_scaled>, plan_made = ev::index_of_v<ev::plan_made>,
+                 preemptions_decided = ev::index_of_v<ev::preemptions_decided>,
+                 worker_reaped = ev::index_of_v<ev::worker_reaped>, job_assigned = ev::index_of_v<ev::job_assigned>,
+                 priorities_recalculated = ev::index_of_v<ev::priorities_recalculated>;
+
+bool is_provisioning(size_t kind) { return kind == placeholder_created || kind == cloud_scaled; }
 
 // What a provisioning event records as decided: a placeholder's submission plan, or the
 // Salad scaling itself.
-json provisioning_record_of(std::string_view type, const json& payload) {
-  return type == "cloud.scaled" ? payload : payload.value("plan", json::object());
+json provisioning_record_of(size_t kind, const json& payload) {
+  return kind == cloud_scaled ? payload : payload.value("plan", json::object());
+}
+
+// An event's place in the variant: from the struct read on the reading thread, else by its name.
+size_t kind_of(const events::decoded_event& e) {
+  if (const auto* p = prepared_job(e)) return p->typed.index();
+  if (const auto* p = prepared_typed(e)) return p->typed.index();
+  return ev::index_of(e.type);
 }
 
 }  // namespace
@@ -67,13 +83,14 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   const uint64_t first = std::max<uint64_t>(range.from, 1), last = to == 0 ? UINT64_MAX : to;
   auto note = [&](uint64_t seq, std::string_view type, std::string_view bytes) {
     if (seq < first || seq > last) return;
-    if (type == "scheduler.plan_made") {
+    const size_t kind = ev::index_of(type);
+    if (kind == plan_made) {
       auto in = core::plan_inputs_of(events::from_payload(bytes));
       snapshot_at[in.based_on].emplace_back(seq, std::move(in));
-    } else if (is_provisioning(type)) {
-      json record = provisioning_record_of(type, events::from_payload(bytes));
+    } else if (is_provisioning(kind)) {
+      json record = provisioning_record_of(kind, events::from_payload(bytes));
       if (auto point = core::basis_point(record)) {
-        provisioning_at[*point].push_back({seq, type == "cloud.scaled", std::move(record)});
+        provisioning_at[*point].push_back({seq, kind == cloud_scaled, std::move(record)});
         found_provisioning.insert(seq);
       }
     }
@@ -92,7 +109,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   for (uint64_t seq : store.first_events_of_streams("worker/"))
     if (seq >= first && seq <= last)
       for (const auto& e : store.read(seq, 1))
-        if (e.type == "worker.placeholder_created") note(e.seq, e.type, e.payload);
+        note(e.seq, e.type, e.payload);  // (only a placeholder is noted)
   std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
   std::map<uint64_t, json> redecided;                 // provisioning event seq -> its record decided again
   r.world = std::make_unique<core::world>();
@@ -167,7 +184,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     // (null for a job event read from its bytes on the reading thread: payload_of decodes it)
     const json& payload = e.payload;
     const std::string &stream = e.stream_id, &type = e.type;
-    const std::string_view kind = type;  // compared by length first, without a strlen per test
+    const size_t kind = kind_of(e);
     if (sim_rederiver::handles(type)) {  // a simulation's log (baton-replay simulate --log)
       auto v = sim.on(type, payload, e.recorded_at_us, check);
       if (v.decision) ++r.decisions, ++r.sim_passes;
@@ -191,7 +208,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
                  {{"stream", stream}, {"type", type}, {"payload", logged}},
                  {{"stream", want.stream}, {"type", want_type}, {"payload", want_payload}});
     }
-    if (kind == "scheduler.preemptions_decided") {
+    if (kind == preemptions_decided) {
       ++r.decisions;
       ++r.preemption_decisions;
       auto in = core::preemption_inputs_of(payload);
@@ -206,8 +223,8 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       }
     }
     if (is_provisioning(kind)) {
-      const bool salad = kind == "cloud.scaled";
-      json recorded = provisioning_record_of(type, payload);
+      const bool salad = kind == cloud_scaled;
+      json recorded = provisioning_record_of(kind, payload);
       auto again = redecided.find(e.seq);
       if (again == redecided.end() && !found_provisioning.count(e.seq) && core::basis_point(recorded)) {
         mismatch(e,
@@ -231,7 +248,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         redecided.erase(again);
       }
     }
-    if (kind == "worker.reaped") {
+    if (kind == worker_reaped) {
       if (!payload.contains("lease")) {
         ++r.unchecked;
       } else {
@@ -247,7 +264,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
                           std::make_move_iterator(again.events.end()));
       }
     }
-    if (kind == "job.assigned") {
+    if (kind == job_assigned) {
       ++r.decisions;
       ++r.assignments;
       // The decision's time is the event's; the deadline rule in force is the one it recorded.
@@ -291,7 +308,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
                  {{"job_id", choice.job_id ? json(*choice.job_id) : json(nullptr)}, {"decision", std::move(again)}});
       }
     }
-    if (kind == "scheduler.priorities_recalculated") {
+    if (kind == priorities_recalculated) {
       ++r.decisions;
       ++r.recalculations;
       const auto* ready = prepared_typed(e);
@@ -310,12 +327,12 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
                  events::payload_of(e), rederived);
       }
     }
-    if (core::is_storage_decision(type)) {
+    if (core::is_storage_decision(kind)) {
       ++r.decisions;
       ++r.storage_decisions;
-      if (auto why = core::rederive_storage(w, type, payload)) mismatch(e, *why, payload, json(nullptr));
+      if (auto why = core::rederive_storage(w, kind, payload)) mismatch(e, *why, payload, json(nullptr));
     }
-    if (kind == "scheduler.plan_made") {
+    if (kind == plan_made) {
       ++r.decisions;
       ++r.plans;
       auto snap = snapshots.find(e.seq);

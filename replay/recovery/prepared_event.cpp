@@ -57,8 +57,9 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
 
 bool prepare_rederived_event(events::decoded_event& e, std::string_view cbor) {
   if (e.stream_id.rfind("job/", 0) == 0) return prepare_job_event(e, cbor, true);
-  if (e.stream_id == core::scheduler_stream &&
-      (e.type == "scheduler.plan_made" || e.type == "scheduler.priorities_recalculated"))
+  if (e.stream_id != core::scheduler_stream) return false;
+  const size_t kind = core::ev::index_of(e.type);
+  if (kind == core::ev::index_of_v<core::ev::plan_made> || kind == core::ev::index_of_v<core::ev::priorities_recalculated>)
     return prepare_typed_event(e, cbor);
   return false;
 }
