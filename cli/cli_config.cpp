@@ -10,26 +10,16 @@ using namespace config::detail;
 
 namespace {
 
-// The keys as batond reads them (config/config.cpp), with the same checks and messages.
+// The keys batond and the CLI share (config::endpoint), read by their one reader.
 void apply_file(const YAML::Node& root, cli_config& c) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   if (!root.IsMap()) throw key_error{"(top level)", "expected a map, got " + describe(root)};
   check_unique_keys(root, "");
-  if (auto l = root["listen"]) {
-    check_known_keys(l, "listen", {"host", "port"});
-    read_string(l, "listen", "host", c.listen.host);
-    read_int(l, "listen", "port", 0, 65535, c.listen.port);
-  }
-  read_string(root, "", "data_dir", c.data_dir);
-  if (auto t = root["tls"]) {
-    check_known_keys(t, "tls", {"cert_file", "key_file"});
-    std::string cert, key;
-    read_string(t, "tls", "cert_file", cert);
-    read_string(t, "tls", "key_file", key);
-    if (cert.empty() != key.empty())
-      throw key_error{cert.empty() ? "tls.cert_file" : "tls.key_file", "HTTPS needs both tls.cert_file and tls.key_file; only one is set"};
-    c.https = !cert.empty();
-  }
+  config::endpoint served{c.listen, {}, c.data_dir};
+  read_endpoint(root, served);
+  c.listen = served.listen;
+  c.data_dir = served.data_dir;
+  c.https = served.tls.enabled();
 }
 
 void apply_env(const config::env_lookup& env, cli_config& c) {
@@ -39,12 +29,10 @@ void apply_env(const config::env_lookup& env, cli_config& c) {
     return v;
   };
   if (auto v = get("BATON_API_TOKEN")) c.api_token = *v;
-  if (auto v = get("BATON_DATA_DIR")) c.data_dir = *v;
-  if (auto v = get("BATON_LISTEN")) {
-    auto l = config::parse_listen(*v);
-    if (!l) throw key_error{"BATON_LISTEN", "expected HOST:PORT with PORT in 0..65535, got '" + *v + "'"};
-    c.listen = *l;
-  }
+  config::endpoint served{c.listen, {}, c.data_dir};
+  read_endpoint_env(env, served);
+  c.listen = served.listen;
+  c.data_dir = served.data_dir;
 }
 
 }  // namespace

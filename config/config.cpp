@@ -68,20 +68,11 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
   check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
                           "provisioning", "clusters", "salad", "scheduling", "accounts", "limits", "projections", "tls", "storage"});
-  if (auto l = root["listen"]) {
-    check_known_keys(l, "listen", {"host", "port"});
-    read_string(l, "listen", "host", s.listen.host);
-    read_int(l, "listen", "port", 0, 65535, s.listen.port);
-  }
-  read_string(root, "", "data_dir", s.data_dir);
-  if (auto t = root["tls"]) {
-    check_known_keys(t, "tls", {"cert_file", "key_file"});
-    read_string(t, "tls", "cert_file", s.tls.cert_file);
-    read_string(t, "tls", "key_file", s.tls.key_file);
-    if (s.tls.cert_file.empty() != s.tls.key_file.empty())
-      throw key_error{s.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
-                      "HTTPS needs both tls.cert_file and tls.key_file; only one is set"};
-  }
+  endpoint served{s.listen, s.tls, s.data_dir};
+  read_endpoint(root, served);
+  s.listen = std::move(served.listen);
+  s.tls = std::move(served.tls);
+  s.data_dir = std::move(served.data_dir);
   if (auto t = root["threads"]) {
     check_known_keys(t, "threads", {"actors", "http"});
     read_int(t, "threads", "actors", 1, 64, s.actor_threads);
@@ -204,12 +195,10 @@ void apply_env(const env_lookup& env, settings& s) {
     if (s.storage.s3.secret_access_key.empty())
       throw key_error{"BATON_S3_SECRET_ACCESS_KEY", "storage.backend is s3, but its secret access key is not set"};
   }
-  if (auto v = get("BATON_DATA_DIR")) s.data_dir = *v;
-  if (auto v = get("BATON_LISTEN")) {
-    auto l = parse_listen(*v);
-    if (!l) throw key_error{"BATON_LISTEN", "expected HOST:PORT with PORT in 0..65535, got '" + *v + "'"};
-    s.listen = *l;
-  }
+  endpoint served{s.listen, s.tls, s.data_dir};
+  read_endpoint_env(env, served);
+  s.listen = std::move(served.listen);
+  s.data_dir = std::move(served.data_dir);
   if (auto v = get("BATON_LOG_LEVEL")) {
     check_log_level("BATON_LOG_LEVEL", *v);
     s.log_level = *v;

@@ -15,14 +15,6 @@
 
 namespace baton::config {
 
-// tls: batond serves HTTPS when both files are set (PEM; the certificate file may hold the
-// chain). Relative paths are taken from batond's working directory.
-struct tls_config {
-  std::string cert_file;
-  std::string key_file;
-  bool enabled() const { return !cert_file.empty(); }
-};
-
 // storage: where bundles, checkpoints and outputs live (docs/storage.md).
 struct s3_config {
   std::string endpoint;        // storage.s3.endpoint: "https://s3.us-east-1.amazonaws.com", "http://127.0.0.1:9000"

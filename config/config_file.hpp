@@ -31,6 +31,23 @@ std::optional<listen_config> parse_listen(const std::string& text);
 // batond's api_token file there).
 inline constexpr const char* default_data_dir = "./var/baton";
 
+// tls: batond serves HTTPS when both files are set (PEM; the certificate file may hold the
+// chain). Relative paths are taken from batond's working directory.
+struct tls_config {
+  std::string cert_file;
+  std::string key_file;
+  bool enabled() const { return !cert_file.empty(); }
+};
+
+// Where and how batond serves: the keys batond and the CLI both read (listen:, tls:,
+// data_dir:, then BATON_LISTEN and BATON_DATA_DIR over them), read by one reader
+// (config/yaml_read.hpp's read_endpoint and read_endpoint_env) with one set of messages.
+struct endpoint {
+  listen_config listen;
+  tls_config tls;
+  std::string data_dir = default_data_dir;
+};
+
 // $BATON_CONFIG if set and non-empty, else $HOME/.config/baton/config.yaml.
 std::string config_path(const env_lookup& env);
 // The file batond and the CLI read: `flag` (their --config) when given, else $BATON_CONFIG,

@@ -103,4 +103,35 @@ void read_string_list(const YAML::Node& map, const std::string& prefix, const st
   }
 }
 
+void read_endpoint(const YAML::Node& root, endpoint& e) {
+  if (auto l = root["listen"]) {
+    check_known_keys(l, "listen", {"host", "port"});
+    read_string(l, "listen", "host", e.listen.host);
+    read_int(l, "listen", "port", 0, 65535, e.listen.port);
+  }
+  read_string(root, "", "data_dir", e.data_dir);
+  if (auto t = root["tls"]) {
+    check_known_keys(t, "tls", {"cert_file", "key_file"});
+    read_string(t, "tls", "cert_file", e.tls.cert_file);
+    read_string(t, "tls", "key_file", e.tls.key_file);
+    if (e.tls.cert_file.empty() != e.tls.key_file.empty())
+      throw key_error{e.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
+                      "HTTPS needs both tls.cert_file and tls.key_file; only one is set"};
+  }
+}
+
+void read_endpoint_env(const env_lookup& env, endpoint& e) {
+  auto get = [&](const char* name) -> std::optional<std::string> {
+    auto v = env(name);
+    if (v && v->empty()) return std::nullopt;  // set but empty counts as unset
+    return v;
+  };
+  if (auto v = get("BATON_DATA_DIR")) e.data_dir = *v;
+  if (auto v = get("BATON_LISTEN")) {
+    auto l = parse_listen(*v);
+    if (!l) throw key_error{"BATON_LISTEN", "expected HOST:PORT with PORT in 0..65535, got '" + *v + "'"};
+    e.listen = *l;
+  }
+}
+
 }  // namespace baton::config::detail

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config/config_file.hpp"
+
 namespace baton::config::detail {
 
 // Thrown inside the loader only; load() turns it into a config_error.
@@ -28,5 +30,10 @@ void read_bool(const YAML::Node& map, const std::string& prefix, const std::stri
 void read_string(const YAML::Node& map, const std::string& prefix, const std::string& key, std::string& out);
 void read_string_list(const YAML::Node& map, const std::string& prefix, const std::string& key,
                       std::vector<std::string>& out);
+
+// The top level's listen:, tls: and data_dir: keys into `e` (keys absent leave it as it is).
+void read_endpoint(const YAML::Node& root, endpoint& e);
+// BATON_DATA_DIR and BATON_LISTEN over it (set but empty counts as unset).
+void read_endpoint_env(const env_lookup& env, endpoint& e);
 
 }  // namespace baton::config::detail
