@@ -45,6 +45,12 @@ struct staging_run {
 // Queued jobs staged per slice: ~1-2 ms of work, so a poll waits at most about that long.
 constexpr size_t staging_slice_jobs = 1000;
 
+// Who asked for a planning cycle (POST /plan), answered when it is durable.
+struct plan_asker {
+  std::string actor, correlation;
+  deliver_fn deliver;
+};
+
 struct scheduler_state {
   scheduler_state() = default;  // user-declared: see stack-notes C2
   core::world world;
@@ -69,6 +75,9 @@ struct scheduler_state {
   std::thread planner;         // the planning cycle's planner, off the scheduler's thread
   planner_launcher launch_planner;  // set (tests): runs the planner instead of `planner`
   bool planning = false;       // a cycle's snapshot is with the planner
+  // POST /plan's askers: those waiting for the next cycle (they asked after the snapshot now
+  // with the planner was taken), and those the cycle with the planner answers.
+  std::vector<plan_asker> plan_asked, plan_serving;
   ~scheduler_state() {
     if (planner.joinable()) planner.join();
   }
@@ -315,6 +324,28 @@ void recalculate_deferred(self_ptr self, core::envelope& e, deliver_fn deliver, 
 
 void execute(self_ptr self, core::envelope& e, deliver_fn deliver);
 
+// Takes the world's snapshot for a planning cycle and hands it to the planner thread, which
+// answers with `planned`; the askers so far are this cycle's.
+void start_planning(self_ptr self) {
+  auto& st = self->state;
+  auto now = st.clock();
+  auto snapshot = std::make_shared<core::plan_snapshot>(core::snapshot_for_plan(
+      st.world, st.leases.stale(st.settings.liveness, now), st.settings.deadlines, st.settings.backfill, now));
+  st.planning = true;
+  st.plan_serving = std::move(st.plan_asked);
+  st.plan_asked.clear();
+  std::function<void()> plan = [snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
+    auto result = std::make_shared<core::plan>(core::run_planner(*snapshot));
+    caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result, generation});
+  };
+  if (st.launch_planner) return st.launch_planner(std::move(plan));
+  if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
+  st.planner = std::thread([plan = std::move(plan)] {
+    name_this_thread("planner");
+    plan();
+  });
+}
+
 // A preemption check runs after whatever is in the mailbox now (one at a time).
 void queue_preemption_check(self_ptr self) {
   auto& st = self->state;
@@ -415,6 +446,12 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
       return deliver(disk_full(*st.log_full));
     }
     if (recalculation && o.events.size() == 2) return recalculate_deferred(self, e, std::move(deliver), o, now);
+    if (o.plan_requested) {
+      if (writes_refused(self)) return deliver(disk_full(*st.log_full));
+      st.plan_asked.push_back({e.actor, e.request_id, std::move(deliver)});
+      if (!st.planning) start_planning(self);
+      return;
+    }
     core::decision d;
     d.events = std::move(o.events);
     apply_decision(self, d, now, touched);
@@ -489,34 +526,49 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         queue_preemption_check(self);  // preemptors that became eligible since (a dependency, a limit)
         if (st.failed || st.planning || (st.world.queued_by_image.empty() && st.world.plan.digest.empty())) return;
         if (writes_refused(self)) return;
-        auto now = st.clock();
-        auto snapshot = std::make_shared<core::plan_snapshot>(core::snapshot_for_plan(
-            st.world, st.leases.stale(st.settings.liveness, now), st.settings.deadlines, st.settings.backfill, now));
-        st.planning = true;
-        std::function<void()> plan = [snapshot, generation = st.generation, me = caf::actor_cast<scheduler_actor>(self)] {
-          auto result = std::make_shared<core::plan>(core::run_planner(*snapshot));
-          caf::anon_send(me, planned_atom::value, planned_cycle{snapshot, result, generation});
-        };
-        if (st.launch_planner) return st.launch_planner(std::move(plan));
-        if (st.planner.joinable()) st.planner.join();  // the last one has answered: it is done
-        st.planner = std::thread([plan = std::move(plan)] {
-          name_this_thread("planner");
-          plan();
-        });
+        start_planning(self);
       },
       [self](planned_atom, planned_cycle& done) {
         // The plan goes in as decided on its snapshot (the event names it); what changed since
         // is caught where the plan is used: a poll takes its planned job only if it still fits.
         auto& st = self->state;
         st.planning = false;
-        if (st.failed || done.generation != st.generation || writes_refused(self)) return;  // planned on a dropped world
-        auto now = st.clock();
-        auto d = core::decide_plan(st.world, *done.snapshot, *done.result);
-        if (d.events.empty()) return;
-        std::vector<std::string> touched;
-        apply_decision(self, d, now, touched);
-        refresh_views(self, d, touched, false);
-        persist(self, d, now, "loop:backfill", "", nullptr, {});
+        std::vector<plan_asker> serving = std::move(st.plan_serving);
+        st.plan_serving.clear();
+        auto answer = [serving](core::reply r) {
+          for (const auto& a : serving) a.deliver(r);
+        };
+        if (st.failed) {
+          answer(log_unavailable("the event log failed earlier"));
+        } else if (done.generation != st.generation) {  // planned on a dropped world: its askers get the next cycle
+          st.plan_asked.insert(st.plan_asked.begin(), std::make_move_iterator(serving.begin()), std::make_move_iterator(serving.end()));
+        } else if (writes_refused(self)) {
+          answer(disk_full(*st.log_full));
+        } else {
+          auto now = st.clock();
+          auto d = core::decide_plan(st.world, *done.snapshot, *done.result);
+          core::reply r;
+          r.value = core::results::counted{d.events.empty() ? st.world.plan.start_for_worker.size()
+                                                             : std::get<core::ev::plan_made>(d.events[0].payload).starts.size()};
+          r.at = now;
+          if (d.events.empty()) {
+            answer(std::move(r));
+          } else {
+            std::vector<std::string> touched;
+            apply_decision(self, d, now, touched);
+            refresh_views(self, d, touched, false);
+            const bool asked = !serving.empty();
+            persist(self, d, now, asked ? serving.front().actor : "loop:backfill", asked ? serving.front().correlation : "",
+                    asked ? deliver_fn(answer) : nullptr, std::move(r));
+          }
+        }
+        if (!st.plan_asked.empty() && !st.failed && !st.planning) {  // asked while this cycle planned
+          if (writes_refused(self)) {
+            for (const auto& a : std::exchange(st.plan_asked, {})) a.deliver(disk_full(*st.log_full));
+          } else {
+            start_planning(self);
+          }
+        }
       },
       [self](leases_atom) -> core::lease_table { return self->state.leases.all(); },
       [self](reap_atom) {

@@ -550,4 +550,49 @@ CAF_TEST(an append that fails otherwise stops the scheduler deciding) {
   CAF_CHECK_EQUAL(script->appends.size(), appends_before);
 }
 
+// 5. POST /plan plans on the planner's thread, as the periodic cycle does: the scheduler
+// answers polls while it plans, and answers the asker once the plan is durable. One who asks
+// while a cycle is with the planner is answered by the next cycle (its snapshot taken after
+// the ask), which starts as soon as that one is in.
+CAF_TEST(an asked for plan is made off the scheduler while polls are answered) {
+  start();
+  auto a = create_job("a");
+  create_job("b");
+  auto w1 = register_worker("w1");
+  register_worker("w2");
+  size_t appends_before = script->appends.size();
+  auto asked = submit(admin(C::plan_now{}));
+  expect_command();  // the snapshot goes to the planner, nothing is answered yet
+  CAF_REQUIRE_EQUAL(planners.size(), 1u);
+  CAF_CHECK(!asked->has_value());
+  auto again = submit(admin(C::plan_now{}));
+  expect_command();
+  CAF_CHECK_EQUAL(planners.size(), 1u);  // (no second planner while one plans)
+
+  auto poll = run_command(poll_by(w1));  // answered while the plan is being made
+  CAF_CHECK(!poll.error);
+  CAF_CHECK_EQUAL(assigned_job(poll), a);
+  CAF_CHECK(!asked->has_value());
+
+  auto first = std::move(planners[0]);
+  planners.clear();
+  first();
+  sched.run();  // the plan decided, appended, durable: the asker is answered
+  CAF_REQUIRE(asked->has_value());
+  CAF_REQUIRE(!(*asked)->error);
+  CAF_CHECK(std::holds_alternative<core::results::counted>((*asked)->value));
+  CAF_CHECK(contains(event_types(*script, appends_before), "scheduler.plan_made"));
+  CAF_CHECK(!again->has_value());
+  CAF_REQUIRE_EQUAL(planners.size(), 1u);  // the next cycle, for the second ask, is with the planner
+
+  auto second = std::move(planners[0]);
+  planners.clear();
+  second();
+  sched.run();
+  CAF_REQUIRE(again->has_value());
+  CAF_CHECK(!(*again)->error);
+  CAF_CHECK(std::holds_alternative<core::results::counted>((*again)->value));
+  CAF_CHECK(planners.empty());  // nobody else asked
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

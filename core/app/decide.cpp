@@ -934,9 +934,9 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
                              std::is_same_v<T, C::list_operators> || std::is_same_v<T, C::rotate_operator_token>) {
           return operators(w, s, c, now);
         } else if constexpr (std::is_same_v<T, C::plan_now>) {
-          auto d = plan_cycle(w, leases, s, now);
-          size_t starts = d.events.empty() ? w.plan.start_for_worker.size() : std::get<ev::plan_made>(d.events[0].payload).starts.size();
-          return from(std::move(d), R::counted{starts}, now);
+          outcome o = answered(std::monostate{}, now);
+          o.plan_requested = true;
+          return o;
         } else if constexpr (std::is_same_v<T, C::get_job>) {
           if (const job* j = visible_job(w, e.caller, c.id)) return answered(row_of(w, s, *j), now);
           auto p = visible_pruned(w, e.caller, c.id);

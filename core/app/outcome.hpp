@@ -191,6 +191,10 @@ struct outcome {
   // Answer only once everything decided before is durable, though this decides nothing new:
   // it repeats an earlier decision whose own reply may not have been sent yet.
   bool after_durable = false;
+  // POST /plan, allowed: the planning cycle is to run now. It is not run here: the scheduler
+  // actor plans on its planner thread, as its periodic cycle, so polls go on meanwhile, and
+  // answers with the plan's count of starts (results::counted) once the plan is durable.
+  bool plan_requested = false;
 
   static outcome refused(domain_error e, time_us at) {
     outcome o;
