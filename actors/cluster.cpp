@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 struct cluster_state {
-  cluster_state() = default;  // user-declared: see stack-notes C2
+  cluster_state() = default;  // user-declared: CAF builds a state constructible from its actor pointer from `this`
   int failures = 0;     // consecutive failed submissions
   int skip_cycles = 0;  // submission cycles left to skip (backoff); reaping still runs
   static inline const char* name = "cluster";

@@ -46,7 +46,7 @@ struct subscriber {
 using syncer_actor = caf::typed_actor<caf::reacts_to<sync_atom>>;
 
 struct syncer_state {
-  syncer_state() = default;  // user-declared: see stack-notes C2
+  syncer_state() = default;  // user-declared: CAF builds a state constructible from its actor pointer from `this`
   uint64_t synced_through = 0;
   static inline const char* name = "log_syncer";
 };

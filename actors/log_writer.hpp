@@ -77,7 +77,7 @@ struct log_writer_options {
 // rather than CAF's rendering of the error.
 std::string log_error_text(const caf::error& e);
 
-// Spawned detached: its fsync then never stalls a scheduler thread (stack-notes C13).
+// Spawned detached: its fsync then never stalls a scheduler thread (a blocking fsync in a scheduled actor would stall a whole scheduler thread).
 log_writer_actor spawn_log_writer(caf::actor_system& sys, std::shared_ptr<events::event_store> store,
                                   log_writer_options opts = {});
 

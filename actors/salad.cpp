@@ -13,7 +13,7 @@ namespace {
 using nlohmann::json;
 
 struct salad_state {
-  salad_state() = default;  // user-declared: see stack-notes C2
+  salad_state() = default;  // user-declared: CAF builds a state constructible from its actor pointer from `this`
   std::string last_error;   // reported once, not every cycle
   static inline const char* name = "salad";
 };

@@ -52,7 +52,7 @@ struct plan_asker {
 };
 
 struct scheduler_state {
-  scheduler_state() = default;  // user-declared: see stack-notes C2
+  scheduler_state() = default;  // user-declared: CAF builds a state constructible from its actor pointer from `this`
   core::world world;
   core::lease_book leases;
   core::scheduler_settings settings;

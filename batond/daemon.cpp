@@ -199,7 +199,7 @@ std::string close_data_dir(const std::string& data_dir, const std::string& view_
 
 int run(const config::settings& settings, const run_options& opts) {
   // Block the stop signals before any thread exists so every CAF, RocksDB and HTTP
-  // thread inherits the mask and only sigwait below sees them (stack-notes C11e).
+  // thread inherits the mask and only sigwait below sees them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);

@@ -1,5 +1,5 @@
 #pragma once
-// A cpp-httplib server tuned for many keep-alive pollers (stack-notes H2/H3): a large
+// A cpp-httplib server tuned for many keep-alive pollers: a large
 // thread pool, long keep-alive, TCP_NODELAY and a listen backlog of 1024 instead of 5.
 // Only api_bench uses it, as the constant endpoint the API's rates are measured against
 // (docs/benchmarks.md); batond serves with http/beast_server.hpp.

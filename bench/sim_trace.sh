@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `baton-replay simulate` on a 200,000-job SWF trace, wall time of the whole command (reading
 # and inflating the .gz, parsing, filtering, simulating, printing), as docs/benchmarks.md
-# records it ("Simulation of a 200,000-job trace").
+# records it ("Simulation speed").
 #
 #   bench/sim_trace.sh [TRACE.swf[.gz]] [RUNS]     # defaults: the trace built below, 3 runs
 #

@@ -1,4 +1,4 @@
-# Find lines verified on Debian 12 (see ../shared/reference/stack-notes.md §1).
+# Find lines verified on Debian 12.
 find_package(Threads REQUIRED)
 
 # CAF 0.17.6: Debian ships no CMake config and no pkg-config file.
@@ -18,7 +18,7 @@ set_target_properties(CAF::core PROPERTIES
 # RocksDB: RocksDB::rocksdb is the static archive; link the shared library.
 find_package(RocksDB 7.8 CONFIG REQUIRED)
 
-# cpp-httplib: the pkg-config defines change class layouts (stack-notes H1), so take them.
+# cpp-httplib: the pkg-config defines change class layouts, so take them.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
 # libpqxx 6.4 (Debian 12) for the PostgreSQL view.

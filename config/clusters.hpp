@@ -50,8 +50,8 @@ struct cluster_config {
 
 struct provisioning_config {
   int interval_seconds = 60;  // each cluster's cycle: reap dead placeholders, then submit
-  // baton's own sbatch and squeue calls against one Slurm controller (seed 004: Palmetto
-  // allows a user 1000 requests, refilled at 2 per second); calls beyond wait for the next cycle.
+  // baton's own sbatch and squeue calls against one Slurm controller (as Palmetto's Slurm allows a
+  // user: 1000 requests, refilled at 2 per second); calls beyond wait for the next cycle.
   double slurm_calls_burst = 1000;
   double slurm_calls_per_second = 2;
   std::string daemon_url;     // what pilot workers call ("" = http://<listen host>:<port>)

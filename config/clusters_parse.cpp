@@ -59,7 +59,7 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_int(n, p, "gpu_count", 0, 64, c.gpu_count);
   read_string(n, p, "strategy", c.strategy);
   read_double(n, p, "jit_threshold_hours", 0.0001, 10000, c.jit_threshold_hours);
-  read_int(n, p, "max_pending_jobs", 1, 3000, c.max_pending_jobs);  // seed 004: at most 3000 per user
+  read_int(n, p, "max_pending_jobs", 1, 3000, c.max_pending_jobs);  // Palmetto's Slurm: at most 3000 per user
   read_string(n, p, "ssh_host", c.ssh_host);
   read_string(n, p, "ssh_user", c.ssh_user);
   read_string(n, p, "ssh_key_file", c.ssh_key_file);

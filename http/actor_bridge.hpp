@@ -1,7 +1,7 @@
 #pragma once
 // Blocking request from an HTTP handler thread to an actor: spawn a short-lived actor that
 // asks with an infinite CAF timeout, and wait on a future with our own deadline
-// (stack-notes C9: the fastest bridge measured, no stale CAF timeouts to discard).
+// (the fastest bridge measured; no stale CAF timeouts to discard).
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 

@@ -2,7 +2,7 @@
 // The largest value batond accepts in each field a worker or operator sends: JSON bodies,
 // query parameters and the headers it records. Validation (request_commands.cpp,
 // request_parsing.cpp, caller.cpp, ui_routes.cpp) reads its limits from here, and `table`
-// lists them for docs/architecture.md's "Field limits" (tests/input_hardening_test.cpp checks
+// lists them for docs/api.md's "Field limits" (tests/input_hardening_test.cpp checks
 // that every row is documented and refused one past its limit). A value past its limit is
 // refused before anything is recorded: 422 naming the field, 413 naming `body` for a body
 // past max_body_bytes, 400 naming a header. Without limits, one worker's 15 MB heartbeats

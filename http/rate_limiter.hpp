@@ -15,7 +15,7 @@
 namespace baton::http {
 
 struct rate_limits {
-  core::bucket_rule operators{1000, 2};  // seed 004's per-user request limit
+  core::bucket_rule operators{1000, 2};  // Palmetto's per-user Slurm request limit
   core::bucket_rule workers{600, 50};    // a worker polls every few seconds; a broken one loops
 };
 

@@ -20,7 +20,7 @@ using hold_check_atom = caf::atom_constant<caf::atom("holdcheck")>;
 constexpr auto flush_after = std::chrono::milliseconds(200);  // how long applied events may wait for a flush
 
 struct runner_state {
-  runner_state() = default;  // user-declared: see stack-notes C2
+  runner_state() = default;  // user-declared: CAF builds a state constructible from its actor pointer from `this`
   std::shared_ptr<projection> p;
   std::shared_ptr<std::promise<uint64_t>> caught_up;
   std::optional<uint64_t> target;  // the log's last seq when the subscription was made
@@ -154,7 +154,7 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
             signal_caught_up(self);
             schedule_flush(self);  // a store that is behind (a database away at start) catches up by itself
           },
-          [self](caf::error& e) {  // stack-notes C8: without this the default handler kills us silently
+          [self](caf::error& e) {  // without this CAF's default error handler kills the requester silently
             stop(self, "projection " + self->state.p->name() + " cannot subscribe to the log: " + to_string(e));
           });
   return {

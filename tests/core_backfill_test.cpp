@@ -1,5 +1,5 @@
 // The backfill planner (core/planning/backfill.hpp) and its capacity profile: Palmetto's worked
-// examples of the main and backfill loops (seed 004), Lattice's step 2c, each bf_* limit,
+// examples of the main and backfill loops, Lattice's step 2c, each bf_* limit,
 // node windows with checkpointing jobs, and a property test over seeded random instances
 // against a brute-force oracle of the earliest start.
 #include <gtest/gtest.h>

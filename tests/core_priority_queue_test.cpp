@@ -56,7 +56,7 @@ TEST(queue_order, TestPartitionIsConsideredBeforeAHigherPriorityNormalJob) {
   EXPECT_EQ(f.explain(test_job).tier, 100);
   EXPECT_EQ(core::queue_in_evaluation_order(f.w), (std::vector<std::string>{test_job, normal}));
   auto w1 = f.worker("w1");
-  EXPECT_EQ(f.poll(w1), test_job) << "partition tier comes before priority (seed 003)";
+  EXPECT_EQ(f.poll(w1), test_job) << "partition tier comes before priority ";
   auto w2 = f.worker("w2");
   EXPECT_EQ(f.poll(w2), normal);
 }

@@ -164,7 +164,7 @@ TEST(Provisioning, PlaceholdersOfARemovedClusterAreDropped) {
   EXPECT_EQ(s.w.workers.at("p2").gone_reason, "cluster_not_configured");
 }
 
-// A cluster's partitions differ by wall time (seed 000's short and long-running ones): a job
+// A cluster's partitions differ by wall time (short and long-running ones): a job
 // counts only for an entry whose allocations can hold it (its limit within the wall time, or
 // a checkpointing job with min_useful_seconds).
 TEST(Provisioning, ALongJobThatCannotCheckpointCountsOnlyForThePartitionLongEnoughForIt) {

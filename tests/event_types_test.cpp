@@ -2,11 +2,13 @@
 // every type writes what nlohmann writes for its JSON (the bytes existing logs hold), reads
 // back what it wrote from CBOR and from JSON, names its fields in the log's order; the
 // codec's edges (integer and float forms, null, absent and omitted fields, unknown fields,
-// wrong types, newer schema versions, unknown types).
+// wrong types, newer schema versions, unknown types); and docs/events.md's catalogue names
+// exactly the variant's types.
 #include "core/events/event_types.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <limits>
 #include <set>
 #include <string>
@@ -117,6 +119,41 @@ TEST(EventTypes, NamesAreUniqueAndKnown) {
   EXPECT_EQ(ev::index_of(ev::blob_removed::type), ev::index_of_v<ev::blob_removed>);
   for (const char* other : {"job.create", "", "scheduler.plan_made ", "sim.pass_decided"})
     EXPECT_EQ(ev::index_of(other), ev::index_of_v<ev::unknown_event>) << other;
+}
+
+// docs/events.md's "Event catalogue" table names every type of the variant, and nothing else:
+// each row's first cell is a backquoted type name (| `job.created` | ...).
+TEST(EventTypes, TheDocumentedCatalogueIsTheVariant) {
+  const std::string path = std::string(BATON_SOURCE_DIR) + "/docs/events.md";
+  std::ifstream file(path);
+  ASSERT_TRUE(file.is_open()) << "cannot read " << path;
+  std::set<std::string> documented;
+  bool in_catalogue = false;
+  for (std::string line; std::getline(file, line);) {
+    if (line.rfind("#", 0) == 0) {  // a heading: the catalogue is the section under "## Event catalogue"
+      in_catalogue = line == "## Event catalogue";
+      continue;
+    }
+    if (!in_catalogue || line.rfind("| `", 0) != 0) continue;
+    const std::string first_cell = line.substr(1, line.find('|', 1) - 1);
+    for (size_t open = first_cell.find('`'); open != std::string::npos;) {
+      const size_t close = first_cell.find('`', open + 1);
+      if (close == std::string::npos) break;
+      documented.insert(first_cell.substr(open + 1, close - open - 1));
+      open = first_cell.find('`', close + 1);
+    }
+  }
+  ASSERT_FALSE(documented.empty()) << "no catalogue rows under \"## Event catalogue\" in " << path;
+  std::set<std::string> known;
+  for (auto t : ev::known_types()) known.insert(std::string(t));
+  std::string undocumented, unknown;
+  for (const auto& t : known)
+    if (!documented.count(t)) undocumented += " " + t;
+  for (const auto& t : documented)
+    if (!known.count(t)) unknown += " " + t;
+  EXPECT_TRUE(undocumented.empty()) << "in ev::payload but not in docs/events.md's catalogue:" << undocumented;
+  EXPECT_TRUE(unknown.empty()) << "in docs/events.md's catalogue but not in ev::payload:" << unknown;
+  EXPECT_EQ(documented, known);
 }
 
 TEST(EventTypes, OmittedFieldsReadAsTheirDefaults) {

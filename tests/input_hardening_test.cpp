@@ -240,7 +240,7 @@ TEST_F(hardening, EveryFieldHasADocumentedLimitAndOnePastItIsRefused) {
       r = [=] { json b = {{"token", test::test_token}}; b[field] = value; return call("POST", "/ui/login", b, {}); };
     if (r) cases[{where, field}][M::bytes] = r;
   }
-  std::ifstream docs_file(std::string(BATON_SOURCE_DIR) + "/docs/architecture.md");
+  std::ifstream docs_file(std::string(BATON_SOURCE_DIR) + "/docs/api.md");
   std::stringstream docs_text;
   docs_text << docs_file.rdbuf();
   std::vector<std::string> doc_lines;
@@ -253,7 +253,7 @@ TEST_F(hardening, EveryFieldHasADocumentedLimitAndOnePastItIsRefused) {
     bool documented = false;
     for (const auto& line : doc_lines)
       documented |= line.rfind("| ", 0) == 0 && line.find("`" + field + "`") != std::string::npos && line.find(" " + max + " ") != std::string::npos;
-    EXPECT_TRUE(documented) << "docs/architecture.md's field limits list it";
+    EXPECT_TRUE(documented) << "docs/api.md's field limits list it";
     auto at = cases.find({where, field});
     ASSERT_TRUE(at != cases.end() && at->second.count(row.of)) << "a case sends it one past its limit";
     auto r = at->second.at(row.of)();

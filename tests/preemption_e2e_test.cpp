@@ -1,4 +1,4 @@
-// Preemption end to end (seed 004): a real batond, real baton-workers, real payloads. An owner
+// Preemption end to end: a real batond, real baton-workers, real payloads. An owner
 // partition's jobs preempt the general partition's: the lowest-priority batch job checkpoints,
 // hands off, is requeued and later resumes from that checkpoint; an interactive job is
 // cancelled; the preemptors run on the freed workers; every decision re-derives.

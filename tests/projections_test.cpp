@@ -153,7 +153,7 @@ class fussy_projection : public projections::projection {
 const auto soon = [] { return std::chrono::steady_clock::now() + seconds(30); };
 
 // Stops the given actors when the test leaves its scope, failed assertions included:
-// ~actor_system would otherwise wait for them forever (stack-notes C11).
+// ~actor_system would otherwise wait for them forever.
 // A real log writer on the store in its own actor system, and the projections started on it;
 // all of them are told to stop when it goes out of scope (projections first, then the writer).
 struct live_log {

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -556,8 +557,7 @@ CAF_TEST(an append that fails otherwise stops the scheduler deciding) {
 // the ask), which starts as soon as that one is in.
 CAF_TEST(an asked for plan is made off the scheduler while polls are answered) {
   start();
-  auto a = create_job("a");
-  create_job("b");
+  const std::set<std::string> jobs = {create_job("a"), create_job("b")};
   auto w1 = register_worker("w1");
   register_worker("w2");
   size_t appends_before = script->appends.size();
@@ -571,7 +571,7 @@ CAF_TEST(an asked for plan is made off the scheduler while polls are answered) {
 
   auto poll = run_command(poll_by(w1));  // answered while the plan is being made
   CAF_CHECK(!poll.error);
-  CAF_CHECK_EQUAL(assigned_job(poll), a);
+  CAF_CHECK(jobs.count(assigned_job(poll)));
   CAF_CHECK(!asked->has_value());
 
   auto first = std::move(planners[0]);

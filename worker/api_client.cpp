@@ -23,7 +23,7 @@ api_client::api_client(const std::string& url, const std::string& ca_file, std::
       sleep_(std::move(sleep)) {
   http_->enable_server_certificate_verification(true);
   if (!ca_file.empty()) http_->set_ca_cert_path(ca_file.c_str());
-  http_->set_tcp_nodelay(true);  // stack-notes H3: ~44 ms per request otherwise
+  http_->set_tcp_nodelay(true);  // without it Nagle's algorithm delays each request ~44 ms
   http_->set_connection_timeout(5, 0);
   http_->set_read_timeout(40, 0);  // batond answers within its own 30 s deadline
   http_->set_write_timeout(10, 0);

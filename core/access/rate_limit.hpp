@@ -1,5 +1,5 @@
 #pragma once
-// A token bucket (seed 004: Palmetto allows 1000 requests per user, refilled at 2 per
+// A token bucket (Palmetto's Slurm allows 1000 requests per user, refilled at 2 per
 // second): pure, time passed in. The HTTP layer keeps one per operator and one per worker,
 // so one busy caller cannot starve the others.
 #include <optional>

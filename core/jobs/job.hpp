@@ -105,12 +105,12 @@ struct job {
   bool checkpoints = true;
   // Preemption (core/world/preemption.hpp): a victim that may be requeued goes back to the queue and
   // resumes from its checkpoint; one that may not (requeue false, or interactive: nobody can
-  // resume a session) is cancelled, as Palmetto does (seed 004).
+  // resume a session) is cancelled, as Palmetto does.
   bool requeue = true;
   bool interactive = false;
   // The conformance fingerprint (core/workers/worker.hpp's fingerprint_of) every worker that carries
   // it must have: asked for at submission, or pinned by its first assignment under
-  // lattice:sensitive (seed 002's hard conformance filter). "" any worker.
+  // lattice:sensitive (Lattice's hard conformance filter). "" any worker.
   std::string conformance;
   // (Held by an operator or an admin: `held` and `admin_hold`, after `status` above.)
   // Age accrual (Slurm's accrue time): time spent eligible in the queue, held or blocked

@@ -1,5 +1,5 @@
 #pragma once
-// The backfill planner: Slurm's two scheduling loops (seed 004, sched_config's bf_* limits)
+// The backfill planner: Slurm's two scheduling loops (sched_config's bf_* limits)
 // over plain structs, so that the live scheduler (nodes are baton workers) and a trace
 // simulator (one node of N processors) feed it alike. Pure and deterministic: no clock (the
 // work budget is a count of node probes, not seconds), no randomness, no hash-map iteration;
@@ -138,7 +138,7 @@ struct plan {
   bool operator==(const plan& o) const;
 };
 
-// Slurm's main loop (seed 004): walks the pending jobs in order and starts each that fits
+// Slurm's main loop: walks the pending jobs in order and starts each that fits
 // now. A job that does not gets a reservation on the node where it can start earliest and
 // blocks its nodes: every later job whose class shares a node with them is skipped
 // (`priority`), while jobs of disjoint classes go on (an A100 job does not hold up a V100

@@ -1,5 +1,5 @@
 #pragma once
-// Lattice's composite score (seed 002): Score(j) = Σ wᵢ·fᵢ(j), nine factors, six built-in
+// Lattice's composite score: Score(j) = Σ wᵢ·fᵢ(j), nine factors, six built-in
 // weight profiles. Pure: the caller maps baton's world onto the inputs (docs/scheduling.md
 // says how each factor is read in baton).
 #include <array>

@@ -93,7 +93,7 @@ struct priority_policy {
   // Whether any partition or QOS may preempt another.
   bool preemption_configured() const;
   // Whether a job in this partition and QOS may preempt any job at all (a "preemptor": it
-  // comes first in the evaluation order, seed 003).
+  // comes first in the evaluation order).
   bool may_preempt_any(const std::string& partition, const std::string& qos) const;
   // Whether a job in (partition, qos) may preempt a job in (victim_partition, victim_qos).
   bool may_preempt(const std::string& partition, const std::string& qos, const std::string& victim_partition,

@@ -56,7 +56,7 @@ void set_gpu_model(worker& w, std::string gpu_model);
 
 std::string worker_stream(const std::string& id);
 
-// Its conformance fingerprint (seed 002's conformance group, cut to what a GPU worker can
+// Its conformance fingerprint (Lattice's conformance group, cut to what a GPU worker can
 // tell): GPU model and driver version, "unknown" for a driver it did not report.
 std::string fingerprint_of(const worker& w);
 

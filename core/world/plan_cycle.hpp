@@ -1,5 +1,5 @@
 #pragma once
-// The scheduler's planning cycle over baton's world (seed 004's backfill loop, live): every
+// The scheduler's planning cycle over baton's world (Slurm's backfill loop, live): every
 // bf_interval the scheduler turns the world into the planner's plain input (core/planning/backfill.hpp)
 // and records what the planner decided as one decision event, scheduler.plan_made:
 //   - planned starts: an idle worker and the job it should take; that worker's next poll takes

@@ -1,5 +1,5 @@
 #pragma once
-// Preemption (seed 004, Palmetto's condo model): jobs whose partition or QOS may preempt
+// Preemption (Palmetto's condo model): jobs whose partition or QOS may preempt
 // others (core/policy/priority_policy.hpp) come first in the evaluation order; one that cannot be
 // placed on an idle worker makes room by preempting the fewest, lowest-priority jobs.
 //

@@ -169,7 +169,7 @@ void release_dependents(world& w, const std::string& parent, time_us at) {
   }
 }
 
-// QOS running limits (seed 004): at most max_running_per_user jobs of a user hold a worker
+// QOS running limits (Slurm's): at most max_running_per_user jobs of a user hold a worker
 // in a QOS; the rest of that user's queued jobs in the QOS wait (reason QOSMaxJobsPerUser).
 
 // The recorded policy's running limit for the job's QOS (0: none).

@@ -50,7 +50,7 @@ int64_t score_of(const worker& w);
 template <class T>
 using ranked_set = __gnu_pbds::tree<T, __gnu_pbds::null_type, std::less<T>, __gnu_pbds::rb_tree_tag,
                                     __gnu_pbds::tree_order_statistics_node_update, pooled_allocator<char>>;
-// A queued job's place in the evaluation order (seed 003): jobs that may preempt others
+// A queued job's place in the evaluation order : jobs that may preempt others
 // first, then higher partition tier, then higher priority, then the earlier submit, then the
 // smaller id. (Slurm's advance reservations, second in its order, have no equivalent here.)
 struct queue_key {
