@@ -31,6 +31,11 @@ sqlite_statement& sqlite_statement::bind(int i, std::string_view v) {
   if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK) fail(db_, "bind");
   return *this;
 }
+sqlite_statement& sqlite_statement::bind_borrowed(int i, std::string_view v) {
+  if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+
 sqlite_statement& sqlite_statement::bind(int i, std::nullopt_t) {
   if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) fail(db_, "bind");
   return *this;
@@ -44,7 +49,12 @@ bool sqlite_statement::step() {
 }
 
 void sqlite_statement::run() {
-  while (step()) {
+  try {
+    while (step()) {
+    }
+  } catch (...) {
+    reset();  // (a failed step leaves no binding behind either: borrowed text may go next)
+    throw;
   }
   reset();
 }

@@ -31,6 +31,9 @@ class sqlite_statement {
   sqlite_statement& bind(int i, std::string_view v);
   sqlite_statement& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   sqlite_statement& bind(int i, std::nullopt_t);
+  // Text SQLite reads in place instead of copying: `v` must stay alive and unchanged until
+  // run() (which clears the bindings). For rows bound and run in one go (the SQL view's).
+  sqlite_statement& bind_borrowed(int i, std::string_view v);
   template <class T>
   sqlite_statement& bind(int i, const std::optional<T>& v) {
     return v ? bind(i, *v) : bind(i, std::nullopt);

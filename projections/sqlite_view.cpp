@@ -24,6 +24,7 @@ void write_row(sqlite_statement& st, const sql_row& row) {
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<T, std::monostate>) st.bind(at, std::nullopt);
+          else if constexpr (std::is_same_v<T, std::string>) st.bind_borrowed(at, v);  // (the row outlives run())
           else st.bind(at, v);
         },
         row[i]);
