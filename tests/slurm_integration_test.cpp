@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -37,20 +38,32 @@ std::string slurm_conf;
 
 int sh(const std::string& command) { return std::system(("bash -c '" + command + "'").c_str()); }
 
-// Ports the kernel has free now (held together while asked, so they differ): the local
-// Slurm's daemons get their own, so two suites (release and ASan, say) can run side by side.
+// Ports for the local Slurm's daemons, free now and below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range): a port the kernel handed out for binding to 0 could be given
+// again, to a connection or a listener of a test running beside this one, before slurmctld
+// binds it ("Address already in use"); one below the range is never handed out so. Each gets
+// its own (two suites, release and ASan, can run side by side): candidates start at an offset
+// taken from the process id and are held together while asked.
 std::vector<int> free_ports(size_t n) {
+  int low = 32768;
+  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> low;
+  constexpr int first = 10000;
+  const int span = std::max(1, low - first);
   std::vector<int> fds, ports;
-  for (size_t i = 0; i < n; ++i) {
+  for (int tried = 0; tried < span && ports.size() < n; ++tried) {
+    const int port = first + (static_cast<int>(::getpid()) * 7 + tried) % span;
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) break;
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-      ports.push_back(ntohs(a.sin_port));
-    if (fd >= 0) fds.push_back(fd);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      ports.push_back(port);
+      fds.push_back(fd);
+    } else {
+      ::close(fd);
+    }
   }
   for (int fd : fds) ::close(fd);
   return ports;
