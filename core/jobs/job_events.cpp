@@ -1,5 +1,6 @@
 #include "core/jobs/job_events.hpp"
 
+#include <array>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -38,15 +39,12 @@ constexpr job_event kind_of() {
   else return E::other;
 }
 
+// Each place in the catalogue's variant with its kind (unknown_event's: other).
 template <size_t... I>
-job_event kind_named(std::string_view type, std::index_sequence<I...>) {
-  job_event k = job_event::other;
-  (void)((kind_of<std::variant_alternative_t<I, ev::payload>>() != job_event::other &&
-          std::variant_alternative_t<I, ev::payload>::type == type &&
-          (k = kind_of<std::variant_alternative_t<I, ev::payload>>(), true)) ||
-         ...);
-  return k;
+constexpr std::array<job_event, sizeof...(I)> kinds_by_index(std::index_sequence<I...>) {
+  return {kind_of<std::variant_alternative_t<I, ev::payload>>()...};
 }
+constexpr auto kind_at = kinds_by_index(std::make_index_sequence<std::variant_size_v<ev::payload>>{});
 
 void set_status(job& j, job_status s, time_us at) {
   j.status = s;
@@ -191,13 +189,11 @@ void evolve_typed(job& j, P&& payload, time_us at) {
 
 }  // namespace
 
-job_event job_event_of(std::string_view type) {
-  return kind_named(type, std::make_index_sequence<std::variant_size_v<ev::payload> - 1>{});  // (not unknown_event)
-}
+job_event job_event_of(std::string_view type) { return kind_at[ev::index_of(type)]; }
 
 job_event job_event_of(const ev::payload& p) {
   if (const auto* raw = std::get_if<ev::unknown_event>(&p)) return job_event_of(raw->type);
-  return std::visit([](const auto& e) { return kind_of<std::decay_t<decltype(e)>>(); }, p);
+  return kind_at[p.index()];
 }
 
 void evolve(job& j, ev::payload&& p, time_us at) { evolve_typed(j, std::move(p), at); }
