@@ -21,8 +21,8 @@ using nlohmann::json;
 
 struct cluster_state {
   cluster_state() = default;  // user-declared: CAF builds a state constructible from its actor pointer from `this`
-  int failures = 0;     // consecutive failed submissions
-  int skip_cycles = 0;  // submission cycles left to skip (backoff); reaping still runs
+  int failures = 0;           // consecutive failed submissions
+  int skip_cycles = 0;        // submission cycles left to skip (backoff); reaping still runs
   static inline const char* name = "cluster";
 };
 
@@ -91,8 +91,8 @@ class cycle_runner {
     auto alive = slurm::query(target_of(o_.cluster), all);
     counted("squeue", alive.has_value());
     if (!alive) {
-      spdlog::warn("cluster {}: squeue gave no usable answer; keeping {} placeholders and {} silent workers",
-                   o_.cluster.name, ids.size(), stale.size());
+      spdlog::warn("cluster {}: squeue gave no usable answer; keeping {} placeholders and {} silent workers", o_.cluster.name,
+                   ids.size(), stale.size());
       return;
     }
     std::set<std::string> alive_ids;
@@ -107,7 +107,7 @@ class cycle_runner {
     if (!plans) return true;
     for (const auto& plan : plans->items)
       for (int i = 0; i < plan.count; ++i) {
-        if (!may_call_slurm("sbatch")) return true;  // not a failure: the rest next cycle
+        if (!may_call_slurm("sbatch")) return true;              // not a failure: the rest next cycle
         if (!submit_one(plan.image, plan.record)) return false;  // ends the cycle
       }
     return true;
@@ -133,7 +133,9 @@ class cycle_runner {
     v.partition = c.partition;
     v.account = c.account;
     v.qos = c.qos;
-    v.gres = c.gres.empty() && c.gpu_count > 0 ? "gpu:" + (c.gpu_type.empty() ? "" : c.gpu_type + ":") + std::to_string(c.gpu_count) : c.gres;
+    v.gres = c.gres.empty() && c.gpu_count > 0
+                 ? "gpu:" + (c.gpu_type.empty() ? "" : c.gpu_type + ":") + std::to_string(c.gpu_count)
+                 : c.gres;
     v.memory = c.memory;
     v.memory_per_gpu = c.memory_per_gpu;
     v.wall_time = c.wall_time;

@@ -38,19 +38,20 @@ class slurm_call_budget {
 
 struct cluster_options {
   config::cluster_config cluster;
-  std::string daemon_url;   // what the pilot workers call
-  std::string api_token_file;  // accept_shared_token: the file holding the shared token the pilots use (the script names only the file)
+  std::string daemon_url;  // what the pilot workers call
+  std::string
+      api_token_file;  // accept_shared_token: the file holding the shared token the pilots use (the script names only the file)
   // Where each pilot's one-time registration credential goes ("" = none: the shared token of
   // api_token_file, for RelayMD workers); the cluster's own pilot_credential_dir comes first.
   std::string pilot_credential_dir;
   std::string scripts_dir;  // redacted copies of every submitted script
   std::chrono::seconds interval{60};
   int heartbeat_seconds = 60;
-  std::function<std::string()> new_id;      // placeholder worker ids
-  std::function<std::string()> new_secret;  // one-time credentials' secrets (random hex)
-  std::function<int64_t()> clock;           // µs since the epoch, for file names and the call budget
-  std::shared_ptr<slurm_call_budget> budget;  // shared with the other partitions of the same controller
-  std::shared_ptr<slurm_call_counters> calls;  // every sbatch/squeue and how it went, for GET /metrics (none: not counted)
+  std::function<std::string()> new_id;             // placeholder worker ids
+  std::function<std::string()> new_secret;         // one-time credentials' secrets (random hex)
+  std::function<int64_t()> clock;                  // µs since the epoch, for file names and the call budget
+  std::shared_ptr<slurm_call_budget> budget;       // shared with the other partitions of the same controller
+  std::shared_ptr<slurm_call_counters> calls;      // every sbatch/squeue and how it went, for GET /metrics (none: not counted)
   std::shared_ptr<cluster_cycle_counters> cycles;  // every cycle ended, for GET /metrics (none: not counted)
 };
 

@@ -15,8 +15,7 @@ namespace baton::actors {
 class latency_histogram {
  public:
   // Upper bounds in seconds (le), from half a millisecond (an fsync on a good disk) to 2.5 s.
-  static constexpr std::array<double, 12> bounds{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                 0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+  static constexpr std::array<double, 12> bounds{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5};
 
   void observe(std::chrono::steady_clock::duration d) {
     const double s = std::chrono::duration<double>(d).count();
@@ -52,7 +51,7 @@ struct log_metrics {
 
 // What the worker API measures of polls (POST /jobs/request) for GET /metrics.
 struct poll_metrics {
-  latency_histogram seconds;  // from the request's arrival to its answer (an assignment: once durable)
+  latency_histogram seconds;     // from the request's arrival to its answer (an assignment: once durable)
   labelled_counters<2> results;  // (result "assigned"|"no_job_available"|"refused", the reason or error code)
 };
 

@@ -4,7 +4,6 @@
 
 #include <caf/all.hpp>
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -32,13 +31,13 @@ struct written_batch {
   bool has_events = false;  // committed was collected (there were subscribers when it was written)
   std::vector<std::pair<promise_type, results>> replies;
   std::vector<std::chrono::steady_clock::time_point> received;  // each reply's append, when it arrived
-  std::vector<events::event_envelope> committed;  // for live subscribers
+  std::vector<events::event_envelope> committed;                // for live subscribers
 };
 
 struct subscriber {
   caf::actor handle;
   uint64_t next_seq = 1;
-  bool live = false;  // caught up: receives batches as they become durable
+  bool live = false;       // caught up: receives batches as they become durable
   uint64_t owed_from = 0;  // live: the first event of the writer's live_unsent not yet handed to it (0: none)
 };
 
@@ -75,8 +74,7 @@ struct log_writer_state {
 
 using self_ptr = log_writer_actor::stateful_pointer<log_writer_state>;
 
-syncer_actor::behavior_type syncer(syncer_actor::stateful_pointer<syncer_state> self,
-                                   std::shared_ptr<events::event_store> store,
+syncer_actor::behavior_type syncer(syncer_actor::stateful_pointer<syncer_state> self, std::shared_ptr<events::event_store> store,
                                    std::shared_ptr<std::atomic<uint64_t>> written_through, log_writer_actor writer,
                                    std::shared_ptr<log_metrics> metrics) {
   name_this_thread("log_syncer");  // (a detached actor: its behaviour is made on its own thread)
@@ -293,8 +291,7 @@ void remove_subscriber(self_ptr self, const caf::actor_addr& who) {
   subs.erase(std::remove_if(subs.begin(), subs.end(), [&](auto& s) { return s.handle.address() == who; }), subs.end());
 }
 
-log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events::event_store> store,
-                                           log_writer_options opts) {
+log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events::event_store> store, log_writer_options opts) {
   name_this_thread("log_writer");
   auto& st = self->state;
   st.store = std::move(store);
@@ -430,8 +427,7 @@ std::string log_error_text(const caf::error& e) {
   return to_string(e);
 }
 
-log_writer_actor spawn_log_writer(caf::actor_system& sys, std::shared_ptr<events::event_store> store,
-                                  log_writer_options opts) {
+log_writer_actor spawn_log_writer(caf::actor_system& sys, std::shared_ptr<events::event_store> store, log_writer_options opts) {
   return sys.spawn<caf::detached>(log_writer, std::move(store), opts);
 }
 

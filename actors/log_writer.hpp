@@ -57,11 +57,9 @@ using log_writer_actor = caf::typed_actor<
     caf::replies_to<status_atom>::with<log_status>,
     caf::replies_to<read_atom, uint64_t, uint64_t>::with<std::vector<events::event_envelope>>,  // from, max
     caf::replies_to<subscribe_atom, caf::actor, uint64_t>::with<uint64_t>,  // subscriber, from seq -> last seq now
-    caf::reacts_to<unsubscribe_atom, caf::actor>,
-    caf::reacts_to<commit_atom>,
+    caf::reacts_to<unsubscribe_atom, caf::actor>, caf::reacts_to<commit_atom>,
     caf::reacts_to<synced_atom, uint64_t>,  // from the syncer: batches up to this id are durable
-    caf::reacts_to<catchup_atom, caf::actor>,
-    caf::reacts_to<unfence_atom>,
+    caf::reacts_to<catchup_atom, caf::actor>, caf::reacts_to<unfence_atom>,
     caf::reacts_to<deliver_atom>>;  // (its own timer: what waits goes to live subscribers)
 
 struct log_writer_options {

@@ -45,8 +45,8 @@ typename Inspector::result_type inspect(Inspector& f, event_draft& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_command& x) {
-  return f(caf::meta::type_name("append_command"), x.stream_id, x.expected_version, x.command_id,
-           x.recorded_at_us, x.correlation_id, x.causation_id, x.actor, x.events);
+  return f(caf::meta::type_name("append_command"), x.stream_id, x.expected_version, x.command_id, x.recorded_at_us,
+           x.correlation_id, x.causation_id, x.actor, x.events);
 }
 
 template <class Inspector>

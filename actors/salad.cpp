@@ -29,8 +29,8 @@ class salad_api {
     auto scheme_end = c.api_base_url.find("://") + 3;
     auto path_start = c.api_base_url.find('/', scheme_end);
     origin_ = c.api_base_url.substr(0, path_start);
-    path_ = (path_start == std::string::npos ? "" : c.api_base_url.substr(path_start)) + "/organizations/" +
-            c.organization + "/projects/" + c.project + "/containers/" + c.container_group;
+    path_ = (path_start == std::string::npos ? "" : c.api_base_url.substr(path_start)) + "/organizations/" + c.organization +
+            "/projects/" + c.project + "/containers/" + c.container_group;
   }
 
   std::variant<int, failure> replicas() {

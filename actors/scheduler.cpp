@@ -26,9 +26,9 @@ using deliver_fn = std::function<void(core::reply)>;
 
 // A decided command whose reply waits for its events to be durable.
 struct awaiting_write {
-  size_t commands = 0;  // its share of the flushed append commands
+  size_t commands = 0;      // its share of the flushed append commands
   uint64_t generation = 0;  // of the world it was decided on (see roll_back)
-  deliver_fn deliver;   // empty for the loops' own decisions
+  deliver_fn deliver;       // empty for the loops' own decisions
   core::reply reply;
 };
 
@@ -71,10 +71,10 @@ struct scheduler_state {
   bool flush_scheduled = false;
   scheduler_views views;  // kept in step with the world, for the HTTP threads
   std::optional<staging_run> staging;
-  std::future<void> retiring;  // frees the index the last swap replaced, off the scheduler's thread
-  std::thread planner;         // the planning cycle's planner, off the scheduler's thread
+  std::future<void> retiring;       // frees the index the last swap replaced, off the scheduler's thread
+  std::thread planner;              // the planning cycle's planner, off the scheduler's thread
   planner_launcher launch_planner;  // set (tests): runs the planner instead of `planner`
-  bool planning = false;       // a cycle's snapshot is with the planner
+  bool planning = false;            // a cycle's snapshot is with the planner
   // POST /plan's askers: those waiting for the next cycle (they asked after the snapshot now
   // with the planner was taken), and those the cycle with the planner answers.
   std::vector<plan_asker> plan_asked, plan_serving;
@@ -149,8 +149,7 @@ void refresh_views(self_ptr self, const core::decision& d, const std::vector<std
 // Jobs that can no longer run once `d`'s jobs ended (d already applied): decided by the
 // core, applied now, returned so their events join d's in the same burst (durable before
 // d's reply goes out). Empty unless d ended a job with dependents.
-core::decision settle_dependencies(self_ptr self, const core::decision& d, core::time_us now,
-                                   std::vector<std::string>& touched) {
+core::decision settle_dependencies(self_ptr self, const core::decision& d, core::time_us now, std::vector<std::string>& touched) {
   auto ended = core::ended_jobs(d);
   if (ended.empty()) return {};
   auto fallout = core::dependency_fallout(self->state.world, ended, self->state.settings.priority, now);
@@ -164,8 +163,7 @@ constexpr const char* dependency_actor = "loop:dependencies";
 
 // Heartbeat leases are soft state: registering and heartbeats renew them, deregistering
 // ends them. Returns the worker whose lease changed, if any.
-std::optional<std::string> track_leases(self_ptr self, const core::command& c, const core::reply& reply,
-                                        core::time_us now) {
+std::optional<std::string> track_leases(self_ptr self, const core::command& c, const core::reply& reply, core::time_us now) {
   auto& leases = self->state.leases;
   if (reply.error) return std::nullopt;
   if (auto* r = std::get_if<core::results::registered>(&reply.value)) {
@@ -183,8 +181,8 @@ std::optional<std::string> track_leases(self_ptr self, const core::command& c, c
 core::reply log_unavailable(const std::string& why) { return unavailable("log_unavailable", why); }
 
 // Queues a decision's events for the burst's append; the reply goes out once they are durable.
-void persist(self_ptr self, const core::decision& d, core::time_us now, const std::string& actor,
-             const std::string& correlation, deliver_fn deliver, core::reply reply) {
+void persist(self_ptr self, const core::decision& d, core::time_us now, const std::string& actor, const std::string& correlation,
+             deliver_fn deliver, core::reply reply) {
   auto& st = self->state;
   auto cmds = to_commands(d, now, actor, correlation);
   st.awaiting.push_back(awaiting_write{cmds.size(), st.generation, std::move(deliver), std::move(reply)});
@@ -247,9 +245,10 @@ void refused_for_space(self_ptr self, std::vector<awaiting_write>& batch, const 
     std::vector<awaiting_write> answered;
     return fail_all(self, answered, why);
   }
-  spdlog::error("the event log refused a write: {}. Decisions not recorded are dropped (the world is rebuilt from "
-                "the log); writes are refused until there is room",
-                why);
+  spdlog::error(
+      "the event log refused a write: {}. Decisions not recorded are dropped (the world is rebuilt from "
+      "the log); writes are refused until there is room",
+      why);
   roll_back(self, why);
 }
 
@@ -304,8 +303,12 @@ void flush(self_ptr self) {
 void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply,
                    core::decision applied) {
   auto& st = self->state;
-  st.staging = staging_run{core::begin_staging(st.world), std::move(actor), std::move(correlation), std::move(deliver),
-                           std::move(reply), std::move(applied)};
+  st.staging = staging_run{core::begin_staging(st.world),
+                           std::move(actor),
+                           std::move(correlation),
+                           std::move(deliver),
+                           std::move(reply),
+                           std::move(applied)};
   self->send(self, stage_atom::value);
 }
 
@@ -470,9 +473,8 @@ void execute(self_ptr self, core::envelope& e, deliver_fn deliver) {
 }
 
 scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, core::world world, core::lease_table leases,
-                                         core::scheduler_settings settings, clock_fn clock,
-                                         scheduler_views views, scheduler_storage storage,
-                                         planner_launcher launch_planner) {
+                                         core::scheduler_settings settings, clock_fn clock, scheduler_views views,
+                                         scheduler_storage storage, planner_launcher launch_planner) {
   auto& st = self->state;
   st.storage = std::move(storage);
   st.launch_planner = std::move(launch_planner);
@@ -541,7 +543,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         if (st.failed) {
           answer(log_unavailable("the event log failed earlier"));
         } else if (done.generation != st.generation) {  // planned on a dropped world: its askers get the next cycle
-          st.plan_asked.insert(st.plan_asked.begin(), std::make_move_iterator(serving.begin()), std::make_move_iterator(serving.end()));
+          st.plan_asked.insert(st.plan_asked.begin(), std::make_move_iterator(serving.begin()),
+                               std::make_move_iterator(serving.end()));
         } else if (writes_refused(self)) {
           answer(disk_full(*st.log_full));
         } else {
@@ -549,7 +552,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
           auto d = core::decide_plan(st.world, *done.snapshot, *done.result);
           core::reply r;
           r.value = core::results::counted{d.events.empty() ? st.world.plan.start_for_worker.size()
-                                                             : std::get<core::ev::plan_made>(d.events[0].payload).starts.size()};
+                                                            : std::get<core::ev::plan_made>(d.events[0].payload).starts.size()};
           r.at = now;
           if (d.events.empty()) {
             answer(std::move(r));
@@ -621,8 +624,7 @@ void reply_sink::deliver(core::reply r) {
   deliver_(std::move(r));
 }
 
-std::optional<core::reply> submit(const scheduler_actor& scheduler, core::envelope command,
-                                  std::chrono::milliseconds deadline) {
+std::optional<core::reply> submit(const scheduler_actor& scheduler, core::envelope command, std::chrono::milliseconds deadline) {
   auto promise = std::make_shared<std::promise<core::reply>>();
   auto reply = promise->get_future();
   submit_async(scheduler, std::move(command), [promise](core::reply r) { promise->set_value(std::move(r)); });
@@ -636,11 +638,11 @@ void submit_async(const scheduler_actor& scheduler, core::envelope command, std:
   caf::anon_send(scheduler, submit_atom::value, std::move(command), std::move(slot));
 }
 
-scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
-                                core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
-                                scheduler_views views, scheduler_storage storage, planner_launcher launch_planner) {
-  return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock),
-                   std::move(views), std::move(storage), std::move(launch_planner));
+scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, core::lease_table leases,
+                                core::scheduler_settings settings, clock_fn clock, scheduler_views views,
+                                scheduler_storage storage, planner_launcher launch_planner) {
+  return sys.spawn(scheduler, std::move(log), std::move(world), std::move(leases), settings, std::move(clock), std::move(views),
+                   std::move(storage), std::move(launch_planner));
 }
 
 }  // namespace baton::actors

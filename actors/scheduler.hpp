@@ -27,9 +27,9 @@ using priority_atom = caf::atom_constant<caf::atom("priority")>;  // to itself: 
 using leases_atom = caf::atom_constant<caf::atom("leases")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
-using plan_atom = caf::atom_constant<caf::atom("plan")>;  // to itself: the planning cycle
+using plan_atom = caf::atom_constant<caf::atom("plan")>;        // to itself: the planning cycle
 using planned_atom = caf::atom_constant<caf::atom("planned")>;  // the planner's thread: a cycle's answer
-using stage_atom = caf::atom_constant<caf::atom("stage")>;  // to itself: the next slice of a staged re-key
+using stage_atom = caf::atom_constant<caf::atom("stage")>;      // to itself: the next slice of a staged re-key
 using preempt_atom = caf::atom_constant<caf::atom("preempt")>;  // to itself: preemptions and grace ends
 
 // Where a submitted command's reply goes: a callback run once, on the scheduler's thread, when
@@ -60,21 +60,17 @@ struct planned_cycle {
   uint64_t generation = 0;  // of the world the snapshot was taken from
 };
 
-using scheduler_actor = caf::typed_actor<caf::replies_to<command_atom, core::envelope>::with<core::reply>,
-                                         caf::reacts_to<submit_atom, core::envelope, reply_slot>,
-                                         caf::replies_to<leases_atom>::with<core::lease_table>,  // for a clean stop
-                                         caf::reacts_to<reap_atom>,
-                                         caf::reacts_to<priority_atom>,
-                                         caf::reacts_to<stage_atom>,
-                                         caf::reacts_to<plan_atom>,
-                                         caf::reacts_to<planned_atom, planned_cycle>,
-                                         caf::reacts_to<preempt_atom>,
-                                         caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
+using scheduler_actor =
+    caf::typed_actor<caf::replies_to<command_atom, core::envelope>::with<core::reply>,
+                     caf::reacts_to<submit_atom, core::envelope, reply_slot>,
+                     caf::replies_to<leases_atom>::with<core::lease_table>,  // for a clean stop
+                     caf::reacts_to<reap_atom>, caf::reacts_to<priority_atom>, caf::reacts_to<stage_atom>,
+                     caf::reacts_to<plan_atom>, caf::reacts_to<planned_atom, planned_cycle>, caf::reacts_to<preempt_atom>,
+                     caf::reacts_to<flush_atom>>;  // to itself: append what this burst decided
 
 // Sends a command and waits for its reply (from a non-actor thread, e.g. an HTTP handler).
 // Empty on timeout; the command may still take effect.
-std::optional<core::reply> submit(const scheduler_actor& scheduler, core::envelope command,
-                                  std::chrono::milliseconds deadline);
+std::optional<core::reply> submit(const scheduler_actor& scheduler, core::envelope command, std::chrono::milliseconds deadline);
 
 // Sends a command; on_reply runs once with the reply (on the scheduler's thread, or on this
 // one if the scheduler is gone: 503 scheduler_unavailable). Never blocks.
@@ -119,10 +115,9 @@ using planner_launcher = std::function<void(std::function<void()> plan)>;
 
 // world: the state recovered from the log. leases: last heartbeats saved by the previous
 // clean stop (workers missing from it count from now); see core::liveness_rule::grace_from_us.
-scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world,
-                                core::lease_table leases, core::scheduler_settings settings, clock_fn clock,
-                                scheduler_views views = {}, scheduler_storage storage = {},
-                                planner_launcher launch_planner = {});
+scheduler_actor spawn_scheduler(caf::actor_system& sys, log_writer_actor log, core::world world, core::lease_table leases,
+                                core::scheduler_settings settings, clock_fn clock, scheduler_views views = {},
+                                scheduler_storage storage = {}, planner_launcher launch_planner = {});
 
 }  // namespace baton::actors
 

@@ -98,8 +98,7 @@ bool record(caf::actor_system& sys, const actors::log_writer_actor& log, const c
   auto r = http::ask<std::vector<events::append_result>>(sys, log, std::chrono::seconds(30), actors::append_atom::value,
                                                          std::vector<events::append_command>{c});
   if (!r.value || r.value->empty() || !r.value->front().ok()) {
-    spdlog::error("cannot record {}: {}", type,
-                  r.value && !r.value->empty() ? r.value->front().message : r.error);
+    spdlog::error("cannot record {}: {}", type, r.value && !r.value->empty() ? r.value->front().message : r.error);
     return false;
   }
   return true;
@@ -130,8 +129,7 @@ std::optional<std::string> log_failure;
 
 void watch_log_writer(const actors::log_writer_actor& log) {
   log->attach_functor([](const caf::error& reason) {
-    if (reason == caf::make_error(caf::exit_reason::normal) || reason == caf::make_error(caf::exit_reason::user_shutdown))
-      return;
+    if (reason == caf::make_error(caf::exit_reason::normal) || reason == caf::make_error(caf::exit_reason::user_shutdown)) return;
     {
       std::lock_guard<std::mutex> lock(log_failure_mutex);
       log_failure = actors::log_error_text(reason);
@@ -175,7 +173,8 @@ std::string close_data_dir(const std::string& data_dir, const std::string& view_
     return !ec;
   };
   if (!close(data_dir, true, shared)) return "cannot make the data dir " + data_dir + " private: " + ec.message();
-  for (auto it = fs::recursive_directory_iterator(data_dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(data_dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     if (it->is_symlink(ec)) continue;
     std::error_code ignored;
     const bool view = shared && it.depth() == 0 && it->path().filename().string().rfind("views.sqlite", 0) == 0;
@@ -252,10 +251,11 @@ int run(const config::settings& settings, const run_options& opts) {
     // batond's own runs: the daemon stream alone, through its index (two events a run).
     for (const auto& e : store->read_stream(stream, 1, SIZE_MAX)) state = evolve(std::move(state), events::view_of(e));
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    spdlog::info("recovered {} events ({} from the snapshot at event {}, {} replayed after it; {} jobs, {} workers) from {} in {} ms "
-                 "(chain verified from the snapshot on)",
-                 r.last_seq, r.snapshot_seq, r.snapshot_seq, r.events_applied, world.jobs.size(), world.workers.size(),
-                 log_dir, ms.count());
+    spdlog::info(
+        "recovered {} events ({} from the snapshot at event {}, {} replayed after it; {} jobs, {} workers) from {} in {} ms "
+        "(chain verified from the snapshot on)",
+        r.last_seq, r.snapshot_seq, r.snapshot_seq, r.events_applied, world.jobs.size(), world.workers.size(), log_dir,
+        ms.count());
     api_token = settings.api_token.empty() ? load_or_create_api_token(settings.data_dir) : settings.api_token;
     // Slurm pilots register with a one-time credential each (actors/cluster.cpp); a RelayMD
     // worker (accept_shared_token) uses the shared token for everything, so its pilots read
@@ -270,8 +270,10 @@ int run(const config::settings& settings, const run_options& opts) {
       pilot_files->settle(world.pilot_token);
       pilot_token = load_or_create_pilot_token(settings.data_dir);
       if (!world.pilot_token.sha256.empty() && world.pilot_token.sha256 != http::hash_of(pilot_token))
-        spdlog::warn("{}/pilot_token is not the pilot token the log's last rotation recorded: pilots reading it are refused "
-                     "(rotate it again: baton pilot-token rotate)", settings.data_dir);
+        spdlog::warn(
+            "{}/pilot_token is not the pilot token the log's last rotation recorded: pilots reading it are refused "
+            "(rotate it again: baton pilot-token rotate)",
+            settings.data_dir);
     } else {
       pilot_token = settings.pilot_token;
       if (!world.pilot_token.sha256.empty())
@@ -292,8 +294,7 @@ int run(const config::settings& settings, const run_options& opts) {
   }
   bool previous_clean = !state.running;
   if (!previous_clean)
-    spdlog::warn("the previous run (version {}) did not stop cleanly; its acknowledged events are intact",
-                 state.last_version);
+    spdlog::warn("the previous run (version {}) did not stop cleanly; its acknowledged events are intact", state.last_version);
 
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", settings.actor_threads);
@@ -343,7 +344,8 @@ int run(const config::settings& settings, const run_options& opts) {
         snap.hash = snap.head ? store->read(snap.head, 1).front().hash : std::string();
         if (snap.head > recovered_snapshot_seq) {
           snap.bytes = core::encode_world_snapshot(world, snap.hash);
-          projections::world_snapshots::put_keeping(*store, {snap.head, snap.bytes}, static_cast<size_t>(settings.snapshots_kept));
+          projections::world_snapshots::put_keeping(*store, {snap.head, snap.bytes},
+                                                    static_cast<size_t>(settings.snapshots_kept));
         }
         snap.wanted = true;
       } catch (const std::exception& e) {
@@ -398,7 +400,8 @@ int run(const config::settings& settings, const run_options& opts) {
           view->feed_snapshots(snapshots);
         } else {
           if (snap.bytes.empty() && snap.head > 0)  // after a clean stop: the one recovery loaded
-            if (auto at_head = store->snapshot_at_or_before(core::world_snapshot_name, snap.head); at_head && at_head->seq == snap.head)
+            if (auto at_head = store->snapshot_at_or_before(core::world_snapshot_name, snap.head);
+                at_head && at_head->seq == snap.head)
               snap.bytes = std::move(at_head->data);
           if (snap.bytes.empty()) snap.bytes = core::encode_world_snapshot(world, snap.hash);
           snapshots = std::make_shared<projections::world_snapshots>(store, core::decode_world_snapshot(snap.bytes).w, snap.head,
@@ -420,8 +423,8 @@ int run(const config::settings& settings, const run_options& opts) {
       try {
         const uint64_t head = store->last_seq();
         pg = std::make_shared<projections::postgres_view>(
-            projections::postgres_options{settings.postgres_dsn, settings.postgres_password, opts.rebuild_postgres},
-            store, head == 0 ? core::world{} : replay::recover_world(*store, head).world, head);
+            projections::postgres_options{settings.postgres_dsn, settings.postgres_password, opts.rebuild_postgres}, store,
+            head == 0 ? core::world{} : replay::recover_world(*store, head).world, head);
         pg->sync_now();
         pg_run = projections::run_projection(sys, log, pg, {true, true});
       } catch (const std::exception& e) {
@@ -446,7 +449,8 @@ int run(const config::settings& settings, const run_options& opts) {
     sched.salad_max_replicas = settings.salad.max_replicas;
     sched.priority = settings.priority;
     for (const auto& c : settings.clusters)
-      sched.priority.offered_gpu_count = std::max<uint32_t>(sched.priority.offered_gpu_count, static_cast<uint32_t>(std::max(0, c.gpu_count)));
+      sched.priority.offered_gpu_count =
+          std::max<uint32_t>(sched.priority.offered_gpu_count, static_cast<uint32_t>(std::max(0, c.gpu_count)));
     // Salad and an UNLIMITED partition give no wall time: then no time limit is too long.
     bool every_site_limited = !settings.clusters.empty() && !settings.salad.enabled();
     for (const auto& c : settings.clusters) {
@@ -542,13 +546,14 @@ int run(const config::settings& settings, const run_options& opts) {
         exit_code = 2;
       }
       api.storage = local_blobs;
-      if (local_blobs) api.transfer_counts = std::shared_ptr<const storage::transfer_counters>(local_blobs, &local_blobs->counters());
+      if (local_blobs)
+        api.transfer_counts = std::shared_ptr<const storage::transfer_counters>(local_blobs, &local_blobs->counters());
     } else {
       api.storage = make_storage_backend(settings);
     }
     api.transfers = std::make_shared<http::transfer_book>();
-    api.transfer_ttl_seconds = settings.storage.backend == "s3" ? settings.storage.s3.url_expiry_seconds
-                                                                : settings.storage.transfer_expiry_seconds;
+    api.transfer_ttl_seconds =
+        settings.storage.backend == "s3" ? settings.storage.s3.url_expiry_seconds : settings.storage.transfer_expiry_seconds;
     std::unique_ptr<batond::storage_collector> collector;
     if (api.storage)
       collector = std::make_unique<batond::storage_collector>(scheduler, api.storage,
@@ -611,7 +616,8 @@ int run(const config::settings& settings, const run_options& opts) {
         actors::cluster_options o;
         o.cluster = c;
         o.daemon_url = settings.provisioning.daemon_url.empty()
-                           ? std::string(settings.tls.enabled() ? "https://" : "http://") + (settings.listen.host == "0.0.0.0" ? hostname() : settings.listen.host) + ":" +
+                           ? std::string(settings.tls.enabled() ? "https://" : "http://") +
+                                 (settings.listen.host == "0.0.0.0" ? hostname() : settings.listen.host) + ":" +
                                  std::to_string(port)
                            : settings.provisioning.daemon_url;
         o.api_token_file = pilot_credential;
@@ -621,14 +627,14 @@ int run(const config::settings& settings, const run_options& opts) {
                                        : settings.provisioning.pilot_credential_dir;
           o.new_secret = [] { return http::new_secret_hex(); };
         }
-        o.scripts_dir = settings.provisioning.scripts_dir.empty() ? settings.data_dir + "/slurm-scripts"
-                                                                  : settings.provisioning.scripts_dir;
+        o.scripts_dir =
+            settings.provisioning.scripts_dir.empty() ? settings.data_dir + "/slurm-scripts" : settings.provisioning.scripts_dir;
         o.interval = std::chrono::seconds(settings.provisioning.interval_seconds);
         // One budget per Slurm controller: the partitions reached through the same host share it.
         auto& budget = budgets[c.ssh_host];
         if (!budget)
-          budget = std::make_shared<actors::slurm_call_budget>(core::bucket_rule{
-              settings.provisioning.slurm_calls_burst, settings.provisioning.slurm_calls_per_second});
+          budget = std::make_shared<actors::slurm_call_budget>(
+              core::bucket_rule{settings.provisioning.slurm_calls_burst, settings.provisioning.slurm_calls_per_second});
         o.budget = budget;
         o.calls = api.slurm_calls;
         o.cycles = api.cluster_cycles;
@@ -644,8 +650,7 @@ int run(const config::settings& settings, const run_options& opts) {
         std::ofstream(opts.port_file + ".tmp") << port << "\n";
         std::rename((opts.port_file + ".tmp").c_str(), opts.port_file.c_str());
       }
-      spdlog::info("batond {} listening on {}:{} (data in {})", baton::version, settings.listen.host, port,
-                   settings.data_dir);
+      spdlog::info("batond {} listening on {}:{} (data in {})", baton::version, settings.listen.host, port, settings.data_dir);
       // While batond serves, this thread waits for a stop signal and, every 30 s, hands the
       // heap freed since back to the OS (recovery's buffers first): glibc keeps freed pages in
       // its per-thread arenas, so RSS would follow the high-water mark of every arena instead
@@ -665,9 +670,10 @@ int run(const config::settings& settings, const run_options& opts) {
       }
       const auto failure = failure_of_log();
       if (failure) {
-        spdlog::critical("the event log failed ({}): batond stops, nothing more is acknowledged; a restart recovers "
-                         "every acknowledged event from the log",
-                         *failure);
+        spdlog::critical(
+            "the event log failed ({}): batond stops, nothing more is acknowledged; a restart recovers "
+            "every acknowledged event from the log",
+            *failure);
         exit_code = 3;
       } else {
         spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -698,7 +704,7 @@ int run(const config::settings& settings, const run_options& opts) {
     if (pg && exit_code == 0) pg->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
     if (pg_run.actor) caf::anon_send_exit(pg_run.actor, caf::exit_reason::user_shutdown);
     pg_run.actor = nullptr;
-    if (pg) pg->flush();  // (serialised with the projection's own thread)
+    if (pg) pg->flush();                // (serialised with the projection's own thread)
     if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
         snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30))) {
       if (!snapshots->is_lent())

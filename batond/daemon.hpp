@@ -6,9 +6,9 @@
 namespace baton::daemon {
 
 struct run_options {
-  std::string port_file;  // if set, the bound port is written here once serving (for tests/scripts)
+  std::string port_file;          // if set, the bound port is written here once serving (for tests/scripts)
   bool rebuild_postgres = false;  // --rebuild-projection postgres: the same for the PostgreSQL view
-  bool rebuild_views = false;  // --rebuild-projection views: empty the SQL view and rebuild it from event 1
+  bool rebuild_views = false;     // --rebuild-projection views: empty the SQL view and rebuild it from event 1
 };
 
 // Runs batond until SIGTERM/SIGINT. Returns the process exit code:

@@ -28,7 +28,7 @@ class daemon_clock {
 
  private:
   source wall_, steady_;
-  int64_t base_us_ = 0;         // the daemon's time at start
+  int64_t base_us_ = 0;  // the daemon's time at start
   int64_t steady_start_us_ = 0;
 };
 

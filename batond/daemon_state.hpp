@@ -15,7 +15,7 @@ inline constexpr const char* stream = core::daemon_stream;
 struct daemon_state {
   uint64_t starts = 0;
   uint64_t clean_stops = 0;
-  bool running = false;       // a start without its stop: the previous run crashed or was killed
+  bool running = false;  // a start without its stop: the previous run crashed or was killed
   int64_t last_start_us = 0;
   std::string last_version;
   std::map<std::string, int64_t> saved_leases;  // last heartbeats recorded by the last clean stop

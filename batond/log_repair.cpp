@@ -68,7 +68,9 @@ int truncate_log(const truncate_options& o, int64_t now_us) {
   }
   // Events 1..SEQ are checked once (by truncate_after); the whole log is copied after they
   // check out and before anything is removed.
-  const fs::path backup = o.backup_dir.empty() ? data / ("eventlog.backup-" + util::format_time_us(now_us, util::time_form::basic)) : fs::path(o.backup_dir);
+  const fs::path backup = o.backup_dir.empty()
+                              ? data / ("eventlog.backup-" + util::format_time_us(now_us, util::time_form::basic))
+                              : fs::path(o.backup_dir);
   enum { checking, backing_up, removing } step = checking;
   events::truncation t;
   try {
@@ -85,8 +87,7 @@ int truncate_log(const truncate_options& o, int64_t now_us) {
     if (step == checking) {
       auto* bad = dynamic_cast<const events::store_error*>(&e);
       std::cerr << "batond: cannot keep events 1.." << o.keep_through << ": " << e.what()
-                << (bad && bad->seq() ? "; truncate after event " + std::to_string(bad->seq() - 1) + " or earlier" : "")
-                << "\n";
+                << (bad && bad->seq() ? "; truncate after event " + std::to_string(bad->seq() - 1) + " or earlier" : "") << "\n";
     } else if (step == backing_up) {
       std::cerr << "batond: cannot back the log up to " << backup.string() << ": " << e.what() << "\n";
     } else {
@@ -118,13 +119,12 @@ int truncate_log(const truncate_options& o, int64_t now_us) {
   cmd.events.push_back({std::string(cut.type), cut.schema, events::to_cbor(cut)});
   auto r = store->append({cmd});
   if (r.empty() || !r.front().ok()) {
-    std::cerr << "batond: the log was cut after event " << o.keep_through << " but recording it failed: "
-              << (r.empty() ? "no result" : r.front().message) << "\n";
+    std::cerr << "batond: the log was cut after event " << o.keep_through
+              << " but recording it failed: " << (r.empty() ? "no result" : r.front().message) << "\n";
     return 2;
   }
-  std::cout << "removed events " << o.keep_through + 1 << ".." << t.previous_last_seq << " (" << t.removed_events
-            << "), " << anchors << " chain anchors beyond them; recorded as event " << r.front().first_seq
-            << " (daemon.log_truncated)\n"
+  std::cout << "removed events " << o.keep_through + 1 << ".." << t.previous_last_seq << " (" << t.removed_events << "), "
+            << anchors << " chain anchors beyond them; recorded as event " << r.front().first_seq << " (daemon.log_truncated)\n"
             << "the SQLite view is rebuilt at the next start; a PostgreSQL view needs one start with "
                "--rebuild-projection postgres\n";
   return 0;

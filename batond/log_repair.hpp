@@ -13,8 +13,8 @@ namespace baton::daemon {
 struct truncate_options {
   std::string data_dir;
   uint64_t keep_through = 0;
-  std::string backup_dir;  // "" = <data_dir>/eventlog.backup-<UTC time>
-  std::string reason;      // recorded with the event
+  std::string backup_dir;     // "" = <data_dir>/eventlog.backup-<UTC time>
+  std::string reason;         // recorded with the event
   std::string operator_name;  // the actor recorded: operator:<name>
 };
 

@@ -33,8 +33,9 @@ int main(int argc, char** argv) {
   auto* truncate_opt = app.add_option("--truncate-after", repair.keep_through,
                                       "repair a damaged tail: back the log up, remove every event after this one, record "
                                       "it, and exit (batond stopped; docs/operator-guide.md)");
-  app.add_option("--backup-dir", repair.backup_dir, "with --truncate-after: where the copy goes (default: "
-                                                    "<data dir>/eventlog.backup-<UTC time>)");
+  app.add_option("--backup-dir", repair.backup_dir,
+                 "with --truncate-after: where the copy goes (default: "
+                 "<data dir>/eventlog.backup-<UTC time>)");
   app.add_option("--reason", repair.reason, "with --truncate-after: why, recorded with the event");
   std::string rebuild_projection;
   app.add_option("--rebuild-projection", rebuild_projection,

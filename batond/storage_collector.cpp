@@ -42,8 +42,10 @@ size_t storage_collector::pass() {
   if (!list || list->items.empty()) return 0;
   core::commands::storage_removed gone;
   for (const auto& b : list->items) {
-    if (backend_->remove(b.sha256)) gone.sha256s.push_back(b.sha256);
-    else spdlog::warn("storage collector: could not remove blob {} ({} bytes); trying again next pass", b.sha256, b.size);
+    if (backend_->remove(b.sha256))
+      gone.sha256s.push_back(b.sha256);
+    else
+      spdlog::warn("storage collector: could not remove blob {} ({} bytes); trying again next pass", b.sha256, b.size);
   }
   if (gone.sha256s.empty()) return 0;
   size_t n = gone.sha256s.size();

@@ -16,8 +16,7 @@ namespace baton::batond {
 
 class storage_collector {
  public:
-  storage_collector(actors::scheduler_actor scheduler, std::shared_ptr<storage::backend> backend,
-                    std::chrono::seconds interval);
+  storage_collector(actors::scheduler_actor scheduler, std::shared_ptr<storage::backend> backend, std::chrono::seconds interval);
   ~storage_collector();  // stops and joins
   // One pass now (tests and the loop): the number of blobs removed.
   size_t pass();

@@ -251,9 +251,8 @@ int constant_server(const std::string& port_file, int threads) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   baton::bench::constant_server server({"127.0.0.1", 0, threads, 100000});
   std::string body = json{{"status", "no_job_available"}, {"reason", "no_job_for_this_worker"}}.dump();
-  server.routes().Post("/jobs/request", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(body, "application/json");
-  });
+  server.routes().Post("/jobs/request",
+                       [&](const httplib::Request&, httplib::Response& res) { res.set_content(body, "application/json"); });
   int port = server.start();
   std::ofstream(port_file) << port << "\n";
   int sig;
@@ -333,15 +332,14 @@ int main(int argc, char** argv) {
                                      << "\n";
   const char* callgrind_dir = std::getenv("API_BENCH_CALLGRIND");
   const char* batond_path = std::getenv("API_BENCH_BATOND") ? std::getenv("API_BENCH_BATOND") : BATOND_PATH;
-  std::vector<std::string> batond_argv = {batond_path, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0",
-                                          "--port-file", (dir / "batond.port").string()};
+  std::vector<std::string> batond_argv = {batond_path,   "--data-dir",  (dir / "data").string(),       "--listen",
+                                          "127.0.0.1:0", "--port-file", (dir / "batond.port").string()};
   if (callgrind_dir)
-    batond_argv.insert(batond_argv.begin(), {"/usr/bin/valgrind", "--tool=callgrind", "--separate-threads=yes",
-                                             "--instr-atstart=no",
-                                             "--callgrind-out-file=" + std::string(callgrind_dir) + "/callgrind.out"});
-  pid_t batond = spawn(batond_argv,
-                       {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token),
-                        "BATON_POSTGRES_PASSWORD=" + std::string(baton::test::postgres_server::password)});
+    batond_argv.insert(batond_argv.begin(),
+                       {"/usr/bin/valgrind", "--tool=callgrind", "--separate-threads=yes", "--instr-atstart=no",
+                        "--callgrind-out-file=" + std::string(callgrind_dir) + "/callgrind.out"});
+  pid_t batond = spawn(batond_argv, {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token),
+                                     "BATON_POSTGRES_PASSWORD=" + std::string(baton::test::postgres_server::password)});
   pid_t constant = spawn({argv[0], "--constant-server", (dir / "constant.port").string(), std::to_string(conns + 8)}, {});
   int port = wait_for_port((dir / "batond.port").string()), cport = wait_for_port((dir / "constant.port").string());
   if (!port || !cport) {
@@ -355,7 +353,9 @@ int main(int argc, char** argv) {
     size_t k = i * conns + t;
     if (k >= ids.size()) return -1;
     bool idle_pool = k >= workers;
-    json body = {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1 + k % 4},
+    json body = {{"platform", "hpc"},
+                 {"gpu_model", "A100"},
+                 {"gpu_count", 1 + k % 4},
                  {"worker_image_key", idle_pool ? "no-jobs-image" : "default"}};
     auto r = c.Post("/workers/register", body.dump(), "application/json");
     if (!r || r->status != 200) std::abort();
@@ -389,15 +389,16 @@ int main(int argc, char** argv) {
     followers.push_back(std::make_unique<httplib::Client>("127.0.0.1", port));
     followers.back()->set_read_timeout(3600, 0);
     following.emplace_back([&, c = followers.back().get()] {
-      c->Get("/events/stream", {{"X-API-Token", token}},
-             [&](const httplib::Response& r) {
-               sse_open += r.status == 200;
-               return r.status == 200;
-             },
-             [&](const char*, size_t n) {
-               sse_bytes += n;
-               return true;
-             });
+      c->Get(
+          "/events/stream", {{"X-API-Token", token}},
+          [&](const httplib::Response& r) {
+            sse_open += r.status == 200;
+            return r.status == 200;
+          },
+          [&](const char*, size_t n) {
+            sse_bytes += n;
+            return true;
+          });
     });
   }
   for (auto deadline = steady::now() + std::chrono::seconds(10); sse_open < sse_clients && steady::now() < deadline;)
@@ -439,7 +440,8 @@ int main(int argc, char** argv) {
     std::string line;
     while (std::getline(in, line)) {  // "name value" (histograms' _sum and _count among them)
       auto space = line.rfind(' ');
-      if (!line.empty() && line[0] != '#' && space != std::string::npos) m[line.substr(0, space)] = std::atof(line.c_str() + space + 1);
+      if (!line.empty() && line[0] != '#' && space != std::string::npos)
+        m[line.substr(0, space)] = std::atof(line.c_str() + space + 1);
     }
     return m;
   };
@@ -522,10 +524,11 @@ int main(int argc, char** argv) {
       for (const auto& [a, b] : recalculation_windows) overlaps |= start < b && end > a;
       (overlaps ? during : outside).latencies_ms.push_back(assigning.latencies_ms[k]);
     }
-    std::printf("polls during a recalculation: %zu, p50 %.2f ms p99 %.2f ms; the others: %zu, p50 %.2f ms p99 %.2f ms "
-                "(p99 ratio %.2f)\n",
-                during.latencies_ms.size(), during.pct(0.5), during.pct(0.99), outside.latencies_ms.size(),
-                outside.pct(0.5), outside.pct(0.99), outside.pct(0.99) > 0 ? during.pct(0.99) / outside.pct(0.99) : 0.0);
+    std::printf(
+        "polls during a recalculation: %zu, p50 %.2f ms p99 %.2f ms; the others: %zu, p50 %.2f ms p99 %.2f ms "
+        "(p99 ratio %.2f)\n",
+        during.latencies_ms.size(), during.pct(0.5), during.pct(0.99), outside.latencies_ms.size(), outside.pct(0.5),
+        outside.pct(0.99), outside.pct(0.99) > 0 ? during.pct(0.99) / outside.pct(0.99) : 0.0);
   }
   auto log_after = log_figures();
   auto delta = [&](const char* key) { return log_after[key] - log_before[key]; };
@@ -548,15 +551,16 @@ int main(int argc, char** argv) {
     std::printf("constant endpoint: %.0f / %.0f / %.0f req/s (before, between, after)  p50 %.2f ms  p99 %.2f ms\n",
                 constant_before.rate(), constant_between.rate(), constant_after.rate(), constant_between.pct(0.5),
                 constant_between.pct(0.99));
-  std::printf("assigning polls:   %.0f req/s  mean %.2f ms  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)"
-              "  batond CPU %.0f us/poll\n",
-              assigning.rate(), assigning.mean(), assigning.pct(0.5), assigning.pct(0.99), assigning.matched,
-              assigning.requests, ref_assigning > 0 ? 100 * assigning.rate() / ref_assigning : 0.0,
-              assigning_cpu / std::max<size_t>(assigning.requests, 1));
-  std::printf("  views: %llu events behind when the polls ended, caught up %.2f s later; batond CPU with the views' "
-              "catch-up %.0f us/poll\n",
-              static_cast<unsigned long long>(assigning_views.lag_at_start), assigning_views.seconds,
-              assigning_cpu_with_views / std::max<size_t>(assigning.requests, 1));
+  std::printf(
+      "assigning polls:   %.0f req/s  mean %.2f ms  p50 %.2f ms  p99 %.2f ms  (%zu of %zu assigned, %.0f%% of constant)"
+      "  batond CPU %.0f us/poll\n",
+      assigning.rate(), assigning.mean(), assigning.pct(0.5), assigning.pct(0.99), assigning.matched, assigning.requests,
+      ref_assigning > 0 ? 100 * assigning.rate() / ref_assigning : 0.0, assigning_cpu / std::max<size_t>(assigning.requests, 1));
+  std::printf(
+      "  views: %llu events behind when the polls ended, caught up %.2f s later; batond CPU with the views' "
+      "catch-up %.0f us/poll\n",
+      static_cast<unsigned long long>(assigning_views.lag_at_start), assigning_views.seconds,
+      assigning_cpu_with_views / std::max<size_t>(assigning.requests, 1));
   std::printf("  batond CPU by thread, the same (us/poll): %s\n",
               cpu_split(threads_before_assigning, threads_after_assigning, assigning.requests).c_str());
   std::printf("  batond CPU by thread, the polls alone (us/poll): %s\n",
@@ -564,23 +568,25 @@ int main(int argc, char** argv) {
   {
     const double total = machine_at_assigning_end.total - machine_before_assigning.total;
     const double idle = machine_at_assigning_end.idle - machine_before_assigning.idle;
-    std::printf("  the machine during the polls: %.0f%% of its CPU time idle (%ld CPUs)\n",
-                total > 0 ? 100 * idle / total : 0.0, sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf("  the machine during the polls: %.0f%% of its CPU time idle (%ld CPUs)\n", total > 0 ? 100 * idle / total : 0.0,
+                sysconf(_SC_NPROCESSORS_ONLN));
   }
   if (postmaster)
     std::printf("  the PostgreSQL server's CPU, the same: %.0f us/poll\n",
                 pg_cpu_assigning / std::max<size_t>(assigning.requests, 1));
-  std::printf("  inside batond meanwhile: a poll %.2f ms on average from its request to its reply; %.0f appends "
-              "(%.1f polls each, %.2f ms each until durable), %.0f fsyncs (%.2f ms each)\n",
-              mean_ms("baton_poll_seconds_sum", "baton_poll_seconds_count"), delta("baton_log_append_seconds_count"),
-              delta("baton_log_append_seconds_count") > 0 ? assigning.requests / delta("baton_log_append_seconds_count") : 0.0,
-              mean_ms("baton_log_append_seconds_sum", "baton_log_append_seconds_count"), delta("baton_log_fsync_seconds_count"),
-              mean_ms("baton_log_fsync_seconds_sum", "baton_log_fsync_seconds_count"));
+  std::printf(
+      "  inside batond meanwhile: a poll %.2f ms on average from its request to its reply; %.0f appends "
+      "(%.1f polls each, %.2f ms each until durable), %.0f fsyncs (%.2f ms each)\n",
+      mean_ms("baton_poll_seconds_sum", "baton_poll_seconds_count"), delta("baton_log_append_seconds_count"),
+      delta("baton_log_append_seconds_count") > 0 ? assigning.requests / delta("baton_log_append_seconds_count") : 0.0,
+      mean_ms("baton_log_append_seconds_sum", "baton_log_append_seconds_count"), delta("baton_log_fsync_seconds_count"),
+      mean_ms("baton_log_fsync_seconds_sum", "baton_log_fsync_seconds_count"));
   if (!assigning_only)
-    std::printf("idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
-                "  batond CPU %.0f us/poll\n",
-                idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
-                idle_cpu / std::max<size_t>(idle.requests, 1));
+    std::printf(
+        "idle polls:        %.0f req/s  p50 %.2f ms  p99 %.2f ms  (%zu of %zu no_job, %.0f%% of constant)"
+        "  batond CPU %.0f us/poll\n",
+        idle.rate(), idle.pct(0.5), idle.pct(0.99), idle.matched, idle.requests, 100 * idle.rate() / ref_idle,
+        idle_cpu / std::max<size_t>(idle.requests, 1));
   if (sse_clients) {
     std::printf("live stream: %.1f MB received by %d clients over both phases\n", sse_bytes / 1e6, sse_clients);
     for (auto& c : followers) c->stop();

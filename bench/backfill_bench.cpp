@@ -115,10 +115,9 @@ void measure(const char* what, F&& cycle) {
     ms.push_back(ms_since(t));
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("%-38s best %7.1f ms  median %7.1f ms   tested %5u probes %9llu  started %5zu reserved %5zu skipped %5zu\n",
-              what, ms.front(), ms[ms.size() / 2], p.counters.jobs_tested,
-              static_cast<unsigned long long>(p.counters.probes), p.starts.size(), p.reservations.size(),
-              p.skipped.size());
+  std::printf("%-38s best %7.1f ms  median %7.1f ms   tested %5u probes %9llu  started %5zu reserved %5zu skipped %5zu\n", what,
+              ms.front(), ms[ms.size() / 2], p.counters.jobs_tested, static_cast<unsigned long long>(p.counters.probes),
+              p.starts.size(), p.reservations.size(), p.skipped.size());
 }
 
 }  // namespace

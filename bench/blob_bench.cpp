@@ -42,9 +42,7 @@ using clock_type = std::chrono::steady_clock;
 constexpr size_t mib = size_t{1} << 20;
 const char* poll_image = "bench-image";  // the pollers' workers and jobs; the bundle job uses another
 
-double seconds_since(clock_type::time_point t) {
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
+double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
 long status_kib(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -136,8 +134,8 @@ double upload(const baton::test::batond_process& b, const blob& f, size_t size) 
   auto c = b.client();
   c->set_read_timeout(600, 0);
   auto t = clock_type::now();
-  auto asked = c->Post("/blobs/uploads", json{{"purpose", "bundle"}, {"sha256", f.sha256}, {"size", size}}.dump(),
-                       "application/json");
+  auto asked =
+      c->Post("/blobs/uploads", json{{"purpose", "bundle"}, {"sha256", f.sha256}, {"size", size}}.dump(), "application/json");
   if (!asked || asked->status != 200) {
     std::fprintf(stderr, "POST /blobs/uploads: %d %s\n", asked ? asked->status : 0, asked ? asked->body.c_str() : "");
     return -1;
@@ -303,9 +301,12 @@ int main(int argc, char** argv) {
   double poll_rate = 1000;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--dir") base = argv[i + 1];
-    else if (a == "--size-mib") size_mib = std::stoul(argv[i + 1]);
-    else if (a == "--poll-rate") poll_rate = std::stod(argv[i + 1]);
+    if (a == "--dir")
+      base = argv[i + 1];
+    else if (a == "--size-mib")
+      size_mib = std::stoul(argv[i + 1]);
+    else if (a == "--poll-rate")
+      poll_rate = std::stod(argv[i + 1]);
   }
   setenv("TMPDIR", base.c_str(), 1);  // batond's data dir and the files: on the disk measured
   baton::test::temp_dir dir;
@@ -329,7 +330,8 @@ int main(int argc, char** argv) {
                                 // measures transfers and polls, not the per-caller budgets.
                                 "limits: {operator_requests_per_second: 0, worker_requests_per_second: 0}\n"
                                 "scheduling: {max_jobs_per_user: 100000000}\n"
-                                "jobs: {worker_images: [" + std::string(poll_image) + ", bundle-image]}\n");
+                                "jobs: {worker_images: [" +
+                                    std::string(poll_image) + ", bundle-image]}\n");
   if (!b.port()) {
     std::fprintf(stderr, "batond did not start: %s\n", b.err().c_str());
     return 1;
@@ -351,11 +353,12 @@ int main(int argc, char** argv) {
   });
   for (size_t made = 0; made < workers; made += 10000) {
     const size_t n = std::min<size_t>(10000, workers - made);
-    auto r = b.client()->Post("/jobs/batch",
-                              json{{"array", "0-" + std::to_string(n - 1)},
-                                   {"job", {{"title", "bench"}, {"input_bundle_path", "/bundles/bench"}, {"worker_image_key", poll_image}}}}
-                                  .dump(),
-                              "application/json");
+    auto r = b.client()->Post(
+        "/jobs/batch",
+        json{{"array", "0-" + std::to_string(n - 1)},
+             {"job", {{"title", "bench"}, {"input_bundle_path", "/bundles/bench"}, {"worker_image_key", poll_image}}}}
+            .dump(),
+        "application/json");
     if (!r || r->status != 200) {
       std::fprintf(stderr, "POST /jobs/batch: %d %s\n", r ? r->status : 0, r ? r->body.c_str() : "");
       return 1;
@@ -374,7 +377,8 @@ int main(int argc, char** argv) {
     up = std::min(up, u);
     if (round == 0) {  // the job whose bundle is downloaded (its image has no worker: it stays queued)
       auto r = b.client()->Post("/jobs",
-                                json{{"title", "bundle"}, {"worker_image_key", "bundle-image"},
+                                json{{"title", "bundle"},
+                                     {"worker_image_key", "bundle-image"},
                                      {"input_bundle", {{"sha256", files[0].sha256}, {"size", size}}}}
                                     .dump(),
                                 "application/json");
@@ -441,8 +445,7 @@ int main(int argc, char** argv) {
   const double p99_alone = std::max(p99_before, p99_after), p99_during = percentile(during.latencies_ms, 0.99);
   std::printf("\n| measure | value |\n|---|---|\n");
   std::printf("| `cp` + fsync, %zu MiB | %.0f MB/s |\n", size_mib, mb / cp);
-  std::printf("| upload (POST, PUT hashed, fsynced, renamed, complete) | %.0f MB/s (%.0f %% of cp) |\n", mb / up,
-              100 * cp / up);
+  std::printf("| upload (POST, PUT hashed, fsynced, renamed, complete) | %.0f MB/s (%.0f %% of cp) |\n", mb / up, 100 * cp / up);
   std::printf("| download (GET files, GET hashed, written to a file, fsynced) | %.0f MB/s (%.0f %% of cp) |\n", mb / down,
               100 * cp / down);
   std::printf("| batond's peak RSS growth, 2 uploads + 2 downloads at once (%.1f s) | %.1f MiB |\n", transfers_seconds,

@@ -79,7 +79,6 @@ inline size_t write_campaign_log(log_builder& b, uint64_t target, size_t workers
   }
   b.flush();
   return next_job;
-
 }
 
 }  // namespace baton::bench

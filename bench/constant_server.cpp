@@ -30,8 +30,8 @@ constant_server::constant_server(server_options opts) : opts_(std::move(opts)) {
 constant_server::~constant_server() { stop(); }
 
 int constant_server::start() {
-  int port = opts_.port == 0 ? server_.bind_to_any_port(opts_.host)
-                             : (server_.bind_to_port(opts_.host, opts_.port) ? opts_.port : -1);
+  int port =
+      opts_.port == 0 ? server_.bind_to_any_port(opts_.host) : (server_.bind_to_port(opts_.host, opts_.port) ? opts_.port : -1);
   if (port <= 0)
     throw std::runtime_error("cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) +
                              " (address in use or not local)");

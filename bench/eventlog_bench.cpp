@@ -42,8 +42,8 @@ std::string uuid_like(uint64_t a, uint64_t b) {
   char buf[40];
   uint64_t h = splitmix(a * 1000003 + b), l = splitmix(h ^ b);
   std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012llx", static_cast<unsigned>(h >> 32),
-                static_cast<unsigned>(h >> 16) & 0xffff, static_cast<unsigned>(h) & 0xfff,
-                static_cast<unsigned>(l >> 48) & 0xfff, static_cast<unsigned long long>(l & 0xffffffffffffULL));
+                static_cast<unsigned>(h >> 16) & 0xffff, static_cast<unsigned>(h) & 0xfff, static_cast<unsigned>(l >> 48) & 0xfff,
+                static_cast<unsigned long long>(l & 0xffffffffffffULL));
   return buf;
 }
 
@@ -55,8 +55,7 @@ events::append_command job_command(uint64_t job, uint64_t n) {
   c.recorded_at_us = 1'763'800'000'000'000LL + static_cast<int64_t>(n);
   c.correlation_id = "req-" + std::to_string(n);
   c.actor = "worker:bench";
-  c.events.push_back({"job.progress_reported", 1,
-                      events::to_payload({{"progress", 0.5}, {"worker_id", "w-17"}, {"step", n}})});
+  c.events.push_back({"job.progress_reported", 1, events::to_payload({{"progress", 0.5}, {"worker_id", "w-17"}, {"step", n}})});
   return c;
 }
 
@@ -119,10 +118,12 @@ int bench_append(int producers, double seconds) {
     caf::scoped_actor self{sys};
     self->request(log, caf::infinite, actors::status_atom::value)
         .receive([&](actors::log_status& s) { st = s; }, [](caf::error&) {});
-    std::printf("append producers=%d seconds=%.1f durable_events_per_s=%.0f events_per_batch=%.1f events_per_fsync=%.1f p50_ms=%.2f p99_ms=%.2f\n",
-                producers, elapsed, acked / elapsed, double(st.events_written) / double(std::max<uint64_t>(1, st.commits)),
-                double(st.events_written) / double(std::max<uint64_t>(1, st.syncs)),
-                percentile(c.latencies_ms, 0.50), percentile(c.latencies_ms, 0.99));
+    std::printf(
+        "append producers=%d seconds=%.1f durable_events_per_s=%.0f events_per_batch=%.1f events_per_fsync=%.1f p50_ms=%.2f "
+        "p99_ms=%.2f\n",
+        producers, elapsed, acked / elapsed, double(st.events_written) / double(std::max<uint64_t>(1, st.commits)),
+        double(st.events_written) / double(std::max<uint64_t>(1, st.syncs)), percentile(c.latencies_ms, 0.50),
+        percentile(c.latencies_ms, 0.99));
     caf::anon_send_exit(log, caf::exit_reason::user_shutdown);
   }
   store.reset();
@@ -190,7 +191,8 @@ int bench_create(uint64_t total) {
       if ((i + 1) % 100'000 == 0 || i + 1 == total) {
         double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
         uint64_t n = (i + 1) % 100'000 ? (i + 1) % 100'000 : 100'000;
-        std::printf("create streams=%llu us_per_new_stream_append=%.2f\n", static_cast<unsigned long long>(i + 1), secs / n * 1e6);
+        std::printf("create streams=%llu us_per_new_stream_append=%.2f\n", static_cast<unsigned long long>(i + 1),
+                    secs / n * 1e6);
         t0 = clock_type::now();
       }
     }

@@ -128,16 +128,17 @@ int main(int argc, char** argv) {
          "  partitions: {normal: {priority_tier: 1}, owner: {priority_tier: 10, preempt: [normal]}}\n"
          "  preempt_grace_seconds: 60\n";
   auto port_file = (dir / "port").string();
-  pid_t batond = spawn({BATOND_PATH, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--port-file",
-                        port_file},
-                       {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token),
-                        "BATON_LOG_LEVEL=warn"},
-                       (dir / "batond.log").string());
+  pid_t batond =
+      spawn({BATOND_PATH, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--port-file", port_file},
+            {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token), "BATON_LOG_LEVEL=warn"},
+            (dir / "batond.log").string());
   int port = 0;
-  wait_until([&] {
-    std::ifstream in(port_file);
-    return static_cast<bool>(in >> port) && port > 0;
-  }, 30s);
+  wait_until(
+      [&] {
+        std::ifstream in(port_file);
+        return static_cast<bool>(in >> port) && port > 0;
+      },
+      30s);
   if (port <= 0) {
     std::fprintf(stderr, "batond did not start (see %s)\n", (dir / "batond.log").c_str());
     return 1;
@@ -165,16 +166,15 @@ int main(int argc, char** argv) {
     victims.push_back(op.create("victim", bundle(dir, "victim-" + std::to_string(i), victim_script), "normal"));
   for (int i = 0; i < workers; ++i) {
     auto n = std::to_string(i);
-    worker_pids.push_back(spawn({BATON_WORKER_PATH},
-                                {"BATON_URL=http://127.0.0.1:" + std::to_string(port), "BATON_API_TOKEN=" + std::string(token),
-                                 "BATON_WORKER_IMAGE_KEY=default", "BATON_PLATFORM=hpc", "BATON_GPU_MODEL=A100",
-                                 "BATON_GPU_COUNT=1", "BATON_GPU_VRAM_GB=80",
-                                 "BATON_HEARTBEAT_SECONDS=" + std::to_string(heartbeat), "BATON_CHECKPOINT_SECONDS=30",
-                                 "BATON_IDLE_STRATEGY=poll_then_exit", "BATON_IDLE_POLL_SECONDS=0.1",
-                                 "BATON_IDLE_MAX_SECONDS=3600", "BATON_KILL_GRACE_SECONDS=5",
-                                 "BATON_WORK_DIR=" + (dir / ("work-" + n)).string(), "BATON_LOG_LEVEL=warn",
-                                 "SLURM_JOB_ID=", "BATON_CLUSTER_NAME="},
-                                (dir / ("worker-" + n + ".log")).string()));
+    worker_pids.push_back(
+        spawn({BATON_WORKER_PATH},
+              {"BATON_URL=http://127.0.0.1:" + std::to_string(port), "BATON_API_TOKEN=" + std::string(token),
+               "BATON_WORKER_IMAGE_KEY=default", "BATON_PLATFORM=hpc", "BATON_GPU_MODEL=A100", "BATON_GPU_COUNT=1",
+               "BATON_GPU_VRAM_GB=80", "BATON_HEARTBEAT_SECONDS=" + std::to_string(heartbeat), "BATON_CHECKPOINT_SECONDS=30",
+               "BATON_IDLE_STRATEGY=poll_then_exit", "BATON_IDLE_POLL_SECONDS=0.1", "BATON_IDLE_MAX_SECONDS=3600",
+               "BATON_KILL_GRACE_SECONDS=5", "BATON_WORK_DIR=" + (dir / ("work-" + n)).string(), "BATON_LOG_LEVEL=warn",
+               "SLURM_JOB_ID=", "BATON_CLUSTER_NAME="},
+              (dir / ("worker-" + n + ".log")).string()));
   }
   auto all_running = [&] {
     auto running = op.get("/jobs?status=running&limit=1000");
@@ -194,17 +194,19 @@ int main(int argc, char** argv) {
     auto p = op.create("preemptor", preemptor_bundle, "owner");
     std::string victim;
     int64_t preempted = 0, handed = 0;
-    bool ok = wait_until([&] {
-      for (const auto& v : victims) {
-        auto h = op.last_event(v, "job.handoff_started");
-        auto t = op.last_event(v, "job.preempted");
-        if (t && h > t && t >= op.last_event(p, "job.created")) {
-          victim = v, preempted = t, handed = h;
-          return true;
-        }
-      }
-      return false;
-    }, 60s);
+    bool ok = wait_until(
+        [&] {
+          for (const auto& v : victims) {
+            auto h = op.last_event(v, "job.handoff_started");
+            auto t = op.last_event(v, "job.preempted");
+            if (t && h > t && t >= op.last_event(p, "job.created")) {
+              victim = v, preempted = t, handed = h;
+              return true;
+            }
+          }
+          return false;
+        },
+        60s);
     if (!ok || !wait_until([&] { return op.get("/jobs/" + p).value("status", "") == "completed"; }, 60s)) {
       std::fprintf(stderr, "round %d: the preemption did not complete; preemptor %s\n", round,
                    op.get("/jobs/" + p).dump().c_str());

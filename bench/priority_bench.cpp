@@ -65,8 +65,10 @@ int main(int argc, char** argv) {
   for (int top = 0; top < 10; ++top) {
     b.s.priority.accounts.push_back({"top" + std::to_string(top), "root", static_cast<uint32_t>(10 + top), {}});
     for (int sub = 0; sub < 10; ++sub) {
-      core::account_def a{"top" + std::to_string(top) + "-" + std::to_string(sub), "top" + std::to_string(top),
-                          static_cast<uint32_t>(1 + sub), {}};
+      core::account_def a{"top" + std::to_string(top) + "-" + std::to_string(sub),
+                          "top" + std::to_string(top),
+                          static_cast<uint32_t>(1 + sub),
+                          {}};
       for (size_t u = 0; u < per_sub; ++u) {
         std::string name = "u" + std::to_string(user_names.size());
         a.users[name] = static_cast<uint32_t>(1 + u % 3);

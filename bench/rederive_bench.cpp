@@ -48,11 +48,11 @@ int main(int argc, char** argv) {
   auto dir = std::filesystem::temp_directory_path() / ("rederive_bench." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const bool keep = std::getenv("REDERIVE_BENCH_KEEP") != nullptr;  // the log, for baton-replay
-  log_builder b((dir / "eventlog").string());  // (where baton-replay reads a data dir's log)
+  log_builder b((dir / "eventlog").string());                       // (where baton-replay reads a data dir's log)
   auto t0 = clock_type::now();
   const size_t jobs = bench::write_campaign_log(b, target, workers);
-  std::printf("log: %llu events (%zu jobs, %zu workers) written in %.1f s\n", static_cast<unsigned long long>(b.store->last_seq()),
-              jobs, workers, seconds_since(t0));
+  std::printf("log: %llu events (%zu jobs, %zu workers) written in %.1f s\n",
+              static_cast<unsigned long long>(b.store->last_seq()), jobs, workers, seconds_since(t0));
 
   {
     auto t = clock_type::now();
@@ -76,12 +76,13 @@ int main(int argc, char** argv) {
     double secs = seconds_since(t);
     // The applying thread is this one; the reading thread (and RocksDB's) the rest.
     const double own = cpu_seconds(RUSAGE_THREAD) - own0, others = cpu_seconds(RUSAGE_SELF) - all0 - own;
-    std::printf("rederive: %llu decisions (%llu assignments, %llu recalculations, %llu plans) in %llu events, %.2f s: "
-                "%.0f decisions/s, %.0f events/s, mismatches %llu; CPU: applying thread %.2f s, reading thread %.2f s\n",
-                static_cast<unsigned long long>(r.decisions), static_cast<unsigned long long>(r.assignments),
-                static_cast<unsigned long long>(r.recalculations), static_cast<unsigned long long>(r.plans),
-                static_cast<unsigned long long>(r.events), secs, r.decisions / secs, r.events / secs,
-                static_cast<unsigned long long>(r.mismatches), own, others);
+    std::printf(
+        "rederive: %llu decisions (%llu assignments, %llu recalculations, %llu plans) in %llu events, %.2f s: "
+        "%.0f decisions/s, %.0f events/s, mismatches %llu; CPU: applying thread %.2f s, reading thread %.2f s\n",
+        static_cast<unsigned long long>(r.decisions), static_cast<unsigned long long>(r.assignments),
+        static_cast<unsigned long long>(r.recalculations), static_cast<unsigned long long>(r.plans),
+        static_cast<unsigned long long>(r.events), secs, r.decisions / secs, r.events / secs,
+        static_cast<unsigned long long>(r.mismatches), own, others);
     // What baton-replay leaves to the process's exit (replay/audit/rederive.hpp), timed apart.
     t = clock_type::now();
     r.world.reset();

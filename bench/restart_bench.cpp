@@ -56,8 +56,8 @@ double time_start(const std::string& data_dir, const std::string& work, int stop
     freopen(log.c_str(), "w", stderr);
     setenv("BATON_CONFIG", (work + "/batond.yaml").c_str(), 1);
     setenv("BATON_API_TOKEN", "bench-token-0123456789abcdef", 1);
-    execl(BATOND_PATH, BATOND_PATH, "--data-dir", data_dir.c_str(), "--listen", "127.0.0.1:0", "--port-file",
-          port_file.c_str(), static_cast<char*>(nullptr));
+    execl(BATOND_PATH, BATOND_PATH, "--data-dir", data_dir.c_str(), "--listen", "127.0.0.1:0", "--port-file", port_file.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   while (!fs::exists(port_file)) {
@@ -151,10 +151,11 @@ int main(int argc, char** argv) {
   if (!snapshot_seq) take_snapshot();
   b.flush();
   const uint64_t last = b.store->last_seq();
-  std::printf("log: %llu events, %zu jobs (%zu queued), %zu workers, written in %.0f s; snapshot at sequence %llu, "
-              "%zu bytes in %.2f s\n",
-              static_cast<unsigned long long>(last), b.w.jobs.size(), b.w.queued.size(), workers, seconds_since(t0),
-              static_cast<unsigned long long>(snapshot_seq), snapshot_bytes, snapshot_seconds);
+  std::printf(
+      "log: %llu events, %zu jobs (%zu queued), %zu workers, written in %.0f s; snapshot at sequence %llu, "
+      "%zu bytes in %.2f s\n",
+      static_cast<unsigned long long>(last), b.w.jobs.size(), b.w.queued.size(), workers, seconds_since(t0),
+      static_cast<unsigned long long>(snapshot_seq), snapshot_bytes, snapshot_seconds);
   b.store->flush();
   b.store.reset();
 

@@ -52,8 +52,13 @@ struct daemon_process {
   pid_t pid = -1;
 
   bool start() {
-    std::vector<std::string> argv = {binary.string(), "--data-dir", (dir / "data").string(), "--listen",
-                                     "127.0.0.1:" + std::to_string(port), "--port-file", (dir / "batond.port").string()};
+    std::vector<std::string> argv = {binary.string(),
+                                     "--data-dir",
+                                     (dir / "data").string(),
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(port),
+                                     "--port-file",
+                                     (dir / "batond.port").string()};
     std::vector<std::string> env = {"BATON_CONFIG=" + (dir / "batond.yaml").string(), "BATON_API_TOKEN=" + std::string(token)};
     for (char** e = environ; *e; ++e)
       if (std::string(*e).rfind("BATON_", 0) != 0) env.emplace_back(*e);
@@ -116,8 +121,8 @@ struct call_result {
 
 // One request on a keep-alive client; a failed connection while batond restarts is waited out
 // and retried (it is not an error), anything else is reported as it is.
-call_result call(std::unique_ptr<httplib::Client>& c, int& port, tally& t, const std::string& method,
-                 const std::string& path, const json& body, const httplib::Headers& h) {
+call_result call(std::unique_ptr<httplib::Client>& c, int& port, tally& t, const std::string& method, const std::string& path,
+                 const json& body, const httplib::Headers& h) {
   for (;;) {
     if (!c || port != current_port.load()) {
       port = current_port.load();
@@ -145,7 +150,8 @@ call_result call(std::unique_ptr<httplib::Client>& c, int& port, tally& t, const
       if (!restarting.load()) {
         std::lock_guard<std::mutex> g(t.mu);
         ++t.requests;
-        t.error(method + " " + path + " -> " + (r ? std::to_string(r->status) + " " + r->body.substr(0, 200) : httplib::to_string(r.error())));
+        t.error(method + " " + path + " -> " +
+                (r ? std::to_string(r->status) + " " + r->body.substr(0, 200) : httplib::to_string(r.error())));
         return {r ? r->status : 0, nullptr};
       }
     }
@@ -169,7 +175,8 @@ struct pilot {
 void pilots_thread(int index, int threads, int workers, tally& t, std::atomic<int>& registered) {
   std::mt19937_64 rng(1234 + index);
   auto jitter = [&](double lo, double hi) {
-    return std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(std::uniform_real_distribution<double>(lo, hi)(rng)));
+    return std::chrono::duration_cast<steady::duration>(
+        std::chrono::duration<double>(std::uniform_real_distribution<double>(lo, hi)(rng)));
   };
   std::unique_ptr<httplib::Client> c;
   int port = 0;
@@ -180,7 +187,8 @@ void pilots_thread(int index, int threads, int workers, tally& t, std::atomic<in
   auto enroll = [&](pilot& p) {
     call_result r;
     for (int tries = 0; tries < 100 && !stopping.load(); ++tries) {
-      r = call(c, port, t, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 80}}, as_pilot);
+      r = call(c, port, t, "POST", "/workers/register",
+               {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 80}}, as_pilot);
       if (r.status != 429) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(200) + jitter(0, 0.3));
     }
@@ -277,9 +285,12 @@ void pilots_thread(int index, int threads, int workers, tally& t, std::atomic<in
         }
         {
           std::lock_guard<std::mutex> g(t.mu);
-          if (r.status == 204) (roll < 8 ? t.jobs_completed : roll == 8 ? t.jobs_failed : t.jobs_handed_back)++;
-          else if (r.status == 409) ++t.conflicts;
-          else if (r.status != 0) t.error("job report -> " + std::to_string(r.status) + " " + r.body.dump().substr(0, 200));
+          if (r.status == 204)
+            (roll < 8 ? t.jobs_completed : roll == 8 ? t.jobs_failed : t.jobs_handed_back)++;
+          else if (r.status == 409)
+            ++t.conflicts;
+          else if (r.status != 0)
+            t.error("job report -> " + std::to_string(r.status) + " " + r.body.dump().substr(0, 200));
         }
         p.job.clear();
         p.phase = 0;
@@ -299,8 +310,10 @@ void operator_thread(double jobs_per_second, tally& t) {
   std::vector<std::string> recent;
   const auto t0 = steady::now();
   for (uint64_t n = 0; !stopping.load(); ++n) {
-    std::this_thread::sleep_until(t0 + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(n / jobs_per_second)));
-    auto r = call(c, port, t, "POST", "/jobs", {{"title", "soak " + std::to_string(n)}, {"input_bundle_path", "/soak/bundle"}}, admin);
+    std::this_thread::sleep_until(
+        t0 + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(n / jobs_per_second)));
+    auto r =
+        call(c, port, t, "POST", "/jobs", {{"title", "soak " + std::to_string(n)}, {"input_bundle_path", "/soak/bundle"}}, admin);
     if (r.status == 200) {
       std::lock_guard<std::mutex> g(t.mu);
       ++t.jobs_submitted;
@@ -315,22 +328,27 @@ void operator_thread(double jobs_per_second, tally& t) {
       auto id = recent[std::uniform_int_distribution<size_t>(0, recent.size() - 1)(rng)];
       auto d = call(c, port, t, "DELETE", "/jobs/" + id + "?force=true", nullptr, admin);
       std::lock_guard<std::mutex> g(t.mu);
-      if (d.status / 100 == 2) ++t.cancels;
-      else if (d.status == 409) ++t.conflicts;
-      else if (d.status != 0) t.error("cancel -> " + std::to_string(d.status));
+      if (d.status / 100 == 2)
+        ++t.cancels;
+      else if (d.status == 409)
+        ++t.conflicts;
+      else if (d.status != 0)
+        t.error("cancel -> " + std::to_string(d.status));
     }
     if (n % every == 0 && n > 0) {  // a requeue of a failed job every ~10 s
       auto failed = call(c, port, t, "GET", "/jobs?status=failed&limit=1", nullptr, admin);
       if (failed.status == 200 && failed.body.is_array() && !failed.body.empty()) {
         auto q = call(c, port, t, "POST", "/jobs/" + failed.body[0].value("id", "") + "/requeue", nullptr, admin);
         std::lock_guard<std::mutex> g(t.mu);
-        if (q.status == 200) ++t.requeues;
-        else if (q.status != 0 && q.status != 409) t.error("requeue -> " + std::to_string(q.status));
+        if (q.status == 200)
+          ++t.requeues;
+        else if (q.status != 0 && q.status != 409)
+          t.error("requeue -> " + std::to_string(q.status));
       }
     }
     if (n % (every * 6) == 1) {  // prune, every ~minute, what ended over 5 minutes ago (its record stays in the log)
-      auto p = call(c, port, t, "DELETE", "/jobs?status=completed&status=failed&status=cancelled&older_than_minutes=5",
-                    nullptr, admin);
+      auto p = call(c, port, t, "DELETE", "/jobs?status=completed&status=failed&status=cancelled&older_than_minutes=5", nullptr,
+                    admin);
       if (p.status != 200 && p.status != 0) {
         std::lock_guard<std::mutex> g(t.mu);
         t.error("prune -> " + std::to_string(p.status));
@@ -393,7 +411,9 @@ rss rss_of(pid_t pid) {
 size_t open_fds(pid_t pid) {
   std::error_code ec;
   size_t n = 0;
-  for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec); !ec && it != fs::directory_iterator(); it.increment(ec)) ++n;
+  for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    ++n;
   return n;
 }
 
@@ -509,15 +529,17 @@ int main(int argc, char** argv) {
   stopping = true;
   for (auto& th : ts) th.join();
   const int code = d.stop();
-  std::printf("pilots registered %d; requests %lu; errors %lu; refused while restarting %lu; restarts %d; batond's last exit %d\n",
-              registered.load(), static_cast<unsigned long>(t.requests), static_cast<unsigned long>(t.errors),
-              static_cast<unsigned long>(t.refused_while_restarting), restarts, code);
-  std::printf("jobs: submitted %lu, completed %lu, failed %lu, handed back %lu, cancelled %lu, requeued %lu; "
-              "conflicts %lu (a report after a cancel), re-registrations %lu\n",
-              static_cast<unsigned long>(t.jobs_submitted), static_cast<unsigned long>(t.jobs_completed),
-              static_cast<unsigned long>(t.jobs_failed), static_cast<unsigned long>(t.jobs_handed_back),
-              static_cast<unsigned long>(t.cancels), static_cast<unsigned long>(t.requeues),
-              static_cast<unsigned long>(t.conflicts), static_cast<unsigned long>(t.reregistered));
+  std::printf(
+      "pilots registered %d; requests %lu; errors %lu; refused while restarting %lu; restarts %d; batond's last exit %d\n",
+      registered.load(), static_cast<unsigned long>(t.requests), static_cast<unsigned long>(t.errors),
+      static_cast<unsigned long>(t.refused_while_restarting), restarts, code);
+  std::printf(
+      "jobs: submitted %lu, completed %lu, failed %lu, handed back %lu, cancelled %lu, requeued %lu; "
+      "conflicts %lu (a report after a cancel), re-registrations %lu\n",
+      static_cast<unsigned long>(t.jobs_submitted), static_cast<unsigned long>(t.jobs_completed),
+      static_cast<unsigned long>(t.jobs_failed), static_cast<unsigned long>(t.jobs_handed_back),
+      static_cast<unsigned long>(t.cancels), static_cast<unsigned long>(t.requeues), static_cast<unsigned long>(t.conflicts),
+      static_cast<unsigned long>(t.reregistered));
   for (const auto& e : t.first_errors) std::printf("error: %s\n", e.c_str());
   return t.errors == 0 && code == 0 ? 0 : 1;
 }

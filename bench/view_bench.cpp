@@ -90,7 +90,9 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(view.stored_seq()), secs, view.stored_seq() / secs);
     }
   }
-  if (!std::getenv("VIEW_BENCH_KEEP")) std::filesystem::remove_all(dir);
-  else std::printf("kept %s\n", dir.c_str());
+  if (!std::getenv("VIEW_BENCH_KEEP"))
+    std::filesystem::remove_all(dir);
+  else
+    std::printf("kept %s\n", dir.c_str());
   return 0;
 }

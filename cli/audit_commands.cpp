@@ -13,8 +13,12 @@ namespace baton::cli {
 
 int audit_export(context& c, const audit_export_options& o) {
   httplib::Params q;
-  for (auto [name, value] : {std::pair<const char*, const std::string*>{"from", &o.from}, {"to", &o.to}, {"stream", &o.stream},
-                             {"type", &o.type}, {"actor", &o.actor}, {"format", &o.format}})
+  for (auto [name, value] : {std::pair<const char*, const std::string*>{"from", &o.from},
+                             {"to", &o.to},
+                             {"stream", &o.stream},
+                             {"type", &o.type},
+                             {"actor", &o.actor},
+                             {"format", &o.format}})
     if (!value->empty()) q.emplace(name, *value);
   const std::string path = httplib::append_query_params("/audit/export", q);
   std::ofstream file;

@@ -37,7 +37,7 @@ std::vector<std::string> pack_directory(const std::string& dir, const std::strin
   std::error_code ec;
   fs::path root(dir);
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    auto rel = it->path().lexically_relative(root).generic_string();  // fs::relative would follow a symlink
+    auto rel = it->path().lexically_relative(root).generic_string();                     // fs::relative would follow a symlink
     if (it.depth() == 0 && (rel == ".baton-checkpoints" || rel == ".baton-failures")) {  // the worker's, never the job's
       it.disable_recursion_pending();
       continue;
@@ -59,9 +59,12 @@ std::vector<std::string> pack_directory(const std::string& dir, const std::strin
 
   std::unique_ptr<archive, int (*)(archive*)> a(archive_write_new(), archive_write_free);
   // No time in the gzip header: the same tree packs to the same bytes (batond then already holds it).
-  if (!a || archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK || archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK ||
-      archive_write_set_options(a.get(), "gzip:!timestamp") != ARCHIVE_OK || archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK)
-    throw std::runtime_error("cannot write " + out + ": " + (a ? archive_error_string(a.get()) ? archive_error_string(a.get()) : "" : "libarchive"));
+  if (!a || archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK ||
+      archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK ||
+      archive_write_set_options(a.get(), "gzip:!timestamp") != ARCHIVE_OK ||
+      archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK)
+    throw std::runtime_error("cannot write " + out + ": " +
+                             (a ? archive_error_string(a.get()) ? archive_error_string(a.get()) : "" : "libarchive"));
   std::vector<char> buf(1 << 20);
   for (const auto& e : entries) {
     auto full = (root / e.rel).string();
@@ -93,7 +96,8 @@ std::vector<std::string> pack_directory(const std::string& dir, const std::strin
     }
     ::close(fd);
   }
-  if (archive_write_close(a.get()) != ARCHIVE_OK) throw std::runtime_error("cannot write " + out + ": " + archive_error_string(a.get()));
+  if (archive_write_close(a.get()) != ARCHIVE_OK)
+    throw std::runtime_error("cannot write " + out + ": " + archive_error_string(a.get()));
   return skipped;
 }
 
@@ -146,8 +150,8 @@ bool upload_bundle(context& c, const std::string& path, stored_bundle& out) {
     out.sha256 = sha;
     out.size = size;
     progress_bar bar(c.err, "uploading " + fs::path(path).filename().string(), "bytes", isatty(2) && !c.json);
-    out.already_stored = xfer::store_bundle(link_of(c.daemon), file, sha, size,
-                                            [&](uint64_t done, uint64_t total) { bar.update(done, total); });
+    out.already_stored =
+        xfer::store_bundle(link_of(c.daemon), file, sha, size, [&](uint64_t done, uint64_t total) { bar.update(done, total); });
     bar.finish();
     return true;
   } catch (const xfer::transfer_error& e) {
@@ -183,7 +187,8 @@ int jobs_fetch(context& c, const std::string& id, const std::string& dir_arg) {
     for (const auto& part : fs::path(p))
       if (part == "..") safe = false;
     if (!safe) {
-      c.err << "baton: job " << id << ": refusing output path '" << p << "' (absolute, empty or with '..'); nothing was written\n";
+      c.err << "baton: job " << id << ": refusing output path '" << p
+            << "' (absolute, empty or with '..'); nothing was written\n";
       return api_error;
     }
   }
@@ -222,7 +227,8 @@ int jobs_fetch(context& c, const std::string& id, const std::string& dir_arg) {
       return api_error;
     }
     written.push_back({{"path", target.string()}, {"sha256", f.value("sha256", "")}, {"size", f["size"]}});
-    if (!c.json) c.out << "wrote " << target.string() << " (" << f["size"].dump() << " bytes, sha256 " << f.value("sha256", "") << ")\n";
+    if (!c.json)
+      c.out << "wrote " << target.string() << " (" << f["size"].dump() << " bytes, sha256 " << f.value("sha256", "") << ")\n";
   }
   if (c.json) c.out << json{{"job_id", id}, {"dir", dir}, {"files", written}}.dump(2) << "\n";
   return ok;

@@ -22,7 +22,8 @@ std::string result::message() const {
     // An unknown partition, QOS or account: batond lists the names it knows (and RelayMD's
     // unknown cluster pin its known_cluster_names), so the fix is on the screen.
     const nlohmann::json* known = nullptr;
-    if (body.contains("known") && body["known"].is_array()) known = &body["known"];
+    if (body.contains("known") && body["known"].is_array())
+      known = &body["known"];
     else if (body.contains("detail") && body["detail"].is_object() && body["detail"].contains("known_cluster_names") &&
              body["detail"]["known_cluster_names"].is_array())
       known = &body["detail"]["known_cluster_names"];
@@ -81,11 +82,11 @@ result call(const endpoint& e, const std::string& method, const std::string& pat
   }
   out.status = r->status;
   out.body = body_of(r->body);
-  if (auto total = r->get_header_value("X-Total-Count"); !total.empty() && total.find_first_not_of("0123456789") == std::string::npos &&
-                                                         total.size() < 19)
+  if (auto total = r->get_header_value("X-Total-Count");
+      !total.empty() && total.find_first_not_of("0123456789") == std::string::npos && total.size() < 19)
     out.total = std::stoll(total);
-  if (auto after = r->get_header_value("Retry-After"); !after.empty() && after.size() < 6 &&
-                                                      after.find_first_not_of("0123456789") == std::string::npos)
+  if (auto after = r->get_header_value("Retry-After");
+      !after.empty() && after.size() < 6 && after.find_first_not_of("0123456789") == std::string::npos)
     out.retry_after_seconds = std::stoi(after);
   return out;
 }
@@ -128,8 +129,10 @@ result download(const endpoint& e, const std::string& path, std::ostream& out,
 bool parse_url(const std::string& url, endpoint& e) {
   std::string rest = url;
   e.https = rest.rfind("https://", 0) == 0;
-  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
-  else if (e.https) rest = rest.substr(8);
+  if (rest.rfind("http://", 0) == 0)
+    rest = rest.substr(7);
+  else if (e.https)
+    rest = rest.substr(8);
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   auto colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;

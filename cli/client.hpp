@@ -29,8 +29,8 @@ struct endpoint {
 struct result {
   int status = 0;  // HTTP status, 0 when the daemon could not be reached
   nlohmann::json body;
-  std::string error;  // transport error, when status is 0
-  int64_t total = -1;  // a list's X-Total-Count (-1: none)
+  std::string error;            // transport error, when status is 0
+  int64_t total = -1;           // a list's X-Total-Count (-1: none)
   int retry_after_seconds = 0;  // a 429's Retry-After
   exit_code code() const;
   std::string message() const;  // for stderr when code() != ok

@@ -22,9 +22,14 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::vector<column> job_columns = {{"ID", "id"},         {"STATUS", "status"},     {"TITLE", "title"},
-                                         {"WORKER", "assigned_worker_id"}, {"PROGRESS", "progress"},
-                                         {"ATTEMPTS", "attempts"}, {"CREATED", "created_at"}, {"BLOCKED", "queue_blocked_reason"}};
+const std::vector<column> job_columns = {{"ID", "id"},
+                                         {"STATUS", "status"},
+                                         {"TITLE", "title"},
+                                         {"WORKER", "assigned_worker_id"},
+                                         {"PROGRESS", "progress"},
+                                         {"ATTEMPTS", "attempts"},
+                                         {"CREATED", "created_at"},
+                                         {"BLOCKED", "queue_blocked_reason"}};
 
 }  // namespace
 
@@ -96,15 +101,18 @@ int submit(context& c, const submit_options& o) {
     stored_bundle sb;
     if (!upload_bundle(c, bundle.string(), sb)) return api_error;
     if (!c.json)  // on stderr: stdout stays the job's line for scripts
-      c.err << "bundle " << sb.sha256 << " (" << sb.size << " bytes) " << (sb.already_stored ? "already stored" : "uploaded") << "\n";
+      c.err << "bundle " << sb.sha256 << " (" << sb.size << " bytes) " << (sb.already_stored ? "already stored" : "uploaded")
+            << "\n";
     body["input_bundle"] = sb.as_json();
   }
   if (!o.image.empty()) body["worker_image_key"] = o.image;
   if (!o.comment.empty()) body["comment"] = o.comment;
   if (!o.id.empty()) body["id"] = o.id;
   if (!o.pins.empty()) body["preferred_clusters"] = o.pins;
-  for (auto [field, value] : {std::pair<const char*, const std::string*>{"user", &o.user}, {"account", &o.account},
-                              {"partition", &o.partition}, {"qos", &o.qos}})
+  for (auto [field, value] : {std::pair<const char*, const std::string*>{"user", &o.user},
+                              {"account", &o.account},
+                              {"partition", &o.partition},
+                              {"qos", &o.qos}})
     if (!value->empty()) body[field] = *value;
   if (o.nice) body["nice"] = o.nice;
   if (o.gpus) body["gpu_count"] = o.gpus;
@@ -117,7 +125,8 @@ int submit(context& c, const submit_options& o) {
   if (!o.array.empty()) {  // one request for every task (POST /jobs/batch)
     if (int code = run(c, "POST", "/jobs/batch", r, json{{"array", o.array}, {"job", std::move(body)}})) return code;
     if (!r.body["jobs"].empty() && r.body["jobs"][0].contains("pending_detail"))
-      c.err << "baton: warning: no site could ever run these tasks: " << r.body["jobs"][0]["pending_detail"].get<std::string>() << "\n";
+      c.err << "baton: warning: no site could ever run these tasks: " << r.body["jobs"][0]["pending_detail"].get<std::string>()
+            << "\n";
     if (c.json)
       c.out << r.body.dump(2) << "\n";
     else
@@ -171,12 +180,17 @@ int jobs_history(context& c, const std::string& id) {
   result r;
   if (int code = run(c, "GET", "/jobs/" + encode(id) + "/history", r)) return code;
   if (c.json) return print(c, r.body, {});
-  print_table(c.out, r.body["events"], {{"SEQ", "event_seq"}, {"AT", "occurred_at"}, {"EVENT", "event_type"},
-                                        {"WORKER", "worker_id"}, {"FROM", "status_from"}, {"TO", "status_to"}});
+  print_table(c.out, r.body["events"],
+              {{"SEQ", "event_seq"},
+               {"AT", "occurred_at"},
+               {"EVENT", "event_type"},
+               {"WORKER", "worker_id"},
+               {"FROM", "status_from"},
+               {"TO", "status_to"}});
   if (!r.body["worker_segments"].empty()) {
     c.out << "\n";
-    print_table(c.out, r.body["worker_segments"], {{"WORKER", "worker_id"}, {"STARTED", "started_at"},
-                                                   {"ENDED", "ended_at"}, {"SECONDS", "duration_seconds"}});
+    print_table(c.out, r.body["worker_segments"],
+                {{"WORKER", "worker_id"}, {"STARTED", "started_at"}, {"ENDED", "ended_at"}, {"SECONDS", "duration_seconds"}});
   }
   return ok;
 }
@@ -185,8 +199,8 @@ int jobs_cancel(context& c, const std::string& id, bool force) {
   result r = call(c.daemon, "DELETE", "/jobs/" + encode(id) + (force ? "?force=true" : ""));
   // batond's words are RelayMD's ("requires force=true", the query parameter); here it is a flag.
   if (r.status == 409 && r.body.is_object() && r.body.value("error", "") == "force_required") {
-    c.err << "baton: job " << id << " is running: cancelling it stops its payload; to do so, add --force (baton jobs cancel --force "
-          << id << ")\n";
+    c.err << "baton: job " << id
+          << " is running: cancelling it stops its payload; to do so, add --force (baton jobs cancel --force " << id << ")\n";
     return r.code();
   }
   if (r.code() != ok) {
@@ -225,9 +239,20 @@ int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_t
 }
 
 int jobs_export_csv(context& c, const std::string& output) {
-  const std::vector<std::string> fields = {"id", "title", "status", "worker_image_key", "assigned_worker_id", "attempts",
-                                           "progress", "created_at", "started_at", "updated_at", "runtime_seconds",
-                                           "failure_reason", "input_bundle_path", "latest_checkpoint_manifest_path"};
+  const std::vector<std::string> fields = {"id",
+                                           "title",
+                                           "status",
+                                           "worker_image_key",
+                                           "assigned_worker_id",
+                                           "attempts",
+                                           "progress",
+                                           "created_at",
+                                           "started_at",
+                                           "updated_at",
+                                           "runtime_seconds",
+                                           "failure_reason",
+                                           "input_bundle_path",
+                                           "latest_checkpoint_manifest_path"};
   std::ofstream file;
   if (!output.empty() && output != "-") {
     file.open(output);
@@ -245,7 +270,8 @@ int jobs_export_csv(context& c, const std::string& output) {
   bool progress = file.is_open() && isatty(2);
   for (int offset = 0;; offset += page) {
     result r;
-    if (int code = run(c, "GET", "/jobs?include_pruned=true&limit=" + std::to_string(page) + "&offset=" + std::to_string(offset), r))
+    if (int code =
+            run(c, "GET", "/jobs?include_pruned=true&limit=" + std::to_string(page) + "&offset=" + std::to_string(offset), r))
       return code;
     for (const auto& j : r.body) {
       for (size_t i = 0; i < fields.size(); ++i)
@@ -266,18 +292,31 @@ int workers_list(context& c, const std::vector<std::string>& states) {
   for (const auto& s : states) path += "&state=" + encode(s);
   result r;
   if (int code = run(c, "GET", path, r)) return code;
-  return print(c, r.body, {{"ID", "id"}, {"STATE", "state"}, {"PLATFORM", "platform"}, {"GPU", "gpu_model"},
-                           {"GPUS", "gpu_count"}, {"IMAGE", "worker_image_key"}, {"PROVIDER", "provider_id"},
-                           {"JOB", "job_id"}, {"LAST HEARTBEAT", "last_heartbeat"}});
+  return print(c, r.body,
+               {{"ID", "id"},
+                {"STATE", "state"},
+                {"PLATFORM", "platform"},
+                {"GPU", "gpu_model"},
+                {"GPUS", "gpu_count"},
+                {"IMAGE", "worker_image_key"},
+                {"PROVIDER", "provider_id"},
+                {"JOB", "job_id"},
+                {"LAST HEARTBEAT", "last_heartbeat"}});
 }
 
 int clusters_list(context& c) {
   result r;
   if (int code = run(c, "GET", "/clusters", r)) return code;
   if (!c.json)
-    for (auto& cl : r.body) cl["failure"] = cl["last_submission_failure"].is_object() ? cl["last_submission_failure"]["stage"] : json(nullptr);
-  return print(c, r.body, {{"NAME", "name"}, {"ENABLED", "enabled"}, {"STRATEGY", "strategy"},
-                           {"PENDING", "pending_placeholders"}, {"WORKERS", "workers"}, {"LAST FAILURE", "failure"}});
+    for (auto& cl : r.body)
+      cl["failure"] = cl["last_submission_failure"].is_object() ? cl["last_submission_failure"]["stage"] : json(nullptr);
+  return print(c, r.body,
+               {{"NAME", "name"},
+                {"ENABLED", "enabled"},
+                {"STRATEGY", "strategy"},
+                {"PENDING", "pending_placeholders"},
+                {"WORKERS", "workers"},
+                {"LAST FAILURE", "failure"}});
 }
 
 int clusters_set(context& c, const std::string& name, bool enable, const std::string& reason) {

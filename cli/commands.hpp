@@ -23,7 +23,7 @@ struct submit_options {
   int64_t nice = 0, time_limit_seconds = 0;
   int gpus = 0;
   bool hold = false;
-  bool no_requeue = false, interactive = false;  // a preemption cancels such a job instead of requeueing it
+  bool no_requeue = false, interactive = false;                // a preemption cancels such a job instead of requeueing it
   std::vector<std::string> after_ok, after_any, after_not_ok;  // job ids this one waits for (depends_on)
   bool shared_path = false;  // send the bundle's path (every site sees it) instead of uploading it
   std::string array;         // a job array's indices ("0-999"): one task each, in one request

@@ -129,7 +129,8 @@ int jobs_import(context& c, const std::string& file, bool shared_path) {
     if (it == uploaded.end()) {
       stored_bundle sb;
       if (!upload_bundle(c, to_upload[i], sb)) {
-        c.err << "baton: line " << line.number << ": stopped before any job was sent; running the same file again goes on from here\n";
+        c.err << "baton: line " << line.number
+              << ": stopped before any job was sent; running the same file again goes on from here\n";
         return api_error;
       }
       it = uploaded.emplace(to_upload[i], sb).first;
@@ -172,14 +173,15 @@ int jobs_import(context& c, const std::string& file, bool shared_path) {
         const auto& made = r.body["jobs"];
         for (size_t i = 0; i < made.size() && i < batch.size(); ++i)
           if (made[i].contains("pending_detail"))
-            t.warned.push_back({{"line", batch[i]->number}, {"id", made[i]["id"]}, {"pending_detail", made[i]["pending_detail"]}});
+            t.warned.push_back(
+                {{"line", batch[i]->number}, {"id", made[i]["id"]}, {"pending_detail", made[i]["pending_detail"]}});
         done += batch.size();
         break;
       }
-      const json* refused = r.body.is_object() && r.body.contains("refused") && r.body["refused"].is_array() &&
-                                    !r.body["refused"].empty()
-                                ? &r.body["refused"]
-                                : nullptr;
+      const json* refused =
+          r.body.is_object() && r.body.contains("refused") && r.body["refused"].is_array() && !r.body["refused"].empty()
+              ? &r.body["refused"]
+              : nullptr;
       if (!refused) {
         auto wait = retry_after(r, attempt++);
         if (!wait) return stop("lines " + std::to_string(batch.front()->number) + "-" + std::to_string(batch.back()->number), r);
@@ -200,13 +202,14 @@ int jobs_import(context& c, const std::string& file, bool shared_path) {
                                {"id", line.body["id"]},
                                {"status", r.status},
                                {"message", "batond answered " + std::to_string(r.status) + ": " + x.value("field", "") +
-                                              (x.contains("field") ? ": " : "") + x.value("detail", "")},
+                                               (x.contains("field") ? ": " : "") + x.value("detail", "")},
                                {"error", x}});
       }
       std::vector<const import_line*> rest;
       for (size_t i = 0; i < batch.size(); ++i)
         if (!out[i]) rest.push_back(batch[i]);
-      if (rest.size() == batch.size()) return stop("lines " + std::to_string(batch.front()->number) + "-" + std::to_string(batch.back()->number), r);
+      if (rest.size() == batch.size())
+        return stop("lines " + std::to_string(batch.front()->number) + "-" + std::to_string(batch.back()->number), r);
       batch = std::move(rest);
       attempt = 0;
     }
@@ -217,13 +220,13 @@ int jobs_import(context& c, const std::string& file, bool shared_path) {
     c.out << json{{"submitted", t.submitted}, {"existing", t.existing}, {"refused", t.refused}, {"cannot_run", t.warned}}.dump(2)
           << "\n";
   } else {
-    c.out << "submitted " << t.submitted.size() << ", already there " << t.existing.size() << ", refused "
-          << t.refused.size() << "\n";
+    c.out << "submitted " << t.submitted.size() << ", already there " << t.existing.size() << ", refused " << t.refused.size()
+          << "\n";
     for (const auto& x : t.refused)
       c.err << "baton: line " << x["line"].get<size_t>() << ": " << x["message"].get<std::string>() << "\n";
     for (const auto& x : t.warned)
-      c.err << "baton: warning: line " << x["line"].get<size_t>() << ": no site could ever run it: "
-            << x["pending_detail"].get<std::string>() << "\n";
+      c.err << "baton: warning: line " << x["line"].get<size_t>()
+            << ": no site could ever run it: " << x["pending_detail"].get<std::string>() << "\n";
   }
   return t.refused.empty() ? ok : api_error;
 }

@@ -18,8 +18,7 @@ namespace {
 
 // --url / $BATON_URL, else batond's listen address from the config; the token from
 // $BATON_API_TOKEN, else <data_dir>/api_token (written by batond).
-bool resolve(const std::string& url, const std::string& ca_file, const std::string& config_file, endpoint& e,
-             std::string& why) {
+bool resolve(const std::string& url, const std::string& ca_file, const std::string& config_file, endpoint& e, std::string& why) {
   auto env = baton::config::process_env();
   auto loaded = load_cli_config(baton::config::choose_config(config_file, env), env);
   if (!loaded.value) {
@@ -61,7 +60,8 @@ int main(int argc, char** argv) {
   std::string url, ca_file, config_file, op_name, store_ca_file;
   bool json = false;
   app.add_option("--url", url, "batond address (default: $BATON_URL, else the config's listen address)");
-  app.add_option("--ca-file", ca_file, "HTTPS: the CA certificate batond's is checked against (default: $BATON_CA_FILE, else the system's CAs)");
+  app.add_option("--ca-file", ca_file,
+                 "HTTPS: the CA certificate batond's is checked against (default: $BATON_CA_FILE, else the system's CAs)");
   app.add_option("--store-ca-file", store_ca_file,
                  "bundles and outputs in an https object store: the CA its certificate is checked against "
                  "(default: $BATON_STORE_CA_FILE, else the system's CAs)");
@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--qos", so.qos, "quality of service (default: the configured default)");
   submit_cmd->add_option("--nice", so.nice, "lower your own priority by this much")->check(CLI::Range(0LL, 2147483645LL));
   submit_cmd->add_option("--gpus", so.gpus, "GPUs the job needs on one worker")->check(CLI::Range(1, 1024));
-  submit_cmd->add_option("--time-limit", so.time_limit_seconds, "run-time estimate in seconds")->check(CLI::Range(1LL, 31622400LL));
+  submit_cmd->add_option("--time-limit", so.time_limit_seconds, "run-time estimate in seconds")
+      ->check(CLI::Range(1LL, 31622400LL));
   submit_cmd->add_flag("--hold", so.hold, "submit held (release with baton jobs release)");
   submit_cmd->add_option("--array", so.array,
                          "a job array, one task per index (0-999, 1,3,5-7, 0-99:2; at most 10,000): each task's payload "
@@ -117,7 +118,8 @@ int main(int argc, char** argv) {
   auto* jhold = jobs->add_subcommand("hold", "keep a queued job from starting");
   auto* jrel = jobs->add_subcommand("release", "let a held job start again");
   auto* jwhy = jobs->add_subcommand("why", "why a job waits: its pending reason and priority factors");
-  for (auto* sub : {js, jh, jc, jr, jhold, jrel, jwhy}) sub->add_option("id", id, "job id (cancel, hold, release: or a job array's id)")->required();
+  for (auto* sub : {js, jh, jc, jr, jhold, jrel, jwhy})
+    sub->add_option("id", id, "job id (cancel, hold, release: or a job array's id)")->required();
   auto* jp = jobs->add_subcommand("prune", "hide old finished jobs from lists (history stays)");
   jp->add_option("--status", statuses, "completed, failed, cancelled (repeatable; default all three)");
   auto* older_days =
@@ -127,10 +129,12 @@ int main(int argc, char** argv) {
       ->excludes(older_days);
   double wait_timeout_seconds = 0;
   auto* jw = jobs->add_subcommand("wait", "wait until no job is queued or running (a campaign has ended); exit 4 on --timeout");
-  jw->add_option("--timeout", wait_timeout_seconds, "give up after this many seconds (0 = never)")->check(CLI::Range(0.0, 31622400.0));
+  jw->add_option("--timeout", wait_timeout_seconds, "give up after this many seconds (0 = never)")
+      ->check(CLI::Range(0.0, 31622400.0));
   std::string import_file;
-  auto* ji = jobs->add_subcommand("import", "submit a campaign: one POST /jobs body per line of a JSON-lines file; "
-                                            "running it again submits only what is missing");
+  auto* ji = jobs->add_subcommand("import",
+                                  "submit a campaign: one POST /jobs body per line of a JSON-lines file; "
+                                  "running it again submits only what is missing");
   ji->add_option("file", import_file, "the file, or - for stdin")->required();
   bool import_shared = false;
   ji->add_flag("--shared-path", import_shared, "send input_bundle_path as it is (every site sees it) instead of uploading it");
@@ -194,7 +198,8 @@ int main(int argc, char** argv) {
   audit_export_options ao;
   auto* audit = app.add_subcommand("audit", "the audit trail (admins only)");
   audit->require_subcommand(1);
-  auto* aexp = audit->add_subcommand("export", "every event with its hash chain, and a trailer (verify with baton-replay verify-export)");
+  auto* aexp =
+      audit->add_subcommand("export", "every event with its hash chain, and a trailer (verify with baton-replay verify-export)");
   aexp->add_option("--from", ao.from, "events recorded at or after this time (RFC 3339, e.g. 2026-11-17T00:00:00Z)");
   aexp->add_option("--to", ao.to, "events recorded at or before this time (RFC 3339)");
   aexp->add_option("--stream", ao.stream, "only this stream (job/<id>, worker/<id>, ...)");
@@ -204,7 +209,9 @@ int main(int argc, char** argv) {
   aexp->add_option("--output,-o", ao.output, "file (default: stdout)");
 
   auto* mon = app.add_subcommand("monitor", "live view of jobs and workers");
-  mon->add_option("--interval", interval, "at most one redraw per this many seconds (it redraws when the live stream brings events)")->check(CLI::Range(0.1, 3600.0));
+  mon->add_option("--interval", interval,
+                  "at most one redraw per this many seconds (it redraws when the live stream brings events)")
+      ->check(CLI::Range(0.1, 3600.0));
   mon->add_option("--iterations", iterations, "stop after this many refreshes (0 = until interrupted)");
 
   try {
@@ -222,8 +229,8 @@ int main(int argc, char** argv) {
     std::cerr << "baton: " << why << "\n";
     return usage_error;
   }
-  c.daemon.store_ca_file = !store_ca_file.empty() ? store_ca_file
-                          : std::getenv("BATON_STORE_CA_FILE") ? std::getenv("BATON_STORE_CA_FILE")
+  c.daemon.store_ca_file = !store_ca_file.empty()               ? store_ca_file
+                           : std::getenv("BATON_STORE_CA_FILE") ? std::getenv("BATON_STORE_CA_FILE")
                                                                 : "";
   c.daemon.operator_name = op_name.empty() ? std::string(std::getenv("USER") ? std::getenv("USER") : "") : op_name;
 

@@ -30,8 +30,7 @@ int operators_revoke(context& c, const std::string& name) {
 
 int operators_rotate(context& c, const std::string& name, int64_t grace_seconds) {
   result r;
-  if (int code = run(c, "POST", "/operators/" + encode(name) + "/token", r, json{{"grace_seconds", grace_seconds}}))
-    return code;
+  if (int code = run(c, "POST", "/operators/" + encode(name) + "/token", r, json{{"grace_seconds", grace_seconds}})) return code;
   if (c.json) {
     c.out << r.body.dump(2) << "\n";
   } else {
@@ -65,7 +64,11 @@ int operators_list(context& c) {
     row["accounts"] = joined;
   }
   return print(c, c.json ? r.body : rows,
-               {{"NAME", "name"}, {"ROLE", "role"}, {"ACCOUNTS", "accounts"}, {"REVOKED", "revoked"}, {"CREATED", "created_at"},
+               {{"NAME", "name"},
+                {"ROLE", "role"},
+                {"ACCOUNTS", "accounts"},
+                {"REVOKED", "revoked"},
+                {"CREATED", "created_at"},
                 {"ROTATED", "token_rotated_at"}});
 }
 

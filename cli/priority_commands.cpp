@@ -21,10 +21,9 @@ std::string fixed(const json& v, int digits) {
 
 // One sprio -l line: the weighted value of each factor.
 json sprio_line(const json& row) {
-  json out = {{"job_id", field(row, "job_id")}, {"partition", field(row, "partition")}, {"user", field(row, "user")},
-              {"account", field(row, "account")}, {"priority", field(row, "priority")},
-              {"tier", field(row, "priority_tier")}, {"nice", field(row, "nice")},
-              {"reason", field(row, "pending_reason")}};
+  json out = {{"job_id", field(row, "job_id")},   {"partition", field(row, "partition")},  {"user", field(row, "user")},
+              {"account", field(row, "account")}, {"priority", field(row, "priority")},    {"tier", field(row, "priority_tier")},
+              {"nice", field(row, "nice")},       {"reason", field(row, "pending_reason")}};
   const json& f = field(row, "factors");
   for (const char* name : {"age", "fairshare", "job_size", "partition", "qos"})
     if (f.contains(name)) out[std::string(name) + "_w"] = fixed(field(field(f, name), "weighted"), 0);
@@ -54,13 +53,16 @@ int priority(context& c, const std::string& job_id) {
   json rows = json::array();
   for (const auto& row : r.body["jobs"]) rows.push_back(sprio_line(row));
   bool lattice = cell(r.body["policy"]).rfind("lattice:", 0) == 0;
-  std::vector<column> cols = {{"JOBID", "job_id"}, {"PARTITION", "partition"}, {"USER", "user"}, {"ACCOUNT", "account"},
-                              {"TIER", "tier"},    {"PRIORITY", "priority"}};
+  std::vector<column> cols = {{"JOBID", "job_id"},    {"PARTITION", "partition"}, {"USER", "user"},
+                              {"ACCOUNT", "account"}, {"TIER", "tier"},           {"PRIORITY", "priority"}};
   if (lattice)
     cols.push_back({"SCORE", "score"});
   else
-    for (auto [title, key] : {std::pair<const char*, const char*>{"AGE", "age_w"}, {"FAIRSHARE", "fairshare_w"},
-                              {"JOBSIZE", "job_size_w"}, {"PARTITION", "partition_w"}, {"QOS", "qos_w"}})
+    for (auto [title, key] : {std::pair<const char*, const char*>{"AGE", "age_w"},
+                              {"FAIRSHARE", "fairshare_w"},
+                              {"JOBSIZE", "job_size_w"},
+                              {"PARTITION", "partition_w"},
+                              {"QOS", "qos_w"}})
       cols.push_back({title, key});
   cols.push_back({"NICE", "nice"});
   cols.push_back({"REASON", "reason"});
@@ -85,9 +87,15 @@ int fairshare(context& c) {
     rows.push_back(std::move(line));
   }
   print_table(c.out, rows,
-              {{"ACCOUNT", "account"}, {"USER", "user"}, {"RAWSHARES", "raw_shares"}, {"NORMSHARES", "norm_shares"},
-               {"RAWUSAGE", "raw_usage"}, {"EFFECTVUSAGE", "effective_usage"}, {"LEVELFS", "level_fs"},
-               {"FAIRSHARE", "fair_share"}, {"IN USE", "fair_share_in_use"}});
+              {{"ACCOUNT", "account"},
+               {"USER", "user"},
+               {"RAWSHARES", "raw_shares"},
+               {"NORMSHARES", "norm_shares"},
+               {"RAWUSAGE", "raw_usage"},
+               {"EFFECTVUSAGE", "effective_usage"},
+               {"LEVELFS", "level_fs"},
+               {"FAIRSHARE", "fair_share"},
+               {"IN USE", "fair_share_in_use"}});
   return ok;
 }
 
@@ -111,8 +119,8 @@ int jobs_why(context& c, const std::string& id) {
     for (const auto& d : job.body["depends_on"]) {
       std::string parent = d.value("job_id", "");
       result p = call(c.daemon, "GET", "/jobs/" + encode(parent));
-      c.out << "depends on " << parent << " (" << d.value("condition", "afterok") << "): "
-            << (p.status == 200 ? p.body.value("status", "?") : "not visible") << "\n";
+      c.out << "depends on " << parent << " (" << d.value("condition", "afterok")
+            << "): " << (p.status == 200 ? p.body.value("status", "?") : "not visible") << "\n";
     }
   if (job.body.value("expected_start", json()).is_string())  // the last plan's reservation
     c.out << "expected to start " << cell(job.body["expected_start"]) << " on worker " << cell(job.body["expected_worker_id"])
@@ -129,10 +137,13 @@ int jobs_why(context& c, const std::string& id) {
   const json named = row.value("factors", json::object());  // kept alive: items() refers into it
   for (const auto& [name, f] : named.items()) {
     if (!f.is_object()) continue;
-    factors.push_back({{"factor", name}, {"raw", fixed(f.value("raw", f.value("value", json())), 4)},
-                       {"normalized", fixed(f.value("normalized", json()), 4)}, {"weighted", fixed(field(f, "weighted"), 4)}});
+    factors.push_back({{"factor", name},
+                       {"raw", fixed(f.value("raw", f.value("value", json())), 4)},
+                       {"normalized", fixed(f.value("normalized", json()), 4)},
+                       {"weighted", fixed(field(f, "weighted"), 4)}});
   }
-  if (!factors.empty()) print_table(c.out, factors, {{"FACTOR", "factor"}, {"RAW", "raw"}, {"NORMALIZED", "normalized"}, {"WEIGHTED", "weighted"}});
+  if (!factors.empty())
+    print_table(c.out, factors, {{"FACTOR", "factor"}, {"RAW", "raw"}, {"NORMALIZED", "normalized"}, {"WEIGHTED", "weighted"}});
   return ok;
 }
 

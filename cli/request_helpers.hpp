@@ -15,8 +15,7 @@ namespace baton::cli {
 
 std::string encode(const std::string& v);
 // Runs a call; on failure prints why and returns its exit code, else ok with r filled.
-int run(context& c, const std::string& method, const std::string& path, result& r,
-        const nlohmann::json& body = nullptr);
+int run(context& c, const std::string& method, const std::string& path, result& r, const nlohmann::json& body = nullptr);
 // Runs a command. A reply this baton cannot read (a field of another type, a list where an
 // object was expected: a batond of another version, or something else on its port) ends the
 // command with exit 1 and a message saying so, never with "terminate called".

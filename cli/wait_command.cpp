@@ -41,7 +41,7 @@ int jobs_wait(context& c, double timeout_seconds) {
   event_follower live(c.daemon);
   const bool following = live.wait_live(std::chrono::seconds(5));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                std::chrono::duration<double>(timeout_seconds));
+                                                               std::chrono::duration<double>(timeout_seconds));
   progress_bar bar(c.err, "jobs ended", "jobs", isatty(2) && !c.json);
   uint64_t seen = live.events();
   for (;;) {

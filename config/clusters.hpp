@@ -23,7 +23,7 @@ struct cluster_config {
   int gpu_count = 0;
   std::string strategy = "reactive";  // reactive | continuous | jit_threshold
   double jit_threshold_hours = 6.0;
-  int max_pending_jobs = 1;  // placeholders pending at once per (cluster, image)
+  int max_pending_jobs = 1;                      // placeholders pending at once per (cluster, image)
   std::string ssh_host, ssh_user, ssh_key_file;  // ssh_host empty: sbatch runs locally
   int ssh_port = 22;
   std::vector<std::string> ssh_options;  // extra ssh -o values
@@ -44,8 +44,8 @@ struct cluster_config {
   std::string pilot_token_file;
   std::string ca_file;  // https daemon_url: the CA file the pilots check batond's certificate against
   std::map<std::string, image_source> worker_images;  // image key -> where its worker image lives
-  std::string template_path;  // operator's own mustache template ("" = built in)
-  std::string template_text;  // its content, read at load
+  std::string template_path;                          // operator's own mustache template ("" = built in)
+  std::string template_text;                          // its content, read at load
 };
 
 struct provisioning_config {
@@ -54,8 +54,8 @@ struct provisioning_config {
   // user: 1000 requests, refilled at 2 per second); calls beyond wait for the next cycle.
   double slurm_calls_burst = 1000;
   double slurm_calls_per_second = 2;
-  std::string daemon_url;     // what pilot workers call ("" = http://<listen host>:<port>)
-  std::string scripts_dir;    // redacted copies of submitted scripts ("" = <data_dir>/slurm-scripts)
+  std::string daemon_url;   // what pilot workers call ("" = http://<listen host>:<port>)
+  std::string scripts_dir;  // redacted copies of submitted scripts ("" = <data_dir>/slurm-scripts)
   // Each pilot's one-time registration credential, one file per pilot, where the compute nodes
   // read it (a cluster entry may name its own): "" = <data_dir>/pilot-credentials, a directory
   // of its own, apart from the admin token (docs/security.md).

@@ -14,12 +14,39 @@
 namespace baton::config::detail {
 namespace {
 
-const std::set<std::string> cluster_keys = {
-    "name", "extends", "is_template", "partition", "account", "qos", "gres", "memory", "memory_per_gpu",
-    "wall_time", "log_directory", "nodes", "ntasks", "gpu_type", "gpu_count", "strategy", "jit_threshold_hours",
-    "max_pending_jobs", "ssh_host", "ssh_user", "ssh_key_file", "ssh_port", "ssh_options", "submit_timeout_seconds",
-    "query_timeout_seconds", "sigterm_margin_seconds", "handoff_margin_seconds", "worker_command", "worker_images", "template",
-    "pilot_token_file", "pilot_credential_dir", "ca_file"};
+const std::set<std::string> cluster_keys = {"name",
+                                            "extends",
+                                            "is_template",
+                                            "partition",
+                                            "account",
+                                            "qos",
+                                            "gres",
+                                            "memory",
+                                            "memory_per_gpu",
+                                            "wall_time",
+                                            "log_directory",
+                                            "nodes",
+                                            "ntasks",
+                                            "gpu_type",
+                                            "gpu_count",
+                                            "strategy",
+                                            "jit_threshold_hours",
+                                            "max_pending_jobs",
+                                            "ssh_host",
+                                            "ssh_user",
+                                            "ssh_key_file",
+                                            "ssh_port",
+                                            "ssh_options",
+                                            "submit_timeout_seconds",
+                                            "query_timeout_seconds",
+                                            "sigterm_margin_seconds",
+                                            "handoff_margin_seconds",
+                                            "worker_command",
+                                            "worker_images",
+                                            "template",
+                                            "pilot_token_file",
+                                            "pilot_credential_dir",
+                                            "ca_file"};
 
 // Values that end up in #SBATCH lines: Slurm reads them without a shell, so the only way to
 // inject is a newline or a space-separated extra option; allow none of that.
@@ -73,7 +100,8 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_string(n, p, "pilot_token_file", c.pilot_token_file);
   read_string(n, p, "pilot_credential_dir", c.pilot_credential_dir);
   if (!c.pilot_credential_dir.empty() && c.pilot_credential_dir.front() != '/')
-    throw key_error{join(p, "pilot_credential_dir"), "must be an absolute path (the compute nodes read it), got '" + c.pilot_credential_dir + "'"};
+    throw key_error{join(p, "pilot_credential_dir"),
+                    "must be an absolute path (the compute nodes read it), got '" + c.pilot_credential_dir + "'"};
   read_string(n, p, "ca_file", c.ca_file);
   read_string(n, p, "template", c.template_path);
   if (auto imgs = n["worker_images"]) {
@@ -91,8 +119,7 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
         if (kv.second["image_uri"]) src = image_source{};
         read_string(kv.second, kp, "sif_path", src.sif_path);
         read_string(kv.second, kp, "image_uri", src.image_uri);
-        if (!src.sif_path.empty() && !src.image_uri.empty())
-          throw key_error{kp, "give sif_path or image_uri, not both"};
+        if (!src.sif_path.empty() && !src.image_uri.empty()) throw key_error{kp, "give sif_path or image_uri, not both"};
         if (!src.image_uri.empty() && src.image_uri.find("://") == std::string::npos) src.image_uri = "docker://" + src.image_uri;
       }
       c.worker_images[key] = src;
@@ -149,10 +176,14 @@ std::optional<long> slurm_duration_seconds(const std::string& t) {
 void validate(cluster_config& c, const std::string& p, const std::string& config_file) {
   if (c.partition.empty()) throw key_error{join(p, "partition"), "required: the Slurm partition to submit to"};
   if (c.worker_images.empty()) throw key_error{join(p, "worker_images"), "required: at least one image key"};
-  const std::pair<const char*, const std::string*> directives[] = {
-      {"partition", &c.partition}, {"account", &c.account}, {"qos", &c.qos}, {"gres", &c.gres},
-      {"memory", &c.memory}, {"memory_per_gpu", &c.memory_per_gpu}, {"wall_time", &c.wall_time},
-      {"log_directory", &c.log_directory}};
+  const std::pair<const char*, const std::string*> directives[] = {{"partition", &c.partition},
+                                                                   {"account", &c.account},
+                                                                   {"qos", &c.qos},
+                                                                   {"gres", &c.gres},
+                                                                   {"memory", &c.memory},
+                                                                   {"memory_per_gpu", &c.memory_per_gpu},
+                                                                   {"wall_time", &c.wall_time},
+                                                                   {"log_directory", &c.log_directory}};
   for (const auto& [key, value] : directives)
     if (!directive_safe(*value))
       throw key_error{join(p, key), "'" + *value + "' would go into an #SBATCH line: letters, digits and _.:,=+/@%-[] only"};
@@ -163,16 +194,16 @@ void validate(cluster_config& c, const std::string& p, const std::string& config
   bool unlimited = c.wall_time == "UNLIMITED" || c.wall_time == "INFINITE";
   auto wall = unlimited ? std::optional<long>{} : slurm_duration_seconds(c.wall_time);
   if (!wall && !unlimited)
-    throw key_error{join(p, "wall_time"), "'" + c.wall_time + "' is not a Slurm time (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED)"};
+    throw key_error{join(p, "wall_time"),
+                    "'" + c.wall_time + "' is not a Slurm time (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, UNLIMITED)"};
   c.wall_time_seconds = wall.value_or(0);
   if (c.handoff_margin_seconds < 0)
     c.handoff_margin_seconds = wall ? static_cast<int>(std::min<long>(600, *wall / 4)) : 600;
   else if (wall && c.handoff_margin_seconds >= *wall)
-    throw key_error{join(p, "handoff_margin_seconds"),
-                    std::to_string(c.handoff_margin_seconds) + " s is not below wall_time (" + std::to_string(*wall) +
-                        " s): the worker would hand off before doing any work"};
-  if (c.worker_command.find('\n') != std::string::npos)
-    throw key_error{join(p, "worker_command"), "must be one line"};
+    throw key_error{join(p, "handoff_margin_seconds"), std::to_string(c.handoff_margin_seconds) + " s is not below wall_time (" +
+                                                           std::to_string(*wall) +
+                                                           " s): the worker would hand off before doing any work"};
+  if (c.worker_command.find('\n') != std::string::npos) throw key_error{join(p, "worker_command"), "must be one line"};
   if (!c.template_path.empty()) {
     namespace fs = std::filesystem;
     fs::path t = c.template_path;
@@ -215,7 +246,8 @@ std::vector<cluster_config> parse_clusters(const YAML::Node& list, const std::st
     while (!chain.back()->extends.empty()) {
       const auto& parent = chain.back()->extends;
       auto it = by_name.find(parent);
-      if (it == by_name.end()) throw key_error{join(chain.back()->prefix, "extends"), "no cluster entry is named '" + parent + "'"};
+      if (it == by_name.end())
+        throw key_error{join(chain.back()->prefix, "extends"), "no cluster entry is named '" + parent + "'"};
       if (!seen.insert(parent).second) throw key_error{join(chain.back()->prefix, "extends"), "cycle through '" + parent + "'"};
       chain.push_back(&raw[it->second]);
     }
@@ -230,9 +262,9 @@ std::vector<cluster_config> parse_clusters(const YAML::Node& list, const std::st
 
 provisioning_config parse_provisioning(const YAML::Node& n) {
   provisioning_config p;
-  check_known_keys(n, "provisioning",
-                   {"interval_seconds", "daemon_url", "scripts_dir", "pilot_credential_dir", "slurm_calls_burst",
-                    "slurm_calls_per_second"});
+  check_known_keys(
+      n, "provisioning",
+      {"interval_seconds", "daemon_url", "scripts_dir", "pilot_credential_dir", "slurm_calls_burst", "slurm_calls_per_second"});
   read_int(n, "provisioning", "interval_seconds", 1, 86400, p.interval_seconds);
   read_double(n, "provisioning", "slurm_calls_burst", 1, 1e6, p.slurm_calls_burst);
   read_double(n, "provisioning", "slurm_calls_per_second", 0.001, 1e6, p.slurm_calls_per_second);
@@ -240,14 +272,16 @@ provisioning_config parse_provisioning(const YAML::Node& n) {
   read_string(n, "provisioning", "scripts_dir", p.scripts_dir);
   read_string(n, "provisioning", "pilot_credential_dir", p.pilot_credential_dir);
   if (!p.pilot_credential_dir.empty() && p.pilot_credential_dir.front() != '/')
-    throw key_error{"provisioning.pilot_credential_dir", "must be an absolute path (the compute nodes read it), got '" + p.pilot_credential_dir + "'"};
+    throw key_error{"provisioning.pilot_credential_dir",
+                    "must be an absolute path (the compute nodes read it), got '" + p.pilot_credential_dir + "'"};
   return p;
 }
 
 salad_config parse_salad(const YAML::Node& n) {
   salad_config s;
-  check_known_keys(n, "salad", {"organization", "project", "container_group", "api_base_url", "worker_image_key",
-                                "max_replicas", "interval_seconds", "timeout_seconds"});
+  check_known_keys(n, "salad",
+                   {"organization", "project", "container_group", "api_base_url", "worker_image_key", "max_replicas",
+                    "interval_seconds", "timeout_seconds"});
   read_string(n, "salad", "organization", s.organization);
   read_string(n, "salad", "project", s.project);
   read_string(n, "salad", "container_group", s.container_group);

@@ -22,8 +22,9 @@ void check_log_level(const std::string& key, const std::string& level) {
 
 // storage: (docs/storage.md). The S3 secret never comes from the file.
 void parse_storage(const YAML::Node& st, storage_config& out) {
-  check_known_keys(st, "storage", {"backend", "user_quota_bytes", "keep_checkpoints", "unclaimed_upload_hours",
-                                   "transfer_expiry_seconds", "collect_interval_seconds", "s3"});
+  check_known_keys(st, "storage",
+                   {"backend", "user_quota_bytes", "keep_checkpoints", "unclaimed_upload_hours", "transfer_expiry_seconds",
+                    "collect_interval_seconds", "s3"});
   read_string(st, "storage", "backend", out.backend);
   if (out.backend != "local" && out.backend != "s3")
     throw key_error{"storage.backend", "expected local or s3, got '" + out.backend + "'"};
@@ -41,8 +42,9 @@ void parse_storage(const YAML::Node& st, storage_config& out) {
   read_int(st, "storage", "transfer_expiry_seconds", 1, 7 * 86400, out.transfer_expiry_seconds);
   read_int(st, "storage", "collect_interval_seconds", 1, 86400, out.collect_interval_seconds);
   if (auto s3 = st["s3"]) {
-    check_known_keys(s3, "storage.s3", {"endpoint", "bucket", "region", "prefix", "path_style", "access_key_id", "ca_file",
-                                        "url_expiry_seconds", "multipart_threshold_mb", "part_size_mb", "verify"});
+    check_known_keys(s3, "storage.s3",
+                     {"endpoint", "bucket", "region", "prefix", "path_style", "access_key_id", "ca_file", "url_expiry_seconds",
+                      "multipart_threshold_mb", "part_size_mb", "verify"});
     auto& c = out.s3;
     read_string(s3, "storage.s3", "endpoint", c.endpoint);
     read_string(s3, "storage.s3", "bucket", c.bucket);
@@ -66,8 +68,9 @@ void parse_storage(const YAML::Node& st, storage_config& out) {
 
 void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   if (!root || root.IsNull()) return;  // empty file or only comments
-  check_known_keys(root, "", {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs",
-                          "provisioning", "clusters", "salad", "scheduling", "accounts", "limits", "projections", "tls", "storage"});
+  check_known_keys(root, "",
+                   {"listen", "data_dir", "threads", "http", "event_log", "log_level", "workers", "jobs", "provisioning",
+                    "clusters", "salad", "scheduling", "accounts", "limits", "projections", "tls", "storage"});
   endpoint served{s.listen, s.tls, s.data_dir};
   read_endpoint(root, served);
   s.listen = std::move(served.listen);
@@ -79,24 +82,24 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
     read_int(t, "threads", "http", 1, 4096, s.http_threads);
   }
   if (auto h = root["http"]) {
-    check_known_keys(h, "http",
-                     {"keep_alive_max", "read_timeout_seconds", "idle_timeout_seconds", "max_connections",
-                      "max_buffered_request_bytes", "worker_reply_deadline_ms", "unauthenticated_timeout_seconds",
-                      "max_unauthenticated_connections_per_address"});
+    check_known_keys(
+        h, "http",
+        {"keep_alive_max", "read_timeout_seconds", "idle_timeout_seconds", "max_connections", "max_buffered_request_bytes",
+         "worker_reply_deadline_ms", "unauthenticated_timeout_seconds", "max_unauthenticated_connections_per_address"});
     read_int(h, "http", "keep_alive_max", 1, 1000000000, s.keep_alive_max);
     read_int(h, "http", "read_timeout_seconds", 1, 3600, s.http_read_timeout_seconds);
     read_int(h, "http", "idle_timeout_seconds", 1, 86400, s.http_idle_timeout_seconds);
     read_int(h, "http", "max_connections", 1, 1000000, s.http_max_connections);
     // At least one largest request (64 KiB head + 16 MiB body), else such a request could never be read.
-    read_int(h, "http", "max_buffered_request_bytes", (16 << 20) + (64 << 10), 2147483647,
-             s.http_max_buffered_request_bytes);
+    read_int(h, "http", "max_buffered_request_bytes", (16 << 20) + (64 << 10), 2147483647, s.http_max_buffered_request_bytes);
     read_int(h, "http", "worker_reply_deadline_ms", 10, 3600000, s.http_worker_reply_deadline_ms);
     read_int(h, "http", "unauthenticated_timeout_seconds", 1, 3600, s.http_unauthenticated_timeout_seconds);
     read_int(h, "http", "max_unauthenticated_connections_per_address", 1, 1000000, s.http_max_unauthenticated_per_address);
   }
   if (auto e = root["event_log"]) {
-    check_known_keys(e, "event_log", {"group_commit_max_events", "anchor_interval_minutes", "snapshot_every_events", "snapshots_kept",
-                                   "min_free_mb"});
+    check_known_keys(
+        e, "event_log",
+        {"group_commit_max_events", "anchor_interval_minutes", "snapshot_every_events", "snapshots_kept", "min_free_mb"});
     read_int(e, "event_log", "group_commit_max_events", 1, 1000000, s.group_commit_max_events);
     read_int(e, "event_log", "anchor_interval_minutes", 0, 1440, s.anchor_interval_minutes);
     read_int(e, "event_log", "snapshot_every_events", 0, 1'000'000'000, s.snapshot_every_events);
@@ -118,9 +121,9 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   read_string(root, "", "log_level", s.log_level);
   check_log_level("log_level", s.log_level);
   if (auto w = root["workers"]) {
-    check_known_keys(w, "workers",
-                     {"heartbeat_interval_seconds", "heartbeat_timeout_multiplier", "reaper_interval_seconds",
-                      "accept_shared_token"});
+    check_known_keys(
+        w, "workers",
+        {"heartbeat_interval_seconds", "heartbeat_timeout_multiplier", "reaper_interval_seconds", "accept_shared_token"});
     read_int(w, "workers", "heartbeat_interval_seconds", 1, 86400, s.heartbeat_interval_seconds);
     read_double(w, "workers", "heartbeat_timeout_multiplier", 1.0, 100.0, s.heartbeat_timeout_multiplier);
     read_int(w, "workers", "reaper_interval_seconds", 1, 86400, s.reaper_interval_seconds);
@@ -143,9 +146,10 @@ void apply_file(const YAML::Node& root, const std::string& file, settings& s) {
   }
   if (auto a = root["accounts"]) parse_accounts(a, s.priority);
   if (auto l = root["limits"]) {
-    check_known_keys(l, "limits", {"operator_requests_burst", "operator_requests_per_second", "worker_requests_burst",
-                                   "worker_requests_per_second", "login_failures_burst", "login_failures_per_second",
-                                   "event_streams_per_operator"});
+    check_known_keys(
+        l, "limits",
+        {"operator_requests_burst", "operator_requests_per_second", "worker_requests_burst", "worker_requests_per_second",
+         "login_failures_burst", "login_failures_per_second", "event_streams_per_operator"});
     read_double(l, "limits", "operator_requests_burst", 1, 1e9, s.operator_requests.capacity);
     read_double(l, "limits", "operator_requests_per_second", 0, 1e9, s.operator_requests.refill_per_second);
     read_double(l, "limits", "worker_requests_burst", 1, 1e9, s.worker_requests.capacity);
@@ -164,10 +168,12 @@ std::optional<config_error> check_secrets(const std::vector<std::pair<std::strin
     const auto& [name, value] = named[i];
     if (value.empty()) continue;
     if (value.size() < min_secret_length)
-      return config_error{"", name, "a credential of " + std::to_string(value.size()) + " characters is too easy to guess; use at least " +
-                                        std::to_string(min_secret_length) + " (e.g. openssl rand -hex 32)"};
+      return config_error{"", name,
+                          "a credential of " + std::to_string(value.size()) + " characters is too easy to guess; use at least " +
+                              std::to_string(min_secret_length) + " (e.g. openssl rand -hex 32)"};
     for (size_t k = 0; k < i; ++k)
-      if (named[k].second == value) return config_error{"", name, "is the same value as " + named[k].first + "; each credential must be its own"};
+      if (named[k].second == value)
+        return config_error{"", name, "is the same value as " + named[k].first + "; each credential must be its own"};
   }
   return std::nullopt;
 }
@@ -191,7 +197,8 @@ void apply_env(const env_lookup& env, settings& s) {
   if (auto v = get("BATON_S3_SECRET_ACCESS_KEY")) s.storage.s3.secret_access_key = *v;
   if (s.storage.backend == "s3") {
     if (s.storage.s3.access_key_id.empty())
-      throw key_error{"storage.s3.access_key_id", "storage.backend is s3, but no access key id is set (or BATON_S3_ACCESS_KEY_ID)"};
+      throw key_error{"storage.s3.access_key_id",
+                      "storage.backend is s3, but no access key id is set (or BATON_S3_ACCESS_KEY_ID)"};
     if (s.storage.s3.secret_access_key.empty())
       throw key_error{"BATON_S3_SECRET_ACCESS_KEY", "storage.backend is s3, but its secret access key is not set"};
   }

@@ -17,17 +17,17 @@ namespace baton::config {
 
 // storage: where bundles, checkpoints and outputs live (docs/storage.md).
 struct s3_config {
-  std::string endpoint;        // storage.s3.endpoint: "https://s3.us-east-1.amazonaws.com", "http://127.0.0.1:9000"
-  std::string bucket;          // storage.s3.bucket
+  std::string endpoint;              // storage.s3.endpoint: "https://s3.us-east-1.amazonaws.com", "http://127.0.0.1:9000"
+  std::string bucket;                // storage.s3.bucket
   std::string region = "us-east-1";  // storage.s3.region
-  std::string prefix;          // storage.s3.prefix: put before every key ("baton/")
-  bool path_style = true;      // storage.s3.path_style: endpoint/bucket/key (false: bucket.endpoint/key)
-  std::string access_key_id;   // storage.s3.access_key_id (or BATON_S3_ACCESS_KEY_ID)
-  std::string secret_access_key;  // secret: only from BATON_S3_SECRET_ACCESS_KEY, never from the file
-  std::string ca_file;         // storage.s3.ca_file: CA for an https endpoint ("" = the system's)
-  int url_expiry_seconds = 900;        // storage.s3.url_expiry_seconds: presigned URLs' lifetime, 1..604800
-  int multipart_threshold_mb = 64;     // storage.s3.multipart_threshold_mb: larger blobs go in parts
-  int part_size_mb = 64;               // storage.s3.part_size_mb: 5..5120
+  std::string prefix;                // storage.s3.prefix: put before every key ("baton/")
+  bool path_style = true;            // storage.s3.path_style: endpoint/bucket/key (false: bucket.endpoint/key)
+  std::string access_key_id;         // storage.s3.access_key_id (or BATON_S3_ACCESS_KEY_ID)
+  std::string secret_access_key;     // secret: only from BATON_S3_SECRET_ACCESS_KEY, never from the file
+  std::string ca_file;               // storage.s3.ca_file: CA for an https endpoint ("" = the system's)
+  int url_expiry_seconds = 900;      // storage.s3.url_expiry_seconds: presigned URLs' lifetime, 1..604800
+  int multipart_threshold_mb = 64;   // storage.s3.multipart_threshold_mb: larger blobs go in parts
+  int part_size_mb = 64;             // storage.s3.part_size_mb: 5..5120
   // storage.s3.verify: how batond checks an upload's digest before recording it: "read" (it
   // reads the staged object back and hashes it; any store) or "store_checksum" (the store's
   // own SHA-256 checksum, for stores that verify x-amz-checksum-sha256 as AWS does).
@@ -48,34 +48,34 @@ struct settings {
   listen_config listen;
   tls_config tls;
   std::string data_dir = default_data_dir;
-  int actor_threads = 2;                 // CAF scheduler.max-threads, 1..64
-  int http_threads = 16;                 // pool for blocking HTTP routes (operator calls, lists), 1..4096
-  int keep_alive_max = 100000;           // http.keep_alive_max: requests per keep-alive connection
-  int http_read_timeout_seconds = 30;    // http.read_timeout_seconds: a whole request (head + body)
-  int http_idle_timeout_seconds = 120;   // http.idle_timeout_seconds: keep-alive with no request in progress
-  int http_max_connections = 20000;      // http.max_connections: beyond, 503 and close
+  int actor_threads = 2;                            // CAF scheduler.max-threads, 1..64
+  int http_threads = 16;                            // pool for blocking HTTP routes (operator calls, lists), 1..4096
+  int keep_alive_max = 100000;                      // http.keep_alive_max: requests per keep-alive connection
+  int http_read_timeout_seconds = 30;               // http.read_timeout_seconds: a whole request (head + body)
+  int http_idle_timeout_seconds = 120;              // http.idle_timeout_seconds: keep-alive with no request in progress
+  int http_max_connections = 20000;                 // http.max_connections: beyond, 503 and close
   int http_max_buffered_request_bytes = 256 << 20;  // http.max_buffered_request_bytes: all connections together
-  int http_worker_reply_deadline_ms = 10000;  // http.worker_reply_deadline_ms: later, 503 not_durable_yet
+  int http_worker_reply_deadline_ms = 10000;        // http.worker_reply_deadline_ms: later, 503 not_durable_yet
   // A connection before its first authenticated request: http.unauthenticated_timeout_seconds
   // for its handshake, each request and each idle wait; at most
   // http.max_unauthenticated_connections_per_address such from one address (IPv6: one /64).
   int http_unauthenticated_timeout_seconds = 10;
   int http_max_unauthenticated_per_address = 32;
-  int group_commit_max_events = 4096;    // cap per WriteBatch
-  int anchor_interval_minutes = 10;      // event_log.anchor_interval_minutes: chain head to <data_dir>/anchors.jsonl (0: off)
-  int snapshot_every_events = 100000;    // event_log.snapshot_every_events: a state snapshot every N events (0: off)
-  int snapshots_kept = 3;                // event_log.snapshots_kept: the newest N are kept
-  int min_free_mb = 128;                 // event_log.min_free_mb: below this free under data_dir, writes get 503 disk_full
-  bool sqlite_view = true;               // projections.sqlite: the SQL view <data_dir>/views.sqlite (docs/db-views.md)
-  std::string sqlite_group;              // projections.sqlite_group: a Unix group that may read the SQL view ("" = none)
-  std::string postgres_dsn;              // projections.postgres.dsn: the same view in PostgreSQL ("" = none)
-  std::string postgres_password;         // secret: BATON_POSTGRES_PASSWORD
-  std::string log_level = "info";        // trace, debug, info, warn, error, critical, off
-  int heartbeat_interval_seconds = 60;   // workers.heartbeat_interval_seconds: what workers are told to keep
-  double heartbeat_timeout_multiplier = 2.0;  // stale after interval × multiplier without a heartbeat
-  int reaper_interval_seconds = 60;      // how often stale workers are reaped and orphans requeued
-  bool accept_shared_token = false;      // workers.accept_shared_token: RelayMD workers send only X-API-Token
-  int max_attempts = 5;                  // jobs.max_attempts: lost workers (reaped, vanished) before the job fails
+  int group_commit_max_events = 4096;   // cap per WriteBatch
+  int anchor_interval_minutes = 10;     // event_log.anchor_interval_minutes: chain head to <data_dir>/anchors.jsonl (0: off)
+  int snapshot_every_events = 100000;   // event_log.snapshot_every_events: a state snapshot every N events (0: off)
+  int snapshots_kept = 3;               // event_log.snapshots_kept: the newest N are kept
+  int min_free_mb = 128;                // event_log.min_free_mb: below this free under data_dir, writes get 503 disk_full
+  bool sqlite_view = true;              // projections.sqlite: the SQL view <data_dir>/views.sqlite (docs/db-views.md)
+  std::string sqlite_group;             // projections.sqlite_group: a Unix group that may read the SQL view ("" = none)
+  std::string postgres_dsn;             // projections.postgres.dsn: the same view in PostgreSQL ("" = none)
+  std::string postgres_password;        // secret: BATON_POSTGRES_PASSWORD
+  std::string log_level = "info";       // trace, debug, info, warn, error, critical, off
+  int heartbeat_interval_seconds = 60;  // workers.heartbeat_interval_seconds: what workers are told to keep
+  double heartbeat_timeout_multiplier = 2.0;     // stale after interval × multiplier without a heartbeat
+  int reaper_interval_seconds = 60;              // how often stale workers are reaped and orphans requeued
+  bool accept_shared_token = false;              // workers.accept_shared_token: RelayMD workers send only X-API-Token
+  int max_attempts = 5;                          // jobs.max_attempts: lost workers (reaped, vanished) before the job fails
   std::string default_worker_image = "default";  // jobs.default_worker_image
   // jobs.worker_images: image keys jobs and workers may name besides the default, the
   // clusters' and Salad's (a key nobody configured is refused with 422).
@@ -92,13 +92,13 @@ struct settings {
   core::bucket_rule worker_requests{600, 50};    // limits.worker_requests_burst / _per_second
   core::bucket_rule login_failures{10, 0.1};     // limits.login_failures_burst / _per_second: per address and per operator
   int event_streams_per_operator = 16;           // limits.event_streams_per_operator: live GET /events/stream each
-  std::string api_token;                 // secret: only from BATON_API_TOKEN, never from the file
-                                         // (empty: batond makes one in <data_dir>/api_token)
-  std::string metrics_token;             // secret, GET /metrics only: BATON_METRICS_TOKEN (empty: admins only)
-  std::string pilot_token;               // secret, registration only: BATON_PILOT_TOKEN
-                                         // (empty: batond makes one in <data_dir>/pilot_token)
-  std::string source;                    // the file read, "" when built-in defaults were used
-  std::vector<std::string> warnings;     // e.g. the file was missing
+  std::string api_token;                         // secret: only from BATON_API_TOKEN, never from the file
+                                                 // (empty: batond makes one in <data_dir>/api_token)
+  std::string metrics_token;                     // secret, GET /metrics only: BATON_METRICS_TOKEN (empty: admins only)
+  std::string pilot_token;                       // secret, registration only: BATON_PILOT_TOKEN
+                                                 // (empty: batond makes one in <data_dir>/pilot_token)
+  std::string source;                            // the file read, "" when built-in defaults were used
+  std::vector<std::string> warnings;             // e.g. the file was missing
 };
 
 struct load_result {

@@ -13,9 +13,9 @@ using env_lookup = std::function<std::optional<std::string>(const std::string&)>
 env_lookup process_env();  // reads ::getenv
 
 struct config_error {
-  std::string file;     // "" when the problem came from the environment
-  std::string key;      // dotted key ("listen.port") or environment variable name
-  std::string message;  // what was expected and what was found
+  std::string file;          // "" when the problem came from the environment
+  std::string key;           // dotted key ("listen.port") or environment variable name
+  std::string message;       // what was expected and what was found
   std::string what() const;  // one line
 };
 

@@ -13,7 +13,8 @@ constexpr double us_per_second = 1e6;
 
 // A name for a partition, QOS, account or user: what a job may name and a URL may carry.
 void check_name(const std::string& key, const std::string& name) {
-  bool ok = !name.empty() && name.size() <= 64 && name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
+  bool ok = !name.empty() && name.size() <= 64 &&
+            name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
   if (!ok) throw key_error{key, "expected a name of 1..64 letters, digits, '.', '_' or '-', got '" + name + "'"};
 }
 
@@ -23,8 +24,8 @@ uint32_t read_u32(const YAML::Node& map, const std::string& prefix, const std::s
   return static_cast<uint32_t>(v);
 }
 
-core::time_us read_seconds_us(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo,
-                              double hi, double per_unit, core::time_us dflt) {
+core::time_us read_seconds_us(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
+                              double per_unit, core::time_us dflt) {
   double v = static_cast<double>(dflt) / (per_unit * us_per_second);
   read_double(map, prefix, key, lo, hi, v);
   return static_cast<core::time_us>(std::llround(v * per_unit * us_per_second));
@@ -63,11 +64,26 @@ std::vector<double> read_numbers(const YAML::Node& list, const std::string& key,
 void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   const std::string at = "scheduling";
   check_known_keys(n, at,
-                   {"policy", "priority_calc_period_seconds", "priority_max_age_days", "decay_half_life_days",
-                    "favor_small", "weights", "lattice_weights", "lattice_reference_wait_seconds", "partitions",
-                    "default_partition", "qos", "default_qos", "default_account", "max_jobs_per_user",
-                    "kill_invalid_dependencies", "energy_prices", "default_time_limit_seconds",
-                    "min_useful_seconds", "backfill", "preempt_grace_seconds"});
+                   {"policy",
+                    "priority_calc_period_seconds",
+                    "priority_max_age_days",
+                    "decay_half_life_days",
+                    "favor_small",
+                    "weights",
+                    "lattice_weights",
+                    "lattice_reference_wait_seconds",
+                    "partitions",
+                    "default_partition",
+                    "qos",
+                    "default_qos",
+                    "default_account",
+                    "max_jobs_per_user",
+                    "kill_invalid_dependencies",
+                    "energy_prices",
+                    "default_time_limit_seconds",
+                    "min_useful_seconds",
+                    "backfill",
+                    "preempt_grace_seconds"});
   if (auto w = n["lattice_weights"]) {
     auto values = read_numbers(w, at + ".lattice_weights", 9, 0, 1e6, "a list of 9 numbers (w1..w9)", "w");
     core::lattice_weights lw{};
@@ -79,7 +95,8 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   if (!core::set_policy_name(p, policy))
     throw key_error{at + ".policy",
                     "expected fifo, multifactor, lattice:<profile> (balanced, hpc_batch, ml_training, service, "
-                    "sensitive, interactive) or lattice:custom, got '" + policy + "'"};
+                    "sensitive, interactive) or lattice:custom, got '" +
+                        policy + "'"};
   p.calc_period = read_seconds_us(n, at, "priority_calc_period_seconds", 1, 86400, 1, p.calc_period);
   p.multifactor.max_age = read_seconds_us(n, at, "priority_max_age_days", 0.001, 365, 86400, p.multifactor.max_age);
   p.decay_half_life = read_seconds_us(n, at, "decay_half_life_days", 0, 3650, 86400, p.decay_half_life);
@@ -116,16 +133,17 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   read_string(n, at, "default_partition", p.default_partition);
   if (auto qs = n["qos"]) {
     p.qos.clear();
-    for_each_named(qs, at + ".qos", "QOS names", false, [&](const std::string& name, const std::string& key, const YAML::Node& v) {
-      core::qos_def d{name, 0, 0};
-      if (!v.IsNull()) {
-        check_known_keys(v, key, {"priority_factor", "max_running_per_user", "preempt"});
-        read_double(v, key, "priority_factor", 0, 1e9, d.priority_factor);
-        d.max_running_per_user = read_u32(v, key, "max_running_per_user", 0, 1000000000, 0);
-        read_string_list(v, key, "preempt", d.preempt);
-      }
-      p.qos.push_back(d);
-    });
+    for_each_named(qs, at + ".qos", "QOS names", false,
+                   [&](const std::string& name, const std::string& key, const YAML::Node& v) {
+                     core::qos_def d{name, 0, 0};
+                     if (!v.IsNull()) {
+                       check_known_keys(v, key, {"priority_factor", "max_running_per_user", "preempt"});
+                       read_double(v, key, "priority_factor", 0, 1e9, d.priority_factor);
+                       d.max_running_per_user = read_u32(v, key, "max_running_per_user", 0, 1000000000, 0);
+                       read_string_list(v, key, "preempt", d.preempt);
+                     }
+                     p.qos.push_back(d);
+                   });
     if (!p.find_qos(p.default_qos)) p.default_qos = p.qos.front().name;
   }
   read_string(n, at, "default_qos", p.default_qos);
@@ -148,7 +166,8 @@ void check_preempt_lists(const Defs& defs, const std::string& section, const std
     for (size_t i = 0; i < d.preempt.size(); ++i) {
       std::string key = "scheduling." + section + "." + d.name + ".preempt[" + std::to_string(i) + "]";
       if (d.preempt[i] == d.name) throw key_error{key, "a " + what + " cannot preempt itself"};
-      if (!find(d.preempt[i])) throw key_error{key, "names no " + what + " in scheduling." + section + ": '" + d.preempt[i] + "'"};
+      if (!find(d.preempt[i]))
+        throw key_error{key, "names no " + what + " in scheduling." + section + ": '" + d.preempt[i] + "'"};
     }
 }
 

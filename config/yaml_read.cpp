@@ -6,10 +6,14 @@ namespace baton::config::detail {
 
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "nothing";
-    default: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing";
+    default:
+      return "'" + n.Scalar() + "'";
   }
 }
 
@@ -56,8 +60,7 @@ void read_int(const YAML::Node& map, const std::string& prefix, const std::strin
   out = static_cast<int>(v);
 }
 
-void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
-                 double& out) {
+void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi, double& out) {
   auto n = map[key];
   if (!n) return;
   std::string what = "expected a number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + describe(n);
@@ -91,8 +94,7 @@ void read_string(const YAML::Node& map, const std::string& prefix, const std::st
   out = n.Scalar();
 }
 
-void read_string_list(const YAML::Node& map, const std::string& prefix, const std::string& key,
-                      std::vector<std::string>& out) {
+void read_string_list(const YAML::Node& map, const std::string& prefix, const std::string& key, std::vector<std::string>& out) {
   auto n = map[key];
   if (!n) return;
   if (!n.IsSequence()) throw key_error{join(prefix, key), "expected a list of strings, got " + describe(n)};

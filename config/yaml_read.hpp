@@ -24,12 +24,10 @@ void check_known_keys(const YAML::Node& map, const std::string& prefix, const st
 // calls it; maps of names (partitions, accounts, image keys) call it themselves.
 void check_unique_keys(const YAML::Node& map, const std::string& prefix);
 void read_int(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, int& out);
-void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
-                 double& out);
+void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi, double& out);
 void read_bool(const YAML::Node& map, const std::string& prefix, const std::string& key, bool& out);
 void read_string(const YAML::Node& map, const std::string& prefix, const std::string& key, std::string& out);
-void read_string_list(const YAML::Node& map, const std::string& prefix, const std::string& key,
-                      std::vector<std::string>& out);
+void read_string_list(const YAML::Node& map, const std::string& prefix, const std::string& key, std::vector<std::string>& out);
 
 // The top level's listen:, tls: and data_dir: keys into `e` (keys absent leave it as it is).
 void read_endpoint(const YAML::Node& root, endpoint& e);

@@ -4,12 +4,18 @@ namespace baton::events {
 
 const char* to_string(append_status s) {
   switch (s) {
-    case append_status::appended: return "appended";
-    case append_status::duplicate: return "duplicate";
-    case append_status::version_conflict: return "version_conflict";
-    case append_status::invalid: return "invalid";
-    case append_status::io_error: return "io_error";
-    case append_status::no_space: return "no_space";
+    case append_status::appended:
+      return "appended";
+    case append_status::duplicate:
+      return "duplicate";
+    case append_status::version_conflict:
+      return "version_conflict";
+    case append_status::invalid:
+      return "invalid";
+    case append_status::io_error:
+      return "io_error";
+    case append_status::no_space:
+      return "no_space";
   }
   return "unknown";
 }

@@ -46,7 +46,7 @@ const char* to_string(append_status s);
 
 struct append_result {
   append_status status = append_status::invalid;
-  uint64_t first_seq = 0;       // appended/duplicate: global positions of the command's events
+  uint64_t first_seq = 0;  // appended/duplicate: global positions of the command's events
   uint64_t last_seq = 0;
   uint64_t stream_version = 0;  // appended/duplicate: version after the command; conflict: current version
   std::string message;          // reason for conflict/invalid/io_error/no_space

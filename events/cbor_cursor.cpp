@@ -145,11 +145,18 @@ bool cbor_cursor::skip(int depth) {
     case 7:
       ++p_;
       switch (initial) {
-        case 0xF4: case 0xF5: case 0xF6: return true;
-        case 0xFA: case 0xFB: return argument(initial & 31, n);
-        default: return false;
+        case 0xF4:
+        case 0xF5:
+        case 0xF6:
+          return true;
+        case 0xFA:
+        case 0xFB:
+          return argument(initial & 31, n);
+        default:
+          return false;
       }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -198,9 +205,15 @@ bool cbor_cursor::value(json& out, int depth) {
     case 7:
       ++p_;
       switch (initial) {
-        case 0xF4: out = false; return true;
-        case 0xF5: out = true; return true;
-        case 0xF6: out = nullptr; return true;
+        case 0xF4:
+          out = false;
+          return true;
+        case 0xF5:
+          out = true;
+          return true;
+        case 0xF6:
+          out = nullptr;
+          return true;
         case 0xFA: {  // single precision, widened as nlohmann widens it
           if (!argument(initial & 31, n)) return false;
           const auto bits = static_cast<uint32_t>(n);
@@ -216,9 +229,11 @@ bool cbor_cursor::value(json& out, int depth) {
           out = d;
           return true;
         }
-        default: return false;  // half floats, undefined, other simple values
+        default:
+          return false;  // half floats, undefined, other simple values
       }
-    default: return false;  // byte strings (nlohmann's binary values), tags
+    default:
+      return false;  // byte strings (nlohmann's binary values), tags
   }
 }
 

@@ -20,8 +20,7 @@ bool read_cbor_argument(const uint8_t*& p, const uint8_t* end, uint8_t ai, uint6
 
 class cbor_cursor {
  public:
-  explicit cbor_cursor(std::string_view in)
-      : p_(reinterpret_cast<const uint8_t*>(in.data())), end_(p_ + in.size()) {}
+  explicit cbor_cursor(std::string_view in) : p_(reinterpret_cast<const uint8_t*>(in.data())), end_(p_ + in.size()) {}
 
   bool at_end() const { return p_ == end_; }
   // Bytes not read yet: two readings' difference spans the items read in between.

@@ -30,7 +30,7 @@ bool cbor_nests_deeper_than(std::string_view bytes, int limit) {
       const bool unbounded = ai == 31;
       uint64_t n = 0;
       if (unbounded ? major == 0 || major == 1 || major == 6 || major == 7 : !read_cbor_argument(p, end, ai, n))
-        return false;  // an indefinite length where none can be, a reserved value, or truncated
+        return false;      // an indefinite length where none can be, a reserved value, or truncated
       uint64_t items = 0;  // what this item opens
       switch (major) {
         case 2:
@@ -42,10 +42,17 @@ bool cbor_nests_deeper_than(std::string_view bytes, int limit) {
             p += n;
           }
           break;
-        case 4: items = unbounded ? indefinite : n; break;
-        case 5: items = unbounded ? indefinite : (n > UINT64_MAX / 2 ? indefinite - 1 : 2 * n); break;
-        case 6: items = 1; break;  // a tag wraps one item
-        default: break;  // integers, simple values, floats
+        case 4:
+          items = unbounded ? indefinite : n;
+          break;
+        case 5:
+          items = unbounded ? indefinite : (n > UINT64_MAX / 2 ? indefinite - 1 : 2 * n);
+          break;
+        case 6:
+          items = 1;
+          break;  // a tag wraps one item
+        default:
+          break;  // integers, simple values, floats
       }
       if (items != 0) {
         open.push_back(items);

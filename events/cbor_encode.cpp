@@ -37,8 +37,10 @@ void encode_cbor_head_wide(uint8_t major, uint64_t n, std::string& out) {
 }
 
 void encode_cbor_integer(int64_t n, std::string& out) {
-  if (n >= 0) encode_cbor_head(0x00, static_cast<uint64_t>(n), out);
-  else encode_cbor_head(0x20, static_cast<uint64_t>(-1 - n), out);
+  if (n >= 0)
+    encode_cbor_head(0x00, static_cast<uint64_t>(n), out);
+  else
+    encode_cbor_head(0x20, static_cast<uint64_t>(-1 - n), out);
 }
 
 // NaN and the infinities as half floats; a double that a float holds exactly as a float;
@@ -49,8 +51,7 @@ void encode_cbor_float(double d, std::string& out) {
   } else if (std::isinf(d)) {
     out.append(d > 0 ? "\xF9\x7C\x00" : "\xF9\xFC\x00", 3);
   } else if (d >= static_cast<double>(std::numeric_limits<float>::lowest()) &&
-             d <= static_cast<double>(std::numeric_limits<float>::max()) &&
-             static_cast<double>(static_cast<float>(d)) == d) {
+             d <= static_cast<double>(std::numeric_limits<float>::max()) && static_cast<double>(static_cast<float>(d)) == d) {
     const float f = static_cast<float>(d);
     uint32_t bits;
     std::memcpy(&bits, &f, sizeof bits);

@@ -128,8 +128,10 @@ struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
 
 template <class T>
 bool present(const T& v) {
-  if constexpr (is_optional<T>::value) return v.has_value();
-  else return true;
+  if constexpr (is_optional<T>::value)
+    return v.has_value();
+  else
+    return true;
 }
 
 template <class T>
@@ -168,8 +170,10 @@ void write(const T& v, std::string& out) {
   if constexpr (std::is_same_v<T, bool>) {
     out.push_back(v ? '\xF5' : '\xF4');
   } else if constexpr (std::is_integral_v<T>) {
-    if constexpr (std::is_signed_v<T>) encode_cbor_integer(static_cast<int64_t>(v), out);
-    else encode_cbor_unsigned(static_cast<uint64_t>(v), out);
+    if constexpr (std::is_signed_v<T>)
+      encode_cbor_integer(static_cast<int64_t>(v), out);
+    else
+      encode_cbor_unsigned(static_cast<uint64_t>(v), out);
   } else if constexpr (std::is_floating_point_v<T>) {
     encode_cbor_float(static_cast<double>(v), out);
   } else if constexpr (std::is_same_v<T, std::string>) {
@@ -179,8 +183,10 @@ void write(const T& v, std::string& out) {
   } else if constexpr (is_optional<T>::value) {
     write(*v, out);
   } else if constexpr (is_nullable<T>::value) {
-    if (v) write(*v, out);
-    else out.push_back('\xF6');
+    if (v)
+      write(*v, out);
+    else
+      out.push_back('\xF6');
   } else if constexpr (is_pair<T>::value) {
     encode_cbor_head(0x80, 2, out);
     write(v.first, out);
@@ -217,8 +223,10 @@ nlohmann::json to_json_value(const T& v) {
   if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T> || std::is_same_v<T, std::string>) {
     return nlohmann::json(v);
   } else if constexpr (std::is_integral_v<T>) {
-    if constexpr (std::is_signed_v<T>) return nlohmann::json(static_cast<int64_t>(v));
-    else return nlohmann::json(static_cast<uint64_t>(v));
+    if constexpr (std::is_signed_v<T>)
+      return nlohmann::json(static_cast<int64_t>(v));
+    else
+      return nlohmann::json(static_cast<uint64_t>(v));
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     return v;
   } else if constexpr (is_optional<T>::value) {
@@ -281,7 +289,8 @@ void object_from_json(const nlohmann::json& j, T& x, const std::string& field) {
   T::describe(x, [&](const char* name, auto& v, const auto&... o) {
     auto it = j.find(name);
     if (it == j.end()) {
-      if constexpr (is_required<std::decay_t<decltype(o)>...>()) wrong(field.empty() ? std::string(name) : field + "." + name, "a value (it is required)");
+      if constexpr (is_required<std::decay_t<decltype(o)>...>())
+        wrong(field.empty() ? std::string(name) : field + "." + name, "a value (it is required)");
       return;
     }
     from_json_value(*it, v, field.empty() ? std::string(name) : field + "." + name);
@@ -313,8 +322,10 @@ void from_json_value(const nlohmann::json& j, T& v, const std::string& field) {
     }
     using inner_type = typename T::value_type;
     if constexpr (std::is_integral_v<inner_type> && !std::is_same_v<inner_type, bool>) {
-      if (auto n = integer_of<inner_type>(j)) v.emplace(*n);
-      else v.reset();
+      if (auto n = integer_of<inner_type>(j))
+        v.emplace(*n);
+      else
+        v.reset();
       return;
     } else {
       inner_type inner{};

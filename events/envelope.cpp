@@ -14,8 +14,8 @@ namespace baton::events {
 
 std::string encode_body(const event_envelope& e) {
   std::string out;
-  out.reserve(48 + e.stream_id.size() + e.type.size() + e.correlation_id.size() + e.causation_id.size() +
-              e.actor.size() + e.command_id.size() + e.payload.size());
+  out.reserve(48 + e.stream_id.size() + e.type.size() + e.correlation_id.size() + e.causation_id.size() + e.actor.size() +
+              e.command_id.size() + e.payload.size());
   out.push_back(static_cast<char>(envelope_format));
   put_varint(out, e.seq);
   put_bytes(out, e.stream_id);

@@ -22,12 +22,8 @@ namespace baton::events {
 namespace {
 
 enum cf_index : size_t { cf_default, cf_events, cf_stream_index, cf_commands, cf_snapshots, cf_offsets };
-const std::vector<std::string> cf_names = {rocksdb::kDefaultColumnFamilyName,
-                                           "events",
-                                           "stream_index",
-                                           "commands",
-                                           "snapshots",
-                                           "projection_offsets"};
+const std::vector<std::string> cf_names = {
+    rocksdb::kDefaultColumnFamilyName, "events", "stream_index", "commands", "snapshots", "projection_offsets"};
 const char* format_key = "format";
 const char* format_value = "baton-eventlog-1";
 
@@ -137,8 +133,8 @@ bool left_by_interrupted_creation(const std::string& dir) {
       return !stem.empty() && name.compare(stem.size(), suffix.size(), suffix) == 0 &&
              stem.find_first_not_of("0123456789") == std::string::npos;
     };
-    bool rocksdb_own = name == "LOCK" || name == "IDENTITY" || name == "LOG" || starts("LOG.old.") ||
-                       starts("MANIFEST-") || numbered(".dbtmp");
+    bool rocksdb_own =
+        name == "LOCK" || name == "IDENTITY" || name == "LOG" || starts("LOG.old.") || starts("MANIFEST-") || numbered(".dbtmp");
     if (!rocksdb_own || !entry.is_regular_file()) return false;
   }
   return !ec;
@@ -165,7 +161,8 @@ void check_directory(const std::string& dir) {
 }  // namespace
 
 std::unique_ptr<event_store> event_store::open(const std::string& dir, store_options opts) {
-  if (opts.read_only && !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT")) throw store_error("no event log in " + dir);
+  if (opts.read_only && !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT"))
+    throw store_error("no event log in " + dir);
   check_directory(dir);
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = true;
@@ -240,8 +237,7 @@ event_store::~event_store() {
   db_->Close();
 }
 
-std::vector<append_result> event_store::append(const std::vector<append_command>& cmds,
-                                               std::vector<event_envelope>* committed) {
+std::vector<append_result> event_store::append(const std::vector<append_command>& cmds, std::vector<event_envelope>* committed) {
   return append(cmds, committed, opts_.sync);
 }
 
@@ -249,12 +245,12 @@ std::optional<std::string> event_store::short_of_space() const { return space_->
 
 void event_store::sync_wal() { check(db_->SyncWAL(), "cannot sync the event log"); }
 
-std::vector<append_result> event_store::append(const std::vector<append_command>& cmds,
-                                               std::vector<event_envelope>* committed, bool sync_now) {
+std::vector<append_result> event_store::append(const std::vector<append_command>& cmds, std::vector<event_envelope>* committed,
+                                               bool sync_now) {
   std::vector<append_result> results(cmds.size());
   rocksdb::WriteBatch batch;
-  std::unordered_map<std::string, uint64_t> batch_heads;       // stream -> version within this batch
-  std::unordered_map<std::string, size_t> batch_commands;      // command id -> index into results
+  std::unordered_map<std::string, uint64_t> batch_heads;   // stream -> version within this batch
+  std::unordered_map<std::string, size_t> batch_commands;  // command id -> index into results
   uint64_t seq = last_seq();
   std::string prev_hash = last_hash_;
   size_t committed_before = committed ? committed->size() : 0;
@@ -423,8 +419,7 @@ void event_store::scan(uint64_t from_seq, uint64_t to_seq, bool verify_chain,
     auto key = it->key();
     uint64_t seq = key.size() == 8 ? get_u64be(std::string_view(key.data(), 8)) : 0;
     if (seq != expected)
-      throw store_error("sequence gap: expected event " + std::to_string(expected) + ", found key " +
-                            std::to_string(seq),
+      throw store_error("sequence gap: expected event " + std::to_string(expected) + ", found key " + std::to_string(seq),
                         expected);
     auto view = decode(std::string_view(it->value().data(), it->value().size()));
     if (!view || view->seq != seq) throw store_error("event " + std::to_string(seq) + " is malformed", seq);
@@ -448,8 +443,7 @@ std::vector<event_envelope> event_store::read(uint64_t from_seq, size_t max) con
   return out;
 }
 
-std::vector<event_envelope> event_store::read_stream(const std::string& stream_id, uint64_t from_version,
-                                                     size_t max) const {
+std::vector<event_envelope> event_store::read_stream(const std::string& stream_id, uint64_t from_version, size_t max) const {
   std::vector<event_envelope> out;
   std::string lower = name_key(stream_id, from_version), upper = name_key(stream_id, UINT64_MAX);
   rocksdb::Slice upper_slice = slice(upper);
@@ -524,8 +518,7 @@ std::optional<snapshot> event_store::snapshot_at_or_before(const std::string& na
   std::string prefix = name + std::string(1, '\0');
   it->SeekForPrev(slice(name_key(name, seq)));
   check(it->status(), "cannot read snapshots of " + name);
-  if (!it->Valid() || !it->key().starts_with(slice(prefix)) || it->key().size() != prefix.size() + 8)
-    return std::nullopt;
+  if (!it->Valid() || !it->key().starts_with(slice(prefix)) || it->key().size() != prefix.size() + 8) return std::nullopt;
   return snapshot{get_u64be(std::string_view(it->key().data() + prefix.size(), 8)), it->value().ToString()};
 }
 

@@ -86,8 +86,7 @@ class event_store {
   // With sync_now false the batch reaches the WAL (it survives a process crash) but is
   // durable against power loss only after the next sync_wal(): the log writer overlaps
   // that fsync with building the next batch and answers callers only after it.
-  std::vector<append_result> append(const std::vector<append_command>& cmds,
-                                    std::vector<event_envelope>* committed = nullptr);
+  std::vector<append_result> append(const std::vector<append_command>& cmds, std::vector<event_envelope>* committed = nullptr);
   std::vector<append_result> append(const std::vector<append_command>& cmds, std::vector<event_envelope>* committed,
                                     bool sync_now);
   // Why a write would be refused for want of space now (see store_options::min_free_bytes).
@@ -119,8 +118,7 @@ class event_store {
   // Visits events from_seq..to_seq (inclusive, 0 = to the end) in order, checking that
   // sequences have no gaps and, if verify_chain, every hash. Throws store_error on the first
   // problem. The view is valid only during the call; return false to stop early.
-  void scan(uint64_t from_seq, uint64_t to_seq, bool verify_chain,
-            const std::function<bool(const event_view&)>& visit) const;
+  void scan(uint64_t from_seq, uint64_t to_seq, bool verify_chain, const std::function<bool(const event_view&)>& visit) const;
   std::vector<event_envelope> read(uint64_t from_seq, size_t max) const;
   std::vector<event_envelope> read_stream(const std::string& stream_id, uint64_t from_version, size_t max) const;
   // The sequence of the first event of every stream whose id starts with `prefix`, in the
@@ -137,7 +135,6 @@ class event_store {
   // Where a command id landed, if it was ever appended.
   std::optional<append_result> find_command(const std::string& command_id) const;
 
-
  private:
   // tests/support/store_tampering.hpp: reads a record's stored bytes and the writer's cache of
   // stream heads, damages a log; in tests only.
@@ -152,8 +149,8 @@ class event_store {
   store_options opts_;
   std::unique_ptr<free_space_guard> space_;
   std::atomic<uint64_t> last_seq_{0};
-  std::string last_hash_;                                // writer-owned
-  std::unordered_map<std::string, uint64_t> heads_;      // writer-owned cache: stream -> version, filled on first use
+  std::string last_hash_;                            // writer-owned
+  std::unordered_map<std::string, uint64_t> heads_;  // writer-owned cache: stream -> version, filled on first use
 };
 
 }  // namespace baton::events

@@ -8,8 +8,7 @@ namespace {
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 }  // namespace
 
-free_space_guard::free_space_guard(std::string dir, uint64_t min_free_bytes)
-    : dir_(std::move(dir)), min_free_(min_free_bytes) {}
+free_space_guard::free_space_guard(std::string dir, uint64_t min_free_bytes) : dir_(std::move(dir)), min_free_(min_free_bytes) {}
 
 std::optional<std::string> free_space_guard::short_of_space() const {
   if (min_free_ == 0) return std::nullopt;

@@ -13,21 +13,36 @@ void append_json_string(std::string& out, std::string_view s, invalid_utf8 bad) 
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
     if (c >= 0x80) {  // beyond ASCII: nlohmann's dump, which checks the UTF-8, writes all of it
       out.resize(at);
-      out += nlohmann::json(std::string(s)).dump(-1, ' ', false,
-                                                 bad == invalid_utf8::replace ? nlohmann::json::error_handler_t::replace
-                                                                              : nlohmann::json::error_handler_t::strict);
+      out += nlohmann::json(std::string(s))
+                 .dump(-1, ' ', false,
+                       bad == invalid_utf8::replace ? nlohmann::json::error_handler_t::replace
+                                                    : nlohmann::json::error_handler_t::strict);
       return;
     }
     out.append(s.data() + run, i - run);
     run = i + 1;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default: {
         static const char hex[] = "0123456789abcdef";
         out += "\\u00";
@@ -108,10 +123,14 @@ bool is_utf8(std::string_view s) {
     }
     size_t n;
     unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range (RFC 3629: no overlongs, surrogates or > U+10FFFF)
-    if (c >= 0xc2 && c <= 0xdf) n = 1;
-    else if (c >= 0xe0 && c <= 0xef) n = 2, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4) n = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else return false;
+    if (c >= 0xc2 && c <= 0xdf)
+      n = 1;
+    else if (c >= 0xe0 && c <= 0xef)
+      n = 2, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+      n = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else
+      return false;
     if (i + n >= s.size()) return false;  // cut short
     for (size_t k = 1; k <= n; ++k) {
       const unsigned char b = static_cast<unsigned char>(s[i + k]);

@@ -28,7 +28,7 @@ class spdlog_logger : public rocksdb::Logger {
     va_end(copy);
     const auto lvl = level >= rocksdb::InfoLogLevel::ERROR_LEVEL  ? spdlog::level::err
                      : level >= rocksdb::InfoLogLevel::WARN_LEVEL ? spdlog::level::warn
-                                                                   : spdlog::level::debug;
+                                                                  : spdlog::level::debug;
     spdlog::log(lvl, "rocksdb: {}", buf);
   }
 };

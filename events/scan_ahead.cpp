@@ -15,8 +15,8 @@ namespace baton::events {
 
 namespace {
 
-constexpr size_t batch_size = 256;      // events handed over at once (one lock per batch)
-constexpr size_t batches_ahead = 32;    // how far the reader may run ahead (~8,000 events)
+constexpr size_t batch_size = 256;    // events handed over at once (one lock per batch)
+constexpr size_t batches_ahead = 32;  // how far the reader may run ahead (~8,000 events)
 // Loads what writing over a spent place will read, in two steps, so that the second finds
 // the first's line in the cache: the event itself some places ahead, then, nearer, the
 // memory of what `prepare` made of it (freed there).
@@ -108,8 +108,7 @@ const nlohmann::json& payload_of(decoded_event& e) {
 
 void scan_decoded(const event_store& store, uint64_t from_seq, uint64_t to_seq, bool verify_chain,
                   const std::function<bool(decoded_event&)>& visit,
-                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare,
-                  const look_ahead* ahead) {
+                  const std::function<bool(decoded_event&, std::string_view cbor)>& prepare, const look_ahead* ahead) {
   handover h;
   std::thread reader([&] {
     std::exception_ptr error;

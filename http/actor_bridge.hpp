@@ -20,14 +20,18 @@ struct bridge_reply {
 };
 
 template <class Result, class Handle, class... Ts>
-bridge_reply<Result> ask(caf::actor_system& sys, const Handle& target, std::chrono::milliseconds deadline,
-                         Ts... args) {
+bridge_reply<Result> ask(caf::actor_system& sys, const Handle& target, std::chrono::milliseconds deadline, Ts... args) {
   auto promise = std::make_shared<std::promise<bridge_reply<Result>>>();
   auto future = promise->get_future();
   sys.spawn([=](caf::event_based_actor* self) {
     self->request(target, caf::infinite, args...)
-        .then([=](Result& r) { promise->set_value(bridge_reply<Result>{std::move(r), {}}); },
-              [=](caf::error& e) { promise->set_value(bridge_reply<Result>{std::nullopt, self->system().render(e)}); });
+        .then(
+            [=](Result& r) {
+              promise->set_value(bridge_reply<Result>{std::move(r), {}});
+            },
+            [=](caf::error& e) {
+              promise->set_value(bridge_reply<Result>{std::nullopt, self->system().render(e)});
+            });
   });
   if (future.wait_for(deadline) != std::future_status::ready) return {std::nullopt, "timed out"};
   return future.get();

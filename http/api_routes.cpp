@@ -19,8 +19,8 @@
 namespace baton::http {
 namespace {
 
-using nlohmann::json;
 using core::command_kind;
+using nlohmann::json;
 namespace C = core::commands;
 
 // Builds the command from an admitted request; throws invalid_field for a 422.
@@ -81,7 +81,8 @@ bool fill_archived(const api_context& ctx, core::reply& r, response& res) {
 // Blocking: for routes that reshape the scheduler's answer (run on the server's pool).
 std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res) {
   auto r = actors::submit(ctx.scheduler, std::move(e), std::chrono::seconds(30));
-  if (!r) refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
+  if (!r)
+    refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
   return r;
 }
 
@@ -102,9 +103,8 @@ response rendered_later(core::reply r) {
 // Non-blocking: the scheduler's reply is sent when it comes (after its events are durable);
 // no thread waits for it. For the hot worker calls (poll, heartbeat, job reports).
 void submit(const api_context& ctx, core::envelope e, respond_fn respond) {
-  actors::submit_async(ctx.scheduler, std::move(e), [respond = std::move(respond)](core::reply r) {
-    respond(rendered_later(std::move(r)));
-  });
+  actors::submit_async(ctx.scheduler, std::move(e),
+                       [respond = std::move(respond)](core::reply r) { respond(rendered_later(std::move(r))); });
 }
 
 void route(router& s, const std::string& method, const std::string& path, const api_context& ctx, command_kind kind,
@@ -167,9 +167,12 @@ void list(router& s, const std::string& path, const api_context& ctx, command_ki
 
 core::command no_args(command_kind k) {
   switch (k) {
-    case command_kind::list_clusters: return C::list_clusters{};
-    case command_kind::list_worker_images: return C::list_worker_images{};
-    default: return C::salad_status{};
+    case command_kind::list_clusters:
+      return C::list_clusters{};
+    case command_kind::list_worker_images:
+      return C::list_worker_images{};
+    default:
+      return C::salad_status{};
   }
 }
 
@@ -183,9 +186,8 @@ void add_api_routes(router& s, api_context ctx) {
   s.Post("/workers/register", [ctx](const request& req, response& res) {
     // The worker's own credential: handed back once, only its hash is kept and logged.
     std::string secret = new_secret_hex();
-    auto e = prepare(ctx, req, res, K::register_worker, [&](const request& rq) -> core::command {
-      return build::register_worker(rq, new_uuid(), hash_of(secret));
-    });
+    auto e = prepare(ctx, req, res, K::register_worker,
+                     [&](const request& rq) -> core::command { return build::register_worker(rq, new_uuid(), hash_of(secret)); });
     if (!e) return;
     auto r = ask(ctx, std::move(*e), res);
     if (!r) return;
@@ -215,7 +217,8 @@ void add_api_routes(router& s, api_context ctx) {
     auto e = prepare(ctx, req, res, K::request_job, build::request_job);
     if (!e) {
       bool idle = res.status == 200;  // answered from the idle view
-      return measured(std::move(res), idle ? "no_job_available" : "refused", idle ? "no_job_for_this_worker" : std::to_string(res.status));
+      return measured(std::move(res), idle ? "no_job_available" : "refused",
+                      idle ? "no_job_for_this_worker" : std::to_string(res.status));
     }
     actors::submit_async(ctx.scheduler, std::move(*e), [measured = std::move(measured)](core::reply r) {
       const auto* poll = std::get_if<core::results::poll_answer>(&r.value);
@@ -248,8 +251,9 @@ void add_api_routes(router& s, api_context ctx) {
   route(s, "DELETE", R"(/jobs/([^/]+))", ctx, K::cancel_job, [](const request& req) -> core::command {
     return C::cancel_job{build::path_uuid(req), query_bool(req, "force", false)};
   });
-  route(s, "POST", R"(/jobs/([^/]+)/requeue)", ctx, K::requeue_job,
-        [](const request& req) -> core::command { return C::requeue_job{build::path_uuid(req), new_uuid()}; });
+  route(s, "POST", R"(/jobs/([^/]+)/requeue)", ctx, K::requeue_job, [](const request& req) -> core::command {
+    return C::requeue_job{build::path_uuid(req), new_uuid()};
+  });
   s.Delete("/jobs", [ctx](const request& req, response& res) { run(ctx, req, res, K::prune_jobs, build::prune_jobs); });
 
   // --- who goes first ---
@@ -259,7 +263,8 @@ void add_api_routes(router& s, api_context ctx) {
         [](const request& req) -> core::command { return C::release_job{build::path_uuid(req)}; });
   route(s, "GET", R"(/jobs/([^/]+)/priority)", ctx, K::job_priority,
         [](const request& req) -> core::command { return C::job_priority{build::path_uuid(req)}; });
-  route(s, "GET", "/priority", ctx, K::list_priorities, [](const request& req) -> core::command { return build::list_priorities(req); });
+  route(s, "GET", "/priority", ctx, K::list_priorities,
+        [](const request& req) -> core::command { return build::list_priorities(req); });
   route(s, "GET", "/fairshare", ctx, K::fairshare, [](const request&) -> core::command { return C::fairshare{}; });
   route(s, "POST", "/priority/recalculate", ctx, K::recalculate_priorities,
         [](const request&) -> core::command { return C::recalculate_priorities{}; });
@@ -269,9 +274,8 @@ void add_api_routes(router& s, api_context ctx) {
   s.Post("/operators", [ctx](const request& req, response& res) {
     // The operator's token: handed back once; only its hash is kept and logged.
     std::string secret = new_secret_hex();
-    auto e = prepare(ctx, req, res, K::create_operator, [&](const request& rq) -> core::command {
-      return build::create_operator(rq, hash_of(secret));
-    });
+    auto e = prepare(ctx, req, res, K::create_operator,
+                     [&](const request& rq) -> core::command { return build::create_operator(rq, hash_of(secret)); });
     if (!e) return;
     auto name = std::get<C::create_operator>(e->cmd).name;
     auto r = ask(ctx, std::move(*e), res);
@@ -290,12 +294,11 @@ void add_api_routes(router& s, api_context ctx) {
   // request refused. An operator rotates their own token (an admin anyone's), a worker its own.
   using rotation_builder = core::command (*)(const request&, const std::string&);
   for (auto [path, kind, build_cmd] :
-       {std::tuple<std::string, K, rotation_builder>{R"(/operators/([^/]+)/token)", K::rotate_operator_token,
-                                                     [](const request& rq, const std::string& sha) -> core::command {
-                                                       return build::rotate_operator_token(rq, sha);
-                                                     }},
+       {std::tuple<std::string, K, rotation_builder>{
+            R"(/operators/([^/]+)/token)", K::rotate_operator_token,
+            [](const request&rq, const std::string&sha) -> core::command { return build::rotate_operator_token(rq, sha); }},
         {R"(/workers/([^/]+)/credential)", K::rotate_worker_credential,
-         [](const request& rq, const std::string& sha) -> core::command { return build::rotate_worker_credential(rq, sha); }}})
+         [](const request&rq, const std::string&sha) -> core::command { return build::rotate_worker_credential(rq, sha); }}})
     s.Post(path, [ctx, kind = kind, build_cmd = build_cmd](const request& req, response& res) {
       std::string secret = new_secret_hex();
       auto e = prepare(ctx, req, res, kind, [&](const request& rq) { return build_cmd(rq, hash_of(secret)); });
@@ -351,12 +354,11 @@ void add_api_routes(router& s, api_context ctx) {
     run(ctx, req, res, K::list_clusters, [](const request&) -> core::command { return C::list_clusters{}; });
     if (res.status == 200) reply_json(res, 200, {{"clusters", json::parse(res.body)}});  // RelayMD's shape
   });
-  s.Put("/config/slurm-clusters/enabled", [ctx](const request& req, response& res) {
-    run(ctx, req, res, K::set_clusters_enabled, build::clusters_enabled);
-  });
+  s.Put("/config/slurm-clusters/enabled",
+        [ctx](const request& req, response& res) { run(ctx, req, res, K::set_clusters_enabled, build::clusters_enabled); });
   for (bool enable : {true, false})
-    route(s, "POST", enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx,
-          K::set_cluster_enabled, [enable](const request& req) -> core::command { return build::cluster_enabled(req, enable); });
+    route(s, "POST", enable ? R"(/clusters/([^/]+)/enable)" : R"(/clusters/([^/]+)/disable)", ctx, K::set_cluster_enabled,
+          [enable](const request& req) -> core::command { return build::cluster_enabled(req, enable); });
 
   // --- the audit export, from the log itself (events/log_reader.hpp, written by replay's export) ---
   s.Get("/audit/export", [ctx](const request& req, response& res) {
@@ -371,10 +373,12 @@ void add_api_routes(router& s, api_context ctx) {
     auto exported = ctx.log->export_events(q.filter, q.csv ? events::export_format::csv : events::export_format::jsonl, out);
     if (exported.damaged) return refuse(res, {core::error_kind::internal, "log_damaged", *exported.damaged, {}, ""});
     if (out.tellp() > static_cast<std::streamoff>(max_export_bytes))
-      return refuse(res, {core::error_kind::invalid, "export_too_large",
-                          "the export of " + std::to_string(exported.summary.count) +
-                              " events exceeds 512 MiB: narrow it with from and to",
-                          {}, "from"});
+      return refuse(
+          res, {core::error_kind::invalid,
+                "export_too_large",
+                "the export of " + std::to_string(exported.summary.count) + " events exceeds 512 MiB: narrow it with from and to",
+                {},
+                "from"});
     res.status = 200;
     res.set_header("Content-Disposition", std::string("attachment; filename=\"baton-audit.") + (q.csv ? "csv" : "jsonl") + "\"");
     res.set_content(out.str(), q.csv ? "text/csv" : "application/x-ndjson");
@@ -388,7 +392,8 @@ void add_api_routes(router& s, api_context ctx) {
     if (!r) return;
     if (r->error) return refuse(res, *r->error);
     const auto* m = std::get_if<core::results::metrics>(&r->value);
-    if (!m) return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
+    if (!m)
+      return refuse(res, {core::error_kind::internal, "internal", "the scheduler answered metrics with something else", {}, ""});
     res.status = 200;
     metrics_sources from;
     from.transfers = ctx.transfer_counts.get();
@@ -420,8 +425,7 @@ void add_api_routes(router& s, api_context ctx) {
     }
     // The job's stream, read through the log's index: everything acknowledged is in it.
     auto h = ctx.history->read(id);
-    if (!h.available)
-      return refuse(res, {core::error_kind::unavailable, "history_unavailable", h.why, {}, ""});
+    if (!h.available) return refuse(res, {core::error_kind::unavailable, "history_unavailable", h.why, {}, ""});
     if (!h.history) return refuse(res, core::not_found("Job", id));
     reply_json(res, 200, *h.history);
   });

@@ -25,8 +25,8 @@
 namespace baton::http {
 
 namespace net = boost::asio;
-using net::ip::tcp;
 using boost::system::error_code;
+using net::ip::tcp;
 
 struct beast_server::impl {
   impl(beast_server_options o, const router& r) : core(std::move(o), r) {
@@ -52,8 +52,7 @@ struct beast_server::impl {
     if (core.stopping || !acceptor.is_open()) return;
     if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space || ec == net::error::no_memory) {
       // Out of descriptors: wait a moment instead of spinning on the listening socket.
-      spdlog::warn("http: accept failed with {} connections open ({}); pausing 100 ms", core.sessions.size(),
-                   ec.message());
+      spdlog::warn("http: accept failed with {} connections open ({}); pausing 100 ms", core.sessions.size(), ec.message());
       accept_retry.expires_after(std::chrono::milliseconds(100));
       accept_retry.async_wait([this](error_code e) {
         if (!e && !core.stopping) accept();
@@ -75,8 +74,7 @@ struct beast_server::impl {
     if (!s->authenticated()) {
       auto mine = core.unauthenticated_from.find(s->group());
       const size_t held = mine == core.unauthenticated_from.end() ? 0 : mine->second.size();
-      if (held >= static_cast<size_t>(core.opts.max_unauthenticated_per_address) &&
-          !core.evict_unauthenticated(&s->group()))
+      if (held >= static_cast<size_t>(core.opts.max_unauthenticated_per_address) && !core.evict_unauthenticated(&s->group()))
         return s->refuse(429, "too_many_unauthenticated_connections",
                          "this address already has " + std::to_string(held) +
                              " connections without an authenticated request (http.max_unauthenticated_connections_per_address); "
@@ -120,8 +118,10 @@ struct beast_server::impl {
     std::vector<std::shared_ptr<session>> quiet;
     bool pending = false;
     for (auto& [id, s] : core.sessions) {
-      if (s->busy()) pending = true;
-      else quiet.push_back(s);
+      if (s->busy())
+        pending = true;
+      else
+        quiet.push_back(s);
     }
     for (auto& s : quiet) s->close();
     return !pending || now >= drain_deadline;
@@ -158,7 +158,7 @@ constexpr const char* tls12_ciphers =
 // A private key others on the host can read is no longer private (a login node has many
 // users); refused as ssh refuses such a key, rather than served with.
 void check_key_mode(const std::string& key_file) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(key_file.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;  // (a missing file: the load says so)
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
@@ -170,10 +170,9 @@ void check_key_mode(const std::string& key_file) {
 // which must match and be private.
 net::ssl::context tls_context(const std::string& cert_file, const std::string& key_file) {
   net::ssl::context ctx(net::ssl::context::tls_server);
-  ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                  net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 |
-                  net::ssl::context::single_dh_use | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                  SSL_OP_CIPHER_SERVER_PREFERENCE);
+  ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 | net::ssl::context::no_sslv3 |
+                  net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use |
+                  SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
   if (SSL_CTX_set_cipher_list(ctx.native_handle(), tls12_ciphers) != 1)
     throw std::runtime_error("TLS: this OpenSSL offers none of batond's TLS 1.2 cipher suites");

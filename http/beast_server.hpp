@@ -40,21 +40,21 @@ struct beast_server_options {
   size_t max_body_bytes = 16 << 20;    // larger: 413
   size_t max_header_bytes = 64 << 10;  // request line + headers; larger: 431
   int max_requests_per_connection = 100000;
-  int read_timeout_seconds = 30;       // a whole request (head + body), from its first byte
-  int idle_timeout_seconds = 120;      // a keep-alive connection with no request in progress
-  int max_connections = 20000;         // beyond: 503 and close
+  int read_timeout_seconds = 30;                          // a whole request (head + body), from its first byte
+  int idle_timeout_seconds = 120;                         // a keep-alive connection with no request in progress
+  int max_connections = 20000;                            // beyond: 503 and close
   size_t max_buffered_request_bytes = size_t{256} << 20;  // all connections together; beyond: 503
-  int async_reply_deadline_ms = 10000;  // an async route's answer; later: 503 not_durable_yet
-  int stream_keepalive_seconds = 15;   // a quiet event stream gets a comment line this often
+  int async_reply_deadline_ms = 10000;                    // an async route's answer; later: 503 not_durable_yet
+  int stream_keepalive_seconds = 15;                      // a quiet event stream gets a comment line this often
   // An event stream's client gets at most one write per this many ms, with everything queued
   // meanwhile: one write per log batch to each of 50 dashboards took the I/O thread from polls.
   int stream_write_interval_ms = 50;
-  int stop_grace_seconds = 5;          // stop(): how long requests in flight may still answer
+  int stop_grace_seconds = 5;  // stop(): how long requests in flight may still answer
   // Whether a request's head carries a valid credential (batond: http::identify()); unset,
   // every connection counts as authenticated from the start. Runs on the I/O thread.
   std::function<bool(const request& head)> authenticates;
-  int unauthenticated_timeout_seconds = 10;  // before authenticating: handshake, each request, each idle wait
-  int max_unauthenticated_per_address = 32;  // per client_group(); beyond, that address's oldest closes
+  int unauthenticated_timeout_seconds = 10;          // before authenticating: handshake, each request, each idle wait
+  int max_unauthenticated_per_address = 32;          // per client_group(); beyond, that address's oldest closes
   size_t max_unauthenticated_body_bytes = 64 << 10;  // larger, or Expect: 100-continue, without a credential: 401
   // HTTPS when set (PEM files; the certificate file may carry the chain). TLS 1.2 with ECDHE
   // and an AEAD cipher only, or TLS 1.3; the handshake is the unauthenticated connection's

@@ -53,7 +53,8 @@ bool server_core::make_room(size_t n, uint64_t except) {
   }
   if (buffered - freed + n > opts.max_buffered_request_bytes) return false;
   for (auto& s : victims) s->close();
-  if (!victims.empty()) spdlog::debug("http: closed {} unauthenticated connections to make room for request bytes", victims.size());
+  if (!victims.empty())
+    spdlog::debug("http: closed {} unauthenticated connections to make room for request bytes", victims.size());
   return true;
 }
 
@@ -90,8 +91,7 @@ void session::leave_unauthenticated() {
   if (!counted_) return;
   core_.unauthenticated.erase(id_);
   auto it = core_.unauthenticated_from.find(group_);
-  if (it != core_.unauthenticated_from.end() && it->second.erase(id_) && it->second.empty())
-    core_.unauthenticated_from.erase(it);
+  if (it != core_.unauthenticated_from.end() && it->second.erase(id_) && it->second.empty()) core_.unauthenticated_from.erase(it);
 }
 
 template <class Next>
@@ -101,7 +101,7 @@ void session::when_ready(Next next) {
   deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);
   conn_.handshake([self = shared_from_this(), next = std::move(next)](error_code ec) {
     if (self->state_ != state::handshaking) return;  // closed by its deadline meanwhile
-    if (ec) {  // not TLS, an untrusted client, a scanner: one line at debug, nothing else
+    if (ec) {                                        // not TLS, an untrusted client, a scanner: one line at debug, nothing else
       spdlog::debug("http: TLS handshake with {} failed: {}", self->remote_, ec.message());
       return self->close();
     }
@@ -121,13 +121,12 @@ void session::refuse(int status, const std::string& code, const std::string& mes
 void session::read_some() {
   size_t want = 8192;
   if (expected_ > received_) want = std::min<size_t>(std::max<size_t>(expected_ - received_, want), 65536);
-  conn_.async_read_some(buffer_.prepare(want),
-                          [self = shared_from_this()](error_code ec, size_t n) { self->on_read(ec, n); });
+  conn_.async_read_some(buffer_.prepare(want), [self = shared_from_this()](error_code ec, size_t n) { self->on_read(ec, n); });
 }
 
 void session::on_read(error_code ec, size_t n) {
   if (state_ != state::idle && state_ != state::reading) return;  // closed meanwhile
-  if (ec) return close();  // EOF or reset: a request cut short goes with the connection
+  if (ec) return close();                                         // EOF or reset: a request cut short goes with the connection
   buffer_.commit(n);
   received_ += n;
   if (!charge(std::max(received_, expected_)))
@@ -248,11 +247,10 @@ bool session::check_head() {
   parser_->eager(true);  // from here on, one put() takes all the body bytes at hand
   if (expect_continue && !parser_->is_done() && buffer_.size() == 0) {
     static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    net::async_write(conn_, net::buffer(interim, sizeof interim - 1),
-                     [self = shared_from_this()](error_code ec, size_t) {
-                       if (ec) return self->close();
-                       self->parse();
-                     });
+    net::async_write(conn_, net::buffer(interim, sizeof interim - 1), [self = shared_from_this()](error_code ec, size_t) {
+      if (ec) return self->close();
+      self->parse();
+    });
     return false;
   }
   return true;
@@ -300,8 +298,7 @@ void session::dispatch() {
     spdlog::error("http: {} {}: {}", req.method, req.target, e.what());
     response res;
     res.status = 500;
-    res.set_content(R"({"error":"internal_error","message":"the server failed to route this request"})",
-                    "application/json");
+    res.set_content(R"({"error":"internal_error","message":"the server failed to route this request"})", "application/json");
     responder(id, "unmatched")(std::move(res));
   }
 }
@@ -435,8 +432,10 @@ void session::write(beast_response res, bool keep_alive) {
   deadline_ = steady::now() + limit(core_.opts.read_timeout_seconds);
   secure_headers(res);
   keep_alive_ = keep_alive && !core_.stopping;
-  if (!keep_alive_) res.keep_alive(false);
-  else if (http10_) res.set(bhttp::field::connection, "keep-alive");
+  if (!keep_alive_)
+    res.keep_alive(false);
+  else if (http10_)
+    res.set(bhttp::field::connection, "keep-alive");
   out_.emplace(std::move(res));
   bhttp::async_write(conn_, *out_, [self = shared_from_this()](error_code ec, size_t) { self->on_written(ec); });
 }
@@ -617,10 +616,10 @@ void session::upload_step() {
               return failed_sink(e);
             }
           },
-                 [id = request_](session& self, response res) {
-                   if (self.state_ != state::handling || self.request_ != id) return;
-                   self.upload_answer(std::move(res));
-                 });
+          [id = request_](session& self, response res) {
+            if (self.state_ != state::handling || self.request_ != id) return;
+            self.upload_answer(std::move(res));
+          });
     }
     return;
   }
@@ -663,8 +662,7 @@ void session::upload_answer(response res) {
 // The head goes as the route made it, with the source's size as Content-Length.
 void session::start_download(beast_response& head, std::shared_ptr<body_source> source) {
   if (!charge(charged_ + 2 * core_.opts.transfer_chunk_bytes))
-    return write(error_reply(503, "request_memory_exhausted", "the server holds too many transfer buffers; retry later"),
-                 false);
+    return write(error_reply(503, "request_memory_exhausted", "the server holds too many transfer buffers; retry later"), false);
   secure_headers(head);
   keep_alive_ = keep_alive_ && !core_.stopping;
   source_ = std::move(source);
@@ -677,8 +675,10 @@ void session::start_download(beast_response& head, std::shared_ptr<body_source> 
     text.append(name).append(": ").append(to_std(f.value())).append("\r\n");
   }
   text += "Content-Length: " + std::to_string(body_left_) + "\r\n";
-  if (!keep_alive_) text += "Connection: close\r\n";
-  else if (http10_) text += "Connection: keep-alive\r\n";
+  if (!keep_alive_)
+    text += "Connection: close\r\n";
+  else if (http10_)
+    text += "Connection: keep-alive\r\n";
   text += "\r\n";
   download_head_ = std::move(text);
   socket_busy_ = true;
@@ -770,9 +770,9 @@ void session::tick(steady::time_point now) {
     if (!async_route_) return;
     // The route (typically waiting for its events to be fsynced) missed the deadline: the
     // client hears so now, the connection goes on in order, and the late answer is dropped.
-    auto res = error_reply(503, "not_durable_yet", "the answer was not durable within " +
-                                                       std::to_string(core_.opts.async_reply_deadline_ms) +
-                                                       " ms; retry");
+    auto res =
+        error_reply(503, "not_durable_yet",
+                    "the answer was not durable within " + std::to_string(core_.opts.async_reply_deadline_ms) + " ms; retry");
     res.set(bhttp::field::retry_after, "1");
     return write(std::move(res), keep_alive_);
   }

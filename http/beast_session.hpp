@@ -47,13 +47,13 @@ struct server_core {
   beast_server_options opts;
   const router& routes;
   boost::asio::io_context ioc{1};
-  std::unique_ptr<boost::asio::thread_pool> pool;  // blocking routes
+  std::unique_ptr<boost::asio::thread_pool> pool;           // blocking routes
   std::unique_ptr<boost::asio::thread_pool> transfer_pool;  // streamed bodies' disk work (opts.transfer_threads)
-  std::optional<boost::asio::ssl::context> tls;   // set: every connection speaks TLS
+  std::optional<boost::asio::ssl::context> tls;             // set: every connection speaks TLS
   std::shared_ptr<reply_gate> gate = std::make_shared<reply_gate>();
   std::unordered_map<uint64_t, std::shared_ptr<session>> sessions;  // every open connection
-  size_t counted = 0;   // connections within max_connections (refused ones are not)
-  size_t buffered = 0;  // request bytes held by every connection together
+  size_t counted = 0;                                               // connections within max_connections (refused ones are not)
+  size_t buffered = 0;                                              // request bytes held by every connection together
   bool stopping = false;
   // Counted connections not yet authenticated, oldest first (ids grow), and by client group.
   std::set<uint64_t> unauthenticated;
@@ -115,7 +115,7 @@ class session : public std::enable_shared_from_this<session> {
   void read_some();
   void on_read(boost::system::error_code ec, size_t n);
   void parse();
-  bool check_head();  // false: rejected, or a 100 Continue is being written (parse() resumes after it)
+  bool check_head();    // false: rejected, or a 100 Continue is being written (parse() resumes after it)
   bool caller_known();  // the head being parsed carries a valid credential (opts.authenticates)
   void authenticate();
   void leave_unauthenticated();  // out of core_.unauthenticated and unauthenticated_from
@@ -126,7 +126,7 @@ class session : public std::enable_shared_from_this<session> {
   void write(beast_response res, bool keep_alive);
   void on_written(boost::system::error_code ec);
   void reject(int status, const std::string& code, const std::string& message);
-  void linger();   // after a last answer: stop sending, read and drop until the client closes
+  void linger();  // after a last answer: stop sending, read and drop until the client closes
   void discard();
   void start_stream(beast_response& head, std::shared_ptr<event_stream> stream);
   void write_stream(std::vector<event_stream::shared_text> texts);
@@ -143,7 +143,7 @@ class session : public std::enable_shared_from_this<session> {
   template <class Work, class Done>
   void off_thread(Work work, Done done);
   void begin_upload(const router::route& r, request head, bool expect_continue, uint64_t length, bool keep_alive);
-  void upload_step();  // moves the body along: socket -> chunk -> sink, then the sink's answer
+  void upload_step();                // moves the body along: socket -> chunk -> sink, then the sink's answer
   void upload_answer(response res);  // the upload's answer (a refusal closes the connection after it)
   void start_download(beast_response& head, std::shared_ptr<body_source> source);
   void download_step();  // source -> chunk -> socket, then the next request
@@ -166,10 +166,10 @@ class session : public std::enable_shared_from_this<session> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   bool head_checked_ = false;
-  size_t consumed_ = 0;  // bytes of the current request the parser has taken so far
-  size_t received_ = 0;  // bytes of the current request (and any pipelined after it) read so far
-  size_t expected_ = 0;  // head + Content-Length, once the head is parsed
-  size_t charged_ = 0;   // taken from core_.buffered for them
+  size_t consumed_ = 0;   // bytes of the current request the parser has taken so far
+  size_t received_ = 0;   // bytes of the current request (and any pipelined after it) read so far
+  size_t expected_ = 0;   // head + Content-Length, once the head is parsed
+  size_t charged_ = 0;    // taken from core_.buffered for them
   uint64_t request_ = 0;  // number of the request being handled
   bool async_route_ = false;
   bool keep_alive_ = true;
@@ -184,17 +184,17 @@ class session : public std::enable_shared_from_this<session> {
   // The body being streamed (state uploading or downloading).
   std::shared_ptr<body_sink> sink_;
   std::shared_ptr<body_source> source_;
-  std::string transfer_route_;       // the route's name, for the request counters
-  uint64_t body_left_ = 0;           // upload: bytes still to read from the socket; download: from the source
-  chunk filling_;                    // upload: read into from the socket
-  chunk ready_;                      // download: read from the source, next to write
+  std::string transfer_route_;  // the route's name, for the request counters
+  uint64_t body_left_ = 0;      // upload: bytes still to read from the socket; download: from the source
+  chunk filling_;               // upload: read into from the socket
+  chunk ready_;                 // download: read from the source, next to write
   chunk spare_;
-  bool pool_busy_ = false;           // a chunk is with the sink or source on the pool
-  bool socket_busy_ = false;         // a read (upload) or write (download) of body bytes is in flight
-  bool client_gone_ = false;         // upload: the client closed midway (what it sent still goes to the sink)
-  std::string download_head_;        // the download's head, while it is written
-  chunk writing_chunk_;              // download: being written
-  size_t written_ = 0;               // of it, so far
+  bool pool_busy_ = false;     // a chunk is with the sink or source on the pool
+  bool socket_busy_ = false;   // a read (upload) or write (download) of body bytes is in flight
+  bool client_gone_ = false;   // upload: the client closed midway (what it sent still goes to the sink)
+  std::string download_head_;  // the download's head, while it is written
+  chunk writing_chunk_;        // download: being written
+  size_t written_ = 0;         // of it, so far
 };
 
 }  // namespace baton::http

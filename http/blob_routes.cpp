@@ -12,8 +12,8 @@ namespace baton::http {
 
 namespace {
 
-using storage::local_backend;
 using nlohmann::json;
+using storage::local_backend;
 
 // A non-negative decimal that fits 64 bits, or nothing.
 std::optional<uint64_t> parse_u64(const std::string& s) {
@@ -146,8 +146,7 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
     return refused(std::move(res));
   }
   if (*offset > u->size || *length > u->size - *offset) {
-    reply(res, 422, "upload_length",
-          "offset + Content-Length must be the blob's size (" + std::to_string(u->size) + " bytes)",
+    reply(res, 422, "upload_length", "offset + Content-Length must be the blob's size (" + std::to_string(u->size) + " bytes)",
           {{"field", "Content-Length"}, {"size", u->size}});
     return refused(std::move(res));
   }
@@ -173,13 +172,11 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
       reply(res, 409, "upload_busy", "another connection is sending this upload; retry once it has ended");
       break;
     case local_backend::open_status::offset:
-      reply(res, 409, "upload_offset",
-            "batond holds " + std::to_string(opened.held) + " bytes of this upload; send from there",
+      reply(res, 409, "upload_offset", "batond holds " + std::to_string(opened.held) + " bytes of this upload; send from there",
             {{"offset", opened.held}, {"field", "offset"}});
       break;
     case local_backend::open_status::length:
-      reply(res, 422, "upload_length",
-            "offset + Content-Length must be the blob's size (" + std::to_string(u->size) + " bytes)",
+      reply(res, 422, "upload_length", "offset + Content-Length must be the blob's size (" + std::to_string(u->size) + " bytes)",
             {{"field", "Content-Length"}, {"size", u->size}});
       break;
     case local_backend::open_status::io_error:
@@ -246,8 +243,8 @@ void download(const api_context& ctx, local_backend& blobs, const request& req, 
   res.set_header("Accept-Ranges", "bytes");
   res.set_header("ETag", "\"" + d->sha256 + "\"");
   if (!asked.empty())
-    res.set_header("Content-Range", "bytes " + std::to_string(range.first) + "-" +
-                                        std::to_string(range.first + range.count - 1) + "/" + std::to_string(d->size));
+    res.set_header("Content-Range", "bytes " + std::to_string(range.first) + "-" + std::to_string(range.first + range.count - 1) +
+                                        "/" + std::to_string(d->size));
   res.source = std::make_shared<blob_source>(std::move(opened.reader));
 }
 

@@ -16,9 +16,11 @@ void refuse(response& res, const core::domain_error& e) { reply_json(res, status
 
 void refuse_over_limit(response& res, const std::string& what, const std::string& limit, core::time_us wait_us) {
   auto seconds = (wait_us + 999'999) / 1'000'000;  // Retry-After is whole seconds, rounded up
-  refuse(res, {core::error_kind::over_limit, "rate_limited",
+  refuse(res, {core::error_kind::over_limit,
+               "rate_limited",
                what + " (" + limit + "); retry after " + std::to_string(seconds) + " s",
-               {{"limit", limit}, {"retry_after_seconds", seconds}}, ""});
+               {{"limit", limit}, {"retry_after_seconds", seconds}},
+               ""});
   res.set_header("Retry-After", std::to_string(seconds));
 }
 
@@ -72,7 +74,8 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
   auto token = req.get_header_value("X-API-Token");
   // "Authorization: Bearer <token>" says the same, for clients that only know that form
   // (Prometheus' authorization.credentials_file).
-  if (auto auth = req.get_header_value("Authorization"); token.empty() && auth.size() > 7 && iequals(auth.substr(0, 7), "Bearer "))
+  if (auto auth = req.get_header_value("Authorization");
+      token.empty() && auth.size() > 7 && iequals(auth.substr(0, 7), "Bearer "))
     token = auth.substr(7);
   if (!token.empty() || !ctx.sessions) return identify_operator(ctx, token, req.get_header_value("X-Baton-Operator"), res);
   // The dashboard: its session cookie stands for the token it logged in with, checked again
@@ -86,8 +89,11 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
   if (req.method != "GET" && req.method != "HEAD") {
     auto csrf = req.get_header_value("X-CSRF-Token");
     if (csrf.empty() || !core::constant_time_equal(csrf, found->s.csrf)) {
-      refuse(res, {core::error_kind::forbidden, csrf.empty() ? "csrf_token_missing" : "csrf_token_invalid",
-                   "a change sent with the session cookie needs the session's X-CSRF-Token header", {}, "X-CSRF-Token"});
+      refuse(res, {core::error_kind::forbidden,
+                   csrf.empty() ? "csrf_token_missing" : "csrf_token_invalid",
+                   "a change sent with the session cookie needs the session's X-CSRF-Token header",
+                   {},
+                   "X-CSRF-Token"});
       return std::nullopt;
     }
   }
@@ -114,7 +120,8 @@ std::optional<core::principal> identify_operator(const api_context& ctx, const s
     return core::principal::pilot_of(t->owner);
   // A named operator's token: "<name>.<secret>"; the name comes from the token, never a header.
   if (auto t = split_token(token); t && ctx.operators)
-    if (auto who = ctx.operators->verify(t->owner, t->secret_sha256, now_of(ctx))) return core::principal::named_operator(who->name, who->admin);
+    if (auto who = ctx.operators->verify(t->owner, t->secret_sha256, now_of(ctx)))
+      return core::principal::named_operator(who->name, who->admin);
   refuse(res, {core::error_kind::unauthenticated, "invalid_api_token", "Invalid API token", {}, ""});
   return std::nullopt;
 }

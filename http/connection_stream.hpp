@@ -33,14 +33,18 @@ class connection_stream {
 
   template <class Buffers, class Handler>
   void async_read_some(const Buffers& b, Handler&& h) {
-    if (tls_) tls_->async_read_some(b, std::forward<Handler>(h));
-    else plain_->async_read_some(b, std::forward<Handler>(h));
+    if (tls_)
+      tls_->async_read_some(b, std::forward<Handler>(h));
+    else
+      plain_->async_read_some(b, std::forward<Handler>(h));
   }
 
   template <class Buffers, class Handler>
   void async_write_some(const Buffers& b, Handler&& h) {
-    if (tls_) tls_->async_write_some(b, std::forward<Handler>(h));
-    else plain_->async_write_some(b, std::forward<Handler>(h));
+    if (tls_)
+      tls_->async_write_some(b, std::forward<Handler>(h));
+    else
+      plain_->async_write_some(b, std::forward<Handler>(h));
   }
 
  private:

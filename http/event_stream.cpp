@@ -62,7 +62,7 @@ void event_stream::close() {
   closed_ = true;
   queued_.clear();
   queued_bytes_ = 0;
-  wake_ = nullptr;  // it holds the connection's handles; the connection is going
+  wake_ = nullptr;          // it holds the connection's handles; the connection is going
   held = std::move(held_);  // the live feed may keep this object a while: the slot goes now
 }
 

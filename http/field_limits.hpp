@@ -18,15 +18,15 @@ inline constexpr size_t body_bytes = 256 * 1024;  // well above the sum of one r
 inline constexpr size_t body_nesting = 64;        // parsing and encoding recurse once per level
 
 // --- shared kinds of value ---
-inline constexpr size_t id_bytes = 128;          // ids: job, worker (UUIDs), provider ids, cluster names
-inline constexpr size_t name_bytes = 64;         // users, accounts, partitions, QOS, operators, drivers
-inline constexpr size_t image_key_bytes = 128;   // worker_image_key
+inline constexpr size_t id_bytes = 128;         // ids: job, worker (UUIDs), provider ids, cluster names
+inline constexpr size_t name_bytes = 64;        // users, accounts, partitions, QOS, operators, drivers
+inline constexpr size_t image_key_bytes = 128;  // worker_image_key
 inline constexpr size_t gpu_model_bytes = 128;
-inline constexpr size_t path_bytes = 4096;       // bundle, checkpoint and artifact paths (PATH_MAX)
-inline constexpr size_t reason_bytes = 256;      // a machine-ish reason (fail, handoff)
+inline constexpr size_t path_bytes = 4096;           // bundle, checkpoint and artifact paths (PATH_MAX)
+inline constexpr size_t reason_bytes = 256;          // a machine-ish reason (fail, handoff)
 inline constexpr size_t cluster_reason_bytes = 500;  // why an operator switched a cluster
-inline constexpr size_t message_bytes = 2000;    // a sentence or two (handoff message, job comment)
-inline constexpr size_t detail_bytes = 10000;    // a failure's detail (baton-worker sends a log tail of 9000)
+inline constexpr size_t message_bytes = 2000;        // a sentence or two (handoff message, job comment)
+inline constexpr size_t detail_bytes = 10000;        // a failure's detail (baton-worker sends a log tail of 9000)
 inline constexpr size_t title_bytes = 512;
 inline constexpr size_t conformance_bytes = 200;  // a worker fingerprint "<gpu model>/<driver>"
 inline constexpr size_t short_text_bytes = 64;    // timestamps, cycle statuses
@@ -37,7 +37,7 @@ inline constexpr size_t query_text_bytes = 200;   // the audit export's stream, 
 // --- lists and JSON the worker chooses (progress_codes, checkpoint_cycle_failures) ---
 inline constexpr size_t worker_json_entries = 64;
 inline constexpr size_t worker_json_bytes = 16 * 1024;  // as encoded (compact JSON)
-inline constexpr size_t worker_json_nesting = 8;         // the list itself is level 1
+inline constexpr size_t worker_json_nesting = 8;        // the list itself is level 1
 
 // --- other lists ---
 inline constexpr size_t depends_on_entries = 100;
@@ -52,7 +52,7 @@ inline constexpr size_t array_spec_bytes = 1000;  // "0-999", "1,3,5-7", "0-99:2
 // --- headers batond records with every event ---
 // Printable ASCII only (0x20-0x7E): each reaches the log, its exports and the views, where a
 // byte that is not UTF-8 made the JSON lines export unverifiable and stopped the SQL view.
-inline constexpr size_t request_id_bytes = 128;  // X-Request-Id
+inline constexpr size_t request_id_bytes = 128;    // X-Request-Id
 inline constexpr size_t operator_name_bytes = 64;  // X-Baton-Operator (and the dashboard login's name)
 
 enum class measure : unsigned char { bytes, entries, encoded_bytes, levels };

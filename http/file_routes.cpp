@@ -15,8 +15,8 @@
 namespace baton::http {
 namespace {
 
-using nlohmann::json;
 using core::command_kind;
+using nlohmann::json;
 namespace C = core::commands;
 namespace R = core::results;
 
@@ -39,7 +39,8 @@ json grant_json(const storage::upload_grant& g, const core::blob_ref& b) {
 
 std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res) {
   auto r = actors::submit(ctx.scheduler, std::move(e), std::chrono::seconds(30));
-  if (!r) refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
+  if (!r)
+    refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
   return r;
 }
 
@@ -58,25 +59,33 @@ bool quota_refused(const core::reply& r, response& res) {
 }
 
 core::time_us now_of(const api_context& ctx) {
-  return ctx.clock ? ctx.clock() : std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch()).count();
+  return ctx.clock
+             ? ctx.clock()
+             : std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // What finish_upload said, as the answer to the caller when it is not `stored`.
 void refuse_finish(const storage::finish_result& f, const std::string& what, response& res) {
   using S = storage::finish_status;
   switch (f.status) {
-    case S::stored: return;
+    case S::stored:
+      return;
     case S::incomplete:
       return refuse(res, {core::error_kind::conflict, "upload_incomplete", what + " is not complete: " + f.detail, {}, ""});
     case S::digest_mismatch:
-      return refuse(res, {core::error_kind::invalid, "digest_mismatch",
-                          what + ": the bytes that arrived do not match the digest (" + f.detail + "); send it again", {}, ""});
+      return refuse(res, {core::error_kind::invalid,
+                          "digest_mismatch",
+                          what + ": the bytes that arrived do not match the digest (" + f.detail + "); send it again",
+                          {},
+                          ""});
     case S::no_space:
-      return refuse(res, {core::error_kind::no_space, "storage_full", what + ": the store has no room (" + f.detail + ")", {}, ""});
-    case S::unavailable: break;
+      return refuse(res,
+                    {core::error_kind::no_space, "storage_full", what + ": the store has no room (" + f.detail + ")", {}, ""});
+    case S::unavailable:
+      break;
   }
-  refuse(res, {core::error_kind::unavailable, "storage_unavailable", what + ": the store did not answer (" + f.detail + ")", {}, ""});
+  refuse(res,
+         {core::error_kind::unavailable, "storage_unavailable", what + ": the store did not answer (" + f.detail + ")", {}, ""});
 }
 
 std::vector<storage::part_etag> parts_of(const json& list, const std::string& field) {
@@ -130,8 +139,7 @@ void post_bundle_upload(const api_context& ctx, const request& req, response& re
   if (r->error) return to_response(*r, res);
   if (quota_refused(*r, res)) return;
   const auto& plan = std::get<R::storage_plan>(r->value);
-  if (plan.to_upload.empty())
-    return reply_json(res, 200, {{"status", "stored"}, {"sha256", blob.sha256}, {"size", blob.size}});
+  if (plan.to_upload.empty()) return reply_json(res, 200, {{"status", "stored"}, {"sha256", blob.sha256}, {"size", blob.size}});
   const auto now = now_of(ctx);
   const std::string id = upload_id_of(plan.user, blob);
   storage::upload_grant grant;
@@ -141,7 +149,8 @@ void post_bundle_upload(const api_context& ctx, const request& req, response& re
     return refuse(res, {core::error_kind::unavailable, "storage_unavailable", std::string("the store: ") + e.what(), {}, ""});
   }
   if (!ctx.transfers->put_upload(id, {holder, blob, now + ctx.transfer_ttl_seconds * second}, now))
-    return refuse(res, {core::error_kind::over_limit, "too_many_uploads", "too many uploads are open; finish some first", {}, ""});
+    return refuse(res,
+                  {core::error_kind::over_limit, "too_many_uploads", "too many uploads are open; finish some first", {}, ""});
   json out = grant_json(grant, blob);
   out["status"] = "upload";
   reply_json(res, 200, out);
@@ -161,9 +170,11 @@ void complete_bundle_upload(const api_context& ctx, const request& req, response
   }
   auto up = ctx.transfers->find_upload(id, now_of(ctx));
   if (!up || up->holder != e->caller.actor())
-    return refuse(res, {core::error_kind::not_found, "upload_unknown",
+    return refuse(res, {core::error_kind::not_found,
+                        "upload_unknown",
                         "no open upload " + id + " of yours (expired or batond restarted): ask again with POST /blobs/uploads",
-                        {{"upload_id", id}}, ""});
+                        {{"upload_id", id}},
+                        ""});
   if (!up->finished) {
     auto f = ctx.storage->finish_upload(id, up->blob.sha256, up->blob.size, parts);
     if (f.status != storage::finish_status::stored) return refuse_finish(f, "upload " + id, res);
@@ -212,7 +223,8 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
   if (quota_refused(*r, res)) return;
   const auto& plan = std::get<R::storage_plan>(r->value);
   const auto now = now_of(ctx);
-  transfer_book::file_set set{holder, c.job_id, c.kind, c.attempt, c.files, {}, report, now + ctx.transfer_ttl_seconds * second, false, {}};
+  transfer_book::file_set set{holder, c.job_id, c.kind, c.attempt, c.files, {}, report, now + ctx.transfer_ttl_seconds * second,
+                              false,  {}};
   json uploads = json::array();
   for (const auto& blob : plan.to_upload) {
     const std::string id = upload_id_of(plan.user, blob);
@@ -232,8 +244,11 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
   }
   const std::string set_id = new_uuid();
   if (!ctx.transfers->put_set(set_id, std::move(set), now))
-    return refuse(res, {core::error_kind::over_limit, "too_many_file_sets",
-                        "this caller has too many file sets open; commit or drop some first", {}, ""});
+    return refuse(res, {core::error_kind::over_limit,
+                        "too_many_file_sets",
+                        "this caller has too many file sets open; commit or drop some first",
+                        {},
+                        ""});
   reply_json(res, 200, {{"set_id", set_id}, {"kind", c.kind}, {"uploads", std::move(uploads)}});
 }
 
@@ -260,10 +275,12 @@ void commit_file_set(const api_context& ctx, const request& req, response& res) 
   }
   auto set = ctx.transfers->find_set(set_id, now_of(ctx));
   if (!set || set->holder != e->caller.actor() || set->job_id != job_id)
-    return refuse(res, {core::error_kind::not_found, "file_set_unknown",
+    return refuse(res, {core::error_kind::not_found,
+                        "file_set_unknown",
                         "no open file set " + set_id + " of yours for job " + job_id +
                             " (expired or batond restarted): post the manifest again",
-                        {{"set_id", set_id}}, ""});
+                        {{"set_id", set_id}},
+                        ""});
   C::files_commit c{job_id, set_id, set->kind, set->attempt, set->files, {}, set->report};
   if (!set->committed) {
     for (const auto& [id, blob] : set->uploads) {
@@ -272,7 +289,8 @@ void commit_file_set(const api_context& ctx, const request& req, response& res) 
         continue;
       }
       auto it = parts.find(id);
-      auto f = ctx.storage->finish_upload(id, blob.sha256, blob.size, it == parts.end() ? std::vector<storage::part_etag>{} : it->second);
+      auto f = ctx.storage->finish_upload(id, blob.sha256, blob.size,
+                                          it == parts.end() ? std::vector<storage::part_etag>{} : it->second);
       if (f.status == storage::finish_status::stored) {
         ctx.transfers->mark_finished(set_id, id);
         c.verified.push_back(blob);
@@ -298,7 +316,8 @@ void commit_file_set(const api_context& ctx, const request& req, response& res) 
   reply_json(res, 200, {{"status", "stored"}, {"set_id", set_id}});
 }
 
-json files_json(const api_context& ctx, const std::string& holder, const std::vector<core::stored_file>& files, core::time_us now) {
+json files_json(const api_context& ctx, const std::string& holder, const std::vector<core::stored_file>& files,
+                core::time_us now) {
   json out = json::array();
   for (const auto& f : files)
     out.push_back({{"path", f.path},
@@ -335,8 +354,8 @@ void get_job_files(const api_context& ctx, const request& req, response& res) {
   if (v.bundle)
     out["input_bundle"] = {{"sha256", v.bundle->sha256},
                            {"size", v.bundle->size},
-                           {"download", transfer_json(ctx.storage->grant_download(holder, v.bundle->sha256, v.bundle->size,
-                                                                                  now, ctx.transfer_ttl_seconds))}};
+                           {"download", transfer_json(ctx.storage->grant_download(holder, v.bundle->sha256, v.bundle->size, now,
+                                                                                  ctx.transfer_ttl_seconds))}};
   for (const auto& s : v.checkpoints) out["checkpoints"].push_back(set_json(ctx, holder, s, now));
   if (v.outputs) out["outputs"] = set_json(ctx, holder, *v.outputs, now);
   reply_json(res, 200, out);

@@ -39,7 +39,7 @@ class transfer_book {
     // never taken as arrived (whoever names a digest must have sent its bytes once).
     std::set<std::string> finished;
   };
-  static constexpr size_t max_entries = 4096;     // of each kind, all callers together
+  static constexpr size_t max_entries = 4096;  // of each kind, all callers together
   static constexpr size_t max_sets_per_holder = 8;
 
   // False when full (after dropping expired entries).

@@ -7,8 +7,7 @@
 
 namespace baton::http {
 
-void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log,
-                       actors::scheduler_actor scheduler,
+void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log, actors::scheduler_actor scheduler,
                        std::vector<std::shared_ptr<const projections::projection>> projections,
                        std::function<nlohmann::json()> clock) {
   server.Get("/healthz", [&sys, log, scheduler, projections, clock](const request&, response& res) {

@@ -20,8 +20,7 @@ namespace baton::http {
 // `projections`: the log-fed projections whose progress /healthz reports (applied sequence,
 // lag behind the log, failure). `clock`, when given, adds what it returns as "clock": the
 // daemon's time and how far the wall clock is from it (batond/daemon_clock.hpp).
-void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log,
-                       actors::scheduler_actor scheduler,
+void add_health_routes(router& server, caf::actor_system& sys, actors::log_writer_actor log, actors::scheduler_actor scheduler,
                        std::vector<std::shared_ptr<const projections::projection>> projections = {},
                        std::function<nlohmann::json()> clock = {});
 

@@ -17,10 +17,10 @@ class body_source;   // http/body_transfer.hpp
 
 struct request {
   std::string method;
-  std::string target;  // as sent: path and query
-  std::string path;    // percent-decoded path
-  std::multimap<std::string, std::string> params;             // decoded query parameters
-  std::vector<std::pair<std::string, std::string>> headers;   // names as sent
+  std::string target;                                        // as sent: path and query
+  std::string path;                                          // percent-decoded path
+  std::multimap<std::string, std::string> params;            // decoded query parameters
+  std::vector<std::pair<std::string, std::string>> headers;  // names as sent
   std::string body;
   std::vector<std::string> path_params;  // the route pattern's groups, filled by the router
   std::string remote_addr;

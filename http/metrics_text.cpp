@@ -51,7 +51,8 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
     auto it = m.jobs.find(status);
     out += std::string("baton_jobs{status=\"") + status + "\"} " + std::to_string(it == m.jobs.end() ? 0 : it->second) + "\n";
   }
-  header(out, "baton_jobs_pruned", "gauge", "Pruned jobs: what the scheduler keeps of them is a stub each (their records stay in the log).");
+  header(out, "baton_jobs_pruned", "gauge",
+         "Pruned jobs: what the scheduler keeps of them is a stub each (their records stay in the log).");
   out += "baton_jobs_pruned " + std::to_string(m.pruned) + "\n";
   header(out, "baton_jobs_eligible", "gauge", "Queued jobs that may be assigned now (not held, blocked or over a limit).");
   out += "baton_jobs_eligible " + std::to_string(m.eligible_queued) + "\n";
@@ -61,8 +62,10 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
   out += "baton_storage_bytes " + std::to_string(m.stored_bytes) + "\n";
   header(out, "baton_storage_unreferenced_blobs", "gauge", "Stored blobs nothing refers to any more: the collector's next work.");
   out += "baton_storage_unreferenced_blobs " + std::to_string(m.unreferenced_blobs) + "\n";
-  header(out, "baton_storage_user_bytes", "gauge", "Bytes each user holds (each digest once), what storage.user_quota_bytes limits.");
-  for (const auto& [user, n] : m.storage_used_by_user) out += "baton_storage_user_bytes{user=\"" + label(user) + "\"} " + std::to_string(n) + "\n";
+  header(out, "baton_storage_user_bytes", "gauge",
+         "Bytes each user holds (each digest once), what storage.user_quota_bytes limits.");
+  for (const auto& [user, n] : m.storage_used_by_user)
+    out += "baton_storage_user_bytes{user=\"" + label(user) + "\"} " + std::to_string(n) + "\n";
   header(out, "baton_storage_quota_bytes", "gauge", "storage.user_quota_bytes (0: no quota).");
   out += "baton_storage_quota_bytes " + std::to_string(m.storage_quota_bytes) + "\n";
   if (const auto* t = from.transfers) {
@@ -79,7 +82,8 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
     out += "baton_workers{state=\"" + label(key.first) + "\",cluster=\"" + label(key.second) + "\"} " + std::to_string(n) + "\n";
   header(out, "baton_log_last_sequence", "counter", "Sequence of the last durable event in the log.");
   out += "baton_log_last_sequence " + std::to_string(log_last_seq) + "\n";
-  header(out, "baton_projection_applied_sequence", "gauge", "Last event each log-fed projection has applied and stored (what its readers see).");
+  header(out, "baton_projection_applied_sequence", "gauge",
+         "Last event each log-fed projection has applied and stored (what its readers see).");
   for (const auto& p : projections)
     out += "baton_projection_applied_sequence{projection=\"" + label(p->name()) + "\"} " + std::to_string(p->stored_seq()) + "\n";
   header(out, "baton_projection_lag_events", "gauge", "Events in the log a projection has not applied yet.");
@@ -120,7 +124,8 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
               from.polls->seconds);
   }
   if (from.feed) {
-    header(out, "baton_live_stream_clients", "gauge", "Clients following GET /events/stream (dashboards, baton monitor, baton jobs wait).");
+    header(out, "baton_live_stream_clients", "gauge",
+           "Clients following GET /events/stream (dashboards, baton monitor, baton jobs wait).");
     out += "baton_live_stream_clients " + std::to_string(from.feed->subscribers()) + "\n";
   }
   if (from.slurm) {
@@ -130,7 +135,8 @@ std::string metrics_text(const core::results::metrics& m, const metrics_sources&
              label(key[2]) + "\"} " + std::to_string(n) + "\n";
   }
   if (from.cluster_cycles) {
-    header(out, "baton_cluster_cycles_total", "counter", "Provisioning cycles ended, by cluster entry (a disabled cluster's too).");
+    header(out, "baton_cluster_cycles_total", "counter",
+           "Provisioning cycles ended, by cluster entry (a disabled cluster's too).");
     for (const auto& [key, n] : from.cluster_cycles->read())
       out += "baton_cluster_cycles_total{cluster=\"" + label(key[0]) + "\"} " + std::to_string(n) + "\n";
   }

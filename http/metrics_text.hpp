@@ -23,15 +23,15 @@ namespace baton::http {
 struct metrics_sources {
   uint64_t log_last_seq = 0;
   std::vector<std::shared_ptr<const projections::projection>> projections;
-  const actors::log_metrics* log = nullptr;            // the log writer's latencies
-  const request_counters* requests = nullptr;          // answers by route and status
-  const actors::poll_metrics* polls = nullptr;         // polls by result, and their latency
-  const actors::slurm_call_counters* slurm = nullptr;  // sbatch/squeue calls by cluster and result
+  const actors::log_metrics* log = nullptr;                        // the log writer's latencies
+  const request_counters* requests = nullptr;                      // answers by route and status
+  const actors::poll_metrics* polls = nullptr;                     // polls by result, and their latency
+  const actors::slurm_call_counters* slurm = nullptr;              // sbatch/squeue calls by cluster and result
   const actors::cluster_cycle_counters* cluster_cycles = nullptr;  // provisioning cycles by cluster
-  const projections::live_feed* feed = nullptr;        // clients following GET /events/stream
-  const storage::transfer_counters* transfers = nullptr;  // blob bytes through batond (local backend)
-  std::optional<process_figures> process;              // memory and descriptors
-  std::optional<events::log_memory> log_memory;  // what RocksDB holds in memory
+  const projections::live_feed* feed = nullptr;                    // clients following GET /events/stream
+  const storage::transfer_counters* transfers = nullptr;           // blob bytes through batond (local backend)
+  std::optional<process_figures> process;                          // memory and descriptors
+  std::optional<events::log_memory> log_memory;                    // what RocksDB holds in memory
 };
 
 std::string metrics_text(const core::results::metrics& m, const metrics_sources& from);

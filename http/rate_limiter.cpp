@@ -12,14 +12,19 @@ const char* rate_limiter::limit_name(const core::principal& who) {
 std::string rate_limiter::key_of(const core::principal& who) {
   using K = core::principal::kind;
   switch (who.k) {
-    case K::worker: return "w:" + who.worker_id;
+    case K::worker:
+      return "w:" + who.worker_id;
     // The admin token's holder declares a name for the log (X-Baton-Operator); the budget is
     // the token's, whatever the name, so varying it neither escapes the limit nor adds buckets.
-    case K::operator_: return who.named ? "o:" + who.name : std::string("admin");
-    case K::scraper: return "scraper";  // a Prometheus server: an operator's budget
-    case K::pilot: return "pilot";      // every pilot of every cluster shares the pilot token
+    case K::operator_:
+      return who.named ? "o:" + who.name : std::string("admin");
+    case K::scraper:
+      return "scraper";  // a Prometheus server: an operator's budget
+    case K::pilot:
+      return "pilot";  // every pilot of every cluster shares the pilot token
     case K::nobody:
-    case K::internal: break;
+    case K::internal:
+      break;
   }
   return "";
 }

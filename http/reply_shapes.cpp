@@ -9,21 +9,31 @@ namespace R = core::results;
 
 int status_of(core::error_kind k) {
   switch (k) {
-    case core::error_kind::invalid: return 422;
-    case core::error_kind::unauthenticated: return 401;
-    case core::error_kind::forbidden: return 403;
-    case core::error_kind::not_found: return 404;
-    case core::error_kind::conflict: return 409;
-    case core::error_kind::mismatch: return 400;
-    case core::error_kind::unavailable: return 503;
-    case core::error_kind::over_limit: return 429;
-    case core::error_kind::too_large: return 413;
-    case core::error_kind::no_space: return 507;
-    case core::error_kind::internal: break;
+    case core::error_kind::invalid:
+      return 422;
+    case core::error_kind::unauthenticated:
+      return 401;
+    case core::error_kind::forbidden:
+      return 403;
+    case core::error_kind::not_found:
+      return 404;
+    case core::error_kind::conflict:
+      return 409;
+    case core::error_kind::mismatch:
+      return 400;
+    case core::error_kind::unavailable:
+      return 503;
+    case core::error_kind::over_limit:
+      return 429;
+    case core::error_kind::too_large:
+      return 413;
+    case core::error_kind::no_space:
+      return 507;
+    case core::error_kind::internal:
+      break;
   }
   return 500;
 }
-
 
 void to_response(const core::reply& r, response& res) {
   if (r.error) return reply_json(res, status_of(r.error->kind), error_body(*r.error));

@@ -24,15 +24,15 @@ std::string trimmed(const std::string& s, const char* blanks) {
 
 }  // namespace
 
-const field_names checkpoint_report_fields = {"checkpoint_manifest_path", "checkpoint_path", "progress", "progress_codes",
-                                              "checkpoint_cycle_status", "checkpoint_cycle_failures", "checkpoint_seconds"};
+const field_names checkpoint_report_fields = {"checkpoint_manifest_path", "checkpoint_path",         "progress",
+                                              "progress_codes",           "checkpoint_cycle_status", "checkpoint_cycle_failures",
+                                              "checkpoint_seconds"};
 
 core::checkpoint_report checkpoint_report(const json& b, bool require_path) {
   core::checkpoint_report r;
   r.manifest_path = opt_string(b, "checkpoint_manifest_path", limits::path_bytes);
   if (!r.manifest_path) r.manifest_path = opt_string(b, "checkpoint_path", limits::path_bytes);  // RelayMD's deprecated alias
-  if (require_path && !r.manifest_path)
-    throw invalid_field("checkpoint_manifest_path", "checkpoint_manifest_path is required");
+  if (require_path && !r.manifest_path) throw invalid_field("checkpoint_manifest_path", "checkpoint_manifest_path is required");
   r.progress = opt_number(b, "progress", 0, 1);
   r.progress_codes = opt_worker_json(b, "progress_codes");
   r.cycle_status = opt_string(b, "checkpoint_cycle_status", limits::short_text_bytes);
@@ -101,9 +101,27 @@ C::create_job create_job(const request& req, const std::string& fresh_id) {
 C::create_job create_job(const json& b, const std::string& fresh_id) {
   // RelayMD's JobCreate (id, title, input_bundle_path, worker_image_key, preferred_clusters,
   // comment) and baton's own fields.
-  check_known_fields(b, {"id", "title", "input_bundle", "input_bundle_path", "worker_image_key", "preferred_clusters",
-                         "comment", "max_attempts", "user", "account", "partition", "qos", "nice", "gpu_count",
-                         "time_limit_seconds", "checkpoints", "requeue", "interactive", "conformance", "hold", "depends_on"});
+  check_known_fields(b, {"id",
+                         "title",
+                         "input_bundle",
+                         "input_bundle_path",
+                         "worker_image_key",
+                         "preferred_clusters",
+                         "comment",
+                         "max_attempts",
+                         "user",
+                         "account",
+                         "partition",
+                         "qos",
+                         "nice",
+                         "gpu_count",
+                         "time_limit_seconds",
+                         "checkpoints",
+                         "requeue",
+                         "interactive",
+                         "conformance",
+                         "hold",
+                         "depends_on"});
   C::create_job c;
   auto id = opt_string(b, "id", limits::id_bytes);
   c.id = id ? checked_uuid(*id, "id") : fresh_id;
@@ -148,7 +166,9 @@ C::create_job create_job(const json& b, const std::string& fresh_id) {
   if (auto m = opt_int(b, "max_attempts", 1, 1000)) c.max_attempts = static_cast<uint32_t>(*m);
   // Who goes first: names the policy knows (checked by the core against the config).
   for (auto [field, slot] : {std::pair<const char*, std::optional<std::string>*>{"user", &c.user},
-                             {"account", &c.account}, {"partition", &c.partition}, {"qos", &c.qos}})
+                             {"account", &c.account},
+                             {"partition", &c.partition},
+                             {"qos", &c.qos}})
     if (auto v = opt_string(b, field, limits::name_bytes)) *slot = checked_name(*v, field);
   if (auto n = opt_int(b, "nice", 0, 2147483645)) c.nice = *n;
   if (auto g = opt_int(b, "gpu_count", 1, 1024)) c.gpu_count = static_cast<uint32_t>(*g);
@@ -268,7 +288,7 @@ C::rotate_operator_token rotate_operator_token(const request& req, const std::st
 }
 
 C::rotate_pilot_token rotate_pilot_token(const request& req, const std::string& token_sha256,
-                                          const core::pilot_configured& configured) {
+                                         const core::pilot_configured& configured) {
   C::rotate_pilot_token c;
   auto b = object_body(req, true);
   check_known_fields(b, {"grace_seconds"});
@@ -293,8 +313,8 @@ C::create_operator create_operator(const request& req, const std::string& token_
   check_known_fields(b, {"name", "role", "accounts"});
   C::create_operator c;
   c.name = req_string(b, "name", limits::name_bytes);
-  if (c.name.empty() || c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
-                            std::string::npos)
+  if (c.name.empty() ||
+      c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos)
     throw invalid_field("name", "must be 1 to 64 letters, digits, _ or -");
   auto role = opt_string(b, "role", limits::platform_bytes).value_or("user");
   if (role != "admin" && role != "user") throw invalid_field("role", "must be admin or user");
@@ -313,8 +333,8 @@ C::list_jobs list_jobs(const request& req) {
   q.limit = static_cast<size_t>(query_int(req, "limit", 500, 1, 10000));
   q.offset = static_cast<size_t>(query_int(req, "offset", 0, 0, INT64_MAX));
   q.include_pruned = query_bool(req, "include_pruned", false);
-  q.statuses = repeated(req, "status", [](const std::string& s) { return core::job_status_from(s).has_value(); },
-                        "unknown job status");
+  q.statuses = repeated(
+      req, "status", [](const std::string& s) { return core::job_status_from(s).has_value(); }, "unknown job status");
   q.worker_id = query_text(req, "worker_id", limits::id_bytes);
   q.worker_image_key = query_text(req, "worker_image_key", limits::image_key_bytes);
   if (auto a = query_text(req, "array_id", limits::id_bytes); !a.empty()) q.array_id = checked_uuid(a, "array_id");
@@ -440,7 +460,8 @@ C::register_worker register_worker(const request& req, const std::string& fresh_
   c.gpu_model = opt_string(b, "gpu_model", limits::gpu_model_bytes).value_or("");
   c.gpu_count = static_cast<int>(opt_int(b, "gpu_count", 0, 1024).value_or(1));
   c.vram_gb = opt_number(b, "vram_gb", 0, 100000).value_or(0);
-  if (auto v = opt_string(b, "driver_version", limits::name_bytes); v && !v->empty()) c.driver_version = checked_name(*v, "driver_version");
+  if (auto v = opt_string(b, "driver_version", limits::name_bytes); v && !v->empty())
+    c.driver_version = checked_name(*v, "driver_version");
   c.worker_image_key = opt_string(b, "worker_image_key", limits::image_key_bytes);
   // RelayMD sends provider_id; baton-worker may send slurm_job_id as "<cluster>:<id>".
   auto provider = opt_string(b, "provider_id", limits::id_bytes);

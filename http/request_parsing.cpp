@@ -19,9 +19,9 @@ using nlohmann::json;
 
 json validation_body(const invalid_field& e) {
   json body = {{"detail", json::array({{{"loc", json::array({e.where, e.field})}, {"msg", e.what()}, {"type", "value_error"}}})},
-          {"error", "validation_error"},
-          {"field", e.field},
-          {"message", e.field + ": " + e.what()}};
+               {"error", "validation_error"},
+               {"field", e.field},
+               {"message", e.field + ": " + e.what()}};
   if (e.extra.is_object()) body.update(e.extra);
   return body;
 }
@@ -31,9 +31,12 @@ bool nests_deeper_than(std::string_view text, size_t limit) {
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -51,8 +54,10 @@ json object_body(const request& req, bool allow_empty, size_t max_bytes) {
     throw invalid_field("body", "a JSON object is required");
   }
   if (req.body.size() > max_bytes)
-    throw invalid_field("body", "is " + std::to_string(req.body.size()) + " bytes, more than " +
-                                    std::to_string(max_bytes) + " (each field has its own limit)", 413);
+    throw invalid_field("body",
+                        "is " + std::to_string(req.body.size()) + " bytes, more than " + std::to_string(max_bytes) +
+                            " (each field has its own limit)",
+                        413);
   if (nests_deeper_than(req.body, limits::body_nesting))
     throw invalid_field("body", "nests arrays and objects deeper than " + std::to_string(limits::body_nesting) + " levels");
   json b = json::parse(req.body, nullptr, false);
@@ -100,8 +105,10 @@ std::vector<std::string> words_of(std::string_view s) {
     w.clear();
   };
   for (char c : lower(s)) {
-    if (c == '_' || c == '-' || c == '.' || c == ' ') flush();
-    else w += c;
+    if (c == '_' || c == '-' || c == '.' || c == ' ')
+      flush();
+    else
+      w += c;
   }
   flush();
   return out;
@@ -200,7 +207,8 @@ std::optional<json> opt_array(const json& b, const std::string& field, size_t ma
   if (it == b.end() || it->is_null()) return std::nullopt;
   if (!it->is_array()) throw invalid_field(field, "must be a list");
   if (it->size() > max_entries)
-    throw invalid_field(field, "must have at most " + std::to_string(max_entries) + " entries, got " + std::to_string(it->size()));
+    throw invalid_field(field,
+                        "must have at most " + std::to_string(max_entries) + " entries, got " + std::to_string(it->size()));
   return *it;
 }
 
@@ -227,17 +235,15 @@ std::optional<json> opt_worker_json(const json& b, const std::string& field) {
     throw invalid_field(field, "holds text that is not UTF-8");
   }
   if (text.size() > limits::worker_json_bytes)
-    throw invalid_field(field, "is " + std::to_string(text.size()) + " bytes as JSON, more than " +
-                                   std::to_string(limits::worker_json_bytes));
+    throw invalid_field(
+        field, "is " + std::to_string(text.size()) + " bytes as JSON, more than " + std::to_string(limits::worker_json_bytes));
   return list;
 }
 
 void check_printable(const std::string& v, const std::string& field, size_t max_len, int status, const std::string& where) {
-  if (v.size() > max_len)
-    throw invalid_field(field, "is longer than " + std::to_string(max_len) + " bytes", status, where);
+  if (v.size() > max_len) throw invalid_field(field, "is longer than " + std::to_string(max_len) + " bytes", status, where);
   for (char c : v)
-    if (c < 0x20 || c > 0x7e)
-      throw invalid_field(field, "may contain only printable ASCII (0x20-0x7E)", status, where);
+    if (c < 0x20 || c > 0x7e) throw invalid_field(field, "may contain only printable ASCII (0x20-0x7E)", status, where);
 }
 
 std::string recorded_header(const request& req, const std::string& name, size_t max_len) {

@@ -82,7 +82,7 @@ int64_t query_int(const request& req, const std::string& name, int64_t dflt, int
 std::string query_text(const request& req, const std::string& name, size_t max_len);
 bool query_bool(const request& req, const std::string& name, bool dflt);
 
-std::string new_uuid();          // random v4, for ids the shell chooses
-std::string new_secret_hex();    // 32 random bytes as hex, for worker credentials
+std::string new_uuid();        // random v4, for ids the shell chooses
+std::string new_secret_hex();  // 32 random bytes as hex, for worker credentials
 
 }  // namespace baton::http

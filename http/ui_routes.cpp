@@ -17,8 +17,8 @@ using nlohmann::json;
 std::string session_cookie_header(const std::string& sid, int64_t max_age_seconds, bool https) {
   // SameSite=Strict: the browser never sends it from another site, so no other site can act
   // with it; HttpOnly: page scripts cannot read it; Secure (over HTTPS): never sent in clear.
-  return std::string(session_cookie) + "=" + sid + "; Path=/; HttpOnly; SameSite=Strict; " +
-         (https ? "Secure; " : "") + "Max-Age=" + std::to_string(max_age_seconds);
+  return std::string(session_cookie) + "=" + sid + "; Path=/; HttpOnly; SameSite=Strict; " + (https ? "Secure; " : "") +
+         "Max-Age=" + std::to_string(max_age_seconds);
 }
 
 json who_body(const core::principal& who, const std::string& csrf) {
@@ -158,9 +158,12 @@ void add_ui_routes(router& s, api_context ctx) {
     std::shared_ptr<void> slot;
     if (ctx.streams && !(slot = ctx.streams->take(e->caller))) {
       const int max = ctx.streams->max_per_caller();
-      refuse(res, {core::error_kind::over_limit, "too_many_streams",
-                   "at most " + std::to_string(max) + " live event streams per operator (event_streams_per_operator); close one first",
-                   {{"limit", "event_streams_per_operator"}, {"max", max}}, ""});
+      refuse(res,
+             {core::error_kind::over_limit,
+              "too_many_streams",
+              "at most " + std::to_string(max) + " live event streams per operator (event_streams_per_operator); close one first",
+              {{"limit", "event_streams_per_operator"}, {"max", max}},
+              ""});
       return respond(std::move(res));
     }
     auto stream = std::make_shared<event_stream>();

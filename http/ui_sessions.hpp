@@ -39,8 +39,8 @@ class ui_sessions {
 
   // Opens a session under `id` (random, chosen by the caller) for `owner` and returns it;
   // empty when every place is another operator's live session.
-  std::optional<ui_session> open(const std::string& id, std::string owner, std::string credential,
-                                 std::string declared_name, std::string csrf, core::time_us now);
+  std::optional<ui_session> open(const std::string& id, std::string owner, std::string credential, std::string declared_name,
+                                 std::string csrf, core::time_us now);
   // The live session with this id; an expired one is forgotten.
   std::optional<ui_session> find(const std::string& id, core::time_us now);
   void close(const std::string& id);

@@ -23,8 +23,7 @@ chain_anchor::chain_anchor(std::string path, int64_t interval_us, std::function<
 void chain_anchor::anchor(uint64_t seq, const std::string& hash, int64_t at) {
   std::lock_guard<std::mutex> lock(m_);
   if (seq == last_seq_) return;  // that head is anchored already
-  std::string line =
-      nlohmann::json{{"seq", seq}, {"hash", util::to_hex(hash)}, {"at", util::format_time_us(at)}}.dump() + "\n";
+  std::string line = nlohmann::json{{"seq", seq}, {"hash", util::to_hex(hash)}, {"at", util::format_time_us(at)}}.dump() + "\n";
   // Appended and synced: an anchor that a crash could lose protects nothing.
   int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fdatasync(fd) == 0;

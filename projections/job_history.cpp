@@ -87,8 +87,8 @@ json job_history::render(const std::string& job_id, const std::vector<events::ev
   json worker_totals = json::array();
   for (const auto& [w, t] : totals)
     worker_totals.push_back({{"worker_id", w}, {"total_runtime_seconds", t.first}, {"segment_count", t.second}});
-  return json{{"job_id", job_id}, {"events", items}, {"worker_segments", segments}, {"worker_totals", worker_totals},
-              {"derived", false}};
+  return json{
+      {"job_id", job_id}, {"events", items}, {"worker_segments", segments}, {"worker_totals", worker_totals}, {"derived", false}};
 }
 
 }  // namespace baton::projections

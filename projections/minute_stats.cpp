@@ -19,8 +19,7 @@ bool counted(core::job_status s) { return s == core::job_status::queued || s == 
 
 }  // namespace
 
-minute_stats::minute_stats(size_t window_minutes)
-    : projection("minute_stats"), window_(std::max<size_t>(1, window_minutes)) {}
+minute_stats::minute_stats(size_t window_minutes) : projection("minute_stats"), window_(std::max<size_t>(1, window_minutes)) {}
 
 void minute_stats::apply(const std::vector<events::event_envelope>& batch) {
   std::lock_guard<std::mutex> g(mu_);

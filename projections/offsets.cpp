@@ -2,8 +2,6 @@
 
 namespace baton::projections {
 
-void record_offset(events::event_store& store, const projection& p) {
-  store.set_projection_offset(p.name(), p.applied_seq());
-}
+void record_offset(events::event_store& store, const projection& p) { store.set_projection_offset(p.name(), p.applied_seq()); }
 
 }  // namespace baton::projections

@@ -88,10 +88,13 @@ struct postgres_view::session {
   pqxx::connection conn;
 };
 
-postgres_view::postgres_view(postgres_options o, std::shared_ptr<const events::event_store> store, core::world at,
-                             uint64_t head)
-    : projection(projection_name), o_(std::move(o)), store_(std::move(store)), world_(std::move(at)),
-      clusters_(clusters_known(world_)), pause_(o_.retry_first) {
+postgres_view::postgres_view(postgres_options o, std::shared_ptr<const events::event_store> store, core::world at, uint64_t head)
+    : projection(projection_name),
+      o_(std::move(o)),
+      store_(std::move(store)),
+      world_(std::move(at)),
+      clusters_(clusters_known(world_)),
+      pause_(o_.retry_first) {
   restore_applied(head);
 }
 
@@ -156,8 +159,9 @@ void postgres_view::lost(const std::string& why) {
   held_events_ = 0;
   retry_at_ = std::chrono::steady_clock::now() + pause_;
   if (first)
-    spdlog::error("the PostgreSQL view is behind the log (stored up to event {}, the log is at {}); retrying every {} ms up to {} s: {}",
-                  stored_.load(), applied_seq(), pause_.count(), o_.retry_max.count() / 1000, why);
+    spdlog::error(
+        "the PostgreSQL view is behind the log (stored up to event {}, the log is at {}); retrying every {} ms up to {} s: {}",
+        stored_.load(), applied_seq(), pause_.count(), o_.retry_max.count() / 1000, why);
   pause_ = std::min(pause_ * 2, o_.retry_max);
 }
 
@@ -178,8 +182,10 @@ void postgres_view::connect() {
     if (!a.empty()) stored = std::stoull(a[0][0].c_str());
   }
   std::string rebuild;
-  if (o_.rebuild) rebuild = "asked to rebuild it";
-  else if (version.empty()) rebuild = "a new database";
+  if (o_.rebuild)
+    rebuild = "asked to rebuild it";
+  else if (version.empty())
+    rebuild = "a new database";
   else if (version != std::to_string(sql_schema_version))
     rebuild = "its schema is version " + version + ", this batond writes " + std::to_string(sql_schema_version);
   else if (stored > applied_seq())
@@ -240,7 +246,7 @@ void postgres_view::apply(const std::vector<events::event_envelope>& batch) {
   std::lock_guard<std::mutex> lock(m_);
   // The world follows the log whatever the database does; the rows follow when it is there.
   auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
-  if (!synced_) return;  // flush() catches up later, from the log
+  if (!synced_) return;                                               // flush() catches up later, from the log
   // Held back until the runner's flush (or commit_every events), then written in one
   // transaction: a statement per table per flush instead of per log batch, and a job or
   // worker that several batches touched is written once, as it is then.

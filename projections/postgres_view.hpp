@@ -62,9 +62,9 @@ class postgres_view : public projection {
   void apply(const std::vector<events::event_envelope>& batch) override;
 
  private:
-  void connect();          // opens the connection, creates or checks the schema, reads its offset
-  void catch_up();         // the events after the stored offset, the rows they touched, the offset
-  void store_held();        // the rows held back and their offset, in one transaction
+  void connect();                     // opens the connection, creates or checks the schema, reads its offset
+  void catch_up();                    // the events after the stored offset, the rows they touched, the offset
+  void store_held();                  // the rows held back and their offset, in one transaction
   void lost(const std::string& why);  // drops the connection; the next try comes after the pause
 
   postgres_options o_;
@@ -72,10 +72,10 @@ class postgres_view : public projection {
   core::world world_;
   std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
 
-  mutable std::mutex m_;  // apply, flush and sync_now (the runner's thread; batond's at start and stop)
+  mutable std::mutex m_;             // apply, flush and sync_now (the runner's thread; batond's at start and stop)
   struct session;                    // the libpqxx connection
   std::unique_ptr<session> db_;      // null while disconnected
-  bool synced_ = false;     // connected, and the database holds everything up to applied but the rows held back
+  bool synced_ = false;              // connected, and the database holds everything up to applied but the rows held back
   std::atomic<uint64_t> stored_{0};  // committed offset (read by GET /metrics and /healthz without the lock)
   // Applied to the world, not yet written: the events' own rows, what they changed (whose rows
   // are built when written), how many events and the last one's sequence.

@@ -25,8 +25,8 @@ struct runner_state {
   std::shared_ptr<std::promise<uint64_t>> caught_up;
   std::optional<uint64_t> target;  // the log's last seq when the subscription was made
   bool signalled = false;
-  bool background = false;                // its own thread at background priority (background_priority.hpp)
-  std::optional<background_mode> mode;    // the thread's, once set
+  bool background = false;              // its own thread at background priority (background_priority.hpp)
+  std::optional<background_mode> mode;  // the thread's, once set
   bool may_leave_idle = false;
   bool flush_scheduled = false;
   // A background projection's batches held while the log is busy (hold_while_busy.hpp).
@@ -146,8 +146,7 @@ caf::behavior runner(self_ptr self, std::shared_ptr<projection> p, actors::log_w
   self->set_down_handler([self](caf::down_msg& msg) {
     stop(self, "projection " + self->state.p->name() + ": the log writer stopped (" + to_string(msg.reason) + ")");
   });
-  self->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(self),
-                st.p->applied_seq() + 1)
+  self->request(log, caf::infinite, actors::subscribe_atom::value, caf::actor_cast<caf::actor>(self), st.p->applied_seq() + 1)
       .then(
           [self](uint64_t last_seq) {
             self->state.target = last_seq;

@@ -79,8 +79,7 @@ void add_event_rows(const std::vector<events::event_envelope>& batch, const sql_
   }
 }
 
-void add_state_rows(const core::world& w, const sql_batch& changed, const std::set<std::string>& clusters,
-                    sql_batch_rows& into) {
+void add_state_rows(const core::world& w, const sql_batch& changed, const std::set<std::string>& clusters, sql_batch_rows& into) {
   for (const auto& [id, segments_before] : changed.jobs) {
     const core::job* j = w.find_job(id);
     if (!j)

@@ -51,8 +51,7 @@ sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_env
 // rows (events, decisions), which depend on the events alone, and the rows of what they
 // changed (jobs, run segments, workers, fair share, clusters) as they are in w now.
 void add_event_rows(const std::vector<events::event_envelope>& batch, const sql_batch& changed, sql_batch_rows& into);
-void add_state_rows(const core::world& w, const sql_batch& changed, const std::set<std::string>& clusters,
-                    sql_batch_rows& into);
+void add_state_rows(const core::world& w, const sql_batch& changed, const std::set<std::string>& clusters, sql_batch_rows& into);
 // What `later` changed added to what `earlier` did (payloads aside): a job keeps the segment
 // count it had before `earlier`, a job pruned in either keeps its last pruned form.
 void merge_changes(sql_batch& earlier, sql_batch&& later);

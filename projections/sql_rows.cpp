@@ -60,18 +60,41 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 }
 
 const std::vector<std::string> event_columns{"seq", "recorded_at", "stream", "stream_version", "type", "actor", "payload"};
-const std::vector<std::string> job_columns{
-    "id", "title", "status", "\"user\"", "account", "partition", "qos", "nice", "gpu_count", "priority_tier", "priority", "held",
-    "worker_image_key", "assigned_worker_id", "attempts", "lost_workers", "time_limit_seconds", "progress",
-    "latest_checkpoint_manifest_path", "failure_reason", "requeued_from", "preemptions", "pruned", "created_at",
-    "updated_at", "started_at"};
+const std::vector<std::string> job_columns{"id",
+                                           "title",
+                                           "status",
+                                           "\"user\"",
+                                           "account",
+                                           "partition",
+                                           "qos",
+                                           "nice",
+                                           "gpu_count",
+                                           "priority_tier",
+                                           "priority",
+                                           "held",
+                                           "worker_image_key",
+                                           "assigned_worker_id",
+                                           "attempts",
+                                           "lost_workers",
+                                           "time_limit_seconds",
+                                           "progress",
+                                           "latest_checkpoint_manifest_path",
+                                           "failure_reason",
+                                           "requeued_from",
+                                           "preemptions",
+                                           "pruned",
+                                           "created_at",
+                                           "updated_at",
+                                           "started_at"};
 const std::vector<std::string> worker_columns{
-    "id", "platform", "cluster", "provider_id", "gpu_model", "gpu_count", "vram_gb", "worker_image_key", "placeholder",
-    "gone", "gone_reason", "registered_at", "gone_at", "allocation_ends_at", "current_job_id", "state"};
-const std::vector<std::string> segment_columns{"job_id", "n", "worker_id", "started_at", "ended_at", "gpus", "seconds", "gpu_seconds"};
+    "id",      "platform",           "cluster",        "provider_id", "gpu_model",   "gpu_count",
+    "vram_gb", "worker_image_key",   "placeholder",    "gone",        "gone_reason", "registered_at",
+    "gone_at", "allocation_ends_at", "current_job_id", "state"};
+const std::vector<std::string> segment_columns{"job_id",   "n",    "worker_id", "started_at",
+                                               "ended_at", "gpus", "seconds",   "gpu_seconds"};
 const std::vector<std::string> decision_columns{"seq", "recorded_at", "type", "stream", "job_id", "worker_id"};
-const std::vector<std::string> fair_share_columns{"account", "\"user\"", "fair_share", "level_fs", "target_share",
-                                                  "actual_share", "usage_gpu_seconds", "calculated_at"};
+const std::vector<std::string> fair_share_columns{"account",      "\"user\"",     "fair_share",        "level_fs",
+                                                  "target_share", "actual_share", "usage_gpu_seconds", "calculated_at"};
 const std::vector<std::string> cluster_columns{"name", "enabled", "last_submission_failure", "last_submission_failure_at"};
 
 sql_value text_or_null(const std::string& s) { return s.empty() ? sql_value{} : sql_value{s}; }
@@ -79,8 +102,10 @@ sql_value time_or_null(core::time_us t) { return t == 0 ? sql_value{} : sql_valu
 template <class T>
 sql_value opt(const std::optional<T>& v) {
   if (!v) return {};
-  if constexpr (std::is_floating_point_v<T>) return static_cast<double>(*v);
-  else return static_cast<int64_t>(*v);
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<double>(*v);
+  else
+    return static_cast<int64_t>(*v);
 }
 sql_value opt_or_null(const std::optional<std::string>& v) { return v ? sql_value{*v} : sql_value{}; }
 
@@ -94,7 +119,8 @@ std::string sql_schema(sql_dialect d) {
 }
 
 const std::vector<std::string>& sql_tables() {
-  static const std::vector<std::string> all{"meta", "events", "jobs", "workers", "run_segments", "decisions", "fair_share", "clusters"};
+  static const std::vector<std::string> all{"meta",         "events",    "jobs",       "workers",
+                                            "run_segments", "decisions", "fair_share", "clusters"};
   return all;
 }
 
@@ -115,13 +141,20 @@ struct table_shape {
 };
 table_shape shape_of(sql_table t) {
   switch (t) {
-    case sql_table::events: return {&event_columns, "events", nullptr, 0};
-    case sql_table::decisions: return {&decision_columns, "decisions", nullptr, 0};
-    case sql_table::jobs: return {&job_columns, "jobs", "id", 1, &job_fixed};
-    case sql_table::workers: return {&worker_columns, "workers", "id", 1};
-    case sql_table::run_segments: return {&segment_columns, "run_segments", "job_id, n", 2, &segment_fixed};
-    case sql_table::fair_share: return {&fair_share_columns, "fair_share", nullptr, 0};
-    case sql_table::clusters: return {&cluster_columns, "clusters", nullptr, 0};
+    case sql_table::events:
+      return {&event_columns, "events", nullptr, 0};
+    case sql_table::decisions:
+      return {&decision_columns, "decisions", nullptr, 0};
+    case sql_table::jobs:
+      return {&job_columns, "jobs", "id", 1, &job_fixed};
+    case sql_table::workers:
+      return {&worker_columns, "workers", "id", 1};
+    case sql_table::run_segments:
+      return {&segment_columns, "run_segments", "job_id, n", 2, &segment_fixed};
+    case sql_table::fair_share:
+      return {&fair_share_columns, "fair_share", nullptr, 0};
+    case sql_table::clusters:
+      return {&cluster_columns, "clusters", nullptr, 0};
   }
   return {&event_columns, "events", nullptr, 0};
 }
@@ -164,8 +197,8 @@ bool is_one_of(const core::ev::payload& p) {
 // The decision events (their record is the event's payload: joined on seq, not copied).
 bool is_decision(const core::ev::payload& p) {
   namespace ev = core::ev;
-  return is_one_of<ev::job_assigned, ev::job_preempted, ev::priorities_recalculated, ev::plan_made,
-                   ev::preemptions_decided, ev::worker_reaped, ev::worker_placeholder_created, ev::cloud_scaled>(p);
+  return is_one_of<ev::job_assigned, ev::job_preempted, ev::priorities_recalculated, ev::plan_made, ev::preemptions_decided,
+                   ev::worker_reaped, ev::worker_placeholder_created, ev::cloud_scaled>(p);
 }
 
 bool changes_priorities(const core::ev::payload& p) {
@@ -203,10 +236,15 @@ sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload
     events::append_json(text, payload, events::invalid_utf8::replace);
     if (damaged) *damaged = "its payload holds text that is not UTF-8";
   }
-  sql_row row{static_cast<int64_t>(e.seq), util::format_time_us(e.recorded_at_us), e.stream_id,
-              static_cast<int64_t>(e.stream_version), e.type, e.actor, std::move(text)};
-  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"actor", &e.actor}, {"stream", &e.stream_id},
-                                    {"type", &e.type}})
+  sql_row row{static_cast<int64_t>(e.seq),
+              util::format_time_us(e.recorded_at_us),
+              e.stream_id,
+              static_cast<int64_t>(e.stream_version),
+              e.type,
+              e.actor,
+              std::move(text)};
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"actor", &e.actor}, {"stream", &e.stream_id}, {"type", &e.type}})
     if (!events::is_utf8(*value) && damaged && damaged->empty()) *damaged = std::string("its ") + name + " is not UTF-8";
   repair_text(row);
   return row;
@@ -218,8 +256,8 @@ void repair_text(sql_row& row) {
 }
 
 sql_row decision_row(const events::event_envelope& e, const sql_touch& t) {
-  return {static_cast<int64_t>(e.seq), util::format_time_us(e.recorded_at_us), e.type, e.stream_id,
-          opt_or_null(t.job_id), opt_or_null(t.worker_id)};
+  return {static_cast<int64_t>(e.seq), util::format_time_us(e.recorded_at_us), e.type, e.stream_id, opt_or_null(t.job_id),
+          opt_or_null(t.worker_id)};
 }
 
 sql_row job_row(const core::job& j) {
@@ -278,8 +316,8 @@ std::vector<sql_row> segment_rows(const core::job& j, size_t from) {
   std::vector<sql_row> rows;
   for (size_t k = from; k < j.segments.size(); ++k) {
     const auto& seg = j.segments[k];
-    sql_row r{j.id, static_cast<int64_t>(k), seg.worker_id, util::format_time_us(seg.started_at), sql_value{},
-              static_cast<int64_t>(j.gpu_count), sql_value{}, sql_value{}};
+    sql_row r{j.id,        static_cast<int64_t>(k),           seg.worker_id, util::format_time_us(seg.started_at),
+              sql_value{}, static_cast<int64_t>(j.gpu_count), sql_value{},   sql_value{}};
     if (seg.ended_at) {
       const double seconds = static_cast<double>(*seg.ended_at - seg.started_at) / 1e6;
       r[4] = util::format_time_us(*seg.ended_at);

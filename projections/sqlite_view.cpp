@@ -23,9 +23,12 @@ void write_row(sqlite_statement& st, const sql_row& row) {
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::monostate>) st.bind(at, std::nullopt);
-          else if constexpr (std::is_same_v<T, std::string>) st.bind_borrowed(at, v);  // (the row outlives run())
-          else st.bind(at, v);
+          if constexpr (std::is_same_v<T, std::monostate>)
+            st.bind(at, std::nullopt);
+          else if constexpr (std::is_same_v<T, std::string>)
+            st.bind_borrowed(at, v);  // (the row outlives run())
+          else
+            st.bind(at, v);
         },
         row[i]);
   }
@@ -55,7 +58,8 @@ sqlite_view::opened sqlite_view::open(const std::string& path, bool drop) {
     }
   }
   const bool fresh = version.empty();
-  if (drop) o.rebuilt = "asked to rebuild it";
+  if (drop)
+    o.rebuilt = "asked to rebuild it";
   else if (!fresh && version != std::to_string(schema_version))
     o.rebuilt = "its schema is version " + version + ", this batond writes " + std::to_string(schema_version);
   if (fresh || !o.rebuilt.empty()) {
@@ -70,8 +74,12 @@ sqlite_view::opened sqlite_view::open(const std::string& path, bool drop) {
 }
 
 sqlite_view::sqlite_view(opened o, core::world at, std::shared_ptr<const events::event_store> store)
-    : projection(projection_name), db_(std::move(o.db)), st_(std::make_unique<statements>()), world_(std::move(at)),
-      clusters_(clusters_known(world_)), store_(std::move(store)) {
+    : projection(projection_name),
+      db_(std::move(o.db)),
+      st_(std::make_unique<statements>()),
+      world_(std::move(at)),
+      clusters_(clusters_known(world_)),
+      store_(std::move(store)) {
   auto& db = *db_;
   st_->event = db.prepare(sql_write(sql_dialect::sqlite, sql_table::events));
   st_->job = db.prepare(sql_write(sql_dialect::sqlite, sql_table::jobs));
@@ -135,8 +143,8 @@ void sqlite_view::fell_behind(const std::string& why) {
   written_ = stored_;
   if (!store_) return;  // no log to catch up from: the caller fails the view
   if (!behind_) {
-    spdlog::error("the SQL view cannot write ({}): it stays at event {} and catches up from the log when it can",
-                  why, stored_.load());
+    spdlog::error("the SQL view cannot write ({}): it stays at event {} and catches up from the log when it can", why,
+                  stored_.load());
     pause_ = std::chrono::milliseconds(500);
   } else {
     pause_ = std::min<std::chrono::milliseconds>(pause_ * 2, std::chrono::seconds(30));
@@ -167,8 +175,10 @@ void sqlite_view::catch_up() {
 
 void sqlite_view::write_rows(const sql_batch_rows& rows) {
   for (const auto& [seq, why] : rows.damaged) skip(seq, why + ": written with U+FFFD in its place");
-  for (auto [st, list] : {std::pair{st_->event.get(), &rows.events}, {st_->decision.get(), &rows.decisions},
-                          {st_->job.get(), &rows.jobs}, {st_->segment.get(), &rows.run_segments},
+  for (auto [st, list] : {std::pair{st_->event.get(), &rows.events},
+                          {st_->decision.get(), &rows.decisions},
+                          {st_->job.get(), &rows.jobs},
+                          {st_->segment.get(), &rows.run_segments},
                           {st_->worker.get(), &rows.workers}})
     for (const auto& row : *list) write_row(*st, row);
   for (auto [table, st, list] : {std::tuple{"fair_share", st_->fair_share.get(), &rows.fair_share},
@@ -194,7 +204,7 @@ void sqlite_view::apply(const std::vector<events::event_envelope>& batch) {
   std::lock_guard<std::mutex> lock(m_);
   // The world follows the log whatever the file does; the rows follow when they can.
   const auto changed = projections::apply_batch(world_, batch, clusters_);  // (not projection::apply_batch)
-  if (snapshots_ && !snapshots_->follow(world_, batch)) {  // (they fail alone: the view goes on)
+  if (snapshots_ && !snapshots_->follow(world_, batch)) {                   // (they fail alone: the view goes on)
     spdlog::error("state snapshots stop for this run: {}", snapshots_->failure().value_or("failed"));
     snapshots_.reset();
   }

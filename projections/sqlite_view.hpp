@@ -64,25 +64,25 @@ class sqlite_view : public projection {
  private:
   struct statements;
 
-  void commit();  // with m_ held
-  void fell_behind(const std::string& why);  // with m_ held: rolled back, retried by flush()
-  void catch_up();   // with m_ held
+  void commit();                                // with m_ held
+  void fell_behind(const std::string& why);     // with m_ held: rolled back, retried by flush()
+  void catch_up();                              // with m_ held
   void write_rows(const sql_batch_rows& rows);  // with m_ held, in the open transaction
 
   mutable std::mutex m_;
-  bool open_ = false;     // a transaction is open
-  size_t uncommitted_ = 0;  // events in it
-  uint64_t written_ = 0;    // the last sequence in it
+  bool open_ = false;                // a transaction is open
+  size_t uncommitted_ = 0;           // events in it
+  uint64_t written_ = 0;             // the last sequence in it
   std::atomic<uint64_t> stored_{0};  // the last committed
   std::unique_ptr<sqlite_db> db_;
   std::unique_ptr<statements> st_;
   core::world world_;
   std::shared_ptr<world_snapshots> snapshots_;  // fed from world_, if batond lent it
-  std::set<std::string> clusters_;  // the clusters table's rows (projections/sql_batch.hpp)
+  std::set<std::string> clusters_;              // the clusters table's rows (projections/sql_batch.hpp)
   std::shared_ptr<const events::event_store> store_;
-  bool behind_ = false;  // a write failed: the rows stay at stored_ until catch_up() succeeds
+  bool behind_ = false;       // a write failed: the rows stay at stored_ until catch_up() succeeds
   mutable std::mutex why_m_;  // (not m_, which a long catch-up holds: /healthz asks)
-  std::string behind_why_;   // the failed write's error while behind_, else ""
+  std::string behind_why_;    // the failed write's error while behind_, else ""
   std::chrono::steady_clock::time_point retry_at_;
   std::chrono::milliseconds pause_{500};
 };

@@ -15,12 +15,12 @@ world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, cor
                                  std::string start_hash, uint64_t every, size_t keep)
     : world_snapshots(std::move(store), false, std::move(start), start_seq, std::move(start_hash), every, keep) {}
 
-world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, lent_t, uint64_t start_seq,
-                                 std::string start_hash, uint64_t every, size_t keep)
+world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, lent_t, uint64_t start_seq, std::string start_hash,
+                                 uint64_t every, size_t keep)
     : world_snapshots(std::move(store), true, core::world{}, start_seq, std::move(start_hash), every, keep) {}
 
-world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, bool lent, core::world own,
-                                 uint64_t start_seq, std::string start_hash, uint64_t every, size_t keep)
+world_snapshots::world_snapshots(std::shared_ptr<events::event_store> store, bool lent, core::world own, uint64_t start_seq,
+                                 std::string start_hash, uint64_t every, size_t keep)
     : projection(projection_name),
       store_(std::move(store)),
       lent_(lent),
@@ -95,8 +95,8 @@ void world_snapshots::write(const core::world& w) {
     put_keeping(*store_, {seq_, bytes}, keep_);
     last_snapshot_ = seq_;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-    spdlog::info("state snapshot at event {} ({} jobs, {} workers, {} bytes) in {} ms", seq_, w.jobs.size(),
-                 w.workers.size(), bytes.size(), ms);
+    spdlog::info("state snapshot at event {} ({} jobs, {} workers, {} bytes) in {} ms", seq_, w.jobs.size(), w.workers.size(),
+                 bytes.size(), ms);
   } catch (const std::exception& e) {
     // A snapshot only saves start-up time: without it the log is replayed. Say so, go on.
     spdlog::error("state snapshot at event {} not written: {}", seq_, e.what());

@@ -26,14 +26,14 @@ class world_snapshots : public projection {
   static constexpr const char* projection_name = "world_snapshots";
 
   // start: the world after event start_seq (hash: that event's hash), as batond recovered it.
-  world_snapshots(std::shared_ptr<events::event_store> store, core::world start, uint64_t start_seq,
-                  std::string start_hash, uint64_t every, size_t keep);
+  world_snapshots(std::shared_ptr<events::event_store> store, core::world start, uint64_t start_seq, std::string start_hash,
+                  uint64_t every, size_t keep);
   // Snapshots of a world another projection keeps (see above), from start_seq on. Not run by
   // a runner of its own: the owner calls follow().
   struct lent_t {};
   static constexpr lent_t lent{};
-  world_snapshots(std::shared_ptr<events::event_store> store, lent_t, uint64_t start_seq, std::string start_hash,
-                  uint64_t every, size_t keep);
+  world_snapshots(std::shared_ptr<events::event_store> store, lent_t, uint64_t start_seq, std::string start_hash, uint64_t every,
+                  size_t keep);
   bool is_lent() const { return lent_; }
   // Lent: the owner has applied `batch` to `w`. Events at or before applied_seq() are passed
   // over (the owner catching up to where the snapshots start); events the owner applied before

@@ -45,19 +45,25 @@ json factor_json(const core::priority_factor& f) {
 // One line of sprio -l: the job, its user and account, each factor raw, normalised, weighted.
 json priority_row_json(const R::priority_row& r) {
   const auto& e = r.explained;
-  json out = {{"job_id", r.j.id},          {"title", r.j.title}, {"user", r.j.user},   {"account", r.j.account},
-              {"partition", r.j.partition}, {"qos", r.j.qos},     {"nice", r.j.nice},
-              {"gpu_count", r.j.gpu_count}, {"priority", e.priority}, {"priority_tier", e.tier},
-              {"pending_reason", or_null(r.pending_reason)}, {"held", r.j.held}, {"preemptor", e.preemptor}};
+  json out = {{"job_id", r.j.id},
+              {"title", r.j.title},
+              {"user", r.j.user},
+              {"account", r.j.account},
+              {"partition", r.j.partition},
+              {"qos", r.j.qos},
+              {"nice", r.j.nice},
+              {"gpu_count", r.j.gpu_count},
+              {"priority", e.priority},
+              {"priority_tier", e.tier},
+              {"pending_reason", or_null(r.pending_reason)},
+              {"held", r.j.held},
+              {"preemptor", e.preemptor}};
   if (!r.pending_detail.empty()) out["pending_detail"] = r.pending_detail;
   if (e.policy == "multifactor") {
     const auto& m = e.multifactor;
-    out["factors"] = {{"age", factor_json(m.age)},
-                      {"fairshare", factor_json(m.fairshare)},
-                      {"job_size", factor_json(m.job_size)},
-                      {"partition", factor_json(m.partition)},
-                      {"qos", factor_json(m.qos)},
-                      {"nice", m.nice}};
+    out["factors"] = {{"age", factor_json(m.age)},           {"fairshare", factor_json(m.fairshare)},
+                      {"job_size", factor_json(m.job_size)}, {"partition", factor_json(m.partition)},
+                      {"qos", factor_json(m.qos)},           {"nice", m.nice}};
   } else if (e.policy.rfind("lattice:", 0) == 0) {
     json fs = json::object();
     for (size_t i = 0; i < 9; ++i)
@@ -124,8 +130,10 @@ std::string poll_answer_text(const R::poll_answer& v) {
   out += ",\"job_id\":";
   append_json_string(out, a.job_id, invalid_utf8::replace);
   out += ",\"latest_checkpoint_manifest_path\":";
-  if (a.latest_checkpoint_manifest_path.empty()) out += "null";
-  else append_json_string(out, a.latest_checkpoint_manifest_path, invalid_utf8::replace);
+  if (a.latest_checkpoint_manifest_path.empty())
+    out += "null";
+  else
+    append_json_string(out, a.latest_checkpoint_manifest_path, invalid_utf8::replace);
   out += ",\"status\":\"assigned\"}";
   return out;
 }
@@ -152,7 +160,8 @@ json body_of(const core::result& r, core::time_us at) {
                              std::is_same_v<T, R::job_files> || std::is_same_v<T, R::blobs_to_remove>) {
           return nullptr;  // shaped by http/file_routes.cpp, which adds the transfers
         } else if constexpr (std::is_same_v<T, R::control>) {
-          json out = {{"job_id", v.job_id}, {"status", core::to_string(v.status)}, {"cancellation_requested", v.cancellation_requested}};
+          json out = {
+              {"job_id", v.job_id}, {"status", core::to_string(v.status)}, {"cancellation_requested", v.cancellation_requested}};
           out["preemption_requested"] = v.preempt.has_value();
           if (v.preempt) out["preempt"] = preempt_json(*v.preempt);
           return out;
@@ -201,8 +210,12 @@ json body_of(const core::result& r, core::time_us at) {
           const auto& w = v.weights;
           return {{"policy", v.policy},
                   {"calculated_at", v.calculated_at ? json(util::format_time_us(v.calculated_at)) : json(nullptr)},
-                  {"weights", {{"age", w.age}, {"fairshare", w.fairshare}, {"job_size", w.job_size},
-                               {"partition", w.partition}, {"qos", w.qos}}},
+                  {"weights",
+                   {{"age", w.age},
+                    {"fairshare", w.fairshare},
+                    {"job_size", w.job_size},
+                    {"partition", w.partition},
+                    {"qos", w.qos}}},
                   {"jobs", std::move(items)},
                   {"total", v.total},
                   {"offset", v.offset},
@@ -231,13 +244,13 @@ json body_of(const core::result& r, core::time_us at) {
         } else if constexpr (std::is_same_v<T, R::operators>) {
           json items = json::array();
           for (const auto& o : v.items)
-            items.push_back({{"name", o.name},
-                             {"role", o.admin ? "admin" : "user"},
-                             {"accounts", o.accounts},
-                             {"revoked", o.revoked},
-                             {"created_at", o.created_at ? json(util::format_time_us(o.created_at)) : json(nullptr)},
-                             {"token_rotated_at",
-                              o.token_rotated_at ? json(util::format_time_us(o.token_rotated_at)) : json(nullptr)}});
+            items.push_back(
+                {{"name", o.name},
+                 {"role", o.admin ? "admin" : "user"},
+                 {"accounts", o.accounts},
+                 {"revoked", o.revoked},
+                 {"created_at", o.created_at ? json(util::format_time_us(o.created_at)) : json(nullptr)},
+                 {"token_rotated_at", o.token_rotated_at ? json(util::format_time_us(o.token_rotated_at)) : json(nullptr)}});
           return items;
         } else if constexpr (std::is_same_v<T, R::rotated>) {
           return {{"name", v.name}, {"previous_token_valid_until", util::format_time_us(v.previous_valid_until)}};

@@ -10,7 +10,8 @@
 
 namespace baton::slurm {
 
-util::run_result run_here(const std::vector<std::string>& argv, const std::string& stdin_text, std::chrono::milliseconds timeout) {
+util::run_result run_here(const std::vector<std::string>& argv, const std::string& stdin_text,
+                          std::chrono::milliseconds timeout) {
   static const std::vector<std::string> secrets = {"BATON_API_TOKEN", "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY"};
   return util::run(argv, stdin_text, timeout, secrets);
 }

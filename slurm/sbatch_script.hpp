@@ -14,8 +14,8 @@ struct script_values {
   int nodes = 1, ntasks = 1, sigterm_margin_seconds = 300;
   int handoff_margin_seconds = 600;  // exported to the worker (0: only Slurm's SIGTERM)
   // Shell values: quoted when rendered, so any content stays inert.
-  std::string daemon_url, api_token_file, ca_file, cluster_name, image_key, worker_command = "baton-worker",
-      apptainer_image, placeholder_id;
+  std::string daemon_url, api_token_file, ca_file, cluster_name, image_key, worker_command = "baton-worker", apptainer_image,
+                                                                            placeholder_id;
   int heartbeat_seconds = 60;
   // api_token_file holds this pilot's one-time registration credential: the worker (or the
   // script, for a container) removes it once read (BATON_API_TOKEN_FILE_REMOVE=1).

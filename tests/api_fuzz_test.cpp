@@ -20,11 +20,13 @@ using nlohmann::json;
 
 namespace {
 
+// clang-format off
 const std::vector<std::string> keys = {
     "title", "input_bundle_path", "worker_image_key", "preferred_clusters", "comment", "id", "max_attempts", "platform",
     "gpu_model", "gpu_count", "vram_gb", "provider_id", "slurm_job_id", "job_id", "progress", "progress_codes",
     "checkpoint_manifest_path", "checkpoint_path", "reason", "detail", "failure_artifact_path", "enabled", "lab",
     "deadline_epoch_seconds", "message", "checkpoint_cycle_status", "checkpoint_cycle_failures", "force"};
+// clang-format on
 
 struct fuzzer {
   std::mt19937_64 rng{20261123};
@@ -32,25 +34,36 @@ struct fuzzer {
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
 
   std::string text() {
-    static const std::vector<std::string> pieces = {"a", "b", "'", "\"", "\\", "$", "`", ";", "\n", " ", "\x01",
-                                                    "/", ".", "%", "-", "_", "\xe2\x98\x83"};  // the last: U+2603
+    static const std::vector<std::string> pieces = {"a", "b",    "'", "\"", "\\", "$", "`", ";",           "\n",
+                                                    " ", "\x01", "/", ".",  "%",  "-", "_", "\xe2\x98\x83"};  // the last: U+2603
     std::string s;
     for (size_t i = pick(24); i > 0; --i) s += pieces[pick(pieces.size())];
     return s;
   }
   json value(int depth = 0) {
     switch (pick(depth < 3 ? 13 : 11)) {
-      case 0: return nullptr;
-      case 1: return true;
-      case 2: return false;
-      case 3: return static_cast<int64_t>(rng());
-      case 4: return std::uniform_real_distribution<double>(-1e300, 1e300)(rng);
-      case 5: return text();
-      case 6: return -0.0;
-      case 7: return "default";
-      case 8: return "lab";
-      case 9: return std::string(pick(2) ? 3000 : 3, 'x');
-      case 10: return static_cast<int>(pick(7)) - 3;
+      case 0:
+        return nullptr;
+      case 1:
+        return true;
+      case 2:
+        return false;
+      case 3:
+        return static_cast<int64_t>(rng());
+      case 4:
+        return std::uniform_real_distribution<double>(-1e300, 1e300)(rng);
+      case 5:
+        return text();
+      case 6:
+        return -0.0;
+      case 7:
+        return "default";
+      case 8:
+        return "lab";
+      case 9:
+        return std::string(pick(2) ? 3000 : 3, 'x');
+      case 10:
+        return static_cast<int>(pick(7)) - 3;
       case 11: {
         json o = json::object();
         for (size_t i = pick(5); i > 0; --i) o[keys[pick(keys.size())]] = value(depth + 1);
@@ -79,25 +92,42 @@ TEST(ApiFuzz, RandomRequestsGetClearAnswersAndTheDaemonCarriesOn) {
   auto c = d.client();
   fuzzer f;
   std::vector<std::string> ids = {"x", "lab", "..", "%2e%2e", "a%2Fb", "%00", std::string(300, 'a'), "%E2%98%83"};
-  const std::vector<std::pair<std::string, std::string>> routes = {
-      {"POST", "/workers/register"}, {"POST", "/workers/{id}/heartbeat"}, {"POST", "/workers/{id}/deregister"},
-      {"GET", "/workers?state={q}&limit={n}"}, {"POST", "/jobs/request?worker_id={id}"}, {"GET", "/jobs/{id}/control"},
-      {"POST", "/jobs/{id}/start"}, {"POST", "/jobs/{id}/checkpoint"}, {"POST", "/jobs/{id}/handoff/start"},
-      {"POST", "/jobs/{id}/handoff/complete"}, {"POST", "/jobs/{id}/complete"}, {"POST", "/jobs/{id}/fail"},
-      {"POST", "/jobs"}, {"GET", "/jobs?status={q}&limit={n}&offset={n}"}, {"GET", "/jobs/{id}"},
-      {"DELETE", "/jobs/{id}?force={q}"}, {"POST", "/jobs/{id}/requeue"}, {"GET", "/jobs/{id}/history"},
-      {"DELETE", "/jobs?status={q}&older_than_days={n}"}, {"GET", "/clusters"}, {"GET", "/config/slurm-clusters"},
-      {"PUT", "/config/slurm-clusters/enabled"}, {"GET", "/config/worker-images"}, {"POST", "/clusters/{id}/enable"},
-      {"POST", "/clusters/{id}/disable"}, {"GET", "/cloud/salad"}, {"GET", "/healthz"}};
+  const std::vector<std::pair<std::string, std::string>> routes = {{"POST", "/workers/register"},
+                                                                   {"POST", "/workers/{id}/heartbeat"},
+                                                                   {"POST", "/workers/{id}/deregister"},
+                                                                   {"GET", "/workers?state={q}&limit={n}"},
+                                                                   {"POST", "/jobs/request?worker_id={id}"},
+                                                                   {"GET", "/jobs/{id}/control"},
+                                                                   {"POST", "/jobs/{id}/start"},
+                                                                   {"POST", "/jobs/{id}/checkpoint"},
+                                                                   {"POST", "/jobs/{id}/handoff/start"},
+                                                                   {"POST", "/jobs/{id}/handoff/complete"},
+                                                                   {"POST", "/jobs/{id}/complete"},
+                                                                   {"POST", "/jobs/{id}/fail"},
+                                                                   {"POST", "/jobs"},
+                                                                   {"GET", "/jobs?status={q}&limit={n}&offset={n}"},
+                                                                   {"GET", "/jobs/{id}"},
+                                                                   {"DELETE", "/jobs/{id}?force={q}"},
+                                                                   {"POST", "/jobs/{id}/requeue"},
+                                                                   {"GET", "/jobs/{id}/history"},
+                                                                   {"DELETE", "/jobs?status={q}&older_than_days={n}"},
+                                                                   {"GET", "/clusters"},
+                                                                   {"GET", "/config/slurm-clusters"},
+                                                                   {"PUT", "/config/slurm-clusters/enabled"},
+                                                                   {"GET", "/config/worker-images"},
+                                                                   {"POST", "/clusters/{id}/enable"},
+                                                                   {"POST", "/clusters/{id}/disable"},
+                                                                   {"GET", "/cloud/salad"},
+                                                                   {"GET", "/healthz"}};
   std::map<int, int> statuses;
   for (int i = 0; i < 20000; ++i) {
     auto [method, path] = routes[f.pick(routes.size())];
     for (std::string hole : {"{id}", "{q}", "{n}"})
       for (size_t at; (at = path.find(hole)) != std::string::npos;)
         path.replace(at, hole.size(),
-                     hole == "{n}" ? std::vector<std::string>{"-1", "0", "1", "99999999999999", "x"}[f.pick(5)]
+                     hole == "{n}"   ? std::vector<std::string>{"-1", "0", "1", "99999999999999", "x"}[f.pick(5)]
                      : hole == "{q}" ? std::vector<std::string>{"queued", "running", "gone", "idle", "x", "true", ""}[f.pick(7)]
-                                      : ids[f.pick(ids.size())]);
+                                     : ids[f.pick(ids.size())]);
     std::string body;
     if (f.chance(0.1)) {
       for (size_t k = f.pick(40); k > 0; --k) body += static_cast<char>(f.pick(256));
@@ -197,9 +227,19 @@ TEST(ApiFuzz, MangledHttpOnTheWireNeverTakesTheDaemonDown) {
       "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
       "PUT /config/slurm-clusters/enabled HTTP/1.1\r\nContent-Length: 13\r\nExpect: 100-continue\r\n\r\n{\"enabled\":{}}",
   };
-  const std::vector<std::string> inserts = {"\r\n", "\r\n\r\n", " ", ":", "\0", "%", "Content-Length: 5\r\n",
-                                            "Transfer-Encoding: chunked\r\n", "Content-Length: -1\r\n",
-                                            "Connection: close\r\n", "\xff\xfe", "HTTP/1.1", "?a=%zz&&=",
+  const std::vector<std::string> inserts = {"\r\n",
+                                            "\r\n\r\n",
+                                            " ",
+                                            ":",
+                                            "\0",
+                                            "%",
+                                            "Content-Length: 5\r\n",
+                                            "Transfer-Encoding: chunked\r\n",
+                                            "Content-Length: -1\r\n",
+                                            "Connection: close\r\n",
+                                            "\xff\xfe",
+                                            "HTTP/1.1",
+                                            "?a=%zz&&=",
                                             std::string(300, 'A')};
   std::map<int, int> statuses;
   int cases = 3000;
@@ -209,10 +249,18 @@ TEST(ApiFuzz, MangledHttpOnTheWireNeverTakesTheDaemonDown) {
     for (size_t m = f.pick(4); m > 0; --m) {
       size_t at = f.pick(bytes.size() + 1);
       switch (f.pick(4)) {
-        case 0: if (at < bytes.size()) bytes[at] = static_cast<char>(f.pick(256)); break;
-        case 1: bytes.insert(at, inserts[f.pick(inserts.size())]); break;
-        case 2: bytes.erase(at, f.pick(8)); break;
-        default: bytes.resize(at); break;
+        case 0:
+          if (at < bytes.size()) bytes[at] = static_cast<char>(f.pick(256));
+          break;
+        case 1:
+          bytes.insert(at, inserts[f.pick(inserts.size())]);
+          break;
+        case 2:
+          bytes.erase(at, f.pick(8));
+          break;
+        default:
+          bytes.resize(at);
+          break;
       }
     }
     auto answer = exchange(d.port(), bytes);

@@ -20,7 +20,8 @@ using nlohmann::json;
 namespace {
 
 const char* slow_config = "workers: {heartbeat_interval_seconds: 60, reaper_interval_seconds: 60}\n";
-const char* fast_config = "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 1}\n";
+const char* fast_config =
+    "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 1}\n";
 
 struct reply {
   int status = 0;
@@ -72,8 +73,8 @@ struct api : ::testing::Test {
   }
   worker_handle enroll(const std::string& platform = "hpc", int gpus = 1, const std::string& model = "A100",
                        json extra = json::object()) {
-    json body = {{"platform", platform}, {"gpu_model", model}, {"gpu_count", gpus}, {"vram_gb", 0},
-                 {"worker_image_key", "default"}};
+    json body = {
+        {"platform", platform}, {"gpu_model", model}, {"gpu_count", gpus}, {"vram_gb", 0}, {"worker_image_key", "default"}};
     body.update(extra);
     auto r = call(*op, "POST", "/workers/register", body);
     EXPECT_EQ(r.status, 200) << r.body;
@@ -285,10 +286,11 @@ TEST_F(api, IdlePollAnswersMatchTheSchedulerAndSeeNewJobsAtOnce) {
 // RelayMD's operator endpoints around configured clusters: pins are validated against them,
 // the enabled map is replaced as a whole, the worker images are listed.
 TEST_F(api, ClusterPinsEnabledMapAndWorkerImagesAsRelayMD) {
-  boot("provisioning: {interval_seconds: 3600}\n"
-       "clusters:\n"
-       "  - {name: a, partition: no-such-partition-a, worker_images: {default: {}, openmm: {}}}\n"
-       "  - {name: b, partition: no-such-partition-b, worker_images: {default: {}}}\n");
+  boot(
+      "provisioning: {interval_seconds: 3600}\n"
+      "clusters:\n"
+      "  - {name: a, partition: no-such-partition-a, worker_images: {default: {}, openmm: {}}}\n"
+      "  - {name: b, partition: no-such-partition-b, worker_images: {default: {}}}\n");
   auto bad = call(*op, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"a", "nope"}}});
   EXPECT_EQ(bad.status, 422);
   EXPECT_EQ(bad.body["detail"]["error"], "unknown_preferred_cluster");
@@ -300,7 +302,8 @@ TEST_F(api, ClusterPinsEnabledMapAndWorkerImagesAsRelayMD) {
 
   auto images = call(*op, "GET", "/config/worker-images").body;
   EXPECT_EQ(images["default_worker_image"], "default");
-  EXPECT_EQ(images["worker_images"], json::parse(R"([{"key":"default","display_name":"default"},{"key":"openmm","display_name":"openmm"}])"));
+  EXPECT_EQ(images["worker_images"],
+            json::parse(R"([{"key":"default","display_name":"default"},{"key":"openmm","display_name":"openmm"}])"));
 
   auto put = [&](const json& body, httplib::Headers h = {}) {
     auto r = op->Put("/config/slurm-clusters/enabled", h, body.dump(), "application/json");
@@ -352,11 +355,14 @@ TEST_F(api, PilotTokenOnlyRegistersWorkers) {
   EXPECT_EQ(call(*op, "GET", "/workers").body.size(), 0u) << "nothing registered";
   auto w = enroll();
   create("for-pilot");
-  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"GET", "/jobs"}, {"POST", "/jobs"}, {"GET", "/jobs/for-pilot/history"}, {"DELETE", "/jobs/for-pilot"},
-           {"POST", "/jobs/request?worker_id=" + w.id}, {"GET", "/workers"}}) {
-    auto r = call(*op, method, path, method == "POST" ? json{{"title", "t"}, {"input_bundle_path", "/b"}} : json(nullptr),
-                  as_pilot);
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{{"GET", "/jobs"},
+                                                                              {"POST", "/jobs"},
+                                                                              {"GET", "/jobs/for-pilot/history"},
+                                                                              {"DELETE", "/jobs/for-pilot"},
+                                                                              {"POST", "/jobs/request?worker_id=" + w.id},
+                                                                              {"GET", "/workers"}}) {
+    auto r =
+        call(*op, method, path, method == "POST" ? json{{"title", "t"}, {"input_bundle_path", "/b"}} : json(nullptr), as_pilot);
     EXPECT_EQ(r.status, 403) << method << " " << path;
     EXPECT_EQ(r.body.value("error", ""), "pilot_token_register_only") << method << " " << path;
   }
@@ -559,7 +565,8 @@ TEST_F(api, StaleWorkerIsReapedAndItsJobRequeued) {
   auto events = call(*op, "GET", "/jobs/s/history").body["events"];
   EXPECT_EQ(events.back()["event_type"], "job.requeued_after_reap");
   EXPECT_EQ(events.back()["actor"], "loop:reaper");
-  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 401) << "a reaped worker has no credential: it registers again";
+  EXPECT_EQ(as(w, "POST", "/workers/" + w.id + "/heartbeat").status, 401)
+      << "a reaped worker has no credential: it registers again";
   EXPECT_EQ(as(w, "POST", "/jobs/s/complete").status, 401) << "the reaped worker can no longer finish the job";
   ASSERT_EQ(b->stop(), 0) << b->err();
   b->start();
@@ -674,7 +681,8 @@ json without_clock_fields(json list) {
 
 TEST_F(api, RestartRebuildsEveryJobAndWorkerExactly) {
   boot();
-  for (int i = 0; i < 6; ++i) create("r" + std::to_string(i), {{"preferred_clusters", i % 2 ? json({"clusterA"}) : json::array()}});
+  for (int i = 0; i < 6; ++i)
+    create("r" + std::to_string(i), {{"preferred_clusters", i % 2 ? json({"clusterA"}) : json::array()}});
   auto a = enroll("hpc", 2, "A100", {{"provider_id", "clusterA:1"}});
   auto c = enroll("salad", 1, "RTX 4090");
   auto d = enroll("hpc", 1, "A10");
@@ -720,7 +728,8 @@ TEST_F(api, EveryDecisionReDerivesFromTheLog) {
   for (int i = 0; i < 8; ++i)
     ws.push_back(enroll(i % 3 ? "hpc" : "salad", 1 + i % 2, models[i % 4],
                         i % 2 ? json({{"provider_id", "clusterA:" + std::to_string(i)}}) : json::object()));
-  for (int i = 0; i < 12; ++i) create("d" + std::to_string(i), {{"preferred_clusters", i % 4 == 3 ? json({"clusterA"}) : json::array()}});
+  for (int i = 0; i < 12; ++i)
+    create("d" + std::to_string(i), {{"preferred_clusters", i % 4 == 3 ? json({"clusterA"}) : json::array()}});
   int assigned = 0;
   for (int round = 0; round < 4; ++round)
     for (auto& w : ws) {
@@ -732,8 +741,7 @@ TEST_F(api, EveryDecisionReDerivesFromTheLog) {
     }
   EXPECT_EQ(assigned, 12);
   ASSERT_EQ(b->stop(), 0);
-  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
-                           {"BATON_CONFIG=/dev/null"});
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive", {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_NE(tool.out().find("ok: 12 assignment decisions"), std::string::npos) << tool.out();
   b->start();  // for TearDown

@@ -25,19 +25,19 @@ namespace {
 const char* pilot_token = "pilot-token-0123456789abcdef";
 const char* scrape_token = "scrape-token-0123456789abcdef";
 
-
 // One daemon with a job {J} assigned to worker OWN, and a second worker OTHER.
 struct world_under_test {
   test::temp_dir dir;
   std::unique_ptr<test::batond_process> d;
   std::string job, own_id, own_token, other_token;
-  std::string gone_token;  // a worker that deregistered: its token is no credential any more
+  std::string gone_token;                    // a worker that deregistered: its token is no credential any more
   std::string session_a, session_b, csrf_b;  // two dashboard sessions (a: used without its CSRF token)
 
   world_under_test(bool accept_shared, stage at) {
     std::string config = accept_shared ? "workers: {accept_shared_token: true}\n" : "";
-    d = std::make_unique<test::batond_process>(dir, config, std::vector<std::string>{
-        "BATON_PILOT_TOKEN=" + std::string(pilot_token), "BATON_METRICS_TOKEN=" + std::string(scrape_token)});
+    d = std::make_unique<test::batond_process>(dir, config,
+                                               std::vector<std::string>{"BATON_PILOT_TOKEN=" + std::string(pilot_token),
+                                                                        "BATON_METRICS_TOKEN=" + std::string(scrape_token)});
     job = test::uid("auth-job");
     auto op = httplib::Headers{{"X-API-Token", test::test_token}};
     EXPECT_EQ(send(d->port(), "POST", "/jobs", {{"id", job}, {"title", "t"}, {"input_bundle_path", "/b"}}, op).status, 200);
@@ -50,7 +50,8 @@ struct world_under_test {
     other_token = reg().second;
     auto [gone_id, gone] = reg();
     gone_token = gone;
-    EXPECT_EQ(send(d->port(), "POST", "/workers/" + gone_id + "/deregister", nullptr, {{"X-Worker-Token", gone_token}}).status, 204);
+    EXPECT_EQ(send(d->port(), "POST", "/workers/" + gone_id + "/deregister", nullptr, {{"X-Worker-Token", gone_token}}).status,
+              204);
     auto login = [&](std::string& sid, std::string* csrf) {
       httplib::Client c("127.0.0.1", d->port());
       auto r = c.Post("/ui/login", json{{"token", test::test_token}}.dump(), "application/json");
@@ -79,18 +80,29 @@ struct world_under_test {
 
   httplib::Headers credential(col c) const {
     switch (c) {
-      case none: return {};
-      case forged_dot: return {{"X-Worker-Token", "x.y"}};
-      case forged_secret: return {{"X-Worker-Token", own_id + ".0123456789abcdef0123456789abcdef"}};
-      case other_worker: return {{"X-Worker-Token", other_token}};
-      case pilot: return {{"X-API-Token", pilot_token}};
+      case none:
+        return {};
+      case forged_dot:
+        return {{"X-Worker-Token", "x.y"}};
+      case forged_secret:
+        return {{"X-Worker-Token", own_id + ".0123456789abcdef0123456789abcdef"}};
+      case other_worker:
+        return {{"X-Worker-Token", other_token}};
+      case pilot:
+        return {{"X-API-Token", pilot_token}};
       case operator_token:
-      case shared_accepted: return {{"X-API-Token", test::test_token}};
-      case own_worker: return {{"X-Worker-Token", own_token}};
-      case scraper: return {{"X-API-Token", scrape_token}};
-      case session_no_csrf: return {{"Cookie", session_a}};
-      case session: return {{"Cookie", session_b}, {"X-CSRF-Token", csrf_b}};
-      case ncols: break;
+      case shared_accepted:
+        return {{"X-API-Token", test::test_token}};
+      case own_worker:
+        return {{"X-Worker-Token", own_token}};
+      case scraper:
+        return {{"X-API-Token", scrape_token}};
+      case session_no_csrf:
+        return {{"Cookie", session_a}};
+      case session:
+        return {{"Cookie", session_b}, {"X-CSRF-Token", csrf_b}};
+      case ncols:
+        break;
     }
     return {};
   }
@@ -120,7 +132,6 @@ void run_row(const row& r) {
   auto gone = send(a.d->port(), r.method, a.expand(r.path), r.body, {{"X-Worker-Token", a.gone_token}});
   EXPECT_EQ(gone.status, r.valid[forged_secret]) << "valid request, caller: a gone worker\n" << gone.body;
 }
-
 
 }  // namespace
 

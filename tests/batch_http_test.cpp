@@ -139,7 +139,8 @@ TEST(batch_http, AnArraysTasksAreListedByIndexAndRunWithIt) {
   auto reg = t.send("POST", "/workers/register", json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}});
   httplib::Client wc("127.0.0.1", t.d.port());
   wc.set_default_headers({{"X-Worker-Token", reg.body["worker_token"].get<std::string>()}});
-  auto poll = t.of(wc.Post(("/jobs/request?worker_id=" + reg.body["worker_id"].get<std::string>()).c_str(), "", "application/json"));
+  auto poll =
+      t.of(wc.Post(("/jobs/request?worker_id=" + reg.body["worker_id"].get<std::string>()).c_str(), "", "application/json"));
   ASSERT_EQ(poll.body["status"], "assigned") << poll.body.dump();
   EXPECT_EQ(poll.body["array_id"], array_id);
   json assigned;  // the task the worker got (tasks made at once, of one priority, go by id)
@@ -171,7 +172,8 @@ TEST(batch_http, AnArraysTasksAreListedByIndexAndRunWithIt) {
   ASSERT_EQ(cancelled.status, 200) << cancelled.body.dump();
   EXPECT_EQ(cancelled.body["changed"], 5);
   for (const auto& item : listed["items"])
-    EXPECT_EQ(t.send("GET", "/jobs/" + item["id"].get<std::string>()).body["status"], item["id"] == assigned["id"] ? "cancelling" : "cancelled");
+    EXPECT_EQ(t.send("GET", "/jobs/" + item["id"].get<std::string>()).body["status"],
+              item["id"] == assigned["id"] ? "cancelling" : "cancelled");
 }
 
 TEST(batch_http, TheCallerIsCheckedBeforeTheBody) {
@@ -198,7 +200,8 @@ TEST(batch_http, TheCallerIsCheckedBeforeTheBody) {
   auto for_ann = t.send("POST", "/jobs/batch", json{{"jobs", json::array({t.job("x", {{"user", "ann"}})})}}, bo.get());
   EXPECT_EQ(for_ann.status, 403) << for_ann.body.dump();
   EXPECT_EQ(for_ann.body["refused"][0]["error"], "submit_for_another_user");
-  auto joined = t.send("POST", "/jobs/batch", json{{"jobs", json::array({t.job("x", {{"array_id", array_id}, {"array_index", 7}})})}}, bo.get());
+  auto joined = t.send("POST", "/jobs/batch",
+                       json{{"jobs", json::array({t.job("x", {{"array_id", array_id}, {"array_index", 7}})})}}, bo.get());
   EXPECT_EQ(joined.status, 422) << "a job's body never names an array: " << joined.body.dump();
   EXPECT_EQ(joined.body["refused"][0]["field"], "array_id");
   EXPECT_EQ(t.send("POST", "/jobs/batch", json{{"jobs", json::array({t.job("x")})}, {"arrays", 1}}).body["field"], "arrays");
@@ -246,17 +249,20 @@ TEST(batch_http, AJobNoSiteCouldEverRunSaysWhy) {
 // history says which parent, how it ended and with what exit code.
 TEST(batch_http, ReplayHistoryExplainsADependencyCancel) {
   daemon_under_test t;
-  json jobs = json::array({t.job("parent", {{"id", test::uid("parent")}}),
-                           t.job("child", {{"id", test::uid("child")}, {"depends_on", json::array({{{"job_id", test::uid("parent")}}})}})});
+  json jobs = json::array(
+      {t.job("parent", {{"id", test::uid("parent")}}),
+       t.job("child", {{"id", test::uid("child")}, {"depends_on", json::array({{{"job_id", test::uid("parent")}}})}})});
   ASSERT_EQ(t.send("POST", "/jobs/batch", json{{"jobs", jobs}}).status, 200);
   auto reg = t.send("POST", "/workers/register", json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}});
   httplib::Client wc("127.0.0.1", t.d.port());
   wc.set_default_headers({{"X-Worker-Token", reg.body["worker_token"].get<std::string>()}});
-  auto poll = t.of(wc.Post(("/jobs/request?worker_id=" + reg.body["worker_id"].get<std::string>()).c_str(), "", "application/json"));
+  auto poll =
+      t.of(wc.Post(("/jobs/request?worker_id=" + reg.body["worker_id"].get<std::string>()).c_str(), "", "application/json"));
   ASSERT_EQ(poll.body["job_id"], test::uid("parent")) << poll.body.dump();
   ASSERT_EQ(t.of(wc.Post(("/jobs/" + test::uid("parent") + "/start").c_str(), "", "application/json")).status, 204);
-  auto failed = wc.Post(("/jobs/" + test::uid("parent") + "/fail").c_str(),
-                        json{{"reason", "payload_failed"}, {"detail", "exit code 3\nlast lines of the log"}}.dump(), "application/json");
+  auto failed =
+      wc.Post(("/jobs/" + test::uid("parent") + "/fail").c_str(),
+              json{{"reason", "payload_failed"}, {"detail", "exit code 3\nlast lines of the log"}}.dump(), "application/json");
   ASSERT_TRUE(failed && failed->status == 204) << (failed ? failed->body : "no reply");
   EXPECT_EQ(t.send("GET", "/jobs/" + test::uid("child")).body["status"], "cancelled");
   t.d.stop();

@@ -62,7 +62,10 @@ std::optional<json> healthz(int port) {
   return json::parse(res->body);
 }
 
-int stop(running_batond& b) { b.proc->signal(SIGTERM); return test::exit_code(b.proc->wait()); }
+int stop(running_batond& b) {
+  b.proc->signal(SIGTERM);
+  return test::exit_code(b.proc->wait());
+}
 
 // Runs batond with arguments that should make it refuse to start; returns exit code and stderr.
 std::pair<int, std::string> run_to_exit(const test::temp_dir& dir, std::vector<std::string> args,
@@ -250,9 +253,11 @@ TEST(Batond, TheSqlViewGroupReadsTheViewAndNothingElse) {
   ::chmod(dir.path().c_str(), 0755);
   auto as_member = [&](const std::string& command) {
     const std::string gid = std::to_string(users->gr_gid);
-    return std::system(("setpriv --reuid=65534 --regid=" + gid + " --clear-groups -- sh -c '" + command + "' >/dev/null 2>&1").c_str());
+    return std::system(
+        ("setpriv --reuid=65534 --regid=" + gid + " --clear-groups -- sh -c '" + command + "' >/dev/null 2>&1").c_str());
   };
-  EXPECT_EQ(as_member("sqlite3 -readonly " + data + "/views.sqlite \"SELECT count(*) FROM jobs\""), 0) << "a member reads the view";
+  EXPECT_EQ(as_member("sqlite3 -readonly " + data + "/views.sqlite \"SELECT count(*) FROM jobs\""), 0)
+      << "a member reads the view";
   EXPECT_NE(as_member("cat " + data + "/api_token"), 0) << "and not the admin token";
   EXPECT_NE(as_member("ls " + data + "/eventlog"), 0) << "nor the log";
   ASSERT_EQ(stop(b), 0);
@@ -355,7 +360,7 @@ TEST(Batond, ItsThreadsAreNamedByRole) {
   for (const auto& n : names) all += n + " ";
   for (const char* role : {"log_writer", "log_syncer", "proj:views", "http_io", "storage_gc"})
     EXPECT_EQ(names.count(role), 1u) << role << " in: " << all;
-  EXPECT_EQ(names.count("http_pool"), 16u) << all;  // the handler pool (http.threads, 16 by default)
+  EXPECT_EQ(names.count("http_pool"), 16u) << all;     // the handler pool (http.threads, 16 by default)
   EXPECT_EQ(names.count("http_transfer"), 4u) << all;  // streamed bodies' disk work (beast_server_options::transfer_threads)
   // Only the main thread and RocksDB's periodic-task timer (which RocksDB leaves unnamed) keep
   // the process's name.
@@ -415,10 +420,10 @@ TEST(Batond, StalledLogSyncAnswersWorkerCalls503AndRecovers) {
                           "BATON_TEST_STALL_SYNC_WHILE=" + stall});
   ASSERT_GT(b.port(), 0) << b.err();
   auto op = b.client();
-  auto reg = op->Post("/workers/register",
-                      json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 0},
-                           {"worker_image_key", "default"}}.dump(),
-                      "application/json");
+  auto reg = op->Post(
+      "/workers/register",
+      json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 0}, {"worker_image_key", "default"}}.dump(),
+      "application/json");
   ASSERT_TRUE(reg && reg->status == 200) << (reg ? reg->body : "no answer");
   auto worker = json::parse(reg->body);
   std::string worker_id = worker["worker_id"];
@@ -486,8 +491,10 @@ void snapshots_every_n_events_let_a_restart_after_a_kill_replay_only_the_tail(co
   std::getline(std::ifstream(data + "/api_token"), token);
   httplib::Client cli("127.0.0.1", b.port);
   for (int i = 0; i < 10; ++i)
-    ASSERT_EQ(cli.Post("/jobs", {{"X-API-Token", token}}, json{{"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
-                       "application/json")->status, 200);
+    ASSERT_EQ(
+        cli.Post("/jobs", {{"X-API-Token", token}}, json{{"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json")
+            ->status,
+        200);
   // The projection writes them from durable events, a moment after the replies.
   auto snapshots = [&] {
     events::store_options ro;

@@ -165,7 +165,7 @@ TEST(BlobTransfer, WholeUploadIsStoredUnderItsDigest) {
   EXPECT_EQ(path, s.dir.path() + "/blobs/sha256/" + g.sha.substr(0, 2) + "/" + g.sha);
   EXPECT_TRUE(slurp(path) == g.data);
   EXPECT_FALSE(fs::exists(s.blobs->incoming_path(g.id)));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat((s.dir.path() + "/blobs/sha256/" + g.sha.substr(0, 2)).c_str(), &st), 0);
@@ -202,8 +202,8 @@ TEST(BlobTransfer, UploadsKeepTheConnectionForTheNextRequest) {
   raw_client c(s.port);
   // An upload, then a pipelined request in the same write: the body ends where
   // Content-Length says, and what follows is the next request.
-  c.send(put_head(a.id, 0, a.data.size(), worker(w1_token)) + a.data + "GET /blobs/uploads/" + b.id +
-         " HTTP/1.1\r\nHost: x\r\n" + worker(w1_token) + "\r\n");
+  c.send(put_head(a.id, 0, a.data.size(), worker(w1_token)) + a.data + "GET /blobs/uploads/" + b.id + " HTTP/1.1\r\nHost: x\r\n" +
+         worker(w1_token) + "\r\n");
   auto r = c.next();
   EXPECT_EQ(r.status, 200) << r.body;
   r = c.next();
@@ -262,9 +262,7 @@ TEST(BlobTransfer, ResumeAfterARestartRehashesWhatIsHeld) {
   auto g = grant(s, "up-restart", random_bytes(2 * 1024 * 1024 + 5, 3));
   const size_t part = 1024 * 1024 + 100;
   // What an earlier run of batond left: a prefix in the incoming file, no hash in memory.
-  {
-    std::ofstream(s.blobs->incoming_path(g.id), std::ios::binary) << g.data.substr(0, part);
-  }
+  { std::ofstream(s.blobs->incoming_path(g.id), std::ios::binary) << g.data.substr(0, part); }
   auto again = s.blobs->grant_upload("worker:w1", g.id, g.sha, g.data.size(), s.now, minute);
   ASSERT_EQ(again.have, part);
   EXPECT_EQ(again.parts.at(0).offset, part);
@@ -320,10 +318,10 @@ TEST(BlobTransfer, OnlyTheGrantsHolderMaySendAndNoByteIsWrittenBeforeThat) {
     std::string credential;
     int status;
   };
-  for (const auto& a : {attempt{worker(w2_token), 403},                          // another worker
+  for (const auto& a : {attempt{worker(w2_token), 403},                                         // another worker
                         attempt{"X-API-Token: admin-token\r\nX-Baton-Operator: ops\r\n", 403},  // an operator
-                        attempt{"", 401},                                        // no credential
-                        attempt{worker("w1.forged"), 401},                       // a forged one
+                        attempt{"", 401},                                                       // no credential
+                        attempt{worker("w1.forged"), 401},                                      // a forged one
                         attempt{worker("w9.secret-one"), 401}}) {
     auto r = call(s.port, put_head(g.id, 0, g.data.size(), a.credential) + g.data);
     EXPECT_EQ(r.status, a.status) << a.credential << r.body;
@@ -379,13 +377,14 @@ TEST(BlobTransfer, RangeDownloads) {
   r = get(s.port, d.url, worker(w1_token), "Range: bytes=-500\r\n");
   EXPECT_EQ(r.status, 206);
   EXPECT_TRUE(r.body == data.substr(data.size() - 500));
-  EXPECT_EQ(r.header("Content-Range"), "bytes " + std::to_string(data.size() - 500) + "-" +
-                                           std::to_string(data.size() - 1) + "/" + size);
+  EXPECT_EQ(r.header("Content-Range"),
+            "bytes " + std::to_string(data.size() - 500) + "-" + std::to_string(data.size() - 1) + "/" + size);
 
   r = get(s.port, d.url, worker(w1_token), "Range: bytes=299990-\r\n");
   EXPECT_TRUE(r.body == data.substr(299990));
 
-  for (std::string bad : std::vector<std::string>{"bytes=" + size + "-", "bytes=10-5", "bytes=-0", "bytes=0-1,5-6", "items=0-1"}) {
+  for (std::string bad :
+       std::vector<std::string>{"bytes=" + size + "-", "bytes=10-5", "bytes=-0", "bytes=0-1,5-6", "items=0-1"}) {
     r = get(s.port, d.url, worker(w1_token), "Range: " + bad + "\r\n");
     EXPECT_EQ(r.status, 416) << bad;
     EXPECT_EQ(r.header("Content-Range"), "bytes */" + size) << bad;

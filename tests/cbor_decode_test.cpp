@@ -15,11 +15,11 @@
 #include "support/cbor_outcome.hpp"
 #include "support/random_json.hpp"
 
-using nlohmann::json;
 using baton::test::nlohmann_cbor;
 using baton::test::our_cbor;
-using baton::test::same_json;
 using baton::test::random_value;
+using baton::test::same_json;
+using nlohmann::json;
 
 namespace {
 
@@ -112,7 +112,12 @@ TEST(CborDecode, NestingPastTheLimitIsRefusedWithoutRecursingOnIt) {
   for (const auto& [what, in] : std::vector<std::pair<std::string, std::string>>{
            {"definite arrays", std::string(300'000, '\x81') + '\x00'},
            {"indefinite arrays", std::string(300'000, '\x9F')},
-           {"maps", [] { std::string s; for (int i = 0; i < 100'000; ++i) s += "\xA1\x61k"; return s + '\x00'; }()},
+           {"maps",
+            [] {
+              std::string s;
+              for (int i = 0; i < 100'000; ++i) s += "\xA1\x61k";
+              return s + '\x00';
+            }()},
            {"tags", std::string(300'000, '\xC1') + '\x00'},
            {"after a half float", "\x82\xF9\x3C\x00" + std::string(300'000, '\x81') + '\x00'},
        }) {
@@ -126,6 +131,7 @@ TEST(CborDecode, NestingPastTheLimitIsRefusedWithoutRecursingOnIt) {
   }
   EXPECT_FALSE(baton::events::cbor_nests_deeper_than(std::string(512, '\x81') + '\x00', 512));
   EXPECT_TRUE(baton::events::cbor_nests_deeper_than(std::string(513, '\x81') + '\x00', 512));
-  EXPECT_FALSE(baton::events::cbor_nests_deeper_than(bytes_of({0x83, 0x81, 0x81, 0x00, 0x81, 0x00, 0x00}), 3)) << "siblings are not deeper";
+  EXPECT_FALSE(baton::events::cbor_nests_deeper_than(bytes_of({0x83, 0x81, 0x81, 0x00, 0x81, 0x00, 0x00}), 3))
+      << "siblings are not deeper";
   EXPECT_TRUE(baton::events::cbor_nests_deeper_than(bytes_of({0x83, 0x81, 0x81, 0x00, 0x81, 0x81, 0x81, 0x00, 0x00}), 3));
 }

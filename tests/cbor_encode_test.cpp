@@ -56,8 +56,8 @@ TEST(CborEncode, EveryIntegerAndLengthEdge) {
   values.push_back(std::numeric_limits<uint64_t>::max());
   values.push_back(std::numeric_limits<int64_t>::min());
   values.push_back(std::numeric_limits<int64_t>::max());
-  for (double d : {0.0, -0.0, 1.5, 0.1, 16777217.0, 3.4028234663852886e38, 3.4028235677973366e38, -3.4028234663852886e38,
-                   1e-45, 1.401298464324817e-45, 5e-324, std::numeric_limits<double>::max()})
+  for (double d : {0.0, -0.0, 1.5, 0.1, 16777217.0, 3.4028234663852886e38, 3.4028235677973366e38, -3.4028234663852886e38, 1e-45,
+                   1.401298464324817e-45, 5e-324, std::numeric_limits<double>::max()})
     values.push_back(d);
   for (uint64_t subtype : {uint64_t{0}, uint64_t{0xFF}, uint64_t{0x100}, uint64_t{0xFFFF}, uint64_t{0x10000},
                            uint64_t{0xFFFFFFFF}, uint64_t{0x100000000}})

@@ -73,7 +73,8 @@ struct fake_batond {
         res.status = 401;
         return;
       }
-      res.set_content(json{{"input_bundle", nullptr}, {"checkpoints", json::array()}, {"outputs", outputs}}.dump(), "application/json");
+      res.set_content(json{{"input_bundle", nullptr}, {"checkpoints", json::array()}, {"outputs", outputs}}.dump(),
+                      "application/json");
     });
     svr.Get(R"(/dl/(\w+))", [this](const httplib::Request& req, httplib::Response& res) {
       res.set_content(blobs[req.matches[1]], "application/octet-stream");
@@ -92,7 +93,8 @@ struct fake_batond {
     return {{"path", path},
             {"sha256", claimed_sha.empty() ? sha_of(bytes) : claimed_sha},
             {"size", bytes.size()},
-            {"download", {{"url", "/dl/" + name}, {"method", "GET"}, {"headers", json::object()}, {"offset", 0}, {"size", bytes.size()}}}};
+            {"download",
+             {{"url", "/dl/" + name}, {"method", "GET"}, {"headers", json::object()}, {"offset", 0}, {"size", bytes.size()}}}};
   }
 };
 
@@ -105,7 +107,8 @@ struct fetch : ::testing::Test {
 };
 
 TEST_F(fetch, OutputsLandUnderTheirRelativePathsEachDigestChecked) {
-  b.outputs = {{"set_id", "s1"}, {"files", {b.file("result.txt", "r", "42\n"), b.file("traj/frames.dcd", "t", std::string(200000, 'f'))}}};
+  b.outputs = {{"set_id", "s1"},
+               {"files", {b.file("result.txt", "r", "42\n"), b.file("traj/frames.dcd", "t", std::string(200000, 'f'))}}};
   ASSERT_EQ(cli::jobs_fetch(c, "job-1", dir / "got"), 0) << err.str();
   EXPECT_EQ(test::slurp(dir / "got/result.txt"), "42\n");
   EXPECT_EQ(test::slurp(dir / "got/traj/frames.dcd"), std::string(200000, 'f'));

@@ -44,7 +44,8 @@ TEST(CliConfig, DefaultsAreBatondsOwn) {
 }
 
 TEST(CliConfig, ItsKeysFromTheFileAndTheEnvironmentOverThem) {
-  const std::string yaml = "listen: {host: 0.0.0.0, port: 4000}\ndata_dir: /srv/baton\ntls: {cert_file: c.pem, key_file: k.pem}\n";
+  const std::string yaml =
+      "listen: {host: 0.0.0.0, port: 4000}\ndata_dir: /srv/baton\ntls: {cert_file: c.pem, key_file: k.pem}\n";
   auto c = read(yaml);
   EXPECT_EQ(c.listen.host, "0.0.0.0");
   EXPECT_EQ(c.listen.port, 4000);
@@ -60,8 +61,9 @@ TEST(CliConfig, ItsKeysFromTheFileAndTheEnvironmentOverThem) {
 
 // batond refuses these files (or this environment); the CLI reads its keys and goes on.
 TEST(CliConfig, BatondsOtherSectionsAreNotReadEvenWhenWrong) {
-  auto c = read("listen: {port: 4001}\nscheduling: {priority: nonsense}\nsalad: {organization: o, project: p}\n"
-                "storage: {backend: s3}\nlog_level: loud\nnot_a_key: 1\n");
+  auto c = read(
+      "listen: {port: 4001}\nscheduling: {priority: nonsense}\nsalad: {organization: o, project: p}\n"
+      "storage: {backend: s3}\nlog_level: loud\nnot_a_key: 1\n");
   EXPECT_EQ(c.listen.port, 4001);
   EXPECT_EQ(read("", {{"BATON_LOG_LEVEL", "loud"}}).listen.port, 36158);
 }

@@ -32,8 +32,7 @@ class cli : public ::testing::Test {
     if (url.empty()) url = "http://127.0.0.1:" + std::to_string(d.port());
     args.insert(args.begin(), BATON_CLI_PATH);
     child_process p(args, dir / ("cli-" + std::to_string(++runs)),
-                    {"BATON_URL=" + url, "BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=/dev/null",
-                     "USER=carol"});
+                    {"BATON_URL=" + url, "BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=/dev/null", "USER=carol"});
     return {exit_code(p.wait()), p.out(), p.err()};
   }
   std::string bundle(const std::string& name) {
@@ -45,8 +44,9 @@ class cli : public ::testing::Test {
   temp_dir dir;
   // One configured partition that never submits (hourly cycle, no such partition): enough
   // for the clusters commands.
-  batond_process d{dir, "provisioning: {interval_seconds: 3600}\n"
-                        "clusters:\n  - {name: lab, partition: no-such-partition, worker_images: {default: {}}}\n"};
+  batond_process d{dir,
+                   "provisioning: {interval_seconds: 3600}\n"
+                   "clusters:\n  - {name: lab, partition: no-such-partition, worker_images: {default: {}}}\n"};
   int runs = 0;
 };
 
@@ -54,8 +54,8 @@ class cli : public ::testing::Test {
 
 TEST_F(cli, SubmitValidatesFirstThenCreatesTheJob) {
   auto b = bundle("md1");
-  auto r = baton({"submit", "--shared-path", b, "--command", "sh run.sh", "--checkpoint", "*.chk", "--progress-file", "progress.txt",
-                  "--title", "alanine, run 1", "--comment", "first"});
+  auto r = baton({"submit", "--shared-path", b, "--command", "sh run.sh", "--checkpoint", "*.chk", "--progress-file",
+                  "progress.txt", "--title", "alanine, run 1", "--comment", "first"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("submitted ", 0), 0u) << r.out;
   auto spec = json::parse(slurp(b + "/baton-job.json"));
@@ -103,7 +103,8 @@ TEST_F(cli, SubmitWithDependencies) {
 TEST_F(cli, JobsCommands) {
   const std::string A = uid("job-a"), B = uid("job-b");
   auto b = bundle("md");
-  ASSERT_EQ(baton({"submit", "--shared-path", b, "--command", "sh run.sh", "--id", A, "--title", "has, comma \"quoted\""}).code, 0);
+  ASSERT_EQ(baton({"submit", "--shared-path", b, "--command", "sh run.sh", "--id", A, "--title", "has, comma \"quoted\""}).code,
+            0);
   ASSERT_EQ(baton({"submit", "--shared-path", b, "--id", B}).code, 0);
 
   auto list = baton({"jobs", "list"});
@@ -217,7 +218,8 @@ TEST_F(cli, JobsWaitReturnsOnceTheCampaignHasEnded) {
   EXPECT_NE(timed_out.err.find("2 jobs still active"), std::string::npos) << timed_out.err;
   EXPECT_EQ(timed_out.err.find("jobs ended ["), std::string::npos) << "no progress bar when stderr is not a terminal";
   // On a terminal (script gives it one): the bar.
-  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs wait --timeout 0.5", "/dev/null"}, dir / "tty",
+  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs wait --timeout 0.5", "/dev/null"},
+                    dir / "tty",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
                      "BATON_CONFIG=/dev/null"});
   EXPECT_EQ(exit_code(tty.wait()), 4);
@@ -255,9 +257,9 @@ TEST_F(cli, BadInputGetsClearErrorsAndExitCodes) {
   auto bad_url = baton({"jobs", "list"}, "ftp://x");
   EXPECT_EQ(bad_url.code, 2);
   auto wrong_token = [&] {
-    child_process p({BATON_CLI_PATH, "jobs", "list"}, dir / "wrong",
-                    {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=wrong",
-                     "BATON_CONFIG=/dev/null"});
+    child_process p(
+        {BATON_CLI_PATH, "jobs", "list"}, dir / "wrong",
+        {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=wrong", "BATON_CONFIG=/dev/null"});
     return run_result{exit_code(p.wait()), p.out(), p.err()};
   }();
   EXPECT_EQ(wrong_token.code, 1);
@@ -313,7 +315,8 @@ TEST_F(cli, CancellingARunningJobAsksForForceAndUnknownNamesComeWithTheKnownOnes
 
   for (const std::string field : {"partition", "qos", "account"}) {
     // What batond answers: the names it knows, in "known".
-    auto api = c.Post("/jobs", admin, json{{"title", "t"}, {"input_bundle_path", "/b"}, {field, "nope"}}.dump(), "application/json");
+    auto api =
+        c.Post("/jobs", admin, json{{"title", "t"}, {"input_bundle_path", "/b"}, {field, "nope"}}.dump(), "application/json");
     ASSERT_TRUE(api && api->status == 422) << (api ? api->body : "no answer");
     const auto known = json::parse(api->body)["known"];
     ASSERT_TRUE(known.is_array() && !known.empty()) << api->body;
@@ -402,9 +405,12 @@ TEST_F(cli, AuditExportWritesAVerifiableFileAndNamesABadField) {
 TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
   const auto file = dir / "campaign.jsonl";
   std::ofstream(file) << "# three ligands, two of them alike\n"
-                      << R"({"title": "lig-1", "input_bundle_path": "/campaign/lig-1", "nice": 3})" << "\n\n"
-                      << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})" << "\n"
-                      << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})" << "\n";
+                      << R"({"title": "lig-1", "input_bundle_path": "/campaign/lig-1", "nice": 3})"
+                      << "\n\n"
+                      << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})"
+                      << "\n"
+                      << R"({"title": "lig-2", "input_bundle_path": "/campaign/lig-2"})"
+                      << "\n";
   auto first = baton({"--json", "jobs", "import", "--shared-path", file});
   ASSERT_EQ(first.code, 0) << first.err;
   auto tally = json::parse(first.out);
@@ -418,7 +424,8 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
   EXPECT_EQ(json::parse(baton({"--json", "jobs", "list"}).out).size(), 3u);
   EXPECT_EQ(again.err.find("jobs imported ["), std::string::npos) << "no progress bar when stderr is not a terminal";
   // On a terminal (script gives it one): the bar, ending full.
-  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs import --shared-path " + file, "/dev/null"}, dir / "tty",
+  child_process tty({"/usr/bin/script", "-qefc", std::string(BATON_CLI_PATH) + " jobs import --shared-path " + file, "/dev/null"},
+                    dir / "tty",
                     {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + std::string(test_token),
                      "BATON_CONFIG=/dev/null"});
   EXPECT_EQ(exit_code(tty.wait()), 0);
@@ -426,8 +433,10 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
 
   // A line that is not a job: nothing is sent, and the line is named.
   const auto broken = dir / "broken.jsonl";
-  std::ofstream(broken) << R"({"title": "lig-9", "input_bundle_path": "/campaign/lig-9"})" << "\n"
-                        << R"({"title": "lig-10"})" << "\n";
+  std::ofstream(broken) << R"({"title": "lig-9", "input_bundle_path": "/campaign/lig-9"})"
+                        << "\n"
+                        << R"({"title": "lig-10"})"
+                        << "\n";
   auto bad = baton({"jobs", "import", "--shared-path", broken});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("line 2: \"input_bundle_path\" (a string) or \"input_bundle\""), std::string::npos) << bad.err;
@@ -436,10 +445,14 @@ TEST_F(cli, JobsImportSubmitsACampaignOnceAndNamesBadLines) {
   // Lines batond refuses (a bad field the shell reads, a name the policy does not know):
   // each reported with its line and field, the others still go in.
   const auto mixed = dir / "mixed.jsonl";
-  std::ofstream(mixed) << R"({"title": "lig-11", "input_bundle_path": "/campaign/lig-11", "nice": -4})" << "\n"
-                       << R"({"title": "lig-12", "input_bundle_path": "/campaign/lig-12"})" << "\n"
-                       << R"({"title": "lig-13", "input_bundle_path": "/campaign/lig-13", "partition": "nope"})" << "\n"
-                       << R"({"title": "lig-14", "input_bundle_path": "/campaign/lig-14"})" << "\n";
+  std::ofstream(mixed) << R"({"title": "lig-11", "input_bundle_path": "/campaign/lig-11", "nice": -4})"
+                       << "\n"
+                       << R"({"title": "lig-12", "input_bundle_path": "/campaign/lig-12"})"
+                       << "\n"
+                       << R"({"title": "lig-13", "input_bundle_path": "/campaign/lig-13", "partition": "nope"})"
+                       << "\n"
+                       << R"({"title": "lig-14", "input_bundle_path": "/campaign/lig-14"})"
+                       << "\n";
   auto partly = baton({"jobs", "import", "--shared-path", mixed});
   EXPECT_EQ(partly.code, 1);
   EXPECT_EQ(partly.out, "submitted 2, already there 0, refused 2\n");
@@ -452,12 +465,14 @@ TEST_F(cli, ImportSendsACampaignInAHandfulOfRequests) {
   const auto file = dir / "campaign.jsonl";
   {
     std::ofstream f(file);
-    for (int i = 0; i < 2500; ++i) f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
+    for (int i = 0; i < 2500; ++i)
+      f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
   }
   auto requests = [&] {  // POST /jobs/batch answered so far, as /metrics counts them
     auto m = d.client()->Get("/metrics");
     size_t n = 0;
-    for (size_t at = m->body.find("route=\"POST /jobs/batch\""); at != std::string::npos; at = m->body.find("route=\"POST /jobs/batch\"", at + 1)) {
+    for (size_t at = m->body.find("route=\"POST /jobs/batch\""); at != std::string::npos;
+         at = m->body.find("route=\"POST /jobs/batch\"", at + 1)) {
       auto line_end = m->body.find('\n', at);
       auto space = m->body.rfind(' ', line_end);
       if (m->body.compare(m->body.rfind('\n', at) + 1, 25, "baton_http_requests_total") == 0)
@@ -485,7 +500,8 @@ TEST_F(cli, JobArraysAreSubmittedListedAndCancelledAsOne) {
   ASSERT_EQ(listed.size(), 4u);
   EXPECT_EQ(listed[3]["array_index"], 9);
   EXPECT_EQ(listed[3]["held"], true);
-  EXPECT_EQ(baton({"submit", "--shared-path", b, "--array", "0-3", "--id", uid("x")}).code, 2) << "an array's tasks get their own ids";
+  EXPECT_EQ(baton({"submit", "--shared-path", b, "--array", "0-3", "--id", uid("x")}).code, 2)
+      << "an array's tasks get their own ids";
   auto bad = baton({"submit", "--shared-path", b, "--array", "3-1"});
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("array"), std::string::npos) << bad.err;
@@ -502,13 +518,15 @@ TEST_F(cli, JobsImportWaitsOutTheRequestBudget) {
   // A daemon that lets an operator send 2 requests at once, refilled one every 5 s: with
   // the budget spent first, the import's batch is answered 429 and must wait Retry-After out.
   temp_dir slow_dir;
-  batond_process slow{slow_dir, "limits: {operator_requests_burst: 2, operator_requests_per_second: 0.2}\n",
+  batond_process slow{slow_dir,
+                      "limits: {operator_requests_burst: 2, operator_requests_per_second: 0.2}\n",
                       {"BATON_METRICS_TOKEN=scrape-0123456789abcdef"}};
   ASSERT_GT(slow.port(), 0) << slow.err();
   const auto file = dir / "ten.jsonl";
   {
     std::ofstream f(file);
-    for (int i = 0; i < 10; ++i) f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
+    for (int i = 0; i < 10; ++i)
+      f << json{{"title", "lig-" + std::to_string(i)}, {"input_bundle_path", "/c/" + std::to_string(i)}} << "\n";
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(slow.port());
   auto op = slow.client();

@@ -38,9 +38,10 @@ TEST(ClockStep, AWallClockSteppedBackOrForwardMovesNoRecordedTimeAndExpiresNoLea
   auto step_wall_clock = [&](const std::string& offset) { std::ofstream(offset_file) << offset << "\n"; };
   step_wall_clock("+0");
   // Stale after 3 s without a heartbeat, reaped within a second of that.
-  batond_process d{dir, "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 3, reaper_interval_seconds: 1}\n",
-                   {std::string("LD_PRELOAD=") + faketime_lib, "FAKETIME_TIMESTAMP_FILE=" + offset_file,
-                    "FAKETIME_NO_CACHE=1", "DONT_FAKE_MONOTONIC=1", "ASAN_OPTIONS=verify_asan_link_order=0"}};
+  batond_process d{dir,
+                   "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 3, reaper_interval_seconds: 1}\n",
+                   {std::string("LD_PRELOAD=") + faketime_lib, "FAKETIME_TIMESTAMP_FILE=" + offset_file, "FAKETIME_NO_CACHE=1",
+                    "DONT_FAKE_MONOTONIC=1", "ASAN_OPTIONS=verify_asan_link_order=0"}};
   ASSERT_GT(d.port(), 0) << d.err();
   auto op = d.client();
   auto offset_now = [&] { return get(*op, "/healthz")["clock"].value("wall_clock_offset_seconds", 0.0); };
@@ -105,6 +106,6 @@ TEST(ClockStep, AWallClockSteppedBackOrForwardMovesNoRecordedTimeAndExpiresNoLea
       earliest_after = std::min(earliest_after, e.recorded_at_us);
     return true;
   });
-  EXPECT_GE(earliest_after, latest_before - 1'000'000) << util::format_time_us(earliest_after) << " after "
-                                                       << util::format_time_us(latest_before);
+  EXPECT_GE(earliest_after, latest_before - 1'000'000)
+      << util::format_time_us(earliest_after) << " after " << util::format_time_us(latest_before);
 }

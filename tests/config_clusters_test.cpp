@@ -83,15 +83,16 @@ TEST(ConfigClusters, ErrorsNameTheEntryAndKey) {
   EXPECT_EQ(error_of("clusters:\n  - partition: p\n    worker_images: {d: {}}\n").key, "clusters[0].name");
   EXPECT_EQ(error_of("clusters:\n  - name: a\n    worker_images: {d: {}}\n").key, "clusters[0].partition");
   EXPECT_EQ(error_of("clusters:\n  - name: a\n    partition: p\n").key, "clusters[0].worker_images");
-  EXPECT_EQ(error_of("clusters:\n  - {name: a, partition: p, worker_images: {d: {}}, colour: red}\n").key,
-            "clusters[0].colour");
+  EXPECT_EQ(error_of("clusters:\n  - {name: a, partition: p, worker_images: {d: {}}, colour: red}\n").key, "clusters[0].colour");
   EXPECT_EQ(error_of("clusters:\n  - {name: a, partition: p, worker_images: {d: {}}}\n"
-                     "  - {name: a, partition: q, worker_images: {d: {}}}\n").key,
+                     "  - {name: a, partition: q, worker_images: {d: {}}}\n")
+                .key,
             "clusters[1].name");
   EXPECT_EQ(error_of("clusters:\n  - {name: a, extends: nope, partition: p, worker_images: {d: {}}}\n").key,
             "clusters[0].extends");
-  auto cycle = error_of("clusters:\n  - {name: a, extends: b, partition: p, worker_images: {d: {}}}\n"
-                        "  - {name: b, extends: a, partition: p, worker_images: {d: {}}}\n");
+  auto cycle = error_of(
+      "clusters:\n  - {name: a, extends: b, partition: p, worker_images: {d: {}}}\n"
+      "  - {name: b, extends: a, partition: p, worker_images: {d: {}}}\n");
   EXPECT_NE(cycle.message.find("cycle"), std::string::npos);
   EXPECT_EQ(error_of("clusters:\n  - {name: 'a:b', partition: p, worker_images: {d: {}}}\n").key, "clusters[0].name");
   EXPECT_EQ(error_of("clusters:\n  - {name: a, partition: p, strategy: eager, worker_images: {d: {}}}\n").key,
@@ -103,20 +104,31 @@ TEST(ConfigClusters, ErrorsNameTheEntryAndKey) {
   EXPECT_EQ(error_of("clusters:\n  - {name: a, partition: p, memory: 4G, memory_per_gpu: 2G, worker_images: {d: {}}}\n").key,
             "clusters[0].memory_per_gpu");
   EXPECT_EQ(error_of("provisioning: {interval_seconds: 0}\n").key, "provisioning.interval_seconds");
-  auto margin = error_of("clusters:\n  - {name: a, partition: p, wall_time: \"10:00\", handoff_margin_seconds: 600, "
-                         "worker_images: {d: {}}}\n");
+  auto margin = error_of(
+      "clusters:\n  - {name: a, partition: p, wall_time: \"10:00\", handoff_margin_seconds: 600, "
+      "worker_images: {d: {}}}\n");
   EXPECT_EQ(margin.key, "clusters[0].handoff_margin_seconds");
   EXPECT_NE(margin.message.find("not below wall_time (600 s)"), std::string::npos) << margin.message;
   EXPECT_EQ(error_of("clusters:\n  - {name: a, partition: p, wall_time: \"4 hours\", worker_images: {d: {}}}\n").key,
             "clusters[0].wall_time");
   // Not set: 600 s, or a quarter of a shorter allocation; every Slurm time format is read.
-  for (const auto& [wall, margin_s] : std::vector<std::pair<std::string, int>>{
-           {"10", 150}, {"10:00", 150}, {"0:10:00", 150}, {"4:00:00", 600}, {"1-0", 600}, {"0-0:20", 300},
-           {"0-0:20:00", 300}, {"UNLIMITED", 600}})
+  for (const auto& [wall, margin_s] : std::vector<std::pair<std::string, int>>{{"10", 150},
+                                                                               {"10:00", 150},
+                                                                               {"0:10:00", 150},
+                                                                               {"4:00:00", 600},
+                                                                               {"1-0", 600},
+                                                                               {"0-0:20", 300},
+                                                                               {"0-0:20:00", 300},
+                                                                               {"UNLIMITED", 600}})
     EXPECT_EQ(ok("clusters:\n  - {name: a, partition: p, wall_time: \"" + wall + "\", worker_images: {d: {}}}\n")
-                  .clusters.at(0).handoff_margin_seconds, margin_s) << wall;
+                  .clusters.at(0)
+                  .handoff_margin_seconds,
+              margin_s)
+        << wall;
   EXPECT_EQ(ok("clusters:\n  - {name: a, partition: p, handoff_margin_seconds: 0, worker_images: {d: {}}}\n")
-                .clusters.at(0).handoff_margin_seconds, 0);
+                .clusters.at(0)
+                .handoff_margin_seconds,
+            0);
 }
 
 TEST(ConfigClusters, DirectiveValuesCannotSmuggleOptionsOrLines) {

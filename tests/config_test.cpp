@@ -65,7 +65,8 @@ event_log: {group_commit_max_events: 100, min_free_mb: 32}
 log_level: debug
 workers: {heartbeat_interval_seconds: 5, heartbeat_timeout_multiplier: 1.5, reaper_interval_seconds: 2, accept_shared_token: true}
 jobs: {max_attempts: 3, default_worker_image: gromacs}
-)", "/etc/baton.yaml", no_env);
+)",
+                            "/etc/baton.yaml", no_env);
   ASSERT_TRUE(r.value) << r.error->what();
   const auto& s = *r.value;
   EXPECT_EQ(s.listen.host, "0.0.0.0");
@@ -285,7 +286,8 @@ accounts:
   bio: {parent: chem, shares: 5}
   root: {users: {eve: 20}}
 limits: {operator_requests_burst: 10, operator_requests_per_second: 0.5, worker_requests_per_second: 0}
-)", "/etc/baton.yaml", no_env);
+)",
+                            "/etc/baton.yaml", no_env);
   ASSERT_TRUE(r.value) << r.error->what();
   const auto& p = r.value->priority;
   EXPECT_EQ(baton::core::policy_name(p), "lattice:ml_training");
@@ -341,7 +343,8 @@ TEST(Config, PreemptionRulesAreReadAndRecordedAndTheirErrorsNameTheKey) {
   partitions: {work1: {priority_tier: 1}, owner: {priority_tier: 10, preempt: [work1]}}
   qos: {normal: {}, scavenger: {}, urgent: {preempt: [scavenger, normal]}}
   preempt_grace_seconds: 90
-)", "/etc/baton.yaml", no_env);
+)",
+                            "/etc/baton.yaml", no_env);
   ASSERT_TRUE(r.value) << r.error->what();
   const auto& p = r.value->priority;
   EXPECT_EQ(p.partition("owner")->preempt, std::vector<std::string>{"work1"});

@@ -33,24 +33,61 @@ std::set<command_kind> allowed_for(const principal& who, bool accept_shared, con
   return out;
 }
 
-const std::set<command_kind> operator_kinds = {
-    K::create_job,    K::get_job,         K::list_jobs,        K::cancel_job,           K::requeue_job,
-    K::prune_jobs,    K::job_history,     K::list_workers,     K::list_clusters,        K::set_cluster_enabled,
-    K::set_clusters_enabled, K::list_worker_images, K::salad_status, K::hold_job, K::release_job,
-    K::job_priority, K::list_priorities, K::fairshare, K::recalculate_priorities, K::create_operator,
-    K::revoke_operator, K::list_operators, K::plan_now, K::audit_export, K::metrics, K::event_stream,
-    K::rotate_operator_token, K::rotate_pilot_token, K::job_files, K::blob_upload, K::blob_uploaded,
-    K::create_jobs, K::summary, K::minute_stats};
+const std::set<command_kind> operator_kinds = {K::create_job,
+                                               K::get_job,
+                                               K::list_jobs,
+                                               K::cancel_job,
+                                               K::requeue_job,
+                                               K::prune_jobs,
+                                               K::job_history,
+                                               K::list_workers,
+                                               K::list_clusters,
+                                               K::set_cluster_enabled,
+                                               K::set_clusters_enabled,
+                                               K::list_worker_images,
+                                               K::salad_status,
+                                               K::hold_job,
+                                               K::release_job,
+                                               K::job_priority,
+                                               K::list_priorities,
+                                               K::fairshare,
+                                               K::recalculate_priorities,
+                                               K::create_operator,
+                                               K::revoke_operator,
+                                               K::list_operators,
+                                               K::plan_now,
+                                               K::audit_export,
+                                               K::metrics,
+                                               K::event_stream,
+                                               K::rotate_operator_token,
+                                               K::rotate_pilot_token,
+                                               K::job_files,
+                                               K::blob_upload,
+                                               K::blob_uploaded,
+                                               K::create_jobs,
+                                               K::summary,
+                                               K::minute_stats};
 // What a named operator with role user may send: their own jobs and the read-only views.
 const std::set<command_kind> user_kinds = {
-    K::create_job,   K::get_job,       K::list_jobs,         K::cancel_job,   K::requeue_job,     K::job_history,
-    K::list_workers, K::list_clusters, K::list_worker_images, K::salad_status, K::hold_job,        K::release_job,
-    K::job_priority, K::list_priorities, K::fairshare, K::event_stream, K::job_files, K::blob_upload, K::blob_uploaded,
-    K::create_jobs, K::summary, K::minute_stats};
-const std::set<command_kind> worker_kinds = {K::heartbeat,      K::deregister,       K::request_job, K::job_control,
-                                             K::start_job,      K::checkpoint_job,   K::handoff_start,
-                                             K::handoff_complete, K::complete_job,   K::fail_job,
-                                             K::rotate_worker_credential, K::files_begin, K::files_commit, K::job_files};
+    K::create_job,   K::get_job,      K::list_jobs,     K::cancel_job,         K::requeue_job,
+    K::job_history,  K::list_workers, K::list_clusters, K::list_worker_images, K::salad_status,
+    K::hold_job,     K::release_job,  K::job_priority,  K::list_priorities,    K::fairshare,
+    K::event_stream, K::job_files,    K::blob_upload,   K::blob_uploaded,      K::create_jobs,
+    K::summary,      K::minute_stats};
+const std::set<command_kind> worker_kinds = {K::heartbeat,
+                                             K::deregister,
+                                             K::request_job,
+                                             K::job_control,
+                                             K::start_job,
+                                             K::checkpoint_job,
+                                             K::handoff_start,
+                                             K::handoff_complete,
+                                             K::complete_job,
+                                             K::fail_job,
+                                             K::rotate_worker_credential,
+                                             K::files_begin,
+                                             K::files_commit,
+                                             K::job_files};
 
 std::set<command_kind> join(std::set<command_kind> a, const std::set<command_kind>& b) {
   a.insert(b.begin(), b.end());
@@ -171,7 +208,8 @@ TEST(access, ThePilotTokenRotatesOnlyWhenBatondKeepsIt) {
 
   auto second = rotate(principal::named_operator("root-op", true), from_file, "p2", 0);
   ASSERT_FALSE(second.answer.error);
-  EXPECT_EQ(baton::core::payload_json(second.events[0])["previous_sha256"], "p1") << "after a rotation, the rotated one is in use";
+  EXPECT_EQ(baton::core::payload_json(second.events[0])["previous_sha256"], "p1")
+      << "after a rotation, the rotated one is in use";
   EXPECT_FALSE(core::pilot_accepts(core.w.pilot_token, from_file, "p1", core.now)) << "grace 0: refused at once";
   EXPECT_FALSE(core::pilot_accepts(core.w.pilot_token, from_file, "p0", core.now));
   EXPECT_TRUE(core::pilot_accepts(core.w.pilot_token, from_file, "p2", core.now));
@@ -293,9 +331,9 @@ TEST(access, UsersSeeAndChangeOnlyTheirOwnJobs) {
   const auto& row = std::get<core::results::job_row>(made.value);
   EXPECT_EQ(row.j.user, "ann");
   EXPECT_EQ(row.j.account, "chem") << "the first account that lists ann";
-  for (core::command c : std::vector<core::command>{C::get_job{create.id}, C::cancel_job{create.id, true},
-                                                    C::hold_job{create.id}, C::release_job{create.id},
-                                                    C::job_priority{create.id}, C::requeue_job{create.id, test::uid("x")}}) {
+  for (core::command c : std::vector<core::command>{C::get_job{create.id}, C::cancel_job{create.id, true}, C::hold_job{create.id},
+                                                    C::release_job{create.id}, C::job_priority{create.id},
+                                                    C::requeue_job{create.id, test::uid("x")}}) {
     auto r = core.run(bob, c).answer;
     ASSERT_TRUE(r.error) << "command kind " << static_cast<int>(core::kind_of(c));
     EXPECT_EQ(r.error->kind, core::error_kind::not_found) << "another user's job does not exist for bob";

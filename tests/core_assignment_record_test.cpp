@@ -66,8 +66,8 @@ namespace {
 
 // A payload with the edges of each CBOR encoding in its numbers and strings.
 assigned_payload random_payload(std::mt19937_64& rng) {
-  static const std::vector<uint64_t> edges = {0, 23, 24, 255, 256, 65535, 65536, 4294967295u, 4294967296u,
-                                              std::numeric_limits<uint64_t>::max()};
+  static const std::vector<uint64_t> edges = {0,     23,    24,          255,         256,
+                                              65535, 65536, 4294967295u, 4294967296u, std::numeric_limits<uint64_t>::max()};
   auto edge = [&] { return edges[rng() % edges.size()]; };
   auto text = [&] { return std::string(rng() % 2 ? 36 : rng() % 300, static_cast<char>('a' + rng() % 26)); };
   assigned_payload p;

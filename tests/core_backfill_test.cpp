@@ -130,7 +130,7 @@ TEST(MainLoop, PalmettoExample) {
   in.pending = {job("1", 2, 60 * minute), job("2", 1, 30 * minute), job("3", 1, 30 * minute)};
 
   auto p = main_loop(in);
-  EXPECT_EQ(starts_of(in, p), strings{});  // the main loop starts none
+  EXPECT_EQ(starts_of(in, p), strings{});                       // the main loop starts none
   EXPECT_EQ(reservations_of(in, p), strings{"1@pool 40-100"});  // two units free from 10:40
   EXPECT_EQ(skipped_of(p), (strings{"2 priority by 1", "3 priority by 1"}));
   EXPECT_EQ(p.counters.jobs_tested, 1u);
@@ -205,8 +205,7 @@ TEST(Backfill, PalmettoExample) {
   in.now = clock_at(10, 20);
   in.nodes = {node("A", 2), node("B", 2)};
   in.running = {{"2", 1, 1, clock_at(11, 30)}, {"3", 1, 1, clock_at(10, 45)}, {"4", 0, 1, clock_at(11, 0)}};
-  in.pending = {job("5", 2, 90 * minute), job("6", 1, 75 * minute), job("7", 2, 60 * minute),
-                job("8", 1, 30 * minute)};
+  in.pending = {job("5", 2, 90 * minute), job("6", 1, 75 * minute), job("7", 2, 60 * minute), job("8", 1, 30 * minute)};
   auto p = backfill(in);
   EXPECT_EQ(starts_of(in, p), strings{"8@A 0-30 backfill"});
   EXPECT_EQ(reservations_of(in, p), (strings{"5@A 40-130", "6@B 25-100", "7@B 100-160"}));
@@ -321,8 +320,8 @@ TEST(BackfillLimits, MaxJobTest) {
 }
 
 TEST(BackfillLimits, MaxJobUser) {
-  auto in = three_idle_nodes({job("a1", 1, minute, 0, "alice"), job("a2", 1, minute, 0, "alice"),
-                              job("b1", 1, minute, 0, "bob")});
+  auto in =
+      three_idle_nodes({job("a1", 1, minute, 0, "alice"), job("a2", 1, minute, 0, "alice"), job("b1", 1, minute, 0, "bob")});
   backfill_limits lim;
   lim.bf_max_job_user = 1;
   auto p = backfill(in, lim);
@@ -331,8 +330,8 @@ TEST(BackfillLimits, MaxJobUser) {
 }
 
 TEST(BackfillLimits, MaxJobPart) {
-  auto in = three_idle_nodes({job("g1", 1, minute, 0, "u", "gpu"), job("g2", 1, minute, 0, "v", "gpu"),
-                              job("c1", 1, minute, 0, "u", "cpu")});
+  auto in = three_idle_nodes(
+      {job("g1", 1, minute, 0, "u", "gpu"), job("g2", 1, minute, 0, "v", "gpu"), job("c1", 1, minute, 0, "u", "cpu")});
   backfill_limits lim;
   lim.bf_max_job_part = 1;
   auto p = backfill(in, lim);
@@ -440,8 +439,8 @@ struct occupation {
 
 // The earliest start on one node by brute force: free units only rise where an occupation
 // ends or the window opens, so those (and now) are the only candidates.
-std::optional<time_slot> oracle_earliest(const plan_node& n, const std::vector<occupation>& occ, const plan_job& j,
-                                         time_us now, time_us not_after) {
+std::optional<time_slot> oracle_earliest(const plan_node& n, const std::vector<occupation>& occ, const plan_job& j, time_us now,
+                                         time_us not_after) {
   const time_us until = n.available_until == 0 ? time_never : n.available_until;
   const time_us dur = std::max<time_us>(j.duration, 1);
   const time_us need = j.checkpoints ? std::clamp<time_us>(j.min_useful, 1, dur) : dur;
@@ -498,8 +497,8 @@ instance random_instance(std::mt19937_64& rng, bool with_resolution) {
         int64_t u = pick(1, 2);
         if (used + u > n.capacity) break;
         used += u;
-        in.running.push_back({"r" + std::to_string(in.running.size()), static_cast<uint32_t>(i), u,
-                              in.now + pick(-1, 16) * 15 * minute});
+        in.running.push_back(
+            {"r" + std::to_string(in.running.size()), static_cast<uint32_t>(i), u, in.now + pick(-1, 16) * 15 * minute});
       }
     }
     in.nodes.push_back(n);
@@ -574,8 +573,7 @@ void expect_earliest_starts(const plan_input& in, const plan& p, time_us not_aft
   for (uint32_t i = 0; i < in.pending.size(); ++i) {
     const auto& j = in.pending[i];
     auto sk = skipped.find(i);
-    if (sk != skipped.end() && sk->second != skip_reason::bf_window && sk->second != skip_reason::no_eligible_node)
-      continue;
+    if (sk != skipped.end() && sk->second != skip_reason::bf_window && sk->second != skip_reason::no_eligible_node) continue;
     std::vector<uint32_t> nodes;
     if (in.classes.empty()) {
       for (uint32_t n = 0; n < in.nodes.size(); ++n) nodes.push_back(n);
@@ -586,8 +584,7 @@ void expect_earliest_starts(const plan_input& in, const plan& p, time_us not_aft
     for (uint32_t n : nodes) {
       auto s = oracle_earliest(in.nodes[n], occ[n], j, in.now, not_after);
       if (!s) continue;
-      if (!best || s->start < best->second.start ||
-          (s->start == best->second.start && in.nodes[n].id < in.nodes[best->first].id))
+      if (!best || s->start < best->second.start || (s->start == best->second.start && in.nodes[n].id < in.nodes[best->first].id))
         best = std::make_pair(n, *s);
     }
     auto pl = placed.find(i);
@@ -666,8 +663,8 @@ TEST(BackfillProperties, RandomInstances) {
   EXPECT_GT(reservations, 100u);
   EXPECT_GT(cut_short, 5u);  // checkpointing jobs cut by a window's end
   EXPECT_GT(on_placeholders, 50u);
-  for (auto r : {skip_reason::bf_max_job_test, skip_reason::bf_max_job_user, skip_reason::bf_max_job_part,
-                 skip_reason::bf_window, skip_reason::work_budget, skip_reason::no_eligible_node})
+  for (auto r : {skip_reason::bf_max_job_test, skip_reason::bf_max_job_user, skip_reason::bf_max_job_part, skip_reason::bf_window,
+                 skip_reason::work_budget, skip_reason::no_eligible_node})
     EXPECT_GT(skips[r], 20u) << to_string(r);
 }
 

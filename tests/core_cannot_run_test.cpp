@@ -18,7 +18,8 @@ namespace {
 struct fixture : test::core_under_test {
   principal alice = principal::named_operator("alice", false);
 
-  R::job_row create(const std::string& name, uint32_t gpus, std::optional<int64_t> limit = std::nullopt, bool checkpoints = true) {
+  R::job_row create(const std::string& name, uint32_t gpus, std::optional<int64_t> limit = std::nullopt,
+                    bool checkpoints = true) {
     C::create_job c;
     c.id = test::uid(name);
     c.title = name;

@@ -23,8 +23,7 @@ namespace C = core::commands;
 namespace {
 
 constexpr core::time_us second = 1'000'000, hour = 3600 * second, day = 24 * hour;
-const auto ok = dependency_condition::afterok, any = dependency_condition::afterany,
-           notok = dependency_condition::afternotok;
+const auto ok = dependency_condition::afterok, any = dependency_condition::afterany, notok = dependency_condition::afternotok;
 
 struct dag_fixture : test::core_under_test {
   principal admin = principal::operator_named("admin");
@@ -126,8 +125,9 @@ TEST(dependencies, AfterNotOkRunsAfterAFailureAndIsCancelledAfterASuccess) {
   f.finish("works", true);
   EXPECT_EQ(f.status("rescue"), "cancelled");
   EXPECT_EQ(f.get("rescue").failure_reason, "dependency_never_satisfied");
-  EXPECT_EQ(f.cancellation("rescue"),
-            (nlohmann::json{{"from_status", "queued"}, {"reason", "dependency_never_satisfied"}, {"dependency", test::uid("works")}}));
+  EXPECT_EQ(
+      f.cancellation("rescue"),
+      (nlohmann::json{{"from_status", "queued"}, {"reason", "dependency_never_satisfied"}, {"dependency", test::uid("works")}}));
   EXPECT_TRUE(f.w.queued.empty());
 }
 

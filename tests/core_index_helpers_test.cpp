@@ -81,9 +81,18 @@ TEST(HeldJobs, ACopyAndAMoveFindWhatTheOriginalHeld) {
 TEST(TextOrder, OrdersAsTheWholeTextsDo) {
   // Short, equal-prefixed, empty, bytes above 0x7F and zero bytes: the cases where a prefix
   // alone would be wrong.
-  std::vector<std::string> texts = {"",         "a",         "ab",        std::string("ab\0", 3), "abcdefgh",
-                                    "abcdefghi", "abcdefgg",  "abcdefgh\x01", "\xff",              "\x80zzzzzzzz",
-                                    "00000001-0000-4000-8000-000000000077", "00000002-0000-4000-8000-000000000077",
+  std::vector<std::string> texts = {"",
+                                    "a",
+                                    "ab",
+                                    std::string("ab\0", 3),
+                                    "abcdefgh",
+                                    "abcdefghi",
+                                    "abcdefgg",
+                                    "abcdefgh\x01",
+                                    "\xff",
+                                    "\x80zzzzzzzz",
+                                    "00000001-0000-4000-8000-000000000077",
+                                    "00000002-0000-4000-8000-000000000077",
                                     "00000001-0000-4000-8000-000000000078"};
   std::mt19937_64 rng(7);
   for (int i = 0; i < 300; ++i) {

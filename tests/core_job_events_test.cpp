@@ -23,18 +23,26 @@ job applied(job j, const std::string& type, const json& p, time_us at = t0) {
 }  // namespace
 
 TEST(JobEvents, EveryJobEventTypeHasItsKindAndOthersAreUnknown) {
-  const std::pair<const char*, job_event> names[] = {
-      {"job.created", job_event::created}, {"job.assigned", job_event::assigned}, {"job.started", job_event::started},
-      {"job.checkpointed", job_event::checkpointed}, {"job.progress_reported", job_event::progress_reported},
-      {"job.handoff_started", job_event::handoff_started}, {"job.handoff_completed", job_event::handoff_completed},
-      {"job.requeued_after_deregister", job_event::requeued_after_deregister},
-      {"job.requeued_after_reap", job_event::requeued_after_reap},
-      {"job.requeued_after_orphan", job_event::requeued_after_orphan},
-      {"job.requeued_after_preempt", job_event::requeued_after_preempt}, {"job.completed", job_event::completed},
-      {"job.failed", job_event::failed}, {"job.cancel_requested", job_event::cancel_requested},
-      {"job.cancelled", job_event::cancelled}, {"job.requeued_as", job_event::requeued_as},
-      {"job.pruned", job_event::pruned}, {"job.held", job_event::held}, {"job.released", job_event::released},
-      {"job.preempted", job_event::preempted}};
+  const std::pair<const char*, job_event> names[] = {{"job.created", job_event::created},
+                                                     {"job.assigned", job_event::assigned},
+                                                     {"job.started", job_event::started},
+                                                     {"job.checkpointed", job_event::checkpointed},
+                                                     {"job.progress_reported", job_event::progress_reported},
+                                                     {"job.handoff_started", job_event::handoff_started},
+                                                     {"job.handoff_completed", job_event::handoff_completed},
+                                                     {"job.requeued_after_deregister", job_event::requeued_after_deregister},
+                                                     {"job.requeued_after_reap", job_event::requeued_after_reap},
+                                                     {"job.requeued_after_orphan", job_event::requeued_after_orphan},
+                                                     {"job.requeued_after_preempt", job_event::requeued_after_preempt},
+                                                     {"job.completed", job_event::completed},
+                                                     {"job.failed", job_event::failed},
+                                                     {"job.cancel_requested", job_event::cancel_requested},
+                                                     {"job.cancelled", job_event::cancelled},
+                                                     {"job.requeued_as", job_event::requeued_as},
+                                                     {"job.pruned", job_event::pruned},
+                                                     {"job.held", job_event::held},
+                                                     {"job.released", job_event::released},
+                                                     {"job.preempted", job_event::preempted}};
   for (const auto& [name, kind] : names) EXPECT_EQ(job_event_of(name), kind) << name;
   for (const char* other : {"job.create", "job.created ", "worker.registered", "", "job.assigned.v2"})
     EXPECT_EQ(job_event_of(other), job_event::other) << other;
@@ -49,12 +57,28 @@ TEST(JobEvents, EveryJobEventTypeHasItsKindAndOthersAreUnknown) {
 }
 
 TEST(JobEvents, ACreatedEventReadsEveryFieldAndTheDefaultsOfAbsentOnes) {
-  json p = {{"title", "md"}, {"input_bundle_path", "/b"}, {"worker_image_key", "img"},
-            {"preferred_clusters", {"a", "b"}}, {"comment", "c"}, {"max_attempts", 9}, {"requeued_from", "old"},
-            {"latest_checkpoint_manifest_path", "/m"}, {"last_checkpoint_at_us", 0}, {"user", "u"},
-            {"account", "acc"}, {"partition", "gpu"}, {"qos", "high"}, {"nice", -5}, {"gpu_count", 4},
-            {"time_limit_seconds", 3600}, {"checkpoints", false}, {"requeue", false}, {"interactive", true},
-            {"conformance", "fp"}, {"checkpoint_seconds", 12.5}, {"hold", true},
+  json p = {{"title", "md"},
+            {"input_bundle_path", "/b"},
+            {"worker_image_key", "img"},
+            {"preferred_clusters", {"a", "b"}},
+            {"comment", "c"},
+            {"max_attempts", 9},
+            {"requeued_from", "old"},
+            {"latest_checkpoint_manifest_path", "/m"},
+            {"last_checkpoint_at_us", 0},
+            {"user", "u"},
+            {"account", "acc"},
+            {"partition", "gpu"},
+            {"qos", "high"},
+            {"nice", -5},
+            {"gpu_count", 4},
+            {"time_limit_seconds", 3600},
+            {"checkpoints", false},
+            {"requeue", false},
+            {"interactive", true},
+            {"conformance", "fp"},
+            {"checkpoint_seconds", 12.5},
+            {"hold", true},
             {"depends_on", {{{"job_id", "p"}, {"condition", "afterok"}}}}};
   job j = applied(job{}, "job.created", p);
   EXPECT_EQ(j.title, "md");
@@ -169,10 +193,15 @@ TEST(JobEvents, APayloadThatDoesNotReadThrowsAndLeavesTheJobAsItWas) {
 // and a payload kept as its bytes (ev::unknown_event) applies as what its bytes say.
 TEST(JobEvents, MovingCopyingAndKeptAsBytesApplyTheSame) {
   const std::vector<std::pair<std::string, json>> events = {
-      {"job.created", {{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"a"}}, {"depends_on", {{{"job_id", "p"}, {"condition", "afterany"}}}}}},
+      {"job.created",
+       {{"title", "t"},
+        {"input_bundle_path", "/b"},
+        {"preferred_clusters", {"a"}},
+        {"depends_on", {{{"job_id", "p"}, {"condition", "afterany"}}}}}},
       {"job.assigned", {{"worker_id", "w"}, {"attempt", 1}, {"decision", {{"conformance_pin", "fp"}}}}},
       {"job.started", {{"worker_id", "w"}}},
-      {"job.checkpointed", {{"worker_id", "w"}, {"checkpoint_manifest_path", "/m1"}, {"progress", 0.25}, {"progress_codes", {1, 2}}}},
+      {"job.checkpointed",
+       {{"worker_id", "w"}, {"checkpoint_manifest_path", "/m1"}, {"progress", 0.25}, {"progress_codes", {1, 2}}}},
       {"job.progress_reported", {{"worker_id", "w"}, {"progress", 0.3}}},
       {"job.handoff_started", {{"worker_id", "w"}, {"reason", "walltime"}}},
       {"job.handoff_completed", {{"worker_id", "w"}, {"checkpoint_manifest_path", "/m2"}, {"checkpoint_cycle_status", "ok"}}},

@@ -33,7 +33,6 @@ ev::job_failed payload_failed() {
   return f;
 }
 
-
 constexpr time_us t0 = 1'700'000'000'000'000;
 
 struct fixture {
@@ -125,8 +124,8 @@ TEST(JobCore, OnlyTheAssigneeMayChangeTheJob) {
   f.add_worker("w1");
   f.add_worker("w2");
   f.assign("j1", "w1");
-  for (auto k : {command_kind::start_job, command_kind::complete_job, command_kind::fail_job,
-                 command_kind::checkpoint_job, command_kind::handoff_start, command_kind::handoff_complete}) {
+  for (auto k : {command_kind::start_job, command_kind::complete_job, command_kind::fail_job, command_kind::checkpoint_job,
+                 command_kind::handoff_start, command_kind::handoff_complete}) {
     auto e = authorize_job(principal::of_worker("w2"), k, f.j("j1"));
     ASSERT_TRUE(e);
     EXPECT_EQ(e->kind, error_kind::conflict);
@@ -296,8 +295,7 @@ TEST(WorkerCore, PlaceholderIsAdoptedAtomicallyOnlyWithTheSameImage) {
   auto refused = decide_register(w.find_worker("ph1"), wrong, t);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error->kind, error_kind::conflict);
-  EXPECT_EQ(refused.error->message,
-            "worker image does not match queued provider allocation: expected gromacs, got amber");
+  EXPECT_EQ(refused.error->message, "worker image does not match queued provider allocation: expected gromacs, got amber");
 
   register_worker right{"fresh", platform::hpc, "A100", 1, 80, "gromacs", "clusterA:4242", "hash"};
   auto adopted = decide_register(w.find_worker("ph1"), right, t + 5);
@@ -357,8 +355,7 @@ TEST(JobCore, QueueMapsFollowEveryJobInAndOut) {
   EXPECT_EQ(keys(f.w.queued), queued);
   EXPECT_EQ(queued.size(), 10u);
   EXPECT_EQ(queued.back(), "j3-again");  // submitted last; the other nine tie on submit time
-  for (const auto& [group, members] : f.w.queued_by_qos_user)
-    EXPECT_EQ(keys(members), groups[group]) << group;
+  for (const auto& [group, members] : f.w.queued_by_qos_user) EXPECT_EQ(keys(members), groups[group]) << group;
 
   world rebuilt;
   for (const auto& [id, j] : f.w.jobs.by_id()) rebuilt.jobs.emplace(id, j);

@@ -11,8 +11,9 @@ using namespace baton;
 using nlohmann::json;
 
 TEST(payload_numbers, OutOfRangeOrNotANumberReadsAsTheFallback) {
-  const json p = {{"big", 5.6e199}, {"neg", -1}, {"huge", uint64_t{1} << 40}, {"ok", 7}, {"half", 2.5},
-                  {"text", "7"}, {"nan_like", 1e308 * 10}, {"at_max", 9.3e18}, {"max_i64", INT64_MAX}};
+  const json p = {{"big", 5.6e199},      {"neg", -1},   {"huge", uint64_t{1} << 40}, {"ok", 7},
+                  {"half", 2.5},         {"text", "7"}, {"nan_like", 1e308 * 10},    {"at_max", 9.3e18},
+                  {"max_i64", INT64_MAX}};
   EXPECT_EQ(core::number_or(p, "big", 3), 3);
   EXPECT_EQ(core::number_or(p, "big", int64_t{3}), 3);
   EXPECT_EQ(core::number_or(p, "neg", 4u), 4u) << "a negative number is not an unsigned one";
@@ -44,8 +45,8 @@ TEST(payload_numbers, ADamagedWorkerRegistrationAppliesWithDefaults) {
   const core::worker* wk = w.find_worker("w1");
   ASSERT_TRUE(wk);
   EXPECT_EQ(wk->gpu_count, 0);
-  core::apply(w, "job/j1", "job.created", {{"title", "t"}, {"gpu_count", -3.0e12}, {"nice", 1e40}, {"time_limit_seconds", "soon"}},
-              2'000);
+  core::apply(w, "job/j1", "job.created",
+              {{"title", "t"}, {"gpu_count", -3.0e12}, {"nice", 1e40}, {"time_limit_seconds", "soon"}}, 2'000);
   const core::job* j = w.find_job("j1");
   ASSERT_TRUE(j);
   EXPECT_EQ(j->gpu_count, 1u);

@@ -267,7 +267,10 @@ TEST(plan_cycle, EveryPlannedAssignmentOfARandomCampaignKeepsThePriorityOrder) {
       const core::world& before = f.w;
       const core::worker& me = *before.find_worker(wid);
       // The evaluation order before the poll, with what the rule needs of each job.
-      struct ahead { std::string id; bool runnable, elsewhere; };
+      struct ahead {
+        std::string id;
+        bool runnable, elsewhere;
+      };
       std::vector<ahead> order;
       if (auto q = before.queued_by_image.find(me.worker_image_key); q != before.queued_by_image.end())
         for (const auto& key : q->second) {

@@ -49,9 +49,15 @@ struct preemption_fixture : test::core_under_test, ::testing::Test {
   }
 
   using tweak = std::function<void(C::create_job&)>;
-  static tweak in(const std::string& partition) { return [partition](C::create_job& c) { c.partition = partition; }; }
-  static tweak qos(const std::string& q) { return [q](C::create_job& c) { c.qos = q; }; }
-  static tweak nice(int64_t n) { return [n](C::create_job& c) { c.nice = n; }; }
+  static tweak in(const std::string& partition) {
+    return [partition](C::create_job& c) { c.partition = partition; };
+  }
+  static tweak qos(const std::string& q) {
+    return [q](C::create_job& c) { c.qos = q; };
+  }
+  static tweak nice(int64_t n) {
+    return [n](C::create_job& c) { c.nice = n; };
+  }
 
   std::string job(const std::string& name, tweak t = nullptr) {
     C::create_job c;
@@ -348,7 +354,7 @@ TEST_F(preemption_fixture, AJobOnAStaleWorkerIsNotAVictim) {
 }
 
 TEST_F(preemption_fixture, PreemptorsComeFirstInTheEvaluationOrder) {
-  auto in_test = job("in-test", in("test"));  // tier 100
+  auto in_test = job("in-test", in("test"));   // tier 100
   auto urgent = job("urgent", qos("urgent"));  // tier 1, but it may preempt
   job("plain");
   auto a = worker("a");

@@ -202,9 +202,18 @@ TEST(queue_order, AQosRunningLimitHoldsBackTheUsersOtherJobsAndTheirAge) {
   queue_fixture f;
   f.s.priority.qos = {{"normal", 0, 0}, {"short", 100, 1}};  // one running job per user in short
   f.recalculate();
-  auto first = f.job("a1", [](C::create_job& c) { c.user = "ann"; c.qos = "short"; });
-  auto second = f.job("a2", [](C::create_job& c) { c.user = "ann"; c.qos = "short"; });
-  auto other = f.job("c1", [](C::create_job& c) { c.user = "cy"; c.qos = "short"; });
+  auto first = f.job("a1", [](C::create_job& c) {
+    c.user = "ann";
+    c.qos = "short";
+  });
+  auto second = f.job("a2", [](C::create_job& c) {
+    c.user = "ann";
+    c.qos = "short";
+  });
+  auto other = f.job("c1", [](C::create_job& c) {
+    c.user = "cy";
+    c.qos = "short";
+  });
   auto w1 = f.worker("w1");
   EXPECT_EQ(f.poll(w1), first);
   EXPECT_EQ(core::pending_reason(f.w, *f.w.find_job(second)), "QOSMaxJobsPerUserLimit");
@@ -230,7 +239,7 @@ TEST(queue_order, LatticeEnergyFactorFollowsThePriceSchedule) {
   ASSERT_TRUE(core::set_policy_name(f.s.priority, "lattice:service"));
   f.s.priority.energy_prices.assign(24, 0.30);
   f.s.priority.energy_prices[3] = 0.06;  // cheap at 03:00 UTC
-  f.now = 1'700'000'000'000'000;          // 2023-11-14 22:13 UTC: an expensive hour
+  f.now = 1'700'000'000'000'000;         // 2023-11-14 22:13 UTC: an expensive hour
   f.recalculate();
   auto id = f.job("lattice");
   EXPECT_NEAR(f.explain(id).lattice.f[6], 0.0, 1e-12) << "1 - 0.30 / 0.30";
@@ -245,9 +254,8 @@ TEST(queue_order, LatticeEnergyFactorFollowsThePriceSchedule) {
 TEST(FairShare, TargetsFollowTheAccountTreeWhenSiblingAccountsTie) {
   core::world w;
   core::priority_policy policy;
-  policy.accounts = {{"chem", "root", 60, {{"ann", 1}}},
-                     {"phys", "root", 40, {{"cy", 1}, {"di", 3}}},
-                     {"bio", "phys", 10, {{"eve", 1}}}};
+  policy.accounts = {
+      {"chem", "root", 60, {{"ann", 1}}}, {"phys", "root", 40, {{"cy", 1}, {"di", 3}}}, {"bio", "phys", 10, {{"eve", 1}}}};
   auto d = core::decide_recalculation(w, policy, 1'000'000);  // no usage anywhere: every sibling ties
   ASSERT_FALSE(d.events.empty());
   const auto shares = baton::core::payload_json(d.events[0]).at("shares");
@@ -282,7 +290,10 @@ TEST(queue_order, ACreatedJobIsAnsweredWithItsPriority) {
 TEST(queue_order, UsageIsChargedFromTheStartNotTheAssignment) {
   queue_fixture f;
   f.recalculate();
-  auto never = f.job("never", [](C::create_job& c) { c.user = "ann"; c.account = "chem"; });
+  auto never = f.job("never", [](C::create_job& c) {
+    c.user = "ann";
+    c.account = "chem";
+  });
   auto w1 = f.worker("w1");
   ASSERT_EQ(f.poll(w1), never);
   f.now += 3600 * second;

@@ -128,8 +128,8 @@ TEST(FairTree, WorkedExample) {
 // order, aD's six users taking the places between uAB1 and uG1.
 TEST(FairTree, SlurmRegressionTreeWithoutFairshareParent) {
   auto rows = fair_tree(root_of({
-      account("aA", 40, {account("aAA", 30, {user("uAA1", 1, 20)}),
-                         account("aAB", 10, {user("uAB1", 1, 25), user("uAB2", 1, 0)})}),
+      account("aA", 40,
+              {account("aAA", 30, {user("uAA1", 1, 20)}), account("aAB", 10, {user("uAB1", 1, 25), user("uAB2", 1, 0)})}),
       account("aB", 60, {account("aBA", 25, {user("uBA1", 1, 25)}), account("aBB", 35, {user("uBB1", 1, 0)})}),
       account("aC", 0, {user("uC1", 0, 30)}),
       account("aE", 10, {user("aE1", 10, 0), user("aE2", 10, 0)}),
@@ -138,10 +138,10 @@ TEST(FairTree, SlurmRegressionTreeWithoutFairshareParent) {
       account("aG", 8, {user("uG1", 10, 10), account("aGA", 10, {user("uGA1", 20, 4), user("uGA2", 20, 6)})}),
       user("u2", 10, 10),
   }));
-  EXPECT_EQ(order(rows), (names{"root/u1", "aE", "aF", "aE/aE1", "aE/aE2", "aF/uF1", "aF/uF2",  //
-                                "aB", "aBB", "aBB/uBB1", "aBA", "aBA/uBA1", "root/u2",           //
-                                "aA", "aAA", "aAA/uAA1", "aAB", "aAB/uAB2", "aAB/uAB1",          //
-                                "aG", "aG/uG1", "aGA", "aGA/uGA1", "aGA/uGA2", "aC", "aC/uC1"}));
+  EXPECT_EQ(order(rows), (names{"root/u1", "aE",     "aF",       "aE/aE1",   "aE/aE2",   "aF/uF1",   "aF/uF2",  //
+                                "aB",      "aBB",    "aBB/uBB1", "aBA",      "aBA/uBA1", "root/u2",             //
+                                "aA",      "aAA",    "aAA/uAA1", "aAB",      "aAB/uAB2", "aAB/uAB1",            //
+                                "aG",      "aG/uG1", "aGA",      "aGA/uGA1", "aGA/uGA2", "aC",       "aC/uC1"}));
 
   // Root level, without aD.
   EXPECT_EQ(row(rows, "root/u1").level_fs, inf);
@@ -161,14 +161,14 @@ TEST(FairTree, SlurmRegressionTreeWithoutFairshareParent) {
     double norm_shares, effective_usage, level_fs;
   };
   const slurm_line slurm[] = {
-      {"aAA", 0.750000, 0.444444, 1.687500}, {"aAA/uAA1", 1.000000, 1.000000, 1.000000},
-      {"aAB", 0.250000, 0.555556, 0.450000}, {"aAB/uAB1", 0.500000, 1.000000, 0.500000},
-      {"aAB/uAB2", 0.500000, 0.000000, inf}, {"aBA", 0.416667, 1.000000, 0.416667},
+      {"aAA", 0.750000, 0.444444, 1.687500},      {"aAA/uAA1", 1.000000, 1.000000, 1.000000},
+      {"aAB", 0.250000, 0.555556, 0.450000},      {"aAB/uAB1", 0.500000, 1.000000, 0.500000},
+      {"aAB/uAB2", 0.500000, 0.000000, inf},      {"aBA", 0.416667, 1.000000, 0.416667},
       {"aBA/uBA1", 1.000000, 1.000000, 1.000000}, {"aBB", 0.583333, 0.000000, inf},
-      {"aBB/uBB1", 1.000000, 0.000000, inf}, {"aC/uC1", 0.000000, 1.000000, 0.000000},
-      {"aE/aE1", 0.500000, 0.000000, inf}, {"aE/aE2", 0.500000, 0.000000, inf},
-      {"aF/uF1", 0.333333, 0.000000, inf}, {"aF/uF2", 0.666667, 0.000000, inf},
-      {"aG/uG1", 0.500000, 0.500000, 1.000000}, {"aGA", 0.500000, 0.500000, 1.000000},
+      {"aBB/uBB1", 1.000000, 0.000000, inf},      {"aC/uC1", 0.000000, 1.000000, 0.000000},
+      {"aE/aE1", 0.500000, 0.000000, inf},        {"aE/aE2", 0.500000, 0.000000, inf},
+      {"aF/uF1", 0.333333, 0.000000, inf},        {"aF/uF2", 0.666667, 0.000000, inf},
+      {"aG/uG1", 0.500000, 0.500000, 1.000000},   {"aGA", 0.500000, 0.500000, 1.000000},
       {"aGA/uGA1", 0.500000, 0.400000, 1.250000}, {"aGA/uGA2", 0.500000, 0.600000, 0.833333},
   };
   for (const auto& s : slurm) {
@@ -186,7 +186,7 @@ TEST(FairTree, SlurmRegressionTreeWithoutFairshareParent) {
     const char* row;
     int rank;
   };
-  const ranked ranks[] = {{"root/u1", 15},  {"aE/aE1", 15},  {"aE/aE2", 15},  {"aF/uF1", 15},   {"aF/uF2", 15},
+  const ranked ranks[] = {{"root/u1", 15},  {"aE/aE1", 15},  {"aE/aE2", 15},  {"aF/uF1", 15},  {"aF/uF2", 15},
                           {"aBB/uBB1", 10}, {"aBA/uBA1", 9}, {"root/u2", 8},  {"aAA/uAA1", 7}, {"aAB/uAB2", 6},
                           {"aAB/uAB1", 5},  {"aG/uG1", 4},   {"aGA/uGA1", 4}, {"aGA/uGA2", 2}, {"aC/uC1", 1}};
   for (const auto& r : ranks) EXPECT_EQ(row(rows, r.row).fair_share, r.rank / 15.0) << r.row;
@@ -371,11 +371,11 @@ TEST(FairTree, ADecayedTreeRanksAsAFreshWalkWhereverItAnswers) {
     }
     std::vector<uint32_t> wanted;
     for (uint32_t u = 0; u < users.size(); ++u)
-      if (u < 4 || account_shares[users[u].account] == 0 ? rng() % 100 < 2 : rng() % 100 < (u < 8 ? 50 : 30))
-        wanted.push_back(u);
+      if (u < 4 || account_shares[users[u].account] == 0 ? rng() % 100 < 2 : rng() % 100 < (u < 8 ? 50 : 30)) wanted.push_back(u);
     // The fresh walk over the same usage, as the simulator's share book builds it.
     share_node root = root_of({});
-    for (uint32_t a = 0; a < account_shares.size(); ++a) root.children.push_back(account("a" + std::to_string(a), account_shares[a], {}));
+    for (uint32_t a = 0; a < account_shares.size(); ++a)
+      root.children.push_back(account("a" + std::to_string(a), account_shares[a], {}));
     for (uint32_t u = 0; u < users.size(); ++u) {
       const auto& x = users[u];
       double usage = x.usage == 0 ? 0 : decay(x.usage, x.as_of, std::max(x.as_of, now), h);
@@ -439,8 +439,8 @@ TEST(FairTree, ADecayedTreeRefusesUsersOnlyRoundingOrders) {
 // Ties break on the whole name, also where names share their first eight bytes (compared
 // first, as one number) or one is the other's prefix.
 TEST(FairTree, TiesBreakOnWholeNamesBeyondTheirFirstEightBytes) {
-  auto rows = fair_tree(root_of({account("p", 1, {user("longname_b", 1, 0), user("longname", 1, 0),
-                                                  user("longname_a", 1, 0), user("longnamf", 1, 0)})}));
+  auto rows = fair_tree(root_of(
+      {account("p", 1, {user("longname_b", 1, 0), user("longname", 1, 0), user("longname_a", 1, 0), user("longnamf", 1, 0)})}));
   EXPECT_EQ(order(rows), (names{"p", "p/longname", "p/longname_a", "p/longname_b", "p/longnamf"}));
 }
 
@@ -461,8 +461,8 @@ TEST(FairTree, ARankerRanksAsAFreshWalkAfterEveryChangeOfUsage) {
         leaves.push_back(user("u" + std::to_string(a) + "_" + std::to_string(b) + "_" + std::to_string(u),
                               static_cast<uint32_t>(pick({0, 1, 1, 2})), pick({0, 0, 1, 2, 4})));
       if (rng() % 3 == 0) subs.push_back(user("solo" + std::to_string(a) + "_" + std::to_string(b), 1, pick({0, 1, 2})));
-      subs.push_back(account("s" + std::to_string(a) + "_" + std::to_string(b), static_cast<uint32_t>(pick({1, 1, 2})),
-                             std::move(leaves)));
+      subs.push_back(
+          account("s" + std::to_string(a) + "_" + std::to_string(b), static_cast<uint32_t>(pick({1, 1, 2})), std::move(leaves)));
     }
     root.children.push_back(account("a" + std::to_string(a), static_cast<uint32_t>(pick({1, 1, 2, 3})), std::move(subs)));
   }
@@ -588,8 +588,8 @@ TEST(DecayedUsage, SplittingASegmentKeepsTheSum) {
   time_us at = t0 + 3 * week + 17 * second;
   for (time_us h : {week, 2 * hour, time_us{0}}) {
     double whole = decayed_gpu_seconds(8, t0, t0 + 5 * week, at, h);
-    double parts = decayed_gpu_seconds(8, t0, t0 + week + 123, at, h) +
-                   decayed_gpu_seconds(8, t0 + week + 123, t0 + 5 * week, at, h);
+    double parts =
+        decayed_gpu_seconds(8, t0, t0 + week + 123, at, h) + decayed_gpu_seconds(8, t0 + week + 123, t0 + 5 * week, at, h);
     EXPECT_NEAR(parts, whole, whole * 1e-12) << h;
   }
   // A segment's usage decayed to a later time equals measuring it then.
@@ -797,9 +797,12 @@ TEST(Lattice, EachProfileScoresTheWorkedJob) {
     double score;
   };
   const expected cases[] = {
-      {lattice_profile::balanced, 0.5325 + 0.2 * ln2},  {lattice_profile::hpc_batch, 0.5175 + 0.2 * ln2},
-      {lattice_profile::ml_training, 0.5675 + 0.1 * ln2}, {lattice_profile::service, 0.6425 + 0.05 * ln2},
-      {lattice_profile::sensitive, 0.55},               {lattice_profile::interactive, 0.4875 + 0.3 * ln2},
+      {lattice_profile::balanced, 0.5325 + 0.2 * ln2},
+      {lattice_profile::hpc_batch, 0.5175 + 0.2 * ln2},
+      {lattice_profile::ml_training, 0.5675 + 0.1 * ln2},
+      {lattice_profile::service, 0.6425 + 0.05 * ln2},
+      {lattice_profile::sensitive, 0.55},
+      {lattice_profile::interactive, 0.4875 + 0.3 * ln2},
   };
   for (const auto& c : cases) {
     auto r = lattice_score(worked_job(), weights_of(c.p));
@@ -821,8 +824,8 @@ TEST(Lattice, ProfileWeightTables) {
   EXPECT_EQ(weights_of(lattice_profile::service), (W{0.15, 0.05, 0.10, 0.05, 0.10, 0.05, 0.10, 0.10, 0.30}));
   EXPECT_EQ(weights_of(lattice_profile::sensitive), (W{0.90, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.10}));
   EXPECT_EQ(weights_of(lattice_profile::interactive), (W{0.10, 0.30, 0.10, 0.00, 0.05, 0.15, 0.00, 0.00, 0.30}));
-  for (auto p : {lattice_profile::balanced, lattice_profile::hpc_batch, lattice_profile::ml_training,
-                 lattice_profile::service, lattice_profile::sensitive, lattice_profile::interactive}) {
+  for (auto p : {lattice_profile::balanced, lattice_profile::hpc_batch, lattice_profile::ml_training, lattice_profile::service,
+                 lattice_profile::sensitive, lattice_profile::interactive}) {
     double sum = 0;
     for (double w : weights_of(p)) sum += w;
     EXPECT_NEAR(sum, 1.0, 1e-12) << to_string(p);

@@ -51,10 +51,18 @@ TEST(Scheduling, VramTableOrdersModelsAsTheSeedSays) {
 // Vendors' model strings rank by the table's longest name they contain ("A10G" is an A10,
 // "A100-PCIE-40GB" an A100); unknown models rank last.
 TEST(Scheduling, ModelStringsRankByTheLongestKnownNameTheyContain) {
-  const std::vector<std::pair<std::string, int>> models = {
-      {"NVIDIA H100 80GB HBM3", 6}, {"A100-SXM4-80GB", 5}, {"NVIDIA RTX A6000", 4}, {"GeForce RTX 4090", 3},
-      {"NVIDIA A10", 2},            {"A30", 1},            {"Tesla V100", 0},       {"A100-PCIE-40GB", 5},
-      {"H100 NVL", 6},              {"T4", 0},             {"L40S", 0},             {"NVIDIA A10G", 2}};
+  const std::vector<std::pair<std::string, int>> models = {{"NVIDIA H100 80GB HBM3", 6},
+                                                           {"A100-SXM4-80GB", 5},
+                                                           {"NVIDIA RTX A6000", 4},
+                                                           {"GeForce RTX 4090", 3},
+                                                           {"NVIDIA A10", 2},
+                                                           {"A30", 1},
+                                                           {"Tesla V100", 0},
+                                                           {"A100-PCIE-40GB", 5},
+                                                           {"H100 NVL", 6},
+                                                           {"T4", 0},
+                                                           {"L40S", 0},
+                                                           {"NVIDIA A10G", 2}};
   for (const auto& [model, rank] : models) {
     worker w;
     w.id = "w";
@@ -136,9 +144,11 @@ TEST(Scheduling, AChoiceMadeIntoAReusedOneIsTheFreshChoice) {
   };
   // (Each list grows and shrinks between neighbours: three samples, none, one, three with two
   // stale workers, three with none, one.)
-  const std::vector<std::pair<std::string, std::set<std::string>>> polls = {
-      {"w0", {}}, {"w5", {"w0", "w1", "w2"}}, {"w4", {"w2"}}, {"w3", {"w0", "w4"}}, {"w1", {}},
-      {"w5", {}}, {"lonely", {}},             {"w0", {}},     {"nobody", {}},       {"w3", {"w0", "w4"}}};
+  const std::vector<std::pair<std::string, std::set<std::string>>> polls = {{"w0", {}},     {"w5", {"w0", "w1", "w2"}},
+                                                                            {"w4", {"w2"}}, {"w3", {"w0", "w4"}},
+                                                                            {"w1", {}},     {"w5", {}},
+                                                                            {"lonely", {}}, {"w0", {}},
+                                                                            {"nobody", {}}, {"w3", {"w0", "w4"}}};
   assignment_choice reused;
   for (int round = 0; round < 2; ++round) {
     for (const auto& [poller, stale] : polls) same(poller, stale, reused);

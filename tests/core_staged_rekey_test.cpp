@@ -54,12 +54,25 @@ struct staged_fixture : test::core_under_test {
   void step() {
     now += static_cast<core::time_us>(1 + pick(120)) * second;
     switch (pick(8)) {
-      case 0: case 1: create(); break;
-      case 2: workers.push_back(register_worker(test::uid("w" + std::to_string(workers.size())), 1 + static_cast<int>(pick(2)))); break;
-      case 3: if (!workers.empty()) poll(workers[pick(workers.size())]); break;
-      case 4: if (!jobs.empty()) run(admin, C::hold_job{jobs[pick(jobs.size())]}); break;
-      case 5: if (!jobs.empty()) run(admin, C::release_job{jobs[pick(jobs.size())]}); break;
-      case 6: if (!jobs.empty()) run(admin, C::cancel_job{jobs[pick(jobs.size())], true}); break;
+      case 0:
+      case 1:
+        create();
+        break;
+      case 2:
+        workers.push_back(register_worker(test::uid("w" + std::to_string(workers.size())), 1 + static_cast<int>(pick(2))));
+        break;
+      case 3:
+        if (!workers.empty()) poll(workers[pick(workers.size())]);
+        break;
+      case 4:
+        if (!jobs.empty()) run(admin, C::hold_job{jobs[pick(jobs.size())]});
+        break;
+      case 5:
+        if (!jobs.empty()) run(admin, C::release_job{jobs[pick(jobs.size())]});
+        break;
+      case 6:
+        if (!jobs.empty()) run(admin, C::cancel_job{jobs[pick(jobs.size())], true});
+        break;
       default:  // a running job ends (its dependents may become eligible, its QOS group may go)
         for (const auto& w : workers)
           if (const std::string* j = this->w.held_job(w)) {

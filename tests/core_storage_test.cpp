@@ -55,7 +55,8 @@ struct storage_fixture : test::core_under_test {
   core::outcome commit(const std::string& worker, const std::string& job, const std::string& set_id,
                        std::vector<core::stored_file> files, std::vector<core::blob_ref> verified, uint32_t attempt = 1,
                        const std::string& kind = "checkpoint") {
-    return run(principal::of_worker(worker), C::files_commit{job, set_id, kind, attempt, std::move(files), std::move(verified), {}});
+    return run(principal::of_worker(worker),
+               C::files_commit{job, set_id, kind, attempt, std::move(files), std::move(verified), {}});
   }
   static std::vector<std::string> types(const core::outcome& o) {
     std::vector<std::string> t;

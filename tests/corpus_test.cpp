@@ -41,8 +41,10 @@ corpus read_corpus(const std::string& name) {
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
     json j = json::parse(line);
-    if (j.contains("trailer")) c.trailer = j["trailer"];
-    else c.events.push_back(std::move(j));
+    if (j.contains("trailer"))
+      c.trailer = j["trailer"];
+    else
+      c.events.push_back(std::move(j));
   }
   return c;
 }
@@ -75,8 +77,8 @@ struct corpus_file {
   size_t events;
   std::map<std::string, size_t> types;
   struct {
-    uint64_t decisions, assignments, recalculations, plans, preemption_decisions, provisioning_plans, salad_targets,
-        reaps, storage_decisions;
+    uint64_t decisions, assignments, recalculations, plans, preemption_decisions, provisioning_plans, salad_targets, reaps,
+        storage_decisions;
   } rederived;
   size_t jobs;              // in the world recovered at the log's end
   uint64_t mismatches = 0;  // decisions re-derived differently (none known)
@@ -85,6 +87,7 @@ struct corpus_file {
 void PrintTo(const corpus_file& f, std::ostream* os) { *os << f.file << " (" << f.written_by << ")"; }
 
 const std::vector<corpus_file>& corpus_files() {
+  // clang-format off
   static const std::vector<corpus_file> files{
     {"before-typed-events-1.jsonl", "a batond of 2026-12-06, not a test (README.md)", 277,
      {{"daemon.started", 1}, {"job.created", 4}, {"scheduler.plan_made", 1}, {"scheduler.priorities_applied", 135},
@@ -179,6 +182,7 @@ const std::vector<corpus_file>& corpus_files() {
       {"scheduler.priorities_recalculated", 1}},
      {1, 0, 1, 0, 0, 0, 0, 0, 0}, 3},
   };
+  // clang-format on
   return files;
 }
 
@@ -214,8 +218,7 @@ TEST_P(Corpus, ALogWrittenBeforeTypedEventsReadsVerifiesAndRederivesUnchanged) {
   }
   EXPECT_EQ(types, f.types);
   EXPECT_EQ(c.trailer.at("chain_head").at("seq"), store->last_seq());
-  EXPECT_EQ(util::to_hex(store->read(store->last_seq(), 1).at(0).hash),
-            c.trailer.at("chain_head").at("hash").get<std::string>());
+  EXPECT_EQ(util::to_hex(store->read(store->last_seq(), 1).at(0).hash), c.trailer.at("chain_head").at("hash").get<std::string>());
 
   const auto verified = replay::verify_log(*store, {});
   EXPECT_TRUE(verified.ok) << verified.reason;
@@ -251,21 +254,59 @@ INSTANTIATE_TEST_SUITE_P(logs, Corpus, ::testing::ValuesIn(corpus_files()), [](c
 // test of the old code wrote storage.upload_released, so before-typed-events-18 is a batond of
 // that code driven by hand (README.md).
 TEST(Corpus, TheFilesTogetherHoldEveryTypeOfTheCatalogue) {
-  const std::set<std::string> covered{
-      "job.created", "job.assigned", "job.started", "job.checkpointed", "job.progress_reported",
-      "job.handoff_started", "job.handoff_completed", "job.completed", "job.failed", "job.cancel_requested",
-      "job.cancelled", "job.requeued_after_deregister", "job.requeued_after_reap", "job.requeued_after_orphan",
-      "job.requeued_after_preempt", "job.requeued_as", "job.pruned", "job.held", "job.released", "job.preempted",
-      "worker.registered", "worker.placeholder_adopted", "worker.deregistered", "worker.credential_rotated",
-      "worker.reaped", "worker.placeholder_created", "worker.placeholder_removed",
-      "cluster.submission_failed", "cluster.enabled", "cluster.disabled", "cloud.scaled", "cloud.scale_failed",
-      "operator.created", "operator.revoked", "operator.token_rotated", "pilot.token_rotated",
-      "scheduler.priorities_recalculated", "scheduler.priorities_applied", "scheduler.plan_made",
-      "scheduler.preemptions_decided",
-      "storage.blob_stored", "storage.upload_held", "storage.upload_released", "storage.job_bound",
-      "storage.quota_refused", "storage.files_stored", "storage.blob_removing", "storage.blob_removed",
-      "storage.blob_corrupt", "storage.job_released",
-      "daemon.started", "daemon.stopped", "daemon.log_truncated"};
+  const std::set<std::string> covered{"job.created",
+                                      "job.assigned",
+                                      "job.started",
+                                      "job.checkpointed",
+                                      "job.progress_reported",
+                                      "job.handoff_started",
+                                      "job.handoff_completed",
+                                      "job.completed",
+                                      "job.failed",
+                                      "job.cancel_requested",
+                                      "job.cancelled",
+                                      "job.requeued_after_deregister",
+                                      "job.requeued_after_reap",
+                                      "job.requeued_after_orphan",
+                                      "job.requeued_after_preempt",
+                                      "job.requeued_as",
+                                      "job.pruned",
+                                      "job.held",
+                                      "job.released",
+                                      "job.preempted",
+                                      "worker.registered",
+                                      "worker.placeholder_adopted",
+                                      "worker.deregistered",
+                                      "worker.credential_rotated",
+                                      "worker.reaped",
+                                      "worker.placeholder_created",
+                                      "worker.placeholder_removed",
+                                      "cluster.submission_failed",
+                                      "cluster.enabled",
+                                      "cluster.disabled",
+                                      "cloud.scaled",
+                                      "cloud.scale_failed",
+                                      "operator.created",
+                                      "operator.revoked",
+                                      "operator.token_rotated",
+                                      "pilot.token_rotated",
+                                      "scheduler.priorities_recalculated",
+                                      "scheduler.priorities_applied",
+                                      "scheduler.plan_made",
+                                      "scheduler.preemptions_decided",
+                                      "storage.blob_stored",
+                                      "storage.upload_held",
+                                      "storage.upload_released",
+                                      "storage.job_bound",
+                                      "storage.quota_refused",
+                                      "storage.files_stored",
+                                      "storage.blob_removing",
+                                      "storage.blob_removed",
+                                      "storage.blob_corrupt",
+                                      "storage.job_released",
+                                      "daemon.started",
+                                      "daemon.stopped",
+                                      "daemon.log_truncated"};
   std::set<std::string> in_files;
   for (const auto& f : corpus_files())
     for (const auto& e : read_corpus(f.file).events) in_files.insert(e.at("type").get<std::string>());

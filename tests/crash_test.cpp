@@ -74,7 +74,7 @@ TEST(Crash, EveryAcknowledgedAppendSurvivesSigkill) {
     }
     total_acked += acked;
     RecordProperty("round_" + std::to_string(round), std::to_string(acked) + " acks after " + std::to_string(wait_ms) + " ms" +
-                                                      (from_first_ack ? " from the first ack" : " from start"));
+                                                         (from_first_ack ? " from the first ack" : " from start"));
   }
   EXPECT_GT(total_acked, 0u) << "the appender never got an append acknowledged before the kill";
 }

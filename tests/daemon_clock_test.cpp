@@ -10,7 +10,8 @@ namespace {
 struct clocks {
   int64_t wall = 1'800'000'000'000'000, steady = 5'000'000;
   daemon_clock make(int64_t floor) {
-    return daemon_clock(floor, [this] { return wall; }, [this] { return steady; });
+    return daemon_clock(
+        floor, [this] { return wall; }, [this] { return steady; });
   }
 };
 

@@ -86,12 +86,11 @@ TEST(DamagedLog, ATailThatFailsItsHashIsRefusedShownAndRepairedWithABackup) {
   EXPECT_EQ(too_far.code, 1) << too_far.out << too_far.err;
 
   const std::string backup = dir / "backup";
-  auto repair = batond_tool(dir, {"--truncate-after", std::to_string(last - 1), "--backup-dir", backup, "--reason",
-                                  "disk fault on login1"},
-                            {"USER=dana"});
+  auto repair =
+      batond_tool(dir, {"--truncate-after", std::to_string(last - 1), "--backup-dir", backup, "--reason", "disk fault on login1"},
+                  {"USER=dana"});
   ASSERT_EQ(repair.code, 0) << repair.out << repair.err;
-  EXPECT_NE(repair.out.find("removed events " + std::to_string(last) + ".." + std::to_string(last) + " (1)"),
-            std::string::npos)
+  EXPECT_NE(repair.out.find("removed events " + std::to_string(last) + ".." + std::to_string(last) + " (1)"), std::string::npos)
       << repair.out;
   // The backup is the log as it was, damaged event included: evidence, and a way back.
   auto kept = replay_tool(dir, {"verify", "--data-dir", backup});
@@ -117,7 +116,8 @@ TEST(DamagedLog, ATailThatFailsItsHashIsRefusedShownAndRepairedWithABackup) {
   ASSERT_GT(d.port(), 0) << d.err();
   EXPECT_EQ(job_count(d), 3u);
   EXPECT_NE(d.err().find("did not stop cleanly"), std::string::npos)
-      << "its daemon.stopped was the damaged event: the run counts as unclean\n" << d.err();
+      << "its daemon.stopped was the damaged event: the run counts as unclean\n"
+      << d.err();
   ASSERT_EQ(d.stop(), 0);
   EXPECT_EQ(replay_tool(dir, {"verify", "--data-dir", data}).code, 0);
 }

@@ -60,8 +60,7 @@ TEST(EventStore, StreamVersionsAndOptimisticConcurrency) {
   EXPECT_FALSE(store->stream_version("job/2"));
 
   // Within one batch the second command sees the first's version.
-  r = store->append({command("job/3", "a", {}, no_stream), command("job/3", "b", {}, 1),
-                     command("job/3", "c", {}, 1)});
+  r = store->append({command("job/3", "a", {}, no_stream), command("job/3", "b", {}, 1), command("job/3", "c", {}, 1)});
   EXPECT_EQ(r[0].status, append_status::appended);
   EXPECT_EQ(r[1].status, append_status::appended);
   EXPECT_EQ(r[2].status, append_status::version_conflict);
@@ -91,8 +90,7 @@ TEST(EventStore, DuplicateCommandIdIsAppendedOnce) {
   EXPECT_EQ(store->last_seq(), 1u);
 
   // Twice in one batch, and again after a reopen.
-  auto both = store->append({command("job/2", "x", {}, any_version, "cmd-2"),
-                             command("job/2", "x", {}, any_version, "cmd-2")});
+  auto both = store->append({command("job/2", "x", {}, any_version, "cmd-2"), command("job/2", "x", {}, any_version, "cmd-2")});
   EXPECT_EQ(both[0].status, append_status::appended);
   EXPECT_EQ(both[1].status, append_status::duplicate);
   EXPECT_EQ(both[1].first_seq, both[0].first_seq);
@@ -112,8 +110,8 @@ TEST(EventStore, RejectsMalformedCommandsWithoutWriting) {
   auto store = event_store::open(dir.path());
   auto no_events = command("s", "t");
   no_events.events.clear();
-  auto r = store->append({command("", "t"), command(std::string("a\0b", 3), "t"), no_events, command("s", ""),
-                          command("ok", "t")});
+  auto r =
+      store->append({command("", "t"), command(std::string("a\0b", 3), "t"), no_events, command("s", ""), command("ok", "t")});
   EXPECT_EQ(r[0].status, append_status::invalid);
   EXPECT_EQ(r[1].status, append_status::invalid);
   EXPECT_EQ(r[2].status, append_status::invalid);
@@ -234,7 +232,8 @@ TEST(EventStore, TruncateAfterRemovesTheTailAndEverythingThatIndexesIt) {
   store_options repair;
   repair.allow_damaged_tail = true;
   auto store = event_store::open(dir.path(), repair);
-  for (int i = 0; i < 10; ++i) store->append({command(i % 2 ? "odd" : "even", "t", {{"i", i}}, any_version, "cmd-" + std::to_string(i))});
+  for (int i = 0; i < 10; ++i)
+    store->append({command(i % 2 ? "odd" : "even", "t", {{"i", i}}, any_version, "cmd-" + std::to_string(i))});
   store->put_snapshot("world", {4, "at four"});
   store->put_snapshot("world", {8, "at eight"});
   store->set_projection_offset("early", 3);
@@ -313,7 +312,8 @@ TEST(EventStore, OpensOverAnInterruptedCreation) {
   EXPECT_EQ(event_store::open(dir / "log")->last_seq(), 1u);
   // A WAL without CURRENT is a damaged log, not an interrupted creation.
   std::filesystem::create_directories(dir / "damaged");
-  for (auto name : {"LOCK", "IDENTITY", "MANIFEST-000001", "000003.log"}) std::ofstream(dir / (std::string("damaged/") + name)) << "";
+  for (auto name : {"LOCK", "IDENTITY", "MANIFEST-000001", "000003.log"})
+    std::ofstream(dir / (std::string("damaged/") + name)) << "";
   EXPECT_THROW(event_store::open(dir / "damaged"), store_error);
 }
 
@@ -456,7 +456,8 @@ TEST(EventStore, StreamHeadsAndReadsAcrossTheHashedIndexAndItsFlushedPart) {
   for (uint64_t seq : firsts) EXPECT_EQ(store->read(seq, 1).at(0).stream_version, 1u);
   EXPECT_EQ(store->last_seq(), total);
   // The next append continues each stream's versions, wherever its head was read from.
-  auto next = store->append({command(name(69), "t", nlohmann::json::object(), 70), command(name(5), "t", nlohmann::json::object(), 5)});
+  auto next =
+      store->append({command(name(69), "t", nlohmann::json::object(), 70), command(name(5), "t", nlohmann::json::object(), 5)});
   EXPECT_EQ(next[0].status, append_status::appended) << next[0].message;
   EXPECT_EQ(next[0].stream_version, 71u);
   EXPECT_EQ(next[1].status, append_status::version_conflict) << "the head of job/5 is 6";
@@ -470,8 +471,8 @@ TEST(EventStore, TheStreamHeadCacheIsBoundedAndVersionsStayRight) {
   auto store = event_store::open(dir.path(), o);
   for (int round = 1; round <= 3; ++round)
     for (int s = 0; s < 50; ++s) {
-      auto r = store->append({command("job/" + std::to_string(s), "t", nlohmann::json::object(),
-                                      static_cast<uint64_t>(round - 1))});
+      auto r =
+          store->append({command("job/" + std::to_string(s), "t", nlohmann::json::object(), static_cast<uint64_t>(round - 1))});
       ASSERT_EQ(r[0].status, append_status::appended) << r[0].message;
       EXPECT_EQ(r[0].stream_version, static_cast<uint64_t>(round));
       EXPECT_LE(baton::test::cached_stream_heads(*store), 10u);
@@ -484,7 +485,8 @@ TEST(EventStore, TheStreamHeadCacheIsBoundedAndVersionsStayRight) {
 TEST(EventStore, ADoneStreamLeavesTheHeadCacheAndItsNextAppendStillGetsTheRightVersion) {
   temp_dir dir;
   auto store = event_store::open(dir.path());
-  for (const char* s : {"job/a", "job/b"}) ASSERT_EQ(store->append({command(s, "job.created", nlohmann::json::object())})[0].status, append_status::appended);
+  for (const char* s : {"job/a", "job/b"})
+    ASSERT_EQ(store->append({command(s, "job.created", nlohmann::json::object())})[0].status, append_status::appended);
   ASSERT_EQ(baton::test::cached_stream_heads(*store), 2u);
   auto last = command("job/a", "job.pruned", nlohmann::json::object(), 1);
   last.stream_done = true;

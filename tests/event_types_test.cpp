@@ -158,8 +158,10 @@ TEST(EventTypes, TheDocumentedCatalogueIsTheVariant) {
 
 TEST(EventTypes, OmittedFieldsReadAsTheirDefaults) {
   // job.created of an older log: no checkpoints/requeue/gpu_count keys.
-  json j = {{"title", "t"}, {"input_bundle_path", "/b"}, {"comment", ""}, {"preferred_clusters", json::array()},
-            {"max_attempts", 3}, {"worker_image_key", "default"}, {"user", "alice"}, {"account", "root"},
+  json j = {{"title", "t"},       {"input_bundle_path", "/b"},
+            {"comment", ""},      {"preferred_clusters", json::array()},
+            {"max_attempts", 3},  {"worker_image_key", "default"},
+            {"user", "alice"},    {"account", "root"},
             {"partition", "gpu"}, {"qos", "normal"}};
   auto p = ev::decode("job.created", 1, events::encode_cbor(j));
   const auto& c = std::get<ev::job_created>(p);
@@ -240,7 +242,8 @@ TEST(EventTypes, UnknownFieldsAreSkippedWrongTypesNamed) {
   // Integers are read as batond always read stored numbers: not a number, or out of range,
   // leaves the field at its default (core/events/payload_numbers.hpp); a float in range is truncated.
   auto created = std::get<ev::job_created>(ev::decode(
-      "job.created", 1, events::encode_cbor(json{{"gpu_count", -3.0e12}, {"nice", 1e40}, {"time_limit_seconds", "soon"}, {"max_attempts", 2.9}})));
+      "job.created", 1,
+      events::encode_cbor(json{{"gpu_count", -3.0e12}, {"nice", 1e40}, {"time_limit_seconds", "soon"}, {"max_attempts", 2.9}})));
   EXPECT_EQ(created.gpu_count, 1u);
   EXPECT_EQ(created.nice, 0);
   EXPECT_FALSE(created.time_limit_seconds);
@@ -264,14 +267,14 @@ std::string map_in_order(const std::vector<std::pair<std::string, json>>& items)
 // unknown ones between known ones must read as the JSON reading reads them.
 TEST(EventTypes, KeysInAnyOrderReadAsTheirJson) {
   const std::vector<std::vector<std::pair<std::string, json>>> maps = {
-      {{"title", "t"}, {"account", "a"}},                                   // out of order
-      {{"account", "a"}, {"account", "b"}},                                 // repeated
-      {{"account", "a"}, {"b_unknown", 1}, {"comment", "c"}},               // unknown between
-      {{"a0", true}, {"account", "a"}, {"zz", 2}},                          // unknown first and last
-      {{"account", "a"}, {"user", "u"}, {"title", "t"}},                    // out of order at the end
-      {{"user", "u"}, {"b_unknown", 1}, {"account", "a"}},                  // an unknown key between two out of order
-      {{"account", "a"}, {"b", 1}, {"a", 2}, {"comment", "c"}},             // unknown keys out of order
-      {{"gpu_count", 2}, {"gpu_count", 3}, {"worker_image_key", "k"}},      // a repeated number
+      {{"title", "t"}, {"account", "a"}},                               // out of order
+      {{"account", "a"}, {"account", "b"}},                             // repeated
+      {{"account", "a"}, {"b_unknown", 1}, {"comment", "c"}},           // unknown between
+      {{"a0", true}, {"account", "a"}, {"zz", 2}},                      // unknown first and last
+      {{"account", "a"}, {"user", "u"}, {"title", "t"}},                // out of order at the end
+      {{"user", "u"}, {"b_unknown", 1}, {"account", "a"}},              // an unknown key between two out of order
+      {{"account", "a"}, {"b", 1}, {"a", 2}, {"comment", "c"}},         // unknown keys out of order
+      {{"gpu_count", 2}, {"gpu_count", 3}, {"worker_image_key", "k"}},  // a repeated number
   };
   for (const auto& m : maps) {
     const std::string bytes = map_in_order(m);

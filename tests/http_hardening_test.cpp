@@ -93,8 +93,9 @@ TEST(http_hardening, ACallerWithoutACredentialMayNotAnnounceALargeBodyNorAskToCo
   // A caller with a credential gets the 100 Continue, and the answer after the body.
   const std::string job = json{{"title", "t"}, {"input_bundle_path", "/b"}}.dump();
   test::raw_client op(d.port());
-  op.send(http("POST", "/jobs", admin + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: " +
-                                    std::to_string(job.size()) + "\r\n"));
+  op.send(http("POST", "/jobs",
+               admin + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: " + std::to_string(job.size()) +
+                   "\r\n"));
   EXPECT_EQ(op.next().status, 100);
   op.send(job);
   EXPECT_EQ(op.next().status, 200);
@@ -188,14 +189,15 @@ TEST(http_hardening, AnAddressHoldsFewConnectionsWithoutACredentialTheOldestMaki
 
 TEST(http_hardening, AConnectionWithoutACredentialHasAShortTimeout) {
   test::temp_dir dir;
-  test::batond_process d(dir, "http: {unauthenticated_timeout_seconds: 1, idle_timeout_seconds: 120, read_timeout_seconds: 60}\n");
+  test::batond_process d(dir,
+                         "http: {unauthenticated_timeout_seconds: 1, idle_timeout_seconds: 120, read_timeout_seconds: 60}\n");
   ASSERT_GT(d.port(), 0) << d.err();
   test::raw_client op(d.port(), 10);
   op.send(http("GET", "/jobs", admin));
   ASSERT_EQ(op.next().status, 200);
   test::raw_client silent(d.port(), 10), slow(d.port(), 10), probe(d.port(), 10);
   slow.send("POST /ui/login HTTP/1.1\r\nHost: batond\r\n");  // a head that never ends
-  probe.send(http("GET", "/healthz", ""));  // a public answer does not authenticate its connection
+  probe.send(http("GET", "/healthz", ""));                   // a public answer does not authenticate its connection
   EXPECT_EQ(probe.next().status, 200);
   EXPECT_TRUE(silent.closed_by_server()) << "idle past 1 s before its first request";
   EXPECT_TRUE(slow.closed_by_server()) << "its head not whole within 1 s";
@@ -293,9 +295,11 @@ TEST(http_hardening, EveryAnswerIsNosniffAndNoStore) {
   httplib::Client anonymous("127.0.0.1", d.port());
   std::vector<std::pair<std::string, httplib::Result>> answers;
   answers.emplace_back("a list", op->Get("/jobs"));
-  answers.emplace_back("a new token", op->Post("/operators", json{{"name", "ann"}, {"role", "user"}, {"accounts", json::array()}}.dump(),
-                                               "application/json"));
-  answers.emplace_back("a new worker's token", op->Post("/workers/register", json{{"platform", "hpc"}}.dump(), "application/json"));
+  answers.emplace_back(
+      "a new token",
+      op->Post("/operators", json{{"name", "ann"}, {"role", "user"}, {"accounts", json::array()}}.dump(), "application/json"));
+  answers.emplace_back("a new worker's token",
+                       op->Post("/workers/register", json{{"platform", "hpc"}}.dump(), "application/json"));
   answers.emplace_back("a login", anonymous.Post("/ui/login", json{{"token", test::test_token}}.dump(), "application/json"));
   answers.emplace_back("a 401", anonymous.Get("/jobs"));
   answers.emplace_back("a 404", op->Get("/nowhere"));

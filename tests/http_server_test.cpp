@@ -137,7 +137,8 @@ TEST(HttpServer, AsyncReplyDoesNotHoldUpOtherConnections) {
   auto t0 = std::chrono::steady_clock::now();
   quick.send(get("/hello?name=q"));
   EXPECT_EQ(quick.next().body, "hello q");
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2000)) << "the quick request waited for the slow one";
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2000))
+      << "the quick request waited for the slow one";
   EXPECT_EQ(slow.next().body, "late 3000");
 }
 
@@ -312,13 +313,14 @@ TEST(HttpServer, KeepAliveMaxClosesAfterThatManyRequests) {
 
 // Sends one byte a second from a thread until told to stop or the server closes.
 struct trickler {
-  trickler(int fd, std::string bytes) : thread([this, fd, bytes] {
-      for (char ch : bytes) {
-        if (::send(fd, &ch, 1, MSG_NOSIGNAL) != 1) return;
-        for (int i = 0; i < 100 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        if (stop) return;
-      }
-    }) {}
+  trickler(int fd, std::string bytes)
+      : thread([this, fd, bytes] {
+          for (char ch : bytes) {
+            if (::send(fd, &ch, 1, MSG_NOSIGNAL) != 1) return;
+            for (int i = 0; i < 100 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            if (stop) return;
+          }
+        }) {}
   ~trickler() {
     stop = true;
     thread.join();
@@ -366,11 +368,13 @@ TEST(HttpServer, ConnectionsBeyondTheCapGet503AndAFreedSlotIsReused) {
     EXPECT_TRUE(fourth.closed_by_server());
   }
   admitted.front().reset();  // frees a slot once the server sees the close
-  EXPECT_TRUE(wait_until([&] {
-    raw_client c(s.port);
-    c.send(get("/hello?name=again"));
-    return c.next().body == "hello again";
-  }, within_5s, every_5ms));
+  EXPECT_TRUE(wait_until(
+      [&] {
+        raw_client c(s.port);
+        c.send(get("/hello?name=again"));
+        return c.next().body == "hello again";
+      },
+      within_5s, every_5ms));
   admitted[1]->send(get("/hello?name=still"));  // the others were never disturbed
   EXPECT_EQ(admitted[1]->next().body, "hello still");
 }

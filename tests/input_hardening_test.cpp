@@ -116,6 +116,7 @@ TEST_F(hardening, OversizedProgressCodesAreRefusedNamingTheFieldAndNothingIsReco
     std::string body;
     int status;
     const char* field;
+    // clang-format off
   } cases[] = {
       {"16 KiB of text", R"({"progress_codes": [")" + std::string(limits::worker_json_bytes, 'x') + R"("]})", 422, "progress_codes"},
       {"65 entries", json{{"progress_codes", json(std::vector<int>(limits::worker_json_entries + 1, 1))}}.dump(), 422,
@@ -123,6 +124,7 @@ TEST_F(hardening, OversizedProgressCodesAreRefusedNamingTheFieldAndNothingIsReco
       {"9 levels", R"({"progress_codes": )" + nested(limits::worker_json_nesting + 1) + "}", 422, "progress_codes"},
       {"15 MB", R"({"progress_codes": [")" + std::string(15'000'000, 'x') + R"("]})", 413, "body"},
   };
+  // clang-format on
   for (const auto& c : cases) {
     auto r = raw("POST", hb, c.body, as_worker());
     EXPECT_EQ(r.status, c.status) << c.what << ": " << r.text.substr(0, 300);
@@ -130,7 +132,7 @@ TEST_F(hardening, OversizedProgressCodesAreRefusedNamingTheFieldAndNothingIsReco
     EXPECT_EQ(r.body["detail"][0]["loc"], json::array({"body", c.field})) << c.what;
     // The same on a checkpoint, whose body is judged after the worker's right to the job.
     auto cp = raw("POST", "/jobs/" + test::uid("job") + "/checkpoint",
-                   R"({"checkpoint_manifest_path": "/c", )" + c.body.substr(1), as_worker());
+                  R"({"checkpoint_manifest_path": "/c", )" + c.body.substr(1), as_worker());
     EXPECT_EQ(cp.status, c.status) << "checkpoint, " << c.what << ": " << cp.text.substr(0, 300);
     EXPECT_EQ(cp.body.value("field", ""), c.field) << "checkpoint, " << c.what;
   }
@@ -166,14 +168,30 @@ TEST_F(hardening, EveryFieldHasADocumentedLimitAndOnePastItIsRefused) {
   };
   auto worker_json_cases = [&](const std::string& path, const std::string& field, json base) {
     return std::map<limits::measure, std::function<reply()>>{
-        {limits::measure::entries, [=] { json b = base; b[field] = list_of(limits::worker_json_entries + 1, 1); return call("POST", path, b, worker); }},
-        {limits::measure::encoded_bytes, [=] { json b = base; b[field] = {std::string(limits::worker_json_bytes, 'x')}; return call("POST", path, b, worker); }},
-        {limits::measure::levels, [=] { json b = base; b[field] = json::parse(nested(limits::worker_json_nesting + 1)); return call("POST", path, b, worker); }},
+        {limits::measure::entries,
+         [=] {
+           json b = base;
+           b[field] = list_of(limits::worker_json_entries + 1, 1);
+           return call("POST", path, b, worker);
+         }},
+        {limits::measure::encoded_bytes,
+         [=] {
+           json b = base;
+           b[field] = {std::string(limits::worker_json_bytes, 'x')};
+           return call("POST", path, b, worker);
+         }},
+        {limits::measure::levels,
+         [=] {
+           json b = base;
+           b[field] = json::parse(nested(limits::worker_json_nesting + 1));
+           return call("POST", path, b, worker);
+         }},
     };
   };
   using M = limits::measure;
   using request = std::function<reply()>;
   // (where, field) -> measure -> one request with that field one past its limit.
+  // clang-format off
   std::map<std::pair<std::string, std::string>, std::map<M, request>> cases = {
       {{"any JSON body", "body"},
        {{M::bytes, [&] { return call("POST", "/jobs", job_body({{"pad", x(limits::body_bytes)}})); }},
@@ -220,15 +238,23 @@ TEST_F(hardening, EveryFieldHasADocumentedLimitAndOnePastItIsRefused) {
       {{"GET /stats/minutes", "since"}, {{M::bytes, [&] { return raw("GET", "/stats/minutes?since=" + x(limits::short_text_bytes + 1)); }}}},
       {{"paths", "{id}, {name}"}, {{M::bytes, [&] { return raw("GET", "/jobs/" + x(limits::id_bytes + 1)); }}}},
   };
+  // clang-format on
   // Plain strings of the register, create-job, operator, checkpoint and login bodies.
   for (const auto& row : limits::table) {
     if (row.of != M::bytes || cases.count({std::string(row.where), std::string(row.field)})) continue;
     const std::string field(row.field), where(row.where);
     const std::string value = x(row.max + 1);
     request r;
-    if (where == "POST /workers/register") r = [=] { return call("POST", "/workers/register", register_body({{field, value}})); };
-    else if (where == "POST /jobs") r = [=] { return call("POST", "/jobs", job_body({{field, value}})); };
-    else if (where == "POST /operators") r = [=] { json b = {{"name", "carl"}}; b[field] = value; return call("POST", "/operators", b); };
+    if (where == "POST /workers/register")
+      r = [=] { return call("POST", "/workers/register", register_body({{field, value}})); };
+    else if (where == "POST /jobs")
+      r = [=] { return call("POST", "/jobs", job_body({{field, value}})); };
+    else if (where == "POST /operators")
+      r = [=] {
+        json b = {{"name", "carl"}};
+        b[field] = value;
+        return call("POST", "/operators", b);
+      };
     else if (where == "checkpoint, handoff/complete")
       r = [=] {
         json b = json::object();
@@ -237,7 +263,11 @@ TEST_F(hardening, EveryFieldHasADocumentedLimitAndOnePastItIsRefused) {
         return call("POST", job + "/checkpoint", b, worker);
       };
     else if (where == "POST /ui/login")
-      r = [=] { json b = {{"token", test::test_token}}; b[field] = value; return call("POST", "/ui/login", b, {}); };
+      r = [=] {
+        json b = {{"token", test::test_token}};
+        b[field] = value;
+        return call("POST", "/ui/login", b, {});
+      };
     if (r) cases[{where, field}][M::bytes] = r;
   }
   std::ifstream docs_file(std::string(BATON_SOURCE_DIR) + "/docs/api.md");
@@ -252,7 +282,8 @@ TEST_F(hardening, EveryFieldHasADocumentedLimitAndOnePastItIsRefused) {
     SCOPED_TRACE(where + " " + field + " (" + max + ")");
     bool documented = false;
     for (const auto& line : doc_lines)
-      documented |= line.rfind("| ", 0) == 0 && line.find("`" + field + "`") != std::string::npos && line.find(" " + max + " ") != std::string::npos;
+      documented |= line.rfind("| ", 0) == 0 && line.find("`" + field + "`") != std::string::npos &&
+                    line.find(" " + max + " ") != std::string::npos;
     EXPECT_TRUE(documented) << "docs/api.md's field limits list it";
     auto at = cases.find({where, field});
     ASSERT_TRUE(at != cases.end() && at->second.count(row.of)) << "a case sends it one past its limit";
@@ -285,7 +316,8 @@ TEST_F(hardening, PreferredClustersAreCappedAndRepeatsKeepTheirFirstPlace) {
   auto many = call("POST", "/jobs", json{{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", some}});
   EXPECT_EQ(many.status, 422) << many.text;
   EXPECT_EQ(many.body.value("field", ""), "preferred_clusters");
-  auto ok = call("POST", "/jobs", json{{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"b", " a", "b", "c", "a"}}});
+  auto ok = call("POST", "/jobs",
+                 json{{"title", "t"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"b", " a", "b", "c", "a"}}});
   ASSERT_EQ(ok.status, 200) << ok.text;
   EXPECT_EQ(ok.body["preferred_clusters"], json({"b", "a", "c"}));
   EXPECT_EQ(raw("GET", "/healthz", "", {}).status, 200);
@@ -303,10 +335,12 @@ TEST_F(hardening, RecordedHeadersMustBePrintableAscii) {
       EXPECT_EQ(r.body.value("field", ""), header);
       EXPECT_EQ(r.body["detail"][0]["loc"], json::array({"header", header}));
     }
-  EXPECT_EQ(raw("POST", "/ui/login", std::string(R"({"token": ")") + test::test_token + "\", \"name\": \"a\\u0001\"}", {}).status, 422)
+  EXPECT_EQ(raw("POST", "/ui/login", std::string(R"({"token": ")") + test::test_token + "\", \"name\": \"a\\u0001\"}", {}).status,
+            422)
       << "the dashboard's declared name, recorded the same way";
   EXPECT_EQ(last_seq(), before) << "nothing refused is recorded";
-  auto fine = call("POST", "/jobs", body, {{"X-API-Token", test::test_token}, {"X-Baton-Operator", "Jane Doe"}, {"X-Request-Id", "req-1"}});
+  auto fine = call("POST", "/jobs", body,
+                   {{"X-API-Token", test::test_token}, {"X-Baton-Operator", "Jane Doe"}, {"X-Request-Id", "req-1"}});
   EXPECT_EQ(fine.status, 200) << fine.text;
 }
 
@@ -334,9 +368,12 @@ TEST_F(hardening, CsvAuditExportGuardsFormulaCellsAndStillVerifies) {
   };
   for (char c; in.get(c);) {
     if (quoted) {
-      if (c == '"' && in.peek() == '"') cell += static_cast<char>(in.get());
-      else if (c == '"') quoted = false;
-      else cell += c;
+      if (c == '"' && in.peek() == '"')
+        cell += static_cast<char>(in.get());
+      else if (c == '"')
+        quoted = false;
+      else
+        cell += c;
     } else if (c == '"' && at_start) {
       quoted = true;
       at_start = false;
@@ -367,22 +404,29 @@ TEST_F(hardening, AUserLearnsNothingOfAnotherUsersJobs) {
   ASSERT_EQ(raw("GET", "/jobs/" + anns, "", as(bob)).status, 404);
 
   const std::string nobody = test::uid("nobody");
-  auto unknown = call("POST", "/jobs", json{{"title", "b"}, {"input_bundle_path", "/b"}, {"depends_on", {{{"job_id", nobody}}}}}, as(bob));
-  auto theirs = call("POST", "/jobs", json{{"title", "b"}, {"input_bundle_path", "/b"}, {"depends_on", {{{"job_id", anns}}}}}, as(bob));
+  auto unknown =
+      call("POST", "/jobs", json{{"title", "b"}, {"input_bundle_path", "/b"}, {"depends_on", {{{"job_id", nobody}}}}}, as(bob));
+  auto theirs =
+      call("POST", "/jobs", json{{"title", "b"}, {"input_bundle_path", "/b"}, {"depends_on", {{{"job_id", anns}}}}}, as(bob));
   ASSERT_EQ(unknown.status, 422) << unknown.text;
   EXPECT_EQ(theirs.status, 422) << theirs.text;
   std::string same = theirs.text;
   for (size_t at; (at = same.find(anns)) != std::string::npos;) same.replace(at, anns.size(), nobody);
   EXPECT_EQ(same, unknown.text) << "another user's job answers exactly as one that does not exist";
-  EXPECT_EQ(call("POST", "/jobs", json{{"title", "a2"}, {"input_bundle_path", "/b"}, {"depends_on", {{{"job_id", anns}}}}}, as(ann)).status, 200)
+  EXPECT_EQ(
+      call("POST", "/jobs", json{{"title", "a2"}, {"input_bundle_path", "/b"}, {"depends_on", {{{"job_id", anns}}}}}, as(ann))
+          .status,
+      200)
       << "her own";
 
   // A worker runs ann's job (the oldest queued).
-  auto reg = call("POST", "/workers/register",
-                  json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 80}, {"provider_id", "hpc1:4242"}});
+  auto reg =
+      call("POST", "/workers/register",
+           json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"vram_gb", 80}, {"provider_id", "hpc1:4242"}});
   ASSERT_EQ(reg.status, 200) << reg.text;
   const std::string wid = reg.body["worker_id"];
-  auto poll = raw("POST", "/jobs/request?worker_id=" + wid, "", {{"X-Worker-Token", reg.body["worker_token"].get<std::string>()}});
+  auto poll =
+      raw("POST", "/jobs/request?worker_id=" + wid, "", {{"X-Worker-Token", reg.body["worker_token"].get<std::string>()}});
   ASSERT_EQ(poll.body.value("job_id", ""), anns) << poll.text;
   auto row = [&](const std::string& token) {
     auto r = raw("GET", "/workers", "", as(token));

@@ -30,9 +30,15 @@ std::string ours(const json& v) {
   }
 }
 
-const std::vector<std::string> texts = {"", "plain", "quote\" back\\slash", "tab\tnl\ncr\rbs\bff\f ctl\x01\x1f\x7f",
-                                        "caf\xc3\xa9 \xe2\x9c\x93", "an escape \" before caf\xc3\xa9",
-                                        "bad \xff\xfe utf-8", "cut \xc3", std::string(300, 'x') + "\n"};
+const std::vector<std::string> texts = {"",
+                                        "plain",
+                                        "quote\" back\\slash",
+                                        "tab\tnl\ncr\rbs\bff\f ctl\x01\x1f\x7f",
+                                        "caf\xc3\xa9 \xe2\x9c\x93",
+                                        "an escape \" before caf\xc3\xa9",
+                                        "bad \xff\xfe utf-8",
+                                        "cut \xc3",
+                                        std::string(300, 'x') + "\n"};
 
 }  // namespace
 
@@ -71,8 +77,8 @@ TEST(JsonText, StringsAreWrittenAsDumpWritesThemEitherWayOfHandlingBadUtf8) {
 // past U+10FFFF, cut short), and utf8_replaced gives dump(replace)'s text.
 TEST(JsonText, Utf8IsCheckedAsDumpChecksItAndReplacedAsItReplaces) {
   const std::vector<std::string> texts = {
-      "", "plain", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "a\xc3", "\xc0\xaf", "\xe0\x80\xaf",
-      "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf0\x9f\x98", "ok\x80", "\xc2\xa0tail"};
+      "",         "plain",        "caf\xc3\xa9",  "\xe2\x82\xac",     "\xf0\x9f\x98\x80", "\xff",   "a\xc3",
+      "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf0\x9f\x98",     "ok\x80", "\xc2\xa0tail"};
   for (const auto& t : texts) {
     bool strict_ok = true;
     try {

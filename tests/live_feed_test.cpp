@@ -14,7 +14,8 @@ using namespace baton;
 
 namespace {
 
-events::event_envelope event(uint64_t seq, std::string stream, std::string type, nlohmann::json payload = nlohmann::json::object()) {
+events::event_envelope event(uint64_t seq, std::string stream, std::string type,
+                             nlohmann::json payload = nlohmann::json::object()) {
   events::event_envelope e;
   e.seq = seq;
   e.stream_id = std::move(stream);
@@ -55,8 +56,10 @@ TEST(live_feed, EachSubscriberGetsWhatItMaySee) {
   EXPECT_NE(bob.text.find("id: 12\n"), std::string::npos);
   EXPECT_NE(bob.text.find("id: 14\n"), std::string::npos) << "later events of bob's job follow its creation";
   EXPECT_EQ(bob.text.find("id: 11\n"), std::string::npos);
-  EXPECT_NE(admin.text.find(R"(data: {"actor":"operator:x","job_id":"new","seq":12,"stream":"job/new","time_us":12000,"type":"job.created"})"),
-            std::string::npos)
+  EXPECT_NE(
+      admin.text.find(
+          R"(data: {"actor":"operator:x","job_id":"new","seq":12,"stream":"job/new","time_us":12000,"type":"job.created"})"),
+      std::string::npos)
       << admin.text;
 }
 
@@ -70,8 +73,8 @@ TEST(live_feed, ABatchReachesEachSubscriberInOnePushInOrder) {
   feed.subscribe(core::principal::named_operator("ann", false), 0, counting(ann_pushes));
   feed.subscribe(core::principal::named_operator("bob", false), 0, counting(bob_pushes));
   admin_pushes.clear(), ann_pushes.clear(), bob_pushes.clear();  // (the hello)
-  ASSERT_TRUE(feed.apply_batch({event(1, "job/anns-job", "job.held"), event(2, "daemon", "daemon.started"),
-                                event(3, "job/anns-job", "job.released")}));
+  ASSERT_TRUE(feed.apply_batch(
+      {event(1, "job/anns-job", "job.held"), event(2, "daemon", "daemon.started"), event(3, "job/anns-job", "job.released")}));
   feed.flush();
   ASSERT_EQ(admin_pushes.size(), 1u);
   EXPECT_LT(admin_pushes[0].find("id: 1\n"), admin_pushes[0].find("id: 2\n"));
@@ -85,13 +88,15 @@ TEST(live_feed, ABatchReachesEachSubscriberInOnePushInOrder) {
 TEST(live_feed, BatchesReachTheSubscribersAtTheFlushInOnePushAndAClientJoiningBetweenGetsThemOnce) {
   projections::live_feed feed({}, 0);
   std::vector<std::string> early, late;
-  feed.subscribe(core::principal::operator_named("root"), 0, [&](const projections::live_feed::shared_text& t) { return early.push_back(*t), true; });
+  feed.subscribe(core::principal::operator_named("root"), 0,
+                 [&](const projections::live_feed::shared_text& t) { return early.push_back(*t), true; });
   early.clear();  // (the hello)
   ASSERT_TRUE(feed.apply_batch({event(1, "daemon", "a")}));
   ASSERT_TRUE(feed.apply_batch({event(2, "daemon", "b"), event(3, "daemon", "c")}));
   EXPECT_TRUE(early.empty()) << "nothing before the flush";
   EXPECT_TRUE(feed.pending());
-  feed.subscribe(core::principal::operator_named("root"), 0, [&](const projections::live_feed::shared_text& t) { return late.push_back(*t), true; });
+  feed.subscribe(core::principal::operator_named("root"), 0,
+                 [&](const projections::live_feed::shared_text& t) { return late.push_back(*t), true; });
   ASSERT_EQ(late.size(), 1u);
   EXPECT_NE(late[0].find("event: hello\ndata: {\"seq\":0}"), std::string::npos)
       << "the hello names the last event handed over, not the last applied: " << late[0];
@@ -126,8 +131,8 @@ TEST(live_feed, SummariesAreTheJsonNlohmannWouldWriteWhateverTheNamesHold) {
     auto e = event(7, "job/" + name, "job." + name);
     e.actor = name;
     const std::string text = projections::live_feed::message_of(e, name);
-    const nlohmann::json expected{{"seq", 7}, {"type", e.type}, {"stream", e.stream_id}, {"time_us", 7000},
-                                  {"actor", name}, {"job_id", name}};
+    const nlohmann::json expected{{"seq", 7},        {"type", e.type}, {"stream", e.stream_id},
+                                  {"time_us", 7000}, {"actor", name},  {"job_id", name}};
     EXPECT_EQ(text, "id: 7\ndata: " + expected.dump() + "\n\n") << name;
   }
 }

@@ -23,8 +23,7 @@ results append(caf::actor_system& sys, const actors::log_writer_actor& log, std:
   caf::scoped_actor self{sys};
   results out;
   self->request(log, caf::infinite, actors::append_atom::value, std::move(cmds))
-      .receive([&](results& r) { out = std::move(r); },
-               [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+      .receive([&](results& r) { out = std::move(r); }, [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
   return out;
 }
 
@@ -192,10 +191,11 @@ struct subscribed_log {
   // The sequences of the next message's events (none if nothing came within `wait`).
   std::vector<uint64_t> next_message(std::chrono::milliseconds wait) {
     std::vector<uint64_t> seqs;
-    sub->receive([&](actors::events_atom, actors::event_batch& evs) {
-                   for (const auto& e : *evs) seqs.push_back(e.seq);
-                 },
-                 caf::after(wait) >> [&] {});
+    sub->receive(
+        [&](actors::events_atom, actors::event_batch& evs) {
+          for (const auto& e : *evs) seqs.push_back(e.seq);
+        },
+        caf::after(wait) >> [&] {});
     return seqs;
   }
 };

@@ -38,8 +38,11 @@ TEST(metrics_http, CountsJobsWorkersTheLogAndTheProjections) {
   ASSERT_GT(d.port(), 0) << d.err();
   auto op = d.client();
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(op->Post("/jobs", json{{"id", test::uid("m" + std::to_string(i))}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
-                       "application/json")->status, 200);
+    ASSERT_EQ(
+        op->Post("/jobs", json{{"id", test::uid("m" + std::to_string(i))}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
+                 "application/json")
+            ->status,
+        200);
   std::vector<json> workers;
   for (int i = 0; i < 2; ++i) {
     auto r = op->Post("/workers/register", json{{"platform", "hpc"}, {"gpu_model", "A100"}}.dump(), "application/json");
@@ -121,10 +124,12 @@ TEST(metrics_http, ReportsMemoryDescriptorsAndPrunedStubs) {
   ASSERT_GT(d.port(), 0) << d.err();
   auto op = d.client();
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(op->Post("/jobs", json{{"id", test::uid("p" + std::to_string(i))}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
-                       "application/json")->status, 200);
-  for (int i = 0; i < 2; ++i)
-    ASSERT_EQ(op->Delete(("/jobs/" + test::uid("p" + std::to_string(i))).c_str())->status, 204);
+    ASSERT_EQ(
+        op->Post("/jobs", json{{"id", test::uid("p" + std::to_string(i))}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
+                 "application/json")
+            ->status,
+        200);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(op->Delete(("/jobs/" + test::uid("p" + std::to_string(i))).c_str())->status, 204);
   auto pruned = op->Delete("/jobs?older_than_minutes=0");
   ASSERT_EQ(pruned->status, 200) << pruned->body;
   ASSERT_EQ(json::parse(pruned->body)["deleted"], 2);
@@ -152,7 +157,8 @@ TEST(metrics_http, ReportsMemoryDescriptorsAndPrunedStubs) {
   EXPECT_GT(metric_sample(text, R"(baton_memory_bytes{part="sqlite"})"), 0) << "the SQL view is on by default";
   EXPECT_GT(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_memtables"})"), 0) << "the events written so far";
   EXPECT_GE(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 0);
-  EXPECT_LE(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 8 << 20) << "one 8 MiB cache for all families";
+  EXPECT_LE(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_block_cache"})"), 8 << 20)
+      << "one 8 MiB cache for all families";
   EXPECT_GE(metric_sample(text, R"(baton_memory_bytes{part="rocksdb_table_readers"})"), 0);
 }
 

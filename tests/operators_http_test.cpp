@@ -63,9 +63,12 @@ TEST(operators_http, UsersSeeAndChangeOnlyTheirOwnJobs) {
   EXPECT_EQ(made.body["user"], "ann");
   EXPECT_EQ(made.body["account"], "chem");
 
-  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"GET", "/jobs/" + id}, {"GET", "/jobs/" + id + "/history"}, {"GET", "/jobs/" + id + "/priority"},
-           {"POST", "/jobs/" + id + "/hold"}, {"POST", "/jobs/" + id + "/release"}, {"DELETE", "/jobs/" + id}}) {
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{{"GET", "/jobs/" + id},
+                                                                              {"GET", "/jobs/" + id + "/history"},
+                                                                              {"GET", "/jobs/" + id + "/priority"},
+                                                                              {"POST", "/jobs/" + id + "/hold"},
+                                                                              {"POST", "/jobs/" + id + "/release"},
+                                                                              {"DELETE", "/jobs/" + id}}) {
     EXPECT_EQ(f.call(bob, method, path).status, 404) << method << " " << path << ": another user's job";
     EXPECT_EQ(f.call(ann, method, path).status / 100, 2) << method << " " << path << ": her own";
   }
@@ -83,10 +86,16 @@ TEST(operators_http, UsersSeeAndChangeOnlyTheirOwnJobs) {
       << "no accounts given: those whose users list bob";
 
   // Admin routes, checked before the body is read.
-  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"POST", "/operators"}, {"GET", "/operators"}, {"DELETE", "/operators/bob"}, {"POST", "/priority/recalculate"},
-           {"DELETE", "/jobs?status=completed"}, {"PUT", "/config/slurm-clusters/enabled"}, {"POST", "/workers/register"},
-           {"GET", "/audit/export"}, {"GET", "/audit/export?from=bad"}, {"GET", "/metrics"}}) {
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{{"POST", "/operators"},
+                                                                              {"GET", "/operators"},
+                                                                              {"DELETE", "/operators/bob"},
+                                                                              {"POST", "/priority/recalculate"},
+                                                                              {"DELETE", "/jobs?status=completed"},
+                                                                              {"PUT", "/config/slurm-clusters/enabled"},
+                                                                              {"POST", "/workers/register"},
+                                                                              {"GET", "/audit/export"},
+                                                                              {"GET", "/audit/export?from=bad"},
+                                                                              {"GET", "/metrics"}}) {
     auto r = f.call(ann, method, path, json::object());
     EXPECT_EQ(r.status, 403) << method << " " << path << ": " << r.body.dump();
   }
@@ -102,10 +111,13 @@ TEST(operators_http, APrunedJobStaysItsOwnersAlone) {
   EXPECT_EQ(f.call(ann, "DELETE", "/jobs?older_than_minutes=0").status, 403) << "pruning is an admin's";
   ASSERT_EQ(f.call(carol, "DELETE", "/jobs?older_than_minutes=0").body.value("deleted", 0), 1);
 
-  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"GET", "/jobs/" + id}, {"GET", "/jobs/" + id + "/history"}, {"GET", "/jobs/" + id + "/priority"},
-           {"POST", "/jobs/" + id + "/hold"}, {"POST", "/jobs/" + id + "/release"}, {"DELETE", "/jobs/" + id},
-           {"POST", "/jobs/" + id + "/requeue"}}) {
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{{"GET", "/jobs/" + id},
+                                                                              {"GET", "/jobs/" + id + "/history"},
+                                                                              {"GET", "/jobs/" + id + "/priority"},
+                                                                              {"POST", "/jobs/" + id + "/hold"},
+                                                                              {"POST", "/jobs/" + id + "/release"},
+                                                                              {"DELETE", "/jobs/" + id},
+                                                                              {"POST", "/jobs/" + id + "/requeue"}}) {
     EXPECT_EQ(f.call(bob, method, path).status, 404) << method << " " << path << ": another user's pruned job";
     auto mine = f.call(ann, method, path);
     if (method == "GET" && path.find("/priority") == std::string::npos) {

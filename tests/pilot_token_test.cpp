@@ -27,7 +27,8 @@ reply call(int port, const std::string& token, const std::string& method, const 
   httplib::Client c("127.0.0.1", port);
   httplib::Headers h;
   if (!token.empty()) h.emplace("X-API-Token", token);
-  auto r = method == "GET" ? c.Get(path.c_str(), h) : c.Post(path.c_str(), h, body.is_null() ? "" : body.dump(), "application/json");
+  auto r =
+      method == "GET" ? c.Get(path.c_str(), h) : c.Post(path.c_str(), h, body.is_null() ? "" : body.dump(), "application/json");
   if (!r) return {};
   return {r->status, r->body.empty() ? json(nullptr) : json::parse(r->body, nullptr, false)};
 }
@@ -160,9 +161,9 @@ TEST(pilot_token, TheCliRotatesItAndItsFileFollows) {
   const std::string p0 = first_line(file);
   auto baton = [&](const std::string& token, std::vector<std::string> args) {
     args.insert(args.begin(), BATON_CLI_PATH);
-    test::child_process p(args, dir / ("cli-" + std::to_string(args.size()) + token.substr(0, 4)),
-                          {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + token,
-                           "BATON_CONFIG=/dev/null"});
+    test::child_process p(
+        args, dir / ("cli-" + std::to_string(args.size()) + token.substr(0, 4)),
+        {"BATON_URL=http://127.0.0.1:" + std::to_string(d.port()), "BATON_API_TOKEN=" + token, "BATON_CONFIG=/dev/null"});
     const int code = test::exit_code(p.wait());
     return std::make_pair(code, p.out());
   };

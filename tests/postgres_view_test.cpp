@@ -71,9 +71,7 @@ int64_t pg_int(const std::string& dsn, const std::string& sql) {
   return tx.exec1(sql)[0].as<int64_t>();
 }
 
-std::string config_for(const test::postgres_server& pg) {
-  return "projections: {postgres: {dsn: \"" + pg.dsn() + "\"}}\n";
-}
+std::string config_for(const test::postgres_server& pg) { return "projections: {postgres: {dsn: \"" + pg.dsn() + "\"}}\n"; }
 
 std::vector<std::string> password_env() { return {"BATON_POSTGRES_PASSWORD=" + std::string(test::postgres_server::password)}; }
 
@@ -159,7 +157,8 @@ TEST(postgres_view, ARebuildWritesTheSameRowsAndBadCredentialsNeverStopBatond) {
   test::temp_dir other;
   test::batond_process wrong(other, config_for(pg), {"BATON_POSTGRES_PASSWORD=wrong"});
   ASSERT_GT(wrong.port(), 0) << wrong.err();
-  auto made = wrong.client()->Post("/jobs", nlohmann::json{{"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json");
+  auto made =
+      wrong.client()->Post("/jobs", nlohmann::json{{"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json");
   ASSERT_TRUE(made);
   EXPECT_EQ(made->status, 200);
   auto h = test::healthz(wrong);

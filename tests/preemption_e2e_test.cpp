@@ -62,8 +62,7 @@ TEST_F(preemption_e2e, AnOwnerJobPreemptsTheLowestBatchJobWhichResumesLaterWhile
   create_job("owner2", make_bundle("owner2", owner_script("owner2")), {{"partition", "owner"}});
 
   // The batch victim is told within a heartbeat, checkpoints, hands off and goes back to the queue.
-  ASSERT_TRUE(wait_until([&] { return job("low")["preemptions"] == 1 && status("low") != "running"; }, 15s))
-      << job("low");
+  ASSERT_TRUE(wait_until([&] { return job("low")["preemptions"] == 1 && status("low") != "running"; }, 15s)) << job("low");
   ASSERT_TRUE(wait_status("session", "cancelled", 15s)) << job("session");
   EXPECT_EQ(job("session")["failure_reason"], "preempted");
   ASSERT_TRUE(wait_status("owner1", "running", 15s)) << job("owner1");
@@ -75,7 +74,8 @@ TEST_F(preemption_e2e, AnOwnerJobPreemptsTheLowestBatchJobWhichResumesLaterWhile
   EXPECT_EQ(owner_workers, (std::set<json>{low_worker, session_worker})) << "the preemptors run where the victims ran";
   auto low_types = event_types("low");
   for (auto t : {"job.preempted", "job.handoff_started", "job.handoff_completed"})
-    EXPECT_NE(std::find(low_types.begin(), low_types.end(), t), low_types.end()) << t << " in " << testing::PrintToString(low_types);
+    EXPECT_NE(std::find(low_types.begin(), low_types.end(), t), low_types.end())
+        << t << " in " << testing::PrintToString(low_types);
   auto history = get(*op, "/jobs/low/history");
   for (auto& e : history["events"])
     if (e["event_type"] == "job.handoff_started") {
@@ -95,7 +95,8 @@ TEST_F(preemption_e2e, AnOwnerJobPreemptsTheLowestBatchJobWhichResumesLaterWhile
     if (attempt == 2) resumed_at = step;  // "low" is the only job with a second attempt
   EXPECT_GT(resumed_at, 0) << "it resumed from its checkpoint, not from zero:\n" << text;
   EXPECT_NE(text.find("done 40 attempt 2"), std::string::npos) << text;
-  EXPECT_EQ(job("high")["attempts"], 1) << "the job of normal priority was never preempted: " << get(*op, "/jobs/high/history").dump(1);
+  EXPECT_EQ(job("high")["attempts"], 1) << "the job of normal priority was never preempted: "
+                                        << get(*op, "/jobs/high/history").dump(1);
 
   auto submitted = event_time("owner1", "job.created"), told = event_time("low", "job.preempted"),
        handed = event_time("low", "job.handoff_started");
@@ -106,8 +107,7 @@ TEST_F(preemption_e2e, AnOwnerJobPreemptsTheLowestBatchJobWhichResumesLaterWhile
   for (auto& w : workers) w->signal(SIGTERM);
   for (auto& w : workers) EXPECT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
   ASSERT_EQ(b->stop(), 0) << b->err();
-  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
-                           {"BATON_CONFIG=/dev/null"});
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive", {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_EQ(tool.out().find(" 0 preemption decisions"), std::string::npos) << tool.out();
   b->start();  // for TearDown

@@ -118,10 +118,12 @@ TEST(preemption_http, TheVictimsWorkerHearsItAndIsTakenBackWhenItsGraceEnds) {
 
   // The check runs right after the submission: the victim's worker is told on its next calls.
   json beat;
-  ASSERT_TRUE(wait_until([&] {
-    beat = t.as_worker(w, "POST", "/workers/" + w.first + "/heartbeat", {{"job_id", low}}).second;
-    return beat.is_object();
-  }, 5s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        beat = t.as_worker(w, "POST", "/workers/" + w.first + "/heartbeat", {{"job_id", low}}).second;
+        return beat.is_object();
+      },
+      5s));
   EXPECT_EQ(beat["preempt"]["job_id"], low) << beat;
   EXPECT_EQ(beat["preempt"]["by"], owner);
   EXPECT_EQ(beat["preempt"]["mode"], "requeue");

@@ -69,8 +69,8 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
 
   auto op_call = [&](const std::string& method, const std::string& path, const json& body) {
     auto c = d->client();
-    auto r = method == "POST" ? c->Post(path.c_str(), body.is_null() ? "" : body.dump(), "application/json")
-                              : c->Get(path.c_str());
+    auto r =
+        method == "POST" ? c->Post(path.c_str(), body.is_null() ? "" : body.dump(), "application/json") : c->Get(path.c_str());
     EXPECT_TRUE(r) << path;
     return r ? r->status : 0;
   };
@@ -104,17 +104,25 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   for (int step = 0; step < 500; ++step) {
     int what = pick(100);
     if (what < 30) {  // a submission
-      json body = {{"title", "c"}, {"input_bundle_path", "/b"}, {"user", users[pick(5)]},
-                   {"partition", partitions[pick(6)]}, {"qos", qos[pick(5)]}, {"nice", pick(3) * 100},
-                   {"gpu_count", 1 + pick(3)}, {"time_limit_seconds", 600 * (1 + pick(10))}, {"hold", pick(10) == 0},
-                   {"interactive", pick(6) == 0}, {"requeue", pick(6) != 0}};
+      json body = {{"title", "c"},
+                   {"input_bundle_path", "/b"},
+                   {"user", users[pick(5)]},
+                   {"partition", partitions[pick(6)]},
+                   {"qos", qos[pick(5)]},
+                   {"nice", pick(3) * 100},
+                   {"gpu_count", 1 + pick(3)},
+                   {"time_limit_seconds", 600 * (1 + pick(10))},
+                   {"hold", pick(10) == 0},
+                   {"interactive", pick(6) == 0},
+                   {"requeue", pick(6) != 0}};
       body["id"] = test::uid("campaign-" + std::to_string(step));
       EXPECT_EQ(op_call("POST", "/jobs", body), 200);
       ++created;
     } else if ((what < 40 || workers.empty()) && workers.size() < 8) {  // a worker joins
       auto c = d->client();
-      auto r = c->Post("/workers/register", json{{"platform", pick(4) ? "hpc" : "salad"}, {"gpu_model", "A100"},
-                                                 {"gpu_count", 1 + pick(4)}}.dump(), "application/json");
+      auto r = c->Post("/workers/register",
+                       json{{"platform", pick(4) ? "hpc" : "salad"}, {"gpu_model", "A100"}, {"gpu_count", 1 + pick(4)}}.dump(),
+                       "application/json");
       ASSERT_TRUE(r && r->status == 200);
       auto j = json::parse(r->body);
       workers.push_back({j["worker_id"], j["worker_token"], ""});
@@ -163,25 +171,27 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   // image of its own, a normal job runs on that image's only worker, and an owner job comes.
   {
     auto c = d->client();
-    auto r = c->Post("/workers/register", json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1},
-                                               {"worker_image_key", "solo"}}.dump(), "application/json");
+    auto r = c->Post("/workers/register",
+                     json{{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}, {"worker_image_key", "solo"}}.dump(),
+                     "application/json");
     ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
     auto j = json::parse(r->body);
     worker_handle solo{j["worker_id"], j["worker_token"], ""};
-    json victim = {{"id", test::uid("solo-victim")}, {"title", "v"}, {"input_bundle_path", "/b"}, {"user", "ann"},
-                   {"partition", "normal"}, {"qos", "normal"}, {"requeue", true}, {"worker_image_key", "solo"}};
+    json victim = {
+        {"id", test::uid("solo-victim")}, {"title", "v"},    {"input_bundle_path", "/b"}, {"user", "ann"},
+        {"partition", "normal"},          {"qos", "normal"}, {"requeue", true},           {"worker_image_key", "solo"}};
     ASSERT_EQ(op_call("POST", "/jobs", victim), 200);
     auto got = as_worker(solo, "/jobs/request?worker_id=" + solo.id);
     ASSERT_EQ(got.value("job_id", ""), victim["id"]) << got;
     ++assigned;
     solo.job = victim["id"];
     as_worker(solo, "/jobs/" + solo.job + "/start");
-    json owner = {{"id", test::uid("solo-owner")}, {"title", "o"}, {"input_bundle_path", "/b"}, {"user", "ann"},
-                  {"partition", "owner"}, {"worker_image_key", "solo"}};
+    json owner = {{"id", test::uid("solo-owner")}, {"title", "o"},
+                  {"input_bundle_path", "/b"},     {"user", "ann"},
+                  {"partition", "owner"},          {"worker_image_key", "solo"}};
     ASSERT_EQ(op_call("POST", "/jobs", owner), 200);
     // (the scheduler checks right after a submission that may preempt; its grace is ten seconds)
-    ASSERT_TRUE(test::wait_until([&] { return control_of(solo).value("preemption_requested", false); },
-                                 std::chrono::seconds(5)))
+    ASSERT_TRUE(test::wait_until([&] { return control_of(solo).value("preemption_requested", false); }, std::chrono::seconds(5)))
         << "the owner job preempts the only job on its image";
     finish(solo);
     ASSERT_EQ(handoffs, campaign_handoffs + 1);
@@ -189,8 +199,7 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   EXPECT_GT(assigned, 50) << "the campaign must exercise the policy";
   EXPECT_GT(plans_asked, 5) << "and the planning cycle";
   ASSERT_EQ(d->stop(), 0) << d->err();
-  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
-                           {"BATON_CONFIG=/dev/null"});
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive", {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_NE(tool.out().find("ok: " + std::to_string(assigned) + " assignment decisions"), std::string::npos)
       << tool.out() << tool.err();
@@ -199,7 +208,8 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
   // The SQL view, written through the restarts and kills above, row for row as a rebuild.
   const std::string rebuilt = dir / "rebuilt.sqlite";
   test::rebuild_view(dir / "data/eventlog", rebuilt);
-  EXPECT_TRUE(test::dump_view(dir / "data/views.sqlite") == test::dump_view(rebuilt)) << "the live SQL view differs from its rebuild";
+  EXPECT_TRUE(test::dump_view(dir / "data/views.sqlite") == test::dump_view(rebuilt))
+      << "the live SQL view differs from its rebuild";
   // Recalculations re-key queued jobs without an event of theirs: the view's priorities are
   // still the log's (the world recovered from it), job by job.
   {
@@ -220,7 +230,8 @@ TEST_P(campaign, EveryDecisionReDerivesAfterRestarts) {
     sqlite3_finalize(st);
     // The fair_share table: every association's figures at the recalculation in force.
     ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT account || '/' || \"user\", fair_share, usage_gpu_seconds, level_fs FROM fair_share",
-                                 -1, &st, nullptr), SQLITE_OK);
+                                 -1, &st, nullptr),
+              SQLITE_OK);
     size_t shares = 0, share_mismatches = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
       ++shares;

@@ -136,8 +136,8 @@ TEST(priority_http, JobFieldsAreValidatedNamingTheField) {
   bad({{"time_limit_seconds", "soon"}}, "time_limit_seconds");
   bad({{"hold", "yes"}}, "hold");
   bad({{"user", "a b"}}, "user");
-  auto id = t.job("ok", {{"user", "cy"}, {"partition", "test"}, {"qos", "2h"}, {"nice", 5}, {"gpu_count", 2},
-                         {"time_limit_seconds", 7200}});
+  auto id = t.job(
+      "ok", {{"user", "cy"}, {"partition", "test"}, {"qos", "2h"}, {"nice", 5}, {"gpu_count", 2}, {"time_limit_seconds", 7200}});
   auto j = t.get("/jobs/" + id);
   EXPECT_EQ(j["user"], "cy");
   EXPECT_EQ(j["account"], "phys");
@@ -181,7 +181,8 @@ TEST(priority_http, ABodyNestedTooDeepIsRefusedNamingTheBodyAndTheDaemonServesOn
   // At the limit it is read as any other body (and the job's fields are checked as usual);
   // brackets inside strings do not count.
   const std::string at_limit = std::string(63, '[') + std::string(63, ']');
-  auto [status, body] = send("/jobs", R"({"title": ")" + std::string(500, '[') + R"(", "input_bundle_path": "/b", "comment": )" + at_limit + "}");
+  auto [status, body] =
+      send("/jobs", R"({"title": ")" + std::string(500, '[') + R"(", "input_bundle_path": "/b", "comment": )" + at_limit + "}");
   EXPECT_EQ(status, 422) << "comment must be a string";
   EXPECT_EQ(json::parse(body).value("field", ""), "comment") << body;
   auto ok = send("/jobs", R"({"title": ")" + std::string(500, '{') + R"(", "input_bundle_path": "/b"})");
@@ -242,11 +243,13 @@ TEST(priority_http, DependsOnIsValidatedNamingTheField) {
   // Accepted: repeats collapse, the condition defaults to afterok, upper-case ids are stored lower-case.
   std::string upper = parent;
   for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  auto child = t.job("child", {{"depends_on", {{{"job_id", upper}}, {{"job_id", parent}, {"condition", "afterok"}},
-                                               {{"job_id", parent}, {"condition", "afternotok"}}}}});
+  auto child = t.job("child", {{"depends_on",
+                                {{{"job_id", upper}},
+                                 {{"job_id", parent}, {"condition", "afterok"}},
+                                 {{"job_id", parent}, {"condition", "afternotok"}}}}});
   auto j = t.get("/jobs/" + child);
-  EXPECT_EQ(j["depends_on"], json::array({{{"job_id", parent}, {"condition", "afterok"}},
-                                          {{"job_id", parent}, {"condition", "afternotok"}}}))
+  EXPECT_EQ(j["depends_on"],
+            json::array({{{"job_id", parent}, {"condition", "afterok"}}, {{"job_id", parent}, {"condition", "afternotok"}}}))
       << j.dump();
   EXPECT_EQ(j["pending_reason"], "Dependency");
   EXPECT_EQ(t.get("/jobs/" + parent)["depends_on"], json::array());
@@ -256,7 +259,8 @@ TEST(priority_http, DependsOnIsValidatedNamingTheField) {
 // registration, the time a checkpoint took with each report; each validated naming its field.
 TEST(priority_http, FingerprintsAndCheckpointTimesAreValidatedAndShown) {
   daemon_under_test t;
-  auto bad = t.op->Post("/workers/register", json{{"platform", "hpc"}, {"driver_version", "535 beta"}}.dump(), "application/json");
+  auto bad =
+      t.op->Post("/workers/register", json{{"platform", "hpc"}, {"driver_version", "535 beta"}}.dump(), "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 422);
   EXPECT_EQ(json::parse(bad->body)["field"], "driver_version") << bad->body;

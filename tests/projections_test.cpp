@@ -117,8 +117,8 @@ std::optional<json> reference_history(const events::event_store& store, const st
   json worker_totals = json::array();
   for (const auto& [w, t] : totals)
     worker_totals.push_back({{"worker_id", w}, {"total_runtime_seconds", t.first}, {"segment_count", t.second}});
-  return json{{"job_id", job_id}, {"events", items}, {"worker_segments", segments}, {"worker_totals", worker_totals},
-              {"derived", false}};
+  return json{
+      {"job_id", job_id}, {"events", items}, {"worker_segments", segments}, {"worker_totals", worker_totals}, {"derived", false}};
 }
 
 // Records the sequence of every event it is given.
@@ -143,8 +143,10 @@ class fussy_projection : public projections::projection {
  protected:
   void apply(const std::vector<events::event_envelope>& batch) override {
     for (const auto& e : batch) {
-      if (!events::is_utf8(e.actor)) skip(e.seq, "its actor is not UTF-8");
-      else seen.push_back(e.seq);
+      if (!events::is_utf8(e.actor))
+        skip(e.seq, "its actor is not UTF-8");
+      else
+        seen.push_back(e.seq);
       if (!events::is_utf8(e.actor)) skip(e.seq, "counted once");
     }
   }
@@ -363,7 +365,8 @@ int64_t wall_now_us() {
 }  // namespace
 
 TEST(BackgroundPriority, ABackgroundProjectionsThreadIsIdleWhileFreshEventsComeAndNiceWhileOldOnesDo) {
-  if (!projections::may_leave_idle()) GTEST_SKIP() << "this process may not leave SCHED_IDLE: background projections stay at nice 10";
+  if (!projections::may_leave_idle())
+    GTEST_SKIP() << "this process may not leave SCHED_IDLE: background projections stay at nice 10";
   test::temp_dir dir;
   std::shared_ptr<events::event_store> store = events::event_store::open(dir.path());
   live_log live(store);
@@ -505,9 +508,10 @@ TEST(Projections, AnEventAProjectionCannotApplyIsCountedAndEveryProjectionGoesOn
   auto fussy = std::make_shared<fussy_projection>();
   live.start(rec);
   live.start(fussy);
-  auto r = append(live.sys, live.log,
-                  {job_event("a", "job.created", {{"title", "A"}}, 0), job_event("b", "job.created", {{"title", "B"}}, 1, "operator:\xff"),
-                   job_event("c", "job.created", {{"title", "C"}}, 2)});
+  auto r = append(
+      live.sys, live.log,
+      {job_event("a", "job.created", {{"title", "A"}}, 0), job_event("b", "job.created", {{"title", "B"}}, 1, "operator:\xff"),
+       job_event("c", "job.created", {{"title", "C"}}, 2)});
   ASSERT_EQ(r.size(), 3u);
   ASSERT_TRUE(fussy->wait_applied(3, soon())) << fussy->failure().value_or("");
   ASSERT_TRUE(rec->wait_applied(3, soon())) << rec->failure().value_or("");
@@ -562,15 +566,24 @@ std::vector<events::append_command> minute_scenario() {
   auto bad = made("X1", "", 4, 5);
   bad.events[0].payload = "\xff\xfe not cbor";
   return {
-      made("A1", "ann", 0, 1), made("A2", "ann", 0, 2), made("A3", "ann", 0, 3), made("B1", "bo", 0, 4),
-      ev("A1", "job.assigned", {{"worker_id", "w1"}}, 0, 10), ev("A1", "job.started", {{"worker_id", "w1"}}, 0, 11),
+      made("A1", "ann", 0, 1),
+      made("A2", "ann", 0, 2),
+      made("A3", "ann", 0, 3),
+      made("B1", "bo", 0, 4),
+      ev("A1", "job.assigned", {{"worker_id", "w1"}}, 0, 10),
+      ev("A1", "job.started", {{"worker_id", "w1"}}, 0, 11),
       made("C1", "carol", 1, 0),
-      ev("B1", "job.assigned", {{"worker_id", "w2"}}, 2, 0), ev("A2", "job.assigned", {{"worker_id", "w3"}}, 2, 1),
-      ev("A2", "job.started", {{"worker_id", "w3"}}, 2, 2), ev("A1", "job.requeued_after_reap", {{"worker_id", "w1"}}, 2, 30),
-      ev("A1", "job.assigned", {{"worker_id", "w4"}}, 3, 0), ev("A1", "job.started", {{"worker_id", "w4"}}, 3, 1),
+      ev("B1", "job.assigned", {{"worker_id", "w2"}}, 2, 0),
+      ev("A2", "job.assigned", {{"worker_id", "w3"}}, 2, 1),
+      ev("A2", "job.started", {{"worker_id", "w3"}}, 2, 2),
+      ev("A1", "job.requeued_after_reap", {{"worker_id", "w1"}}, 2, 30),
+      ev("A1", "job.assigned", {{"worker_id", "w4"}}, 3, 0),
+      ev("A1", "job.started", {{"worker_id", "w4"}}, 3, 1),
       ev("A3", "job.held", {{"admin", false}}, 3, 2),
-      ev("A2", "job.preempted", {{"by", "A1"}, {"mode", "cancel"}}, 3, 3), ev("A2", "job.cancelled", json::object(), 3, 4),
-      bad, ev("A1", "job.completed", {{"worker_id", "w4"}}, 4, 30),
+      ev("A2", "job.preempted", {{"by", "A1"}, {"mode", "cancel"}}, 3, 3),
+      ev("A2", "job.cancelled", json::object(), 3, 4),
+      bad,
+      ev("A1", "job.completed", {{"worker_id", "w4"}}, 4, 30),
       at(5, 0, test::command("worker/w9", "worker.registered", {{"platform", "hpc"}})),
   };
 }
@@ -582,14 +595,14 @@ std::vector<row> rows(std::vector<std::array<int64_t, 5>> r) {
   for (const auto& x : r) out.push_back({at_us(static_cast<int>(x[0])), static_cast<uint64_t>(x[1]), x[2], x[3], x[4]});
   return out;
 }
-const std::vector<row> every_job = rows({{0, 1, 3, 4, 1}, {1, 0, 4, 4, 1}, {2, 2, 3, 4, 1},
-                                         {3, 1, 2, 3, 1}, {4, 0, 3, 3, 0}, {5, 0, 3, 3, 0}});
-const std::vector<row> anns = rows({{0, 1, 2, 3, 1}, {1, 0, 2, 2, 1}, {2, 1, 2, 2, 1},
-                                    {3, 1, 1, 2, 1}, {4, 0, 1, 1, 0}, {5, 0, 1, 1, 0}});
-const std::vector<row> bos = rows({{0, 0, 1, 1, 0}, {1, 0, 1, 1, 0}, {2, 1, 0, 1, 0},
-                                   {3, 0, 0, 0, 0}, {4, 0, 0, 0, 0}, {5, 0, 0, 0, 0}});
-const std::vector<row> carols = rows({{0, 0, 0, 0, 0}, {1, 0, 1, 1, 0}, {2, 0, 1, 1, 0},
-                                      {3, 0, 1, 1, 0}, {4, 0, 1, 1, 0}, {5, 0, 1, 1, 0}});
+const std::vector<row> every_job =
+    rows({{0, 1, 3, 4, 1}, {1, 0, 4, 4, 1}, {2, 2, 3, 4, 1}, {3, 1, 2, 3, 1}, {4, 0, 3, 3, 0}, {5, 0, 3, 3, 0}});
+const std::vector<row> anns =
+    rows({{0, 1, 2, 3, 1}, {1, 0, 2, 2, 1}, {2, 1, 2, 2, 1}, {3, 1, 1, 2, 1}, {4, 0, 1, 1, 0}, {5, 0, 1, 1, 0}});
+const std::vector<row> bos =
+    rows({{0, 0, 1, 1, 0}, {1, 0, 1, 1, 0}, {2, 1, 0, 1, 0}, {3, 0, 0, 0, 0}, {4, 0, 0, 0, 0}, {5, 0, 0, 0, 0}});
+const std::vector<row> carols =
+    rows({{0, 0, 0, 0, 0}, {1, 0, 1, 1, 0}, {2, 0, 1, 1, 0}, {3, 0, 1, 1, 0}, {4, 0, 1, 1, 0}, {5, 0, 1, 1, 0}});
 std::vector<row> last(const std::vector<row>& r, size_t n) { return {r.end() - static_cast<long>(n), r.end()}; }
 
 std::string dump(const std::vector<row>& r) {
@@ -630,8 +643,10 @@ TEST(MinuteStats, CountsEachMinuteOfAKnownLogPerUserAndTheSameWhenRebuiltFromSeq
     EXPECT_EQ(stats->skipped().last_seq, 17u) << stats->skipped().last_why;
     EXPECT_FALSE(stats->failure());
     std::vector<std::vector<row>> now{all.minutes, stats->read("ann", 0).minutes, stats->read("bo", 0).minutes};
-    if (run_no == 0) first = now;
-    else EXPECT_EQ(now, first) << "rebuilt from sequence 1 after a restart: the same minutes";
+    if (run_no == 0)
+      first = now;
+    else
+      EXPECT_EQ(now, first) << "rebuilt from sequence 1 after a restart: the same minutes";
   }
 }
 
@@ -661,15 +676,27 @@ TEST(MinuteStats, KeepsItsWindowOfMinutesAndCarriesLevelsFromThoseItDropped) {
 
 // status_set_by() is what evolve() does to a job's status, event kind by event kind.
 TEST(MinuteStats, TheStatusEachJobEventSetsIsEvolvesOwn) {
-  const std::vector<std::pair<std::string, json>> kinds = {
-      {"job.assigned", {{"worker_id", "w"}}}, {"job.started", {{"worker_id", "w"}}}, {"job.checkpointed", {{"worker_id", "w"}}},
-      {"job.progress_reported", {{"worker_id", "w"}}}, {"job.handoff_started", {{"reason", "walltime"}}},
-      {"job.handoff_completed", json::object()}, {"job.requeued_after_deregister", json::object()},
-      {"job.requeued_after_reap", json::object()}, {"job.requeued_after_orphan", json::object()},
-      {"job.requeued_after_preempt", json::object()}, {"job.completed", json::object()}, {"job.failed", {{"reason", "x"}}},
-      {"job.cancel_requested", json::object()}, {"job.cancelled", json::object()}, {"job.requeued_as", {{"new_job_id", "n"}}},
-      {"job.held", {{"admin", false}}}, {"job.released", json::object()}, {"job.pruned", json::object()}, {"job.preempted", {{"by", "p"}, {"mode", "cancel"}}},
-      {"job.preempted", {{"by", "p"}, {"mode", "requeue"}}}, {"job.something_new", json::object()}};
+  const std::vector<std::pair<std::string, json>> kinds = {{"job.assigned", {{"worker_id", "w"}}},
+                                                           {"job.started", {{"worker_id", "w"}}},
+                                                           {"job.checkpointed", {{"worker_id", "w"}}},
+                                                           {"job.progress_reported", {{"worker_id", "w"}}},
+                                                           {"job.handoff_started", {{"reason", "walltime"}}},
+                                                           {"job.handoff_completed", json::object()},
+                                                           {"job.requeued_after_deregister", json::object()},
+                                                           {"job.requeued_after_reap", json::object()},
+                                                           {"job.requeued_after_orphan", json::object()},
+                                                           {"job.requeued_after_preempt", json::object()},
+                                                           {"job.completed", json::object()},
+                                                           {"job.failed", {{"reason", "x"}}},
+                                                           {"job.cancel_requested", json::object()},
+                                                           {"job.cancelled", json::object()},
+                                                           {"job.requeued_as", {{"new_job_id", "n"}}},
+                                                           {"job.held", {{"admin", false}}},
+                                                           {"job.released", json::object()},
+                                                           {"job.pruned", json::object()},
+                                                           {"job.preempted", {{"by", "p"}, {"mode", "cancel"}}},
+                                                           {"job.preempted", {{"by", "p"}, {"mode", "requeue"}}},
+                                                           {"job.something_new", json::object()}};
   for (auto from : {core::job_status::queued, core::job_status::running}) {
     for (const auto& [type, payload] : kinds) {
       SCOPED_TRACE(type + " " + payload.dump() + " from " + core::to_string(from));

@@ -33,8 +33,9 @@ TEST(token_bucket, SeedValuesBurstThenRefillAtTwoPerSecond) {
 
 TEST(rate_limits_http, OperatorsAndWorkersEachHaveTheirOwnBudget) {
   test::temp_dir dir;
-  test::batond_process d(dir, "limits: {operator_requests_burst: 5, operator_requests_per_second: 0.01,\n"
-                              "         worker_requests_burst: 3, worker_requests_per_second: 0.01}\n");
+  test::batond_process d(dir,
+                         "limits: {operator_requests_burst: 5, operator_requests_per_second: 0.01,\n"
+                         "         worker_requests_burst: 3, worker_requests_per_second: 0.01}\n");
   ASSERT_GT(d.port(), 0) << d.err();
   auto op = d.client();
   std::vector<json> workers;
@@ -56,8 +57,10 @@ TEST(rate_limits_http, OperatorsAndWorkersEachHaveTheirOwnBudget) {
   // The operator's calls do not use up the workers' budgets, nor one worker's another's.
   auto poll = [&](const json& w) {
     httplib::Client c("127.0.0.1", d.port());
-    return c.Post(("/jobs/request?worker_id=" + w["worker_id"].get<std::string>()).c_str(),
-                  {{"X-Worker-Token", w["worker_token"].get<std::string>()}}, "", "application/json")->status;
+    return c
+        .Post(("/jobs/request?worker_id=" + w["worker_id"].get<std::string>()).c_str(),
+              {{"X-Worker-Token", w["worker_token"].get<std::string>()}}, "", "application/json")
+        ->status;
   };
   for (int i = 0; i < 3; ++i) EXPECT_EQ(poll(workers[0]), 200);
   EXPECT_EQ(poll(workers[0]), 429) << "a worker polling in a loop";

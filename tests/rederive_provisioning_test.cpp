@@ -125,8 +125,7 @@ TEST(RederiveProvisioning, ASaladTargetReDerivesOnTheWorldItWasDecidedOn) {
   core::record_target_basis(target, log.w, {});
   EXPECT_EQ(target.target, 4);  // four queued, no HPC worker
   // Salad's API answered later; meanwhile two more jobs came (decided now, the target would be 6).
-  for (int i = 0; i < 2; ++i)
-    log.step(core::decide_create(nullptr, job_named("late" + std::to_string(i)), t + s_), t + s_);
+  for (int i = 0; i < 2; ++i) log.step(core::decide_create(nullptr, job_named("late" + std::to_string(i)), t + s_), t + s_);
   log.step(core::decide_salad_scaled(0, target), t + 2 * s_);
   auto ok = replay::rederive_decisions(*log.store);
   EXPECT_EQ(ok.salad_targets, 1u);

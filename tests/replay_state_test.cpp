@@ -13,11 +13,10 @@
 #include "support/ids.hpp"
 
 using namespace baton;
-using test::replay_tool;
 using nlohmann::json;
+using test::replay_tool;
 
 namespace {
-
 
 std::vector<std::string> ids_of(const json& items, const char* key) {
   std::vector<std::string> out;
@@ -33,14 +32,16 @@ class replay_state_test : public ::testing::Test {
     ASSERT_GT(d.port(), 0) << d.err();
     auto op = d.client();
     for (const auto& id : {A, B, C})
-      ASSERT_EQ(op->Post("/jobs", json{{"id", id}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json")->status, 200);
+      ASSERT_EQ(
+          op->Post("/jobs", json{{"id", id}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(), "application/json")->status,
+          200);
     auto r = op->Post("/workers/register", json{{"platform", "hpc"}, {"gpu_model", "A100"}}.dump(), "application/json");
     ASSERT_TRUE(r && r->status == 200);
     auto reg = json::parse(r->body);
     worker = reg["worker_id"];
     httplib::Client c("127.0.0.1", d.port());
-    auto got = c.Post(("/jobs/request?worker_id=" + worker).c_str(), {{"X-Worker-Token", reg["worker_token"].get<std::string>()}}, "",
-                      "application/json");
+    auto got = c.Post(("/jobs/request?worker_id=" + worker).c_str(), {{"X-Worker-Token", reg["worker_token"].get<std::string>()}},
+                      "", "application/json");
     ASSERT_TRUE(got && got->status == 200);
     ASSERT_EQ(json::parse(got->body)["job_id"], A);
     ASSERT_EQ(d.stop(), 0) << d.err();

@@ -22,8 +22,8 @@
 #include "support/ids.hpp"
 
 using namespace baton;
-using test::replay_tool;
 using nlohmann::json;
+using test::replay_tool;
 
 namespace {
 
@@ -38,8 +38,9 @@ void campaign(test::batond_process& d) {
     workers.push_back({j["worker_id"], j["worker_token"]});
   }
   for (int i = 0; i < 4; ++i) {
-    auto r = op->Post("/jobs", json{{"id", test::uid("job" + std::to_string(i))}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
-                      "application/json");
+    auto r =
+        op->Post("/jobs", json{{"id", test::uid("job" + std::to_string(i))}, {"title", "t"}, {"input_bundle_path", "/b"}}.dump(),
+                 "application/json");
     ASSERT_TRUE(r && r->status == 200);
   }
   // Each round both workers take a job before either finishes (an idle better-ranked worker
@@ -62,7 +63,6 @@ void campaign(test::batond_process& d) {
     }
   }
 }
-
 
 // Rewrites events from `from` to the log's end, changing `edit`'s events, with every hash
 // recomputed: a forger who knows the chain's rule.
@@ -244,8 +244,8 @@ TEST(replay_tool_simulate, TheSimulationsLogRederivesAndIsNeverOverwritten) {
     swf << "; MaxProcs: 32\n";
     for (int i = 1; i <= 600; ++i) {
       const int procs = 1 << (i % 5), run = 60 + (i * 37) % 3600, user = i % 6;
-      swf << i << " " << i * 20 << " 0 " << run << " " << procs << " -1 -1 " << procs << " " << run + (i % 3) * 600
-          << " -1 1 " << user << " " << user / 2 << " -1 -1 -1 -1 -1\n";
+      swf << i << " " << i * 20 << " 0 " << run << " " << procs << " -1 -1 " << procs << " " << run + (i % 3) * 600 << " -1 1 "
+          << user << " " << user / 2 << " -1 -1 -1 -1 -1\n";
     }
   }
   auto sim = replay_tool(dir, {"simulate", "--swf", trace, "--policy", "multifactor", "--log", data_dir, "--json"});
@@ -284,11 +284,8 @@ TEST(replay_tool_simulate, ABadTraceExitsOneNamingTheLineOrWithLenientIsCountedA
   const std::string fields = " 0 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1";
   // Line 3 of each file is the bad one.
   const std::vector<std::pair<std::string, std::string>> kinds{
-      {"truncated line", "9001 10 0 100 2 -1"},
-      {"non-numeric", "9001 ten" + fields},
-      {"nan", "9001 nan" + fields},
-      {"1e30", "9001 1e30" + fields},
-      {"negative other than -1", "9001 -7" + fields},
+      {"truncated line", "9001 10 0 100 2 -1"}, {"non-numeric", "9001 ten" + fields},           {"nan", "9001 nan" + fields},
+      {"1e30", "9001 1e30" + fields},           {"negative other than -1", "9001 -7" + fields},
   };
   for (const auto& [kind, line] : kinds) {
     const std::string trace = dir / "bad.swf";

@@ -9,9 +9,9 @@ using baton::http::closest_name;
 using baton::http::invalid_field;
 
 namespace {
-const baton::http::field_names job = {"id",    "title", "input_bundle", "input_bundle_path", "comment", "user",       "qos",
-                                      "nice",  "hold",  "gpu_count",    "time_limit_seconds", "checkpoints", "depends_on",
-                                      "max_attempts", "partition", "account"};
+const baton::http::field_names job = {
+    "id",   "title",     "input_bundle",       "input_bundle_path", "comment",    "user",         "qos",       "nice",
+    "hold", "gpu_count", "time_limit_seconds", "checkpoints",       "depends_on", "max_attempts", "partition", "account"};
 }
 
 TEST(closest_name, SpellingCaseSeparatorsAndSharedWords) {

@@ -19,9 +19,8 @@ using nlohmann::json;
 
 TEST(router, PathParametersOutliveTheMatchedRequest) {
   http::router r;
-  r.Get(R"(/jobs/([^/]+)/history)", [](const http::request& req, http::response& res) {
-    res.set_content(req.path_params.at(0), "text/plain");
-  });
+  r.Get(R"(/jobs/([^/]+)/history)",
+        [](const http::request& req, http::response& res) { res.set_content(req.path_params.at(0), "text/plain"); });
   std::vector<std::function<std::string()>> tasks;
   for (std::string id : {"a", "b", "c1", "short-id-15char"}) {
     auto req = std::make_unique<http::request>();

@@ -123,7 +123,8 @@ TEST_F(s3_backend_test, single_put_is_stored_under_its_digest_and_the_staging_ke
   const std::string data = bytes(1 * mib + 17, 1), digest = util::sha256_hex(data);
   auto g = b.grant_upload("worker:w1", "up-1", digest, data.size(), now_us(), 600);
   ASSERT_EQ(g.parts.size(), 1u);
-  EXPECT_NE(g.parts[0].url.find("/" + std::string(bucket) + "/" + b.staging_key("up-1") + "?"), std::string::npos) << g.parts[0].url;
+  EXPECT_NE(g.parts[0].url.find("/" + std::string(bucket) + "/" + b.staging_key("up-1") + "?"), std::string::npos)
+      << g.parts[0].url;
   EXPECT_EQ(g.parts[0].size, data.size());
   ASSERT_EQ(follow(g.parts[0], data).status, 200);
   EXPECT_FALSE(b.contains(digest, data.size()));  // not before batond checked and copied it

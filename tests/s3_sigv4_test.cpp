@@ -83,7 +83,8 @@ TEST(s3_sigv4, s3_documentation_presigned_url) {
 // "Signature Calculations for the Authorization Header: Transferring Payload in a Single
 // Chunk": its four examples.
 TEST(s3_sigv4, s3_documentation_get_object_with_range) {
-  sigv4::request req{"GET", example_host, "/test.txt", {}, {{"Range", "bytes=0-9"}, {"x-amz-content-sha256", sigv4::empty_payload_sha256}}};
+  sigv4::request req{
+      "GET", example_host, "/test.txt", {}, {{"Range", "bytes=0-9"}, {"x-amz-content-sha256", sigv4::empty_payload_sha256}}};
   auto s = sigv4::sign_headers(s3_example, s3_scope, req, may_24_2013, sigv4::empty_payload_sha256);
   EXPECT_EQ(s.canonical_request,
             "GET\n/test.txt\n\nhost:examplebucket.s3.amazonaws.com\nrange:bytes=0-9\n"
@@ -103,8 +104,12 @@ TEST(s3_sigv4, s3_documentation_put_object) {
   const std::string body = "Welcome to Amazon S3.";
   const std::string hash = util::sha256_hex(body);
   ASSERT_EQ(hash, "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072");
-  sigv4::request req{"PUT", example_host, "/test$file.text", {},
-                     {{"Date", "Fri, 24 May 2013 00:00:00 GMT"}, {"x-amz-storage-class", "REDUCED_REDUNDANCY"}, {"x-amz-content-sha256", hash}}};
+  sigv4::request req{
+      "PUT",
+      example_host,
+      "/test$file.text",
+      {},
+      {{"Date", "Fri, 24 May 2013 00:00:00 GMT"}, {"x-amz-storage-class", "REDUCED_REDUNDANCY"}, {"x-amz-content-sha256", hash}}};
   auto s = sigv4::sign_headers(s3_example, s3_scope, req, may_24_2013, hash);
   EXPECT_EQ(s.canonical_request,
             "PUT\n/test%24file.text\n\ndate:Fri, 24 May 2013 00:00:00 GMT\nhost:examplebucket.s3.amazonaws.com\n"
@@ -133,7 +138,8 @@ TEST(s3_sigv4, s3_documentation_get_bucket_lifecycle) {
 
 TEST(s3_sigv4, s3_documentation_list_objects) {
   // Given out of order: the canonical query sorts.
-  sigv4::request req{"GET", example_host, "/", {{"prefix", "J"}, {"max-keys", "2"}}, {{"x-amz-content-sha256", sigv4::empty_payload_sha256}}};
+  sigv4::request req{
+      "GET", example_host, "/", {{"prefix", "J"}, {"max-keys", "2"}}, {{"x-amz-content-sha256", sigv4::empty_payload_sha256}}};
   auto s = sigv4::sign_headers(s3_example, s3_scope, req, may_24_2013, sigv4::empty_payload_sha256);
   EXPECT_NE(s.canonical_request.find("GET\n/\nmax-keys=2&prefix=J\n"), std::string::npos) << s.canonical_request;
   EXPECT_EQ(s.string_to_sign.substr(s.string_to_sign.rfind('\n') + 1),
@@ -154,6 +160,7 @@ struct suite_case {
 };
 
 TEST(s3_sigv4, aws_signature_v4_test_suite) {
+  // clang-format off
   const std::vector<suite_case> cases = {
       {"get-vanilla", "GET", "/", {}, {}, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31",
        "e93c787ed7f371d5c6b165c1b38ede9550f4dce4144713e844b25b7192d3865d"},
@@ -177,6 +184,7 @@ TEST(s3_sigv4, aws_signature_v4_test_suite) {
       {"post-vanilla-query", "POST", "/", {{"Param1", "value1"}}, {}, "28038455d6de14eafc1f9222cf5aa6f1a96197d7deb8263271d420d138af7f11",
        "a9ef26247f293bffe40eeff86a0480ba8c14d31503b2e0c3399e3a16bf1a3682"},
   };
+  // clang-format on
   for (const auto& c : cases) {
     sigv4::request req{c.method, "example.amazonaws.com", c.path, c.query, c.headers};
     EXPECT_EQ(sigv4::sign_headers(suite_cred, suite_scope, req, aug_30_2015, sigv4::empty_payload_sha256).signature,
@@ -188,11 +196,12 @@ TEST(s3_sigv4, aws_signature_v4_test_suite) {
   }
   // Two canonical requests in full: the query form's parameters, and trimmed header values.
   sigv4::request trim{"GET", "example.amazonaws.com", "/", {}, {{"My-Header1", "value1"}, {"My-Header2", "\"a   b   c\""}}};
-  EXPECT_EQ(sigv4::presign(suite_cred, suite_scope, trim, aug_30_2015, 3600, sigv4::empty_payload_sha256).canonical_request,
-            "GET\n/\nX-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Fus-east-1%2Fservice%2Faws4_request"
-            "&X-Amz-Date=20150830T123600Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host%3Bmy-header1%3Bmy-header2\n"
-            "host:example.amazonaws.com\nmy-header1:value1\nmy-header2:\"a b c\"\n\nhost;my-header1;my-header2\n"
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(
+      sigv4::presign(suite_cred, suite_scope, trim, aug_30_2015, 3600, sigv4::empty_payload_sha256).canonical_request,
+      "GET\n/\nX-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Fus-east-1%2Fservice%2Faws4_request"
+      "&X-Amz-Date=20150830T123600Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host%3Bmy-header1%3Bmy-header2\n"
+      "host:example.amazonaws.com\nmy-header1:value1\nmy-header2:\"a b c\"\n\nhost;my-header1;my-header2\n"
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   sigv4::request utf8{"GET", "example.amazonaws.com", "/\xe1\x88\xb4", {}, {}};
   EXPECT_EQ(sigv4::sign_headers(suite_cred, suite_scope, utf8, aug_30_2015, sigv4::empty_payload_sha256).canonical_request,
             "GET\n/%E1%88%B4\n\nhost:example.amazonaws.com\nx-amz-date:20150830T123600Z\n\nhost;x-amz-date\n"
@@ -229,10 +238,12 @@ std::vector<std::string> botocore_urls(const json& cases) {
 }
 
 // Generated keys: spaces, unicode, '~', and the characters S3 keys may hold that need encoding.
+// clang-format off
 const std::vector<std::string> generated_keys = {
     "test.txt", "a b/c d.bin", "caf\xc3\xa9/\xe1\x88\xb4\xe2\x82\xac.txt", "~user/tilde~name", "plus+equals=amp&q?hash#",
     "semi;colon,comma:colon@at$dollar!bang'quote(paren)*star", "per%cent/%20literal", "deep/a/b/c/d/e/f/g.h", "100%\xf0\x9f\x98\x80",
     "trailing/"};
+// clang-format on
 
 }  // namespace
 
@@ -252,9 +263,11 @@ TEST(s3_sigv4, presign_equals_botocore_sigv4_query_auth) {
       const std::string path = (i % 2) ? "/" + key : "/bkt/" + key;
       sigv4::pairs query;
       for (int q = 0; q < i % 7; ++q)  // up to six parameters, some with reserved characters and unicode
-        query.emplace_back("p" + std::to_string(q) + (q % 2 ? "~x" : " y"), "v=" + std::to_string(q) + "&/ \xc3\xa9+" + (q % 2 ? key : std::string("#%")));
+        query.emplace_back("p" + std::to_string(q) + (q % 2 ? "~x" : " y"),
+                           "v=" + std::to_string(q) + "&/ \xc3\xa9+" + (q % 2 ? key : std::string("#%")));
       sigv4::pairs headers;
-      if (std::string(method) == "PUT") headers.emplace_back("x-amz-checksum-sha256", "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=");
+      if (std::string(method) == "PUT")
+        headers.emplace_back("x-amz-checksum-sha256", "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=");
       if (i % 4 == 0) headers.emplace_back("x-amz-meta-owner", "someone  with   spaces");
       const sigv4::credentials cred{"AKID" + std::to_string(i), "secret/+" + std::to_string(i)};
       const int64_t expires = 60 + i * 37;
@@ -264,9 +277,16 @@ TEST(s3_sigv4, presign_equals_botocore_sigv4_query_auth) {
       for (const auto& [n, v] : query) params.push_back({n, v});
       json hs = json::array();
       for (const auto& [n, v] : headers) hs.push_back({n, v});
-      cases.push_back({{"mode", "auth"}, {"endpoint", scheme + "://" + host}, {"path", sigv4::uri_encode(path, true)},
-                       {"method", method}, {"region", region}, {"access_key", cred.access_key_id},
-                       {"secret_key", cred.secret_access_key}, {"time", t}, {"expires", expires}, {"params", params},
+      cases.push_back({{"mode", "auth"},
+                       {"endpoint", scheme + "://" + host},
+                       {"path", sigv4::uri_encode(path, true)},
+                       {"method", method},
+                       {"region", region},
+                       {"access_key", cred.access_key_id},
+                       {"secret_key", cred.secret_access_key},
+                       {"time", t},
+                       {"expires", expires},
+                       {"params", params},
                        {"headers", hs}});
     }
   }
@@ -304,9 +324,15 @@ TEST(s3_sigv4, backend_urls_equal_botocore_generate_presigned_url) {
     cfg.url_expiry_seconds = 900;
     baton::storage::s3_backend b(cfg);
     const int64_t t = 1780000000 + i * 3571;
-    const json base = {{"mode", "client"}, {"endpoint", s.endpoint}, {"bucket", s.bucket}, {"region", s.region},
-                       {"path_style", s.path_style}, {"access_key", cfg.access_key_id}, {"secret_key", cfg.secret_access_key},
-                       {"time", t}, {"expires", 900}};
+    const json base = {{"mode", "client"},
+                       {"endpoint", s.endpoint},
+                       {"bucket", s.bucket},
+                       {"region", s.region},
+                       {"path_style", s.path_style},
+                       {"access_key", cfg.access_key_id},
+                       {"secret_key", cfg.secret_access_key},
+                       {"time", t},
+                       {"expires", 900}};
     // A download of a blob.
     auto d = b.grant_download("worker:w1", digest, 4, t * 1000000, 3600);
     EXPECT_EQ(d.expires_at_us, (t + 900) * 1000000);
@@ -318,8 +344,8 @@ TEST(s3_sigv4, backend_urls_equal_botocore_generate_presigned_url) {
     cases.push_back(c);
     // A part of a multipart upload to the staging key.
     const std::string upload_id = "job 7/ckpt~" + std::to_string(i);
-    ours.push_back(b.presign_url("PUT", b.staging_key(upload_id), {{"partNumber", "3"}, {"uploadId", "2~Xyz/+=abc"}}, {},
-                                 t * 1000000, 900));
+    ours.push_back(
+        b.presign_url("PUT", b.staging_key(upload_id), {{"partNumber", "3"}, {"uploadId", "2~Xyz/+=abc"}}, {}, t * 1000000, 900));
     c = base;
     c["client_method"] = "upload_part";
     c["key"] = b.staging_key(upload_id);
@@ -366,12 +392,19 @@ TEST(s3_sigv4, backend_calls_equal_botocore_s3_sigv4_auth) {
     const std::string source = "/" + s.bucket + "/" + sigv4::uri_encode(staging, true);
     const std::vector<call> calls = {
         {"POST", staging, {{"uploads", ""}}, {}, ""},
-        {"POST", staging, {{"uploadId", "2~Xyz/+=abc"}}, {},
+        {"POST",
+         staging,
+         {{"uploadId", "2~Xyz/+=abc"}},
+         {},
          "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"abc\"</ETag></Part></CompleteMultipartUpload>"},
         {"HEAD", staging, {}, {{"x-amz-checksum-mode", "ENABLED"}}, ""},
         {"GET", staging, {}, {}, ""},
         {"PUT", blob, {}, {{"x-amz-copy-source", source}}, ""},
-        {"PUT", blob, {{"partNumber", "2"}, {"uploadId", "u.1"}}, {{"x-amz-copy-source", source}, {"x-amz-copy-source-range", "bytes=5-9"}}, ""},
+        {"PUT",
+         blob,
+         {{"partNumber", "2"}, {"uploadId", "u.1"}},
+         {{"x-amz-copy-source", source}, {"x-amz-copy-source-range", "bytes=5-9"}},
+         ""},
         {"GET", "", {{"prefix", staging}, {"uploads", ""}}, {}, ""},
         {"DELETE", staging, {}, {}, ""},
     };
@@ -384,8 +417,15 @@ TEST(s3_sigv4, backend_calls_equal_botocore_s3_sigv4_auth) {
       ours.push_back(auth);
       json hs = json::array();
       for (const auto& [n, v] : c.headers) hs.push_back({n, v});
-      cases.push_back({{"mode", "header"}, {"url", p.base + p.target}, {"method", c.method}, {"headers", hs}, {"body", c.body},
-                       {"region", s.region}, {"access_key", cfg.access_key_id}, {"secret_key", cfg.secret_access_key}, {"time", t}});
+      cases.push_back({{"mode", "header"},
+                       {"url", p.base + p.target},
+                       {"method", c.method},
+                       {"headers", hs},
+                       {"body", c.body},
+                       {"region", s.region},
+                       {"access_key", cfg.access_key_id},
+                       {"secret_key", cfg.secret_access_key},
+                       {"time", t}});
     }
   }
   auto theirs = botocore_urls(cases);
@@ -422,9 +462,16 @@ TEST(s3_sigv4, single_put_grant_signs_the_checksum_for_the_staging_key) {
   EXPECT_EQ(p.url.find("blobs/"), std::string::npos) << p.url;
   EXPECT_NE(p.url.find("X-Amz-SignedHeaders=host%3Bx-amz-checksum-sha256&"), std::string::npos) << p.url;
   EXPECT_EQ(p.expires_at_us, (t + 600) * 1000000);
-  json c = {{"mode", "auth"}, {"endpoint", "https://baton-blobs.s3.eu-central-1.amazonaws.com"}, {"path", "/baton/incoming/u1"},
-            {"method", "PUT"}, {"region", "eu-central-1"}, {"access_key", "AKIDBATON"}, {"secret_key", "secret"},
-            {"time", t}, {"expires", 600}, {"params", json::array()},
+  json c = {{"mode", "auth"},
+            {"endpoint", "https://baton-blobs.s3.eu-central-1.amazonaws.com"},
+            {"path", "/baton/incoming/u1"},
+            {"method", "PUT"},
+            {"region", "eu-central-1"},
+            {"access_key", "AKIDBATON"},
+            {"secret_key", "secret"},
+            {"time", t},
+            {"expires", 600},
+            {"params", json::array()},
             {"headers", json::array({json::array({"x-amz-checksum-sha256", p.headers[0].second})})}};
   EXPECT_EQ(botocore_urls(json::array({c}))[0], p.url);
 }

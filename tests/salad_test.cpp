@@ -81,7 +81,8 @@ class fake_salad {
 
 std::string salad_config(const fake_salad& salad) {
   return "salad: {organization: org, project: proj, container_group: grp, max_replicas: 5, interval_seconds: 1,"
-         " api_base_url: \"http://127.0.0.1:" + std::to_string(salad.port()) + "/api/public\"}\n";
+         " api_base_url: \"http://127.0.0.1:" +
+         std::to_string(salad.port()) + "/api/public\"}\n";
 }
 
 struct api_call {
@@ -92,9 +93,10 @@ struct api_call {
 api_call call(const batond_process& d, const std::string& method, const std::string& path, const json& body = nullptr,
               httplib::Headers headers = {}) {
   auto c = d.client();
-  httplib::Result r = method == "GET"      ? c->Get(path.c_str(), headers)
-                      : method == "DELETE" ? c->Delete(path.c_str(), headers)
-                                           : c->Post(path.c_str(), headers, body.is_null() ? "" : body.dump(), "application/json");
+  httplib::Result r = method == "GET" ? c->Get(path.c_str(), headers)
+                      : method == "DELETE"
+                          ? c->Delete(path.c_str(), headers)
+                          : c->Post(path.c_str(), headers, body.is_null() ? "" : body.dump(), "application/json");
   if (!r) return {};
   return {r->status, r->body.empty() ? json(nullptr) : json::parse(r->body, nullptr, false)};
 }
@@ -109,7 +111,8 @@ TEST(Salad, ReplicasFollowDemandAndNeverDropBelowBusyWorkers) {
   std::vector<std::string> jobs;
   for (int i = 0; i < 3; ++i) jobs.push_back(call(d, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}}).body["id"]);
   call(d, "POST", "/jobs", {{"title", "pinned"}, {"input_bundle_path", "/b"}, {"preferred_clusters", {"hpc-a"}}});
-  ASSERT_TRUE(wait_until([&] { return salad.replicas == 3; }, autoscaler_deadline)) << d.err();  // 3 unpinned queued, no HPC worker
+  ASSERT_TRUE(wait_until([&] { return salad.replicas == 3; }, autoscaler_deadline))
+      << d.err();  // 3 unpinned queued, no HPC worker
 
   // A Salad worker comes up and takes a job.
   auto reg = call(d, "POST", "/workers/register", {{"platform", "salad"}, {"gpu_model", "RTX 4090"}, {"gpu_count", 1}});
@@ -156,14 +159,17 @@ TEST(Salad, IdleHpcWorkersComeFirstAndApiFailuresAreRecordedOnce) {
   ASSERT_GT(d.port(), 0) << d.err();
   ASSERT_EQ(call(d, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}}).status, 200);
   call(d, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}});
-  ASSERT_TRUE(wait_until([&] { return salad.replicas == 0; }, autoscaler_deadline)) << "one job, one idle HPC worker: no cloud needed";
+  ASSERT_TRUE(wait_until([&] { return salad.replicas == 0; }, autoscaler_deadline))
+      << "one job, one idle HPC worker: no cloud needed";
 
   salad.fail_status = 500;
   json failure;
-  ASSERT_TRUE(wait_until([&] {
-    failure = call(d, "GET", "/cloud/salad").body["last_failure"];
-    return failure.is_object();
-  }, autoscaler_deadline));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        failure = call(d, "GET", "/cloud/salad").body["last_failure"];
+        return failure.is_object();
+      },
+      autoscaler_deadline));
   EXPECT_EQ(failure["stage"], "get");
   EXPECT_NE(failure["message"].get<std::string>().find("HTTP 500"), std::string::npos);
   ASSERT_TRUE(salad.await_cycles(2)) << "more failing cycles";

@@ -187,12 +187,12 @@ TEST(ScanAhead, ShowsEachEventToEveryHintStageBeforeItIsVisited) {
   std::map<uint64_t, std::vector<size_t>> stages_seen;  // seq -> the stages it was shown to, in order
   uint64_t visited = 0;
   look_ahead ahead{leads, [&](const decoded_event& e, size_t stage) {
-    ASSERT_LT(stage, leads.size());
-    EXPECT_GT(e.seq, visited) << "a hint for an event already visited";
-    EXPECT_LE(e.seq, visited + 1 + leads[stage]) << "a hint further ahead than its stage's lead";
-    EXPECT_EQ(e.payload.at("i").get<uint64_t>(), e.seq) << "shown whole, as it will be visited";
-    stages_seen[e.seq].push_back(stage);
-  }};
+                     ASSERT_LT(stage, leads.size());
+                     EXPECT_GT(e.seq, visited) << "a hint for an event already visited";
+                     EXPECT_LE(e.seq, visited + 1 + leads[stage]) << "a hint further ahead than its stage's lead";
+                     EXPECT_EQ(e.payload.at("i").get<uint64_t>(), e.seq) << "shown whole, as it will be visited";
+                     stages_seen[e.seq].push_back(stage);
+                   }};
   size_t shown_every_stage = 0;
   scan_decoded(
       *store, 1, 0, true,

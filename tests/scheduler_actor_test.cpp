@@ -68,7 +68,7 @@ struct log_script {
   std::optional<std::string> refuse_for_space;  // appends refused (no_space), nothing written
   std::optional<std::string> fail_with;         // the next append fails: answered with this error
   std::optional<std::string> short_of_space;    // what scheduler_storage::short_of_space says
-  bool fenced = false;  // refused one for want of space: refuses all until unfence (as the real writer)
+  bool fenced = false;                          // refused one for want of space: refuses all until unfence (as the real writer)
   size_t unfences = 0;
   std::vector<commands> appends;  // every append asked for, in order (refused ones too)
 };
@@ -78,7 +78,7 @@ log_writer_actor::behavior_type stand_in_log(log_writer_actor::pointer self, std
       [self, script](append_atom, commands& cmds) -> caf::result<results> {
         script->appends.push_back(cmds);
         if (cmds.empty()) return results{};  // (an empty append waits for what came before: nothing to wait for here)
-        if (script->fail_with) {  // the real writer answers everyone waiting, then quits with the error
+        if (script->fail_with) {             // the real writer answers everyone waiting, then quits with the error
           auto err = caf::make_error(caf::sec::runtime_error, *script->fail_with);
           self->quit(err);
           return err;
@@ -122,9 +122,7 @@ std::vector<std::string> event_types(const log_script& s, size_t from = 0) {
   return out;
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 std::string assigned_job(const core::reply& r) {
   auto* a = std::get_if<core::results::poll_answer>(&r.value);
@@ -156,7 +154,7 @@ struct fixture : log_dir, test_coordinator_fixture<> {
   std::shared_ptr<log_script> script = std::make_shared<log_script>();
   log_writer_actor log;
   scheduler_actor scheduler;
-  core::time_us now = 1'700'000'000 * second;  // the scheduler's clock (clock_fn), moved by the tests
+  core::time_us now = 1'700'000'000 * second;   // the scheduler's clock (clock_fn), moved by the tests
   std::vector<std::function<void()>> planners;  // cycles handed to the planner, not yet run
 
   void start(core::scheduler_settings s = quiet_settings()) {
@@ -214,8 +212,7 @@ struct fixture : log_dir, test_coordinator_fixture<> {
     return **out;
   }
 
-  std::string create_job(const std::string& name, const std::string& user = "ann", int64_t nice = 0,
-                         uint32_t gpus = 1) {
+  std::string create_job(const std::string& name, const std::string& user = "ann", int64_t nice = 0, uint32_t gpus = 1) {
     C::create_job c;
     c.id = test::uid(name);
     c.title = name;
@@ -355,9 +352,9 @@ CAF_TEST(a recalculation in slices keeps answering polls by the order in force) 
   // first slice behind it; a poll arrives meanwhile. Comments give the scheduler's mailbox.
   now += 10 * second;
   CAF_REQUIRE_EQUAL(advance_time(std::chrono::seconds(10)), 1u);
-  expect((priority_atom), from(scheduler).to(scheduler));  // [flush, stage]
-  auto poll_a = submit(poll_by(poller_a));                 // [flush, stage, A]
-  expect((flush_atom), from(scheduler).to(scheduler));     // [stage, A]
+  expect((priority_atom), from(scheduler).to(scheduler));    // [flush, stage]
+  auto poll_a = submit(poll_by(poller_a));                   // [flush, stage, A]
+  expect((flush_atom), from(scheduler).to(scheduler));       // [stage, A]
   expect((append_atom, commands), from(scheduler).to(log));  // [stage, A, ack]
   CAF_CHECK(contains(event_types(*script, appends_before), "scheduler.priorities_recalculated"));
   CAF_CHECK(!contains(event_types(*script, appends_before), "scheduler.priorities_applied"));
@@ -371,14 +368,14 @@ CAF_TEST(a recalculation in slices keeps answering polls by the order in force) 
   auto registered = submit(admin(second_poller));
   auto poll_b = submit(poll_by(second_poller.new_id));
   auto late = job_of("bo-late", "bo", 0, 1);
-  auto created = submit(admin(late));                   // [stage, flush, register, B, create]
-  expect((stage_atom), from(scheduler).to(scheduler));  // slice 2: [flush, register, B, create, stage]
-  expect((flush_atom), from(scheduler).to(scheduler));  // poll A's assignment to the log
+  auto created = submit(admin(late));                        // [stage, flush, register, B, create]
+  expect((stage_atom), from(scheduler).to(scheduler));       // slice 2: [flush, register, B, create, stage]
+  expect((flush_atom), from(scheduler).to(scheduler));       // poll A's assignment to the log
   expect((append_atom, commands), from(scheduler).to(log));  // [register, B, create, stage, ack]
-  expect_command();                                     // between slices 2 and 3: the second poller,
-  expect_command();                                     // its poll (the only idle worker: A holds a job)
-  expect_command();                                     // and bo's new job
-  CAF_CHECK(!poll_a->has_value());                      // [stage, ack, flush]: its ack is behind slice 3
+  expect_command();                                          // between slices 2 and 3: the second poller,
+  expect_command();                                          // its poll (the only idle worker: A holds a job)
+  expect_command();                                          // and bo's new job
+  CAF_CHECK(!poll_a->has_value());                           // [stage, ack, flush]: its ack is behind slice 3
   size_t appends_staged = script->appends.size();
   expect((stage_atom), from(scheduler).to(scheduler));  // slice 3, the last: the new order goes in force
   expect((results), from(log).to(scheduler));           // [flush]; poll A answered now
@@ -399,9 +396,8 @@ CAF_TEST(a recalculation in slices keeps answering polls by the order in force) 
   // urgent job again, which the new order would put first had it stayed queued).
   auto new_order = queue();
   CAF_CHECK_EQUAL(new_order.size(), 2501u);  // 2502 - 2 assigned + 1 created
-  CAF_CHECK(std::none_of(new_order.begin(), new_order.end(), [&](const core::job& j) {
-    return j.id == assigned_job(**poll_a) || j.id == assigned_job(**poll_b);
-  }));
+  CAF_CHECK(std::none_of(new_order.begin(), new_order.end(),
+                         [&](const core::job& j) { return j.id == assigned_job(**poll_a) || j.id == assigned_job(**poll_b); }));
   CAF_CHECK_EQUAL(first_fitting_one_gpu(new_order).id, late.id);
   auto poller_c = register_worker("poller-c");
   CAF_CHECK_EQUAL(assigned_job(run_command(poll_by(poller_c))), late.id);
@@ -438,7 +434,7 @@ CAF_TEST(a plan made on a rolled back world is discarded) {
   now += 10 * second;
   CAF_REQUIRE_EQUAL(advance_time(std::chrono::seconds(10)), 1u);  // [register, plan]
   expect_command();                                               // [plan, flush]
-  expect((plan_atom), from(scheduler).to(scheduler));  // the snapshot goes to the planner: [flush]
+  expect((plan_atom), from(scheduler).to(scheduler));             // the snapshot goes to the planner: [flush]
   CAF_REQUIRE_EQUAL(planners.size(), 1u);
   // The log refuses the registration for want of space: the scheduler rolls back to the log's
   // world, where w2 never registered.
@@ -514,7 +510,7 @@ CAF_TEST(an append refused for want of space rolls the decision back) {
   CAF_CHECK(unavailable(**poll));  // 503
   CAF_CHECK_EQUAL(error_code(**poll), "disk_full");
   CAF_CHECK_EQUAL(script->store->last_seq(), log_before);  // nothing of it written
-  auto after = job(job_id);  // the world as before the decision
+  auto after = job(job_id);                                // the world as before the decision
   CAF_CHECK(after.j.status == core::job_status::queued);
   CAF_CHECK_EQUAL(after.j.assigned_worker_id, "");
   CAF_CHECK_EQUAL(after.j.attempts, before.j.attempts);

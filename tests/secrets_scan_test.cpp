@@ -37,10 +37,11 @@ TEST(Secrets, NoCredentialAppearsInTheLogTheViewsTheExportOrBatondsOutput) {
   temp_dir dir;
   // Salad configured (its API unreachable: nothing here needs it), so the pilot token registers
   // a Salad worker.
-  batond_process d{dir,
-                   "salad: {organization: o, project: p, container_group: g, api_base_url: 'http://127.0.0.1:9', "
-                   "interval_seconds: 3600}\n",
-                   {"BATON_PILOT_TOKEN=" + pilot_token, "BATON_METRICS_TOKEN=" + metrics_token, "BATON_SALAD_API_KEY=" + salad_key}};
+  batond_process d{
+      dir,
+      "salad: {organization: o, project: p, container_group: g, api_base_url: 'http://127.0.0.1:9', "
+      "interval_seconds: 3600}\n",
+      {"BATON_PILOT_TOKEN=" + pilot_token, "BATON_METRICS_TOKEN=" + metrics_token, "BATON_SALAD_API_KEY=" + salad_key}};
   ASSERT_GT(d.port(), 0) << d.err();
   auto admin = d.client();
   std::vector<std::string> secrets = {test_token, pilot_token, metrics_token, salad_key};

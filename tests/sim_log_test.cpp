@@ -204,7 +204,10 @@ TEST(sim_log, RefusesToWriteIntoALogThatHoldsEvents) {
   temp_dir dir;
   auto store = events::event_store::open(dir.path());
   auto s = machine(4, "easy");
-  { sim_log_writer first(*store, s, {}); first.finish(); }
+  {
+    sim_log_writer first(*store, s, {});
+    first.finish();
+  }
   EXPECT_THROW(sim_log_writer(*store, s, {}), std::runtime_error);
 }
 

@@ -48,8 +48,8 @@ TEST(swf, ReadsHeaderRecordsAndFiltersAsPublished) {
   std::ofstream(dir / "t.swf") << "; MaxProcs: 8\n"
                                   ";\n"
                                   "1 0 5 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n"
-                                  "2 10 -1 50 2 -1 -1 -1 40 -1 1 7 3 -1 -1 -1 -1 -1\n"   // wait unknown; run > requested
-                                  "3 20 0 0 2 -1 -1 2 100 -1 0 8 3 -1 -1 -1 -1 -1\n"     // ran for 0 s
+                                  "2 10 -1 50 2 -1 -1 -1 40 -1 1 7 3 -1 -1 -1 -1 -1\n"       // wait unknown; run > requested
+                                  "3 20 0 0 2 -1 -1 2 100 -1 0 8 3 -1 -1 -1 -1 -1\n"         // ran for 0 s
                                   "4 30 0 10 -1 57.25 -1 16 100 -1 1 8 3 -1 -1 -1 -1 -1\n";  // more than the machine
   auto t = read_swf(dir / "t.swf");
   EXPECT_EQ(t.max_procs, 8);
@@ -76,8 +76,7 @@ namespace {
 std::string with_line_3(const std::string& bad) {
   return "; MaxProcs: 8\n"
          "1 0 5 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n" +
-         bad + "\n" +
-         "3 20 0 10 2 -1 -1 2 100 -1 0 8 3 -1 -1 -1 -1 -1\n";
+         bad + "\n" + "3 20 0 10 2 -1 -1 2 100 -1 0 8 3 -1 -1 -1 -1 -1\n";
 }
 
 std::string gzip_of(const std::string& text) {
@@ -105,7 +104,8 @@ TEST(swf, AMalformedLineIsAnErrorNamingItOrWithLenientLeftOutAndCounted) {
       {"2 10 0 fifty 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('fifty') is not a number"},
       {"2 10 0 nan 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('nan') is not a number"},
       {"2 10 0 1e30 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('1e30') is not a number"},
-      {"2 10 0 1000000000000000000000000000000 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 4 ('100000000000000000000000...') is too large"},
+      {"2 10 0 1000000000000000000000000000000 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1",
+       "field 4 ('100000000000000000000000...') is too large"},
       {"2 10 -5 50 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 3 ('-5') is negative and not -1 (unknown)"},
       {"2 10 -1.5 50 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1", "field 3 ('-1.5') is negative and not -1 (unknown)"},
       {"2 10 0 50 2 -1 -1 2 40 -1 1 7 3 -1 -1 -1 -1 -1 19", "more than 18 fields"},
@@ -151,7 +151,8 @@ TEST(swf, AMalformedLineIsAnErrorNamingItOrWithLenientLeftOutAndCounted) {
 TEST(swf, ATruncatedGzipIsAnErrorOrWithLenientReadAsFarAsItGoesAndSaidSo) {
   test::temp_dir dir;
   std::string text = "; MaxProcs: 8\n";
-  for (int i = 1; i <= 2000; ++i) text += std::to_string(i) + " " + std::to_string(i * 10) + " 0 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n";
+  for (int i = 1; i <= 2000; ++i)
+    text += std::to_string(i) + " " + std::to_string(i * 10) + " 0 100 4 -1 -1 4 200 -1 1 7 3 -1 -1 -1 -1 -1\n";
   const std::string gz = gzip_of(text);
   std::ofstream(dir / "whole.swf.gz", std::ios::binary) << gz;
   EXPECT_EQ(read_swf(dir / "whole.swf.gz").records.size(), 2000u);
@@ -187,8 +188,8 @@ bool same_jobs(const std::vector<sim_job>& a, const std::vector<sim_job>& b) {
 
 bool same_records(const std::vector<swf_record>& a, const std::vector<swf_record>& b) {
   auto fields = [](const swf_record& r) {
-    return std::tie(r.job, r.submit, r.wait, r.run, r.allocated_procs, r.requested_procs, r.requested_time, r.status,
-                    r.user, r.group, r.queue, r.partition);
+    return std::tie(r.job, r.submit, r.wait, r.run, r.allocated_procs, r.requested_procs, r.requested_time, r.status, r.user,
+                    r.group, r.queue, r.partition);
   };
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -248,10 +249,10 @@ TEST(swf, AThreadedInflateReadsAsAnInlineOne) {
       ++bad;
       continue;
     }
-    text += std::to_string(i) + " " + std::to_string(i * 7 + static_cast<int>(rng() % 100)) + " " +
-            std::to_string(rng() % 1000) + " " + std::to_string(rng() % 90000) + ".00 " + std::to_string(1 + rng() % 64) +
-            " -1 -1 " + std::to_string(1 + rng() % 64) + " 90000 -1 1 " + std::to_string(rng() % 40) + " " +
-            std::to_string(rng() % 8) + " -1 1 -1 -1 -1\n";
+    text += std::to_string(i) + " " + std::to_string(i * 7 + static_cast<int>(rng() % 100)) + " " + std::to_string(rng() % 1000) +
+            " " + std::to_string(rng() % 90000) + ".00 " + std::to_string(1 + rng() % 64) + " -1 -1 " +
+            std::to_string(1 + rng() % 64) + " 90000 -1 1 " + std::to_string(rng() % 40) + " " + std::to_string(rng() % 8) +
+            " -1 1 -1 -1 -1\n";
   }
   ASSERT_GT(bad, 3u);
   const std::string gz = gzip_of(text);
@@ -332,8 +333,7 @@ TEST(simulator, CompletionsBeforeArrivalsAtOneTimestamp) {
 // job 4 on the 2 processors job 2 leaves spare at t=100. With 3 processors job 4 cannot start
 // until t=100 (only 2 are free before).
 TEST(simulator, FifoEasyAndConservativeStartWhatTheRulesAllow) {
-  std::vector<sim_job> jobs{job(1, 0, 6, 100, 100), job(2, 1, 4, 100, 100), job(3, 2, 2, 50, 50),
-                            job(4, 3, 2, 200, 200)};
+  std::vector<sim_job> jobs{job(1, 0, 6, 100, 100), job(2, 1, 4, 100, 100), job(3, 2, 2, 50, 50), job(4, 3, 2, 200, 200)};
   EXPECT_EQ(starts(simulate(jobs, machine(8, "fifo"))), (std::vector<int64_t>{0, 100, 100, 100}));
   EXPECT_EQ(starts(simulate(jobs, machine(8, "easy"))), (std::vector<int64_t>{0, 100, 2, 52}));
   EXPECT_EQ(starts(simulate(jobs, machine(8, "conservative"))), (std::vector<int64_t>{0, 100, 2, 52}));
@@ -443,8 +443,10 @@ TEST(simulator, EasyOnKthReproducesTheSc15Figures) {
   EXPECT_LT(off_by(m.mean_bsld_10, 92.58), 0.10) << m.mean_bsld_10;
   EXPECT_LT(off_by(m.max_bsld_10, 14805.2), 0.10) << m.max_bsld_10;
   EXPECT_LT(off_by(m.mean_flow, 15696.8), 0.10) << m.mean_flow;
-  std::printf("[ info ] EASY on KTH-SP2: mean bounded slowdown %.2f (published 92.58), max %.1f (14,805.2), "
-              "mean flow %.1f s (15,696.8)\n", m.mean_bsld_10, m.max_bsld_10, m.mean_flow);
+  std::printf(
+      "[ info ] EASY on KTH-SP2: mean bounded slowdown %.2f (published 92.58), max %.1f (14,805.2), "
+      "mean flow %.1f s (15,696.8)\n",
+      m.mean_bsld_10, m.max_bsld_10, m.mean_flow);
 }
 
 // Published result 2 (Batsim): FIFO on SDSC-SP2, 128 processors.
@@ -457,6 +459,8 @@ TEST(simulator, FifoOnSdscReproducesBatsimsFigures) {
   EXPECT_LT(off_by(m.mean_wait, 1536585), 0.035) << m.mean_wait;
   EXPECT_LT(off_by(m.p95_bsld_60, 56397.61), 0.035) << m.p95_bsld_60;
   EXPECT_LT(off_by(m.utilization, 0.768), 0.035) << m.utilization;
-  std::printf("[ info ] FIFO on SDSC-SP2: mean wait %.0f s (published 1,536,585), p95 bounded slowdown %.2f "
-              "(56,397.61), utilisation %.4f (0.768)\n", m.mean_wait, m.p95_bsld_60, m.utilization);
+  std::printf(
+      "[ info ] FIFO on SDSC-SP2: mean wait %.0f s (published 1,536,585), p95 bounded slowdown %.2f "
+      "(56,397.61), utilisation %.4f (0.768)\n",
+      m.mean_wait, m.p95_bsld_60, m.utilization);
 }

@@ -79,8 +79,8 @@ class SlurmIntegration : public ::testing::Test {
     std::string port_env = ports.size() == 2 ? " SLURM_LOCAL_CTLD_PORT=" + std::to_string(ports[0]) +
                                                    " SLURM_LOCAL_SLURMD_PORT=" + std::to_string(ports[1])
                                              : "";
-    std::string cmd = "SLURM_LOCAL_DIR=" + slurm_dir + " SLURM_LOCAL_CPUS=4" + port_env + " bash " BATON_SOURCE_DIR
-                      "/scripts/slurm-local.sh start >" + out + " 2>" + err;
+    std::string cmd = "SLURM_LOCAL_DIR=" + slurm_dir + " SLURM_LOCAL_CPUS=4" + port_env +
+                      " bash " BATON_SOURCE_DIR "/scripts/slurm-local.sh start >" + out + " 2>" + err;
     int rc = std::system(cmd.c_str());
     std::string env = slurp(out);
     auto at = env.find("SLURM_CONF=");
@@ -109,7 +109,9 @@ class SlurmIntegration : public ::testing::Test {
     return "log_level: info\nprovisioning: {interval_seconds: 1}\nscheduling: {min_useful_seconds: 60}\n"
            "limits: {operator_requests_per_second: 0}\nclusters:\n"
            "  - name: base\n    is_template: true\n    partition: debug\n    wall_time: \"0:10:00\"\n"
-           "    log_directory: " + (dir / "slurm-logs") + "\n"
+           "    log_directory: " +
+           (dir / "slurm-logs") +
+           "\n"
            "    worker_images: {default: {}}\n"
            "    worker_command: \"BATON_IDLE_POLLS=2 sh " BATON_SOURCE_DIR "/scripts/shell-worker.sh\"\n" +
            clusters;
@@ -147,10 +149,12 @@ class SlurmIntegration : public ::testing::Test {
   // The job once it has this status (or as last seen, after a minute).
   static json wait_for_status(const batond_process& d, const std::string& job_id, const std::string& status) {
     json job;
-    wait_until([&] {
-      job = get(d, "/jobs/" + job_id);
-      return job.is_object() && job["status"] == status;
-    }, slurm_deadline);
+    wait_until(
+        [&] {
+          job = get(d, "/jobs/" + job_id);
+          return job.is_object() && job["status"] == status;
+        },
+        slurm_deadline);
     return job;
   }
 
@@ -177,21 +181,27 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
   temp_dir dir;
   // The real worker agent this time (the other tests use the small shell worker).
   batond_process d(dir,
-                   config(dir, "  - name: local-debug\n    extends: base\n"
-                               "    worker_command: \"BATON_LOG_LEVEL=info BATON_GPU_MODEL=A100 BATON_GPU_COUNT=1 BATON_WORK_DIR=" + (dir / "work") + " " BATON_WORKER_PATH "\"\n"),
+                   config(dir,
+                          "  - name: local-debug\n    extends: base\n"
+                          "    worker_command: \"BATON_LOG_LEVEL=info BATON_GPU_MODEL=A100 BATON_GPU_COUNT=1 BATON_WORK_DIR=" +
+                              (dir / "work") + " " BATON_WORKER_PATH "\"\n"),
                    {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
   auto b1 = bundle(dir, "b1");
   std::ofstream(b1 + "/baton-job.json") << R"({"command": "sh run.sh"})";
   // baton-worker runs a working copy (removed afterwards): report to a place outside it.
-  std::ofstream(b1 + "/run.sh") << "echo \"ran in $SLURM_JOB_PARTITION as attempt $BATON_ATTEMPT\" > " << dir / "b1-out.txt" << "\n";
+  std::ofstream(b1 + "/run.sh") << "echo \"ran in $SLURM_JOB_PARTITION as attempt $BATON_ATTEMPT\" > " << dir / "b1-out.txt"
+                                << "\n";
   auto job_id = create_job(d, b1);
 
   json placeholder;
-  ASSERT_TRUE(wait_until([&] {
-    placeholder = worker_with_provider_prefix(d, "local-debug:", "state=provisioning");
-    return !placeholder.is_null();
-  }, slurm_deadline)) << d.err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        placeholder = worker_with_provider_prefix(d, "local-debug:", "state=provisioning");
+        return !placeholder.is_null();
+      },
+      slurm_deadline))
+      << d.err();
   EXPECT_EQ(placeholder["status"], "queued");
   std::string placeholder_id = placeholder["id"];
   // The script Slurm keeps (readable by the cluster's admins) carries no token: it names the
@@ -218,10 +228,12 @@ TEST_F(SlurmIntegration, QueuedJobSubmitsAPilotThatAdoptsItsPlaceholderAndRunsTh
 
   // The worker deregisters after two idle polls; its row is the placeholder's, adopted.
   json gone;
-  ASSERT_TRUE(wait_until([&] {
-    gone = worker_with_provider_prefix(d, "local-debug:", "state=gone");
-    return !gone.is_null();
-  }, slurm_deadline));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        gone = worker_with_provider_prefix(d, "local-debug:", "state=gone");
+        return !gone.is_null();
+      },
+      slurm_deadline));
   EXPECT_EQ(gone["id"], placeholder_id);
   EXPECT_EQ(gone["gone_reason"], "deregistered");
   EXPECT_EQ(gone["provider_id"], placeholder["provider_id"]);
@@ -254,16 +266,20 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   std::string held = baton::slurm::default_template;
   held.insert(held.find('\n') + 1, "#SBATCH --hold\n");
   std::ofstream(dir / "held.mustache") << held;
-  batond_process d(dir, config(dir, "  - name: held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n") +
-                            "jobs: {worker_images: [other]}\n",
+  batond_process d(dir,
+                   config(dir, "  - name: held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n") +
+                       "jobs: {worker_images: [other]}\n",
                    {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
   create_job(d, bundle(dir, "b2"));
   json placeholder;
-  ASSERT_TRUE(wait_until([&] {
-    placeholder = worker_with_provider_prefix(d, "held:", "state=provisioning");
-    return !placeholder.is_null();
-  }, slurm_deadline)) << d.err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        placeholder = worker_with_provider_prefix(d, "held:", "state=provisioning");
+        return !placeholder.is_null();
+      },
+      slurm_deadline))
+      << d.err();
   std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(5);
   // The pilot's one-time credential (mode 0600) registers this allocation's worker and no other.
   auto credential_of = [&](const json& p) {
@@ -285,9 +301,9 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   EXPECT_EQ(elsewhere.first, 403) << elsewhere.second;
   EXPECT_EQ(elsewhere.second["error"], "pilot_credential_scope");
   // A registration naming this allocation must bring the placeholder's image.
-  auto reg = d.client()->Post("/workers/register",
-                              json{{"platform", "hpc"}, {"worker_image_key", "other"}, {"slurm_job_id", "held:" + slurm_id}}.dump(),
-                              "application/json");
+  auto reg = d.client()->Post(
+      "/workers/register", json{{"platform", "hpc"}, {"worker_image_key", "other"}, {"slurm_job_id", "held:" + slurm_id}}.dump(),
+      "application/json");
   ASSERT_TRUE(reg);
   EXPECT_EQ(reg->status, 409);
   EXPECT_EQ(json::parse(reg->body)["error"], "worker_image_mismatch");
@@ -298,20 +314,25 @@ TEST_F(SlurmIntegration, PendingAllocationCancelledInSlurmLosesItsPlaceholderWit
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
   auto cancelled_at = std::chrono::steady_clock::now();
   json gone;
-  ASSERT_TRUE(wait_until([&] {
-    gone = worker_with_provider_prefix(d, "held:", "state=gone");
-    return !gone.is_null();
-  }, std::chrono::seconds(20))) << d.err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        gone = worker_with_provider_prefix(d, "held:", "state=gone");
+        return !gone.is_null();
+      },
+      std::chrono::seconds(20)))
+      << d.err();
   EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(4)) << "one 1 s cycle, plus squeue";
   EXPECT_EQ(gone["id"], placeholder["id"]);
   EXPECT_EQ(gone["gone_reason"], "allocation_gone");
   EXPECT_EQ(register_as(credential, "held:" + slurm_id).first, 401) << "its allocation ended: so did its credential";
   // The job is still queued, so the next cycle submits a new (held) allocation; cancel it too.
   json next;
-  ASSERT_TRUE(wait_until([&] {
-    next = worker_with_provider_prefix(d, "held:", "state=provisioning");
-    return !next.is_null();
-  }, std::chrono::seconds(20)));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        next = worker_with_provider_prefix(d, "held:", "state=provisioning");
+        return !next.is_null();
+      },
+      std::chrono::seconds(20)));
   EXPECT_NE(next["id"], placeholder["id"]);
   // Its credential registers its worker once (the pilot itself would, on release); used again, 401.
   const std::string next_credential = credential_of(next);
@@ -337,8 +358,8 @@ TEST_F(SlurmIntegration, SbatchAndSqueueCallsStayWithinTheSlurmCallBudget) {
   std::ofstream(dir / "held.mustache") << held;
   // A budget of two calls that (practically) never refills: demand for five pilots gets two
   // sbatch calls, and nothing after them, not even the squeue that would check on them.
-  std::string cfg = config(dir, "  - name: held\n    extends: base\n    max_pending_jobs: 5\n    template: " +
-                                    (dir / "held.mustache") + "\n");
+  std::string cfg =
+      config(dir, "  - name: held\n    extends: base\n    max_pending_jobs: 5\n    template: " + (dir / "held.mustache") + "\n");
   cfg.replace(cfg.find("provisioning: {interval_seconds: 1}"), 35,
               "provisioning: {interval_seconds: 1, slurm_calls_burst: 2, slurm_calls_per_second: 0.001}");
   // The five jobs are in the log before the cluster's first cycle: otherwise that cycle may
@@ -363,7 +384,8 @@ TEST_F(SlurmIntegration, SbatchAndSqueueCallsStayWithinTheSlurmCallBudget) {
   ASSERT_TRUE(list.is_array());
   std::vector<std::string> slurm_ids;
   for (const auto& w : list)
-    if (w["provider_id"].get<std::string>().rfind("held:", 0) == 0) slurm_ids.push_back(w["provider_id"].get<std::string>().substr(5));
+    if (w["provider_id"].get<std::string>().rfind("held:", 0) == 0)
+      slurm_ids.push_back(w["provider_id"].get<std::string>().substr(5));
   EXPECT_EQ(slurm_ids.size(), 2u) << "two sbatch calls, then the budget was spent";
   size_t scripts = 0;
   for (const auto& f : fs::directory_iterator(dir / "data/slurm-scripts")) scripts += f.path().extension() == ".sbatch";
@@ -375,7 +397,8 @@ TEST_F(SlurmIntegration, SbatchAndSqueueCallsStayWithinTheSlurmCallBudget) {
 TEST_F(SlurmIntegration, SbatchFailureOnOnePartitionDoesNotStopAnother) {
   temp_dir dir;
   batond_process d(dir,
-                   config(dir, "  - name: broken\n    extends: base\n    partition: nosuch\n"
+                   config(dir,
+                          "  - name: broken\n    extends: base\n    partition: nosuch\n"
                           "  - name: local-gpu\n    extends: base\n    partition: gpu\n"),
                    {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
@@ -401,7 +424,8 @@ TEST_F(SlurmIntegration, SbatchFailureOnOnePartitionDoesNotStopAnother) {
   EXPECT_NE(m->body.find("baton_slurm_calls_total{cluster=\"broken\",command=\"sbatch\",result=\"failed\"} "), std::string::npos)
       << m->body;
   EXPECT_NE(m->body.find("baton_slurm_calls_total{cluster=\"local-gpu\",command=\"sbatch\",result=\"ok\"} "), std::string::npos);
-  EXPECT_EQ(m->body.find("baton_slurm_calls_total{cluster=\"local-gpu\",command=\"sbatch\",result=\"failed\"}"), std::string::npos);
+  EXPECT_EQ(m->body.find("baton_slurm_calls_total{cluster=\"local-gpu\",command=\"sbatch\",result=\"failed\"}"),
+            std::string::npos);
 }
 
 TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
@@ -425,16 +449,21 @@ TEST_F(SlurmIntegration, SubmitsAndQueriesOverSshWithKeyAuth) {
   std::ofstream(dir / "held.mustache") << held;
   d.stop();
   temp_dir dir2;
-  batond_process d2(dir2, config(dir2, "  - name: remote-held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n" + remote),
-                    {"SLURM_CONF="});
+  batond_process d2(
+      dir2, config(dir2, "  - name: remote-held\n    extends: base\n    template: " + (dir / "held.mustache") + "\n" + remote),
+      {"SLURM_CONF="});
   create_job(d2, bundle(dir2, "b5"));
   json placeholder;
-  ASSERT_TRUE(wait_until([&] {
-    placeholder = worker_with_provider_prefix(d2, "remote-held:", "state=provisioning");
-    return !placeholder.is_null();
-  }, slurm_deadline)) << d2.err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        placeholder = worker_with_provider_prefix(d2, "remote-held:", "state=provisioning");
+        return !placeholder.is_null();
+      },
+      slurm_deadline))
+      << d2.err();
   ASSERT_TRUE(await_squeue_cycles(d2, 2)) << d2.err();
-  EXPECT_FALSE(worker_with_provider_prefix(d2, "remote-held:", "state=provisioning").is_null()) << "squeue over ssh saw it pending";
+  EXPECT_FALSE(worker_with_provider_prefix(d2, "remote-held:", "state=provisioning").is_null())
+      << "squeue over ssh saw it pending";
   std::string slurm_id = placeholder["provider_id"].get<std::string>().substr(12);
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
   ASSERT_TRUE(wait_until([&] { return !worker_with_provider_prefix(d2, "remote-held:", "state=gone").is_null(); },
@@ -448,8 +477,9 @@ TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSa
   // Heartbeats due every second, stale after 2 s; the shell worker starts the job and then
   // hangs without heartbeats while its Slurm allocation keeps running.
   std::string yaml = "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 2, reaper_interval_seconds: 1}\n" +
-                     config(dir, "  - name: silent\n    extends: base\n    max_pending_jobs: 1\n"
-                                 "    worker_command: \"BATON_TEST_GO_SILENT=1 sh " BATON_SOURCE_DIR "/scripts/shell-worker.sh\"\n");
+                     config(dir,
+                            "  - name: silent\n    extends: base\n    max_pending_jobs: 1\n"
+                            "    worker_command: \"BATON_TEST_GO_SILENT=1 sh " BATON_SOURCE_DIR "/scripts/shell-worker.sh\"\n");
   batond_process d(dir, yaml, {"SLURM_CONF=" + slurm_conf});
   ASSERT_GT(d.port(), 0) << d.err();
   auto job_id = create_job(d, bundle(dir, "b6"));
@@ -467,8 +497,7 @@ TEST_F(SlurmIntegration, SilentWorkerWithALiveAllocationKeepsItsJobUntilSqueueSa
   EXPECT_EQ(worker_by_id(d, worker_id)["state"], "stale");
 
   ASSERT_EQ(sh("scancel " + slurm_id), 0);
-  ASSERT_TRUE(wait_until([&] { return worker_by_id(d, worker_id)["state"] == "gone"; }, std::chrono::seconds(10)))
-      << d.err();
+  ASSERT_TRUE(wait_until([&] { return worker_by_id(d, worker_id)["state"] == "gone"; }, std::chrono::seconds(10))) << d.err();
   auto history = get(d, "/jobs/" + job_id + "/history");
   bool requeued = false;
   for (const auto& e : history["events"]) requeued |= e["event_type"] == "job.requeued_after_reap";

@@ -15,14 +15,27 @@
 #include "support/temp_dir.hpp"
 
 using namespace baton::slurm;
-using baton::util::run_result;
 using baton::test::temp_dir;
+using baton::util::run_result;
 
 namespace {
 
-const std::vector<std::string> hostile = {
-    "plain", "it's", "a'b'c", "$HOME", "${PATH}", "`touch CANARY`", "$(touch CANARY)", "; touch CANARY;",
-    "'; touch CANARY; '", "\"; touch CANARY; \"", "a\nb", "back\\slash", "*", "&& touch CANARY", "| touch CANARY", ""};
+const std::vector<std::string> hostile = {"plain",
+                                          "it's",
+                                          "a'b'c",
+                                          "$HOME",
+                                          "${PATH}",
+                                          "`touch CANARY`",
+                                          "$(touch CANARY)",
+                                          "; touch CANARY;",
+                                          "'; touch CANARY; '",
+                                          "\"; touch CANARY; \"",
+                                          "a\nb",
+                                          "back\\slash",
+                                          "*",
+                                          "&& touch CANARY",
+                                          "| touch CANARY",
+                                          ""};
 
 std::map<std::string, std::string> env_lines(const std::string& out) {
   std::map<std::string, std::string> m;
@@ -65,9 +78,9 @@ TEST(SbatchScript, HostileValuesInEveryInjectedFieldStayInert) {
     auto r = render_script(default_template, s);
     ASSERT_TRUE(r.error.empty()) << r.error;
     std::ofstream(dir / "job.sh") << r.text;
-    auto out = run_here({"env", "-i", "PATH=/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c",
-                         "cd " + shell_quote(dir.path()) + " && bash job.sh"},
-                        "", std::chrono::seconds(20));
+    auto out = run_here(
+        {"env", "-i", "PATH=/usr/bin:/bin", "SLURM_JOB_ID=1", "bash", "-c", "cd " + shell_quote(dir.path()) + " && bash job.sh"},
+        "", std::chrono::seconds(20));
     ASSERT_EQ(out.exit_code, 0) << v << "\n" << out.err;
     auto env = env_lines(out.out);
     EXPECT_EQ(env["BATON_URL"], "http://x/" + v);
@@ -163,7 +176,7 @@ TEST(Squeue, ExitCodeQuirks) {
   one_unknown.err = "slurm_load_jobs error: Invalid job id specified\n";
   auto a = alive_from({"7"}, one_unknown);
   ASSERT_TRUE(a);
-  EXPECT_TRUE(a->empty());  // gone
+  EXPECT_TRUE(a->empty());                            // gone
   EXPECT_FALSE(alive_from({"7", "8"}, one_unknown));  // several ids never exit 1 for that: distrust
   run_result other;
   other.exit_code = 1;

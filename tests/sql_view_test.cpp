@@ -44,8 +44,7 @@ void write_row(sqlite3* db, const std::string& sql, size_t columns, const std::f
   ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
   std::vector<std::string> values;
   for (size_t i = 0; i < columns; ++i) values.push_back(value(i));
-  for (size_t i = 0; i < columns; ++i)
-    sqlite3_bind_text(st, static_cast<int>(i + 1), values[i].c_str(), -1, SQLITE_TRANSIENT);
+  for (size_t i = 0; i < columns; ++i) sqlite3_bind_text(st, static_cast<int>(i + 1), values[i].c_str(), -1, SQLITE_TRANSIENT);
   EXPECT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db);
   sqlite3_finalize(st);
 }
@@ -72,8 +71,12 @@ TEST(sql_view, UpsertsSetWhatChangesAndLeaveWhatARowNeverChanges) {
   const auto jobs = projections::sql_write(sql_dialect::sqlite, sql_table::jobs);
   const size_t job_columns = projections::sql_columns(sql_table::jobs);
   // Columns in schema order: id, title, status, user, account, ...
-  write_row(db, jobs, job_columns, [](size_t i) { return i == 0 ? "j1" : i == 2 ? "queued" : i == 3 ? "ann" : i == 4 ? "chem" : "1"; });
-  write_row(db, jobs, job_columns, [](size_t i) { return i == 0 ? "j1" : i == 2 ? "running" : i == 3 ? "bob" : i == 4 ? "phys" : "2"; });
+  write_row(db, jobs, job_columns, [](size_t i) {
+    return i == 0 ? "j1" : i == 2 ? "queued" : i == 3 ? "ann" : i == 4 ? "chem" : "1";
+  });
+  write_row(db, jobs, job_columns, [](size_t i) {
+    return i == 0 ? "j1" : i == 2 ? "running" : i == 3 ? "bob" : i == 4 ? "phys" : "2";
+  });
   EXPECT_EQ(text_of(db, "SELECT status || ' ' || \"user\" || ' ' || account || ' ' || title FROM jobs WHERE id = 'j1'"),
             "running ann chem 2");
   const auto segments = projections::sql_write(sql_dialect::sqlite, sql_table::run_segments);
@@ -128,9 +131,8 @@ TEST(sql_view, KillNineWhileTheViewWritesLeavesEveryEventOnceAndEveryRowAsRebuil
     completed += j.status == core::job_status::completed;
     for (const auto& s : j.segments) running_segments += !s.ended_at;
   }
-  world.pruned.for_each(false, [&](const std::string&, const core::pruned_job& p) {
-    completed += p.status == core::job_status::completed;
-  });
+  world.pruned.for_each(
+      false, [&](const std::string&, const core::pruned_job& p) { completed += p.status == core::job_status::completed; });
   EXPECT_GT(completed, 0) << "the bursts ran jobs to the end";
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM jobs WHERE status = 'completed'"), completed);
   EXPECT_EQ(query_int(live, "SELECT count(*) FROM run_segments WHERE ended_at IS NULL"), running_segments);
@@ -171,7 +173,8 @@ TEST(sql_view, ARebuildAskedForOrForcedByAnotherSchemaGivesTheSameView) {
   // reader beside it sees every event.
   const int64_t last = h["last_sequence"];
   bool visible = false;
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10); !visible && std::chrono::steady_clock::now() < deadline;) {
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       !visible && std::chrono::steady_clock::now() < deadline;) {
     visible = query_int(path, "SELECT count(*) FROM events") == last;
     if (!visible) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -220,8 +223,9 @@ TEST(sql_view, TheConfigTurnsItOff) {
 
 TEST(sql_view, TheClustersTableFollowsTheSwitchesAndARebuildAgrees) {
   test::temp_dir dir;
-  test::batond_process d(dir, "provisioning: {interval_seconds: 3600}\n"
-                              "clusters:\n  - {name: lab, partition: no-such-partition, worker_images: {default: {}}}\n");
+  test::batond_process d(dir,
+                         "provisioning: {interval_seconds: 3600}\n"
+                         "clusters:\n  - {name: lab, partition: no-such-partition, worker_images: {default: {}}}\n");
   ASSERT_GT(d.port(), 0) << d.err();
   const std::string live = dir / "data/views.sqlite";
   auto switch_to = [&](const char* verb) {

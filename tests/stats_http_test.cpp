@@ -40,7 +40,9 @@ struct daemon_under_test {
   test::temp_dir dir;
   test::batond_process d{dir, config};
 
-  reply get(const std::string& path, const std::string& token = test::test_token) { return of(d.client(token)->Get(path.c_str())); }
+  reply get(const std::string& path, const std::string& token = test::test_token) {
+    return of(d.client(token)->Get(path.c_str()));
+  }
   reply post(const std::string& path, const json& body, const std::string& token = test::test_token) {
     return of(d.client(token)->Post(path.c_str(), body.dump(), "application/json"));
   }
@@ -55,7 +57,8 @@ struct daemon_under_test {
     EXPECT_EQ(reg.status, 200) << reg.body.dump();
     httplib::Client wc("127.0.0.1", d.port());
     wc.set_default_headers({{"X-Worker-Token", reg.body["worker_token"].get<std::string>()}});
-    auto poll = of(wc.Post(("/jobs/request?worker_id=" + reg.body["worker_id"].get<std::string>()).c_str(), "", "application/json"));
+    auto poll =
+        of(wc.Post(("/jobs/request?worker_id=" + reg.body["worker_id"].get<std::string>()).c_str(), "", "application/json"));
     return poll.body.value("job_id", "");
   }
 };
@@ -144,7 +147,8 @@ TEST(stats_http, MinutesCountWhatTheLogHoldsForWhomTheCallerMaySee) {
 TEST(stats_http, PriorityPagesInEvaluationOrderWithTitlesAndTheTotal) {
   daemon_under_test t;
   json jobs = json::array();
-  for (int i = 0; i < 25; ++i) jobs.push_back({{"title", "job-" + std::to_string(i) + std::string(300, 'x')}, {"input_bundle_path", "/b"}});
+  for (int i = 0; i < 25; ++i)
+    jobs.push_back({{"title", "job-" + std::to_string(i) + std::string(300, 'x')}, {"input_bundle_path", "/b"}});
   ASSERT_EQ(t.post("/jobs/batch", json{{"jobs", jobs}}).status, 200);
   auto whole = t.get("/priority");
   ASSERT_EQ(whole.status, 200) << whole.body.dump();

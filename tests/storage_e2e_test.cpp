@@ -42,11 +42,13 @@ touch state.chk
 n=$(grep -c '^step' state.chk || true)
 if [ "$BATON_ATTEMPT" -gt 1 ] && [ "$n" -eq 0 ]; then echo "attempt $BATON_ATTEMPT found no checkpoint"; exit 3; fi
 cp state.chk s.tmp && echo "start $n attempt $BATON_ATTEMPT" >> s.tmp && mv s.tmp state.chk
-while [ "$n" -lt )" + std::to_string(steps) + R"( ]; do
+while [ "$n" -lt )" +
+         std::to_string(steps) + R"( ]; do
   sleep 0.25
   n=$((n+1))
   cp state.chk s.tmp && echo "step $n attempt $BATON_ATTEMPT" >> s.tmp && mv s.tmp state.chk
-  echo "$n" | awk '{print $1/)" + std::to_string(steps) + R"(}' > p.tmp && mv p.tmp progress.txt
+  echo "$n" | awk '{print $1/)" +
+         std::to_string(steps) + R"(}' > p.tmp && mv p.tmp progress.txt
 done
 mkdir -p out
 cp state.chk out/history.txt
@@ -72,7 +74,8 @@ struct storage_e2e : worker_e2e, ::testing::WithParamInterface<std::string> {
   }
   std::string config() const override {
     if (!s3) return std::string(test::fast_config) + "storage: {backend: " + GetParam() + "}\n";
-    return std::string(test::fast_config) + "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:" + std::to_string(s3->port()) +
+    return std::string(test::fast_config) +
+           "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:" + std::to_string(s3->port()) +
            "\", bucket: baton-e2e, access_key_id: S3RVER, multipart_threshold_mb: 5, part_size_mb: 5}}\n";
   }
   // Where the backend keeps a stored blob's bytes (a test damages one there).
@@ -86,19 +89,19 @@ struct storage_e2e : worker_e2e, ::testing::WithParamInterface<std::string> {
     fs::create_directories(bundle + "/inputs");
     std::ofstream(bundle + "/run.sh") << payload(steps);
     std::ofstream(bundle + "/inputs/params.txt") << "temperature 300\n";
-    std::ofstream(bundle + "/baton-job.json") << json{{"command", "sh run.sh"},
-                                                      {"checkpoint_globs", {"*.chk"}},
-                                                      {"progress_file", "progress.txt"},
-                                                      {"output_globs", {"out/*"}}}
-                                                     .dump();
+    std::ofstream(bundle + "/baton-job.json") << json{
+        {"command", "sh run.sh"},
+        {"checkpoint_globs", {"*.chk"}},
+        {"progress_file", "progress.txt"},
+        {"output_globs", {"out/*"}}}.dump();
     return bundle;
   }
   test::tool_result baton(std::vector<std::string> args, int port = 0) {
     static int n = 0;
     args.insert(args.begin(), BATON_CLI_PATH);
     test::child_process p(args, dir / ("cli-" + std::to_string(++n)),
-                          {"BATON_URL=http://127.0.0.1:" + std::to_string(port ? port : b->port()), "BATON_API_TOKEN=" + std::string(test::test_token),
-                           "BATON_CONFIG=/dev/null", "USER=submitter"});
+                          {"BATON_URL=http://127.0.0.1:" + std::to_string(port ? port : b->port()),
+                           "BATON_API_TOKEN=" + std::string(test::test_token), "BATON_CONFIG=/dev/null", "USER=submitter"});
     int code = test::exit_code(p.wait(60s));
     return {code, p.out(), p.err()};
   }
@@ -118,8 +121,8 @@ TEST_P(storage_e2e, ASubmittedBundleRunsAtSiteAHandsOffAndSiteBFinishesFromItsCh
 
   // Site A: its allocation ends 10 s from now; the worker hands off 2 s before.
   const auto deadline = epoch_now() + 10;
-  auto a = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(deadline),
-                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  auto a = start_worker(
+      {"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(deadline), "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
   ASSERT_TRUE(wait_status("stored", "running", 15s)) << a->err();
   ASSERT_EQ(test::exit_code(a->wait(30s)), 0) << a->err();
   EXPECT_EQ(status("stored"), "queued") << job("stored");
@@ -196,11 +199,14 @@ TEST_P(storage_e2e, CheckpointsWaitLocallyWhileBatondIsAwayAndAreStoredWhenItIsB
   b->start({}, port);
   ASSERT_EQ(b->port(), port) << b->err();
   op = b->client();
-  ASSERT_TRUE(wait_until([&] {
-    auto log = w->err();
-    auto away = log.find("checkpoint not stored");
-    return away != std::string::npos && log.find("checkpoint stored as set", away) != std::string::npos;
-  }, 30s)) << w->err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto log = w->err();
+        auto away = log.find("checkpoint not stored");
+        return away != std::string::npos && log.find("checkpoint stored as set", away) != std::string::npos;
+      },
+      30s))
+      << w->err();
   ASSERT_TRUE(wait_status("away", "completed", 40s)) << job("away") << "\n" << w->err();
   EXPECT_EQ(job("away")["attempts"], 1);
   auto fetched = baton({"jobs", "fetch", id, dir / "fetched"});
@@ -302,8 +308,8 @@ TEST_P(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) 
   std::ofstream(bundle + "/inputs/params.txt") << "temperature 310\n";  // another bundle: the first one is damaged
   auto sub2 = baton({"submit", bundle, "--id", test::uid("bad-checkpoint"), "--title", "bad-checkpoint"});
   ASSERT_EQ(sub2.code, 0) << sub2.err;
-  auto a = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 6),
-                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  auto a = start_worker(
+      {"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 6), "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
   ASSERT_EQ(test::exit_code(a->wait(30s)), 0) << a->err();
   ASSERT_EQ(status("bad-checkpoint"), "queued") << job("bad-checkpoint") << a->err();
   auto files = test::get(*op, "/jobs/bad-checkpoint/files");
@@ -335,9 +341,9 @@ TEST_P(storage_e2e, CutTransfersToBatondResumeAndArriveWhole) {
       data.write(reinterpret_cast<const char*>(&v), 4);
     }
   }
-  std::ofstream(bundle + "/baton-job.json") << json{{"command", "mkdir -p out && head -c 4000000 /dev/urandom > out/big.bin && cmp -s input.bin input.bin"},
-                                                    {"output_globs", {"out/*"}}}
-                                                   .dump();
+  std::ofstream(bundle + "/baton-job.json") << json{
+      {"command", "mkdir -p out && head -c 4000000 /dev/urandom > out/big.bin && cmp -s input.bin input.bin"},
+      {"output_globs", {"out/*"}}}.dump();
   test::cutting_proxy proxy(b->port());
   proxy.push({0, 0});        // POST /blobs/uploads
   proxy.push({1 << 20, 0});  // the PUT dies after 1 MiB of about 3
@@ -349,14 +355,15 @@ TEST_P(storage_e2e, CutTransfersToBatondResumeAndArriveWhole) {
   auto w = start_worker({"BATON_IDLE_STRATEGY=immediate_exit"}, {"/bin/sh", "-c", "exec \"$0\" --keep-work-dirs"});
   ASSERT_EQ(test::exit_code(w->wait(60s)), 0) << w->err();
   ASSERT_EQ(status("cut"), "completed") << job("cut") << w->err();
-  proxy.push({0, 0});              // GET /jobs/{id}/files
+  proxy.push({0, 0});                // GET /jobs/{id}/files
   proxy.push({0, (1 << 20) + 500});  // the download dies after about 1 MiB of 4
   auto fetched = baton({"jobs", "fetch", id, dir / "fetched"}, proxy.port());
   ASSERT_EQ(fetched.code, 0) << fetched.out << fetched.err;
   EXPECT_EQ(proxy.cuts(), 2) << "the download was cut";
   auto got = test::slurp(dir / "fetched/out/big.bin");
   EXPECT_EQ(got.size(), 4000000u);
-  EXPECT_TRUE(got == test::slurp(dir / ("work-1/" + id + "-attempt-1/out/big.bin"))) << "the output differs from what the payload wrote";
+  EXPECT_TRUE(got == test::slurp(dir / ("work-1/" + id + "-attempt-1/out/big.bin")))
+      << "the output differs from what the payload wrote";
 }
 
 INSTANTIATE_TEST_SUITE_P(backends, storage_e2e, ::testing::Values("local", "s3"), [](const auto& info) { return info.param; });

@@ -107,9 +107,10 @@ void write_jobs(const std::string& data_dir, int n) {
       c.stream_id = "job/j" + std::to_string(i);
       c.recorded_at_us = 1'700'000'000'000'000 + i;
       c.actor = "test";
-      c.events.push_back({"job.created", 1, events::to_payload(json{{"id", "j" + std::to_string(i)},
-                                                                    {"title", "t" + std::to_string(i)},
-                                                                    {"input_bundle_path", "/b"}})});
+      c.events.push_back(
+          {"job.created", 1,
+           events::to_payload(
+               json{{"id", "j" + std::to_string(i)}, {"title", "t" + std::to_string(i)}, {"input_bundle_path", "/b"}})});
       batch.push_back(std::move(c));
     }
     for (const auto& r : store->append(batch)) ASSERT_TRUE(r.ok()) << r.message;
@@ -145,7 +146,8 @@ TEST(StorageFaults, AFullDiskRefusesWritesKeepsReadsAndResumesByItself) {
   batond_process d{dir, "event_log: {min_free_mb: 16}\n"};
   ASSERT_GT(d.port(), 0) << d.err();
   auto admin = d.client();
-  for (auto title : {"before-1", "before-2"}) ASSERT_EQ(post(*admin, "/jobs", {{"title", title}, {"input_bundle_path", "/b"}}).first, 200);
+  for (auto title : {"before-1", "before-2"})
+    ASSERT_EQ(post(*admin, "/jobs", {{"title", title}, {"input_bundle_path", "/b"}}).first, 200);
   auto [reg_status, worker] = post(*admin, "/workers/register", {{"platform", "hpc"}, {"gpu_model", "A100"}, {"gpu_count", 1}});
   ASSERT_EQ(reg_status, 200) << worker;
   const std::string worker_id = worker["worker_id"];
@@ -170,16 +172,23 @@ TEST(StorageFaults, AFullDiskRefusesWritesKeepsReadsAndResumesByItself) {
 
   // Space returns: writes resume by themselves.
   fs::remove(dir / "data/filler");
-  ASSERT_TRUE(wait_until([&] { return post(*admin, "/jobs", {{"title", "after"}, {"input_bundle_path", "/b"}}).first == 200; }, recovery_deadline))
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return post(*admin, "/jobs", {{"title", "after"}, {"input_bundle_path", "/b"}}).first == 200;
+      },
+      recovery_deadline))
       << d.err();
   auto [assign_status, assigned] = post(anon, "/jobs/request?worker_id=" + worker_id, json::object(), as_worker);
   EXPECT_EQ(assign_status, 200) << assigned;
   EXPECT_TRUE(assigned.contains("job_id")) << assigned;
   // The SQL view holds every job once it has caught up.
-  ASSERT_TRUE(wait_until([&] {
-    auto [s, h] = get(*admin, "/healthz");
-    return s == 200 && h["projections"]["views"].value("lag_events", -1) == 0;
-  }, recovery_deadline)) << d.err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto [s, h] = get(*admin, "/healthz");
+        return s == 200 && h["projections"]["views"].value("lag_events", -1) == 0;
+      },
+      recovery_deadline))
+      << d.err();
   ASSERT_EQ(d.stop(), 0) << d.err();
   EXPECT_NE(d.err().find("the event log refused a write"), std::string::npos) << d.err();
   EXPECT_EQ(titles_in_log(dir / "data"), (std::vector<std::string>{"after", "before-1", "before-2"}));
@@ -202,8 +211,7 @@ TEST(StorageFaults, AFailingWalSyncStopsBatondWithExit3AndItRestartsClean) {
   const int code = d.wait_exit(std::chrono::milliseconds(60000));
   EXPECT_EQ(code, 3) << d.err();
   const std::string err = d.err();
-  EXPECT_NE(err.find("the event log failed (cannot sync the event log: IO error: While fdatasync"), std::string::npos)
-      << err;
+  EXPECT_NE(err.find("the event log failed (cannot sync the event log: IO error: While fdatasync"), std::string::npos) << err;
   EXPECT_NE(err.find("Input/output error"), std::string::npos) << err;
   EXPECT_EQ(err.find("stopped cleanly"), std::string::npos) << err;
 
@@ -236,9 +244,9 @@ TEST(StorageFaults, TheSqlViewOnAFullDiskFallsBehindAndCatchesUpFromTheLog) {
     c.stream_id = "job/j" + std::to_string(i);
     c.recorded_at_us = 1'000'000 + i;
     c.actor = "test";
-    c.events.push_back({"job.created", 1, events::to_payload(json{{"id", "j" + std::to_string(i)},
-                                                                  {"title", "t" + std::to_string(i)},
-                                                                  {"input_bundle_path", "/b"}})});
+    c.events.push_back({"job.created", 1,
+                        events::to_payload(json{
+                            {"id", "j" + std::to_string(i)}, {"title", "t" + std::to_string(i)}, {"input_bundle_path", "/b"}})});
     return store->append({c});
   };
   for (int i = 1; i <= 5; ++i) ASSERT_TRUE(append_job(i).front().ok());
@@ -260,10 +268,12 @@ TEST(StorageFaults, TheSqlViewOnAFullDiskFallsBehindAndCatchesUpFromTheLog) {
   EXPECT_TRUE(view.pending());
 
   fs::remove(dir / "views/filler");
-  ASSERT_TRUE(wait_until([&] {
-    view.flush();
-    return view.stored_seq() == 400u;
-  }, recovery_deadline));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        view.flush();
+        return view.stored_seq() == 400u;
+      },
+      recovery_deadline));
   EXPECT_FALSE(view.pending());
   rebuild_view(dir / "log", dir / "rebuilt.sqlite");
   EXPECT_EQ(dump_view(path), dump_view(dir / "rebuilt.sqlite"));
@@ -307,9 +317,11 @@ TEST(StorageFaults, AKillInTheMiddleOfAViewRebuildResumesFromItsLastCommit) {
   const std::string view = dir / "data/views.sqlite";
   const uint64_t complete = view_offset(view);
   {
-    batond_process d{dir, "", {shim, "BATON_TEST_KILL_AT_WRITE=views.sqlite-wal:4096:" + std::to_string(kill_at_view_page),
-                               shim_under_asan},
-                     {"--rebuild-projection", "views"}};
+    batond_process d{
+        dir,
+        "",
+        {shim, "BATON_TEST_KILL_AT_WRITE=views.sqlite-wal:4096:" + std::to_string(kill_at_view_page), shim_under_asan},
+        {"--rebuild-projection", "views"}};
     EXPECT_EQ(d.wait_exit(std::chrono::milliseconds(120000)), killed) << d.err();
   }
   const uint64_t at_kill = view_offset(view);

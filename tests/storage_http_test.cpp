@@ -62,8 +62,8 @@ struct fixture {
   reply call(const httplib::Headers& h, const std::string& method, const std::string& path, const json& body = nullptr) {
     httplib::Client c("127.0.0.1", d.port());
     c.set_read_timeout(30, 0);
-    httplib::Result r = method == "GET" ? c.Get(path.c_str(), h)
-                                        : c.Post(path.c_str(), h, body.is_null() ? "" : body.dump(), "application/json");
+    httplib::Result r =
+        method == "GET" ? c.Get(path.c_str(), h) : c.Post(path.c_str(), h, body.is_null() ? "" : body.dump(), "application/json");
     if (!r) return {};
     return {r->status, json::parse(r->body, nullptr, false), r->body};
   }
@@ -125,14 +125,16 @@ struct fixture {
   reply checkpoint(const worker& w, const std::string& job, const std::map<std::string, std::string>& files,
                    const std::string& kind = "checkpoint") {
     json manifest = json::array();
-    for (const auto& [path, bytes] : files) manifest.push_back({{"path", path}, {"sha256", sha_hex(bytes)}, {"size", bytes.size()}});
+    for (const auto& [path, bytes] : files)
+      manifest.push_back({{"path", path}, {"sha256", sha_hex(bytes)}, {"size", bytes.size()}});
     auto set = call(w.h, "POST", "/jobs/" + job + "/files", {{"kind", kind}, {"attempt", 1}, {"files", manifest}});
     if (set.status != 200) return set;
     for (const auto& u : set.body["uploads"]) {
       const std::string& bytes = files.at(u["paths"][0].get<std::string>());
       for (const auto& part : u["parts"]) {
         auto offset = part["offset"].get<uint64_t>();
-        EXPECT_EQ(put(w.h, part["url"].get<std::string>() + "?offset=" + std::to_string(offset), bytes.substr(offset)).status, 200);
+        EXPECT_EQ(put(w.h, part["url"].get<std::string>() + "?offset=" + std::to_string(offset), bytes.substr(offset)).status,
+                  200);
       }
     }
     return call(w.h, "POST", "/jobs/" + job + "/files/" + set.body["set_id"].get<std::string>() + "/commit", json::object());
@@ -159,7 +161,9 @@ TEST(storage_http, ABundleIsOnlyItsUploadersAndNamingItsDigestProvesNothing) {
   EXPECT_EQ(early.status, 409) << early.raw;
   EXPECT_EQ(early.body.value("error", ""), "upload_incomplete");
   // Bob's upload is not alice's to complete (nor to send bytes to).
-  EXPECT_EQ(f.call(alice, "POST", "/blobs/uploads/" + claim.body["upload_id"].get<std::string>() + "/complete", json::object()).status, 404);
+  EXPECT_EQ(
+      f.call(alice, "POST", "/blobs/uploads/" + claim.body["upload_id"].get<std::string>() + "/complete", json::object()).status,
+      404);
   EXPECT_EQ(f.put(alice, claim.body["parts"][0]["url"].get<std::string>() + "?offset=0", bytes).status, 403);
   // Wrong bytes under the digest are refused and nothing is stored.
   auto wrong = f.put(bob, claim.body["parts"][0]["url"].get<std::string>() + "?offset=0", random_bytes(100000, 2));
@@ -198,15 +202,19 @@ TEST(storage_http, WorkersReadAndWriteOnlyTheirOwnJobsFilesAndTransfersExpire) {
   // Another job's upload: w2 may not write into w1's file set.
   const std::string state = random_bytes(20000, 4);
   auto set = f.call(w1.h, "POST", "/jobs/" + got1 + "/files",
-                    {{"kind", "checkpoint"}, {"attempt", 1}, {"files", {{{"path", "s.chk"}, {"sha256", sha_hex(state)}, {"size", state.size()}}}}});
+                    {{"kind", "checkpoint"},
+                     {"attempt", 1},
+                     {"files", {{{"path", "s.chk"}, {"sha256", sha_hex(state)}, {"size", state.size()}}}}});
   ASSERT_EQ(set.status, 200) << set.raw;
   const std::string upload_url = set.body["uploads"][0]["parts"][0]["url"];
   EXPECT_EQ(f.put(w2.h, upload_url + "?offset=0", state).status, 403);
-  EXPECT_EQ(f.call(w2.h, "POST", "/jobs/" + got2 + "/files/" + set.body["set_id"].get<std::string>() + "/commit", json::object()).status,
-            404) << "another worker's set";
-  EXPECT_EQ(f.call(w2.h, "POST", "/jobs/" + got1 + "/files",
-                   {{"kind", "checkpoint"}, {"attempt", 1}, {"files", json::array()}}).status,
-            409);
+  EXPECT_EQ(f.call(w2.h, "POST", "/jobs/" + got2 + "/files/" + set.body["set_id"].get<std::string>() + "/commit", json::object())
+                .status,
+            404)
+      << "another worker's set";
+  EXPECT_EQ(
+      f.call(w2.h, "POST", "/jobs/" + got1 + "/files", {{"kind", "checkpoint"}, {"attempt", 1}, {"files", json::array()}}).status,
+      409);
   // An expired transfer (storage.transfer_expiry_seconds: 2 here) is refused.
   EXPECT_TRUE(test::wait_until([&] { return f.get_bytes(w1.h, url).status == 404; }, std::chrono::seconds(20)))
       << "an expired download grant";
@@ -236,11 +244,14 @@ TEST(storage_http, AFinishedAttemptStoresNothingAndTheQuotaAnswers507) {
   // Open a set, then the attempt ends: neither the open set nor a new one is stored.
   const std::string late = random_bytes(500, 8);
   auto open = f.call(w.h, "POST", "/jobs/" + job + "/files",
-                     {{"kind", "checkpoint"}, {"attempt", 1}, {"files", {{{"path", "late"}, {"sha256", sha_hex(late)}, {"size", late.size()}}}}});
+                     {{"kind", "checkpoint"},
+                      {"attempt", 1},
+                      {"files", {{{"path", "late"}, {"sha256", sha_hex(late)}, {"size", late.size()}}}}});
   ASSERT_EQ(open.status, 200);
   ASSERT_EQ(f.call(w.h, "POST", "/jobs/" + job + "/complete").status, 204);
   f.put(w.h, open.body["uploads"][0]["parts"][0]["url"].get<std::string>() + "?offset=0", late);
-  auto commit = f.call(w.h, "POST", "/jobs/" + job + "/files/" + open.body["set_id"].get<std::string>() + "/commit", json::object());
+  auto commit =
+      f.call(w.h, "POST", "/jobs/" + job + "/files/" + open.body["set_id"].get<std::string>() + "/commit", json::object());
   EXPECT_EQ(commit.status, 409) << commit.raw;
   EXPECT_EQ(commit.body.value("error", ""), "job_not_accepting_files");
   auto after = f.checkpoint(w, job, {{"later", late}});
@@ -281,16 +292,21 @@ TEST(storage_http, APrunedJobsBlobsAreCollectedAndADamagedBlobIsReported) {
   auto got = f.get_bytes(w.h, files.body["input_bundle"]["download"]["url"]);
   EXPECT_NE(got.raw, bundle_bytes);
   EXPECT_NE(got.raw.size(), bundle_bytes.size()) << "the last bytes are held back";
-  EXPECT_TRUE(test::wait_until([&] {
-    return f.call(f.admin, "GET", "/audit/export?type=storage.blob_corrupt").raw.find(bundle["sha256"].get<std::string>()) !=
-           std::string::npos;
-  }, std::chrono::seconds(20)));
+  EXPECT_TRUE(test::wait_until(
+      [&] {
+        return f.call(f.admin, "GET", "/audit/export?type=storage.blob_corrupt").raw.find(bundle["sha256"].get<std::string>()) !=
+               std::string::npos;
+      },
+      std::chrono::seconds(20)));
   // (The collector removes a file, then records it: the count follows once that is recorded.)
   std::string metrics;
-  EXPECT_TRUE(test::wait_until([&] {
-    metrics = f.call(f.admin, "GET", "/metrics").raw;
-    return metrics.find("baton_storage_blobs 3") != std::string::npos;
-  }, std::chrono::seconds(20))) << metrics.substr(0, 2000);
+  EXPECT_TRUE(test::wait_until(
+      [&] {
+        metrics = f.call(f.admin, "GET", "/metrics").raw;
+        return metrics.find("baton_storage_blobs 3") != std::string::npos;
+      },
+      std::chrono::seconds(20)))
+      << metrics.substr(0, 2000);
   EXPECT_NE(metrics.find("baton_storage_user_bytes{user=\"alice\"} 3200"), std::string::npos);
   EXPECT_NE(metrics.find("baton_storage_received_bytes_total"), std::string::npos);
   // Once the job is pruned, nothing holds its blobs: the collector removes them.
@@ -300,10 +316,12 @@ TEST(storage_http, APrunedJobsBlobsAreCollectedAndADamagedBlobIsReported) {
   ASSERT_TRUE(del);
   ASSERT_EQ(del->status, 200) << del->body;
   EXPECT_TRUE(test::wait_until([&] { return blob_files(f.dir) == 0; }, std::chrono::seconds(20))) << blob_files(f.dir);
-  EXPECT_TRUE(test::wait_until([&] {
-    return f.call(f.admin, "GET", "/audit/export?type=storage.blob_removed").raw.find(bundle["sha256"].get<std::string>()) !=
-           std::string::npos;
-  }, std::chrono::seconds(20)));
+  EXPECT_TRUE(test::wait_until(
+      [&] {
+        return f.call(f.admin, "GET", "/audit/export?type=storage.blob_removed").raw.find(bundle["sha256"].get<std::string>()) !=
+               std::string::npos;
+      },
+      std::chrono::seconds(20)));
 }
 
 // A body sent by hand: the head, then the first `n` bytes of `bytes`, and the connection cut
@@ -339,7 +357,9 @@ TEST(storage_http, AcknowledgedCheckpointsSurviveKill9MidUploadAndNothingPartial
     // The next checkpoint's upload is cut in the middle by kill -9.
     const std::string next = random_bytes(600000, 200 + round);
     auto set = f.call(w.h, "POST", "/jobs/" + job + "/files",
-                      {{"kind", "checkpoint"}, {"attempt", 1}, {"files", {{{"path", "state.chk"}, {"sha256", sha_hex(next)}, {"size", next.size()}}}}});
+                      {{"kind", "checkpoint"},
+                       {"attempt", 1},
+                       {"files", {{{"path", "state.chk"}, {"sha256", sha_hex(next)}, {"size", next.size()}}}}});
     ASSERT_EQ(set.status, 200) << set.raw;
     const std::string url = set.body["uploads"][0]["parts"][0]["url"];
     const std::string upload_id = set.body["uploads"][0]["upload_id"];
@@ -374,13 +394,16 @@ TEST(storage_http, AcknowledgedCheckpointsSurviveKill9MidUploadAndNothingPartial
       }
     // The interrupted upload resumes from what batond holds (the worker's own token is still good).
     auto again = f.call(w.h, "POST", "/jobs/" + job + "/files",
-                        {{"kind", "checkpoint"}, {"attempt", 1}, {"files", {{{"path", "state.chk"}, {"sha256", sha_hex(next)}, {"size", next.size()}}}}});
+                        {{"kind", "checkpoint"},
+                         {"attempt", 1},
+                         {"files", {{{"path", "state.chk"}, {"sha256", sha_hex(next)}, {"size", next.size()}}}}});
     ASSERT_EQ(again.status, 200) << again.raw;
     const auto& part = again.body["uploads"][0]["parts"][0];
     auto offset = part["offset"].get<uint64_t>();
     EXPECT_EQ(again.body["uploads"][0]["upload_id"], upload_id) << "the same upload, after a restart";
     EXPECT_EQ(f.put(w.h, part["url"].get<std::string>() + "?offset=" + std::to_string(offset), next.substr(offset)).status, 200);
-    auto committed = f.call(w.h, "POST", "/jobs/" + job + "/files/" + again.body["set_id"].get<std::string>() + "/commit", json::object());
+    auto committed =
+        f.call(w.h, "POST", "/jobs/" + job + "/files/" + again.body["set_id"].get<std::string>() + "/commit", json::object());
     ASSERT_EQ(committed.status, 200) << committed.raw;
     acknowledged.emplace_back(committed.body["set_id"], next);
   }

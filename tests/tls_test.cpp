@@ -25,19 +25,28 @@ void sh(const std::string& line, const std::string& log) {
 // san (openssl's subjectAltName syntax).
 void make_ca(const std::string& dir, const std::string& name) {
   fs::create_directories(dir);
-  sh("cd " + dir + " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
-         " -subj '/CN=" + name + "' -keyout " + name + "-ca.key -out " + name + "-ca.pem"
+  sh("cd " + dir +
+         " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
+         " -subj '/CN=" +
+         name + "' -keyout " + name + "-ca.key -out " + name +
+         "-ca.pem"
          " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign",
      dir + "/openssl.log");
 }
 
 void make_server_cert(const std::string& dir, const std::string& ca, const std::string& out, const std::string& san) {
   std::ofstream(dir + "/" + out + ".ext") << "subjectAltName=" << san
-                                           << "\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n";
-  sh("cd " + dir + " && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '/CN=batond'"
-         " -keyout " + out + ".key -out " + out + ".csr"
-         " && openssl x509 -req -in " + out + ".csr -CA " + ca + "-ca.pem -CAkey " + ca + "-ca.key -CAcreateserial"
-         " -days 2 -out " + out + ".pem -extfile " + out + ".ext",
+                                          << "\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n";
+  sh("cd " + dir +
+         " && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '/CN=batond'"
+         " -keyout " +
+         out + ".key -out " + out +
+         ".csr"
+         " && openssl x509 -req -in " +
+         out + ".csr -CA " + ca + "-ca.pem -CAkey " + ca +
+         "-ca.key -CAcreateserial"
+         " -days 2 -out " +
+         out + ".pem -extfile " + out + ".ext",
      dir + "/openssl.log");
 }
 
@@ -45,7 +54,8 @@ void make_server_cert(const std::string& dir, const std::string& ca, const std::
 // say (e.g. "-tls1_2 -cipher <suite>"); its output goes to log.
 bool handshakes(int port, const std::string& args, const std::string& log) {
   return std::system(("timeout 60 openssl s_client -connect 127.0.0.1:" + std::to_string(port) + " " + args + " </dev/null >" +
-                      log + " 2>&1").c_str()) == 0;
+                      log + " 2>&1")
+                         .c_str()) == 0;
 }
 
 std::unique_ptr<httplib::Client> https_client(int port, const std::string& ca_file, const std::string& host = "127.0.0.1") {
@@ -122,8 +132,7 @@ TEST_F(Https, ServesClientsThatTrustItsCaAndNoOneElse) {
   auto login = op->Post("/ui/login", json{{"token", test_token}}.dump(), "application/json");
   ASSERT_TRUE(login);
   ASSERT_EQ(login->status, 200) << login->body;
-  EXPECT_NE(login->get_header_value("Set-Cookie").find("; Secure;"), std::string::npos)
-      << login->get_header_value("Set-Cookie");
+  EXPECT_NE(login->get_header_value("Set-Cookie").find("; Secure;"), std::string::npos) << login->get_header_value("Set-Cookie");
 }
 
 TEST_F(Https, AWorkerThatTrustsTheCaRunsAJobAndOneThatDoesNotNeverRegisters) {
@@ -146,8 +155,7 @@ TEST_F(Https, TheCliVerifiesAgainstItsCaFile) {
   auto cli = [&](const std::vector<std::string>& args, const std::string& name) {
     std::vector<std::string> argv{BATON_CLI_PATH, "--url", "https://127.0.0.1:" + std::to_string(b->port())};
     argv.insert(argv.end(), args.begin(), args.end());
-    child_process p(argv, dir / name, {"BATON_API_TOKEN=" + std::string(test_token),
-                                              "BATON_CONFIG=/dev/null"});
+    child_process p(argv, dir / name, {"BATON_API_TOKEN=" + std::string(test_token), "BATON_CONFIG=/dev/null"});
     int code = exit_code(p.wait(60s));
     return tool_result{code, p.out(), p.err()};
   };

@@ -55,12 +55,12 @@ struct fake_server {
   int port = 0;
 
   std::mutex m;
-  std::map<std::string, std::string> blobs;  // name -> bytes served at /blob/<name>
-  int fail_next_with_503 = 0;                // answer this many requests 503 first
-  int busy_next = 0;                         // answer this many local PUTs 409 upload_busy first
-  std::set<std::string> damaged;             // blobs answered 500 blob_damaged
-  int refuse_store_with_403 = 0;             // answer this many store PUTs 403 (expired)
-  std::vector<std::string> ranges;           // Range headers of blob GETs
+  std::map<std::string, std::string> blobs;     // name -> bytes served at /blob/<name>
+  int fail_next_with_503 = 0;                   // answer this many requests 503 first
+  int busy_next = 0;                            // answer this many local PUTs 409 upload_busy first
+  std::set<std::string> damaged;                // blobs answered 500 blob_damaged
+  int refuse_store_with_403 = 0;                // answer this many store PUTs 403 (expired)
+  std::vector<std::string> ranges;              // Range headers of blob GETs
   std::vector<httplib::Headers> store_headers;  // headers of every store PUT
   std::vector<httplib::Headers> batond_headers;
   struct upload_state {
@@ -70,13 +70,13 @@ struct fake_server {
     bool complete = false;
   };
   std::map<std::string, upload_state> uploads;
-  std::vector<uint64_t> put_offsets;      // ?offset= of every local PUT
-  uint64_t bytes_received = 0;            // over all local PUTs
-  std::map<int, std::string> parts;       // store part number -> bytes of its last whole PUT
+  std::vector<uint64_t> put_offsets;  // ?offset= of every local PUT
+  uint64_t bytes_received = 0;        // over all local PUTs
+  std::map<int, std::string> parts;   // store part number -> bytes of its last whole PUT
   std::map<int, int> part_attempts;
   // The protocol steps' routes: what they were sent, and faults.
   std::vector<json> bundle_posts, completes, set_posts, commits;
-  int commit_conflicts = 0;  // answer this many commits 409 upload_incomplete
+  int commit_conflicts = 0;          // answer this many commits 409 upload_incomplete
   bool bundle_in_two_parts = false;  // POST /blobs/uploads: one multipart upload in two parts
   int complete_404 = 0;              // answer this many completes 404 (batond restarted, lost it)
 
@@ -116,10 +116,11 @@ struct fake_server {
         res.set_content(R"({"error":"upload_unknown"})", "application/json");
         return;
       }
-      res.set_content(json{{"offset", it->second.held.size()}, {"size", it->second.size}}.dump(), "application/json");  // as batond
+      res.set_content(json{{"offset", it->second.held.size()}, {"size", it->second.size}}.dump(),
+                      "application/json");  // as batond
     });
     svr.Put(R"(/blobs/uploads/(\w+))", [this](const httplib::Request& req, httplib::Response& res,
-                                                const httplib::ContentReader& reader) {
+                                              const httplib::ContentReader& reader) {
       if (take_503(res)) {
         reader([](const char*, size_t) { return true; });
         return;
@@ -170,7 +171,7 @@ struct fake_server {
       }
     });
     svr.Put(R"(/store/bucket/key)", [this](const httplib::Request& req, httplib::Response& res,
-                                            const httplib::ContentReader& reader) {
+                                           const httplib::ContentReader& reader) {
       int part = std::stoi(req.get_param_value("partNumber"));
       std::string body;
       bool whole = reader([&](const char* d, size_t n) {
@@ -202,12 +203,21 @@ struct fake_server {
       } else {  // the same multipart upload each time, signed anew
         const uint64_t size = b["size"], half = size / 2;
         const std::string sig = "&X-Amz-Signature=sig" + std::to_string(bundle_posts.size());
-        parts.push_back({{"url", store + "1&uploadId=mp1" + sig}, {"method", "PUT"}, {"offset", 0}, {"size", half}, {"part_number", 1}});
-        parts.push_back({{"url", store + "2&uploadId=mp1" + sig}, {"method", "PUT"}, {"offset", half}, {"size", size - half},
+        parts.push_back(
+            {{"url", store + "1&uploadId=mp1" + sig}, {"method", "PUT"}, {"offset", 0}, {"size", half}, {"part_number", 1}});
+        parts.push_back({{"url", store + "2&uploadId=mp1" + sig},
+                         {"method", "PUT"},
+                         {"offset", half},
+                         {"size", size - half},
                          {"part_number", 2}});
       }
-      res.set_content(json{{"status", "upload"}, {"upload_id", "up" + std::to_string(bundle_posts.size())}, {"sha256", b["sha256"]},
-                           {"size", b["size"]}, {"parts", parts}}.dump(), "application/json");
+      res.set_content(json{{"status", "upload"},
+                           {"upload_id", "up" + std::to_string(bundle_posts.size())},
+                           {"sha256", b["sha256"]},
+                           {"size", b["size"]},
+                           {"parts", parts}}
+                          .dump(),
+                      "application/json");
     });
     svr.Post(R"(/blobs/uploads/(\w+)/complete)", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard<std::mutex> lock(m);
@@ -231,7 +241,9 @@ struct fake_server {
         auto id = sha.substr(0, 12);
         if (uploads.count(id) && uploads[id].complete) continue;  // held: not asked again
         uploads[id] = {"", f["size"].get<uint64_t>(), sha};
-        ups.push_back({{"upload_id", id}, {"sha256", sha}, {"size", f["size"]},
+        ups.push_back({{"upload_id", id},
+                       {"sha256", sha},
+                       {"size", f["size"]},
                        {"parts", {{{"url", "/blobs/uploads/" + id}, {"method", "PUT"}, {"offset", 0}, {"size", f["size"]}}}}});
       }
       res.set_content(json{{"set_id", "set" + std::to_string(set_posts.size())}, {"uploads", ups}}.dump(), "application/json");
@@ -302,7 +314,8 @@ TEST_F(transfer_test, ADownloadCutMidwayResumesWithARangeAndIsVerified) {
   EXPECT_GT(std::stoull(m[1]), 0u) << "resumed, not restarted";
   EXPECT_LT(std::stoull(m[1]), blob.size());
   EXPECT_EQ(std::stoull(m[2]), blob.size() - 1);
-  for (const auto& h : server.batond_headers) EXPECT_EQ(h.find("X-Worker-Token")->second, "worker-secret") << "batond gets the credential";
+  for (const auto& h : server.batond_headers)
+    EXPECT_EQ(h.find("X-Worker-Token")->second, "worker-secret") << "batond gets the credential";
 }
 
 TEST_F(transfer_test, ADownloadWhoseBytesDoNotHashToTheDigestFailsAndLeavesNoFile) {
@@ -350,8 +363,11 @@ TEST_F(transfer_test, AnUnknownGrantOrUploadIsAnExpiredTransfer) {
     EXPECT_EQ(e.status, 404);
   }
   auto file = write_file("u0", "0123456789");
-  xfer::upload_grant g{"nosuch", sha_of("0123456789"), 10,
-                       {xfer::transfer_from_json({{"url", "/blobs/uploads/nosuch"}, {"method", "PUT"}, {"offset", 0}, {"size", 10}}, "t")}};
+  xfer::upload_grant g{
+      "nosuch",
+      sha_of("0123456789"),
+      10,
+      {xfer::transfer_from_json({{"url", "/blobs/uploads/nosuch"}, {"method", "PUT"}, {"offset", 0}, {"size", 10}}, "t")}};
   try {
     xfer::upload(l, g, file);
     FAIL();
@@ -367,8 +383,11 @@ TEST_F(transfer_test, AnUploadCutAfterSomeBytesResumesFromTheOffsetBatondHolds) 
   server.uploads["u1"] = {"", blob.size(), sha_of(blob)};
   proxy.push({(1 << 20) + 300, 0});  // the first PUT dies after about 1 MiB of its body
   auto g = xfer::upload_from_json(
-      {{"upload_id", "u1"}, {"sha256", sha_of(blob)}, {"size", blob.size()},
-       {"parts", {{{"url", "/blobs/uploads/u1"}, {"method", "PUT"}, {"headers", json::object()}, {"offset", 0}, {"size", blob.size()}}}}},
+      {{"upload_id", "u1"},
+       {"sha256", sha_of(blob)},
+       {"size", blob.size()},
+       {"parts",
+        {{{"url", "/blobs/uploads/u1"}, {"method", "PUT"}, {"headers", json::object()}, {"offset", 0}, {"size", blob.size()}}}}},
       "test");
   auto etags = xfer::upload(l, g, file);
   EXPECT_TRUE(etags.empty()) << "a local upload has no parts to name";
@@ -385,7 +404,9 @@ TEST_F(transfer_test, AnUploadCutAfterSomeBytesResumesFromTheOffsetBatondHolds) 
 TEST_F(transfer_test, AnEmptyFileGoesUpAndComesDown) {
   auto file = write_file("empty", "");
   server.uploads["e0"] = {"", 0, sha_of("")};
-  auto g = xfer::upload_from_json({{"upload_id", "e0"}, {"sha256", sha_of("")}, {"size", 0},
+  auto g = xfer::upload_from_json({{"upload_id", "e0"},
+                                   {"sha256", sha_of("")},
+                                   {"size", 0},
                                    {"parts", {{{"url", "/blobs/uploads/e0"}, {"method", "PUT"}, {"offset", 0}, {"size", 0}}}}},
                                   "test");
   xfer::upload(l, g, file);
@@ -404,9 +425,12 @@ TEST_F(transfer_test, BytesHeldButNotVerifiedAreFinishedWithAnEmptyPutAtTheEnd) 
   const auto blob = random_bytes(20000, 13);
   auto file = write_file("held", blob);
   server.uploads["held"] = {blob, blob.size(), sha_of(blob), false};
-  auto g = xfer::upload_from_json({{"upload_id", "held"}, {"sha256", sha_of(blob)}, {"size", blob.size()},
-                                   {"parts", {{{"url", "/blobs/uploads/held"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
-                                  "test");
+  auto g = xfer::upload_from_json(
+      {{"upload_id", "held"},
+       {"sha256", sha_of(blob)},
+       {"size", blob.size()},
+       {"parts", {{{"url", "/blobs/uploads/held"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
+      "test");
   xfer::upload(l, g, file);
   std::lock_guard<std::mutex> lock(server.m);
   EXPECT_EQ(server.put_offsets, (std::vector<uint64_t>{0, blob.size()}));
@@ -419,7 +443,9 @@ TEST_F(transfer_test, AConflictingOffsetIsCorrectedFromTheConflictAnswer) {
   auto file = write_file("u2", blob);
   server.uploads["u2"] = {blob.substr(0, 1234), blob.size(), sha_of(blob)};  // an earlier attempt's bytes
   auto g = xfer::upload_from_json(
-      {{"upload_id", "u2"}, {"sha256", sha_of(blob)}, {"size", blob.size()},
+      {{"upload_id", "u2"},
+       {"sha256", sha_of(blob)},
+       {"size", blob.size()},
        {"parts", {{{"url", "/blobs/uploads/u2?offset=0"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
       "test");
   xfer::upload(l, g, file);
@@ -434,9 +460,12 @@ TEST_F(transfer_test, ABusyUploadIsTriedAgainAndADamagedBlobIsAMismatchAtOnce) {
   auto file = write_file("busy", blob);
   server.uploads["busy"] = {"", blob.size(), sha_of(blob)};
   server.busy_next = 2;  // the previous, cut connection still holds it
-  auto g = xfer::upload_from_json({{"upload_id", "busy"}, {"sha256", sha_of(blob)}, {"size", blob.size()},
-                                   {"parts", {{{"url", "/blobs/uploads/busy"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
-                                  "test");
+  auto g = xfer::upload_from_json(
+      {{"upload_id", "busy"},
+       {"sha256", sha_of(blob)},
+       {"size", blob.size()},
+       {"parts", {{{"url", "/blobs/uploads/busy"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
+      "test");
   xfer::upload(l, g, file);
   {
     std::lock_guard<std::mutex> lock(server.m);
@@ -460,7 +489,9 @@ TEST_F(transfer_test, ALocalUploadAnswered503IsResumedAfterAskingTheOffset) {
   server.uploads["u3"] = {"", blob.size(), sha_of(blob)};
   server.fail_next_with_503 = 1;
   auto g = xfer::upload_from_json(
-      {{"upload_id", "u3"}, {"sha256", sha_of(blob)}, {"size", blob.size()},
+      {{"upload_id", "u3"},
+       {"sha256", sha_of(blob)},
+       {"size", blob.size()},
        {"parts", {{{"url", "/blobs/uploads/u3"}, {"method", "PUT"}, {"offset", 0}, {"size", blob.size()}}}}},
       "test");
   xfer::upload(l, g, file);
@@ -481,11 +512,13 @@ TEST_F(transfer_test, StorePartsGoWithoutCredentialsWithTheirHeadersAndACutPartS
                 {"size", size},
                 {"part_number", n}};
   };
-  auto g = xfer::upload_from_json(
-      {{"upload_id", "s1"}, {"sha256", sha_of(blob)}, {"size", blob.size()}, {"parts", {part(1, 0, half), part(2, half, blob.size() - half)}}},
-      "test");
-  proxy.push({0, 0});                      // part 1 whole
-  proxy.push({half / 2, 0});               // part 2 cut midway: sent again from its first byte
+  auto g = xfer::upload_from_json({{"upload_id", "s1"},
+                                   {"sha256", sha_of(blob)},
+                                   {"size", blob.size()},
+                                   {"parts", {part(1, 0, half), part(2, half, blob.size() - half)}}},
+                                  "test");
+  proxy.push({0, 0});         // part 1 whole
+  proxy.push({half / 2, 0});  // part 2 cut midway: sent again from its first byte
   auto etags = xfer::upload(l, g, file);
   ASSERT_EQ(etags.size(), 2u);
   EXPECT_EQ(etags[0].part_number, 1);
@@ -508,11 +541,17 @@ TEST_F(transfer_test, StorePartsGoWithoutCredentialsWithTheirHeadersAndACutPartS
 TEST_F(transfer_test, AStoreThatSaysForbiddenMeansTheTransferExpired) {
   auto file = write_file("s2", "abc");
   server.refuse_store_with_403 = 1;
-  auto g = xfer::upload_from_json(
-      {{"upload_id", "s2"}, {"sha256", sha_of("abc")}, {"size", 3},
-       {"parts", {{{"url", "http://127.0.0.1:" + std::to_string(proxy.port()) + "/store/bucket/key?partNumber=1"},
-                   {"method", "PUT"}, {"offset", 0}, {"size", 3}, {"part_number", 1}}}}},
-      "test");
+  auto g =
+      xfer::upload_from_json({{"upload_id", "s2"},
+                              {"sha256", sha_of("abc")},
+                              {"size", 3},
+                              {"parts",
+                               {{{"url", "http://127.0.0.1:" + std::to_string(proxy.port()) + "/store/bucket/key?partNumber=1"},
+                                 {"method", "PUT"},
+                                 {"offset", 0},
+                                 {"size", 3},
+                                 {"part_number", 1}}}}},
+                             "test");
   try {
     xfer::upload(l, g, file);
     FAIL();
@@ -592,7 +631,8 @@ TEST_F(transfer_test, AFileSetSendsWhatBatondLacksAndCommitsAgainAfterAnIncomple
 TEST_F(transfer_test, AFileSetThatCannotBeCommittedIsAnErrorNotASilentSuccess) {
   const auto a = random_bytes(1000, 11);
   server.commit_conflicts = 100;
-  EXPECT_THROW(xfer::store_file_set(l, "j", "output", 1, {{"r.txt", sha_of(a), a.size(), write_file("r", a)}}), xfer::transfer_error);
+  EXPECT_THROW(xfer::store_file_set(l, "j", "output", 1, {{"r.txt", sha_of(a), a.size(), write_file("r", a)}}),
+               xfer::transfer_error);
   // And a batond that is not there is "unavailable", after the link's attempts.
   xfer::link gone = l;
   gone.base_url = "http://127.0.0.1:1";

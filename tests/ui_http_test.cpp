@@ -191,7 +191,8 @@ TEST(ui_http, TheAdminTokensSessionActsUnderTheNameGivenAtLogin) {
   auto s = f.login(test::test_token, "night-shift");
   EXPECT_EQ(s.who["name"], "night-shift");
   EXPECT_EQ(s.who["admin"], true);
-  auto made = f.call("POST", "/jobs", {{"Cookie", s.cookie}, {"X-CSRF-Token", s.csrf}}, {{"title", "t"}, {"input_bundle_path", "/b"}});
+  auto made =
+      f.call("POST", "/jobs", {{"Cookie", s.cookie}, {"X-CSRF-Token", s.csrf}}, {{"title", "t"}, {"input_bundle_path", "/b"}});
   ASSERT_EQ(made.status, 200) << made.body.dump();
   auto history = f.call("GET", "/jobs/" + made.body.value("id", "") + "/history", f.token(test::test_token));
   EXPECT_EQ(history.body["events"][0].value("actor", ""), "operator:night-shift") << history.body.dump();

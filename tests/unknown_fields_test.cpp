@@ -141,8 +141,18 @@ TEST_F(unknown_fields, EachRouteWithABodyNamesAMisspeltFieldAndTheFieldMeant) {
   } cases[] = {
       {false, "POST", "/jobs", {{"titel", "t"}, {"input_bundle_path", "/b"}}, "titel", "title"},
       {false, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"GPU-Count", 2}}, "GPU-Count", "gpu_count"},
-      {false, "POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b"}, {"depends", json::array()}}, "depends", "depends_on"},
-      {false, "POST", "/jobs", {{"title", "t"}, {"input_bundle", {{"sha256", digest}, {"sise", 3}}}}, "input_bundle.sise", "size"},
+      {false,
+       "POST",
+       "/jobs",
+       {{"title", "t"}, {"input_bundle_path", "/b"}, {"depends", json::array()}},
+       "depends",
+       "depends_on"},
+      {false,
+       "POST",
+       "/jobs",
+       {{"title", "t"}, {"input_bundle", {{"sha256", digest}, {"sise", 3}}}},
+       "input_bundle.sise",
+       "size"},
       {false, "POST", "/workers/register", {{"platform", "hpc"}, {"gpu_cout", 1}}, "gpu_cout", "gpu_count"},
       {false, "PUT", "/config/slurm-clusters/enabled", {{"enable", {{"a", true}, {"b", true}}}}, "enable", "enabled"},
       {false, "POST", "/clusters/a/disable", {{"reasn", "maintenance"}}, "reasn", "reason"},
@@ -153,13 +163,22 @@ TEST_F(unknown_fields, EachRouteWithABodyNamesAMisspeltFieldAndTheFieldMeant) {
       {false, "POST", "/blobs/uploads", {{"purpose", "bundle"}, {"sha256", digest}, {"size", 3}, {"sizes", 3}}, "sizes", "size"},
       {true, "POST", "/workers/" + worker_id + "/heartbeat", {{"progres", 0.5}}, "progres", "progress"},
       {true, "POST", "/workers/" + worker_id + "/credential", {{"grace_second", 60}}, "grace_second", "grace_seconds"},
-      {true, "POST", job + "/checkpoint", {{"checkpoint_manifest", "/ck/1.json"}}, "checkpoint_manifest", "checkpoint_manifest_path"},
+      {true,
+       "POST",
+       job + "/checkpoint",
+       {{"checkpoint_manifest", "/ck/1.json"}},
+       "checkpoint_manifest",
+       "checkpoint_manifest_path"},
       {true, "POST", job + "/handoff/start", {{"reason", "walltime"}, {"deadline", 2e9}}, "deadline", "deadline_epoch_seconds"},
       {true, "POST", job + "/handoff/complete", {{"progress_code", json::array()}}, "progress_code", "progress_codes"},
       {true, "POST", job + "/fail", {{"reason", "x"}, {"details", "y"}}, "details", "detail"},
       {true, "POST", job + "/files", {{"kind", "output"}, {"atempt", 1}, {"files", json::array()}}, "atempt", "attempt"},
-      {true, "POST", job + "/files",
-       {{"kind", "output"}, {"attempt", 1}, {"files", {{{"path", "a"}, {"sha256", digest}, {"sise", 3}}}}}, "files[0].sise", "size"},
+      {true,
+       "POST",
+       job + "/files",
+       {{"kind", "output"}, {"attempt", 1}, {"files", {{{"path", "a"}, {"sha256", digest}, {"sise", 3}}}}},
+       "files[0].sise",
+       "size"},
   };
   const uint64_t before = last_seq();
   for (const auto& c : cases) {
@@ -176,15 +195,24 @@ TEST_F(unknown_fields, EachRouteWithABodyNamesAMisspeltFieldAndTheFieldMeant) {
 TEST_F(unknown_fields, EveryFieldRelayMDsWorkerAndClientsSendIsAccepted) {
   const std::string id = test::uid("relaymd");
   auto created = op("POST", "/jobs",
-                    {{"id", id}, {"title", "md"}, {"input_bundle_path", "/b/md"}, {"worker_image_key", "default"},
-                     {"preferred_clusters", json::array()}, {"comment", "from relaymd submit"}});
+                    {{"id", id},
+                     {"title", "md"},
+                     {"input_bundle_path", "/b/md"},
+                     {"worker_image_key", "default"},
+                     {"preferred_clusters", json::array()},
+                     {"comment", "from relaymd submit"}});
   ASSERT_EQ(created.status, 200) << created.text;
-  auto pinned = op("POST", "/jobs",
-                   {{"title", "pinned"}, {"input_bundle_path", "/b/pinned"}, {"preferred_clusters", {"a"}}, {"comment", nullptr}});
+  auto pinned =
+      op("POST", "/jobs",
+         {{"title", "pinned"}, {"input_bundle_path", "/b/pinned"}, {"preferred_clusters", {"a"}}, {"comment", nullptr}});
   ASSERT_EQ(pinned.status, 200) << pinned.text;
   // RelayMD's client sends provider_id null off Slurm.
-  register_and_start({{"platform", "salad"}, {"gpu_model", "RTX 4090"}, {"gpu_count", 1}, {"vram_gb", 24},
-                      {"worker_image_key", "default"}, {"provider_id", nullptr}},
+  register_and_start({{"platform", "salad"},
+                      {"gpu_model", "RTX 4090"},
+                      {"gpu_count", 1},
+                      {"vram_gb", 24},
+                      {"worker_image_key", "default"},
+                      {"provider_id", nullptr}},
                      id);
   const std::string job = "/jobs/" + id;
   auto hb = worker("POST", "/workers/" + worker_id + "/heartbeat",
@@ -192,23 +220,31 @@ TEST_F(unknown_fields, EveryFieldRelayMDsWorkerAndClientsSendIsAccepted) {
   EXPECT_EQ(hb.status / 100, 2) << hb.text;
   // RelayMD's gateway sends the manifest's key as checkpoint_path (the deprecated alias) only.
   auto ck = worker("POST", job + "/checkpoint",
-                   {{"checkpoint_path", "jobs/md/checkpoints/manifest.json"}, {"progress", 0.2}, {"progress_codes", json::array()},
+                   {{"checkpoint_path", "jobs/md/checkpoints/manifest.json"},
+                    {"progress", 0.2},
+                    {"progress_codes", json::array()},
                     {"checkpoint_cycle_status", "partial_failure"},
                     {"checkpoint_cycle_failures", {{{"code", "file_disappeared"}, {"detail", "out.dcd"}}}}});
   EXPECT_EQ(ck.status, 204) << ck.text;
   EXPECT_EQ(op("GET", job).body.value("latest_checkpoint_manifest_path", ""), "jobs/md/checkpoints/manifest.json");
   auto both = worker("POST", job + "/checkpoint",
                      {{"checkpoint_manifest_path", "jobs/md/checkpoints/manifest.json"},
-                      {"checkpoint_path", "jobs/md/checkpoints/manifest.json"}, {"checkpoint_cycle_status", "success"}});
+                      {"checkpoint_path", "jobs/md/checkpoints/manifest.json"},
+                      {"checkpoint_cycle_status", "success"}});
   EXPECT_EQ(both.status, 204) << both.text;
   auto start = worker("POST", job + "/handoff/start",
-                      {{"reason", "allocation_deadline"}, {"progress", 0.3}, {"progress_codes", json::array()},
-                       {"deadline_epoch_seconds", 4102444800.0}, {"message", "allocation ends"}});
+                      {{"reason", "allocation_deadline"},
+                       {"progress", 0.3},
+                       {"progress_codes", json::array()},
+                       {"deadline_epoch_seconds", 4102444800.0},
+                       {"message", "allocation ends"}});
   EXPECT_EQ(start.status, 204) << start.text;
   auto complete = worker("POST", job + "/handoff/complete",
                          {{"checkpoint_manifest_path", "jobs/md/checkpoints/manifest.json"},
-                          {"checkpoint_path", "jobs/md/checkpoints/manifest.json"}, {"progress", 0.3},
-                          {"progress_codes", json::array()}, {"checkpoint_cycle_status", "success"},
+                          {"checkpoint_path", "jobs/md/checkpoints/manifest.json"},
+                          {"progress", 0.3},
+                          {"progress_codes", json::array()},
+                          {"checkpoint_cycle_status", "success"},
                           {"checkpoint_cycle_failures", json::array()}});
   EXPECT_EQ(complete.status, 204) << complete.text;
   EXPECT_EQ(op("GET", job).body.value("status", ""), "queued");
@@ -217,9 +253,9 @@ TEST_F(unknown_fields, EveryFieldRelayMDsWorkerAndClientsSendIsAccepted) {
   auto poll = worker("POST", "/jobs/request?worker_id=" + worker_id);
   ASSERT_EQ(poll.body.value("job_id", ""), id) << poll.text;
   ASSERT_EQ(worker("POST", job + "/start").status / 100, 2);
-  auto fail = worker("POST", job + "/fail",
-                     {{"failure_artifact_path", "jobs/md/failures/x/manifest.json"}, {"reason", "payload_failed"},
-                      {"detail", "exit 1"}});
+  auto fail =
+      worker("POST", job + "/fail",
+             {{"failure_artifact_path", "jobs/md/failures/x/manifest.json"}, {"reason", "payload_failed"}, {"detail", "exit 1"}});
   EXPECT_EQ(fail.status, 204) << fail.text;
   EXPECT_EQ(op("GET", job).body.value("status", ""), "failed");
 

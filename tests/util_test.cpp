@@ -124,16 +124,26 @@ std::string c_library_time(int64_t us, time_form f) {
 
 TEST(Time, EveryFormIsWrittenAsTheCLibraryWritesIt) {
   constexpr int64_t day = 86'400 * s;
-  std::vector<int64_t> times = {0, -1, 1, 999'999, -999'999, -1'000'000, 1'000'000, day - 1, -day, -day - 1,
-                                951'782'400 * s,               // 2000-02-29
-                                4'107'542'400 * s,             // 2100-03-01 (2100 is no leap year)
-                                1'798'761'600 * s + 123'456,   // 2027-01-01
-                                -30'610'224'000 * s,           // 1000-01-01, the first written by hand
-                                -30'610'224'000 * s - 1,       // the last before it (the C library's)
-                                253'402'300'800 * s - 1,       // 9999-12-31T23:59:59.999999
-                                253'402'300'800 * s,           // 10000-01-01 (the C library's)
-                                -62'167'219'200 * s,           // 0000-01-01
-                                std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  std::vector<int64_t> times = {0,
+                                -1,
+                                1,
+                                999'999,
+                                -999'999,
+                                -1'000'000,
+                                1'000'000,
+                                day - 1,
+                                -day,
+                                -day - 1,
+                                951'782'400 * s,              // 2000-02-29
+                                4'107'542'400 * s,            // 2100-03-01 (2100 is no leap year)
+                                1'798'761'600 * s + 123'456,  // 2027-01-01
+                                -30'610'224'000 * s,          // 1000-01-01, the first written by hand
+                                -30'610'224'000 * s - 1,      // the last before it (the C library's)
+                                253'402'300'800 * s - 1,      // 9999-12-31T23:59:59.999999
+                                253'402'300'800 * s,          // 10000-01-01 (the C library's)
+                                -62'167'219'200 * s,          // 0000-01-01
+                                std::numeric_limits<int64_t>::max(),
+                                std::numeric_limits<int64_t>::min()};
   std::mt19937_64 rng(20261128);
   for (int i = 0; i < 100'000; ++i) {
     const int64_t span = 300'000'000'000LL * s;  // years -7500 to 11400 around 1970
@@ -155,14 +165,15 @@ TEST(Time, Rfc3339RoundTripsFormatTimeUs) {
   for (int64_t us : {int64_t{0}, int64_t{1'700'000'000'123'456}, int64_t{951'782'400'000'000} /* 2000-02-29 */})
     EXPECT_EQ(parse_time_us(format_time_us(us)), us) << format_time_us(us);
   for (time_form f : {time_form::millis, time_form::seconds})
-    EXPECT_EQ(parse_time_us(format_time_us(1'700'000'000'123'000, f)), f == time_form::millis ? 1'700'000'000'123'000 : 1'700'000'000 * s);
+    EXPECT_EQ(parse_time_us(format_time_us(1'700'000'000'123'000, f)),
+              f == time_form::millis ? 1'700'000'000'123'000 : 1'700'000'000 * s);
   EXPECT_EQ(parse_time_us("2030-01-01T12:00:00Z"), 1'893'499'200 * s);
   EXPECT_EQ(parse_time_us("2030-01-01T14:00:00+02:00"), 1'893'499'200 * s);
   EXPECT_EQ(parse_time_us("2030-01-01 12:00:00.5z"), 1'893'499'200 * s + 500'000);
   EXPECT_EQ(parse_time_us("2030-01-01T12:00:00.1234567Z"), 1'893'499'200 * s + 123'456) << "beyond µs dropped";
-  for (const char* bad : {"", "2030-01-01T12:00:00", "2030-01-01", "2030-13-01T00:00:00Z", "2030-02-29T00:00:00Z",
-                          "2030-01-01T24:00:00Z", "2030-01-01T12:00:00Zjunk", "soon", "2030-01-01T12:00:00.Z",
-                          "20300101T120000Z"})
+  for (const char* bad :
+       {"", "2030-01-01T12:00:00", "2030-01-01", "2030-13-01T00:00:00Z", "2030-02-29T00:00:00Z", "2030-01-01T24:00:00Z",
+        "2030-01-01T12:00:00Zjunk", "soon", "2030-01-01T12:00:00.Z", "20300101T120000Z"})
     EXPECT_FALSE(parse_time_us(bad)) << bad;
 }
 

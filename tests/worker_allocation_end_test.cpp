@@ -57,8 +57,8 @@ TEST(SlurmEndTime, NoEndWords) {
 
 TEST(SlurmEndTime, MalformedTexts) {
   time_zone utc("UTC0");
-  for (const char* bad : {"", "2030-01-01", "2030-01-01 12:00:00", "2030-01-01T12:00", "2030-13-01T00:00:00",
-                          "2030-02-30T00:00:00", "2030-01-01T24:00:00", "2030-01-01T12:00:00Z", "soon",
-                          "slurm_load_jobs error: Invalid job id specified"})
+  for (const char* bad :
+       {"", "2030-01-01", "2030-01-01 12:00:00", "2030-01-01T12:00", "2030-13-01T00:00:00", "2030-02-30T00:00:00",
+        "2030-01-01T24:00:00", "2030-01-01T12:00:00Z", "soon", "slurm_load_jobs error: Invalid job id specified"})
     EXPECT_EQ(parse_slurm_end_time(bad).kind, slurm_end_time::malformed) << bad;
 }

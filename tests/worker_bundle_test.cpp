@@ -25,10 +25,10 @@ namespace {
 struct member {
   std::string name;
   unsigned type = AE_IFREG;
-  std::string data;        // a regular file's content
-  std::string link;        // a symlink's target, or a hardlink's (with hard)
+  std::string data;  // a regular file's content
+  std::string link;  // a symlink's target, or a hardlink's (with hard)
   bool hard = false;
-  uint64_t zeros = 0;      // a regular file of this many zero bytes instead of data
+  uint64_t zeros = 0;  // a regular file of this many zero bytes instead of data
   unsigned perm = 0644;
 };
 
@@ -114,11 +114,12 @@ class bundle_archive : public ::testing::Test {
 };
 
 TEST_F(bundle_archive, AGoodBundleUnpacksWithItsDirectoriesAndExecutableBits) {
-  write_tar(tar, {{"./", AE_IFDIR, "", "", false, 0, 0755},
-                  {"./baton-job.json", AE_IFREG, R"({"command":"sh run.sh"})"},
-                  {"./run.sh", AE_IFREG, "echo hi\n", "", false, 0, 0755},
-                  {"./in/", AE_IFDIR, "", "", false, 0, 0500},
-                  {"./in/topology.psf", AE_IFREG, "PSF\n", "", false, 0, 0400}},
+  write_tar(tar,
+            {{"./", AE_IFDIR, "", "", false, 0, 0755},
+             {"./baton-job.json", AE_IFREG, R"({"command":"sh run.sh"})"},
+             {"./run.sh", AE_IFREG, "echo hi\n", "", false, 0, 0755},
+             {"./in/", AE_IFDIR, "", "", false, 0, 0500},
+             {"./in/topology.psf", AE_IFREG, "PSF\n", "", false, 0, 0400}},
             /*gzip=*/true);
   fs::rename(tar, sandbox / "bundle.tgz");
   worker::extract_bundle_archive((sandbox / "bundle.tgz").string(), job.string(), {});
@@ -156,9 +157,8 @@ TEST_F(bundle_archive, ADotDotComponentIsRefused) {
 
 TEST_F(bundle_archive, ASymlinkEscapeIsRefused) {
   // The classic: a link to a directory outside, then a file written through it.
-  write_tar(tar, {{"baton-job.json", AE_IFREG, "{}"},
-                  {"escape", AE_IFLNK, "", outside.string()},
-                  {"escape/planted", AE_IFREG, "x"}});
+  write_tar(tar,
+            {{"baton-job.json", AE_IFREG, "{}"}, {"escape", AE_IFLNK, "", outside.string()}, {"escape/planted", AE_IFREG, "x"}});
   expect_refused("'escape' is a symlink (-> " + outside.string() + ")");
   fs::remove_all(job);
   write_tar(tar, {{"rel", AE_IFLNK, "", "../../outside"}, {"rel/secret", AE_IFREG, "overwritten"}});

@@ -32,13 +32,13 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-using test::worker_e2e;
 using test::counting_script;
 using test::get;
-using test::wait_until;
-using test::starts_in;
 using test::last_step_of_attempt;
 using test::process_gone;
+using test::starts_in;
+using test::wait_until;
+using test::worker_e2e;
 
 TEST_F(worker_e2e, OneWorkerRunsTwoJobsWithCheckpoints) {
   auto log = dir / "payload.log";
@@ -53,7 +53,8 @@ TEST_F(worker_e2e, OneWorkerRunsTwoJobsWithCheckpoints) {
     EXPECT_EQ(j["progress"], 1.0) << id;
     ASSERT_TRUE(j["latest_checkpoint_manifest_path"].is_string()) << id;
     auto manifest_path = j["latest_checkpoint_manifest_path"].get<std::string>();
-    EXPECT_EQ(manifest_path, dir / ("bundle-" + std::string(id)) + "/.baton-checkpoints/" + test::uid(id) + "/manifest-attempt-1.json");
+    EXPECT_EQ(manifest_path,
+              dir / ("bundle-" + std::string(id)) + "/.baton-checkpoints/" + test::uid(id) + "/manifest-attempt-1.json");
     auto m = json::parse(test::slurp(manifest_path));
     EXPECT_EQ(m["job_id"], test::uid(id));
     EXPECT_EQ(m["attempt"], 1);
@@ -108,7 +109,8 @@ TEST_F(worker_e2e, CancelStopsThePayloadWithinAHeartbeatAndTheWorkerMovesOn) {
   auto bundle = make_bundle("c", counting_script(600, 0.1, log));
   create_job("c", bundle);
   auto w = start_worker({"BATON_HEARTBEAT_SECONDS=1"});
-  ASSERT_TRUE(wait_until([&] { return fs::exists(dir / ("work-1/" + test::uid("c") + "-attempt-1/steps.chk")); }, 10s)) << w->err();
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir / ("work-1/" + test::uid("c") + "-attempt-1/steps.chk")); }, 10s))
+      << w->err();
   int pid = std::stoi(test::slurp(dir / ("work-1/" + test::uid("c") + "-attempt-1/payload.pid")));
   ASSERT_FALSE(process_gone(pid));
   auto t0 = std::chrono::steady_clock::now();
@@ -240,7 +242,8 @@ TEST_F(worker_e2e, APayloadRunsOnWhileBatondIsAwayAndItsEndIsReportedWhenItIsBac
   ASSERT_EQ(b->stop(), 0) << b->err();
   const int step_at_stop = last_step_of_attempt(test::slurp(log), 1);
   ASSERT_TRUE(wait_until([&] { return last_step_of_attempt(test::slurp(log), 1) >= step_at_stop + 15; }, 20s))
-      << "the payload stopped while batond was away\n" << w->err();
+      << "the payload stopped while batond was away\n"
+      << w->err();
   EXPECT_EQ(w->wait(0ms), -1) << "the worker gave up while batond was away\n" << w->err();
   b->start({}, port);
   ASSERT_EQ(b->port(), port) << b->err();
@@ -284,8 +287,8 @@ TEST_F(worker_e2e, AllocationDeadlineHandsTheJobOffAndTheWorkerTakesNoMoreWork) 
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   };
   auto deadline = epoch_now() + 4;
-  auto a = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(deadline),
-                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  auto a = start_worker(
+      {"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(deadline), "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
   ASSERT_TRUE(wait_status("d", "running", 5s)) << a->err();
   ASSERT_EQ(test::exit_code(a->wait(10s)), 0) << a->err();
   auto exited_at = epoch_now();
@@ -308,8 +311,8 @@ TEST_F(worker_e2e, AllocationDeadlineHandsTheJobOffAndTheWorkerTakesNoMoreWork) 
   EXPECT_EQ(gone[0]["gone_reason"], "deregistered");
 
   // A worker already inside its margin takes nothing (it does not even register).
-  auto c = start_worker({"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 1),
-                         "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
+  auto c = start_worker(
+      {"BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS=" + std::to_string(epoch_now() + 1), "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS=2"});
   ASSERT_EQ(test::exit_code(c->wait(5s)), 0) << c->err();
   EXPECT_EQ(status("d"), "queued");
   auto after = event_types("d");
@@ -383,8 +386,7 @@ TEST_F(worker_e2e, WorkerWithTenMinutesLeftNeverGetsAJobThatCannotFitAndAPilotWi
   for (auto* w : {pilot.get(), roomy.get()}) w->signal(SIGTERM);
   for (auto* w : {pilot.get(), roomy.get()}) EXPECT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
   ASSERT_EQ(b->stop(), 0) << b->err();
-  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
-                           {"BATON_CONFIG=/dev/null"});
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive", {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_NE(tool.out().find("ok: 2 assignment decisions"), std::string::npos) << tool.out() << tool.err();
   b->start();  // for TearDown
@@ -446,7 +448,8 @@ TEST_F(worker_e2e, TarBundlesWithLinksEscapesOrHugeFilesAreRefused) {
 
   EXPECT_EQ(status("tg"), "completed") << job("tg") << "\n" << w->err();
   EXPECT_EQ(job("tg")["latest_checkpoint_manifest_path"],
-            dir / ("tars/.baton-checkpoints/" + test::uid("tg") + "/manifest-attempt-1.json")) << "checkpoints go beside the archive";
+            dir / ("tars/.baton-checkpoints/" + test::uid("tg") + "/manifest-attempt-1.json"))
+      << "checkpoints go beside the archive";
   EXPECT_EQ(checkpointed_steps("tg"), 3);
   auto failure_detail = [&](const std::string& id) {
     auto history = get(*op, "/jobs/" + id + "/history");
@@ -454,8 +457,8 @@ TEST_F(worker_e2e, TarBundlesWithLinksEscapesOrHugeFilesAreRefused) {
       if (e["event_type"] == "job.failed") return e["payload"].value("detail", "");
     return std::string();
   };
-  for (auto [id, member] : {std::pair{"tdot", "../evil"}, std::pair{"tlink", "etc"}, std::pair{"thard", "h"},
-                            std::pair{"tsparse", "big.dcd"}}) {
+  for (auto [id, member] :
+       {std::pair{"tdot", "../evil"}, std::pair{"tlink", "etc"}, std::pair{"thard", "h"}, std::pair{"tsparse", "big.dcd"}}) {
     auto j = job(id);
     EXPECT_EQ(j["status"], "failed") << j;
     EXPECT_EQ(j["failure_reason"], "invalid_bundle") << j;
@@ -569,10 +572,13 @@ TEST_F(worker_e2e, WithoutNvidiaSmiTheWorkerNeedsAGpuCountOrAllowNoGpu) {
 
   auto zero = start_worker({path, "BATON_GPU_COUNT=", "BATON_ALLOW_NO_GPU=1"});
   json listed;
-  ASSERT_TRUE(wait_until([&] {
-    listed = get(*op, "/workers");
-    return listed.size() == 1;
-  }, 20s)) << zero->err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        listed = get(*op, "/workers");
+        return listed.size() == 1;
+      },
+      20s))
+      << zero->err();
   EXPECT_EQ(listed[0]["gpu_count"], 0);
   EXPECT_NE(zero->err().find("registering with 0 GPUs"), std::string::npos) << zero->err();
   zero->signal(SIGTERM);
@@ -650,7 +656,7 @@ TEST(worker_pure, GlobsBackoffProgressProvider) {
   EXPECT_TRUE(worker::glob_matches("sub/*.chk", "sub/state.chk"));
   EXPECT_EQ(worker::backoff_seconds(1, 0.5, 30, 0), 0.25);  // the least jitter: half the delay
   EXPECT_EQ(worker::backoff_seconds(4, 0.5, 30, 0.5), 3);
-  EXPECT_EQ(worker::backoff_seconds(40, 0.5, 30, 1), 30);   // capped
+  EXPECT_EQ(worker::backoff_seconds(40, 0.5, 30, 1), 30);  // capped
   EXPECT_EQ(worker::backoff_seconds(40, 0.5, 30, 0), 15);
   double lowest = 1e9, highest = 0;
   for (int i = 0; i < 1000; ++i) {
@@ -760,10 +766,13 @@ TEST_F(worker_e2e, AFourGpuJobIsReservedWhileOneGpuJobsRunOnTheWorkersItDoesNotN
 
   // The planning cycle runs every second, its planner off the scheduler's thread.
   json top;
-  ASSERT_TRUE(wait_until([&] {
-    top = job("top");
-    return top.is_object() && top["expected_worker_id"].is_string();
-  }, 15s)) << top;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        top = job("top");
+        return top.is_object() && top["expected_worker_id"].is_string();
+      },
+      15s))
+      << top;
   EXPECT_EQ(top["pending_reason"], "Resources") << top;
   EXPECT_EQ(top["expected_worker_id"], big_id) << top;
   auto long_started = util::parse_time_us(job("long")["started_at"].get<std::string>());
@@ -783,8 +792,7 @@ TEST_F(worker_e2e, AFourGpuJobIsReservedWhileOneGpuJobsRunOnTheWorkersItDoesNotN
   for (auto* w : {big.get(), small_a.get(), small_b.get()}) w->signal(SIGTERM);
   for (auto* w : {big.get(), small_a.get(), small_b.get()}) EXPECT_EQ(test::exit_code(w->wait(15s)), 0) << w->err();
   ASSERT_EQ(b->stop(), 0) << b->err();
-  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive",
-                           {"BATON_CONFIG=/dev/null"});
+  test::child_process tool({BATOND_PATH, "--data-dir", dir / "data", "--rederive"}, dir / "rederive", {"BATON_CONFIG=/dev/null"});
   EXPECT_EQ(test::exit_code(tool.wait()), 0) << tool.err();
   EXPECT_EQ(tool.out().find(" 0 plans"), std::string::npos) << tool.out();
   b->start();  // for TearDown
@@ -858,10 +866,10 @@ echo done > "$HUNT/done"
     fs::create_directories(dir / "work-1");
     ::chown((dir / "work-1").c_str(), nobody, nobody);
   }
-  auto w = start_worker({"BATON_API_TOKEN=", "BATON_API_TOKEN_FILE=" + token_file, "HUNT=" + hunt,
-                         "BATON_IDLE_STRATEGY=immediate_exit"},
-                        as_root ? std::vector<std::string>{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
-                                : std::vector<std::string>{});
+  auto w = start_worker(
+      {"BATON_API_TOKEN=", "BATON_API_TOKEN_FILE=" + token_file, "HUNT=" + hunt, "BATON_IDLE_STRATEGY=immediate_exit"},
+      as_root ? std::vector<std::string>{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+              : std::vector<std::string>{});
   ASSERT_EQ(test::exit_code(w->wait(20s)), 0) << w->err();
   ASSERT_EQ(status("hunter"), "completed") << w->err();
   auto found = test::slurp(hunt + "/found.txt");
@@ -873,5 +881,5 @@ echo done > "$HUNT/done"
   EXPECT_EQ(found.find("BATON_API_TOKEN"), std::string::npos) << found;
   EXPECT_EQ(found.find("mem-open"), std::string::npos) << "a process above the payload let it open its memory\n" << found;
   EXPECT_EQ(found.find("environ-read"), std::string::npos) << "a process above the payload let it read its environment\n"
-                                                             << found;
+                                                           << found;
 }

@@ -65,10 +65,10 @@ TEST(Supervision, NoSignOfLifeForTooLongIsAStallAndOutputOrProgressResetsTheCoun
   payload_watch w({0, 30, {}}, log, progress, t0);
   EXPECT_FALSE(w.check(t0 + seconds(29)));
   append(log, "step 1\n");
-  EXPECT_FALSE(w.check(t0 + seconds(29)));   // the log grew: alive at 29
+  EXPECT_FALSE(w.check(t0 + seconds(29)));  // the log grew: alive at 29
   EXPECT_FALSE(w.check(t0 + seconds(58)));
   std::ofstream(progress) << "0.30";
-  EXPECT_FALSE(w.check(t0 + seconds(58)));   // progress changed: alive at 58
+  EXPECT_FALSE(w.check(t0 + seconds(58)));  // progress changed: alive at 58
   EXPECT_FALSE(w.check(t0 + seconds(87)));
   auto v = w.check(t0 + seconds(88));
   ASSERT_TRUE(v);
@@ -87,8 +87,7 @@ TEST(Supervision, AFatalLineEndsTheAttemptEvenWhenItArrivesInPieces) {
   auto v = w.check(t0 + seconds(2));
   ASSERT_TRUE(v);
   EXPECT_EQ(v->reason, "payload_fatal_log");
-  EXPECT_NE(v->detail.find("'NaN detected at step [0-9]+': step 2: NaN detected at step 2"), std::string::npos)
-      << v->detail;
+  EXPECT_NE(v->detail.find("'NaN detected at step [0-9]+': step 2: NaN detected at step 2"), std::string::npos) << v->detail;
 }
 
 TEST(Supervision, ALogTheProgramTruncatesIsReadAgainFromItsStart) {

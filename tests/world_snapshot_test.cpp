@@ -36,7 +36,8 @@ core::scheduler_settings campaign_settings() {
   core::scheduler_settings s;
   auto& p = s.priority;
   p.max_jobs_per_user = 1000;
-  p.accounts = {{"chem", "root", 3, {{"ann", 1}, {"bob", 2}}}, {"phys", "root", 1, {{"cy", 1}}}, {"bio", "chem", 1, {{"dee", 1}}}};
+  p.accounts = {
+      {"chem", "root", 3, {{"ann", 1}, {"bob", 2}}}, {"phys", "root", 1, {{"cy", 1}}}, {"bio", "chem", 1, {{"dee", 1}}}};
   p.partitions = {{"normal", 1, 1, {}}, {"urgent", 2, 1, {"normal"}}};
   p.qos = {{"normal", 0, 0, {}}, {"limited", 0.5, 2, {}}};
   s.liveness.stale_after_us = 120'000'000;
@@ -99,7 +100,7 @@ void campaign(twin_run& t, uint32_t seed, int steps, const std::vector<int>& sna
   const std::vector<std::string> users = {"ann", "bob", "cy", "dee"};
   std::vector<std::string> workers, jobs;
   std::map<std::string, std::string> held;  // worker -> job it runs
-  std::set<std::string> silent;              // workers that stopped heartbeating
+  std::set<std::string> silent;             // workers that stopped heartbeating
   auto admin = core::principal::operator_named("admin");
   t.run(core::principal::loop(), C::recalculate_priorities{});
   size_t next = 0;
@@ -191,9 +192,12 @@ void campaign(twin_run& t, uint32_t seed, int steps, const std::vector<int>& sna
     } else if (what < 76 && !jobs.empty()) {
       const auto& id = jobs[pick(jobs.size())];
       int act = static_cast<int>(pick(3));
-      if (act == 0) t.run(admin, C::cancel_job{id, pick(2) == 0});
-      else if (act == 1) t.run(admin, C::release_job{id});
-      else t.run(admin, C::hold_job{id});
+      if (act == 0)
+        t.run(admin, C::cancel_job{id, pick(2) == 0});
+      else if (act == 1)
+        t.run(admin, C::release_job{id});
+      else
+        t.run(admin, C::hold_job{id});
     } else if (what < 84) {
       t.run(core::principal::loop(), C::recalculate_priorities{});
     } else if (what < 90) {

@@ -58,20 +58,23 @@ bool agent::interruptible_sleep(double seconds) {
 }
 
 bool agent::register_worker() {
-  json body = {{"platform", cfg_.platform},     {"gpu_model", gpu_.model},
-               {"gpu_count", gpu_.count},       {"vram_gb", gpu_.vram_gb},
+  json body = {{"platform", cfg_.platform},
+               {"gpu_model", gpu_.model},
+               {"gpu_count", gpu_.count},
+               {"vram_gb", gpu_.vram_gb},
                {"worker_image_key", cfg_.worker_image_key}};
   if (!cfg_.provider_id.empty()) body["provider_id"] = cfg_.provider_id;
   if (!gpu_.driver_version.empty()) body["driver_version"] = gpu_.driver_version;  // its conformance fingerprint
   // batond gives it only jobs that fit the time left (or checkpoint and can be handed on).
   // (Seconds past year 292,000 are held there, as µs; batond refuses such a year either way.)
   if (cfg_.allocation_deadline > 0)
-    body["allocation_ends_at"] = util::format_time_us(std::min(cfg_.allocation_deadline, INT64_MAX / 1'000'000) * 1'000'000,
-                                                      util::time_form::seconds);
+    body["allocation_ends_at"] =
+        util::format_time_us(std::min(cfg_.allocation_deadline, INT64_MAX / 1'000'000) * 1'000'000, util::time_form::seconds);
   auto r = api_.register_worker(body);
   // A pilot can start before batond has recorded its allocation (sbatch's answer still on its
   // way): its one-time credential is not known yet, so a 401 is worth a few more tries.
-  for (int attempt = 1; r.status == 401 && cfg_.api_token_file_remove && attempt < cfg_.retry_attempts && !stopping(); ++attempt) {
+  for (int attempt = 1; r.status == 401 && cfg_.api_token_file_remove && attempt < cfg_.retry_attempts && !stopping();
+       ++attempt) {
     spdlog::warn("register refused ({}); the allocation may not be recorded yet, retry {}/{}", r.describe(), attempt,
                  cfg_.retry_attempts - 1);
     interruptible_sleep(backoff_seconds(attempt, cfg_.retry_base_seconds, cfg_.retry_max_seconds, retry_jitter()));
@@ -85,8 +88,8 @@ bool agent::register_worker() {
   session_ = {r.body["worker_id"].get<std::string>(), r.body["worker_token"].get<std::string>(),
               std::chrono::steady_clock::now()};
   lost_worker_id_.clear();
-  spdlog::info("registered as worker {} (platform {}, {} x {} {} GB, image {}{})", session_.worker_id, cfg_.platform,
-               gpu_.count, gpu_.model.empty() ? "unknown GPU" : gpu_.model, gpu_.vram_gb, cfg_.worker_image_key,
+  spdlog::info("registered as worker {} (platform {}, {} x {} {} GB, image {}{})", session_.worker_id, cfg_.platform, gpu_.count,
+               gpu_.model.empty() ? "unknown GPU" : gpu_.model, gpu_.vram_gb, cfg_.worker_image_key,
                cfg_.provider_id.empty() ? "" : ", provider " + cfg_.provider_id);
   return true;
 }

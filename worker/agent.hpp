@@ -62,8 +62,8 @@ class agent {
   job_outcome run_job(const nlohmann::json& assignment);
   job_outcome refuse_job(const std::string& job_id, const std::string& reason, const std::string& detail);
   // Stores changed checkpoint files and reports a new manifest; false if batond says the job moved on.
-  bool checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir,
-                        const job_spec& spec, bool final);
+  bool checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir, const job_spec& spec,
+                        bool final);
   void finish_report(const std::string& job_id, const std::string& action, const nlohmann::json& body);
 
   // --- stored-bundle jobs: bundle, checkpoints and outputs as blobs (stored_job.cpp) ---
@@ -75,8 +75,8 @@ class agent {
   };
   // GET /jobs/{id}/files into `listing`, then the bundle downloaded, checked against
   // `wanted` (the poll's input_bundle) and unpacked into workdir (which must not exist).
-  std::optional<refusal> fetch_stored_bundle(const std::string& job_id, const nlohmann::json& wanted,
-                                             const std::string& workdir, nlohmann::json& listing);
+  std::optional<refusal> fetch_stored_bundle(const std::string& job_id, const nlohmann::json& wanted, const std::string& workdir,
+                                             nlohmann::json& listing);
   // The latest checkpoint of `listing` (if any) downloaded, each file's digest checked, and
   // restored into workdir through the store. Throws std::runtime_error naming the file.
   bool restore_stored_checkpoint(const std::string& job_id, const nlohmann::json& listing, checkpoint_store& store,
@@ -84,8 +84,8 @@ class agent {
   // Sends the store's current manifest as a checkpoint file set. True once committed; false
   // (kept for the next cycle) when batond or the store cannot be reached; `lost` set when
   // batond says the job is not this worker's any more.
-  bool store_checkpoint_set(const std::string& job_id, const checkpoint_store& store, const nlohmann::json& report,
-                            bool final, bool& lost);
+  bool store_checkpoint_set(const std::string& job_id, const checkpoint_store& store, const nlohmann::json& report, bool final,
+                            bool& lost);
   // The files matching output_globs as the job's outputs; "" once committed, else why not.
   std::string store_outputs(const std::string& job_id, int attempt, const std::string& workdir, const job_spec& spec);
   // Stops nothing: sends handoff/start (with reason and extra fields) and handoff/complete.
@@ -104,7 +104,7 @@ class agent {
   std::string lost_worker_id_;  // a heartbeat for this id got 404
   std::string job_id_;          // the running job, for heartbeats
   std::string progress_path_;
-  std::string cancel_job_id_;   // control said cancellation_requested for this job
+  std::string cancel_job_id_;  // control said cancellation_requested for this job
   // A heartbeat or control reply said this job is preempted in requeue mode: hand it off by
   // preempt_grace_until_ (epoch seconds), then take the next job.
   std::string preempt_job_id_, preempted_by_;

@@ -22,9 +22,7 @@ struct api_result {
   // No answer, a server error, or over the request budget (429: batond says when to retry).
   bool retryable() const { return status == 0 || status == 429 || status >= 500; }
   // The wait batond asked for with a 429 (retry_after_seconds in the body), else 0.
-  double retry_after_seconds() const {
-    return status == 429 && body.is_object() ? body.value("retry_after_seconds", 0.0) : 0.0;
-  }
+  double retry_after_seconds() const { return status == 429 && body.is_object() ? body.value("retry_after_seconds", 0.0) : 0.0; }
   std::string error_code() const { return body.is_object() ? body.value("error", "") : ""; }
   std::string describe() const;
 };
@@ -48,8 +46,7 @@ class api_client {
   using sleeper = std::function<bool(double)>;
   // An https url is served only by a batond whose certificate verifies against ca_file (or
   // the system's CAs when it is empty) and names the url's host.
-  api_client(const std::string& url, const std::string& ca_file, std::string api_token, retry_policy policy,
-             sleeper sleep);
+  api_client(const std::string& url, const std::string& ca_file, std::string api_token, retry_policy policy, sleeper sleep);
 
   api_result register_worker(const nlohmann::json& body);
   api_result heartbeat(const session& s, const nlohmann::json& body);  // one attempt: the next beat is the retry
@@ -63,10 +60,9 @@ class api_client {
   api_result rotate_credential(const session& s, int64_t grace_seconds);  // one attempt
 
  private:
-  api_result send(const std::string& method, const std::string& path, const nlohmann::json& body,
-                  const httplib::Headers& headers, int attempts, bool interruptible);
-  api_result once(const std::string& method, const std::string& path, const std::string& body,
-                  const httplib::Headers& headers);
+  api_result send(const std::string& method, const std::string& path, const nlohmann::json& body, const httplib::Headers& headers,
+                  int attempts, bool interruptible);
+  api_result once(const std::string& method, const std::string& path, const std::string& body, const httplib::Headers& headers);
 
   std::unique_ptr<httplib::Client> http_;
   std::string api_token_;

@@ -88,8 +88,8 @@ void extract_bundle_archive(const std::string& archive_path, const std::string& 
 
   disk_ptr out(archive_write_disk_new());
   // No owner, permission bits beyond the umask, ACLs, xattrs or file flags from the archive.
-  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-                                                ARCHIVE_EXTRACT_SECURE_NODOTDOT);
+  archive_write_disk_set_options(out.get(),
+                                 ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
 
   uint64_t members = 0, total = 0;
   archive_entry* e = nullptr;
@@ -101,14 +101,13 @@ void extract_bundle_archive(const std::string& archive_path, const std::string& 
     const std::string name = raw ? raw : "";
     if (auto why = refusal(e, name); !why.empty()) throw invalid_bundle(why + " (in " + archive_path + ")");
     if (++members > limits.max_members)
-      throw invalid_bundle("archive " + archive_path + " has more than " + std::to_string(limits.max_members) +
-                           " members");
+      throw invalid_bundle("archive " + archive_path + " has more than " + std::to_string(limits.max_members) + " members");
     if (is_top(name)) continue;  // the bundle dir itself
     const bool is_dir = archive_entry_filetype(e) == AE_IFDIR;
     const uint64_t size = is_dir || !archive_entry_size_is_set(e) ? 0 : static_cast<uint64_t>(archive_entry_size(e));
     auto over_cap = [&](const std::string& member_is) {
-      return invalid_bundle("archive " + archive_path + " unpacks to more than " + human(limits.max_bytes) +
-                            " (member '" + name + "' is " + member_is + ")");
+      return invalid_bundle("archive " + archive_path + " unpacks to more than " + human(limits.max_bytes) + " (member '" + name +
+                            "' is " + member_is + ")");
     };
     if (size > limits.max_bytes - total) throw over_cap(human(size));
     total += size;

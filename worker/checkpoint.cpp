@@ -125,8 +125,8 @@ json to_json(const manifest& m) {
   json files = json::object();
   for (const auto& [name, e] : m.files)
     files[name] = {{"sha256", e.sha256}, {"size", e.size}, {"attempt", e.attempt}, {"object", e.object}};
-  return {{"schema_version", 1}, {"job_id", m.job_id}, {"attempt", m.attempt}, {"worker_id", m.worker_id},
-          {"updated_at", m.updated_at}, {"files", files}};
+  return {{"schema_version", 1},      {"job_id", m.job_id},         {"attempt", m.attempt},
+          {"worker_id", m.worker_id}, {"updated_at", m.updated_at}, {"files", files}};
 }
 
 namespace {
@@ -252,7 +252,8 @@ void checkpoint_store::restore(const std::string& manifest_path, const std::stri
   for (auto& [name, e] : old.files) {
     auto src = (base / e.object).string();
     auto got = sha256_file(src);
-    if (got != e.sha256) throw std::runtime_error("checkpoint object " + src + " has sha256 " + got + ", manifest says " + e.sha256);
+    if (got != e.sha256)
+      throw std::runtime_error("checkpoint object " + src + " has sha256 " + got + ", manifest says " + e.sha256);
     auto dst = fs::path(workdir) / name;
     fs::create_directories(dst.parent_path());
     auto tmp = temp_name(dst.string());

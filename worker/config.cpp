@@ -61,15 +61,18 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
       ->envname("BATON_API_TOKEN_FILE_REMOVE");
   app.add_option("--ca-file", c.ca_file, "https URL: CA certificate batond's is checked against (default: the system's CAs)")
       ->envname("BATON_CA_FILE");
-  app.add_option("--store-ca-file", c.store_ca_file,
-                 "stored bundles in an https object store: CA certificate its certificate is checked against (default: the system's CAs)")
+  app.add_option(
+         "--store-ca-file", c.store_ca_file,
+         "stored bundles in an https object store: CA certificate its certificate is checked against (default: the system's CAs)")
       ->envname("BATON_STORE_CA_FILE");
   app.add_option("--worker-image-key", c.worker_image_key, "worker image key")
-      ->envname("BATON_WORKER_IMAGE_KEY")->capture_default_str();
+      ->envname("BATON_WORKER_IMAGE_KEY")
+      ->capture_default_str();
   app.add_option("--platform", c.platform, "hpc or salad (default: hpc inside Slurm, else salad)")->envname("BATON_PLATFORM");
   app.add_option("--gpu-model", c.gpu_model, "GPU model when nvidia-smi is absent")->envname("BATON_GPU_MODEL");
   app.add_option("--gpu-count", c.gpu_count, "GPU count when nvidia-smi is absent")
-      ->envname("BATON_GPU_COUNT")->check(CLI::Range(0, 1024));
+      ->envname("BATON_GPU_COUNT")
+      ->check(CLI::Range(0, 1024));
   app.add_flag("--allow-no-gpu", c.allow_no_gpu,
                "without nvidia-smi and --gpu-count, register with 0 GPUs (such a worker gets no job) instead of exiting")
       ->envname("BATON_ALLOW_NO_GPU");
@@ -81,37 +84,50 @@ std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
       ->envname("BATON_CLUSTER_NAME");
   app.add_option("--credential-rotate-seconds", c.credential_rotate_seconds,
                  "ask batond for a new worker credential this often (0: never); the old one stays valid a while")
-      ->envname("BATON_CREDENTIAL_ROTATE_SECONDS")->capture_default_str();
+      ->envname("BATON_CREDENTIAL_ROTATE_SECONDS")
+      ->capture_default_str();
   app.add_option("--heartbeat-seconds", c.heartbeat_seconds, "heartbeat and cancel-check interval")
-      ->envname("BATON_HEARTBEAT_SECONDS")->capture_default_str();
+      ->envname("BATON_HEARTBEAT_SECONDS")
+      ->capture_default_str();
   app.add_option("--idle-strategy", c.idle_strategy, "immediate_exit | poll_then_exit")
-      ->envname("BATON_IDLE_STRATEGY")->capture_default_str();
+      ->envname("BATON_IDLE_STRATEGY")
+      ->capture_default_str();
   app.add_option("--idle-poll-seconds", c.idle_poll_seconds, "poll interval while idle")
-      ->envname("BATON_IDLE_POLL_SECONDS")->capture_default_str();
+      ->envname("BATON_IDLE_POLL_SECONDS")
+      ->capture_default_str();
   app.add_option("--idle-max-seconds", c.idle_max_seconds, "exit after this long idle (poll_then_exit)")
-      ->envname("BATON_IDLE_MAX_SECONDS")->capture_default_str();
+      ->envname("BATON_IDLE_MAX_SECONDS")
+      ->capture_default_str();
   app.add_option("--work-dir", c.work_dir, "local scratch for job working dirs")->envname("BATON_WORK_DIR");
   app.add_option("--checkpoint-seconds", c.checkpoint_seconds, "checkpoint cycle interval")
-      ->envname("BATON_CHECKPOINT_SECONDS")->capture_default_str();
+      ->envname("BATON_CHECKPOINT_SECONDS")
+      ->capture_default_str();
   app.add_option("--kill-grace-seconds", c.kill_grace_seconds, "SIGTERM to SIGKILL grace for the payload")
-      ->envname("BATON_KILL_GRACE_SECONDS")->capture_default_str();
+      ->envname("BATON_KILL_GRACE_SECONDS")
+      ->capture_default_str();
   app.add_option("--handoff-margin-seconds", c.handoff_margin_seconds,
                  "hand the running job off this long before the allocation deadline")
-      ->envname("BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS")->capture_default_str();
-  app.add_option("--allocation-deadline", c.allocation_deadline,
-                 "epoch seconds when the Slurm allocation ends (0 = none)")
-      ->envname("BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS")->capture_default_str();
+      ->envname("BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS")
+      ->capture_default_str();
+  app.add_option("--allocation-deadline", c.allocation_deadline, "epoch seconds when the Slurm allocation ends (0 = none)")
+      ->envname("BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS")
+      ->capture_default_str();
   app.add_option("--retry-base-seconds", c.retry_base_seconds, "first retry delay (doubles each time)")
-      ->envname("BATON_RETRY_BASE_SECONDS")->capture_default_str();
+      ->envname("BATON_RETRY_BASE_SECONDS")
+      ->capture_default_str();
   app.add_option("--retry-max-seconds", c.retry_max_seconds, "retry delay cap")
-      ->envname("BATON_RETRY_MAX_SECONDS")->capture_default_str();
+      ->envname("BATON_RETRY_MAX_SECONDS")
+      ->capture_default_str();
   app.add_option("--retry-attempts", c.retry_attempts, "attempts per request on connection errors and 5xx")
-      ->envname("BATON_RETRY_ATTEMPTS")->capture_default_str();
+      ->envname("BATON_RETRY_ATTEMPTS")
+      ->capture_default_str();
   app.add_flag("--keep-work-dirs", c.keep_work_dirs, "keep job working dirs after the job ends");
   app.add_option("--bundle-max-bytes", c.bundle_max_bytes, "refuse an archive bundle that unpacks to more bytes")
-      ->envname("BATON_BUNDLE_MAX_BYTES")->capture_default_str();
+      ->envname("BATON_BUNDLE_MAX_BYTES")
+      ->capture_default_str();
   app.add_option("--bundle-max-members", c.bundle_max_members, "refuse an archive bundle with more members")
-      ->envname("BATON_BUNDLE_MAX_MEMBERS")->capture_default_str();
+      ->envname("BATON_BUNDLE_MAX_MEMBERS")
+      ->capture_default_str();
   app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error")->envname("BATON_LOG_LEVEL")->capture_default_str();
   try {
     app.parse(argc, argv);

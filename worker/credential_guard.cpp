@@ -10,9 +10,9 @@ extern char** environ;
 namespace baton::worker {
 
 const std::vector<std::string>& credential_env_names() {
-  static const std::vector<std::string> names = {
-      "BATON_API_TOKEN",      "BATON_API_TOKEN_FILE", "APPTAINERENV_BATON_API_TOKEN", "BATON_PILOT_TOKEN",
-      "BATON_SALAD_API_KEY",  "BATON_METRICS_TOKEN",  "BATON_WORKER_TOKEN"};
+  static const std::vector<std::string> names = {"BATON_API_TOKEN",   "BATON_API_TOKEN_FILE", "APPTAINERENV_BATON_API_TOKEN",
+                                                 "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY",  "BATON_METRICS_TOKEN",
+                                                 "BATON_WORKER_TOKEN"};
   return names;
 }
 

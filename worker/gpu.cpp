@@ -69,12 +69,14 @@ gpu_choice choose_gpus(const std::optional<gpu_info>& detected, const gpu_info& 
   if (settings.count >= 1) return c;
   if (allow_no_gpu) {
     c.gpu.count = 0;
-    c.warnings.push_back("no nvidia-smi (or it found no GPU) and no --gpu-count: registering with 0 GPUs (--allow-no-gpu); "
-                         "batond gives such a worker no job, as every job asks for at least one GPU");
+    c.warnings.push_back(
+        "no nvidia-smi (or it found no GPU) and no --gpu-count: registering with 0 GPUs (--allow-no-gpu); "
+        "batond gives such a worker no job, as every job asks for at least one GPU");
     return c;
   }
-  c.problem = "no nvidia-smi (or it found no GPU) and no GPU count: give --gpu-count N (BATON_GPU_COUNT) for the GPUs "
-              "this machine has, or --allow-no-gpu (BATON_ALLOW_NO_GPU=1) to register with 0 GPUs, which gets no job";
+  c.problem =
+      "no nvidia-smi (or it found no GPU) and no GPU count: give --gpu-count N (BATON_GPU_COUNT) for the GPUs "
+      "this machine has, or --allow-no-gpu (BATON_ALLOW_NO_GPU=1) to register with 0 GPUs, which gets no job";
   return c;
 }
 

@@ -9,7 +9,7 @@ namespace baton::worker {
 struct gpu_info {
   std::string model;
   int count = 0;
-  double vram_gb = 0;  // of the first GPU
+  double vram_gb = 0;          // of the first GPU
   std::string driver_version;  // "" unknown
 };
 

@@ -62,12 +62,13 @@ void agent::note_preemption(const std::string& job, const json& preempt) {
     grace = static_cast<double>(*t / 1'000'000) + static_cast<double>(*t % 1'000'000) / 1e6;
   std::lock_guard<std::mutex> lock(m_);
   if (job_id_ != job) return;  // that job has ended here meanwhile
-  if (mode == "cancel") {  // an interactive or non-requeueable job: the cancel path
+  if (mode == "cancel") {      // an interactive or non-requeueable job: the cancel path
     if (cancel_job_id_ != job) spdlog::info("job {}: preempted by {}; it is cancelled", job, preempt.value("by", ""));
     cancel_job_id_ = job;
   } else {
     if (preempt_job_id_ != job)
-      spdlog::info("job {}: preempted by {}; handing it off by {}", job, preempt.value("by", ""), preempt.value("grace_until", ""));
+      spdlog::info("job {}: preempted by {}; handing it off by {}", job, preempt.value("by", ""),
+                   preempt.value("grace_until", ""));
     preempt_job_id_ = job;
     preempted_by_ = preempt.value("by", "");
     preempt_grace_until_ = grace;
@@ -82,8 +83,7 @@ void agent::rotate_credential(api_client& api) {
   const int64_t grace = static_cast<int64_t>(std::max(300.0, 4 * cfg_.heartbeat_seconds));
   auto r = api.rotate_credential(s, grace);
   if (!r.ok() || !r.body.is_object() || !r.body["token"].is_string()) {
-    spdlog::warn("credential rotation for worker {} failed: {}; trying again at the next heartbeat", s.worker_id,
-                 r.describe());
+    spdlog::warn("credential rotation for worker {} failed: {}; trying again at the next heartbeat", s.worker_id, r.describe());
     return;
   }
   std::lock_guard<std::mutex> lock(m_);
@@ -99,13 +99,11 @@ void agent::heartbeat_loop() {
   while (true) {
     {
       std::unique_lock<std::mutex> lock(m_);
-      if (cv_.wait_for(lock, std::chrono::duration<double>(cfg_.heartbeat_seconds), [this] { return heartbeat_quit_; }))
-        return;
+      if (cv_.wait_for(lock, std::chrono::duration<double>(cfg_.heartbeat_seconds), [this] { return heartbeat_quit_; })) return;
     }
     send_heartbeat(api);
-    if (cfg_.credential_rotate_seconds > 0 &&
-        std::chrono::steady_clock::now() - current_session().credential_since >=
-            std::chrono::duration<double>(cfg_.credential_rotate_seconds))
+    if (cfg_.credential_rotate_seconds > 0 && std::chrono::steady_clock::now() - current_session().credential_since >=
+                                                  std::chrono::duration<double>(cfg_.credential_rotate_seconds))
       rotate_credential(api);
   }
 }

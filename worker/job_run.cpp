@@ -41,9 +41,7 @@ std::string tail_of(const std::string& path, size_t n) {
   return ss.str();
 }
 
-std::chrono::milliseconds ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
+std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); }
 
 // A 409 saying the job is already where we wanted it (a retried request that got through).
 bool already_done(const api_result& r, const std::string& wanted) {
@@ -53,8 +51,8 @@ bool already_done(const api_result& r, const std::string& wanted) {
 // Copies the payload log (its last 16 MiB at most) and writes failure.json (which names the last
 // checkpoint manifest) into <home>/.baton-failures/<job>/attempt-<n>/. Best effort: returns the
 // directory, or "" if it could not be written.
-std::string save_failure_artifacts(const std::string& home, const std::string& job_id, int attempt,
-                                   const std::string& log_path, const json& info) {
+std::string save_failure_artifacts(const std::string& home, const std::string& job_id, int attempt, const std::string& log_path,
+                                   const json& info) {
   const std::uintmax_t cap = 16u << 20;
   auto dir = (fs::path(home) / failures_subdir / job_id / ("attempt-" + std::to_string(attempt))).string();
   try {
@@ -124,8 +122,8 @@ void agent::report_handoff(const std::string& job_id, const checkpoint_store& st
     spdlog::warn("job {}: handoff/complete failed: {}; deregistering requeues it", job_id, hc.describe());
 }
 
-bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir,
-                             const job_spec& spec, bool final) {
+bool agent::checkpoint_cycle(const std::string& job_id, checkpoint_store& store, const std::string& workdir, const job_spec& spec,
+                             bool final) {
   auto globs = spec.checkpoint_globs;
   if (!spec.progress_file.empty()) globs.push_back(spec.progress_file);  // resume with the progress it had
   // Before a manifest moves, one heartbeat proves batond still counts this worker (and renews
@@ -204,9 +202,12 @@ job_outcome agent::run_job(const json& a) {
   stored_.attempt = attempt;
   const auto& ib = stored ? a["input_bundle"] : a;
   const std::string bundle_name =
-      stored ? "blob " + (ib.contains("sha256") && ib["sha256"].is_string() ? ib["sha256"].get<std::string>() : "?") : bundle_path;
+      stored ? "blob " + (ib.contains("sha256") && ib["sha256"].is_string() ? ib["sha256"].get<std::string>() : "?")
+             : bundle_path;
   spdlog::info("job {}: assigned (attempt {}, bundle {}, resume from {})", job_id, attempt, bundle_name,
-               stored ? "its latest stored checkpoint, if any" : resume_from.empty() ? "scratch" : resume_from);
+               stored                ? "its latest stored checkpoint, if any"
+               : resume_from.empty() ? "scratch"
+                                     : resume_from);
 
   auto workdir = (fs::path(cfg_.work_dir) / (job_id + "-attempt-" + std::to_string(attempt))).string();
   std::string home, ckdir;  // where failure artifacts and the checkpoint copies go
@@ -235,13 +236,16 @@ job_outcome agent::run_job(const json& a) {
   } else {
     // Bundle: a directory (copied) or a tar archive (checked, then unpacked) into the working dir.
     auto bundle = resolve_bundle_dir(bundle_path);
-    if (!bundle) return refuse_job(job_id, "bundle_unavailable", "input_bundle_path must be an absolute path or file:// URL: " + bundle_path);
+    if (!bundle)
+      return refuse_job(job_id, "bundle_unavailable",
+                        "input_bundle_path must be an absolute path or file:// URL: " + bundle_path);
     std::error_code sec;
     auto bundle_status = fs::status(*bundle, sec);
     is_tar = fs::is_regular_file(bundle_status) && is_tar_path(*bundle);
     if (!is_tar && !fs::is_directory(bundle_status)) {
       if (fs::is_regular_file(bundle_status))
-        return refuse_job(job_id, "invalid_bundle", "bundle " + *bundle + " is neither a directory nor a .tar/.tar.gz/.tgz archive");
+        return refuse_job(job_id, "invalid_bundle",
+                          "bundle " + *bundle + " is neither a directory nor a .tar/.tar.gz/.tgz archive");
       return refuse_job(job_id, "bundle_unavailable", "bundle " + *bundle + " is not readable here");
     }
     // Checkpoints and failure artifacts live next to the bundle: in its dir, or beside the archive.
@@ -446,21 +450,21 @@ job_outcome agent::run_job(const json& a) {
       int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
       spdlog::info("job {}: payload stopped (code {})", job_id, code);
       checkpoint_cycle(job_id, store, workdir, spec, true);
-      report_handoff(job_id, store, progress_path,
-                     {{"reason", "worker_shutdown"}, {"message", "baton-worker received SIGTERM"}});
+      report_handoff(job_id, store, progress_path, {{"reason", "worker_shutdown"}, {"message", "baton-worker received SIGTERM"}});
       cleanup();
       return job_outcome::handed_off;
     }
     if (inside_handoff_margin()) {
-      spdlog::info("job {}: the allocation ends at epoch {}, within the {} s margin; stopping the payload for a handoff",
-                   job_id, cfg_.allocation_deadline, cfg_.handoff_margin_seconds);
+      spdlog::info("job {}: the allocation ends at epoch {}, within the {} s margin; stopping the payload for a handoff", job_id,
+                   cfg_.allocation_deadline, cfg_.handoff_margin_seconds);
       int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
       spdlog::info("job {}: payload stopped (code {})", job_id, code);
       checkpoint_cycle(job_id, store, workdir, spec, true);
       report_handoff(job_id, store, progress_path,
                      {{"reason", "allocation_ending"},
                       {"deadline_epoch_seconds", cfg_.allocation_deadline},
-                      {"message", "the Slurm allocation ends within " + std::to_string(static_cast<int64_t>(cfg_.handoff_margin_seconds)) + " s"}});
+                      {"message", "the Slurm allocation ends within " +
+                                      std::to_string(static_cast<int64_t>(cfg_.handoff_margin_seconds)) + " s"}});
       cleanup();
       return job_outcome::handed_off;
     }

@@ -40,8 +40,10 @@ slurm_end_time parse_slurm_end_time(const std::string& raw) {
 int64_t ask_slurm_for_allocation_end(const std::string& slurm_job_id) {
   auto r = util::run({"squeue", "-h", "-j", slurm_job_id, "-o", "%e"}, "", std::chrono::seconds(15), credential_env_names());
   if (r.not_started || r.timed_out || r.exit_code != 0) {
-    spdlog::warn("could not ask Slurm when allocation {} ends (squeue {}: {}); carrying on without a deadline",
-                 slurm_job_id, r.not_started ? "did not start" : r.timed_out ? "timed out" : "exit " + std::to_string(r.exit_code),
+    spdlog::warn("could not ask Slurm when allocation {} ends (squeue {}: {}); carrying on without a deadline", slurm_job_id,
+                 r.not_started ? "did not start"
+                 : r.timed_out ? "timed out"
+                               : "exit " + std::to_string(r.exit_code),
                  trimmed(r.err));
     return 0;
   }
@@ -55,8 +57,7 @@ int64_t ask_slurm_for_allocation_end(const std::string& slurm_job_id) {
                  trimmed(r.out));
     return 0;
   }
-  spdlog::info("asked Slurm: allocation {} ends at {} local time (epoch {})", slurm_job_id, trimmed(r.out),
-               end.epoch_seconds);
+  spdlog::info("asked Slurm: allocation {} ends at {} local time (epoch {})", slurm_job_id, trimmed(r.out), end.epoch_seconds);
   return end.epoch_seconds;
 }
 

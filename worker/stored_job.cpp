@@ -41,7 +41,8 @@ bool same_blob(const json& a, const json& b) {
 
 std::optional<agent::refusal> agent::fetch_stored_bundle(const std::string& job_id, const json& wanted,
                                                          const std::string& workdir, json& listing) {
-  auto sha = wanted.is_object() && wanted.contains("sha256") && wanted["sha256"].is_string() ? wanted["sha256"].get<std::string>() : "";
+  auto sha =
+      wanted.is_object() && wanted.contains("sha256") && wanted["sha256"].is_string() ? wanted["sha256"].get<std::string>() : "";
   if (sha.size() != 64 || !wanted.contains("size") || !wanted["size"].is_number_unsigned())
     return refusal{"bundle_unavailable", "the assignment's input_bundle is not {sha256, size}: " + wanted.dump()};
   auto l = blob_link(true);
@@ -109,8 +110,7 @@ bool agent::restore_stored_checkpoint(const std::string& job_id, const json& lis
     const std::string path = f.is_object() && f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "";
     if (!is_safe_relative(path)) throw std::runtime_error("checkpoint " + set_id + ": unsafe file path '" + path + "'");
     const std::string sha = f.value("sha256", "");
-    if (!util::is_sha256_hex(sha))
-      throw std::runtime_error("checkpoint " + set_id + ": file " + path + " has no valid sha256");
+    if (!util::is_sha256_hex(sha)) throw std::runtime_error("checkpoint " + set_id + ": file " + path + " has no valid sha256");
     auto object = (fs::path(resume) / "objects" / sha).string();
     if (!fs::exists(object)) {
       auto pick = [&](const json& fresh) -> json {

@@ -55,9 +55,11 @@ supervision_rules parse_supervision(const nlohmann::json& j) {
   return r;
 }
 
-payload_watch::payload_watch(const supervision_rules& rules, std::string log_path, std::string progress_path,
-                             time_point started)
-    : rules_(rules), log_path_(std::move(log_path)), progress_path_(std::move(progress_path)), started_(started),
+payload_watch::payload_watch(const supervision_rules& rules, std::string log_path, std::string progress_path, time_point started)
+    : rules_(rules),
+      log_path_(std::move(log_path)),
+      progress_path_(std::move(progress_path)),
+      started_(started),
       last_sign_of_life_(started) {
   for (const auto& p : rules_.fatal_log_patterns) patterns_.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
   progress_changed();  // what the progress file holds at start (a resumed job's) is no sign of life
@@ -66,17 +68,17 @@ payload_watch::payload_watch(const supervision_rules& rules, std::string log_pat
 std::optional<supervision_verdict> payload_watch::check(time_point now) {
   const double ran = std::chrono::duration<double>(now - started_).count();
   if (rules_.max_run_seconds > 0 && ran >= rules_.max_run_seconds)
-    return supervision_verdict{"payload_max_run_time", "the payload ran for " + seconds(ran) +
-                                                           ", past supervision.max_run_seconds = " +
-                                                           seconds(rules_.max_run_seconds)};
+    return supervision_verdict{
+        "payload_max_run_time",
+        "the payload ran for " + seconds(ran) + ", past supervision.max_run_seconds = " + seconds(rules_.max_run_seconds)};
   bool grew = false;
   if (auto fatal = scan_new_log(grew)) return fatal;
   if (grew || progress_changed()) last_sign_of_life_ = now;
   const double quiet = std::chrono::duration<double>(now - last_sign_of_life_).count();
   if (rules_.no_progress_seconds > 0 && quiet >= rules_.no_progress_seconds)
-    return supervision_verdict{"payload_stalled", "no new line in the payload log and no change of its progress file for " +
-                                                      seconds(quiet) + " (supervision.no_progress_seconds = " +
-                                                      seconds(rules_.no_progress_seconds) + ")"};
+    return supervision_verdict{"payload_stalled",
+                               "no new line in the payload log and no change of its progress file for " + seconds(quiet) +
+                                   " (supervision.no_progress_seconds = " + seconds(rules_.no_progress_seconds) + ")"};
   return std::nullopt;
 }
 

@@ -59,8 +59,7 @@ struct prepared {
   httplib::Headers headers;
 };
 
-std::unique_ptr<httplib::Client> client_for(const std::string& scheme_host_port, const std::string& ca_file,
-                                            int read_timeout) {
+std::unique_ptr<httplib::Client> client_for(const std::string& scheme_host_port, const std::string& ca_file, int read_timeout) {
   auto c = std::make_unique<httplib::Client>(scheme_host_port);
   if (scheme_host_port.rfind("https://", 0) == 0) {
     c->enable_server_certificate_verification(true);
@@ -119,7 +118,8 @@ std::string describe_status(int status, const std::string& body) {
 }
 
 std::string where_of(const transfer& t) {
-  return t.method + " " + (t.absolute() ? path_of(t.url) : t.url) + (t.part_number ? " (part " + std::to_string(t.part_number) + ")" : "");
+  return t.method + " " + (t.absolute() ? path_of(t.url) : t.url) +
+         (t.part_number ? " (part " + std::to_string(t.part_number) + ")" : "");
 }
 
 bool wait_retry(const link& l, int failures, double at_least = 0) {
@@ -257,7 +257,8 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
   int failures = 0;
   while (true) {
     auto p = prepare(l, t);
-    if (have > 0) p.headers.emplace("Range", "bytes=" + std::to_string(t.offset + have) + "-" + std::to_string(t.offset + size - 1));
+    if (have > 0)
+      p.headers.emplace("Range", "bytes=" + std::to_string(t.offset + have) + "-" + std::to_string(t.offset + size - 1));
     int status = 0;
     bool from_start = false, too_long = false, write_failed = false;
     std::string error_body;
@@ -311,7 +312,9 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
           return true;
         });
     if (write_failed) throw transfer_error(failure::local, errno_text("cannot write", path));
-    if (too_long) throw fail_removing(failure::mismatch, where_of(t) + ": more than the " + std::to_string(size) + " bytes of blob " + sha256 + " arrived");
+    if (too_long)
+      throw fail_removing(failure::mismatch,
+                          where_of(t) + ": more than the " + std::to_string(size) + " bytes of blob " + sha256 + " arrived");
     if (r && (status == 200 || status == 206) && have == size) break;
     // batond found the stored bytes do not hash to their digest: no retry brings others.
     if (r && status >= 500 && !t.absolute() && error_body.find("\"blob_damaged\"") != std::string::npos)
@@ -325,9 +328,10 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
     // Cut (no answer, or a body shorter than the blob), 5xx or 429: again, from where it stopped.
     if (have > before) failures = 0;
     if (++failures >= l.attempts)
-      throw fail_removing(failure::unavailable, where_of(t) + ": " + (r ? describe_status(status, error_body) : httplib::to_string(r.error())) +
-                                                    " after " + std::to_string(l.attempts) + " attempts (" + std::to_string(have) +
-                                                    " of " + std::to_string(size) + " bytes arrived)");
+      throw fail_removing(failure::unavailable, where_of(t) + ": " +
+                                                    (r ? describe_status(status, error_body) : httplib::to_string(r.error())) +
+                                                    " after " + std::to_string(l.attempts) + " attempts (" +
+                                                    std::to_string(have) + " of " + std::to_string(size) + " bytes arrived)");
     if (!wait_retry(l, failures, retry_after_of(r))) throw fail_removing(failure::unavailable, where_of(t) + ": given up");
   }
   if (::fsync(out.fd) != 0) throw transfer_error(failure::local, errno_text("cannot fsync", path));
@@ -349,8 +353,8 @@ static std::string sent_key(const transfer& t) {
     if (pair.compare(0, 9, "uploadId=") == 0) upload_id = pair.substr(9);
   }
   if (upload_id.empty()) return {};
-  return path_of(t.url) + "?uploadId=" + upload_id + "#" + std::to_string(t.part_number) + "@" + std::to_string(t.offset) +
-         "+" + std::to_string(t.size);
+  return path_of(t.url) + "?uploadId=" + upload_id + "#" + std::to_string(t.part_number) + "@" + std::to_string(t.offset) + "+" +
+         std::to_string(t.size);
 }
 
 std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::string& path, const progress_fn& progress,
@@ -397,7 +401,7 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
       };
       // An empty body goes as one (a provider is never asked for zero bytes).
       httplib::Result r = length == 0 ? (part.method == "POST" ? p.client->Post(p.target.c_str(), p.headers, "", 0, "")
-                                                              : p.client->Put(p.target.c_str(), p.headers, "", 0, ""))
+                                                               : p.client->Put(p.target.c_str(), p.headers, "", 0, ""))
                           : part.method == "POST" ? p.client->Post(p.target.c_str(), p.headers, length, provider, "")
                                                   : p.client->Put(p.target.c_str(), p.headers, length, provider, "");
       if (read_failed) throw transfer_error(failure::local, errno_text("cannot read", path));
@@ -409,7 +413,8 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
           uint64_t named = b.contains("offset") && b["offset"].is_number_unsigned() ? b["offset"].get<uint64_t>() : start;
           start = std::clamp<uint64_t>(named, part.offset, end);
           if (++failures >= l.attempts)
-            throw transfer_error(failure::unavailable, where_of(part) + ": batond keeps answering incomplete: " + r->body.substr(0, 200));
+            throw transfer_error(failure::unavailable,
+                                 where_of(part) + ": batond keeps answering incomplete: " + r->body.substr(0, 200));
           continue;
         }
       }
@@ -455,13 +460,15 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
           start = std::clamp<uint64_t>(held.body["offset"].get<uint64_t>(), part.offset, end);
           if (held.body.value("complete", false)) break;  // (start == end: an empty PUT has them verified)
         } else if (held.status == 404) {
-          throw transfer_error(failure::expired, "GET " + path_of(part.url) + ": " + held.describe() + " (the upload expired or is unknown)",
-                               404, held.body);
+          throw transfer_error(failure::expired,
+                               "GET " + path_of(part.url) + ": " + held.describe() + " (the upload expired or is unknown)", 404,
+                               held.body);
         }
       }
       if (start > before) failures = 0;
       if (++failures >= l.attempts)
-        throw transfer_error(failure::unavailable, where_of(part) + ": " + (r ? describe_status(r->status, r->body) : httplib::to_string(r.error())) +
+        throw transfer_error(failure::unavailable, where_of(part) + ": " +
+                                                       (r ? describe_status(r->status, r->body) : httplib::to_string(r.error())) +
                                                        " after " + std::to_string(l.attempts) + " attempts");
       if (!wait_retry(l, failures, retry_after_of(r))) throw transfer_error(failure::unavailable, where_of(part) + ": given up");
     }
@@ -486,8 +493,7 @@ json etags_json(const std::vector<part_etag>& etags) {
 
 }  // namespace
 
-bool store_bundle(const link& l, const std::string& path, const std::string& sha256, uint64_t size,
-                  const progress_fn& progress) {
+bool store_bundle(const link& l, const std::string& path, const std::string& sha256, uint64_t size, const progress_fn& progress) {
   sent_parts sent;  // across renewals: a part the store holds is not sent again
   for (int renewal = 0;; ++renewal) {
     auto a = call(l, "POST", "/blobs/uploads", {{"purpose", "bundle"}, {"sha256", sha256}, {"size", size}});
@@ -503,7 +509,8 @@ bool store_bundle(const link& l, const std::string& path, const std::string& sha
       auto etags = upload(l, g, path, progress, &sent);
       auto done = call(l, "POST", "/blobs/uploads/" + g.upload_id + "/complete", {{"parts", etags_json(etags)}});
       if (done.ok()) return false;
-      if ((done.status != 404 && done.error_code() != "blob_being_removed") || renewal >= max_renewals) throw_answer("POST /blobs/uploads/" + g.upload_id + "/complete", done);
+      if ((done.status != 404 && done.error_code() != "blob_being_removed") || renewal >= max_renewals)
+        throw_answer("POST /blobs/uploads/" + g.upload_id + "/complete", done);
     } catch (const transfer_error& e) {
       if (e.kind != failure::expired || renewal >= max_renewals) throw;
     }
@@ -528,7 +535,8 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
     auto a = call(l, "POST", base, body);
     if (!a.ok()) throw_answer("POST " + base, a);
     if (!a.body.is_object() || !a.body.contains("set_id") || !a.body["set_id"].is_string())
-      throw transfer_error(failure::refused, "POST " + base + ": the answer has no set_id: " + a.body.dump().substr(0, 300), a.status, a.body);
+      throw transfer_error(failure::refused, "POST " + base + ": the answer has no set_id: " + a.body.dump().substr(0, 300),
+                           a.status, a.body);
     const std::string set_id = a.body["set_id"].get<std::string>();
     std::vector<upload_grant> grants;
     try {
@@ -542,7 +550,8 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
     }
     auto local_of = [&](const upload_grant& g) {
       auto it = by_digest.find(g.sha256);
-      if (it == by_digest.end()) throw transfer_error(failure::refused, "POST " + base + " asked for blob " + g.sha256 + ", which is not in the set");
+      if (it == by_digest.end())
+        throw transfer_error(failure::refused, "POST " + base + " asked for blob " + g.sha256 + ", which is not in the set");
       return it->second->local;
     };
     try {
@@ -550,7 +559,8 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
       for (size_t i = 0; i < grants.size(); ++i) etags[i] = upload(l, grants[i], local_of(grants[i]), {}, &sent);
       for (int commits = 0;; ++commits) {
         json ups = json::array();
-        for (size_t i = 0; i < grants.size(); ++i) ups.push_back({{"upload_id", grants[i].upload_id}, {"parts", etags_json(etags[i])}});
+        for (size_t i = 0; i < grants.size(); ++i)
+          ups.push_back({{"upload_id", grants[i].upload_id}, {"parts", etags_json(etags[i])}});
         auto c = call(l, "POST", base + "/" + set_id + "/commit", {{"uploads", ups}});
         if (c.ok()) return set_id;
         // The set is gone (404: batond restarted, or it expired), or a blob of it raced the
@@ -576,12 +586,13 @@ std::string store_file_set(const link& l, const std::string& job_id, const std::
 json job_files(const link& l, const std::string& job_id) {
   auto a = call(l, "GET", "/jobs/" + job_id + "/files");
   if (!a.ok()) throw_answer("GET /jobs/" + job_id + "/files", a);
-  if (!a.body.is_object()) throw transfer_error(failure::refused, "GET /jobs/" + job_id + "/files: not a JSON object", a.status, a.body);
+  if (!a.body.is_object())
+    throw transfer_error(failure::refused, "GET /jobs/" + job_id + "/files: not a JSON object", a.status, a.body);
   return a.body;
 }
 
-void download_listed(const link& l, const std::string& job_id, const json& entry,
-                     const std::function<json(const json&)>& pick, const std::string& path, const progress_fn& progress) {
+void download_listed(const link& l, const std::string& job_id, const json& entry, const std::function<json(const json&)>& pick,
+                     const std::string& path, const progress_fn& progress) {
   json e = entry;
   for (int renewal = 0;; ++renewal) {
     const std::string what = e.is_object() && e.contains("path") && e["path"].is_string() ? e["path"].get<std::string>() : "blob";

@@ -25,12 +25,12 @@ namespace baton::xfer {
 
 // One request that moves bytes (docs/storage.md "Transfers").
 struct transfer {
-  std::string url;     // "/blobs/..." (batond) or "https://host/key?X-Amz-..." (presigned)
-  std::string method;  // PUT or GET
+  std::string url;                                           // "/blobs/..." (batond) or "https://host/key?X-Amz-..." (presigned)
+  std::string method;                                        // PUT or GET
   std::vector<std::pair<std::string, std::string>> headers;  // sent exactly
-  uint64_t offset = 0;  // first byte of the blob this request carries
-  uint64_t size = 0;    // how many bytes
-  int part_number = 0;  // multipart: 1-based; 0 otherwise
+  uint64_t offset = 0;                                       // first byte of the blob this request carries
+  uint64_t size = 0;                                         // how many bytes
+  int part_number = 0;                                       // multipart: 1-based; 0 otherwise
   std::string expires_at;
   bool absolute() const { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
 };
@@ -118,8 +118,8 @@ using sent_parts = std::map<std::string, std::string>;
 // A local upload cut midway resumes from the offset batond holds; a store part restarts from
 // its start; a part in `sent` is not sent again. Returns the ETags of multipart parts
 // (part_number > 0), in part order.
-std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::string& path,
-                              const progress_fn& progress = {}, sent_parts* sent = nullptr);
+std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::string& path, const progress_fn& progress = {},
+                              sent_parts* sent = nullptr);
 
 // --- protocol steps ---
 
@@ -149,7 +149,7 @@ nlohmann::json job_files(const link& l, const std::string& job_id);
 // Downloads a blob listed in a GET /jobs/{id}/files answer, asking for the answer again when
 // its transfer expired. `pick` finds the blob's entry (with "download") in a fresh answer.
 void download_listed(const link& l, const std::string& job_id, const nlohmann::json& entry,
-                     const std::function<nlohmann::json(const nlohmann::json& files_answer)>& pick,
-                     const std::string& path, const progress_fn& progress = {});
+                     const std::function<nlohmann::json(const nlohmann::json& files_answer)>& pick, const std::string& path,
+                     const progress_fn& progress = {});
 
 }  // namespace baton::xfer

@@ -28,8 +28,7 @@ namespace baton::caches {
 
 class idle_poll_view {
  public:
-  explicit idle_poll_view(const core::scheduler_settings& s)
-      : liveness_(s.liveness) {}
+  explicit idle_poll_view(const core::scheduler_settings& s) : liveness_(s.liveness) {}
 
   // HTTP side, for a caller already allowed to poll for this worker (core/access/access.hpp). True
   // when the poll's answer is no_job_for_this_worker; false means "ask the scheduler" (which

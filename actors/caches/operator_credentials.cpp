@@ -6,8 +6,7 @@
 
 namespace baton::caches {
 
-std::optional<operator_credentials::who> operator_credentials::verify(const std::string& name,
-                                                                      const std::string& secret_sha256,
+std::optional<operator_credentials::who> operator_credentials::verify(const std::string& name, const std::string& secret_sha256,
                                                                       core::time_us now) const {
   std::shared_lock<std::shared_mutex> lock(m_);
   auto it = by_name_.find(name);

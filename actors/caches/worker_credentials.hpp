@@ -36,7 +36,7 @@ class worker_credentials {
 
  private:
   mutable std::shared_mutex m_;
-  std::unordered_map<std::string, core::rotating_secret> by_worker_;  // lookups only, never iterated
+  std::unordered_map<std::string, core::rotating_secret> by_worker_;          // lookups only, never iterated
   std::unordered_map<std::string, std::string> registration_by_placeholder_;  // likewise
 };
 

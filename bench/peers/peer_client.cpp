@@ -85,7 +85,8 @@ struct stats {
 };
 
 json job_body(size_t k) {
-  return {{"title", "peer bench " + std::to_string(k)}, {"input_bundle_path", "/bundles/" + std::to_string(k)},
+  return {{"title", "peer bench " + std::to_string(k)},
+          {"input_bundle_path", "/bundles/" + std::to_string(k)},
           {"time_limit_seconds", 600}};
 }
 
@@ -197,25 +198,28 @@ int cycles(int port, size_t pending, size_t busy, double seconds) {
   follower.set_read_timeout(3600, 0);
   std::string pending_text;
   std::thread following([&] {
-    follower.Get("/events/stream", {{"X-API-Token", token()}}, [&](const httplib::Response& r) {
-                   stream_open = r.status == 200;
-                   return r.status == 200;
-                 },
-                 [&](const char* data, size_t n) {
-                   pending_text.append(data, n);
-                   for (size_t eol; (eol = pending_text.find('\n')) != std::string::npos; pending_text.erase(0, eol + 1)) {
-                     const std::string line = pending_text.substr(0, eol);
-                     if (!window || line.rfind("data: {", 0) != 0) continue;
-                     const auto j = json::parse(line.substr(6), nullptr, false);
-                     if (j.is_object() && j.contains("type")) {
-                       std::lock_guard<std::mutex> g(seen_mu);
-                       ++seen[j["type"].get<std::string>()];
-                     }
-                   }
-                   return true;
-                 });
+    follower.Get(
+        "/events/stream", {{"X-API-Token", token()}},
+        [&](const httplib::Response& r) {
+          stream_open = r.status == 200;
+          return r.status == 200;
+        },
+        [&](const char* data, size_t n) {
+          pending_text.append(data, n);
+          for (size_t eol; (eol = pending_text.find('\n')) != std::string::npos; pending_text.erase(0, eol + 1)) {
+            const std::string line = pending_text.substr(0, eol);
+            if (!window || line.rfind("data: {", 0) != 0) continue;
+            const auto j = json::parse(line.substr(6), nullptr, false);
+            if (j.is_object() && j.contains("type")) {
+              std::lock_guard<std::mutex> g(seen_mu);
+              ++seen[j["type"].get<std::string>()];
+            }
+          }
+          return true;
+        });
   });
-  for (auto deadline = steady::now() + std::chrono::seconds(30); !stream_open; std::this_thread::sleep_for(std::chrono::milliseconds(5)))
+  for (auto deadline = steady::now() + std::chrono::seconds(30); !stream_open;
+       std::this_thread::sleep_for(std::chrono::milliseconds(5)))
     if (steady::now() > deadline) {
       std::fprintf(stderr, "peer_client: GET /events/stream did not answer within 30 s\n");
       std::exit(1);

@@ -14,18 +14,19 @@ namespace baton::core {
 // Who is calling, once their credential has been checked.
 struct principal {
   enum class kind : uint8_t {
-    nobody,    // no credential (only /healthz)
-    operator_, // X-API-Token: the admin token (BATON_API_TOKEN) or a named operator's own token
-    pilot,     // the registration-only pilot token
-    worker,    // X-Worker-Token that matched a registered worker's credential
-    internal,  // batond's own loops and actors (cluster, Salad, reaper)
-    scraper,   // the scrape token (BATON_METRICS_TOKEN): GET /metrics only
+    nobody,     // no credential (only /healthz)
+    operator_,  // X-API-Token: the admin token (BATON_API_TOKEN) or a named operator's own token
+    pilot,      // the registration-only pilot token
+    worker,     // X-Worker-Token that matched a registered worker's credential
+    internal,   // batond's own loops and actors (cluster, Salad, reaper)
+    scraper,    // the scrape token (BATON_METRICS_TOKEN): GET /metrics only
   };
   kind k = kind::nobody;
-  std::string worker_id;  // kind::worker: its id; kind::pilot: the placeholder whose one-time credential it is ("": the pilot token)
-  std::string name;       // operator: a named operator's name, or for the admin token what X-Baton-Operator says
-  bool admin = true;      // operator: the admin token, or a named operator with role admin
-  bool named = false;     // operator: identified by their own token (the name is theirs, not declared)
+  std::string
+      worker_id;       // kind::worker: its id; kind::pilot: the placeholder whose one-time credential it is ("": the pilot token)
+  std::string name;    // operator: a named operator's name, or for the admin token what X-Baton-Operator says
+  bool admin = true;   // operator: the admin token, or a named operator with role admin
+  bool named = false;  // operator: identified by their own token (the name is theirs, not declared)
 
   // The admin token's holder (the name is what the caller declares, for the log).
   static principal operator_named(std::string n) { return {kind::operator_, {}, std::move(n), true, false}; }
@@ -45,16 +46,16 @@ struct principal {
 
 // What a command kind needs from its caller.
 enum class access_class : uint8_t {
-  open,          // anyone (health)
-  operator_only, // any operator: the admin token or a named operator (users see their own jobs only)
-  admin_only,    // the admin token or a named operator with role admin
-  monitoring,    // an admin or the scrape token (GET /metrics)
-  registration,  // the operator or the pilot token
-  worker_self,   // the worker named by the target (heartbeat, deregister, poll)
-  operator_self, // an admin, or the named operator the target names (their own token)
-  worker_job,    // a worker acting on a job it holds (or held, for control)
-  job_reader,    // a job's files: any operator (their own jobs) or a worker (the job it holds)
-  internal,      // batond's own actors only
+  open,           // anyone (health)
+  operator_only,  // any operator: the admin token or a named operator (users see their own jobs only)
+  admin_only,     // the admin token or a named operator with role admin
+  monitoring,     // an admin or the scrape token (GET /metrics)
+  registration,   // the operator or the pilot token
+  worker_self,    // the worker named by the target (heartbeat, deregister, poll)
+  operator_self,  // an admin, or the named operator the target names (their own token)
+  worker_job,     // a worker acting on a job it holds (or held, for control)
+  job_reader,     // a job's files: any operator (their own jobs) or a worker (the job it holds)
+  internal,       // batond's own actors only
 };
 access_class access_of(command_kind k);
 
@@ -66,8 +67,7 @@ struct access_settings {
 // Refuses a caller who may not send this kind of command at all (401 no/forged credential is
 // settled before this; here: 401 when a worker credential is required, 403 otherwise).
 // target: the worker id in the path for worker_self commands.
-std::optional<domain_error> authorize(const principal& who, command_kind k, const std::string& target,
-                                      const access_settings& s);
+std::optional<domain_error> authorize(const principal& who, command_kind k, const std::string& target, const access_settings& s);
 
 // A worker acting on a job: it must be the job's current worker; control may also be read
 // by a worker that held the job before (so it learns of a cancellation after the fact).

@@ -5,6 +5,7 @@
 
 namespace baton::core {
 
+// clang-format off
 enum class command_kind : uint8_t {
   create_job, get_job, list_jobs, cancel_job, requeue_job, prune_jobs, job_control, job_history,
   register_worker, heartbeat, deregister, request_job, list_workers,
@@ -40,5 +41,6 @@ enum class command_kind : uint8_t {
   // GET /stats/minutes: per-minute counts (answered by its projection, never by the scheduler)
   minute_stats,
 };
+// clang-format on
 
 }  // namespace baton::core

@@ -10,9 +10,9 @@
 namespace baton::core {
 
 struct rotating_secret {
-  std::string sha256;               // the current token's hash ("" = none: nothing is accepted)
-  std::string previous_sha256;      // the token it replaced
-  time_us previous_valid_until = 0; // accepted while now < this
+  std::string sha256;                // the current token's hash ("" = none: nothing is accepted)
+  std::string previous_sha256;       // the token it replaced
+  time_us previous_valid_until = 0;  // accepted while now < this
 };
 
 // The one rule for every rotating credential (named operators, workers, the pilot token):

@@ -8,8 +8,8 @@ std::string operator_stream(const std::string& name) { return "operator/" + name
 decision decide_create_operator(const operator_account* existing, const std::string& name, bool admin,
                                 const std::vector<std::string>& accounts, const std::string& token_sha256) {
   if (existing && !existing->revoked)
-    return decision::refuse({error_kind::conflict, "operator_exists", "operator '" + name + "' already exists",
-                             {{"name", name}}, "name"});
+    return decision::refuse(
+        {error_kind::conflict, "operator_exists", "operator '" + name + "' already exists", {{"name", name}}, "name"});
   decision d;
   d.events.push_back({operator_stream(name), ev::operator_created{accounts, admin ? "admin" : "user", token_sha256}});
   return d;
@@ -25,11 +25,11 @@ decision decide_revoke_operator(const operator_account& o) {
 decision decide_rotate_operator_token(const operator_account& o, const std::string& token_sha256, int64_t grace_seconds,
                                       time_us now) {
   if (o.revoked)
-    return decision::refuse({error_kind::conflict, "operator_revoked", "operator '" + o.name + "' is revoked",
-                             {{"name", o.name}}, "name"});
+    return decision::refuse(
+        {error_kind::conflict, "operator_revoked", "operator '" + o.name + "' is revoked", {{"name", o.name}}, "name"});
   decision d;
-  d.events.push_back({operator_stream(o.name),
-                      ev::operator_token_rotated{grace_seconds, now + grace_seconds * 1'000'000, token_sha256}});
+  d.events.push_back(
+      {operator_stream(o.name), ev::operator_token_rotated{grace_seconds, now + grace_seconds * 1'000'000, token_sha256}});
   return d;
 }
 

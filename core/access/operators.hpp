@@ -16,7 +16,7 @@ struct operator_account {
   std::string name;
   bool admin = false;
   std::vector<std::string> accounts;  // may charge; empty: the accounts whose users list them
-  rotating_secret token;  // hashes only
+  rotating_secret token;              // hashes only
   bool revoked = false;
   time_us created_at = 0;
   time_us token_rotated_at = 0;  // 0: never rotated

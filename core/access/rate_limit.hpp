@@ -9,8 +9,8 @@
 namespace baton::core {
 
 struct bucket_rule {
-  double capacity = 1000;         // burst
-  double refill_per_second = 2;   // 0 = no limit at all
+  double capacity = 1000;        // burst
+  double refill_per_second = 2;  // 0 = no limit at all
 };
 
 struct token_bucket {

@@ -37,10 +37,10 @@ struct create_job {
   int64_t nice = 0;
   uint32_t gpu_count = 1;
   std::optional<int64_t> time_limit_seconds;
-  bool checkpoints = true;  // false: may only start where its whole time limit fits
-  bool requeue = true;      // false: a preemption cancels it instead of requeueing it (Slurm's --no-requeue)
-  bool interactive = false; // an interactive session: a preemption cancels it (nobody can resume it)
-  std::string conformance;  // run only on workers of this fingerprint (core/workers/worker.hpp); "" any
+  bool checkpoints = true;   // false: may only start where its whole time limit fits
+  bool requeue = true;       // false: a preemption cancels it instead of requeueing it (Slurm's --no-requeue)
+  bool interactive = false;  // an interactive session: a preemption cancels it (nobody can resume it)
+  std::string conformance;   // run only on workers of this fingerprint (core/workers/worker.hpp); "" any
   bool hold = false;
   // DAGs: wait for these jobs (conditions default to afterok); repeats collapse in the core.
   std::vector<dependency> depends_on;
@@ -65,18 +65,32 @@ struct summary {};
 struct minute_stats {
   int64_t since_us = 0;  // 0: the projection's whole window
 };
-struct get_job { std::string id; };
+struct get_job {
+  std::string id;
+};
 struct list_jobs {
-  std::set<std::string> statuses;  // empty: any
+  std::set<std::string> statuses;           // empty: any
   std::string worker_id, worker_image_key;  // empty: any
   bool include_pruned = false;
   size_t limit = 500, offset = 0;
   std::string array_id;  // a job array's tasks only, by index; "" any
 };
-struct cancel_job { std::string id; bool force = false; };
-struct requeue_job { std::string id, new_id; };
-struct prune_jobs { std::set<std::string> statuses; int64_t older_than_seconds = 30 * 86'400; };  // ended and unchanged that long
-struct job_history { std::string id; };  // answered by a read model, never by the scheduler
+struct cancel_job {
+  std::string id;
+  bool force = false;
+};
+struct requeue_job {
+  std::string id, new_id;
+};
+// ended and unchanged that long
+struct prune_jobs {
+  std::set<std::string> statuses;
+  int64_t older_than_seconds = 30 * 86'400;
+};
+// answered by a read model, never by the scheduler
+struct job_history {
+  std::string id;
+};
 
 // --- workers ---
 struct register_worker {
@@ -87,9 +101,9 @@ struct register_worker {
   double vram_gb = 0;
   std::optional<std::string> worker_image_key;
   std::string provider_id;
-  std::string credential_sha256;  // of the token handed out (the token itself is never kept)
+  std::string credential_sha256;              // of the token handed out (the token itself is never kept)
   std::optional<time_us> allocation_ends_at;  // when the worker's allocation ends, if it knows
-  std::string driver_version;  // "" when the worker did not say
+  std::string driver_version;                 // "" when the worker did not say
 };
 struct heartbeat {
   std::string worker_id;
@@ -97,8 +111,12 @@ struct heartbeat {
   std::optional<double> progress;
   std::optional<nlohmann::json> progress_codes;
 };
-struct deregister { std::string worker_id; };
-struct request_job { std::string worker_id; };
+struct deregister {
+  std::string worker_id;
+};
+struct request_job {
+  std::string worker_id;
+};
 struct list_workers {
   std::set<std::string> states;  // empty: every state but gone
   std::string worker_image_key, cluster;
@@ -106,9 +124,16 @@ struct list_workers {
 };
 
 // --- a worker's reports on the job it holds ---
-struct job_control { std::string id; };
-struct start_job { std::string id; };
-struct checkpoint_job { std::string id; checkpoint_report report; };
+struct job_control {
+  std::string id;
+};
+struct start_job {
+  std::string id;
+};
+struct checkpoint_job {
+  std::string id;
+  checkpoint_report report;
+};
 struct handoff_start {
   std::string id;
   std::string reason;
@@ -116,8 +141,13 @@ struct handoff_start {
   std::optional<double> progress, deadline_epoch_seconds;
   std::optional<std::string> message;
 };
-struct handoff_complete { std::string id; checkpoint_report report; };
-struct complete_job { std::string id; };
+struct handoff_complete {
+  std::string id;
+  checkpoint_report report;
+};
+struct complete_job {
+  std::string id;
+};
 struct fail_job {
   std::string id;
   std::optional<std::string> reason, detail, failure_artifact_path;
@@ -125,19 +155,38 @@ struct fail_job {
 
 // --- clusters, configuration, health ---
 struct list_clusters {};
-struct set_cluster_enabled { std::string cluster; bool enabled = true; std::string reason; };
-struct set_clusters_enabled { std::map<std::string, bool> enabled; std::string reason; };
+struct set_cluster_enabled {
+  std::string cluster;
+  bool enabled = true;
+  std::string reason;
+};
+struct set_clusters_enabled {
+  std::map<std::string, bool> enabled;
+  std::string reason;
+};
 struct list_worker_images {};
 struct health_warnings {};
 
 // --- from a cluster actor (its cluster's name in each) ---
-struct cluster_placeholders { std::string cluster; };
-struct placeholders_checked { std::string cluster; std::vector<std::string> checked; std::set<std::string> alive; };
-struct stale_allocations_checked { std::string cluster; std::vector<std::string> checked; std::set<std::string> alive; };
-struct cluster_plan { std::string cluster; };
+struct cluster_placeholders {
+  std::string cluster;
+};
+struct placeholders_checked {
+  std::string cluster;
+  std::vector<std::string> checked;
+  std::set<std::string> alive;
+};
+struct stale_allocations_checked {
+  std::string cluster;
+  std::vector<std::string> checked;
+  std::set<std::string> alive;
+};
+struct cluster_plan {
+  std::string cluster;
+};
 struct placeholder_submitted {
   std::string cluster, worker_id, image, slurm_id;
-  nlohmann::json plan_record;  // the plan's inputs, recorded with the placeholder
+  nlohmann::json plan_record;       // the plan's inputs, recorded with the placeholder
   std::string registration_sha256;  // of the one-time credential its pilot registers with ("" none)
 };
 struct submission_failed {
@@ -148,21 +197,33 @@ struct submission_failed {
 // --- from the Salad autoscaler ---
 struct salad_status {};
 struct salad_target {};
-struct salad_scaled { int current = 0; replica_target target; };
-struct salad_failed { std::string stage, message; };
+struct salad_scaled {
+  int current = 0;
+  replica_target target;
+};
+struct salad_failed {
+  std::string stage, message;
+};
 
 // --- who goes first ---
-struct hold_job { std::string id; };
-struct release_job { std::string id; };
-struct job_priority { std::string id; };  // sprio -j
+struct hold_job {
+  std::string id;
+};
+struct release_job {
+  std::string id;
+};
+// sprio -j
+struct job_priority {
+  std::string id;
+};
 // sprio: the queued jobs in evaluation order; limit 0 is all of them (the CLI's sprio), else a
 // page of at most `limit` from `offset` (the dashboard's queue page with 10,000 jobs waiting).
 struct list_priorities {
   size_t limit = 0, offset = 0;
 };
-struct fairshare {};                      // sshare -l
-struct recalculate_priorities {};         // the periodic loop (or an operator, now)
-struct plan_now {};                       // the planning cycle, now (an operator; the loop runs it periodically)
+struct fairshare {};               // sshare -l
+struct recalculate_priorities {};  // the periodic loop (or an operator, now)
+struct plan_now {};                // the planning cycle, now (an operator; the loop runs it periodically)
 
 // --- named operators ---
 struct create_operator {
@@ -171,13 +232,15 @@ struct create_operator {
   std::vector<std::string> accounts;  // the accounts they may charge (empty: those that list them)
   std::string token_sha256;           // of the token handed out once (the token itself is never kept)
 };
-struct revoke_operator { std::string name; };
+struct revoke_operator {
+  std::string name;
+};
 struct list_operators {};
 
 // --- credential rotation (core/access/credential.hpp): the old token is accepted until now + grace ---
 struct rotate_operator_token {
   std::string name;
-  std::string token_sha256;   // of the new token, handed out once
+  std::string token_sha256;  // of the new token, handed out once
   int64_t grace_seconds = 3600;
 };
 struct rotate_worker_credential {
@@ -186,9 +249,9 @@ struct rotate_worker_credential {
   int64_t grace_seconds = 300;
 };
 struct rotate_pilot_token {
-  std::string token_sha256;          // of the new token, handed out once
+  std::string token_sha256;  // of the new token, handed out once
   int64_t grace_seconds = 3600;
-  pilot_configured configured;       // the configured token batond started with (core/access/pilot_token.hpp)
+  pilot_configured configured;  // the configured token batond started with (core/access/pilot_token.hpp)
 };
 
 // GET /audit/export: the log's events with their hashes (replay/audit/audit_export.hpp). Answered
@@ -207,8 +270,14 @@ struct event_stream {
 };
 
 // --- the data plane (core/app/storage_decide.hpp) ---
-struct blob_upload { blob_ref blob; };    // an operator's bundle: held already, or an upload (within the quota)
-struct blob_uploaded { blob_ref blob; };  // that upload arrived and verified: stored, held for the uploader
+// an operator's bundle: held already, or an upload (within the quota)
+struct blob_upload {
+  blob_ref blob;
+};
+// that upload arrived and verified: stored, held for the uploader
+struct blob_uploaded {
+  blob_ref blob;
+};
 // A worker's file set (checkpoint or outputs): which files the job does not hold yet.
 struct files_begin {
   std::string job_id, kind;
@@ -224,10 +293,20 @@ struct files_commit {
   std::vector<blob_ref> verified;
   checkpoint_report report;
 };
-struct job_files { std::string job_id; };  // GET /jobs/{id}/files
-struct storage_collect { size_t max = 256; };  // the collector: blobs nothing holds, marked for removal
-struct storage_removed { std::vector<std::string> sha256s; };
-struct blob_corrupt { std::string sha256, found; };
+// GET /jobs/{id}/files
+struct job_files {
+  std::string job_id;
+};
+// the collector: blobs nothing holds, marked for removal
+struct storage_collect {
+  size_t max = 256;
+};
+struct storage_removed {
+  std::vector<std::string> sha256s;
+};
+struct blob_corrupt {
+  std::string sha256, found;
+};
 
 }  // namespace baton::core::commands
 
@@ -237,18 +316,17 @@ using command = std::variant<
     commands::create_job, commands::get_job, commands::list_jobs, commands::cancel_job, commands::requeue_job,
     commands::prune_jobs, commands::job_control, commands::job_history, commands::register_worker, commands::heartbeat,
     commands::deregister, commands::request_job, commands::list_workers, commands::start_job, commands::checkpoint_job,
-    commands::handoff_start, commands::handoff_complete, commands::complete_job, commands::fail_job,
-    commands::list_clusters, commands::set_cluster_enabled, commands::set_clusters_enabled, commands::list_worker_images,
-    commands::health_warnings, commands::cluster_placeholders, commands::placeholders_checked, commands::cluster_plan,
-    commands::placeholder_submitted, commands::submission_failed, commands::stale_allocations_checked,
-    commands::salad_status, commands::salad_target, commands::salad_scaled, commands::salad_failed,
-    commands::hold_job, commands::release_job, commands::job_priority, commands::list_priorities, commands::fairshare,
-    commands::recalculate_priorities, commands::create_operator, commands::revoke_operator, commands::list_operators,
-    commands::plan_now, commands::audit_export, commands::metrics, commands::event_stream,
-    commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token,
+    commands::handoff_start, commands::handoff_complete, commands::complete_job, commands::fail_job, commands::list_clusters,
+    commands::set_cluster_enabled, commands::set_clusters_enabled, commands::list_worker_images, commands::health_warnings,
+    commands::cluster_placeholders, commands::placeholders_checked, commands::cluster_plan, commands::placeholder_submitted,
+    commands::submission_failed, commands::stale_allocations_checked, commands::salad_status, commands::salad_target,
+    commands::salad_scaled, commands::salad_failed, commands::hold_job, commands::release_job, commands::job_priority,
+    commands::list_priorities, commands::fairshare, commands::recalculate_priorities, commands::create_operator,
+    commands::revoke_operator, commands::list_operators, commands::plan_now, commands::audit_export, commands::metrics,
+    commands::event_stream, commands::rotate_operator_token, commands::rotate_worker_credential, commands::rotate_pilot_token,
     commands::blob_upload, commands::blob_uploaded, commands::files_begin, commands::files_commit, commands::job_files,
-    commands::storage_collect, commands::storage_removed, commands::blob_corrupt, commands::create_jobs,
-    commands::summary, commands::minute_stats>;
+    commands::storage_collect, commands::storage_removed, commands::blob_corrupt, commands::create_jobs, commands::summary,
+    commands::minute_stats>;
 
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }

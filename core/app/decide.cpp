@@ -33,9 +33,8 @@ static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<comman
               at_kind<command_kind::rotate_worker_credential, C::rotate_worker_credential> &&
               at_kind<command_kind::rotate_pilot_token, C::rotate_pilot_token> &&
               at_kind<command_kind::blob_upload, C::blob_upload> && at_kind<command_kind::files_commit, C::files_commit> &&
-              at_kind<command_kind::blob_corrupt, C::blob_corrupt> &&
-              at_kind<command_kind::create_jobs, C::create_jobs> && at_kind<command_kind::summary, C::summary> &&
-              at_kind<command_kind::minute_stats, C::minute_stats> &&
+              at_kind<command_kind::blob_corrupt, C::blob_corrupt> && at_kind<command_kind::create_jobs, C::create_jobs> &&
+              at_kind<command_kind::summary, C::summary> && at_kind<command_kind::minute_stats, C::minute_stats> &&
               std::variant_size_v<command> == static_cast<size_t>(command_kind::minute_stats) + 1);
 
 // --- outcome builders ---
@@ -67,8 +66,7 @@ std::set<std::string> stale_workers(const lease_book& leases, const scheduler_se
   return leases.stale(s.liveness, now);
 }
 
-std::string derived_state(const world& w, const worker& wk, const lease_book& leases, const scheduler_settings& s,
-                          time_us now) {
+std::string derived_state(const world& w, const worker& wk, const lease_book& leases, const scheduler_settings& s, time_us now) {
   if (wk.gone) return "gone";
   if (wk.placeholder) return "provisioning";
   if (!fresh(leases, wk.id, s, now)) return "stale";
@@ -130,8 +128,8 @@ R::job_row row_of(const world& w, const scheduler_settings& s, const job& j) {
 std::optional<domain_error> unknown_image(const scheduler_settings& s, const std::string& image) {
   if (known_images(s).count(image)) return std::nullopt;
   // RelayMD's wording for a job naming an image no profile has; baton asks the same of workers.
-  return domain_error{error_kind::invalid, "unknown_worker_image", "Unknown worker image profile: " + image,
-                      json::object(), "worker_image_key"};
+  return domain_error{error_kind::invalid, "unknown_worker_image", "Unknown worker image profile: " + image, json::object(),
+                      "worker_image_key"};
 }
 
 // RelayMD's 422 for a pin no configured cluster has. With no clusters configured, pins name
@@ -143,7 +141,9 @@ std::optional<domain_error> unknown_pin(const scheduler_settings& s, const std::
   for (const auto& p : pins)
     if (!find_cluster(s, p))
       return domain_error{
-          error_kind::invalid, "unknown_preferred_cluster", "unknown preferred cluster '" + p + "'",
+          error_kind::invalid,
+          "unknown_preferred_cluster",
+          "unknown preferred cluster '" + p + "'",
           {{"detail", {{"error", "unknown_preferred_cluster"}, {"cluster_name", p}, {"known_cluster_names", known}}}},
           "preferred_clusters"};
   return std::nullopt;
@@ -217,8 +217,8 @@ struct batch_so_far {
 std::optional<domain_error> fill_priority_fields(const world& w, const priority_policy& pol, const principal& caller,
                                                  const C::create_job& c, create_job& cj, const batch_so_far& batch) {
   auto unknown = [](const std::string& field, const std::string& value, json known) {
-    return domain_error{error_kind::invalid, "unknown_" + field, "unknown " + field + " '" + value + "'",
-                        {{"known", std::move(known)}}, field};
+    return domain_error{
+        error_kind::invalid, "unknown_" + field, "unknown " + field + " '" + value + "'", {{"known", std::move(known)}}, field};
   };
   auto names = [](const auto& defs, json out = json::array()) {
     for (const auto& d : defs) out.push_back(d.name);
@@ -226,8 +226,11 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
   };
   bool user_caller = caller.k == principal::kind::operator_ && !caller.admin;
   if (user_caller && c.user && *c.user != caller.name)
-    return domain_error{error_kind::forbidden, "submit_for_another_user", "only an admin submits jobs for another user",
-                        {{"user", *c.user}}, "user"};
+    return domain_error{error_kind::forbidden,
+                        "submit_for_another_user",
+                        "only an admin submits jobs for another user",
+                        {{"user", *c.user}},
+                        "user"};
   cj.user = c.user.value_or(caller_user(caller.name));
   cj.partition = c.partition.value_or(pol.default_partition);
   if (!pol.partition(cj.partition)) return unknown("partition", cj.partition, names(pol.partitions));
@@ -239,9 +242,11 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
     return unknown("account", cj.account, names(pol.accounts, json::array({"root"})));
   if (user_caller && std::find(mine.begin(), mine.end(), cj.account) == mine.end() &&
       !(mine.empty() && cj.account == pol.default_account))
-    return domain_error{error_kind::forbidden, "account_not_chargeable",
+    return domain_error{error_kind::forbidden,
+                        "account_not_chargeable",
                         "user '" + cj.user + "' may not charge account '" + cj.account + "'",
-                        {{"account", cj.account}, {"chargeable", mine}}, "account"};
+                        {{"account", cj.account}, {"chargeable", mine}},
+                        "account"};
   cj.nice = c.nice;
   cj.gpu_count = c.gpu_count;
   cj.time_limit_seconds = c.time_limit_seconds;
@@ -252,18 +257,20 @@ std::optional<domain_error> fill_priority_fields(const world& w, const priority_
   cj.hold = c.hold;
   auto active = w.active_jobs_by_user.find(cj.user);
   auto earlier = batch.jobs_of_user.find(cj.user);
-  uint64_t n = (active == w.active_jobs_by_user.end() ? 0 : active->second) +
-               (earlier == batch.jobs_of_user.end() ? 0 : earlier->second);
+  uint64_t n =
+      (active == w.active_jobs_by_user.end() ? 0 : active->second) + (earlier == batch.jobs_of_user.end() ? 0 : earlier->second);
   if (n >= pol.max_jobs_per_user)
-    return domain_error{error_kind::over_limit, "max_jobs_per_user",
-                        "user '" + cj.user + "' has " + std::to_string(n) +
-                            " pending or running jobs, the limit (max_jobs_per_user)",
-                        {{"limit", "max_jobs_per_user"}, {"max", pol.max_jobs_per_user}, {"user", cj.user}}, ""};
+    return domain_error{
+        error_kind::over_limit,
+        "max_jobs_per_user",
+        "user '" + cj.user + "' has " + std::to_string(n) + " pending or running jobs, the limit (max_jobs_per_user)",
+        {{"limit", "max_jobs_per_user"}, {"max", pol.max_jobs_per_user}, {"user", cj.user}},
+        ""};
   return std::nullopt;
 }
 
-outcome create(const world& w, const scheduler_settings& s, const principal& caller, const C::create_job& c,
-               time_us now, const batch_so_far& batch = {}) {
+outcome create(const world& w, const scheduler_settings& s, const principal& caller, const C::create_job& c, time_us now,
+               const batch_so_far& batch = {}) {
   if (auto e = unknown_pin(s, c.preferred_clusters)) return refused(*e, now);
   create_job cj;
   cj.id = c.id;
@@ -302,8 +309,7 @@ outcome create(const world& w, const scheduler_settings& s, const principal& cal
 // POST /jobs/batch: each job decided as POST /jobs decides it, after the ones before it; all
 // are made, or none. Every refusal is reported with its index (a batch is bounded, so its
 // refusals are: a rerun of an import finds each existing id in one answer).
-outcome create_batch(const world& w, const scheduler_settings& s, const principal& caller, const C::create_jobs& c,
-                     time_us now) {
+outcome create_batch(const world& w, const scheduler_settings& s, const principal& caller, const C::create_jobs& c, time_us now) {
   batch_so_far so_far;
   decision all;
   R::jobs_created made;
@@ -341,7 +347,8 @@ outcome create_batch(const world& w, const scheduler_settings& s, const principa
     made.items.push_back({row.j.id, row.j.priority, index, row.pending_detail});
   }
   if (refused_count)
-    return refused({mixed ? error_kind::invalid : *kind, "batch_refused",
+    return refused({mixed ? error_kind::invalid : *kind,
+                    "batch_refused",
                     std::to_string(refused_count) + " of " + std::to_string(c.jobs.size()) +
                         " jobs refused; none was created (each refusal names its index)",
                     {{"refused", std::move(refusals)}, {"refused_count", refused_count}, {"jobs", c.jobs.size()}},
@@ -354,8 +361,8 @@ outcome create_batch(const world& w, const scheduler_settings& s, const principa
 // (Slurm's scancel and scontrol hold of an array job), in index order, in one decision.
 // Empty when the id names no array the caller may see.
 enum class array_action { cancel, hold, release };
-std::optional<outcome> act_on_array(const world& w, const principal& who, const std::string& id, array_action action,
-                                    bool force, time_us now) {
+std::optional<outcome> act_on_array(const world& w, const principal& who, const std::string& id, array_action action, bool force,
+                                    time_us now) {
   auto arr = w.arrays.find(id);
   if (arr == w.arrays.end()) return std::nullopt;
   bool by_admin = who.k != principal::kind::operator_ || who.admin;
@@ -397,8 +404,7 @@ outcome list_jobs(const world& w, const scheduler_settings& s, const principal& 
   // j: the job, found once by the walk; nullptr for a pruned job's stub.
   auto add_job = [&](const std::string& id, const job* j) {
     if (j) {
-      if ((!j->pruned || q.include_pruned) && wanted(j->status, j->assigned_worker_id, j->worker_image_key, j->user) &&
-          on_page())
+      if ((!j->pruned || q.include_pruned) && wanted(j->status, j->assigned_worker_id, j->worker_image_key, j->user) && on_page())
         page.items.push_back(row_of(w, s, *j));
     } else if (auto p = w.find_pruned(id)) {
       if (wanted(p->status, p->assigned_worker_id, p->worker_image_key, p->user) && on_page())
@@ -455,26 +461,35 @@ std::optional<domain_error> pilot_scope(const world& w, const scheduler_settings
   if (!who.worker_id.empty()) {
     const worker* ph = w.find_worker(who.worker_id);
     if (!ph || !ph->placeholder || ph->gone || ph->registration_sha256.empty())
-      return domain_error{error_kind::unauthenticated, "pilot_credential_spent",
-                          "this one-time pilot credential has registered its worker already, or its allocation ended", {}, ""};
+      return domain_error{error_kind::unauthenticated,
+                          "pilot_credential_spent",
+                          "this one-time pilot credential has registered its worker already, or its allocation ended",
+                          {},
+                          ""};
     if (r.kind != platform::hpc || (!r.provider_id.empty() && r.provider_id != ph->provider_id))
-      return domain_error{error_kind::forbidden, "pilot_credential_scope",
+      return domain_error{error_kind::forbidden,
+                          "pilot_credential_scope",
                           "this pilot credential registers only the worker of allocation " + ph->provider_id,
-                          {{"provider_id", ph->provider_id}}, "provider_id"};
+                          {{"provider_id", ph->provider_id}},
+                          "provider_id"};
     r.provider_id = ph->provider_id;
     return std::nullopt;
   }
   if (r.kind != platform::salad)
-    return domain_error{error_kind::forbidden, "pilot_token_scope",
+    return domain_error{error_kind::forbidden,
+                        "pilot_token_scope",
                         "the pilot token registers Salad workers only; Slurm pilots register with their own one-time credential",
-                        {}, "platform"};
+                        {},
+                        "platform"};
   int live = 0;
   for (const auto& [id, wk] : w.workers) live += !wk.gone && !wk.placeholder && wk.kind == platform::salad;
   if (!s.salad_enabled || live >= s.salad_max_replicas)
-    return domain_error{error_kind::over_limit, "salad_replicas_registered",
+    return domain_error{error_kind::over_limit,
+                        "salad_replicas_registered",
                         std::to_string(live) + " Salad workers are registered, as many as salad.max_replicas (" +
                             std::to_string(s.salad_enabled ? s.salad_max_replicas : 0) + ")",
-                        {{"limit", s.salad_enabled ? s.salad_max_replicas : 0}}, "platform"};
+                        {{"limit", s.salad_enabled ? s.salad_max_replicas : 0}},
+                        "platform"};
   return std::nullopt;
 }
 
@@ -515,9 +530,11 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const p
     for (const auto& [id, old] : w.workers)
       if (!old.gone && !old.placeholder && old.provider_id == r.provider_id) {
         if (!(who.k == principal::kind::operator_ && who.admin))
-          return refused({error_kind::conflict, "provider_id_in_use",
+          return refused({error_kind::conflict,
+                          "provider_id_in_use",
                           "a live worker holds provider_id " + r.provider_id + "; only an admin may replace it",
-                          {{"provider_id", r.provider_id}}, "provider_id"},
+                          {{"provider_id", r.provider_id}},
+                          "provider_id"},
                          now);
         auto retire = decide_deregister(old, now);
         for (auto& e : retire.events)
@@ -666,14 +683,13 @@ outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
   if (auto denied = authorize_job(e.caller, kind_of(e.cmd), *j)) return refused(*denied, now);
   if (e.invalid)
     return refused({e.invalid->too_large ? error_kind::too_large : error_kind::invalid, "validation_error",
-                    e.invalid->field + ": " + e.invalid->message,
-                    e.invalid->details, e.invalid->field},
+                    e.invalid->field + ": " + e.invalid->message, e.invalid->details, e.invalid->field},
                    now);
   if constexpr (std::is_same_v<Cmd, C::job_control>) {
     // A worker that no longer holds the job (taken back after a preemption's grace, or
     // requeued without it) must stop its payload too.
-    bool moved_on = e.caller.k == principal::kind::worker &&
-                    (j->assigned_worker_id != e.caller.worker_id || !occupies_worker(j->status));
+    bool moved_on =
+        e.caller.k == principal::kind::worker && (j->assigned_worker_id != e.caller.worker_id || !occupies_worker(j->status));
     bool cancel = j->status == job_status::cancelling || j->status == job_status::cancelled || moved_on;
     return answered(R::control{j->id, j->status, cancel, preempt_notice_of(*j)}, now);
   } else if constexpr (std::is_same_v<Cmd, C::start_job>) {
@@ -727,8 +743,11 @@ outcome set_clusters_enabled(const world& w, const scheduler_settings& s, const 
   for (const auto& spec : s.clusters)
     if (!c.enabled.count(spec.name)) missing.push_back(spec.name);
   if (!unknown.empty() || !missing.empty())
-    return refused({error_kind::mismatch, "cluster_names_mismatch", "the body must name every configured cluster exactly",
-                    {{"detail", {{"unknown_cluster_names", unknown}, {"missing_cluster_names", missing}}}}, "enabled"},
+    return refused({error_kind::mismatch,
+                    "cluster_names_mismatch",
+                    "the body must name every configured cluster exactly",
+                    {{"detail", {{"unknown_cluster_names", unknown}, {"missing_cluster_names", missing}}}},
+                    "enabled"},
                    now);
   decision all;
   for (const auto& spec : s.clusters)  // config order: a stable event order
@@ -818,8 +837,7 @@ R::priority_row priority_row_of(const world& w, const job& j) {
 
 template <class Cmd>
 outcome who_goes_first(const world& w, const scheduler_settings& s, const principal& who, const Cmd& c, time_us now) {
-  if constexpr (std::is_same_v<Cmd, C::hold_job> || std::is_same_v<Cmd, C::release_job> ||
-                std::is_same_v<Cmd, C::job_priority>) {
+  if constexpr (std::is_same_v<Cmd, C::hold_job> || std::is_same_v<Cmd, C::release_job> || std::is_same_v<Cmd, C::job_priority>) {
     const job* j = visible_job(w, who, c.id);
     if constexpr (!std::is_same_v<Cmd, C::job_priority>)
       if (!j)
@@ -877,8 +895,7 @@ outcome operators(const world& w, const scheduler_settings& s, const Cmd& c, tim
         return refused({error_kind::invalid, "unknown_account", "unknown account '" + a + "'", {{"account", a}}, "accounts"},
                        now);
     auto it = w.operators.find(c.name);
-    auto d = decide_create_operator(it == w.operators.end() ? nullptr : &it->second, c.name, c.admin, c.accounts,
-                                    c.token_sha256);
+    auto d = decide_create_operator(it == w.operators.end() ? nullptr : &it->second, c.name, c.admin, c.accounts, c.token_sha256);
     operator_account made{c.name, c.admin, c.accounts, {}, false, now, 0};
     return from(std::move(d), R::operators{{made}}, now);
   } else if constexpr (std::is_same_v<Cmd, C::revoke_operator>) {
@@ -889,8 +906,8 @@ outcome operators(const world& w, const scheduler_settings& s, const Cmd& c, tim
     auto it = w.operators.find(c.name);
     if (it == w.operators.end()) return refused(not_found("Operator", c.name), now);
     const int64_t grace = c.grace_seconds;
-    return from(decide_rotate_operator_token(it->second, c.token_sha256, grace, now),
-                R::rotated{c.name, now + grace * 1'000'000}, now);
+    return from(decide_rotate_operator_token(it->second, c.token_sha256, grace, now), R::rotated{c.name, now + grace * 1'000'000},
+                now);
   } else {
     static_assert(std::is_same_v<Cmd, C::list_operators>);
     R::operators out;
@@ -947,8 +964,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
           const job* j = visible_job(w, e.caller, c.id);
           if (!j)
             if (auto o = act_on_array(w, e.caller, c.id, array_action::cancel, c.force, now)) return std::move(*o);
-          return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now)
-                   : refused(no_such_job(w, e.caller, c.id), now);
+          return j ? from(decide_cancel(*j, c.force, now), std::monostate{}, now) : refused(no_such_job(w, e.caller, c.id), now);
         } else if constexpr (std::is_same_v<T, C::requeue_job>) {
           return requeue(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::prune_jobs>) {

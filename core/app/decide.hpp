@@ -16,8 +16,8 @@
 namespace baton::core {
 
 struct scheduler_settings {
-  liveness_rule liveness;                // when a worker is stale (and the start-up grace)
-  int heartbeat_interval_seconds = 60;   // told to workers at registration
+  liveness_rule liveness;               // when a worker is stale (and the start-up grace)
+  int heartbeat_interval_seconds = 60;  // told to workers at registration
   time_us reap_interval_us = 60'000'000;
   uint32_t max_attempts = 5;
   std::string default_worker_image = "default";
@@ -32,10 +32,10 @@ struct scheduler_settings {
   bool salad_enabled = false;
   std::string salad_image;  // the image Salad containers run
   int salad_max_replicas = 0;
-  priority_policy priority;  // as configured; recorded by each recalculation
+  priority_policy priority;    // as configured; recorded by each recalculation
   backfill_settings backfill;  // the planning cycle (core/world/plan_cycle.hpp)
-  deadline_rule deadlines;   // which jobs fit a pilot's remaining allocation (recorded by each assignment it shaped)
-  storage_rules storage;     // quotas and retention (core/storage/storage.hpp)
+  deadline_rule deadlines;     // which jobs fit a pilot's remaining allocation (recorded by each assignment it shaped)
+  storage_rules storage;       // quotas and retention (core/storage/storage.hpp)
 };
 
 // Every image key batond knows from its config: the default, jobs.worker_images, the

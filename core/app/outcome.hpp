@@ -20,16 +20,19 @@ namespace baton::core::results {
 
 struct job_row {
   job j;
-  std::string queue_blocked_reason;  // "" when nothing blocks it
-  std::string pending_reason;        // queued jobs: Priority, Resources, JobHeld, ... ("" otherwise)
-  std::string pending_detail;        // PartitionConfig: why no site could ever run it (core::cannot_run_reason)
+  std::string queue_blocked_reason;         // "" when nothing blocks it
+  std::string pending_reason;               // queued jobs: Priority, Resources, JobHeld, ... ("" otherwise)
+  std::string pending_detail;               // PartitionConfig: why no site could ever run it (core::cannot_run_reason)
   std::optional<planned_slot> reservation;  // where and when the last plan expects it to start
   // A pruned job: j holds only what the world keeps of it (core/world/world.hpp's pruned_job); the
   // HTTP layer replaces it with the job read from its stream before answering.
   bool archived = false;
   std::optional<array_task> array;
 };
-struct job_page { std::vector<job_row> items; size_t total = 0, offset = 0, limit = 0; };
+struct job_page {
+  std::vector<job_row> items;
+  size_t total = 0, offset = 0, limit = 0;
+};
 struct worker_row {
   worker w;
   std::string state;  // idle, busy, stale, provisioning, gone
@@ -38,7 +41,10 @@ struct worker_row {
   int64_t score = 0;
   bool provider_hidden = false;  // a user's view of a worker not running their job (decide.cpp's list_workers)
 };
-struct worker_page { std::vector<worker_row> items; size_t total = 0, offset = 0, limit = 0; };
+struct worker_page {
+  std::vector<worker_row> items;
+  size_t total = 0, offset = 0, limit = 0;
+};
 struct registered {
   std::string worker_id;
   int heartbeat_interval_seconds = 60;  // what the worker must keep to
@@ -68,22 +74,45 @@ struct control {
   std::optional<preempt_notice> preempt;
 };
 // A heartbeat's answer when there is something to say (otherwise nothing, as RelayMD's).
-struct heartbeat_ack { preempt_notice preempt; };
-struct pruned { size_t count = 0; };
+struct heartbeat_ack {
+  preempt_notice preempt;
+};
+struct pruned {
+  size_t count = 0;
+};
 struct cluster_row {
   cluster_spec spec;
   bool enabled = true;
   int pending_placeholders = 0, workers = 0;
   nlohmann::json last_submission_failure;  // null when none
 };
-struct clusters { std::vector<cluster_row> items; };
-struct cluster_toggled { std::string name; bool enabled = true; };
-struct worker_images { std::string default_image; std::vector<std::string> keys; };
-struct warnings { std::vector<std::string> items; };
-struct cluster_watch { std::vector<std::string> placeholder_slurm_ids, stale_slurm_ids; };
-struct plans { std::vector<submission_plan> items; };
-struct placeholder_made { std::string worker_id; };
-struct counted { size_t count = 0; };  // placeholders removed, events written
+struct clusters {
+  std::vector<cluster_row> items;
+};
+struct cluster_toggled {
+  std::string name;
+  bool enabled = true;
+};
+struct worker_images {
+  std::string default_image;
+  std::vector<std::string> keys;
+};
+struct warnings {
+  std::vector<std::string> items;
+};
+struct cluster_watch {
+  std::vector<std::string> placeholder_slurm_ids, stale_slurm_ids;
+};
+struct plans {
+  std::vector<submission_plan> items;
+};
+struct placeholder_made {
+  std::string worker_id;
+};
+// placeholders removed, events written
+struct counted {
+  size_t count = 0;
+};
 // sprio's lines: each queued job's priority and its factors, as of the last recalculation.
 struct priority_row {
   job j;
@@ -105,8 +134,11 @@ struct fairshare {
   std::vector<fair_share_row> rows;
   std::map<std::string, priority_state::share> recorded;
 };
-struct operators { std::vector<operator_account> items; };  // token hashes never leave the core in a reply
-struct rotated {  // a credential rotation: the HTTP layer adds the new token, made there
+// token hashes never leave the core in a reply
+struct operators {
+  std::vector<operator_account> items;
+};
+struct rotated {                     // a credential rotation: the HTTP layer adds the new token, made there
   std::string name;                  // the operator or worker
   time_us previous_valid_until = 0;  // the old token is accepted until then
 };
@@ -119,13 +151,13 @@ struct salad_view {
 
 // GET /metrics: what the scheduler counts (the HTTP layer adds the log's and projections' figures).
 struct metrics {
-  std::map<std::string, uint64_t> jobs;                                   // status -> jobs (pruned ones left out)
-  std::map<std::pair<std::string, std::string>, uint64_t> workers;       // (state, cluster) -> workers
-  uint64_t eligible_queued = 0;                                           // queued, not held or blocked
-  uint64_t pruned = 0;                                                    // pruned jobs (stubs)
-  uint64_t stored_blobs = 0, stored_bytes = 0, unreferenced_blobs = 0;    // the storage book (core/storage/storage.hpp)
-  std::map<std::string, uint64_t> storage_used_by_user;                  // bytes each user holds
-  uint64_t storage_quota_bytes = 0;                                       // storage.user_quota_bytes (0: none)
+  std::map<std::string, uint64_t> jobs;                                 // status -> jobs (pruned ones left out)
+  std::map<std::pair<std::string, std::string>, uint64_t> workers;      // (state, cluster) -> workers
+  uint64_t eligible_queued = 0;                                         // queued, not held or blocked
+  uint64_t pruned = 0;                                                  // pruned jobs (stubs)
+  uint64_t stored_blobs = 0, stored_bytes = 0, unreferenced_blobs = 0;  // the storage book (core/storage/storage.hpp)
+  std::map<std::string, uint64_t> storage_used_by_user;                 // bytes each user holds
+  uint64_t storage_quota_bytes = 0;                                     // storage.user_quota_bytes (0: none)
 };
 
 // The data plane (core/app/storage_decide.hpp). Which blobs of a request the caller must send
@@ -136,7 +168,10 @@ struct storage_plan {
   std::vector<blob_ref> to_upload;
   std::optional<domain_error> refused;
 };
-struct stored { blob_ref blob; std::string set_id; };
+struct stored {
+  blob_ref blob;
+  std::string set_id;
+};
 // GET /jobs/{id}/files: what the caller may read of the job.
 struct job_files {
   std::string job_id;
@@ -144,7 +179,9 @@ struct job_files {
   std::vector<file_set> checkpoints;  // oldest first (a worker sees the latest only)
   std::optional<file_set> outputs;
 };
-struct blobs_to_remove { std::vector<blob_ref> items; };
+struct blobs_to_remove {
+  std::vector<blob_ref> items;
+};
 // POST /jobs/batch: the jobs made, in the batch's order, with the priorities they start with.
 struct jobs_created {
   struct item {
@@ -168,14 +205,13 @@ struct array_acted {
 
 namespace baton::core {
 
-using result = std::variant<std::monostate, results::job_row, results::job_page, results::worker_page,
-                            results::registered, results::poll_answer, results::control, results::pruned,
-                            results::clusters, results::cluster_toggled, results::worker_images, results::warnings,
-                            results::cluster_watch, results::plans, results::placeholder_made, results::counted,
-                            results::salad_view, replica_target, results::priorities, results::fairshare, results::operators,
-                            results::heartbeat_ack, results::metrics, results::rotated, results::storage_plan,
-                            results::stored, results::job_files, results::blobs_to_remove, results::jobs_created,
-                            results::array_acted>;
+using result =
+    std::variant<std::monostate, results::job_row, results::job_page, results::worker_page, results::registered,
+                 results::poll_answer, results::control, results::pruned, results::clusters, results::cluster_toggled,
+                 results::worker_images, results::warnings, results::cluster_watch, results::plans, results::placeholder_made,
+                 results::counted, results::salad_view, replica_target, results::priorities, results::fairshare,
+                 results::operators, results::heartbeat_ack, results::metrics, results::rotated, results::storage_plan,
+                 results::stored, results::job_files, results::blobs_to_remove, results::jobs_created, results::array_acted>;
 
 // The answer to one command, as the caller gets it once its events are durable.
 struct reply {

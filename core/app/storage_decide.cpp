@@ -31,11 +31,12 @@ uint64_t used_by(const storage_book& b, const std::string& user) {
 
 // The quota's word on `more` bytes for `user`: a refusal and its event, or nothing.
 std::optional<std::pair<domain_error, domain_event>> over_quota(const storage_book& b, const storage_rules& rules,
-                                                                 const std::string& user, uint64_t more) {
+                                                                const std::string& user, uint64_t more) {
   if (rules.user_quota_bytes == 0 || more == 0) return std::nullopt;
   uint64_t used = used_by(b, user);
   if (used + more <= rules.user_quota_bytes) return std::nullopt;
-  domain_error e{error_kind::no_space, "storage_quota_exceeded",
+  domain_error e{error_kind::no_space,
+                 "storage_quota_exceeded",
                  "user '" + user + "' holds " + std::to_string(used) + " bytes; " + std::to_string(more) +
                      " more would pass the quota storage.user_quota_bytes (" + std::to_string(rules.user_quota_bytes) + ")",
                  {{"quota", "storage.user_quota_bytes"},
@@ -48,8 +49,11 @@ std::optional<std::pair<domain_error, domain_event>> over_quota(const storage_bo
 }
 
 domain_error being_removed(const std::string& sha) {
-  return {error_kind::conflict, "blob_being_removed",
-          "blob " + sha + " is being removed by the collector; send it again", {{"sha256", sha}, {"retry", true}}, ""};
+  return {error_kind::conflict,
+          "blob_being_removed",
+          "blob " + sha + " is being removed by the collector; send it again",
+          {{"sha256", sha}, {"retry", true}},
+          ""};
 }
 
 // The job a worker's file set is for: held by this worker, in its current attempt, in a
@@ -60,17 +64,21 @@ std::optional<domain_error> worker_may_write(const principal& who, const job& j,
   if (kind != "checkpoint" && kind != "output")
     return domain_error{error_kind::invalid, "validation_error", "kind must be checkpoint or output", {}, "kind"};
   if (attempt != j.attempts)
-    return domain_error{error_kind::conflict, "attempt_finished",
+    return domain_error{error_kind::conflict,
+                        "attempt_finished",
                         "attempt " + std::to_string(attempt) + " of job " + j.id + " is over (the current one is " +
                             std::to_string(j.attempts) + ")",
-                        {{"job_id", j.id}, {"attempt", j.attempts}}, "attempt"};
+                        {{"job_id", j.id}, {"attempt", j.attempts}},
+                        "attempt"};
   bool takes = kind == "checkpoint" ? (j.status == job_status::assigned || j.status == job_status::running ||
                                        j.status == job_status::cancelling || j.status == job_status::handoff)
                                     : (j.status == job_status::assigned || j.status == job_status::running);
   if (!takes)
-    return domain_error{error_kind::conflict, "job_not_accepting_files",
+    return domain_error{error_kind::conflict,
+                        "job_not_accepting_files",
                         "job " + j.id + " is " + to_string(j.status) + " and takes no " + kind + " now",
-                        {{"job_id", j.id}, {"current_status", to_string(j.status)}}, "kind"};
+                        {{"job_id", j.id}, {"current_status", to_string(j.status)}},
+                        "kind"};
   return std::nullopt;
 }
 
@@ -78,8 +86,7 @@ std::optional<domain_error> check_manifest(const std::vector<stored_file>& files
   auto bad = [](const std::string& field, const std::string& msg) {
     return domain_error{error_kind::invalid, "validation_error", field + " " + msg, {}, field};
   };
-  if (files.size() > max_files_per_set)
-    return bad("files", "holds more than " + std::to_string(max_files_per_set) + " entries");
+  if (files.size() > max_files_per_set) return bad("files", "holds more than " + std::to_string(max_files_per_set) + " entries");
   std::set<std::string> paths;
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& f = files[i];
@@ -101,7 +108,6 @@ std::vector<blob_ref> missing_blobs(const storage_book& b, const std::string& us
   for (auto& [sha, size] : out) v.push_back({sha, size});
   return v;
 }
-
 
 bool job_has_set(const storage_book& b, const std::string& job_id, const std::string& set_id) {
   const job_storage* js = job_files_of(b, job_id);
@@ -130,8 +136,11 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
     auto v = verified.find(r.sha256);
     bool arrived = v != verified.end() && v->second == r.size;
     if (!held && !arrived)
-      return refused({error_kind::conflict, "upload_incomplete", "file " + f.path + " (" + r.sha256 + ") is not stored yet",
-                      {{"path", f.path}, {"sha256", r.sha256}}, "files"},
+      return refused({error_kind::conflict,
+                      "upload_incomplete",
+                      "file " + f.path + " (" + r.sha256 + ") is not stored yet",
+                      {{"path", f.path}, {"sha256", r.sha256}},
+                      "files"},
                      now);
     if (!held && !is_stored(w.storage, r) && new_blobs.insert(r.sha256).second)
       events.push_back(blob_stored_event(r, user, c.kind, j->id));
@@ -141,8 +150,7 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
   std::set<std::string> counted;
   for (const auto& f : c.files)
     if (!w.storage.holds.count({user, f.blob.sha256}) && counted.insert(f.blob.sha256).second) more += f.blob.size;
-  if (auto q = over_quota(w.storage, s.storage, user, more))
-    return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
+  if (auto q = over_quota(w.storage, s.storage, user, more)) return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
   file_set set{c.set_id, c.kind, c.attempt, 0, c.files};
   std::vector<std::string> released;
   if (c.kind == "checkpoint") {
@@ -152,8 +160,8 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
     // The oldest beyond the last `keep` (this one counted) are released.
     for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) released.push_back(js->checkpoints[i].id);
   }
-  events.push_back({storage_stream, ev::files_stored{j->id, s.storage.keep_checkpoints, std::move(released),
-                                                     file_set_row_of(set), user}});
+  events.push_back(
+      {storage_stream, ev::files_stored{j->id, s.storage.keep_checkpoints, std::move(released), file_set_row_of(set), user}});
   if (c.kind == "checkpoint") {
     checkpoint_report r = c.report;
     r.manifest_path = set_uri(c.set_id);
@@ -184,7 +192,8 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
   if (auto* c = std::get_if<C::blob_upload>(&cmd)) {
     const std::string user = caller_user(who.name);
     if (holds_blob(b, user, c->blob.sha256) && is_stored(b, c->blob)) return answer({}, R::storage_plan{user, {}, {}}, now);
-    if (auto q = over_quota(b, s.storage, user, c->blob.size)) return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
+    if (auto q = over_quota(b, s.storage, user, c->blob.size))
+      return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
     return answer({}, R::storage_plan{user, {c->blob}, {}}, now);
   }
   if (auto* c = std::get_if<C::blob_uploaded>(&cmd)) {
@@ -193,7 +202,8 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
     if (st != b.blobs.end() && st->second.removing) return refused(being_removed(c->blob.sha256), now);
     std::vector<domain_event> events;
     if (!holds_blob(b, user, c->blob.sha256)) {
-      if (auto q = over_quota(b, s.storage, user, c->blob.size)) return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
+      if (auto q = over_quota(b, s.storage, user, c->blob.size))
+        return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
       if (!is_stored(b, c->blob)) events.push_back(blob_stored_event(c->blob, user, "bundle", ""));
       events.push_back(upload_held_event(user, c->blob));
     }
@@ -286,8 +296,10 @@ std::optional<std::string> rederive_storage(const world& w, size_t kind, const j
   for (const auto& s : p.at("sha256s")) {
     auto it = b.blobs.find(s.get<std::string>());
     if (it == b.blobs.end()) return "blob " + s.get<std::string>() + " was not stored";
-    if (it->second.holds) return "blob " + s.get<std::string>() + " was still held " + std::to_string(it->second.holds) + " times";
-    if (kind == ev::index_of_v<ev::blob_removed> && !it->second.removing) return "blob " + s.get<std::string>() + " was removed unmarked";
+    if (it->second.holds)
+      return "blob " + s.get<std::string>() + " was still held " + std::to_string(it->second.holds) + " times";
+    if (kind == ev::index_of_v<ev::blob_removed> && !it->second.removing)
+      return "blob " + s.get<std::string>() + " was removed unmarked";
   }
   return std::nullopt;
 }
@@ -300,10 +312,12 @@ bundle_binding bind_bundle(const world& w, const principal& caller, const std::s
   bool mine = holds_blob(w.storage, uploader, bundle->sha256) || holds_blob(w.storage, job_user, bundle->sha256);
   if (!is_stored(w.storage, *bundle) || (!mine && !sees_every_job(caller))) {
     // (Another user's blob is answered like a missing one: its existence is theirs to know.)
-    out.error = domain_error{error_kind::invalid, "unknown_bundle",
+    out.error = domain_error{error_kind::invalid,
+                             "unknown_bundle",
                              "no stored bundle " + bundle->sha256 + " of " + std::to_string(bundle->size) +
                                  " bytes is yours: upload it first (POST /blobs/uploads)",
-                             {{"sha256", bundle->sha256}}, "input_bundle"};
+                             {{"sha256", bundle->sha256}},
+                             "input_bundle"};
     return out;
   }
   auto e = job_bound_event(job_id, job_user, bundle, {});

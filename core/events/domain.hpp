@@ -29,12 +29,12 @@ enum class error_kind : uint8_t {
   unauthenticated,  // no credential, or one that proves nothing
   forbidden,        // a known caller that may not do this
   not_found,
-  conflict,         // the state does not allow it (a transition, a duplicate)
-  mismatch,         // a request that must name exactly what is configured, and does not
-  unavailable,      // nothing can be promised now (the log failed, the scheduler is gone)
-  over_limit,       // a configured limit (jobs per user, request rate) says not now
-  too_large,        // a request body past its size limit (http/field_limits.hpp)
-  no_space,         // a storage quota (or the disk) has no room for it (507)
+  conflict,     // the state does not allow it (a transition, a duplicate)
+  mismatch,     // a request that must name exactly what is configured, and does not
+  unavailable,  // nothing can be promised now (the log failed, the scheduler is gone)
+  over_limit,   // a configured limit (jobs per user, request rate) says not now
+  too_large,    // a request body past its size limit (http/field_limits.hpp)
+  no_space,     // a storage quota (or the disk) has no room for it (507)
   internal,
 };
 

@@ -58,8 +58,10 @@ std::string_view type_of(const payload& p) {
   return std::visit(
       [](const auto& x) -> std::string_view {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, unknown_event>) return x.type;
-        else return T::type;
+        if constexpr (std::is_same_v<T, unknown_event>)
+          return x.type;
+        else
+          return T::type;
       },
       p);
 }
@@ -68,8 +70,10 @@ uint32_t schema_of(const payload& p) {
   return std::visit(
       [](const auto& x) -> uint32_t {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, unknown_event>) return x.schema;
-        else return T::schema;
+        if constexpr (std::is_same_v<T, unknown_event>)
+          return x.schema;
+        else
+          return T::schema;
       },
       p);
 }
@@ -93,8 +97,10 @@ void encode(const payload& p, std::string& out) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, unknown_event>) out.append(x.bytes);
-        else events::write_cbor(x, out);
+        if constexpr (std::is_same_v<T, unknown_event>)
+          out.append(x.bytes);
+        else
+          events::write_cbor(x, out);
       },
       p);
 }
@@ -110,8 +116,10 @@ nlohmann::json to_json(const payload& p) {
   return std::visit(
       [](const auto& x) -> nlohmann::json {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, unknown_event>) return x.bytes.empty() ? nlohmann::json::object() : events::decode_cbor(x.bytes);
-        else return events::to_json(x);
+        if constexpr (std::is_same_v<T, unknown_event>)
+          return x.bytes.empty() ? nlohmann::json::object() : events::decode_cbor(x.bytes);
+        else
+          return events::to_json(x);
       },
       p);
 }
@@ -129,9 +137,12 @@ std::string_view worker_named(const payload& p) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (has_worker_id<T>::value) {
           using W = std::decay_t<decltype(x.worker_id)>;
-          if constexpr (std::is_same_v<W, std::string>) return x.worker_id;
-          else if constexpr (std::is_same_v<W, std::optional<std::string>>) return x.worker_id ? std::string_view(*x.worker_id) : std::string_view();
-          else static_assert(sizeof(T) == 0, "a worker_id that is not text");
+          if constexpr (std::is_same_v<W, std::string>)
+            return x.worker_id;
+          else if constexpr (std::is_same_v<W, std::optional<std::string>>)
+            return x.worker_id ? std::string_view(*x.worker_id) : std::string_view();
+          else
+            static_assert(sizeof(T) == 0, "a worker_id that is not text");
         }
         return {};
       },

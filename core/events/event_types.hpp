@@ -28,8 +28,8 @@ using events::nullable;
 using events::omit_if;
 using json = nlohmann::json;
 
-#define BATON_EVENT(name_, version_)                         \
-  static constexpr std::string_view type = name_;            \
+#define BATON_EVENT(name_, version_)              \
+  static constexpr std::string_view type = name_; \
   static constexpr uint32_t schema = version_;
 
 // --- jobs ---
@@ -76,8 +76,7 @@ struct job_created {
     f("input_bundle_path", x.input_bundle_path);
     f("interactive", x.interactive, omit_if{!x.interactive});
     f("last_checkpoint_at_us", x.last_checkpoint_at_us);
-    f("latest_checkpoint_manifest_path", x.latest_checkpoint_manifest_path,
-      omit_if{x.latest_checkpoint_manifest_path.empty()});
+    f("latest_checkpoint_manifest_path", x.latest_checkpoint_manifest_path, omit_if{x.latest_checkpoint_manifest_path.empty()});
     f("max_attempts", x.max_attempts);
     f("nice", x.nice, omit_if{x.nice == 0});
     f("partition", x.partition);
@@ -899,20 +898,17 @@ struct unknown_event {
   std::string bytes;  // the stored payload
 };
 
-using payload = std::variant<
-    job_created, job_assigned, job_started, job_checkpointed, job_progress_reported, job_handoff_started,
-    job_handoff_completed, job_completed, job_failed, job_cancel_requested, job_cancelled,
-    job_requeued_after_deregister, job_requeued_after_reap, job_requeued_after_orphan, job_requeued_after_preempt,
-    job_requeued_as, job_pruned, job_held, job_released, job_preempted,
-    worker_registered, worker_placeholder_adopted, worker_deregistered, worker_credential_rotated, worker_reaped,
-    worker_placeholder_created, worker_placeholder_removed,
-    cluster_submission_failed, cluster_enabled, cluster_disabled, cloud_scaled, cloud_scale_failed,
-    operator_created, operator_revoked, operator_token_rotated, pilot_token_rotated,
-    priorities_recalculated, priorities_applied, plan_made, preemptions_decided,
-    blob_stored, upload_held, upload_released, job_bound, quota_refused, files_stored, blob_removing, blob_removed,
-    blob_corrupt, storage_job_released,
-    daemon_started, daemon_stopped, daemon_log_truncated,
-    unknown_event>;
+using payload =
+    std::variant<job_created, job_assigned, job_started, job_checkpointed, job_progress_reported, job_handoff_started,
+                 job_handoff_completed, job_completed, job_failed, job_cancel_requested, job_cancelled,
+                 job_requeued_after_deregister, job_requeued_after_reap, job_requeued_after_orphan, job_requeued_after_preempt,
+                 job_requeued_as, job_pruned, job_held, job_released, job_preempted, worker_registered,
+                 worker_placeholder_adopted, worker_deregistered, worker_credential_rotated, worker_reaped,
+                 worker_placeholder_created, worker_placeholder_removed, cluster_submission_failed, cluster_enabled,
+                 cluster_disabled, cloud_scaled, cloud_scale_failed, operator_created, operator_revoked, operator_token_rotated,
+                 pilot_token_rotated, priorities_recalculated, priorities_applied, plan_made, preemptions_decided, blob_stored,
+                 upload_held, upload_released, job_bound, quota_refused, files_stored, blob_removing, blob_removed, blob_corrupt,
+                 storage_job_released, daemon_started, daemon_stopped, daemon_log_truncated, unknown_event>;
 
 // A struct's place in the variant (index_of_v<plan_made>), and a type name's (the
 // unknown_event's place for a name this build does not know): readers that dispatch on an

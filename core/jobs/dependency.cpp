@@ -9,9 +9,12 @@ namespace baton::core {
 
 const char* to_string(dependency_condition c) {
   switch (c) {
-    case dependency_condition::afterok: return "afterok";
-    case dependency_condition::afterany: return "afterany";
-    case dependency_condition::afternotok: return "afternotok";
+    case dependency_condition::afterok:
+      return "afterok";
+    case dependency_condition::afterany:
+      return "afterany";
+    case dependency_condition::afternotok:
+      return "afternotok";
   }
   return "afterok";
 }
@@ -26,9 +29,12 @@ dependency_state state_of(dependency_condition c, job_status parent) {
   if (!is_terminal(parent)) return dependency_state::waiting;
   bool ok = parent == job_status::completed;
   switch (c) {
-    case dependency_condition::afterok: return ok ? dependency_state::satisfied : dependency_state::never;
-    case dependency_condition::afternotok: return ok ? dependency_state::never : dependency_state::satisfied;
-    case dependency_condition::afterany: return dependency_state::satisfied;
+    case dependency_condition::afterok:
+      return ok ? dependency_state::satisfied : dependency_state::never;
+    case dependency_condition::afternotok:
+      return ok ? dependency_state::never : dependency_state::satisfied;
+    case dependency_condition::afterany:
+      return dependency_state::satisfied;
   }
   return dependency_state::never;
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-
 namespace baton::core {
 namespace {
 
@@ -15,8 +14,11 @@ const char* status_names[] = {"queued", "assigned", "running", "handoff", "cance
 
 domain_error conflict(const job& j, job_status requested) {
   std::string msg = std::string("cannot move job from ") + to_string(j.status) + " to " + to_string(requested);
-  return {error_kind::conflict, "job_transition_conflict", msg,
-          {{"job_id", j.id}, {"current_status", to_string(j.status)}, {"requested_status", to_string(requested)}}, ""};
+  return {error_kind::conflict,
+          "job_transition_conflict",
+          msg,
+          {{"job_id", j.id}, {"current_status", to_string(j.status)}, {"requested_status", to_string(requested)}},
+          ""};
 }
 
 decision emit(const job& j, ev::payload payload) {
@@ -46,16 +48,18 @@ E requeued(const job& j) {
   return p;
 }
 
-json time_or_null(const std::optional<time_us>& t) {
-  return t ? json(util::format_time_us(*t)) : json(nullptr);
-}
+json time_or_null(const std::optional<time_us>& t) { return t ? json(util::format_time_us(*t)) : json(nullptr); }
 
 ev::payload requeue_event(loss_cause c, const job& j) {
   switch (c) {
-    case loss_cause::deregistered: return requeued<ev::job_requeued_after_deregister>(j);
-    case loss_cause::reaped: return requeued<ev::job_requeued_after_reap>(j);
-    case loss_cause::orphaned: return requeued<ev::job_requeued_after_orphan>(j);
-    case loss_cause::preempted: return requeued<ev::job_requeued_after_preempt>(j);
+    case loss_cause::deregistered:
+      return requeued<ev::job_requeued_after_deregister>(j);
+    case loss_cause::reaped:
+      return requeued<ev::job_requeued_after_reap>(j);
+    case loss_cause::orphaned:
+      return requeued<ev::job_requeued_after_orphan>(j);
+    case loss_cause::preempted:
+      return requeued<ev::job_requeued_after_preempt>(j);
   }
   return requeued<ev::job_requeued_after_reap>(j);
 }
@@ -70,9 +74,7 @@ std::optional<job_status> job_status_from(const std::string& s) {
   return std::nullopt;
 }
 
-bool is_terminal(job_status s) {
-  return s == job_status::completed || s == job_status::failed || s == job_status::cancelled;
-}
+bool is_terminal(job_status s) { return s == job_status::completed || s == job_status::failed || s == job_status::cancelled; }
 
 bool occupies_worker(job_status s) {
   return s == job_status::assigned || s == job_status::running || s == job_status::handoff || s == job_status::cancelling;
@@ -81,23 +83,31 @@ bool occupies_worker(job_status s) {
 bool transition_allowed(job_status from, job_status to) {
   using S = job_status;
   switch (from) {
-    case S::queued: return to == S::assigned || to == S::cancelled;
+    case S::queued:
+      return to == S::assigned || to == S::cancelled;
     case S::assigned:
     case S::running:
-      return to == S::running || to == S::completed || to == S::failed || to == S::cancelled ||
-             to == S::cancelling || to == S::queued || (from == S::running && to == S::handoff);
-    case S::handoff: return to == S::queued || to == S::cancelled || to == S::cancelling || to == S::failed;
-    case S::cancelling: return to == S::cancelled;
-    default: return false;
+      return to == S::running || to == S::completed || to == S::failed || to == S::cancelled || to == S::cancelling ||
+             to == S::queued || (from == S::running && to == S::handoff);
+    case S::handoff:
+      return to == S::queued || to == S::cancelled || to == S::cancelling || to == S::failed;
+    case S::cancelling:
+      return to == S::cancelled;
+    default:
+      return false;
   }
 }
 
 const char* to_string(loss_cause c) {
   switch (c) {
-    case loss_cause::deregistered: return "deregistered";
-    case loss_cause::reaped: return "reaped";
-    case loss_cause::orphaned: return "orphaned";
-    case loss_cause::preempted: return "preempted";
+    case loss_cause::deregistered:
+      return "deregistered";
+    case loss_cause::reaped:
+      return "reaped";
+    case loss_cause::orphaned:
+      return "orphaned";
+    case loss_cause::preempted:
+      return "preempted";
   }
   return "reaped";
 }
@@ -109,9 +119,11 @@ domain_error job_exists(const std::string& id) {
 }
 
 domain_error job_pruned(const std::string& id, job_status status) {
-  return {error_kind::conflict, "job_pruned",
+  return {error_kind::conflict,
+          "job_pruned",
           "job " + id + " was pruned: its record and history stay in the log, nothing more can happen to it",
-          {{"job_id", id}, {"current_status", to_string(status)}}, ""};
+          {{"job_id", id}, {"current_status", to_string(status)}},
+          ""};
 }
 
 decision decide_create(const job* existing, const create_job& c, time_us now) {
@@ -159,8 +171,8 @@ decision decide_start(const job& j, time_us now) {
 }
 
 decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now) {
-  bool accepts = j.status == job_status::assigned || j.status == job_status::running ||
-                 j.status == job_status::cancelling || j.status == job_status::handoff;
+  bool accepts = j.status == job_status::assigned || j.status == job_status::running || j.status == job_status::cancelling ||
+                 j.status == job_status::handoff;
   if (!accepts) return decision::refuse(conflict(j, j.status));
   return emit(j, checkpoint_fields<ev::job_checkpointed>(r, j.assigned_worker_id));
 }
@@ -202,7 +214,8 @@ decision decide_progress(const job& j, const std::string& worker_id, std::option
 }
 
 decision decide_cancel(const job& j, bool force, time_us now) {
-  if (j.status == job_status::queued) return emit(j, ev::job_cancelled{std::nullopt, std::nullopt, "queued", std::nullopt, std::nullopt});
+  if (j.status == job_status::queued)
+    return emit(j, ev::job_cancelled{std::nullopt, std::nullopt, "queued", std::nullopt, std::nullopt});
   if (j.status == job_status::running && !force) {
     std::string msg = "Running job requires force=true";
     return decision::refuse({error_kind::conflict, "force_required", msg, {{"job_id", j.id}, {"current_status", "running"}}, ""});
@@ -275,8 +288,11 @@ decision decide_requeue(const job& j, const std::string& new_id, time_us now) {
 }
 
 static domain_error not_queued(const job& j, const char* what) {
-  return {error_kind::conflict, "job_not_queued", std::string("only a queued job can be ") + what,
-          {{"job_id", j.id}, {"current_status", to_string(j.status)}}, ""};
+  return {error_kind::conflict,
+          "job_not_queued",
+          std::string("only a queued job can be ") + what,
+          {{"job_id", j.id}, {"current_status", to_string(j.status)}},
+          ""};
 }
 
 decision decide_hold(const job& j, bool by_admin, time_us now) {
@@ -289,8 +305,8 @@ decision decide_release(const job& j, bool by_admin, time_us now) {
   if (j.status != job_status::queued) return decision::refuse(not_queued(j, "released"));
   if (!j.held) return {};
   if (j.admin_hold && !by_admin)
-    return decision::refuse({error_kind::forbidden, "admin_hold", "an admin held this job; only an admin releases it",
-                             {{"job_id", j.id}}, ""});
+    return decision::refuse(
+        {error_kind::forbidden, "admin_hold", "an admin held this job; only an admin releases it", {{"job_id", j.id}}, ""});
   return emit(j, ev::job_released{});
 }
 
@@ -311,7 +327,8 @@ bool preemptible_state(const job& j) {
 }
 
 decision decide_preempt(const job& j, const std::string& by, const std::string& mode, time_us grace_until, time_us now) {
-  if (!preemptible_state(j)) return decision::refuse(conflict(j, mode == "cancel" ? job_status::cancelling : job_status::handoff));
+  if (!preemptible_state(j))
+    return decision::refuse(conflict(j, mode == "cancel" ? job_status::cancelling : job_status::handoff));
   return emit(j, ev::job_preempted{by, util::format_time_us(grace_until), mode, j.assigned_worker_id});
 }
 
@@ -328,45 +345,44 @@ static json or_null_str(const std::string& s) { return s.empty() ? json(nullptr)
 json to_json(const job& j, time_us now) {
   double runtime = runtime_seconds(j, now);
   json etc = nullptr, ett = nullptr;
-  if ((j.status == job_status::assigned || j.status == job_status::running) && j.progress && *j.progress > 0 &&
-      *j.progress < 1) {
+  if ((j.status == job_status::assigned || j.status == job_status::running) && j.progress && *j.progress > 0 && *j.progress < 1) {
     double e = runtime / *j.progress - runtime;
     etc = e;
     ett = runtime + e;
   }
   json out = {{"id", j.id},
-          {"title", j.title},
-          {"status", to_string(j.status)},
-          {"input_bundle_path", j.input_bundle_path},
-          {"worker_image_key", j.worker_image_key},
-          {"preferred_clusters", j.preferred_clusters},
-          {"comment", j.comment.empty() ? json(nullptr) : json(j.comment)},
-          {"queue_blocked_reason", nullptr},
-          {"assigned_at", time_or_null(j.assigned_at)},
-          {"started_at", time_or_null(j.started_at)},
-          {"status_changed_at", util::format_time_us(j.status_changed_at)},
-          {"created_at", util::format_time_us(j.created_at)},
-          {"updated_at", util::format_time_us(j.updated_at)},
-          {"latest_checkpoint_manifest_path",
-           j.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(j.latest_checkpoint_manifest_path)},
-          {"latest_failure_artifact_path",
-           j.latest_failure_artifact_path.empty() ? json(nullptr) : json(j.latest_failure_artifact_path)},
-          {"cancellation_requested_at", time_or_null(j.cancellation_requested_at)},
-          {"last_checkpoint_at", time_or_null(j.last_checkpoint_at)},
-          {"progress", j.progress ? json(*j.progress) : json(nullptr)},
-          {"runtime_seconds", runtime},
-          {"etc_seconds", etc},
-          {"ett_seconds", ett},
-          {"progress_codes", j.progress_codes},
-          {"checkpoint_cycle_status", j.checkpoint_cycle_status.empty() ? json(nullptr) : json(j.checkpoint_cycle_status)},
-          {"checkpoint_cycle_failures", j.checkpoint_cycle_failures},
-          {"assigned_worker_id", j.assigned_worker_id.empty() ? json(nullptr) : json(j.assigned_worker_id)},
-          {"attempts", j.attempts},
-          {"lost_workers", j.lost_workers},
-          {"max_attempts", j.max_attempts},
-          {"failure_reason", j.failure_reason.empty() ? json(nullptr) : json(j.failure_reason)},
-          {"requeued_from", j.requeued_from.empty() ? json(nullptr) : json(j.requeued_from)},
-          {"requeued_to", j.requeued_to}};
+              {"title", j.title},
+              {"status", to_string(j.status)},
+              {"input_bundle_path", j.input_bundle_path},
+              {"worker_image_key", j.worker_image_key},
+              {"preferred_clusters", j.preferred_clusters},
+              {"comment", j.comment.empty() ? json(nullptr) : json(j.comment)},
+              {"queue_blocked_reason", nullptr},
+              {"assigned_at", time_or_null(j.assigned_at)},
+              {"started_at", time_or_null(j.started_at)},
+              {"status_changed_at", util::format_time_us(j.status_changed_at)},
+              {"created_at", util::format_time_us(j.created_at)},
+              {"updated_at", util::format_time_us(j.updated_at)},
+              {"latest_checkpoint_manifest_path",
+               j.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(j.latest_checkpoint_manifest_path)},
+              {"latest_failure_artifact_path",
+               j.latest_failure_artifact_path.empty() ? json(nullptr) : json(j.latest_failure_artifact_path)},
+              {"cancellation_requested_at", time_or_null(j.cancellation_requested_at)},
+              {"last_checkpoint_at", time_or_null(j.last_checkpoint_at)},
+              {"progress", j.progress ? json(*j.progress) : json(nullptr)},
+              {"runtime_seconds", runtime},
+              {"etc_seconds", etc},
+              {"ett_seconds", ett},
+              {"progress_codes", j.progress_codes},
+              {"checkpoint_cycle_status", j.checkpoint_cycle_status.empty() ? json(nullptr) : json(j.checkpoint_cycle_status)},
+              {"checkpoint_cycle_failures", j.checkpoint_cycle_failures},
+              {"assigned_worker_id", j.assigned_worker_id.empty() ? json(nullptr) : json(j.assigned_worker_id)},
+              {"attempts", j.attempts},
+              {"lost_workers", j.lost_workers},
+              {"max_attempts", j.max_attempts},
+              {"failure_reason", j.failure_reason.empty() ? json(nullptr) : json(j.failure_reason)},
+              {"requeued_from", j.requeued_from.empty() ? json(nullptr) : json(j.requeued_from)},
+              {"requeued_to", j.requeued_to}};
   out["user"] = or_null_str(j.user);
   out["account"] = or_null_str(j.account);
   out["partition"] = or_null_str(j.partition);

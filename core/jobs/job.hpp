@@ -88,9 +88,9 @@ struct job {
   // by requeue clones.
   std::optional<double> checkpoint_seconds;
   std::string assigned_worker_id;
-  uint32_t attempts = 0;       // assignments so far (planned handoffs and give-backs included)
-  uint32_t lost_workers = 0;   // assignments that ended with the worker reaped or vanished
-  uint32_t max_attempts = 5;   // the loss that makes lost_workers reach it fails the job instead
+  uint32_t attempts = 0;      // assignments so far (planned handoffs and give-backs included)
+  uint32_t lost_workers = 0;  // assignments that ended with the worker reaped or vanished
+  uint32_t max_attempts = 5;  // the loss that makes lost_workers reach it fails the job instead
   std::string failure_reason;
   std::string requeued_from;             // job this one was cloned from
   std::vector<std::string> requeued_to;  // clones made from this one
@@ -98,8 +98,8 @@ struct job {
   // Who goes first (core/world/priority.hpp). Defaults keep RelayMD clients working unchanged.
   std::string user, account, partition, qos;  // set at creation (the policy's defaults when absent)
   int64_t nice = 0;
-  uint32_t gpu_count = 1;                      // a worker must have at least this many
-  std::optional<int64_t> time_limit_seconds;   // the run-time estimate (backfill)
+  uint32_t gpu_count = 1;                     // a worker must have at least this many
+  std::optional<int64_t> time_limit_seconds;  // the run-time estimate (backfill)
   // It checkpoints and can be handed on before its worker's allocation ends, so it may start
   // on a worker with less time left than its limit (core/planning/deadline.hpp).
   bool checkpoints = true;
@@ -117,8 +117,8 @@ struct job {
   // periods excluded. Kept by the world, which knows what makes a job eligible.
   time_us accrued_us = 0;
   std::optional<time_us> eligible_since;
-  int64_t priority = 0;  // from the last recalculation (or creation); the queue's order
-  int priority_tier = 0; // the partition's tier, considered before priority
+  int64_t priority = 0;    // from the last recalculation (or creation); the queue's order
+  int priority_tier = 0;   // the partition's tier, considered before priority
   bool preemptor = false;  // its partition or QOS may preempt others: considered before every other job
   // DAGs (core/world/dag.hpp): the jobs this one waits for, and whether they hold it back now
   // (kept by the world, which sees the parents; a blocked job is not eligible).
@@ -162,7 +162,7 @@ struct create_job {
   bool requeue = true;
   bool interactive = false;
   std::string conformance;
-  std::optional<double> checkpoint_seconds;     // carried over by requeue clones
+  std::optional<double> checkpoint_seconds;  // carried over by requeue clones
   bool hold = false;
   std::vector<dependency> depends_on;  // checked by the caller (core/world/dag.hpp); kept by requeue clones
   // A task of a job array (POST /jobs/batch's "array"): the array's id and the task's index

@@ -16,27 +16,48 @@ using nlohmann::json;
 template <class T>
 constexpr job_event kind_of() {
   using E = job_event;
-  if constexpr (std::is_same_v<T, ev::job_created>) return E::created;
-  else if constexpr (std::is_same_v<T, ev::job_assigned>) return E::assigned;
-  else if constexpr (std::is_same_v<T, ev::job_started>) return E::started;
-  else if constexpr (std::is_same_v<T, ev::job_checkpointed>) return E::checkpointed;
-  else if constexpr (std::is_same_v<T, ev::job_progress_reported>) return E::progress_reported;
-  else if constexpr (std::is_same_v<T, ev::job_handoff_started>) return E::handoff_started;
-  else if constexpr (std::is_same_v<T, ev::job_handoff_completed>) return E::handoff_completed;
-  else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister>) return E::requeued_after_deregister;
-  else if constexpr (std::is_same_v<T, ev::job_requeued_after_reap>) return E::requeued_after_reap;
-  else if constexpr (std::is_same_v<T, ev::job_requeued_after_orphan>) return E::requeued_after_orphan;
-  else if constexpr (std::is_same_v<T, ev::job_requeued_after_preempt>) return E::requeued_after_preempt;
-  else if constexpr (std::is_same_v<T, ev::job_completed>) return E::completed;
-  else if constexpr (std::is_same_v<T, ev::job_failed>) return E::failed;
-  else if constexpr (std::is_same_v<T, ev::job_cancel_requested>) return E::cancel_requested;
-  else if constexpr (std::is_same_v<T, ev::job_cancelled>) return E::cancelled;
-  else if constexpr (std::is_same_v<T, ev::job_requeued_as>) return E::requeued_as;
-  else if constexpr (std::is_same_v<T, ev::job_pruned>) return E::pruned;
-  else if constexpr (std::is_same_v<T, ev::job_held>) return E::held;
-  else if constexpr (std::is_same_v<T, ev::job_released>) return E::released;
-  else if constexpr (std::is_same_v<T, ev::job_preempted>) return E::preempted;
-  else return E::other;
+  if constexpr (std::is_same_v<T, ev::job_created>)
+    return E::created;
+  else if constexpr (std::is_same_v<T, ev::job_assigned>)
+    return E::assigned;
+  else if constexpr (std::is_same_v<T, ev::job_started>)
+    return E::started;
+  else if constexpr (std::is_same_v<T, ev::job_checkpointed>)
+    return E::checkpointed;
+  else if constexpr (std::is_same_v<T, ev::job_progress_reported>)
+    return E::progress_reported;
+  else if constexpr (std::is_same_v<T, ev::job_handoff_started>)
+    return E::handoff_started;
+  else if constexpr (std::is_same_v<T, ev::job_handoff_completed>)
+    return E::handoff_completed;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister>)
+    return E::requeued_after_deregister;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_reap>)
+    return E::requeued_after_reap;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_orphan>)
+    return E::requeued_after_orphan;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_after_preempt>)
+    return E::requeued_after_preempt;
+  else if constexpr (std::is_same_v<T, ev::job_completed>)
+    return E::completed;
+  else if constexpr (std::is_same_v<T, ev::job_failed>)
+    return E::failed;
+  else if constexpr (std::is_same_v<T, ev::job_cancel_requested>)
+    return E::cancel_requested;
+  else if constexpr (std::is_same_v<T, ev::job_cancelled>)
+    return E::cancelled;
+  else if constexpr (std::is_same_v<T, ev::job_requeued_as>)
+    return E::requeued_as;
+  else if constexpr (std::is_same_v<T, ev::job_pruned>)
+    return E::pruned;
+  else if constexpr (std::is_same_v<T, ev::job_held>)
+    return E::held;
+  else if constexpr (std::is_same_v<T, ev::job_released>)
+    return E::released;
+  else if constexpr (std::is_same_v<T, ev::job_preempted>)
+    return E::preempted;
+  else
+    return E::other;
 }
 
 // Each place in the catalogue's variant with its kind (unknown_event's: other).
@@ -206,14 +227,22 @@ std::optional<job_status> status_set_by(job_event k, std::string_view preempt_mo
     case job_event::requeued_after_orphan:
     case job_event::handoff_completed:
     case job_event::requeued_after_deregister:
-    case job_event::requeued_after_preempt: return job_status::queued;
-    case job_event::assigned: return job_status::assigned;
-    case job_event::started: return job_status::running;
-    case job_event::handoff_started: return job_status::handoff;
-    case job_event::completed: return job_status::completed;
-    case job_event::failed: return job_status::failed;
-    case job_event::cancel_requested: return job_status::cancelling;
-    case job_event::cancelled: return job_status::cancelled;
+    case job_event::requeued_after_preempt:
+      return job_status::queued;
+    case job_event::assigned:
+      return job_status::assigned;
+    case job_event::started:
+      return job_status::running;
+    case job_event::handoff_started:
+      return job_status::handoff;
+    case job_event::completed:
+      return job_status::completed;
+    case job_event::failed:
+      return job_status::failed;
+    case job_event::cancel_requested:
+      return job_status::cancelling;
+    case job_event::cancelled:
+      return job_status::cancelled;
     case job_event::preempted:
       if (preempt_mode == "cancel") return job_status::cancelling;
       return std::nullopt;
@@ -223,7 +252,8 @@ std::optional<job_status> status_set_by(job_event k, std::string_view preempt_mo
     case job_event::pruned:
     case job_event::held:
     case job_event::released:
-    case job_event::other: return std::nullopt;
+    case job_event::other:
+      return std::nullopt;
   }
   return std::nullopt;
 }

@@ -12,9 +12,27 @@ namespace baton::core {
 // Every job event type evolve() knows; `other` for any it does not (it changes nothing but
 // the job's updated_at: forward compatibility).
 enum class job_event : uint8_t {
-  created, assigned, started, checkpointed, progress_reported, handoff_started, handoff_completed,
-  requeued_after_deregister, requeued_after_reap, requeued_after_orphan, requeued_after_preempt,
-  completed, failed, cancel_requested, cancelled, requeued_as, pruned, held, released, preempted, other
+  created,
+  assigned,
+  started,
+  checkpointed,
+  progress_reported,
+  handoff_started,
+  handoff_completed,
+  requeued_after_deregister,
+  requeued_after_reap,
+  requeued_after_orphan,
+  requeued_after_preempt,
+  completed,
+  failed,
+  cancel_requested,
+  cancelled,
+  requeued_as,
+  pruned,
+  held,
+  released,
+  preempted,
+  other
 };
 job_event job_event_of(std::string_view type);
 // A payload's kind (one kept as its bytes: the kind its type names).

@@ -54,8 +54,10 @@ uint32_t pruned_jobs::intern(const std::string& s) {
 
 pruned_jobs::name_ref pruned_jobs::ref_of(const std::string& s) {
   name_ref r;
-  if (auto b = parse_uuid(s)) r.uuid = *b;
-  else r.name = intern(s) + 1;
+  if (auto b = parse_uuid(s))
+    r.uuid = *b;
+  else
+    r.name = intern(s) + 1;
   return r;
 }
 

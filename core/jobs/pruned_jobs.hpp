@@ -26,8 +26,8 @@ struct pruned_job {
   time_us created_at = 0;
   std::string user, worker_image_key, assigned_worker_id;
   bool operator==(const pruned_job& o) const {
-    return status == o.status && created_at == o.created_at && user == o.user &&
-           worker_image_key == o.worker_image_key && assigned_worker_id == o.assigned_worker_id;
+    return status == o.status && created_at == o.created_at && user == o.user && worker_image_key == o.worker_image_key &&
+           assigned_worker_id == o.assigned_worker_id;
   }
 };
 

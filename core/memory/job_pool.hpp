@@ -41,8 +41,8 @@ class job_pool {
  public:
   static constexpr size_t line = 64;
   static constexpr size_t stride = (((sizeof(job) + line - 1) / line) | 1) * line;  // an odd number of lines
-  static constexpr size_t first_block = 32;                           // places in the first block
-  static constexpr size_t max_block = (size_t{2} << 20) / stride;      // places in a block at most
+  static constexpr size_t first_block = 32;                                         // places in the first block
+  static constexpr size_t max_block = (size_t{2} << 20) / stride;                   // places in a block at most
   static_assert(first_block <= max_block);
   // Places in the block after one of `places` places.
   static constexpr size_t next_block(size_t places) { return places * 2 < max_block ? places * 2 : max_block; }
@@ -69,7 +69,7 @@ class job_pool {
     } else {
       if (used_ == places_) {
         size_t places = blocks_.empty() ? first_block : next_block(places_);
-        blocks_.push_back(static_cast<char*>(::operator new(places * stride, std::align_val_t(line))));
+        blocks_.push_back(static_cast<char*>(::operator new(places* stride, std::align_val_t(line))));
         BATON_JOB_POOL_POISON(blocks_.back(), places * stride);
         places_ = places;
         used_ = 0;
@@ -107,8 +107,8 @@ class job_pool {
 
   std::vector<char*> blocks_;
   std::vector<char*> free_;  // taken and given back: reused first
-  size_t places_ = 0;  // the last block's places
-  size_t used_ = 0;    // of those, how many were ever taken
+  size_t places_ = 0;        // the last block's places
+  size_t used_ = 0;          // of those, how many were ever taken
 };
 
 }  // namespace baton::core

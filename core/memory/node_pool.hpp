@@ -21,7 +21,9 @@ class node_pool {
   void give(void* p);
 
  private:
-  struct free_node { free_node* next; };
+  struct free_node {
+    free_node* next;
+  };
   size_t stride_;
   size_t align_;
   std::mutex mutex_;  // one scheduler per process in practice: never contended
@@ -56,7 +58,9 @@ struct pooled_allocator {
   using reference = T&;
   using const_reference = const T&;
   template <class U>
-  struct rebind { using other = pooled_allocator<U>; };
+  struct rebind {
+    using other = pooled_allocator<U>;
+  };
   pooled_allocator() = default;
   template <class U>
   pooled_allocator(const pooled_allocator<U>&) {}
@@ -69,9 +73,13 @@ struct pooled_allocator {
     pool_for<sizeof(T), alignof(T)>().give(p);
   }
   template <class U>
-  bool operator==(const pooled_allocator<U>&) const { return true; }
+  bool operator==(const pooled_allocator<U>&) const {
+    return true;
+  }
   template <class U>
-  bool operator!=(const pooled_allocator<U>&) const { return false; }
+  bool operator!=(const pooled_allocator<U>&) const {
+    return false;
+  }
 };
 
 }  // namespace baton::core

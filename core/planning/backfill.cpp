@@ -12,27 +12,35 @@ const char* to_string(start_why w) { return w == start_why::main ? "main" : "bac
 
 const char* to_string(skip_reason r) {
   switch (r) {
-    case skip_reason::priority: return "priority";
-    case skip_reason::queue_depth: return "default_queue_depth";
-    case skip_reason::bf_max_job_test: return "bf_max_job_test";
-    case skip_reason::bf_max_job_user: return "bf_max_job_user";
-    case skip_reason::bf_max_job_part: return "bf_max_job_part";
-    case skip_reason::bf_window: return "bf_window";
-    case skip_reason::work_budget: return "work_budget";
-    case skip_reason::no_eligible_node: return "no_eligible_node";
-    case skip_reason::max_reservations: return "max_reservations";
+    case skip_reason::priority:
+      return "priority";
+    case skip_reason::queue_depth:
+      return "default_queue_depth";
+    case skip_reason::bf_max_job_test:
+      return "bf_max_job_test";
+    case skip_reason::bf_max_job_user:
+      return "bf_max_job_user";
+    case skip_reason::bf_max_job_part:
+      return "bf_max_job_part";
+    case skip_reason::bf_window:
+      return "bf_window";
+    case skip_reason::work_budget:
+      return "work_budget";
+    case skip_reason::no_eligible_node:
+      return "no_eligible_node";
+    case skip_reason::max_reservations:
+      return "max_reservations";
   }
   return "unknown";
 }
 
 bool plan_start::operator==(const plan_start& o) const {
-  return job_id == o.job_id && job == o.job && node_id == o.node_id && node == o.node && start == o.start &&
-         end == o.end && why == o.why;
+  return job_id == o.job_id && job == o.job && node_id == o.node_id && node == o.node && start == o.start && end == o.end &&
+         why == o.why;
 }
 
 bool plan_reservation::operator==(const plan_reservation& o) const {
-  return job_id == o.job_id && job == o.job && node_id == o.node_id && node == o.node && start == o.start &&
-         end == o.end;
+  return job_id == o.job_id && job == o.job && node_id == o.node_id && node == o.node && start == o.start && end == o.end;
 }
 
 bool plan_skip::operator==(const plan_skip& o) const {
@@ -68,8 +76,7 @@ class planner {
     by_id.resize(n);
     std::iota(by_id.begin(), by_id.end(), 0u);
     if (n > 1)  // (stable_sort takes a buffer even for one node: the trace simulator plans one, often)
-      std::stable_sort(by_id.begin(), by_id.end(),
-                       [&](uint32_t a, uint32_t b) { return in.nodes[a].id < in.nodes[b].id; });
+      std::stable_sort(by_id.begin(), by_id.end(), [&](uint32_t a, uint32_t b) { return in.nodes[a].id < in.nodes[b].id; });
 
     if (occupied) {
       if (occupied->size() != n) throw std::invalid_argument("planner: one occupied profile per node expected");
@@ -142,8 +149,7 @@ class planner {
     for (uint32_t node : nodes_of(j)) {
       const auto& p = profiles_[node];
       time_us open = std::max(in_.now, p.available_from());
-      if (p.capacity() >= r.units && (p.available_until() == time_never || p.available_until() - open >= need))
-        return true;
+      if (p.capacity() >= r.units && (p.available_until() == time_never || p.available_until() - open >= need)) return true;
     }
     return false;
   }

@@ -20,10 +20,10 @@
 namespace baton::core {
 
 struct plan_node {
-  std::string id;                       // ties break on it (string order)
-  int64_t capacity = 1;                 // a baton worker runs one job at a time
-  time_us available_from = 0;           // later than now: a pending allocation (placeholder)
-  time_us available_until = time_never; // 0 or time_never: none; a pilot's allocation end
+  std::string id;                        // ties break on it (string order)
+  int64_t capacity = 1;                  // a baton worker runs one job at a time
+  time_us available_from = 0;            // later than now: a pending allocation (placeholder)
+  time_us available_until = time_never;  // 0 or time_never: none; a pilot's allocation end
 };
 
 struct plan_running {
@@ -60,8 +60,8 @@ struct plan_input {
 
 // The main loop's limits (Slurm: default_queue_depth, max_sched_time).
 struct main_limits {
-  uint32_t max_jobs = 500;    // jobs walked; 0: all
-  uint64_t work_budget = 0;   // node probes; 0: unlimited (stands in for max_sched_time)
+  uint32_t max_jobs = 500;   // jobs walked; 0: all
+  uint64_t work_budget = 0;  // node probes; 0: unlimited (stands in for max_sched_time)
 };
 
 // The backfill loop's limits, Slurm's names. 0 means "no limit" for the counts.
@@ -80,8 +80,8 @@ struct backfill_limits {
 enum class start_why : uint8_t { main, backfill };
 
 enum class skip_reason : uint8_t {
-  priority,          // main loop: a higher job waiting for overlapping nodes holds this one back
-  queue_depth,       // main loop: beyond max_jobs
+  priority,     // main loop: a higher job waiting for overlapping nodes holds this one back
+  queue_depth,  // main loop: beyond max_jobs
   bf_max_job_test,
   bf_max_job_user,
   bf_max_job_part,
@@ -95,7 +95,7 @@ const char* to_string(skip_reason r);  // the limit's name, "priority", "no_elig
 
 struct plan_start {
   std::string job_id;
-  uint32_t job = 0;   // index into plan_input::pending
+  uint32_t job = 0;  // index into plan_input::pending
   std::string node_id;
   uint32_t node = 0;  // index into plan_input::nodes
   time_us start = 0;  // always now

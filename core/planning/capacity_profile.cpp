@@ -89,8 +89,7 @@ int64_t capacity_profile::min_free(time_us start, time_us end) const {
   return m;
 }
 
-std::optional<time_slot> capacity_profile::earliest(const slot_request& r, time_us not_before,
-                                                    time_us not_after) const {
+std::optional<time_slot> capacity_profile::earliest(const slot_request& r, time_us not_before, time_us not_after) const {
   if (r.units > capacity_) return std::nullopt;
   const time_us duration = std::max<time_us>(r.duration, 1);
   // The shortest stay that counts: the whole time limit, or for a checkpointing job min_useful.

@@ -70,7 +70,7 @@ class capacity_profile {
   void release(int64_t units, time_us start, time_us end) { occupy(-units, start, end); }
   void advance(time_us now);  // no change when `now` is not later
 
-  int64_t free_at(time_us t) const;                   // 0 before now
+  int64_t free_at(time_us t) const;                    // 0 before now
   int64_t min_free(time_us start, time_us end) const;  // over [start, end); capacity when empty
 
   time_us now() const { return now_; }

@@ -56,9 +56,7 @@ uint32_t decayed_fair_tree::add_user(uint32_t account, uint32_t raw_shares) {
 
 void decayed_fair_tree::set_closed(uint32_t u, double usage, time_us as_of) {
   auto& x = users_[u];
-  x.key = usage > 0 && half_life_ > 0
-              ? std::log2(usage) + static_cast<double>(as_of) / static_cast<double>(half_life_)
-              : -inf;
+  x.key = usage > 0 && half_life_ > 0 ? std::log2(usage) + static_cast<double>(as_of) / static_cast<double>(half_life_) : -inf;
   max_as_of_ = std::max(max_as_of_, as_of);
   auto& a = accounts_[x.account];
   if (!a.dirty) {
@@ -91,8 +89,8 @@ double decayed_fair_tree::recompute_account(account& a, double t, bool live) {
   return a.key;
 }
 
-bool decayed_fair_tree::fair_shares(time_us now, const std::vector<open_segment>& open,
-                                    const std::vector<uint32_t>& wanted, std::vector<double>& fair_share) {
+bool decayed_fair_tree::fair_shares(time_us now, const std::vector<open_segment>& open, const std::vector<uint32_t>& wanted,
+                                    std::vector<double>& fair_share) {
   fair_share.resize(users_.size());
   if (half_life_ <= 0 || max_as_of_ > now || users_.size() >= (1u << 24)) return false;
   ++stamp_;

@@ -62,13 +62,13 @@ class decayed_fair_tree {
   struct account {
     uint32_t raw_shares = 1;
     std::vector<uint32_t> users;
-    double closed_key = 0;     // log2 of the users' closed usage summed, normalised as theirs
-    double key = 0;            // this asking's log2 usage, normalised; -inf without usage
-    double order_key = 0;      // what the ranking sorts on, highest first: log2 shares - key
-    bool dirty = true;         // closed_key to compute again
-    uint32_t live_stamp = 0;   // the asking whose open segments it has
-    uint32_t before = 0;       // users ranked before its own (this asking)
-    uint32_t pos = 0;          // its place in order_ (this asking)
+    double closed_key = 0;    // log2 of the users' closed usage summed, normalised as theirs
+    double key = 0;           // this asking's log2 usage, normalised; -inf without usage
+    double order_key = 0;     // what the ranking sorts on, highest first: log2 shares - key
+    bool dirty = true;        // closed_key to compute again
+    uint32_t live_stamp = 0;  // the asking whose open segments it has
+    uint32_t before = 0;      // users ranked before its own (this asking)
+    uint32_t pos = 0;         // its place in order_ (this asking)
     double open = 0;
   };
 
@@ -78,10 +78,10 @@ class decayed_fair_tree {
   time_us half_life_;
   std::vector<user> users_;
   std::vector<account> accounts_;
-  std::vector<uint32_t> order_;          // accounts, in the last asking's ranking order
+  std::vector<uint32_t> order_;  // accounts, in the last asking's ranking order
   std::vector<uint32_t> live_, was_live_, dirty_;
-  std::vector<double> keys_;             // scratch: one account's users' keys
-  std::vector<uint32_t> wanted_;         // scratch: the wanted users by account
+  std::vector<double> keys_;      // scratch: one account's users' keys
+  std::vector<uint32_t> wanted_;  // scratch: the wanted users by account
   uint32_t stamp_ = 0;
   time_us max_as_of_ = 0;
 };

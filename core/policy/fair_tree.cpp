@@ -13,12 +13,12 @@ namespace {
 // one ranking live in one flat vector, each account's children side by side.
 struct level_entry {
   const share_node* node = nullptr;
-  const share_node* parent = nullptr;   // the account it sits under (in the input tree)
-  bool user = false;                    // (the node's own fields, copied: the walk reads only entries)
+  const share_node* parent = nullptr;  // the account it sits under (in the input tree)
+  bool user = false;                   // (the node's own fields, copied: the walk reads only entries)
   uint32_t raw_shares = 0;
-  uint64_t name_prefix = 0;             // the name's first eight bytes, big-endian: compared before the name
+  uint64_t name_prefix = 0;  // the name's first eight bytes, big-endian: compared before the name
   int depth = 0;
-  double usage = 0;    // subtree sum
+  double usage = 0;  // subtree sum
   double shares_norm = 0;
   double effective_usage = 0;
   double level_fs = 0;

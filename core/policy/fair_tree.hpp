@@ -22,9 +22,9 @@ struct share_node {
 
 // One line of `sshare -l`, Fair Tree flavour.
 struct fair_share_row {
-  std::string account;     // an account row: the account; a user row: the account it sits under
-  std::string user;        // empty for an account row
-  int depth = 0;           // root's children are depth 0
+  std::string account;  // an account row: the account; a user row: the account it sits under
+  std::string user;     // empty for an account row
+  int depth = 0;        // root's children are depth 0
   uint32_t raw_shares = 0;
   double norm_shares = 0;      // S: raw shares over the siblings' raw shares (self included)
   double raw_usage = 0;        // the subtree's usage

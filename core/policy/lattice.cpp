@@ -17,11 +17,11 @@ struct profile_entry {
 
 //                                       w1    w2    w3    w4    w5    w6    w7    w8    w9
 const profile_entry profiles[] = {
-    {lattice_profile::balanced,    "balanced",    {0.20, 0.20, 0.20, 0.15, 0.10, 0.05, 0.00, 0.00, 0.10}},
-    {lattice_profile::hpc_batch,   "hpc_batch",   {0.15, 0.20, 0.20, 0.15, 0.10, 0.05, 0.00, 0.05, 0.10}},
+    {lattice_profile::balanced, "balanced", {0.20, 0.20, 0.20, 0.15, 0.10, 0.05, 0.00, 0.00, 0.10}},
+    {lattice_profile::hpc_batch, "hpc_batch", {0.15, 0.20, 0.20, 0.15, 0.10, 0.05, 0.00, 0.05, 0.10}},
     {lattice_profile::ml_training, "ml_training", {0.10, 0.10, 0.10, 0.25, 0.15, 0.05, 0.05, 0.10, 0.10}},
-    {lattice_profile::service,     "service",     {0.15, 0.05, 0.10, 0.05, 0.10, 0.05, 0.10, 0.10, 0.30}},
-    {lattice_profile::sensitive,   "sensitive",   {0.90, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.10}},
+    {lattice_profile::service, "service", {0.15, 0.05, 0.10, 0.05, 0.10, 0.05, 0.10, 0.10, 0.30}},
+    {lattice_profile::sensitive, "sensitive", {0.90, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.10}},
     {lattice_profile::interactive, "interactive", {0.10, 0.30, 0.10, 0.00, 0.05, 0.15, 0.00, 0.00, 0.30}},
 };
 

@@ -51,7 +51,7 @@ multifactor_result multifactor_priority(const multifactor_inputs& in, const mult
   // Summed in Slurm's order as a double, so the same inputs round the same way.
   double sum = r.age.weighted + r.fairshare.weighted + r.job_size.weighted + r.partition.weighted + r.qos.weighted -
                static_cast<double>(in.nice);
-  if (sum < 1) sum = 1;  // 0 is Slurm's "held"
+  if (sum < 1) sum = 1;                          // 0 is Slurm's "held"
   constexpr double max_priority = 4294967295.0;  // Slurm's priority is a uint32_t
   r.priority = static_cast<int64_t>(std::min(std::trunc(sum), max_priority));
   return r;

@@ -23,13 +23,13 @@ struct multifactor_settings {
 };
 
 struct multifactor_inputs {
-  time_us accrued_age = 0;    // µs the job has been eligible (not held, not blocked) so far
-  double fair_share = 0;      // the user association's factor from fair_tree(), 0..1
-  uint32_t gpu_count = 1;     // the job's request
-  uint32_t max_gpu_count = 1; // the largest request the system can hold (normalises job size)
+  time_us accrued_age = 0;                                // µs the job has been eligible (not held, not blocked) so far
+  double fair_share = 0;                                  // the user association's factor from fair_tree(), 0..1
+  uint32_t gpu_count = 1;                                 // the job's request
+  uint32_t max_gpu_count = 1;                             // the largest request the system can hold (normalises job size)
   double partition_factor = 1, max_partition_factor = 1;  // the job's partition, the highest configured
   double qos_factor = 0, max_qos_factor = 0;              // the job's QOS, the highest configured
-  int64_t nice = 0;           // >= 0, subtracted
+  int64_t nice = 0;                                       // >= 0, subtracted
 };
 
 struct priority_factor {

@@ -71,9 +71,12 @@ bool priority_policy::may_preempt(const std::string& part, const std::string& q,
 
 std::string policy_name(const priority_policy& p) {
   switch (p.kind) {
-    case policy_kind::fifo: return "fifo";
-    case policy_kind::multifactor: return "multifactor";
-    case policy_kind::lattice: return p.custom_weights ? "lattice:custom" : std::string("lattice:") + to_string(p.profile);
+    case policy_kind::fifo:
+      return "fifo";
+    case policy_kind::multifactor:
+      return "multifactor";
+    case policy_kind::lattice:
+      return p.custom_weights ? "lattice:custom" : std::string("lattice:") + to_string(p.profile);
   }
   return "multifactor";
 }
@@ -104,8 +107,8 @@ json to_json(const priority_policy& p) {
   if (p.custom_weights) j["lattice_weights"] = *p.custom_weights;
   j["lattice_reference_wait_seconds"] = p.lattice_reference_wait_seconds;
   const auto& w = p.multifactor.weights;
-  j["weights"] = {{"age", w.age}, {"fairshare", w.fairshare}, {"job_size", w.job_size},
-                  {"partition", w.partition}, {"qos", w.qos}};
+  j["weights"] = {
+      {"age", w.age}, {"fairshare", w.fairshare}, {"job_size", w.job_size}, {"partition", w.partition}, {"qos", w.qos}};
   j["max_age_us"] = p.multifactor.max_age;
   j["favor_small"] = p.multifactor.favor_small;
   j["decay_half_life_us"] = p.decay_half_life;
@@ -134,7 +137,7 @@ json to_json(const priority_policy& p) {
   if (!p.kill_invalid_dependencies) j["kill_invalid_dependencies"] = false;
   if (!p.energy_prices.empty()) j["energy_prices"] = p.energy_prices;  // only when set: older records stay equal
   if (p.preemption_configured()) j["preempt_grace_seconds"] = p.preempt_grace_seconds;
-  if (p.offered_gpu_count) j["offered_gpu_count"] = p.offered_gpu_count;  // only when set: older records stay equal
+  if (p.offered_gpu_count) j["offered_gpu_count"] = p.offered_gpu_count;           // only when set: older records stay equal
   if (p.offered_wall_seconds) j["offered_wall_seconds"] = p.offered_wall_seconds;  // likewise
   return j;
 }

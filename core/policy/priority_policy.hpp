@@ -31,7 +31,7 @@ struct partition_def {
 struct qos_def {
   std::string name;
   double priority_factor = 0;
-  uint32_t max_running_per_user = 0;  // running jobs of one user in this QOS; more wait (reason QOSMaxJobsPerUser)
+  uint32_t max_running_per_user = 0;      // running jobs of one user in this QOS; more wait (reason QOSMaxJobsPerUser)
   std::vector<std::string> preempt = {};  // QOS whose running jobs this QOS's jobs may preempt (Slurm's Preempt=)
 };
 
@@ -52,8 +52,8 @@ struct priority_policy {
   std::optional<lattice_weights> custom_weights;        // lattice:custom
   double lattice_reference_wait_seconds = 3600;
   multifactor_settings multifactor;
-  time_us decay_half_life = 7LL * 24 * 3600 * 1000000;  // PriorityDecayHalfLife
-  time_us calc_period = 60LL * 1000000;                 // priority_calc_period
+  time_us decay_half_life = 7LL * 24 * 3600 * 1000000;      // PriorityDecayHalfLife
+  time_us calc_period = 60LL * 1000000;                     // priority_calc_period
   std::vector<partition_def> partitions{{"normal", 1, 1}};  // config order
   std::string default_partition = "normal";
   std::vector<qos_def> qos{{"normal", 0, 0}};

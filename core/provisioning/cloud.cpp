@@ -4,8 +4,7 @@
 
 namespace baton::core {
 
-replica_target salad_target(const world& w, const std::string& image, int max_replicas,
-                            const std::set<std::string>& stale) {
+replica_target salad_target(const world& w, const std::string& image, int max_replicas, const std::set<std::string>& stale) {
   int queued = 0, idle_hpc = 0, busy_salad = 0, idle_salad = 0;
   if (auto q = w.queued_by_image.find(image); q != w.queued_by_image.end())
     for (const auto& key : q->second)
@@ -19,8 +18,12 @@ replica_target salad_target(const world& w, const std::string& image, int max_re
   int overflow = std::max(0, queued - idle_hpc);
   replica_target t;
   t.target = std::max(busy_salad, std::min(max_replicas, busy_salad + overflow));
-  t.record = {{"image", image},        {"queued_unpinned", queued}, {"idle_hpc_workers", idle_hpc},
-              {"busy_salad_workers", busy_salad}, {"idle_salad_workers", idle_salad}, {"max_replicas", max_replicas},
+  t.record = {{"image", image},
+              {"queued_unpinned", queued},
+              {"idle_hpc_workers", idle_hpc},
+              {"busy_salad_workers", busy_salad},
+              {"idle_salad_workers", idle_salad},
+              {"max_replicas", max_replicas},
               {"target", t.target}};
   return t;
 }

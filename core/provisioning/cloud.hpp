@@ -16,8 +16,7 @@ struct replica_target {
   nlohmann::json record;  // the inputs, recorded with the scaling event
 };
 
-replica_target salad_target(const world& w, const std::string& image, int max_replicas,
-                            const std::set<std::string>& stale);
+replica_target salad_target(const world& w, const std::string& image, int max_replicas, const std::set<std::string>& stale);
 
 // current: what the provider reported before the change.
 decision decide_salad_scaled(int current, const replica_target& t);

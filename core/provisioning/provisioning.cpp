@@ -46,7 +46,8 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
   };
   // The entry's allocations fit the job: a pilot of wall_time_seconds (0: unlimited) holds it.
   auto fits_wall_time = [&](const job& j) {
-    return c.wall_time_seconds <= 0 || fit_of(c.wall_time_seconds * 1'000'000, j.time_limit_seconds, j.checkpoints, rule).admitted;
+    return c.wall_time_seconds <= 0 ||
+           fit_of(c.wall_time_seconds * 1'000'000, j.time_limit_seconds, j.checkpoints, rule).admitted;
   };
   for (const auto& image : c.images) {
     auto q = w.queued_by_image.find(image);
@@ -88,7 +89,8 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
     else
       count = std::min(room, demand - idle - pending_free);  // only demand nobody will serve soon
     const int n = std::max(count, 0);
-    submission_plan p{image, n,
+    submission_plan p{image,
+                      n,
                       {{"strategy", c.strategy},
                        {"count", n},
                        {"image", image},
@@ -120,12 +122,13 @@ std::vector<std::string> placeholder_slurm_ids(const world& w, const std::string
   return out;
 }
 
-decision decide_placeholder(const world& w, const cluster_spec& c, const std::string& worker_id,
-                            const std::string& image, const std::string& slurm_id, const json& plan_record, time_us now,
+decision decide_placeholder(const world& w, const cluster_spec& c, const std::string& worker_id, const std::string& image,
+                            const std::string& slurm_id, const json& plan_record, time_us now,
                             const std::string& registration_sha256) {
   std::string provider = c.name + ":" + slurm_id;
   if (w.placeholder_by_provider.count(provider) || w.find_worker(worker_id))
-    return decision::refuse({error_kind::conflict, "duplicate_placeholder", "placeholder exists: " + provider, {{"provider_id", provider}}, ""});
+    return decision::refuse(
+        {error_kind::conflict, "duplicate_placeholder", "placeholder exists: " + provider, {{"provider_id", provider}}, ""});
   decision d;
   // The allocation started and its worker registered before sbatch's answer got here: a
   // placeholder now would never be adopted and would hold a max_pending slot.
@@ -163,8 +166,8 @@ decision decide_unconfigured_placeholders(const world& w, const std::vector<clus
     auto cluster = w.workers.at(worker_id).cluster();
     bool known = std::any_of(clusters.begin(), clusters.end(), [&](const cluster_spec& c) { return c.name == cluster; });
     if (!known)
-      d.events.push_back({"worker/" + worker_id,
-                          ev::worker_placeholder_removed{cluster, "cluster_not_configured", slurm_id_of(w.workers.at(worker_id))}});
+      d.events.push_back({"worker/" + worker_id, ev::worker_placeholder_removed{cluster, "cluster_not_configured",
+                                                                                slurm_id_of(w.workers.at(worker_id))}});
   }
   return d;
 }
@@ -180,7 +183,8 @@ decision decide_cluster_enabled(const world& w, const std::string& cluster, bool
   decision d;
   bool now_enabled = !w.disabled_clusters.count(cluster);
   if (now_enabled != enabled)
-    d.events.push_back({cluster_stream(cluster), enabled ? ev::payload(ev::cluster_enabled{reason}) : ev::payload(ev::cluster_disabled{reason})});
+    d.events.push_back({cluster_stream(cluster),
+                        enabled ? ev::payload(ev::cluster_enabled{reason}) : ev::payload(ev::cluster_disabled{reason})});
   return d;
 }
 

@@ -2,7 +2,6 @@
 #include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
-
 namespace baton::core {
 
 using nlohmann::json;
@@ -54,12 +53,8 @@ std::set<std::string> stale_of(const json& basis) {
 void record_plan_basis(std::vector<submission_plan>& plans, const world& w, const cluster_spec& c,
                        const std::set<std::string>& stale, const deadline_rule& rule, time_us soon, time_us now) {
   for (auto& p : plans)
-    p.record["basis"] = {{"based_on", w.applied},
-                         {"at", util::format_time_us(now)},
-                         {"stale", relevant_stale(w, p.image, stale)},
-                         {"cluster", to_json(c)},
-                         {"deadlines", to_json(rule)},
-                         {"soon_seconds", soon / 1'000'000}};
+    p.record["basis"] = {{"based_on", w.applied}, {"at", util::format_time_us(now)}, {"stale", relevant_stale(w, p.image, stale)},
+                         {"cluster", to_json(c)}, {"deadlines", to_json(rule)},      {"soon_seconds", soon / 1'000'000}};
 }
 
 void record_target_basis(replica_target& t, const world& w, const std::set<std::string>& stale) {

@@ -38,9 +38,7 @@ void release_set(storage_book& b, const std::string& user, const file_set& s) {
 }
 
 json to_json(const blob_ref& r) { return {{"sha256", r.sha256}, {"size", r.size}}; }
-blob_ref blob_from_json(const json& j) {
-  return {j.at("sha256").get<std::string>(), j.at("size").get<uint64_t>()};
-}
+blob_ref blob_from_json(const json& j) { return {j.at("sha256").get<std::string>(), j.at("size").get<uint64_t>()}; }
 
 void release_job(storage_book& b, const std::string& job_id) {
   auto it = b.jobs.find(job_id);
@@ -61,7 +59,8 @@ std::optional<blob_ref> parse_blob_uri(const std::string& s) {
   blob_ref r{s.substr(5, 64), 0};
   if (!util::is_sha256_hex(r.sha256)) return std::nullopt;
   const std::string digits = s.substr(5 + 64 + 1);
-  if (digits.empty() || digits.size() > 19 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (digits.empty() || digits.size() > 19 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   r.size = std::stoull(digits);
   return r;

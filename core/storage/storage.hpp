@@ -54,19 +54,19 @@ struct job_storage {
 
 struct blob_state {
   uint64_t size = 0;
-  uint32_t holds = 0;      // references to it (jobs' bundles and sets, unclaimed uploads)
-  bool removing = false;   // the collector is removing it: not stored for anyone any more
+  uint32_t holds = 0;     // references to it (jobs' bundles and sets, unclaimed uploads)
+  bool removing = false;  // the collector is removing it: not stored for anyone any more
   time_us stored_at = 0;
 };
 
 struct storage_book {
-  std::map<std::string, blob_state> blobs;                        // digest -> its state
-  std::map<std::pair<std::string, std::string>, uint32_t> holds;  // (user, digest) -> references
-  std::map<std::string, uint64_t> used_by_user;                   // bytes, each digest once per user
-  std::map<std::string, job_storage> jobs;                        // job id -> what it refers to
+  std::map<std::string, blob_state> blobs;                           // digest -> its state
+  std::map<std::pair<std::string, std::string>, uint32_t> holds;     // (user, digest) -> references
+  std::map<std::string, uint64_t> used_by_user;                      // bytes, each digest once per user
+  std::map<std::string, job_storage> jobs;                           // job id -> what it refers to
   std::map<std::pair<std::string, std::string>, time_us> unclaimed;  // (user, digest) -> uploaded at: bundles no job used yet
-  std::set<std::string> unreferenced;                             // stored blobs nothing holds (to remove)
-  uint64_t stored_bytes = 0;                                      // all stored blobs
+  std::set<std::string> unreferenced;                                // stored blobs nothing holds (to remove)
+  uint64_t stored_bytes = 0;                                         // all stored blobs
 };
 
 // What the storage rules are set to (storage: in the config).
@@ -98,8 +98,7 @@ const job_storage* job_files_of(const storage_book& b, const std::string& job_id
 void evolve_storage(storage_book& b, const ev::payload& payload, time_us at);
 
 // --- events (each decided by the functions in core/app/storage_decide.hpp) ---
-domain_event blob_stored_event(const blob_ref& r, const std::string& user, const std::string& purpose,
-                               const std::string& job_id);
+domain_event blob_stored_event(const blob_ref& r, const std::string& user, const std::string& purpose, const std::string& job_id);
 // A bundle upload held for `user` until a job uses it or it expires.
 domain_event upload_held_event(const std::string& user, const blob_ref& r);
 domain_event job_bound_event(const std::string& job_id, const std::string& user, const std::optional<blob_ref>& bundle,
@@ -107,9 +106,9 @@ domain_event job_bound_event(const std::string& job_id, const std::string& user,
 domain_event quota_refused_event(const std::string& user, uint64_t quota, uint64_t used, uint64_t requested);
 
 nlohmann::json to_json(const file_set& s);
-ev::file_set_row file_set_row_of(const file_set& s);  // as storage events record it
+ev::file_set_row file_set_row_of(const file_set& s);   // as storage events record it
 file_set file_set_from_json(const nlohmann::json& j);  // throws nlohmann's errors on a bad shape
-nlohmann::json to_json(const storage_book& b);          // for world snapshots
+nlohmann::json to_json(const storage_book& b);         // for world snapshots
 storage_book storage_book_from_json(const nlohmann::json& j);
 
 }  // namespace baton::core

@@ -2,7 +2,6 @@
 #include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
-
 namespace baton::core {
 
 using nlohmann::json;
@@ -21,8 +20,8 @@ struct known_model {
   std::string_view name;
   gpu_model_facts facts;
 };
-const known_model known_models[] = {{"H100", {6, 94}}, {"A100", {5, 80}},     {"A6000", {4, 48}},
-                                    {"RTX 4090", {3, 24}}, {"A10", {2, 24}}, {"A30", {1, 24}}};
+const known_model known_models[] = {{"H100", {6, 94}},     {"A100", {5, 80}}, {"A6000", {4, 48}},
+                                    {"RTX 4090", {3, 24}}, {"A10", {2, 24}},  {"A30", {1, 24}}};
 
 }  // namespace
 
@@ -67,8 +66,8 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
   decision d;
   if (placeholder) {
     if (placeholder->worker_image_key != c.worker_image_key) {
-      std::string msg = "worker image does not match queued provider allocation: expected " +
-                        placeholder->worker_image_key + ", got " + c.worker_image_key;
+      std::string msg = "worker image does not match queued provider allocation: expected " + placeholder->worker_image_key +
+                        ", got " + c.worker_image_key;
       return decision::refuse({error_kind::conflict, "worker_image_mismatch", msg, json::object(), "worker_image_key"});
     }
     d.events.push_back({worker_stream(placeholder->id), said(ev::worker_placeholder_adopted{})});
@@ -85,12 +84,11 @@ decision decide_deregister(const worker& w, time_us now) {
   return d;
 }
 
-decision decide_rotate_credential(const worker& w, const std::string& credential_sha256, int64_t grace_seconds,
-                                  time_us now) {
+decision decide_rotate_credential(const worker& w, const std::string& credential_sha256, int64_t grace_seconds, time_us now) {
   if (w.gone || w.placeholder) return decision::refuse(not_found("Worker", w.id));
   decision d;
-  d.events.push_back({worker_stream(w.id),
-                      ev::worker_credential_rotated{credential_sha256, grace_seconds, now + grace_seconds * 1'000'000}});
+  d.events.push_back(
+      {worker_stream(w.id), ev::worker_credential_rotated{credential_sha256, grace_seconds, now + grace_seconds * 1'000'000}});
   return d;
 }
 

@@ -16,7 +16,7 @@ enum class platform : uint8_t { hpc, salad };
 // What the table of known GPU models (core/workers/worker.cpp) says of a model string: the model
 // with the longest known name it contains ("A100-PCIE-40GB" is an A100), or nothing.
 struct gpu_model_facts {
-  int rank = 0;       // tie-break among equal VRAM: H100 6 > A100 > A6000 > RTX 4090 > A10 > A30 1; unknown 0
+  int rank = 0;        // tie-break among equal VRAM: H100 6 > A100 > A6000 > RTX 4090 > A10 > A30 1; unknown 0
   double vram_gb = 0;  // the model's VRAM, for workers that did not report theirs
 };
 gpu_model_facts facts_of_gpu_model(std::string_view gpu_model);
@@ -32,7 +32,7 @@ struct worker {
   double vram_gb = 0;
   std::string driver_version;  // the GPU driver, as the worker reported it ("" unknown)
   std::string worker_image_key;
-  std::string provider_id;  // "<cluster>:<slurm job id>" on HPC, "" on Salad
+  std::string provider_id;   // "<cluster>:<slurm job id>" on HPC, "" on Salad
   bool placeholder = false;  // a pending Slurm allocation, never assigned work (provisioning issue)
   bool gone = false;         // deregistered or reaped; kept for history, never deleted
   std::string gone_reason;   // "deregistered" | "reaped"
@@ -77,8 +77,7 @@ struct register_worker {
 decision decide_register(const worker* placeholder, const register_worker& c, time_us now);
 decision decide_deregister(const worker& w, time_us now);
 // A new token for the worker; its old one is accepted for grace_seconds more.
-decision decide_rotate_credential(const worker& w, const std::string& credential_sha256, int64_t grace_seconds,
-                                  time_us now);
+decision decide_rotate_credential(const worker& w, const std::string& credential_sha256, int64_t grace_seconds, time_us now);
 decision decide_reap(const worker& w, time_us last_heartbeat, time_us now);
 
 void evolve(worker& w, const ev::payload& payload, time_us at);

@@ -99,8 +99,7 @@ std::optional<domain_error> check_new_dependencies(const world& w, const princip
 
 std::optional<domain_error> check_requeue_dependencies(const world& w, const job& j, const priority_policy& p) {
   const dependency* never = nullptr;
-  if (!p.kill_invalid_dependencies || combined(j.depends_on, in_world(w), &never) != dependency_state::never)
-    return std::nullopt;
+  if (!p.kill_invalid_dependencies || combined(j.depends_on, in_world(w), &never) != dependency_state::never) return std::nullopt;
   auto details = never_details(w, *never);
   details["job_id"] = j.id;
   return dependency_error(error_kind::conflict, "dependency_never_satisfied",
@@ -121,8 +120,7 @@ std::vector<std::string> ended_jobs(const decision& d) {
   return out;
 }
 
-decision dependency_fallout(const world& w, const std::vector<std::string>& ended, const priority_policy& p,
-                            time_us now) {
+decision dependency_fallout(const world& w, const std::vector<std::string>& ended, const priority_policy& p, time_us now) {
   decision out;
   if (!p.kill_invalid_dependencies) return out;
   std::set<std::string> cancelled;  // by this decision, before its events are applied
@@ -141,7 +139,8 @@ decision dependency_fallout(const world& w, const std::vector<std::string>& ende
       if (!child || child->status != job_status::queued || cancelled.count(child_id)) continue;
       const dependency* never = nullptr;
       if (combined(child->depends_on, status_of, &never) != dependency_state::never) continue;
-      out.events.push_back({job_stream(child_id), ev::job_cancelled{std::nullopt, never->job_id, "queued", "dependency_never_satisfied", std::nullopt}});
+      out.events.push_back({job_stream(child_id), ev::job_cancelled{std::nullopt, never->job_id, "queued",
+                                                                    "dependency_never_satisfied", std::nullopt}});
       cancelled.insert(child_id);
       parents.push_back(child_id);  // its own children may now never run either
     }

@@ -212,8 +212,8 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   return d;
 }
 
-decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
-                     const backfill_settings& s, time_us now) {
+decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule, const backfill_settings& s,
+                     time_us now) {
   auto snap = snapshot_for_plan(w, stale, rule, s, now);
   return decide_plan(w, snap, run_planner(snap));
 }

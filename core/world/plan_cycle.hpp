@@ -60,8 +60,8 @@ plan run_planner(const plan_snapshot& snap);
 // The event, or nothing when the plan is what the world's last one recorded.
 decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p);
 // All three at once (POST /plan, tests).
-decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule,
-                     const backfill_settings& s, time_us now);
+decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule, const backfill_settings& s,
+                     time_us now);
 // What re-derives a recorded plan: its snapshot's inputs (the stale workers, the rule, the
 // settings, planned_at, based_on).
 struct recorded_plan_inputs {

@@ -22,7 +22,6 @@ constexpr int64_t default_estimate_seconds = 3600;  // a job without a time limi
 
 double ratio(double x, double of) { return of > 0 ? x / of : 0; }
 
-
 // The recorded fair-share figures of the job's association, if any (its key read from the
 // job's slots when a world holds it, else built).
 auto share_of(const priority_state& st, const job& j) {
@@ -85,7 +84,7 @@ double usage_at(const world& w, const std::string& association, time_us at) {
 }
 
 share_node share_tree(const world& w, const priority_policy& policy, time_us at) {
-  std::map<std::string, share_node> accounts;       // every account but root
+  std::map<std::string, share_node> accounts;  // every account but root
   std::map<std::string, std::string> parent_of;
   share_node root;
   root.name = "root";
@@ -209,7 +208,9 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   std::function<double(const std::string&, int)> target_of = [&](const std::string& account, int depth) -> double {
     if (auto it = account_target.find(account); it != account_target.end()) return it->second;
     auto parent = parent_of.find(account);
-    const double above = depth > 64 || parent == parent_of.end() ? 1.0 : target_of(parent->second, depth + 1);  // (a cycle is refused by the config)
+    const double above = depth > 64 || parent == parent_of.end()
+                             ? 1.0
+                             : target_of(parent->second, depth + 1);  // (a cycle is refused by the config)
     auto norm = account_norm.find(account);
     return account_target[account] = above * (norm == account_norm.end() ? 0.0 : norm->second);
   };
@@ -222,8 +223,8 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
     present.insert(assoc);
     priority_state::share s{r.fair_share, r.level_fs, target, ratio(r.raw_usage, total_usage), r.raw_usage};
     auto old = base.shares.find(assoc);
-    bool same = old != base.shares.end() && old->second.fair_share == s.fair_share &&
-                old->second.target == s.target && old->second.actual == s.actual && old->second.usage == s.usage &&
+    bool same = old != base.shares.end() && old->second.fair_share == s.fair_share && old->second.target == s.target &&
+                old->second.actual == s.actual && old->second.usage == s.usage &&
                 (old->second.level_fs == s.level_fs || (std::isinf(old->second.level_fs) && std::isinf(s.level_fs)));
     if (!same) {
       ev::share_row row;
@@ -303,8 +304,7 @@ void record_recalculation(priority_state& st, const ev::priorities_recalculated&
   st.calculated_at = at;
   // (level FS is infinite for an association without usage; JSON has no infinity: null)
   for (const auto& [assoc, s] : p.shares)
-    st.shares[assoc] = {s.fair_share, s.level_fs.value_or(std::numeric_limits<double>::infinity()), s.target, s.actual,
-                        s.usage};
+    st.shares[assoc] = {s.fair_share, s.level_fs.value_or(std::numeric_limits<double>::infinity()), s.target, s.actual, s.usage};
   for (const auto& assoc : p.removed) st.shares.erase(assoc);
   st.max_gpu_count = p.max_gpu_count;
   st.backlog = p.backlog;
@@ -315,9 +315,12 @@ std::string pending_reason(const world& w, const job& j) {
   if (j.held) return "JobHeld";
   // Asked of the parents, not j.blocked: a job about to be created is not in the world yet.
   switch (dependencies_state(w, j)) {
-    case dependency_state::waiting: return "Dependency";
-    case dependency_state::never: return "DependencyNeverSatisfied";
-    case dependency_state::satisfied: break;
+    case dependency_state::waiting:
+      return "Dependency";
+    case dependency_state::never:
+      return "DependencyNeverSatisfied";
+    case dependency_state::satisfied:
+      break;
   }
   if (j.over_limit) return "QOSMaxJobsPerUserLimit";
   if (!cannot_run_reason(w, j).empty()) return "PartitionConfig";

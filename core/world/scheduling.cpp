@@ -77,8 +77,8 @@ void no_lists(assignment_record& r) {
 // Without constrained jobs (pinned to clusters or a fingerprint, or more than one GPU) every idle worker of the image can run every queued job of it, so the
 // greedy matching pairs the i-th best fresh idle worker with the i-th oldest job: the poller
 // gets job number k, k = fresh idle workers ranked above it. O(log n + stale).
-void choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
-                     const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all, assignment_choice& out) {
+void choose_unpinned(const world& w, const worker& me, const ranked_set<worker_rank>& idle, const ranked_set<queue_key>& queued,
+                     const std::set<std::string>& stale_all, assignment_choice& out) {
   auto my_rank = rank_of(me);
   size_t k = idle.order_of_key(my_rank);
   auto& r = begin_record(out, "greedy-rank-v1", me);
@@ -86,8 +86,7 @@ void choose_unpinned(const world& w, const worker& me, const ranked_set<worker_r
   list_writer<std::pair<std::string, std::string>> taken_sample(r.taken_sample);
   for (const auto& id : stale_all) {  // stale workers that would otherwise rank above the poller
     const worker* s = w.find_worker(id);
-    if (s && s->worker_image_key == me.worker_image_key && idle.find(rank_of(*s)) != idle.end() &&
-        rank_of(*s) < my_rank) {
+    if (s && s->worker_image_key == me.worker_image_key && idle.find(rank_of(*s)) != idle.end() && rank_of(*s) < my_rank) {
       stale_excluded.next().assign(id);
       --k;
     }
@@ -148,9 +147,8 @@ bool fits_any(const limits_set& limits, time_us remaining, const deadline_rule& 
 
 // Greedy matching walked job by job: the general case (constrained jobs, or idle workers whose
 // allocations some queued job does not fit). O(idle workers above the poller + jobs walked).
-void choose_by_walk(const world& w, const worker& me, const ranked_set<worker_rank>& idle,
-                    const ranked_set<queue_key>& queued, const std::set<std::string>& stale_all,
-                    const deadline_rule& rule, time_us now, assignment_choice& out) {
+void choose_by_walk(const world& w, const worker& me, const ranked_set<worker_rank>& idle, const ranked_set<queue_key>& queued,
+                    const std::set<std::string>& stale_all, const deadline_rule& rule, time_us now, assignment_choice& out) {
   auto& r = begin_record(out, "greedy-rank-v1", me);
   list_writer<std::string> stale_excluded(r.stale_excluded);
   list_writer<std::pair<std::string, std::string>> taken_sample(r.taken_sample);

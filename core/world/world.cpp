@@ -139,7 +139,8 @@ void track_usage(world& w, job& j, std::optional<size_t> open_before) {
     }
   }
   if (!j.segments.empty() && !j.segments.back().ended_at && j.segments.back().started)
-    u.running.insert_or_assign(j.id, association_usage::open_segment{j.segments.back().started_at, static_cast<int>(j.gpu_count)});
+    u.running.insert_or_assign(j.id,
+                               association_usage::open_segment{j.segments.back().started_at, static_cast<int>(j.gpu_count)});
   else
     u.running.erase(j.id);
 }
@@ -252,7 +253,7 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, P&& payload
   if (was_preempted != !j.preempted_by.empty()) was_preempted ? --w.preemptions_in_flight : ++w.preemptions_in_flight;
   if (kind == job_event::preempted) w.plan.start_for_worker.erase(j.assigned_worker_id);  // its worker is the preemptor's
   if (kind == job_event::created) {
-    j.slots = {};  // its groups are set now (found before it, they were an uncreated job's)
+    j.slots = {};    // its groups are set now (found before it, they were an uncreated job's)
     slots_of(w, j);  // every association with jobs takes part in fair share
     // (Hinted at the end: a new job is most often the newest, and then no search is made.)
     w.by_created.emplace_hint(w.by_created.end(), j.created_at, j.id);
@@ -387,7 +388,8 @@ void apply_worker(world& w, const std::string& id, const ev::payload& p, time_us
   w.by_registered.insert({wk.registered_at, wk.id});
   if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
   if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
-  if (!wk.placeholder) w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
+  if (!wk.placeholder)
+    w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
   if (capacity_before != std::make_tuple(!wk.gone, wk.worker_image_key, wk.gpu_count)) ++w.worker_gpus_version;
   refresh_worker_index(w, wk);
 }
@@ -420,7 +422,8 @@ void rebuild_indexes(world& w) {
     w.by_registered.insert({wk.registered_at, wk.id});
     if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
     if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
-    if (!wk.placeholder) w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
+    if (!wk.placeholder)
+      w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
     refresh_worker_index(w, wk);
   }
 }
@@ -456,8 +459,13 @@ bool operator<(const worker_rank& a, const worker_rank& b) {
 
 worker_rank rank_of(const worker& w) {
   double vram = w.vram_gb > 0 ? w.vram_gb : w.model.vram_gb;
-  return {w.kind == platform::hpc ? 1 : 0, w.gpu_count, static_cast<int64_t>(std::llround(vram * 100)),
-          w.model.rank, w.registered_at, w.id, &w};
+  return {w.kind == platform::hpc ? 1 : 0,
+          w.gpu_count,
+          static_cast<int64_t>(std::llround(vram * 100)),
+          w.model.rank,
+          w.registered_at,
+          w.id,
+          &w};
 }
 
 int64_t score_of(const worker& w) {

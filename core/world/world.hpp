@@ -86,7 +86,9 @@ struct priority_state {
   priority_policy policy;
   nlohmann::json policy_json;  // as recorded, to tell a changed policy cheaply
   time_us calculated_at = 0;
-  struct share { double fair_share = 0, level_fs = 0, target = 0, actual = 0, usage = 0; };
+  struct share {
+    double fair_share = 0, level_fs = 0, target = 0, actual = 0, usage = 0;
+  };
   std::map<std::string, share> shares;  // association "account/user" -> its figures
   uint32_t max_gpu_count = 1;           // largest worker, normalises job size
   double backlog = 0;                   // Lattice f6 at the recalculation
@@ -99,7 +101,7 @@ struct planned_slot {
 };
 struct live_plan {
   time_us planned_at = 0;
-  std::string digest;                                  // of the whole plan, to skip an unchanged one
+  std::string digest;                                   // of the whole plan, to skip an unchanged one
   std::map<std::string, std::string> start_for_worker;  // idle worker -> the job it should take
   std::map<std::string, planned_slot> reservations;     // job -> where and when it is expected to start
   size_t reservations_total = 0;
@@ -123,7 +125,7 @@ struct world {
   // leaves this index before it leaves `jobs`).
   std::set<std::pair<time_us, std::string_view>> by_created;
   std::set<std::tuple<time_us, std::string>> by_registered;  // every worker, for listing
-  held_jobs job_of_worker;  // worker id -> the job it occupies (core/memory/held_jobs.hpp)
+  held_jobs job_of_worker;                                   // worker id -> the job it occupies (core/memory/held_jobs.hpp)
   // Per worker image (only workers and jobs of one image compete): the eligible queued jobs
   // (not held, not blocked) in evaluation order, and the idle workers best first.
   std::map<std::string, ranked_set<queue_key>> queued_by_image;
@@ -140,7 +142,7 @@ struct world {
   std::map<std::string, std::multiset<time_us>> idle_allocation_ends_by_image;
   // (A count per distinct pair: the queue's jobs share a few, and a node per job cost an allocation.)
   std::map<std::string, std::map<std::pair<bool, int64_t>, uint32_t>> queued_limits_by_image;
-  std::map<std::string, association_usage> usage;  // "account/user" -> decayed GPU-seconds
+  std::map<std::string, association_usage> usage;       // "account/user" -> decayed GPU-seconds
   std::map<std::string, uint32_t> active_jobs_by_user;  // pending + running (not terminal), for the per-user cap
   // QOS running limits: jobs holding a worker per "qos/user", and that group's queued jobs.
   std::map<std::string, uint32_t> running_by_qos_user;
@@ -172,15 +174,15 @@ struct world {
   std::vector<job*> changed_while_staging;
   uint64_t worker_gpus_version = 0;
   std::map<std::string, operator_account> operators;  // named operators, revoked ones too
-  rotating_secret pilot_token;         // as the last pilot.token_rotated left it (core/access/pilot_token.hpp)
-  time_us pilot_token_rotated_at = 0;  // 0: never rotated (the configured token is in force)
-  std::map<std::string, std::string> placeholder_by_provider;  // "<cluster>:<slurm id>" -> worker id
-  std::set<std::string> disabled_clusters;  // by an operator; enabled is the default
+  rotating_secret pilot_token;                        // as the last pilot.token_rotated left it (core/access/pilot_token.hpp)
+  time_us pilot_token_rotated_at = 0;                 // 0: never rotated (the configured token is in force)
+  std::map<std::string, std::string> placeholder_by_provider;     // "<cluster>:<slurm id>" -> worker id
+  std::set<std::string> disabled_clusters;                        // by an operator; enabled is the default
   std::map<std::string, nlohmann::json> last_submission_failure;  // cluster -> what sbatch said, and when
-  nlohmann::json salad_status = nlohmann::json::object();  // last scaling and last failure
+  nlohmann::json salad_status = nlohmann::json::object();         // last scaling and last failure
   storage_book storage;  // who holds which blob (core/storage/storage.hpp), from the storage stream
 
-  const job* find_job(const std::string& id) const;  // nullptr for a pruned job too
+  const job* find_job(const std::string& id) const;             // nullptr for a pruned job too
   const array_task* array_of(const std::string& job_id) const;  // nullptr: no array's task
   std::optional<pruned_job> find_pruned(const std::string& id) const;
   // A job's status, pruned or not; empty for an id no job has.

@@ -11,7 +11,8 @@
 namespace baton::core {
 
 // The format's version: a snapshot of another version is ignored (the log is replayed).
-inline constexpr int world_snapshot_version = 7;  // 2: rotating credentials (previous hash + deadline); 3: the pilot token's; 4: pruned jobs as stubs; 5: placeholders' one-time credentials; 6: the storage book, whether a run segment started; 7: job arrays
+inline constexpr int world_snapshot_version =
+    7;  // 2: rotating credentials (previous hash + deadline); 3: the pilot token's; 4: pruned jobs as stubs; 5: placeholders' one-time credentials; 6: the storage book, whether a run segment started; 7: job arrays
 
 std::string encode_world(const world& w);
 // Throws std::runtime_error on bytes that are not a snapshot of this version.

@@ -21,9 +21,9 @@ struct transfer {
   std::string url;     // "/blobs/..." (batond) or "https://bucket.host/key?X-Amz-..." (presigned)
   std::string method;  // PUT, GET
   std::vector<std::pair<std::string, std::string>> headers;  // send exactly these with it
-  uint64_t offset = 0;  // first byte of the blob this request carries
-  uint64_t size = 0;    // how many bytes it carries
-  int part_number = 0;  // multipart uploads: 1-based; 0 otherwise
+  uint64_t offset = 0;                                       // first byte of the blob this request carries
+  uint64_t size = 0;                                         // how many bytes it carries
+  int part_number = 0;                                       // multipart uploads: 1-based; 0 otherwise
   time_us expires_at_us = 0;
 };
 
@@ -55,8 +55,8 @@ struct finish_result {
 
 // Bytes moved through batond itself (the local backend; S3's go straight to the store).
 struct transfer_counters {
-  std::atomic<uint64_t> bytes_received{0};   // upload bytes written to incoming files
-  std::atomic<uint64_t> bytes_served{0};     // download bytes handed to connections
+  std::atomic<uint64_t> bytes_received{0};  // upload bytes written to incoming files
+  std::atomic<uint64_t> bytes_served{0};    // download bytes handed to connections
   std::atomic<int64_t> uploads_in_flight{0};
   std::atomic<int64_t> downloads_in_flight{0};
 };
@@ -72,8 +72,8 @@ class backend {
 
   // An upload of (sha256, size). upload_id is the caller's scope's name for it (the same
   // scope, digest and size give the same id, so an upload survives a restart of batond).
-  virtual upload_grant grant_upload(const holder& who, const std::string& upload_id, const std::string& sha256,
-                                    uint64_t size, time_us now, int64_t ttl_seconds) = 0;
+  virtual upload_grant grant_upload(const holder& who, const std::string& upload_id, const std::string& sha256, uint64_t size,
+                                    time_us now, int64_t ttl_seconds) = 0;
   // Checks what arrived (size and digest) and stores it under its digest. For multipart
   // uploads, `parts` are the ETags the store answered each part with.
   virtual finish_result finish_upload(const std::string& upload_id, const std::string& sha256, uint64_t size,

@@ -50,7 +50,7 @@ void make_dir(const std::string& dir) {
 
 // The file's length, or -1 when it is not there.
 int64_t file_size(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return -1;
   return static_cast<int64_t>(st.st_size);
 }
@@ -192,8 +192,8 @@ finish_result local_backend::finish_upload(const std::string& upload_id, const s
   if (have < 0) have = 0;
   if (static_cast<uint64_t>(have) == size)
     return {finish_status::incomplete, "all " + std::to_string(size) +
-                                           " bytes arrived but were not verified; PUT again with offset=" +
-                                           std::to_string(size) + " and an empty body"};
+                                           " bytes arrived but were not verified; PUT again with offset=" + std::to_string(size) +
+                                           " and an empty body"};
   return {finish_status::incomplete, std::to_string(have) + " of " + std::to_string(size) + " bytes arrived"};
 }
 
@@ -244,7 +244,7 @@ size_t local_backend::sweep(time_us now) {
     std::string id = ent->d_name;
     if (!valid_upload_id(id)) continue;  // (".", "..")
     if (std::find(writing.begin(), writing.end(), id) != writing.end()) continue;
-    struct stat st{};
+    struct stat st {};
     const std::string path = incoming_path(id);
     if (::stat(path.c_str(), &st) != 0) continue;
     const int64_t age_s = now / 1'000'000 - static_cast<int64_t>(st.st_mtime);
@@ -312,12 +312,14 @@ local_backend::open_result local_backend::open_upload(const std::string& upload_
     r.detail = errno_text("cannot open", path);
     return r;
   }
-  struct stat st{};
+  struct stat st {};
   ::fstat(w->fd_, &st);
   uint64_t have = static_cast<uint64_t>(st.st_size);
   if (have > u.size) {  // cannot be this blob's: start again
-    if (::ftruncate(w->fd_, 0) != 0) have = u.size + 1;
-    else have = 0;
+    if (::ftruncate(w->fd_, 0) != 0)
+      have = u.size + 1;
+    else
+      have = 0;
   }
   w->held_ = have;
   r.held = have;
@@ -453,14 +455,13 @@ void local_backend::report_corrupt(const std::string& sha256, const std::string&
   }
 }
 
-local_backend::blob_open local_backend::open_blob(const std::string& sha256, uint64_t size, uint64_t first,
-                                                  uint64_t count) {
+local_backend::blob_open local_backend::open_blob(const std::string& sha256, uint64_t size, uint64_t first, uint64_t count) {
   blob_open r;
   if (!util::is_sha256_hex(sha256)) return r;
   const std::string path = blob_path(sha256);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return r;  // missing
-  struct stat st{};
+  struct stat st {};
   ::fstat(fd, &st);
   if (static_cast<uint64_t>(st.st_size) != size) {
     ::close(fd);

@@ -29,7 +29,6 @@
 
 namespace baton::storage {
 
-
 struct local_options {
   std::string data_dir;
   uint64_t min_free_bytes = 0;  // event_log.min_free_mb: below this, uploads stop (507 storage_full)
@@ -55,8 +54,7 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
   // grant is dropped. Else incomplete, the detail saying how many bytes batond holds.
   finish_result finish_upload(const std::string& upload_id, const std::string& sha256, uint64_t size,
                               const std::vector<part_etag>& parts) override;
-  transfer grant_download(const holder& who, const std::string& sha256, uint64_t size, time_us now,
-                          int64_t ttl_seconds) override;
+  transfer grant_download(const holder& who, const std::string& sha256, uint64_t size, time_us now, int64_t ttl_seconds) override;
   bool contains(const std::string& sha256, uint64_t size) override;
   bool remove(const std::string& sha256) override;
 

@@ -25,12 +25,13 @@ namespace baton::storage {
 namespace {
 
 constexpr uint64_t mib = 1ull << 20;
-constexpr uint64_t max_single_put = 5ull << 30;     // S3: one PUT carries at most 5 GiB
-constexpr uint64_t max_object = 5ull << 40;         // S3: an object holds at most 5 TiB
-constexpr uint64_t max_parts = 10000;               // S3: parts of one multipart upload
+constexpr uint64_t max_single_put = 5ull << 30;  // S3: one PUT carries at most 5 GiB
+constexpr uint64_t max_object = 5ull << 40;      // S3: an object holds at most 5 TiB
+constexpr uint64_t max_parts = 10000;            // S3: parts of one multipart upload
 
 void require_digest(const std::string& sha256) {
-  if (!util::is_sha256_hex(sha256)) throw std::invalid_argument("s3 backend: '" + sha256 + "' is not a SHA-256 (64 lower-case hex digits)");
+  if (!util::is_sha256_hex(sha256))
+    throw std::invalid_argument("s3 backend: '" + sha256 + "' is not a SHA-256 (64 lower-case hex digits)");
 }
 
 // x-amz-checksum-sha256 carries the digest's 32 bytes in base64.
@@ -54,11 +55,20 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -116,7 +126,8 @@ s3_backend::s3_backend(config::s3_config cfg) : s3_backend(std::move(cfg), optio
 s3_backend::s3_backend(config::s3_config cfg, options opt) : cfg_(std::move(cfg)), opt_(opt) {
   const std::string& e = cfg_.endpoint;
   auto sep = e.find("://");
-  if (sep == std::string::npos) throw std::invalid_argument("storage.s3.endpoint '" + e + "' has no scheme (http:// or https://)");
+  if (sep == std::string::npos)
+    throw std::invalid_argument("storage.s3.endpoint '" + e + "' has no scheme (http:// or https://)");
   scheme_ = e.substr(0, sep);
   if (scheme_ != "http" && scheme_ != "https")
     throw std::invalid_argument("storage.s3.endpoint '" + e + "': the scheme must be http or https");
@@ -141,7 +152,8 @@ s3_backend::s3_backend(config::s3_config cfg, options opt) : cfg_(std::move(cfg)
   if (cfg_.access_key_id.empty()) throw std::invalid_argument("storage.s3.access_key_id (or BATON_S3_ACCESS_KEY_ID) is empty");
   if (cfg_.secret_access_key.empty()) throw std::invalid_argument("BATON_S3_SECRET_ACCESS_KEY is empty");
   if (cfg_.part_size_mb < 5 || cfg_.part_size_mb > 5120)
-    throw std::invalid_argument("storage.s3.part_size_mb is " + std::to_string(cfg_.part_size_mb) + "; S3 takes parts of 5..5120 MiB");
+    throw std::invalid_argument("storage.s3.part_size_mb is " + std::to_string(cfg_.part_size_mb) +
+                                "; S3 takes parts of 5..5120 MiB");
   if (cfg_.verify != "read" && cfg_.verify != "store_checksum")
     throw std::invalid_argument("storage.s3.verify is '" + cfg_.verify + "'; it must be read or store_checksum");
   if (opt_.max_copy_bytes == 0 || opt_.max_copy_bytes > max_single_put)
@@ -161,7 +173,8 @@ s3_backend::place s3_backend::locate(const std::string& key) const {
     p.host = cfg_.bucket + "." + endpoint_host_ + suffix;
     p.path = "/" + key;
   }
-  p.base = scheme_ + "://" + (cfg_.path_style ? endpoint_host_ : cfg_.bucket + "." + endpoint_host_) + ":" + std::to_string(port_);
+  p.base =
+      scheme_ + "://" + (cfg_.path_style ? endpoint_host_ : cfg_.bucket + "." + endpoint_host_) + ":" + std::to_string(port_);
   return p;
 }
 
@@ -175,8 +188,8 @@ std::string s3_backend::presign_url(const std::string& method, const std::string
                                     const sigv4::pairs& headers, time_us now, int64_t expires_seconds) const {
   const place p = locate(key);
   const sigv4::request req{method, p.host, p.path, query, headers};
-  const auto signed_url = sigv4::presign({cfg_.access_key_id, cfg_.secret_access_key}, {cfg_.region, "s3"}, req,
-                                         now / 1000000, expires_seconds);
+  const auto signed_url =
+      sigv4::presign({cfg_.access_key_id, cfg_.secret_access_key}, {cfg_.region, "s3"}, req, now / 1000000, expires_seconds);
   // The URL names the host as it is signed (no default port), as any client would send it.
   return scheme_ + "://" + p.host + signed_url.path_and_query;
 }
@@ -288,12 +301,15 @@ finish_result s3_backend::finish_upload(const std::string& upload_id, const std:
   if (multipart_upload) {
     auto mp = find_multipart(upload_id, key);
     if (mp) {
-      if (parts.empty()) return {finish_status::incomplete, "a multipart upload is finished with its parts' ETags; none were given"};
+      if (parts.empty())
+        return {finish_status::incomplete, "a multipart upload is finished with its parts' ETags; none were given"};
       std::vector<part_etag> sorted = parts;
-      std::sort(sorted.begin(), sorted.end(), [](const part_etag& a, const part_etag& b) { return a.part_number < b.part_number; });
+      std::sort(sorted.begin(), sorted.end(),
+                [](const part_etag& a, const part_etag& b) { return a.part_number < b.part_number; });
       std::string xml = "<CompleteMultipartUpload>";
       for (const auto& pe : sorted)
-        xml += "<Part><PartNumber>" + std::to_string(pe.part_number) + "</PartNumber><ETag>" + xml_escape(pe.etag) + "</ETag></Part>";
+        xml += "<Part><PartNumber>" + std::to_string(pe.part_number) + "</PartNumber><ETag>" + xml_escape(pe.etag) +
+               "</ETag></Part>";
       xml += "</CompleteMultipartUpload>";
       reply r = call("POST", key, {{"uploadId", mp->s3_upload_id}}, {}, xml);
       const std::string code = xml_field(r.body, "Code");
@@ -382,7 +398,8 @@ finish_result s3_backend::copy_to_blob(const std::string& from, const std::strin
   for (uint64_t off = 0; off < size; off += opt_.max_copy_bytes, ++n) {
     const uint64_t last = std::min(size, off + opt_.max_copy_bytes) - 1;
     reply r = call("PUT", to, {{"partNumber", std::to_string(n)}, {"uploadId", id}},
-                   {{"x-amz-copy-source", source}, {"x-amz-copy-source-range", "bytes=" + std::to_string(off) + "-" + std::to_string(last)}});
+                   {{"x-amz-copy-source", source},
+                    {"x-amz-copy-source-range", "bytes=" + std::to_string(off) + "-" + std::to_string(last)}});
     const std::string etag = xml_field(r.body, "ETag");
     if (!ok_with_body(r) || etag.empty()) {
       call("DELETE", to, {{"uploadId", id}}, {});  // abort: the parts copied so far are not kept
@@ -419,8 +436,7 @@ transfer s3_backend::grant_download(const holder&, const std::string& sha256, ui
 bool s3_backend::contains(const std::string& sha256, uint64_t size) {
   if (!util::is_sha256_hex(sha256)) return false;
   reply r = call("HEAD", blob_key(sha256), {}, {});
-  if (r.status != 200 && r.status != 404)
-    spdlog::warn("s3: HEAD {}: {}; taken as not stored", blob_key(sha256), r.describe());
+  if (r.status != 200 && r.status != 404) spdlog::warn("s3: HEAD {}: {}; taken as not stored", blob_key(sha256), r.describe());
   return r.status == 200 && r.header("content-length") == std::to_string(size);
 }
 

@@ -49,8 +49,7 @@ class s3_backend : public backend {
                             time_us now, int64_t ttl_seconds) override;
   finish_result finish_upload(const std::string& upload_id, const std::string& sha256, uint64_t size,
                               const std::vector<part_etag>& parts) override;
-  transfer grant_download(const holder& who, const std::string& sha256, uint64_t size, time_us now,
-                          int64_t ttl_seconds) override;
+  transfer grant_download(const holder& who, const std::string& sha256, uint64_t size, time_us now, int64_t ttl_seconds) override;
   bool contains(const std::string& sha256, uint64_t size) override;
   bool remove(const std::string& sha256) override;
 
@@ -77,7 +76,7 @@ class s3_backend : public backend {
   // What one of batond's own calls got back; status 0 when no answer came.
   struct reply {
     int status = 0;
-    std::string error;  // transport error, when status is 0
+    std::string error;                                // transport error, when status is 0
     std::multimap<std::string, std::string> headers;  // lower-case names
     std::string body;
     std::string header(const std::string& lower_name) const;

@@ -81,8 +81,8 @@ std::string string_to_sign(std::string_view amz_date, const scope& sc, std::stri
 // (1..604800). Signed headers: host and req.headers (the caller must send those exactly).
 // The operation's own query parameters come first in the order given, then the X-Amz-*
 // ones, then X-Amz-Signature (the order botocore writes; any order verifies).
-presigned presign(const credentials& cred, const scope& sc, const request& req, int64_t now_unix_seconds,
-                  int64_t expires_seconds, std::string_view payload_hash = unsigned_payload);
+presigned presign(const credentials& cred, const scope& sc, const request& req, int64_t now_unix_seconds, int64_t expires_seconds,
+                  std::string_view payload_hash = unsigned_payload);
 
 // The Authorization header for `req`: signs host, x-amz-date and req.headers (for S3 the
 // caller adds x-amz-content-sha256 = payload_hash to req.headers and sends it).

@@ -17,9 +17,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> csv_columns{"seq",        "stream",   "stream_version", "type",          "schema_version",
+const std::vector<std::string> csv_columns{"seq",         "stream",         "stream_version", "type",         "schema_version",
                                            "recorded_at", "recorded_at_us", "correlation_id", "causation_id", "actor",
-                                           "command_id", "payload",  "prev_hash",      "hash"};
+                                           "command_id",  "payload",        "prev_hash",      "hash"};
 
 json record_of(const events::event_view& e, const std::string& prev_hash) {
   return {{"seq", e.seq},
@@ -104,8 +104,8 @@ std::string hash_of_fields(const json& r) {
 
 }  // namespace
 
-export_summary export_log(const events::event_store& store, const export_filter& f, export_format format,
-                          std::ostream& out, const progress_fn& progress) {
+export_summary export_log(const events::event_store& store, const export_filter& f, export_format format, std::ostream& out,
+                          const progress_fn& progress) {
   export_summary s;
   std::string prev, head;
   uint64_t head_seq = 0;
@@ -232,15 +232,16 @@ export_verify_report verify_export(const std::string& path, const events::event_
     uint64_t first = records.empty() ? 0 : records.front().second.value("seq", uint64_t{0});
     uint64_t last = records.empty() ? 0 : records.back().second.value("seq", uint64_t{0});
     if (trailer->value("count", uint64_t{0}) != records.size())
-      problem(line, 0, "the trailer counts " + std::to_string(trailer->value("count", uint64_t{0})) + " records, the file holds " +
-                           std::to_string(records.size()));
+      problem(line, 0,
+              "the trailer counts " + std::to_string(trailer->value("count", uint64_t{0})) + " records, the file holds " +
+                  std::to_string(records.size()));
     if (trailer->value("first_seq", uint64_t{0}) != first || trailer->value("last_seq", uint64_t{0}) != last)
       problem(line, 0, "the trailer's first and last sequences do not match the records");
   }
   if (store) {
     rep.checked_against_log = true;
     auto f = events::event_filter_from_json(trailer && trailer->is_object() ? trailer->value("filters", json::object())
-                                                                           : json::object());
+                                                                            : json::object());
     uint64_t last = trailer && trailer->is_object() ? trailer->value("last_seq", uint64_t{0}) : 0;
     store->scan(1, last, true, [&](const events::event_view& e) {
       auto it = hash_at.find(e.seq);

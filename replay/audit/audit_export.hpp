@@ -24,8 +24,8 @@ using export_filter = events::event_filter;
 using export_format = events::export_format;
 using export_summary = events::export_summary;
 // Writes every matching event, then the trailer. Throws events::store_error on a damaged log.
-export_summary export_log(const events::event_store& store, const export_filter& f, export_format format,
-                          std::ostream& out, const progress_fn& progress = {});
+export_summary export_log(const events::event_store& store, const export_filter& f, export_format format, std::ostream& out,
+                          const progress_fn& progress = {});
 
 struct export_problem {
   size_t line = 0;

@@ -27,7 +27,7 @@ namespace baton::replay {
 using nlohmann::json;
 
 json to_json(const divergence& d) {
-  return {{"seq", d.seq}, {"stream", d.stream}, {"type", d.type}, {"what", d.what},
+  return {{"seq", d.seq},           {"stream", d.stream},       {"type", d.type}, {"what", d.what},
           {"recorded", d.recorded}, {"rederived", d.rederived}, {"diff", d.diff}};
 }
 
@@ -38,8 +38,8 @@ namespace ev = core::ev;
 // The decisions re-derived here, by their struct's place in the catalogue's variant.
 constexpr size_t placeholder_created = ev::index_of_v<ev::worker_placeholder_created>,
                  cloud_scaled = ev::index_of_v<ev::cloud_scaled>, plan_made = ev::index_of_v<ev::plan_made>,
-                 preemptions_decided = ev::index_of_v<ev::preemptions_decided>,
-                 worker_reaped = ev::index_of_v<ev::worker_reaped>, job_assigned = ev::index_of_v<ev::job_assigned>,
+                 preemptions_decided = ev::index_of_v<ev::preemptions_decided>, worker_reaped = ev::index_of_v<ev::worker_reaped>,
+                 job_assigned = ev::index_of_v<ev::job_assigned>,
                  priorities_recalculated = ev::index_of_v<ev::priorities_recalculated>;
 
 bool is_provisioning(size_t kind) { return kind == placeholder_created || kind == cloud_scaled; }
@@ -79,7 +79,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     json record;
   };
   std::map<uint64_t, std::vector<provisioning_record>> provisioning_at;  // applied -> the records decided there
-  std::set<uint64_t> found_provisioning;  // the provisioning events found so (seq)
+  std::set<uint64_t> found_provisioning;                                 // the provisioning events found so (seq)
   const uint64_t first = std::max<uint64_t>(range.from, 1), last = to == 0 ? UINT64_MAX : to;
   auto note = [&](uint64_t seq, std::string_view type, std::string_view bytes) {
     if (seq < first || seq > last) return;
@@ -108,10 +108,9 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     }
   for (uint64_t seq : store.first_events_of_streams("worker/"))
     if (seq >= first && seq <= last)
-      for (const auto& e : store.read(seq, 1))
-        note(e.seq, e.type, e.payload);  // (only a placeholder is noted)
-  std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
-  std::map<uint64_t, json> redecided;                 // provisioning event seq -> its record decided again
+      for (const auto& e : store.read(seq, 1)) note(e.seq, e.type, e.payload);  // (only a placeholder is noted)
+  std::map<uint64_t, core::plan_snapshot> snapshots;                            // plan event seq -> its snapshot
+  std::map<uint64_t, json> redecided;  // provisioning event seq -> its record decided again
   r.world = std::make_unique<core::world>();
   core::world& w = *r.world;
   auto take_snapshots = [&] {
@@ -132,8 +131,8 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     ++r.mismatches;
     if (r.problems.size() >= 10) return;
     r.problems.push_back("event " + std::to_string(e.seq) + ": " + what);
-    r.divergences.push_back({e.seq, std::string(e.stream_id), std::string(e.type), what, recorded, again,
-                             json::diff(recorded, again)});
+    r.divergences.push_back(
+        {e.seq, std::string(e.stream_id), std::string(e.type), what, recorded, again, json::diff(recorded, again)});
   };
   // Whether a plan or a recalculation decided again (one event) is the recorded one: the same
   // bytes as the reading thread kept, or (another writer's encoding of the same values) the
@@ -151,203 +150,220 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   core::priority_policy last_policy;
   sim_rederiver sim;
   core::assignment_choice choice;  // each assignment's, made again over the last one's (choose_assignment_into)
-  std::string remade;  // each re-made decision record's bytes, in one buffer
+  std::string remade;              // each re-made decision record's bytes, in one buffer
   // Prefetches for the job events coming (no effect on any result): most of this thread's
   // time went to cache misses on memory the reading thread wrote or that an event finds by
   // hashing (the job table's slot, then the job). In stages, some events ahead, each stage
   // loading only what the one before brought into the cache.
   const events::look_ahead ahead{{24, 16, 8, 4}, [&w](const events::decoded_event& next, size_t stage) {
-    const prepared_job_event* p = prepared_job(next);
-    if (!p) return;
-    switch (stage) {
-      case 0:  // the prepared change and the payload's bytes
-        for (size_t at = 0; at < sizeof(prepared_job_event); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(p) + at);
-        for (size_t at = 0; at < next.cbor.size(); at += 64) __builtin_prefetch(next.cbor.data() + at);
-        break;
-      case 1:
-        w.jobs.prefetch_slot(p->job_id_hash);
-        __builtin_prefetch(next.stream_id.data());  // (the job's id is in it)
-        break;
-      case 2:
-        w.jobs.prefetch_entry(p->job_id_hash);
-        break;
-      default:
-        w.jobs.prefetch_id(p->job_id_hash);
-    }
-  }};
+                                   const prepared_job_event* p = prepared_job(next);
+                                   if (!p) return;
+                                   switch (stage) {
+                                     case 0:  // the prepared change and the payload's bytes
+                                       for (size_t at = 0; at < sizeof(prepared_job_event); at += 64)
+                                         __builtin_prefetch(reinterpret_cast<const char*>(p) + at);
+                                       for (size_t at = 0; at < next.cbor.size(); at += 64)
+                                         __builtin_prefetch(next.cbor.data() + at);
+                                       break;
+                                     case 1:
+                                       w.jobs.prefetch_slot(p->job_id_hash);
+                                       __builtin_prefetch(next.stream_id.data());  // (the job's id is in it)
+                                       break;
+                                     case 2:
+                                       w.jobs.prefetch_entry(p->job_id_hash);
+                                       break;
+                                     default:
+                                       w.jobs.prefetch_id(p->job_id_hash);
+                                   }
+                                 }};
   // (events read, hash-checked and decoded on a second thread, ahead of this one)
-  events::scan_decoded(store, 1, to, true, [&](events::decoded_event& e) {
-    if (progress) progress(e.seq);
-    const bool check = e.seq >= range.from;
-    if (check) ++r.events;
-    take_snapshots();  // the world as it was before this event: w.applied events in
-    // (null for a job event read from its bytes on the reading thread: payload_of decodes it)
-    const json& payload = e.payload;
-    const std::string &stream = e.stream_id, &type = e.type;
-    const size_t kind = kind_of(e);
-    if (sim_rederiver::handles(type)) {  // a simulation's log (baton-replay simulate --log)
-      auto v = sim.on(type, payload, e.recorded_at_us, check);
-      if (v.decision) ++r.decisions, ++r.sim_passes;
-      if (v.what) mismatch(e, *v.what, v.recorded, v.rederived);
-      apply_decoded(w, e);
-      return true;
-    }
-    if (!check) {
-      apply_decoded(w, e);
-      return true;
-    }
-    if (!expected.empty() && to == 0) {  // (a range may end inside a decision's events)
-      auto want = std::move(expected.front());
-      expected.pop_front();
-      const json& logged = events::payload_of(e);
-      const std::string want_type(want.type());
-      const json want_payload = core::payload_json(want);
-      if (want.stream != stream || want_type != type || want_payload != logged)
-        mismatch(e, "the decision's event re-derived as " + want_type + " on " + want.stream + " " +
-                        want_payload.dump() + ", logged " + type + " on " + stream + " " + logged.dump(),
-                 {{"stream", stream}, {"type", type}, {"payload", logged}},
-                 {{"stream", want.stream}, {"type", want_type}, {"payload", want_payload}});
-    }
-    if (kind == preemptions_decided) {
-      ++r.decisions;
-      ++r.preemption_decisions;
-      auto in = core::preemption_inputs_of(payload);
-      auto again = core::decide_preemptions(w, in.stale, in.rule, e.recorded_at_us);
-      json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
-      if (rederived != payload) {
-        mismatch(e, "preemption decision re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                 payload, rederived);
-      } else {
-        r.preemptions += payload.at("preemptions").size() + payload.at("expired").size();
-        expected.assign(std::make_move_iterator(again.events.begin() + 1), std::make_move_iterator(again.events.end()));
-      }
-    }
-    if (is_provisioning(kind)) {
-      const bool salad = kind == cloud_scaled;
-      json recorded = provisioning_record_of(kind, payload);
-      auto again = redecided.find(e.seq);
-      if (again == redecided.end() && !found_provisioning.count(e.seq) && core::basis_point(recorded)) {
-        mismatch(e,
-                 "a provisioning decision with a basis that the stream index did not lead to (it is not its worker "
-                 "stream's first event, or the index is damaged)",
-                 recorded, json(nullptr));
-      } else if (again == redecided.end()) {
-        ++r.unchecked;  // no basis recorded (an older log)
-      } else {
-        ++r.decisions;
-        ++(salad ? r.salad_targets : r.provisioning_plans);
-        json want = core::without_basis(recorded);
-        json got = again->second.is_null() ? json(nullptr) : core::without_basis(again->second);
-        if (salad) {  // the scaling event adds what the provider reported: compare what was decided
-          want.erase("from");
-          want.erase("to");
+  events::scan_decoded(
+      store, 1, to, true,
+      [&](events::decoded_event& e) {
+        if (progress) progress(e.seq);
+        const bool check = e.seq >= range.from;
+        if (check) ++r.events;
+        take_snapshots();  // the world as it was before this event: w.applied events in
+        // (null for a job event read from its bytes on the reading thread: payload_of decodes it)
+        const json& payload = e.payload;
+        const std::string &stream = e.stream_id, &type = e.type;
+        const size_t kind = kind_of(e);
+        if (sim_rederiver::handles(type)) {  // a simulation's log (baton-replay simulate --log)
+          auto v = sim.on(type, payload, e.recorded_at_us, check);
+          if (v.decision) ++r.decisions, ++r.sim_passes;
+          if (v.what) mismatch(e, *v.what, v.recorded, v.rederived);
+          apply_decoded(w, e);
+          return true;
         }
-        if (got != want)
-          mismatch(e, std::string(salad ? "Salad replica target" : "Slurm submission plan") + " re-derived differently: " +
-                          got.dump(), want, got);
-        redecided.erase(again);
-      }
-    }
-    if (kind == worker_reaped) {
-      if (!payload.contains("lease")) {
-        ++r.unchecked;
-      } else {
-        ++r.decisions;
-        ++r.reaps;
-        auto again = core::rereap(w, stream.substr(7), payload, e.recorded_at_us);
-        json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
-        if (rederived != payload)
-          mismatch(e, "reap re-derived differently: " + (again.events.empty() ? std::string("no reap: the worker was not stale under the recorded facts") : rederived.dump()),
-                   payload, rederived);
-        else
-          expected.insert(expected.end(), std::make_move_iterator(again.events.begin() + 1),
-                          std::make_move_iterator(again.events.end()));
-      }
-    }
-    if (kind == job_assigned) {
-      ++r.decisions;
-      ++r.assignments;
-      // The decision's time is the event's; the deadline rule in force is the one it recorded.
-      // (Its record and inputs were read on the reading thread, unless the payload did not
-      // read there.)
-      const prepared_job_event* ready = prepared_job(e);
-      json decoded_here;  // the recorded record's JSON, read only when needed (a report, or records that differ)
-      auto recorded_json = [&]() -> const json& {
-        if (decoded_here.is_null()) decoded_here = events::payload_of(e).value("decision", json());
-        return decoded_here;
-      };
-      const bool prepared = ready && ready->decision_inputs;
-      // (Not read on the reading thread: read here, where an error stops the pass at this event.)
-      std::optional<core::ev::job_assigned> read_here;
-      if (!prepared) read_here = std::get<core::ev::job_assigned>(core::ev::from_json(type, events::payload_of(e)));
-      assignment_inputs inputs_here;
-      if (read_here) inputs_here = assignment_inputs_of(read_here->decision);
-      const assignment_inputs& in = prepared ? *ready->decision_inputs : inputs_here;
-      const std::string& worker_id = prepared ? std::get<core::ev::job_assigned>(ready->typed).worker_id : read_here->worker_id;
-      core::choose_assignment_into(w, worker_id, in.stale, in.rule, e.recorded_at_us, choice);
-      // The record decided again is the same record when it writes the bytes the recorded one
-      // writes; otherwise (another writer's encoding of the same values, or a divergence) the
-      // two are compared as JSON. JSON is built only for those and for a report.
-      bool same_record;
-      if (ready && ready->decision_at && choice.record) {
-        remade.clear();
-        events::write_cbor(*choice.record, remade);
-        const size_t at = *ready->decision_at;
-        same_record = (e.cbor.size() >= at + remade.size() && e.cbor.compare(at, remade.size(), remade) == 0) ||
-                      events::to_json(*choice.record) == recorded_json();
-      } else {
-        same_record = choice.record ? events::to_json(*choice.record) == recorded_json() : recorded_json().is_null();
-      }
-      const std::string_view job_id = std::string_view(stream).substr(4);
-      if (!choice.job_id || *choice.job_id != job_id || !same_record) {
-        const json& recorded = recorded_json();
-        json again = choice.record ? core::to_json(*choice.record) : json(nullptr);
-        mismatch(e, "logged " + std::string(job_id) + " for worker " + worker_id + ", re-derived " + choice.job_id.value_or("nothing") +
-                        (!same_record ? " (decision record differs)" : ""),
-                 {{"job_id", job_id}, {"decision", recorded}},
-                 {{"job_id", choice.job_id ? json(*choice.job_id) : json(nullptr)}, {"decision", std::move(again)}});
-      }
-    }
-    if (kind == priorities_recalculated) {
-      ++r.decisions;
-      ++r.recalculations;
-      const auto* ready = prepared_typed(e);
-      static const json no_policy = json::object();
-      const json* typed_policy = ready ? &std::get<core::ev::priorities_recalculated>(ready->typed).policy : nullptr;
-      const json& recorded_policy =
-          typed_policy ? (typed_policy->is_null() ? no_policy : *typed_policy) : core::recorded_policy(payload);
-      if (last_policy_json.is_null() || recorded_policy != last_policy_json) {
-        last_policy = core::policy_from_json(recorded_policy);
-        last_policy_json = recorded_policy;
-      }
-      auto again = core::decide_recalculation(w, last_policy, e.recorded_at_us);
-      if (!same_as_recorded(e, again)) {
-        json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
-        mismatch(e, "priority recalculation re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                 events::payload_of(e), rederived);
-      }
-    }
-    if (core::is_storage_decision(kind)) {
-      ++r.decisions;
-      ++r.storage_decisions;
-      if (auto why = core::rederive_storage(w, kind, payload)) mismatch(e, *why, payload, json(nullptr));
-    }
-    if (kind == plan_made) {
-      ++r.decisions;
-      ++r.plans;
-      auto snap = snapshots.find(e.seq);
-      auto again = snap == snapshots.end() ? core::decision{}
-                                           : core::decide_plan(w, snap->second, core::run_planner(snap->second));
-      if (snap != snapshots.end()) snapshots.erase(snap);
-      if (!same_as_recorded(e, again)) {
-        json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
-        mismatch(e, "plan re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                 events::payload_of(e), rederived);
-      }
-    }
-    apply_decoded(w, e);
-    return true;
-  }, [](events::decoded_event& e, std::string_view cbor) { return prepare_rederived_event(e, cbor); }, &ahead);
+        if (!check) {
+          apply_decoded(w, e);
+          return true;
+        }
+        if (!expected.empty() && to == 0) {  // (a range may end inside a decision's events)
+          auto want = std::move(expected.front());
+          expected.pop_front();
+          const json& logged = events::payload_of(e);
+          const std::string want_type(want.type());
+          const json want_payload = core::payload_json(want);
+          if (want.stream != stream || want_type != type || want_payload != logged)
+            mismatch(e,
+                     "the decision's event re-derived as " + want_type + " on " + want.stream + " " + want_payload.dump() +
+                         ", logged " + type + " on " + stream + " " + logged.dump(),
+                     {{"stream", stream}, {"type", type}, {"payload", logged}},
+                     {{"stream", want.stream}, {"type", want_type}, {"payload", want_payload}});
+        }
+        if (kind == preemptions_decided) {
+          ++r.decisions;
+          ++r.preemption_decisions;
+          auto in = core::preemption_inputs_of(payload);
+          auto again = core::decide_preemptions(w, in.stale, in.rule, e.recorded_at_us);
+          json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
+          if (rederived != payload) {
+            mismatch(e,
+                     "preemption decision re-derived differently: " +
+                         (again.events.empty() ? std::string("nothing") : rederived.dump()),
+                     payload, rederived);
+          } else {
+            r.preemptions += payload.at("preemptions").size() + payload.at("expired").size();
+            expected.assign(std::make_move_iterator(again.events.begin() + 1), std::make_move_iterator(again.events.end()));
+          }
+        }
+        if (is_provisioning(kind)) {
+          const bool salad = kind == cloud_scaled;
+          json recorded = provisioning_record_of(kind, payload);
+          auto again = redecided.find(e.seq);
+          if (again == redecided.end() && !found_provisioning.count(e.seq) && core::basis_point(recorded)) {
+            mismatch(e,
+                     "a provisioning decision with a basis that the stream index did not lead to (it is not its worker "
+                     "stream's first event, or the index is damaged)",
+                     recorded, json(nullptr));
+          } else if (again == redecided.end()) {
+            ++r.unchecked;  // no basis recorded (an older log)
+          } else {
+            ++r.decisions;
+            ++(salad ? r.salad_targets : r.provisioning_plans);
+            json want = core::without_basis(recorded);
+            json got = again->second.is_null() ? json(nullptr) : core::without_basis(again->second);
+            if (salad) {  // the scaling event adds what the provider reported: compare what was decided
+              want.erase("from");
+              want.erase("to");
+            }
+            if (got != want)
+              mismatch(e,
+                       std::string(salad ? "Salad replica target" : "Slurm submission plan") +
+                           " re-derived differently: " + got.dump(),
+                       want, got);
+            redecided.erase(again);
+          }
+        }
+        if (kind == worker_reaped) {
+          if (!payload.contains("lease")) {
+            ++r.unchecked;
+          } else {
+            ++r.decisions;
+            ++r.reaps;
+            auto again = core::rereap(w, stream.substr(7), payload, e.recorded_at_us);
+            json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
+            if (rederived != payload)
+              mismatch(e,
+                       "reap re-derived differently: " +
+                           (again.events.empty() ? std::string("no reap: the worker was not stale under the recorded facts")
+                                                 : rederived.dump()),
+                       payload, rederived);
+            else
+              expected.insert(expected.end(), std::make_move_iterator(again.events.begin() + 1),
+                              std::make_move_iterator(again.events.end()));
+          }
+        }
+        if (kind == job_assigned) {
+          ++r.decisions;
+          ++r.assignments;
+          // The decision's time is the event's; the deadline rule in force is the one it recorded.
+          // (Its record and inputs were read on the reading thread, unless the payload did not
+          // read there.)
+          const prepared_job_event* ready = prepared_job(e);
+          json decoded_here;  // the recorded record's JSON, read only when needed (a report, or records that differ)
+          auto recorded_json = [&]() -> const json& {
+            if (decoded_here.is_null()) decoded_here = events::payload_of(e).value("decision", json());
+            return decoded_here;
+          };
+          const bool prepared = ready && ready->decision_inputs;
+          // (Not read on the reading thread: read here, where an error stops the pass at this event.)
+          std::optional<core::ev::job_assigned> read_here;
+          if (!prepared) read_here = std::get<core::ev::job_assigned>(core::ev::from_json(type, events::payload_of(e)));
+          assignment_inputs inputs_here;
+          if (read_here) inputs_here = assignment_inputs_of(read_here->decision);
+          const assignment_inputs& in = prepared ? *ready->decision_inputs : inputs_here;
+          const std::string& worker_id =
+              prepared ? std::get<core::ev::job_assigned>(ready->typed).worker_id : read_here->worker_id;
+          core::choose_assignment_into(w, worker_id, in.stale, in.rule, e.recorded_at_us, choice);
+          // The record decided again is the same record when it writes the bytes the recorded one
+          // writes; otherwise (another writer's encoding of the same values, or a divergence) the
+          // two are compared as JSON. JSON is built only for those and for a report.
+          bool same_record;
+          if (ready && ready->decision_at && choice.record) {
+            remade.clear();
+            events::write_cbor(*choice.record, remade);
+            const size_t at = *ready->decision_at;
+            same_record = (e.cbor.size() >= at + remade.size() && e.cbor.compare(at, remade.size(), remade) == 0) ||
+                          events::to_json(*choice.record) == recorded_json();
+          } else {
+            same_record = choice.record ? events::to_json(*choice.record) == recorded_json() : recorded_json().is_null();
+          }
+          const std::string_view job_id = std::string_view(stream).substr(4);
+          if (!choice.job_id || *choice.job_id != job_id || !same_record) {
+            const json& recorded = recorded_json();
+            json again = choice.record ? core::to_json(*choice.record) : json(nullptr);
+            mismatch(e,
+                     "logged " + std::string(job_id) + " for worker " + worker_id + ", re-derived " +
+                         choice.job_id.value_or("nothing") + (!same_record ? " (decision record differs)" : ""),
+                     {{"job_id", job_id}, {"decision", recorded}},
+                     {{"job_id", choice.job_id ? json(*choice.job_id) : json(nullptr)}, {"decision", std::move(again)}});
+          }
+        }
+        if (kind == priorities_recalculated) {
+          ++r.decisions;
+          ++r.recalculations;
+          const auto* ready = prepared_typed(e);
+          static const json no_policy = json::object();
+          const json* typed_policy = ready ? &std::get<core::ev::priorities_recalculated>(ready->typed).policy : nullptr;
+          const json& recorded_policy =
+              typed_policy ? (typed_policy->is_null() ? no_policy : *typed_policy) : core::recorded_policy(payload);
+          if (last_policy_json.is_null() || recorded_policy != last_policy_json) {
+            last_policy = core::policy_from_json(recorded_policy);
+            last_policy_json = recorded_policy;
+          }
+          auto again = core::decide_recalculation(w, last_policy, e.recorded_at_us);
+          if (!same_as_recorded(e, again)) {
+            json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
+            mismatch(e,
+                     "priority recalculation re-derived differently: " +
+                         (again.events.empty() ? std::string("nothing") : rederived.dump()),
+                     events::payload_of(e), rederived);
+          }
+        }
+        if (core::is_storage_decision(kind)) {
+          ++r.decisions;
+          ++r.storage_decisions;
+          if (auto why = core::rederive_storage(w, kind, payload)) mismatch(e, *why, payload, json(nullptr));
+        }
+        if (kind == plan_made) {
+          ++r.decisions;
+          ++r.plans;
+          auto snap = snapshots.find(e.seq);
+          auto again =
+              snap == snapshots.end() ? core::decision{} : core::decide_plan(w, snap->second, core::run_planner(snap->second));
+          if (snap != snapshots.end()) snapshots.erase(snap);
+          if (!same_as_recorded(e, again)) {
+            json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
+            mismatch(e, "plan re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
+                     events::payload_of(e), rederived);
+          }
+        }
+        apply_decoded(w, e);
+        return true;
+      },
+      [](events::decoded_event& e, std::string_view cbor) { return prepare_rederived_event(e, cbor); }, &ahead);
   if (to == 0) {  // the simulation's last timestamp: its pass, if one was due, must be logged
     auto v = sim.at_end();
     if (v.decision) ++r.decisions, ++r.sim_passes;

@@ -41,21 +41,21 @@ struct rederive_range {
 
 struct rederive_report {
   uint64_t events = 0;
-  uint64_t decisions = 0;       // assignments, recalculations, plans and preemption decisions
-  uint64_t assignments = 0;     // of which assignments
-  uint64_t recalculations = 0;  // of which priority recalculations
-  uint64_t plans = 0;           // of which planning cycles (starts and reservations)
+  uint64_t decisions = 0;             // assignments, recalculations, plans and preemption decisions
+  uint64_t assignments = 0;           // of which assignments
+  uint64_t recalculations = 0;        // of which priority recalculations
+  uint64_t plans = 0;                 // of which planning cycles (starts and reservations)
   uint64_t preemption_decisions = 0;  // of which preemption decisions (each may preempt several jobs)
-  uint64_t preemptions = 0;     // jobs preempted, and grace periods that ended, in them
-  uint64_t provisioning_plans = 0;  // of which Slurm submission plans (one per placeholder made)
-  uint64_t salad_targets = 0;       // of which Salad replica targets
-  uint64_t reaps = 0;               // of which reaps
-  uint64_t storage_decisions = 0;   // of which storage decisions: checkpoints released, blobs removed
-  uint64_t sim_passes = 0;          // of which passes of a simulation (a log written by simulate --log)
-  uint64_t unchecked = 0;  // recorded before their basis was (older logs): replayed, not re-derived
+  uint64_t preemptions = 0;           // jobs preempted, and grace periods that ended, in them
+  uint64_t provisioning_plans = 0;    // of which Slurm submission plans (one per placeholder made)
+  uint64_t salad_targets = 0;         // of which Salad replica targets
+  uint64_t reaps = 0;                 // of which reaps
+  uint64_t storage_decisions = 0;     // of which storage decisions: checkpoints released, blobs removed
+  uint64_t sim_passes = 0;            // of which passes of a simulation (a log written by simulate --log)
+  uint64_t unchecked = 0;             // recorded before their basis was (older logs): replayed, not re-derived
   uint64_t mismatches = 0;
-  std::vector<std::string> problems;     // the first few mismatches, one line each
-  std::vector<divergence> divergences;   // the same, in full
+  std::vector<std::string> problems;    // the first few mismatches, one line each
+  std::vector<divergence> divergences;  // the same, in full
   // The world after the last event replayed. Handed back rather than freed inside the pass:
   // freeing a replay's world (a quarter of a million jobs at 1,000,000 events) took about a
   // tenth of the pass, and baton-replay, which exits after printing the report, leaves that
@@ -63,8 +63,7 @@ struct rederive_report {
   std::unique_ptr<core::world> world;
 };
 
-rederive_report rederive_decisions(const events::event_store& store, rederive_range range = {},
-                                   const progress_fn& progress = {});
+rederive_report rederive_decisions(const events::event_store& store, rederive_range range = {}, const progress_fn& progress = {});
 
 // For a program about to exit: keeps the report's world, never freed, where a leak checker
 // still sees it (the kernel takes its pages back at exit at once).

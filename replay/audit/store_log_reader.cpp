@@ -10,8 +10,7 @@ class store_reader final : public events::log_reader {
   explicit store_reader(std::shared_ptr<const events::event_store> store) : store_(std::move(store)) {}
   uint64_t last_seq() const override { return store_->last_seq(); }
   events::log_memory memory() const override { return store_->memory(); }
-  export_result export_events(const events::event_filter& f, events::export_format format,
-                              std::ostream& out) const override {
+  export_result export_events(const events::event_filter& f, events::export_format format, std::ostream& out) const override {
     export_result r;
     try {
       r.summary = export_log(*store_, f, format, out);

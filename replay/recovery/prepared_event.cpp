@@ -77,9 +77,7 @@ bool prepare_typed_event(events::decoded_event& e, std::string_view cbor) {
 }
 
 prepared_job_event* prepared_job(events::decoded_event& e) { return std::any_cast<prepared_job_event>(&e.prepared); }
-const prepared_job_event* prepared_job(const events::decoded_event& e) {
-  return std::any_cast<prepared_job_event>(&e.prepared);
-}
+const prepared_job_event* prepared_job(const events::decoded_event& e) { return std::any_cast<prepared_job_event>(&e.prepared); }
 
 const prepared_typed_event* prepared_typed(const events::decoded_event& e) {
   return std::any_cast<prepared_typed_event>(&e.prepared);

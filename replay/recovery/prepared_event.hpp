@@ -26,7 +26,7 @@ assignment_inputs assignment_inputs_of(const core::assignment_record& recorded);
 // (The job's id is its stream's, after "job/": prepared_job_id.)
 struct prepared_job_event {
   uint64_t job_id_hash = 0;  // core::job_table::hash_of(the job's id)
-  core::ev::payload typed;  // its struct (core/events/event_types.hpp), applied as it is
+  core::ev::payload typed;   // its struct (core/events/event_types.hpp), applied as it is
   // job.assigned: where its recorded decision record starts in the stored bytes
   // (decoded_event::cbor), so a record made again is compared with the bytes there (a CBOR item
   // ends where its own bytes say: equal bytes from there are the same record; unequal ones may

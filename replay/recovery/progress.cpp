@@ -20,8 +20,11 @@ std::string grouped(uint64_t n) {
 }  // namespace
 
 progress_bar::progress_bar(std::string what, uint64_t total)
-    : what_(std::move(what)), total_(total), enabled_(isatty(STDERR_FILENO) == 1),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : what_(std::move(what)),
+      total_(total),
+      enabled_(isatty(STDERR_FILENO) == 1),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 progress_bar::~progress_bar() {
   if (drawn_) std::fprintf(stderr, "\r\033[K");

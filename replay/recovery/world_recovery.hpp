@@ -17,9 +17,9 @@ namespace baton::replay {
 
 struct world_recovery {
   core::world world;
-  uint64_t snapshot_seq = 0;     // the snapshot used; 0: replayed from sequence 1
-  uint64_t events_applied = 0;   // events applied after it
-  uint64_t last_seq = 0;         // the last event in the world
+  uint64_t snapshot_seq = 0;         // the snapshot used; 0: replayed from sequence 1
+  uint64_t events_applied = 0;       // events applied after it
+  uint64_t last_seq = 0;             // the last event in the world
   std::vector<std::string> skipped;  // snapshots not used, and why
 };
 

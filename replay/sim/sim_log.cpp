@@ -17,8 +17,8 @@ const std::string run_stream = "sim/run";
 std::string job_stream(int64_t id) { return "sim/job/" + std::to_string(id); }
 
 json job_json(const sim_job& j) {
-  return {{"id", j.id}, {"submit", j.submit}, {"run", j.run}, {"estimate", j.estimate},
-          {"procs", j.procs}, {"user", j.user}, {"group", j.group}};
+  return {{"id", j.id},       {"submit", j.submit}, {"run", j.run},    {"estimate", j.estimate},
+          {"procs", j.procs}, {"user", j.user},     {"group", j.group}};
 }
 
 sim_job job_from(const json& j) {
@@ -35,9 +35,12 @@ sim_job job_from(const json& j) {
 
 const char* order_name(sim_order o) {
   switch (o) {
-    case sim_order::fifo: return "fifo";
-    case sim_order::multifactor: return "multifactor";
-    case sim_order::lattice: return "lattice";
+    case sim_order::fifo:
+      return "fifo";
+    case sim_order::multifactor:
+      return "multifactor";
+    case sim_order::lattice:
+      return "lattice";
   }
   return "fifo";
 }
@@ -70,15 +73,23 @@ sim_settings sim_settings_from_json(const json& j) {
   try {
     s.capacity = j.at("capacity").get<int64_t>();
     const auto order = j.at("order").get<std::string>();
-    if (order == "fifo") s.order = sim_order::fifo;
-    else if (order == "multifactor") s.order = sim_order::multifactor;
-    else if (order == "lattice") s.order = sim_order::lattice;
-    else throw std::runtime_error("order '" + order + "' is none of fifo, multifactor, lattice");
+    if (order == "fifo")
+      s.order = sim_order::fifo;
+    else if (order == "multifactor")
+      s.order = sim_order::multifactor;
+    else if (order == "lattice")
+      s.order = sim_order::lattice;
+    else
+      throw std::runtime_error("order '" + order + "' is none of fifo, multifactor, lattice");
     const auto backfill = j.at("backfill").get<std::string>();
-    if (backfill == "none") s.backfill = sim_backfill::none;
-    else if (backfill == "easy") s.backfill = sim_backfill::easy;
-    else if (backfill == "conservative") s.backfill = sim_backfill::conservative;
-    else throw std::runtime_error("backfill '" + backfill + "' is none of none, easy, conservative");
+    if (backfill == "none")
+      s.backfill = sim_backfill::none;
+    else if (backfill == "easy")
+      s.backfill = sim_backfill::easy;
+    else if (backfill == "conservative")
+      s.backfill = sim_backfill::conservative;
+    else
+      throw std::runtime_error("backfill '" + backfill + "' is none of none, easy, conservative");
     s.policy = core::policy_from_json(j.at("policy"));
     s.bf_max_job_test = j.at("bf_max_job_test").get<uint32_t>();
     for (const auto& g : j.at("group_shares")) s.group_shares[g.at(0).get<int64_t>()] = g.at(1).get<uint32_t>();
@@ -123,9 +134,13 @@ void sim_log_writer::refused(const sim_job& j, const std::string& why) {
   add(job_stream(j.id), j.submit, "sim.job_refused", p);
 }
 
-void sim_log_writer::ended(const sim_job& j, int64_t at) { add(job_stream(j.id), at, "sim.job_ended", {{"id", j.id}, {"at", at}}); }
+void sim_log_writer::ended(const sim_job& j, int64_t at) {
+  add(job_stream(j.id), at, "sim.job_ended", {{"id", j.id}, {"at", at}});
+}
 
-void sim_log_writer::passed(const sim_pass& p, const sim_machine& m) { add(run_stream, p.at, "sim.pass_decided", pass_json(p, m)); }
+void sim_log_writer::passed(const sim_pass& p, const sim_machine& m) {
+  add(run_stream, p.at, "sim.pass_decided", pass_json(p, m));
+}
 
 uint64_t sim_log_writer::finish() {
   flush();
@@ -197,7 +212,8 @@ sim_rederiver::verdict sim_rederiver::on(const std::string& type, const json& pa
   // A fact: it may open a new round (the simulator's loop: ends, arrivals, one pass), which
   // closes the one before. A round follows a pass at the same time when that pass started a
   // job that runs for 0 s.
-  if (facts_ && at < now_) return v.what = type + " at " + std::to_string(at) + " s, before the facts of " + std::to_string(now_) + " s", v;
+  if (facts_ && at < now_)
+    return v.what = type + " at " + std::to_string(at) + " s, before the facts of " + std::to_string(now_) + " s", v;
   if (facts_ && at > now_) v = missing_pass_check();
   if (!facts_ || at > now_ || passed_now_) {
     now_ = at;

@@ -56,7 +56,7 @@ class sim_rederiver {
   static bool handles(std::string_view type) { return type.substr(0, 4) == "sim."; }
 
   struct verdict {
-    bool decision = false;          // a pass was checked
+    bool decision = false;            // a pass was checked
     std::optional<std::string> what;  // set when it (or the log around it) did not re-derive
     nlohmann::json recorded, rederived;
   };
@@ -70,10 +70,10 @@ class sim_rederiver {
 
   std::optional<sim_machine> machine_;
   std::unordered_map<int64_t, uint32_t> index_of_;  // job id -> machine index (looked up, never walked)
-  int64_t now_ = 0;            // the timestamp of the facts folded last
-  bool facts_ = false;         // any fact folded yet
-  bool passed_now_ = false;    // a pass was recorded at now_
-  bool checking_ = false;      // the facts at now_ were within the checked range
+  int64_t now_ = 0;                                 // the timestamp of the facts folded last
+  bool facts_ = false;                              // any fact folded yet
+  bool passed_now_ = false;                         // a pass was recorded at now_
+  bool checking_ = false;                           // the facts at now_ were within the checked range
 };
 
 }  // namespace baton::replay

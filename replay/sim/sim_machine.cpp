@@ -83,7 +83,9 @@ class sim_machine::share_book {
   const std::vector<figures>& at(int64_t now, const std::vector<std::tuple<size_t, int64_t, int64_t>>& open) {
     if (shape_changed_) rebuild();
     for (size_t a = 0; a < closed_.size(); ++a)  // (nothing to decay for an association that never ran)
-      usage_[a] = closed_[a].usage == 0 ? 0 : core::decay(closed_[a].usage, closed_[a].as_of, std::max(closed_[a].as_of, now * us), half_life_);
+      usage_[a] = closed_[a].usage == 0
+                      ? 0
+                      : core::decay(closed_[a].usage, closed_[a].as_of, std::max(closed_[a].as_of, now * us), half_life_);
     for (const auto& [a, procs, start] : open)
       usage_[a] += core::decayed_gpu_seconds(static_cast<int>(procs), start * us, now * us, now * us, half_life_);
     double total = 0;
@@ -94,7 +96,7 @@ class sim_machine::share_book {
         total += u.raw_usage;
       }
     figures_.resize(closed_.size());  // (every association is a leaf: each is written below)
-    std::vector<double> path;  // target share down the walk, as core/world/priority.cpp takes it
+    std::vector<double> path;         // target share down the walk, as core/world/priority.cpp takes it
     ranker_->rank(ranks_);
     for (const auto& r : ranks_) {
       path.resize(static_cast<size_t>(r.depth));
@@ -175,8 +177,7 @@ class sim_machine::share_book {
 
 sim_machine::sim_machine(sim_settings s)
     : s_(std::move(s)),
-      shares_(std::make_unique<share_book>(s_.policy.decay_half_life, s_.group_shares, s_.user_shares,
-                                           s_.exact_fair_share)),
+      shares_(std::make_unique<share_book>(s_.policy.decay_half_life, s_.group_shares, s_.user_shares, s_.exact_fair_share)),
       calculated_at_(std::numeric_limits<int64_t>::min()) {}
 
 sim_machine::~sim_machine() = default;
@@ -267,7 +268,8 @@ void sim_machine::recalculate(int64_t now) {
     for_each_waiting([&](uint32_t p) {
       const size_t a = association_[p];
       if (a >= association_stamp_.size()) association_stamp_.resize(a + 1, 0);
-      if (association_stamp_[a] != recalculations_) association_stamp_[a] = recalculations_, wanted_.push_back(static_cast<uint32_t>(a));
+      if (association_stamp_[a] != recalculations_)
+        association_stamp_[a] = recalculations_, wanted_.push_back(static_cast<uint32_t>(a));
       return true;
     });
     const auto& fair_share = shares_->fair_shares(now, open_, wanted_);

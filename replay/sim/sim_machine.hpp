@@ -27,8 +27,8 @@ struct sim_reservation {
 // One scheduling pass that ran the planner.
 struct sim_pass {
   int64_t at = 0;
-  bool recalculated = false;      // priorities were recalculated first (multifactor, Lattice)
-  std::vector<uint32_t> starts;   // jobs started now (machine indexes), in the plan's order
+  bool recalculated = false;     // priorities were recalculated first (multifactor, Lattice)
+  std::vector<uint32_t> starts;  // jobs started now (machine indexes), in the plan's order
   std::vector<sim_reservation> reservations;
   bool operator==(const sim_pass& o) const {
     return at == o.at && recalculated == o.recalculated && starts == o.starts && reservations == o.reservations;
@@ -83,13 +83,13 @@ class sim_machine {
   sim_settings s_;
   std::unique_ptr<share_book> shares_;
   std::vector<const sim_job*> jobs_;  // arrive's copies in owned_, or arrive_kept's caller's
-  std::deque<sim_job> owned_;          // (a deque: its elements stay where they are)
+  std::deque<sim_job> owned_;         // (a deque: its elements stay where they are)
   std::vector<int64_t> start_;
-  std::vector<int64_t> procs_;  // each job's, packed: a pass walks the queue by them (a job is 56 bytes)
+  std::vector<int64_t> procs_;         // each job's, packed: a pass walks the queue by them (a job is 56 bytes)
   std::vector<uint32_t> association_;  // multifactor and Lattice only: each job's (group, user)
   std::vector<int64_t> priority_;      // multifactor and Lattice only
-  std::vector<uint32_t> running_;  // any order: usage and backlog sums, the planner's list when a job is overdue
-  std::vector<uint32_t> running_at_;  // each job's place in running_ while it runs
+  std::vector<uint32_t> running_;      // any order: usage and backlog sums, the planner's list when a job is overdue
+  std::vector<uint32_t> running_at_;   // each job's place in running_ while it runs
   // Waiting jobs in arrival order; a job that starts stays until the next compaction (it is
   // skipped: start_ >= 0), so a pass costs what it looks at, not the whole queue.
   std::vector<uint32_t> pending_;
@@ -97,8 +97,8 @@ class sim_machine {
   // the queue through these alone, in order, rather than reaching into each job's state.
   std::vector<int64_t> pending_procs_at_;
   std::vector<uint32_t> pending_pos_;  // each waiting job's place in pending_
-  size_t pending_head_ = 0;   // pending_[0, head) have all started
-  size_t pending_live_ = 0;   // jobs still waiting
+  size_t pending_head_ = 0;            // pending_[0, head) have all started
+  size_t pending_live_ = 0;            // jobs still waiting
   std::vector<bool> is_running_;
   std::multiset<int64_t> pending_procs_;
   int64_t used_ = 0;
@@ -118,8 +118,8 @@ class sim_machine {
   std::vector<uint32_t> order_, subset_;
   std::vector<std::tuple<int64_t, int64_t, int64_t, uint32_t>> keyed_;  // (-priority, submit, id, job)
   std::vector<std::tuple<size_t, int64_t, int64_t>> open_;
-  std::vector<uint32_t> wanted_;            // multifactor: the waiting jobs' associations
-  std::vector<uint64_t> association_stamp_; // the recalculation that last put one in wanted_
+  std::vector<uint32_t> wanted_;             // multifactor: the waiting jobs' associations
+  std::vector<uint64_t> association_stamp_;  // the recalculation that last put one in wanted_
   core::plan_input plan_in_;
   core::plan_workspace plan_ws_;
   sim_pass pass_;

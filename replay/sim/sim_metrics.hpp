@@ -13,7 +13,7 @@ namespace baton::replay {
 struct sim_metrics {
   size_t jobs = 0;
   double mean_wait = 0, p95_wait = 0, max_wait = 0;  // seconds
-  double mean_flow = 0;                               // wait + run, seconds
+  double mean_flow = 0;                              // wait + run, seconds
   // Bounded slowdown, two published forms: max(1, (wait+run)/max(10, run)) (SC'15's) and
   // (wait+run)/max(run, 60) (the Batsim comparison's).
   double mean_bsld_10 = 0, max_bsld_10 = 0;

@@ -22,9 +22,12 @@ struct running_job {
 
 const char* to_string(sim_backfill b) {
   switch (b) {
-    case sim_backfill::none: return "none";
-    case sim_backfill::easy: return "easy";
-    case sim_backfill::conservative: return "conservative";
+    case sim_backfill::none:
+      return "none";
+    case sim_backfill::easy:
+      return "easy";
+    case sim_backfill::conservative:
+      return "conservative";
   }
   return "none";
 }

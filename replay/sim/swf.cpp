@@ -141,8 +141,8 @@ std::string inflate_threaded(const std::string& in, F&& text) {
     std::mutex mu;
     std::condition_variable cv;
     std::vector<std::unique_ptr<char[]>> buf;
-    std::vector<size_t> free;                        // blocks the inflater may fill
-    std::deque<std::pair<size_t, size_t>> full;      // (block, bytes) for the parser, in order
+    std::vector<size_t> free;                    // blocks the inflater may fill
+    std::deque<std::pair<size_t, size_t>> full;  // (block, bytes) for the parser, in order
     bool done = false, stop = false;
     std::string damage;
     std::exception_ptr failed;
@@ -229,7 +229,9 @@ bool header_value(const std::string& line, const char* key, int64_t& out) {
   return true;
 }
 
-bool blank(char c) { return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'); }
+bool blank(char c) {
+  return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f');
+}
 bool digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
 // A field as docs/replay.md states the rule: an integer or a decimal whose fraction is
@@ -425,8 +427,7 @@ swf_trace read_swf(const std::string& path, bool lenient, swf_inflate how) {
   // Room for as many records as the text could hold: reserved address space, so the vector
   // never regrows; only the pages written are touched.
   read_records(
-      path, lenient, how, t, [&](size_t most) { t.records.reserve(most); },
-      [&](const swf_record& r) { t.records.push_back(r); });
+      path, lenient, how, t, [&](size_t most) { t.records.reserve(most); }, [&](const swf_record& r) { t.records.push_back(r); });
   return t;
 }
 

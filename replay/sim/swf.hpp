@@ -12,8 +12,7 @@ namespace baton::replay {
 
 struct swf_record {
   int64_t job = -1, submit = -1, wait = -1, run = -1, allocated_procs = -1;
-  int64_t requested_procs = -1, requested_time = -1, status = -1, user = -1, group = -1, queue = -1,
-          partition = -1;
+  int64_t requested_procs = -1, requested_time = -1, status = -1, user = -1, group = -1, queue = -1, partition = -1;
 };
 
 // A line the reader refused: its number (from 1) and why.
@@ -24,9 +23,9 @@ struct swf_bad_line {
 
 struct swf_trace {
   std::vector<swf_record> records;
-  int64_t max_procs = 0;  // the header's MaxProcs (0 when absent)
-  std::string sha256;     // of the file's bytes as stored (compressed or not)
-  size_t lines = 0;       // lines read (headers and blank ones included)
+  int64_t max_procs = 0;    // the header's MaxProcs (0 when absent)
+  std::string sha256;       // of the file's bytes as stored (compressed or not)
+  size_t lines = 0;         // lines read (headers and blank ones included)
   size_t record_count = 0;  // records read (read_swf_jobs keeps none of them in `records`)
   // Lenient reading only: how many record lines were refused, and the first few of them.
   size_t malformed_lines = 0;

@@ -40,7 +40,8 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
   store.scan(1, 0, true, [&](const events::event_view& e) {
     std::string stream(e.stream_id);
     const auto payload = core::ev::decode(e.type, e.schema_version, e.payload);
-    if (std::holds_alternative<core::ev::job_pruned>(payload))  // the world keeps only a stub of a pruned job; the workload keeps it whole
+    if (std::holds_alternative<core::ev::job_pruned>(
+            payload))  // the world keeps only a stub of a pruned job; the workload keeps it whole
       if (auto j = core::as_pruned(w, stream.substr(4), payload, e.recorded_at_us)) pruned.insert_or_assign(j->id, std::move(*j));
     core::apply(w, stream, payload, e.recorded_at_us);
     if (stream.rfind("worker/", 0) == 0) {
@@ -104,8 +105,15 @@ recorded_workload workload_of(const events::event_store& store, std::optional<in
     sj.procs = j->gpu_count;
     sj.group = id_of(account_ids, r.account_names, j->account);
     sj.user = id_of(user_ids, r.user_names, j->user);
-    sim_job_result h{sj.id, sj.submit, second_of(j->segments.front().started_at), second_of(*j->segments.back().ended_at),
-                     sj.procs, happened_run, sj.estimate, sj.user, sj.group};
+    sim_job_result h{sj.id,
+                     sj.submit,
+                     second_of(j->segments.front().started_at),
+                     second_of(*j->segments.back().ended_at),
+                     sj.procs,
+                     happened_run,
+                     sj.estimate,
+                     sj.user,
+                     sj.group};
     r.jobs.push_back(sj);
     r.happened.push_back(h);
     if (auto p = preempted.find(j->id); p != preempted.end()) r.preemptions += p->second;
@@ -181,14 +189,16 @@ json run_whatif(const events::event_store& store, const core::priority_policy& p
   out["policy"] = policy_name;
   out["backfill"] = to_string(s.backfill);
   if (s.order != sim_order::fifo) out["priority_policy"] = core::to_json(s.policy);
-  out["rules"] = {{"machine", "one pool of the most GPUs registered at once; no models, clusters or allocation ends"},
-                  {"run_time", "the sum of a job's run segments, in whole seconds (happened: each segment's ends rounded down "
-                               "from the first submit; simulated: the nearest second, at least 1); jobs that never ran or "
-                               "were running again at the log's end left out"},
-                  {"estimate", "the job's time_limit_seconds (3600 without one), at least its run time"},
-                  {"fair_share", "the config's accounts as groups under root with their raw shares, users with theirs"},
-                  {"bounded_slowdown", {{"tau10", "max(1, (wait + run) / max(10, run))"}, {"tau60", "(wait + run) / max(run, 60)"}}},
-                  {"reservations_kept", "jobs whose first start came at or before the start their last reservation promised"}};
+  out["rules"] = {
+      {"machine", "one pool of the most GPUs registered at once; no models, clusters or allocation ends"},
+      {"run_time",
+       "the sum of a job's run segments, in whole seconds (happened: each segment's ends rounded down "
+       "from the first submit; simulated: the nearest second, at least 1); jobs that never ran or "
+       "were running again at the log's end left out"},
+      {"estimate", "the job's time_limit_seconds (3600 without one), at least its run time"},
+      {"fair_share", "the config's accounts as groups under root with their raw shares, users with theirs"},
+      {"bounded_slowdown", {{"tau10", "max(1, (wait + run) / max(10, run))"}, {"tau60", "(wait + run) / max(run, 60)"}}},
+      {"reservations_kept", "jobs whose first start came at or before the start their last reservation promised"}};
   if (!sim.notes.empty()) out["notes"] = sim.notes;
   return out;
 }
@@ -203,24 +213,25 @@ void print_whatif(std::ostream& out, const json& r) {
     return t.str();
   };
   out << r["workload"]["jobs"] << " jobs (" << r["workload"]["never_ran"] << " never ran), " << r["capacity_gpus"]
-      << " GPUs; simulated under " << r["policy"].get<std::string>() << " (backfill " << r["backfill"].get<std::string>() << ")\n";
-  out << std::left << std::setw(34) << "" << std::setw(16) << "happened" << "simulated\n";
-  for (auto [label, key] : std::vector<std::pair<const char*, const char*>>{
-           {"mean wait (s)", "mean_wait_seconds"},
-           {"p95 wait (s)", "p95_wait_seconds"},
-           {"max wait (s)", "max_wait_seconds"},
-           {"mean bounded slowdown (tau 10)", "mean_bounded_slowdown_tau10"},
-           {"utilization", "utilization"},
-           {"makespan (s)", "makespan_seconds"},
-           {"preemptions", "preemptions"},
-           {"reservations kept", "reservations_kept"}})
+      << " GPUs; simulated under " << r["policy"].get<std::string>() << " (backfill " << r["backfill"].get<std::string>()
+      << ")\n";
+  out << std::left << std::setw(34) << "" << std::setw(16) << "happened"
+      << "simulated\n";
+  for (auto [label, key] :
+       std::vector<std::pair<const char*, const char*>>{{"mean wait (s)", "mean_wait_seconds"},
+                                                        {"p95 wait (s)", "p95_wait_seconds"},
+                                                        {"max wait (s)", "max_wait_seconds"},
+                                                        {"mean bounded slowdown (tau 10)", "mean_bounded_slowdown_tau10"},
+                                                        {"utilization", "utilization"},
+                                                        {"makespan (s)", "makespan_seconds"},
+                                                        {"preemptions", "preemptions"},
+                                                        {"reservations kept", "reservations_kept"}})
     out << std::setw(34) << label << std::setw(16) << num(h.value(key, json(nullptr))) << num(s.value(key, json(nullptr)))
         << "\n";
   for (auto& [account, v] : h["per_account"].items()) {
     const auto& sv = s["per_account"].value(account, json::object());
-    out << std::setw(34) << ("share of GPU-hours, " + account) << std::setw(16) << num(v["share"])
-        << std::setw(10) << num(sv.value("share", json(nullptr))) << "(target " << num(v.value("target_share", json(nullptr)))
-        << ")\n";
+    out << std::setw(34) << ("share of GPU-hours, " + account) << std::setw(16) << num(v["share"]) << std::setw(10)
+        << num(sv.value("share", json(nullptr))) << "(target " << num(v.value("target_share", json(nullptr))) << ")\n";
   }
 }
 

@@ -21,26 +21,25 @@
 namespace baton::replay {
 
 struct recorded_workload {
-  std::vector<sim_job> jobs;              // seconds from the first submit in the window
-  std::vector<sim_job_result> happened;   // the same jobs as they really ran
+  std::vector<sim_job> jobs;                           // seconds from the first submit in the window
+  std::vector<sim_job_result> happened;                // the same jobs as they really ran
   std::vector<std::string> account_names, user_names;  // by group and user id
-  int64_t capacity_gpus = 0;              // most GPUs registered at once
-  int64_t origin_us = 0;                  // the first submit (time 0)
-  size_t never_ran = 0;                   // jobs of the window left out: no run finished
-  size_t still_running = 0;               // left out: running again when the log ends
-  uint64_t preemptions = 0;               // job.preempted of the window's jobs
-  uint64_t reservations = 0, reservations_kept = 0;  // jobs started after a reservation; by its time
+  int64_t capacity_gpus = 0;                           // most GPUs registered at once
+  int64_t origin_us = 0;                               // the first submit (time 0)
+  size_t never_ran = 0;                                // jobs of the window left out: no run finished
+  size_t still_running = 0;                            // left out: running again when the log ends
+  uint64_t preemptions = 0;                            // job.preempted of the window's jobs
+  uint64_t reservations = 0, reservations_kept = 0;    // jobs started after a reservation; by its time
 };
 
 // Jobs submitted within [from, to] (recorded times, µs; unset: open).
-recorded_workload workload_of(const events::event_store& store, std::optional<int64_t> from_us,
-                              std::optional<int64_t> to_us);
+recorded_workload workload_of(const events::event_store& store, std::optional<int64_t> from_us, std::optional<int64_t> to_us);
 
 struct whatif_options {
   std::string config_path;
-  std::string policy;                  // "" : the config's scheduling.policy
+  std::string policy;  // "" : the config's scheduling.policy
   std::optional<int64_t> from_us, to_us;
-  int64_t gpus = 0;                    // 0: the recorded capacity
+  int64_t gpus = 0;  // 0: the recorded capacity
 };
 
 // Both schedules' metrics, side by side, with the rules they rest on.

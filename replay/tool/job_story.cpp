@@ -41,7 +41,8 @@ std::string explain(const core::ev::payload& payload) {
             s += "; " + std::to_string(d.taken_by_better_workers) + " job(s) ahead went to better-ranked workers";
           if (d.deadline && d.deadline->is_object()) {  // (a free-form part of the record: core/deadline.hpp)
             auto rule = d.deadline->find("rule");
-            s += "; deadline rule " + (rule != d.deadline->end() && rule->is_string() ? rule->template get<std::string>() : std::string());
+            s += "; deadline rule " +
+                 (rule != d.deadline->end() && rule->is_string() ? rule->template get<std::string>() : std::string());
           }
           return s;
         } else if constexpr (std::is_same_v<T, ev::job_preempted>) {
@@ -50,8 +51,9 @@ std::string explain(const core::ev::payload& payload) {
           return "held";
         } else if constexpr (std::is_same_v<T, ev::job_released>) {
           return "released";
-        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister> || std::is_same_v<T, ev::job_requeued_after_reap> ||
-                             std::is_same_v<T, ev::job_requeued_after_orphan> || std::is_same_v<T, ev::job_requeued_after_preempt>) {
+        } else if constexpr (std::is_same_v<T, ev::job_requeued_after_deregister> ||
+                             std::is_same_v<T, ev::job_requeued_after_reap> || std::is_same_v<T, ev::job_requeued_after_orphan> ||
+                             std::is_same_v<T, ev::job_requeued_after_preempt>) {
           return "back in the queue: " + std::string(T::type.substr(19));  // ("job.requeued_after_" and the cause)
         } else if constexpr (std::is_same_v<T, ev::job_failed>) {
           // The detail's first line when short (a worker's "exit code 3"), not a log tail.
@@ -81,7 +83,8 @@ json queue_view(const core::world& w, const core::job& j) {
       v["queue_length"] = q->second.size();
     }
   }
-  if (const auto* r = core::reservation_of(w, j.id)) v["reservation"] = {{"worker_id", r->worker_id}, {"start", util::format_time_us(r->start)}};
+  if (const auto* r = core::reservation_of(w, j.id))
+    v["reservation"] = {{"worker_id", r->worker_id}, {"start", util::format_time_us(r->start)}};
   if (const auto* st = [&]() -> const std::string* {
         for (const auto& [worker_id, job_id] : w.plan.start_for_worker)
           if (job_id == j.id) return &worker_id;
@@ -107,11 +110,14 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
     std::string type(e.type);
     const auto typed = core::ev::decode(e.type, e.schema_version, e.payload);
     if (e.stream_id == stream) {  // the world keeps only a stub of it once pruned
-      if (std::holds_alternative<core::ev::job_pruned>(typed) && !last_seen) last_seen = core::as_pruned(w, job_id, typed, e.recorded_at_us);
-      else if (last_seen) core::evolve(*last_seen, typed, e.recorded_at_us);
+      if (std::holds_alternative<core::ev::job_pruned>(typed) && !last_seen)
+        last_seen = core::as_pruned(w, job_id, typed, e.recorded_at_us);
+      else if (last_seen)
+        core::evolve(*last_seen, typed, e.recorded_at_us);
     }
     core::apply(w, std::string(e.stream_id), typed, e.recorded_at_us);
-    const bool ends = std::holds_alternative<core::ev::job_failed>(typed) || std::holds_alternative<core::ev::job_cancelled>(typed) ||
+    const bool ends = std::holds_alternative<core::ev::job_failed>(typed) ||
+                      std::holds_alternative<core::ev::job_cancelled>(typed) ||
                       std::holds_alternative<core::ev::job_completed>(typed);
     if (ends && e.stream_id.rfind("job/", 0) == 0 && e.stream_id != stream)
       if (auto parent = parent_end.find(std::string(e.stream_id.substr(4))); parent != parent_end.end())
@@ -140,8 +146,8 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
       return true;
     }
     // The scheduler's view changes at recalculations and plans; one line when it did.
-    if (!std::holds_alternative<core::ev::priorities_recalculated>(typed) && !std::holds_alternative<core::ev::priorities_applied>(typed) &&
-        !std::holds_alternative<core::ev::plan_made>(typed))
+    if (!std::holds_alternative<core::ev::priorities_recalculated>(typed) &&
+        !std::holds_alternative<core::ev::priorities_applied>(typed) && !std::holds_alternative<core::ev::plan_made>(typed))
       return true;
     const core::job* j = w.find_job(job_id);
     if (!j || j->status != core::job_status::queued) return true;
@@ -177,7 +183,8 @@ std::string format_story(const json& story) {
       if (v.contains("jobs_ahead")) out << ", " << v["jobs_ahead"] << " of " << v["queue_length"] << " eligible jobs ahead";
       if (!v.value("pending_reason", "").empty()) out << ", reason " << v.value("pending_reason", "");
       if (v.contains("pending_detail")) out << " (" << v.value("pending_detail", "") << ")";
-      if (v.contains("reservation")) out << ", reserved on " << v["reservation"].value("worker_id", "") << " at " << v["reservation"].value("start", "");
+      if (v.contains("reservation"))
+        out << ", reserved on " << v["reservation"].value("worker_id", "") << " at " << v["reservation"].value("start", "");
       if (v.contains("planned_start_on")) out << ", planned to start on " << v.value("planned_start_on", "");
     } else {
       out << e.value("type", "");

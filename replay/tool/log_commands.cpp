@@ -15,9 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<chain_anchor_line> anchors_of(const std::string& data_dir) {
-  return read_anchors(data_dir + "/anchors.jsonl");
-}
+std::vector<chain_anchor_line> anchors_of(const std::string& data_dir) { return read_anchors(data_dir + "/anchors.jsonl"); }
 
 // Runs a command, turning an exception into exit code 2 with one line for people.
 template <class Fn>
@@ -42,8 +40,8 @@ int verify_command(const log_options& o) {
     if (o.json) {
       std::cout << to_json(r).dump(2) << "\n";
     } else if (r.ok) {
-      std::cout << "ok: " << r.events << " events, no gaps, every payload decodes, hash chain verified, "
-                << r.anchors_checked << " chain anchors match\n";
+      std::cout << "ok: " << r.events << " events, no gaps, every payload decodes, hash chain verified, " << r.anchors_checked
+                << " chain anchors match\n";
     } else {
       std::cout << "damaged at event " << r.bad_seq << ": " << r.reason << "\n";
     }
@@ -78,11 +76,10 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
       if (!r.divergences.empty()) out["first_divergence"] = to_json(r.divergences.front());
       std::cout << out.dump(2) << "\n";
     } else if (r.mismatches == 0) {
-      std::cout << "ok: " << r.decisions << " decisions in " << r.events << " events re-derived identically ("
-                << assignments << " assignments, " << r.recalculations << " priority recalculations, " << r.plans
-                << " plans, " << r.preemption_decisions << " preemption decisions, " << r.provisioning_plans
-                << " Slurm submission plans, " << r.salad_targets << " Salad targets, " << r.reaps << " reaps, "
-                << r.storage_decisions << " storage decisions";
+      std::cout << "ok: " << r.decisions << " decisions in " << r.events << " events re-derived identically (" << assignments
+                << " assignments, " << r.recalculations << " priority recalculations, " << r.plans << " plans, "
+                << r.preemption_decisions << " preemption decisions, " << r.provisioning_plans << " Slurm submission plans, "
+                << r.salad_targets << " Salad targets, " << r.reaps << " reaps, " << r.storage_decisions << " storage decisions";
       if (r.sim_passes) std::cout << ", " << r.sim_passes << " simulation passes";
       std::cout << ")";
       if (r.unchecked) std::cout << "; " << r.unchecked << " older records carry no basis and were replayed unchecked";

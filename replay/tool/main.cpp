@@ -29,7 +29,8 @@ bool parse_time(const std::string& text, std::optional<int64_t>& out, const char
 int main(int argc, char** argv) {
   CLI::App app{"baton-replay: verify, re-derive, export and simulate schedules (docs/replay.md)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", [] { return std::string("baton-replay ") + baton::version + " (malloc: " + allocator_in_use() + ")"; });
+  app.set_version_flag("--version",
+                       [] { return std::string("baton-replay ") + baton::version + " (malloc: " + allocator_in_use() + ")"; });
   log_options log;
   auto data_dir = [&](CLI::App* sub, bool required) {
     auto* opt = sub->add_option("--data-dir", log.data_dir, "batond's data dir (the log is read, never written)");
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
   state_cmd->add_flag("--all-jobs", state_q.all_jobs, "finished jobs too");
 
   std::string history_job;
-  auto* history_cmd = app.add_subcommand("history", "one job's events, each explained, and its place in the queue while it waited");
+  auto* history_cmd =
+      app.add_subcommand("history", "one job's events, each explained, and its place in the queue while it waited");
   history_cmd->add_option("job", history_job, "the job's id")->required();
   data_dir(history_cmd, true);
 
@@ -80,7 +82,8 @@ int main(int argc, char** argv) {
   auto* whatif_cmd = app.add_subcommand("whatif", "the log's recorded workload under another policy, beside what happened");
   data_dir(whatif_cmd, true);
   whatif_cmd->add_option("--config", wi.config_path, "a batond config whose scheduling: and accounts: to simulate")->required();
-  whatif_cmd->add_option("--policy", wi.policy, "fifo | easy | conservative | multifactor | lattice:<profile> (default: the config's)");
+  whatif_cmd->add_option("--policy", wi.policy,
+                         "fifo | easy | conservative | multifactor | lattice:<profile> (default: the config's)");
   whatif_cmd->add_option("--from", wi_from, "only jobs submitted at or after this time (RFC 3339)");
   whatif_cmd->add_option("--to", wi_to, "only jobs submitted at or before this time (RFC 3339)");
   whatif_cmd->add_option("--gpus", wi.gpus, "GPUs of the simulated pool (default: the most registered at once)");
@@ -94,7 +97,8 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--filter", sim.filter, "sc15 | batsim: which jobs of the trace run, and how");
   simulate_cmd->add_option("--config", sim.config_path, "batond config whose scheduling: section sets the weights");
   simulate_cmd->add_option("--log", sim.log_dir, "also write the simulation as a baton event log under this new data dir");
-  simulate_cmd->add_flag("--lenient", sim.lenient, "leave malformed trace lines out (counted, listed on stderr) instead of failing");
+  simulate_cmd->add_flag("--lenient", sim.lenient,
+                         "leave malformed trace lines out (counted, listed on stderr) instead of failing");
   simulate_cmd->add_flag("--json", sim.json, "the whole result as JSON");
 
   CLI11_PARSE(app, argc, argv);

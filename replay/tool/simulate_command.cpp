@@ -28,12 +28,16 @@ json run_simulation(const simulate_options& o) {
   sim_settings s;
   if (!o.config_path.empty()) s.policy = load_policy(o.config_path);
   if (!sim_policy_from(o.policy, s))
-    throw std::runtime_error("--policy: expected fifo, easy, conservative, multifactor or lattice:<profile>, got '" +
-                             o.policy + "'");
-  if (o.backfill == "none") s.backfill = sim_backfill::none;
-  else if (o.backfill == "easy") s.backfill = sim_backfill::easy;
-  else if (o.backfill == "conservative") s.backfill = sim_backfill::conservative;
-  else if (!o.backfill.empty()) throw std::runtime_error("--backfill: expected none, easy or conservative, got '" + o.backfill + "'");
+    throw std::runtime_error("--policy: expected fifo, easy, conservative, multifactor or lattice:<profile>, got '" + o.policy +
+                             "'");
+  if (o.backfill == "none")
+    s.backfill = sim_backfill::none;
+  else if (o.backfill == "easy")
+    s.backfill = sim_backfill::easy;
+  else if (o.backfill == "conservative")
+    s.backfill = sim_backfill::conservative;
+  else if (!o.backfill.empty())
+    throw std::runtime_error("--backfill: expected none, easy or conservative, got '" + o.backfill + "'");
 
   // The jobs straight from the file: the records are never kept (their pages, touched fresh,
   // were a tenth of a 200k-job run's time).
@@ -42,9 +46,7 @@ json run_simulation(const simulate_options& o) {
   s.capacity = o.procs > 0 ? o.procs : trace.max_procs;
   if (s.capacity <= 0) throw std::runtime_error(o.swf_path + " names no MaxProcs: give --procs");
   const size_t records = trace.record_count;
-  json about = {{"trace", {{"path", o.swf_path}, {"sha256", trace.sha256}}},
-                {"filter", to_string(filter)},
-                {"policy", o.policy}};
+  json about = {{"trace", {{"path", o.swf_path}, {"sha256", trace.sha256}}}, {"filter", to_string(filter)}, {"policy", o.policy}};
   std::unique_ptr<events::event_store> store;
   std::unique_ptr<sim_log_writer> writer;
   if (!o.log_dir.empty()) {
@@ -72,8 +74,7 @@ json run_simulation(const simulate_options& o) {
                   {"malformed_lines", trace.malformed_lines},
                   {"first_malformed", json::array()},
                   {"damaged", trace.damaged.empty() ? json(nullptr) : json(trace.damaged)}};
-  for (const auto& bad : trace.first_malformed)
-    out["trace"]["first_malformed"].push_back({{"line", bad.line}, {"why", bad.why}});
+  for (const auto& bad : trace.first_malformed) out["trace"]["first_malformed"].push_back({{"line", bad.line}, {"why", bad.why}});
   out["capacity"] = s.capacity;
   out["filter"] = {{"name", to_string(filter)}, {"rule", describe(filter)}, {"jobs", jobs.size()}};
   out["policy"] = o.policy;
@@ -85,8 +86,7 @@ json run_simulation(const simulate_options& o) {
       {"backfill_test",
        "a later job may start now if it ends no later than a reservation's start (<=) or fits in the processors "
        "spare after it"},
-      {"bounded_slowdown",
-       {{"tau10", "max(1, (wait + run) / max(10, run))"}, {"tau60", "(wait + run) / max(run, 60)"}}},
+      {"bounded_slowdown", {{"tau10", "max(1, (wait + run) / max(10, run))"}, {"tau60", "(wait + run) / max(run, 60)"}}},
       {"percentiles", "nearest rank"},
       {"recalculation", "priorities at a pass once priority_calc_period has passed since the last, when two jobs or more wait"},
       {"utilization", "sum of procs x run / (capacity x (last end - first submit))"}};
@@ -100,16 +100,14 @@ json run_simulation(const simulate_options& o) {
 
 void print_simulation(std::ostream& out, const json& r) {
   const auto& m = r["metrics"];
-  out << "trace      " << r["trace"]["path"].get<std::string>() << " (sha256 " << r["trace"]["sha256"].get<std::string>()
-      << ")\n"
+  out << "trace      " << r["trace"]["path"].get<std::string>() << " (sha256 " << r["trace"]["sha256"].get<std::string>() << ")\n"
       << "machine    " << r["capacity"] << " processors; filter " << r["filter"]["name"].get<std::string>() << ": "
       << r["filter"]["jobs"] << " jobs\n"
       << "policy     " << r["policy"].get<std::string>() << ", backfill " << r["backfill"].get<std::string>() << "\n"
       << "wait       mean " << m["mean_wait_seconds"] << " s, p95 " << m["p95_wait_seconds"] << " s, max "
       << m["max_wait_seconds"] << " s\n"
-      << "slowdown   bounded (tau 10): mean " << m["mean_bounded_slowdown_tau10"] << ", max "
-      << m["max_bounded_slowdown_tau10"] << "; (tau 60): mean " << m["mean_bounded_slowdown_tau60"] << ", p95 "
-      << m["p95_bounded_slowdown_tau60"] << "\n"
+      << "slowdown   bounded (tau 10): mean " << m["mean_bounded_slowdown_tau10"] << ", max " << m["max_bounded_slowdown_tau10"]
+      << "; (tau 60): mean " << m["mean_bounded_slowdown_tau60"] << ", p95 " << m["p95_bounded_slowdown_tau60"] << "\n"
       << "flow       mean " << m["mean_flow_seconds"] << " s\n"
       << "machine    utilization " << m["utilization"] << ", makespan " << m["makespan_seconds"] << " s\n"
       << "simulated  in " << r["simulation"]["seconds"] << " s (" << r["simulation"]["passes"] << " planner passes)\n";

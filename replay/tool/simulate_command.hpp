@@ -12,13 +12,13 @@ namespace baton::replay {
 
 struct simulate_options {
   std::string swf_path;
-  int64_t procs = 0;                 // 0: the trace's MaxProcs
-  std::string policy = "easy";       // fifo | easy | conservative | multifactor | lattice:<profile>
-  std::string backfill;              // "": the policy's own; none | easy | conservative
-  std::string filter = "batsim";     // sc15 | batsim
-  std::string config_path;           // batond's config: the scheduling weights for multifactor and Lattice
-  std::string log_dir;               // "": no log; else the simulation is written as <log_dir>/eventlog
-  bool lenient = false;              // malformed trace lines are left out and counted, not an error
+  int64_t procs = 0;              // 0: the trace's MaxProcs
+  std::string policy = "easy";    // fifo | easy | conservative | multifactor | lattice:<profile>
+  std::string backfill;           // "": the policy's own; none | easy | conservative
+  std::string filter = "batsim";  // sc15 | batsim
+  std::string config_path;        // batond's config: the scheduling weights for multifactor and Lattice
+  std::string log_dir;            // "": no log; else the simulation is written as <log_dir>/eventlog
+  bool lenient = false;           // malformed trace lines are left out and counted, not an error
   bool json = false;
 };
 

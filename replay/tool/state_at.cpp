@@ -51,7 +51,8 @@ json state_at(const events::event_store& store, const state_query& q, const prog
   // Pruned jobs count, as they did before they left the world.
   w.pruned.for_each(false, [&](const std::string&, const core::pruned_job& p) { count(p.status); });
   json starts = json::array(), reservations = json::array();
-  for (const auto& [worker_id, job_id] : w.plan.start_for_worker) starts.push_back({{"worker_id", worker_id}, {"job_id", job_id}});
+  for (const auto& [worker_id, job_id] : w.plan.start_for_worker)
+    starts.push_back({{"worker_id", worker_id}, {"job_id", job_id}});
   for (const auto& [job_id, slot] : w.plan.reservations)
     reservations.push_back({{"job_id", job_id},
                             {"worker_id", slot.worker_id},
@@ -68,21 +69,24 @@ json state_at(const events::event_store& store, const state_query& q, const prog
 
   json last_event = last_seq ? json{{"seq", last_seq}, {"time", util::format_time_us(last_at)}} : json(nullptr);
   json at_json = {{"seq", last_seq}, {"time", last_seq || q.time ? json(util::format_time_us(at)) : json(nullptr)}};
-  return {{"at", std::move(at_json)},
-          {"last_event", std::move(last_event)},
-          {"job_counts", counts},
-          {"jobs", ask(jobs).value("items", json::array())},
-          {"workers", std::move(worker_items)},
-          {"queue", ask(C::list_priorities{})},
-          {"fair_share", ask(C::fairshare{})},
-          {"plan", {{"planned_at", w.plan.planned_at ? json(util::format_time_us(w.plan.planned_at)) : json(nullptr)},
-                    {"starts", starts},
-                    {"reservations", reservations},
-                    {"reservations_total", w.plan.reservations_total}}},
-          {"clusters", {{"disabled", w.disabled_clusters}, {"placeholders", placeholders}, {"last_submission_failure", failures}}},
-          {"salad", w.salad_status},
-          {"replayed", {{"from_snapshot_at", rec.snapshot_seq}, {"events_after_it", rec.events_applied}, {"snapshots_skipped", rec.skipped}}},
-          {"note", "heartbeats are not logged: a worker counts as live until its reap or deregistration"}};
+  return {
+      {"at", std::move(at_json)},
+      {"last_event", std::move(last_event)},
+      {"job_counts", counts},
+      {"jobs", ask(jobs).value("items", json::array())},
+      {"workers", std::move(worker_items)},
+      {"queue", ask(C::list_priorities{})},
+      {"fair_share", ask(C::fairshare{})},
+      {"plan",
+       {{"planned_at", w.plan.planned_at ? json(util::format_time_us(w.plan.planned_at)) : json(nullptr)},
+        {"starts", starts},
+        {"reservations", reservations},
+        {"reservations_total", w.plan.reservations_total}}},
+      {"clusters", {{"disabled", w.disabled_clusters}, {"placeholders", placeholders}, {"last_submission_failure", failures}}},
+      {"salad", w.salad_status},
+      {"replayed",
+       {{"from_snapshot_at", rec.snapshot_seq}, {"events_after_it", rec.events_applied}, {"snapshots_skipped", rec.skipped}}},
+      {"note", "heartbeats are not logged: a worker counts as live until its reap or deregistration"}};
 }
 
 }  // namespace baton::replay

@@ -13,9 +13,9 @@
 namespace baton::replay {
 
 struct state_query {
-  std::optional<uint64_t> seq;         // replay up to and including this event
-  std::optional<core::time_us> time;   // or every event recorded at or before this time
-  bool all_jobs = false;               // also finished jobs (default: queued, assigned, running, handing off)
+  std::optional<uint64_t> seq;        // replay up to and including this event
+  std::optional<core::time_us> time;  // or every event recorded at or before this time
+  bool all_jobs = false;              // also finished jobs (default: queued, assigned, running, handing off)
 };
 
 // Throws events::store_error on a damaged log.

@@ -11,8 +11,8 @@
 #include "events/json_text.hpp"
 #include "tests/support/cbor_outcome.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string_view in(reinterpret_cast<const char *>(data), size);
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view in(reinterpret_cast<const char*>(data), size);
   // Nested past the limit, nlohmann's decoder would exhaust the stack (it recurses per
   // level): ours refuses without recursing; there is nothing to compare it with.
   if (baton::events::cbor_nests_deeper_than(in, baton::events::max_cbor_nesting)) {

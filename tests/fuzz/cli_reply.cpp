@@ -35,7 +35,7 @@ int port = 0;
 void start_server() {
   static httplib::Server server;
   {
-    auto answer = [](const httplib::Request &, httplib::Response &res) {
+    auto answer = [](const httplib::Request&, httplib::Response& res) {
       std::lock_guard<std::mutex> lock(mu);
       res.status = current.status;
       res.set_content(current.body, "application/json");
@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace baton::cli;
   if (size < 4) return 0;
   static const int statuses[] = {200, 201, 202, 204, 400, 401, 403, 404, 409, 422, 429, 500, 503};
@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     current.status = statuses[data[2] % (sizeof statuses / sizeof statuses[0])];
     current.total = data[3] & 1;
     current.retry_after = data[3] & 2;
-    current.body.assign(reinterpret_cast<const char *>(data + 4), size - 4);
+    current.body.assign(reinterpret_cast<const char*>(data + 4), size - 4);
   }
   std::ostringstream out, err;
   endpoint server_at;  // by name: a positional list silently shifted when the struct grew
@@ -88,27 +88,69 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // (crashes, UB, leaks).
   guarded(c, [&]() -> int {
     switch (data[0] % 21) {
-      case 0: submit(c, so); break;
-      case 1: jobs_list(c, {}, 10); break;
-      case 2: jobs_show(c, id); break;
-      case 3: jobs_history(c, id); break;
-      case 4: jobs_cancel(c, id, false); break;
-      case 5: jobs_requeue(c, id); break;
-      case 6: jobs_prune(c, {"completed"}, 7); break;
-      case 7: workers_list(c, {}); break;
-      case 8: clusters_list(c); break;
-      case 9: clusters_set(c, "alpha", false, "maintenance"); break;
-      case 10: jobs_hold(c, id, true); break;
-      case 11: jobs_why(c, id); break;
-      case 12: priority(c, ""); break;
-      case 13: priority(c, id); break;
-      case 14: fairshare(c); break;
-      case 15: operators_add(c, "alice", "user", {"chem"}); break;
-      case 16: operators_list(c); break;
-      case 17: operators_revoke(c, "alice"); break;
-      case 18: jobs_export_csv(c, ""); break;
-      case 19: operators_rotate(c, "alice", 60); break;
-      case 20: pilot_token_rotate(c, 60); break;
+      case 0:
+        submit(c, so);
+        break;
+      case 1:
+        jobs_list(c, {}, 10);
+        break;
+      case 2:
+        jobs_show(c, id);
+        break;
+      case 3:
+        jobs_history(c, id);
+        break;
+      case 4:
+        jobs_cancel(c, id, false);
+        break;
+      case 5:
+        jobs_requeue(c, id);
+        break;
+      case 6:
+        jobs_prune(c, {"completed"}, 7);
+        break;
+      case 7:
+        workers_list(c, {});
+        break;
+      case 8:
+        clusters_list(c);
+        break;
+      case 9:
+        clusters_set(c, "alpha", false, "maintenance");
+        break;
+      case 10:
+        jobs_hold(c, id, true);
+        break;
+      case 11:
+        jobs_why(c, id);
+        break;
+      case 12:
+        priority(c, "");
+        break;
+      case 13:
+        priority(c, id);
+        break;
+      case 14:
+        fairshare(c);
+        break;
+      case 15:
+        operators_add(c, "alice", "user", {"chem"});
+        break;
+      case 16:
+        operators_list(c);
+        break;
+      case 17:
+        operators_revoke(c, "alice");
+        break;
+      case 18:
+        jobs_export_csv(c, "");
+        break;
+      case 19:
+        operators_rotate(c, "alice", 60);
+        break;
+      case 20:
+        pilot_token_rotate(c, 60);
+        break;
     }
     return 0;
   });

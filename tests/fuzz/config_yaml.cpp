@@ -7,9 +7,9 @@
 
 #include "config/config.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string text(reinterpret_cast<const char *>(data), size);
-  auto no_env = [](const std::string &) -> std::optional<std::string> { return std::nullopt; };
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  auto no_env = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
   auto r = baton::config::load_from_string(text, "fuzz.yaml", no_env);
   if (r.value.has_value() == r.error.has_value()) std::abort();  // exactly one of the two
   // An error names the file, or (for what the environment lacks) the variable.

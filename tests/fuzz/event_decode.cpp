@@ -13,8 +13,8 @@
 #include "events/envelope.hpp"
 #include "events/payload.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string_view in(reinterpret_cast<const char *>(data), size);
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view in(reinterpret_cast<const char*>(data), size);
   baton::core::world w;
   while (in.size() >= 2) {
     size_t n = static_cast<uint8_t>(in[0]) | static_cast<size_t>(static_cast<uint8_t>(in[1])) << 8;
@@ -29,12 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     nlohmann::json payload;
     try {
       payload = baton::events::from_payload(env.payload);
-    } catch (const nlohmann::json::exception &) {
+    } catch (const nlohmann::json::exception&) {
       continue;  // replay reports an undecodable payload by its sequence
     }
     try {
       baton::core::apply(w, env.stream_id, env.type, payload, env.recorded_at_us);
-    } catch (const std::exception &) {
+    } catch (const std::exception&) {
       // a payload evolve cannot use: recovery stops and names the sequence
     }
   }

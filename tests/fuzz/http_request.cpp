@@ -22,11 +22,11 @@ namespace b = baton::http::build;
 
 // The shapes of batond's routes (http/api_routes.cpp, http/ui_routes.cpp) that
 // have groups.
-const router &routes() {
+const router& routes() {
   static router r = [] {
     router x;
-    auto none = [](const request &, response &) {};
-    for (const char *p : {R"(/jobs/([^/]+))", R"(/jobs/([^/]+)/history)", R"(/jobs/([^/]+)/control)",
+    auto none = [](const request&, response&) {};
+    for (const char* p : {R"(/jobs/([^/]+))", R"(/jobs/([^/]+)/history)", R"(/jobs/([^/]+)/control)",
                           R"(/jobs/([^/]+)/checkpoint)", R"(/jobs/([^/]+)/fail)", R"(/workers/([^/]+)/heartbeat)",
                           R"(/config/slurm-clusters/([^/]+)/enable)", R"(/ui/([A-Za-z0-9][A-Za-z0-9._-]*))"}) {
       x.Get(p, none);
@@ -40,10 +40,10 @@ const router &routes() {
 }
 
 template <class F>
-void expect_422_or_ok(F &&f) {
+void expect_422_or_ok(F&& f) {
   try {
     f();
-  } catch (const invalid_field &e) {
+  } catch (const invalid_field& e) {
     if (e.field.empty()) std::abort();  // a 422 must name the field
     // as batond sends it (http/json_reply.hpp): invalid UTF-8 the client sent is replaced
     (void)validation_body(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -52,7 +52,7 @@ void expect_422_or_ok(F &&f) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   boost::beast::http::request_parser<boost::beast::http::string_body> parser;
   parser.header_limit(16 * 1024);  // batond's defaults (limits.max_header_bytes, max_body_bytes)
   parser.body_limit(1024 * 1024);
@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!ec && !parser.is_done()) parser.put_eof(ec);
   if (ec || !parser.is_done()) return 0;  // the server answers 400 and closes
   request req = from_beast(parser.release(), "127.0.0.1");
-  const router::route *matched = routes().match(req);
+  const router::route* matched = routes().match(req);
   if (matched && !matched->pattern.empty() && req.path_params.empty() && !matched->literal) std::abort();
   expect_422_or_ok([&] { b::create_job(req, "3f2c1b9e-5a4d-4c3b-9a8f-7e6d5c4b3a21"); });
   expect_422_or_ok([&] { b::list_jobs(req); });

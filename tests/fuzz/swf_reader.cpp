@@ -12,7 +12,7 @@
 
 #include "replay/sim/swf.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // read_swf takes a path (it hashes the file as stored): one scratch file per
   // process.
   static const std::string path = [] {
@@ -22,18 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }();
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(size));
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
   try {
     baton::replay::read_swf(path);  // strict: the first malformed line throws
-  } catch (const std::runtime_error &) {
+  } catch (const std::runtime_error&) {
   }
   try {
     auto t = baton::replay::read_swf(path, true);
     for (auto f : {baton::replay::swf_filter::sc15, baton::replay::swf_filter::batsim})
       for (int64_t capacity : {int64_t{0}, int64_t{1}, t.max_procs, int64_t{128}}) {
         auto jobs = baton::replay::filter_jobs(t, f, capacity);
-        for (const auto &j : jobs)
+        for (const auto& j : jobs)
           if (f == baton::replay::swf_filter::sc15 && (j.procs > capacity || j.run <= 0 || j.run > j.estimate))
             std::abort();  // SC'15's filter lets through only jobs the machine
                            // can hold, clipped
@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (threaded.records.size() != t.records.size() || threaded.lines != t.lines ||
         threaded.malformed_lines != t.malformed_lines || threaded.damaged != t.damaged)
       std::abort();
-  } catch (const std::runtime_error &) {
+  } catch (const std::runtime_error&) {
   }
   return 0;
 }

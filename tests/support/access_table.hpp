@@ -22,12 +22,14 @@ namespace baton::test::access_table {
 
 using nlohmann::json;
 
+// clang-format off
 enum col {
   none, forged_dot, forged_secret, other_worker, pilot, operator_token, own_worker, shared_accepted,
   scraper, session_no_csrf, session, ncols
 };
 inline const char* col_names[ncols] = {"none",     "x.y",        "<id>.<wrong>", "other worker",      "pilot",  "operator",
                                 "own worker", "shared (accepted)", "scrape token", "session, no CSRF", "session"};
+// clang-format on
 using statuses = std::array<int, ncols>;
 
 // The job's state when the row runs: what its valid request needs.
@@ -62,6 +64,7 @@ inline const statuses job_bad_id{401, 401, 401, 422, 403, 401, 422, 422, 403, 40
 inline const std::string bad_id = "/jobs/not-a-uuid";
 
 inline std::vector<row> rows() {
+  // clang-format off
   std::vector<row> t;
   //                                  none  x.y  <id>. other pilot  op   own  shared scrape no-csrf session
   // --- workers ---
@@ -171,6 +174,7 @@ inline std::vector<row> rows() {
                  std::nullopt, json{{"reason", 5}}, operator_write_bad});
   // --- open ---
   t.push_back({"GET", "/healthz", nullptr, {200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}});
+  // clang-format on
   return t;
 }
 
@@ -187,15 +191,16 @@ inline reply send(int port, const std::string& method, const std::string& path, 
   std::string text = body.is_null() ? "" : body.dump();
   if (method == "GET") {
     reply out;
-    c.Get(path.c_str(), h,
-          [&](const httplib::Response& r) {
-            out.status = r.status;
-            return r.get_header_value("Content-Type").rfind("text/event-stream", 0) != 0;
-          },
-          [&](const char* data, size_t n) { return out.body.append(data, n), true; });
+    c.Get(
+        path.c_str(), h,
+        [&](const httplib::Response& r) {
+          out.status = r.status;
+          return r.get_header_value("Content-Type").rfind("text/event-stream", 0) != 0;
+        },
+        [&](const char* data, size_t n) { return out.body.append(data, n), true; });
     return out.status ? out : reply{-1, ""};
   }
-  httplib::Result r = method == "POST" ? c.Post(path.c_str(), h, text, "application/json")
+  httplib::Result r = method == "POST"  ? c.Post(path.c_str(), h, text, "application/json")
                       : method == "PUT" ? c.Put(path.c_str(), h, text, "application/json")
                                         : c.Delete(path.c_str(), h, text, "application/json");
   if (!r) return {-1, ""};

@@ -26,8 +26,8 @@ class batond_process {
                  const std::vector<std::string>& first_args = {})
       : dir_(dir), config_(dir / "batond.yaml") {
     std::ofstream(config_) << config_yaml;
-    env_ = {"BATON_CONFIG=" + config_, "BATON_API_TOKEN=" + std::string(test_token), "BATON_DATA_DIR=",
-            "BATON_LISTEN=", "BATON_LOG_LEVEL=warn"};
+    env_ = {"BATON_CONFIG=" + config_, "BATON_API_TOKEN=" + std::string(test_token),
+            "BATON_DATA_DIR=", "BATON_LISTEN=", "BATON_LOG_LEVEL=warn"};
     env_.insert(env_.end(), extra_env.begin(), extra_env.end());
     start(first_args);
   }
@@ -37,7 +37,7 @@ class batond_process {
   void start(const std::vector<std::string>& extra_args = {}, int port = 0) {
     std::string port_file = dir_ / "port";
     std::filesystem::remove(port_file);
-    std::vector<std::string> args{BATOND_PATH, "--data-dir", dir_ / "data", "--listen", "127.0.0.1:" + std::to_string(port),
+    std::vector<std::string> args{BATOND_PATH,   "--data-dir", dir_ / "data", "--listen", "127.0.0.1:" + std::to_string(port),
                                   "--port-file", port_file};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     proc_ = std::make_unique<child_process>(args, dir_ / ("batond-" + std::to_string(++starts_)), env_);

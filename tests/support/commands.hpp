@@ -10,8 +10,8 @@
 namespace baton::test {
 
 inline events::append_command command(const std::string& stream, const std::string& type,
-                                      nlohmann::json payload = nlohmann::json::object(),
-                                      uint64_t expected = events::any_version, const std::string& command_id = "") {
+                                      nlohmann::json payload = nlohmann::json::object(), uint64_t expected = events::any_version,
+                                      const std::string& command_id = "") {
   events::append_command c;
   c.stream_id = stream;
   c.expected_version = expected;

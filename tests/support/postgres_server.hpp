@@ -31,13 +31,11 @@ class postgres_server {
                                                          std::filesystem::perms::others_exec);
       sh("chown -R postgres " + dir_);
     }
-    sh(run_as_ + bin_ + "/initdb -D " + dir_ + "/data -U baton --pwfile=" + dir_ + "/pwfile --auth=scram-sha-256 -E UTF8 --locale=C > " +
-       dir_ + "/initdb.log 2>&1");
+    sh(run_as_ + bin_ + "/initdb -D " + dir_ + "/data -U baton --pwfile=" + dir_ +
+       "/pwfile --auth=scram-sha-256 -E UTF8 --locale=C > " + dir_ + "/initdb.log 2>&1");
     start();
   }
-  ~postgres_server() {
-    stop();
-  }
+  ~postgres_server() { stop(); }
   postgres_server(const postgres_server&) = delete;
   postgres_server& operator=(const postgres_server&) = delete;
 

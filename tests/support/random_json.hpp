@@ -15,6 +15,7 @@ namespace baton::test {
 
 inline nlohmann::json random_value(std::mt19937_64& rng, int depth) {
   using nlohmann::json;
+  // clang-format off
   static const std::vector<json> edges = {
       0u, 23u, 24u, 255u, 256u, 65535u, 65536u, 4294967295u, 4294967296u, std::numeric_limits<uint64_t>::max(),
       -1, -24, -25, -256, -257, -65536, -65537, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
@@ -22,10 +23,13 @@ inline nlohmann::json random_value(std::mt19937_64& rng, int depth) {
       std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), true, false, nullptr,
       "", std::string(23, 'a'), std::string(24, 'b'), std::string(255, 'c'), std::string(256, 'd'),
       std::string(65536, 'e'), "\xc3\xa9t\xc3\xa9"};
+  // clang-format on
   int kind = static_cast<int>(rng() % (depth > 3 ? 3 : 5));
   switch (kind) {
-    case 0: return edges[rng() % edges.size()];
-    case 1: return static_cast<int64_t>(rng()) >> (rng() % 64);
+    case 0:
+      return edges[rng() % edges.size()];
+    case 1:
+      return static_cast<int64_t>(rng()) >> (rng() % 64);
     case 2: {
       double d;
       uint64_t bits = rng();
@@ -44,6 +48,5 @@ inline nlohmann::json random_value(std::mt19937_64& rng, int depth) {
     }
   }
 }
-
 
 }  // namespace baton::test

@@ -20,7 +20,9 @@ class raw_client {
   raw_client(const raw_client&) = delete;
   raw_client& operator=(const raw_client&) = delete;
   bool connected() const { return connected_; }
-  void send(const std::string& bytes) { ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size())); }
+  void send(const std::string& bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  }
 
   struct response {
     int status = 0;

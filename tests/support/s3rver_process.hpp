@@ -22,11 +22,12 @@ class s3rver_process {
     const std::string js = std::string(BATON_S3RVER_DIR) + "/node_modules/s3rver/bin/s3rver.js";
     if (!std::filesystem::exists(js))
       throw std::runtime_error("s3rver is not installed at " + js + " (scripts/setup.sh installs s3rver@3.7.1 there)");
-    if (!std::filesystem::exists("/usr/bin/node")) throw std::runtime_error("no /usr/bin/node (scripts/setup.sh installs nodejs)");
+    if (!std::filesystem::exists("/usr/bin/node"))
+      throw std::runtime_error("no /usr/bin/node (scripts/setup.sh installs nodejs)");
     std::filesystem::create_directories(dir_ / "data");
-    proc_ = std::make_unique<child_process>(
-        std::vector<std::string>{"/usr/bin/node", js, "-d", dir_ / "data", "-a", "127.0.0.1", "-p", "0", "--configure-bucket", bucket},
-        dir_ / "s3rver");
+    proc_ = std::make_unique<child_process>(std::vector<std::string>{"/usr/bin/node", js, "-d", dir_ / "data", "-a", "127.0.0.1",
+                                                                     "-p", "0", "--configure-bucket", bucket},
+                                            dir_ / "s3rver");
     const std::regex listening("S3rver listening on 127\\.0\\.0\\.1:([0-9]+)");
     std::smatch m;
     bool up = wait_until(

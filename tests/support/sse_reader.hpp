@@ -13,8 +13,7 @@ namespace baton::test {
 
 class sse_reader {
  public:
-  sse_reader(int port, httplib::Headers headers, std::string path = "/events/stream")
-      : client_("127.0.0.1", port) {
+  sse_reader(int port, httplib::Headers headers, std::string path = "/events/stream") : client_("127.0.0.1", port) {
     client_.set_read_timeout(60, 0);
     thread_ = std::thread([this, headers = std::move(headers), path = std::move(path)] {
       auto r = client_.Get(

@@ -44,10 +44,11 @@ class sshd_process {
                                        << "\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
                                           "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\n"
                                           "StrictModes no\nUsePAM no\nPidFile "
-                                       << dir / "sshd.pid" << "\n"
+                                       << dir / "sshd.pid"
+                                       << "\n"
                                        << extra_config;
-    proc_ = std::make_unique<child_process>(
-        std::vector<std::string>{"/usr/sbin/sshd", "-D", "-e", "-f", dir / "sshd_config"}, dir / "sshd", std::vector<std::string>{});
+    proc_ = std::make_unique<child_process>(std::vector<std::string>{"/usr/sbin/sshd", "-D", "-e", "-f", dir / "sshd_config"},
+                                            dir / "sshd", std::vector<std::string>{});
     // Ready when a key login works.
     for (int i = 0; i < 100 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -23,7 +23,8 @@ inline nlohmann::json healthz(const batond_process& d) {
 
 // Waits (with a deadline) until the projection has stored every event the log has.
 inline bool caught_up(const batond_process& d, const std::string& projection = "views") {
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < deadline;) {
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       std::chrono::steady_clock::now() < deadline;) {
     auto h = healthz(d);
     if (h.contains("projections") && h["projections"].contains(projection) && h["projections"][projection]["lag_events"] == 0)
       return true;
@@ -64,11 +65,11 @@ inline void submitter_loop(int port, int jobs, const std::string& prefix, int re
   op.set_connection_timeout(2, 0);
   op.set_read_timeout(5, 0);
   for (int i = 0; i < jobs; ++i) {
-    auto r = op.Post("/jobs", {{"X-API-Token", test_token}},
-                     nlohmann::json{{"id", uid(prefix + std::to_string(i))}, {"title", "burst"}, {"input_bundle_path", "/b"},
-                                    {"nice", i % 7}}
-                         .dump(),
-                     "application/json");
+    auto r = op.Post(
+        "/jobs", {{"X-API-Token", test_token}},
+        nlohmann::json{{"id", uid(prefix + std::to_string(i))}, {"title", "burst"}, {"input_bundle_path", "/b"}, {"nice", i % 7}}
+            .dump(),
+        "application/json");
     if (!r) return;
     if (recalc_every > 0 && i % recalc_every == recalc_every - 1 &&
         !op.Post("/priority/recalculate", {{"X-API-Token", test_token}}, "", "application/json"))
@@ -86,7 +87,8 @@ inline void burst(batond_process& d, int round, std::optional<uint64_t> kill_aft
     load.emplace_back(submitter_loop, port, 60, "r" + std::to_string(round) + "s" + std::to_string(s) + "-", s == 0 ? 15 : 0);
   for (int w = 0; w < 2; ++w) load.emplace_back(worker_loop, port, 40, w);
   if (kill_after) {
-    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20); std::chrono::steady_clock::now() < deadline;)
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         std::chrono::steady_clock::now() < deadline;)
       if (healthz(d).value("last_sequence", uint64_t{0}) >= start_seq + *kill_after) break;
     d.kill();
   }

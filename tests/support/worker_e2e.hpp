@@ -26,7 +26,6 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 // Reaped after 2 s without a heartbeat, checked every second; a planning cycle every second.
 // A checkpointing job may start
 // on a worker whose allocation ends within seconds (the handoff tests' workers).
@@ -105,8 +104,7 @@ struct worker_e2e : ::testing::Test {
   }
 
   // run_as: words before the worker's path (e.g. setpriv to run it as another user).
-  std::unique_ptr<test::child_process> start_worker(std::vector<std::string> extra = {},
-                                                    std::vector<std::string> run_as = {}) {
+  std::unique_ptr<test::child_process> start_worker(std::vector<std::string> extra = {}, std::vector<std::string> run_as = {}) {
     auto n = std::to_string(++workers);
     std::vector<std::string> env = {"BATON_URL=http://127.0.0.1:" + std::to_string(b->port()),
                                     "BATON_API_TOKEN=" + std::string(test::test_token),
@@ -180,6 +178,5 @@ struct worker_e2e : ::testing::Test {
     return out;
   }
 };
-
 
 }  // namespace baton::test
