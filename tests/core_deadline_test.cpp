@@ -181,11 +181,21 @@ TEST(DeadlineAssignment, WhenEverythingFitsTheFastPathGivesTheSameAnswer) {
 }
 
 TEST(DeadlineAssignment, RecordedRuleIsReadBack) {
-  nlohmann::json rec = {{"deadline", {{"default_time_limit_seconds", 120}, {"min_useful_seconds", 30}}}};
-  auto r = deadline_rule_of(rec);
+  // Inside an assignment's record (free-form JSON)...
+  auto r = deadline_rule_from_json({{"default_time_limit_seconds", 120}, {"min_useful_seconds", 30}, {"rule", "fits"}});
   EXPECT_EQ(r.default_time_limit_seconds, 120);
   EXPECT_EQ(r.min_useful_seconds, 30);
-  EXPECT_EQ(deadline_rule_of(nlohmann::json::object()).default_time_limit_seconds, deadline_rule{}.default_time_limit_seconds);
+  EXPECT_EQ(deadline_rule_from_json(nlohmann::json::object()).default_time_limit_seconds,
+            deadline_rule{}.default_time_limit_seconds);
+  // ...and typed, in plans and preemption decisions: absent values are the rule's defaults.
+  deadline_rule set{120, 30};
+  auto back = rule_of(to_record(set));
+  EXPECT_EQ(back.default_time_limit_seconds, 120);
+  EXPECT_EQ(back.min_useful_seconds, 30);
+  ev::deadline_rule_record partial;
+  partial.min_useful_seconds = 5;
+  EXPECT_EQ(rule_of(partial).default_time_limit_seconds, deadline_rule{}.default_time_limit_seconds);
+  EXPECT_EQ(rule_of(partial).min_useful_seconds, 5);
 }
 
 TEST(DeadlineAssignment, RegistrationRecordsTheEndAndTheWorldKeepsIt) {

@@ -111,7 +111,7 @@ struct preemption_fixture : test::core_under_test, ::testing::Test {
     if (d.events.empty()) return nullptr;
     core::world replayed;
     for (const auto& [dd, at] : log) core::apply(replayed, dd, at);
-    auto in = core::preemption_inputs_of(baton::core::payload_json(d.events[0]));
+    auto in = core::preemption_inputs_of(std::get<core::ev::preemptions_decided>(d.events[0].payload));
     auto again = core::decide_preemptions(replayed, in.stale, in.rule, now);
     EXPECT_EQ(again.events.size(), d.events.size());
     for (size_t i = 0; i < std::min(again.events.size(), d.events.size()); ++i) {

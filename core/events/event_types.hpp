@@ -34,6 +34,17 @@ using json = nlohmann::json;
 
 // --- jobs ---
 
+// One of a job's dependencies (core/jobs/dependency.hpp), as job.created records it.
+struct dependency_record {
+  std::string condition = "afterok";  // after, afterok, afternotok, afterany
+  std::string job_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("condition", x.condition);
+    f("job_id", x.job_id);
+  }
+};
+
 struct job_created {
   BATON_EVENT("job.created", 1)
   std::string account;
@@ -43,7 +54,7 @@ struct job_created {
   bool checkpoints = true;  // absent: true (older logs too)
   std::string comment;
   std::string conformance;
-  json depends_on;  // core/jobs/dependency.hpp's to_json; absent when none
+  std::vector<dependency_record> depends_on;  // absent when none
   uint32_t gpu_count = 1;
   bool hold = false;
   std::string input_bundle_path;
@@ -70,7 +81,7 @@ struct job_created {
     f("checkpoints", x.checkpoints, omit_if{x.checkpoints});
     f("comment", x.comment);
     f("conformance", x.conformance, omit_if{x.conformance.empty()});
-    f("depends_on", x.depends_on, omit_if{x.depends_on.is_null() || x.depends_on.empty()});
+    f("depends_on", x.depends_on, omit_if{x.depends_on.empty()});
     f("gpu_count", x.gpu_count, omit_if{x.gpu_count == 1});
     f("hold", x.hold, omit_if{!x.hold});
     f("input_bundle_path", x.input_bundle_path);
@@ -586,6 +597,44 @@ struct priorities_applied {
   }
 };
 
+// The deadline rule a decision was made under (core/planning/deadline.hpp), as plans and
+// preemption decisions record it. Absent values read as the rule's defaults (there, not here).
+struct deadline_rule_record {
+  std::optional<int64_t> default_time_limit_seconds;
+  std::optional<int64_t> min_useful_seconds;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("default_time_limit_seconds", x.default_time_limit_seconds);
+    f("min_useful_seconds", x.min_useful_seconds);
+  }
+};
+
+// The planning cycle's settings a plan was made with (core/world/plan_cycle.hpp's
+// backfill_settings, in Slurm's units). Absent values read as the settings' defaults.
+struct backfill_settings_record {
+  std::optional<int64_t> bf_interval_seconds;
+  std::optional<uint32_t> bf_max_job_part;
+  std::optional<uint32_t> bf_max_job_test;
+  std::optional<uint32_t> bf_max_job_user;
+  std::optional<uint64_t> bf_max_probes;
+  std::optional<int64_t> bf_resolution_seconds;
+  std::optional<int64_t> bf_window_minutes;
+  std::optional<int64_t> placeholder_start_estimate_seconds;
+  std::optional<uint64_t> recorded_reservations;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("bf_interval_seconds", x.bf_interval_seconds);
+    f("bf_max_job_part", x.bf_max_job_part);
+    f("bf_max_job_test", x.bf_max_job_test);
+    f("bf_max_job_user", x.bf_max_job_user);
+    f("bf_max_probes", x.bf_max_probes);
+    f("bf_resolution_seconds", x.bf_resolution_seconds);
+    f("bf_window_minutes", x.bf_window_minutes);
+    f("placeholder_start_estimate_seconds", x.placeholder_start_estimate_seconds);
+    f("recorded_reservations", x.recorded_reservations);
+  }
+};
+
 struct plan_row {
   nullable<std::string> end;  // RFC 3339; null: no time limit
   std::string job_id;
@@ -603,7 +652,7 @@ struct plan_row {
 struct plan_made {
   BATON_EVENT("scheduler.plan_made", 1)
   uint64_t based_on = 0;
-  json deadline;  // core/planning/deadline.hpp's to_json
+  deadline_rule_record deadline;
   std::string digest;
   uint64_t jobs_tested = 0;
   uint64_t pending_considered = 0;
@@ -611,7 +660,7 @@ struct plan_made {
   uint64_t probes = 0;
   std::vector<plan_row> reservations;
   uint64_t reservations_total = 0;
-  json settings;  // core/world/plan_cycle.hpp's to_json(backfill_settings)
+  backfill_settings_record settings;
   std::map<std::string, uint64_t> skipped;
   std::vector<std::string> stale_excluded;
   std::vector<plan_row> starts;
@@ -633,13 +682,82 @@ struct plan_made {
   }
 };
 
+// What a preemption decision weighed of a job: the order it is queued in.
+struct preemption_facts {
+  std::string partition;
+  bool preemptor = false;
+  int64_t priority = 0;
+  std::string qos;
+  int tier = 0;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("partition", x.partition);
+    f("preemptor", x.preemptor);
+    f("priority", x.priority);
+    f("qos", x.qos);
+    f("tier", x.tier);
+  }
+};
+
+// A job preempted: its worker, the job it makes room for, how, and until when it may checkpoint.
+struct preemption_row {
+  std::string by;
+  std::string from_status;
+  std::string grace_until;  // RFC 3339
+  std::string job_id;
+  std::string mode;  // requeue, cancel
+  preemption_facts preemptor;
+  preemption_facts victim;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("by", x.by);
+    f("from_status", x.from_status);
+    f("grace_until", x.grace_until);
+    f("job_id", x.job_id);
+    f("mode", x.mode);
+    f("preemptor", x.preemptor);
+    f("victim", x.victim);
+    f("worker_id", x.worker_id);
+  }
+};
+
+// A preempted job whose grace ended: its worker is taken back.
+struct preemption_expired_row {
+  std::string by;
+  std::string job_id;
+  std::string mode;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("by", x.by);
+    f("job_id", x.job_id);
+    f("mode", x.mode);
+    f("worker_id", x.worker_id);
+  }
+};
+
+// A job that needs no victim: a free worker (reserved for it) or one that another preemption's
+// victim (when_left_by) is leaving will take it.
+struct preemption_placed_row {
+  std::string job_id;
+  std::optional<std::string> when_left_by;
+  std::string worker_id;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("job_id", x.job_id);
+    f("when_left_by", x.when_left_by);
+    f("worker_id", x.worker_id);
+  }
+};
+
 struct preemptions_decided {
   BATON_EVENT("scheduler.preemptions_decided", 1)
-  json deadline;
-  json expired;
+  deadline_rule_record deadline;
+  std::vector<preemption_expired_row> expired;
   int64_t grace_seconds = 0;
-  json placed_without_preempting;
-  json preemptions;
+  std::vector<preemption_placed_row> placed_without_preempting;
+  std::vector<preemption_row> preemptions;
   std::vector<std::string> stale_excluded;
   int64_t waiting = 0;
   template <class S, class F>

@@ -2,6 +2,7 @@
 
 #include <tuple>
 
+#include "core/events/event_types.hpp"
 #include "core/jobs/first_seen.hpp"
 #include "core/jobs/job.hpp"
 
@@ -47,16 +48,22 @@ std::vector<dependency> without_duplicates(const std::vector<dependency>& deps) 
 
 nlohmann::json to_json(const std::vector<dependency>& deps) {
   auto out = nlohmann::json::array();
-  for (const auto& d : deps) out.push_back({{"job_id", d.job_id}, {"condition", to_string(d.condition)}});
+  for (const auto& r : to_records(deps)) out.push_back(events::to_json(r));
   return out;
 }
 
-std::vector<dependency> dependencies_from_json(const nlohmann::json& j) {
+std::vector<ev::dependency_record> to_records(const std::vector<dependency>& deps) {
+  std::vector<ev::dependency_record> out;
+  out.reserve(deps.size());
+  for (const auto& d : deps) out.push_back({to_string(d.condition), d.job_id});
+  return out;
+}
+
+std::vector<dependency> dependencies_of(const std::vector<ev::dependency_record>& recorded) {
   std::vector<dependency> out;
-  if (!j.is_array()) return out;
-  for (const auto& e : j)
-    out.push_back({e.value("job_id", ""),
-                   dependency_condition_from(e.value("condition", "afterok")).value_or(dependency_condition::afterok)});
+  out.reserve(recorded.size());
+  for (const auto& r : recorded)
+    out.push_back({r.job_id, dependency_condition_from(r.condition).value_or(dependency_condition::afterok)});
   return out;
 }
 

@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 
 namespace baton::core {
+namespace ev {
+struct dependency_record;  // core/events/event_types.hpp
+}
 
 enum class job_status : uint8_t;
 
@@ -40,6 +43,8 @@ std::vector<dependency> without_duplicates(const std::vector<dependency>& deps);
 
 // As recorded in job.created and shown in JobRead: [{"job_id", "condition"}].
 nlohmann::json to_json(const std::vector<dependency>& deps);
-std::vector<dependency> dependencies_from_json(const nlohmann::json& j);
+// As job.created records them, and read back (an unknown condition reads as afterok).
+std::vector<ev::dependency_record> to_records(const std::vector<dependency>& deps);
+std::vector<dependency> dependencies_of(const std::vector<ev::dependency_record>& recorded);
 
 }  // namespace baton::core

@@ -151,7 +151,7 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   p.conformance = c.conformance;
   p.checkpoint_seconds = c.checkpoint_seconds;
   p.hold = c.hold;
-  if (!c.depends_on.empty()) p.depends_on = to_json(c.depends_on);
+  p.depends_on = to_records(c.depends_on);
   p.array_id = c.array_id;
   p.array_index = c.array_index;
   decision d;

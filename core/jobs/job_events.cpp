@@ -127,7 +127,7 @@ void evolve_typed(job& j, P&& payload, time_us at) {
           j.conformance = std::move(p.conformance);
           if (p.checkpoint_seconds) j.checkpoint_seconds = p.checkpoint_seconds;
           j.held = p.hold;
-          j.depends_on = p.depends_on.is_null() ? std::vector<dependency>{} : dependencies_from_json(p.depends_on);
+          j.depends_on = dependencies_of(p.depends_on);
           j.created_at = at;
           set_status(j, job_status::queued, at);
         } else if constexpr (kind == job_event::assigned) {

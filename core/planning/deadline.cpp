@@ -1,10 +1,25 @@
 #include "core/planning/deadline.hpp"
+#include "core/events/event_types.hpp"
 #include "core/events/payload_numbers.hpp"
 
 namespace baton::core {
 
 nlohmann::json to_json(const deadline_rule& r) {
   return {{"default_time_limit_seconds", r.default_time_limit_seconds}, {"min_useful_seconds", r.min_useful_seconds}};
+}
+
+ev::deadline_rule_record to_record(const deadline_rule& r) {
+  ev::deadline_rule_record out;
+  out.default_time_limit_seconds = r.default_time_limit_seconds;
+  out.min_useful_seconds = r.min_useful_seconds;
+  return out;
+}
+
+deadline_rule rule_of(const ev::deadline_rule_record& r) {
+  deadline_rule out;
+  out.default_time_limit_seconds = r.default_time_limit_seconds.value_or(out.default_time_limit_seconds);
+  out.min_useful_seconds = r.min_useful_seconds.value_or(out.min_useful_seconds);
+  return out;
 }
 
 deadline_rule deadline_rule_from_json(const nlohmann::json& j) {

@@ -1,5 +1,4 @@
 #include "core/world/plan_cycle.hpp"
-#include "core/events/payload_numbers.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/time.hpp"
 
@@ -67,29 +66,34 @@ void append_row_text(std::string& out, const std::string& job_id, const std::str
 
 }  // namespace
 
-json to_json(const backfill_settings& s) {
-  return {{"bf_interval_seconds", s.interval / us_per_second},
-          {"bf_window_minutes", s.limits.bf_window / (60 * us_per_second)},
-          {"bf_max_job_test", s.limits.bf_max_job_test},
-          {"bf_max_job_user", s.limits.bf_max_job_user},
-          {"bf_max_job_part", s.limits.bf_max_job_part},
-          {"bf_max_probes", s.limits.work_budget},
-          {"bf_resolution_seconds", s.limits.bf_resolution / us_per_second},
-          {"placeholder_start_estimate_seconds", s.placeholder_start_estimate / us_per_second},
-          {"recorded_reservations", s.recorded_reservations}};
+ev::backfill_settings_record to_record(const backfill_settings& s) {
+  ev::backfill_settings_record r;
+  r.bf_interval_seconds = s.interval / us_per_second;
+  r.bf_window_minutes = s.limits.bf_window / (60 * us_per_second);
+  r.bf_max_job_test = s.limits.bf_max_job_test;
+  r.bf_max_job_user = s.limits.bf_max_job_user;
+  r.bf_max_job_part = s.limits.bf_max_job_part;
+  r.bf_max_probes = s.limits.work_budget;
+  r.bf_resolution_seconds = s.limits.bf_resolution / us_per_second;
+  r.placeholder_start_estimate_seconds = s.placeholder_start_estimate / us_per_second;
+  r.recorded_reservations = s.recorded_reservations;
+  return r;
 }
 
-backfill_settings backfill_settings_of(const json& j) {
+backfill_settings settings_of(const ev::backfill_settings_record& r) {
   backfill_settings s;
-  s.interval = scaled_or(j, "bf_interval_seconds", s.interval, us_per_second);
-  s.limits.bf_window = scaled_or(j, "bf_window_minutes", s.limits.bf_window, 60 * us_per_second);
-  s.limits.bf_max_job_test = number_or(j, "bf_max_job_test", s.limits.bf_max_job_test);
-  s.limits.bf_max_job_user = number_or(j, "bf_max_job_user", s.limits.bf_max_job_user);
-  s.limits.bf_max_job_part = number_or(j, "bf_max_job_part", s.limits.bf_max_job_part);
-  s.limits.work_budget = number_or(j, "bf_max_probes", s.limits.work_budget);
-  s.limits.bf_resolution = scaled_or(j, "bf_resolution_seconds", s.limits.bf_resolution, us_per_second);
-  s.placeholder_start_estimate = scaled_or(j, "placeholder_start_estimate_seconds", s.placeholder_start_estimate, us_per_second);
-  s.recorded_reservations = number_or(j, "recorded_reservations", s.recorded_reservations);
+  auto scaled = [](const std::optional<int64_t>& v, time_us& into, time_us unit) {
+    if (v) into = *v * unit;
+  };
+  scaled(r.bf_interval_seconds, s.interval, us_per_second);
+  scaled(r.bf_window_minutes, s.limits.bf_window, 60 * us_per_second);
+  s.limits.bf_max_job_test = r.bf_max_job_test.value_or(s.limits.bf_max_job_test);
+  s.limits.bf_max_job_user = r.bf_max_job_user.value_or(s.limits.bf_max_job_user);
+  s.limits.bf_max_job_part = r.bf_max_job_part.value_or(s.limits.bf_max_job_part);
+  s.limits.work_budget = r.bf_max_probes.value_or(s.limits.work_budget);
+  scaled(r.bf_resolution_seconds, s.limits.bf_resolution, us_per_second);
+  scaled(r.placeholder_start_estimate_seconds, s.placeholder_start_estimate, us_per_second);
+  s.recorded_reservations = r.recorded_reservations.value_or(s.recorded_reservations);
   return s;
 }
 
@@ -205,8 +209,8 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   e.pending_considered = v.input.pending.size();
   e.jobs_tested = p.counters.jobs_tested;
   e.probes = p.counters.probes;
-  e.settings = to_json(s);
-  e.deadline = to_json(snap.rule);
+  e.settings = to_record(s);
+  e.deadline = to_record(snap.rule);
   decision d;
   d.events.push_back({scheduler_stream, std::move(e)});
   return d;
@@ -218,13 +222,13 @@ decision decide_plan(const world& w, const std::set<std::string>& stale, const d
   return decide_plan(w, snap, run_planner(snap));
 }
 
-recorded_plan_inputs plan_inputs_of(const json& p) {
+recorded_plan_inputs plan_inputs_of(const ev::plan_made& p) {
   recorded_plan_inputs in;
-  for (const auto& id : p.value("stale_excluded", json::array())) in.stale.insert(id.get<std::string>());
-  in.rule = deadline_rule_of(p);
-  in.settings = backfill_settings_of(p.value("settings", json::object()));
-  in.planned_at = util::parse_time_us(p.value("planned_at", "")).value_or(0);
-  in.based_on = number_or(p, "based_on", uint64_t{0});
+  in.stale.insert(p.stale_excluded.begin(), p.stale_excluded.end());
+  in.rule = rule_of(p.deadline);
+  in.settings = settings_of(p.settings);
+  in.planned_at = util::parse_time_us(p.planned_at).value_or(0);
+  in.based_on = p.based_on;
   return in;
 }
 

@@ -30,8 +30,9 @@ struct backfill_settings {
   size_t recorded_reservations = 50;
 };
 
-nlohmann::json to_json(const backfill_settings& s);
-backfill_settings backfill_settings_of(const nlohmann::json& j);
+// The settings as plans record them, and read back (absent values keep the defaults above).
+ev::backfill_settings_record to_record(const backfill_settings& s);
+backfill_settings settings_of(const ev::backfill_settings_record& r);
 
 // The planner's input as of now, and which worker each node is (nodes are numbered in worker
 // rank order, so ties go to the better worker). Stale workers are left out.
@@ -71,7 +72,7 @@ struct recorded_plan_inputs {
   time_us planned_at = 0;
   uint64_t based_on = 0;
 };
-recorded_plan_inputs plan_inputs_of(const nlohmann::json& payload);
+recorded_plan_inputs plan_inputs_of(const ev::plan_made& payload);
 
 // Applies scheduler.plan_made to the world's plan.
 void record_plan(live_plan& plan, const ev::plan_made& payload, time_us at);

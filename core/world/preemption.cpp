@@ -34,13 +34,13 @@ bool victim_before(const occupied& a, const occupied& b) {
 
 std::string mode_of(const job& victim) { return victim.requeue && !victim.interactive ? "requeue" : "cancel"; }
 
-json key_facts(const job& j) {
-  json out(json::value_t::object);
-  out["preemptor"] = j.preemptor;
-  out["tier"] = j.priority_tier;
-  out["priority"] = j.priority;
-  out["partition"] = j.partition;
-  out["qos"] = j.qos;
+ev::preemption_facts key_facts(const job& j) {
+  ev::preemption_facts out;
+  out.preemptor = j.preemptor;
+  out.tier = j.priority_tier;
+  out.priority = j.priority;
+  out.partition = j.partition;
+  out.qos = j.qos;
   return out;
 }
 
@@ -88,7 +88,9 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
   const priority_policy& policy = w.priority.policy;
   if (w.preemptions_in_flight == 0 && !preemptor_waiting(w)) return {};  // the usual case: O(images)
   decision out;
-  json expired = json::array(), preemptions = json::array(), placed = json::array();
+  std::vector<ev::preemption_expired_row> expired;
+  std::vector<ev::preemption_row> preemptions;
+  std::vector<ev::preemption_placed_row> placed;
   size_t waiting = 0;
 
   // One pass over the occupied workers: the grace periods that ended, the workers a victim is
@@ -110,7 +112,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
                                                    : decide_worker_lost(*j, loss_cause::preempted, now);
       if (d.error) return;
       for (auto& e : d.events) mark_preempted(e.payload, j->preempted_by);
-      expired.push_back({{"job_id", j->id}, {"worker_id", worker_id}, {"mode", j->preempt_mode}, {"by", j->preempted_by}});
+      expired.push_back({j->preempted_by, j->id, j->preempt_mode, worker_id});
       append(out, std::move(d));
       return;
     }
@@ -141,7 +143,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
             }
         if (free_worker) {
           taken.insert(free_worker->id);
-          placed.push_back({{"job_id", p.id}, {"worker_id", free_worker->id}});
+          placed.push_back({p.id, std::nullopt, free_worker->id});
           continue;
         }
         // Then a worker an earlier victim is leaving: it is free soon, without a new victim.
@@ -154,7 +156,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
             }
         if (being_left) {
           taken.insert(being_left->wk->id);
-          placed.push_back({{"job_id", p.id}, {"worker_id", being_left->wk->id}, {"when_left_by", being_left->j->id}});
+          placed.push_back({p.id, being_left->j->id, being_left->wk->id});
           continue;
         }
         const occupied* victim = nullptr;
@@ -180,15 +182,15 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
           append(d, decide_worker_lost(v, loss_cause::preempted, now));
           mark_preempted(d.events.back().payload, p.id);
         }
-        json row(json::value_t::object);
-        row["job_id"] = v.id;
-        row["worker_id"] = victim->wk->id;
-        row["by"] = p.id;
-        row["mode"] = mode;
-        row["from_status"] = to_string(v.status);
-        row["grace_until"] = util::format_time_us(grace_until);
-        row["victim"] = key_facts(v);
-        row["preemptor"] = key_facts(p);
+        ev::preemption_row row;
+        row.job_id = v.id;
+        row.worker_id = victim->wk->id;
+        row.by = p.id;
+        row.mode = mode;
+        row.from_status = to_string(v.status);
+        row.grace_until = util::format_time_us(grace_until);
+        row.victim = key_facts(v);
+        row.preemptor = key_facts(p);
         preemptions.push_back(std::move(row));
         append(out, std::move(d));
       }
@@ -202,16 +204,16 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
   record.placed_without_preempting = std::move(placed);
   record.waiting = waiting;
   record.grace_seconds = policy.preempt_grace_seconds;
-  record.deadline = to_json(rule);
+  record.deadline = to_record(rule);
   record.stale_excluded = std::move(stale_ids);
   out.events.insert(out.events.begin(), {scheduler_stream, std::move(record)});
   return out;
 }
 
-recorded_preemption_inputs preemption_inputs_of(const json& payload) {
+recorded_preemption_inputs preemption_inputs_of(const ev::preemptions_decided& recorded) {
   recorded_preemption_inputs in;
-  for (const auto& id : payload.value("stale_excluded", json::array())) in.stale.insert(id.get<std::string>());
-  in.rule = deadline_rule_from_json(payload.value("deadline", json::object()));
+  in.stale.insert(recorded.stale_excluded.begin(), recorded.stale_excluded.end());
+  in.rule = rule_of(recorded.deadline);
   return in;
 }
 

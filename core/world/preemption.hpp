@@ -49,6 +49,6 @@ struct recorded_preemption_inputs {
   std::set<std::string> stale;
   deadline_rule rule;
 };
-recorded_preemption_inputs preemption_inputs_of(const nlohmann::json& payload);
+recorded_preemption_inputs preemption_inputs_of(const ev::preemptions_decided& recorded);
 
 }  // namespace baton::core

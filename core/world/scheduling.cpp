@@ -275,11 +275,6 @@ bool plan_still_first(const world& w, const worker& me, const job& planned, cons
 
 }  // namespace
 
-deadline_rule deadline_rule_of(const nlohmann::json& record) {
-  auto it = record.find("deadline");
-  return it == record.end() ? deadline_rule{} : deadline_rule_from_json(*it);
-}
-
 assignment_choice choose_assignment(const world& w, const std::string& worker_id, const std::set<std::string>& stale_all,
                                     const deadline_rule& rule, time_us now) {
   assignment_choice out;

@@ -46,8 +46,4 @@ assignment_choice choose_assignment(const world& w, const std::string& worker_id
 void choose_assignment_into(const world& w, const std::string& worker_id, const std::set<std::string>& stale,
                             const deadline_rule& rule, time_us now, assignment_choice& out);
 
-// The rule a recorded decision used (its "deadline" entry), for replay; the defaults when
-// the record has none (no idle worker of the image had a known allocation end).
-deadline_rule deadline_rule_of(const nlohmann::json& record);
-
 }  // namespace baton::core

@@ -81,11 +81,11 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   std::map<uint64_t, std::vector<provisioning_record>> provisioning_at;  // applied -> the records decided there
   std::set<uint64_t> found_provisioning;                                 // the provisioning events found so (seq)
   const uint64_t first = std::max<uint64_t>(range.from, 1), last = to == 0 ? UINT64_MAX : to;
-  auto note = [&](uint64_t seq, std::string_view type, std::string_view bytes) {
+  auto note = [&](uint64_t seq, std::string_view type, uint32_t schema, std::string_view bytes) {
     if (seq < first || seq > last) return;
     const size_t kind = ev::index_of(type);
     if (kind == plan_made) {
-      auto in = core::plan_inputs_of(events::from_payload(bytes));
+      auto in = core::plan_inputs_of(std::get<ev::plan_made>(ev::decode(type, schema, bytes)));
       snapshot_at[in.based_on].emplace_back(seq, std::move(in));
     } else if (is_provisioning(kind)) {
       json record = provisioning_record_of(kind, events::from_payload(bytes));
@@ -102,15 +102,15 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   for (const std::string stream : {core::scheduler_stream, core::salad_stream})
     for (uint64_t version = 1;;) {
       auto batch = store.read_stream(stream, version, 4096);
-      for (const auto& e : batch) note(e.seq, e.type, e.payload);
+      for (const auto& e : batch) note(e.seq, e.type, e.schema_version, e.payload);
       if (batch.size() < 4096) break;
       version += batch.size();
     }
   for (uint64_t seq : store.first_events_of_streams("worker/"))
     if (seq >= first && seq <= last)
-      for (const auto& e : store.read(seq, 1)) note(e.seq, e.type, e.payload);  // (only a placeholder is noted)
-  std::map<uint64_t, core::plan_snapshot> snapshots;                            // plan event seq -> its snapshot
-  std::map<uint64_t, json> redecided;  // provisioning event seq -> its record decided again
+      for (const auto& e : store.read(seq, 1)) note(e.seq, e.type, e.schema_version, e.payload);  // (only a placeholder is noted)
+  std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
+  std::map<uint64_t, json> redecided;                 // provisioning event seq -> its record decided again
   r.world = std::make_unique<core::world>();
   core::world& w = *r.world;
   auto take_snapshots = [&] {
@@ -215,7 +215,8 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         if (kind == preemptions_decided) {
           ++r.decisions;
           ++r.preemption_decisions;
-          auto in = core::preemption_inputs_of(payload);
+          const auto recorded = std::get<ev::preemptions_decided>(ev::from_json(type, payload));
+          auto in = core::preemption_inputs_of(recorded);
           auto again = core::decide_preemptions(w, in.stale, in.rule, e.recorded_at_us);
           json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
           if (rederived != payload) {
@@ -224,7 +225,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
                          (again.events.empty() ? std::string("nothing") : rederived.dump()),
                      payload, rederived);
           } else {
-            r.preemptions += payload.at("preemptions").size() + payload.at("expired").size();
+            r.preemptions += recorded.preemptions.size() + recorded.expired.size();
             expected.assign(std::make_move_iterator(again.events.begin() + 1), std::make_move_iterator(again.events.end()));
           }
         }

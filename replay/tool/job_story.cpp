@@ -125,8 +125,7 @@ json job_story(const events::event_store& store, const std::string& job_id, cons
     if (e.stream_id == stream) {
       if (const auto* c = std::get_if<core::ev::job_created>(&typed)) {
         created = e.recorded_at_us;
-        if (c->depends_on.is_array())
-          for (const auto& d : core::dependencies_from_json(c->depends_on)) parent_end[d.job_id];
+        for (const auto& d : c->depends_on) parent_end[d.job_id];
       }
       std::string explained = explain(typed);
       if (const auto* x = std::get_if<core::ev::job_cancelled>(&typed); x && x->reason == "dependency_never_satisfied") {
