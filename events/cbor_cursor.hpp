@@ -23,6 +23,8 @@ class cbor_cursor {
   explicit cbor_cursor(std::string_view in) : p_(reinterpret_cast<const uint8_t*>(in.data())), end_(p_ + in.size()) {}
 
   bool at_end() const { return p_ == end_; }
+  // The next item's initial byte (-1 at the end), read without moving.
+  int peek() const { return p_ == end_ ? -1 : *p_; }
   // Bytes not read yet: two readings' difference spans the items read in between.
   size_t remaining() const { return left(); }
 

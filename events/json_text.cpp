@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "events/cbor_cursor.hpp"
+
 namespace baton::events {
 
 void append_json_string(std::string& out, std::string_view s, invalid_utf8 bad) {
@@ -111,6 +113,94 @@ void append_json(std::string& out, const nlohmann::json& v, invalid_utf8 bad) {
     default:  // floats (nlohmann's shortest round-trip form), binary values, discarded
       out += v.dump();
   }
+}
+
+namespace {
+
+bool cbor_text(cbor_cursor& c, std::string& out, invalid_utf8 bad, int depth) {
+  constexpr int max_depth = 512;  // (the cursor's own bound)
+  const int initial = c.peek();
+  if (initial < 0 || depth > max_depth) return false;
+  switch (initial >> 5) {
+    case 0: {
+      uint64_t n = 0;
+      if (!c.unsigned_integer(n)) return false;
+      append_number(out, n);
+      return true;
+    }
+    case 1: {  // (nlohmann's int64 range only, as the cursor reads it)
+      int64_t n = 0;
+      if (!c.integer(n)) return false;
+      append_number(out, n);
+      return true;
+    }
+    case 3: {
+      std::string_view s;
+      if (!c.text(s)) return false;
+      append_json_string(out, s, bad);
+      return true;
+    }
+    case 4: {
+      uint64_t n = 0;
+      if (!c.array_header(n)) return false;
+      out += '[';
+      for (uint64_t i = 0; i < n; ++i) {
+        if (i) out += ',';
+        if (!cbor_text(c, out, bad, depth + 1)) return false;
+      }
+      out += ']';
+      return true;
+    }
+    case 5: {  // the tree is a std::map: the text follows its key order, so keys must come in it
+      uint64_t n = 0;
+      if (!c.map_header(n)) return false;
+      out += '{';
+      std::string_view previous;
+      for (uint64_t i = 0; i < n; ++i) {
+        std::string_view key;
+        if (!c.text(key) || (i && !(previous < key))) return false;
+        previous = key;
+        if (i) out += ',';
+        append_json_string(out, key, bad);
+        out += ':';
+        if (!cbor_text(c, out, bad, depth + 1)) return false;
+      }
+      out += '}';
+      return true;
+    }
+    case 7: {
+      bool b = false;
+      if (c.boolean(b)) {
+        out += b ? "true" : "false";
+        return true;
+      }
+      if (c.null()) {
+        out += "null";
+        return true;
+      }
+      double d = 0;
+      if ((initial != 0xFA && initial != 0xFB) || !c.number(d)) return false;
+      out += nlohmann::json(d).dump();  // nlohmann's shortest round-trip form, as append_json
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool append_json_of_cbor(std::string& out, std::string_view cbor, invalid_utf8 bad) {
+  const size_t at = out.size();
+  cbor_cursor c(cbor);
+  try {
+    if (cbor_text(c, out, bad, 0) && c.at_end()) return true;
+  } catch (...) {
+    out.resize(at);
+    throw;
+  }
+  out.resize(at);
+  return false;
 }
 
 bool is_utf8(std::string_view s) {

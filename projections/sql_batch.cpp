@@ -33,10 +33,8 @@ std::set<std::string> clusters_known(const core::world& w) {
 
 sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>& batch, std::set<std::string>& clusters) {
   sql_batch out;
-  out.payloads.reserve(batch.size());
   out.typed.reserve(batch.size());
   for (const auto& e : batch) {
-    out.payloads.push_back(events::from_payload(e.payload));
     const core::ev::payload& typed = out.typed.emplace_back(core::ev::decode(e.type, e.schema_version, e.payload));
     const sql_touch t = touched_by(e, typed);
     if (t.job_id && !out.jobs.count(*t.job_id)) {  // its segments before this batch, from the world before this event
@@ -73,7 +71,7 @@ sql_batch apply_batch(core::world& w, const std::vector<events::event_envelope>&
 void add_event_rows(const std::vector<events::event_envelope>& batch, const sql_batch& changed, sql_batch_rows& into) {
   for (size_t i = 0; i < batch.size(); ++i) {
     std::string damaged;
-    into.events.push_back(event_row(batch[i], changed.payloads[i], &damaged));
+    into.events.push_back(event_row(batch[i], &damaged));
     if (!damaged.empty()) into.damaged.emplace_back(batch[i].seq, std::move(damaged));
     if (is_decision(changed.typed[i])) into.decisions.push_back(decision_row(batch[i], touched_by(batch[i], changed.typed[i])));
   }
@@ -106,7 +104,6 @@ sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_env
 }
 
 void merge_changes(sql_batch& earlier, sql_batch&& later) {
-  earlier.payloads.clear();
   earlier.typed.clear();
   earlier.jobs.merge(later.jobs);  // (keeps earlier's entry where both have one)
   earlier.workers.merge(later.workers);
@@ -125,14 +122,13 @@ void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t 
     if (chunk.empty()) throw std::runtime_error("the log has no event " + std::to_string(seq));
     sql_batch_rows rows;
     for (const auto& e : chunk) {
-      auto payload = events::from_payload(e.payload);
       const auto typed = core::ev::decode(e.type, e.schema_version, e.payload);
       const sql_touch t = touched_by(e, typed);
       if (t.job_id) jobs.insert(*t.job_id);
       if (t.worker_id) workers.insert(*t.worker_id);
       rekeyed |= changes_priorities(typed);
       std::string damaged;
-      rows.events.push_back(event_row(e, payload, &damaged));
+      rows.events.push_back(event_row(e, &damaged));
       if (!damaged.empty()) rows.damaged.emplace_back(e.seq, std::move(damaged));
       if (is_decision(typed)) rows.decisions.push_back(decision_row(e, t));
     }

@@ -19,8 +19,7 @@
 namespace baton::projections {
 
 struct sql_batch {
-  std::vector<nlohmann::json> payloads;  // one per event, decoded once: the events' rows show them
-  std::vector<core::ev::payload> typed;  // the same, read as their structs: what the world applies
+  std::vector<core::ev::payload> typed;  // one per event, read as its struct: what the world applies
   std::map<std::string, size_t> jobs;    // touched, or re-keyed by a recalculation: their segments before the batch
   std::set<std::string> workers;         // touched
   bool fair_share = false;               // a recalculation: the fair_share table is rewritten
@@ -52,7 +51,7 @@ sql_batch_rows rows_of(const core::world& w, const std::vector<events::event_env
 // changed (jobs, run segments, workers, fair share, clusters) as they are in w now.
 void add_event_rows(const std::vector<events::event_envelope>& batch, const sql_batch& changed, sql_batch_rows& into);
 void add_state_rows(const core::world& w, const sql_batch& changed, const std::set<std::string>& clusters, sql_batch_rows& into);
-// What `later` changed added to what `earlier` did (payloads aside): a job keeps the segment
+// What `later` changed added to what `earlier` did (typed payloads aside): a job keeps the segment
 // count it had before `earlier`, a job pruned in either keeps its last pruned form.
 void merge_changes(sql_batch& earlier, sql_batch&& later);
 

@@ -7,6 +7,7 @@
 
 #include "core/util/time.hpp"
 #include "events/json_text.hpp"
+#include "events/payload.hpp"
 
 namespace baton::projections {
 
@@ -226,16 +227,9 @@ sql_touch touched_by(const events::event_envelope& e, const core::ev::payload& p
   return t;
 }
 
-sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload, std::string* damaged) {
-  std::string text;
-  text.reserve(256);
-  try {
-    events::append_json(text, payload);
-  } catch (const nlohmann::json::exception&) {
-    text.clear();
-    events::append_json(text, payload, events::invalid_utf8::replace);
-    if (damaged) *damaged = "its payload holds text that is not UTF-8";
-  }
+namespace {
+
+sql_row row_with_text(const events::event_envelope& e, std::string text, std::string* damaged) {
   sql_row row{static_cast<int64_t>(e.seq),
               util::format_time_us(e.recorded_at_us),
               e.stream_id,
@@ -248,6 +242,36 @@ sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload
     if (!events::is_utf8(*value) && damaged && damaged->empty()) *damaged = std::string("its ") + name + " is not UTF-8";
   repair_text(row);
   return row;
+}
+
+}  // namespace
+
+sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload, std::string* damaged) {
+  std::string text;
+  text.reserve(256);
+  try {
+    events::append_json(text, payload);
+  } catch (const nlohmann::json::exception&) {
+    text.clear();
+    events::append_json(text, payload, events::invalid_utf8::replace);
+    if (damaged) *damaged = "its payload holds text that is not UTF-8";
+  }
+  return row_with_text(e, std::move(text), damaged);
+}
+
+sql_row event_row(const events::event_envelope& e, std::string* damaged) {
+  // The text straight from the stored bytes; the value's way for bytes outside the encoder's forms.
+  std::string text;
+  text.reserve(256);
+  try {
+    if (!events::append_json_of_cbor(text, e.payload)) return event_row(e, events::from_payload(e.payload), damaged);
+  } catch (const nlohmann::json::exception&) {
+    text.clear();
+    if (!events::append_json_of_cbor(text, e.payload, events::invalid_utf8::replace))
+      return event_row(e, events::from_payload(e.payload), damaged);
+    if (damaged) *damaged = "its payload holds text that is not UTF-8";
+  }
+  return row_with_text(e, std::move(text), damaged);
 }
 
 void repair_text(sql_row& row) {

@@ -55,6 +55,8 @@ std::map<std::string, int64_t> queued_priorities(const core::world& w);
 // The event's row. Text in it that is not UTF-8 (a log written before batond checked the
 // headers it records: one such byte stopped the view for good) is written with U+FFFD in its
 // place, and `damaged` (when given) says why; else it is left empty.
+sql_row event_row(const events::event_envelope& e, std::string* damaged = nullptr);
+// The same with the payload given as its value (e's bytes not read).
 sql_row event_row(const events::event_envelope& e, const nlohmann::json& payload, std::string* damaged = nullptr);
 // The row with U+FFFD in place of any text that is not UTF-8 (PostgreSQL refuses such text).
 void repair_text(sql_row& row);

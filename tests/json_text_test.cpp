@@ -91,3 +91,88 @@ TEST(JsonText, Utf8IsCheckedAsDumpChecksItAndReplacedAsItReplaces) {
   }
   EXPECT_EQ(baton::events::utf8_replaced("operator:\xff"), "operator:\xef\xbf\xbd");
 }
+
+namespace {
+
+// The text of a payload's bytes one way and the other: straight from the CBOR, and through the
+// value (what the SQL view wrote before). "declined" when the straight way declines.
+std::string from_cbor(const std::string& cbor, baton::events::invalid_utf8 bad = baton::events::invalid_utf8::refuse) {
+  std::string out = "kept:";
+  try {
+    if (!baton::events::append_json_of_cbor(out, cbor, bad)) return out == "kept:" ? "declined" : "declined, but wrote";
+    return out.substr(5);
+  } catch (const json::exception& e) {
+    return out == "kept:" ? std::string("error: ") + e.what() : "threw, but wrote";
+  }
+}
+std::string through_value(const std::string& cbor, baton::events::invalid_utf8 bad = baton::events::invalid_utf8::refuse) {
+  try {
+    std::string out;
+    baton::events::append_json(out, json::from_cbor(cbor), bad);
+    return out;
+  } catch (const json::exception& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+}  // namespace
+
+TEST(JsonText, PayloadBytesAreWrittenAsTheirValueWouldBe) {
+  using baton::events::invalid_utf8;
+  std::mt19937_64 rng(20261206);
+  int declined = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const json v = baton::test::random_value(rng, 0);
+    const auto cbor = json::to_cbor(v);
+    const std::string bytes(cbor.begin(), cbor.end());
+    const auto got = from_cbor(bytes);
+    if (got == "declined") {  // what the encoder writes as a half float (NaN, infinities): the value's way
+      ++declined;
+      continue;
+    }
+    ASSERT_EQ(got, through_value(bytes)) << i;
+    ASSERT_EQ(from_cbor(bytes, invalid_utf8::replace), through_value(bytes, invalid_utf8::replace)) << i;
+  }
+  EXPECT_LT(declined, 300) << "the straight way writes most values";
+  for (const auto& t : texts) {
+    for (const json& v : {json(t), json{{t, 1}, {"k", t}}, json::array({t, 1.5, -3, nullptr, true})}) {
+      const auto cbor = json::to_cbor(v);
+      const std::string bytes(cbor.begin(), cbor.end());
+      EXPECT_EQ(from_cbor(bytes), through_value(bytes)) << t;
+      EXPECT_EQ(from_cbor(bytes, invalid_utf8::replace), through_value(bytes, invalid_utf8::replace)) << t;
+    }
+  }
+  // Floats in each width the encoder writes, and a few the value reads differently.
+  for (double d : {0.5, 0.1, -0.0, 1e300, 3.4028234663852886e38, 1.401298464324817e-45, 123456789.125, -2.5e-8}) {
+    const json v = {{"x", d}};
+    const auto cbor = json::to_cbor(v);
+    EXPECT_EQ(from_cbor(std::string(cbor.begin(), cbor.end())), v.dump()) << d;
+  }
+}
+
+TEST(JsonText, PayloadBytesOutsideTheEncodersFormsAreLeftToTheValue) {
+  const std::vector<std::pair<const char*, std::string>> declined = {
+      {"keys out of order", std::string("\xa2\x61"
+                                        "b\x01\x61"
+                                        "a\x02",
+                                        7)},
+      {"a repeated key", std::string("\xa2\x61"
+                                     "a\x01\x61"
+                                     "a\x02",
+                                     7)},
+      {"a tag", std::string("\xc1\x01", 2)},
+      {"a byte string", std::string("\x42\x01\x02", 3)},
+      {"an indefinite array", std::string("\x9f\x01\xff", 3)},
+      {"a half float", std::string("\xf9\x3c\x00", 3)},
+      {"undefined", std::string("\xf7", 1)},
+      {"bytes left over", std::string("\x01\x02", 2)},
+      {"cut short", std::string("\x82\x01", 2)},
+      {"a negative integer beyond int64", std::string("\x3b\xff\xff\xff\xff\xff\xff\xff\xff", 9)},
+      {"nothing", std::string()},
+  };
+  for (const auto& [what, bytes] : declined) EXPECT_EQ(from_cbor(bytes), "declined") << what;
+  std::string deep;
+  for (int i = 0; i < 600; ++i) deep += '\x81';
+  deep += '\x01';
+  EXPECT_EQ(from_cbor(deep), "declined") << "nesting beyond the cursor's bound";
+}

@@ -315,7 +315,7 @@ TEST(Projections, AProjectionWhoseLogWriterStopsFailsAndStopsWaiters) {
 // compares the rows themselves with a view rebuilt from the log).
 TEST(SqlBatch, ChangesMergedOverBatchesKeepTheFirstSegmentCountAndTheLastPrunedForm) {
   projections::sql_batch first, second;
-  first.payloads.push_back(json::object());
+  first.typed.emplace_back();
   first.jobs = {{"a", 1}, {"b", 0}};
   first.workers = {"w1"};
   first.pruned["b"].priority = 1;
@@ -324,7 +324,7 @@ TEST(SqlBatch, ChangesMergedOverBatchesKeepTheFirstSegmentCountAndTheLastPrunedF
   second.fair_share = true;
   second.pruned["b"].priority = 2;
   projections::merge_changes(first, std::move(second));
-  EXPECT_TRUE(first.payloads.empty()) << "payloads belong to one batch's events";
+  EXPECT_TRUE(first.typed.empty()) << "payloads belong to one batch's events";
   EXPECT_EQ(first.jobs, (std::map<std::string, size_t>{{"a", 1}, {"b", 0}, {"c", 3}}));
   EXPECT_EQ(first.workers, (std::set<std::string>{"w1", "w2"}));
   EXPECT_TRUE(first.fair_share);
@@ -539,6 +539,13 @@ TEST(Projections, AnEventAProjectionCannotApplyIsCountedAndEveryProjectionGoesOn
   std::string none;
   projections::event_row(store->read(1, 1).front(), json{{"title", "A"}}, &none);
   EXPECT_TRUE(none.empty()) << none;
+  // From the stored bytes: text that is not UTF-8 in the payload is replaced and named too.
+  auto stored = store->read(1, 1).front();
+  stored.payload = events::to_payload(json{{"title", "caf\xff"}});
+  std::string said;
+  auto from_bytes = projections::event_row(stored, &said);
+  EXPECT_EQ(said, "its payload holds text that is not UTF-8");
+  EXPECT_EQ(std::get<std::string>(from_bytes[6]), "{\"title\":\"caf\xef\xbf\xbd\"}");
 }
 
 // --- minute_stats: the dashboard's per-minute counts ---
