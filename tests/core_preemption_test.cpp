@@ -384,7 +384,8 @@ TEST_F(preemption_fixture, WithoutRulesNothingIsEverPreempted) {
   running("low");
   job("top", in("test"));
   EXPECT_TRUE(check().is_null());
-  EXPECT_FALSE(w.priority.policy_json.contains("preempt_grace_seconds")) << "older policy records stay equal";
+  EXPECT_FALSE(baton::events::from_cbor<core::ev::policy_record>(w.priority.policy_cbor).preempt_grace_seconds)
+      << "older policy records stay equal";
 }
 
 }  // namespace

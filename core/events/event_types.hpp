@@ -569,12 +569,115 @@ struct share_row {
   }
 };
 
+// The priority policy a recalculation was made under (core/policy/priority_policy.hpp), as
+// the log records it: every value the policy's writer sets; an absent one reads as the
+// policy's default (there, not here).
+struct policy_weights_record {
+  std::optional<uint32_t> age;
+  std::optional<uint32_t> fairshare;
+  std::optional<uint32_t> job_size;
+  std::optional<uint32_t> partition;
+  std::optional<uint32_t> qos;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("age", x.age);
+    f("fairshare", x.fairshare);
+    f("job_size", x.job_size);
+    f("partition", x.partition);
+    f("qos", x.qos);
+  }
+};
+struct partition_record {
+  std::string name;
+  std::vector<std::string> preempt;  // absent when empty
+  std::optional<double> priority_factor;
+  std::optional<int> priority_tier;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("name", x.name);
+    f("preempt", x.preempt, omit_if{x.preempt.empty()});
+    f("priority_factor", x.priority_factor);
+    f("priority_tier", x.priority_tier);
+  }
+};
+struct qos_record {
+  std::optional<uint32_t> max_running_per_user;
+  std::string name;
+  std::vector<std::string> preempt;  // absent when empty
+  std::optional<double> priority_factor;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("max_running_per_user", x.max_running_per_user);
+    f("name", x.name);
+    f("preempt", x.preempt, omit_if{x.preempt.empty()});
+    f("priority_factor", x.priority_factor);
+  }
+};
+struct account_record {
+  std::string name;
+  std::optional<std::string> parent;
+  std::optional<uint32_t> shares;
+  std::map<std::string, uint32_t> users;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("name", x.name);
+    f("parent", x.parent);
+    f("shares", x.shares);
+    f("users", x.users);
+  }
+};
+struct policy_record {
+  std::optional<std::vector<account_record>> accounts;
+  std::optional<int64_t> calc_period_us;
+  std::optional<int64_t> decay_half_life_us;
+  std::optional<std::string> default_account;
+  std::optional<std::string> default_partition;
+  std::optional<std::string> default_qos;
+  std::vector<double> energy_prices;  // absent when empty
+  std::optional<bool> favor_small;
+  std::optional<bool> kill_invalid_dependencies;  // written only when off (older records stay equal)
+  std::optional<double> lattice_reference_wait_seconds;
+  std::optional<std::vector<double>> lattice_weights;  // lattice:custom's w1..w9
+  std::optional<int64_t> max_age_us;
+  std::optional<uint32_t> max_jobs_per_user;
+  std::optional<uint32_t> offered_gpu_count;    // written only when known
+  std::optional<int64_t> offered_wall_seconds;  // likewise
+  std::optional<std::vector<partition_record>> partitions;
+  std::optional<std::string> policy;             // fifo, multifactor, lattice:<profile>
+  std::optional<int64_t> preempt_grace_seconds;  // written only when some partition or QOS preempts
+  std::optional<std::vector<qos_record>> qos;
+  std::optional<policy_weights_record> weights;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("accounts", x.accounts);
+    f("calc_period_us", x.calc_period_us);
+    f("decay_half_life_us", x.decay_half_life_us);
+    f("default_account", x.default_account);
+    f("default_partition", x.default_partition);
+    f("default_qos", x.default_qos);
+    f("energy_prices", x.energy_prices, omit_if{x.energy_prices.empty()});
+    f("favor_small", x.favor_small);
+    f("kill_invalid_dependencies", x.kill_invalid_dependencies);
+    f("lattice_reference_wait_seconds", x.lattice_reference_wait_seconds);
+    f("lattice_weights", x.lattice_weights);
+    f("max_age_us", x.max_age_us);
+    f("max_jobs_per_user", x.max_jobs_per_user);
+    f("offered_gpu_count", x.offered_gpu_count);
+    f("offered_wall_seconds", x.offered_wall_seconds);
+    f("partitions", x.partitions);
+    f("policy", x.policy);
+    f("preempt_grace_seconds", x.preempt_grace_seconds);
+    f("qos", x.qos);
+    f("weights", x.weights);
+  }
+};
+
 struct priorities_recalculated {
   BATON_EVENT("scheduler.priorities_recalculated", 1)
   double backlog = 0;
   bool deferred = false;
   uint32_t max_gpu_count = 1;
-  json policy;  // core/policy/priority_policy.hpp's to_json
+  std::optional<policy_record> policy;
   std::vector<std::string> removed;
   std::map<std::string, share_row> shares;  // by association, only those that changed
   template <class S, class F>

@@ -1,5 +1,5 @@
 #include "core/policy/priority_policy.hpp"
-#include "core/events/payload_numbers.hpp"
+#include "core/events/event_types.hpp"
 
 #include <algorithm>
 #include <set>
@@ -101,91 +101,101 @@ bool set_policy_name(priority_policy& p, const std::string& name) {
   return true;
 }
 
-json to_json(const priority_policy& p) {
-  json j;
-  j["policy"] = policy_name(p);
-  if (p.custom_weights) j["lattice_weights"] = *p.custom_weights;
-  j["lattice_reference_wait_seconds"] = p.lattice_reference_wait_seconds;
+ev::policy_record to_record(const priority_policy& p) {
+  ev::policy_record r;
+  r.policy = policy_name(p);
+  if (p.custom_weights) r.lattice_weights = std::vector<double>(p.custom_weights->begin(), p.custom_weights->end());
+  r.lattice_reference_wait_seconds = p.lattice_reference_wait_seconds;
   const auto& w = p.multifactor.weights;
-  j["weights"] = {
-      {"age", w.age}, {"fairshare", w.fairshare}, {"job_size", w.job_size}, {"partition", w.partition}, {"qos", w.qos}};
-  j["max_age_us"] = p.multifactor.max_age;
-  j["favor_small"] = p.multifactor.favor_small;
-  j["decay_half_life_us"] = p.decay_half_life;
-  j["calc_period_us"] = p.calc_period;
-  json parts = json::array();
-  for (const auto& x : p.partitions) {
-    parts.push_back({{"name", x.name}, {"priority_tier", x.priority_tier}, {"priority_factor", x.priority_factor}});
-    if (!x.preempt.empty()) parts.back()["preempt"] = x.preempt;  // only when set: older records stay equal
-  }
-  j["partitions"] = std::move(parts);
-  j["default_partition"] = p.default_partition;
-  json qs = json::array();
-  for (const auto& q : p.qos) {
-    qs.push_back({{"name", q.name}, {"priority_factor", q.priority_factor}, {"max_running_per_user", q.max_running_per_user}});
-    if (!q.preempt.empty()) qs.back()["preempt"] = q.preempt;
-  }
-  j["qos"] = std::move(qs);
-  j["default_qos"] = p.default_qos;
-  json accts = json::array();
-  for (const auto& a : p.accounts)
-    accts.push_back({{"name", a.name}, {"parent", a.parent}, {"shares", a.shares}, {"users", a.users}});
-  j["accounts"] = std::move(accts);
-  j["default_account"] = p.default_account;
-  j["max_jobs_per_user"] = p.max_jobs_per_user;
-  // Only when off: policies recorded before the key existed must re-derive byte for byte.
-  if (!p.kill_invalid_dependencies) j["kill_invalid_dependencies"] = false;
-  if (!p.energy_prices.empty()) j["energy_prices"] = p.energy_prices;  // only when set: older records stay equal
-  if (p.preemption_configured()) j["preempt_grace_seconds"] = p.preempt_grace_seconds;
-  if (p.offered_gpu_count) j["offered_gpu_count"] = p.offered_gpu_count;           // only when set: older records stay equal
-  if (p.offered_wall_seconds) j["offered_wall_seconds"] = p.offered_wall_seconds;  // likewise
-  return j;
+  r.weights = ev::policy_weights_record{w.age, w.fairshare, w.job_size, w.partition, w.qos};
+  r.max_age_us = p.multifactor.max_age;
+  r.favor_small = p.multifactor.favor_small;
+  r.decay_half_life_us = p.decay_half_life;
+  r.calc_period_us = p.calc_period;
+  r.partitions.emplace();
+  for (const auto& x : p.partitions) r.partitions->push_back({x.name, x.preempt, x.priority_factor, x.priority_tier});
+  r.default_partition = p.default_partition;
+  r.qos.emplace();
+  for (const auto& q : p.qos) r.qos->push_back({q.max_running_per_user, q.name, q.preempt, q.priority_factor});
+  r.default_qos = p.default_qos;
+  r.accounts.emplace();
+  for (const auto& a : p.accounts) r.accounts->push_back({a.name, a.parent, a.shares, a.users});
+  r.default_account = p.default_account;
+  r.max_jobs_per_user = p.max_jobs_per_user;
+  // Only when off, when set, when configured: records made before these existed stay equal.
+  if (!p.kill_invalid_dependencies) r.kill_invalid_dependencies = false;
+  r.energy_prices = p.energy_prices;
+  if (p.preemption_configured()) r.preempt_grace_seconds = p.preempt_grace_seconds;
+  if (p.offered_gpu_count) r.offered_gpu_count = p.offered_gpu_count;
+  if (p.offered_wall_seconds) r.offered_wall_seconds = p.offered_wall_seconds;
+  return r;
 }
 
-priority_policy policy_from_json(const json& j) {
+priority_policy policy_of(const ev::policy_record& r) {
   priority_policy p;
-  if (j.contains("lattice_weights")) p.custom_weights = j["lattice_weights"].get<lattice_weights>();
-  set_policy_name(p, j.value("policy", "multifactor"));
-  p.lattice_reference_wait_seconds = number_or(j, "lattice_reference_wait_seconds", p.lattice_reference_wait_seconds);
-  if (auto it = j.find("weights"); it != j.end()) {
+  if (r.lattice_weights) {
+    if (r.lattice_weights->size() != lattice_weights{}.size())
+      throw events::payload_error("lattice_weights", "lattice_weights: nine numbers (w1..w9)");
+    p.custom_weights.emplace();
+    std::copy(r.lattice_weights->begin(), r.lattice_weights->end(), p.custom_weights->begin());
+  }
+  set_policy_name(p, r.policy.value_or("multifactor"));
+  p.lattice_reference_wait_seconds = r.lattice_reference_wait_seconds.value_or(p.lattice_reference_wait_seconds);
+  if (r.weights) {
     auto& w = p.multifactor.weights;
-    w.age = number_or(*it, "age", w.age);
-    w.fairshare = number_or(*it, "fairshare", w.fairshare);
-    w.job_size = number_or(*it, "job_size", w.job_size);
-    w.partition = number_or(*it, "partition", w.partition);
-    w.qos = number_or(*it, "qos", w.qos);
+    w.age = r.weights->age.value_or(w.age);
+    w.fairshare = r.weights->fairshare.value_or(w.fairshare);
+    w.job_size = r.weights->job_size.value_or(w.job_size);
+    w.partition = r.weights->partition.value_or(w.partition);
+    w.qos = r.weights->qos.value_or(w.qos);
   }
-  p.multifactor.max_age = number_or(j, "max_age_us", p.multifactor.max_age);
-  p.multifactor.favor_small = j.value("favor_small", p.multifactor.favor_small);
-  p.decay_half_life = number_or(j, "decay_half_life_us", p.decay_half_life);
-  p.calc_period = number_or(j, "calc_period_us", p.calc_period);
-  if (auto it = j.find("partitions"); it != j.end()) {
+  p.multifactor.max_age = r.max_age_us.value_or(p.multifactor.max_age);
+  p.multifactor.favor_small = r.favor_small.value_or(p.multifactor.favor_small);
+  p.decay_half_life = r.decay_half_life_us.value_or(p.decay_half_life);
+  p.calc_period = r.calc_period_us.value_or(p.calc_period);
+  if (r.partitions) {
     p.partitions.clear();
-    for (const auto& x : *it)
-      p.partitions.push_back({x.value("name", ""), number_or(x, "priority_tier", 1), x.value("priority_factor", 1.0),
-                              x.value("preempt", std::vector<std::string>{})});
+    for (const auto& x : *r.partitions) {
+      partition_def d{x.name};
+      d.priority_tier = x.priority_tier.value_or(d.priority_tier);
+      d.priority_factor = x.priority_factor.value_or(d.priority_factor);
+      d.preempt = x.preempt;
+      p.partitions.push_back(std::move(d));
+    }
   }
-  p.default_partition = j.value("default_partition", p.default_partition);
-  if (auto it = j.find("qos"); it != j.end()) {
+  p.default_partition = r.default_partition.value_or(p.default_partition);
+  if (r.qos) {
     p.qos.clear();
-    for (const auto& q : *it)
-      p.qos.push_back({q.value("name", ""), q.value("priority_factor", 0.0), number_or(q, "max_running_per_user", 0u),
-                       q.value("preempt", std::vector<std::string>{})});
+    for (const auto& x : *r.qos) {
+      qos_def d{x.name};
+      d.priority_factor = x.priority_factor.value_or(d.priority_factor);
+      d.max_running_per_user = x.max_running_per_user.value_or(d.max_running_per_user);
+      d.preempt = x.preempt;
+      p.qos.push_back(std::move(d));
+    }
   }
-  p.default_qos = j.value("default_qos", p.default_qos);
-  if (auto it = j.find("accounts"); it != j.end())
-    for (const auto& a : *it)
-      p.accounts.push_back({a.value("name", ""), a.value("parent", "root"), number_or(a, "shares", 1u),
-                            a.value("users", std::map<std::string, uint32_t>{})});
-  p.default_account = j.value("default_account", p.default_account);
-  p.max_jobs_per_user = number_or(j, "max_jobs_per_user", p.max_jobs_per_user);
-  p.kill_invalid_dependencies = j.value("kill_invalid_dependencies", p.kill_invalid_dependencies);
-  p.energy_prices = j.value("energy_prices", std::vector<double>{});
-  p.preempt_grace_seconds = number_or(j, "preempt_grace_seconds", p.preempt_grace_seconds);
-  p.offered_gpu_count = number_or(j, "offered_gpu_count", 0u);
-  p.offered_wall_seconds = number_or(j, "offered_wall_seconds", int64_t{0});
+  p.default_qos = r.default_qos.value_or(p.default_qos);
+  if (r.accounts)
+    for (const auto& x : *r.accounts) {
+      account_def d{x.name};
+      d.parent = x.parent.value_or(d.parent);
+      d.shares = x.shares.value_or(d.shares);
+      d.users = x.users;
+      p.accounts.push_back(std::move(d));
+    }
+  p.default_account = r.default_account.value_or(p.default_account);
+  p.max_jobs_per_user = r.max_jobs_per_user.value_or(p.max_jobs_per_user);
+  p.kill_invalid_dependencies = r.kill_invalid_dependencies.value_or(p.kill_invalid_dependencies);
+  p.energy_prices = r.energy_prices;
+  p.preempt_grace_seconds = r.preempt_grace_seconds.value_or(p.preempt_grace_seconds);
+  p.offered_gpu_count = r.offered_gpu_count.value_or(0);
+  p.offered_wall_seconds = r.offered_wall_seconds.value_or(0);
   return p;
 }
+
+json to_json(const priority_policy& p) { return events::to_json(to_record(p)); }
+
+priority_policy policy_from_json(const json& j) { return policy_of(events::from_json<ev::policy_record>(j)); }
 
 std::string check_account_tree(const std::vector<account_def>& accounts) {
   std::map<std::string, std::string> parent;

@@ -15,6 +15,9 @@
 #include "core/policy/multifactor.hpp"
 
 namespace baton::core {
+namespace ev {
+struct policy_record;  // core/events/event_types.hpp
+}
 
 // A named queue (Slurm partition): a higher tier is considered first whatever the
 // priority; the factor feeds the multifactor partition term.
@@ -105,7 +108,10 @@ std::string policy_name(const priority_policy& p);
 // Parses a policy name into p (kind and profile); false if it names none.
 bool set_policy_name(priority_policy& p, const std::string& name);
 
-// The policy as recorded in events, and back (missing keys take the defaults above).
+// The policy as recorded in events, and back (missing values take the defaults above; a
+// record that does not read throws events::payload_error); the JSON is the record's.
+ev::policy_record to_record(const priority_policy& p);
+priority_policy policy_of(const ev::policy_record& r);
 nlohmann::json to_json(const priority_policy& p);
 priority_policy policy_from_json(const nlohmann::json& j);
 

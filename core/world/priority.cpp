@@ -258,8 +258,9 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   double backlog = running_h > 0 ? std::min(1.0, queued_h / running_h) : (queued_h > 0 ? 1.0 : 0.0);
   // Under an unchanged policy the queue can keep its order while the new one is built:
   // deferred until scheduler.priorities_applied. A new policy is in force at once.
-  e.policy = to_json(policy);
-  e.deferred = base.recorded && base.policy_json == e.policy;
+  e.policy = to_record(policy);
+  std::string policy_bytes = events::to_cbor(*e.policy);
+  e.deferred = base.recorded && base.policy_cbor == policy_bytes;
   e.max_gpu_count = max_gpus;
   e.backlog = backlog;
   decision d;
@@ -284,22 +285,17 @@ decision decide_priorities_applied(const world& w) {
 }
 
 bool policy_recorded(const world& w, const priority_policy& policy) {
-  return w.priority.recorded && w.priority.policy_json == to_json(policy);
-}
-
-const json& recorded_policy(const json& payload) {
-  static const json no_policy = json::object();
-  const auto it = payload.find("policy");  // (value() would copy it)
-  return it != payload.end() ? *it : no_policy;
+  return w.priority.recorded && w.priority.policy_cbor == events::to_cbor(to_record(policy));
 }
 
 void record_recalculation(priority_state& st, const ev::priorities_recalculated& p, time_us at) {
   st.recorded = true;
-  static const json no_policy = json::object();
-  const json& policy = p.policy.is_null() ? no_policy : p.policy;
-  if (policy != st.policy_json) {  // usually the same one again: compared in place, copied only when it changed
-    st.policy = policy_from_json(policy);
-    st.policy_json = policy;
+  static const ev::policy_record no_policy;
+  const ev::policy_record& policy = p.policy ? *p.policy : no_policy;
+  std::string bytes = events::to_cbor(policy);
+  if (bytes != st.policy_cbor) {  // usually the same one again: read only when it changed
+    st.policy = policy_of(policy);
+    st.policy_cbor = std::move(bytes);
   }
   st.calculated_at = at;
   // (level FS is infinite for an association without usage; JSON has no infinity: null)

@@ -62,9 +62,6 @@ bool policy_recorded(const world& w, const priority_policy& policy);
 
 // Records it in the world's priority state (world.cpp then re-keys every queued job).
 void record_recalculation(priority_state& state, const ev::priorities_recalculated& payload, time_us at);
-// The policy a recalculation's payload recorded, read in place ({} when it has none: an
-// older log), for whatever records or re-derives it.
-const nlohmann::json& recorded_policy(const nlohmann::json& recalculation_payload);
 
 // Why a queued job waits: JobHeld, Dependency (a parent has not ended yet),
 // DependencyNeverSatisfied (one ended so that a condition can never hold, and

@@ -84,7 +84,7 @@ struct association_usage {
 struct priority_state {
   bool recorded = false;  // before the first recalculation (older logs): FIFO, every tier 0
   priority_policy policy;
-  nlohmann::json policy_json;  // as recorded, to tell a changed policy cheaply
+  std::string policy_cbor;  // the policy's record as the log holds it ("" before any), to tell a changed policy cheaply
   time_us calculated_at = 0;
   struct share {
     double fair_share = 0, level_fs = 0, target = 0, actual = 0, usage = 0;

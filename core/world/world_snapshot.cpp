@@ -201,7 +201,8 @@ worker get_worker(reader& in) {
 
 void put_priority(writer& o, const priority_state& s) {
   o.b(s.recorded);
-  o.j(s.policy_json);
+  // (as the policy's JSON, the form earlier snapshots of this version hold)
+  o.j(s.policy_cbor.empty() ? json() : events::to_json(events::from_cbor<ev::policy_record>(s.policy_cbor)));
   o.i(s.calculated_at);
   o.u(s.shares.size());
   for (const auto& [assoc, sh] : s.shares) {
@@ -215,9 +216,13 @@ void put_priority(writer& o, const priority_state& s) {
 priority_state get_priority(reader& in) {
   priority_state s;
   s.recorded = in.b();
-  s.policy_json = in.j();
-  if (s.policy_json.is_array() && s.policy_json.empty()) s.policy_json = json();  // (an empty value travels as [])
-  if (s.recorded) s.policy = policy_from_json(s.policy_json);
+  json policy = in.j();
+  if (policy.is_array() && policy.empty()) policy = json();  // (an empty value travels as [])
+  if (!policy.is_null()) {
+    const auto record = events::from_json<ev::policy_record>(policy);
+    s.policy_cbor = events::to_cbor(record);
+    if (s.recorded) s.policy = policy_of(record);
+  }
   s.calculated_at = in.i();
   for (size_t n = in.count(); n > 0; --n) {
     auto assoc = in.s();

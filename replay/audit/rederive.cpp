@@ -145,8 +145,8 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   // The job events a re-derived preemption decision says must come next, in order.
   std::deque<core::domain_event> expected;
   // The policy the last recalculation recorded, read once: almost every recalculation records
-  // the one before's, and reading it from JSON cost more than comparing the JSON.
-  json last_policy_json;
+  // the one before's, and reading it cost more than comparing its bytes.
+  std::string last_policy_bytes;  // its record as logged ("" before the first)
   core::priority_policy last_policy;
   sim_rederiver sim;
   core::assignment_choice choice;  // each assignment's, made again over the last one's (choose_assignment_into)
@@ -326,13 +326,14 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
           ++r.decisions;
           ++r.recalculations;
           const auto* ready = prepared_typed(e);
-          static const json no_policy = json::object();
-          const json* typed_policy = ready ? &std::get<core::ev::priorities_recalculated>(ready->typed).policy : nullptr;
-          const json& recorded_policy =
-              typed_policy ? (typed_policy->is_null() ? no_policy : *typed_policy) : core::recorded_policy(payload);
-          if (last_policy_json.is_null() || recorded_policy != last_policy_json) {
-            last_policy = core::policy_from_json(recorded_policy);
-            last_policy_json = recorded_policy;
+          std::optional<ev::priorities_recalculated> read_here;  // (not read on the reading thread)
+          if (!ready) read_here = std::get<ev::priorities_recalculated>(ev::from_json(type, payload));
+          const auto& recorded = ready ? std::get<ev::priorities_recalculated>(ready->typed) : *read_here;
+          static const ev::policy_record no_policy;
+          std::string policy_bytes = events::to_cbor(recorded.policy ? *recorded.policy : no_policy);
+          if (policy_bytes != last_policy_bytes) {
+            last_policy = core::policy_of(recorded.policy ? *recorded.policy : no_policy);
+            last_policy_bytes = std::move(policy_bytes);
           }
           auto again = core::decide_recalculation(w, last_policy, e.recorded_at_us);
           if (!same_as_recorded(e, again)) {
