@@ -20,6 +20,7 @@
 
 #include "core/util/sha256.hpp"
 #include "http/storage/s3_backend.hpp"
+#include "support/free_ports.hpp"
 #include "support/process.hpp"
 #include "support/s3rver_process.hpp"
 #include "support/temp_dir.hpp"
@@ -344,16 +345,9 @@ TEST_F(s3_backend_test, remove) {
 }
 
 TEST_F(s3_backend_test, unavailable_when_the_store_is_down) {
-  // A port nothing listens on: bound, then closed.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  const int port = ntohs(a.sin_port);
-  ::close(fd);
+  // A port nothing listens on (below the ephemeral range: no connection of another test takes it).
+  const int port = baton::test::free_port();
+  ASSERT_NE(port, 0);
 
   s3_backend b(config(port));
   const std::string digest = util::sha256_hex("x");

@@ -18,6 +18,7 @@
 
 #include "slurm/cluster_client.hpp"
 #include "slurm/sbatch_script.hpp"
+#include "support/free_ports.hpp"
 #include "support/access_table.hpp"
 #include "support/batond_process.hpp"
 #include "support/metrics_text.hpp"
@@ -38,44 +39,13 @@ std::string slurm_conf;
 
 int sh(const std::string& command) { return std::system(("bash -c '" + command + "'").c_str()); }
 
-// Ports for the local Slurm's daemons, free now and below the kernel's ephemeral range
-// (net.ipv4.ip_local_port_range): a port the kernel handed out for binding to 0 could be given
-// again, to a connection or a listener of a test running beside this one, before slurmctld
-// binds it ("Address already in use"); one below the range is never handed out so. Each gets
-// its own (two suites, release and ASan, can run side by side): candidates start at an offset
-// taken from the process id and are held together while asked.
-std::vector<int> free_ports(size_t n) {
-  int low = 32768;
-  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> low;
-  constexpr int first = 10000;
-  const int span = std::max(1, low - first);
-  std::vector<int> fds, ports;
-  for (int tried = 0; tried < span && ports.size() < n; ++tried) {
-    const int port = first + (static_cast<int>(::getpid()) * 7 + tried) % span;
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) break;
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-      ports.push_back(port);
-      fds.push_back(fd);
-    } else {
-      ::close(fd);
-    }
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
-}
-
 class SlurmIntegration : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     slurm_dir = "/tmp/baton-slurm-test-" + std::to_string(getpid());
     std::string out = slurm_dir + ".env", err = slurm_dir + ".log";
     // Through files, not pipes: the daemons it starts would hold a pipe open.
-    auto ports = free_ports(2);
+    auto ports = baton::test::free_ports(2);
     std::string port_env = ports.size() == 2 ? " SLURM_LOCAL_CTLD_PORT=" + std::to_string(ports[0]) +
                                                    " SLURM_LOCAL_SLURMD_PORT=" + std::to_string(ports[1])
                                              : "";

@@ -36,8 +36,28 @@ wait_until() {
   done
 }
 
-# A free TCP port on loopback (the kernel's pick; bound and released at once).
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# N free TCP ports on loopback, below the kernel's ephemeral range (as tests/support/free_ports.hpp
+# chooses them: a port the kernel picked for binding to 0 could go to another connection before
+# the daemon binds it), held together while asked so they differ.
+free_ports() {
+  python3 - "$1" "$$" <<'PY'
+import socket, sys
+n, pid = int(sys.argv[1]), int(sys.argv[2])
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+first, held = 10000, []
+span = max(1, low - first)
+for tried in range(span):
+    if len(held) == n:
+        break
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", first + (pid * 7 + tried) % span))
+        held.append(s)
+    except OSError:
+        s.close()
+print(" ".join(str(s.getsockname()[1]) for s in held))
+PY
+}
 
 # now_s: wall time in seconds with microseconds, without a fork.
 now_s() { echo "$EPOCHREALTIME"; }
@@ -165,8 +185,11 @@ slurm_start() {  # slurm_start DIR
     die "Slurm is not installed (scripts/setup.sh installs slurm-wlm and munge)"
   [[ $(id -u) -eq 0 ]] || die "the local Slurm runs as root (scripts/slurm-local.sh)"
   chmod 0755 "$(dirname "$slurm_dir")"  # munged wants every directory above its socket searchable
+  local ports
+  read -r -a ports <<<"$(free_ports 2)"
+  ((${#ports[@]} == 2)) || die "no two free ports below the ephemeral range"
   export SLURM_LOCAL_DIR=$slurm_dir SLURM_LOCAL_CPUS=4 SLURM_LOCAL_GPUS=0 \
-    SLURM_LOCAL_CTLD_PORT=$(free_port) SLURM_LOCAL_SLURMD_PORT=$(free_port)
+    SLURM_LOCAL_CTLD_PORT=${ports[0]} SLURM_LOCAL_SLURMD_PORT=${ports[1]}
   peers_on_exit "SLURM_LOCAL_DIR=$slurm_dir bash scripts/slurm-local.sh stop"
   bash scripts/slurm-local.sh start >"$slurm_dir.start.out" 2>"$slurm_dir.start.err" ||
     { cat "$slurm_dir.start.err" >&2; die "scripts/slurm-local.sh start failed"; }

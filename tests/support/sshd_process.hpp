@@ -1,5 +1,5 @@
 #pragma once
-// A real OpenSSH server on 127.0.0.1 (ephemeral port) that accepts one generated key for
+// A real OpenSSH server on 127.0.0.1 (a port of support/free_ports.hpp) that accepts one generated key for
 // root, for testing submission over ssh. Needs root (sshd checks the privilege-separation
 // directory and switches users).
 #include <netinet/in.h>
@@ -13,22 +13,11 @@
 #include <memory>
 #include <thread>
 
+#include "support/free_ports.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace baton::test {
-
-inline int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 class sshd_process {
  public:
@@ -38,7 +27,7 @@ class sshd_process {
     std::system(("ssh-keygen -q -t ed25519 -N '' -f " + dir / "host_key" + " && ssh-keygen -q -t ed25519 -N '' -f " +
                  dir / "client_key" + " && cp " + dir / "client_key.pub" + " " + dir / "authorized_keys")
                     .c_str());
-    port_ = free_loopback_port();
+    port_ = free_port();
     std::ofstream(dir / "sshd_config") << "Port " << port_ << "\nListenAddress 127.0.0.1\nHostKey " << dir / "host_key"
                                        << "\nAuthorizedKeysFile " << dir / "authorized_keys"
                                        << "\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
