@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -105,6 +106,13 @@ std::string from_cbor(const std::string& cbor, baton::events::invalid_utf8 bad =
     return out == "kept:" ? std::string("error: ") + e.what() : "threw, but wrote";
   }
 }
+bool holds_non_finite(const json& v) {
+  if (v.is_number_float()) return !std::isfinite(v.get<double>());
+  if (v.is_structured())
+    for (const auto& e : v)
+      if (holds_non_finite(e)) return true;
+  return false;
+}
 std::string through_value(const std::string& cbor, baton::events::invalid_utf8 bad = baton::events::invalid_utf8::refuse) {
   try {
     std::string out;
@@ -126,14 +134,15 @@ TEST(JsonText, PayloadBytesAreWrittenAsTheirValueWouldBe) {
     const auto cbor = json::to_cbor(v);
     const std::string bytes(cbor.begin(), cbor.end());
     const auto got = from_cbor(bytes);
-    if (got == "declined") {  // what the encoder writes as a half float (NaN, infinities): the value's way
+    if (got == "declined") {  // only what the encoder writes as a half float (NaN, infinities): the value's way
+      ASSERT_TRUE(holds_non_finite(v)) << v.dump();
       ++declined;
       continue;
     }
     ASSERT_EQ(got, through_value(bytes)) << i;
     ASSERT_EQ(from_cbor(bytes, invalid_utf8::replace), through_value(bytes, invalid_utf8::replace)) << i;
   }
-  EXPECT_LT(declined, 300) << "the straight way writes most values";
+  EXPECT_LT(declined, 1500) << "the straight way writes most values";
   for (const auto& t : texts) {
     for (const json& v : {json(t), json{{t, 1}, {"k", t}}, json::array({t, 1.5, -3, nullptr, true})}) {
       const auto cbor = json::to_cbor(v);
