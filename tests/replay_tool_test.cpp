@@ -1,6 +1,7 @@
 // baton-replay on a real batond's log: verify, rederive (100 %, then a flipped decision field
 // reported at its sequence with a field-by-field diff), the audit export in both formats and
-// verify-export catching a changed, a removed and an inserted record, and the chain anchors
+// verify-export catching a changed, a removed and an inserted record (and keeping text that is
+// not UTF-8 exactly), and the chain anchors
 // catching a tail rewritten with every hash recomputed; and simulate --log, whose log
 // rederives at 100 %.
 #include <gtest/gtest.h>
@@ -206,6 +207,63 @@ TEST_F(replay_tool_test, VerifyExportCatchesAChangedARemovedAndAnInsertedRecord)
   auto r = run({"verify-export", dir / "less.jsonl", "--data-dir", data});
   EXPECT_EQ(r.code, 1) << "a record dropped and the trailer fixed to match: the log still tells";
   EXPECT_NE(r.out.find("is missing"), std::string::npos) << r.out;
+}
+
+TEST_F(replay_tool_test, AnExportOfTextThatIsNotUtf8KeepsItsBytesAndVerifies) {
+  // A log written before batond checked what it records: an actor and a job's title that are
+  // not UTF-8 (the chain recomputed, as that batond would have written it).
+  uint64_t target = 0;
+  {
+    events::store_options o;
+    o.read_only = true;
+    auto store = events::event_store::open(data + "/eventlog", o);
+    store->scan(1, 0, false, [&](const events::event_view& e) {
+      if (e.type != "job.created") return true;
+      target = e.seq;
+      return false;
+    });
+  }
+  ASSERT_GT(target, 0u);
+  rewrite_tail(data + "/eventlog", target, [&](events::event_envelope& e) {
+    if (e.seq != target) return;
+    e.actor = "operator:caf\xe9";
+    auto p = events::from_payload(e.payload);
+    p["title"] = "t\xff\xfe";
+    e.payload = events::to_payload(p);
+  });
+  for (std::string format : {"jsonl", "csv"}) {
+    std::string file = dir / ("latin1." + format);
+    auto e = run({"export", "--data-dir", data, "--format", format, "-o", file});
+    ASSERT_EQ(e.code, 0) << format << ": " << e.err;
+    auto v = run({"verify-export", file});
+    EXPECT_EQ(v.code, 0) << format << ": " << v.out << v.err;
+  }
+  auto lines = lines_of(dir / "latin1.jsonl");
+  size_t at = 0;
+  for (; at < lines.size(); ++at)
+    if (json::parse(lines[at]).value("seq", uint64_t{0}) == target) break;
+  ASSERT_LT(at, lines.size());
+  auto rec = json::parse(lines[at]);
+  EXPECT_EQ(rec["actor"], "operator:caf\xef\xbf\xbd") << "shown with U+FFFD";
+  ASSERT_TRUE(rec.contains("exact")) << "and kept exactly beside it";
+  EXPECT_FALSE(json::parse(lines[at + 1]).contains("exact")) << "only where the JSON would lose bytes";
+  // The shown fields cannot be changed apart from the exact bytes, nor the bytes apart from the hash.
+  auto check = [&](const json& changed, const char* what) {
+    auto tampered = lines;
+    tampered[at] = changed.dump();
+    write_lines(dir / "tampered.jsonl", tampered);
+    auto r = run({"verify-export", dir / "tampered.jsonl"});
+    EXPECT_EQ(r.code, 1) << what << ": " << r.out;
+    EXPECT_NE(r.out.find("was changed"), std::string::npos) << what << ": " << r.out;
+  };
+  auto shown = rec;
+  shown["actor"] = "operator:mallory";
+  check(shown, "a shown field");
+  auto bytes = rec;
+  std::string hex = bytes["exact"];
+  hex[hex.size() / 2] = hex[hex.size() / 2] == '0' ? '1' : '0';
+  bytes["exact"] = hex;
+  check(bytes, "the exact bytes");
 }
 
 TEST_F(replay_tool_test, ATailRewrittenAfterAnAnchorIsCaughtThoughEveryHashWasRecomputed) {

@@ -9,6 +9,8 @@
 #include "core/util/csv.hpp"
 #include "core/util/hex.hpp"
 #include "core/util/time.hpp"
+#include "events/envelope.hpp"
+#include "events/json_text.hpp"
 #include "events/payload.hpp"
 
 namespace baton::replay {
@@ -19,7 +21,27 @@ namespace {
 
 const std::vector<std::string> csv_columns{"seq",         "stream",         "stream_version", "type",         "schema_version",
                                            "recorded_at", "recorded_at_us", "correlation_id", "causation_id", "actor",
-                                           "command_id",  "payload",        "prev_hash",      "hash"};
+                                           "command_id",  "payload",        "prev_hash",      "hash",         "exact"};
+// Exports written before the "exact" column was added verify too.
+const std::vector<std::string> csv_columns_before_exact(csv_columns.begin(), csv_columns.end() - 1);
+
+// Whether the record's JSON holds every byte of the event: its texts are UTF-8. Else the JSON
+// shows U+FFFD in their place (a log written before batond checked the headers it records),
+// and the record carries the event's exact bytes beside it ("exact").
+bool exact_as_text(const events::event_view& e) {
+  for (std::string_view s : {e.stream_id, e.type, e.correlation_id, e.causation_id, e.actor, e.command_id})
+    if (!events::is_utf8(s)) return false;
+  std::string text;
+  try {
+    if (!events::append_json_of_cbor(text, e.payload)) events::append_json(text, events::from_payload(e.payload));
+  } catch (const json::type_error&) {  // (316: a string that is not UTF-8)
+    return false;
+  }
+  return true;
+}
+
+// A JSON value as the export writes it and reads it back: text that is not UTF-8 replaced.
+json as_written(const json& v) { return json::parse(v.dump(-1, ' ', false, json::error_handler_t::replace)); }
 
 json record_of(const events::event_view& e, const std::string& prev_hash) {
   return {{"seq", e.seq},
@@ -38,8 +60,17 @@ json record_of(const events::event_view& e, const std::string& prev_hash) {
           {"hash", util::to_hex(e.hash)}};
 }
 
+json exported_record(const events::event_view& e, const std::string& prev_hash) {
+  json r = record_of(e, prev_hash);
+  if (!exact_as_text(e)) r["exact"] = util::to_hex(std::string(e.body));  // the bytes the hash covers
+  return r;
+}
+
 using util::csv_field;
-std::string csv_cell(const json& v) { return csv_field(v.is_string() ? v.get<std::string>() : v.dump()); }
+std::string csv_cell(const json& v) {
+  if (v.is_null()) return "";  // (the exact column of a record whose JSON is exact)
+  return csv_field(v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace));
+}
 
 // One CSV record (RFC 4180: quoted fields may hold commas, quotes and newlines).
 bool read_csv_record(std::istream& in, std::vector<std::string>& fields, size_t& lines) {
@@ -86,7 +117,21 @@ std::string bytes_of_hex(const std::string& hex) {
 }
 
 // The record's hash as it must be: the chain hash of its fields' encoding and the hash before.
+// A record with its exact bytes: their hash, and its fields must be what those bytes read as.
 std::string hash_of_fields(const json& r) {
+  if (auto exact = r.find("exact"); exact != r.end() && !exact->is_null()) {
+    auto body = util::from_hex(exact->get<std::string>());
+    if (!body) return "exact is not hex";  // (never a hash: the record reads as changed)
+    auto hash = util::from_hex(r.at("hash").get<std::string>());
+    const std::string stored = hash ? *body + *hash : std::string();  // (the view points into it)
+    auto view = hash ? events::decode(stored) : std::nullopt;
+    if (!view) return "exact is not an event";
+    json fields = r;
+    fields.erase("exact");
+    if (as_written(record_of(*view, bytes_of_hex(r.at("prev_hash").get<std::string>()))) != as_written(fields))
+      return "its fields differ from its exact bytes";
+    return util::to_hex(events::chain_hash(bytes_of_hex(r.at("prev_hash").get<std::string>()), *body));
+  }
   events::event_envelope e;
   e.seq = r.at("seq").get<uint64_t>();
   e.stream_id = r.at("stream").get<std::string>();
@@ -116,11 +161,11 @@ export_summary export_log(const events::event_store& store, const export_filter&
   store.scan(1, 0, true, [&](const events::event_view& e) {
     if (progress) progress(e.seq);
     if (f.matches(e)) {
-      auto r = record_of(e, prev);
+      auto r = exported_record(e, prev);
       if (format == export_format::jsonl) {
         out << r.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       } else {
-        for (size_t i = 0; i < csv_columns.size(); ++i) out << (i ? "," : "") << csv_cell(r[csv_columns[i]]);
+        for (size_t i = 0; i < csv_columns.size(); ++i) out << (i ? "," : "") << csv_cell(r.value(csv_columns[i], json()));
         out << "\n";
       }
       if (s.count++ == 0) s.first_seq = e.seq;
@@ -159,7 +204,10 @@ export_verify_report verify_export(const std::string& path, const events::event_
   if (csv) {
     std::vector<std::string> fields;
     read_csv_record(in, fields, line);
-    if (fields != csv_columns) throw std::runtime_error(path + " is neither an audit export in JSON lines nor in CSV");
+    const bool with_exact = fields == csv_columns;
+    if (!with_exact && fields != csv_columns_before_exact)
+      throw std::runtime_error(path + " is neither an audit export in JSON lines nor in CSV");
+    const auto& columns = with_exact ? csv_columns : csv_columns_before_exact;
     while (true) {
       size_t at = line + 1;
       if (!read_csv_record(in, fields, line)) break;
@@ -168,14 +216,15 @@ export_verify_report verify_export(const std::string& path, const events::event_
         trailer = json::parse(fields[1], nullptr, false);
         continue;
       }
-      if (fields.size() != csv_columns.size()) {
+      if (fields.size() != columns.size()) {
         problem(at, 0, "a record of " + std::to_string(fields.size()) + " fields");
         continue;
       }
       json r;
       try {
         for (size_t i = 0; i < fields.size(); ++i) {
-          const auto& name = csv_columns[i];
+          const auto& name = columns[i];
+          if (name == "exact" && fields[i].empty()) continue;
           bool number = name == "seq" || name == "stream_version" || name == "schema_version" || name == "recorded_at_us";
           r[name] = name == "payload" ? json::parse(fields[i]) : number ? json::parse(fields[i]) : json(fields[i]);
         }
