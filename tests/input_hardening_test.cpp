@@ -53,7 +53,9 @@ struct hardening : ::testing::Test {
     ASSERT_GT(d->port(), 0) << d->err();
   }
   void TearDown() override {
-    if (d) EXPECT_EQ(d->stop(), 0) << d->err();
+    if (d) {
+      EXPECT_EQ(d->stop(), 0) << d->err();
+    }
   }
 
   // The body as given (raw), or a JSON value's text (call).
@@ -329,7 +331,7 @@ TEST_F(hardening, RecordedHeadersMustBePrintableAscii) {
   const uint64_t before = last_seq();
   const json body = {{"title", "t"}, {"input_bundle_path", "/b"}};
   for (const char* header : {"X-Baton-Operator", "X-Request-Id"})
-    for (const std::string value : {std::string("\xff"), std::string("caf\xc3\xa9")}) {
+    for (const std::string& value : {std::string("\xff"), std::string("caf\xc3\xa9")}) {
       auto r = call("POST", "/jobs", body, {{"X-API-Token", test::test_token}, {header, value}});
       EXPECT_EQ(r.status, 400) << header << ": " << r.text;
       EXPECT_EQ(r.body.value("field", ""), header);
