@@ -42,6 +42,16 @@ void to_response(const core::reply& r, response& res) {
     res.set_content(poll_answer_text(*poll), "application/json");
     return;
   }
+  if (const auto* job = std::get_if<R::job_row>(&r.value)) {  // a create's answer, GET /jobs/{id}
+    res.status = 200;
+    res.set_content(shapes::job_text(*job, r.at), "application/json");
+    return;
+  }
+  if (const auto* page = std::get_if<R::job_page>(&r.value)) {
+    res.status = 200;
+    res.set_content(shapes::job_page_text(*page, r.at), "application/json");
+    return;
+  }
   auto body = body_of(r.value, r.at);
   if (body.is_null()) {
     res.status = 204;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/util/time.hpp"
+#include "core/jobs/job_text.hpp"
 #include "events/json_text.hpp"
 
 namespace baton::shapes {
@@ -13,23 +14,7 @@ namespace R = core::results;
 
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
-json job_json(const R::job_row& row, core::time_us at) {
-  auto out = core::to_json(row.j, at);
-  out["queue_blocked_reason"] = or_null(row.queue_blocked_reason);
-  out["pending_reason"] = or_null(row.pending_reason);
-  if (!row.pending_detail.empty()) out["pending_detail"] = row.pending_detail;
-  // A stored bundle (docs/storage.md): its digest and size beside the path that names it.
-  if (auto b = core::parse_blob_uri(row.j.input_bundle_path)) out["input_bundle"] = {{"sha256", b->sha256}, {"size", b->size}};
-  // The last plan's reservation: when and on which worker (or pending allocation) it should start.
-  out["expected_start"] = row.reservation ? json(util::format_time_us(row.reservation->start)) : json(nullptr);
-  out["expected_worker_id"] = row.reservation ? json(row.reservation->worker_id) : json(nullptr);
-  if (row.j.pruned) out["pruned"] = true;  // read from the log (include_pruned, or GET /jobs/{id})
-  if (row.array) {
-    out["array_id"] = row.array->array_id;
-    out["array_index"] = row.array->index;
-  }
-  return out;
-}
+json job_json(const R::job_row& row, core::time_us at) { return json::parse(job_text(row, at)); }
 
 // Infinity (a Level FS without usage) has no JSON number: sshare prints "inf".
 json preempt_json(const R::preempt_notice& n) {
@@ -91,6 +76,56 @@ json page_json(const Page& p, Fn item) {
 
 }  // namespace
 
+void append_job_text(std::string& out, const R::job_row& row, core::time_us at) {
+  out += '{';
+  core::json_fields f(out);
+  core::append_job_fields(f, row.j, at);
+  f.text_or_null("queue_blocked_reason", row.queue_blocked_reason);
+  f.text_or_null("pending_reason", row.pending_reason);
+  if (!row.pending_detail.empty()) f.text("pending_detail", row.pending_detail);
+  // A stored bundle (docs/storage.md): its digest and size beside the path that names it.
+  if (auto b = core::parse_blob_uri(row.j.input_bundle_path)) {
+    f.key("input_bundle");
+    out += "{\"sha256\":";
+    events::append_json_string(out, b->sha256, events::invalid_utf8::replace);
+    out += ",\"size\":" + std::to_string(b->size) + '}';
+  }
+  // The last plan's reservation: when and on which worker (or pending allocation) it should start.
+  if (row.reservation) {
+    f.time("expected_start", row.reservation->start);
+    f.text("expected_worker_id", row.reservation->worker_id);
+  } else {
+    f.null("expected_start");
+    f.null("expected_worker_id");
+  }
+  if (row.j.pruned) f.boolean("pruned", true);  // read from the log (include_pruned, or GET /jobs/{id})
+  if (row.array) {
+    f.text("array_id", row.array->array_id);
+    f.integer("array_index", row.array->index);
+  }
+  out += '}';
+}
+
+std::string job_text(const R::job_row& row, core::time_us at) {
+  std::string out;
+  out.reserve(2048);
+  append_job_text(out, row, at);
+  return out;
+}
+
+std::string job_page_text(const R::job_page& p, core::time_us at) {
+  std::string out;
+  out.reserve(64 + 2048 * p.items.size());
+  out += "{\"items\":[";
+  for (size_t i = 0; i < p.items.size(); ++i) {
+    if (i) out += ',';
+    append_job_text(out, p.items[i], at);
+  }
+  out += "],\"limit\":" + std::to_string(p.limit) + ",\"offset\":" + std::to_string(p.offset) +
+         ",\"total\":" + std::to_string(p.total) + '}';
+  return out;
+}
+
 json error_body(const core::domain_error& e) {
   json body = {{"detail", e.message}, {"error", e.code}, {"message", e.message}};
   if (!e.field.empty()) body["field"] = e.field;
@@ -147,7 +182,7 @@ json body_of(const core::result& r, core::time_us at) {
         } else if constexpr (std::is_same_v<T, R::job_row>) {
           return job_json(v, at);
         } else if constexpr (std::is_same_v<T, R::job_page>) {
-          return page_json(v, [&](const R::job_row& j) { return job_json(j, at); });
+          return json::parse(job_page_text(v, at));
         } else if constexpr (std::is_same_v<T, R::worker_page>) {
           return page_json(v, worker_json);
         } else if constexpr (std::is_same_v<T, R::registered>) {

@@ -1,4 +1,5 @@
 #include "core/jobs/job.hpp"
+#include "core/jobs/job_text.hpp"
 #include "core/events/assignment_record.hpp"
 #include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
@@ -340,71 +341,101 @@ double runtime_seconds(const job& j, time_us now) {
   return static_cast<double>(total) / 1e6;
 }
 
-static json or_null_str(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+void json_fields::time(std::string_view k, time_us t) { text(k, util::format_time_us(t)); }
+
+void json_fields::texts(std::string_view k, const std::vector<std::string>& v) {
+  key(k);
+  out_ += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out_ += ',';
+    events::append_json_string(out_, v[i], events::invalid_utf8::replace);
+  }
+  out_ += ']';
+}
+
+void append_job_fields(json_fields& f, const job& j, time_us now) {
+  const double runtime = runtime_seconds(j, now);
+  std::optional<double> etc, ett;
+  if ((j.status == job_status::assigned || j.status == job_status::running) && j.progress && *j.progress > 0 && *j.progress < 1) {
+    etc = runtime / *j.progress - runtime;
+    ett = runtime + *etc;
+  }
+  f.text("id", j.id);
+  f.text("title", j.title);
+  f.text("status", to_string(j.status));
+  f.text("input_bundle_path", j.input_bundle_path);
+  f.text("worker_image_key", j.worker_image_key);
+  f.texts("preferred_clusters", j.preferred_clusters);
+  f.text_or_null("comment", j.comment);
+  f.time_or_null("assigned_at", j.assigned_at);
+  f.time_or_null("started_at", j.started_at);
+  f.time("status_changed_at", j.status_changed_at);
+  f.time("created_at", j.created_at);
+  f.time("updated_at", j.updated_at);
+  f.text_or_null("latest_checkpoint_manifest_path", j.latest_checkpoint_manifest_path);
+  f.text_or_null("latest_failure_artifact_path", j.latest_failure_artifact_path);
+  f.time_or_null("cancellation_requested_at", j.cancellation_requested_at);
+  f.time_or_null("last_checkpoint_at", j.last_checkpoint_at);
+  f.number_or_null("progress", j.progress);
+  f.number("runtime_seconds", runtime);
+  f.number_or_null("etc_seconds", etc);
+  f.number_or_null("ett_seconds", ett);
+  f.value("progress_codes", j.progress_codes);
+  f.text_or_null("checkpoint_cycle_status", j.checkpoint_cycle_status);
+  f.value("checkpoint_cycle_failures", j.checkpoint_cycle_failures);
+  f.text_or_null("assigned_worker_id", j.assigned_worker_id);
+  f.integer("attempts", j.attempts);
+  f.integer("lost_workers", j.lost_workers);
+  f.integer("max_attempts", j.max_attempts);
+  f.text_or_null("failure_reason", j.failure_reason);
+  f.text_or_null("requeued_from", j.requeued_from);
+  f.texts("requeued_to", j.requeued_to);
+  f.text_or_null("user", j.user);
+  f.text_or_null("account", j.account);
+  f.text_or_null("partition", j.partition);
+  f.text_or_null("qos", j.qos);
+  f.integer("nice", j.nice);
+  f.integer("gpu_count", j.gpu_count);
+  if (j.time_limit_seconds)
+    f.integer("time_limit_seconds", *j.time_limit_seconds);
+  else
+    f.null("time_limit_seconds");
+  f.boolean("checkpoints", j.checkpoints);
+  f.boolean("requeue", j.requeue);
+  f.boolean("interactive", j.interactive);
+  f.text_or_null("conformance", j.conformance);
+  f.number_or_null("checkpoint_seconds", j.checkpoint_seconds);
+  f.text_or_null("preempted_by", j.preempted_by);
+  f.text_or_null("preempt_mode", j.preempt_mode);
+  if (j.preempt_grace_until)
+    f.time("preempt_grace_until", j.preempt_grace_until);
+  else
+    f.null("preempt_grace_until");
+  f.integer("preemptions", j.preemptions);
+  f.boolean("held", j.held);
+  f.boolean("admin_hold", j.admin_hold);
+  f.integer("priority", j.priority);
+  f.integer("priority_tier", j.priority_tier);
+  f.key("depends_on");
+  f.out() += '[';
+  for (size_t i = 0; i < j.depends_on.size(); ++i) {
+    if (i) f.out() += ',';
+    f.out() += "{\"condition\":";
+    events::append_json_string(f.out(), to_string(j.depends_on[i].condition));
+    f.out() += ",\"job_id\":";
+    events::append_json_string(f.out(), j.depends_on[i].job_id, events::invalid_utf8::replace);
+    f.out() += '}';
+  }
+  f.out() += ']';
+}
 
 json to_json(const job& j, time_us now) {
-  double runtime = runtime_seconds(j, now);
-  json etc = nullptr, ett = nullptr;
-  if ((j.status == job_status::assigned || j.status == job_status::running) && j.progress && *j.progress > 0 && *j.progress < 1) {
-    double e = runtime / *j.progress - runtime;
-    etc = e;
-    ett = runtime + e;
-  }
-  json out = {{"id", j.id},
-              {"title", j.title},
-              {"status", to_string(j.status)},
-              {"input_bundle_path", j.input_bundle_path},
-              {"worker_image_key", j.worker_image_key},
-              {"preferred_clusters", j.preferred_clusters},
-              {"comment", j.comment.empty() ? json(nullptr) : json(j.comment)},
-              {"queue_blocked_reason", nullptr},
-              {"assigned_at", time_or_null(j.assigned_at)},
-              {"started_at", time_or_null(j.started_at)},
-              {"status_changed_at", util::format_time_us(j.status_changed_at)},
-              {"created_at", util::format_time_us(j.created_at)},
-              {"updated_at", util::format_time_us(j.updated_at)},
-              {"latest_checkpoint_manifest_path",
-               j.latest_checkpoint_manifest_path.empty() ? json(nullptr) : json(j.latest_checkpoint_manifest_path)},
-              {"latest_failure_artifact_path",
-               j.latest_failure_artifact_path.empty() ? json(nullptr) : json(j.latest_failure_artifact_path)},
-              {"cancellation_requested_at", time_or_null(j.cancellation_requested_at)},
-              {"last_checkpoint_at", time_or_null(j.last_checkpoint_at)},
-              {"progress", j.progress ? json(*j.progress) : json(nullptr)},
-              {"runtime_seconds", runtime},
-              {"etc_seconds", etc},
-              {"ett_seconds", ett},
-              {"progress_codes", j.progress_codes},
-              {"checkpoint_cycle_status", j.checkpoint_cycle_status.empty() ? json(nullptr) : json(j.checkpoint_cycle_status)},
-              {"checkpoint_cycle_failures", j.checkpoint_cycle_failures},
-              {"assigned_worker_id", j.assigned_worker_id.empty() ? json(nullptr) : json(j.assigned_worker_id)},
-              {"attempts", j.attempts},
-              {"lost_workers", j.lost_workers},
-              {"max_attempts", j.max_attempts},
-              {"failure_reason", j.failure_reason.empty() ? json(nullptr) : json(j.failure_reason)},
-              {"requeued_from", j.requeued_from.empty() ? json(nullptr) : json(j.requeued_from)},
-              {"requeued_to", j.requeued_to}};
-  out["user"] = or_null_str(j.user);
-  out["account"] = or_null_str(j.account);
-  out["partition"] = or_null_str(j.partition);
-  out["qos"] = or_null_str(j.qos);
-  out["nice"] = j.nice;
-  out["gpu_count"] = j.gpu_count;
-  out["time_limit_seconds"] = j.time_limit_seconds ? json(*j.time_limit_seconds) : json(nullptr);
-  out["checkpoints"] = j.checkpoints;
-  out["requeue"] = j.requeue;
-  out["interactive"] = j.interactive;
-  out["conformance"] = or_null_str(j.conformance);
-  out["checkpoint_seconds"] = j.checkpoint_seconds ? json(*j.checkpoint_seconds) : json(nullptr);
-  out["preempted_by"] = or_null_str(j.preempted_by);
-  out["preempt_mode"] = or_null_str(j.preempt_mode);
-  out["preempt_grace_until"] = j.preempt_grace_until ? json(util::format_time_us(j.preempt_grace_until)) : json(nullptr);
-  out["preemptions"] = j.preemptions;
-  out["held"] = j.held;
-  out["admin_hold"] = j.admin_hold;
-  out["priority"] = j.priority;
-  out["priority_tier"] = j.priority_tier;
-  out["depends_on"] = to_json(j.depends_on);
-  return out;
+  std::string text = "{";
+  json_fields f(text);
+  append_job_fields(f, j, now);
+  f.null("queue_blocked_reason");
+  text += '}';
+  return json::parse(text);
 }
 
 }  // namespace baton::core
