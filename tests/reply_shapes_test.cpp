@@ -177,7 +177,7 @@ std::vector<std::string> top_keys(const std::string& text) {
     if (event == json::parse_event_t::key && depth == 1) keys.push_back(parsed.get<std::string>());
     return true;
   };
-  (void)json::parse(text, note);
+  [[maybe_unused]] const json parsed = json::parse(text, note);
   return keys;
 }
 

@@ -49,8 +49,6 @@ E requeued(const job& j) {
   return p;
 }
 
-json time_or_null(const std::optional<time_us>& t) { return t ? json(util::format_time_us(*t)) : json(nullptr); }
-
 ev::payload requeue_event(loss_cause c, const job& j) {
   switch (c) {
     case loss_cause::deregistered:
