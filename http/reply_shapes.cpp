@@ -37,21 +37,14 @@ int status_of(core::error_kind k) {
 
 void to_response(const core::reply& r, response& res) {
   if (r.error) return reply_json(res, status_of(r.error->kind), error_body(*r.error));
-  if (const auto* poll = std::get_if<R::poll_answer>(&r.value)) {
+  // The commonest answers are written as text straight away (shapes/reply_json.hpp), no tree.
+  auto text = [&res](std::string body) {
     res.status = 200;
-    res.set_content(poll_answer_text(*poll), "application/json");
-    return;
-  }
-  if (const auto* job = std::get_if<R::job_row>(&r.value)) {  // a create's answer, GET /jobs/{id}
-    res.status = 200;
-    res.set_content(shapes::job_text(*job, r.at), "application/json");
-    return;
-  }
-  if (const auto* page = std::get_if<R::job_page>(&r.value)) {
-    res.status = 200;
-    res.set_content(shapes::job_page_text(*page, r.at), "application/json");
-    return;
-  }
+    res.set_content(std::move(body), "application/json");
+  };
+  if (const auto* poll = std::get_if<R::poll_answer>(&r.value)) return text(poll_answer_text(*poll));
+  if (const auto* job = std::get_if<R::job_row>(&r.value)) return text(shapes::job_text(*job, r.at));  // a create's answer
+  if (const auto* page = std::get_if<R::job_page>(&r.value)) return text(shapes::job_page_text(*page, r.at));
   auto body = body_of(r.value, r.at);
   if (body.is_null()) {
     res.status = 204;
