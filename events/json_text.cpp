@@ -1,6 +1,7 @@
 #include "events/json_text.hpp"
 
 #include <charconv>
+#include <exception>
 
 #include "events/cbor_cursor.hpp"
 
@@ -117,7 +118,19 @@ void append_json(std::string& out, const nlohmann::json& v, invalid_utf8 bad) {
 
 namespace {
 
-bool cbor_text(cbor_cursor& c, std::string& out, invalid_utf8 bad, int depth) {
+// A string's text; text that is not UTF-8 (when refused) is noted, not thrown: the bytes may
+// still turn out to be outside the forms written here, and then the value's way decides.
+void string_text(std::string& out, std::string_view s, invalid_utf8 bad, std::exception_ptr& first_bad) {
+  if (bad == invalid_utf8::refuse && first_bad) return append_json_string(out, s, invalid_utf8::replace);
+  try {
+    append_json_string(out, s, bad);
+  } catch (const nlohmann::json::exception&) {
+    first_bad = std::current_exception();
+    append_json_string(out, s, invalid_utf8::replace);
+  }
+}
+
+bool cbor_text(cbor_cursor& c, std::string& out, invalid_utf8 bad, int depth, std::exception_ptr& first_bad) {
   constexpr int max_depth = 512;  // (the cursor's own bound)
   const int initial = c.peek();
   if (initial < 0 || depth > max_depth) return false;
@@ -137,7 +150,7 @@ bool cbor_text(cbor_cursor& c, std::string& out, invalid_utf8 bad, int depth) {
     case 3: {
       std::string_view s;
       if (!c.text(s)) return false;
-      append_json_string(out, s, bad);
+      string_text(out, s, bad, first_bad);
       return true;
     }
     case 4: {
@@ -146,7 +159,7 @@ bool cbor_text(cbor_cursor& c, std::string& out, invalid_utf8 bad, int depth) {
       out += '[';
       for (uint64_t i = 0; i < n; ++i) {
         if (i) out += ',';
-        if (!cbor_text(c, out, bad, depth + 1)) return false;
+        if (!cbor_text(c, out, bad, depth + 1, first_bad)) return false;
       }
       out += ']';
       return true;
@@ -161,9 +174,9 @@ bool cbor_text(cbor_cursor& c, std::string& out, invalid_utf8 bad, int depth) {
         if (!c.text(key) || (i && !(previous < key))) return false;
         previous = key;
         if (i) out += ',';
-        append_json_string(out, key, bad);
+        string_text(out, key, bad, first_bad);
         out += ':';
-        if (!cbor_text(c, out, bad, depth + 1)) return false;
+        if (!cbor_text(c, out, bad, depth + 1, first_bad)) return false;
       }
       out += '}';
       return true;
@@ -193,14 +206,11 @@ bool cbor_text(cbor_cursor& c, std::string& out, invalid_utf8 bad, int depth) {
 bool append_json_of_cbor(std::string& out, std::string_view cbor, invalid_utf8 bad) {
   const size_t at = out.size();
   cbor_cursor c(cbor);
-  try {
-    if (cbor_text(c, out, bad, 0) && c.at_end()) return true;
-  } catch (...) {
-    out.resize(at);
-    throw;
-  }
-  out.resize(at);
-  return false;
+  std::exception_ptr first_bad;  // the first string that is not UTF-8, as the value's dump would meet it
+  const bool written = cbor_text(c, out, bad, 0, first_bad) && c.at_end();
+  if (!written || first_bad) out.resize(at);
+  if (written && first_bad) std::rethrow_exception(first_bad);
+  return written;
 }
 
 bool is_utf8(std::string_view s) {

@@ -2,7 +2,8 @@
 // decode to the same value with the same number types, or fail with the same error (below
 // the nesting limit, past which only ours can run). A decoded value is then encoded again by
 // events::encode_cbor, which must write the bytes nlohmann::json::to_cbor writes, and written
-// as JSON text by events::json_text, which must write what dump() writes (or fail as it does).
+// as JSON text by events::json_text, which must write what dump() writes (or fail as it does),
+// and by events::append_json_of_cbor straight from the bytes, which must write the same.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -36,6 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ours = e.what();
     }
     if (text != ours) std::abort();
+    // Straight from the bytes: the same text or error where it writes at all (it declines forms
+    // the log's encoder never writes, and leaves those to the value's way).
+    std::string straight;
+    try {
+      if (!baton::events::append_json_of_cbor(straight, in)) straight = ours;
+    } catch (const nlohmann::json::exception& e) {
+      straight = e.what();
+    }
+    if (straight != ours) std::abort();
   }
   return 0;
 }
