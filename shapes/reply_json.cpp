@@ -14,6 +14,12 @@ namespace R = core::results;
 
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
+// A stored bundle's digest and size, as poll answers and job rows show it (docs/storage.md); the
+// digest is 64 hex digits (core::parse_blob_uri), so it needs no escaping.
+std::string blob_text(const core::blob_ref& b) {
+  return "{\"sha256\":\"" + b.sha256 + "\",\"size\":" + std::to_string(b.size) + "}";
+}
+
 json job_json(const R::job_row& row, core::time_us at) { return json::parse(job_text(row, at)); }
 
 // Infinity (a Level FS without usage) has no JSON number: sshare prints "inf".
@@ -86,9 +92,7 @@ void append_job_text(std::string& out, const R::job_row& row, core::time_us at) 
   // A stored bundle (docs/storage.md): its digest and size beside the path that names it.
   if (auto b = core::parse_blob_uri(row.j.input_bundle_path)) {
     f.key("input_bundle");
-    out += "{\"sha256\":";
-    events::append_json_string(out, b->sha256, events::invalid_utf8::replace);
-    out += ",\"size\":" + std::to_string(b->size) + '}';
+    out += blob_text(*b);
   }
   // The last plan's reservation: when and on which worker (or pending allocation) it should start.
   if (row.reservation) {
@@ -158,7 +162,7 @@ std::string poll_answer_text(const R::poll_answer& v) {
   out += "\"attempt\":";
   out += std::to_string(a.attempt);
   if (auto b = core::parse_blob_uri(a.input_bundle_path)) {
-    out += ",\"input_bundle\":{\"sha256\":\"" + b->sha256 + "\",\"size\":" + std::to_string(b->size) + "}";
+    out += ",\"input_bundle\":" + blob_text(*b);
   }
   out += ",\"input_bundle_path\":";
   append_json_string(out, a.input_bundle_path, invalid_utf8::replace);

@@ -394,10 +394,7 @@ void append_job_fields(json_fields& f, const job& j, time_us now) {
   f.text_or_null("qos", j.qos);
   f.integer("nice", j.nice);
   f.integer("gpu_count", j.gpu_count);
-  if (j.time_limit_seconds)
-    f.integer("time_limit_seconds", *j.time_limit_seconds);
-  else
-    f.null("time_limit_seconds");
+  f.integer_or_null("time_limit_seconds", j.time_limit_seconds);
   f.boolean("checkpoints", j.checkpoints);
   f.boolean("requeue", j.requeue);
   f.boolean("interactive", j.interactive);
@@ -414,17 +411,7 @@ void append_job_fields(json_fields& f, const job& j, time_us now) {
   f.boolean("admin_hold", j.admin_hold);
   f.integer("priority", j.priority);
   f.integer("priority_tier", j.priority_tier);
-  f.key("depends_on");
-  f.out() += '[';
-  for (size_t i = 0; i < j.depends_on.size(); ++i) {
-    if (i) f.out() += ',';
-    f.out() += "{\"condition\":";
-    events::append_json_string(f.out(), to_string(j.depends_on[i].condition));
-    f.out() += ",\"job_id\":";
-    events::append_json_string(f.out(), j.depends_on[i].job_id, events::invalid_utf8::replace);
-    f.out() += '}';
-  }
-  f.out() += ']';
+  f.value("depends_on", to_json(j.depends_on));  // (the dependency records' one shape)
 }
 
 json to_json(const job& j, time_us now) {

@@ -42,6 +42,10 @@ class json_fields {
     char buf[24];
     out_.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
   }
+  template <class I>
+  void integer_or_null(std::string_view k, const std::optional<I>& v) {
+    v ? integer(k, *v) : null(k);
+  }
   void number(std::string_view k, double v) {
     key(k);
     out_ += nlohmann::json(v).dump();  // nlohmann's shortest round-trip form, as a tree's dump

@@ -4,9 +4,7 @@
 
 namespace baton::core {
 
-nlohmann::json to_json(const deadline_rule& r) {
-  return {{"default_time_limit_seconds", r.default_time_limit_seconds}, {"min_useful_seconds", r.min_useful_seconds}};
-}
+nlohmann::json to_json(const deadline_rule& r) { return events::to_json(to_record(r)); }
 
 ev::deadline_rule_record to_record(const deadline_rule& r) {
   ev::deadline_rule_record out;
