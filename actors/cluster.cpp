@@ -125,7 +125,7 @@ class cycle_runner {
     ask(std::move(f));
   }
 
-  bool submit_one(const std::string& image, const json& record) {
+  bool submit_one(const std::string& image, const core::ev::placeholder_plan_record& record) {
     const auto& c = o_.cluster;
     std::string worker_id = o_.new_id();
     slurm::script_values v;

@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -252,8 +253,8 @@ nlohmann::json to_json_value(const T& v) {
   throw payload_error(field, "payload field '" + field + "': expected " + expected);
 }
 
-// An integer field read leniently, as batond has always read the numbers of stored events
-// (core/events/payload_numbers.hpp): a log is a file, and a damaged or hand-made one must not make a
+// An integer field read leniently, as batond has always read the numbers of stored events: a
+// log is a file, and a damaged or hand-made one must not make a
 // read undefined. Not a number, or outside T's range: nothing (the field keeps its default);
 // a float inside the range is truncated. Every other kind of field is read strictly.
 template <class T>
@@ -353,6 +354,31 @@ void from_json_value(const nlohmann::json& j, T& v, const std::string& field) {
   }
 }
 
+// A field's name as a view, its length from its literal when it is one.
+template <class N>
+constexpr std::string_view name_view(const N& name) {
+  if constexpr (std::is_array_v<N>)
+    return std::string_view(name, std::extent_v<N> - 1);
+  else
+    return std::string_view(name);
+}
+// A key against a field's name, from the name's literal: its length known when compiling, so
+// no strlen, and equality a few compares the compiler writes in place of a call to memcmp (both
+// ran per field and event on a replay's reading thread, its main work).
+template <class N>
+bool is_name(std::string_view key, const N& name) {
+  if constexpr (std::is_array_v<N>)
+    return key.size() == std::extent_v<N> - 1 && std::memcmp(key.data(), name, std::extent_v<N> - 1) == 0;
+  else
+    return key == name;
+}
+// key < name, deciding by the first byte where they differ there (most do) before a compare.
+template <class N>
+bool before_name(std::string_view key, const N& name) {
+  if (!key.empty() && key[0] != name[0]) return static_cast<unsigned char>(key[0]) < static_cast<unsigned char>(name[0]);
+  return key < name_view(name);
+}
+
 // The direct reader: false where the bytes are not the common encodings (the caller then
 // reads through the JSON tree, which gives the exact error or value).
 template <class T>
@@ -384,19 +410,20 @@ bool read_object(cbor_cursor& c, T& x) {
     if (ok) next_key();
   };
   next_key();
-  T::describe(x, [&](const char* name_text, auto& v, const auto&... o) {
-    const std::string_view name(name_text);
-    int order = 1;  // the key in hand against this field's name
-    while (ok && have && (order = key.compare(name)) < 0) skip_unknown();
+  T::describe(x, [&](const auto& name, auto& v, const auto&... o) {
+    // The key in hand against this field's name: equal first (the common case, and a cheaper
+    // test than the ordering), else before or after it.
+    bool equal = false;
+    while (ok && have && !(equal = is_name(key, name)) && before_name(key, name)) skip_unknown();
     if (!ok) return;
-    if (have && order == 0) {
+    if (have && equal) {
       ok = read(c, v);
       mark(o...);
       if (ok) next_key();
     } else if constexpr (is_required<std::decay_t<decltype(o)>...>()) {
       complete = false;  // (missing a required field: the JSON reading names it)
     }
-    passed = name;
+    passed = name_view(name);
     any_passed = true;
   });
   while (ok && have) skip_unknown();  // keys after the last field's name

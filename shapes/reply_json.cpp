@@ -233,13 +233,14 @@ json body_of(const core::result& r, core::time_us at) {
           out["enabled"] = true;
           out["worker_image_key"] = v.worker_image_key;
           out["max_replicas"] = v.max_replicas;
-          out["wanted_now"] = v.wanted_now.record;
+          out["wanted_now"] = core::to_json(v.wanted_now);
           return out;
         } else if constexpr (std::is_same_v<T, R::cluster_watch>) {
           return {{"slurm_ids", v.placeholder_slurm_ids}, {"stale_slurm_ids", v.stale_slurm_ids}};
         } else if constexpr (std::is_same_v<T, R::plans>) {
           json items = json::array();
-          for (const auto& p : v.items) items.push_back({{"image", p.image}, {"count", p.count}, {"record", p.record}});
+          for (const auto& p : v.items)
+            items.push_back({{"image", p.image}, {"count", p.count}, {"record", events::to_json(p.record)}});
           return {{"plans", items}};
         } else if constexpr (std::is_same_v<T, R::placeholder_made>) {
           return {{"worker_id", v.worker_id}};
@@ -314,7 +315,7 @@ json body_of(const core::result& r, core::time_us at) {
           return {{"jobs", v.jobs}, {"eligible_queued", v.eligible_queued}, {"workers", std::move(workers)}};
         } else {
           static_assert(std::is_same_v<T, core::replica_target>);
-          return {{"target", v.target}, {"record", v.record}};
+          return {{"target", v.target}, {"record", core::to_json(v)}};
         }
       },
       r);

@@ -392,7 +392,7 @@ TEST(access, PilotCredentialsRegisterTheirOwnAllocationOnceAndThePilotTokenOnlyS
   core.s.clusters = {a};
   auto code = [](const core::outcome& o) { return o.answer.error ? o.answer.error->code : std::string(); };
   auto placeholder = [&](const std::string& id, const std::string& slurm_id) {
-    C::placeholder_submitted p{"a", id, "default", slurm_id, nlohmann::json::object(), "hash-" + id};
+    C::placeholder_submitted p{"a", id, "default", slurm_id, core::ev::placeholder_plan_record{}, "hash-" + id};
     auto o = core.run(principal::loop(), p);
     ASSERT_FALSE(o.answer.error) << o.answer.error->message;
     EXPECT_EQ(core.w.find_worker(id)->registration_sha256, "hash-" + id);

@@ -32,7 +32,13 @@ assignment_record random_record(std::mt19937_64& rng) {
     for (size_t i = rng() % 3; i > 0; --i) r.taken_sample.emplace_back("j" + std::to_string(rng() % 3), id());
     for (size_t i = rng() % 3; i > 0; --i) r.stale_excluded.push_back(id());
   }
-  if (coin()) r.deadline = json{{"rule", "fits"}, {"remaining_seconds", rng() % 2 ? json(nullptr) : json(60)}};
+  if (coin()) {
+    auto& d = r.deadline.emplace();
+    if (coin()) d.remaining_seconds = 60;
+    if (coin()) d.rule = "fits", d.time_limit_seconds = 3600;
+    if (coin()) d.min_useful_seconds = 900;
+    if (coin()) d.default_time_limit_seconds = 86400;
+  }
   if (coin()) r.conformance_pin = "fp" + std::to_string(rng() % 2);
   return r;
 }
@@ -84,7 +90,8 @@ assigned_payload random_payload(std::mt19937_64& rng) {
     for (auto& [job, worker] : r.taken_sample) job = text(), worker = text();
     for (size_t i = rng() % 30; i > 0; --i) r.stale_excluded.push_back(text());
   }
-  if (r.deadline && rng() % 2) (*r.deadline)["remaining_seconds"] = -1.5;
+  if (r.deadline && rng() % 2)
+    r.deadline->remaining_seconds = -static_cast<int64_t>(edge() >> 1) - 1;  // an allocation that ended
   return p;
 }
 
@@ -128,4 +135,31 @@ TEST(AssignmentRecord, ReadBackFromItsBytesItIsTheSameRecord) {
     // And through the JSON tree (a record another writer encoded otherwise).
     ASSERT_EQ(baton::events::to_cbor(baton::events::from_json<assigned_payload>(json::from_cbor(bytes))), bytes);
   }
+}
+
+// A deadline fit in a log this code did not write (a float where it writes whole seconds)
+// reads as numbers always read from a log (events/described.hpp's integer_of): truncated.
+TEST(AssignmentRecord, ADeadlineFitWithAFloatReadsTruncated) {
+  const json hand = {{"decision",
+                      {{"policy", "greedy-rank-v1"},
+                       {"worker_id", "w1"},
+                       {"worker_score", 0},
+                       {"deadline", {{"remaining_seconds", -1.5}, {"rule", "fits"}, {"time_limit_seconds", 60.9}}}}},
+                     {"worker_id", "w1"}};
+  const auto bytes = json::to_cbor(hand);
+  const auto p =
+      baton::events::from_cbor<assigned_payload>(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  ASSERT_TRUE(p.decision.deadline);
+  EXPECT_EQ(p.decision.deadline->remaining_seconds, -1);
+  EXPECT_EQ(p.decision.deadline->time_limit_seconds, 60);
+  EXPECT_EQ(p.decision.deadline->rule, "fits");
+  const json null_remaining = {
+      {"decision", {{"policy", "plan"}, {"worker_id", "w1"}, {"deadline", {{"remaining_seconds", nullptr}}}}},
+      {"worker_id", "w1"}};
+  const auto nb = json::to_cbor(null_remaining);
+  const auto q =
+      baton::events::from_cbor<assigned_payload>(std::string_view(reinterpret_cast<const char*>(nb.data()), nb.size()));
+  ASSERT_TRUE(q.decision.deadline);
+  EXPECT_FALSE(q.decision.deadline->remaining_seconds);
+  EXPECT_EQ(baton::events::to_json(q)["decision"]["deadline"], json({{"remaining_seconds", nullptr}}));
 }

@@ -181,13 +181,16 @@ TEST(DeadlineAssignment, WhenEverythingFitsTheFastPathGivesTheSameAnswer) {
 }
 
 TEST(DeadlineAssignment, RecordedRuleIsReadBack) {
-  // Inside an assignment's record (free-form JSON)...
-  auto r = deadline_rule_from_json({{"default_time_limit_seconds", 120}, {"min_useful_seconds", 30}, {"rule", "fits"}});
+  // Inside an assignment's deadline fit...
+  deadline_fit_record fit;
+  fit.default_time_limit_seconds = 120;
+  fit.min_useful_seconds = 30;
+  fit.rule = "fits";
+  auto r = rule_of(fit);
   EXPECT_EQ(r.default_time_limit_seconds, 120);
   EXPECT_EQ(r.min_useful_seconds, 30);
-  EXPECT_EQ(deadline_rule_from_json(nlohmann::json::object()).default_time_limit_seconds,
-            deadline_rule{}.default_time_limit_seconds);
-  // ...and typed, in plans and preemption decisions: absent values are the rule's defaults.
+  EXPECT_EQ(rule_of(deadline_fit_record{}).default_time_limit_seconds, deadline_rule{}.default_time_limit_seconds);
+  // ...and in plans and preemption decisions: absent values are the rule's defaults.
   deadline_rule set{120, 30};
   auto back = rule_of(to_record(set));
   EXPECT_EQ(back.default_time_limit_seconds, 120);
@@ -217,7 +220,7 @@ TEST(DeadlineAssignment, PlaceholderRecordsTheRequestedWallTime) {
   c.name = "a";
   c.images = {"img"};
   c.wall_time_seconds = 4 * 3600;
-  auto d = decide_placeholder(w, c, "p1", "img", "77", nlohmann::json::object(), 5 * s);
+  auto d = decide_placeholder(w, c, "p1", "img", "77", ev::placeholder_plan_record{}, 5 * s);
   ASSERT_EQ(d.events.size(), 1u);
   EXPECT_EQ(baton::core::payload_json(d.events[0])["wall_time_seconds"], 4 * 3600);
   apply(w, d, 5 * s);

@@ -4,6 +4,7 @@
 // writing nothing; and every recorded plan re-deriving from the events before it.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "core/events/event_payload.hpp"
@@ -200,7 +201,7 @@ TEST(plan_cycle, APendingAllocationIsPlannedAsStartingLaterForItsWallTime) {
   c.gpu_count = 1;
   f.s.clusters.push_back(c);
   auto job = f.job("waits", 1, 1800);
-  auto d = core::decide_placeholder(f.w, c, test::uid("ph"), "default", "42", nlohmann::json::object(), f.now);
+  auto d = core::decide_placeholder(f.w, c, test::uid("ph"), "default", "42", core::ev::placeholder_plan_record{}, f.now);
   ASSERT_FALSE(d.events.empty());
   core::apply(f.w, d, f.now);
   f.log.emplace_back(d, f.now);
@@ -293,4 +294,20 @@ TEST(plan_cycle, EveryPlannedAssignmentOfARandomCampaignKeepsThePriorityOrder) {
     }
   }
   EXPECT_GT(planned_checked, 10u) << "the campaign exercised planned assignments";
+}
+
+// A recorded setting whose value in microseconds would not fit an int64 (a hand-made or
+// damaged log) reads as the default, never as an overflowed product.
+TEST(plan_cycle, RecordedSettingsTooLargeForMicrosecondsReadAsTheDefaults) {
+  core::ev::backfill_settings_record r;
+  r.bf_interval_seconds = std::numeric_limits<int64_t>::max();
+  r.bf_window_minutes = std::numeric_limits<int64_t>::max() / 60'000'000 + 1;
+  r.bf_resolution_seconds = std::numeric_limits<int64_t>::min();
+  r.placeholder_start_estimate_seconds = 120;
+  const auto s = core::settings_of(r);
+  const core::backfill_settings defaults;
+  EXPECT_EQ(s.interval, defaults.interval);
+  EXPECT_EQ(s.limits.bf_window, defaults.limits.bf_window);
+  EXPECT_EQ(s.limits.bf_resolution, defaults.limits.bf_resolution);
+  EXPECT_EQ(s.placeholder_start_estimate, 120'000'000);
 }

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/provisioning/provisioning.hpp"
+#include "core/provisioning/provisioning_basis.hpp"
+
+#include <limits>
 
 using namespace baton::core;
 
@@ -207,6 +210,33 @@ TEST(Provisioning, JobsThePlanAlreadyPlacesAskForNoNewAllocation) {
   auto plans = plan_submissions(s.w, c, {}, {}, 600'000'000, s.now);
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_EQ(plans[0].count, 1);
-  EXPECT_EQ(plans[0].record["placed_by_plan"], 2);
-  EXPECT_EQ(plans[0].record["queued_compatible"], 1);
+  EXPECT_EQ(plans[0].record.placed_by_plan, 2);
+  EXPECT_EQ(plans[0].record.queued_compatible, 1);
+}
+
+// A cluster entry as a plan's basis records it, and read back; a recorded threshold too large
+// for microseconds (a hand-made log) reads as the default.
+TEST(Provisioning, ARecordedClusterEntryReadsBackAndAnOverflowingThresholdIsTheDefault) {
+  cluster_spec c;
+  c.name = "hpc";
+  c.images = {"a", "b"};
+  c.strategy = "jit_threshold";
+  c.jit_threshold_us = 90 * 60'000'000LL;
+  c.max_pending = 3;
+  c.gpu_type = "a100";
+  c.gpu_count = 4;
+  c.wall_time_seconds = 7200;
+  const auto back = spec_of(to_record(c));
+  EXPECT_EQ(back.name, c.name);
+  EXPECT_EQ(back.images, c.images);
+  EXPECT_EQ(back.strategy, c.strategy);
+  EXPECT_EQ(back.jit_threshold_us, c.jit_threshold_us);
+  EXPECT_EQ(back.max_pending, 3);
+  EXPECT_EQ(back.gpu_type, "a100");
+  EXPECT_EQ(back.gpu_count, 4);
+  EXPECT_EQ(back.wall_time_seconds, 7200);
+  ev::cluster_spec_record huge;
+  huge.jit_threshold_seconds = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(spec_of(huge).jit_threshold_us, cluster_spec{}.jit_threshold_us);
+  EXPECT_EQ(spec_of(huge).strategy, cluster_spec{}.strategy);
 }

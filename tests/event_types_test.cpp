@@ -240,7 +240,7 @@ TEST(EventTypes, UnknownFieldsAreSkippedWrongTypesNamed) {
     EXPECT_EQ(e.field, "set.files[0].path");
   }
   // Integers are read as batond always read stored numbers: not a number, or out of range,
-  // leaves the field at its default (core/events/payload_numbers.hpp); a float in range is truncated.
+  // leaves the field at its default (events/described.hpp's integer_of); a float in range is truncated.
   auto created = std::get<ev::job_created>(ev::decode(
       "job.created", 1,
       events::encode_cbor(json{{"gpu_count", -3.0e12}, {"nice", 1e40}, {"time_limit_seconds", "soon"}, {"max_attempts", 2.9}})));

@@ -85,7 +85,7 @@ TEST(RederiveProvisioning, ASlurmSubmissionPlanReDerivesAndAForgedCountIsNamed) 
   EXPECT_EQ(ok.mismatches, 0u) << (ok.problems.empty() ? "" : ok.problems[0]);
 
   auto forged = plans[0].record;
-  forged["count"] = 3;  // more allocations than the demand called for
+  forged.count = 3;  // more allocations than the demand called for
   log.step(core::decide_placeholder(log.w, spec, "p2", "img", "102", forged, t + 6 * s_), t + 6 * s_);
   auto bad = replay::rederive_decisions(*log.store);
   EXPECT_EQ(bad.provisioning_plans, 2u);
@@ -132,7 +132,7 @@ TEST(RederiveProvisioning, ASaladTargetReDerivesOnTheWorldItWasDecidedOn) {
   EXPECT_EQ(ok.mismatches, 0u) << (ok.problems.empty() ? "" : ok.problems[0]);
 
   auto forged = target;
-  forged.record["target"] = 1;
+  forged.record.target = 1;
   forged.target = 1;
   log.step(core::decide_salad_scaled(4, forged), t + 3 * s_);
   auto bad = replay::rederive_decisions(*log.store);

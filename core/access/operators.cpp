@@ -1,5 +1,4 @@
 #include "core/access/operators.hpp"
-#include "core/events/payload_numbers.hpp"
 
 namespace baton::core {
 

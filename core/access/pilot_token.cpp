@@ -1,5 +1,4 @@
 #include "core/access/pilot_token.hpp"
-#include "core/events/payload_numbers.hpp"
 
 #include "core/access/access.hpp"
 

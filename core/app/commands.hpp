@@ -186,8 +186,8 @@ struct cluster_plan {
 };
 struct placeholder_submitted {
   std::string cluster, worker_id, image, slurm_id;
-  nlohmann::json plan_record;       // the plan's inputs, recorded with the placeholder
-  std::string registration_sha256;  // of the one-time credential its pilot registers with ("" none)
+  std::optional<ev::placeholder_plan_record> plan_record;  // the plan's inputs, recorded with the placeholder
+  std::string registration_sha256;                         // of the one-time credential its pilot registers with ("" none)
 };
 struct submission_failed {
   std::string cluster, image, stage, stderr_text, target;

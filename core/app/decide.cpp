@@ -1,5 +1,4 @@
 #include "core/app/decide.hpp"
-#include "core/events/payload_numbers.hpp"
 #include "core/app/storage_decide.hpp"
 #include "core/util/time.hpp"
 
@@ -1048,19 +1047,19 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
   return out;
 }
 
-decision rereap(const world& w, const std::string& worker_id, const json& recorded, time_us now) {
+decision rereap(const world& w, const std::string& worker_id, const ev::worker_reaped& recorded, time_us now) {
   const worker* wk = w.find_worker(worker_id);
-  auto facts = recorded.find("lease");
-  if (!wk || facts == recorded.end() || !facts->is_object()) return {};
+  if (!wk || !recorded.lease) return {};
+  const auto& facts = *recorded.lease;
   scheduler_settings s;
-  s.liveness.stale_after_us = number_or(*facts, "stale_after_us", time_us{0});
-  s.liveness.grace_from_us = util::parse_time_us(facts->value("grace_from", "")).value_or(0);
-  s.hpc_silent_cap_us = number_or(*facts, "hpc_silent_cap_us", s.hpc_silent_cap_us);
-  auto last = util::parse_time_us(recorded.value("last_heartbeat_at", ""));
-  const std::string why = recorded.value("why", "");
+  s.liveness.stale_after_us = facts.stale_after_us;
+  s.liveness.grace_from_us = util::parse_time_us(facts.grace_from).value_or(0);
+  s.hpc_silent_cap_us = facts.hpc_silent_cap_us.value_or(s.hpc_silent_cap_us);
+  auto last = util::parse_time_us(recorded.last_heartbeat_at);
+  const std::string why = recorded.why.value_or("");
   if (!last || s.liveness.fresh(*last, now)) return {};  // the one staleness rule: not stale, no reap
   if (why == "silent_past_cap" && !silent_past_cap(s, *last, now)) return {};
-  if (why == "allocation_gone" && facts->value("squeue_listed", true)) return {};
+  if (why == "allocation_gone" && facts.squeue_listed.value_or(true)) return {};
   if (why != "silent_past_cap" && why != "allocation_gone" && why != "heartbeat_timeout") return {};
   return reap_one(w, *wk, *last, now, why, s);
 }

@@ -53,7 +53,7 @@ decision reap(const world& w, const lease_book& leases, const scheduler_settings
 // the worker must be stale under the recorded rule (past the silent cap for a Slurm worker
 // reaped without squeue's word; unlisted by squeue for one reaped on its word). Then the same
 // events, the job's loss included, as they were decided; empty when the facts do not hold.
-decision rereap(const world& w, const std::string& worker_id, const nlohmann::json& recorded, time_us now);
+decision rereap(const world& w, const std::string& worker_id, const ev::worker_reaped& recorded, time_us now);
 
 // Loop work: the planning cycle (core/world/plan_cycle.hpp) over the workers whose lease holds.
 decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now);

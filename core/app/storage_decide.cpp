@@ -278,28 +278,27 @@ bool is_storage_decision(size_t kind) {
          kind == ev::index_of_v<ev::blob_removed>;
 }
 
-std::optional<std::string> rederive_storage(const world& w, size_t kind, const json& p) {
+std::optional<std::string> rederive_storage(const world& w, const ev::payload& recorded) {
   const storage_book& b = w.storage;
-  if (kind == ev::index_of_v<ev::files_stored>) {
-    const file_set s = file_set_from_json(p.at("set"));
-    json want = json::array();
-    if (s.kind == "checkpoint") {
-      const job_storage* js = job_files_of(b, p.at("job_id").get<std::string>());
+  if (const auto* p = std::get_if<ev::files_stored>(&recorded)) {
+    std::vector<std::string> want;
+    if (p->set.kind == "checkpoint") {
+      const job_storage* js = job_files_of(b, p->job_id);
       size_t have = js ? js->checkpoints.size() : 0;
-      size_t keep = std::max<uint32_t>(1, p.value("keep", 3u));
+      size_t keep = std::max<uint32_t>(1, p->keep);
       for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) want.push_back(js->checkpoints[i].id);
     }
-    if (want != p.value("released", json::array()))
-      return "checkpoints released re-derived as " + want.dump() + ", logged " + p.value("released", json::array()).dump();
+    if (want != p->released)
+      return "checkpoints released re-derived as " + json(want).dump() + ", logged " + json(p->released).dump();
     return std::nullopt;
   }
-  for (const auto& s : p.at("sha256s")) {
-    auto it = b.blobs.find(s.get<std::string>());
-    if (it == b.blobs.end()) return "blob " + s.get<std::string>() + " was not stored";
-    if (it->second.holds)
-      return "blob " + s.get<std::string>() + " was still held " + std::to_string(it->second.holds) + " times";
-    if (kind == ev::index_of_v<ev::blob_removed> && !it->second.removing)
-      return "blob " + s.get<std::string>() + " was removed unmarked";
+  const bool removed = std::holds_alternative<ev::blob_removed>(recorded);
+  const auto& sha256s = removed ? std::get<ev::blob_removed>(recorded).sha256s : std::get<ev::blob_removing>(recorded).sha256s;
+  for (const auto& s : sha256s) {
+    auto it = b.blobs.find(s);
+    if (it == b.blobs.end()) return "blob " + s + " was not stored";
+    if (it->second.holds) return "blob " + s + " was still held " + std::to_string(it->second.holds) + " times";
+    if (removed && !it->second.removing) return "blob " + s + " was removed unmarked";
   }
   return std::nullopt;
 }

@@ -35,6 +35,6 @@ std::optional<domain_event> release_pruned(const world& w, const std::string& jo
 // agrees, else what differs.
 // (kind: the event's place in the catalogue's variant, core::ev::index_of)
 bool is_storage_decision(size_t kind);
-std::optional<std::string> rederive_storage(const world& w, size_t kind, const nlohmann::json& payload);
+std::optional<std::string> rederive_storage(const world& w, const ev::payload& recorded);
 
 }  // namespace baton::core

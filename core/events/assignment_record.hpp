@@ -16,6 +16,25 @@
 
 namespace baton::core {
 
+// Why the chosen job fits a poller whose allocation ends (core/world/scheduling.cpp's
+// deadline_record): the deadline rule in force, the allocation's remaining seconds (null: no
+// end known), and the job's time limit and the rule that admitted it.
+struct deadline_fit_record {
+  std::optional<int64_t> default_time_limit_seconds;
+  std::optional<int64_t> min_useful_seconds;
+  events::nullable<int64_t> remaining_seconds;
+  std::optional<std::string> rule;  // core/planning/deadline.hpp's fit: fits, checkpoint_min_useful, ...
+  std::optional<int64_t> time_limit_seconds;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("default_time_limit_seconds", x.default_time_limit_seconds);
+    f("min_useful_seconds", x.min_useful_seconds);
+    f("remaining_seconds", x.remaining_seconds);
+    f("rule", x.rule);
+    f("time_limit_seconds", x.time_limit_seconds);
+  }
+};
+
 struct assignment_record {
   std::string policy;  // "greedy-rank-v1", or "plan" (the planning cycle's start for the worker)
   std::string worker_id;
@@ -26,7 +45,7 @@ struct assignment_record {
   uint64_t idle_ranked_above = 0, jobs_examined = 0, taken_by_better_workers = 0;
   std::vector<std::pair<std::string, std::string>> taken_sample;  // (job, the better worker that took it)
   std::vector<std::string> stale_excluded;
-  std::optional<nlohmann::json> deadline;  // the deadline rule and the chosen job's fit (core/planning/deadline.hpp)
+  std::optional<deadline_fit_record> deadline;
   std::optional<std::string> conformance_pin;
 
   // The log's form (events/described.hpp): the walk's five fields only when it matched.

@@ -5,8 +5,8 @@
 // compares unchanged), the JSON people read and equality. Each type carries its name and
 // its schema version; a payload of a newer version than this build knows is refused by name.
 //
-// Parts still free-form JSON (a decision record's policy, settings and deadline rule, a
-// placeholder's plan) are recorded as the code that decides them writes them.
+// Free-form JSON stays only where a worker's report is kept as it sent it (progress codes,
+// checkpoint failures).
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -392,12 +392,105 @@ struct worker_reaped {
   }
 };
 
+// The deadline rule a decision was made under (core/planning/deadline.hpp), as plans,
+// preemption decisions and Slurm submission plans record it. Absent values read as the rule's
+// defaults (there, not here).
+struct deadline_rule_record {
+  std::optional<int64_t> default_time_limit_seconds;
+  std::optional<int64_t> min_useful_seconds;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("default_time_limit_seconds", x.default_time_limit_seconds);
+    f("min_useful_seconds", x.min_useful_seconds);
+  }
+};
+
+// A Slurm cluster entry as a submission plan's basis records it
+// (core/provisioning/provisioning.hpp's cluster_spec). Absent values read as the spec's defaults.
+struct cluster_spec_record {
+  std::optional<int> gpu_count;
+  std::optional<std::string> gpu_type;
+  std::optional<std::vector<std::string>> images;
+  std::optional<int64_t> jit_threshold_seconds;
+  std::optional<int> max_pending;
+  std::optional<std::string> name;
+  std::optional<std::string> strategy;
+  std::optional<int64_t> wall_time_seconds;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("gpu_count", x.gpu_count);
+    f("gpu_type", x.gpu_type);
+    f("images", x.images);
+    f("jit_threshold_seconds", x.jit_threshold_seconds);
+    f("max_pending", x.max_pending);
+    f("name", x.name);
+    f("strategy", x.strategy);
+    f("wall_time_seconds", x.wall_time_seconds);
+  }
+};
+
+// What a provisioning decision rests on besides the world (core/provisioning/provisioning_basis.hpp):
+// the world's applied-event count then, the stale workers it could have counted and, for a
+// Slurm submission plan, the time, the cluster entry, the deadline rule and the soon window.
+struct provisioning_basis_record {
+  std::optional<std::string> at;  // RFC 3339
+  std::optional<uint64_t> based_on;
+  std::optional<cluster_spec_record> cluster;
+  std::optional<deadline_rule_record> deadlines;
+  std::optional<int64_t> soon_seconds;
+  std::vector<std::string> stale;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("at", x.at);
+    f("based_on", x.based_on);
+    f("cluster", x.cluster);
+    f("deadlines", x.deadlines);
+    f("soon_seconds", x.soon_seconds);
+    f("stale", x.stale);
+  }
+};
+
+// A Slurm submission plan for one image (core/provisioning/provisioning.hpp's submission_plan),
+// recorded with each placeholder it submitted. Every count is optional: they were added over
+// time, and a record re-encodes byte for byte as it was written.
+struct placeholder_plan_record {
+  std::optional<provisioning_basis_record> basis;  // absent in logs written before it was recorded
+  std::optional<int> count;
+  std::optional<int> idle_workers;
+  std::optional<std::string> image;
+  std::optional<int> longer_than_wall_time;
+  std::optional<int> max_pending_jobs;
+  std::optional<std::string> oldest_queued_at;  // RFC 3339
+  std::optional<int> pending_here;
+  std::optional<int> pending_placeholders;
+  std::optional<int> pending_unplanned;
+  std::optional<int> placed_by_plan;
+  std::optional<int> queued_compatible;
+  std::optional<std::string> strategy;
+  template <class S, class F>
+  static void describe(S& x, F&& f) {
+    f("basis", x.basis);
+    f("count", x.count);
+    f("idle_workers", x.idle_workers);
+    f("image", x.image);
+    f("longer_than_wall_time", x.longer_than_wall_time);
+    f("max_pending_jobs", x.max_pending_jobs);
+    f("oldest_queued_at", x.oldest_queued_at);
+    f("pending_here", x.pending_here);
+    f("pending_placeholders", x.pending_placeholders);
+    f("pending_unplanned", x.pending_unplanned);
+    f("placed_by_plan", x.placed_by_plan);
+    f("queued_compatible", x.queued_compatible);
+    f("strategy", x.strategy);
+  }
+};
+
 struct worker_placeholder_created {
   BATON_EVENT("worker.placeholder_created", 1)
   std::string cluster;
   int gpu_count = 0;
   std::string gpu_model;
-  json plan;  // core/provisioning/provisioning_basis.hpp's record
+  nullable<placeholder_plan_record> plan;  // null: submitted without a plan (tests, hand-made logs)
   std::string provider_id;
   std::optional<std::string> registration_sha256;
   std::string slurm_job_id;
@@ -466,7 +559,7 @@ using cluster_disabled = cluster_switch_event<cluster_disabled_name>;
 
 struct cloud_scaled {
   BATON_EVENT("cloud.scaled", 1)
-  std::optional<json> basis;  // what the target was decided on (core/provisioning/provisioning_basis.hpp)
+  std::optional<provisioning_basis_record> basis;  // what the target was decided on
   int busy_salad_workers = 0;
   int from = 0;
   int idle_hpc_workers = 0;
@@ -697,18 +790,6 @@ struct priorities_applied {
   template <class S, class F>
   static void describe(S& x, F&& f) {
     f("calculated_at", x.calculated_at);
-  }
-};
-
-// The deadline rule a decision was made under (core/planning/deadline.hpp), as plans and
-// preemption decisions record it. Absent values read as the rule's defaults (there, not here).
-struct deadline_rule_record {
-  std::optional<int64_t> default_time_limit_seconds;
-  std::optional<int64_t> min_useful_seconds;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("default_time_limit_seconds", x.default_time_limit_seconds);
-    f("min_useful_seconds", x.min_useful_seconds);
   }
 };
 

@@ -1,7 +1,6 @@
 #include "core/jobs/job.hpp"
 #include "core/jobs/job_text.hpp"
 #include "core/events/assignment_record.hpp"
-#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 #include <algorithm>

@@ -1,10 +1,7 @@
 #include "core/planning/deadline.hpp"
 #include "core/events/event_types.hpp"
-#include "core/events/payload_numbers.hpp"
 
 namespace baton::core {
-
-nlohmann::json to_json(const deadline_rule& r) { return events::to_json(to_record(r)); }
 
 ev::deadline_rule_record to_record(const deadline_rule& r) {
   ev::deadline_rule_record out;
@@ -20,12 +17,11 @@ deadline_rule rule_of(const ev::deadline_rule_record& r) {
   return out;
 }
 
-deadline_rule deadline_rule_from_json(const nlohmann::json& j) {
-  deadline_rule r;
-  if (!j.is_object()) return r;
-  r.default_time_limit_seconds = number_or(j, "default_time_limit_seconds", r.default_time_limit_seconds);
-  r.min_useful_seconds = number_or(j, "min_useful_seconds", r.min_useful_seconds);
-  return r;
+deadline_rule rule_of(const deadline_fit_record& r) {
+  ev::deadline_rule_record rule;
+  rule.default_time_limit_seconds = r.default_time_limit_seconds;
+  rule.min_useful_seconds = r.min_useful_seconds;
+  return rule_of(rule);
 }
 
 constexpr time_us us_per_second = 1'000'000;

@@ -10,6 +10,7 @@ namespace baton::core {
 namespace ev {
 struct deadline_rule_record;  // core/events/event_types.hpp
 }
+struct deadline_fit_record;  // core/events/assignment_record.hpp
 
 struct deadline_rule {
   // A job without time_limit_seconds is expected to run this long (scheduling.default_time_limit_seconds).
@@ -19,13 +20,11 @@ struct deadline_rule {
   int64_t min_useful_seconds = 600;
 };
 
-// The rule as decisions record it, and read back (absent values keep the defaults above): typed
-// in plans and preemption decisions, JSON inside the free-form parts (an assignment's deadline,
-// a provisioning basis).
+// The rule as decisions record it, and read back (absent values keep the defaults above): in
+// plans, preemption decisions and provisioning bases, and within an assignment's deadline fit.
 ev::deadline_rule_record to_record(const deadline_rule& r);
 deadline_rule rule_of(const ev::deadline_rule_record& r);
-nlohmann::json to_json(const deadline_rule& r);
-deadline_rule deadline_rule_from_json(const nlohmann::json& j);
+deadline_rule rule_of(const deadline_fit_record& r);
 
 // The job's time limit, or the rule's default when it has none.
 int64_t time_limit_of(const job& j, const deadline_rule& r);

@@ -18,20 +18,28 @@ replica_target salad_target(const world& w, const std::string& image, int max_re
   int overflow = std::max(0, queued - idle_hpc);
   replica_target t;
   t.target = std::max(busy_salad, std::min(max_replicas, busy_salad + overflow));
-  t.record = {{"image", image},
-              {"queued_unpinned", queued},
-              {"idle_hpc_workers", idle_hpc},
-              {"busy_salad_workers", busy_salad},
-              {"idle_salad_workers", idle_salad},
-              {"max_replicas", max_replicas},
-              {"target", t.target}};
+  auto& r = t.record;
+  r.image = image;
+  r.queued_unpinned = queued;
+  r.idle_hpc_workers = idle_hpc;
+  r.busy_salad_workers = busy_salad;
+  r.idle_salad_workers = idle_salad;
+  r.max_replicas = max_replicas;
+  r.target = t.target;
   return t;
+}
+
+nlohmann::json to_json(const replica_target& t) {
+  auto j = events::to_json(t.record);
+  j.erase("from");
+  j.erase("to");
+  return j;
 }
 
 decision decide_salad_scaled(int current, const replica_target& t) {
   decision d;
   if (current == t.target) return d;
-  auto p = events::from_json<ev::cloud_scaled>(t.record);
+  auto p = t.record;
   p.from = current;
   p.to = t.target;
   d.events.push_back({salad_stream, std::move(p)});

@@ -13,8 +13,10 @@ inline const char* salad_stream = "cloud/salad";
 
 struct replica_target {
   int target = 0;
-  nlohmann::json record;  // the inputs, recorded with the scaling event
+  ev::cloud_scaled record;  // the inputs, recorded with the scaling event (from and to unset: the scaling sets them)
 };
+// A target's record as people read it (GET /salad, the autoscaler's preview): without from and to.
+nlohmann::json to_json(const replica_target& t);
 
 replica_target salad_target(const world& w, const std::string& image, int max_replicas, const std::set<std::string>& stale);
 

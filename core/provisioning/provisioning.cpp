@@ -6,8 +6,6 @@
 
 namespace baton::core {
 
-using nlohmann::json;
-
 std::string cluster_stream(const std::string& name) { return "cluster/" + name; }
 
 namespace {
@@ -89,21 +87,22 @@ std::vector<submission_plan> plan_submissions(const world& w, const cluster_spec
     else
       count = std::min(room, demand - idle - pending_free);  // only demand nobody will serve soon
     const int n = std::max(count, 0);
-    submission_plan p{image,
-                      n,
-                      {{"strategy", c.strategy},
-                       {"count", n},
-                       {"image", image},
-                       {"queued_compatible", demand},
-                       {"placed_by_plan", placed},
-                       {"longer_than_wall_time", too_long},
-                       {"oldest_queued_at", util::format_time_us(oldest)},
-                       {"idle_workers", idle},
-                       {"pending_placeholders", pending_all},
-                       {"pending_unplanned", pending_free},
-                       {"pending_here", pending_here},
-                       {"max_pending_jobs", c.max_pending}}};
-    if (p.count > 0) out.push_back(std::move(p));
+    if (n == 0) continue;
+    submission_plan p{image, n, {}};
+    auto& r = p.record;
+    r.strategy = c.strategy;
+    r.count = n;
+    r.image = image;
+    r.queued_compatible = demand;
+    r.placed_by_plan = placed;
+    r.longer_than_wall_time = too_long;
+    r.oldest_queued_at = util::format_time_us(oldest);
+    r.idle_workers = idle;
+    r.pending_placeholders = pending_all;
+    r.pending_unplanned = pending_free;
+    r.pending_here = pending_here;
+    r.max_pending_jobs = c.max_pending;
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -123,7 +122,7 @@ std::vector<std::string> placeholder_slurm_ids(const world& w, const std::string
 }
 
 decision decide_placeholder(const world& w, const cluster_spec& c, const std::string& worker_id, const std::string& image,
-                            const std::string& slurm_id, const json& plan_record, time_us now,
+                            const std::string& slurm_id, const std::optional<ev::placeholder_plan_record>& plan, time_us now,
                             const std::string& registration_sha256) {
   std::string provider = c.name + ":" + slurm_id;
   if (w.placeholder_by_provider.count(provider) || w.find_worker(worker_id))
@@ -142,7 +141,7 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
   p.gpu_model = c.gpu_type;
   p.gpu_count = c.gpu_count;
   p.wall_time_seconds = c.wall_time_seconds;
-  p.plan = plan_record;
+  if (plan) p.plan = *plan;
   if (!registration_sha256.empty()) p.registration_sha256 = registration_sha256;
   d.events.push_back({"worker/" + worker_id, std::move(p)});
   return d;

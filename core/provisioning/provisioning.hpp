@@ -26,8 +26,8 @@ std::string cluster_stream(const std::string& name);
 
 struct submission_plan {
   std::string image;
-  int count = 0;          // allocations to submit now
-  nlohmann::json record;  // the inputs, recorded with each placeholder so the choice can be re-derived
+  int count = 0;                       // allocations to submit now
+  ev::placeholder_plan_record record;  // the inputs, recorded with each placeholder so the choice can be re-derived
 };
 
 // Looks at every queued job (not only the oldest: no head-of-line blocking across images).
@@ -47,7 +47,7 @@ std::vector<std::string> placeholder_slurm_ids(const world& w, const std::string
 // registration_sha256: the hash of the one-time credential the pilot registers with ("" none:
 // older logs, and RelayMD-style pilots on the shared token), recorded with the placeholder.
 decision decide_placeholder(const world& w, const cluster_spec& c, const std::string& worker_id, const std::string& image,
-                            const std::string& slurm_id, const nlohmann::json& plan_record, time_us now,
+                            const std::string& slurm_id, const std::optional<ev::placeholder_plan_record>& plan, time_us now,
                             const std::string& registration_sha256 = "");
 // checked: the ids squeue was asked about; alive: those it listed. Placeholders among checked
 // that are not alive (and not adopted meanwhile) are removed.

@@ -8,32 +8,29 @@
 #include <set>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "core/provisioning/cloud.hpp"
 #include "core/provisioning/provisioning.hpp"
 
 namespace baton::core {
 
-nlohmann::json to_json(const cluster_spec& c);
-cluster_spec cluster_spec_from_json(const nlohmann::json& j);
+ev::cluster_spec_record to_record(const cluster_spec& c);
+cluster_spec spec_of(const ev::cluster_spec_record& r);  // absent values: the spec's defaults
 
-// Adds "basis" to each plan's record. stale: every stale worker; only those the plan could
-// have counted (idle, of the plan's image) are recorded.
+// Sets each plan's basis. stale: every stale worker; only those the plan could have counted
+// (idle, of the plan's image) are recorded.
 void record_plan_basis(std::vector<submission_plan>& plans, const world& w, const cluster_spec& c,
                        const std::set<std::string>& stale, const deadline_rule& rule, time_us soon, time_us now);
-// Adds "basis" to the target's record (stale workers of the image only).
+// Sets the target's basis (stale workers of the image only).
 void record_target_basis(replica_target& t, const world& w, const std::set<std::string>& stale);
 
-// The applied-event count a recorded plan or target names; nullopt for records without a
-// basis (logs written before it was recorded).
-std::optional<uint64_t> basis_point(const nlohmann::json& record);
-// Decides again, on the world as it was at basis_point(record), what the record says was
-// decided: the plan record for its image (null when the plan would submit nothing for it),
-// or the replica target's record. Each without its basis, to compare with the recorded one.
-nlohmann::json replan_submission(const world& w, const nlohmann::json& record);
-nlohmann::json retarget_salad(const world& w, const nlohmann::json& record);
-// The record as decided, without its basis.
-nlohmann::json without_basis(nlohmann::json record);
+// The applied-event count a basis names; nullopt without one (logs written before it was
+// recorded).
+std::optional<uint64_t> basis_point(const std::optional<ev::provisioning_basis_record>& basis);
+// Decides again, on the world as it was at the basis's point, what the record says was
+// decided, each without its basis, to compare with the recorded one: the plan for the
+// record's image (nullopt when the plan would submit nothing for it), or the replica target
+// (without the provider's from and to, which the scaling adds).
+std::optional<ev::placeholder_plan_record> replan_submission(const world& w, const ev::placeholder_plan_record& recorded);
+ev::cloud_scaled retarget_salad(const world& w, const ev::cloud_scaled& recorded);
 
 }  // namespace baton::core

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/events/payload_numbers.hpp"
 #include "core/util/sha256.hpp"
 
 namespace baton::core {

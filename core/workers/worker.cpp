@@ -1,5 +1,4 @@
 #include "core/workers/worker.hpp"
-#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 namespace baton::core {

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/world/scheduling.hpp"
+#include "core/events/payload_numbers.hpp"
 #include "core/events/streams.hpp"
 #include "events/bytes.hpp"
 #include "events/json_text.hpp"
@@ -82,17 +83,14 @@ ev::backfill_settings_record to_record(const backfill_settings& s) {
 
 backfill_settings settings_of(const ev::backfill_settings_record& r) {
   backfill_settings s;
-  auto scaled = [](const std::optional<int64_t>& v, time_us& into, time_us unit) {
-    if (v) into = *v * unit;
-  };
-  scaled(r.bf_interval_seconds, s.interval, us_per_second);
-  scaled(r.bf_window_minutes, s.limits.bf_window, 60 * us_per_second);
+  s.interval = scaled_or(r.bf_interval_seconds, s.interval, us_per_second);
+  s.limits.bf_window = scaled_or(r.bf_window_minutes, s.limits.bf_window, 60 * us_per_second);
   s.limits.bf_max_job_test = r.bf_max_job_test.value_or(s.limits.bf_max_job_test);
   s.limits.bf_max_job_user = r.bf_max_job_user.value_or(s.limits.bf_max_job_user);
   s.limits.bf_max_job_part = r.bf_max_job_part.value_or(s.limits.bf_max_job_part);
   s.limits.work_budget = r.bf_max_probes.value_or(s.limits.work_budget);
-  scaled(r.bf_resolution_seconds, s.limits.bf_resolution, us_per_second);
-  scaled(r.placeholder_start_estimate_seconds, s.placeholder_start_estimate, us_per_second);
+  s.limits.bf_resolution = scaled_or(r.bf_resolution_seconds, s.limits.bf_resolution, us_per_second);
+  s.placeholder_start_estimate = scaled_or(r.placeholder_start_estimate_seconds, s.placeholder_start_estimate, us_per_second);
   s.recorded_reservations = r.recorded_reservations.value_or(s.recorded_reservations);
   return s;
 }

@@ -1,5 +1,4 @@
 #include "core/world/priority.hpp"
-#include "core/events/payload_numbers.hpp"
 #include "core/util/time.hpp"
 
 #include <algorithm>

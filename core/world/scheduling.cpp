@@ -228,14 +228,17 @@ void choose_by_walk(const world& w, const worker& me, const ranked_set<worker_ra
 
 // What a decision shaped by allocation ends records: the rule (replay uses it) and why the
 // chosen job fits the poller.
-nlohmann::json deadline_record(const world& w, const worker& me, const std::optional<std::string>& job_id,
-                               const deadline_rule& rule, time_us now) {
-  nlohmann::json d = to_json(rule);
-  d["remaining_seconds"] = me.allocation_ends_at ? nlohmann::json(remaining_seconds(me, now)) : nlohmann::json(nullptr);
+deadline_fit_record deadline_record(const world& w, const worker& me, const std::optional<std::string>& job_id,
+                                    const deadline_rule& rule, time_us now) {
+  const auto r = to_record(rule);
+  deadline_fit_record d;
+  d.default_time_limit_seconds = r.default_time_limit_seconds;
+  d.min_useful_seconds = r.min_useful_seconds;
+  if (me.allocation_ends_at) d.remaining_seconds = remaining_seconds(me, now);
   if (job_id) {
     auto f = fit_of(me, *w.find_job(*job_id), rule, now);
-    d["time_limit_seconds"] = f.time_limit_seconds;
-    d["rule"] = f.rule;
+    d.time_limit_seconds = f.time_limit_seconds;
+    d.rule = f.rule;
   }
   return d;
 }

@@ -44,10 +44,36 @@ constexpr size_t placeholder_created = ev::index_of_v<ev::worker_placeholder_cre
 
 bool is_provisioning(size_t kind) { return kind == placeholder_created || kind == cloud_scaled; }
 
-// What a provisioning event records as decided: a placeholder's submission plan, or the
-// Salad scaling itself.
-json provisioning_record_of(size_t kind, const json& payload) {
-  return kind == cloud_scaled ? payload : payload.value("plan", json::object());
+// A provisioning decision as compared: its record's bytes without the basis (what it was
+// decided on, not what was decided) and, for a Salad target, without the provider's from and to.
+std::string decided_bytes(ev::placeholder_plan_record r) {
+  r.basis.reset();
+  return events::to_cbor(r);
+}
+std::string decided_bytes(ev::cloud_scaled t) {
+  t.basis.reset();
+  t.from = t.to = 0;
+  return events::to_cbor(t);
+}
+// Such bytes as a report shows them (null: nothing decided).
+json decided_json(const std::optional<std::string>& bytes, bool salad) {
+  if (!bytes) return nullptr;
+  json j = events::from_payload(*bytes);
+  if (salad) j.erase("from"), j.erase("to");
+  return j;
+}
+
+// What a provisioning event records as decided (a placeholder's submission plan, none for a
+// placeholder submitted without one, or the Salad target) and the point it was decided at.
+struct provisioning_decided {
+  std::optional<std::string> bytes;
+  std::optional<uint64_t> point;
+};
+provisioning_decided provisioning_decided_of(const ev::payload& p) {
+  if (const auto* s = std::get_if<ev::cloud_scaled>(&p)) return {decided_bytes(*s), core::basis_point(s->basis)};
+  const auto& plan = std::get<ev::worker_placeholder_created>(p).plan;
+  if (!plan) return {};
+  return {decided_bytes(*plan), core::basis_point(plan->basis)};
 }
 
 // An event's place in the variant: from the struct read on the reading thread, else by its name.
@@ -75,8 +101,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   // basis): they are decided again there, and compared when their event comes.
   struct provisioning_record {
     uint64_t seq = 0;
-    bool salad = false;  // a replica target (else a submission plan)
-    json record;
+    ev::payload recorded;  // a worker.placeholder_created or a cloud.scaled
   };
   std::map<uint64_t, std::vector<provisioning_record>> provisioning_at;  // applied -> the records decided there
   std::set<uint64_t> found_provisioning;                                 // the provisioning events found so (seq)
@@ -88,9 +113,9 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       auto in = core::plan_inputs_of(std::get<ev::plan_made>(ev::decode(type, schema, bytes)));
       snapshot_at[in.based_on].emplace_back(seq, std::move(in));
     } else if (is_provisioning(kind)) {
-      json record = provisioning_record_of(kind, events::from_payload(bytes));
-      if (auto point = core::basis_point(record)) {
-        provisioning_at[*point].push_back({seq, kind == cloud_scaled, std::move(record)});
+      auto recorded = ev::decode(type, schema, bytes);
+      if (auto point = provisioning_decided_of(recorded).point) {
+        provisioning_at[*point].push_back({seq, std::move(recorded)});
         found_provisioning.insert(seq);
       }
     }
@@ -109,8 +134,8 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
   for (uint64_t seq : store.first_events_of_streams("worker/"))
     if (seq >= first && seq <= last)
       for (const auto& e : store.read(seq, 1)) note(e.seq, e.type, e.schema_version, e.payload);  // (only a placeholder is noted)
-  std::map<uint64_t, core::plan_snapshot> snapshots;  // plan event seq -> its snapshot
-  std::map<uint64_t, json> redecided;                 // provisioning event seq -> its record decided again
+  std::map<uint64_t, core::plan_snapshot> snapshots;         // plan event seq -> its snapshot
+  std::map<uint64_t, std::optional<std::string>> redecided;  // provisioning event seq -> decided_bytes again (nullopt: nothing)
   r.world = std::make_unique<core::world>();
   core::world& w = *r.world;
   auto take_snapshots = [&] {
@@ -122,8 +147,15 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
       snapshot_at.erase(due);
     }
     if (auto due = provisioning_at.find(w.applied); due != provisioning_at.end()) {
-      for (const auto& p : due->second)
-        redecided.emplace(p.seq, p.salad ? core::retarget_salad(w, p.record) : core::replan_submission(w, p.record));
+      for (const auto& p : due->second) {
+        std::optional<std::string> again;
+        if (const auto* s = std::get_if<ev::cloud_scaled>(&p.recorded)) {
+          again = decided_bytes(core::retarget_salad(w, *s));
+        } else if (auto plan = core::replan_submission(w, *std::get<ev::worker_placeholder_created>(p.recorded).plan)) {
+          again = decided_bytes(std::move(*plan));
+        }
+        redecided.emplace(p.seq, std::move(again));
+      }
       provisioning_at.erase(due);
     }
   };
@@ -231,39 +263,36 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         }
         if (is_provisioning(kind)) {
           const bool salad = kind == cloud_scaled;
-          json recorded = provisioning_record_of(kind, payload);
+          const auto recorded = provisioning_decided_of(ev::from_json(type, payload));
           auto again = redecided.find(e.seq);
-          if (again == redecided.end() && !found_provisioning.count(e.seq) && core::basis_point(recorded)) {
+          if (again == redecided.end() && !found_provisioning.count(e.seq) && recorded.point) {
             mismatch(e,
                      "a provisioning decision with a basis that the stream index did not lead to (it is not its worker "
                      "stream's first event, or the index is damaged)",
-                     recorded, json(nullptr));
+                     decided_json(recorded.bytes, salad), json(nullptr));
           } else if (again == redecided.end()) {
             ++r.unchecked;  // no basis recorded (an older log)
           } else {
             ++r.decisions;
             ++(salad ? r.salad_targets : r.provisioning_plans);
-            json want = core::without_basis(recorded);
-            json got = again->second.is_null() ? json(nullptr) : core::without_basis(again->second);
-            if (salad) {  // the scaling event adds what the provider reported: compare what was decided
-              want.erase("from");
-              want.erase("to");
-            }
-            if (got != want)
+            if (again->second != recorded.bytes) {
+              json want = decided_json(recorded.bytes, salad), got = decided_json(again->second, salad);
               mismatch(e,
                        std::string(salad ? "Salad replica target" : "Slurm submission plan") +
                            " re-derived differently: " + got.dump(),
                        want, got);
+            }
             redecided.erase(again);
           }
         }
         if (kind == worker_reaped) {
-          if (!payload.contains("lease")) {
+          const auto recorded = std::get<ev::worker_reaped>(ev::from_json(type, payload));
+          if (!recorded.lease) {
             ++r.unchecked;
           } else {
             ++r.decisions;
             ++r.reaps;
-            auto again = core::rereap(w, stream.substr(7), payload, e.recorded_at_us);
+            auto again = core::rereap(w, stream.substr(7), recorded, e.recorded_at_us);
             json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
             if (rederived != payload)
               mismatch(e,
@@ -347,7 +376,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         if (core::is_storage_decision(kind)) {
           ++r.decisions;
           ++r.storage_decisions;
-          if (auto why = core::rederive_storage(w, kind, payload)) mismatch(e, *why, payload, json(nullptr));
+          if (auto why = core::rederive_storage(w, ev::from_json(type, payload))) mismatch(e, *why, payload, json(nullptr));
         }
         if (kind == plan_made) {
           ++r.decisions;

@@ -39,11 +39,7 @@ std::string explain(const core::ev::payload& payload) {
           s += " by the poll's own choice (" + d.policy + ", worker score " + std::to_string(d.worker_score) + ")";
           if (d.taken_by_better_workers > 0)
             s += "; " + std::to_string(d.taken_by_better_workers) + " job(s) ahead went to better-ranked workers";
-          if (d.deadline && d.deadline->is_object()) {  // (a free-form part of the record: core/deadline.hpp)
-            auto rule = d.deadline->find("rule");
-            s += "; deadline rule " +
-                 (rule != d.deadline->end() && rule->is_string() ? rule->template get<std::string>() : std::string());
-          }
+          if (d.deadline) s += "; deadline rule " + d.deadline->rule.value_or("");
           return s;
         } else if constexpr (std::is_same_v<T, ev::job_preempted>) {
           return "preempted by " + p.by + " (" + p.mode + ")";
