@@ -1,7 +1,6 @@
 #include "batond/daemon.hpp"
 
 #include <caf/all.hpp>
-#include <malloc.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -31,6 +30,7 @@
 #include "batond/pilot_token_files.hpp"
 #include "batond/storage_collector.hpp"
 #include "core/world/priority.hpp"
+#include "core/util/allocator.hpp"
 #include "core/util/time.hpp"
 #include "core/world/world.hpp"
 #include "core/world/world_snapshot.hpp"
@@ -652,8 +652,8 @@ int run(const config::settings& settings, const run_options& opts) {
       }
       spdlog::info("batond {} listening on {}:{} (data in {})", baton::version, settings.listen.host, port, settings.data_dir);
       // While batond serves, this thread waits for a stop signal and, every 30 s, hands the
-      // heap freed since back to the OS (recovery's buffers first): glibc keeps freed pages in
-      // its per-thread arenas, so RSS would follow the high-water mark of every arena instead
+      // heap freed since back to the OS (recovery's buffers first): the allocator keeps freed
+      // pages in its arenas, so RSS would follow the high-water mark of every arena instead
       // of what batond holds.
       int sig = 0;
       const timespec trim_every{30, 0};
@@ -661,7 +661,7 @@ int run(const config::settings& settings, const run_options& opts) {
         sig = sigtimedwait(&stop_signals, nullptr, &trim_every);
         if (sig < 0) {
           if (errno == EAGAIN) {
-            malloc_trim(0);
+            util::release_free_memory();
             if (local_blobs) local_blobs->sweep(now_us());  // uploads nobody resumed for a day
           }
           continue;

@@ -11,6 +11,7 @@
 
 #include "batond/daemon.hpp"
 #include "batond/log_repair.hpp"
+#include "core/util/allocator.hpp"
 #include "batond/log_tools.hpp"
 #include "config/config.hpp"
 
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (version) {
-    std::cout << "batond " << baton::version << "\n";
+    std::cout << "batond " << baton::version << " (malloc: " << baton::util::allocator_in_use() << ")\n";
     return 0;
   }
 

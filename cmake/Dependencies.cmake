@@ -38,17 +38,19 @@ find_path(MUSTACHE_INCLUDE_DIR kainjow/mustache.hpp REQUIRED)
 add_library(kainjow::mustache INTERFACE IMPORTED)
 set_target_properties(kainjow::mustache PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${MUSTACHE_INCLUDE_DIR}")
 
-# jemalloc for the tools that build and free millions of small JSON nodes (baton-replay and
-# the benches that time its code): re-derivation ran about a third faster than on glibc's
-# malloc (docs/benchmarks.md). Not under a sanitizer, which brings an allocator of its own.
+# jemalloc for batond (a poll's reply is made on the scheduler's thread and freed on the I/O
+# thread, which glibc's per-thread arenas make dear) and for the tools that build and free
+# millions of small nodes (baton-replay and the benches that time its code): both ran faster
+# than on glibc's malloc (docs/benchmarks.md). Not under a sanitizer, which brings an allocator
+# of its own.
 if(NOT BATON_SANITIZE AND NOT BATON_FUZZ)
   pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET GLOBAL jemalloc>=5)
 endif()
-# With its options (replay/tool/jemalloc_options.cpp: transparent huge pages).
+# With its options (core/util/jemalloc_options.cpp: transparent huge pages).
 function(baton_link_jemalloc target)
   if(TARGET PkgConfig::JEMALLOC)
     target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
-    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/replay/tool/jemalloc_options.cpp)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/util/jemalloc_options.cpp)
   endif()
 endfunction()
 

@@ -1,11 +1,12 @@
 #include "http/process_figures.hpp"
 
 #include <dirent.h>
-#include <malloc.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
+
+#include "core/util/allocator.hpp"
 
 namespace baton::http {
 
@@ -23,10 +24,11 @@ process_figures read_process_figures() {
     closedir(fds);
     if (f.open_fds > 0) --f.open_fds;  // the directory's own descriptor
   }
-  const struct mallinfo2 m = mallinfo2();
-  f.heap_in_use_bytes = m.uordblks + m.hblkhd;  // small blocks in use, plus those mmapped whole
-  f.heap_free_bytes = m.fordblks;
-  f.heap_counted = f.heap_in_use_bytes > 0;
+  if (const auto heap = util::heap_in_use()) {
+    f.heap_counted = true;
+    f.heap_in_use_bytes = heap->in_use_bytes;
+    f.heap_free_bytes = heap->free_bytes;
+  }
   f.sqlite_bytes = static_cast<uint64_t>(sqlite3_memory_used());
   return f;
 }

@@ -14,7 +14,6 @@ TEST_PKGS=(slurm-wlm munge openssh-server openssh-client curl wrk procps sqlite3
   postgresql  # the PostgreSQL view's tests start their own server
   clang-14 libclang-rt-14-dev  # libFuzzer (bench/fuzz.sh, and briefly in CI)
   clang-format-14  # the one C++ layout (.clang-format, scripts/format.sh, ctest formatting)
-  faketime  # steps batond's wall clock in tests/clock_step_test.cpp
   valgrind  # instruction counts of the core's hot path (bench/rederive_ir.sh)
   python3-botocore  # AWS's SigV4 presigner, which tests/s3_sigv4_test.cpp compares URLs with
   nodejs)  # runs s3rver, the S3 store tests/s3_backend_test.cpp starts

@@ -345,6 +345,24 @@ TEST(Batond, BadCommandLineAndBusyPortExitWith2) {
   EXPECT_EQ(stop(b), 0);
 }
 
+// --version names the malloc batond runs on: jemalloc in a release build (core/util/allocator.hpp),
+// with the options core/util/jemalloc_options.cpp asks for; a sanitizer build keeps the sanitizer's.
+// A link order that let libc's malloc win would fail here.
+TEST(Batond, VersionNamesTheMallocItRunsOn) {
+  test::temp_dir dir;
+  test::child_process p({BATOND_PATH, "--version"}, dir / "version", clean_env(dir));
+  ASSERT_EQ(test::exit_code(p.wait()), 0) << p.err();
+  const std::string out = p.out();
+  EXPECT_EQ(out.rfind("batond ", 0), 0u) << out;
+#ifdef BATON_EXPECT_JEMALLOC
+  EXPECT_NE(out.find("(malloc: jemalloc 5."), std::string::npos) << out;
+  EXPECT_NE(out.find(", huge pages: always)"), std::string::npos) << out;
+#else
+  EXPECT_EQ(out.find("jemalloc"), std::string::npos) << out;
+  EXPECT_NE(out.find("(malloc: "), std::string::npos) << out;
+#endif
+}
+
 // batond's own threads carry their role (actors/thread_name.hpp), as `top -H` and perf show them.
 TEST(Batond, ItsThreadsAreNamedByRole) {
   test::temp_dir dir;

@@ -1,5 +1,5 @@
-// The wall clock stepped under a running batond (libfaketime moves the clock batond's process
-// reads, as an operator's `date -s` or a confused NTP would): nothing batond records goes back
+// The wall clock stepped under a running batond (tests/support/wall_clock_shim.cpp moves the clock
+// batond's process reads, as an operator's `date -s` or a confused NTP would): nothing batond records goes back
 // in time, and no lease expires because the clock jumped forward. batond/daemon_clock.hpp.
 #include <gtest/gtest.h>
 
@@ -17,8 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* faketime_lib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
-
 json get(httplib::Client& c, const std::string& path) {
   auto r = c.Get(path.c_str());
   if (!r || r->status != 200) return nullptr;
@@ -32,7 +30,6 @@ struct enrolled {
 }  // namespace
 
 TEST(ClockStep, AWallClockSteppedBackOrForwardMovesNoRecordedTimeAndExpiresNoLease) {
-  ASSERT_TRUE(std::ifstream(faketime_lib).good()) << "setup installs faketime";
   temp_dir dir;
   const std::string offset_file = dir / "wall-clock-offset";
   auto step_wall_clock = [&](const std::string& offset) { std::ofstream(offset_file) << offset << "\n"; };
@@ -40,8 +37,8 @@ TEST(ClockStep, AWallClockSteppedBackOrForwardMovesNoRecordedTimeAndExpiresNoLea
   // Stale after 3 s without a heartbeat, reaped within a second of that.
   batond_process d{dir,
                    "workers: {heartbeat_interval_seconds: 1, heartbeat_timeout_multiplier: 3, reaper_interval_seconds: 1}\n",
-                   {std::string("LD_PRELOAD=") + faketime_lib, "FAKETIME_TIMESTAMP_FILE=" + offset_file, "FAKETIME_NO_CACHE=1",
-                    "DONT_FAKE_MONOTONIC=1", "ASAN_OPTIONS=verify_asan_link_order=0"}};
+                   {std::string("LD_PRELOAD=") + WALL_CLOCK_SHIM_PATH, "BATON_TEST_WALL_CLOCK_OFFSET_FILE=" + offset_file,
+                    "ASAN_OPTIONS=verify_asan_link_order=0"}};
   ASSERT_GT(d.port(), 0) << d.err();
   auto op = d.client();
   auto offset_now = [&] { return get(*op, "/healthz")["clock"].value("wall_clock_offset_seconds", 0.0); };

@@ -408,8 +408,8 @@ TEST(replay_tool_simulate, ABadTraceExitsOneNamingTheLineOrWithLenientIsCountedA
   EXPECT_EQ(big.out, "");
 }
 
-// --version names the malloc the tool runs on: jemalloc in a release build (replay/tool/allocator_info.hpp),
-// with the transparent huge pages replay/tool/jemalloc_options.cpp asks for; a sanitizer build keeps
+// --version names the malloc the tool runs on: jemalloc in a release build (core/util/allocator.hpp),
+// with the transparent huge pages core/util/jemalloc_options.cpp asks for; a sanitizer build keeps
 // the sanitizer's. A link order that let libc's malloc win, or options jemalloc did not take,
 // would fail here.
 TEST(replay_tool_version, NamesTheMallocItRunsOn) {

@@ -7,7 +7,7 @@
 
 #include "baton/version.hpp"
 #include "core/util/time.hpp"
-#include "replay/tool/allocator_info.hpp"
+#include "core/util/allocator.hpp"
 #include "replay/tool/log_commands.hpp"
 #include "replay/tool/simulate_command.hpp"
 #include "replay/sim/whatif.hpp"
@@ -29,8 +29,9 @@ bool parse_time(const std::string& text, std::optional<int64_t>& out, const char
 int main(int argc, char** argv) {
   CLI::App app{"baton-replay: verify, re-derive, export and simulate schedules (docs/replay.md)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version",
-                       [] { return std::string("baton-replay ") + baton::version + " (malloc: " + allocator_in_use() + ")"; });
+  app.set_version_flag("--version", [] {
+    return std::string("baton-replay ") + baton::version + " (malloc: " + baton::util::allocator_in_use() + ")";
+  });
   log_options log;
   auto data_dir = [&](CLI::App* sub, bool required) {
     auto* opt = sub->add_option("--data-dir", log.data_dir, "batond's data dir (the log is read, never written)");

@@ -1,5 +1,6 @@
-// jemalloc's options for the programs linked against it (cmake/Dependencies.cmake's
-// baton_link_jemalloc): jemalloc reads this variable once, when it starts.
+// jemalloc's options for the programs linked against it (batond, baton-replay and the benches
+// that time their code; cmake/Dependencies.cmake's baton_link_jemalloc): jemalloc reads this
+// variable once, when it starts. Compiled into each of those programs, not into baton_util.
 //
 // Transparent huge pages for its memory. A replay's world is hundreds of megabytes of job
 // records reached in hash order (250,000 jobs at 1,000,000 events): with 4 KiB pages nearly
