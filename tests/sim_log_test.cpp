@@ -216,11 +216,85 @@ TEST(sim_log, SettingsRoundTripThroughTheirRecord) {
   s.group_shares[7] = 3;
   s.user_shares[{7, 70}] = 5;
   s.bf_max_job_test = 12;
-  auto back = sim_settings_from_json(to_json(s));
-  EXPECT_EQ(to_json(back), to_json(s));
+  auto back = settings_of(to_record(s));
+  EXPECT_EQ(events::to_json(to_record(back)), events::to_json(to_record(s)));
   EXPECT_EQ(back.order, sim_order::lattice);
   EXPECT_EQ(back.user_shares.at({7, 70}), 5u);
-  auto broken = to_json(s);
-  broken["order"] = "random";
-  EXPECT_THROW(sim_settings_from_json(broken), std::runtime_error);
+  auto broken = to_record(s);
+  broken.order = "random";
+  EXPECT_THROW(settings_of(broken), std::runtime_error);
+  broken = to_record(s);
+  broken.user_shares[0].pop_back();  // [group, user] without its shares
+  EXPECT_THROW(settings_of(broken), std::runtime_error);
+  broken = to_record(s);
+  broken.group_shares[0][1] = -1;
+  EXPECT_THROW(settings_of(broken), std::runtime_error);
+}
+
+// The typed events store the bytes the JSON payloads of the simulator stored before they were
+// typed, so an older simulation log reads and compares the same: each type, read from the JSON
+// the old writer built and encoded again.
+TEST(sim_log, TheTypedEventsStoreWhatTheirJsonPayloadsStored) {
+  const auto s = machine(64, "multifactor");
+  const nlohmann::json settings = events::to_json(to_record(s));
+  const std::vector<std::pair<std::string, nlohmann::json>> old = {
+      {"sim.started",
+       {{"about", {{"trace", "KTH"}, {"jobs", 3}}},
+        {"settings",
+         {{"capacity", 64},
+          {"order", "multifactor"},
+          {"backfill", "easy"},
+          {"policy", settings["policy"]},
+          {"bf_max_job_test", 0},
+          {"group_shares", {{-1, 1u}, {7, 3u}}},
+          {"user_shares", {{7, 70, 5u}}}}}}},
+      {"sim.pass_decided",
+       {{"at", 120}, {"recalculated", true}, {"starts", {5, 9}}, {"reservations", {{{"job", 11}, {"start", 400}}}}}},
+      {"sim.job_arrived", {{"id", 5}, {"submit", 100}, {"run", 30}, {"estimate", 60}, {"procs", 8}, {"user", -1}, {"group", 7}}},
+      {"sim.job_refused",
+       {{"id", 6}, {"submit", 100}, {"run", 30}, {"estimate", 60}, {"procs", 80}, {"user", 2}, {"group", 7}, {"why", "too big"}}},
+      {"sim.job_ended", {{"id", 5}, {"at", 130}}},
+  };
+  for (const auto& [type, payload] : old) {
+    const std::string stored = events::to_payload(payload);
+    auto typed = sim_ev::read(type, events::from_payload(stored));
+    ASSERT_TRUE(typed) << type;
+    EXPECT_EQ(sim_ev::type_of(*typed), type);
+    EXPECT_EQ(sim_ev::encode(*typed), stored) << type << ": " << sim_ev::to_json(*typed).dump();
+  }
+  EXPECT_FALSE(sim_ev::read("job.created", nlohmann::json::object())) << "batond's events are not the simulation's";
+  EXPECT_THROW(sim_ev::read("sim.job_teleported", nlohmann::json::object()), std::runtime_error);
+  EXPECT_THROW(sim_ev::read("sim.pass_decided", {{"at", 1}, {"recalculated", "yes"}}), events::payload_error);
+}
+
+// A "sim." event this build does not know, or one that does not read, is reported at its
+// sequence; the rest of the log still re-derives.
+TEST(sim_log, AnUnknownOrUnreadableSimulationEventIsReportedAtItsSequence) {
+  auto jobs = kth(200);
+  auto s = machine(100, "easy");
+  temp_dir dir;
+  auto store = events::event_store::open(dir.path());
+  {
+    sim_log_writer writer(*store, s, {});
+    simulate(jobs, s, &writer);
+    writer.finish();
+  }
+  const uint64_t before = store->last_seq();
+  for (const auto& [type, payload] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"sim.job_teleported", {{"id", 1}}}, {"sim.pass_decided", {{"at", 1}, {"recalculated", "yes"}}}}) {
+    events::append_command c;
+    c.stream_id = "sim/run";
+    c.recorded_at_us = 1'000'000'000'000;
+    c.actor = "loop:simulator";
+    c.events.push_back({type, 1, events::to_payload(payload)});
+    ASSERT_TRUE(store->append({c}).at(0).ok());
+  }
+  auto r = rederive_decisions(*store);
+  ASSERT_EQ(r.mismatches, 2u) << (r.problems.empty() ? "" : r.problems[0]);
+  EXPECT_EQ(r.divergences.at(0).seq, before + 1);
+  EXPECT_NE(r.divergences.at(0).what.find("unknown simulation event sim.job_teleported"), std::string::npos)
+      << r.divergences.at(0).what;
+  EXPECT_EQ(r.divergences.at(1).seq, before + 2);
+  EXPECT_NE(r.divergences.at(1).what.find("payload field 'recalculated'"), std::string::npos) << r.divergences.at(1).what;
+  EXPECT_GT(r.sim_passes, 0u);
 }

@@ -40,7 +40,8 @@ constexpr size_t placeholder_created = ev::index_of_v<ev::worker_placeholder_cre
                  cloud_scaled = ev::index_of_v<ev::cloud_scaled>, plan_made = ev::index_of_v<ev::plan_made>,
                  preemptions_decided = ev::index_of_v<ev::preemptions_decided>, worker_reaped = ev::index_of_v<ev::worker_reaped>,
                  job_assigned = ev::index_of_v<ev::job_assigned>,
-                 priorities_recalculated = ev::index_of_v<ev::priorities_recalculated>;
+                 priorities_recalculated = ev::index_of_v<ev::priorities_recalculated>,
+                 unknown_kind = ev::index_of_v<ev::unknown_event>;  // (a simulation's events among them)
 
 bool is_provisioning(size_t kind) { return kind == placeholder_created || kind == cloud_scaled; }
 
@@ -220,12 +221,24 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
         const json& payload = e.payload;
         const std::string &stream = e.stream_id, &type = e.type;
         const size_t kind = kind_of(e);
-        if (sim_rederiver::handles(type)) {  // a simulation's log (baton-replay simulate --log)
-          auto v = sim.on(type, payload, e.recorded_at_us, check);
-          if (v.decision) ++r.decisions, ++r.sim_passes;
-          if (v.what) mismatch(e, *v.what, v.recorded, v.rederived);
-          apply_decoded(w, e);
-          return true;
+        if (kind == unknown_kind) {  // perhaps a simulation's log (baton-replay simulate --log)
+          std::optional<sim_ev::event> simulated;
+          std::optional<std::string> unread;
+          try {
+            simulated = sim_ev::read(type, events::payload_of(e));
+            if (simulated) {
+              auto v = sim.on(*simulated, e.recorded_at_us, check);
+              if (v.decision) ++r.decisions, ++r.sim_passes;
+              if (v.what) mismatch(e, *v.what, v.recorded, v.rederived);
+            }
+          } catch (const std::exception& x) {
+            unread = x.what();
+          }
+          if (unread) mismatch(e, "a simulation event that does not read: " + *unread, events::payload_of(e), nullptr);
+          if (simulated || unread) {
+            apply_decoded(w, e);
+            return true;
+          }
         }
         if (!check) {
           apply_decoded(w, e);

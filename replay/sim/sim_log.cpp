@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "events/payload.hpp"
+#include "events/described.hpp"
 
 namespace baton::replay {
 
@@ -16,20 +16,28 @@ const std::string run_stream = "sim/run";
 
 std::string job_stream(int64_t id) { return "sim/job/" + std::to_string(id); }
 
-json job_json(const sim_job& j) {
-  return {{"id", j.id},       {"submit", j.submit}, {"run", j.run},    {"estimate", j.estimate},
-          {"procs", j.procs}, {"user", j.user},     {"group", j.group}};
+template <class T>
+T job_event(const sim_job& j) {
+  T e;
+  e.id = j.id;
+  e.submit = j.submit;
+  e.run = j.run;
+  e.estimate = j.estimate;
+  e.procs = j.procs;
+  e.user = j.user;
+  e.group = j.group;
+  return e;
 }
 
-sim_job job_from(const json& j) {
+sim_job job_of(const sim_ev::job_record& e) {
   sim_job out;
-  out.id = j.at("id").get<int64_t>();
-  out.submit = j.at("submit").get<int64_t>();
-  out.run = j.at("run").get<int64_t>();
-  out.estimate = j.at("estimate").get<int64_t>();
-  out.procs = j.at("procs").get<int64_t>();
-  out.user = j.at("user").get<int64_t>();
-  out.group = j.at("group").get<int64_t>();
+  out.id = e.id;
+  out.submit = e.submit;
+  out.run = e.run;
+  out.estimate = e.estimate;
+  out.procs = e.procs;
+  out.user = e.user;
+  out.group = e.group;
   return out;
 }
 
@@ -46,57 +54,61 @@ const char* order_name(sim_order o) {
 }
 
 // A pass as sim.pass_decided records it: jobs by their ids.
-json pass_json(const sim_pass& p, const sim_machine& m) {
-  json starts = json::array(), reservations = json::array();
-  for (uint32_t j : p.starts) starts.push_back(m.job(j).id);
-  for (const auto& r : p.reservations) reservations.push_back({{"job", m.job(r.job).id}, {"start", r.start}});
-  return {{"at", p.at}, {"recalculated", p.recalculated}, {"starts", starts}, {"reservations", reservations}};
+sim_ev::pass_decided pass_event(const sim_pass& p, const sim_machine& m) {
+  sim_ev::pass_decided e;
+  e.at = p.at;
+  e.recalculated = p.recalculated;
+  for (uint32_t j : p.starts) e.starts.push_back(m.job(j).id);
+  for (const auto& r : p.reservations) e.reservations.push_back({m.job(r.job).id, r.start});
+  return e;
 }
 
 }  // namespace
 
-json to_json(const sim_settings& s) {
-  json groups = json::array(), users = json::array();
-  for (const auto& [g, shares] : s.group_shares) groups.push_back({g, shares});
-  for (const auto& [k, shares] : s.user_shares) users.push_back({k.first, k.second, shares});
-  return {{"capacity", s.capacity},
-          {"order", order_name(s.order)},
-          {"backfill", to_string(s.backfill)},
-          {"policy", core::to_json(s.policy)},
-          {"bf_max_job_test", s.bf_max_job_test},
-          {"group_shares", groups},
-          {"user_shares", users}};
+sim_ev::settings_record to_record(const sim_settings& s) {
+  sim_ev::settings_record r;
+  r.capacity = s.capacity;
+  r.order = order_name(s.order);
+  r.backfill = to_string(s.backfill);
+  r.policy = core::to_record(s.policy);
+  r.bf_max_job_test = s.bf_max_job_test;
+  for (const auto& [g, shares] : s.group_shares) r.group_shares.push_back({g, shares});
+  for (const auto& [k, shares] : s.user_shares) r.user_shares.push_back({k.first, k.second, shares});
+  return r;
 }
 
-sim_settings sim_settings_from_json(const json& j) {
+sim_settings settings_of(const sim_ev::settings_record& r) {
   sim_settings s;
-  try {
-    s.capacity = j.at("capacity").get<int64_t>();
-    const auto order = j.at("order").get<std::string>();
-    if (order == "fifo")
-      s.order = sim_order::fifo;
-    else if (order == "multifactor")
-      s.order = sim_order::multifactor;
-    else if (order == "lattice")
-      s.order = sim_order::lattice;
-    else
-      throw std::runtime_error("order '" + order + "' is none of fifo, multifactor, lattice");
-    const auto backfill = j.at("backfill").get<std::string>();
-    if (backfill == "none")
-      s.backfill = sim_backfill::none;
-    else if (backfill == "easy")
-      s.backfill = sim_backfill::easy;
-    else if (backfill == "conservative")
-      s.backfill = sim_backfill::conservative;
-    else
-      throw std::runtime_error("backfill '" + backfill + "' is none of none, easy, conservative");
-    s.policy = core::policy_from_json(j.at("policy"));
-    s.bf_max_job_test = j.at("bf_max_job_test").get<uint32_t>();
-    for (const auto& g : j.at("group_shares")) s.group_shares[g.at(0).get<int64_t>()] = g.at(1).get<uint32_t>();
-    for (const auto& u : j.at("user_shares"))
-      s.user_shares[{u.at(0).get<int64_t>(), u.at(1).get<int64_t>()}] = u.at(2).get<uint32_t>();
-  } catch (const json::exception& e) {
-    throw std::runtime_error(std::string("the simulation's settings do not read: ") + e.what());
+  s.capacity = r.capacity;
+  if (r.order == "fifo")
+    s.order = sim_order::fifo;
+  else if (r.order == "multifactor")
+    s.order = sim_order::multifactor;
+  else if (r.order == "lattice")
+    s.order = sim_order::lattice;
+  else
+    throw std::runtime_error("the simulation's settings: order '" + r.order + "' is none of fifo, multifactor, lattice");
+  if (r.backfill == "none")
+    s.backfill = sim_backfill::none;
+  else if (r.backfill == "easy")
+    s.backfill = sim_backfill::easy;
+  else if (r.backfill == "conservative")
+    s.backfill = sim_backfill::conservative;
+  else
+    throw std::runtime_error("the simulation's settings: backfill '" + r.backfill + "' is none of none, easy, conservative");
+  s.policy = core::policy_of(r.policy);
+  s.bf_max_job_test = r.bf_max_job_test;
+  auto shares_of = [](int64_t v, const char* what) {
+    if (v < 0 || v > UINT32_MAX) throw std::runtime_error(std::string("the simulation's settings: ") + what + " out of range");
+    return static_cast<uint32_t>(v);
+  };
+  for (const auto& g : r.group_shares) {
+    if (g.size() != 2) throw std::runtime_error("the simulation's settings: a group_shares row is not [group, shares]");
+    s.group_shares[g[0]] = shares_of(g[1], "group_shares");
+  }
+  for (const auto& u : r.user_shares) {
+    if (u.size() != 3) throw std::runtime_error("the simulation's settings: a user_shares row is not [group, user, shares]");
+    s.user_shares[{u[0], u[1]}] = shares_of(u[2], "user_shares");
   }
   return s;
 }
@@ -105,15 +117,15 @@ sim_settings sim_settings_from_json(const json& j) {
 
 sim_log_writer::sim_log_writer(events::event_store& store, const sim_settings& s, json about) : store_(store) {
   if (store_.last_seq() != 0) throw std::runtime_error("the log to write the simulation to is not empty");
-  add(run_stream, 0, "sim.started", {{"settings", to_json(s)}, {"about", std::move(about)}});
+  add(run_stream, 0, sim_ev::started{std::move(about), to_record(s)});
 }
 
-void sim_log_writer::add(std::string stream, int64_t at_seconds, const char* type, const json& payload) {
+void sim_log_writer::add(std::string stream, int64_t at_seconds, const sim_ev::event& e) {
   events::append_command c;
   c.stream_id = std::move(stream);
   c.recorded_at_us = at_seconds * us;
   c.actor = "loop:simulator";
-  c.events.push_back({type, 1, events::to_payload(payload)});
+  c.events.push_back({std::string(sim_ev::type_of(e)), 1, sim_ev::encode(e)});
   batch_.push_back(std::move(c));
   if (batch_.size() >= 4096) flush();
 }
@@ -126,21 +138,17 @@ void sim_log_writer::flush() {
   batch_.clear();
 }
 
-void sim_log_writer::arrived(const sim_job& j) { add(job_stream(j.id), j.submit, "sim.job_arrived", job_json(j)); }
+void sim_log_writer::arrived(const sim_job& j) { add(job_stream(j.id), j.submit, job_event<sim_ev::job_arrived>(j)); }
 
 void sim_log_writer::refused(const sim_job& j, const std::string& why) {
-  json p = job_json(j);
-  p["why"] = why;
-  add(job_stream(j.id), j.submit, "sim.job_refused", p);
+  auto e = job_event<sim_ev::job_refused>(j);
+  e.why = why;
+  add(job_stream(j.id), j.submit, e);
 }
 
-void sim_log_writer::ended(const sim_job& j, int64_t at) {
-  add(job_stream(j.id), at, "sim.job_ended", {{"id", j.id}, {"at", at}});
-}
+void sim_log_writer::ended(const sim_job& j, int64_t at) { add(job_stream(j.id), at, sim_ev::job_ended{at, j.id}); }
 
-void sim_log_writer::passed(const sim_pass& p, const sim_machine& m) {
-  add(run_stream, p.at, "sim.pass_decided", pass_json(p, m));
-}
+void sim_log_writer::passed(const sim_pass& p, const sim_machine& m) { add(run_stream, p.at, pass_event(p, m)); }
 
 uint64_t sim_log_writer::finish() {
   flush();
@@ -148,6 +156,41 @@ uint64_t sim_log_writer::finish() {
   store_.flush();
   return written_;
 }
+
+// --- the codec ---
+
+namespace sim_ev {
+
+namespace {
+template <class T>
+event read_as(const json& payload) {
+  return events::from_json<T>(payload);
+}
+}  // namespace
+
+std::optional<event> read(std::string_view type, const json& payload) {
+  if (type.substr(0, 4) != "sim.") return std::nullopt;
+  if (type == started::type) return read_as<started>(payload);
+  if (type == pass_decided::type) return read_as<pass_decided>(payload);
+  if (type == job_arrived::type) return read_as<job_arrived>(payload);
+  if (type == job_refused::type) return read_as<job_refused>(payload);
+  if (type == job_ended::type) return read_as<job_ended>(payload);
+  throw std::runtime_error("unknown simulation event " + std::string(type));
+}
+
+std::string_view type_of(const event& e) {
+  return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::type; }, e);
+}
+
+std::string encode(const event& e) {
+  return std::visit([](const auto& x) { return events::to_cbor(x); }, e);
+}
+
+json to_json(const event& e) {
+  return std::visit([](const auto& x) { return events::to_json(x); }, e);
+}
+
+}  // namespace sim_ev
 
 // --- re-deriving ---
 
@@ -158,7 +201,7 @@ sim_rederiver::verdict sim_rederiver::missing_pass_check() {
   auto again = machine_->decide_pass(now_);
   if (again) {  // (a timestamp without a pass is not counted as a decision; a pass missing from the log is)
     v.decision = true;
-    v.rederived = pass_json(*again, *machine_);
+    v.rederived = events::to_json(pass_event(*again, *machine_));
     v.recorded = nullptr;
     v.what = "a pass at " + std::to_string(now_) + " s re-derived as " + v.rederived.dump() + ", none was logged";
     machine_->apply_pass(*again);
@@ -166,31 +209,32 @@ sim_rederiver::verdict sim_rederiver::missing_pass_check() {
   return v;
 }
 
-sim_rederiver::verdict sim_rederiver::on(const std::string& type, const json& payload, int64_t at_us, bool check) {
+sim_rederiver::verdict sim_rederiver::on(const sim_ev::event& e, int64_t at_us, bool check) {
   verdict v;
   const int64_t at = at_us / us;
-  if (type == "sim.started") {
+  const std::string type(sim_ev::type_of(e));
+  if (const auto* s = std::get_if<sim_ev::started>(&e)) {
     if (machine_) return v.what = "a second sim.started", v;
-    machine_.emplace(sim_settings_from_json(payload.at("settings")));
+    machine_.emplace(settings_of(s->settings));
     return v;
   }
   if (!machine_) return v.what = type + " before sim.started", v;
-  if (type == "sim.pass_decided") {
+  if (const auto* logged = std::get_if<sim_ev::pass_decided>(&e)) {
     if (!facts_ || at != now_ || passed_now_) {
       v.what = "a pass at " + std::to_string(at) + " s that follows no fact of its timestamp";
       return v;
     }
     passed_now_ = true;
     sim_pass recorded;
-    recorded.at = payload.at("at").get<int64_t>();
-    recorded.recalculated = payload.at("recalculated").get<bool>();
-    for (const auto& id : payload.at("starts")) {
-      auto i = index_of_.find(id.get<int64_t>());
-      if (i == index_of_.end()) return v.what = "the pass starts job " + id.dump() + ", which never arrived", v;
+    recorded.at = logged->at;
+    recorded.recalculated = logged->recalculated;
+    for (const int64_t id : logged->starts) {
+      auto i = index_of_.find(id);
+      if (i == index_of_.end()) return v.what = "the pass starts job " + std::to_string(id) + ", which never arrived", v;
       // Only a waiting job can start, once: a log that says otherwise is reported, never put in force.
       if (machine_->start_of(i->second) >= 0 ||
           std::find(recorded.starts.begin(), recorded.starts.end(), i->second) != recorded.starts.end())
-        return v.what = "the pass starts job " + id.dump() + ", which is not waiting", v;
+        return v.what = "the pass starts job " + std::to_string(id) + ", which is not waiting", v;
       recorded.starts.push_back(i->second);
     }
     if (!check) {
@@ -200,11 +244,12 @@ sim_rederiver::verdict sim_rederiver::on(const std::string& type, const json& pa
     }
     v.decision = true;
     auto again = machine_->decide_pass(now_);
-    json rederived = again ? pass_json(*again, *machine_) : json(nullptr);
-    if (rederived != payload) {
-      v.recorded = payload;
-      v.rederived = rederived;
-      v.what = "simulation pass re-derived differently: " + rederived.dump();
+    std::optional<sim_ev::pass_decided> rederived;
+    if (again) rederived = pass_event(*again, *machine_);
+    if (!rederived || !(*rederived == *logged)) {
+      v.recorded = events::to_json(*logged);
+      v.rederived = rederived ? events::to_json(*rederived) : json(nullptr);
+      v.what = "simulation pass re-derived differently: " + v.rederived.dump();
     }
     machine_->apply_pass(recorded);  // the log's pass stays in force, so later checks stand on what happened
     return v;
@@ -222,17 +267,16 @@ sim_rederiver::verdict sim_rederiver::on(const std::string& type, const json& pa
     facts_ = true;
   }
   if (v.what) return v;
-  if (type == "sim.job_arrived") {
-    auto j = job_from(payload);
+  if (const auto* a = std::get_if<sim_ev::job_arrived>(&e)) {
+    auto j = job_of(*a);
     auto i = machine_->arrive(j);
     if (!i) return v.what = "job " + std::to_string(j.id) + " arrived but asks for more processors than the machine", v;
     if (!index_of_.emplace(j.id, *i).second) return v.what = "job " + std::to_string(j.id) + " arrives twice", v;
-  } else if (type == "sim.job_refused") {
-    auto j = job_from(payload);
-    if (j.procs <= machine_->settings().capacity)
-      return v.what = "job " + std::to_string(j.id) + " refused though it fits the machine", v;
-  } else if (type == "sim.job_ended") {
-    const int64_t id = payload.at("id").get<int64_t>();
+  } else if (const auto* r = std::get_if<sim_ev::job_refused>(&e)) {
+    if (r->procs <= machine_->settings().capacity)
+      return v.what = "job " + std::to_string(r->id) + " refused though it fits the machine", v;
+  } else if (const auto* ended = std::get_if<sim_ev::job_ended>(&e)) {
+    const int64_t id = ended->id;
     auto i = index_of_.find(id);
     if (i == index_of_.end() || !machine_->end(i->second, at))
       return v.what = "job " + std::to_string(id) + " ends at " + std::to_string(at) + " s but was not running", v;
@@ -241,8 +285,6 @@ sim_rederiver::verdict sim_rederiver::on(const std::string& type, const json& pa
       return v.what = "job " + std::to_string(id) + " ends at " + std::to_string(at) + " s, not after its run of " +
                       std::to_string(j.run) + " s",
              v;
-  } else {
-    return v.what = "unknown simulation event " + type, v;
   }
   return v;
 }

@@ -20,14 +20,15 @@
 #include <nlohmann/json.hpp>
 
 #include "events/event_store.hpp"
+#include "replay/sim/sim_events.hpp"
 #include "replay/sim/sim_machine.hpp"
 #include "replay/sim/simulator.hpp"
 
 namespace baton::replay {
 
-nlohmann::json to_json(const sim_settings& s);
-// Throws std::runtime_error naming what is missing or wrong.
-sim_settings sim_settings_from_json(const nlohmann::json& j);
+sim_ev::settings_record to_record(const sim_settings& s);
+// Throws std::runtime_error naming what is wrong.
+sim_settings settings_of(const sim_ev::settings_record& r);
 
 // Appends a simulation's facts and passes to an empty log as they happen, in batches.
 class sim_log_writer : public sim_observer {
@@ -42,7 +43,7 @@ class sim_log_writer : public sim_observer {
   uint64_t finish();
 
  private:
-  void add(std::string stream, int64_t at_seconds, const char* type, const nlohmann::json& payload);
+  void add(std::string stream, int64_t at_seconds, const sim_ev::event& e);
   void flush();
 
   events::event_store& store_;
@@ -53,15 +54,14 @@ class sim_log_writer : public sim_observer {
 // Re-derives a simulation log's passes, fed every event of the log in order.
 class sim_rederiver {
  public:
-  static bool handles(std::string_view type) { return type.substr(0, 4) == "sim."; }
-
   struct verdict {
     bool decision = false;            // a pass was checked
     std::optional<std::string> what;  // set when it (or the log around it) did not re-derive
     nlohmann::json recorded, rederived;
   };
   // `check`: compare (else only fold the event in, as before a --from).
-  verdict on(const std::string& type, const nlohmann::json& payload, int64_t at_us, bool check);
+  // Throws std::runtime_error for settings that do not read.
+  verdict on(const sim_ev::event& e, int64_t at_us, bool check);
   // After the last event: the last timestamp's pass, if one was due, must be in the log.
   verdict at_end();
 
