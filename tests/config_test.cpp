@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 
+#include "core/events/event_types.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace baton::config;
@@ -360,6 +362,13 @@ TEST(Config, PreemptionRulesAreReadAndRecordedAndTheirErrorsNameTheKey) {
   EXPECT_EQ(back.partition("owner")->preempt, p.partition("owner")->preempt);
   EXPECT_EQ(back.find_qos("urgent")->preempt, p.find_qos("urgent")->preempt);
   EXPECT_EQ(back.preempt_grace_seconds, 90);
+  // A recorded grace outside the config's range (a damaged or hand-made log) reads as the
+  // default: preemption adds it, in microseconds, to the time of the decision.
+  for (int64_t recorded : {int64_t{-1}, int64_t{7 * 86400 + 1}, std::numeric_limits<int64_t>::max()}) {
+    auto r = baton::core::to_record(p);
+    r.preempt_grace_seconds = recorded;
+    EXPECT_EQ(baton::core::policy_of(r).preempt_grace_seconds, 300) << recorded;
+  }
   auto none = load_from_string("", "", no_env);
   EXPECT_FALSE(none.value->priority.preemption_configured());
   EXPECT_FALSE(baton::core::to_json(none.value->priority).contains("preempt_grace_seconds"))

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/app/storage_decide.hpp"
 #include "core/world/world_snapshot.hpp"
 #include "support/core_under_test.hpp"
 #include "support/ids.hpp"
@@ -181,6 +182,32 @@ TEST(core_storage, ACommittedCheckpointIsTheJobsLatestAndTheOldestBeyondKeepAreR
   auto again = f.commit(w1, job, sets[2], {}, {});
   ASSERT_FALSE(again.answer.error);
   EXPECT_TRUE(again.events.empty());
+}
+
+// Re-derivation of what a commit released goes by the keep recorded with it; a record without
+// one (a hand-made log: batond always writes it) reads as the default, three, as before typed events.
+TEST(core_storage, ReleasedCheckpointsRederiveByTheRecordedKeepOrTheDefault) {
+  storage_fixture f;
+  f.s.storage.keep_checkpoints = 2;
+  auto job = f.running_job(blob('a', 10));
+  std::vector<std::string> sets;
+  for (int i = 0; i < 3; ++i) {
+    auto b = blob(static_cast<char>('1' + i), 10 + i);
+    sets.push_back(test::uid("set" + std::to_string(i)));
+    auto o = f.commit(test::uid("w1"), job, sets.back(), {{"state.chk", b}}, {b});
+    ASSERT_FALSE(o.answer.error) << o.answer.error->message;
+  }
+  ASSERT_EQ(core::job_files_of(f.w.storage, job)->checkpoints.size(), 2u);
+  core::ev::files_stored next;  // a fourth checkpoint's record
+  next.job_id = job;
+  next.set.kind = "checkpoint";
+  next.keep = 2;
+  next.released = {sets[1]};
+  EXPECT_EQ(core::rederive_storage(f.w, next), std::nullopt);
+  next.keep = 0;  // none recorded: three kept, nothing released
+  EXPECT_NE(core::rederive_storage(f.w, next), std::nullopt);
+  next.released.clear();
+  EXPECT_EQ(core::rederive_storage(f.w, next), std::nullopt);
 }
 
 TEST(core_storage, AWorkerReadsItsJobsBundleAndLatestCheckpointAnOperatorTheirOwnJobsFiles) {

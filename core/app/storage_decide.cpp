@@ -285,7 +285,9 @@ std::optional<std::string> rederive_storage(const world& w, const ev::payload& r
     if (p->set.kind == "checkpoint") {
       const job_storage* js = job_files_of(b, p->job_id);
       size_t have = js ? js->checkpoints.size() : 0;
-      size_t keep = std::max<uint32_t>(1, p->keep);
+      // batond writes 1 or more (the config's range); none (0, a hand-made log) reads as the
+      // default, as the JSON reader before typed events did.
+      size_t keep = p->keep == 0 ? storage_rules{}.keep_checkpoints : p->keep;
       for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) want.push_back(js->checkpoints[i].id);
     }
     if (want != p->released)
