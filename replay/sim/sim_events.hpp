@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/events/event_types.hpp"
+#include "replay/sim/swf.hpp"
 
 namespace baton::replay::sim_ev {
 
@@ -80,15 +81,8 @@ struct pass_decided {
   }
 };
 
-// A job of the trace (replay/sim/swf.hpp's sim_job).
-struct job_record {
-  int64_t estimate = 0;
-  int64_t group = -1;
-  int64_t id = 0;
-  int64_t procs = 1;
-  int64_t run = 0;
-  int64_t submit = 0;
-  int64_t user = -1;
+// A job of the trace (replay/sim/swf.hpp's sim_job), as its fields.
+struct job_record : sim_job {
   template <class S, class F>
   static void describe(S& x, F&& f) {
     f("estimate", x.estimate);

@@ -16,31 +16,6 @@ const std::string run_stream = "sim/run";
 
 std::string job_stream(int64_t id) { return "sim/job/" + std::to_string(id); }
 
-template <class T>
-T job_event(const sim_job& j) {
-  T e;
-  e.id = j.id;
-  e.submit = j.submit;
-  e.run = j.run;
-  e.estimate = j.estimate;
-  e.procs = j.procs;
-  e.user = j.user;
-  e.group = j.group;
-  return e;
-}
-
-sim_job job_of(const sim_ev::job_record& e) {
-  sim_job out;
-  out.id = e.id;
-  out.submit = e.submit;
-  out.run = e.run;
-  out.estimate = e.estimate;
-  out.procs = e.procs;
-  out.user = e.user;
-  out.group = e.group;
-  return out;
-}
-
 const char* order_name(sim_order o) {
   switch (o) {
     case sim_order::fifo:
@@ -138,12 +113,10 @@ void sim_log_writer::flush() {
   batch_.clear();
 }
 
-void sim_log_writer::arrived(const sim_job& j) { add(job_stream(j.id), j.submit, job_event<sim_ev::job_arrived>(j)); }
+void sim_log_writer::arrived(const sim_job& j) { add(job_stream(j.id), j.submit, sim_ev::job_arrived{{j}}); }
 
 void sim_log_writer::refused(const sim_job& j, const std::string& why) {
-  auto e = job_event<sim_ev::job_refused>(j);
-  e.why = why;
-  add(job_stream(j.id), j.submit, e);
+  add(job_stream(j.id), j.submit, sim_ev::job_refused{{j}, why});
 }
 
 void sim_log_writer::ended(const sim_job& j, int64_t at) { add(job_stream(j.id), at, sim_ev::job_ended{at, j.id}); }
@@ -268,7 +241,7 @@ sim_rederiver::verdict sim_rederiver::on(const sim_ev::event& e, int64_t at_us, 
   }
   if (v.what) return v;
   if (const auto* a = std::get_if<sim_ev::job_arrived>(&e)) {
-    auto j = job_of(*a);
+    const sim_job& j = *a;
     auto i = machine_->arrive(j);
     if (!i) return v.what = "job " + std::to_string(j.id) + " arrived but asks for more processors than the machine", v;
     if (!index_of_.emplace(j.id, *i).second) return v.what = "job " + std::to_string(j.id) + " arrives twice", v;
