@@ -229,19 +229,22 @@ sql_touch touched_by(const events::event_envelope& e, const core::ev::payload& p
 
 namespace {
 
+// The payload's text is UTF-8 as the JSON writer made it (it replaces or refuses what is not);
+// the envelope's own text is checked here, once.
 sql_row row_with_text(const events::event_envelope& e, std::string text, std::string* damaged) {
-  sql_row row{static_cast<int64_t>(e.seq),
-              util::format_time_us(e.recorded_at_us),
-              e.stream_id,
-              static_cast<int64_t>(e.stream_version),
-              e.type,
-              e.actor,
-              std::move(text)};
-  for (const auto& [name, value] :
-       {std::pair<const char*, const std::string*>{"actor", &e.actor}, {"stream", &e.stream_id}, {"type", &e.type}})
-    if (!events::is_utf8(*value) && damaged && damaged->empty()) *damaged = std::string("its ") + name + " is not UTF-8";
-  repair_text(row);
-  return row;
+  auto checked = [&](const std::string& value, const char* name) {
+    if (events::is_utf8(value)) return value;
+    if (damaged && damaged->empty()) *damaged = std::string("its ") + name + " is not UTF-8";
+    return events::utf8_replaced(value);
+  };
+  std::string actor = checked(e.actor, "actor"), stream = checked(e.stream_id, "stream"), type = checked(e.type, "type");
+  return {static_cast<int64_t>(e.seq),
+          util::format_time_us(e.recorded_at_us),
+          std::move(stream),
+          static_cast<int64_t>(e.stream_version),
+          std::move(type),
+          std::move(actor),
+          std::move(text)};
 }
 
 }  // namespace
