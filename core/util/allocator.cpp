@@ -7,15 +7,23 @@ namespace baton::util {
 
 namespace {
 
+// The file of the object that defines the malloc calls bind to (the first definition in the
+// global scope): "" for the executable itself, nullopt when it cannot be told.
+std::optional<std::string> malloc_file() {
+  void* in_use = dlsym(RTLD_DEFAULT, "malloc");
+  Dl_info where{};
+  if (!in_use || dladdr(in_use, &where) == 0 || !where.dli_fname) return std::nullopt;
+  std::string file = where.dli_fname;
+  if (auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
+  return file;
+}
+
 // jemalloc's control interface when it serves malloc, found by name (no link-time tie).
 using mallctl_fn = int (*)(const char*, void*, size_t*, void*, size_t);
 mallctl_fn jemalloc_ctl() {
   static const mallctl_fn found = [] {
-    void* in_use = dlsym(RTLD_DEFAULT, "malloc");
-    Dl_info where{};
-    if (!in_use || dladdr(in_use, &where) == 0 || !where.dli_fname) return mallctl_fn{};
-    std::string file = where.dli_fname;
-    if (file.find("libjemalloc") == std::string::npos) return mallctl_fn{};
+    const auto file = malloc_file();
+    if (!file || file->rfind("libjemalloc", 0) != 0) return mallctl_fn{};
     return reinterpret_cast<mallctl_fn>(dlsym(RTLD_DEFAULT, "mallctl"));
   }();
   return found;
@@ -30,15 +38,10 @@ bool read_ctl(mallctl_fn ctl, const char* name, T& out) {
 }  // namespace
 
 std::string allocator_in_use() {
-  // The malloc that calls bind to (the first definition in the global scope), and the object
-  // that defines it.
-  void* in_use = dlsym(RTLD_DEFAULT, "malloc");
-  Dl_info where{};
-  if (!in_use || dladdr(in_use, &where) == 0 || !where.dli_fname) return "unknown";
-  std::string file = where.dli_fname;
-  if (auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
+  const auto file = malloc_file();
+  if (!file) return "unknown";
   const mallctl_fn ctl = jemalloc_ctl();
-  if (!ctl) return file.empty() ? "the executable" : file;
+  if (!ctl) return file->empty() ? "the executable" : *file;
   const char* version = nullptr;
   if (!read_ctl(ctl, "version", version) || !version) return "jemalloc";
   std::string out = std::string("jemalloc ") + version;
