@@ -63,13 +63,7 @@ sim_settings settings_of(const sim_ev::settings_record& r) {
     s.order = sim_order::lattice;
   else
     throw std::runtime_error("the simulation's settings: order '" + r.order + "' is none of fifo, multifactor, lattice");
-  if (r.backfill == "none")
-    s.backfill = sim_backfill::none;
-  else if (r.backfill == "easy")
-    s.backfill = sim_backfill::easy;
-  else if (r.backfill == "conservative")
-    s.backfill = sim_backfill::conservative;
-  else
+  if (!sim_backfill_from(r.backfill, s.backfill))
     throw std::runtime_error("the simulation's settings: backfill '" + r.backfill + "' is none of none, easy, conservative");
   s.policy = core::policy_of(r.policy);
   s.bf_max_job_test = r.bf_max_job_test;

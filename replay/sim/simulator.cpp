@@ -32,6 +32,12 @@ const char* to_string(sim_backfill b) {
   return "none";
 }
 
+bool sim_backfill_from(std::string_view name, sim_backfill& b) {
+  for (sim_backfill each : {sim_backfill::none, sim_backfill::easy, sim_backfill::conservative})
+    if (name == to_string(each)) return b = each, true;
+  return false;
+}
+
 bool sim_policy_from(const std::string& name, sim_settings& s) {
   if (name == "fifo") return s.order = sim_order::fifo, s.backfill = sim_backfill::none, true;
   if (name == "easy") return s.order = sim_order::fifo, s.backfill = sim_backfill::easy, true;

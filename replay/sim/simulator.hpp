@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/policy/priority_policy.hpp"
@@ -26,6 +27,8 @@ namespace baton::replay {
 enum class sim_order { fifo, multifactor, lattice };
 enum class sim_backfill { none, easy, conservative };
 const char* to_string(sim_backfill b);
+// "none", "easy", "conservative"; false for another name.
+bool sim_backfill_from(std::string_view name, sim_backfill& b);
 
 struct sim_settings {
   int64_t capacity = 1;

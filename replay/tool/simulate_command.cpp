@@ -30,13 +30,7 @@ json run_simulation(const simulate_options& o) {
   if (!sim_policy_from(o.policy, s))
     throw std::runtime_error("--policy: expected fifo, easy, conservative, multifactor or lattice:<profile>, got '" + o.policy +
                              "'");
-  if (o.backfill == "none")
-    s.backfill = sim_backfill::none;
-  else if (o.backfill == "easy")
-    s.backfill = sim_backfill::easy;
-  else if (o.backfill == "conservative")
-    s.backfill = sim_backfill::conservative;
-  else if (!o.backfill.empty())
+  if (!o.backfill.empty() && !sim_backfill_from(o.backfill, s.backfill))
     throw std::runtime_error("--backfill: expected none, easy or conservative, got '" + o.backfill + "'");
 
   // The jobs straight from the file: the records are never kept (their pages, touched fresh,
