@@ -46,11 +46,14 @@ set_target_properties(kainjow::mustache PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
 if(NOT BATON_SANITIZE AND NOT BATON_FUZZ)
   pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET GLOBAL jemalloc>=5)
 endif()
-# With its options (core/util/jemalloc_options.cpp: transparent huge pages).
+# With its options (core/util/jemalloc_options.cpp: transparent huge pages), unless
+# NO_HUGE_PAGES: batond's resident memory grew by half with them (docs/benchmarks.md, soak).
 function(baton_link_jemalloc target)
   if(TARGET PkgConfig::JEMALLOC)
     target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
-    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/util/jemalloc_options.cpp)
+    if(NOT "NO_HUGE_PAGES" IN_LIST ARGN)
+      target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/util/jemalloc_options.cpp)
+    endif()
   endif()
 endfunction()
 

@@ -1,5 +1,5 @@
-// jemalloc's options for the programs linked against it (batond, baton-replay and the benches
-// that time their code; cmake/Dependencies.cmake's baton_link_jemalloc): jemalloc reads this
+// jemalloc's options for baton-replay and the benches that time its code (cmake/Dependencies.cmake's
+// baton_link_jemalloc; not batond, whose resident memory they grew by half): jemalloc reads this
 // variable once, when it starts. Compiled into each of those programs, not into baton_util.
 //
 // Transparent huge pages for its memory. A replay's world is hundreds of megabytes of job
