@@ -55,13 +55,10 @@ sim_ev::settings_record to_record(const sim_settings& s) {
 sim_settings settings_of(const sim_ev::settings_record& r) {
   sim_settings s;
   s.capacity = r.capacity;
-  if (r.order == "fifo")
-    s.order = sim_order::fifo;
-  else if (r.order == "multifactor")
-    s.order = sim_order::multifactor;
-  else if (r.order == "lattice")
-    s.order = sim_order::lattice;
-  else
+  bool known = false;
+  for (sim_order each : {sim_order::fifo, sim_order::multifactor, sim_order::lattice})
+    if (r.order == order_name(each)) s.order = each, known = true;
+  if (!known)
     throw std::runtime_error("the simulation's settings: order '" + r.order + "' is none of fifo, multifactor, lattice");
   if (!sim_backfill_from(r.backfill, s.backfill))
     throw std::runtime_error("the simulation's settings: backfill '" + r.backfill + "' is none of none, easy, conservative");
