@@ -12,8 +12,7 @@ namespace baton::slurm {
 
 util::run_result run_here(const std::vector<std::string>& argv, const std::string& stdin_text,
                           std::chrono::milliseconds timeout) {
-  static const std::vector<std::string> secrets = {"BATON_API_TOKEN", "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY"};
-  return util::run(argv, stdin_text, timeout, secrets);
+  return util::run(argv, stdin_text, timeout, util::secret_env_names());
 }
 
 std::vector<std::string> command_for(const target& t, const std::string& program, const std::vector<std::string>& args) {

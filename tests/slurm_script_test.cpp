@@ -193,13 +193,19 @@ TEST(Squeue, ExitCodeQuirks) {
 
 // The launcher itself is tested in util_test; here that batond's way of running Slurm strips
 // batond's secrets.
+// (sbatch passes its environment on to the job, --export=ALL, and so to the payload.)
 TEST(RunHere, BatondSecretsNeverReachTheChild) {
-  setenv("BATON_API_TOKEN", "operator-secret", 1);
-  setenv("BATON_PILOT_TOKEN", "pilot-secret", 1);
-  setenv("BATON_SALAD_API_KEY", "salad-secret", 1);
+  const std::vector<std::string> secrets = {"BATON_API_TOKEN",
+                                            "BATON_PILOT_TOKEN",
+                                            "BATON_SALAD_API_KEY",
+                                            "BATON_METRICS_TOKEN",
+                                            "BATON_POSTGRES_PASSWORD",
+                                            "BATON_S3_SECRET_ACCESS_KEY",
+                                            "BATON_S3_UPLOAD_SECRET_ACCESS_KEY"};
+  for (const auto& name : secrets) setenv(name.c_str(), "batond-secret", 1);
   setenv("BATON_HARMLESS", "kept", 1);
   auto r = run_here({"env"}, "", std::chrono::seconds(10));
-  for (const char* name : {"BATON_API_TOKEN", "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY"}) unsetenv(name);
+  for (const auto& name : secrets) unsetenv(name.c_str());
   unsetenv("BATON_HARMLESS");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("secret"), std::string::npos) << r.out;

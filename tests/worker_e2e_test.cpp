@@ -866,10 +866,16 @@ echo done > "$HUNT/done"
     fs::create_directories(dir / "work-1");
     ::chown((dir / "work-1").c_str(), nobody, nobody);
   }
+  // batond's own secrets too, as a worker started from batond's environment (or by its sbatch,
+  // which passes that on) would hold them.
+  std::vector<std::string> env = {"BATON_API_TOKEN=", "BATON_API_TOKEN_FILE=" + token_file, "HUNT=" + hunt,
+                                  "BATON_IDLE_STRATEGY=immediate_exit"};
+  for (const char* name : {"BATON_PILOT_TOKEN", "BATON_METRICS_TOKEN", "BATON_SALAD_API_KEY", "BATON_POSTGRES_PASSWORD",
+                           "BATON_S3_SECRET_ACCESS_KEY", "BATON_S3_UPLOAD_SECRET_ACCESS_KEY"})
+    env.push_back(std::string(name) + "=batond-secret-" + name);
   auto w = start_worker(
-      {"BATON_API_TOKEN=", "BATON_API_TOKEN_FILE=" + token_file, "HUNT=" + hunt, "BATON_IDLE_STRATEGY=immediate_exit"},
-      as_root ? std::vector<std::string>{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
-              : std::vector<std::string>{});
+      env, as_root ? std::vector<std::string>{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+                   : std::vector<std::string>{});
   ASSERT_EQ(test::exit_code(w->wait(20s)), 0) << w->err();
   ASSERT_EQ(status("hunter"), "completed") << w->err();
   auto found = test::slurp(hunt + "/found.txt");
@@ -879,6 +885,7 @@ echo done > "$HUNT/done"
   EXPECT_EQ(found.find(test::test_token), std::string::npos) << found;
   EXPECT_EQ(found.find(token_file), std::string::npos) << "the path of the credential file\n" << found;
   EXPECT_EQ(found.find("BATON_API_TOKEN"), std::string::npos) << found;
+  EXPECT_EQ(found.find("batond-secret"), std::string::npos) << "a secret of batond's reached the payload\n" << found;
   EXPECT_EQ(found.find("mem-open"), std::string::npos) << "a process above the payload let it open its memory\n" << found;
   EXPECT_EQ(found.find("environ-read"), std::string::npos) << "a process above the payload let it read its environment\n"
                                                            << found;

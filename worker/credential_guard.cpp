@@ -5,16 +5,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/util/process.hpp"
+
 extern char** environ;
 
 namespace baton::worker {
-
-const std::vector<std::string>& credential_env_names() {
-  static const std::vector<std::string> names = {"BATON_API_TOKEN",   "BATON_API_TOKEN_FILE", "APPTAINERENV_BATON_API_TOKEN",
-                                                 "BATON_PILOT_TOKEN", "BATON_SALAD_API_KEY",  "BATON_METRICS_TOKEN",
-                                                 "BATON_WORKER_TOKEN"};
-  return names;
-}
 
 bool make_undumpable() { return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0; }
 
@@ -28,7 +23,7 @@ void overwrite(char* s) {
 }  // namespace
 
 void wipe_credentials(int argc, char** argv) {
-  for (const auto& name : credential_env_names()) {
+  for (const auto& name : util::secret_env_names()) {
     const std::string prefix = name + "=";
     for (char** e = environ; e && *e; ++e)
       if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) overwrite(*e + prefix.size());

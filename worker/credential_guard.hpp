@@ -4,22 +4,18 @@
 // /proc/<worker>/{environ,cmdline,mem} of any process of that account that stays dumpable,
 // and can open any file the account can. So the worker reads its credentials once, keeps them
 // only in memory, wipes them from its start-up environment and command line, and marks itself
-// non-dumpable; the payload's environment is built without any of the names below.
+// non-dumpable; the payload's environment is built without util::secret_env_names().
 #include <string>
 #include <vector>
 
 namespace baton::worker {
-
-// Environment variables that carry a credential or the path to one: never passed to a payload,
-// wiped from the worker's own start-up environment once read.
-const std::vector<std::string>& credential_env_names();
 
 // First thing in main, before any secret is read: /proc/<pid>/{environ,mem} become root's,
 // and ptrace by the same account is refused (PR_SET_DUMPABLE 0; the forked supervisor
 // inherits it). Returns false if the kernel refused (the caller logs it).
 bool make_undumpable();
 
-// After the flags and environment were parsed: overwrites the values of credential_env_names()
+// After the flags and environment were parsed: overwrites the values of util::secret_env_names()
 // in the process's start-up environment block (what /proc/<pid>/environ shows) and unsets
 // them, and overwrites the values of the --api-token/--api-token-file flags in argv (what
 // /proc/<pid>/cmdline shows, readable by every local user whatever the dumpable flag).

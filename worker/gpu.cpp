@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "core/util/process.hpp"
-#include "worker/credential_guard.hpp"
 
 namespace baton::worker {
 namespace {
@@ -54,7 +53,7 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
 
 std::optional<gpu_info> query_nvidia_smi() {
   auto r = util::run({"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"}, "",
-                     std::chrono::seconds(30), credential_env_names());
+                     std::chrono::seconds(30), util::secret_env_names());
   if (r.not_started || r.timed_out || r.exit_code != 0) return std::nullopt;
   return parse_nvidia_smi(r.out);
 }

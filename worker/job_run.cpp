@@ -12,7 +12,6 @@
 #include "worker/bundle.hpp"
 #include "worker/bundle_archive.hpp"
 #include "worker/checkpoint.hpp"
-#include "worker/credential_guard.hpp"
 #include "worker/progress.hpp"
 
 namespace baton::worker {
@@ -315,7 +314,7 @@ job_outcome agent::run_job(const json& a) {
   ls.cwd = workdir;
   ls.extra_env = {"BATON_JOB_ID=" + job_id, "BATON_ATTEMPT=" + std::to_string(attempt), "BATON_CHECKPOINT_DIR=" + ckdir,
                   "BATON_WORKER_ID=" + s.worker_id, "BATON_WORK_DIR=" + workdir};
-  ls.strip_env = credential_env_names();
+  ls.strip_env = util::secret_env_names();
   ls.log_path = (fs::path(workdir) / "baton-payload.log").string();
   ls.supervised = true;
   // A job array's task learns which one it is, as Slurm's SLURM_ARRAY_TASK_ID and

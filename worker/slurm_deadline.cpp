@@ -7,7 +7,6 @@
 
 #include "core/util/process.hpp"
 #include "core/util/time.hpp"
-#include "worker/credential_guard.hpp"
 
 namespace baton::worker {
 
@@ -38,7 +37,7 @@ slurm_end_time parse_slurm_end_time(const std::string& raw) {
 }
 
 int64_t ask_slurm_for_allocation_end(const std::string& slurm_job_id) {
-  auto r = util::run({"squeue", "-h", "-j", slurm_job_id, "-o", "%e"}, "", std::chrono::seconds(15), credential_env_names());
+  auto r = util::run({"squeue", "-h", "-j", slurm_job_id, "-o", "%e"}, "", std::chrono::seconds(15), util::secret_env_names());
   if (r.not_started || r.timed_out || r.exit_code != 0) {
     spdlog::warn("could not ask Slurm when allocation {} ends (squeue {}: {}); carrying on without a deadline", slurm_job_id,
                  r.not_started ? "did not start"

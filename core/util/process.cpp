@@ -18,6 +18,20 @@ extern char** environ;
 
 namespace baton::util {
 
+const std::vector<std::string>& secret_env_names() {
+  static const std::vector<std::string> names = {"BATON_API_TOKEN",
+                                                 "BATON_API_TOKEN_FILE",
+                                                 "APPTAINERENV_BATON_API_TOKEN",
+                                                 "BATON_WORKER_TOKEN",
+                                                 "BATON_PILOT_TOKEN",
+                                                 "BATON_METRICS_TOKEN",
+                                                 "BATON_SALAD_API_KEY",
+                                                 "BATON_POSTGRES_PASSWORD",
+                                                 "BATON_S3_SECRET_ACCESS_KEY",
+                                                 "BATON_S3_UPLOAD_SECRET_ACCESS_KEY"};
+  return names;
+}
+
 int exit_code_of(int status) {  // a supervisor already maps a signalled child to 128 + signal
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

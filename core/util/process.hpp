@@ -5,7 +5,7 @@
 // with the worker). Every child leads its own process group, so a timeout or a stop kills
 // what it started too; it starts with no signal blocked and SIGPIPE, SIGTERM, SIGINT, SIGHUP
 // and SIGCHLD at their defaults, holds descriptors 0-2 only, and gets our environment minus
-// the names the caller strips (credentials: the caller knows which are its secrets).
+// the names the caller strips (secret_env_names(), every credential a baton program reads).
 #include <sys/types.h>
 
 #include <chrono>
@@ -14,6 +14,11 @@
 #include <vector>
 
 namespace baton::util {
+
+// Every environment variable a baton program (batond, baton-worker, baton) takes a credential
+// or the path to one from. No child gets them: batond's sbatch passes its environment on to the
+// job (--export=ALL), and a payload runs untrusted code. One list, so a new secret is added once.
+const std::vector<std::string>& secret_env_names();
 
 struct spawn_spec {
   std::vector<std::string> argv;       // argv[0] looked up on PATH, unless supervised (then a path)
