@@ -71,6 +71,11 @@ std::shared_ptr<storage::backend> make_storage_backend(const config::settings& s
   if (settings.storage.backend == "s3") {
     storage::s3_backend::options o;
     o.state_dir = settings.data_dir + "/s3-multipart";  // uploads in progress survive a restart
+    if (settings.storage.s3.upload_access_key_id.empty())
+      spdlog::warn(
+          "storage: uploads are presigned with batond's own S3 key; on a store that accepts unsigned x-amz-* headers "
+          "on a presigned URL (Ceph RGW does) an uploader can copy in any object that key reads. Set "
+          "storage.s3.upload_access_key_id to a key that may only write (docs/storage.md)");
     return std::make_shared<storage::s3_backend>(settings.storage.s3, o);
   }
   return nullptr;  // local: see below

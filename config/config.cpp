@@ -43,8 +43,8 @@ void parse_storage(const YAML::Node& st, storage_config& out) {
   read_int(st, "storage", "collect_interval_seconds", 1, 86400, out.collect_interval_seconds);
   if (auto s3 = st["s3"]) {
     check_known_keys(s3, "storage.s3",
-                     {"endpoint", "bucket", "region", "prefix", "path_style", "access_key_id", "ca_file", "url_expiry_seconds",
-                      "multipart_threshold_mb", "part_size_mb", "verify"});
+                     {"endpoint", "bucket", "region", "prefix", "path_style", "access_key_id", "upload_access_key_id", "ca_file",
+                      "url_expiry_seconds", "multipart_threshold_mb", "part_size_mb", "verify"});
     auto& c = out.s3;
     read_string(s3, "storage.s3", "endpoint", c.endpoint);
     read_string(s3, "storage.s3", "bucket", c.bucket);
@@ -52,6 +52,7 @@ void parse_storage(const YAML::Node& st, storage_config& out) {
     read_string(s3, "storage.s3", "prefix", c.prefix);
     read_bool(s3, "storage.s3", "path_style", c.path_style);
     read_string(s3, "storage.s3", "access_key_id", c.access_key_id);
+    read_string(s3, "storage.s3", "upload_access_key_id", c.upload_access_key_id);
     read_string(s3, "storage.s3", "ca_file", c.ca_file);
     read_int(s3, "storage.s3", "url_expiry_seconds", 1, 604800, c.url_expiry_seconds);
     read_int(s3, "storage.s3", "multipart_threshold_mb", 5, 5120, c.multipart_threshold_mb);
@@ -195,12 +196,24 @@ void apply_env(const env_lookup& env, settings& s) {
     throw key_error{"BATON_SALAD_API_KEY", "the salad: section is configured, but its API key is not set"};
   if (auto v = get("BATON_S3_ACCESS_KEY_ID")) s.storage.s3.access_key_id = *v;
   if (auto v = get("BATON_S3_SECRET_ACCESS_KEY")) s.storage.s3.secret_access_key = *v;
+  if (auto v = get("BATON_S3_UPLOAD_ACCESS_KEY_ID")) s.storage.s3.upload_access_key_id = *v;
+  if (auto v = get("BATON_S3_UPLOAD_SECRET_ACCESS_KEY")) s.storage.s3.upload_secret_access_key = *v;
   if (s.storage.backend == "s3") {
-    if (s.storage.s3.access_key_id.empty())
+    const auto& c = s.storage.s3;
+    if (c.access_key_id.empty())
       throw key_error{"storage.s3.access_key_id",
                       "storage.backend is s3, but no access key id is set (or BATON_S3_ACCESS_KEY_ID)"};
-    if (s.storage.s3.secret_access_key.empty())
+    if (c.secret_access_key.empty())
       throw key_error{"BATON_S3_SECRET_ACCESS_KEY", "storage.backend is s3, but its secret access key is not set"};
+    if (!c.upload_access_key_id.empty() && c.upload_secret_access_key.empty())
+      throw key_error{"BATON_S3_UPLOAD_SECRET_ACCESS_KEY",
+                      "storage.s3.upload_access_key_id is set, but the upload key's secret is not"};
+    if (c.upload_access_key_id.empty() && !c.upload_secret_access_key.empty())
+      throw key_error{"storage.s3.upload_access_key_id",
+                      "BATON_S3_UPLOAD_SECRET_ACCESS_KEY is set, but not the upload key's id (or BATON_S3_UPLOAD_ACCESS_KEY_ID)"};
+    if (!c.upload_access_key_id.empty() && c.upload_access_key_id == c.access_key_id)
+      throw key_error{"storage.s3.upload_access_key_id",
+                      "the upload key must be a key of its own, allowed only to write (docs/storage.md); it is access_key_id"};
   }
   endpoint served{s.listen, s.tls, s.data_dir};
   read_endpoint_env(env, served);

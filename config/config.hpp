@@ -24,10 +24,15 @@ struct s3_config {
   bool path_style = true;            // storage.s3.path_style: endpoint/bucket/key (false: bucket.endpoint/key)
   std::string access_key_id;         // storage.s3.access_key_id (or BATON_S3_ACCESS_KEY_ID)
   std::string secret_access_key;     // secret: only from BATON_S3_SECRET_ACCESS_KEY, never from the file
-  std::string ca_file;               // storage.s3.ca_file: CA for an https endpoint ("" = the system's)
-  int url_expiry_seconds = 900;      // storage.s3.url_expiry_seconds: presigned URLs' lifetime, 1..604800
-  int multipart_threshold_mb = 64;   // storage.s3.multipart_threshold_mb: larger blobs go in parts
-  int part_size_mb = 64;             // storage.s3.part_size_mb: 5..5120
+  // A second key that signs only the uploads' presigned URLs: one that may write objects and
+  // read none (docs/storage.md: a store that ignores unsigned x-amz-* headers on a presigned
+  // URL would otherwise let an uploader turn its PUT into a copy of any object batond can read).
+  std::string upload_access_key_id;      // storage.s3.upload_access_key_id (or BATON_S3_UPLOAD_ACCESS_KEY_ID)
+  std::string upload_secret_access_key;  // secret: only from BATON_S3_UPLOAD_SECRET_ACCESS_KEY
+  std::string ca_file;                   // storage.s3.ca_file: CA for an https endpoint ("" = the system's)
+  int url_expiry_seconds = 900;          // storage.s3.url_expiry_seconds: presigned URLs' lifetime, 1..604800
+  int multipart_threshold_mb = 64;       // storage.s3.multipart_threshold_mb: larger blobs go in parts
+  int part_size_mb = 64;                 // storage.s3.part_size_mb: 5..5120
   // storage.s3.verify: how batond checks an upload's digest before recording it: "read" (it
   // reads the staged object back and hashes it; any store) or "store_checksum" (the store's
   // own SHA-256 checksum, for stores that verify x-amz-checksum-sha256 as AWS does).

@@ -16,18 +16,15 @@ TEST_PKGS=(slurm-wlm munge openssh-server openssh-client curl wrk procps sqlite3
   clang-format-14  # the one C++ layout (.clang-format, scripts/format.sh, ctest formatting)
   valgrind  # instruction counts of the core's hot path (bench/rederive_ir.sh)
   python3-botocore  # AWS's SigV4 presigner, which tests/s3_sigv4_test.cpp compares URLs with
-  nodejs)  # runs s3rver, the S3 store tests/s3_backend_test.cpp starts
-# s3rver from the npm registry (no S3-compatible server is packaged in Debian 12), pinned.
-S3RVER_VERSION=3.7.1
-S3RVER_PREFIX=/opt/baton-test/s3rver  # tests/CMakeLists.txt: BATON_S3RVER_DIR
+  # Ceph's S3 gateway on a one-node in-memory cluster (tests/support/radosgw.sh): the S3 store the
+  # S3 tests start, which checks signatures as production stores do.
+  radosgw ceph-mon ceph-osd ceph-common uuid-runtime)
 
 build_only=false
 [[ "${1:-}" == "--build-only" ]] && build_only=true
 want=("${BUILD_PKGS[@]}")
 if ! $build_only; then
   want+=("${TEST_PKGS[@]}")
-  # Debian's npm, unless a nodejs that brings its own (NodeSource's) is there.
-  command -v npm >/dev/null || want+=(npm)
 fi
 
 missing=()
@@ -37,29 +34,15 @@ done
 SUDO=""
 [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 
-install_s3rver() {
-  $build_only && return 0
-  local have
-  have=$(node -p "require('$S3RVER_PREFIX/node_modules/s3rver/package.json').version" 2>/dev/null || true)
-  [[ "$have" == "$S3RVER_VERSION" ]] && return 0
-  echo "setup: installing s3rver@$S3RVER_VERSION into $S3RVER_PREFIX" >&2
-  $SUDO mkdir -p "$S3RVER_PREFIX"
-  $SUDO npm install --prefix "$S3RVER_PREFIX" --no-audit --no-fund --silent "s3rver@$S3RVER_VERSION" >/dev/null
-}
-
-if [[ ${#missing[@]} -eq 0 ]]; then
-  install_s3rver
-  exit 0
-fi
+[[ ${#missing[@]} -eq 0 ]] && exit 0
 
 echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
-# Daemons (slurm, munge, sshd) must not start at install time; tests start their own.
+# Daemons (slurm, munge, sshd, ceph) must not start at install time; tests start their own.
 if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
   $SUDO chmod +x /usr/sbin/policy-rc.d
   trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-install_s3rver

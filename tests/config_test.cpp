@@ -395,3 +395,41 @@ TEST(Config, TlsNeedsBothFilesAndNamesTheMissingOne) {
   EXPECT_EQ(error_of("tls: {key_file: /k.pem}\n").key, "tls.cert_file");
   EXPECT_EQ(error_of("tls: {cert_file: /c.pem, key_file: /k.pem, ca: x}\n").key, "tls.ca");
 }
+
+// The upload key (docs/storage.md): its id from the file or the environment, its secret only
+// from the environment; the two go together, and it is a key of its own.
+TEST(ConfigS3, AnUploadKeyGoesWithItsSecretAndIsAKeyOfItsOwn) {
+  const std::string yaml =
+      "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:9000\", bucket: b, access_key_id: OWNER, "
+      "upload_access_key_id: UPLOAD}}\n";
+  auto without_secret = load_from_string(yaml, "/etc/baton.yaml", env_of({{"BATON_S3_SECRET_ACCESS_KEY", "s"}}));
+  ASSERT_TRUE(without_secret.error);
+  EXPECT_EQ(without_secret.error->key, "BATON_S3_UPLOAD_SECRET_ACCESS_KEY");
+
+  auto both = load_from_string(yaml, "/etc/baton.yaml",
+                               env_of({{"BATON_S3_SECRET_ACCESS_KEY", "s"}, {"BATON_S3_UPLOAD_SECRET_ACCESS_KEY", "u"}}));
+  ASSERT_TRUE(both.value) << both.error->message;
+  EXPECT_EQ(both.value->storage.s3.upload_access_key_id, "UPLOAD");
+  EXPECT_EQ(both.value->storage.s3.upload_secret_access_key, "u");
+
+  const std::string no_id =
+      "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:9000\", bucket: b, access_key_id: OWNER}}\n";
+  auto secret_alone = load_from_string(no_id, "/etc/baton.yaml",
+                                       env_of({{"BATON_S3_SECRET_ACCESS_KEY", "s"}, {"BATON_S3_UPLOAD_SECRET_ACCESS_KEY", "u"}}));
+  ASSERT_TRUE(secret_alone.error);
+  EXPECT_EQ(secret_alone.error->key, "storage.s3.upload_access_key_id");
+  auto from_env = load_from_string(no_id, "/etc/baton.yaml",
+                                   env_of({{"BATON_S3_SECRET_ACCESS_KEY", "s"},
+                                           {"BATON_S3_UPLOAD_ACCESS_KEY_ID", "UPLOAD"},
+                                           {"BATON_S3_UPLOAD_SECRET_ACCESS_KEY", "u"}}));
+  ASSERT_TRUE(from_env.value) << from_env.error->message;
+  EXPECT_EQ(from_env.value->storage.s3.upload_access_key_id, "UPLOAD");
+
+  const std::string same =
+      "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:9000\", bucket: b, access_key_id: OWNER, "
+      "upload_access_key_id: OWNER}}\n";
+  auto same_key = load_from_string(same, "/etc/baton.yaml",
+                                   env_of({{"BATON_S3_SECRET_ACCESS_KEY", "s"}, {"BATON_S3_UPLOAD_SECRET_ACCESS_KEY", "u"}}));
+  ASSERT_TRUE(same_key.error);
+  EXPECT_EQ(same_key.error->key, "storage.s3.upload_access_key_id");
+}

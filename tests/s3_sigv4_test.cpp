@@ -1,7 +1,7 @@
 // The SigV4 signer (http/storage/sigv4.*) and the URLs the S3 backend hands out.
 //
-// Two kinds of evidence, because the test store (s3rver) accepts any signature and so proves
-// nothing about one:
+// Two kinds of evidence, value for value (the store in s3_backend_test checks signatures too, but
+// only as accepted or refused):
 //  - published vectors: the S3 documentation's worked examples and cases of the AWS SigV4 test
 //    suite, checked value for value (canonical request, string to sign, signature). They pin
 //    the algorithm to AWS's own numbers but cover few inputs.

@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "support/cutting_proxy.hpp"
-#include "support/s3rver_process.hpp"
+#include <httplib.h>
+
+#include "http/storage/s3_backend.hpp"
+#include "support/radosgw_process.hpp"
 #include "support/worker_e2e.hpp"
 #include "worker/transfer.hpp"
 
@@ -62,26 +65,56 @@ int64_t epoch_now() {
 }
 
 // Each test runs with each backend batond has (the parameter, storage.backend): s3 stores
-// blobs in s3rver, every byte going to presigned URLs, 5 MiB parts above 5 MiB (batond reads
-// its secret from the environment it inherits).
+// blobs in radosgw, every byte going to presigned URLs (uploads signed with the write-only
+// upload key), 5 MiB parts above 5 MiB (batond reads its secrets from the environment it
+// inherits; the workers strip them before a payload runs).
 struct storage_e2e : worker_e2e, ::testing::WithParamInterface<std::string> {
-  std::unique_ptr<test::s3rver_process> s3;
+  using store = test::radosgw_process;
+  std::unique_ptr<store> s3;
   storage_e2e() {
     if (GetParam() == "s3") {
-      s3 = std::make_unique<test::s3rver_process>("baton-e2e");
-      ::setenv("BATON_S3_SECRET_ACCESS_KEY", "S3RVER", 1);
+      s3 = std::make_unique<store>("baton-e2e", /*upload_key=*/true);
+      ::setenv("BATON_S3_SECRET_ACCESS_KEY", store::owner_secret, 1);
+      ::setenv("BATON_S3_UPLOAD_SECRET_ACCESS_KEY", store::upload_secret, 1);
     }
+  }
+  ~storage_e2e() override {
+    ::unsetenv("BATON_S3_SECRET_ACCESS_KEY");
+    ::unsetenv("BATON_S3_UPLOAD_SECRET_ACCESS_KEY");
   }
   std::string config() const override {
     if (!s3) return std::string(test::fast_config) + "storage: {backend: " + GetParam() + "}\n";
-    return std::string(test::fast_config) +
-           "storage: {backend: s3, s3: {endpoint: \"http://127.0.0.1:" + std::to_string(s3->port()) +
-           "\", bucket: baton-e2e, access_key_id: S3RVER, multipart_threshold_mb: 5, part_size_mb: 5}}\n";
+    return std::string(test::fast_config) + "storage: {backend: s3, s3: {endpoint: \"" + s3->endpoint() +
+           "\", bucket: baton-e2e, access_key_id: " + store::owner_key_id + ", upload_access_key_id: " + store::upload_key_id +
+           ", multipart_threshold_mb: 5, part_size_mb: 5}}\n";
   }
-  // Where the backend keeps a stored blob's bytes (a test damages one there).
-  std::string blob_file(const std::string& sha) const {
-    if (s3) return s3->object_file("baton-e2e", "blobs/" + sha);
-    return dir / ("data/blobs/sha256/" + sha.substr(0, 2) + "/" + sha);
+  // Where the local backend keeps a stored blob's bytes (a test damages one there).
+  std::string blob_file(const std::string& sha) const { return dir / ("data/blobs/sha256/" + sha.substr(0, 2) + "/" + sha); }
+  // A stored blob's first byte changed in the store, with the owner's key (as a fault or an
+  // intruder would).
+  void damage_in_store(const std::string& sha) {
+    config::s3_config c;
+    c.endpoint = s3->endpoint();
+    c.bucket = "baton-e2e";
+    c.access_key_id = store::owner_key_id;
+    c.secret_access_key = store::owner_secret;
+    storage::s3_backend b(c);
+    auto send = [&](const std::string& method, const std::string& body) {
+      auto p = b.prepare(method, b.blob_key(sha), {}, {}, body, epoch_now());
+      httplib::Client cli(p.base);
+      cli.set_url_encode(false);
+      httplib::Headers h;
+      for (const auto& [n, v] : p.headers)
+        if (n != "Host") h.emplace(n, v);
+      return method == "GET" ? cli.Get(p.target.c_str(), h) : cli.Put(p.target.c_str(), h, body, "application/octet-stream");
+    };
+    auto got = send("GET", "");
+    ASSERT_TRUE(got && got->status == 200) << (got ? got->body : "no answer");
+    std::string bytes = got->body;
+    ASSERT_FALSE(bytes.empty());
+    bytes[0] = static_cast<char>(bytes[0] ^ 0x5a);
+    auto put = send("PUT", bytes);
+    ASSERT_TRUE(put && put->status == 200) << (put ? put->body : "no answer");
   }
   // The submitter's bundle directory with the payload and its spec.
   std::string make_stored_bundle(int steps) {
@@ -266,25 +299,17 @@ TEST_P(storage_e2e, ImportUploadsEachBundleOnceAndARerunSubmitsNothing) {
 // bundle fails the job with bundle_digest_mismatch; a damaged checkpoint file with
 // checkpoint_hydration_failed (never a silent restart from scratch).
 TEST_P(storage_e2e, DamagedBlobsFailTheJobWithTheirReasonsBeforeThePayloadRuns) {
-  // In s3rver a byte is flipped (the worker's digest check finds it). batond's local backend
+  // In the store a byte is flipped (the worker's digest check finds it). batond's local backend
   // never serves a blob whose size is wrong (500 blob_damaged, which the worker takes as a
   // mismatch at once), so there the file loses its last byte. (A same-size change is found by
   // batond as it sends the blob, which it then cuts short every time: the worker sees an
   // unavailable bundle.)
   auto damage = [&](const std::string& sha) {
+    if (s3) return damage_in_store(sha);
     auto f = blob_file(sha);
     ASSERT_TRUE(fs::exists(f)) << f;
-    if (!s3) {
-      fs::permissions(f, fs::perms::owner_write, fs::perm_options::add);
-      fs::resize_file(f, fs::file_size(f) - 1);
-      return;
-    }
-    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
-    char c = 0;
-    io.seekg(0);
-    io.get(c);
-    io.seekp(0);
-    io.put(static_cast<char>(c ^ 0x5a));
+    fs::permissions(f, fs::perms::owner_write, fs::perm_options::add);
+    fs::resize_file(f, fs::file_size(f) - 1);
   };
   auto failed_with = [&](const std::string& name) {
     auto history = test::get(*op, "/jobs/" + name + "/history");

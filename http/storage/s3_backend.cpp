@@ -151,13 +151,15 @@ s3_backend::s3_backend(config::s3_config cfg, options opt) : cfg_(std::move(cfg)
   if (cfg_.bucket.empty()) throw std::invalid_argument("storage.s3.bucket is empty");
   if (cfg_.access_key_id.empty()) throw std::invalid_argument("storage.s3.access_key_id (or BATON_S3_ACCESS_KEY_ID) is empty");
   if (cfg_.secret_access_key.empty()) throw std::invalid_argument("BATON_S3_SECRET_ACCESS_KEY is empty");
+  if (cfg_.upload_access_key_id.empty() != cfg_.upload_secret_access_key.empty())
+    throw std::invalid_argument("storage.s3.upload_access_key_id and BATON_S3_UPLOAD_SECRET_ACCESS_KEY go together");
   if (cfg_.part_size_mb < 5 || cfg_.part_size_mb > 5120)
     throw std::invalid_argument("storage.s3.part_size_mb is " + std::to_string(cfg_.part_size_mb) +
                                 "; S3 takes parts of 5..5120 MiB");
   if (cfg_.verify != "read" && cfg_.verify != "store_checksum")
     throw std::invalid_argument("storage.s3.verify is '" + cfg_.verify + "'; it must be read or store_checksum");
-  if (opt_.max_copy_bytes == 0 || opt_.max_copy_bytes > max_single_put)
-    throw std::invalid_argument("s3 backend: max_copy_bytes must be 1..5 GiB");
+  if (opt_.max_copy_bytes < 5 * mib || opt_.max_copy_bytes > max_single_put)
+    throw std::invalid_argument("s3 backend: max_copy_bytes must be 5 MiB..5 GiB (S3's part sizes)");
   if (!opt_.state_dir.empty() && ::mkdir(opt_.state_dir.c_str(), 0700) != 0 && errno != EEXIST)
     throw std::runtime_error("s3 backend: cannot create " + opt_.state_dir + ": " + std::strerror(errno));
 }
@@ -188,8 +190,13 @@ std::string s3_backend::presign_url(const std::string& method, const std::string
                                     const sigv4::pairs& headers, time_us now, int64_t expires_seconds) const {
   const place p = locate(key);
   const sigv4::request req{method, p.host, p.path, query, headers};
-  const auto signed_url =
-      sigv4::presign({cfg_.access_key_id, cfg_.secret_access_key}, {cfg_.region, "s3"}, req, now / 1000000, expires_seconds);
+  // An upload's URL is signed with the upload key where there is one: a store that lets an
+  // unsigned x-amz-copy-source ride on a presigned PUT (Ceph RGW does) then copies nothing,
+  // as that key may read no object.
+  const bool upload = method == "PUT" && !cfg_.upload_access_key_id.empty();
+  const sigv4::credentials cred = upload ? sigv4::credentials{cfg_.upload_access_key_id, cfg_.upload_secret_access_key}
+                                         : sigv4::credentials{cfg_.access_key_id, cfg_.secret_access_key};
+  const auto signed_url = sigv4::presign(cred, {cfg_.region, "s3"}, req, now / 1000000, expires_seconds);
   // The URL names the host as it is signed (no default port), as any client would send it.
   return scheme_ + "://" + p.host + signed_url.path_and_query;
 }
@@ -329,12 +336,11 @@ finish_result s3_backend::finish_upload(const std::string& upload_id, const std:
   sigv4::pairs head_headers;
   if (by_checksum) head_headers.emplace_back("x-amz-checksum-mode", "ENABLED");
   reply head = call("HEAD", key, {}, head_headers);
-  if (head.status == 404) {
-    // Finished before (a commit retried after its answer was lost): only batond writes
-    // blobs/, and only what it verified.
-    if (contains(sha256, size)) return {finish_status::stored, blob_key(sha256) + " (stored before)"};
+  // Nothing staged is nothing sent, also when blobs/<digest> exists: that another upload stored
+  // these bytes proves nothing about this one's (knowing a digest is not having its bytes). A
+  // commit retried in the same run of batond never gets here (the routes remember it finished).
+  if (head.status == 404)
     return {finish_status::incomplete, "0 of " + std::to_string(size) + " bytes arrived (nothing at " + key + ")"};
-  }
   if (head.status != 200) return unavailable("HEAD " + key, head);
   const std::string length = head.header("content-length");
   if (length != std::to_string(size)) {

@@ -36,7 +36,7 @@ class s3_backend : public backend {
     uint64_t max_copy_bytes = 5ull << 30;
     // Where the multipart uploads in progress are recorded (one small file per upload, made
     // by batond, never a credential), so that after a restart an upload asked for again gets
-    // the same multipart upload on any store: many (s3rver among them) cannot list them.
+    // the same multipart upload on any store: some cannot list them.
     // Empty: in memory, and on the store's list where it has one.
     std::string state_dir;
   };
