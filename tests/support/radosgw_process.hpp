@@ -61,8 +61,11 @@ class radosgw_process {
       env.push_back(std::string("RGW_UPLOAD_ACCESS_KEY=") + upload_key_id);
       env.push_back(std::string("RGW_UPLOAD_SECRET_KEY=") + upload_secret);
     }
-    proc_ = std::make_unique<child_process>(std::vector<std::string>{"/bin/bash", BATON_RADOSGW_SCRIPT, dir},
-                                            dir_ / ("radosgw" + std::to_string(attempt)), env);
+    // --pdeathsig: a test killed outright (a ctest timeout) still stops the script, which stops
+    // the daemons; none outlives the test.
+    proc_ = std::make_unique<child_process>(
+        std::vector<std::string>{"/usr/bin/setpriv", "--pdeathsig", "TERM", "--", "/bin/bash", BATON_RADOSGW_SCRIPT, dir},
+        dir_ / ("radosgw" + std::to_string(attempt)), env);
     bool exited = false;
     const bool up = wait_until(
         [&] {
