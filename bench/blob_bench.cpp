@@ -392,8 +392,8 @@ int main(int argc, char** argv) {
     const double d = download(b, bundle_job, size, dir / "downloaded");
     if (d < 0) return 1;
     down = std::min(down, d);
-    // The same download with the bytes discarded: what batond serves, without this host's
-    // client writing them (on this VM that write costs most of the download's time).
+    // The same download with the bytes discarded: what batond serves. A client that writes them
+    // gets a fraction of that here (docs/benchmarks.md, "Blob transfers").
     const double served = download(b, bundle_job, size, "");
     if (served < 0) return 1;
     down_served = std::min(down_served, served);

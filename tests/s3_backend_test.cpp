@@ -23,6 +23,7 @@
 #include "support/free_ports.hpp"
 #include "support/process.hpp"
 #include "support/radosgw_process.hpp"
+#include "support/s3_owner_call.hpp"
 #include "support/temp_dir.hpp"
 #include "support/wait_until.hpp"
 
@@ -113,19 +114,24 @@ class s3_backend_test : public ::testing::Test {
     return follow(t);
   }
 
-  // A bucket policy set and removed by the owner (signed headers, as batond's own calls).
-  static int owner_call(s3_backend& b, const std::string& method, const std::string& body) {
-    auto p = b.prepare(method, "", {{"policy", ""}}, {}, body, now_us() / 1000000);
-    httplib::Client cli(p.base);
-    cli.set_url_encode(false);
-    httplib::Headers h;
-    for (const auto& [n, v] : p.headers)
-      if (n != "Host") h.emplace(n, v);
-    auto r = method == "PUT" ? cli.Put(p.target.c_str(), h, body, "application/json") : cli.Delete(p.target.c_str(), h);
+  // A bucket policy set and removed by the owner.
+  static int put_policy(s3_backend& b, const std::string& policy) {
+    auto r = baton::test::s3_owner_call(b, "PUT", "", {{"policy", ""}}, policy);
     return r ? r->status : 0;
   }
-  static int put_policy(s3_backend& b, const std::string& policy) { return owner_call(b, "PUT", policy); }
-  static int delete_policy(s3_backend& b) { return owner_call(b, "DELETE", ""); }
+  static int delete_policy(s3_backend& b) {
+    auto r = baton::test::s3_owner_call(b, "DELETE", "", {{"policy", ""}});
+    return r ? r->status : 0;
+  }
+  // Every part of a grant sent, as a worker does; their ETags into `etags`.
+  static void send_parts(const baton::storage::upload_grant& g, const std::string& data, std::vector<part_etag>& etags) {
+    for (const auto& p : g.parts) {
+      auto a = follow(p, data.substr(p.offset, p.size));
+      ASSERT_EQ(a.status, 200) << a.body;
+      ASSERT_FALSE(a.etag.empty());
+      etags.push_back({p.part_number, a.etag});
+    }
+  }
 
   static store* server_;
 };
@@ -181,12 +187,7 @@ TEST_F(s3_backend_test, multipart_upload_in_5_mib_parts) {
   EXPECT_NE(again.parts[2].url.find("uploadId=" + s3_upload_id), std::string::npos);
 
   std::vector<part_etag> etags;
-  for (const auto& p : g.parts) {
-    auto a = follow(p, data.substr(p.offset, p.size));
-    ASSERT_EQ(a.status, 200) << a.body;
-    ASSERT_FALSE(a.etag.empty());
-    etags.push_back({p.part_number, a.etag});
-  }
+  ASSERT_NO_FATAL_FAILURE(send_parts(g, data, etags));
   std::swap(etags[0], etags[2]);  // in any order: batond sorts them
   auto f = b.finish_upload("up-mp", digest, data.size(), etags);
   ASSERT_EQ(f.status, finish_status::stored) << f.detail;
@@ -457,11 +458,7 @@ TEST_F(s3_backend_test, objects_above_the_copy_limit_are_copied_in_parts) {
   const std::string data = bytes(11 * mib + 5, 7), digest = util::sha256_hex(data);
   auto g = b.grant_upload("worker:w1", "up-big", digest, data.size(), now_us(), 600);
   std::vector<part_etag> etags;
-  for (const auto& p : g.parts) {
-    auto a = follow(p, data.substr(p.offset, p.size));
-    ASSERT_EQ(a.status, 200) << a.body;
-    etags.push_back({p.part_number, a.etag});
-  }
+  ASSERT_NO_FATAL_FAILURE(send_parts(g, data, etags));
   auto f = b.finish_upload("up-big", digest, data.size(), etags);
   ASSERT_EQ(f.status, finish_status::stored) << f.detail;
   EXPECT_TRUE(b.contains(digest, data.size()));

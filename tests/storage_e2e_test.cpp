@@ -18,11 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "support/cutting_proxy.hpp"
-#include <httplib.h>
-
 #include "http/storage/s3_backend.hpp"
+#include "support/cutting_proxy.hpp"
 #include "support/radosgw_process.hpp"
+#include "support/s3_owner_call.hpp"
 #include "support/worker_e2e.hpp"
 #include "worker/transfer.hpp"
 
@@ -99,21 +98,12 @@ struct storage_e2e : worker_e2e, ::testing::WithParamInterface<std::string> {
     c.access_key_id = store::owner_key_id;
     c.secret_access_key = store::owner_secret;
     storage::s3_backend b(c);
-    auto send = [&](const std::string& method, const std::string& body) {
-      auto p = b.prepare(method, b.blob_key(sha), {}, {}, body, epoch_now());
-      httplib::Client cli(p.base);
-      cli.set_url_encode(false);
-      httplib::Headers h;
-      for (const auto& [n, v] : p.headers)
-        if (n != "Host") h.emplace(n, v);
-      return method == "GET" ? cli.Get(p.target.c_str(), h) : cli.Put(p.target.c_str(), h, body, "application/octet-stream");
-    };
-    auto got = send("GET", "");
+    auto got = test::s3_owner_call(b, "GET", b.blob_key(sha), {});
     ASSERT_TRUE(got && got->status == 200) << (got ? got->body : "no answer");
     std::string bytes = got->body;
     ASSERT_FALSE(bytes.empty());
     bytes[0] = static_cast<char>(bytes[0] ^ 0x5a);
-    auto put = send("PUT", bytes);
+    auto put = test::s3_owner_call(b, "PUT", b.blob_key(sha), {}, bytes);
     ASSERT_TRUE(put && put->status == 200) << (put ? put->body : "no answer");
   }
   // The submitter's bundle directory with the payload and its spec.

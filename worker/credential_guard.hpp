@@ -5,9 +5,6 @@
 // and can open any file the account can. So the worker reads its credentials once, keeps them
 // only in memory, wipes them from its start-up environment and command line, and marks itself
 // non-dumpable; the payload's environment is built without util::secret_env_names().
-#include <string>
-#include <vector>
-
 namespace baton::worker {
 
 // First thing in main, before any secret is read: /proc/<pid>/{environ,mem} become root's,

@@ -2,7 +2,7 @@
 // A real S3 store for a test: Ceph's radosgw on a one-node in-memory cluster, started by
 // tests/support/radosgw.sh in a fresh directory, on loopback ports of support/free_ports.hpp,
 // with one bucket. It checks signatures, expiry and each URL's key and method as a store in
-// production does. Its owner key pair is owner_key()/owner_secret(); with `upload_key` a subuser
+// production does. Its owner's key pair is owner_key_id/owner_secret; with `upload_key` a subuser
 // that may only write (no read, so no server-side copy from another key) is made too, as
 // docs/storage.md asks of storage.s3.upload_access_key_id.
 #include <chrono>
