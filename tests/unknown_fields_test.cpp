@@ -6,9 +6,12 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/batond_process.hpp"
 #include "support/ids.hpp"
+#include "support/metrics_text.hpp"
+#include "support/wait_until.hpp"
 
 using namespace baton;
 using nlohmann::json;
@@ -16,7 +19,9 @@ using nlohmann::json;
 namespace {
 
 // No periodic loop appends during a test ("nothing is recorded" compares the log's end); two
-// clusters that are never provisioned, for the pins and the enabled map.
+// clusters for the pins and the enabled map, whose one provisioning cycle (at start) SetUp
+// waits for: a first cycle that ran late found the test's job queued and recorded its failed
+// sbatch in the middle of a test.
 const char* config = R"(workers: {heartbeat_interval_seconds: 600, reaper_interval_seconds: 600}
 scheduling: {priority_calc_period_seconds: 86400}
 provisioning: {interval_seconds: 3600}
@@ -41,6 +46,14 @@ struct unknown_fields : ::testing::Test {
   void SetUp() override {
     d = std::make_unique<test::batond_process>(dir, config);
     ASSERT_GT(d->port(), 0) << d->err();
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+          auto m = httplib::Client("127.0.0.1", d->port()).Get("/metrics", as_admin());
+          return m && m->status == 200 && test::metric_total(m->body, "baton_cluster_cycles_total", "cluster=\"a\"") >= 1 &&
+                 test::metric_total(m->body, "baton_cluster_cycles_total", "cluster=\"b\"") >= 1;
+        },
+        std::chrono::seconds(60)))
+        << "each cluster's first provisioning cycle";
   }
   void TearDown() override {
     if (d) {
@@ -70,6 +83,19 @@ struct unknown_fields : ::testing::Test {
     httplib::Client c("127.0.0.1", d->port());
     auto h = c.Get("/healthz");
     return h ? json::parse(h->body).value("last_sequence", uint64_t{0}) : 0;
+  }
+  // "sequence type actor" of each event recorded after `seq`, for a failure's message.
+  std::string recorded_after(uint64_t seq) {
+    auto r = httplib::Client("127.0.0.1", d->port()).Get("/audit/export", as_admin());
+    if (!r) return "(no export)";
+    std::string out;
+    std::istringstream lines(r->body);
+    for (std::string line; std::getline(lines, line);) {
+      auto e = json::parse(line, nullptr, false);
+      if (e.is_object() && e.value("seq", uint64_t{0}) > seq)
+        out += "\n  " + std::to_string(e.value("seq", uint64_t{0})) + " " + e.value("type", "") + " " + e.value("actor", "");
+    }
+    return out;
   }
 
   // Registers a worker with `registration` and has it take and start the job queued first.
@@ -107,7 +133,7 @@ TEST_F(unknown_fields, AMisspeltJobFieldIsRefusedNamingTheFieldMeantAndNothingIs
   const uint64_t before = last_seq();
   auto r = op("POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b/t"}, {"gpus", 2}});
   expect_unknown(r, "gpus", "gpu_count", "POST /jobs");
-  EXPECT_EQ(last_seq(), before) << "a refused job is not recorded";
+  EXPECT_EQ(last_seq(), before) << "a refused job is not recorded; recorded:" << recorded_after(before);
   EXPECT_EQ(op("GET", "/jobs").body.size(), 0u);
 
   auto good = op("POST", "/jobs", {{"title", "t"}, {"input_bundle_path", "/b/t"}, {"gpu_count", 2}});
@@ -185,7 +211,7 @@ TEST_F(unknown_fields, EachRouteWithABodyNamesAMisspeltFieldAndTheFieldMeant) {
     auto r = c.by_worker ? worker(c.method, c.path, c.body) : op(c.method, c.path, c.body);
     expect_unknown(r, c.field, c.meant, c.method + " " + c.path + " " + c.body.dump());
   }
-  EXPECT_EQ(last_seq(), before) << "nothing refused is recorded";
+  EXPECT_EQ(last_seq(), before) << "nothing refused is recorded; recorded:" << recorded_after(before);
   EXPECT_EQ(op("GET", job).body.value("status", ""), "running");
 }
 
