@@ -153,7 +153,7 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   if (auto e = n["energy_prices"])
     p.energy_prices = read_numbers(e, at + ".energy_prices", 24, 0, 1e9, "24 prices, one per hour of the day (UTC)", "price");
   int grace = static_cast<int>(p.preempt_grace_seconds);
-  read_int(n, at, "preempt_grace_seconds", 0, 7 * 86400, grace);
+  read_int(n, at, "preempt_grace_seconds", 0, core::priority_policy::max_preempt_grace_seconds, grace);
   p.preempt_grace_seconds = grace;
 }
 

@@ -369,6 +369,12 @@ TEST(Config, PreemptionRulesAreReadAndRecordedAndTheirErrorsNameTheKey) {
     r.preempt_grace_seconds = recorded;
     EXPECT_EQ(baton::core::policy_of(r).preempt_grace_seconds, 300) << recorded;
   }
+  // The config's bound and the log's are one: a week is accepted by both, a second more by neither.
+  auto week = load_from_string("scheduling: {qos: {low: {}, high: {preempt: [low]}}, preempt_grace_seconds: 604800}\n",
+                               "/etc/baton.yaml", no_env);
+  ASSERT_TRUE(week.value) << week.error->what();
+  EXPECT_EQ(baton::core::policy_of(baton::core::to_record(week.value->priority)).preempt_grace_seconds, 604800);
+  EXPECT_EQ(error_of("scheduling: {preempt_grace_seconds: 604801}\n").key, "scheduling.preempt_grace_seconds");
   auto none = load_from_string("", "", no_env);
   EXPECT_FALSE(none.value->priority.preemption_configured());
   EXPECT_FALSE(baton::core::to_json(none.value->priority).contains("preempt_grace_seconds"))

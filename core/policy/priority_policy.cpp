@@ -187,10 +187,8 @@ priority_policy policy_of(const ev::policy_record& r) {
   p.max_jobs_per_user = r.max_jobs_per_user.value_or(p.max_jobs_per_user);
   p.kill_invalid_dependencies = r.kill_invalid_dependencies.value_or(p.kill_invalid_dependencies);
   p.energy_prices = r.energy_prices;
-  // A recorded grace outside what the config accepts (0 to a week: config/scheduling_parse.cpp)
-  // reads as the default: preemption adds it, in microseconds, to the decision's time, which a
-  // damaged or hand-made log must not overflow.
-  if (r.preempt_grace_seconds && *r.preempt_grace_seconds >= 0 && *r.preempt_grace_seconds <= 7 * 86400)
+  if (r.preempt_grace_seconds && *r.preempt_grace_seconds >= 0 &&
+      *r.preempt_grace_seconds <= priority_policy::max_preempt_grace_seconds)
     p.preempt_grace_seconds = *r.preempt_grace_seconds;
   p.offered_gpu_count = r.offered_gpu_count.value_or(0);
   p.offered_wall_seconds = r.offered_wall_seconds.value_or(0);

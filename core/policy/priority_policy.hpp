@@ -79,7 +79,10 @@ struct priority_policy {
   // empty: no schedule (f7 neutral).
   std::vector<double> energy_prices;
   // Preemption (core/world/preemption.hpp): how long a victim has to leave its worker once told
-  // (Slurm's GraceTime), after which batond takes the worker back.
+  // (Slurm's GraceTime), after which batond takes the worker back. At most a week: the config
+  // refuses more, and a recorded grace above it (a damaged or hand-made log) reads as the default,
+  // since preemption adds it, in microseconds, to a decision's time.
+  static constexpr int64_t max_preempt_grace_seconds = 7 * 86400;
   int64_t preempt_grace_seconds = 300;
 
   const partition_def* partition(const std::string& name) const;
