@@ -1,10 +1,12 @@
 // blob_bench: bundles through a real batond's local backend (docs/benchmarks.md, "Blob
 // transfers"). batond runs as a child process with its default storage; in one run, on one disk:
-//   - `cp` + fsync of a file, against an upload of it through the routes a CLI uses
-//     (POST /blobs/uploads, PUT of the bytes sent with sendfile, POST …/complete: hashed,
-//     fsynced, renamed, `storage.blob_stored` recorded) and a download of it (GET /jobs/{id}/files,
-//     then the grant, written to a file and fsynced; and once more with the bytes discarded,
-//     batond's own rate); best of three each, interleaved;
+//   - `cp` + fsync of a file, and the same copy read and written 1 MiB at a time, against an
+//     upload of it through the routes a CLI uses (POST /blobs/uploads, PUT of the bytes sent
+//     with sendfile, POST …/complete: hashed, fsynced, renamed, `storage.blob_stored`
+//     recorded) and a download of it (GET /jobs/{id}/files, then the grant, written to a file
+//     and fsynced, with the time its client spent in write(); and once more with the bytes
+//     discarded, batond's own rate); best of three each, interleaved; batond's CPU time per
+//     GiB up and down;
 //   - batond's peak RSS growth while four such transfers run at once (two up, two down);
 //   - the latency of assigning polls (real workers; each poll hands out a job, so each one is
 //     an append the scheduler waits to be durable) sent at a fixed rate, as a fleet polls,
@@ -24,6 +26,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <random>
@@ -97,6 +100,35 @@ double cp_fsync(const std::string& from, const std::string& to) {
   return s;
 }
 
+// The same copy through a process: read and write 1 MiB at a time, then fsync (what `dd bs=1M`
+// does). `cp` copies inside the kernel (copy_file_range); anything that moves bytes through a
+// socket, a download's client included, writes from user space like this.
+double rw_fsync(const std::string& from, const std::string& to) {
+  auto t = clock_type::now();
+  int in = ::open(from.c_str(), O_RDONLY), out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char> buf(mib);
+  for (ssize_t n; (n = ::read(in, buf.data(), buf.size())) > 0;)
+    if (::write(out, buf.data(), static_cast<size_t>(n)) != n) throw std::runtime_error("cannot write " + to);
+  ::fsync(out);
+  ::close(in);
+  ::close(out);
+  const double s = seconds_since(t);
+  std::filesystem::remove(to);
+  return s;
+}
+
+// The CPU time a process has used (user + system), in seconds.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i)
+    if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 bool send_all(int fd, const char* p, size_t n) {
   while (n > 0) {
     ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
@@ -167,7 +199,8 @@ double upload(const baton::test::batond_process& b, const blob& f, size_t size) 
 // Downloads the job's bundle as `baton jobs fetch` would: ask for the job's files, GET the
 // grant into a file, fsync (`to` empty: the bytes are discarded, as if a worker on another
 // host wrote them to its own disk). Seconds, or -1.
-double download(const baton::test::batond_process& b, const std::string& job, size_t size, const std::string& to) {
+double download(const baton::test::batond_process& b, const std::string& job, size_t size, const std::string& to,
+                double* writing = nullptr) {
   auto c = b.client();
   auto t = clock_type::now();
   auto files = c->Get("/jobs/" + job + "/files");
@@ -183,10 +216,14 @@ double download(const baton::test::batond_process& b, const std::string& job, si
   int out = to.empty() ? -1 : ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   std::vector<char> buf(mib);
   size_t got = 0;
+  double in_write = 0;
   for (ssize_t n; (n = ::recv(fd, buf.data(), buf.size(), MSG_WAITALL)) > 0;) {
+    const auto w = clock_type::now();
     if (out >= 0 && ::write(out, buf.data(), static_cast<size_t>(n)) != n) break;
+    in_write += seconds_since(w);
     got += static_cast<size_t>(n);
   }
+  if (writing) *writing = in_write;
   if (out >= 0) {
     ::fsync(out);
     ::close(out);
@@ -330,7 +367,14 @@ int main(int argc, char** argv) {
                                 // One token uploads, downloads and creates every job: the bench
                                 // measures transfers and polls, not the per-caller budgets.
                                 "limits: {operator_requests_per_second: 0, worker_requests_per_second: 0}\n"
-                                "scheduling: {max_jobs_per_user: 100000000}\n"
+                                // Neither periodic loop: the planning cycle (every 45 s) copies
+                                // the 70,000 queued jobs for the planner, and the priority
+                                // recalculation (every 60 s) builds their new order beside the old
+                                // one, each 60 - 90 MB for about a second; whether one fell among
+                                // the four transfers decided the RSS figure, which is meant to
+                                // show what the transfers hold.
+                                "scheduling: {max_jobs_per_user: 100000000, priority_calc_period_seconds: 86400,\n"
+                                "             backfill: {bf_interval_seconds: 86400}}\n"
                                 "jobs: {worker_images: [" +
                                     std::string(poll_image) + ", bundle-image]}\n");
   if (!b.port()) {
@@ -369,13 +413,19 @@ int main(int argc, char** argv) {
   // Throughput, best of three each, interleaved so a neighbour's load hits each alike. (On
   // the project's VM a write into page-cache pages the guest never touched before runs at a
   // fraction of the speed of one into reused pages, dd included: the best run is the measure.)
-  double cp = 1e9, up = 1e9, down = 1e9, down_served = 1e9;
+  double cp = 1e9, rw = 1e9, up = 1e9, down = 1e9, down_served = 1e9;
+  double up_cpu = 1e9, down_cpu = 1e9;
+  double down_writing =
+      0;  // of the best written download, the seconds its client spent in write()  // batond's CPU seconds, the least of the three
   std::string bundle_job;
   for (int round = 0; round < 3; ++round) {
     cp = std::min(cp, cp_fsync(files[round].path, dir / "copy"));
+    rw = std::min(rw, rw_fsync(files[round].path, dir / "copy"));
+    double cpu = cpu_seconds(b.pid());
     const double u = upload(b, files[round], size);
     if (u < 0) return 1;
     up = std::min(up, u);
+    up_cpu = std::min(up_cpu, cpu_seconds(b.pid()) - cpu);
     if (round == 0) {  // the job whose bundle is downloaded (its image has no worker: it stays queued)
       auto r = b.client()->Post("/jobs",
                                 json{{"title", "bundle"},
@@ -389,13 +439,17 @@ int main(int argc, char** argv) {
       }
       bundle_job = json::parse(r->body)["id"];
     }
-    const double d = download(b, bundle_job, size, dir / "downloaded");
+    double in_write = 0;
+    const double d = download(b, bundle_job, size, dir / "downloaded", &in_write);
     if (d < 0) return 1;
+    if (d < down) down_writing = in_write;
     down = std::min(down, d);
     // The same download with the bytes discarded: what batond serves. A client that writes them
     // gets a fraction of that here (docs/benchmarks.md, "Blob transfers").
+    cpu = cpu_seconds(b.pid());
     const double served = download(b, bundle_job, size, "");
     if (served < 0) return 1;
+    down_cpu = std::min(down_cpu, cpu_seconds(b.pid()) - cpu);
     down_served = std::min(down_served, served);
   }
   std::atomic<bool> stop{false};
@@ -450,12 +504,18 @@ int main(int argc, char** argv) {
   const double p99_before = percentile(before.latencies_ms, 0.99), p99_after = percentile(after.latencies_ms, 0.99);
   const double p99_alone = std::max(p99_before, p99_after), p99_during = percentile(during.latencies_ms, 0.99);
   std::printf("\n| measure | value |\n|---|---|\n");
+  const double gib = static_cast<double>(size) / (1 << 30);
   std::printf("| `cp` + fsync, %zu MiB | %.0f MB/s |\n", size_mib, mb / cp);
-  std::printf("| upload (POST, PUT hashed, fsynced, renamed, complete) | %.0f MB/s (%.0f %% of cp) |\n", mb / up, 100 * cp / up);
-  std::printf("| download (GET files, GET hashed, written to a file, fsynced) | %.0f MB/s (%.0f %% of cp) |\n", mb / down,
-              100 * cp / down);
+  std::printf("| read + write 1 MiB at a time + fsync | %.0f MB/s (%.0f %% of cp) |\n", mb / rw, 100 * cp / rw);
+  std::printf("| upload (POST, PUT hashed, fsynced, renamed, complete) | %.0f MB/s (%.0f %% of cp, %.0f %% of read + write) |\n",
+              mb / up, 100 * cp / up, 100 * rw / up);
+  std::printf(
+      "| download (GET files, GET hashed, written to a file, fsynced) | %.0f MB/s (%.0f %% of cp, %.0f %% of read + write; "
+      "the client's write() calls %.2f s of %.2f s) |\n",
+      mb / down, 100 * cp / down, 100 * rw / down, down_writing, down);
   std::printf("| download, the bytes discarded (what batond serves, hashed) | %.0f MB/s (%.0f %% of cp) |\n", mb / down_served,
               100 * cp / down_served);
+  std::printf("| batond's CPU per GiB: upload, download | %.2f s, %.2f s |\n", up_cpu / gib, down_cpu / gib);
   std::printf("| batond's peak RSS growth, 2 uploads + 2 downloads at once (%.1f s) | %.1f MiB |\n", transfers_seconds,
               (rss_peak - rss_before) / 1024.0);
   std::printf("| assigning poll p99 alone, before and after (%.0f/s, %zu polls each) | %.2f ms, %.2f ms |\n", poll_rate,
