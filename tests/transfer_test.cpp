@@ -299,7 +299,9 @@ struct transfer_test : ::testing::Test {
 TEST_F(transfer_test, ADownloadCutMidwayResumesWithARangeAndIsVerified) {
   const auto blob = random_bytes(3 << 20, 1);
   server.blobs["b1"] = blob;
-  proxy.push({0, 1 << 20});  // the first connection dies after 1 MiB from the server
+  // The first connection dies after 1.5 MiB from the server: the worker has written 1 MiB and
+  // holds the rest (it writes 1 MiB at a time), which must be on disk before it resumes.
+  proxy.push({0, (3 << 20) / 2});
   auto out = dir / "b1.out";
   uint64_t last_progress = 0;
   xfer::download(l, get_transfer("/blob/b1", blob.size()), sha_of(blob), blob.size(), out,

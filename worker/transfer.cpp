@@ -247,8 +247,24 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
     return transfer_error(k, what);
   };
   util::sha256_stream h;
-  uint64_t have = 0;
+  uint64_t have = 0;  // bytes taken, written or in `pending`
+  // httplib hands a body over in 4 KiB pieces (Debian builds it with CPPHTTPLIB_RECV_BUFSIZ
+  // 4096): a write() for each made a 1 GiB download 1.3 - 1.6x slower than writes of 1 MiB. The
+  // pieces gather here; whatever is pending is written before `have` names a resume offset.
+  std::string pending;
+  pending.reserve(chunk);
+  auto flush = [&] {
+    for (size_t done = 0; done < pending.size();) {
+      ssize_t w = ::write(out.fd, pending.data() + done, pending.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return false;
+      done += static_cast<size_t>(w);
+    }
+    pending.clear();
+    return true;
+  };
   auto restart = [&] {  // the bytes so far are not trusted to continue: from the start again
+    pending.clear();
     if (::ftruncate(out.fd, 0) != 0 || ::lseek(out.fd, 0, SEEK_SET) != 0) return false;
     h.reset();
     have = 0;
@@ -297,20 +313,17 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
             too_long = true;
             return false;
           }
-          for (size_t done = 0; done < n;) {
-            ssize_t w = ::write(out.fd, d + done, n - done);
-            if (w < 0 && errno == EINTR) continue;
-            if (w < 0) {
-              write_failed = true;
-              return false;
-            }
-            done += static_cast<size_t>(w);
+          pending.append(d, n);
+          if (pending.size() >= chunk && !flush()) {
+            write_failed = true;
+            return false;
           }
           h.update(d, n);
           have += n;
           if (progress) progress(have, size);
           return true;
         });
+    if (!write_failed && !flush()) write_failed = true;
     if (write_failed) throw transfer_error(failure::local, errno_text("cannot write", path));
     if (too_long)
       throw fail_removing(failure::mismatch,
