@@ -22,6 +22,7 @@
 #include "core/util/sha256.hpp"
 #include "core/util/time.hpp"
 #include "worker/bundle.hpp"
+#include "worker/file_io.hpp"
 
 namespace baton::worker {
 
@@ -33,17 +34,6 @@ namespace {
 std::string now_iso() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   return util::format_time_us(std::chrono::duration_cast<std::chrono::microseconds>(now).count(), util::time_form::millis);
-}
-
-struct fd_guard {
-  int fd = -1;
-  ~fd_guard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-std::string errno_text(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
 }
 
 void fsync_dir(const std::string& dir) {
@@ -70,12 +60,7 @@ std::string copy_and_hash(const std::string& src, const std::string& dst) {
     if (n < 0) throw std::runtime_error(errno_text("cannot read", src));
     if (n == 0) break;
     h.update(buf.get(), static_cast<size_t>(n));
-    for (ssize_t done = 0; done < n;) {
-      ssize_t w = ::write(out.fd, buf.get() + done, static_cast<size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) throw std::runtime_error(errno_text("cannot write", dst));
-      done += w;
-    }
+    if (!write_all(out.fd, buf.get(), static_cast<size_t>(n))) throw std::runtime_error(errno_text("cannot write", dst));
   }
   if (::fsync(out.fd) != 0) throw std::runtime_error(errno_text("cannot fsync", dst));
   return h.hex();
@@ -216,12 +201,7 @@ void write_atomically(const std::string& path, const std::string& text) {
   {
     fd_guard out{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
     if (out.fd < 0) throw std::runtime_error(errno_text("cannot create", tmp));
-    for (size_t done = 0; done < text.size();) {
-      ssize_t w = ::write(out.fd, text.data() + done, text.size() - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) throw std::runtime_error(errno_text("cannot write", tmp));
-      done += static_cast<size_t>(w);
-    }
+    if (!write_all(out.fd, text.data(), text.size())) throw std::runtime_error(errno_text("cannot write", tmp));
     if (::fsync(out.fd) != 0) throw std::runtime_error(errno_text("cannot fsync", tmp));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {

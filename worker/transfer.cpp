@@ -14,6 +14,7 @@
 
 #include "core/util/sha256.hpp"
 #include "worker/backoff.hpp"
+#include "worker/file_io.hpp"
 
 namespace baton::xfer {
 
@@ -24,16 +25,8 @@ namespace {
 constexpr size_t chunk = 1 << 20;
 constexpr int max_renewals = 3;  // asking batond again for transfers that expired, per step
 
-struct fd_guard {
-  int fd = -1;
-  ~fd_guard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-std::string errno_text(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
+using worker::errno_text;
+using worker::fd_guard;
 
 uint64_t unsigned_field(const json& j, const char* key, const std::string& where, bool required) {
   auto it = j.find(key);
@@ -254,12 +247,7 @@ void download(const link& l, const transfer& t, const std::string& sha256, uint6
   std::string pending;
   pending.reserve(chunk);
   auto flush = [&] {
-    for (size_t done = 0; done < pending.size();) {
-      ssize_t w = ::write(out.fd, pending.data() + done, pending.size() - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return false;
-      done += static_cast<size_t>(w);
-    }
+    if (!worker::write_all(out.fd, pending.data(), pending.size())) return false;
     pending.clear();
     return true;
   };
