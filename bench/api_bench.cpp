@@ -37,8 +37,14 @@
 #include <vector>
 
 #include "bench/constant_server.hpp"
+#include "bench/proc_cpu.hpp"
 #include "support/postgres_server.hpp"
 
+using baton::bench::cpu_time;
+using baton::bench::cpu_time_of;
+using baton::bench::cpu_us;
+using baton::bench::cpu_us_of;
+using baton::bench::stat_fields;
 using nlohmann::json;
 using steady = std::chrono::steady_clock;
 
@@ -80,36 +86,8 @@ int wait_for_port(const std::string& file) {
   return 0;
 }
 
-// The fields of a /proc stat file after the command name, from the state (field 3) on; empty
-// if the process is gone.
-std::istringstream stat_fields(const std::string& stat) {
-  std::ifstream in(stat);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto close = text.rfind(')');
-  return std::istringstream(close == std::string::npos ? std::string() : text.substr(close + 2));
-}
-
-// CPU time a process has used so far, in µs, user and system apart: a figure per request that
-// does not depend on how fast the clients sharing the machine happened to be.
-// (`stat` is /proc/<pid>/stat, or a thread's /proc/<pid>/task/<tid>/stat.)
-struct cpu_time {
-  double user_us = 0, system_us = 0;
-  double total() const { return user_us + system_us; }
-};
-cpu_time cpu_time_of(const std::string& stat) {
-  auto fields = stat_fields(stat);
-  std::string skip;
-  for (int i = 0; i < 11; ++i) fields >> skip;  // state .. cmajflt: fields 3..13
-  double utime = 0, stime = 0;
-  fields >> utime >> stime;
-  const double tick_us = 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
-  return {utime * tick_us, stime * tick_us};
-}
-double cpu_us_of(const std::string& stat) { return cpu_time_of(stat).total(); }
-double cpu_us(pid_t pid) { return cpu_us_of("/proc/" + std::to_string(pid) + "/stat"); }
-
-// The same for a process and its children (a PostgreSQL server: the postmaster and its
-// backends, which the other readings do not count).
+// The CPU time of a process and its children (a PostgreSQL server: the postmaster and its
+// backends, which cpu_us alone does not count).
 double cpu_us_with_children(pid_t pid) {
   if (pid <= 0) return 0;
   double sum = cpu_us(pid);

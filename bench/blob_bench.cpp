@@ -26,7 +26,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <random>
@@ -34,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/proc_cpu.hpp"
 #include "core/util/sha256.hpp"
 #include "support/batond_process.hpp"
 #include "support/loopback_socket.hpp"
@@ -115,18 +115,6 @@ double rw_fsync(const std::string& from, const std::string& to) {
   const double s = seconds_since(t);
   std::filesystem::remove(to);
   return s;
-}
-
-// The CPU time a process has used (user + system), in seconds.
-double cpu_seconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
-  std::string f;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i)
-    if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
-  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 bool send_all(int fd, const char* p, size_t n) {
@@ -421,11 +409,11 @@ int main(int argc, char** argv) {
   for (int round = 0; round < 3; ++round) {
     cp = std::min(cp, cp_fsync(files[round].path, dir / "copy"));
     rw = std::min(rw, rw_fsync(files[round].path, dir / "copy"));
-    double cpu = cpu_seconds(b.pid());
+    double cpu = baton::bench::cpu_us(b.pid()) / 1e6;
     const double u = upload(b, files[round], size);
     if (u < 0) return 1;
     up = std::min(up, u);
-    up_cpu = std::min(up_cpu, cpu_seconds(b.pid()) - cpu);
+    up_cpu = std::min(up_cpu, baton::bench::cpu_us(b.pid()) / 1e6 - cpu);
     if (round == 0) {  // the job whose bundle is downloaded (its image has no worker: it stays queued)
       auto r = b.client()->Post("/jobs",
                                 json{{"title", "bundle"},
@@ -446,10 +434,10 @@ int main(int argc, char** argv) {
     down = std::min(down, d);
     // The same download with the bytes discarded: what batond serves. A client that writes them
     // gets a fraction of that here (docs/benchmarks.md, "Blob transfers").
-    cpu = cpu_seconds(b.pid());
+    cpu = baton::bench::cpu_us(b.pid()) / 1e6;
     const double served = download(b, bundle_job, size, "");
     if (served < 0) return 1;
-    down_cpu = std::min(down_cpu, cpu_seconds(b.pid()) - cpu);
+    down_cpu = std::min(down_cpu, baton::bench::cpu_us(b.pid()) / 1e6 - cpu);
     down_served = std::min(down_served, served);
   }
   std::atomic<bool> stop{false};
