@@ -51,10 +51,7 @@ class cycle_runner {
  private:
   // Sends a report or question to the scheduler; the typed result, or nullopt after logging why.
   std::optional<core::result> ask(core::command cmd) {
-    core::envelope e;
-    e.caller = core::principal::loop();
-    e.actor = "loop:cluster/" + o_.cluster.name;
-    e.cmd = std::move(cmd);
+    core::envelope e{core::principal::loop(), "loop:cluster/" + o_.cluster.name, {}, std::move(cmd), {}};
     auto r = submit(scheduler_, std::move(e), std::chrono::seconds(30));
     if (!r || r->error) {
       spdlog::warn("cluster {}: scheduler refused a report: {}", o_.cluster.name,

@@ -155,7 +155,6 @@ void notify_live(self_ptr self, std::vector<events::event_envelope>&& committed)
   }
 }
 
-// Answers every batch up to `through` (they are durable) and tells live subscribers.
 void request_sync(self_ptr self) {
   auto& st = self->state;
   if (st.sync_requested || st.unsynced.empty()) return;
@@ -163,6 +162,7 @@ void request_sync(self_ptr self) {
   self->send(st.syncer, sync_atom::value);
 }
 
+// Answers every batch up to `through` (they are durable) and tells live subscribers.
 void release_synced(self_ptr self, uint64_t through) {
   auto& st = self->state;
   while (!st.unsynced.empty() && st.unsynced.front().id <= through) {
@@ -177,15 +177,20 @@ void release_synced(self_ptr self, uint64_t through) {
   }
 }
 
-// The log failed: everyone waiting learns why, and the writer quits with it.
-void fail_fatally(self_ptr self, const std::string& why) {
+// Answers every append still waiting (written but not synced, then parked) with err.
+void fail_waiting(self_ptr self, const caf::error& err) {
   auto& st = self->state;
-  auto err = caf::make_error(caf::sec::runtime_error, why);
   for (auto& b : st.unsynced)
     for (auto& r : b.replies) r.first.deliver(err);
   for (auto& p : st.pending) p.promise.deliver(err);
   st.unsynced.clear();
   st.pending.clear();
+}
+
+// The log failed: everyone waiting learns why, and the writer quits with it.
+void fail_fatally(self_ptr self, const std::string& why) {
+  auto err = caf::make_error(caf::sec::runtime_error, why);
+  fail_waiting(self, err);
   self->quit(err);
 }
 
@@ -303,20 +308,14 @@ log_writer_actor::behavior_type log_writer(self_ptr self, std::shared_ptr<events
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& st = self->state;
     if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal) {
-      for (auto& b : st.unsynced)
-        for (auto& r : b.replies) r.first.deliver(msg.reason);
-      for (auto& p : st.pending) p.promise.deliver(msg.reason);
-      st.unsynced.clear();
-      st.pending.clear();
+      fail_waiting(self, msg.reason);
     } else {
       while (!st.pending.empty()) write_some(self, false);
       try {
         st.store->sync_wal();
         release_synced(self, st.next_batch_id);
       } catch (const std::exception& e) {
-        for (auto& b : st.unsynced)
-          for (auto& r : b.replies) r.first.deliver(caf::make_error(caf::sec::runtime_error, e.what()));
-        st.unsynced.clear();
+        fail_waiting(self, caf::make_error(caf::sec::runtime_error, e.what()));  // (nothing is parked any more)
       }
     }
     deliver_unsent(self);

@@ -69,10 +69,7 @@ class salad_api {
 };
 
 std::optional<core::result> ask(const scheduler_actor& s, core::command cmd) {
-  core::envelope e;
-  e.caller = core::principal::loop();
-  e.actor = "loop:salad-autoscaler";
-  e.cmd = std::move(cmd);
+  core::envelope e{core::principal::loop(), "loop:salad-autoscaler", {}, std::move(cmd), {}};
   auto r = submit(s, std::move(e), std::chrono::seconds(30));
   if (!r || r->error) return std::nullopt;
   return std::move(r->value);

@@ -207,6 +207,15 @@ core::reply disk_full(const std::string& why) {
 void begin_staging(self_ptr self, std::string actor, std::string correlation, deliver_fn deliver, core::reply reply,
                    core::decision applied);
 
+// Every cache the HTTP threads read, rebuilt from the world.
+void rebuild_views(self_ptr self) {
+  auto& st = self->state;
+  st.views.credentials->rebuild(st.world);
+  st.views.operators->rebuild(st.world);
+  if (st.views.pilot) st.views.pilot->rebuild(st.world);
+  st.views.idle->rebuild(st.world, st.leases);
+}
+
 // Drops every decision whose events the log has not taken: the world is rebuilt from the log
 // (what it holds, synced or about to be), the views with it, and decisions in progress end
 // with 503. Then the log writer may take appends again (it fenced itself at the refusal).
@@ -226,10 +235,7 @@ void roll_back(self_ptr self, const std::string& why) {
   st.world = st.storage.recover();
   for (const auto& [id, at] : st.leases.all())
     if (!st.world.workers.count(id)) st.leases.erase(id);
-  st.views.credentials->rebuild(st.world);
-  st.views.operators->rebuild(st.world);
-  if (st.views.pilot) st.views.pilot->rebuild(st.world);
-  st.views.idle->rebuild(st.world, st.leases);
+  rebuild_views(self);
   st.log_full = why;
   self->send(st.log, unfence_atom::value);
 }
@@ -496,11 +502,8 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
     spdlog::info("dependencies: {} waiting jobs can never run and are cancelled", swept.events.size());
     persist(self, swept, now, dependency_actor, "", nullptr, {});
   }
-  st.views.credentials->rebuild(st.world);
   if (!st.views.operators) st.views.operators = std::make_shared<caches::operator_credentials>();
-  st.views.operators->rebuild(st.world);
-  if (st.views.pilot) st.views.pilot->rebuild(st.world);
-  st.views.idle->rebuild(st.world, st.leases);
+  rebuild_views(self);
   // A recalculation decided before a stop but never put in force: build its order now.
   if (st.world.priority_pending) begin_staging(self, "loop:priority", "", nullptr, {}, {});
   self->delayed_send(self, std::chrono::microseconds(settings.reap_interval_us), reap_atom::value);
@@ -597,10 +600,7 @@ scheduler_actor::behavior_type scheduler(self_ptr self, log_writer_actor log, co
         self->delayed_send(self, std::chrono::microseconds(st.settings.priority.calc_period), priority_atom::value);
         if (st.staging || writes_refused(self)) return;  // the last one is still being put in force
         if (st.world.queued.empty() && core::policy_recorded(st.world, st.settings.priority)) return;  // nothing to order
-        core::envelope e;
-        e.caller = core::principal::loop();
-        e.actor = "loop:priority";
-        e.cmd = core::commands::recalculate_priorities{};
+        core::envelope e{core::principal::loop(), "loop:priority", {}, core::commands::recalculate_priorities{}, {}};
         execute(self, e, [](core::reply) {});
       },
   };

@@ -112,11 +112,7 @@ bool record(caf::actor_system& sys, const actors::log_writer_actor& log, const c
 // A policy the log has not recorded (a first start, a changed config) is recorded, durably,
 // before batond serves: no job is judged by a policy the log does not know.
 bool record_priority_policy(const actors::scheduler_actor& scheduler) {
-  core::envelope e;
-  e.caller = core::principal::loop();
-  e.actor = "loop:priority";
-  e.request_id = "start";
-  e.cmd = core::commands::recalculate_priorities{};
+  core::envelope e{core::principal::loop(), "loop:priority", "start", core::commands::recalculate_priorities{}, {}};
   auto r = actors::submit(scheduler, std::move(e), std::chrono::seconds(30));
   if (!r || r->error) {
     spdlog::critical("cannot record the priority policy: {}", r && r->error ? r->error->message : "no answer in 30 s");
@@ -148,9 +144,12 @@ std::optional<std::string> failure_of_log() {
   return log_failure;
 }
 
-}  // namespace
-
-namespace {
+// Asks an actor to quit (a null handle: nothing to ask) and lets go of its handle.
+template <class Handle>
+void stop_actor(Handle& h) {
+  if (h) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  h = nullptr;
+}
 
 // The data dir and everything in it: directories 0700, other files 0600 (links not followed).
 // With a view group (projections.sqlite_group): the data dir 02710 and the SQL view's files
@@ -363,8 +362,7 @@ int run(const config::settings& settings, const run_options& opts) {
     std::shared_ptr<projections::sqlite_view> view;
     auto view_off = [&](const std::string& why) {  // batond serves on without it
       spdlog::error("the SQL view is off for this run: {}", why);
-      if (view_run.actor) caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
-      view_run.actor = nullptr;
+      stop_actor(view_run.actor);
       view.reset();
     };
     if (settings.sqlite_view) {
@@ -502,7 +500,6 @@ int run(const config::settings& settings, const run_options& opts) {
     reported.push_back(minutes);
     if (anchors) reported.push_back(anchors);
     http::api_context api;
-    api.sys = &sys;
     api.scheduler = scheduler;
     api.api_token = api_token;
     api.history = history;
@@ -538,10 +535,7 @@ int run(const config::settings& settings, const run_options& opts) {
       blob_opts.data_dir = settings.data_dir;
       blob_opts.min_free_bytes = static_cast<uint64_t>(settings.min_free_mb) << 20;
       blob_opts.on_corrupt = [scheduler](const std::string& sha256, const std::string& found) {
-        core::envelope e;
-        e.caller = core::principal::loop();
-        e.actor = "loop:storage";
-        e.cmd = core::commands::blob_corrupt{sha256, found};
+        core::envelope e{core::principal::loop(), "loop:storage", {}, core::commands::blob_corrupt{sha256, found}, {}};
         actors::submit_async(scheduler, std::move(e), [](core::reply) {});
       };
       try {
@@ -685,8 +679,7 @@ int run(const config::settings& settings, const run_options& opts) {
       }
       for (auto& c : clusters) caf::anon_send_exit(c, caf::exit_reason::user_shutdown);  // after its current cycle
       clusters.clear();
-      if (salad) caf::anon_send_exit(salad, caf::exit_reason::user_shutdown);
-      salad = nullptr;
+      stop_actor(salad);
       server.stop();  // in-flight requests finish; their appends are answered before this returns
       if (!failure) {
         // The last heartbeats go into the stop event, so a restart shows them unchanged.
@@ -700,15 +693,11 @@ int run(const config::settings& settings, const run_options& opts) {
     if (anchors && exit_code == 0)  // the head at a clean stop (daemon.stopped is durable: it was acknowledged)
       if (auto last = store->read(store->last_seq(), 1); !last.empty())
         anchors->anchor(last.front().seq, last.front().hash, now_us());
-    if (anchor_run.actor) caf::anon_send_exit(anchor_run.actor, caf::exit_reason::user_shutdown);
-    anchor_run.actor = nullptr;
-    caf::anon_send_exit(feed_run.actor, caf::exit_reason::user_shutdown);
-    feed_run.actor = nullptr;
-    caf::anon_send_exit(minutes_run.actor, caf::exit_reason::user_shutdown);
-    minutes_run.actor = nullptr;
+    stop_actor(anchor_run.actor);
+    stop_actor(feed_run.actor);
+    stop_actor(minutes_run.actor);
     if (pg && exit_code == 0) pg->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
-    if (pg_run.actor) caf::anon_send_exit(pg_run.actor, caf::exit_reason::user_shutdown);
-    pg_run.actor = nullptr;
+    stop_actor(pg_run.actor);
     if (pg) pg->flush();                // (serialised with the projection's own thread)
     if (snapshots && exit_code == 0 &&  // a clean stop: a snapshot of everything, so the next start replays nothing
         snapshots->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30))) {
@@ -717,22 +706,18 @@ int run(const config::settings& settings, const run_options& opts) {
       else if (view)
         view->write_snapshot_now();  // (the view's world, under its lock)
     }
-    if (snapshot_run.actor) caf::anon_send_exit(snapshot_run.actor, caf::exit_reason::user_shutdown);
-    snapshot_run.actor = nullptr;
+    stop_actor(snapshot_run.actor);
     if (view && exit_code == 0)  // a clean stop: the view holds every event (it keeps its offset itself)
       view->wait_applied(store->last_seq(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
-    if (view_run.actor) caf::anon_send_exit(view_run.actor, caf::exit_reason::user_shutdown);
-    view_run.actor = nullptr;
+    stop_actor(view_run.actor);
     if (view) try {
         view->flush();  // (serialised with the projection's own thread)
       } catch (const std::exception& e) {
         spdlog::error("the SQL view could not commit its last events: {}", e.what());
       }
-    caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
-    scheduler = nullptr;
-    caf::anon_send_exit(log, caf::exit_reason::user_shutdown);  // the writer flushes what is parked, then quits
-    log = nullptr;
-  }  // ~actor_system waits for every actor
+    stop_actor(scheduler);
+    stop_actor(log);  // the writer flushes what is parked, then quits
+  }                   // ~actor_system waits for every actor
   try {
     // The log writer has stopped, so the offset may be written from here (projections/offsets.hpp).
     // Not after the log failed: RocksDB is then in an error state, and the restart replays.

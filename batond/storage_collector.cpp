@@ -8,10 +8,7 @@ namespace baton::batond {
 namespace {
 
 std::optional<core::reply> ask(const actors::scheduler_actor& s, core::command cmd) {
-  core::envelope e;
-  e.caller = core::principal::loop();
-  e.actor = "loop:storage-collector";
-  e.cmd = std::move(cmd);
+  core::envelope e{core::principal::loop(), "loop:storage-collector", {}, std::move(cmd), {}};
   return actors::submit(s, std::move(e), std::chrono::seconds(30));
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/progress_bar.hpp"
+#include "cli/request_helpers.hpp"
 
 namespace baton::cli {
 
@@ -22,17 +23,11 @@ int audit_export(context& c, const audit_export_options& o) {
     if (!value->empty()) q.emplace(name, *value);
   const std::string path = httplib::append_query_params("/audit/export", q);
   std::ofstream file;
-  if (!o.output.empty() && o.output != "-") {
-    file.open(o.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      c.err << "baton: cannot write " << o.output << "\n";
-      return usage_error;
-    }
-  }
-  std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : c.out;
+  std::ostream* out = output_to(c, o.output, file, std::ios::binary | std::ios::trunc);
+  if (!out) return usage_error;
   // A bar on the terminal while it arrives, unless the export itself is going to the terminal.
   progress_bar bar(c.err, "audit export", "bytes", isatty(2) && (file.is_open() || !isatty(1)));
-  auto r = download(c.daemon, path, out, [&](uint64_t done, uint64_t total) { bar.update(done, total); });
+  auto r = download(c.daemon, path, *out, [&](uint64_t done, uint64_t total) { bar.update(done, total); });
   bar.finish();
   if (r.code() != ok) {
     c.err << "baton: " << r.message() << "\n";

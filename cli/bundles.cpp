@@ -101,6 +101,9 @@ std::vector<std::string> pack_directory(const std::string& dir, const std::strin
   return skipped;
 }
 
+namespace {
+
+// batond's data plane as this CLI's caller (its token and operator name).
 xfer::link link_of(const endpoint& e) {
   xfer::link l;
   l.base_url = std::string(e.https ? "https://" : "http://") + e.host + ":" + std::to_string(e.port);
@@ -113,8 +116,6 @@ xfer::link link_of(const endpoint& e) {
   l.max_seconds = 8;
   return l;
 }
-
-namespace {
 
 // A temp file removed when it goes out of scope.
 struct temp_file {
@@ -129,6 +130,13 @@ struct temp_file {
   }
   ~temp_file() { ::unlink(path.c_str()); }
 };
+
+// The files of the newest output set in a GET /jobs/{id}/files answer; null when there are none.
+json latest_output_files(const json& listing) {
+  json o = listing.contains("outputs") ? listing["outputs"] : json();
+  if (o.is_array()) o = o.empty() ? json() : o.back();
+  return o.is_object() && o.contains("files") && o["files"].is_array() ? o["files"] : json();
+}
 
 }  // namespace
 
@@ -173,15 +181,14 @@ int jobs_fetch(context& c, const std::string& id, const std::string& dir_arg) {
     c.err << "baton: " << e.what() << "\n";
     return e.status == 0 ? unreachable : api_error;
   }
-  json outputs = listing.contains("outputs") ? listing["outputs"] : json();
-  if (outputs.is_array()) outputs = outputs.empty() ? json() : outputs.back();
-  if (!outputs.is_object() || !outputs.contains("files") || !outputs["files"].is_array()) {
+  const json files = latest_output_files(listing);
+  if (!files.is_array()) {
     c.err << "baton: job " << id << " has no stored outputs\n";
     return api_error;
   }
   const std::string dir = dir_arg.empty() ? id + "-outputs" : dir_arg;
   // Every path is checked before anything is written: only relative paths inside DIR.
-  for (const auto& f : outputs["files"]) {
+  for (const auto& f : files) {
     std::string p = f.is_object() && f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "";
     bool safe = !p.empty() && p[0] != '/';
     for (const auto& part : fs::path(p))
@@ -193,7 +200,7 @@ int jobs_fetch(context& c, const std::string& id, const std::string& dir_arg) {
     }
   }
   json written = json::array();
-  for (const auto& f : outputs["files"]) {
+  for (const auto& f : files) {
     const std::string rel = f["path"].get<std::string>();
     const auto target = fs::path(dir) / rel;
     std::error_code ec;
@@ -204,11 +211,8 @@ int jobs_fetch(context& c, const std::string& id, const std::string& dir_arg) {
     }
     auto part = target.string() + ".part";
     auto pick = [&](const json& fresh) -> json {
-      json o = fresh.contains("outputs") ? fresh["outputs"] : json();
-      if (o.is_array()) o = o.empty() ? json() : o.back();
-      if (o.is_object() && o.contains("files") && o["files"].is_array())
-        for (const auto& g : o["files"])
-          if (g.is_object() && g.value("path", "") == rel) return g;
+      for (const auto& g : latest_output_files(fresh))  // (null: no element)
+        if (g.is_object() && g.value("path", "") == rel) return g;
       return nullptr;
     };
     try {

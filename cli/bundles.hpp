@@ -20,9 +20,6 @@ namespace baton::cli {
 // Throws std::runtime_error naming the file that could not be read or written.
 std::vector<std::string> pack_directory(const std::string& dir, const std::string& out);
 
-// batond's data plane as this CLI's caller (its token and operator name).
-xfer::link link_of(const endpoint& e);
-
 struct stored_bundle {
   std::string sha256;
   uint64_t size = 0;

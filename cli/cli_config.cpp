@@ -23,12 +23,7 @@ void apply_file(const YAML::Node& root, cli_config& c) {
 }
 
 void apply_env(const config::env_lookup& env, cli_config& c) {
-  auto get = [&](const char* name) -> std::optional<std::string> {
-    auto v = env(name);
-    if (v && v->empty()) return std::nullopt;  // set but empty counts as unset
-    return v;
-  };
-  if (auto v = get("BATON_API_TOKEN")) c.api_token = *v;
+  if (auto v = config::env_value(env, "BATON_API_TOKEN")) c.api_token = *v;
   config::endpoint served{c.listen, {}, c.data_dir};
   read_endpoint_env(env, served);
   c.listen = served.listen;
@@ -38,20 +33,7 @@ void apply_env(const config::env_lookup& env, cli_config& c) {
 }  // namespace
 
 cli_config_result cli_config_from_string(const std::string& yaml_text, const std::string& path, const config::env_lookup& env) {
-  cli_config c;
-  try {
-    apply_file(YAML::Load(yaml_text), c);
-  } catch (const key_error& e) {
-    return {std::nullopt, config::config_error{path, e.key, e.message}};
-  } catch (const YAML::Exception& e) {
-    return {std::nullopt, config::config_error{path, "", std::string("invalid YAML: ") + e.what()}};
-  }
-  try {
-    apply_env(env, c);
-  } catch (const key_error& e) {
-    return {std::nullopt, config::config_error{"", e.key, e.message}};
-  }
-  return {c, std::nullopt};
+  return load_layers<cli_config_result>(cli_config{}, yaml_text, path, apply_file, [&](cli_config& c) { apply_env(env, c); });
 }
 
 cli_config_result load_cli_config(const config::config_choice& which, const config::env_lookup& env) {

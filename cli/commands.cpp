@@ -2,6 +2,7 @@
 #include "cli/event_follower.hpp"
 
 #include "core/jobs/ids.hpp"
+#include "core/util/csv.hpp"
 
 #include <unistd.h>
 
@@ -127,36 +128,28 @@ int submit(context& c, const submit_options& o) {
     if (!r.body["jobs"].empty() && r.body["jobs"][0].contains("pending_detail"))
       c.err << "baton: warning: no site could ever run these tasks: " << r.body["jobs"][0]["pending_detail"].get<std::string>()
             << "\n";
-    if (c.json)
-      c.out << r.body.dump(2) << "\n";
-    else
-      c.out << "submitted array " << r.body.value("array_id", "") << ": " << r.body.value("created", 0)
-            << " tasks (baton jobs list --array " << r.body.value("array_id", "") << ")\n";
-    return ok;
+    return reply(c, r.body, [&](std::ostream& o) {
+      o << "submitted array " << r.body.value("array_id", "") << ": " << r.body.value("created", 0)
+        << " tasks (baton jobs list --array " << r.body.value("array_id", "") << ")";
+    });
   }
   if (int code = run(c, "POST", "/jobs", r, body)) return code;
   if (r.body.value("pending_detail", json()).is_string())
     c.err << "baton: warning: no site could ever run this job: " << r.body["pending_detail"].get<std::string>() << "\n";
-  if (c.json)
-    c.out << r.body.dump(2) << "\n";
-  else
-    c.out << "submitted " << r.body["id"].get<std::string>() << " (" << r.body["status"].get<std::string>() << ")\n";
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) {
+    o << "submitted " << r.body["id"].get<std::string>() << " (" << r.body["status"].get<std::string>() << ")";
+  });
 }
 
 // A cancel, hold or release that named a job array: how many tasks it changed, and the rest by status.
 int array_acted(context& c, const json& body, const std::string& verb) {
-  if (c.json) {
-    c.out << body.dump(2) << "\n";
-    return ok;
-  }
-  c.out << "array " << body.value("array_id", "") << ": " << verb << " " << body.value("changed", 0) << " tasks";
-  if (body.contains("unchanged") && body["unchanged"].is_object() && !body["unchanged"].empty()) {
-    c.out << "; left as they were:";
-    for (const auto& [status, n] : body["unchanged"].items()) c.out << " " << n.get<size_t>() << " " << status;
-  }
-  c.out << "\n";
-  return ok;
+  return reply(c, body, [&](std::ostream& o) {
+    o << "array " << body.value("array_id", "") << ": " << verb << " " << body.value("changed", 0) << " tasks";
+    if (body.contains("unchanged") && body["unchanged"].is_object() && !body["unchanged"].empty()) {
+      o << "; left as they were:";
+      for (const auto& [status, n] : body["unchanged"].items()) o << " " << n.get<size_t>() << " " << status;
+    }
+  });
 }
 
 int jobs_list(context& c, const std::vector<std::string>& statuses, int limit, const std::string& array_id) {
@@ -208,21 +201,13 @@ int jobs_cancel(context& c, const std::string& id, bool force) {
     return r.code();
   }
   if (r.body.is_object() && r.body.contains("array_id")) return array_acted(c, r.body, "cancelled");
-  if (c.json)
-    c.out << json{{"job_id", id}, {"cancel_requested", true}}.dump(2) << "\n";
-  else
-    c.out << "cancel requested for " << id << "\n";
-  return ok;
+  return reply(c, json{{"job_id", id}, {"cancel_requested", true}}, [&](std::ostream& o) { o << "cancel requested for " << id; });
 }
 
 int jobs_requeue(context& c, const std::string& id) {
   result r;
   if (int code = run(c, "POST", "/jobs/" + encode(id) + "/requeue", r)) return code;
-  if (c.json)
-    c.out << r.body.dump(2) << "\n";
-  else
-    c.out << "requeued " << id << " as " << r.body["id"].get<std::string>() << "\n";
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) { o << "requeued " << id << " as " << r.body["id"].get<std::string>(); });
 }
 
 int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_than_days, int older_than_minutes) {
@@ -231,11 +216,9 @@ int jobs_prune(context& c, const std::vector<std::string>& statuses, int older_t
   for (const auto& s : statuses) path += "&status=" + encode(s);
   result r;
   if (int code = run(c, "DELETE", path, r)) return code;
-  if (c.json)
-    c.out << r.body.dump(2) << "\n";
-  else
-    c.out << "pruned " << cell(field(r.body, "pruned")) << " jobs (their history stays in the log)\n";
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) {
+    o << "pruned " << cell(field(r.body, "pruned")) << " jobs (their history stays in the log)";
+  });
 }
 
 int jobs_export_csv(context& c, const std::string& output) {
@@ -254,16 +237,10 @@ int jobs_export_csv(context& c, const std::string& output) {
                                            "input_bundle_path",
                                            "latest_checkpoint_manifest_path"};
   std::ofstream file;
-  if (!output.empty() && output != "-") {
-    file.open(output);
-    if (!file) {
-      c.err << "baton: cannot write " << output << "\n";
-      return usage_error;
-    }
-  }
-  std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : c.out;
-  for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << fields[i];
-  out << "\n";
+  std::ostream* out = output_to(c, output, file);
+  if (!out) return usage_error;
+  for (size_t i = 0; i < fields.size(); ++i) *out << (i ? "," : "") << fields[i];
+  *out << "\n";
   // Page through: a campaign has many thousands of jobs.
   const int page = 1000;
   size_t written = 0;
@@ -275,8 +252,8 @@ int jobs_export_csv(context& c, const std::string& output) {
       return code;
     for (const auto& j : r.body) {
       for (size_t i = 0; i < fields.size(); ++i)
-        out << (i ? "," : "") << csv_field(cell(j.contains(fields[i]) ? j[fields[i]] : nullptr));
-      out << "\n";
+        *out << (i ? "," : "") << util::csv_field(cell(j.contains(fields[i]) ? j[fields[i]] : nullptr));
+      *out << "\n";
       ++written;
     }
     if (progress) c.err << "\rexported " << written << " jobs" << std::flush;
@@ -323,11 +300,7 @@ int clusters_set(context& c, const std::string& name, bool enable, const std::st
   result r;
   json body = reason.empty() ? json::object() : json{{"reason", reason}};
   if (int code = run(c, "POST", "/clusters/" + encode(name) + (enable ? "/enable" : "/disable"), r, body)) return code;
-  if (c.json)
-    c.out << r.body.dump(2) << "\n";
-  else
-    c.out << name << (enable ? " enabled" : " disabled") << "\n";
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) { o << name << (enable ? " enabled" : " disabled"); });
 }
 
 // Draws once, then again each time the live stream brings events (at most once per

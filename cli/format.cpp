@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "core/util/csv.hpp"
-
 namespace baton::cli {
 
 const nlohmann::json& field(const nlohmann::json& o, const std::string& key) {
@@ -56,7 +54,5 @@ void print_table(std::ostream& out, const nlohmann::json& rows, const std::vecto
   print_line(titles);
   for (const auto& line : cells) print_line(line);
 }
-
-std::string csv_field(const std::string& v) { return util::csv_field(v); }
 
 }  // namespace baton::cli

@@ -21,8 +21,5 @@ const nlohmann::json& field(const nlohmann::json& o, const std::string& key);
 int bounded_int(const nlohmann::json& v, int lo, int hi, int fallback);
 // Strings as they are, numbers as JSON, null as "".
 std::string cell(const nlohmann::json& v);
-// RFC 4180: quotes around fields with a comma, quote or newline; quotes doubled; a ' before
-// text a spreadsheet would run as a formula (core/util/csv.hpp).
-std::string csv_field(const std::string& v);
 
 }  // namespace baton::cli

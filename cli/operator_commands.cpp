@@ -9,49 +9,36 @@ using nlohmann::json;
 int operators_add(context& c, const std::string& name, const std::string& role, const std::vector<std::string>& accounts) {
   result r;
   if (int code = run(c, "POST", "/operators", r, json{{"name", name}, {"role", role}, {"accounts", accounts}})) return code;
-  if (c.json) {
-    c.out << r.body.dump(2) << "\n";
-  } else {
-    c.out << "created " << cell(r.body["role"]) << " " << name << "; their token (shown once, keep it secret):\n"
-          << cell(r.body["token"]) << "\n";
-  }
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) {
+    o << "created " << cell(r.body["role"]) << " " << name << "; their token (shown once, keep it secret):\n"
+      << cell(r.body["token"]);
+  });
 }
 
 int operators_revoke(context& c, const std::string& name) {
   result r;
   if (int code = run(c, "DELETE", "/operators/" + encode(name), r)) return code;
-  if (c.json)
-    c.out << json{{"name", name}, {"revoked", true}}.dump(2) << "\n";
-  else
-    c.out << "revoked " << name << "\n";
-  return ok;
+  return reply(c, json{{"name", name}, {"revoked", true}}, [&](std::ostream& o) { o << "revoked " << name; });
 }
 
 int operators_rotate(context& c, const std::string& name, int64_t grace_seconds) {
   result r;
   if (int code = run(c, "POST", "/operators/" + encode(name) + "/token", r, json{{"grace_seconds", grace_seconds}})) return code;
-  if (c.json) {
-    c.out << r.body.dump(2) << "\n";
-  } else {
-    c.out << "new token for " << name << " (shown once, keep it secret); the old one works until "
-          << cell(r.body["previous_token_valid_until"]) << ":\n"
-          << cell(r.body["token"]) << "\n";
-  }
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) {
+    o << "new token for " << name << " (shown once, keep it secret); the old one works until "
+      << cell(r.body["previous_token_valid_until"]) << ":\n"
+      << cell(r.body["token"]);
+  });
 }
 
 int pilot_token_rotate(context& c, int64_t grace_seconds) {
   result r;
   if (int code = run(c, "POST", "/pilot-token", r, json{{"grace_seconds", grace_seconds}})) return code;
-  if (c.json) {
-    c.out << r.body.dump(2) << "\n";
-  } else {
-    c.out << "new pilot token (batond wrote it where batch scripts read it; shown once); the old one registers workers until "
-          << cell(r.body["previous_token_valid_until"]) << ":\n"
-          << cell(r.body["token"]) << "\n";
-  }
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) {
+    o << "new pilot token (batond wrote it where batch scripts read it; shown once); the old one registers workers until "
+      << cell(r.body["previous_token_valid_until"]) << ":\n"
+      << cell(r.body["token"]);
+  });
 }
 
 int operators_list(context& c) {

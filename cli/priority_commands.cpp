@@ -38,11 +38,7 @@ int jobs_hold(context& c, const std::string& id, bool hold) {
   if (int code = run(c, "POST", "/jobs/" + encode(id) + (hold ? "/hold" : "/release"), r)) return code;
   if (r.body.is_object() && r.body.contains("array_id") && r.body.contains("changed"))
     return array_acted(c, r.body, hold ? "held" : "released");
-  if (c.json)
-    c.out << r.body.dump(2) << "\n";
-  else
-    c.out << (hold ? "held " : "released ") << id << "\n";
-  return ok;
+  return reply(c, r.body, [&](std::ostream& o) { o << (hold ? "held " : "released ") << id; });
 }
 
 int priority(context& c, const std::string& job_id) {

@@ -43,4 +43,19 @@ int print(context& c, const json& body, const std::vector<column>& columns) {
   return ok;
 }
 
+int reply(context& c, const json& body, const std::function<void(std::ostream&)>& say) {
+  if (c.json) return print(c, body, {});
+  say(c.out);
+  c.out << "\n";
+  return ok;
+}
+
+std::ostream* output_to(context& c, const std::string& path, std::ofstream& file, std::ios::openmode mode) {
+  if (path.empty() || path == "-") return &c.out;
+  file.open(path, mode);
+  if (file) return &file;
+  c.err << "baton: cannot write " << path << "\n";
+  return nullptr;
+}
+
 }  // namespace baton::cli

@@ -71,6 +71,13 @@ struct raw_entry {
   bool is_template = false;
 };
 
+// A directory the compute nodes read: an absolute path when set.
+void read_node_path(const YAML::Node& map, const std::string& prefix, const std::string& key, std::string& out) {
+  read_string(map, prefix, key, out);
+  if (!out.empty() && out.front() != '/')
+    throw key_error{join(prefix, key), "must be an absolute path (the compute nodes read it), got '" + out + "'"};
+}
+
 void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_string(n, p, "partition", c.partition);
   read_string(n, p, "account", c.account);
@@ -98,10 +105,7 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
   read_int(n, p, "handoff_margin_seconds", 0, 86400, c.handoff_margin_seconds);
   read_string(n, p, "worker_command", c.worker_command);
   read_string(n, p, "pilot_token_file", c.pilot_token_file);
-  read_string(n, p, "pilot_credential_dir", c.pilot_credential_dir);
-  if (!c.pilot_credential_dir.empty() && c.pilot_credential_dir.front() != '/')
-    throw key_error{join(p, "pilot_credential_dir"),
-                    "must be an absolute path (the compute nodes read it), got '" + c.pilot_credential_dir + "'"};
+  read_node_path(n, p, "pilot_credential_dir", c.pilot_credential_dir);
   read_string(n, p, "ca_file", c.ca_file);
   read_string(n, p, "template", c.template_path);
   if (auto imgs = n["worker_images"]) {
@@ -270,10 +274,7 @@ provisioning_config parse_provisioning(const YAML::Node& n) {
   read_double(n, "provisioning", "slurm_calls_per_second", 0.001, 1e6, p.slurm_calls_per_second);
   read_string(n, "provisioning", "daemon_url", p.daemon_url);
   read_string(n, "provisioning", "scripts_dir", p.scripts_dir);
-  read_string(n, "provisioning", "pilot_credential_dir", p.pilot_credential_dir);
-  if (!p.pilot_credential_dir.empty() && p.pilot_credential_dir.front() != '/')
-    throw key_error{"provisioning.pilot_credential_dir",
-                    "must be an absolute path (the compute nodes read it), got '" + p.pilot_credential_dir + "'"};
+  read_node_path(n, "provisioning", "pilot_credential_dir", p.pilot_credential_dir);
   return p;
 }
 

@@ -182,11 +182,7 @@ std::optional<config_error> check_secrets(const std::vector<std::pair<std::strin
 namespace {
 
 void apply_env(const env_lookup& env, settings& s) {
-  auto get = [&](const char* name) -> std::optional<std::string> {
-    auto v = env(name);
-    if (v && v->empty()) return std::nullopt;  // set but empty counts as unset
-    return v;
-  };
+  auto get = [&](const char* name) { return env_value(env, name); };
   if (auto v = get("BATON_API_TOKEN")) s.api_token = *v;
   if (auto v = get("BATON_PILOT_TOKEN")) s.pilot_token = *v;
   if (auto v = get("BATON_METRICS_TOKEN")) s.metrics_token = *v;
@@ -230,19 +226,9 @@ void apply_env(const env_lookup& env, settings& s) {
 load_result load_from_string(const std::string& yaml_text, const std::string& path, const env_lookup& env) {
   settings s;
   s.source = path;
-  try {
-    apply_file(YAML::Load(yaml_text), path, s);
-  } catch (const key_error& e) {
-    return {std::nullopt, config_error{path, e.key, e.message}};
-  } catch (const YAML::Exception& e) {
-    return {std::nullopt, config_error{path, "", std::string("invalid YAML: ") + e.what()}};
-  }
-  try {
-    apply_env(env, s);
-  } catch (const key_error& e) {
-    return {std::nullopt, config_error{"", e.key, e.message}};
-  }
-  return {s, std::nullopt};
+  return load_layers<load_result>(
+      std::move(s), yaml_text, path, [&](const YAML::Node& root, settings& into) { apply_file(root, path, into); },
+      [&](settings& into) { apply_env(env, into); });
 }
 
 load_result load(const config_choice& which, const env_lookup& env) {

@@ -15,15 +15,20 @@ env_lookup process_env() {
   };
 }
 
+std::optional<std::string> env_value(const env_lookup& env, const std::string& name) {
+  auto v = env(name);
+  if (v && v->empty()) return std::nullopt;
+  return v;
+}
+
 std::string config_error::what() const {
   std::string where = file.empty() ? "config error in the environment" : "config error in " + file;
   return key.empty() ? where + ": " + message : where + ": key '" + key + "': " + message;
 }
 
 std::string config_path(const env_lookup& env) {
-  if (auto p = env("BATON_CONFIG"); p && !p->empty()) return *p;
-  auto home = env("HOME");
-  return (home && !home->empty() ? *home : std::string(".")) + "/.config/baton/config.yaml";
+  if (auto p = env_value(env, "BATON_CONFIG")) return *p;
+  return env_value(env, "HOME").value_or(".") + "/.config/baton/config.yaml";
 }
 
 std::optional<listen_config> parse_listen(const std::string& text) {
@@ -38,7 +43,7 @@ std::optional<listen_config> parse_listen(const std::string& text) {
 
 config_choice choose_config(const std::string& flag, const env_lookup& env) {
   if (!flag.empty()) return {flag, "--config"};
-  if (auto p = env("BATON_CONFIG"); p && !p->empty()) return {*p, "BATON_CONFIG"};
+  if (auto p = env_value(env, "BATON_CONFIG")) return {*p, "BATON_CONFIG"};
   return {config_path(env), ""};
 }
 

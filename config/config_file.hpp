@@ -11,6 +11,8 @@ namespace baton::config {
 
 using env_lookup = std::function<std::optional<std::string>(const std::string&)>;
 env_lookup process_env();  // reads ::getenv
+// The variable's value; set but empty counts as unset.
+std::optional<std::string> env_value(const env_lookup& env, const std::string& name);
 
 struct config_error {
   std::string file;          // "" when the problem came from the environment

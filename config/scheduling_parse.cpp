@@ -18,10 +18,12 @@ void check_name(const std::string& key, const std::string& name) {
   if (!ok) throw key_error{key, "expected a name of 1..64 letters, digits, '.', '_' or '-', got '" + name + "'"};
 }
 
-uint32_t read_u32(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, uint32_t dflt) {
+// read_int for a field of another integer type: the value read, or dflt when the key is absent.
+template <class T>
+T read_int_as(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, T dflt) {
   int v = static_cast<int>(dflt);
   read_int(map, prefix, key, lo, hi, v);
-  return static_cast<uint32_t>(v);
+  return static_cast<T>(v);
 }
 
 core::time_us read_seconds_us(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi,
@@ -101,19 +103,17 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   p.multifactor.max_age = read_seconds_us(n, at, "priority_max_age_days", 0.001, 365, 86400, p.multifactor.max_age);
   p.decay_half_life = read_seconds_us(n, at, "decay_half_life_days", 0, 3650, 86400, p.decay_half_life);
   read_bool(n, at, "favor_small", p.multifactor.favor_small);
-  double ref = p.lattice_reference_wait_seconds;
-  read_double(n, at, "lattice_reference_wait_seconds", 1, 1e9, ref);
-  p.lattice_reference_wait_seconds = ref;
+  read_double(n, at, "lattice_reference_wait_seconds", 1, 1e9, p.lattice_reference_wait_seconds);
   if (auto w = n["weights"]) {
     std::string wk = at + ".weights";
     check_known_keys(w, wk, {"age", "fairshare", "job_size", "partition", "qos"});
     auto& mw = p.multifactor.weights;
     // Slurm's weights are uint32; the sum of all must stay below 2^32 (the priority's range).
-    mw.age = read_u32(w, wk, "age", 0, 1000000000, mw.age);
-    mw.fairshare = read_u32(w, wk, "fairshare", 0, 1000000000, mw.fairshare);
-    mw.job_size = read_u32(w, wk, "job_size", 0, 1000000000, mw.job_size);
-    mw.partition = read_u32(w, wk, "partition", 0, 1000000000, mw.partition);
-    mw.qos = read_u32(w, wk, "qos", 0, 1000000000, mw.qos);
+    mw.age = read_int_as(w, wk, "age", 0, 1000000000, mw.age);
+    mw.fairshare = read_int_as(w, wk, "fairshare", 0, 1000000000, mw.fairshare);
+    mw.job_size = read_int_as(w, wk, "job_size", 0, 1000000000, mw.job_size);
+    mw.partition = read_int_as(w, wk, "partition", 0, 1000000000, mw.partition);
+    mw.qos = read_int_as(w, wk, "qos", 0, 1000000000, mw.qos);
   }
   if (auto parts = n["partitions"]) {
     p.partitions.clear();
@@ -139,7 +139,7 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
                      if (!v.IsNull()) {
                        check_known_keys(v, key, {"priority_factor", "max_running_per_user", "preempt"});
                        read_double(v, key, "priority_factor", 0, 1e9, d.priority_factor);
-                       d.max_running_per_user = read_u32(v, key, "max_running_per_user", 0, 1000000000, 0);
+                       d.max_running_per_user = read_int_as<uint32_t>(v, key, "max_running_per_user", 0, 1000000000, 0);
                        read_string_list(v, key, "preempt", d.preempt);
                      }
                      p.qos.push_back(d);
@@ -148,13 +148,12 @@ void parse_scheduling(const YAML::Node& n, core::priority_policy& p) {
   }
   read_string(n, at, "default_qos", p.default_qos);
   read_string(n, at, "default_account", p.default_account);
-  p.max_jobs_per_user = read_u32(n, at, "max_jobs_per_user", 1, 100000000, p.max_jobs_per_user);
+  p.max_jobs_per_user = read_int_as(n, at, "max_jobs_per_user", 1, 100000000, p.max_jobs_per_user);
   read_bool(n, at, "kill_invalid_dependencies", p.kill_invalid_dependencies);
   if (auto e = n["energy_prices"])
     p.energy_prices = read_numbers(e, at + ".energy_prices", 24, 0, 1e9, "24 prices, one per hour of the day (UTC)", "price");
-  int grace = static_cast<int>(p.preempt_grace_seconds);
-  read_int(n, at, "preempt_grace_seconds", 0, core::priority_policy::max_preempt_grace_seconds, grace);
-  p.preempt_grace_seconds = grace;
+  p.preempt_grace_seconds =
+      read_int_as(n, at, "preempt_grace_seconds", 0, core::priority_policy::max_preempt_grace_seconds, p.preempt_grace_seconds);
 }
 
 namespace {
@@ -175,11 +174,9 @@ void check_preempt_lists(const Defs& defs, const std::string& section, const std
 
 void parse_deadline_rule(const YAML::Node& n, core::deadline_rule& out) {
   constexpr int max_seconds = 366 * 86400;  // as a job's time_limit_seconds
-  int limit = static_cast<int>(out.default_time_limit_seconds), useful = static_cast<int>(out.min_useful_seconds);
-  read_int(n, "scheduling", "default_time_limit_seconds", 1, max_seconds, limit);
-  read_int(n, "scheduling", "min_useful_seconds", 1, max_seconds, useful);
-  out.default_time_limit_seconds = limit;
-  out.min_useful_seconds = useful;
+  out.default_time_limit_seconds =
+      read_int_as(n, "scheduling", "default_time_limit_seconds", 1, max_seconds, out.default_time_limit_seconds);
+  out.min_useful_seconds = read_int_as(n, "scheduling", "min_useful_seconds", 1, max_seconds, out.min_useful_seconds);
 }
 
 void parse_backfill(const YAML::Node& sched, core::backfill_settings& out) {
@@ -200,9 +197,9 @@ void parse_backfill(const YAML::Node& sched, core::backfill_settings& out) {
   out.limits.bf_window = window * 60 * second;
   out.placeholder_start_estimate = estimate * second;
   out.limits.work_budget = static_cast<uint64_t>(probes);
-  out.limits.bf_max_job_test = read_u32(n, at, "bf_max_job_test", 0, 1000000, out.limits.bf_max_job_test);
-  out.limits.bf_max_job_user = read_u32(n, at, "bf_max_job_user", 0, 1000000, out.limits.bf_max_job_user);
-  out.limits.bf_max_job_part = read_u32(n, at, "bf_max_job_part", 0, 1000000, out.limits.bf_max_job_part);
+  out.limits.bf_max_job_test = read_int_as(n, at, "bf_max_job_test", 0, 1000000, out.limits.bf_max_job_test);
+  out.limits.bf_max_job_user = read_int_as(n, at, "bf_max_job_user", 0, 1000000, out.limits.bf_max_job_user);
+  out.limits.bf_max_job_part = read_int_as(n, at, "bf_max_job_part", 0, 1000000, out.limits.bf_max_job_part);
 }
 
 void parse_accounts(const YAML::Node& n, core::priority_policy& p) {
@@ -213,13 +210,13 @@ void parse_accounts(const YAML::Node& n, core::priority_policy& p) {
     if (!v.IsNull()) {
       check_known_keys(v, key, {"parent", "shares", "users"});
       read_string(v, key, "parent", a.parent);
-      a.shares = read_u32(v, key, "shares", 1, 1000000000, 1);
+      a.shares = read_int_as<uint32_t>(v, key, "shares", 1, 1000000000, 1);
       if (auto users = v["users"])
         for_each_named(users, key + ".users", "user: shares", true,
                        [&](const std::string& user, const std::string& user_key, const YAML::Node& shares) {
                          YAML::Node holder;  // read_int reads a key of a map
                          holder["shares"] = shares;
-                         a.users[user] = read_u32(holder, user_key, "shares", 1, 1000000000, 1);
+                         a.users[user] = read_int_as<uint32_t>(holder, user_key, "shares", 1, 1000000000, 1);
                        });
     }
     if (name == "root" && v["parent"]) throw key_error{key + ".parent", "the root account has no parent"};

@@ -1,6 +1,7 @@
 #include "config/yaml_read.hpp"
 
 #include <map>
+#include <type_traits>
 
 namespace baton::config::detail {
 
@@ -43,38 +44,40 @@ void check_known_keys(const YAML::Node& map, const std::string& prefix, const st
   }
 }
 
-void read_int(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, int& out) {
-  auto n = map[key];
-  if (!n) return;
-  std::string what = "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + describe(n);
-  if (!n.IsScalar()) throw key_error{join(prefix, key), what};
-  long long v = 0;
-  try {
-    size_t used = 0;
-    v = std::stoll(n.Scalar(), &used);
-    if (used != n.Scalar().size()) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw key_error{join(prefix, key), what};
-  }
-  if (v < lo || v > hi) throw key_error{join(prefix, key), what};
-  out = static_cast<int>(v);
-}
+namespace {
 
-void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi, double& out) {
+// An integer (T int) or a number (T double) in lo..hi, the whole scalar; NaN is in no range.
+template <class T>
+void read_number(const YAML::Node& map, const std::string& prefix, const std::string& key, T lo, T hi, T& out) {
+  constexpr bool integral = std::is_integral_v<T>;
   auto n = map[key];
   if (!n) return;
-  std::string what = "expected a number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + describe(n);
+  std::string what = std::string(integral ? "expected an integer in " : "expected a number in ") + std::to_string(lo) + ".." +
+                     std::to_string(hi) + ", got " + describe(n);
   if (!n.IsScalar()) throw key_error{join(prefix, key), what};
-  double v = 0;
+  std::conditional_t<integral, long long, double> v = 0;
   try {
     size_t used = 0;
-    v = std::stod(n.Scalar(), &used);
+    if constexpr (integral)
+      v = std::stoll(n.Scalar(), &used);
+    else
+      v = std::stod(n.Scalar(), &used);
     if (used != n.Scalar().size()) throw std::invalid_argument("trailing");
   } catch (const std::exception&) {
     throw key_error{join(prefix, key), what};
   }
   if (!(v >= lo && v <= hi)) throw key_error{join(prefix, key), what};
-  out = v;
+  out = static_cast<T>(v);
+}
+
+}  // namespace
+
+void read_int(const YAML::Node& map, const std::string& prefix, const std::string& key, int lo, int hi, int& out) {
+  read_number(map, prefix, key, lo, hi, out);
+}
+
+void read_double(const YAML::Node& map, const std::string& prefix, const std::string& key, double lo, double hi, double& out) {
+  read_number(map, prefix, key, lo, hi, out);
 }
 
 void read_bool(const YAML::Node& map, const std::string& prefix, const std::string& key, bool& out) {
@@ -123,13 +126,8 @@ void read_endpoint(const YAML::Node& root, endpoint& e) {
 }
 
 void read_endpoint_env(const env_lookup& env, endpoint& e) {
-  auto get = [&](const char* name) -> std::optional<std::string> {
-    auto v = env(name);
-    if (v && v->empty()) return std::nullopt;  // set but empty counts as unset
-    return v;
-  };
-  if (auto v = get("BATON_DATA_DIR")) e.data_dir = *v;
-  if (auto v = get("BATON_LISTEN")) {
+  if (auto v = env_value(env, "BATON_DATA_DIR")) e.data_dir = *v;
+  if (auto v = env_value(env, "BATON_LISTEN")) {
     auto l = parse_listen(*v);
     if (!l) throw key_error{"BATON_LISTEN", "expected HOST:PORT with PORT in 0..65535, got '" + *v + "'"};
     e.listen = *l;

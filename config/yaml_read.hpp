@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config_file.hpp"
@@ -33,5 +34,24 @@ void read_string_list(const YAML::Node& map, const std::string& prefix, const st
 void read_endpoint(const YAML::Node& root, endpoint& e);
 // BATON_DATA_DIR and BATON_LISTEN over it (set but empty counts as unset).
 void read_endpoint_env(const env_lookup& env, endpoint& e);
+
+// v with the file's text (apply_file(root, v)), then the environment (apply_env(v)) over it:
+// {v, nullopt}, or {nullopt, the first problem} naming the file (or "" for the environment).
+template <class Result, class T, class ApplyFile, class ApplyEnv>
+Result load_layers(T v, const std::string& yaml_text, const std::string& path, ApplyFile apply_file, ApplyEnv apply_env) {
+  try {
+    apply_file(YAML::Load(yaml_text), v);
+  } catch (const key_error& e) {
+    return {std::nullopt, config_error{path, e.key, e.message}};
+  } catch (const YAML::Exception& e) {
+    return {std::nullopt, config_error{path, "", std::string("invalid YAML: ") + e.what()}};
+  }
+  try {
+    apply_env(v);
+  } catch (const key_error& e) {
+    return {std::nullopt, config_error{"", e.key, e.message}};
+  }
+  return {std::move(v), std::nullopt};
+}
 
 }  // namespace baton::config::detail

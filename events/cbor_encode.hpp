@@ -40,27 +40,6 @@ inline void encode_cbor_text(std::string_view s, std::string& out) {
   encode_cbor_head(0x60, s.size(), out);
   out.append(s);
 }
-// a text known when compiling (a map's key), head and bytes laid out once and appended in one
-// piece: `static constexpr cbor_text_constant key("policy"); out.append(key.view());` (a record
-// of a dozen keys spent about a third of its encoding on writing them one head at a time);
-template <size_t N>
-struct cbor_text_constant {
-  static_assert(N - 1 <= 0xFF, "a key of at most 255 bytes");
-  char bytes[N + 1] = {};  // the head (one or two bytes), then the N - 1 characters
-  size_t size = 0;
-  constexpr explicit cbor_text_constant(const char (&s)[N]) {
-    size_t i = 0;
-    if (N - 1 <= 0x17) {
-      bytes[i++] = static_cast<char>(0x60 + (N - 1));
-    } else {
-      bytes[i++] = static_cast<char>(0x78);
-      bytes[i++] = static_cast<char>(N - 1);
-    }
-    for (size_t k = 0; k + 1 < N; ++k) bytes[i++] = s[k];
-    size = i;
-  }
-  constexpr std::string_view view() const { return {bytes, size}; }
-};
 // a JSON number_integer (a signed integer), a number_unsigned;
 void encode_cbor_integer(int64_t n, std::string& out);
 inline void encode_cbor_unsigned(uint64_t n, std::string& out) { encode_cbor_head(0x00, n, out); }

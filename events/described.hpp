@@ -11,14 +11,15 @@
 //     field("gpu_count", x.gpu_count, events::omit_if{x.gpu_count == 1});
 //     field("worker_id", x.worker_id);
 //   }
-// (Self is T or const T). Names come in ascending byte order (tests/event_types_test.cpp checks
-// the whole catalogue). A std::optional member is written only when it holds a value; a
-// nullable<T> is written as null when empty; omit_if leaves a field out when the condition
-// holds, omit_unless while a flag is false (reading the field sets it); reading leaves a member
-// at its default when its field is absent, unless the field is `required`. Integers are read
-// leniently (integer_of), everything else strictly. Members may be bool, integers, double,
-// std::string, nlohmann::json (a free-form part), std::vector, std::pair (a two-item array),
-// std::map<std::string, V>, described structs, and optionals of those.
+// (Self is T or const T), or BATON_DESCRIBE(a, b) below when each field is a member as it is.
+// Names come in ascending byte order (tests/event_types_test.cpp checks the whole catalogue).
+// A std::optional member is written only when it holds a value; a nullable<T> is written as
+// null when empty; omit_if leaves a field out when the condition holds, omit_unless while a
+// flag is false (reading the field sets it); reading leaves a member at its default when its
+// field is absent, unless the field is `required`. Integers are read leniently (integer_of),
+// everything else strictly. Members may be bool, integers, double, std::string, nlohmann::json
+// (a free-form part), std::vector, std::pair (a two-item array), std::map<std::string, V>,
+// described structs, and optionals of those.
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -37,6 +38,17 @@
 #include "events/cbor_cursor.hpp"
 #include "events/cbor_decode.hpp"
 #include "events/cbor_encode.hpp"
+
+// describe() for a struct whose fields are its members, named as they are and written as they
+// are (no omit rule, none required): BATON_DESCRIBE(by, reason) is f("by", x.by); f("reason",
+// x.reason). nlohmann's NLOHMANN_JSON_PASTE (the same one its NLOHMANN_DEFINE_TYPE_* use)
+// repeats the field macro over the names.
+#define BATON_DESCRIBE_FIELD(m) f(#m, x.m);
+#define BATON_DESCRIBE(...)                                                      \
+  template <class S, class F>                                                    \
+  static void describe(S& x, F&& f) {                                            \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(BATON_DESCRIBE_FIELD, __VA_ARGS__)) \
+  }
 
 namespace baton::events {
 
@@ -138,18 +150,6 @@ bool present(const T& v) {
 template <class T>
 void write(const T& v, std::string& out);
 
-// The key's head and bytes from its literal (its length known when compiling).
-template <size_t N>
-void write_key(const char (&name)[N], std::string& out) {
-  static_assert(N - 1 <= 0xFF, "a key of at most 255 bytes");
-  if constexpr (N - 1 <= 0x17) {
-    out.push_back(static_cast<char>(0x60 + (N - 1)));
-  } else {
-    out.push_back('\x78');
-    out.push_back(static_cast<char>(N - 1));
-  }
-  out.append(name, N - 1);
-}
 inline void write_key(const char* name, std::string& out) { encode_cbor_text(name, out); }
 
 template <class T>

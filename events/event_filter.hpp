@@ -15,7 +15,6 @@ namespace baton::events {
 struct event_filter {
   std::optional<int64_t> from_us, to_us;  // recorded_at within [from, to]
   std::string stream, type, actor;        // exact matches ("" any)
-  bool empty() const { return !from_us && !to_us && stream.empty() && type.empty() && actor.empty(); }
   bool matches(const event_view& e) const;
 };
 

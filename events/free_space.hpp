@@ -21,7 +21,6 @@ class free_space_guard {
   // under /data, below the reserve of 128 MiB (event_log.min_free_mb)". One statvfs (about a
   // microsecond; the log writer asks once per group commit); safe from any thread.
   std::optional<std::string> short_of_space() const;
-  uint64_t min_free_bytes() const { return min_free_; }
 
  private:
   const std::string dir_;

@@ -1,11 +1,8 @@
 #include "http/api_routes.hpp"
 
-#include <atomic>
 #include <optional>
-#include <tuple>
 
 #include "core/util/time.hpp"
-#include "events/bytes.hpp"
 #include "http/caller.hpp"
 #include "http/file_routes.hpp"
 #include "http/json_reply.hpp"
@@ -76,14 +73,6 @@ bool fill_archived(const api_context& ctx, core::reply& r, response& res) {
     for (auto& row : page->items)
       if (!fill(row)) return false;
   return true;
-}
-
-// Blocking: for routes that reshape the scheduler's answer (run on the server's pool).
-std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res) {
-  auto r = actors::submit(ctx.scheduler, std::move(e), std::chrono::seconds(30));
-  if (!r)
-    refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
-  return r;
 }
 
 void run(const api_context& ctx, const request& req, response& res, command_kind kind, const builder& build) {
@@ -165,6 +154,33 @@ void list(router& s, const std::string& path, const api_context& ctx, command_ki
   });
 }
 
+// A command naming the path's job or worker id alone.
+template <class Cmd>
+core::command of_path_id(const request& req) {
+  return Cmd{build::path_uuid(req)};
+}
+
+// A route that hands out a new credential once: the command carries only its secret's hash
+// (all that is kept and logged); the answer gets `field`, "<owner>.<secret>", the owner read
+// from the scheduler's Result.
+using secret_builder = core::command (*)(const request&, const std::string& sha256);
+template <class Result>
+void hand_out(router& s, const std::string& path, const api_context& ctx, command_kind kind, secret_builder build,
+              const char* field, std::string Result::*owner) {
+  s.Post(path, [=](const request& req, response& res) {
+    const std::string secret = new_secret_hex();
+    auto e = prepare(ctx, req, res, kind, [&](const request& rq) { return build(rq, hash_of(secret)); });
+    if (!e) return;
+    auto r = ask(ctx, std::move(*e), res);
+    if (!r) return;
+    auto* done = std::get_if<Result>(&r->value);
+    if (r->error || !done) return to_response(*r, res);
+    auto body = body_of(r->value, r->at);
+    body[field] = token_of(done->*owner, secret);
+    reply_json(res, 200, body);
+  });
+}
+
 core::command no_args(command_kind k) {
   switch (k) {
     case command_kind::list_clusters:
@@ -183,23 +199,12 @@ void add_api_routes(router& s, api_context ctx) {
   add_file_routes(s, ctx);
 
   // --- workers ---
-  s.Post("/workers/register", [ctx](const request& req, response& res) {
-    // The worker's own credential: handed back once, only its hash is kept and logged.
-    std::string secret = new_secret_hex();
-    auto e = prepare(ctx, req, res, K::register_worker,
-                     [&](const request& rq) -> core::command { return build::register_worker(rq, new_uuid(), hash_of(secret)); });
-    if (!e) return;
-    auto r = ask(ctx, std::move(*e), res);
-    if (!r) return;
-    auto* reg = std::get_if<core::results::registered>(&r->value);
-    if (r->error || !reg) return to_response(*r, res);
-    auto body = body_of(r->value, r->at);
-    body["worker_token"] = token_of(reg->worker_id, secret);
-    reply_json(res, 200, body);
-  });
+  hand_out<core::results::registered>(
+      s, "/workers/register", ctx, K::register_worker,
+      [](const request& rq, const std::string& sha) -> core::command { return build::register_worker(rq, new_uuid(), sha); },
+      "worker_token", &core::results::registered::worker_id);
   route(s, "POST", R"(/workers/([^/]+)/heartbeat)", ctx, K::heartbeat, build::heartbeat);
-  route(s, "POST", R"(/workers/([^/]+)/deregister)", ctx, K::deregister,
-        [](const request& req) -> core::command { return C::deregister{build::path_uuid(req)}; });
+  route(s, "POST", R"(/workers/([^/]+)/deregister)", ctx, K::deregister, of_path_id<C::deregister>);
   list<core::results::worker_page>(s, "/workers", ctx, K::list_workers, build::list_workers);
 
   // --- jobs, worker side ---
@@ -246,7 +251,7 @@ void add_api_routes(router& s, api_context ctx) {
   list<core::results::job_page>(s, "/jobs", ctx, K::list_jobs, build::list_jobs);
   route(s, "GET", "/summary", ctx, K::summary, [](const request&) -> core::command { return C::summary{}; });
   s.Get(R"(/jobs/([^/]+))", [ctx](const request& req, response& res) {  // blocking: a pruned job is read from the log
-    run(ctx, req, res, K::get_job, [](const request& rq) -> core::command { return C::get_job{build::path_uuid(rq)}; });
+    run(ctx, req, res, K::get_job, of_path_id<C::get_job>);
   });
   route(s, "DELETE", R"(/jobs/([^/]+))", ctx, K::cancel_job, [](const request& req) -> core::command {
     return C::cancel_job{build::path_uuid(req), query_bool(req, "force", false)};
@@ -257,12 +262,9 @@ void add_api_routes(router& s, api_context ctx) {
   s.Delete("/jobs", [ctx](const request& req, response& res) { run(ctx, req, res, K::prune_jobs, build::prune_jobs); });
 
   // --- who goes first ---
-  route(s, "POST", R"(/jobs/([^/]+)/hold)", ctx, K::hold_job,
-        [](const request& req) -> core::command { return C::hold_job{build::path_uuid(req)}; });
-  route(s, "POST", R"(/jobs/([^/]+)/release)", ctx, K::release_job,
-        [](const request& req) -> core::command { return C::release_job{build::path_uuid(req)}; });
-  route(s, "GET", R"(/jobs/([^/]+)/priority)", ctx, K::job_priority,
-        [](const request& req) -> core::command { return C::job_priority{build::path_uuid(req)}; });
+  route(s, "POST", R"(/jobs/([^/]+)/hold)", ctx, K::hold_job, of_path_id<C::hold_job>);
+  route(s, "POST", R"(/jobs/([^/]+)/release)", ctx, K::release_job, of_path_id<C::release_job>);
+  route(s, "GET", R"(/jobs/([^/]+)/priority)", ctx, K::job_priority, of_path_id<C::job_priority>);
   route(s, "GET", "/priority", ctx, K::list_priorities,
         [](const request& req) -> core::command { return build::list_priorities(req); });
   route(s, "GET", "/fairshare", ctx, K::fairshare, [](const request&) -> core::command { return C::fairshare{}; });
@@ -292,25 +294,14 @@ void add_api_routes(router& s, api_context ctx) {
   // --- credential rotation: a new token, handed back once; the old one still works until
   // previous_token_valid_until (body: {"grace_seconds": N}), so its holder switches with no
   // request refused. An operator rotates their own token (an admin anyone's), a worker its own.
-  using rotation_builder = core::command (*)(const request&, const std::string&);
-  for (auto [path, kind, build_cmd] :
-       {std::tuple<std::string, K, rotation_builder>{
-            R"(/operators/([^/]+)/token)", K::rotate_operator_token,
-            [](const request&rq, const std::string&sha) -> core::command { return build::rotate_operator_token(rq, sha); }},
-        {R"(/workers/([^/]+)/credential)", K::rotate_worker_credential,
-         [](const request&rq, const std::string&sha) -> core::command { return build::rotate_worker_credential(rq, sha); }}})
-    s.Post(path, [ctx, kind = kind, build_cmd = build_cmd](const request& req, response& res) {
-      std::string secret = new_secret_hex();
-      auto e = prepare(ctx, req, res, kind, [&](const request& rq) { return build_cmd(rq, hash_of(secret)); });
-      if (!e) return;
-      auto r = ask(ctx, std::move(*e), res);
-      if (!r) return;
-      auto* done = std::get_if<core::results::rotated>(&r->value);
-      if (r->error || !done) return to_response(*r, res);
-      auto body = body_of(r->value, r->at);
-      body["token"] = token_of(done->name, secret);
-      reply_json(res, 200, body);
-    });
+  hand_out<core::results::rotated>(
+      s, R"(/operators/([^/]+)/token)", ctx, K::rotate_operator_token,
+      [](const request& rq, const std::string& sha) -> core::command { return build::rotate_operator_token(rq, sha); }, "token",
+      &core::results::rotated::name);
+  hand_out<core::results::rotated>(
+      s, R"(/workers/([^/]+)/credential)", ctx, K::rotate_worker_credential,
+      [](const request& rq, const std::string& sha) -> core::command { return build::rotate_worker_credential(rq, sha); },
+      "token", &core::results::rotated::name);
 
   // --- the pilot token (admins): a new one, handed back once and put where pilots read it;
   // the old one still registers workers until previous_token_valid_until. A token from
@@ -412,8 +403,7 @@ void add_api_routes(router& s, api_context ctx) {
 
   // --- history, from its projection ---
   s.Get(R"(/jobs/([^/]+)/history)", [ctx](const request& req, response& res) {
-    auto e = prepare(ctx, req, res, K::job_history,
-                     [](const request& rq) -> core::command { return C::job_history{build::path_uuid(rq)}; });
+    auto e = prepare(ctx, req, res, K::job_history, of_path_id<C::job_history>);
     if (!e) return;
     const std::string id = std::get<C::job_history>(e->cmd).id;
     if (!e->caller.admin) {  // a user reads only their own job's history: the core decides whether it is theirs

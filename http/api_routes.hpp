@@ -19,7 +19,6 @@
 #include "projections/minute_stats.hpp"
 #include "http/rate_limiter.hpp"
 #include "http/request_counters.hpp"
-#include "http/storage/backend.hpp"
 #include "http/ui_sessions.hpp"
 #include "actors/caches/operator_credentials.hpp"
 #include "actors/caches/pilot_credential.hpp"
@@ -37,7 +36,6 @@ struct pilot_secret_store {
 };
 
 struct api_context {
-  caf::actor_system* sys = nullptr;
   actors::scheduler_actor scheduler;
   std::string api_token;                                     // shared operator/worker token
   std::shared_ptr<const projections::job_history> history;   // GET /jobs/{id}/history

@@ -16,6 +16,22 @@ namespace net = boost::asio;
 namespace bhttp = boost::beast::http;
 using boost::system::error_code;
 
+namespace {
+// The interim answer that invites an Expect: 100-continue request's body.
+constexpr std::string_view continue_100 = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// A head written by hand (streams, downloads): the status line and the route's headers, less framing.
+std::string raw_head(const beast_response& head) {
+  std::string text = "HTTP/1.1 " + std::to_string(head.result_int()) + " " + std::string(to_std(head.reason())) + "\r\n";
+  for (const auto& f : head) {
+    auto name = to_std(f.name_string());
+    if (iequals(name, "Content-Length") || iequals(name, "Connection") || iequals(name, "Transfer-Encoding")) continue;
+    text.append(name).append(": ").append(to_std(f.value())).append("\r\n");
+  }
+  return text;
+}
+}  // namespace
+
 void server_core::retire(uint64_t id) {
   auto it = sessions.find(id);
   if (it == sessions.end()) return;
@@ -246,8 +262,7 @@ bool session::check_head() {
   }
   parser_->eager(true);  // from here on, one put() takes all the body bytes at hand
   if (expect_continue && !parser_->is_done() && buffer_.size() == 0) {
-    static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    net::async_write(conn_, net::buffer(interim, sizeof interim - 1), [self = shared_from_this()](error_code ec, size_t) {
+    net::async_write(conn_, net::buffer(continue_100), [self = shared_from_this()](error_code ec, size_t) {
       if (ec) return self->close();
       self->parse();
     });
@@ -366,13 +381,7 @@ void session::start_stream(beast_response& head, std::shared_ptr<event_stream> s
   parser_.reset();
   buffer_.clear();
   stream_ = std::move(stream);
-  std::string text = "HTTP/1.1 " + std::to_string(head.result_int()) + " " + std::string(to_std(head.reason())) + "\r\n";
-  for (const auto& f : head) {
-    auto name = to_std(f.name_string());
-    if (iequals(name, "Content-Length") || iequals(name, "Connection")) continue;
-    text.append(name).append(": ").append(to_std(f.value())).append("\r\n");
-  }
-  text += "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n";
+  std::string text = raw_head(head) + "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n";
   stream_->attach([gate = core_.gate, weak = weak_from_this()] {
     std::lock_guard<std::mutex> g(gate->mu);
     if (!gate->ioc) return;
@@ -551,16 +560,14 @@ void session::begin_upload(const router::route& r, request head, bool expect_con
                self.sink_ = std::move(start.sink);
                self.state_ = state::uploading;
                if (!expect_continue || self.buffer_.size() > 0 || self.body_left_ == 0) return self.upload_step();
-               static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
                self.socket_busy_ = true;
                self.deadline_ = steady::now() + self.limit(self.core_.opts.read_timeout_seconds);
-               net::async_write(self.conn_, net::buffer(interim, sizeof interim - 1),
-                                [s = self.shared_from_this()](error_code ec, size_t) {
-                                  if (s->state_ != state::uploading) return;
-                                  s->socket_busy_ = false;
-                                  if (ec) return s->close();
-                                  s->upload_step();
-                                });
+               net::async_write(self.conn_, net::buffer(continue_100), [s = self.shared_from_this()](error_code ec, size_t) {
+                 if (s->state_ != state::uploading) return;
+                 s->socket_busy_ = false;
+                 if (ec) return s->close();
+                 s->upload_step();
+               });
              });
 }
 
@@ -668,12 +675,7 @@ void session::start_download(beast_response& head, std::shared_ptr<body_source> 
   source_ = std::move(source);
   body_left_ = source_->size();
   state_ = state::downloading;
-  std::string text = "HTTP/1.1 " + std::to_string(head.result_int()) + " " + std::string(to_std(head.reason())) + "\r\n";
-  for (const auto& f : head) {
-    auto name = to_std(f.name_string());
-    if (iequals(name, "Content-Length") || iequals(name, "Connection") || iequals(name, "Transfer-Encoding")) continue;
-    text.append(name).append(": ").append(to_std(f.value())).append("\r\n");
-  }
+  std::string text = raw_head(head);
   text += "Content-Length: " + std::to_string(body_left_) + "\r\n";
   if (!keep_alive_)
     text += "Connection: close\r\n";

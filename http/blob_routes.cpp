@@ -41,19 +41,28 @@ std::optional<std::string> caller_of(const api_context& ctx, const request& req,
   if (!who) return std::nullopt;
   // Transfers are for the callers that may read a job's files (core/access/access: operators and
   // workers); the pilot and scrape tokens are refused as on every other route of theirs.
-  if (auto denied = core::authorize(*who, core::command_kind::job_files, "", {ctx.accept_shared_token})) {
-    refuse(res, *denied);
-    return std::nullopt;
-  }
-  if (ctx.limiter && ctx.clock)
-    if (auto wait = ctx.limiter->admit(*who, ctx.clock())) {
-      refuse_over_limit(res, "too many requests", rate_limiter::limit_name(*who), *wait);
-      return std::nullopt;
-    }
+  if (!allowed(ctx, *who, core::command_kind::job_files, "", res)) return std::nullopt;
   return who->actor();
 }
 
 core::time_us now_of(const api_context& ctx) { return ctx.clock ? ctx.clock() : 0; }
+
+void upload_unknown(response& res, const std::string& id) {
+  reply(res, 404, "upload_unknown", "no upload " + id + " (unknown or expired); ask for the upload again");
+}
+
+// The live upload `id` if `who` holds it; empty when res holds the 404 or 403.
+std::optional<local_backend::grant_info> upload_of(local_backend& blobs, const std::string& id, const std::string& who,
+                                                   core::time_us now, response& res) {
+  auto u = blobs.find_upload(id, now);
+  if (!u)
+    upload_unknown(res, id);
+  else if (u->who != who)
+    reply(res, 403, "upload_forbidden", "this upload was granted to another caller");
+  else
+    return u;
+  return std::nullopt;
+}
 
 class blob_sink : public body_sink {
  public:
@@ -125,15 +134,8 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
   if (!who) return refused(std::move(res));
   const std::string& id = head.path_params.at(0);
   const core::time_us now = now_of(ctx);
-  auto u = blobs.find_upload(id, now);
-  if (!u) {
-    reply(res, 404, "upload_unknown", "no upload " + id + " (unknown or expired); ask for the upload again");
-    return refused(std::move(res));
-  }
-  if (u->who != *who) {
-    reply(res, 403, "upload_forbidden", "this upload was granted to another caller");
-    return refused(std::move(res));
-  }
+  auto u = upload_of(blobs, id, *who, now, res);
+  if (!u) return refused(std::move(res));
   auto offset = parse_u64(head.get_param_value("offset"));
   if (!offset) {
     reply(res, 400, "invalid_field", "offset: the first byte this request carries, a non-negative integer",
@@ -145,9 +147,12 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
     reply(res, 411, "length_required", "this upload needs a Content-Length header", {{"field", "Content-Length"}});
     return refused(std::move(res));
   }
-  if (*offset > u->size || *length > u->size - *offset) {
+  auto wrong_length = [&] {
     reply(res, 422, "upload_length", "offset + Content-Length must be the blob's size (" + std::to_string(u->size) + " bytes)",
           {{"field", "Content-Length"}, {"size", u->size}});
+  };
+  if (*offset > u->size || *length > u->size - *offset) {
+    wrong_length();
     return refused(std::move(res));
   }
   if (blobs.proven(id, u->sha256, u->size)) {  // this upload's bytes arrived already (its answer was lost)
@@ -166,7 +171,7 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
       return s;
     }
     case local_backend::open_status::unknown:
-      reply(res, 404, "upload_unknown", "no upload " + id + " (unknown or expired); ask for the upload again");
+      upload_unknown(res, id);
       break;
     case local_backend::open_status::busy:
       reply(res, 409, "upload_busy", "another connection is sending this upload; retry once it has ended");
@@ -176,8 +181,7 @@ upload_start open_upload(const api_context& ctx, local_backend& blobs, const req
             {{"offset", opened.held}, {"field", "offset"}});
       break;
     case local_backend::open_status::length:
-      reply(res, 422, "upload_length", "offset + Content-Length must be the blob's size (" + std::to_string(u->size) + " bytes)",
-            {{"field", "Content-Length"}, {"size", u->size}});
+      wrong_length();
       break;
     case local_backend::open_status::io_error:
       reply(res, 500, "storage_io_error", opened.detail);
@@ -257,9 +261,8 @@ void add_blob_routes(router& server, const api_context& ctx, std::shared_ptr<loc
     auto who = caller_of(ctx, req, res);
     if (!who) return;
     const std::string& id = req.path_params.at(0);
-    auto u = blobs->find_upload(id, now_of(ctx));
-    if (!u) return reply(res, 404, "upload_unknown", "no upload " + id + " (unknown or expired); ask for the upload again");
-    if (u->who != *who) return reply(res, 403, "upload_forbidden", "this upload was granted to another caller");
+    auto u = upload_of(*blobs, id, *who, now_of(ctx), res);
+    if (!u) return;
     reply_json(res, 200, {{"offset", blobs->held(id, *u)}, {"size", u->size}});
   });
   server.Get(R"(/blobs/downloads/([0-9a-f]{32}))",

@@ -4,7 +4,6 @@
 #include <limits>
 
 #include "core/util/sha256.hpp"
-#include "events/bytes.hpp"
 #include "http/json_reply.hpp"
 #include "http/reply_shapes.hpp"
 #include "http/request_parsing.hpp"
@@ -126,21 +125,26 @@ std::optional<core::principal> identify_operator(const api_context& ctx, const s
   return std::nullopt;
 }
 
-// Settles who is calling and whether they may send this kind of command at all. Only an
-// admitted request is read further. Empty when res already holds the 401/403.
+bool allowed(const api_context& ctx, const core::principal& who, core::command_kind kind, const std::string& named,
+             response& res) {
+  if (auto denied = core::authorize(who, kind, named, {ctx.accept_shared_token})) {
+    refuse(res, *denied);
+    return false;
+  }
+  if (auto wait = ctx.limiter && ctx.clock ? ctx.limiter->admit(who, ctx.clock()) : std::nullopt) {
+    refuse_over_limit(res, "too many requests", rate_limiter::limit_name(who), *wait);
+    return false;
+  }
+  return true;
+}
+
+// Only an admitted request is read further.
 std::optional<core::envelope> admit(const api_context& ctx, const request& req, response& res, core::command_kind kind) {
   auto who = identify(ctx, req, res);
   if (!who) return std::nullopt;
   const auto cls = core::access_of(kind);
   auto named = cls == core::access_class::worker_self || cls == core::access_class::operator_self ? named_target(req) : "";
-  if (auto denied = core::authorize(*who, kind, named, {ctx.accept_shared_token})) {
-    refuse(res, *denied);
-    return std::nullopt;
-  }
-  if (auto wait = ctx.limiter && ctx.clock ? ctx.limiter->admit(*who, ctx.clock()) : std::nullopt) {
-    refuse_over_limit(res, "too many requests", rate_limiter::limit_name(*who), *wait);
-    return std::nullopt;
-  }
+  if (!allowed(ctx, *who, kind, named, res)) return std::nullopt;
   // The headers recorded with every event this request causes: checked before anything is
   // (a byte that is not UTF-8 stopped the SQL view and broke the audit export's JSON lines;
   // a leading '=' is a spreadsheet formula in its CSV).
@@ -160,6 +164,13 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
                 : e.caller.actor();
   e.request_id = request_id.empty() ? next_request_id() : std::move(request_id);
   return e;
+}
+
+std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res) {
+  auto r = actors::submit(ctx.scheduler, std::move(e), std::chrono::seconds(30));
+  if (!r)
+    refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
+  return r;
 }
 
 std::string cookie_value(const request& req, const std::string& name) {

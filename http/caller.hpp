@@ -33,10 +33,16 @@ std::optional<core::principal> identify(const api_context& ctx, const request& r
 std::optional<core::principal> identify_operator(const api_context& ctx, const std::string& token,
                                                  const std::string& declared_name, response& res);
 
-// identify(), then core::authorize() for `kind`, then the caller's request budget; an
-// envelope with the caller, the actor to record and the request id, or empty when res holds
-// the refusal.
+// core::authorize() of `who` for `kind` (`named`: the worker or operator a self-only kind
+// names), then their request budget; false when res holds the 403 or 429.
+bool allowed(const api_context& ctx, const core::principal& who, core::command_kind kind, const std::string& named,
+             response& res);
+// identify(), then allowed(), then the headers recorded with the request; an envelope with the
+// caller, the actor to record and the request id, or empty when res holds the refusal.
 std::optional<core::envelope> admit(const api_context& ctx, const request& req, response& res, core::command_kind kind);
+// The scheduler's reply, waited for (up to 30 s: for routes that reshape it, on the server's
+// pool); empty when res holds the 503.
+std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res);
 
 // The value of a cookie in the request's Cookie headers ("" when absent).
 std::string cookie_value(const request& req, const std::string& name);

@@ -1,10 +1,7 @@
 #include "http/file_routes.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include "core/util/sha256.hpp"
 #include "core/util/time.hpp"
-#include "events/bytes.hpp"
 #include "http/caller.hpp"
 #include "http/json_reply.hpp"
 #include "http/reply_shapes.hpp"
@@ -31,17 +28,27 @@ json transfer_json(const storage::transfer& t) {
   return out;
 }
 
-json grant_json(const storage::upload_grant& g, const core::blob_ref& b) {
+// An upload the backend grants, as the answer shows it; empty when res holds the 503.
+std::optional<json> granted_upload(const api_context& ctx, const std::string& holder, const std::string& id,
+                                   const core::blob_ref& b, core::time_us now, response& res) {
+  storage::upload_grant g;
+  try {
+    g = ctx.storage->grant_upload(holder, id, b.sha256, b.size, now, ctx.transfer_ttl_seconds);
+  } catch (const std::exception& e) {  // (S3: the store refused to start a multipart upload)
+    refuse(res, {core::error_kind::unavailable, "storage_unavailable", std::string("the store: ") + e.what(), {}, ""});
+    return std::nullopt;
+  }
   json parts = json::array();
   for (const auto& p : g.parts) parts.push_back(transfer_json(p));
-  return {{"upload_id", g.upload_id}, {"sha256", b.sha256}, {"size", b.size}, {"offset", g.have}, {"parts", std::move(parts)}};
+  return json{
+      {"upload_id", g.upload_id}, {"sha256", b.sha256}, {"size", b.size}, {"offset", g.have}, {"parts", std::move(parts)}};
 }
 
-std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res) {
-  auto r = actors::submit(ctx.scheduler, std::move(e), std::chrono::seconds(30));
-  if (!r)
-    refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
-  return r;
+// A stored blob with a download of it granted to holder.
+json download_json(const api_context& ctx, const std::string& holder, const core::blob_ref& b, core::time_us now) {
+  return {{"sha256", b.sha256},
+          {"size", b.size},
+          {"download", transfer_json(ctx.storage->grant_download(holder, b.sha256, b.size, now, ctx.transfer_ttl_seconds))}};
 }
 
 bool storage_off(const api_context& ctx, response& res) {
@@ -50,12 +57,20 @@ bool storage_off(const api_context& ctx, response& res) {
   return true;
 }
 
-// A plan the quota refused: 507 naming the quota (its event is recorded already).
-bool quota_refused(const core::reply& r, response& res) {
-  auto* plan = std::get_if<R::storage_plan>(&r.value);
-  if (!plan || !plan->refused) return false;
-  refuse(res, *plan->refused);
-  return true;
+// The scheduler's reply to a storage command; empty when res holds the answer: its error, the
+// 503, or the 507 naming the quota that refused the plan (its event is recorded already).
+std::optional<core::reply> ask_plan(const api_context& ctx, core::envelope e, response& res) {
+  auto r = ask(ctx, std::move(e), res);
+  if (!r) return r;
+  if (r->error) {
+    to_response(*r, res);
+    return std::nullopt;
+  }
+  if (auto* plan = std::get_if<R::storage_plan>(&r->value); plan && plan->refused) {
+    refuse(res, *plan->refused);
+    return std::nullopt;
+  }
+  return r;
 }
 
 core::time_us now_of(const api_context& ctx) {
@@ -134,26 +149,19 @@ void post_bundle_upload(const api_context& ctx, const request& req, response& re
   }
   const std::string holder = e->caller.actor();
   e->cmd = C::blob_upload{blob};
-  auto r = ask(ctx, std::move(*e), res);
+  auto r = ask_plan(ctx, std::move(*e), res);
   if (!r) return;
-  if (r->error) return to_response(*r, res);
-  if (quota_refused(*r, res)) return;
   const auto& plan = std::get<R::storage_plan>(r->value);
   if (plan.to_upload.empty()) return reply_json(res, 200, {{"status", "stored"}, {"sha256", blob.sha256}, {"size", blob.size}});
   const auto now = now_of(ctx);
   const std::string id = upload_id_of(plan.user, blob);
-  storage::upload_grant grant;
-  try {
-    grant = ctx.storage->grant_upload(holder, id, blob.sha256, blob.size, now, ctx.transfer_ttl_seconds);
-  } catch (const std::exception& e) {  // (S3: the store refused to start a multipart upload)
-    return refuse(res, {core::error_kind::unavailable, "storage_unavailable", std::string("the store: ") + e.what(), {}, ""});
-  }
+  auto out = granted_upload(ctx, holder, id, blob, now, res);
+  if (!out) return;
   if (!ctx.transfers->put_upload(id, {holder, blob, now + ctx.transfer_ttl_seconds * second}, now))
     return refuse(res,
                   {core::error_kind::over_limit, "too_many_uploads", "too many uploads are open; finish some first", {}, ""});
-  json out = grant_json(grant, blob);
-  out["status"] = "upload";
-  reply_json(res, 200, out);
+  (*out)["status"] = "upload";
+  reply_json(res, 200, *out);
 }
 
 void complete_bundle_upload(const api_context& ctx, const request& req, response& res) {
@@ -181,10 +189,7 @@ void complete_bundle_upload(const api_context& ctx, const request& req, response
     ctx.transfers->mark_upload_finished(id);
   }
   e->cmd = C::blob_uploaded{up->blob};
-  auto r = ask(ctx, std::move(*e), res);
-  if (!r) return;
-  if (r->error) return to_response(*r, res);
-  if (quota_refused(*r, res)) return;
+  if (!ask_plan(ctx, std::move(*e), res)) return;
   ctx.transfers->drop_upload(id);
   reply_json(res, 200, {{"status", "stored"}, {"sha256", up->blob.sha256}, {"size", up->blob.size}});
 }
@@ -217,10 +222,8 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
   }
   const std::string holder = e->caller.actor();
   e->cmd = c;
-  auto r = ask(ctx, std::move(*e), res);
+  auto r = ask_plan(ctx, std::move(*e), res);
   if (!r) return;
-  if (r->error) return to_response(*r, res);
-  if (quota_refused(*r, res)) return;
   const auto& plan = std::get<R::storage_plan>(r->value);
   const auto now = now_of(ctx);
   transfer_book::file_set set{holder, c.job_id, c.kind, c.attempt, c.files, {}, report, now + ctx.transfer_ttl_seconds * second,
@@ -228,18 +231,13 @@ void post_file_set(const api_context& ctx, const request& req, response& res) {
   json uploads = json::array();
   for (const auto& blob : plan.to_upload) {
     const std::string id = upload_id_of(plan.user, blob);
-    storage::upload_grant grant;
-    try {
-      grant = ctx.storage->grant_upload(holder, id, blob.sha256, blob.size, now, ctx.transfer_ttl_seconds);
-    } catch (const std::exception& e) {  // (S3: the store refused to start a multipart upload)
-      return refuse(res, {core::error_kind::unavailable, "storage_unavailable", std::string("the store: ") + e.what(), {}, ""});
-    }
-    json u = grant_json(grant, blob);
+    auto u = granted_upload(ctx, holder, id, blob, now, res);
+    if (!u) return;
     json paths = json::array();
     for (const auto& f : c.files)
       if (f.blob == blob) paths.push_back(f.path);
-    u["paths"] = std::move(paths);
-    uploads.push_back(std::move(u));
+    (*u)["paths"] = std::move(paths);
+    uploads.push_back(std::move(*u));
     set.uploads.emplace(id, blob);
   }
   const std::string set_id = new_uuid();
@@ -308,32 +306,23 @@ void commit_file_set(const api_context& ctx, const request& req, response& res) 
     }
   }
   e->cmd = std::move(c);
-  auto r = ask(ctx, std::move(*e), res);
-  if (!r) return;
-  if (r->error) return to_response(*r, res);
-  if (quota_refused(*r, res)) return;
+  if (!ask_plan(ctx, std::move(*e), res)) return;
   ctx.transfers->mark_committed(set_id);
   reply_json(res, 200, {{"status", "stored"}, {"set_id", set_id}});
 }
 
-json files_json(const api_context& ctx, const std::string& holder, const std::vector<core::stored_file>& files,
-                core::time_us now) {
-  json out = json::array();
-  for (const auto& f : files)
-    out.push_back({{"path", f.path},
-                   {"sha256", f.blob.sha256},
-                   {"size", f.blob.size},
-                   {"download", transfer_json(ctx.storage->grant_download(holder, f.blob.sha256, f.blob.size, now,
-                                                                          ctx.transfer_ttl_seconds))}});
-  return out;
-}
-
 json set_json(const api_context& ctx, const std::string& holder, const core::file_set& s, core::time_us now) {
+  json files = json::array();
+  for (const auto& f : s.files) {
+    json one = download_json(ctx, holder, f.blob, now);
+    one["path"] = f.path;
+    files.push_back(std::move(one));
+  }
   return {{"set_id", s.id},
           {"kind", s.kind},
           {"attempt", s.attempt},
           {"stored_at", util::format_time_us(s.stored_at)},
-          {"files", files_json(ctx, holder, s.files, now)}};
+          {"files", std::move(files)}};
 }
 
 void get_job_files(const api_context& ctx, const request& req, response& res) {
@@ -351,11 +340,7 @@ void get_job_files(const api_context& ctx, const request& req, response& res) {
   const auto& v = std::get<R::job_files>(r->value);
   const auto now = now_of(ctx);
   json out = {{"job_id", v.job_id}, {"input_bundle", nullptr}, {"checkpoints", json::array()}, {"outputs", nullptr}};
-  if (v.bundle)
-    out["input_bundle"] = {{"sha256", v.bundle->sha256},
-                           {"size", v.bundle->size},
-                           {"download", transfer_json(ctx.storage->grant_download(holder, v.bundle->sha256, v.bundle->size, now,
-                                                                                  ctx.transfer_ttl_seconds))}};
+  if (v.bundle) out["input_bundle"] = download_json(ctx, holder, *v.bundle, now);
   for (const auto& s : v.checkpoints) out["checkpoints"].push_back(set_json(ctx, holder, s, now));
   if (v.outputs) out["outputs"] = set_json(ctx, holder, *v.outputs, now);
   reply_json(res, 200, out);

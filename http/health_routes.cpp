@@ -11,21 +11,18 @@ void add_health_routes(router& server, caf::actor_system& sys, actors::log_write
                        std::vector<std::shared_ptr<const projections::projection>> projections,
                        std::function<nlohmann::json()> clock) {
   server.Get("/healthz", [&sys, log, scheduler, projections, clock](const request&, response& res) {
+    auto unavailable = [&res](const std::string& why) {
+      reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", why}});
+    };
     auto r = ask<actors::log_status>(sys, log, std::chrono::seconds(2), actors::status_atom::value);
-    if (!r.value) {
-      reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", r.error}});
-      return;
-    }
+    if (!r.value) return unavailable(r.error);
     core::envelope e;
     e.actor = "healthz";
     e.cmd = core::commands::health_warnings{};
     auto w = actors::submit(scheduler, std::move(e), std::chrono::seconds(2));
     auto* warnings = w ? std::get_if<core::results::warnings>(&w->value) : nullptr;
-    if (!warnings) {
-      std::string why = !w ? "the scheduler did not answer within 2 s" : w->error ? w->error->message : "no warnings";
-      reply_json(res, 503, {{"status", "unavailable"}, {"version", baton::version}, {"message", why}});
-      return;
-    }
+    if (!warnings)
+      return unavailable(!w ? "the scheduler did not answer within 2 s" : w->error ? w->error->message : "no warnings");
     // A projection that stopped, cannot store, or went past events it could not apply says
     // so here and in the warnings (and in GET /metrics), never only by a lag that grows.
     nlohmann::json views = nlohmann::json::object();

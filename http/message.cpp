@@ -31,46 +31,11 @@ std::string client_group(const std::string& address) {
 }
 
 namespace {
-const std::string* find_header(const std::vector<std::pair<std::string, std::string>>& hs, std::string_view name) {
-  for (const auto& [k, v] : hs)
-    if (iequals(k, name)) return &v;
-  return nullptr;
-}
-
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-}  // namespace
-
-std::string request::get_header_value(std::string_view name) const {
-  const std::string* v = find_header(headers, name);
-  return v ? *v : std::string();
-}
-
-bool request::has_header(std::string_view name) const { return find_header(headers, name) != nullptr; }
-
-std::string request::get_param_value(const std::string& name, size_t i) const {
-  auto range = params.equal_range(name);
-  for (auto it = range.first; it != range.second; ++it, --i)
-    if (i == 0) return it->second;
-  return {};
-}
-
-void response::set_header(const std::string& name, const std::string& value) {
-  for (auto& [k, v] : headers)
-    if (iequals(k, name)) {
-      v = value;
-      return;
-    }
-  headers.emplace_back(name, value);
-}
-
-std::string response::get_header_value(std::string_view name) const {
-  const std::string* v = find_header(headers, name);
-  return v ? *v : std::string();
 }
 
 std::string percent_decode(std::string_view s, bool plus_is_space) {
@@ -89,6 +54,29 @@ std::string percent_decode(std::string_view s, bool plus_is_space) {
     out.push_back(plus_is_space && c == '+' ? ' ' : c);
   }
   return out;
+}
+}  // namespace
+
+std::string request::get_header_value(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (iequals(k, name)) return v;
+  return {};
+}
+
+std::string request::get_param_value(const std::string& name, size_t i) const {
+  auto range = params.equal_range(name);
+  for (auto it = range.first; it != range.second; ++it, --i)
+    if (i == 0) return it->second;
+  return {};
+}
+
+void response::set_header(const std::string& name, const std::string& value) {
+  for (auto& [k, v] : headers)
+    if (iequals(k, name)) {
+      v = value;
+      return;
+    }
+  headers.emplace_back(name, value);
 }
 
 void parse_target(const std::string& target, std::string& path, std::multimap<std::string, std::string>& params) {

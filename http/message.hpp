@@ -27,7 +27,6 @@ struct request {
 
   // Header names compare case-insensitively; the first value, or "" when absent.
   std::string get_header_value(std::string_view name) const;
-  bool has_header(std::string_view name) const;
   bool has_param(const std::string& name) const { return params.count(name) > 0; }
   // The i-th value of a query parameter, "" when there is none.
   std::string get_param_value(const std::string& name, size_t i = 0) const;
@@ -51,7 +50,6 @@ struct response {
   std::function<void(response&)> render;
 
   void set_header(const std::string& name, const std::string& value);
-  std::string get_header_value(std::string_view name) const;
   void set_content(std::string b, std::string type) {
     body = std::move(b);
     content_type = std::move(type);
@@ -61,7 +59,6 @@ struct response {
 // Splits a request target into its decoded path and query parameters ('+' is a space in
 // the query only). Invalid percent escapes are kept as they are.
 void parse_target(const std::string& target, std::string& path, std::multimap<std::string, std::string>& params);
-std::string percent_decode(std::string_view s, bool plus_is_space);
 
 bool iequals(std::string_view a, std::string_view b);
 

@@ -22,6 +22,13 @@ std::string trimmed(const std::string& s, const char* blanks) {
   return start == std::string::npos ? "" : s.substr(start, end - start + 1);
 }
 
+// A rotation's body, {"grace_seconds": N} (optional): N, or `dflt`.
+int64_t grace_seconds(const request& req, int64_t dflt) {
+  auto b = object_body(req, true);
+  check_known_fields(b, {"grace_seconds"});
+  return opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(dflt);
+}
+
 }  // namespace
 
 const field_names checkpoint_report_fields = {"checkpoint_manifest_path", "checkpoint_path",         "progress",
@@ -78,6 +85,13 @@ std::set<std::string> repeated(const request& req, const std::string& name, cons
     out.insert(v);
   }
   return out;
+}
+
+// A body holding a checkpoint report alone.
+core::checkpoint_report report_body(const request& req, bool require_path) {
+  auto b = object_body(req, true);
+  check_known_fields(b, checkpoint_report_fields);
+  return checkpoint_report(b, require_path);
 }
 
 }  // namespace
@@ -280,9 +294,7 @@ C::create_jobs create_jobs(const request& req, const std::function<std::string()
 C::rotate_operator_token rotate_operator_token(const request& req, const std::string& token_sha256) {
   C::rotate_operator_token c;
   c.name = path_name(req);
-  auto b = object_body(req, true);
-  check_known_fields(b, {"grace_seconds"});
-  c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
+  c.grace_seconds = grace_seconds(req, c.grace_seconds);
   c.token_sha256 = token_sha256;
   return c;
 }
@@ -290,9 +302,7 @@ C::rotate_operator_token rotate_operator_token(const request& req, const std::st
 C::rotate_pilot_token rotate_pilot_token(const request& req, const std::string& token_sha256,
                                          const core::pilot_configured& configured) {
   C::rotate_pilot_token c;
-  auto b = object_body(req, true);
-  check_known_fields(b, {"grace_seconds"});
-  c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
+  c.grace_seconds = grace_seconds(req, c.grace_seconds);
   c.token_sha256 = token_sha256;
   c.configured = configured;
   return c;
@@ -301,9 +311,7 @@ C::rotate_pilot_token rotate_pilot_token(const request& req, const std::string& 
 C::rotate_worker_credential rotate_worker_credential(const request& req, const std::string& credential_sha256) {
   C::rotate_worker_credential c;
   c.worker_id = path_uuid(req);
-  auto b = object_body(req, true);
-  check_known_fields(b, {"grace_seconds"});
-  c.grace_seconds = opt_int(b, "grace_seconds", 0, core::max_rotation_grace_seconds).value_or(c.grace_seconds);
+  c.grace_seconds = grace_seconds(req, c.grace_seconds);
   c.credential_sha256 = credential_sha256;
   return c;
 }
@@ -495,17 +503,8 @@ C::request_job request_job(const request& req) {
   return {checked_uuid(req.get_param_value("worker_id"), "worker_id")};
 }
 
-void fill(const request& req, C::checkpoint_job& c) {
-  auto b = object_body(req, true);
-  check_known_fields(b, checkpoint_report_fields);
-  c.report = checkpoint_report(b, true);
-}
-
-void fill(const request& req, C::handoff_complete& c) {
-  auto b = object_body(req, true);
-  check_known_fields(b, checkpoint_report_fields);
-  c.report = checkpoint_report(b, false);
-}
+void fill(const request& req, C::checkpoint_job& c) { c.report = report_body(req, true); }
+void fill(const request& req, C::handoff_complete& c) { c.report = report_body(req, false); }
 
 void fill(const request& req, C::handoff_start& c) {
   auto b = object_body(req, false);

@@ -26,6 +26,9 @@ json validation_body(const invalid_field& e) {
   return body;
 }
 
+namespace {
+// Whether the JSON text nests arrays and objects deeper than `limit` (brackets inside
+// strings do not count). Any text: it does not check that the JSON is valid.
 bool nests_deeper_than(std::string_view text, size_t limit) {
   size_t depth = 0;
   bool in_string = false, escaped = false;
@@ -47,6 +50,7 @@ bool nests_deeper_than(std::string_view text, size_t limit) {
   }
   return false;
 }
+}  // namespace
 
 json object_body(const request& req, bool allow_empty, size_t max_bytes) {
   if (req.body.empty()) {
@@ -220,6 +224,15 @@ size_t depth_of(const json& v, size_t limit) {
   for (const auto& e : v) deepest = std::max(deepest, depth_of(e, limit - 1));
   return deepest + 1;
 }
+
+// v when it is 1..max_len letters, digits and the characters `others` lists (". _ -").
+std::string checked_chars(const std::string& v, const std::string& field, size_t max_len, std::string_view others) {
+  if (v.empty() || v.size() > max_len) throw invalid_field(field, "must be 1 to " + std::to_string(max_len) + " characters");
+  for (char c : v)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && (c == ' ' || others.find(c) == std::string_view::npos))
+      throw invalid_field(field, "may contain only letters, digits and " + std::string(others));
+  return v;
+}
 }  // namespace
 
 std::optional<json> opt_worker_json(const json& b, const std::string& field) {
@@ -253,21 +266,10 @@ std::string recorded_header(const request& req, const std::string& name, size_t 
 }
 
 std::string checked_id(const std::string& v, const std::string& field) {
-  if (v.empty() || v.size() > limits::id_bytes)
-    throw invalid_field(field, "must be 1 to " + std::to_string(limits::id_bytes) + " characters");
-  for (char c : v)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':'))
-      throw invalid_field(field, "may contain only letters, digits and . _ : -");
-  return v;
+  return checked_chars(v, field, limits::id_bytes, ". _ : -");
 }
-
 std::string checked_name(const std::string& v, const std::string& field) {
-  if (v.empty() || v.size() > limits::name_bytes)
-    throw invalid_field(field, "must be 1 to " + std::to_string(limits::name_bytes) + " characters");
-  for (char c : v)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-      throw invalid_field(field, "may contain only letters, digits and . _ -");
-  return v;
+  return checked_chars(v, field, limits::name_bytes, ". _ -");
 }
 
 std::string checked_uuid(const std::string& v, const std::string& field) {

@@ -36,10 +36,6 @@ nlohmann::json validation_body(const invalid_field& e);
 // brackets would exhaust the stack) or that is not a JSON object.
 nlohmann::json object_body(const request& req, bool allow_empty, size_t max_bytes = limits::body_bytes);
 
-// Whether the JSON text nests arrays and objects deeper than `limit` (brackets inside
-// strings do not count). Any text: it does not check that the JSON is valid.
-bool nests_deeper_than(std::string_view text, size_t limit);
-
 // The names a body may hold. A name outside them is refused (422 naming it, with the nearest
 // known name when one is close): a misspelt optional field would otherwise be read as absent and
 // its default used without a word ("gpus": 2 made a 1-GPU job). `where` prefixes the field in

@@ -5,6 +5,16 @@
 
 namespace baton::http {
 
+namespace {
+// The exception being handled, as a 500 through the exception handler.
+response failed(const exception_handler& on_exception, const request& req) {
+  response res;
+  res.status = 500;
+  if (on_exception) on_exception(req, res, std::current_exception());
+  return res;
+}
+}  // namespace
+
 router& router::add(const std::string& method, const std::string& pattern, blocking_handler b, async_handler a) {
   auto r = std::make_unique<route>();
   r->method = method;
@@ -38,10 +48,7 @@ upload_start router::run_upload(const route& r, const request& head) const {
     if (!s.refusal && !s.sink) throw std::logic_error("an upload route answered neither a refusal nor a sink");
   } catch (...) {
     s.sink.reset();
-    response res;
-    res.status = 500;
-    if (on_exception_) on_exception_(head, res, std::current_exception());
-    s.refusal = std::move(res);
+    s.refusal = failed(on_exception_, head);
   }
   if (s.refusal) finish(head, *s.refusal);
   return s;
@@ -77,9 +84,7 @@ void router::run_blocking(const route& r, const request& req, response& res) con
   try {
     r.blocking(req, res);
   } catch (...) {
-    res = response{};
-    res.status = 500;
-    if (on_exception_) on_exception_(req, res, std::current_exception());
+    res = failed(on_exception_, req);
   }
   finish(req, res);
 }
@@ -103,10 +108,7 @@ void router::run_async(const route& r, const request& req, respond_fn respond) c
     r.async(req, once);
   } catch (...) {
     if (answered->load()) return;
-    response res;
-    res.status = 500;
-    if (on_exception_) on_exception_(req, res, std::current_exception());
-    once(std::move(res));
+    once(failed(on_exception_, req));
   }
 }
 

@@ -46,7 +46,6 @@ class ui_sessions {
   void close(const std::string& id);
   size_t size() const;
   core::time_us ttl_us() const { return ttl_; }
-  size_t max_per_owner() const { return max_per_owner_; }
 
  private:
   using by_id = std::map<std::string, ui_session>;
@@ -87,7 +86,7 @@ class login_failures {
   size_t forget_at_ = 1024;  // both tables together; doubled past what a sweep leaves
 };
 
-// The session cookie's name, and the value of a cookie in a request's Cookie headers ("" = none).
+// The dashboard session cookie's name (cookie_value in http/caller.hpp reads it).
 inline constexpr const char* session_cookie = "baton_session";
 
 }  // namespace baton::http

@@ -11,7 +11,6 @@
 
 #include "core/util/hex.hpp"
 #include "core/util/time.hpp"
-#include "events/bytes.hpp"
 
 namespace baton::projections {
 

@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "events/payload.hpp"
 #include "projections/sql_batch.hpp"
 #include "projections/sql_rows.hpp"
 

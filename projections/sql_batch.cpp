@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "core/events/event_types.hpp"
-#include "events/payload.hpp"
 #include "projections/job_history.hpp"
 #include "projections/sql_rows.hpp"
 
@@ -136,7 +135,7 @@ void rows_to_catch_up(const events::event_store& store, uint64_t from, uint64_t 
     seq = chunk.back().seq + 1;
   }
   if (rekeyed)
-    for (const auto& [id, priority] : queued_priorities(w)) jobs.insert(id);
+    for (const auto& [key, j] : w.queued) jobs.insert(j->id);  // (every queued job, held and blocked too)
   sql_batch_rows rows;
   for (const auto& id : jobs) {
     std::optional<core::job> archived;  // a pruned job: as its stream makes it

@@ -13,7 +13,7 @@ namespace baton::projections {
 
 namespace {
 
-// Schema version sql_schema_version (2); docs/db-views.md explains every column. Times are RFC 3339 UTC text
+// Schema version sql_schema_version (3); docs/db-views.md explains every column. Times are RFC 3339 UTC text
 // (SQLite's date functions read them; PostgreSQL casts them with ::timestamptz), durations
 // seconds. {INT} and {REAL} are the dialect's integer and floating types; "user" is quoted
 // because PostgreSQL reserves the word.
@@ -208,12 +208,6 @@ bool changes_priorities(const core::ev::payload& p) {
 
 bool changes_clusters(const core::ev::payload& p) {
   return is_one_of<core::ev::cluster_disabled, core::ev::cluster_enabled, core::ev::cluster_submission_failed>(p);
-}
-
-std::map<std::string, int64_t> queued_priorities(const core::world& w) {
-  std::map<std::string, int64_t> out;
-  for (const auto& [key, j] : w.queued) out.emplace(j->id, j->priority);  // (every queued job, held and blocked too)
-  return out;
 }
 
 sql_touch touched_by(const events::event_envelope& e, const core::ev::payload& payload) {

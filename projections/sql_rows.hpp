@@ -50,7 +50,6 @@ bool is_decision(const core::ev::payload& payload);
 bool changes_priorities(const core::ev::payload& payload);
 // A cluster switched on or off, or its last submission failure.
 bool changes_clusters(const core::ev::payload& payload);
-std::map<std::string, int64_t> queued_priorities(const core::world& w);
 
 // The event's row. Text in it that is not UTF-8 (a log written before batond checked the
 // headers it records: one such byte stopped the view for good) is written with U+FFFD in its

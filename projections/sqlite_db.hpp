@@ -29,15 +29,10 @@ class sqlite_statement {
   sqlite_statement& bind(int i, int64_t v);
   sqlite_statement& bind(int i, double v);
   sqlite_statement& bind(int i, std::string_view v);
-  sqlite_statement& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   sqlite_statement& bind(int i, std::nullopt_t);
   // Text SQLite reads in place instead of copying: `v` must stay alive and unchanged until
   // run() (which clears the bindings). For rows bound and run in one go (the SQL view's).
   sqlite_statement& bind_borrowed(int i, std::string_view v);
-  template <class T>
-  sqlite_statement& bind(int i, const std::optional<T>& v) {
-    return v ? bind(i, *v) : bind(i, std::nullopt);
-  }
   // Steps once: true while a row is there to read.
   bool step();
   // Runs it to the end and resets it for the next binds.
@@ -62,7 +57,6 @@ class sqlite_db {
 
   void exec(const std::string& sql);
   std::unique_ptr<sqlite_statement> prepare(std::string_view sql) { return std::make_unique<sqlite_statement>(db_, sql); }
-  sqlite3* handle() { return db_; }
 
  private:
   sqlite3* db_ = nullptr;

@@ -20,13 +20,11 @@ std::string blob_text(const core::blob_ref& b) {
   return "{\"sha256\":\"" + b.sha256 + "\",\"size\":" + std::to_string(b.size) + "}";
 }
 
-json job_json(const R::job_row& row, core::time_us at) { return json::parse(job_text(row, at)); }
-
-// Infinity (a Level FS without usage) has no JSON number: sshare prints "inf".
 json preempt_json(const R::preempt_notice& n) {
   return {{"job_id", n.job_id}, {"by", n.by}, {"mode", n.mode}, {"grace_until", util::format_time_us(n.grace_until)}};
 }
 
+// Infinity (a Level FS without usage) has no JSON number: sshare prints "inf".
 json number_or_inf(double x) { return std::isinf(x) ? json("inf") : json(x); }
 
 json factor_json(const core::priority_factor& f) {
@@ -80,8 +78,6 @@ json page_json(const Page& p, Fn item) {
   return {{"items", items}, {"total", p.total}, {"offset", p.offset}, {"limit", p.limit}};
 }
 
-}  // namespace
-
 void append_job_text(std::string& out, const R::job_row& row, core::time_us at) {
   out += '{';
   core::json_fields f(out);
@@ -109,6 +105,8 @@ void append_job_text(std::string& out, const R::job_row& row, core::time_us at) 
   }
   out += '}';
 }
+
+}  // namespace
 
 std::string job_text(const R::job_row& row, core::time_us at) {
   std::string out;
@@ -184,7 +182,7 @@ json body_of(const core::result& r, core::time_us at) {
         if constexpr (std::is_same_v<T, std::monostate>) {
           return nullptr;
         } else if constexpr (std::is_same_v<T, R::job_row>) {
-          return job_json(v, at);
+          return json::parse(job_text(v, at));
         } else if constexpr (std::is_same_v<T, R::job_page>) {
           return json::parse(job_page_text(v, at));
         } else if constexpr (std::is_same_v<T, R::worker_page>) {

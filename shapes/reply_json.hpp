@@ -20,7 +20,6 @@ nlohmann::json body_of(const core::result& r, core::time_us at);
 std::string poll_answer_text(const core::results::poll_answer& v);
 // A job row and a page of them (POST /jobs, GET /jobs/{id}, GET /jobs) as the JSON text body_of's
 // rendering holds (core/jobs/job_text.hpp writes the job's own fields).
-void append_job_text(std::string& out, const core::results::job_row& row, core::time_us at);
 std::string job_text(const core::results::job_row& row, core::time_us at);
 std::string job_page_text(const core::results::job_page& page, core::time_us at);
 

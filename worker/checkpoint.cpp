@@ -104,6 +104,34 @@ std::string store_object(const std::string& dir, const std::string& src, const s
   return got;
 }
 
+// Removes the objects under dir/objects that no manifest-attempt-*.json in dir names. Leaves
+// everything if a manifest cannot be read (it might name any of them), and temp files alone.
+// Returns how many were removed.
+uint64_t remove_unreferenced_objects(const std::string& dir) {
+  std::set<std::string> named;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind("manifest-attempt-", 0) != 0 || entry.path().extension() != ".json") continue;
+    try {
+      std::ifstream in(entry.path());
+      for (const auto& [file, e] : manifest_from_json(json::parse(in)).files) named.insert(e.object);
+    } catch (const std::exception&) {
+      return 0;  // an unreadable manifest might name any object: keep them all
+    }
+  }
+  if (ec) return 0;
+  uint64_t removed = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(dir) / "objects", ec)) {
+    const auto name = entry.path().filename().string();
+    const bool object = util::is_sha256_hex(name);
+    if (!object || named.count("objects/" + name)) continue;  // temp files (".tmp-") belong to a copy in progress
+    std::error_code rm;
+    if (fs::remove(entry.path(), rm)) ++removed;
+  }
+  return removed;
+}
+
 }  // namespace
 
 json to_json(const manifest& m) {
@@ -295,31 +323,6 @@ sync_result checkpoint_store::sync(const std::string& workdir, const std::vector
     r.objects_removed = remove_unreferenced_objects(dir_);
   }
   return r;
-}
-
-uint64_t remove_unreferenced_objects(const std::string& dir) {
-  std::set<std::string> named;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    if (name.rfind("manifest-attempt-", 0) != 0 || entry.path().extension() != ".json") continue;
-    try {
-      std::ifstream in(entry.path());
-      for (const auto& [file, e] : manifest_from_json(json::parse(in)).files) named.insert(e.object);
-    } catch (const std::exception&) {
-      return 0;  // an unreadable manifest might name any object: keep them all
-    }
-  }
-  if (ec) return 0;
-  uint64_t removed = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(dir) / "objects", ec)) {
-    const auto name = entry.path().filename().string();
-    const bool object = util::is_sha256_hex(name);
-    if (!object || named.count("objects/" + name)) continue;  // temp files (".tmp-") belong to a copy in progress
-    std::error_code rm;
-    if (fs::remove(entry.path(), rm)) ++removed;
-  }
-  return removed;
 }
 
 }  // namespace baton::worker

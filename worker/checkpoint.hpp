@@ -56,11 +56,6 @@ struct sync_result {
   uint64_t objects_removed = 0;       // no manifest named them any more
 };
 
-// Removes the objects under dir/objects that no manifest-attempt-*.json in dir names. Leaves
-// everything if a manifest cannot be read (it might name any of them), and temp files alone.
-// Returns how many were removed.
-uint64_t remove_unreferenced_objects(const std::string& dir);
-
 class checkpoint_store {
  public:
   checkpoint_store(std::string dir, std::string job_id, int attempt, std::string worker_id);

@@ -15,6 +15,9 @@ std::string derive_provider_id(const std::string& cluster, const std::string& sl
   return cluster + ":" + slurm_job_id;
 }
 
+namespace {
+
+// Fills derived fields (platform default, provider id) and returns the first problem, or "".
 std::string finalize(worker_config& c) {
   if (c.platform.empty()) c.platform = c.slurm_job_id.empty() ? "salad" : "hpc";
   if (c.platform != "hpc" && c.platform != "salad") return "platform must be 'hpc' or 'salad', got '" + c.platform + "'";
@@ -50,85 +53,68 @@ std::string finalize(worker_config& c) {
   return "";
 }
 
+}  // namespace
+
 std::optional<int> parse_args(int argc, char** argv, worker_config& c) {
   CLI::App app{"baton-worker: runs baton jobs on this machine, checkpoints them and hands them on"};
-  app.add_option("--url", c.url, "batond base URL")->envname("BATON_URL")->capture_default_str();
-  app.add_option("--api-token", c.api_token, "shared API token (registration only)")->envname("BATON_API_TOKEN");
-  app.add_option("--api-token-file", c.api_token_file, "file holding the shared API token (instead of --api-token)")
-      ->envname("BATON_API_TOKEN_FILE");
+  // An option with its environment variable.
+  auto opt = [&app](const std::string& flag, auto& value, const std::string& help, const std::string& env) {
+    return app.add_option(flag, value, help)->envname(env);
+  };
+  opt("--url", c.url, "batond base URL", "BATON_URL")->capture_default_str();
+  opt("--api-token", c.api_token, "shared API token (registration only)", "BATON_API_TOKEN");
+  opt("--api-token-file", c.api_token_file, "file holding the shared API token (instead of --api-token)", "BATON_API_TOKEN_FILE");
   app.add_flag("--api-token-file-remove", c.api_token_file_remove,
                "the token file holds a one-time credential (a pilot's): remove it once read")
       ->envname("BATON_API_TOKEN_FILE_REMOVE");
-  app.add_option("--ca-file", c.ca_file, "https URL: CA certificate batond's is checked against (default: the system's CAs)")
-      ->envname("BATON_CA_FILE");
-  app.add_option(
-         "--store-ca-file", c.store_ca_file,
-         "stored bundles in an https object store: CA certificate its certificate is checked against (default: the system's CAs)")
-      ->envname("BATON_STORE_CA_FILE");
-  app.add_option("--worker-image-key", c.worker_image_key, "worker image key")
-      ->envname("BATON_WORKER_IMAGE_KEY")
-      ->capture_default_str();
-  app.add_option("--platform", c.platform, "hpc or salad (default: hpc inside Slurm, else salad)")->envname("BATON_PLATFORM");
-  app.add_option("--gpu-model", c.gpu_model, "GPU model when nvidia-smi is absent")->envname("BATON_GPU_MODEL");
-  app.add_option("--gpu-count", c.gpu_count, "GPU count when nvidia-smi is absent")
-      ->envname("BATON_GPU_COUNT")
-      ->check(CLI::Range(0, 1024));
+  opt("--ca-file", c.ca_file, "https URL: CA certificate batond's is checked against (default: the system's CAs)",
+      "BATON_CA_FILE");
+  opt("--store-ca-file", c.store_ca_file,
+      "stored bundles in an https object store: CA certificate its certificate is checked against (default: the system's CAs)",
+      "BATON_STORE_CA_FILE");
+  opt("--worker-image-key", c.worker_image_key, "worker image key", "BATON_WORKER_IMAGE_KEY")->capture_default_str();
+  opt("--platform", c.platform, "hpc or salad (default: hpc inside Slurm, else salad)", "BATON_PLATFORM");
+  opt("--gpu-model", c.gpu_model, "GPU model when nvidia-smi is absent", "BATON_GPU_MODEL");
+  opt("--gpu-count", c.gpu_count, "GPU count when nvidia-smi is absent", "BATON_GPU_COUNT")->check(CLI::Range(0, 1024));
   app.add_flag("--allow-no-gpu", c.allow_no_gpu,
                "without nvidia-smi and --gpu-count, register with 0 GPUs (such a worker gets no job) instead of exiting")
       ->envname("BATON_ALLOW_NO_GPU");
-  app.add_option("--vram-gb", c.vram_gb, "VRAM per GPU (GB) when nvidia-smi is absent")->envname("BATON_GPU_VRAM_GB");
-  app.add_option("--driver-version", c.driver_version, "GPU driver version when nvidia-smi is absent")
-      ->envname("BATON_GPU_DRIVER_VERSION");
-  app.add_option("--slurm-job-id", c.slurm_job_id, "Slurm allocation id")->envname("SLURM_JOB_ID");
-  app.add_option("--cluster-name", c.cluster_name, "cluster name (provider id = <cluster>:<slurm id>)")
-      ->envname("BATON_CLUSTER_NAME");
-  app.add_option("--credential-rotate-seconds", c.credential_rotate_seconds,
-                 "ask batond for a new worker credential this often (0: never); the old one stays valid a while")
-      ->envname("BATON_CREDENTIAL_ROTATE_SECONDS")
+  opt("--vram-gb", c.vram_gb, "VRAM per GPU (GB) when nvidia-smi is absent", "BATON_GPU_VRAM_GB");
+  opt("--driver-version", c.driver_version, "GPU driver version when nvidia-smi is absent", "BATON_GPU_DRIVER_VERSION");
+  opt("--slurm-job-id", c.slurm_job_id, "Slurm allocation id", "SLURM_JOB_ID");
+  opt("--cluster-name", c.cluster_name, "cluster name (provider id = <cluster>:<slurm id>)", "BATON_CLUSTER_NAME");
+  opt("--credential-rotate-seconds", c.credential_rotate_seconds,
+      "ask batond for a new worker credential this often (0: never); the old one stays valid a while",
+      "BATON_CREDENTIAL_ROTATE_SECONDS")
       ->capture_default_str();
-  app.add_option("--heartbeat-seconds", c.heartbeat_seconds, "heartbeat and cancel-check interval")
-      ->envname("BATON_HEARTBEAT_SECONDS")
+  opt("--heartbeat-seconds", c.heartbeat_seconds, "heartbeat and cancel-check interval", "BATON_HEARTBEAT_SECONDS")
       ->capture_default_str();
-  app.add_option("--idle-strategy", c.idle_strategy, "immediate_exit | poll_then_exit")
-      ->envname("BATON_IDLE_STRATEGY")
+  opt("--idle-strategy", c.idle_strategy, "immediate_exit | poll_then_exit", "BATON_IDLE_STRATEGY")->capture_default_str();
+  opt("--idle-poll-seconds", c.idle_poll_seconds, "poll interval while idle", "BATON_IDLE_POLL_SECONDS")->capture_default_str();
+  opt("--idle-max-seconds", c.idle_max_seconds, "exit after this long idle (poll_then_exit)", "BATON_IDLE_MAX_SECONDS")
       ->capture_default_str();
-  app.add_option("--idle-poll-seconds", c.idle_poll_seconds, "poll interval while idle")
-      ->envname("BATON_IDLE_POLL_SECONDS")
+  opt("--work-dir", c.work_dir, "local scratch for job working dirs", "BATON_WORK_DIR");
+  opt("--checkpoint-seconds", c.checkpoint_seconds, "checkpoint cycle interval", "BATON_CHECKPOINT_SECONDS")
       ->capture_default_str();
-  app.add_option("--idle-max-seconds", c.idle_max_seconds, "exit after this long idle (poll_then_exit)")
-      ->envname("BATON_IDLE_MAX_SECONDS")
+  opt("--kill-grace-seconds", c.kill_grace_seconds, "SIGTERM to SIGKILL grace for the payload", "BATON_KILL_GRACE_SECONDS")
       ->capture_default_str();
-  app.add_option("--work-dir", c.work_dir, "local scratch for job working dirs")->envname("BATON_WORK_DIR");
-  app.add_option("--checkpoint-seconds", c.checkpoint_seconds, "checkpoint cycle interval")
-      ->envname("BATON_CHECKPOINT_SECONDS")
+  opt("--handoff-margin-seconds", c.handoff_margin_seconds, "hand the running job off this long before the allocation deadline",
+      "BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS")
       ->capture_default_str();
-  app.add_option("--kill-grace-seconds", c.kill_grace_seconds, "SIGTERM to SIGKILL grace for the payload")
-      ->envname("BATON_KILL_GRACE_SECONDS")
+  opt("--allocation-deadline", c.allocation_deadline, "epoch seconds when the Slurm allocation ends (0 = none)",
+      "BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS")
       ->capture_default_str();
-  app.add_option("--handoff-margin-seconds", c.handoff_margin_seconds,
-                 "hand the running job off this long before the allocation deadline")
-      ->envname("BATON_PROACTIVE_HANDOFF_MARGIN_SECONDS")
+  opt("--retry-base-seconds", c.retry_base_seconds, "first retry delay (doubles each time)", "BATON_RETRY_BASE_SECONDS")
       ->capture_default_str();
-  app.add_option("--allocation-deadline", c.allocation_deadline, "epoch seconds when the Slurm allocation ends (0 = none)")
-      ->envname("BATON_ALLOCATION_DEADLINE_EPOCH_SECONDS")
-      ->capture_default_str();
-  app.add_option("--retry-base-seconds", c.retry_base_seconds, "first retry delay (doubles each time)")
-      ->envname("BATON_RETRY_BASE_SECONDS")
-      ->capture_default_str();
-  app.add_option("--retry-max-seconds", c.retry_max_seconds, "retry delay cap")
-      ->envname("BATON_RETRY_MAX_SECONDS")
-      ->capture_default_str();
-  app.add_option("--retry-attempts", c.retry_attempts, "attempts per request on connection errors and 5xx")
-      ->envname("BATON_RETRY_ATTEMPTS")
+  opt("--retry-max-seconds", c.retry_max_seconds, "retry delay cap", "BATON_RETRY_MAX_SECONDS")->capture_default_str();
+  opt("--retry-attempts", c.retry_attempts, "attempts per request on connection errors and 5xx", "BATON_RETRY_ATTEMPTS")
       ->capture_default_str();
   app.add_flag("--keep-work-dirs", c.keep_work_dirs, "keep job working dirs after the job ends");
-  app.add_option("--bundle-max-bytes", c.bundle_max_bytes, "refuse an archive bundle that unpacks to more bytes")
-      ->envname("BATON_BUNDLE_MAX_BYTES")
+  opt("--bundle-max-bytes", c.bundle_max_bytes, "refuse an archive bundle that unpacks to more bytes", "BATON_BUNDLE_MAX_BYTES")
       ->capture_default_str();
-  app.add_option("--bundle-max-members", c.bundle_max_members, "refuse an archive bundle with more members")
-      ->envname("BATON_BUNDLE_MAX_MEMBERS")
+  opt("--bundle-max-members", c.bundle_max_members, "refuse an archive bundle with more members", "BATON_BUNDLE_MAX_MEMBERS")
       ->capture_default_str();
-  app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error")->envname("BATON_LOG_LEVEL")->capture_default_str();
+  opt("--log-level", c.log_level, "trace|debug|info|warn|error", "BATON_LOG_LEVEL")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

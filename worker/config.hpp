@@ -43,9 +43,6 @@ struct worker_config {
 // "<cluster>:<slurm id>" when both are known, else empty.
 std::string derive_provider_id(const std::string& cluster, const std::string& slurm_job_id);
 
-// Fills derived fields (platform default, provider id) and returns the first problem, or "".
-std::string finalize(worker_config& c);
-
 // Parses flags and environment. Returns an exit code when the program should stop
 // (--help, a bad flag or value), nullopt to carry on.
 std::optional<int> parse_args(int argc, char** argv, worker_config& out);

@@ -4,16 +4,9 @@
 #include <sstream>
 
 #include "core/util/process.hpp"
+#include "worker/text.hpp"
 
 namespace baton::worker {
-namespace {
-
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-}  // namespace
 
 std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
   gpu_info g;

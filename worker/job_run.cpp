@@ -337,14 +337,19 @@ job_outcome agent::run_job(const json& a) {
   }
   spdlog::info("job {}: payload started (pid {}): {}", job_id, p->pid(), spec.command);
 
-  auto clear_job = [&] {
-    std::lock_guard<std::mutex> lock(m_);
-    job_id_.clear();
-    progress_path_.clear();
-  };
   auto cleanup = [&] {
-    clear_job();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      job_id_.clear();
+      progress_path_.clear();
+    }
     remove_local();
+  };
+  // Stops the payload and takes a last checkpoint (a handoff, or a requeued clone, resumes from it).
+  auto stop_with_checkpoint = [&] {
+    int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
+    spdlog::info("job {}: payload stopped (code {})", job_id, code);
+    checkpoint_cycle(job_id, store, workdir, spec, true);
   };
 
   // A failed attempt: no checkpoint from it (ADR-0004; RelayMD uploads one anyway), its log
@@ -425,9 +430,7 @@ job_outcome agent::run_job(const json& a) {
     }
     if (cancel) {
       spdlog::info("job {}: stopping the payload for cancellation", job_id);
-      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
-      spdlog::info("job {}: payload stopped (code {})", job_id, code);
-      checkpoint_cycle(job_id, store, workdir, spec, true);  // a requeued clone can resume from it
+      stop_with_checkpoint();
       cleanup();
       return job_outcome::cancelled;
     }
@@ -435,9 +438,7 @@ job_outcome agent::run_job(const json& a) {
       // Another job needs this worker: checkpoint, hand this one back (it resumes later from
       // the checkpoint, no attempt charged), then poll for the next job.
       spdlog::info("job {}: preempted by {}; stopping the payload for a handoff", job_id, preempted_by);
-      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
-      spdlog::info("job {}: payload stopped (code {})", job_id, code);
-      checkpoint_cycle(job_id, store, workdir, spec, true);
+      stop_with_checkpoint();
       json start = {{"reason", "preempted"}, {"message", "preempted by job " + preempted_by}};
       if (preempt_deadline > 0) start["deadline_epoch_seconds"] = preempt_deadline;
       report_handoff(job_id, store, progress_path, start);
@@ -446,9 +447,7 @@ job_outcome agent::run_job(const json& a) {
     }
     if (stop) {
       spdlog::info("job {}: shutdown requested; stopping the payload for a handoff", job_id);
-      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
-      spdlog::info("job {}: payload stopped (code {})", job_id, code);
-      checkpoint_cycle(job_id, store, workdir, spec, true);
+      stop_with_checkpoint();
       report_handoff(job_id, store, progress_path, {{"reason", "worker_shutdown"}, {"message", "baton-worker received SIGTERM"}});
       cleanup();
       return job_outcome::handed_off;
@@ -456,9 +455,7 @@ job_outcome agent::run_job(const json& a) {
     if (inside_handoff_margin()) {
       spdlog::info("job {}: the allocation ends at epoch {}, within the {} s margin; stopping the payload for a handoff", job_id,
                    cfg_.allocation_deadline, cfg_.handoff_margin_seconds);
-      int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
-      spdlog::info("job {}: payload stopped (code {})", job_id, code);
-      checkpoint_cycle(job_id, store, workdir, spec, true);
+      stop_with_checkpoint();
       report_handoff(job_id, store, progress_path,
                      {{"reason", "allocation_ending"},
                       {"deadline_epoch_seconds", cfg_.allocation_deadline},

@@ -144,6 +144,12 @@ double retry_after_of(const httplib::Result& r) {
 
 bool retryable_status(int status) { return status == 0 || status == 429 || status >= 500; }
 
+// The "offset" an answer of batond's names, if it names one.
+std::optional<uint64_t> offset_in(const json& b) {
+  if (!b.is_object() || !b.contains("offset") || !b["offset"].is_number_unsigned()) return std::nullopt;
+  return b["offset"].get<uint64_t>();
+}
+
 }  // namespace
 
 // --- JSON ---
@@ -165,7 +171,6 @@ transfer transfer_from_json(const json& j, const std::string& where) {
   t.offset = unsigned_field(j, "offset", where, false);
   t.size = unsigned_field(j, "size", where, false);
   t.part_number = static_cast<int>(std::min<uint64_t>(unsigned_field(j, "part_number", where, false), 1u << 20));
-  if (auto e = j.find("expires_at"); e != j.end() && e->is_string()) t.expires_at = e->get<std::string>();
   return t;
 }
 
@@ -411,8 +416,7 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
       if (r && r->status >= 200 && r->status < 300 && !part.absolute()) {
         auto b = json::parse(r->body, nullptr, false);
         if (b.is_object() && b.contains("complete") && b["complete"] == false) {
-          uint64_t named = b.contains("offset") && b["offset"].is_number_unsigned() ? b["offset"].get<uint64_t>() : start;
-          start = std::clamp<uint64_t>(named, part.offset, end);
+          start = std::clamp<uint64_t>(offset_in(b).value_or(start), part.offset, end);
           if (++failures >= l.attempts)
             throw transfer_error(failure::unavailable,
                                  where_of(part) + ": batond keeps answering incomplete: " + r->body.substr(0, 200));
@@ -434,11 +438,10 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
         auto b = json::parse(r->body, nullptr, false);
         std::optional<uint64_t> named;
         if (b.is_object() && b.value("error", "") == "upload_offset") {
-          if (b.contains("offset") && b["offset"].is_number_unsigned()) named = b["offset"].get<uint64_t>();
+          named = offset_in(b);
           if (!named) {  // not in the answer: ask
             auto held = call(l, "GET", path_of(part.url));
-            if (held.ok() && held.body.is_object() && held.body.contains("offset") && held.body["offset"].is_number_unsigned())
-              named = held.body["offset"].get<uint64_t>();
+            if (held.ok()) named = offset_in(held.body);
           }
         }
         if (named) {
@@ -457,8 +460,8 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
       } else {
         // How much batond holds now: resume from there.
         auto held = call(l, "GET", path_of(part.url));
-        if (held.ok() && held.body.is_object() && held.body.contains("offset") && held.body["offset"].is_number_unsigned()) {
-          start = std::clamp<uint64_t>(held.body["offset"].get<uint64_t>(), part.offset, end);
+        if (auto at = held.ok() ? offset_in(held.body) : std::nullopt) {
+          start = std::clamp<uint64_t>(*at, part.offset, end);
           if (held.body.value("complete", false)) break;  // (start == end: an empty PUT has them verified)
         } else if (held.status == 404) {
           throw transfer_error(failure::expired,

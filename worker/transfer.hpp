@@ -31,7 +31,6 @@ struct transfer {
   uint64_t offset = 0;                                       // first byte of the blob this request carries
   uint64_t size = 0;                                         // how many bytes
   int part_number = 0;                                       // multipart: 1-based; 0 otherwise
-  std::string expires_at;
   bool absolute() const { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
 };
 

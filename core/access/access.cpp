@@ -114,25 +114,20 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
   if (who.k == K::nobody) return deny(error_kind::unauthenticated, "invalid_api_token", "Invalid API token");
   if (who.k == K::scraper && cls != access_class::monitoring)
     return deny(error_kind::forbidden, "scrape_token_metrics_only", "the scrape token only reads GET /metrics");
+  if (who.k == K::pilot && cls != access_class::registration && cls != access_class::internal)
+    return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
   switch (cls) {
     case access_class::monitoring:
-      if (who.k == K::scraper || (who.k == K::operator_ && who.admin)) return std::nullopt;
-      if (who.k == K::operator_) return deny(error_kind::forbidden, "admin_only", "this endpoint is for admins");
-      if (who.k == K::pilot)
-        return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
-      return deny(error_kind::forbidden, "operator_only", "this endpoint needs the operator token");
+      if (who.k == K::scraper) return std::nullopt;
+      [[fallthrough]];  // else as admin_only
     case access_class::operator_only:
     case access_class::admin_only:
       if (who.k == K::operator_ && (who.admin || cls == access_class::operator_only)) return std::nullopt;
       if (who.k == K::operator_) return deny(error_kind::forbidden, "admin_only", "this endpoint is for admins");
-      if (who.k == K::pilot)
-        return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::forbidden, "operator_only", "this endpoint needs the operator token");
     case access_class::operator_self:
       if (who.k == K::operator_ && (who.admin || (!who.name.empty() && who.name == target))) return std::nullopt;
       if (who.k == K::operator_) return deny(error_kind::forbidden, "other_operator", "an operator rotates only their own token");
-      if (who.k == K::pilot)
-        return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::forbidden, "operator_only", "this endpoint needs an operator's token");
     case access_class::registration:
       if ((who.k == K::operator_ && who.admin) || who.k == K::pilot) return std::nullopt;
@@ -149,15 +144,11 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
         return std::nullopt;
       }
       if (who.k == K::operator_ && who.admin && s.accept_shared_token) return std::nullopt;
-      if (who.k == K::pilot)
-        return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::unauthenticated, "worker_token_required",
                   "worker calls need X-Worker-Token (set workers.accept_shared_token to allow the shared token)");
     case access_class::job_reader:
-      // Which job: the operator's own (authorize_owner), the worker's held one (core/app/storage_decide).
+      // Which job: the operator's own (may_see), the worker's held one (core/app/storage_decide).
       if (who.k == K::operator_ || who.k == K::worker) return std::nullopt;
-      if (who.k == K::pilot)
-        return deny(error_kind::forbidden, "pilot_token_register_only", "the pilot token only registers workers");
       return deny(error_kind::forbidden, "operator_only", "this endpoint needs an operator's or a worker's token");
     case access_class::internal:
       return deny(error_kind::forbidden, "internal_only", "only batond's own loops send this command");
@@ -191,11 +182,6 @@ bool may_see(const principal& who, const job& j) { return may_see_user_of(who, j
 bool sees_every_job(const principal& who) { return who.k != principal::kind::operator_ || who.admin; }
 
 bool may_see_user_of(const principal& who, const std::string& job_user) { return sees_every_job(who) || job_user == who.name; }
-
-std::optional<domain_error> authorize_owner(const principal& who, const job& j) {
-  if (may_see(who, j)) return std::nullopt;
-  return not_found("Job", j.id);
-}
 
 bool constant_time_equal(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;

@@ -75,10 +75,8 @@ std::optional<domain_error> authorize(const principal& who, command_kind k, cons
 // status for a wrong worker, or 403 for control.
 std::optional<domain_error> authorize_job(const principal& who, command_kind k, const job& j);
 
-// An operator acting on a job: admins on any job, users on their own. Another user's job is
-// answered as if it did not exist (404), so ids of other people's jobs leak nothing.
-std::optional<domain_error> authorize_owner(const principal& who, const job& j);
-// Whether who may see the job at all (the same rule, for lists).
+// Whether who may see the job: admins any job, users their own. Another user's job is answered
+// as if it did not exist (404), so ids of other people's jobs leak nothing.
 bool may_see(const principal& who, const job& j);
 // The same rule for what only names a job's user (the live event stream).
 bool may_see_user_of(const principal& who, const std::string& job_user);

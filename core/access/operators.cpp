@@ -9,16 +9,12 @@ decision decide_create_operator(const operator_account* existing, const std::str
   if (existing && !existing->revoked)
     return decision::refuse(
         {error_kind::conflict, "operator_exists", "operator '" + name + "' already exists", {{"name", name}}, "name"});
-  decision d;
-  d.events.push_back({operator_stream(name), ev::operator_created{accounts, admin ? "admin" : "user", token_sha256}});
-  return d;
+  return decision::of(operator_stream(name), ev::operator_created{accounts, admin ? "admin" : "user", token_sha256});
 }
 
 decision decide_revoke_operator(const operator_account& o) {
   if (o.revoked) return {};  // already revoked: nothing changes
-  decision d;
-  d.events.push_back({operator_stream(o.name), ev::operator_revoked{}});
-  return d;
+  return decision::of(operator_stream(o.name), ev::operator_revoked{});
 }
 
 decision decide_rotate_operator_token(const operator_account& o, const std::string& token_sha256, int64_t grace_seconds,
@@ -26,10 +22,8 @@ decision decide_rotate_operator_token(const operator_account& o, const std::stri
   if (o.revoked)
     return decision::refuse(
         {error_kind::conflict, "operator_revoked", "operator '" + o.name + "' is revoked", {{"name", o.name}}, "name"});
-  decision d;
-  d.events.push_back(
-      {operator_stream(o.name), ev::operator_token_rotated{grace_seconds, now + grace_seconds * 1'000'000, token_sha256}});
-  return d;
+  return decision::of(operator_stream(o.name),
+                      ev::operator_token_rotated{grace_seconds, now + grace_seconds * 1'000'000, token_sha256});
 }
 
 void evolve(operator_account& o, const ev::payload& payload, time_us at) {

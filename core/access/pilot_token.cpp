@@ -19,9 +19,7 @@ decision decide_rotate_pilot_token(const rotating_secret& recorded, const pilot_
                              "the pilot token is set by BATON_PILOT_TOKEN: change it there and restart batond",
                              nlohmann::json::object(), ""});
   const std::string& in_use = recorded.sha256.empty() ? configured.sha256 : recorded.sha256;
-  decision d;
-  d.events.push_back({pilot_stream, ev::pilot_token_rotated{grace_seconds, in_use, now + grace_seconds * 1'000'000, new_sha256}});
-  return d;
+  return decision::of(pilot_stream, ev::pilot_token_rotated{grace_seconds, in_use, now + grace_seconds * 1'000'000, new_sha256});
 }
 
 void evolve_pilot_token(rotating_secret& recorded, time_us& rotated_at, const ev::payload& payload, time_us at) {

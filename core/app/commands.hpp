@@ -331,16 +331,9 @@ using command = std::variant<
 // The alternatives above are in command_kind's order, so a command's kind is its index.
 inline command_kind kind_of(const command& c) { return static_cast<command_kind>(c.index()); }
 
-template <class T, class V>
-struct alternative_index;
-template <class T, class... Ts>
-struct alternative_index<T, std::variant<T, Ts...>> : std::integral_constant<size_t, 0> {};
-template <class T, class U, class... Ts>
-struct alternative_index<T, std::variant<U, Ts...>>
-    : std::integral_constant<size_t, 1 + alternative_index<T, std::variant<Ts...>>::value> {};
 // The kind of a command type, at compile time.
 template <class Cmd>
-constexpr command_kind kind_of_v = static_cast<command_kind>(alternative_index<Cmd, command>::value);
+constexpr command_kind kind_of_v = static_cast<command_kind>(ev::detail::index_in<Cmd, command>::value);
 
 // What authorize() needs besides the kind: the worker a worker_self command names, or the
 // operator an operator_self command names.
@@ -353,6 +346,11 @@ struct invalid_field_report {
   nlohmann::json details;  // the reply body the HTTP layer built for it
   bool too_large = false;  // the body past its size limit (413), else a field (422)
 };
+// Its refusal, once the caller's access is settled.
+inline domain_error invalid_body(const invalid_field_report& r) {
+  return {r.too_large ? error_kind::too_large : error_kind::invalid, "validation_error", r.field + ": " + r.message, r.details,
+          r.field};
+}
 
 // A command with who sent it and how it is recorded.
 struct envelope {

@@ -17,73 +17,44 @@ namespace C = commands;
 namespace R = results;
 
 // kind_of() is the variant's index: the alternatives must stay in command_kind's order.
-template <command_kind K, class T>
-constexpr bool at_kind = std::is_same_v<std::variant_alternative_t<static_cast<size_t>(K), command>, T>;
-static_assert(at_kind<command_kind::create_job, C::create_job> && at_kind<command_kind::job_history, C::job_history> &&
-              at_kind<command_kind::register_worker, C::register_worker> && at_kind<command_kind::fail_job, C::fail_job> &&
-              at_kind<command_kind::health_warnings, C::health_warnings> &&
-              at_kind<command_kind::stale_allocations_checked, C::stale_allocations_checked> &&
-              at_kind<command_kind::salad_failed, C::salad_failed> && at_kind<command_kind::hold_job, C::hold_job> &&
-              at_kind<command_kind::recalculate_priorities, C::recalculate_priorities> &&
-              at_kind<command_kind::list_operators, C::list_operators> && at_kind<command_kind::plan_now, C::plan_now> &&
-              at_kind<command_kind::audit_export, C::audit_export> && at_kind<command_kind::metrics, C::metrics> &&
-              at_kind<command_kind::event_stream, C::event_stream> &&
-              at_kind<command_kind::rotate_operator_token, C::rotate_operator_token> &&
-              at_kind<command_kind::rotate_worker_credential, C::rotate_worker_credential> &&
-              at_kind<command_kind::rotate_pilot_token, C::rotate_pilot_token> &&
-              at_kind<command_kind::blob_upload, C::blob_upload> && at_kind<command_kind::files_commit, C::files_commit> &&
-              at_kind<command_kind::blob_corrupt, C::blob_corrupt> && at_kind<command_kind::create_jobs, C::create_jobs> &&
-              at_kind<command_kind::summary, C::summary> && at_kind<command_kind::minute_stats, C::minute_stats> &&
+static_assert(kind_of_v<C::create_job> == command_kind::create_job && kind_of_v<C::job_history> == command_kind::job_history &&
+              kind_of_v<C::register_worker> == command_kind::register_worker &&
+              kind_of_v<C::fail_job> == command_kind::fail_job &&
+              kind_of_v<C::health_warnings> == command_kind::health_warnings &&
+              kind_of_v<C::stale_allocations_checked> == command_kind::stale_allocations_checked &&
+              kind_of_v<C::salad_failed> == command_kind::salad_failed && kind_of_v<C::hold_job> == command_kind::hold_job &&
+              kind_of_v<C::recalculate_priorities> == command_kind::recalculate_priorities &&
+              kind_of_v<C::list_operators> == command_kind::list_operators && kind_of_v<C::plan_now> == command_kind::plan_now &&
+              kind_of_v<C::audit_export> == command_kind::audit_export && kind_of_v<C::metrics> == command_kind::metrics &&
+              kind_of_v<C::event_stream> == command_kind::event_stream &&
+              kind_of_v<C::rotate_operator_token> == command_kind::rotate_operator_token &&
+              kind_of_v<C::rotate_worker_credential> == command_kind::rotate_worker_credential &&
+              kind_of_v<C::rotate_pilot_token> == command_kind::rotate_pilot_token &&
+              kind_of_v<C::blob_upload> == command_kind::blob_upload &&
+              kind_of_v<C::files_commit> == command_kind::files_commit &&
+              kind_of_v<C::blob_corrupt> == command_kind::blob_corrupt &&
+              kind_of_v<C::create_jobs> == command_kind::create_jobs && kind_of_v<C::summary> == command_kind::summary &&
+              kind_of_v<C::minute_stats> == command_kind::minute_stats &&
               std::variant_size_v<command> == static_cast<size_t>(command_kind::minute_stats) + 1);
 
-// --- outcome builders ---
-outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
-
-outcome answered(result value, time_us now) {
-  outcome o;
-  o.answer.value = std::move(value);
-  o.answer.at = now;
-  return o;
+// A decision's events with the result, or its error refusing the command.
+outcome from(decision d, result value, time_us at) {
+  if (d.error) return refused(std::move(*d.error), at);
+  return answered(std::move(value), at, std::move(d.events));
 }
-
-// A decision's events with a result; its error, if it has one, refuses the command.
-outcome from(decision d, result value, time_us now) {
-  if (d.error) return refused(std::move(*d.error), now);
-  outcome o = answered(std::move(value), now);
-  o.events = std::move(d.events);
-  return o;
-}
-
-void append(decision& into, const decision& d) { into.events.insert(into.events.end(), d.events.begin(), d.events.end()); }
 
 // --- liveness and lookups ---
-bool fresh(const lease_book& leases, const std::string& worker_id, const scheduler_settings& s, time_us now) {
-  return leases.fresh(worker_id, s.liveness, now);
-}
-
-std::set<std::string> stale_workers(const lease_book& leases, const scheduler_settings& s, time_us now) {
-  return leases.stale(s.liveness, now);
-}
-
 std::string derived_state(const world& w, const worker& wk, const lease_book& leases, const scheduler_settings& s, time_us now) {
   if (wk.gone) return "gone";
   if (wk.placeholder) return "provisioning";
-  if (!fresh(leases, wk.id, s, now)) return "stale";
+  if (!leases.fresh(wk.id, s.liveness, now)) return "stale";
   return w.held_job(wk.id) ? "busy" : "idle";
-}
-
-const cluster_spec* find_cluster(const scheduler_settings& s, const std::string& name) {
-  for (const auto& c : s.clusters)
-    if (c.name == name) return &c;
-  return nullptr;
 }
 
 bool on_configured_cluster(const scheduler_settings& s, const worker& wk) {
   auto c = wk.cluster();
-  return !c.empty() && find_cluster(s, c) != nullptr;
+  return !c.empty() && find_named(s.clusters, c) != nullptr;
 }
-
-std::string slurm_id_of(const worker& wk) { return wk.provider_id.substr(wk.provider_id.find(':') + 1); }
 
 // A Slurm worker silent this long is reaped without waiting for squeue's word (the silence
 // counts from no earlier than the start-up grace, as leases do).
@@ -111,7 +82,7 @@ decision reap_one(const world& w, const worker& wk, time_us lease, time_us now, 
       reaped->why = why;
       reaped->lease = lease_facts(s, why);
     }
-  if (const std::string* held = w.held_job(wk.id)) append(d, decide_worker_lost(*w.find_job(*held), loss_cause::reaped, now));
+  if (const std::string* held = w.held_job(wk.id)) d.append(decide_worker_lost(*w.find_job(*held), loss_cause::reaped, now));
   return d;
 }
 
@@ -138,7 +109,7 @@ std::optional<domain_error> unknown_pin(const scheduler_settings& s, const std::
   json known = json::array();
   for (const auto& c : s.clusters) known.push_back(c.name);
   for (const auto& p : pins)
-    if (!find_cluster(s, p))
+    if (!find_named(s.clusters, p))
       return domain_error{
           error_kind::invalid,
           "unknown_preferred_cluster",
@@ -383,7 +354,7 @@ std::optional<outcome> act_on_array(const world& w, const principal& who, const 
       ++out.unchanged[to_string(j->status)];
       continue;
     }
-    append(all, d);
+    all.append(std::move(d));
     ++out.changed;
   }
   if (!any_visible) return std::nullopt;
@@ -440,7 +411,7 @@ outcome prune(const world& w, const C::prune_jobs& c, time_us now) {
   decision d;
   for (const auto& [id, j] : w.jobs.by_id())  // (the events in id order)
     if (is_terminal(j.status) && !j.pruned && c.statuses.count(to_string(j.status)) && j.updated_at < cutoff) {
-      append(d, decide_prune(j, now));
+      d.append(decide_prune(j, now));
       if (auto gone = release_pruned(w, j.id)) d.events.push_back(std::move(*gone));
     }
   size_t n = 0;
@@ -539,7 +510,7 @@ outcome register_worker_cmd(const world& w, const scheduler_settings& s, const p
         for (auto& e : retire.events)
           if (auto* gone = std::get_if<ev::worker_deregistered>(&e.payload)) gone->replaced_by = r.id;
         if (const std::string* held = w.held_job(old.id))
-          append(retire, decide_worker_lost(*w.find_job(*held), loss_cause::orphaned, now));
+          retire.append(decide_worker_lost(*w.find_job(*held), loss_cause::orphaned, now));
         d.events.insert(d.events.begin(), retire.events.begin(), retire.events.end());
       }
   R::registered reg{placeholder ? placeholder->id : r.id, s.heartbeat_interval_seconds,
@@ -571,7 +542,7 @@ outcome deregister(const world& w, const C::deregister& c, time_us now) {
   if (!wk || wk->gone) return refused(not_found("Worker", c.worker_id), now);
   auto d = decide_deregister(*wk, now);
   if (const std::string* held = w.held_job(wk->id))
-    append(d, decide_worker_lost(*w.find_job(*held), loss_cause::deregistered, now));
+    d.append(decide_worker_lost(*w.find_job(*held), loss_cause::deregistered, now));
   return from(std::move(d), std::monostate{}, now);
 }
 
@@ -587,7 +558,7 @@ outcome no_job(const std::string& reason, time_us now) { return answered(R::poll
 outcome poll(const world& w, const lease_book& leases, const scheduler_settings& s, const C::request_job& c, time_us now) {
   const worker* wk = w.find_worker(c.worker_id);
   if (!wk || wk->gone || wk->placeholder) return no_job(wk && wk->gone ? "worker_" + wk->gone_reason : "unknown_worker", now);
-  if (!fresh(leases, wk->id, s, now)) return no_job("stale_worker", now);
+  if (!leases.fresh(wk->id, s.liveness, now)) return no_job("stale_worker", now);
   if (const std::string* held_id = w.held_job(wk->id)) {
     const job& held = *w.find_job(*held_id);
     if (held.status == job_status::assigned) {
@@ -606,7 +577,7 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
     o.again = true;
     return o;
   }
-  auto choice = choose_assignment(w, wk->id, stale_workers(leases, s, now), s.deadlines, now);
+  auto choice = choose_assignment(w, wk->id, leases.stale(s.liveness, now), s.deadlines, now);
   if (!choice.job_id) return no_job("no_job_for_this_worker", now);
   const job& j = *w.find_job(*choice.job_id);
   R::assignment a{j.id, j.input_bundle_path, j.latest_checkpoint_manifest_path, next_attempt(j), {}};
@@ -614,26 +585,9 @@ outcome poll(const world& w, const lease_book& leases, const scheduler_settings&
   return from(decide_assign(j, wk->id, std::move(*choice.record), now), R::poll_answer{a, ""}, now);
 }
 
-// Jobs by status, workers by the state GET /workers shows and their cluster.
-outcome count_for_metrics(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
-  R::metrics m;
-  w.jobs.for_each_unordered([&](const job& j) {
-    if (!j.pruned) ++m.jobs[to_string(j.status)];
-  });
-  m.pruned = w.pruned.size();
-  m.stored_blobs = w.storage.blobs.size();
-  m.stored_bytes = w.storage.stored_bytes;
-  m.unreferenced_blobs = w.storage.unreferenced.size();
-  m.storage_used_by_user = w.storage.used_by_user;
-  m.storage_quota_bytes = s.storage.user_quota_bytes;
-  for (const auto& [id, wk] : w.workers) ++m.workers[{derived_state(w, wk, leases, s, now), wk.cluster()}];
-  for (const auto& [image, queue] : w.queued_by_image) m.eligible_queued += queue.size();
-  return answered(std::move(m), now);
-}
-
-// GET /summary: the counts the dashboard's overview shows, in one answer: the caller's jobs
-// (an admin's: all) by status, and every worker by state and cluster (as GET /workers lists them).
-outcome summarize(const world& w, const lease_book& leases, const scheduler_settings& s, const principal& who, time_us now) {
+// GET /summary's counts: the jobs `who` may see by status (pruned ones left out) and their
+// eligible queued ones, and every worker by the state GET /workers shows and its cluster.
+R::metrics counts(const world& w, const lease_book& leases, const scheduler_settings& s, const principal& who, time_us now) {
   R::metrics m;
   const bool all = sees_every_job(who);
   w.jobs.for_each_unordered([&](const job& j) {
@@ -641,7 +595,22 @@ outcome summarize(const world& w, const lease_book& leases, const scheduler_sett
   });
   for (const auto& [id, wk] : w.workers) ++m.workers[{derived_state(w, wk, leases, s, now), wk.cluster()}];
   for (const auto& [image, queue] : w.queued_by_image)
-    for (const auto& key : queue) m.eligible_queued += all || may_see(who, *key.owner);
+    if (all)
+      m.eligible_queued += queue.size();
+    else
+      for (const auto& key : queue) m.eligible_queued += may_see(who, *key.owner);
+  return m;
+}
+
+// GET /metrics: everything counted, and the storage book.
+outcome count_for_metrics(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
+  R::metrics m = counts(w, leases, s, principal::loop(), now);
+  m.pruned = w.pruned.size();
+  m.stored_blobs = w.storage.blobs.size();
+  m.stored_bytes = w.storage.stored_bytes;
+  m.unreferenced_blobs = w.storage.unreferenced.size();
+  m.storage_used_by_user = w.storage.used_by_user;
+  m.storage_quota_bytes = s.storage.user_quota_bytes;
   return answered(std::move(m), now);
 }
 
@@ -680,10 +649,7 @@ outcome on_job(const world& w, const envelope& e, const Cmd& c, time_us now) {
     return refused(p ? job_pruned(c.id, p->status) : not_found("Job", c.id), now);
   }
   if (auto denied = authorize_job(e.caller, kind_of(e.cmd), *j)) return refused(*denied, now);
-  if (e.invalid)
-    return refused({e.invalid->too_large ? error_kind::too_large : error_kind::invalid, "validation_error",
-                    e.invalid->field + ": " + e.invalid->message, e.invalid->details, e.invalid->field},
-                   now);
+  if (e.invalid) return refused(invalid_body(*e.invalid), now);
   if constexpr (std::is_same_v<Cmd, C::job_control>) {
     // A worker that no longer holds the job (taken back after a preemption's grace, or
     // requeued without it) must stop its payload too.
@@ -738,7 +704,7 @@ outcome list_clusters(const world& w, const scheduler_settings& s, time_us now) 
 outcome set_clusters_enabled(const world& w, const scheduler_settings& s, const C::set_clusters_enabled& c, time_us now) {
   json unknown = json::array(), missing = json::array();
   for (const auto& [name, value] : c.enabled)
-    if (!find_cluster(s, name)) unknown.push_back(name);
+    if (!find_named(s.clusters, name)) unknown.push_back(name);
   for (const auto& spec : s.clusters)
     if (!c.enabled.count(spec.name)) missing.push_back(spec.name);
   if (!unknown.empty() || !missing.empty())
@@ -750,7 +716,7 @@ outcome set_clusters_enabled(const world& w, const scheduler_settings& s, const 
                    now);
   decision all;
   for (const auto& spec : s.clusters)  // config order: a stable event order
-    append(all, decide_cluster_enabled(w, spec.name, c.enabled.at(spec.name), c.reason));
+    all.append(decide_cluster_enabled(w, spec.name, c.enabled.at(spec.name), c.reason));
   return from(std::move(all), std::monostate{}, now);
 }
 
@@ -768,12 +734,12 @@ outcome health_warnings(const world& w, const scheduler_settings& s, time_us now
 // --- cluster actors ---
 template <class Cmd>
 outcome cluster_report(const world& w, const lease_book& leases, const scheduler_settings& s, const Cmd& c, time_us now) {
-  const cluster_spec* spec = find_cluster(s, c.cluster);
+  const cluster_spec* spec = find_named(s.clusters, c.cluster);
   if (!spec) return refused(not_found("Cluster", c.cluster), now);
   if constexpr (std::is_same_v<Cmd, C::cluster_placeholders>) {
     // Also the stale workers of this cluster: the reaper waits for squeue's word on them.
     R::cluster_watch out{placeholder_slurm_ids(w, spec->name), {}};
-    for (const auto& id : stale_workers(leases, s, now)) {
+    for (const auto& id : leases.stale(s.liveness, now)) {
       const worker* wk = w.find_worker(id);
       if (wk && !wk->gone && !wk->placeholder && wk->cluster() == spec->name) out.stale_slurm_ids.push_back(slurm_id_of(*wk));
     }
@@ -783,8 +749,8 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
     for (const auto& id : c.checked) {
       if (c.alive.count(id)) continue;
       for (const auto& [wid, wk] : w.workers)
-        if (!wk.gone && !wk.placeholder && wk.provider_id == spec->name + ":" + id && !fresh(leases, wid, s, now))
-          append(d, reap_one(w, wk, leases.last(wid).value_or(wk.registered_at), now, "allocation_gone", s));
+        if (!wk.gone && !wk.placeholder && wk.provider_id == spec->name + ":" + id && !leases.fresh(wid, s.liveness, now))
+          d.append(reap_one(w, wk, leases.last(wid).value_or(wk.registered_at), now, "allocation_gone", s));
     }
     size_t n = d.events.size();
     return from(std::move(d), R::counted{n}, now);
@@ -793,7 +759,7 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
     size_t n = d.events.size();
     return from(std::move(d), R::counted{n}, now);
   } else if constexpr (std::is_same_v<Cmd, C::cluster_plan>) {
-    auto stale = stale_workers(leases, s, now);
+    auto stale = leases.stale(s.liveness, now);
     auto plans = plan_submissions(w, *spec, stale, s.deadlines, s.backfill.placeholder_start_estimate, now);
     record_plan_basis(plans, w, *spec, stale, s.deadlines, s.backfill.placeholder_start_estimate, now);
     return answered(R::plans{std::move(plans)}, now);
@@ -817,7 +783,7 @@ outcome cluster_report(const world& w, const lease_book& leases, const scheduler
 outcome salad(const world& w, const lease_book& leases, const scheduler_settings& s, const command& cmd, time_us now) {
   if (!s.salad_enabled) return refused({error_kind::not_found, "not_configured", "Salad is not configured", {}, ""}, now);
   if (std::holds_alternative<C::salad_status>(cmd) || std::holds_alternative<C::salad_target>(cmd)) {
-    auto stale = stale_workers(leases, s, now);
+    auto stale = leases.stale(s.liveness, now);
     auto t = salad_target(w, s.salad_image, s.salad_max_replicas, stale);
     record_target_basis(t, w, stale);
     if (std::holds_alternative<C::salad_target>(cmd)) return answered(std::move(t), now);
@@ -941,7 +907,7 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
         } else if constexpr (std::is_same_v<T, C::create_jobs>) {
           return create_batch(w, s, e.caller, c, now);
         } else if constexpr (std::is_same_v<T, C::summary>) {
-          return summarize(w, leases, s, e.caller, now);
+          return answered(counts(w, leases, s, e.caller, now), now);
         } else if constexpr (std::is_same_v<T, C::hold_job> || std::is_same_v<T, C::release_job> ||
                              std::is_same_v<T, C::job_priority> || std::is_same_v<T, C::list_priorities> ||
                              std::is_same_v<T, C::fairshare> || std::is_same_v<T, C::recalculate_priorities>) {
@@ -1029,20 +995,20 @@ outcome decide(const world& w, const lease_book& leases, const scheduler_setting
 decision reap(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
   decision out;
   for (const auto& [id, wk] : w.workers) {
-    if (wk.gone || wk.placeholder || fresh(leases, id, s, now)) continue;
+    if (wk.gone || wk.placeholder || leases.fresh(id, s.liveness, now)) continue;
     auto lease = leases.last(id).value_or(wk.registered_at);
     bool slurm = on_configured_cluster(s, wk);
     // Its allocation may still run (a network blip, a busy login node): requeueing now
     // could put the job on two workers. The cluster actor's squeue check decides, unless
     // the silence has gone on too long.
     if (slurm && !silent_past_cap(s, lease, now)) continue;
-    append(out, reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout", s));
+    out.append(reap_one(w, wk, lease, now, slurm ? "silent_past_cap" : "heartbeat_timeout", s));
   }
-  append(out, decide_unconfigured_placeholders(w, s.clusters));
+  out.append(decide_unconfigured_placeholders(w, s.clusters));
   // Jobs still held by a worker that is gone (or never known): nothing else will free them.
   w.job_of_worker.for_each([&](const std::string& worker_id, const std::string& job_id) {
     const worker* wk = w.find_worker(worker_id);
-    if (!wk || wk->gone) append(out, decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
+    if (!wk || wk->gone) out.append(decide_worker_lost(w.jobs.at(job_id), loss_cause::orphaned, now));
   });
   return out;
 }
@@ -1074,11 +1040,11 @@ std::string named_target(const command& c) {
 }
 
 decision plan_cycle(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
-  return decide_plan(w, stale_workers(leases, s, now), s.deadlines, s.backfill, now);
+  return decide_plan(w, leases.stale(s.liveness, now), s.deadlines, s.backfill, now);
 }
 
 decision preemption_check(const world& w, const lease_book& leases, const scheduler_settings& s, time_us now) {
-  return decide_preemptions(w, stale_workers(leases, s, now), s.deadlines, now);
+  return decide_preemptions(w, leases.stale(s.liveness, now), s.deadlines, now);
 }
 
 }  // namespace baton::core

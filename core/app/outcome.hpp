@@ -231,13 +231,21 @@ struct outcome {
   // actor plans on its planner thread, as its periodic cycle, so polls go on meanwhile, and
   // answers with the plan's count of starts (results::counted) once the plan is durable.
   bool plan_requested = false;
-
-  static outcome refused(domain_error e, time_us at) {
-    outcome o;
-    o.answer.error = std::move(e);
-    o.answer.at = at;
-    return o;
-  }
 };
+
+// The outcomes decide() builds: a refusal; a result with the events to append first.
+inline outcome refused(domain_error e, time_us at) {
+  outcome o;
+  o.answer.error = std::move(e);
+  o.answer.at = at;
+  return o;
+}
+inline outcome answered(result value, time_us at, std::vector<domain_event> events = {}) {
+  outcome o;
+  o.events = std::move(events);
+  o.answer.value = std::move(value);
+  o.answer.at = at;
+  return o;
+}
 
 }  // namespace baton::core

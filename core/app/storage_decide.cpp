@@ -14,16 +14,6 @@ namespace C = commands;
 namespace R = results;
 using nlohmann::json;
 
-outcome refused(domain_error e, time_us now) { return outcome::refused(std::move(e), now); }
-
-outcome answer(std::vector<domain_event> events, result value, time_us now) {
-  outcome o;
-  o.events = std::move(events);
-  o.answer.value = std::move(value);
-  o.answer.at = now;
-  return o;
-}
-
 uint64_t used_by(const storage_book& b, const std::string& user) {
   auto it = b.used_by_user.find(user);
   return it == b.used_by_user.end() ? 0 : it->second;
@@ -70,9 +60,8 @@ std::optional<domain_error> worker_may_write(const principal& who, const job& j,
                             std::to_string(j.attempts) + ")",
                         {{"job_id", j.id}, {"attempt", j.attempts}},
                         "attempt"};
-  bool takes = kind == "checkpoint" ? (j.status == job_status::assigned || j.status == job_status::running ||
-                                       j.status == job_status::cancelling || j.status == job_status::handoff)
-                                    : (j.status == job_status::assigned || j.status == job_status::running);
+  bool takes =
+      kind == "checkpoint" ? occupies_worker(j.status) : (j.status == job_status::assigned || j.status == job_status::running);
   if (!takes)
     return domain_error{error_kind::conflict,
                         "job_not_accepting_files",
@@ -109,6 +98,15 @@ std::vector<blob_ref> missing_blobs(const storage_book& b, const std::string& us
   return v;
 }
 
+// The checkpoints a new one releases: the oldest beyond the last `keep`, the new one counted.
+std::vector<std::string> released_checkpoints(const storage_book& b, const std::string& job_id, size_t keep) {
+  std::vector<std::string> out;
+  const job_storage* js = job_files_of(b, job_id);
+  size_t have = js ? js->checkpoints.size() : 0;
+  for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) out.push_back(js->checkpoints[i].id);
+  return out;
+}
+
 bool job_has_set(const storage_book& b, const std::string& job_id, const std::string& set_id) {
   const job_storage* js = job_files_of(b, job_id);
   if (!js) return false;
@@ -120,7 +118,7 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
   const job* j = w.find_job(c.job_id);
   if (!j) return refused(not_found("Job", c.job_id), now);
   // A commit whose reply was lost, sent again: the set is recorded already.
-  if (job_has_set(w.storage, j->id, c.set_id)) return answer({}, R::stored{{}, c.set_id}, now);
+  if (job_has_set(w.storage, j->id, c.set_id)) return answered(R::stored{{}, c.set_id}, now);
   if (auto e = worker_may_write(who, *j, command_kind::files_commit, c.kind, c.attempt)) return refused(*e, now);
   if (auto e = check_manifest(c.files)) return refused(*e, now);
   const std::string& user = j->user;
@@ -150,16 +148,12 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
   std::set<std::string> counted;
   for (const auto& f : c.files)
     if (!w.storage.holds.count({user, f.blob.sha256}) && counted.insert(f.blob.sha256).second) more += f.blob.size;
-  if (auto q = over_quota(w.storage, s.storage, user, more)) return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
+  if (auto q = over_quota(w.storage, s.storage, user, more))
+    return answered(R::storage_plan{user, {}, q->first}, now, {q->second});
   file_set set{c.set_id, c.kind, c.attempt, 0, c.files};
   std::vector<std::string> released;
-  if (c.kind == "checkpoint") {
-    const job_storage* js = job_files_of(w.storage, j->id);
-    size_t have = js ? js->checkpoints.size() : 0;
-    size_t keep = std::max<uint32_t>(1, s.storage.keep_checkpoints);
-    // The oldest beyond the last `keep` (this one counted) are released.
-    for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) released.push_back(js->checkpoints[i].id);
-  }
+  if (c.kind == "checkpoint")
+    released = released_checkpoints(w.storage, j->id, std::max<uint32_t>(1, s.storage.keep_checkpoints));
   events.push_back(
       {storage_stream, ev::files_stored{j->id, s.storage.keep_checkpoints, std::move(released), file_set_row_of(set), user}});
   if (c.kind == "checkpoint") {
@@ -169,7 +163,7 @@ outcome files_commit(const world& w, const scheduler_settings& s, const principa
     if (d.error) return refused(*d.error, now);
     for (auto& e : d.events) events.push_back(std::move(e));
   }
-  return answer(std::move(events), R::stored{{}, c.set_id}, now);
+  return answered(R::stored{{}, c.set_id}, now, std::move(events));
 }
 
 }  // namespace
@@ -185,16 +179,14 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
     const job* j = w.find_job(id);
     if (!j) return refused(not_found("Job", id), now);
     if (auto e = authorize_job(who, kind_of(cmd), *j)) return refused(*e, now);
-    return refused({env.invalid->too_large ? error_kind::too_large : error_kind::invalid, "validation_error",
-                    env.invalid->field + ": " + env.invalid->message, env.invalid->details, env.invalid->field},
-                   now);
+    return refused(invalid_body(*env.invalid), now);
   }
   if (auto* c = std::get_if<C::blob_upload>(&cmd)) {
     const std::string user = caller_user(who.name);
-    if (holds_blob(b, user, c->blob.sha256) && is_stored(b, c->blob)) return answer({}, R::storage_plan{user, {}, {}}, now);
+    if (holds_blob(b, user, c->blob.sha256) && is_stored(b, c->blob)) return answered(R::storage_plan{user, {}, {}}, now);
     if (auto q = over_quota(b, s.storage, user, c->blob.size))
-      return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
-    return answer({}, R::storage_plan{user, {c->blob}, {}}, now);
+      return answered(R::storage_plan{user, {}, q->first}, now, {q->second});
+    return answered(R::storage_plan{user, {c->blob}, {}}, now);
   }
   if (auto* c = std::get_if<C::blob_uploaded>(&cmd)) {
     const std::string user = caller_user(who.name);
@@ -203,11 +195,11 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
     std::vector<domain_event> events;
     if (!holds_blob(b, user, c->blob.sha256)) {
       if (auto q = over_quota(b, s.storage, user, c->blob.size))
-        return answer({q->second}, R::storage_plan{user, {}, q->first}, now);
+        return answered(R::storage_plan{user, {}, q->first}, now, {q->second});
       if (!is_stored(b, c->blob)) events.push_back(blob_stored_event(c->blob, user, "bundle", ""));
       events.push_back(upload_held_event(user, c->blob));
     }
-    return answer(std::move(events), R::stored{c->blob, ""}, now);
+    return answered(R::stored{c->blob, ""}, now, std::move(events));
   }
   if (auto* c = std::get_if<C::files_begin>(&cmd)) {
     const job* j = w.find_job(c->job_id);
@@ -218,8 +210,9 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
     uint64_t more = 0;
     for (const auto& r : missing)
       if (!b.holds.count({j->user, r.sha256})) more += r.size;
-    if (auto q = over_quota(b, s.storage, j->user, more)) return answer({q->second}, R::storage_plan{j->user, {}, q->first}, now);
-    return answer({}, R::storage_plan{j->user, std::move(missing), {}}, now);
+    if (auto q = over_quota(b, s.storage, j->user, more))
+      return answered(R::storage_plan{j->user, {}, q->first}, now, {q->second});
+    return answered(R::storage_plan{j->user, std::move(missing), {}}, now);
   }
   if (auto* c = std::get_if<C::files_commit>(&cmd)) return files_commit(w, s, who, *c, now);
   if (auto* c = std::get_if<C::job_files>(&cmd)) {
@@ -238,7 +231,7 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
         out.outputs = js->outputs;
       }
     }
-    return answer({}, std::move(out), now);
+    return answered(std::move(out), now);
   }
   if (auto* c = std::get_if<C::storage_collect>(&cmd)) {
     std::vector<domain_event> events;
@@ -258,7 +251,7 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
     for (const auto& [sha, st] : b.blobs)
       if (st.removing && out.items.size() < c->max) out.items.push_back({sha, st.size});
     if (!marked.empty()) events.push_back({storage_stream, ev::blob_removing{std::move(marked)}});
-    return answer(std::move(events), std::move(out), now);
+    return answered(std::move(out), now, std::move(events));
   }
   if (auto* c = std::get_if<C::storage_removed>(&cmd)) {
     std::vector<std::string> gone;
@@ -266,11 +259,11 @@ outcome decide_storage(const world& w, const scheduler_settings& s, const envelo
       auto it = b.blobs.find(sha);
       if (it != b.blobs.end() && it->second.removing && it->second.holds == 0) gone.push_back(sha);
     }
-    if (gone.empty()) return answer({}, std::monostate{}, now);
-    return answer({{storage_stream, ev::blob_removed{std::move(gone)}}}, std::monostate{}, now);
+    if (gone.empty()) return answered(std::monostate{}, now);
+    return answered(std::monostate{}, now, {{storage_stream, ev::blob_removed{std::move(gone)}}});
   }
   const auto& c = std::get<C::blob_corrupt>(cmd);
-  return answer({{storage_stream, ev::blob_corrupt{c.found, c.sha256}}}, std::monostate{}, now);
+  return answered(std::monostate{}, now, {{storage_stream, ev::blob_corrupt{c.found, c.sha256}}});
 }
 
 bool is_storage_decision(size_t kind) {
@@ -282,14 +275,10 @@ std::optional<std::string> rederive_storage(const world& w, const ev::payload& r
   const storage_book& b = w.storage;
   if (const auto* p = std::get_if<ev::files_stored>(&recorded)) {
     std::vector<std::string> want;
-    if (p->set.kind == "checkpoint") {
-      const job_storage* js = job_files_of(b, p->job_id);
-      size_t have = js ? js->checkpoints.size() : 0;
-      // batond writes 1 or more (the config's range); none (0, a hand-made log) reads as the
-      // default, as the JSON reader before typed events did.
-      size_t keep = p->keep == 0 ? storage_rules{}.keep_checkpoints : p->keep;
-      for (size_t i = 0; js && have + 1 > keep && i < have + 1 - keep; ++i) want.push_back(js->checkpoints[i].id);
-    }
+    // batond writes keep 1 or more (the config's range); none (0, a hand-made log) reads as the
+    // default, as the JSON reader before typed events did.
+    if (p->set.kind == "checkpoint")
+      want = released_checkpoints(b, p->job_id, p->keep == 0 ? storage_rules{}.keep_checkpoints : p->keep);
     if (want != p->released)
       return "checkpoints released re-derived as " + json(want).dump() + ", logged " + json(p->released).dump();
     return std::nullopt;

@@ -25,14 +25,7 @@ struct deadline_fit_record {
   events::nullable<int64_t> remaining_seconds;
   std::optional<std::string> rule;  // core/planning/deadline.hpp's fit: fits, checkpoint_min_useful, ...
   std::optional<int64_t> time_limit_seconds;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("default_time_limit_seconds", x.default_time_limit_seconds);
-    f("min_useful_seconds", x.min_useful_seconds);
-    f("remaining_seconds", x.remaining_seconds);
-    f("rule", x.rule);
-    f("time_limit_seconds", x.time_limit_seconds);
-  }
+  BATON_DESCRIBE(default_time_limit_seconds, min_useful_seconds, remaining_seconds, rule, time_limit_seconds)
 };
 
 struct assignment_record {

@@ -57,8 +57,24 @@ struct decision {
     d.error = std::move(e);
     return d;
   }
+  static decision of(std::string stream, ev::payload payload) {
+    decision d;
+    d.events.push_back({std::move(stream), std::move(payload)});
+    return d;
+  }
+  void append(decision more) {
+    for (auto& e : more.events) events.push_back(std::move(e));
+  }
   bool ok() const { return !error; }
 };
+
+// The element of `v` with this name, or nullptr.
+template <class T>
+const T* find_named(const std::vector<T>& v, const std::string& name) {
+  for (const auto& x : v)
+    if (x.name == name) return &x;
+  return nullptr;
+}
 
 inline domain_error not_found(const std::string& what, const std::string& id) {
   return {error_kind::not_found, "not_found", what + " not found", {{"id", id}}, ""};

@@ -38,11 +38,7 @@ using json = nlohmann::json;
 struct dependency_record {
   std::string condition = "afterok";  // after, afterok, afternotok, afterany
   std::string job_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("condition", x.condition);
-    f("job_id", x.job_id);
-  }
+  BATON_DESCRIBE(condition, job_id)
 };
 
 struct job_created {
@@ -107,13 +103,9 @@ using job_assigned = assigned_payload;  // core/events/assignment_record.hpp
 // job.started, job.completed: the worker that held it.
 template <const char* Name>
 struct job_worker_event {
-  static constexpr std::string_view type = Name;
-  static constexpr uint32_t schema = 1;
+  BATON_EVENT(Name, 1)
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(worker_id)
 };
 inline constexpr char job_started_name[] = "job.started";
 inline constexpr char job_completed_name[] = "job.completed";
@@ -123,8 +115,7 @@ using job_completed = job_worker_event<job_completed_name>;
 // job.checkpointed, job.handoff_completed: what the worker reported (core/jobs/job.hpp's checkpoint_report).
 template <const char* Name>
 struct job_checkpoint_event {
-  static constexpr std::string_view type = Name;
-  static constexpr uint32_t schema = 1;
+  BATON_EVENT(Name, 1)
   std::optional<std::string> checkpoint_cycle_status;
   std::optional<json> checkpoint_cycle_failures;
   std::optional<std::string> checkpoint_manifest_path;
@@ -132,16 +123,8 @@ struct job_checkpoint_event {
   std::optional<double> progress;
   std::optional<json> progress_codes;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("checkpoint_cycle_failures", x.checkpoint_cycle_failures);
-    f("checkpoint_cycle_status", x.checkpoint_cycle_status);
-    f("checkpoint_manifest_path", x.checkpoint_manifest_path);
-    f("checkpoint_seconds", x.checkpoint_seconds);
-    f("progress", x.progress);
-    f("progress_codes", x.progress_codes);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(checkpoint_cycle_failures, checkpoint_cycle_status, checkpoint_manifest_path, checkpoint_seconds, progress,
+                 progress_codes, worker_id)
 };
 inline constexpr char job_checkpointed_name[] = "job.checkpointed";
 inline constexpr char job_handoff_completed_name[] = "job.handoff_completed";
@@ -159,15 +142,7 @@ struct job_handoff_started {
   json progress_codes = json::array();
   std::string reason;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("deadline_epoch_seconds", x.deadline_epoch_seconds);
-    f("message", x.message);
-    f("progress", x.progress);
-    f("progress_codes", x.progress_codes);
-    f("reason", x.reason);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(deadline_epoch_seconds, message, progress, progress_codes, reason, worker_id)
 };
 
 struct job_failed {
@@ -178,26 +153,14 @@ struct job_failed {
   std::optional<std::string> failure_artifact_path;
   std::string reason;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("by", x.by);
-    f("cause", x.cause);
-    f("detail", x.detail);
-    f("failure_artifact_path", x.failure_artifact_path);
-    f("reason", x.reason);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(by, cause, detail, failure_artifact_path, reason, worker_id)
 };
 
 struct job_cancel_requested {
   BATON_EVENT("job.cancel_requested", 1)
   bool force = false;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("force", x.force);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(force, worker_id)
 };
 
 struct job_cancelled {
@@ -207,22 +170,14 @@ struct job_cancelled {
   std::string from_status;
   std::optional<std::string> reason;
   std::optional<std::string> worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("by", x.by);
-    f("dependency", x.dependency);
-    f("from_status", x.from_status);
-    f("reason", x.reason);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(by, dependency, from_status, reason, worker_id)
 };
 
 // The four ways a job goes back to the queue when it loses its worker (a checkpoint's fields
 // are read when present, as a handoff's are).
 template <const char* Name>
 struct job_requeued_event {
-  static constexpr std::string_view type = Name;
-  static constexpr uint32_t schema = 1;
+  BATON_EVENT(Name, 1)
   std::optional<std::string> by;  // job.requeued_after_preempt of a job not started yet
   std::optional<json> checkpoint_cycle_failures;
   std::optional<std::string> checkpoint_cycle_status;
@@ -233,19 +188,8 @@ struct job_requeued_event {
   std::optional<json> progress_codes;
   std::optional<std::string> reason;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("by", x.by);
-    f("checkpoint_cycle_failures", x.checkpoint_cycle_failures);
-    f("checkpoint_cycle_status", x.checkpoint_cycle_status);
-    f("checkpoint_manifest_path", x.checkpoint_manifest_path);
-    f("checkpoint_seconds", x.checkpoint_seconds);
-    f("from_status", x.from_status);
-    f("progress", x.progress);
-    f("progress_codes", x.progress_codes);
-    f("reason", x.reason);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(by, checkpoint_cycle_failures, checkpoint_cycle_status, checkpoint_manifest_path, checkpoint_seconds,
+                 from_status, progress, progress_codes, reason, worker_id)
 };
 inline constexpr char requeued_after_deregister_name[] = "job.requeued_after_deregister";
 inline constexpr char requeued_after_reap_name[] = "job.requeued_after_reap";
@@ -269,11 +213,7 @@ struct job_pruned {
   BATON_EVENT("job.pruned", 1)
   std::optional<int64_t> priority;
   std::optional<int> priority_tier;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("priority", x.priority);
-    f("priority_tier", x.priority_tier);
-  }
+  BATON_DESCRIBE(priority, priority_tier)
 };
 
 struct job_held {
@@ -297,13 +237,7 @@ struct job_preempted {
   std::string grace_until;  // RFC 3339
   std::string mode;         // "requeue" or "cancel"
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("by", x.by);
-    f("grace_until", x.grace_until);
-    f("mode", x.mode);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(by, grace_until, mode, worker_id)
 };
 
 // --- workers ---
@@ -311,8 +245,7 @@ struct job_preempted {
 // worker.registered and worker.placeholder_adopted: what the worker said of itself.
 template <const char* Name>
 struct worker_registration_event {
-  static constexpr std::string_view type = Name;
-  static constexpr uint32_t schema = 1;
+  BATON_EVENT(Name, 1)
   std::optional<std::string> allocation_ends_at;  // RFC 3339
   std::string credential_sha256;
   std::optional<std::string> driver_version;
@@ -322,18 +255,8 @@ struct worker_registration_event {
   std::string provider_id;
   double vram_gb = 0;
   std::string worker_image_key;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("allocation_ends_at", x.allocation_ends_at);
-    f("credential_sha256", x.credential_sha256);
-    f("driver_version", x.driver_version);
-    f("gpu_count", x.gpu_count);
-    f("gpu_model", x.gpu_model);
-    f("platform", x.platform);
-    f("provider_id", x.provider_id);
-    f("vram_gb", x.vram_gb);
-    f("worker_image_key", x.worker_image_key);
-  }
+  BATON_DESCRIBE(allocation_ends_at, credential_sha256, driver_version, gpu_count, gpu_model, platform, provider_id, vram_gb,
+                 worker_image_key)
 };
 inline constexpr char worker_registered_name[] = "worker.registered";
 inline constexpr char worker_placeholder_adopted_name[] = "worker.placeholder_adopted";
@@ -343,10 +266,7 @@ using worker_placeholder_adopted = worker_registration_event<worker_placeholder_
 struct worker_deregistered {
   BATON_EVENT("worker.deregistered", 1)
   std::optional<std::string> replaced_by;  // an admin's registration that took over its provider id
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("replaced_by", x.replaced_by);
-  }
+  BATON_DESCRIBE(replaced_by)
 };
 
 struct worker_credential_rotated {
@@ -354,12 +274,7 @@ struct worker_credential_rotated {
   std::string credential_sha256;
   int64_t grace_seconds = 0;
   int64_t previous_valid_until_us = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("credential_sha256", x.credential_sha256);
-    f("grace_seconds", x.grace_seconds);
-    f("previous_valid_until_us", x.previous_valid_until_us);
-  }
+  BATON_DESCRIBE(credential_sha256, grace_seconds, previous_valid_until_us)
 };
 
 // The lease facts a reap rests on (core/app/decide.hpp's rereap decides it again from them).
@@ -368,13 +283,7 @@ struct lease_facts {
   std::optional<int64_t> hpc_silent_cap_us;
   std::optional<bool> squeue_listed;
   int64_t stale_after_us = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("grace_from", x.grace_from);
-    f("hpc_silent_cap_us", x.hpc_silent_cap_us);
-    f("squeue_listed", x.squeue_listed);
-    f("stale_after_us", x.stale_after_us);
-  }
+  BATON_DESCRIBE(grace_from, hpc_silent_cap_us, squeue_listed, stale_after_us)
 };
 
 struct worker_reaped {
@@ -383,13 +292,7 @@ struct worker_reaped {
   std::optional<lease_facts> lease;
   double silent_seconds = 0;
   std::optional<std::string> why;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("last_heartbeat_at", x.last_heartbeat_at);
-    f("lease", x.lease);
-    f("silent_seconds", x.silent_seconds);
-    f("why", x.why);
-  }
+  BATON_DESCRIBE(last_heartbeat_at, lease, silent_seconds, why)
 };
 
 // The deadline rule a decision was made under (core/planning/deadline.hpp), as plans,
@@ -398,11 +301,7 @@ struct worker_reaped {
 struct deadline_rule_record {
   std::optional<int64_t> default_time_limit_seconds;
   std::optional<int64_t> min_useful_seconds;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("default_time_limit_seconds", x.default_time_limit_seconds);
-    f("min_useful_seconds", x.min_useful_seconds);
-  }
+  BATON_DESCRIBE(default_time_limit_seconds, min_useful_seconds)
 };
 
 // A Slurm cluster entry as a submission plan's basis records it
@@ -416,17 +315,7 @@ struct cluster_spec_record {
   std::optional<std::string> name;
   std::optional<std::string> strategy;
   std::optional<int64_t> wall_time_seconds;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("gpu_count", x.gpu_count);
-    f("gpu_type", x.gpu_type);
-    f("images", x.images);
-    f("jit_threshold_seconds", x.jit_threshold_seconds);
-    f("max_pending", x.max_pending);
-    f("name", x.name);
-    f("strategy", x.strategy);
-    f("wall_time_seconds", x.wall_time_seconds);
-  }
+  BATON_DESCRIBE(gpu_count, gpu_type, images, jit_threshold_seconds, max_pending, name, strategy, wall_time_seconds)
 };
 
 // What a provisioning decision rests on besides the world (core/provisioning/provisioning_basis.hpp):
@@ -439,15 +328,7 @@ struct provisioning_basis_record {
   std::optional<deadline_rule_record> deadlines;
   std::optional<int64_t> soon_seconds;
   std::vector<std::string> stale;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("at", x.at);
-    f("based_on", x.based_on);
-    f("cluster", x.cluster);
-    f("deadlines", x.deadlines);
-    f("soon_seconds", x.soon_seconds);
-    f("stale", x.stale);
-  }
+  BATON_DESCRIBE(at, based_on, cluster, deadlines, soon_seconds, stale)
 };
 
 // A Slurm submission plan for one image (core/provisioning/provisioning.hpp's submission_plan),
@@ -467,22 +348,8 @@ struct placeholder_plan_record {
   std::optional<int> placed_by_plan;
   std::optional<int> queued_compatible;
   std::optional<std::string> strategy;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("basis", x.basis);
-    f("count", x.count);
-    f("idle_workers", x.idle_workers);
-    f("image", x.image);
-    f("longer_than_wall_time", x.longer_than_wall_time);
-    f("max_pending_jobs", x.max_pending_jobs);
-    f("oldest_queued_at", x.oldest_queued_at);
-    f("pending_here", x.pending_here);
-    f("pending_placeholders", x.pending_placeholders);
-    f("pending_unplanned", x.pending_unplanned);
-    f("placed_by_plan", x.placed_by_plan);
-    f("queued_compatible", x.queued_compatible);
-    f("strategy", x.strategy);
-  }
+  BATON_DESCRIBE(basis, count, idle_workers, image, longer_than_wall_time, max_pending_jobs, oldest_queued_at, pending_here,
+                 pending_placeholders, pending_unplanned, placed_by_plan, queued_compatible, strategy)
 };
 
 struct worker_placeholder_created {
@@ -496,18 +363,8 @@ struct worker_placeholder_created {
   std::string slurm_job_id;
   int64_t wall_time_seconds = 0;
   std::string worker_image_key;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("cluster", x.cluster);
-    f("gpu_count", x.gpu_count);
-    f("gpu_model", x.gpu_model);
-    f("plan", x.plan);
-    f("provider_id", x.provider_id);
-    f("registration_sha256", x.registration_sha256);
-    f("slurm_job_id", x.slurm_job_id);
-    f("wall_time_seconds", x.wall_time_seconds);
-    f("worker_image_key", x.worker_image_key);
-  }
+  BATON_DESCRIBE(cluster, gpu_count, gpu_model, plan, provider_id, registration_sha256, slurm_job_id, wall_time_seconds,
+                 worker_image_key)
 };
 
 struct worker_placeholder_removed {
@@ -515,12 +372,7 @@ struct worker_placeholder_removed {
   std::string cluster;
   std::string reason = "allocation_gone";
   std::string slurm_job_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("cluster", x.cluster);
-    f("reason", x.reason);
-    f("slurm_job_id", x.slurm_job_id);
-  }
+  BATON_DESCRIBE(cluster, reason, slurm_job_id)
 };
 
 // --- clusters and the cloud ---
@@ -544,13 +396,9 @@ struct cluster_submission_failed {
 
 template <const char* Name>
 struct cluster_switch_event {
-  static constexpr std::string_view type = Name;
-  static constexpr uint32_t schema = 1;
+  BATON_EVENT(Name, 1)
   std::string reason;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("reason", x.reason);
-  }
+  BATON_DESCRIBE(reason)
 };
 inline constexpr char cluster_enabled_name[] = "cluster.enabled";
 inline constexpr char cluster_disabled_name[] = "cluster.disabled";
@@ -569,30 +417,15 @@ struct cloud_scaled {
   int queued_unpinned = 0;
   int target = 0;
   int to = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("basis", x.basis);
-    f("busy_salad_workers", x.busy_salad_workers);
-    f("from", x.from);
-    f("idle_hpc_workers", x.idle_hpc_workers);
-    f("idle_salad_workers", x.idle_salad_workers);
-    f("image", x.image);
-    f("max_replicas", x.max_replicas);
-    f("queued_unpinned", x.queued_unpinned);
-    f("target", x.target);
-    f("to", x.to);
-  }
+  BATON_DESCRIBE(basis, busy_salad_workers, from, idle_hpc_workers, idle_salad_workers, image, max_replicas, queued_unpinned,
+                 target, to)
 };
 
 struct cloud_scale_failed {
   BATON_EVENT("cloud.scale_failed", 1)
   std::string message;
   std::string stage;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("message", x.message);
-    f("stage", x.stage);
-  }
+  BATON_DESCRIBE(message, stage)
 };
 
 // --- operators and the pilot token ---
@@ -602,12 +435,7 @@ struct operator_created {
   std::vector<std::string> accounts;
   std::string role;  // "admin" or "user"
   std::string token_sha256;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("accounts", x.accounts);
-    f("role", x.role);
-    f("token_sha256", x.token_sha256);
-  }
+  BATON_DESCRIBE(accounts, role, token_sha256)
 };
 
 struct operator_revoked {
@@ -621,12 +449,7 @@ struct operator_token_rotated {
   int64_t grace_seconds = 0;
   int64_t previous_valid_until_us = 0;
   std::string token_sha256;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("grace_seconds", x.grace_seconds);
-    f("previous_valid_until_us", x.previous_valid_until_us);
-    f("token_sha256", x.token_sha256);
-  }
+  BATON_DESCRIBE(grace_seconds, previous_valid_until_us, token_sha256)
 };
 
 struct pilot_token_rotated {
@@ -635,13 +458,7 @@ struct pilot_token_rotated {
   std::string previous_sha256;
   int64_t previous_valid_until_us = 0;
   std::string token_sha256;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("grace_seconds", x.grace_seconds);
-    f("previous_sha256", x.previous_sha256);
-    f("previous_valid_until_us", x.previous_valid_until_us);
-    f("token_sha256", x.token_sha256);
-  }
+  BATON_DESCRIBE(grace_seconds, previous_sha256, previous_valid_until_us, token_sha256)
 };
 
 // --- the scheduler's decisions ---
@@ -652,14 +469,7 @@ struct share_row {
   nullable<double> level_fs;  // null: infinite
   double target = 0;
   double usage = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("actual", x.actual);
-    f("fair_share", x.fair_share);
-    f("level_fs", x.level_fs);
-    f("target", x.target);
-    f("usage", x.usage);
-  }
+  BATON_DESCRIBE(actual, fair_share, level_fs, target, usage)
 };
 
 // The priority policy a recalculation was made under (core/policy/priority_policy.hpp), as
@@ -671,14 +481,7 @@ struct policy_weights_record {
   std::optional<uint32_t> job_size;
   std::optional<uint32_t> partition;
   std::optional<uint32_t> qos;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("age", x.age);
-    f("fairshare", x.fairshare);
-    f("job_size", x.job_size);
-    f("partition", x.partition);
-    f("qos", x.qos);
-  }
+  BATON_DESCRIBE(age, fairshare, job_size, partition, qos)
 };
 struct partition_record {
   std::string name;
@@ -711,13 +514,7 @@ struct account_record {
   std::optional<std::string> parent;
   std::optional<uint32_t> shares;
   std::map<std::string, uint32_t> users;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("name", x.name);
-    f("parent", x.parent);
-    f("shares", x.shares);
-    f("users", x.users);
-  }
+  BATON_DESCRIBE(name, parent, shares, users)
 };
 struct policy_record {
   std::optional<std::vector<account_record>> accounts;
@@ -773,24 +570,13 @@ struct priorities_recalculated {
   std::optional<policy_record> policy;
   std::vector<std::string> removed;
   std::map<std::string, share_row> shares;  // by association, only those that changed
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("backlog", x.backlog);
-    f("deferred", x.deferred);
-    f("max_gpu_count", x.max_gpu_count);
-    f("policy", x.policy);
-    f("removed", x.removed);
-    f("shares", x.shares);
-  }
+  BATON_DESCRIBE(backlog, deferred, max_gpu_count, policy, removed, shares)
 };
 
 struct priorities_applied {
   BATON_EVENT("scheduler.priorities_applied", 1)
   std::string calculated_at;  // RFC 3339
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("calculated_at", x.calculated_at);
-  }
+  BATON_DESCRIBE(calculated_at)
 };
 
 // The planning cycle's settings a plan was made with (core/world/plan_cycle.hpp's
@@ -805,18 +591,8 @@ struct backfill_settings_record {
   std::optional<int64_t> bf_window_minutes;
   std::optional<int64_t> placeholder_start_estimate_seconds;
   std::optional<uint64_t> recorded_reservations;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("bf_interval_seconds", x.bf_interval_seconds);
-    f("bf_max_job_part", x.bf_max_job_part);
-    f("bf_max_job_test", x.bf_max_job_test);
-    f("bf_max_job_user", x.bf_max_job_user);
-    f("bf_max_probes", x.bf_max_probes);
-    f("bf_resolution_seconds", x.bf_resolution_seconds);
-    f("bf_window_minutes", x.bf_window_minutes);
-    f("placeholder_start_estimate_seconds", x.placeholder_start_estimate_seconds);
-    f("recorded_reservations", x.recorded_reservations);
-  }
+  BATON_DESCRIBE(bf_interval_seconds, bf_max_job_part, bf_max_job_test, bf_max_job_user, bf_max_probes, bf_resolution_seconds,
+                 bf_window_minutes, placeholder_start_estimate_seconds, recorded_reservations)
 };
 
 struct plan_row {
@@ -824,13 +600,7 @@ struct plan_row {
   std::string job_id;
   std::optional<std::string> start;  // reservations only
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("end", x.end);
-    f("job_id", x.job_id);
-    f("start", x.start);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(end, job_id, start, worker_id)
 };
 
 struct plan_made {
@@ -848,22 +618,8 @@ struct plan_made {
   std::map<std::string, uint64_t> skipped;
   std::vector<std::string> stale_excluded;
   std::vector<plan_row> starts;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("based_on", x.based_on);
-    f("deadline", x.deadline);
-    f("digest", x.digest);
-    f("jobs_tested", x.jobs_tested);
-    f("pending_considered", x.pending_considered);
-    f("planned_at", x.planned_at);
-    f("probes", x.probes);
-    f("reservations", x.reservations);
-    f("reservations_total", x.reservations_total);
-    f("settings", x.settings);
-    f("skipped", x.skipped);
-    f("stale_excluded", x.stale_excluded);
-    f("starts", x.starts);
-  }
+  BATON_DESCRIBE(based_on, deadline, digest, jobs_tested, pending_considered, planned_at, probes, reservations,
+                 reservations_total, settings, skipped, stale_excluded, starts)
 };
 
 // What a preemption decision weighed of a job: the order it is queued in.
@@ -873,14 +629,7 @@ struct preemption_facts {
   int64_t priority = 0;
   std::string qos;
   int tier = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("partition", x.partition);
-    f("preemptor", x.preemptor);
-    f("priority", x.priority);
-    f("qos", x.qos);
-    f("tier", x.tier);
-  }
+  BATON_DESCRIBE(partition, preemptor, priority, qos, tier)
 };
 
 // A job preempted: its worker, the job it makes room for, how, and until when it may checkpoint.
@@ -893,17 +642,7 @@ struct preemption_row {
   preemption_facts preemptor;
   preemption_facts victim;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("by", x.by);
-    f("from_status", x.from_status);
-    f("grace_until", x.grace_until);
-    f("job_id", x.job_id);
-    f("mode", x.mode);
-    f("preemptor", x.preemptor);
-    f("victim", x.victim);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(by, from_status, grace_until, job_id, mode, preemptor, victim, worker_id)
 };
 
 // A preempted job whose grace ended: its worker is taken back.
@@ -912,13 +651,7 @@ struct preemption_expired_row {
   std::string job_id;
   std::string mode;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("by", x.by);
-    f("job_id", x.job_id);
-    f("mode", x.mode);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(by, job_id, mode, worker_id)
 };
 
 // A job that needs no victim: a free worker (reserved for it) or one that another preemption's
@@ -927,12 +660,7 @@ struct preemption_placed_row {
   std::string job_id;
   std::optional<std::string> when_left_by;
   std::string worker_id;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("job_id", x.job_id);
-    f("when_left_by", x.when_left_by);
-    f("worker_id", x.worker_id);
-  }
+  BATON_DESCRIBE(job_id, when_left_by, worker_id)
 };
 
 struct preemptions_decided {
@@ -944,16 +672,7 @@ struct preemptions_decided {
   std::vector<preemption_row> preemptions;
   std::vector<std::string> stale_excluded;
   int64_t waiting = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("deadline", x.deadline);
-    f("expired", x.expired);
-    f("grace_seconds", x.grace_seconds);
-    f("placed_without_preempting", x.placed_without_preempting);
-    f("preemptions", x.preemptions);
-    f("stale_excluded", x.stale_excluded);
-    f("waiting", x.waiting);
-  }
+  BATON_DESCRIBE(deadline, expired, grace_seconds, placed_without_preempting, preemptions, stale_excluded, waiting)
 };
 
 // --- storage ---
@@ -1041,11 +760,7 @@ struct upload_released {
 struct upload_claim {
   std::string sha256;
   std::string user;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("sha256", x.sha256);
-    f("user", x.user);
-  }
+  BATON_DESCRIBE(sha256, user)
 };
 
 struct job_bound {
@@ -1072,14 +787,7 @@ struct quota_refused {
   uint64_t requested_bytes = 0;
   uint64_t used_bytes = 0;
   std::string user;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("quota", x.quota);
-    f("quota_bytes", x.quota_bytes);
-    f("requested_bytes", x.requested_bytes);
-    f("used_bytes", x.used_bytes);
-    f("user", x.user);
-  }
+  BATON_DESCRIBE(quota, quota_bytes, requested_bytes, used_bytes, user)
 };
 
 struct files_stored {
@@ -1101,8 +809,7 @@ struct files_stored {
 
 template <const char* Name>
 struct blobs_event {
-  static constexpr std::string_view type = Name;
-  static constexpr uint32_t schema = 1;
+  BATON_EVENT(Name, 1)
   std::vector<std::string> sha256s;
   template <class S, class F>
   static void describe(S& x, F&& f) {
@@ -1145,27 +852,14 @@ struct daemon_started {
   int64_t pid = 0;
   bool previous_run_stopped_cleanly = true;
   std::string version;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("config", x.config);
-    f("data_dir", x.data_dir);
-    f("host", x.host);
-    f("listen", x.listen);
-    f("pid", x.pid);
-    f("previous_run_stopped_cleanly", x.previous_run_stopped_cleanly);
-    f("version", x.version);
-  }
+  BATON_DESCRIBE(config, data_dir, host, listen, pid, previous_run_stopped_cleanly, version)
 };
 
 struct daemon_stopped {
   BATON_EVENT("daemon.stopped", 1)
   std::string signal;
   std::map<std::string, int64_t> worker_last_heartbeats_us;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("signal", x.signal);
-    f("worker_last_heartbeats_us", x.worker_last_heartbeats_us);
-  }
+  BATON_DESCRIBE(signal, worker_last_heartbeats_us)
 };
 
 struct daemon_log_truncated {
@@ -1177,16 +871,7 @@ struct daemon_log_truncated {
   std::string previous_last_value_sha256;
   std::string reason;
   uint64_t removed_events = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("anchors_removed", x.anchors_removed);
-    f("backup", x.backup);
-    f("kept_through_seq", x.kept_through_seq);
-    f("previous_last_seq", x.previous_last_seq);
-    f("previous_last_value_sha256", x.previous_last_value_sha256);
-    f("reason", x.reason);
-    f("removed_events", x.removed_events);
-  }
+  BATON_DESCRIBE(anchors_removed, backup, kept_through_seq, previous_last_seq, previous_last_value_sha256, reason, removed_events)
 };
 
 #undef BATON_EVENT

@@ -21,11 +21,7 @@ domain_error conflict(const job& j, job_status requested) {
           ""};
 }
 
-decision emit(const job& j, ev::payload payload) {
-  decision d;
-  d.events.push_back({job_stream(j.id), std::move(payload)});
-  return d;
-}
+decision emit(const job& j, ev::payload payload) { return decision::of(job_stream(j.id), std::move(payload)); }
 
 template <class E>
 E checkpoint_fields(const checkpoint_report& r, const std::string& worker_id) {
@@ -152,9 +148,7 @@ decision decide_create(const job* existing, const create_job& c, time_us now) {
   p.depends_on = to_records(c.depends_on);
   p.array_id = c.array_id;
   p.array_index = c.array_index;
-  decision d;
-  d.events.push_back({job_stream(c.id), std::move(p)});
-  return d;
+  return decision::of(job_stream(c.id), std::move(p));
 }
 
 decision decide_assign(const job& j, const std::string& worker_id, assignment_record decision_record, time_us now) {
@@ -169,9 +163,7 @@ decision decide_start(const job& j, time_us now) {
 }
 
 decision decide_checkpoint(const job& j, const checkpoint_report& r, time_us now) {
-  bool accepts = j.status == job_status::assigned || j.status == job_status::running || j.status == job_status::cancelling ||
-                 j.status == job_status::handoff;
-  if (!accepts) return decision::refuse(conflict(j, j.status));
+  if (!occupies_worker(j.status)) return decision::refuse(conflict(j, j.status));
   return emit(j, checkpoint_fields<ev::job_checkpointed>(r, j.assigned_worker_id));
 }
 

@@ -10,8 +10,6 @@
 namespace baton::core {
 namespace {
 
-using nlohmann::json;
-
 // Each job event type's kind: the one mapping, for evolve's visit and the readers by kind.
 template <class T>
 constexpr job_event kind_of() {

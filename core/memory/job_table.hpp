@@ -175,11 +175,6 @@ class job_table {
 
   // Every job, in no particular order: only for folds whose result the order cannot change.
   template <class F>
-  void for_each_unordered(F&& f) {
-    for (slot& s : slots_)
-      if (s.e) f(*s.e);
-  }
-  template <class F>
   void for_each_unordered(F&& f) const {
     for (const slot& s : slots_)
       if (s.e) f(static_cast<const job&>(*s.e));

@@ -198,10 +198,6 @@ class planner {
   const std::vector<uint32_t> no_nodes_;
 };
 
-}  // namespace
-
-namespace {
-
 void run_main_loop(planner& p, const plan_input& in, const main_limits& limits, plan_workspace& ws) {
   const uint32_t jobs = static_cast<uint32_t>(in.pending.size());
   // A node is blocked by the first job that waits for it; a class is blocked once any of its

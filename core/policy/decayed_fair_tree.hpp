@@ -48,8 +48,6 @@ class decayed_fair_tree {
   bool fair_shares(time_us now, const std::vector<open_segment>& open, const std::vector<uint32_t>& wanted,
                    std::vector<double>& fair_share);
 
-  size_t users() const { return users_.size(); }
-
  private:
   struct user {
     uint32_t account = 0;

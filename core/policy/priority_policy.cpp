@@ -8,23 +8,9 @@ namespace baton::core {
 
 using json = nlohmann::json;
 
-const partition_def* priority_policy::partition(const std::string& name) const {
-  for (const auto& p : partitions)
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
-const qos_def* priority_policy::find_qos(const std::string& name) const {
-  for (const auto& q : qos)
-    if (q.name == name) return &q;
-  return nullptr;
-}
-
-const account_def* priority_policy::account(const std::string& name) const {
-  for (const auto& a : accounts)
-    if (a.name == name) return &a;
-  return nullptr;
-}
+const partition_def* priority_policy::partition(const std::string& name) const { return find_named(partitions, name); }
+const qos_def* priority_policy::find_qos(const std::string& name) const { return find_named(qos, name); }
+const account_def* priority_policy::account(const std::string& name) const { return find_named(accounts, name); }
 
 double priority_policy::max_partition_factor() const {
   double m = 0;

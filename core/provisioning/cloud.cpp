@@ -37,19 +37,15 @@ nlohmann::json to_json(const replica_target& t) {
 }
 
 decision decide_salad_scaled(int current, const replica_target& t) {
-  decision d;
-  if (current == t.target) return d;
+  if (current == t.target) return {};
   auto p = t.record;
   p.from = current;
   p.to = t.target;
-  d.events.push_back({salad_stream, std::move(p)});
-  return d;
+  return decision::of(salad_stream, std::move(p));
 }
 
 decision decide_salad_failed(const std::string& stage, const std::string& message) {
-  decision d;
-  d.events.push_back({salad_stream, ev::cloud_scale_failed{message, stage}});
-  return d;
+  return decision::of(salad_stream, ev::cloud_scale_failed{message, stage});
 }
 
 }  // namespace baton::core

@@ -8,17 +8,17 @@ namespace baton::core {
 
 std::string cluster_stream(const std::string& name) { return "cluster/" + name; }
 
+std::string slurm_id_of(const worker& wk) {
+  auto colon = wk.provider_id.find(':');
+  return colon == std::string::npos ? "" : wk.provider_id.substr(colon + 1);
+}
+
 namespace {
 
 bool serves(const cluster_spec& c, const job& j) {
   if (c.gpu_count > 0 && c.gpu_count < static_cast<int>(j.gpu_count)) return false;  // its allocations are too small
   return j.preferred_clusters.empty() ||
          std::find(j.preferred_clusters.begin(), j.preferred_clusters.end(), c.name) != j.preferred_clusters.end();
-}
-
-std::string slurm_id_of(const worker& wk) {
-  auto colon = wk.provider_id.find(':');
-  return colon == std::string::npos ? "" : wk.provider_id.substr(colon + 1);
 }
 
 }  // namespace
@@ -128,11 +128,10 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
   if (w.placeholder_by_provider.count(provider) || w.find_worker(worker_id))
     return decision::refuse(
         {error_kind::conflict, "duplicate_placeholder", "placeholder exists: " + provider, {{"provider_id", provider}}, ""});
-  decision d;
   // The allocation started and its worker registered before sbatch's answer got here: a
   // placeholder now would never be adopted and would hold a max_pending slot.
   for (const auto& [id, wk] : w.workers)
-    if (!wk.gone && !wk.placeholder && wk.provider_id == provider) return d;
+    if (!wk.gone && !wk.placeholder && wk.provider_id == provider) return {};
   ev::worker_placeholder_created p;
   p.provider_id = provider;
   p.cluster = c.name;
@@ -143,8 +142,7 @@ decision decide_placeholder(const world& w, const cluster_spec& c, const std::st
   p.wall_time_seconds = c.wall_time_seconds;
   if (plan) p.plan = *plan;
   if (!registration_sha256.empty()) p.registration_sha256 = registration_sha256;
-  d.events.push_back({"worker/" + worker_id, std::move(p)});
-  return d;
+  return decision::of(worker_stream(worker_id), std::move(p));
 }
 
 decision decide_placeholders_checked(const world& w, const std::string& cluster, const std::vector<std::string>& checked,
@@ -154,7 +152,7 @@ decision decide_placeholders_checked(const world& w, const std::string& cluster,
     if (alive.count(id)) continue;
     auto it = w.placeholder_by_provider.find(cluster + ":" + id);
     if (it == w.placeholder_by_provider.end()) continue;  // adopted (or removed) while squeue ran
-    d.events.push_back({"worker/" + it->second, ev::worker_placeholder_removed{cluster, "allocation_gone", id}});
+    d.events.push_back({worker_stream(it->second), ev::worker_placeholder_removed{cluster, "allocation_gone", id}});
   }
   return d;
 }
@@ -163,19 +161,16 @@ decision decide_unconfigured_placeholders(const world& w, const std::vector<clus
   decision d;
   for (const auto& [provider, worker_id] : w.placeholder_by_provider) {
     auto cluster = w.workers.at(worker_id).cluster();
-    bool known = std::any_of(clusters.begin(), clusters.end(), [&](const cluster_spec& c) { return c.name == cluster; });
-    if (!known)
-      d.events.push_back({"worker/" + worker_id, ev::worker_placeholder_removed{cluster, "cluster_not_configured",
-                                                                                slurm_id_of(w.workers.at(worker_id))}});
+    if (!find_named(clusters, cluster))
+      d.events.push_back({worker_stream(worker_id), ev::worker_placeholder_removed{cluster, "cluster_not_configured",
+                                                                                   slurm_id_of(w.workers.at(worker_id))}});
   }
   return d;
 }
 
 decision decide_submission_failed(const std::string& cluster, const std::string& image, ev::cluster_submission_failed failure) {
-  decision d;
   failure.image = image;
-  d.events.push_back({cluster_stream(cluster), std::move(failure)});
-  return d;
+  return decision::of(cluster_stream(cluster), std::move(failure));
 }
 
 decision decide_cluster_enabled(const world& w, const std::string& cluster, bool enabled, const std::string& reason) {

@@ -23,6 +23,8 @@ struct cluster_spec {
 };
 
 std::string cluster_stream(const std::string& name);
+// A Slurm worker's allocation id: its provider id after "<cluster>:" ("" without a colon).
+std::string slurm_id_of(const worker& wk);
 
 struct submission_plan {
   std::string image;

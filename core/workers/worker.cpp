@@ -62,43 +62,32 @@ decision decide_register(const worker* placeholder, const register_worker& c, ti
     if (!c.driver_version.empty()) p.driver_version = c.driver_version;  // only when known: older logs stay equal
     return p;
   };
-  decision d;
-  if (placeholder) {
-    if (placeholder->worker_image_key != c.worker_image_key) {
-      std::string msg = "worker image does not match queued provider allocation: expected " + placeholder->worker_image_key +
-                        ", got " + c.worker_image_key;
-      return decision::refuse({error_kind::conflict, "worker_image_mismatch", msg, json::object(), "worker_image_key"});
-    }
-    d.events.push_back({worker_stream(placeholder->id), said(ev::worker_placeholder_adopted{})});
-  } else {
-    d.events.push_back({worker_stream(c.id), said(ev::worker_registered{})});
+  if (!placeholder) return decision::of(worker_stream(c.id), said(ev::worker_registered{}));
+  if (placeholder->worker_image_key != c.worker_image_key) {
+    std::string msg = "worker image does not match queued provider allocation: expected " + placeholder->worker_image_key +
+                      ", got " + c.worker_image_key;
+    return decision::refuse({error_kind::conflict, "worker_image_mismatch", msg, json::object(), "worker_image_key"});
   }
-  return d;
+  return decision::of(worker_stream(placeholder->id), said(ev::worker_placeholder_adopted{}));
 }
 
 decision decide_deregister(const worker& w, time_us now) {
   if (w.gone) return decision::refuse(not_found("Worker", w.id));
-  decision d;
-  d.events.push_back({worker_stream(w.id), ev::worker_deregistered{}});
-  return d;
+  return decision::of(worker_stream(w.id), ev::worker_deregistered{});
 }
 
 decision decide_rotate_credential(const worker& w, const std::string& credential_sha256, int64_t grace_seconds, time_us now) {
   if (w.gone || w.placeholder) return decision::refuse(not_found("Worker", w.id));
-  decision d;
-  d.events.push_back(
-      {worker_stream(w.id), ev::worker_credential_rotated{credential_sha256, grace_seconds, now + grace_seconds * 1'000'000}});
-  return d;
+  return decision::of(worker_stream(w.id),
+                      ev::worker_credential_rotated{credential_sha256, grace_seconds, now + grace_seconds * 1'000'000});
 }
 
 decision decide_reap(const worker& w, time_us last_heartbeat, time_us now) {
   if (w.gone) return {};
-  decision d;
   ev::worker_reaped p;
   p.last_heartbeat_at = util::format_time_us(last_heartbeat);
   p.silent_seconds = static_cast<double>(now - last_heartbeat) / 1e6;
-  d.events.push_back({worker_stream(w.id), std::move(p)});
-  return d;
+  return decision::of(worker_stream(w.id), std::move(p));
 }
 
 namespace {

@@ -10,12 +10,9 @@
 #include "core/world/scheduling.hpp"
 #include "core/events/payload_numbers.hpp"
 #include "core/events/streams.hpp"
-#include "events/bytes.hpp"
 #include "events/json_text.hpp"
 
 namespace baton::core {
-
-using json = nlohmann::json;
 
 namespace {
 
@@ -209,9 +206,7 @@ decision decide_plan(const world& w, const plan_snapshot& snap, const plan& p) {
   e.probes = p.counters.probes;
   e.settings = to_record(s);
   e.deadline = to_record(snap.rule);
-  decision d;
-  d.events.push_back({scheduler_stream, std::move(e)});
-  return d;
+  return decision::of(scheduler_stream, std::move(e));
 }
 
 decision decide_plan(const world& w, const std::set<std::string>& stale, const deadline_rule& rule, const backfill_settings& s,

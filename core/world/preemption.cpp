@@ -11,8 +11,6 @@
 
 namespace baton::core {
 
-using json = nlohmann::json;
-
 namespace {
 
 constexpr time_us us_per_second = 1'000'000;
@@ -42,10 +40,6 @@ ev::preemption_facts key_facts(const job& j) {
   out.partition = j.partition;
   out.qos = j.qos;
   return out;
-}
-
-void append(decision& to, decision from) {
-  for (auto& e : from.events) to.events.push_back(std::move(e));
 }
 
 }  // namespace
@@ -113,7 +107,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
       if (d.error) return;
       for (auto& e : d.events) mark_preempted(e.payload, j->preempted_by);
       expired.push_back({j->preempted_by, j->id, j->preempt_mode, worker_id});
-      append(out, std::move(d));
+      out.append(std::move(d));
       return;
     }
     if (!preemptible_state(*j) || stale.count(worker_id) || wk->gone) return;
@@ -179,7 +173,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         if (d.error) continue;
         if (mode == "requeue" && v.status == job_status::assigned) {
           // Not started yet: nothing to checkpoint, so it goes back to the queue at once.
-          append(d, decide_worker_lost(v, loss_cause::preempted, now));
+          d.append(decide_worker_lost(v, loss_cause::preempted, now));
           mark_preempted(d.events.back().payload, p.id);
         }
         ev::preemption_row row;
@@ -192,7 +186,7 @@ decision decide_preemptions(const world& w, const std::set<std::string>& stale, 
         row.victim = key_facts(v);
         row.preemptor = key_facts(p);
         preemptions.push_back(std::move(row));
-        append(out, std::move(d));
+        out.append(std::move(d));
       }
     }
   }

@@ -13,8 +13,6 @@
 
 namespace baton::core {
 
-using json = nlohmann::json;
-
 namespace {
 
 constexpr int64_t default_estimate_seconds = 3600;  // a job without a time limit counts as one hour of backlog
@@ -262,9 +260,7 @@ decision decide_recalculation(const world& w, const priority_policy& policy, tim
   e.deferred = base.recorded && base.policy_cbor == policy_bytes;
   e.max_gpu_count = max_gpus;
   e.backlog = backlog;
-  decision d;
-  d.events.push_back({scheduler_stream, std::move(e)});
-  return d;
+  return decision::of(scheduler_stream, std::move(e));
 }
 
 bool is_deferred(const decision& recalculation) {

@@ -124,6 +124,20 @@ job_group_slots& slots_of(world& w, job& j) {
   return *j.slots.group;
 }
 
+// In or out of the queued jobs' indexes (held and blocked ones too): w.queued, the limits, the QOS group's.
+void track_queued(world& w, job& j, bool add) {
+  const std::pair<time_us, std::string_view> key{j.created_at, j.id};
+  auto& in_qos = *slots_of(w, j).queued_in_qos;
+  if (add) {
+    w.queued.emplace_hint(w.queued.end(), key, &j);  // (hinted as by_created)
+    in_qos.emplace_hint(in_qos.end(), key, &j);
+  } else {
+    w.queued.erase(key);
+    in_qos.erase(key);
+  }
+  track_queued_limit(w, j, add);
+}
+
 // Folds a run segment that just closed into its association's decayed usage, and keeps the
 // set of associations' running jobs (measured when a recalculation asks).
 void track_usage(world& w, job& j, std::optional<size_t> open_before) {
@@ -238,11 +252,7 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, P&& payload
   }
   bool was_active = j.created_at != 0 && !is_terminal(j.status);
   bool was_running = occupies_worker(j.status);
-  if (was_queued) {
-    w.queued.erase({j.created_at, std::string_view(j.id)});
-    track_queued_limit(w, j, false);
-    slots_of(w, j).queued_in_qos->erase({j.created_at, std::string_view(j.id)});
-  }
+  if (was_queued) track_queued(w, j, false);
   if (was_eligible) index_erase(w, j);
   bool was_preempted = !j.preempted_by.empty();
   std::optional<array_task> task;  // (read before evolve takes the payload apart)
@@ -282,12 +292,7 @@ void apply_job(world& w, std::string_view id_seen, uint64_t id_hash, P&& payload
     n = active ? n + 1 : n - 1;
   }
   if (was_active && !active) release_dependents(w, id, at);
-  if (j.status == job_status::queued) {
-    w.queued.emplace_hint(w.queued.end(), std::make_pair(j.created_at, std::string_view(j.id)), &j);  // (as by_created)
-    track_queued_limit(w, j, true);
-    auto& in_qos = *slots_of(w, j).queued_in_qos;
-    in_qos.emplace_hint(in_qos.end(), std::make_pair(j.created_at, std::string_view(j.id)), &j);
-  }
+  if (j.status == job_status::queued) track_queued(w, j, true);
   if (eligible(j)) index_insert(w, j);
   if (kind == job_event::assigned) {  // the plan's start for it, or its reservation, is used up
     w.plan.reservations.erase(j.id);
@@ -365,6 +370,16 @@ void apply_pending_priorities(world& w, time_us at) {
   rekey_queue(w, at, false);
 }
 
+// Puts the worker in the worker indexes as it now is.
+void index_worker(world& w, const std::string& id, const worker& wk) {
+  w.by_registered.insert({wk.registered_at, wk.id});
+  if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
+  if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
+  if (!wk.placeholder)
+    w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
+  refresh_worker_index(w, wk);
+}
+
 void apply_worker(world& w, const std::string& id, const ev::payload& p, time_us at) {
   w.refresh_lookups();
   auto found = w.lookups.workers.find(id);
@@ -385,13 +400,8 @@ void apply_worker(world& w, const std::string& id, const ev::payload& p, time_us
   time_us placeholder_since = wk.registered_at;
   evolve(wk, p, at);
   if (adopting) wk.registered_at = placeholder_since;  // same row, same place in listings (RelayMD adopts in place)
-  w.by_registered.insert({wk.registered_at, wk.id});
-  if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
-  if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
-  if (!wk.placeholder)
-    w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
   if (capacity_before != std::make_tuple(!wk.gone, wk.worker_image_key, wk.gpu_count)) ++w.worker_gpus_version;
-  refresh_worker_index(w, wk);
+  index_worker(w, id, wk);
 }
 
 }  // namespace
@@ -411,21 +421,10 @@ void rebuild_indexes(world& w) {
       ++*slots.running_in_qos;
       w.job_of_worker.set(j.assigned_worker_id, j.id);
     }
-    if (j.status == job_status::queued) {
-      w.queued.emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
-      track_queued_limit(w, j, true);
-      slots.queued_in_qos->emplace(std::make_pair(j.created_at, std::string_view(j.id)), &j);
-    }
+    if (j.status == job_status::queued) track_queued(w, j, true);
     if (eligible(j)) index_insert(w, j);
   });
-  for (auto& [id, wk] : w.workers) {
-    w.by_registered.insert({wk.registered_at, wk.id});
-    if (wk.placeholder && !wk.gone && !wk.provider_id.empty()) w.placeholder_by_provider[wk.provider_id] = id;
-    if (!wk.gone) w.worker_gpus_by_image[wk.worker_image_key].insert(wk.gpu_count);
-    if (!wk.placeholder)
-      w.largest_worker_gpus = std::max<uint32_t>(w.largest_worker_gpus, static_cast<uint32_t>(std::max(0, wk.gpu_count)));
-    refresh_worker_index(w, wk);
-  }
+  for (const auto& [id, wk] : w.workers) index_worker(w, id, wk);
 }
 
 std::vector<worker_rank> idle_workers(const world& w) {

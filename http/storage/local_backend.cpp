@@ -99,6 +99,14 @@ std::string random_grant() {
   return util::to_hex(std::string_view(reinterpret_cast<const char*>(b), sizeof b));
 }
 
+// The unexpired grant `key` of an upload or download table (its lock held).
+template <class Table>
+std::optional<local_backend::grant_info> live_grant(const Table& grants, const std::string& key, time_us now) {
+  auto it = grants.find(key);
+  if (it == grants.end() || it->second.expires_at <= now) return std::nullopt;
+  return local_backend::grant_info{it->second.who, it->second.sha256, it->second.size};
+}
+
 }  // namespace
 
 std::shared_ptr<local_backend> local_backend::open(local_options o) {
@@ -136,14 +144,7 @@ upload_grant local_backend::grant_upload(const holder& who, const std::string& u
   if (!util::is_sha256_hex(sha256)) throw std::invalid_argument("sha256: 64 lowercase hex digits");
   upload_grant g;
   g.upload_id = upload_id;
-  bool proven = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = uploads_.find(upload_id);
-    proven = it != uploads_.end() && it->second.proven && it->second.sha256 == sha256 && it->second.size == size &&
-             contains(sha256, size);
-  }
-  if (proven) {  // this upload's bytes arrived already (its commit was lost): nothing to send
+  if (proven(upload_id, sha256, size)) {  // this upload's bytes arrived already (its commit was lost): nothing to send
     g.have = size;
   } else {
     int64_t have = file_size(incoming_path(upload_id));
@@ -256,11 +257,9 @@ size_t local_backend::sweep(time_us now) {
   return removed;
 }
 
-std::optional<local_backend::upload_info> local_backend::find_upload(const std::string& upload_id, time_us now) {
+std::optional<local_backend::grant_info> local_backend::find_upload(const std::string& upload_id, time_us now) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = uploads_.find(upload_id);
-  if (it == uploads_.end() || it->second.expires_at <= now) return std::nullopt;
-  return upload_info{it->second.who, it->second.sha256, it->second.size};
+  return live_grant(uploads_, upload_id, now);
 }
 
 bool local_backend::proven(const std::string& upload_id, const std::string& sha256, uint64_t size) {
@@ -270,7 +269,7 @@ bool local_backend::proven(const std::string& upload_id, const std::string& sha2
          contains(sha256, size);
 }
 
-uint64_t local_backend::held(const std::string& upload_id, const upload_info& u) {
+uint64_t local_backend::held(const std::string& upload_id, const grant_info& u) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = uploads_.find(upload_id);
@@ -285,7 +284,7 @@ local_backend::open_result local_backend::open_upload(const std::string& upload_
   open_result r;
   std::shared_ptr<util::sha256_stream> cached;
   uint64_t cached_bytes = 0;
-  upload_info u;
+  grant_info u;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = uploads_.find(upload_id);
@@ -295,7 +294,7 @@ local_backend::open_result local_backend::open_upload(const std::string& upload_
       return r;
     }
     it->second.writing = true;  // from here on, released by the writer or below
-    u = upload_info{it->second.who, it->second.sha256, it->second.size};
+    u = grant_info{it->second.who, it->second.sha256, it->second.size};
     cached = it->second.hash;
     cached_bytes = it->second.hashed;
   }
@@ -437,11 +436,9 @@ finish_result local_backend::store(upload_writer& w) {
   return {finish_status::stored, ""};
 }
 
-std::optional<local_backend::download_info> local_backend::find_download(const std::string& grant, time_us now) {
+std::optional<local_backend::grant_info> local_backend::find_download(const std::string& grant, time_us now) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = downloads_.find(grant);
-  if (it == downloads_.end() || it->second.expires_at <= now) return std::nullopt;
-  return download_info{it->second.who, it->second.sha256, it->second.size};
+  return live_grant(downloads_, grant, now);
 }
 
 void local_backend::report_corrupt(const std::string& sha256, const std::string& found) {

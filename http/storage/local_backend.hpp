@@ -12,7 +12,7 @@
 // the caller asks again (an upload's id is the same, so its bytes are found again). A
 // download grant is a random 128-bit name bound to its holder, blob and expiry.
 //
-// Thread-safe. Everything that touches the disk (all but find_upload_holder and
+// Thread-safe. Everything that touches the disk (all but find_upload and
 // find_download) belongs off the HTTP I/O thread.
 #include <atomic>
 #include <cstdint>
@@ -72,15 +72,15 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
   std::string incoming_path(const std::string& upload_id) const;
 
   // --- the /blobs/... routes ---
-  struct upload_info {
+  struct grant_info {
     holder who;
     std::string sha256;
     uint64_t size = 0;
   };
   // The live (unexpired) upload grant; memory only.
-  std::optional<upload_info> find_upload(const std::string& upload_id, time_us now);
+  std::optional<grant_info> find_upload(const std::string& upload_id, time_us now);
   // The bytes an upload holds (its incoming file's length; the size once stored). Disk.
-  uint64_t held(const std::string& upload_id, const upload_info& u);
+  uint64_t held(const std::string& upload_id, const grant_info& u);
 
   // An upload being written: one connection's PUT body, in order, on one thread at a time.
   class upload_writer {
@@ -117,12 +117,7 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
   // run still has its hash from the connection that wrote it). One writer per upload at a time.
   open_result open_upload(const std::string& upload_id, uint64_t offset, uint64_t length, time_us now);
 
-  struct download_info {
-    holder who;
-    std::string sha256;
-    uint64_t size = 0;
-  };
-  std::optional<download_info> find_download(const std::string& grant, time_us now);
+  std::optional<grant_info> find_download(const std::string& grant, time_us now);
 
   // Bytes [first, first + count) of a stored blob. A whole blob (first 0, count size) is hashed
   // as it is read and its last chunk is held back until the digest matched: a damaged blob is

@@ -29,6 +29,11 @@ constexpr uint64_t max_single_put = 5ull << 30;  // S3: one PUT carries at most 
 constexpr uint64_t max_object = 5ull << 40;      // S3: an object holds at most 5 TiB
 constexpr uint64_t max_parts = 10000;            // S3: parts of one multipart upload
 
+// Over multipart_threshold_mb, or more than one PUT carries: a multipart upload.
+bool is_multipart(const config::s3_config& cfg, uint64_t size) {
+  return size > static_cast<uint64_t>(cfg.multipart_threshold_mb) * mib || size > max_single_put;
+}
+
 void require_digest(const std::string& sha256) {
   if (!util::is_sha256_hex(sha256))
     throw std::invalid_argument("s3 backend: '" + sha256 + "' is not a SHA-256 (64 lower-case hex digits)");
@@ -220,8 +225,7 @@ upload_grant s3_backend::grant_upload(const holder&, const std::string& upload_i
   upload_grant g;
   g.upload_id = upload_id;
 
-  const uint64_t threshold = static_cast<uint64_t>(cfg_.multipart_threshold_mb) * mib;
-  if (size <= threshold && size <= max_single_put) {
+  if (!is_multipart(cfg_, size)) {
     // The checksum is a signed header: a store that checks it (AWS) refuses other bytes at
     // once; for the others finish_upload's check is what counts.
     sigv4::pairs headers = {{"x-amz-checksum-sha256", digest_base64(sha256)}};
@@ -302,8 +306,7 @@ finish_result s3_backend::finish_upload(const std::string& upload_id, const std:
                                         const std::vector<part_etag>& parts) {
   if (!util::is_sha256_hex(sha256)) return {finish_status::digest_mismatch, "'" + sha256 + "' is not a SHA-256"};
   const std::string key = staging_key(upload_id);
-  const uint64_t threshold = static_cast<uint64_t>(cfg_.multipart_threshold_mb) * mib;
-  const bool multipart_upload = size > threshold || size > max_single_put;
+  const bool multipart_upload = is_multipart(cfg_, size);
 
   if (multipart_upload) {
     auto mp = find_multipart(upload_id, key);

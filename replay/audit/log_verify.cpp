@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "core/util/hex.hpp"
-#include "events/bytes.hpp"
 #include "events/payload.hpp"
 
 namespace baton::replay {

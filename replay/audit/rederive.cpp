@@ -167,6 +167,14 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
     r.divergences.push_back(
         {e.seq, std::string(e.stream_id), std::string(e.type), what, recorded, again, json::diff(recorded, again)});
   };
+  // A decision made again differently: shown by its first event's payload, or `nothing` when
+  // it made no event.
+  auto differently = [&](const events::decoded_event& e, const char* decision, const core::decision& again, const json& recorded,
+                         const json& rederived, const char* nothing = "nothing") {
+    mismatch(
+        e, std::string(decision) + " re-derived differently: " + (again.events.empty() ? std::string(nothing) : rederived.dump()),
+        recorded, rederived);
+  };
   // Whether a plan or a recalculation decided again (one event) is the recorded one: the same
   // bytes as the reading thread kept, or (another writer's encoding of the same values) the
   // same JSON. JSON is built only for those and for a report.
@@ -265,10 +273,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
           auto again = core::decide_preemptions(w, in.stale, in.rule, e.recorded_at_us);
           json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
           if (rederived != payload) {
-            mismatch(e,
-                     "preemption decision re-derived differently: " +
-                         (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                     payload, rederived);
+            differently(e, "preemption decision", again, payload, rederived);
           } else {
             r.preemptions += recorded.preemptions.size() + recorded.expired.size();
             expected.assign(std::make_move_iterator(again.events.begin() + 1), std::make_move_iterator(again.events.end()));
@@ -308,11 +313,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
             auto again = core::rereap(w, stream.substr(7), recorded, e.recorded_at_us);
             json rederived = again.events.empty() ? json(nullptr) : core::payload_json(again.events[0]);
             if (rederived != payload)
-              mismatch(e,
-                       "reap re-derived differently: " +
-                           (again.events.empty() ? std::string("no reap: the worker was not stale under the recorded facts")
-                                                 : rederived.dump()),
-                       payload, rederived);
+              differently(e, "reap", again, payload, rederived, "no reap: the worker was not stale under the recorded facts");
             else
               expected.insert(expected.end(), std::make_move_iterator(again.events.begin() + 1),
                               std::make_move_iterator(again.events.end()));
@@ -380,10 +381,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
           auto again = core::decide_recalculation(w, last_policy, e.recorded_at_us);
           if (!same_as_recorded(e, again)) {
             json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
-            mismatch(e,
-                     "priority recalculation re-derived differently: " +
-                         (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                     events::payload_of(e), rederived);
+            differently(e, "priority recalculation", again, events::payload_of(e), rederived);
           }
         }
         if (core::is_storage_decision(kind)) {
@@ -400,8 +398,7 @@ rederive_report rederive_decisions(const events::event_store& store, rederive_ra
           if (snap != snapshots.end()) snapshots.erase(snap);
           if (!same_as_recorded(e, again)) {
             json rederived = again.events.size() == 1 ? core::payload_json(again.events[0]) : json(nullptr);
-            mismatch(e, "plan re-derived differently: " + (again.events.empty() ? std::string("nothing") : rederived.dump()),
-                     events::payload_of(e), rederived);
+            differently(e, "plan", again, events::payload_of(e), rederived);
           }
         }
         apply_decoded(w, e);

@@ -37,15 +37,13 @@ std::optional<size_t> decision_at(std::string_view cbor) {
   return std::nullopt;
 }
 
-}  // namespace
-
-bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool decision_inputs) {
-  if (!is_job_stream(e.stream_id)) return false;
+// A job stream's event as prepare_rederived_event prepares it (prepared_event.hpp).
+bool prepare_job_event(events::decoded_event& e, std::string_view cbor) {
   try {
     auto typed = core::ev::decode(e.type, e.schema_version, cbor);
     auto& p = e.prepared.emplace<prepared_job_event>();  // (made in place: it is large)
     if (auto* a = std::get_if<core::ev::job_assigned>(&typed)) {
-      if (decision_inputs) p.decision_inputs = assignment_inputs_of(a->decision);
+      p.decision_inputs = assignment_inputs_of(a->decision);
       p.decision_at = decision_at(cbor);
     }
     p.typed = std::move(typed);
@@ -58,8 +56,10 @@ bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool dec
   }
 }
 
+}  // namespace
+
 bool prepare_rederived_event(events::decoded_event& e, std::string_view cbor) {
-  if (is_job_stream(e.stream_id)) return prepare_job_event(e, cbor, true);
+  if (is_job_stream(e.stream_id)) return prepare_job_event(e, cbor);
   if (e.stream_id != core::scheduler_stream) return false;
   const size_t kind = core::ev::index_of(e.type);
   if (kind == core::ev::index_of_v<core::ev::plan_made> || kind == core::ev::index_of_v<core::ev::priorities_recalculated>)

@@ -38,21 +38,18 @@ struct prepared_job_event {
 // The job id of an event on a job stream (a view into its stream id).
 inline std::string_view prepared_job_id(const events::decoded_event& e) { return std::string_view(e.stream_id).substr(4); }
 
-// For scan_decoded's prepare: a job stream's event gets its prepared_job_event, read from its
-// bytes as its type's struct (core/events/event_types.hpp), with the decision's inputs when asked
-// for, and its payload is left undecoded (true). Any other event, or one whose payload does not
-// read, gets nothing (false): its payload is decoded and the applying thread reads it the
-// ordinary way (meeting any error there, in order).
-bool prepare_job_event(events::decoded_event& e, std::string_view cbor, bool decision_inputs);
-
 // An event read as its struct (its bytes stay in decoded_event::cbor, for a re-derivation
 // to compare with).
 struct prepared_typed_event {
   core::ev::payload typed;
 };
 
-// For scan_decoded's prepare in a re-derivation: prepare_job_event, or for a plan or a
-// recalculation prepare_typed_event.
+// For scan_decoded's prepare in a re-derivation: a job stream's event gets its
+// prepared_job_event, read from its bytes as its type's struct (core/events/event_types.hpp),
+// with an assignment's decision inputs, and its payload is left undecoded (true); a plan or a
+// recalculation gets prepare_typed_event's. Any other event, or one whose payload does not
+// read, gets nothing (false): its payload is decoded and the applying thread reads it the
+// ordinary way (meeting any error there, in order).
 bool prepare_rederived_event(events::decoded_event& e, std::string_view cbor);
 
 // For recovery's scan: every event read as its struct on the reading thread (a

@@ -2,8 +2,6 @@
 
 #include "core/util/hex.hpp"
 #include "core/world/world_snapshot.hpp"
-#include "events/bytes.hpp"
-#include "events/payload.hpp"
 #include "events/scan_ahead.hpp"
 #include "replay/recovery/prepared_event.hpp"
 

@@ -28,37 +28,20 @@ struct settings_record {
   std::string order;  // fifo, multifactor, lattice
   core::ev::policy_record policy;
   std::vector<std::vector<int64_t>> user_shares;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("backfill", x.backfill);
-    f("bf_max_job_test", x.bf_max_job_test);
-    f("capacity", x.capacity);
-    f("group_shares", x.group_shares);
-    f("order", x.order);
-    f("policy", x.policy);
-    f("user_shares", x.user_shares);
-  }
+  BATON_DESCRIBE(backfill, bf_max_job_test, capacity, group_shares, order, policy, user_shares)
 };
 
 struct started {
   static constexpr std::string_view type = "sim.started";
   nlohmann::json about;  // what the result records of the run (trace, filter, policy name): for people
   settings_record settings;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("about", x.about);
-    f("settings", x.settings);
-  }
+  BATON_DESCRIBE(about, settings)
 };
 
 struct reservation_record {
   int64_t job = 0;  // the job's id in the trace
   int64_t start = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("job", x.job);
-    f("start", x.start);
-  }
+  BATON_DESCRIBE(job, start)
   bool operator==(const reservation_record& o) const { return job == o.job && start == o.start; }
 };
 
@@ -69,13 +52,7 @@ struct pass_decided {
   bool recalculated = false;
   std::vector<reservation_record> reservations;
   std::vector<int64_t> starts;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("at", x.at);
-    f("recalculated", x.recalculated);
-    f("reservations", x.reservations);
-    f("starts", x.starts);
-  }
+  BATON_DESCRIBE(at, recalculated, reservations, starts)
   bool operator==(const pass_decided& o) const {
     return at == o.at && recalculated == o.recalculated && reservations == o.reservations && starts == o.starts;
   }
@@ -83,16 +60,7 @@ struct pass_decided {
 
 // A job of the trace (replay/sim/swf.hpp's sim_job), as its fields.
 struct job_record : sim_job {
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("estimate", x.estimate);
-    f("group", x.group);
-    f("id", x.id);
-    f("procs", x.procs);
-    f("run", x.run);
-    f("submit", x.submit);
-    f("user", x.user);
-  }
+  BATON_DESCRIBE(estimate, group, id, procs, run, submit, user)
 };
 
 struct job_arrived : job_record {
@@ -114,11 +82,7 @@ struct job_ended {
   static constexpr std::string_view type = "sim.job_ended";
   int64_t at = 0;
   int64_t id = 0;
-  template <class S, class F>
-  static void describe(S& x, F&& f) {
-    f("at", x.at);
-    f("id", x.id);
-  }
+  BATON_DESCRIBE(at, id)
 };
 
 using event = std::variant<started, pass_decided, job_arrived, job_refused, job_ended>;

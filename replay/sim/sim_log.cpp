@@ -125,20 +125,13 @@ uint64_t sim_log_writer::finish() {
 
 namespace sim_ev {
 
-namespace {
-template <class T>
-event read_as(const json& payload) {
-  return events::from_json<T>(payload);
-}
-}  // namespace
-
 std::optional<event> read(std::string_view type, const json& payload) {
   if (type.substr(0, 4) != "sim.") return std::nullopt;
-  if (type == started::type) return read_as<started>(payload);
-  if (type == pass_decided::type) return read_as<pass_decided>(payload);
-  if (type == job_arrived::type) return read_as<job_arrived>(payload);
-  if (type == job_refused::type) return read_as<job_refused>(payload);
-  if (type == job_ended::type) return read_as<job_ended>(payload);
+  if (type == started::type) return events::from_json<started>(payload);
+  if (type == pass_decided::type) return events::from_json<pass_decided>(payload);
+  if (type == job_arrived::type) return events::from_json<job_arrived>(payload);
+  if (type == job_refused::type) return events::from_json<job_refused>(payload);
+  if (type == job_ended::type) return events::from_json<job_ended>(payload);
   throw std::runtime_error("unknown simulation event " + std::string(type));
 }
 

@@ -21,7 +21,6 @@ namespace baton::replay {
 struct sim_reservation {
   uint32_t job = 0;   // machine index
   int64_t start = 0;  // seconds
-  bool operator==(const sim_reservation& o) const { return job == o.job && start == o.start; }
 };
 
 // One scheduling pass that ran the planner.
@@ -30,9 +29,6 @@ struct sim_pass {
   bool recalculated = false;     // priorities were recalculated first (multifactor, Lattice)
   std::vector<uint32_t> starts;  // jobs started now (machine indexes), in the plan's order
   std::vector<sim_reservation> reservations;
-  bool operator==(const sim_pass& o) const {
-    return at == o.at && recalculated == o.recalculated && starts == o.starts && reservations == o.reservations;
-  }
 };
 
 class sim_machine {
@@ -67,7 +63,6 @@ class sim_machine {
   // Starts the pass's jobs at its time.
   void apply_pass(const sim_pass& p);
 
-  size_t size() const { return jobs_.size(); }
   const sim_job& job(uint32_t i) const { return *jobs_[i]; }
   int64_t start_of(uint32_t i) const { return start_[i]; }  // -1 while it waits
   bool running(uint32_t i) const;

@@ -19,7 +19,6 @@
 #include <thread>
 
 #include "core/util/sha256.hpp"
-#include "events/bytes.hpp"
 
 namespace baton::replay {
 

@@ -28,15 +28,20 @@ int guarded(Fn fn) {
   }
 }
 
+// Runs a pass with a progress bar up to `total`, cleared before anything is printed.
+template <class Pass>
+auto with_progress(const char* what, uint64_t total, Pass pass) {
+  progress_bar bar(what, total);
+  return pass(bar.fn());
+}
+
 }  // namespace
 
 int verify_command(const log_options& o) {
   return guarded([&] {
     auto store = open_log_read_only(o.data_dir);
-    auto r = [&] {
-      progress_bar bar("verify", store->last_seq());  // cleared before anything is printed
-      return verify_log(*store, anchors_of(o.data_dir), bar.fn());
-    }();
+    auto r = with_progress("verify", store->last_seq(),
+                           [&](const progress_fn& p) { return verify_log(*store, anchors_of(o.data_dir), p); });
     if (o.json) {
       std::cout << to_json(r).dump(2) << "\n";
     } else if (r.ok) {
@@ -52,17 +57,15 @@ int verify_command(const log_options& o) {
 int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
   return guarded([&] {
     auto store = open_log_read_only(o.data_dir);
-    auto r = [&] {
-      progress_bar bar("rederive", to ? to : store->last_seq());  // cleared before anything is printed
-      return rederive_decisions(*store, {from, to}, bar.fn());
-    }();
+    auto r = with_progress("rederive", to ? to : store->last_seq(), [&](const progress_fn& p) {
+      return rederive_decisions(*store, {from, to}, p);
+    });
     leave_world_to_exit(r);  // (this command exits next)
-    const uint64_t assignments = r.assignments;
     if (o.json) {
       json out = {{"ok", r.mismatches == 0},
                   {"events", r.events},
                   {"decisions", r.decisions},
-                  {"assignments", assignments},
+                  {"assignments", r.assignments},
                   {"priority_recalculations", r.recalculations},
                   {"plans", r.plans},
                   {"preemption_decisions", r.preemption_decisions},
@@ -76,7 +79,7 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
       if (!r.divergences.empty()) out["first_divergence"] = to_json(r.divergences.front());
       std::cout << out.dump(2) << "\n";
     } else if (r.mismatches == 0) {
-      std::cout << "ok: " << r.decisions << " decisions in " << r.events << " events re-derived identically (" << assignments
+      std::cout << "ok: " << r.decisions << " decisions in " << r.events << " events re-derived identically (" << r.assignments
                 << " assignments, " << r.recalculations << " priority recalculations, " << r.plans << " plans, "
                 << r.preemption_decisions << " preemption decisions, " << r.provisioning_plans << " Slurm submission plans, "
                 << r.salad_targets << " Salad targets, " << r.reaps << " reaps, " << r.storage_decisions << " storage decisions";
@@ -100,10 +103,8 @@ int rederive_command(const log_options& o, uint64_t from, uint64_t to) {
 int state_command(const log_options& o, const state_query& q) {
   return guarded([&] {
     auto store = open_log_read_only(o.data_dir);
-    auto state = [&] {
-      progress_bar bar("state", q.seq.value_or(store->last_seq()));  // cleared before anything is printed
-      return state_at(*store, q, bar.fn());
-    }();
+    auto state =
+        with_progress("state", q.seq.value_or(store->last_seq()), [&](const progress_fn& p) { return state_at(*store, q, p); });
     std::cout << state.dump(2) << "\n";
     return 0;
   });
@@ -112,10 +113,7 @@ int state_command(const log_options& o, const state_query& q) {
 int history_command(const log_options& o, const std::string& job_id) {
   return guarded([&] {
     auto store = open_log_read_only(o.data_dir);
-    auto story = [&] {
-      progress_bar bar("history", store->last_seq());  // cleared before anything is printed
-      return job_story(*store, job_id, bar.fn());
-    }();
+    auto story = with_progress("history", store->last_seq(), [&](const progress_fn& p) { return job_story(*store, job_id, p); });
     if (o.json)
       std::cout << story.dump(2) << "\n";
     else
@@ -146,10 +144,8 @@ int export_command(const log_options& o, const export_filter& f, export_format f
     }
     std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + out_path);
-    auto s = [&] {
-      progress_bar bar("export", store->last_seq());  // cleared before anything is printed
-      return export_log(*store, f, format, out, bar.fn());
-    }();
+    auto s =
+        with_progress("export", store->last_seq(), [&](const progress_fn& p) { return export_log(*store, f, format, out, p); });
     out.close();
     if (!out) throw std::runtime_error("cannot write " + out_path);
     std::cerr << "exported " << s.count << " events (" << s.first_seq << ".." << s.last_seq << ") to " << out_path << "\n";

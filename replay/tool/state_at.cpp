@@ -4,7 +4,6 @@
 
 #include "core/app/decide.hpp"
 #include "core/util/time.hpp"
-#include "events/payload.hpp"
 #include "replay/recovery/world_recovery.hpp"
 #include "shapes/reply_json.hpp"
 
