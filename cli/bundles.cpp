@@ -14,6 +14,7 @@
 
 #include "cli/progress_bar.hpp"
 #include "cli/request_helpers.hpp"
+#include "worker/file_io.hpp"
 
 namespace baton::cli {
 
@@ -79,22 +80,16 @@ std::vector<std::string> pack_directory(const std::string& dir, const std::strin
     if (archive_write_header(a.get(), ae.get()) != ARCHIVE_OK)
       throw std::runtime_error("cannot add " + full + " to " + out + ": " + archive_error_string(a.get()));
     if (e.is_dir) continue;
-    int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error("cannot read " + full);
+    worker::fd_guard fd{::open(full.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (fd.fd < 0) throw std::runtime_error("cannot read " + full);
     int64_t left = st.st_size;
     while (left > 0) {
-      ssize_t n = ::read(fd, buf.data(), static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size()))));
-      if (n <= 0) {
-        ::close(fd);
-        throw std::runtime_error("cannot read " + full + " (did it shrink while it was packed?)");
-      }
-      if (archive_write_data(a.get(), buf.data(), static_cast<size_t>(n)) != n) {
-        ::close(fd);
+      ssize_t n = ::read(fd.fd, buf.data(), static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size()))));
+      if (n <= 0) throw std::runtime_error("cannot read " + full + " (did it shrink while it was packed?)");
+      if (archive_write_data(a.get(), buf.data(), static_cast<size_t>(n)) != n)
         throw std::runtime_error("cannot write " + out + ": " + archive_error_string(a.get()));
-      }
       left -= n;
     }
-    ::close(fd);
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK)
     throw std::runtime_error("cannot write " + out + ": " + archive_error_string(a.get()));

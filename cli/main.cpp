@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -26,8 +25,7 @@ bool resolve(const std::string& url, const std::string& ca_file, const std::stri
     return false;
   }
   const auto& s = *loaded.value;
-  std::string target = url;
-  if (target.empty()) target = env("BATON_URL").value_or("");
+  std::string target = url.empty() ? env("BATON_URL").value_or("") : url;
   if (target.empty()) {
     e.host = s.listen.host == "0.0.0.0" ? "127.0.0.1" : s.listen.host;
     e.port = s.listen.port;
@@ -229,10 +227,9 @@ int main(int argc, char** argv) {
     std::cerr << "baton: " << why << "\n";
     return usage_error;
   }
-  c.daemon.store_ca_file = !store_ca_file.empty()               ? store_ca_file
-                           : std::getenv("BATON_STORE_CA_FILE") ? std::getenv("BATON_STORE_CA_FILE")
-                                                                : "";
-  c.daemon.operator_name = op_name.empty() ? std::string(std::getenv("USER") ? std::getenv("USER") : "") : op_name;
+  auto env = baton::config::process_env();
+  c.daemon.store_ca_file = store_ca_file.empty() ? env("BATON_STORE_CA_FILE").value_or("") : store_ca_file;
+  c.daemon.operator_name = op_name.empty() ? env("USER").value_or("") : op_name;
 
   return guarded(c, [&]() -> int {
     if (*submit_cmd) return submit(c, so);

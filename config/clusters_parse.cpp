@@ -119,8 +119,7 @@ void apply_entry(const YAML::Node& n, const std::string& p, cluster_config& c) {
       image_source src = c.worker_images[key];  // deep merge: the parent's entry, overridden
       if (kv.second && !kv.second.IsNull()) {
         check_known_keys(kv.second, kp, {"sif_path", "image_uri"});
-        if (kv.second["sif_path"]) src = image_source{};
-        if (kv.second["image_uri"]) src = image_source{};
+        if (kv.second["sif_path"] || kv.second["image_uri"]) src = image_source{};
         read_string(kv.second, kp, "sif_path", src.sif_path);
         read_string(kv.second, kp, "image_uri", src.image_uri);
         if (!src.sif_path.empty() && !src.image_uri.empty()) throw key_error{kp, "give sif_path or image_uri, not both"};

@@ -80,6 +80,12 @@ rocksdb::ReadOptions across_streams() {
   return ro;
 }
 
+rocksdb::WriteOptions write_options(bool sync) {
+  rocksdb::WriteOptions wo;
+  wo.sync = sync;
+  return wo;
+}
+
 // Every family reads through one bounded block cache (left alone, RocksDB gives each family an
 // 8 MiB cache of its own, and a daemon's memory creeps towards 48 MiB as its reads touch them).
 constexpr size_t block_cache_bytes = 8 << 20;
@@ -199,9 +205,7 @@ std::unique_ptr<event_store> event_store::open(const std::string& dir, store_opt
   if (ms.IsNotFound()) {
     if (last->Valid()) throw store_error(dir + " holds events but no format marker: not a baton event log");
     if (opts.read_only) throw store_error(dir + " holds no format marker: not a baton event log");
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    check(s->db_->Put(wo, s->cf_[cf_default], format_key, format_value), "cannot initialise " + dir);
+    check(s->db_->Put(write_options(true), s->cf_[cf_default], format_key, format_value), "cannot initialise " + dir);
   } else {
     check(ms, "cannot read the format marker in " + dir);
     if (marker != format_value)
@@ -332,9 +336,7 @@ std::vector<append_result> event_store::append(const std::vector<append_command>
     return results;
   };
   if (auto short_of = space_->short_of_space()) return refuse(append_status::no_space, "event log write refused: " + *short_of);
-  rocksdb::WriteOptions wo;
-  wo.sync = sync_now;
-  auto s = db_->Write(wo, &batch);
+  auto s = db_->Write(write_options(sync_now), &batch);
   if (!s.ok()) return refuse(append_status::io_error, "event log write failed: " + s.ToString());
   if (heads_.size() + batch_heads.size() > opts_.stream_head_cache_max) heads_.clear();
   for (auto& [stream, version] : batch_heads) heads_[stream] = version;
@@ -496,9 +498,8 @@ verify_report event_store::verify() const {
 
 void event_store::put_snapshot(const std::string& name, const snapshot& s) {
   if (auto short_of = space_->short_of_space()) throw store_error("snapshot " + name + " not written: " + *short_of);
-  rocksdb::WriteOptions wo;
-  wo.sync = opts_.sync;
-  check(db_->Put(wo, cf_[cf_snapshots], slice(name_key(name, s.seq)), slice(s.data)), "cannot write snapshot " + name);
+  check(db_->Put(write_options(opts_.sync), cf_[cf_snapshots], slice(name_key(name, s.seq)), slice(s.data)),
+        "cannot write snapshot " + name);
 }
 
 std::optional<snapshot> event_store::latest_snapshot(const std::string& name) const {
@@ -533,16 +534,13 @@ std::vector<uint64_t> event_store::snapshot_seqs(const std::string& name) const 
 }
 
 void event_store::delete_snapshot(const std::string& name, uint64_t seq) {
-  rocksdb::WriteOptions wo;
-  wo.sync = opts_.sync;
-  check(db_->Delete(wo, cf_[cf_snapshots], slice(name_key(name, seq))), "cannot delete snapshot " + name);
+  check(db_->Delete(write_options(opts_.sync), cf_[cf_snapshots], slice(name_key(name, seq))), "cannot delete snapshot " + name);
 }
 
 void event_store::set_projection_offset(const std::string& name, uint64_t seq) {
   if (auto short_of = space_->short_of_space()) throw store_error("offset of " + name + " not written: " + *short_of);
-  rocksdb::WriteOptions wo;
-  wo.sync = opts_.sync;
-  check(db_->Put(wo, cf_[cf_offsets], slice(name), slice(u64be(seq))), "cannot write projection offset " + name);
+  check(db_->Put(write_options(opts_.sync), cf_[cf_offsets], slice(name), slice(u64be(seq))),
+        "cannot write projection offset " + name);
 }
 
 std::optional<uint64_t> event_store::projection_offset(const std::string& name) const {
@@ -584,9 +582,7 @@ truncation event_store::truncate_after(uint64_t keep_through, const std::functio
     return k.size() >= 8 && get_u64be(k.substr(k.size() - 8)) > keep_through;
   });
   drop_where(cf_offsets, [&](std::string_view, std::string_view v) { return seq_in(v, 0) > keep_through; });
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  check(db_->Write(wo, &batch), "cannot truncate the event log");
+  check(db_->Write(write_options(true), &batch), "cannot truncate the event log");
   last_seq_.store(keep_through, std::memory_order_release);
   last_hash_ = keep_through ? read(keep_through, 1).front().hash : std::string();
   heads_.clear();

@@ -189,9 +189,11 @@ net::ssl::context tls_context(const std::string& cert_file, const std::string& k
   return ctx;
 }
 
-// Names each of the pool's threads `http_pool` (asio's pool offers no start hook): one task
-// per thread, each holding its thread until all have started, so no thread takes two.
-void name_pool_threads(net::thread_pool& pool, size_t threads, const char* name = "http_pool", int nice = 0) {
+// A pool of max(1, wanted) threads, each named `name` (asio's pool offers no start hook): one
+// task per thread, each holding its thread until all have started, so no thread takes two.
+std::unique_ptr<net::thread_pool> named_pool(int wanted, const char* name, int nice = 0) {
+  const size_t threads = static_cast<size_t>(std::max(1, wanted));
+  auto pool = std::make_unique<net::thread_pool>(threads);
   struct gate {
     std::mutex mu;
     std::condition_variable cv;
@@ -199,7 +201,7 @@ void name_pool_threads(net::thread_pool& pool, size_t threads, const char* name 
   };
   auto g = std::make_shared<gate>();
   for (size_t i = 0; i < threads; ++i)
-    net::post(pool, [g, threads, name, nice] {
+    net::post(*pool, [g, threads, name, nice] {
       actors::name_this_thread(name);
       if (nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice);  // (this thread only, on Linux)
       std::unique_lock<std::mutex> lock(g->mu);
@@ -208,6 +210,7 @@ void name_pool_threads(net::thread_pool& pool, size_t threads, const char* name 
     });
   std::unique_lock<std::mutex> lock(g->mu);
   g->cv.wait(lock, [&] { return g->started == threads; });
+  return pool;
 }
 
 }  // namespace
@@ -246,12 +249,8 @@ int beast_server::start() {
   }
   if (!p->acceptor.is_open()) throw std::runtime_error("cannot listen on " + where + " (" + why + ")");
   int port = p->acceptor.local_endpoint(ec).port();
-  const size_t handlers = static_cast<size_t>(std::max(1, opts_.handler_threads));
-  p->core.pool = std::make_unique<net::thread_pool>(handlers);
-  name_pool_threads(*p->core.pool, handlers);
-  const size_t movers = static_cast<size_t>(std::max(1, opts_.transfer_threads));
-  p->core.transfer_pool = std::make_unique<net::thread_pool>(movers);
-  name_pool_threads(*p->core.transfer_pool, movers, "http_transfer", opts_.transfer_nice);
+  p->core.pool = named_pool(opts_.handler_threads, "http_pool");
+  p->core.transfer_pool = named_pool(opts_.transfer_threads, "http_transfer", opts_.transfer_nice);
   {
     std::lock_guard<std::mutex> g(p->core.gate->mu);
     p->core.gate->ioc = &p->core.ioc;

@@ -1,6 +1,5 @@
 #include "http/request_commands.hpp"
 
-#include <algorithm>
 #include <set>
 
 #include "core/access/credential.hpp"
@@ -321,8 +320,7 @@ C::create_operator create_operator(const request& req, const std::string& token_
   check_known_fields(b, {"name", "role", "accounts"});
   C::create_operator c;
   c.name = req_string(b, "name", limits::name_bytes);
-  if (c.name.empty() ||
-      c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos)
+  if (c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos)
     throw invalid_field("name", "must be 1 to 64 letters, digits, _ or -");
   auto role = opt_string(b, "role", limits::platform_bytes).value_or("user");
   if (role != "admin" && role != "user") throw invalid_field("role", "must be admin or user");

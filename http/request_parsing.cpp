@@ -8,10 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <cstdio>
 #include <vector>
-
-#include "events/bytes.hpp"
 
 namespace baton::http {
 

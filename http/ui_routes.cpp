@@ -26,15 +26,14 @@ json who_body(const core::principal& who, const std::string& csrf) {
 }
 
 void serve_file(std::string_view name, response& res) {
+  set_ui_headers(res);
   for (const auto& f : ui_files()) {
     if (f.name != name) continue;
     res.status = 200;
     res.set_content(std::string(f.body), std::string(ui_content_type(name)));
-    set_ui_headers(res);
     return;
   }
   reply_error(res, 404, "not_found", "no such file in the dashboard");
-  set_ui_headers(res);
 }
 
 // The Last-Event-ID an EventSource sends when it reconnects, or ?after= for other clients.

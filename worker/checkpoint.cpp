@@ -9,14 +9,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <limits>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/util/sha256.hpp"
@@ -46,12 +44,13 @@ std::string temp_name(const std::string& path) {
   return path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
 }
 
-// Copies src to dst (fsynced) and returns the hex SHA-256 of the bytes written.
+// Copies src to dst (fsynced; no copy when dst is "") and returns the hex SHA-256 of the bytes read.
 std::string copy_and_hash(const std::string& src, const std::string& dst) {
   fd_guard in{::open(src.c_str(), O_RDONLY | O_CLOEXEC)};
   if (in.fd < 0) throw std::runtime_error(errno_text("cannot open", src));
-  fd_guard out{::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-  if (out.fd < 0) throw std::runtime_error(errno_text("cannot create", dst));
+  fd_guard out;
+  if (!dst.empty() && (out.fd = ::open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+    throw std::runtime_error(errno_text("cannot create", dst));
   util::sha256_stream h;
   std::unique_ptr<char[]> buf(new char[1 << 20]);
   while (true) {
@@ -60,9 +59,10 @@ std::string copy_and_hash(const std::string& src, const std::string& dst) {
     if (n < 0) throw std::runtime_error(errno_text("cannot read", src));
     if (n == 0) break;
     h.update(buf.get(), static_cast<size_t>(n));
-    if (!write_all(out.fd, buf.get(), static_cast<size_t>(n))) throw std::runtime_error(errno_text("cannot write", dst));
+    if (out.fd >= 0 && !write_all(out.fd, buf.get(), static_cast<size_t>(n)))
+      throw std::runtime_error(errno_text("cannot write", dst));
   }
-  if (::fsync(out.fd) != 0) throw std::runtime_error(errno_text("cannot fsync", dst));
+  if (out.fd >= 0 && ::fsync(out.fd) != 0) throw std::runtime_error(errno_text("cannot fsync", dst));
   return h.hex();
 }
 
@@ -90,18 +90,30 @@ std::string store_object(const std::string& dir, const std::string& src, const s
   try {
     got = copy_and_hash(src, tmp);
   } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
+    ::unlink(tmp.c_str());
     throw;
   }
   if (got != expected_sha) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
+    ::unlink(tmp.c_str());
     return got;
   }
   if (::rename(tmp.c_str(), final_path.c_str()) != 0) throw std::runtime_error(errno_text("cannot rename", tmp));
   fsync_dir(objects.string());
   return got;
+}
+
+// An integer field within [0, hi]: another type or a value out of range is refused (a float
+// of 1e107 read as int would be undefined behaviour, not an error).
+int64_t count_field(const json& o, const char* key, int64_t hi, std::optional<int64_t> fallback) {
+  auto it = o.find(key);
+  if (it == o.end()) {
+    if (fallback) return *fallback;
+    throw std::runtime_error(std::string("'") + key + "' is missing");
+  }
+  bool in_range = it->is_number_unsigned() ? it->get<uint64_t>() <= static_cast<uint64_t>(hi)
+                                           : it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= hi;
+  if (!in_range) throw std::runtime_error(std::string("'") + key + "' must be an integer from 0 to " + std::to_string(hi));
+  return it->is_number_unsigned() ? static_cast<int64_t>(it->get<uint64_t>()) : it->get<int64_t>();
 }
 
 // Removes the objects under dir/objects that no manifest-attempt-*.json in dir names. Leaves
@@ -141,24 +153,6 @@ json to_json(const manifest& m) {
   return {{"schema_version", 1},      {"job_id", m.job_id},         {"attempt", m.attempt},
           {"worker_id", m.worker_id}, {"updated_at", m.updated_at}, {"files", files}};
 }
-
-namespace {
-
-// An integer field within [0, hi]: another type or a value out of range is refused (a float
-// of 1e107 read as int would be undefined behaviour, not an error).
-int64_t count_field(const json& o, const char* key, int64_t hi, std::optional<int64_t> fallback) {
-  auto it = o.find(key);
-  if (it == o.end()) {
-    if (fallback) return *fallback;
-    throw std::runtime_error(std::string("'") + key + "' is missing");
-  }
-  bool in_range = it->is_number_unsigned() ? it->get<uint64_t>() <= static_cast<uint64_t>(hi)
-                                           : it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= hi;
-  if (!in_range) throw std::runtime_error(std::string("'") + key + "' must be an integer from 0 to " + std::to_string(hi));
-  return it->is_number_unsigned() ? static_cast<int64_t>(it->get<uint64_t>()) : it->get<int64_t>();
-}
-
-}  // namespace
 
 manifest manifest_from_json(const json& j) {
   try {
@@ -209,20 +203,7 @@ std::vector<std::string> matching_files(const std::string& root, const std::vect
   return out;
 }
 
-std::string sha256_file(const std::string& path) {
-  fd_guard in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (in.fd < 0) throw std::runtime_error(errno_text("cannot open", path));
-  util::sha256_stream h;
-  std::unique_ptr<char[]> buf(new char[1 << 20]);
-  while (true) {
-    ssize_t n = ::read(in.fd, buf.get(), 1 << 20);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::runtime_error(errno_text("cannot read", path));
-    if (n == 0) break;
-    h.update(buf.get(), static_cast<size_t>(n));
-  }
-  return h.hex();
-}
+std::string sha256_file(const std::string& path) { return copy_and_hash(path, ""); }
 
 void write_atomically(const std::string& path, const std::string& text) {
   auto tmp = temp_name(path);
@@ -233,8 +214,7 @@ void write_atomically(const std::string& path, const std::string& text) {
     if (::fsync(out.fd) != 0) throw std::runtime_error(errno_text("cannot fsync", tmp));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
+    ::unlink(tmp.c_str());
     throw std::runtime_error(errno_text("cannot rename", tmp));
   }
   fsync_dir(fs::path(path).parent_path().string());
@@ -250,9 +230,7 @@ checkpoint_store::checkpoint_store(std::string dir, std::string job_id, int atte
 void checkpoint_store::restore(const std::string& manifest_path, const std::string& workdir) {
   std::ifstream in(manifest_path);
   if (!in) throw std::runtime_error("cannot read checkpoint manifest " + manifest_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = json::parse(ss.str(), nullptr, false);
+  auto j = json::parse(in, nullptr, false);
   if (j.is_discarded()) throw std::runtime_error("checkpoint manifest " + manifest_path + " is not JSON");
   manifest old = manifest_from_json(j);
   auto base = fs::path(manifest_path).parent_path();

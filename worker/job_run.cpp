@@ -345,11 +345,15 @@ job_outcome agent::run_job(const json& a) {
     }
     remove_local();
   };
-  // Stops the payload and takes a last checkpoint (a handoff, or a requeued clone, resumes from it).
-  auto stop_with_checkpoint = [&] {
+  // Stops the payload and takes a last checkpoint (a handoff, or a requeued clone, resumes from it),
+  // reports the handoff `start` describes (none when null), cleans up and returns `outcome`.
+  auto stop_with_checkpoint = [&](job_outcome outcome, const json& start = nullptr) {
     int code = util::exit_code_of(p->stop(ms(cfg_.kill_grace_seconds)));
     spdlog::info("job {}: payload stopped (code {})", job_id, code);
     checkpoint_cycle(job_id, store, workdir, spec, true);
+    if (!start.is_null()) report_handoff(job_id, store, progress_path, start);
+    cleanup();
+    return outcome;
   };
 
   // A failed attempt: no checkpoint from it (ADR-0004; RelayMD uploads one anyway), its log
@@ -379,17 +383,15 @@ job_outcome agent::run_job(const json& a) {
     double preempt_deadline;
     {
       std::unique_lock<std::mutex> lock(m_);
-      auto flagged = [&] {
-        return stop_ || cancel_job_id_ == job_id || preempt_job_id_ == job_id ||
-               (!lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id);
-      };
-      cv_.wait_for(lock, std::chrono::milliseconds(100), flagged);
-      stop = stop_;
-      cancel = cancel_job_id_ == job_id;
-      preempted = preempt_job_id_ == job_id;
+      cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {  // (its last call is after the wait, under the lock)
+        stop = stop_;
+        cancel = cancel_job_id_ == job_id;
+        preempted = preempt_job_id_ == job_id;
+        gone = !lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id;
+        return stop || cancel || preempted || gone;
+      });
       preempted_by = preempted_by_;
       preempt_deadline = preempt_grace_until_;
-      gone = !lost_worker_id_.empty() && lost_worker_id_ == session_.worker_id;
     }
     if (auto st = p->poll()) {
       int code = util::exit_code_of(*st);
@@ -430,39 +432,29 @@ job_outcome agent::run_job(const json& a) {
     }
     if (cancel) {
       spdlog::info("job {}: stopping the payload for cancellation", job_id);
-      stop_with_checkpoint();
-      cleanup();
-      return job_outcome::cancelled;
+      return stop_with_checkpoint(job_outcome::cancelled);
     }
     if (preempted) {
       // Another job needs this worker: checkpoint, hand this one back (it resumes later from
       // the checkpoint, no attempt charged), then poll for the next job.
       spdlog::info("job {}: preempted by {}; stopping the payload for a handoff", job_id, preempted_by);
-      stop_with_checkpoint();
       json start = {{"reason", "preempted"}, {"message", "preempted by job " + preempted_by}};
       if (preempt_deadline > 0) start["deadline_epoch_seconds"] = preempt_deadline;
-      report_handoff(job_id, store, progress_path, start);
-      cleanup();
-      return job_outcome::preempted;
+      return stop_with_checkpoint(job_outcome::preempted, start);
     }
     if (stop) {
       spdlog::info("job {}: shutdown requested; stopping the payload for a handoff", job_id);
-      stop_with_checkpoint();
-      report_handoff(job_id, store, progress_path, {{"reason", "worker_shutdown"}, {"message", "baton-worker received SIGTERM"}});
-      cleanup();
-      return job_outcome::handed_off;
+      return stop_with_checkpoint(job_outcome::handed_off,
+                                  {{"reason", "worker_shutdown"}, {"message", "baton-worker received SIGTERM"}});
     }
     if (inside_handoff_margin()) {
       spdlog::info("job {}: the allocation ends at epoch {}, within the {} s margin; stopping the payload for a handoff", job_id,
                    cfg_.allocation_deadline, cfg_.handoff_margin_seconds);
-      stop_with_checkpoint();
-      report_handoff(job_id, store, progress_path,
-                     {{"reason", "allocation_ending"},
-                      {"deadline_epoch_seconds", cfg_.allocation_deadline},
-                      {"message", "the Slurm allocation ends within " +
-                                      std::to_string(static_cast<int64_t>(cfg_.handoff_margin_seconds)) + " s"}});
-      cleanup();
-      return job_outcome::handed_off;
+      return stop_with_checkpoint(job_outcome::handed_off,
+                                  {{"reason", "allocation_ending"},
+                                   {"deadline_epoch_seconds", cfg_.allocation_deadline},
+                                   {"message", "the Slurm allocation ends within " +
+                                                   std::to_string(static_cast<int64_t>(cfg_.handoff_margin_seconds)) + " s"}});
     }
     if (clock_type::now() >= next_checkpoint) {
       if (!checkpoint_cycle(job_id, store, workdir, spec, false)) {

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
-#include <set>
 
 #include "core/util/sha256.hpp"
 #include "worker/agent.hpp"

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -411,10 +410,10 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
                           : part.method == "POST" ? p.client->Post(p.target.c_str(), p.headers, length, provider, "")
                                                   : p.client->Put(p.target.c_str(), p.headers, length, provider, "");
       if (read_failed) throw transfer_error(failure::local, errno_text("cannot read", path));
-      // batond answers a local PUT {"offset", "complete"}: not complete means bytes are still
-      // missing (or held but not verified): go on from the offset it names.
-      if (r && r->status >= 200 && r->status < 300 && !part.absolute()) {
-        auto b = json::parse(r->body, nullptr, false);
+      if (r && r->status >= 200 && r->status < 300) {
+        // batond answers a local PUT {"offset", "complete"}: not complete means bytes are still
+        // missing (or held but not verified): go on from the offset it names.
+        auto b = part.absolute() ? json() : json::parse(r->body, nullptr, false);
         if (b.is_object() && b.contains("complete") && b["complete"] == false) {
           start = std::clamp<uint64_t>(offset_in(b).value_or(start), part.offset, end);
           if (++failures >= l.attempts)
@@ -422,8 +421,6 @@ std::vector<part_etag> upload(const link& l, const upload_grant& u, const std::s
                                  where_of(part) + ": batond keeps answering incomplete: " + r->body.substr(0, 200));
           continue;
         }
-      }
-      if (r && r->status >= 200 && r->status < 300) {
         if (part.part_number > 0) {
           auto etag = r->get_header_value("ETag");
           if (etag.empty()) throw transfer_error(failure::refused, where_of(part) + ": the store answered without an ETag");

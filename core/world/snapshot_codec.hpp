@@ -21,17 +21,14 @@ namespace baton::core::snapshot_codec {
 struct writer {
   std::string out;
   void u(uint64_t v) { events::put_varint(out, v); }
-  void i(int64_t v) { u((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+  void i(int64_t v) { u(events::zigzag(v)); }
   void b(bool v) { out.push_back(v ? 1 : 0); }
   void f(double v) {
     char raw[8];
     std::memcpy(raw, &v, 8);
     out.append(raw, 8);
   }
-  void s(std::string_view v) {
-    u(v.size());
-    out.append(v.data(), v.size());
-  }
+  void s(std::string_view v) { events::put_bytes(out, v); }
   void strings(const std::vector<std::string>& v) {
     u(v.size());
     for (const auto& x : v) s(x);
@@ -57,10 +54,7 @@ struct reader {
     if (!events::get_varint(in, pos, v)) damaged();
     return v;
   }
-  int64_t i() {
-    uint64_t z = u();
-    return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
-  }
+  int64_t i() { return events::unzigzag(u()); }
   bool b() {
     if (pos >= in.size()) damaged();
     return in[pos++] != 0;
@@ -73,18 +67,15 @@ struct reader {
     return v;
   }
   std::string s() {
-    uint64_t n = u();
-    if (n > in.size() - pos) damaged();
-    std::string v(in.data() + pos, n);
-    pos += n;
-    return v;
+    std::string_view v;
+    if (!events::get_bytes(in, pos, v)) damaged();
+    return std::string(v);
   }
   std::vector<std::string> strings() {
-    uint64_t n = u();
-    if (n > in.size() - pos) damaged();
+    const size_t n = count();
     std::vector<std::string> v;
     v.reserve(n);
-    for (uint64_t k = 0; k < n; ++k) v.push_back(s());
+    for (size_t k = 0; k < n; ++k) v.push_back(s());
     return v;
   }
   nlohmann::json j() {

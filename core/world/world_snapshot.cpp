@@ -15,6 +15,14 @@ namespace {
 
 const std::string magic = "baton-world";
 
+// An enum stored as its number, which must name one of its values (last: the largest).
+template <class E>
+E get_enum(reader& in, E last) {
+  const uint64_t v = in.u();
+  if (v > static_cast<uint64_t>(last)) reader::damaged();
+  return static_cast<E>(v);
+}
+
 void put_job(writer& o, const job& j) {
   auto t = [&](time_us v) { o.i(v); };
   auto d = [&](double v) { o.f(v); };
@@ -61,7 +69,7 @@ void put_job(writer& o, const job& j) {
   o.s(j.qos);
   o.i(j.nice);
   o.u(j.gpu_count);
-  o.opt(j.time_limit_seconds, [&](int64_t v) { o.i(v); });
+  o.opt(j.time_limit_seconds, t);
   for (bool flag : {j.checkpoints, j.requeue, j.interactive, j.held, j.admin_hold, j.blocked, j.over_limit, j.preemptor})
     o.b(flag);
   o.s(j.conformance);
@@ -89,9 +97,7 @@ job get_job(reader& in) {
   j.worker_image_key = in.s();
   j.preferred_clusters = in.strings();
   j.comment = in.s();
-  auto status = in.u();
-  if (status > static_cast<uint64_t>(job_status::cancelled)) reader::damaged();
-  j.status = static_cast<job_status>(status);
+  j.status = get_enum(in, job_status::cancelled);
   j.created_at = in.i();
   j.updated_at = in.i();
   j.status_changed_at = in.i();
@@ -140,9 +146,7 @@ job get_job(reader& in) {
   for (size_t n = in.count(); n > 0; --n) {
     dependency dep;
     dep.job_id = in.s();
-    auto c = in.u();
-    if (c > static_cast<uint64_t>(dependency_condition::afternotok)) reader::damaged();
-    dep.condition = static_cast<dependency_condition>(c);
+    dep.condition = get_enum(in, dependency_condition::afternotok);
     j.depends_on.push_back(std::move(dep));
   }
   j.preempted_by = in.s();
@@ -176,9 +180,7 @@ void put_worker(writer& o, const worker& w) {
 worker get_worker(reader& in) {
   worker w;
   w.id = in.s();
-  auto kind = in.u();
-  if (kind > static_cast<uint64_t>(platform::salad)) reader::damaged();
-  w.kind = static_cast<platform>(kind);
+  w.kind = get_enum(in, platform::salad);
   set_gpu_model(w, in.s());
   w.gpu_count = static_cast<int>(in.i());
   w.vram_gb = in.f();
@@ -267,8 +269,7 @@ std::string encode_world(const world& w) {
     }
   }
   put_priority(o, w.priority);
-  o.b(w.priority_pending.has_value());
-  if (w.priority_pending) put_priority(o, *w.priority_pending);
+  o.opt(w.priority_pending, [&](const priority_state& p) { put_priority(o, p); });
   o.i(w.plan.planned_at);
   o.s(w.plan.digest);
   o.u(w.plan.start_for_worker.size());
@@ -316,8 +317,7 @@ std::string encode_world(const world& w) {
 world decode_world(const std::string& bytes) {
   reader in{bytes};
   try {
-    if (in.s() != magic || in.u() != world_snapshot_version)
-      throw std::runtime_error("snapshot: not a world snapshot of version " + std::to_string(world_snapshot_version));
+    if (in.s() != magic || in.u() != world_snapshot_version) reader::damaged();
   } catch (const std::runtime_error&) {
     throw std::runtime_error("snapshot: not a world snapshot of version " + std::to_string(world_snapshot_version));
   }
@@ -331,9 +331,7 @@ world decode_world(const std::string& bytes) {
     }
     for (size_t n = in.count(); n > 0; --n) {
       auto id = in.s();
-      auto status = in.u();
-      if (status > static_cast<uint64_t>(job_status::cancelled)) reader::damaged();
-      pruned_job p{static_cast<job_status>(status), in.i(), in.s(), in.s(), in.s()};
+      pruned_job p{get_enum(in, job_status::cancelled), in.i(), in.s(), in.s(), in.s()};
       w.pruned.add(id, p);
     }
     for (size_t n = in.count(); n > 0; --n) {

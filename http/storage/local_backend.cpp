@@ -104,7 +104,7 @@ template <class Table>
 std::optional<local_backend::grant_info> live_grant(const Table& grants, const std::string& key, time_us now) {
   auto it = grants.find(key);
   if (it == grants.end() || it->second.expires_at <= now) return std::nullopt;
-  return local_backend::grant_info{it->second.who, it->second.sha256, it->second.size};
+  return it->second;  // (its grant_info)
 }
 
 }  // namespace
@@ -189,8 +189,7 @@ finish_result local_backend::finish_upload(const std::string& upload_id, const s
       return {finish_status::stored, ""};
     }
   }
-  int64_t have = valid_upload_id(upload_id) ? file_size(incoming_path(upload_id)) : -1;
-  if (have < 0) have = 0;
+  const int64_t have = valid_upload_id(upload_id) ? std::max<int64_t>(file_size(incoming_path(upload_id)), 0) : 0;
   if (static_cast<uint64_t>(have) == size)
     return {finish_status::incomplete, "all " + std::to_string(size) +
                                            " bytes arrived but were not verified; PUT again with offset=" + std::to_string(size) +
@@ -210,7 +209,7 @@ transfer local_backend::grant_download(const holder& who, const std::string& sha
   t.expires_at_us = now + ttl_seconds * 1'000'000;
   std::lock_guard<std::mutex> lock(mu_);
   drop_expired(now);
-  downloads_[grant] = download_entry{who, sha256, size, t.expires_at_us};
+  downloads_[grant] = grant_entry{{who, sha256, size}, t.expires_at_us};
   return t;
 }
 
@@ -275,8 +274,7 @@ uint64_t local_backend::held(const std::string& upload_id, const grant_info& u) 
     auto it = uploads_.find(upload_id);
     if (it != uploads_.end() && it->second.proven && contains(u.sha256, u.size)) return u.size;
   }
-  int64_t have = file_size(incoming_path(upload_id));
-  return have < 0 ? 0 : static_cast<uint64_t>(have);
+  return static_cast<uint64_t>(std::max<int64_t>(file_size(incoming_path(upload_id)), 0));
 }
 
 local_backend::open_result local_backend::open_upload(const std::string& upload_id, uint64_t offset, uint64_t length,
@@ -294,7 +292,7 @@ local_backend::open_result local_backend::open_upload(const std::string& upload_
       return r;
     }
     it->second.writing = true;  // from here on, released by the writer or below
-    u = grant_info{it->second.who, it->second.sha256, it->second.size};
+    u = it->second;
     cached = it->second.hash;
     cached_bytes = it->second.hashed;
   }
@@ -314,12 +312,7 @@ local_backend::open_result local_backend::open_upload(const std::string& upload_
   struct stat st {};
   ::fstat(w->fd_, &st);
   uint64_t have = static_cast<uint64_t>(st.st_size);
-  if (have > u.size) {  // cannot be this blob's: start again
-    if (::ftruncate(w->fd_, 0) != 0)
-      have = u.size + 1;
-    else
-      have = 0;
-  }
+  if (have > u.size) have = ::ftruncate(w->fd_, 0) != 0 ? u.size + 1 : 0;  // cannot be this blob's: start again
   w->held_ = have;
   r.held = have;
   if (offset != have) {

@@ -148,11 +148,10 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
 
  private:
   explicit local_backend(local_options o);
-  struct upload_entry {
-    holder who;
-    std::string sha256;
-    uint64_t size = 0;
+  struct grant_entry : grant_info {  // a download's whole entry
     time_us expires_at = 0;
+  };
+  struct upload_entry : grant_entry {
     bool writing = false;
     // Its bytes arrived and hashed to the digest in this run. Only then is it stored for its
     // caller: a blob stored for someone else proves nothing about this caller, who must send
@@ -162,12 +161,6 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
     // finishing, so a resume in this run need not read them again.
     std::shared_ptr<util::sha256_stream> hash;
     uint64_t hashed = 0;
-  };
-  struct download_entry {
-    holder who;
-    std::string sha256;
-    uint64_t size = 0;
-    time_us expires_at = 0;
   };
   void drop_expired(time_us now);  // (mu_ held)
   enum class hash_keep { leave, replace, clear };
@@ -181,7 +174,7 @@ class local_backend : public backend, public std::enable_shared_from_this<local_
   transfer_counters counters_;
   std::mutex mu_;
   std::map<std::string, upload_entry> uploads_;
-  std::map<std::string, download_entry> downloads_;
+  std::map<std::string, grant_entry> downloads_;
 };
 
 }  // namespace baton::storage

@@ -13,8 +13,6 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <memory>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/util/hex.hpp"
@@ -171,17 +169,11 @@ s3_backend::s3_backend(config::s3_config cfg, options opt) : cfg_(std::move(cfg)
 
 s3_backend::place s3_backend::locate(const std::string& key) const {
   const bool default_port = port_ == (scheme_ == "https" ? 443 : 80);
-  const std::string suffix = default_port ? "" : ":" + std::to_string(port_);
+  const std::string host = cfg_.path_style ? endpoint_host_ : cfg_.bucket + "." + endpoint_host_;
   place p;
-  if (cfg_.path_style) {
-    p.host = endpoint_host_ + suffix;
-    p.path = "/" + cfg_.bucket + "/" + key;
-  } else {
-    p.host = cfg_.bucket + "." + endpoint_host_ + suffix;
-    p.path = "/" + key;
-  }
-  p.base =
-      scheme_ + "://" + (cfg_.path_style ? endpoint_host_ : cfg_.bucket + "." + endpoint_host_) + ":" + std::to_string(port_);
+  p.host = default_port ? host : host + ":" + std::to_string(port_);
+  p.path = cfg_.path_style ? "/" + cfg_.bucket + "/" + key : "/" + key;
+  p.base = scheme_ + "://" + host + ":" + std::to_string(port_);
   return p;
 }
 
@@ -308,29 +300,25 @@ finish_result s3_backend::finish_upload(const std::string& upload_id, const std:
   const std::string key = staging_key(upload_id);
   const bool multipart_upload = is_multipart(cfg_, size);
 
-  if (multipart_upload) {
-    auto mp = find_multipart(upload_id, key);
-    if (mp) {
-      if (parts.empty())
-        return {finish_status::incomplete, "a multipart upload is finished with its parts' ETags; none were given"};
-      std::vector<part_etag> sorted = parts;
-      std::sort(sorted.begin(), sorted.end(),
-                [](const part_etag& a, const part_etag& b) { return a.part_number < b.part_number; });
-      std::string xml = "<CompleteMultipartUpload>";
-      for (const auto& pe : sorted)
-        xml += "<Part><PartNumber>" + std::to_string(pe.part_number) + "</PartNumber><ETag>" + xml_escape(pe.etag) +
-               "</ETag></Part>";
-      xml += "</CompleteMultipartUpload>";
-      reply r = call("POST", key, {{"uploadId", mp->s3_upload_id}}, {}, xml);
-      const std::string code = xml_field(r.body, "Code");
-      if (!ok_with_body(r)) {
-        if (code == "InvalidPart" || code == "InvalidPartOrder" || code == "EntityTooSmall" || r.status == 400)
-          return {finish_status::incomplete, "CompleteMultipartUpload of " + key + " refused: " + r.describe()};
-        // NoSuchUpload: completed before (an earlier finish that failed later); the staged object says.
-        if (code != "NoSuchUpload") return unavailable("CompleteMultipartUpload of " + key, r);
-      }
-      forget_multipart(upload_id);
+  if (auto mp = multipart_upload ? find_multipart(upload_id, key) : std::nullopt) {
+    if (parts.empty())
+      return {finish_status::incomplete, "a multipart upload is finished with its parts' ETags; none were given"};
+    std::vector<part_etag> sorted = parts;
+    std::sort(sorted.begin(), sorted.end(), [](const part_etag& a, const part_etag& b) { return a.part_number < b.part_number; });
+    std::string xml = "<CompleteMultipartUpload>";
+    for (const auto& pe : sorted)
+      xml +=
+          "<Part><PartNumber>" + std::to_string(pe.part_number) + "</PartNumber><ETag>" + xml_escape(pe.etag) + "</ETag></Part>";
+    xml += "</CompleteMultipartUpload>";
+    reply r = call("POST", key, {{"uploadId", mp->s3_upload_id}}, {}, xml);
+    const std::string code = xml_field(r.body, "Code");
+    if (!ok_with_body(r)) {
+      if (code == "InvalidPart" || code == "InvalidPartOrder" || code == "EntityTooSmall" || r.status == 400)
+        return {finish_status::incomplete, "CompleteMultipartUpload of " + key + " refused: " + r.describe()};
+      // NoSuchUpload: completed before (an earlier finish that failed later); the staged object says.
+      if (code != "NoSuchUpload") return unavailable("CompleteMultipartUpload of " + key, r);
     }
+    forget_multipart(upload_id);
   }
 
   // What arrived: its size, and the store's own checksum when that is how we verify (single
@@ -485,7 +473,6 @@ s3_backend::reply s3_backend::call(const std::string& method, const std::string&
                                    sigv4::pairs headers, const std::string& body,
                                    const std::function<bool(const char*, size_t)>& sink) {
   const prepared req = prepare(method, key, query, std::move(headers), body, now_seconds());
-  const std::string& target = req.target;
   httplib::Headers h(req.headers.begin(), req.headers.end());
 
   httplib::Client cli(req.base);
@@ -504,7 +491,7 @@ s3_backend::reply s3_backend::call(const std::string& method, const std::string&
   if (method == "GET" && sink) {
     int status = 0;
     res = cli.Get(
-        target.c_str(), h,
+        req.target.c_str(), h,
         [&](const httplib::Response& r) {
           status = r.status;
           return true;
@@ -515,15 +502,15 @@ s3_backend::reply s3_backend::call(const std::string& method, const std::string&
           return true;
         });
   } else if (method == "GET") {
-    res = cli.Get(target.c_str(), h);
+    res = cli.Get(req.target.c_str(), h);
   } else if (method == "HEAD") {
-    res = cli.Head(target.c_str(), h);
+    res = cli.Head(req.target.c_str(), h);
   } else if (method == "PUT") {
-    res = cli.Put(target.c_str(), h, body, body.empty() ? "" : "application/xml");
+    res = cli.Put(req.target.c_str(), h, body, body.empty() ? "" : "application/xml");
   } else if (method == "POST") {
-    res = cli.Post(target.c_str(), h, body, "application/xml");
+    res = cli.Post(req.target.c_str(), h, body, "application/xml");
   } else if (method == "DELETE") {
-    res = cli.Delete(target.c_str(), h);
+    res = cli.Delete(req.target.c_str(), h);
   } else {
     throw std::logic_error("s3 backend: no call for method " + method);
   }

@@ -185,9 +185,8 @@ header_signed sign_headers(const credentials& cred, const scope& sc, const reque
   header_signed out;
   out.amz_date = amz_date(now);
   pairs headers = with_host(req);
-  bool has_date = false;
-  for (const auto& kv : headers) has_date = has_date || lower(kv.first) == "x-amz-date";
-  if (!has_date) headers.emplace_back("x-amz-date", out.amz_date);
+  if (std::none_of(headers.begin(), headers.end(), [](const auto& kv) { return lower(kv.first) == "x-amz-date"; }))
+    headers.emplace_back("x-amz-date", out.amz_date);
   out.canonical_request = canonical_request(req.method, req.path, req.query, headers, payload_hash);
   out.string_to_sign = string_to_sign(out.amz_date, sc, out.canonical_request);
   out.signature = signature_of(cred, sc, out.amz_date, out.string_to_sign);

@@ -128,7 +128,7 @@ class sim_machine::share_book {
       if (root_.children.empty() || root_.children.back().name != group) {
         core::share_node g;
         g.name = group;
-        if (auto it = group_shares_.find(k.first); it != group_shares_.end()) g.raw_shares = it->second;
+        g.raw_shares = shares_of(group_shares_, k.first);
         root_.children.push_back(std::move(g));
         first_leaf_.push_back(leaves_.size());
       }
@@ -137,7 +137,7 @@ class sim_machine::share_book {
       core::share_node leaf;
       leaf.name = name;
       leaf.user = true;
-      if (auto it = user_shares_.find(k); it != user_shares_.end()) leaf.raw_shares = it->second;
+      leaf.raw_shares = shares_of(user_shares_, k);
       root_.children.back().children.push_back(std::move(leaf));
       leaves_.push_back(a);
     }
