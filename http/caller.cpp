@@ -166,13 +166,6 @@ std::optional<core::envelope> admit(const api_context& ctx, const request& req, 
   return e;
 }
 
-std::optional<core::reply> ask(const api_context& ctx, core::envelope e, response& res) {
-  auto r = actors::submit(ctx.scheduler, std::move(e), std::chrono::seconds(30));
-  if (!r)
-    refuse(res, {core::error_kind::unavailable, "scheduler_unavailable", "the scheduler did not answer within 30 s", {}, ""});
-  return r;
-}
-
 std::string cookie_value(const request& req, const std::string& name) {
   for (const auto& [k, v] : req.headers) {
     if (!iequals(k, "Cookie")) continue;
