@@ -6,6 +6,7 @@
 #include "core/jobs/first_seen.hpp"
 #include "core/jobs/ids.hpp"
 #include "core/util/sha256.hpp"
+#include "core/util/text.hpp"
 #include "core/util/time.hpp"
 #include "http/field_limits.hpp"
 #include "http/request_parsing.hpp"
@@ -15,11 +16,6 @@ namespace {
 
 using nlohmann::json;
 namespace C = core::commands;
-
-std::string trimmed(const std::string& s, const char* blanks) {
-  auto start = s.find_first_not_of(blanks), end = s.find_last_not_of(blanks);
-  return start == std::string::npos ? "" : s.substr(start, end - start + 1);
-}
 
 // A rotation's body, {"grace_seconds": N} (optional): N, or `dflt`.
 int64_t grace_seconds(const request& req, int64_t dflt) {
@@ -162,7 +158,7 @@ C::create_job create_job(const json& b, const std::string& fresh_id) {
     std::vector<std::string> pins;
     for (const auto& p : *arr) {
       if (!p.is_string()) throw invalid_field("preferred_clusters", "must be a list of cluster names");
-      auto name = trimmed(p.get<std::string>(), " \t");
+      auto name = util::trimmed(p.get<std::string>(), " \t");
       if (name.empty()) throw invalid_field("preferred_clusters", "must not contain blank names");
       if (name.size() > limits::id_bytes)
         throw invalid_field("preferred_clusters", "names must be at most " + std::to_string(limits::id_bytes) + " bytes");
@@ -172,7 +168,7 @@ C::create_job create_job(const json& b, const std::string& fresh_id) {
   }
   // (Surrounding blanks do not count: the body's own limit bounds them.)
   if (auto comment = opt_string(b, "comment", limits::body_bytes)) {
-    c.comment = trimmed(*comment, " \t\r\n");
+    c.comment = util::trimmed(*comment);
     if (c.comment.size() > limits::message_bytes)
       throw invalid_field("comment", "must be at most " + std::to_string(limits::message_bytes) + " characters");
   }

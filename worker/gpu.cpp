@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/util/process.hpp"
-#include "worker/text.hpp"
+#include "core/util/text.hpp"
 
 namespace baton::worker {
 
@@ -17,7 +17,7 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
     auto comma = line.rfind(',');
     if (comma == std::string::npos) continue;
     std::string driver;
-    auto last = trim(line.substr(comma + 1));
+    auto last = util::trimmed(line.substr(comma + 1));
     if (last.find("MiB") == std::string::npos) {
       auto before = comma == 0 ? std::string::npos : line.rfind(',', comma - 1);
       if (before == std::string::npos) continue;
@@ -25,8 +25,8 @@ std::optional<gpu_info> parse_nvidia_smi(const std::string& text) {
       line.resize(comma);
       comma = before;
     }
-    auto name = trim(line.substr(0, comma));
-    auto mem = trim(line.substr(comma + 1));
+    auto name = util::trimmed(line.substr(0, comma));
+    auto mem = util::trimmed(line.substr(comma + 1));
     double mib = 0;
     try {
       mib = std::stod(mem);  // "81920 MiB"

@@ -7,12 +7,12 @@
 
 #include "core/util/process.hpp"
 #include "core/util/time.hpp"
-#include "worker/text.hpp"
+#include "core/util/text.hpp"
 
 namespace baton::worker {
 
 slurm_end_time parse_slurm_end_time(const std::string& raw) {
-  auto text = trim(raw);
+  auto text = util::trimmed(raw);
   if (text == "Unknown" || text == "NONE" || text == "N/A") return {slurm_end_time::none, 0};
   // YYYY-MM-DDTHH:MM:SS, exactly: checked and read by the one RFC 3339 parser as if it were UTC,
   // which gives the fields as written; mktime then takes them as the node's local time.
@@ -35,20 +35,21 @@ int64_t ask_slurm_for_allocation_end(const std::string& slurm_job_id) {
                  r.not_started ? "did not start"
                  : r.timed_out ? "timed out"
                                : "exit " + std::to_string(r.exit_code),
-                 trim(r.err));
+                 util::trimmed(r.err));
     return 0;
   }
   auto end = parse_slurm_end_time(r.out);
   if (end.kind == slurm_end_time::none) {
-    spdlog::info("Slurm knows no end for allocation {} ('{}'); no deadline", slurm_job_id, trim(r.out));
+    spdlog::info("Slurm knows no end for allocation {} ('{}'); no deadline", slurm_job_id, util::trimmed(r.out));
     return 0;
   }
   if (end.kind == slurm_end_time::malformed) {
     spdlog::warn("squeue's end time for allocation {} is unreadable ('{}'); carrying on without a deadline", slurm_job_id,
-                 trim(r.out));
+                 util::trimmed(r.out));
     return 0;
   }
-  spdlog::info("asked Slurm: allocation {} ends at {} local time (epoch {})", slurm_job_id, trim(r.out), end.epoch_seconds);
+  spdlog::info("asked Slurm: allocation {} ends at {} local time (epoch {})", slurm_job_id, util::trimmed(r.out),
+               end.epoch_seconds);
   return end.epoch_seconds;
 }
 
